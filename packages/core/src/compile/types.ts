@@ -1,0 +1,100 @@
+import type { DataType } from '@pipeloom/kernels';
+import type { BufferId, HostId, NodeId, PeId } from '../ids.js';
+import type { Diagnostic } from '../diagnostics.js';
+
+// The implementation graph (IG, paper section 4.2): the DFG with buffer nodes inserted along
+// architecture paths, each pass adding its part.
+
+export interface BufferNode {
+  /** `bn_k`, numbered in insertion order. */
+  id: BufferId;
+  pe: PeId;
+  /** The DFG node whose output this buffer holds (possibly many hops upstream). */
+  source: NodeId;
+  /** The source node's output port. */
+  port: string;
+  /** Upstream: the producing node (on the same PE) or the buffer it is copied from. */
+  from: { node: NodeId } | { buffer: BufferId };
+  /** Computation nodes on this PE reading this buffer, with the input port they read it on. */
+  consumers: { node: NodeId; port: string }[];
+  /** Downstream buffers on other PEs copied from this one. */
+  next: BufferId[];
+  type: DataType;
+  bytes: number;
+  /** 1 = single, 2 = double (set by the depth pass). */
+  depth: 1 | 2;
+  /** Memory colour on its PE (set by the memory pass); buffers of one colour share storage. */
+  color: number;
+}
+
+export interface MemoryReport {
+  /** Sum of every buffer's bytes x depth. */
+  before: number;
+  /** Sum over colours of the largest member's bytes x depth. */
+  after: number;
+  /** Lower bound: the heaviest clique found in the incompatibility graph. */
+  lowerBound: number;
+  colors: { color: number; bytes: number; buffers: BufferId[] }[];
+  /** PE capacity, for the UI. */
+  capacity: number;
+}
+
+/** One step of a PE's per-cycle program. Programs are executed by agents, one thread per PE. */
+export type Action =
+  | {
+      op: 'fire';
+      node: NodeId;
+      kernel: string;
+      /** First cycle this node fires (its latency); it processes iteration cycle - startCycle. */
+      startCycle: number;
+      inputs: Record<string, BufferId>;
+      outputs: Record<string, BufferId>;
+    }
+  | {
+      op: 'transfer';
+      from: BufferId;
+      to: BufferId;
+      fromPe: PeId;
+      toPe: PeId;
+      bytes: number;
+      /** First cycle in which the source holds valid data. */
+      startCycle: number;
+    }
+  | { op: 'barrier'; label: string };
+
+export interface Phase {
+  /** e.g. 'h2d', 'cpu-cpu', 'd2h', 'fire', or 'overlap' */
+  name: string;
+  actions: Action[];
+  /** A cluster-wide barrier closes the phase. */
+  barrier: boolean;
+}
+
+export interface PeProgram {
+  pe: PeId;
+  host: HostId;
+  kind: 'cpu' | 'gpu';
+  /** Buffers allocated on this PE: storage per colour, slots per depth. */
+  allocations: { color: number; bytes: number; depth: 1 | 2; buffers: BufferId[] }[];
+  /** The per-cycle phases, in order. Every PE runs the same number of phases so barriers line up. */
+  phases: Phase[];
+}
+
+export interface ImplementationGraph {
+  overlap: boolean;
+  /** Firing order index per node (paper 4.2.1). */
+  schedule: Record<NodeId, number>;
+  /** Nodes in schedule order. */
+  order: NodeId[];
+  buffers: BufferNode[];
+  /** Input latency of each node in cycles (paper 4.2.5). */
+  latency: Record<NodeId, number>;
+  memory: Record<PeId, MemoryReport>;
+  programs: Record<PeId, PeProgram>;
+  /** Cycles until the last node has processed iteration 0. */
+  fillCycles: number;
+}
+
+export type CompileResult =
+  | { ok: true; ig: ImplementationGraph; diagnostics: Diagnostic[] }
+  | { ok: false; diagnostics: Diagnostic[] };

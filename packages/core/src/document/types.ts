@@ -1,0 +1,86 @@
+import type { Params } from '@pipeloom/kernels';
+
+// The project document, format `pipeloom/v1`: what a user draws. JSON, published schema in
+// ./schema.json. Plain strings here (it is parsed JSON); the compiler brands ids once validated.
+
+export const FORMAT = 'pipeloom/v1';
+
+export interface PortRef {
+  node: string;
+  port: string;
+}
+
+export interface AppNode {
+  id: string;
+  kernel: string;
+  params?: Params;
+  /** Canvas position in the editor; ignored by the compiler. */
+  position?: { x: number; y: number };
+}
+
+export interface AppEdge {
+  from: PortRef;
+  to: PortRef;
+}
+
+export interface ApplicationGraph {
+  nodes: AppNode[];
+  edges: AppEdge[];
+}
+
+export type PeKind = 'cpu' | 'gpu';
+export type LinkKind = 'pcie' | 'infiniband' | 'ethernet' | 'nvlink' | 'loopback';
+
+export interface Host {
+  id: string;
+  /** Where the host's agent listens, e.g. ws://10.0.0.2:7070 (optional; `run` can start local agents). */
+  agent?: string;
+  position?: { x: number; y: number };
+}
+
+export interface ProcessingElement {
+  /** Conventionally `cpu@h0`, `gpu1@h0`. */
+  id: string;
+  host: string;
+  kind: PeKind;
+  /** Memory in bytes available for buffers. */
+  memory: number;
+  /** For GPUs: which adapter of the host's agent (index in its discovery list). */
+  device?: number;
+  position?: { x: number; y: number };
+}
+
+export interface Link {
+  a: string;
+  b: string;
+  kind: LinkKind;
+  /** Bytes per second, each direction. */
+  bandwidth: number;
+  /** Seconds per transfer (fixed cost). */
+  latency: number;
+  /** Full duplex: both directions at full bandwidth at once. */
+  duplex: boolean;
+}
+
+export interface ArchitectureGraph {
+  hosts: Host[];
+  pes: ProcessingElement[];
+  links: Link[];
+}
+
+export interface RunOptions {
+  /** Computation-communication overlap (double buffers, paper section 4.3). */
+  overlap: boolean;
+  iterations: number;
+}
+
+export interface ProjectDocument {
+  format: typeof FORMAT;
+  name: string;
+  description?: string;
+  app: ApplicationGraph;
+  arch: ArchitectureGraph;
+  /** DFG node id -> PE id. */
+  mapping: Record<string, string>;
+  options: RunOptions;
+}

@@ -1,0 +1,22 @@
+// One event model for predicted and measured timelines.
+export type TraceKind = 'fire' | 'transfer' | 'wait' | 'barrier';
+
+export interface TraceEvent {
+  host: string;
+  pe: string;
+  /** Thread of control within the PE: 'main' for the PE's thread, 'lane:<peer>' for a transfer lane. */
+  thread: string;
+  kind: TraceKind;
+  /** Node id for fire, buffer id (destination) for transfer, barrier/wait label otherwise. */
+  name: string;
+  node?: string;
+  buffer?: string;
+  /** Source buffer of a transfer (for flow arrows). */
+  from?: string;
+  iteration: number;
+  cycle: number;
+  /** Microseconds since the run's start (predicted: since cycle 0). */
+  start: number;
+  end: number;
+  bytes?: number;
+}

@@ -1,0 +1,115 @@
+/// <reference types="@webgpu/types" />
+// The kernel registry is data: ports, params, sizes, cost hints, WGSL and a CPU twin.
+// The editor's palette, the compiler's byte sizes and the agent's executors all read it.
+
+export type ElementType = 'f32' | 'u32' | 'i32' | 'u8';
+
+export const ELEMENT_BYTES: Record<ElementType, number> = { f32: 4, u32: 4, i32: 4, u8: 1 };
+
+/** The data type carried by an edge, resolved from the producer's params at compile time. */
+export interface DataType {
+  /** Semantic kind, e.g. 'matrix', 'volume', 'image', 'spectrum', 'maps', 'curve'. */
+  kind: string;
+  element: ElementType;
+  /** Extents, innermost last (e.g. [height, width] or [depth, height, width] or [maps, h, w, 2]). */
+  shape: number[];
+}
+
+export type ParamValue = number | string | boolean;
+export type Params = Record<string, ParamValue>;
+
+export interface ParamSpec {
+  type: 'int' | 'float' | 'bool' | 'enum' | 'string';
+  default: ParamValue;
+  min?: number;
+  max?: number;
+  /** Allowed values for 'enum'. */
+  values?: string[];
+  unit?: string;
+  description: string;
+}
+
+export interface PortSpec {
+  name: string;
+  description?: string;
+  /** Resolution function (the paper's term): the data type from the node's params. */
+  type: (params: Params) => DataType;
+}
+
+/** Cost hint used by the predictor until measured times replace it. */
+export interface CostHint {
+  /** Arithmetic work of one firing, in floating-point operations. */
+  flops: number;
+  /** Bytes read plus written by one firing. */
+  bytes: number;
+}
+
+/** What one firing sees on the CPU: typed-array views over the buffers. */
+export interface CpuFiring {
+  params: Params;
+  iteration: number;
+  inputs: Record<string, ArrayBufferView>;
+  outputs: Record<string, ArrayBufferView>;
+  /** Internal state across iterations, for kernels that declare `state`. */
+  state: Record<string, unknown>;
+}
+
+/** The result of a firing that checks or measures something (consumers, curves). */
+export interface FiringReport {
+  ok: boolean;
+  /** Human-readable, names the iteration and first bad index on a failed check. */
+  message?: string;
+  /** Values a user wants to see (e.g. predominant size). */
+  values?: Record<string, number | number[] | string>;
+}
+
+export interface GpuFiring {
+  iteration: number;
+  inputs: Record<string, GPUBuffer>;
+  outputs: Record<string, GPUBuffer>;
+}
+
+/** A kernel prepared for one device and one set of params. */
+export interface GpuExecutor {
+  /** Records the firing's passes into the encoder; the agent submits. */
+  encode(encoder: GPUCommandEncoder, firing: GpuFiring): void;
+  /**
+   * Optional read-back step after submission for kernels that check or measure
+   * (consume, openings counts). Runs after the queue work of `encode` completes.
+   */
+  report?(firing: GpuFiring): Promise<FiringReport>;
+  destroy(): void;
+}
+
+export interface GpuImplementation {
+  /** The WGSL sources (one per pipeline), shown in the editor and validated at prepare time. */
+  wgsl: Record<string, string>;
+  /** Creates pipelines and uniform buffers; rejects with a KernelError naming the kernel on bad WGSL. */
+  prepare(device: GPUDevice, params: Params): Promise<GpuExecutor>;
+}
+
+export interface KernelSpec {
+  id: string;
+  title: string;
+  category: string;
+  description: string;
+  params: Record<string, ParamSpec>;
+  inputs: PortSpec[];
+  outputs: PortSpec[];
+  /** Kernels with internal state across iterations declare it (the paper: pipelines need them). */
+  stateful?: boolean;
+  cost: (params: Params) => CostHint;
+  /** The CPU twin; returns a report for checking/measuring kernels. */
+  cpu: (firing: CpuFiring) => FiringReport | void;
+  gpu?: GpuImplementation;
+}
+
+export class KernelError extends Error {
+  constructor(
+    readonly kernel: string,
+    message: string,
+  ) {
+    super(`kernel "${kernel}": ${message}`);
+    this.name = 'KernelError';
+  }
+}
