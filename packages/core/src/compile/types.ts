@@ -39,25 +39,36 @@ export interface MemoryReport {
   capacity: number;
 }
 
+/**
+ * A buffer access inside a cycle. The slot used in cycle k is ((k - lag) mod depth): a writer
+ * always has lag 0; a reader that runs after the writer in the same cycle has lag 0; a reader
+ * that runs concurrently with the writer (overlap) has lag 1 and so sees last cycle's slot.
+ */
+export interface BufferAccess {
+  buffer: BufferId;
+  lag: 0 | 1;
+}
+
 /** One step of a PE's per-cycle program. Programs are executed by agents, one thread per PE. */
 export type Action =
   | {
       op: 'fire';
       node: NodeId;
       kernel: string;
-      /** First cycle this node fires (its latency); it processes iteration cycle - startCycle. */
+      params: Record<string, number | string | boolean>;
+      /** First cycle this node fires (its latency); in cycle k it processes iteration k - startCycle. */
       startCycle: number;
-      inputs: Record<string, BufferId>;
-      outputs: Record<string, BufferId>;
+      inputs: Record<string, BufferAccess>;
+      outputs: Record<string, BufferAccess>;
     }
   | {
       op: 'transfer';
-      from: BufferId;
-      to: BufferId;
+      from: BufferAccess;
+      to: BufferAccess;
       fromPe: PeId;
       toPe: PeId;
       bytes: number;
-      /** First cycle in which the source holds valid data. */
+      /** First cycle of this transfer; in cycle k it moves iteration k - startCycle. */
       startCycle: number;
     }
   | { op: 'barrier'; label: string };
