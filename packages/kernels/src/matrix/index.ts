@@ -72,4 +72,23 @@ export const matrixKernels: KernelSpec[] = [
       return { ok: true };
     },
   },
+  {
+    id: 'matrix.add',
+    title: 'Add matrices',
+    category: 'Matrix',
+    description: 'Element-wise sum of two matrices: out = a + b.',
+    params: { ...sizeParams },
+    inputs: [
+      { name: 'a', type: matrixType },
+      { name: 'b', type: matrixType },
+    ],
+    outputs: [{ name: 'out', type: matrixType }],
+    cost: (p) => ({ flops: Number(p.width) * Number(p.height), bytes: Number(p.width) * Number(p.height) * 12 }),
+    cpu: ({ inputs, outputs }) => {
+      const a = inputs.a as Float32Array;
+      const b = inputs.b as Float32Array;
+      const o = outputs.out as Float32Array;
+      for (let i = 0; i < o.length; i++) o[i] = a[i] + b[i];
+    },
+  },
 ];

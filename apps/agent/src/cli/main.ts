@@ -1,0 +1,29 @@
+// Dispatches `pipeloom <command>` to one module per command; each exports
+// `main(argv): Promise<number>` returning the exit code (0 ok, 1 failure, 2 invalid document).
+type Command = { summary: string; load: () => Promise<{ main: (argv: string[]) => Promise<number> }> };
+
+const commands: Record<string, Command> = {
+  compile: { summary: 'compile a project document into its implementation graph', load: () => import('./compile.js') },
+  predict: { summary: 'predict cycle time and timeline for both strategies', load: () => import('./predict.js') },
+  run: { summary: 'run a project on agents (local ones by default)', load: () => import('./run.js') },
+  agent: { summary: 'start an agent serving this host\'s processing elements', load: () => import('./agent.js') },
+};
+
+export function usage(): string {
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`);
+  return `usage: pipeloom <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun \`pipeloom <command> --help\` for a command's options.`;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h') {
+    console.log(usage());
+    return name ? 0 : 1;
+  }
+  const command = commands[name];
+  if (!command) {
+    console.error(`pipeloom: unknown command "${name}"\n\n${usage()}`);
+    return 1;
+  }
+  return (await command.load()).main(rest);
+}
