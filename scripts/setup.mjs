@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// Installs what is missing, and nothing when everything is there (a second run takes well
+// under a second): Debian packages for WebGPU without a GPU (Mesa llvmpipe through Dawn's
+// OpenGL backend) and for browser tests (Debian's Chromium), then npm dependencies.
+// The recipe is shared/ENVIRONMENT.md.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const DEBIAN = ['libegl1', 'libegl-mesa0', 'libgl1-mesa-dri', 'libgles2', 'chromium'];
+
+function installed(pkg) {
+  const r = spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' });
+  return r.status === 0 && r.stdout.includes('install ok installed');
+}
+
+function aptInstall(missing) {
+  const asRoot = process.getuid?.() === 0;
+  const sudo = asRoot ? [] : ['sudo', '-n'];
+  console.log(`setup: installing Debian packages: ${missing.join(' ')}`);
+  const run = (args) => {
+    const [cmd, ...rest] = [...sudo, ...args];
+    const r = spawnSync(cmd, rest, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    return r.status === 0;
+  };
+  if (!run(['apt-get', 'update', '-q']) || !run(['apt-get', 'install', '-y', '-q', '--no-install-recommends', ...missing])) {
+    console.error(`setup: could not install ${missing.join(' ')}.\n  Run as root: apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`);
+    process.exit(1);
+  }
+}
+
+function npmInstallNeeded() {
+  const marker = join(root, 'node_modules', '.package-lock.json');
+  if (!existsSync(marker)) return true;
+  return statSync(join(root, 'package-lock.json')).mtimeMs > statSync(marker).mtimeMs;
+}
+
+if (process.platform === 'linux' && existsSync('/usr/bin/dpkg-query')) {
+  const missing = DEBIAN.filter((p) => !installed(p));
+  if (missing.length) aptInstall(missing);
+}
+
+if (npmInstallNeeded()) {
+  console.log('setup: installing npm dependencies (npm ci)');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit' });
+}
