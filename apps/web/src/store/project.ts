@@ -1,0 +1,141 @@
+import { createStore, useStore } from 'zustand';
+import { FORMAT, type ProjectDocument } from '@pipeloom/core/document/types';
+import { applyChanges, ChangeError, type Change } from './changes.js';
+import { History } from './history.js';
+import type { Selection, ViewId } from './records.js';
+import { viewForSelection } from './selection.js';
+
+// The designer's one store: the document, the one history across all graphs, the selection
+// and the current view. Components read slices; every edit goes through `dispatch`.
+
+export interface Toast {
+  id: number;
+  message: string;
+  kind: 'info' | 'error';
+}
+
+export interface ProjectState {
+  doc: ProjectDocument;
+  /** Bumped by every change the compiler can see (not by moves). */
+  revision: number;
+  selection: Selection | null;
+  view: ViewId;
+  canUndo: boolean;
+  canRedo: boolean;
+  undoLabel?: string;
+  redoLabel?: string;
+  toasts: Toast[];
+  dispatch(changes: Change | Change[], opts?: { label?: string; coalesce?: string }): boolean;
+  /** Ends a coalescing burst (drag stop, field blur). */
+  seal(): void;
+  undo(): void;
+  redo(): void;
+  load(doc: ProjectDocument): void;
+  select(s: Selection | null, opts?: { reveal?: boolean }): void;
+  setView(v: ViewId): void;
+  toast(message: string, kind?: Toast['kind']): void;
+  dismiss(id: number): void;
+}
+
+export function emptyDocument(): ProjectDocument {
+  return {
+    format: FORMAT,
+    name: 'untitled',
+    app: { nodes: [], edges: [] },
+    arch: {
+      hosts: [{ id: 'h0', position: { x: 0, y: 0 } }],
+      pes: [{ id: 'cpu@h0', host: 'h0', kind: 'cpu', memory: 8 * 2 ** 30, position: { x: 20, y: 40 } }],
+      links: [],
+    },
+    mapping: {},
+    options: { overlap: true, iterations: 50 },
+  };
+}
+
+const layoutOnly = (cs: Change[]) => cs.every((c) => c.type === 'node/move' || c.type === 'host/move' || c.type === 'pe/move');
+
+function describe(cs: Change[]): string {
+  const c = cs[cs.length - 1];
+  return c ? c.type.replace('/', ' ') : 'edit';
+}
+
+let toastSeq = 0;
+
+export function createProjectStore(initial: ProjectDocument = emptyDocument()) {
+  const history = new History();
+  return createStore<ProjectState>()((set, get) => {
+    const sync = () => ({ canUndo: history.canUndo, canRedo: history.canRedo, undoLabel: history.undoLabel, redoLabel: history.redoLabel });
+    const applyEntry = (cs: Change[]) => {
+      const r = applyChanges(get().doc, cs);
+      return r;
+    };
+    return {
+      doc: initial,
+      revision: 0,
+      selection: null,
+      view: 'dfg',
+      canUndo: false,
+      canRedo: false,
+      toasts: [],
+      dispatch(changes, opts = {}) {
+        const list = Array.isArray(changes) ? changes : [changes];
+        if (!list.length) return true;
+        try {
+          const r = applyEntry(list);
+          history.record({ label: opts.label ?? describe(list), forward: r.forward, inverse: r.inverse, coalesce: opts.coalesce });
+          set({ doc: r.doc, revision: layoutOnly(r.forward) ? get().revision : get().revision + 1, ...sync() });
+          return true;
+        } catch (e) {
+          if (!(e instanceof ChangeError)) throw e;
+          get().toast(e.message, 'error');
+          return false;
+        }
+      },
+      seal() {
+        history.seal();
+      },
+      undo() {
+        history.seal();
+        const e = history.takeUndo();
+        if (!e) return;
+        const r = applyEntry(e.inverse);
+        history.pushRedo(e);
+        set({ doc: r.doc, revision: get().revision + 1, ...sync() });
+      },
+      redo() {
+        const e = history.takeRedo();
+        if (!e) return;
+        const r = applyEntry(e.forward);
+        history.pushUndo(e);
+        set({ doc: r.doc, revision: get().revision + 1, ...sync() });
+      },
+      load(doc) {
+        history.clear();
+        set({ doc, revision: get().revision + 1, selection: null, ...sync() });
+      },
+      select(s, opts = {}) {
+        set(s && opts.reveal ? { selection: s, view: viewForSelection(s) } : { selection: s });
+      },
+      setView(v) {
+        set({ view: v });
+      },
+      toast(message, kind = 'info') {
+        const id = ++toastSeq;
+        set({ toasts: [...get().toasts.slice(-3), { id, message, kind }] });
+        setTimeout(() => get().dismiss(id), kind === 'error' ? 6000 : 3000);
+      },
+      dismiss(id) {
+        set({ toasts: get().toasts.filter((t) => t.id !== id) });
+      },
+    };
+  });
+}
+
+export type ProjectStore = ReturnType<typeof createProjectStore>;
+
+/** The app's store instance. */
+export const projectStore = createProjectStore();
+
+export function useProject<T>(selector: (s: ProjectState) => T): T {
+  return useStore(projectStore, selector);
+}

@@ -1,0 +1,22 @@
+import type { Brand } from '@pipeloom/core/ids';
+import type { AppEdge, Link } from '@pipeloom/core/document/types';
+
+// Typed record ids for the elements the document stores without an id of their own:
+// an edge is named by its two port references, a link by its two PEs.
+export type EdgeKey = Brand<string, 'EdgeKey'>;
+export type LinkKey = Brand<string, 'LinkKey'>;
+
+export const edgeKey = (e: AppEdge) => `${e.from.node}.${e.from.port}->${e.to.node}.${e.to.port}` as EdgeKey;
+export const linkKey = (l: Pick<Link, 'a' | 'b'>) => `${l.a}<->${l.b}` as LinkKey;
+
+/** What the inspector shows and a diagnostic points at. */
+export type Selection =
+  | { kind: 'node'; id: string }
+  | { kind: 'edge'; key: EdgeKey }
+  | { kind: 'host'; id: string }
+  | { kind: 'pe'; id: string }
+  | { kind: 'link'; key: LinkKey }
+  | { kind: 'mapping'; node: string }
+  | { kind: 'options' };
+
+export type ViewId = 'dfg' | 'arch' | 'mapping' | 'ig' | 'run';

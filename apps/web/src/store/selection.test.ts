@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { emptyDocument } from './project.js';
+import { selectionForPath, viewForSelection } from './selection.js';
+import type { ProjectDocument } from '@pipeloom/core/document/types';
+
+const doc: ProjectDocument = {
+  ...emptyDocument(),
+  app: {
+    nodes: [
+      { id: 'p', kernel: 'matrix.produce' },
+      { id: 'c', kernel: 'matrix.consume' },
+    ],
+    edges: [{ from: { node: 'p', port: 'out' }, to: { node: 'c', port: 'in' } }],
+  },
+  arch: {
+    hosts: [{ id: 'h0' }],
+    pes: [
+      { id: 'cpu@h0', host: 'h0', kind: 'cpu', memory: 1 },
+      { id: 'gpu0@h0', host: 'h0', kind: 'gpu', memory: 1 },
+    ],
+    links: [{ a: 'cpu@h0', b: 'gpu0@h0', kind: 'pcie', bandwidth: 1, latency: 0, duplex: true }],
+  },
+};
+
+describe('clicking a diagnostic selects its element', () => {
+  it('node params path selects the node in the DFG view', () => {
+    const s = selectionForPath(doc, 'app.nodes[1].params.width');
+    expect(s).toEqual({ kind: 'node', id: 'c' });
+    expect(viewForSelection(s!)).toBe('dfg');
+  });
+  it('edge index selects the edge by its port references', () => {
+    expect(selectionForPath(doc, 'app.edges[0].to')).toEqual({ kind: 'edge', key: 'p.out->c.in' });
+  });
+  it('PE, host and link paths select in the architecture view', () => {
+    expect(selectionForPath(doc, 'arch.pes[1].memory')).toEqual({ kind: 'pe', id: 'gpu0@h0' });
+    expect(selectionForPath(doc, 'arch.hosts[0]')).toEqual({ kind: 'host', id: 'h0' });
+    const l = selectionForPath(doc, 'arch.links[0].bandwidth');
+    expect(l).toEqual({ kind: 'link', key: 'cpu@h0<->gpu0@h0' });
+    expect(viewForSelection(l!)).toBe('arch');
+  });
+  it('a mapping path selects the mapping entry in the mapping view', () => {
+    const s = selectionForPath(doc, 'mapping.p');
+    expect(s).toEqual({ kind: 'mapping', node: 'p' });
+    expect(viewForSelection(s!)).toBe('mapping');
+  });
+  it('ids in brackets work as well as indices', () => {
+    expect(selectionForPath(doc, 'app.nodes[c]')).toEqual({ kind: 'node', id: 'c' });
+    expect(selectionForPath(doc, 'arch.pes["gpu0@h0"]')).toEqual({ kind: 'pe', id: 'gpu0@h0' });
+  });
+  it('a path naming nothing selects nothing', () => {
+    expect(selectionForPath(doc, 'app.nodes[9]')).toBeNull();
+    expect(selectionForPath(doc, 'format')).toBeNull();
+  });
+});
