@@ -21,8 +21,12 @@ export interface BufferNode {
   next: BufferId[];
   type: DataType;
   bytes: number;
-  /** 1 = single, 2 = double (set by the depth pass). */
-  depth: 1 | 2;
+  /**
+   * Slots: 1 = single, 2 = double (set by the depth pass). The latency pass deepens a buffer
+   * beyond 2 only where a node's inputs arrive in different cycles and the early one must be
+   * kept until the late one arrives (reconvergent paths of unequal delay).
+   */
+  depth: number;
   /** Memory colour on its PE (set by the memory pass); buffers of one colour share storage. */
   color: number;
 }
@@ -46,7 +50,8 @@ export interface MemoryReport {
  */
 export interface BufferAccess {
   buffer: BufferId;
-  lag: 0 | 1;
+  /** Cycles between the write and this read; > 1 only on inputs kept for a late sibling input. */
+  lag: number;
 }
 
 /** One step of a PE's per-cycle program. Programs are executed by agents, one thread per PE. */
@@ -86,7 +91,7 @@ export interface PeProgram {
   host: HostId;
   kind: 'cpu' | 'gpu';
   /** Buffers allocated on this PE: storage per colour, slots per depth. */
-  allocations: { color: number; bytes: number; depth: 1 | 2; buffers: BufferId[] }[];
+  allocations: { color: number; bytes: number; depth: number; buffers: BufferId[] }[];
   /** The per-cycle phases, in order. Every PE runs the same number of phases so barriers line up. */
   phases: Phase[];
 }
@@ -104,6 +109,8 @@ export interface ImplementationGraph {
   programs: Record<PeId, PeProgram>;
   /** Cycles until the last node has processed iteration 0. */
   fillCycles: number;
+  /** The phase names every program runs each cycle, in order (same list on every PE). */
+  phases: string[];
 }
 
 export type CompileResult =

@@ -31,11 +31,27 @@ export interface ApplicationGraph {
 export type PeKind = 'cpu' | 'gpu';
 export type LinkKind = 'pcie' | 'infiniband' | 'ethernet' | 'nvlink' | 'loopback';
 
+/** A link's characteristics without its ends, for the shorthands below. */
+export interface LinkSpec {
+  bandwidth: number;
+  latency: number;
+  /** Defaults to true. */
+  duplex?: boolean;
+}
+
 export interface Host {
   id: string;
   /** Where the host's agent listens, e.g. ws://10.0.0.2:7070 (optional; `run` can start local agents). */
   agent?: string;
   position?: { x: number; y: number };
+  // Shorthand, expanded by normalize(): PEs `cpu@<host>` (cpus: 0 or 1, default 1) and
+  // `gpu0@<host>`..., each GPU linked to the CPU by `pcie`. Absent from the canonical form.
+  cpus?: number;
+  gpus?: number;
+  /** Bytes; defaults in normalize.ts. */
+  cpuMemory?: number;
+  gpuMemory?: number;
+  pcie?: LinkSpec;
 }
 
 export interface ProcessingElement {
@@ -47,6 +63,10 @@ export interface ProcessingElement {
   memory: number;
   /** For GPUs: which adapter of the host's agent (index in its discovery list). */
   device?: number;
+  /** Floating-point operations per second, for the predictor (default per kind). */
+  flops?: number;
+  /** Bytes per second of memory traffic, for the predictor (default per kind). */
+  memoryBandwidth?: number;
   position?: { x: number; y: number };
 }
 
@@ -66,6 +86,8 @@ export interface ArchitectureGraph {
   hosts: Host[];
   pes: ProcessingElement[];
   links: Link[];
+  /** Shorthand, expanded by normalize(): one link of this kind between every two host CPUs. */
+  network?: LinkSpec & { kind: LinkKind };
 }
 
 export interface RunOptions {

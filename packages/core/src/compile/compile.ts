@@ -1,0 +1,63 @@
+import { error, type Diagnostic } from '../diagnostics.js';
+import type { Model } from '../document/model.js';
+import { analyze } from '../document/validate.js';
+import { formatBytes } from '../util/units.js';
+import { insertBuffers } from './buffers.js';
+import { assignDepth } from './depth.js';
+import { computeLatency } from './latency.js';
+import { colorMemory } from './memory.js';
+import { planPhases } from './phases.js';
+import { buildPrograms } from './programs.js';
+import { Router } from './route.js';
+import { schedule } from './schedule.js';
+import type { CompileResult, ImplementationGraph } from './types.js';
+
+export interface CompileOptions {
+  /** Overrides the document's options.overlap. */
+  overlap?: boolean;
+}
+
+/**
+ * Project document -> implementation graph and per-PE programs (paper 4.2-4.3). Never throws
+ * for a user mistake: an invalid document gives `{ ok: false, diagnostics }`.
+ */
+export function compile(doc: unknown, opts: CompileOptions = {}): CompileResult {
+  const { diagnostics, model } = analyze(doc);
+  if (!model) return { ok: false, diagnostics };
+  return compileModel(model, opts.overlap ?? model.doc.options.overlap, diagnostics);
+}
+
+/** The passes in order, on a validated model. */
+export function compileModel(model: Model, overlap: boolean, diagnostics: Diagnostic[] = [], router = new Router(model)): CompileResult {
+  const { schedule: order_, order } = schedule(model);
+  const buffers = insertBuffers(model, order, router);
+  assignDepth(buffers, overlap);
+  const plan = planPhases(model, buffers, overlap);
+  const lat = computeLatency(model, order, buffers, plan, overlap);
+  const memory = colorMemory(model, order, buffers, plan, lat, overlap);
+  const programs = buildPrograms(model, order, buffers, plan, lat, memory);
+
+  const problems = [...diagnostics, ...checkCapacity(model, buffers, memory)];
+  if (problems.some((d) => d.severity === 'error')) return { ok: false, diagnostics: problems };
+  const fillCycles = order.length ? Math.max(...order.map((n) => lat.latency[n])) + 1 : 0;
+  const ig: ImplementationGraph = { overlap, schedule: order_, order, buffers, latency: lat.latency, memory, programs, fillCycles, phases: plan.names };
+  return { ok: true, ig, diagnostics: problems };
+}
+
+function checkCapacity(model: Model, buffers: ImplementationGraph['buffers'], memory: ImplementationGraph['memory']): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const b of buffers) {
+    const pe = model.pe.get(b.pe)!;
+    const size = b.bytes * b.depth;
+    if (size > pe.memory) {
+      out.push(error(`arch.pes[${pe.index}].memory`, `buffer ${b.id} (${formatBytes(size)}) exceeds memory of ${pe.id} (${formatBytes(pe.memory)})`, `raise the memory of ${pe.id}, shrink the data of "${b.source}", or map its readers elsewhere`));
+    }
+  }
+  for (const pe of model.pes) {
+    const m = memory[pe.id];
+    if (m.after > pe.memory && !out.some((d) => d.path === `arch.pes[${pe.index}].memory`)) {
+      out.push(error(`arch.pes[${pe.index}].memory`, `buffers on ${pe.id} need ${formatBytes(m.after)} after sharing, more than its memory (${formatBytes(pe.memory)})`, `raise the memory of ${pe.id} or map some nodes elsewhere`));
+    }
+  }
+  return out;
+}

@@ -1,0 +1,9 @@
+import type { BufferNode } from './types.js';
+
+/**
+ * Paper 4.2.3: with overlap, a buffer that receives from or sends to another PE is double
+ * (the transfer uses one slot while the PE works on the other); otherwise single.
+ */
+export function assignDepth(buffers: BufferNode[], overlap: boolean): void {
+  for (const b of buffers) b.depth = overlap && ('buffer' in b.from || b.next.length > 0) ? 2 : 1;
+}

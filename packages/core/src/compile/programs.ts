@@ -1,0 +1,70 @@
+import { hostId, type NodeId, type PeId } from '../ids.js';
+import type { Model } from '../document/model.js';
+import type { LatencyResult } from './latency.js';
+import type { PhasePlan } from './phases.js';
+import type { Action, BufferNode, MemoryReport, PeProgram } from './types.js';
+
+/**
+ * Paper 4.3, the per-cycle program of each PE. Every PE gets the same phase list (empty
+ * phases included) so the cluster-wide barrier at the end of each phase lines up. A transfer
+ * appears in the programs of both PEs it connects, with the same content: the sender's agent
+ * sends, the receiver's receives. With overlap the transfers are listed first (launched
+ * asynchronously), then the firings in schedule order; without, each phase holds only its
+ * transfers or, in `fire`, the PE's firings in schedule order (see phases.ts for the order
+ * and latency.ts for why it makes the latencies exact).
+ *
+ * Slots: in cycle k an access uses slot (k - lag) mod depth. Writers have lag 0. A copy
+ * reading a buffer a firing wrote in an earlier cycle has lag 1; a copy after the copy that
+ * filled its source in the same cycle (no overlap) has lag 0; a firing reads with lag
+ * `its start cycle - the cycle iteration 0 was written` (0 after a local producer or a
+ * non-overlapped copy, 1 after an overlapped copy, more when kept for a late sibling input).
+ */
+export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>): Record<PeId, PeProgram> {
+  const programs = {} as Record<PeId, PeProgram>;
+  const depth = new Map(buffers.map((b) => [b.id, b.depth]));
+  for (const pe of model.pes) {
+    const allocations = memory[pe.id].colors.map((c) => {
+      const slots = Math.max(...c.buffers.map((b) => depth.get(b)!));
+      return { color: c.color, bytes: c.bytes / slots, depth: slots, buffers: c.buffers };
+    });
+    programs[pe.id] = {
+      pe: pe.id,
+      host: hostId(pe.host),
+      kind: pe.kind,
+      allocations,
+      phases: plan.names.map((name) => ({ name, actions: [] as Action[], barrier: true })),
+    };
+  }
+  for (const t of plan.transfers) {
+    const action: Action = {
+      op: 'transfer',
+      from: { buffer: t.from, lag: lat.transfers.get(t.to)!.lag },
+      to: { buffer: t.to, lag: 0 },
+      fromPe: t.fromPe,
+      toPe: t.toPe,
+      bytes: t.bytes,
+      startCycle: lat.transfers.get(t.to)!.startCycle,
+    };
+    programs[t.fromPe].phases[t.phase].actions.push(action);
+    programs[t.toPe].phases[t.phase].actions.push({ ...action, from: { ...action.from }, to: { ...action.to } });
+  }
+  const outputs = new Map<NodeId, Record<string, BufferNode>>();
+  for (const b of buffers) {
+    if ('node' in b.from) (outputs.get(b.source) ?? outputs.set(b.source, {}).get(b.source)!)[b.port] = b;
+  }
+  for (const id of order) {
+    const n = model.node.get(id)!;
+    const outs: Record<string, { buffer: BufferNode['id']; lag: number }> = {};
+    for (const [port, b] of Object.entries(outputs.get(id) ?? {})) outs[port] = { buffer: b.id, lag: 0 };
+    programs[n.pe].phases[plan.fire].actions.push({
+      op: 'fire',
+      node: id,
+      kernel: n.kernel.id,
+      params: { ...n.params },
+      startCycle: lat.latency[id],
+      inputs: lat.inputs.get(id)!,
+      outputs: outs,
+    });
+  }
+  return programs;
+}

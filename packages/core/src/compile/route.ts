@@ -1,0 +1,170 @@
+import type { PeId } from '../ids.js';
+import type { Model } from '../document/model.js';
+import type { Link } from '../document/types.js';
+
+export interface Route {
+  /** PEs from source to target, both included. */
+  pes: PeId[];
+  /** links[i] joins pes[i] and pes[i + 1]. */
+  links: Link[];
+  /** Seconds to move one datum along the whole route. */
+  time: number;
+}
+
+/** Seconds to move `bytes` over one link. */
+export const linkTime = (link: Link, bytes: number) => link.latency + bytes / link.bandwidth;
+
+// Relative tolerance for equal times: sums of the same costs in another order differ by ulps.
+const EPS = 1e-9;
+
+interface Search {
+  time: Float64Array;
+  hops: Int32Array;
+  prev: Int32Array;
+  prevLink: (Link | undefined)[];
+  settled: Uint8Array;
+  heap: Heap;
+  routes: Map<number, Route>;
+}
+
+/**
+ * The fastest architecture path for a datum of a given size: time = sum over links of
+ * latency + bytes / bandwidth; ties by hop count, then by the sequence of PE ids. Dijkstra
+ * with a binary heap, resumable: one search per (source PE, size) is kept and advanced only
+ * as far as the targets asked for, so routing all edges costs about one search per source.
+ */
+export class Router {
+  private readonly index = new Map<PeId, number>();
+  private readonly searches = new Map<string, Search>();
+  constructor(private readonly model: Model) {
+    model.pes.forEach((p, i) => this.index.set(p.id, i));
+  }
+
+  route(from: PeId, to: PeId, bytes: number): Route {
+    const key = `${from}|${bytes}`;
+    let s = this.searches.get(key);
+    if (!s) {
+      s = this.start(this.index.get(from)!);
+      this.searches.set(key, s);
+    }
+    const target = this.index.get(to)!;
+    const cached = s.routes.get(target);
+    if (cached) return cached;
+    this.advance(s, target, bytes);
+    if (!s.settled[target]) throw new Error(`route: no path from ${from} to ${to} (validate() reports this)`);
+    const pes: PeId[] = [];
+    const links: Link[] = [];
+    for (let v = target; v >= 0; v = s.prev[v]) {
+      pes.push(this.model.pes[v].id);
+      if (s.prevLink[v]) links.push(s.prevLink[v]!);
+    }
+    const route = { pes: pes.reverse(), links: links.reverse(), time: s.time[target] };
+    s.routes.set(target, route);
+    return route;
+  }
+
+  private start(source: number): Search {
+    const n = this.model.pes.length;
+    const s: Search = {
+      time: new Float64Array(n).fill(Infinity),
+      hops: new Int32Array(n),
+      prev: new Int32Array(n).fill(-1),
+      prevLink: new Array(n),
+      settled: new Uint8Array(n),
+      heap: new Heap(),
+      routes: new Map(),
+    };
+    s.time[source] = 0;
+    s.heap.push(source, 0, 0);
+    return s;
+  }
+
+  private advance(s: Search, target: number, bytes: number) {
+    const pes = this.model.pes;
+    while (!s.settled[target] && s.heap.size > 0) {
+      const u = s.heap.pop();
+      if (s.settled[u]) continue;
+      s.settled[u] = 1;
+      for (const { to, link } of pes[u].links) {
+        const v = this.index.get(to)!;
+        if (s.settled[v]) continue;
+        const t = s.time[u] + linkTime(link, bytes);
+        const h = s.hops[u] + 1;
+        const old = s.time[v];
+        let better: boolean;
+        if (old === Infinity || t < old * (1 - EPS)) better = true;
+        else if (t > old * (1 + EPS)) better = false;
+        else if (h !== s.hops[v]) better = h < s.hops[v];
+        else better = this.lowerSequence(s, u, s.prev[v]) || (s.prev[v] === u && link !== s.prevLink[v] && linkTime(link, bytes) < linkTime(s.prevLink[v]!, bytes));
+        if (better) {
+          s.time[v] = t;
+          s.hops[v] = h;
+          s.prev[v] = u;
+          s.prevLink[v] = link;
+          s.heap.push(v, t, h);
+        }
+      }
+    }
+  }
+
+  /** Whether the path ending at a sorts before the path ending at b by PE ids (equal lengths). */
+  private lowerSequence(s: Search, a: number, b: number): boolean {
+    if (a === b || b < 0) return false;
+    const pa: number[] = [];
+    const pb: number[] = [];
+    for (let v = a; v >= 0; v = s.prev[v]) pa.push(v);
+    for (let v = b; v >= 0; v = s.prev[v]) pb.push(v);
+    for (let i = pa.length - 1, j = pb.length - 1; i >= 0 && j >= 0; i--, j--) {
+      if (pa[i] !== pb[j]) return this.model.pes[pa[i]].id < this.model.pes[pb[j]].id;
+    }
+    return false;
+  }
+}
+
+/** Binary min-heap of PE indices keyed by (time, hops). */
+class Heap {
+  private items: number[] = [];
+  private times: number[] = [];
+  private hops: number[] = [];
+  get size() {
+    return this.items.length;
+  }
+  private less(i: number, j: number) {
+    return this.times[i] < this.times[j] || (this.times[i] === this.times[j] && this.hops[i] < this.hops[j]);
+  }
+  private swap(i: number, j: number) {
+    [this.items[i], this.items[j]] = [this.items[j], this.items[i]];
+    [this.times[i], this.times[j]] = [this.times[j], this.times[i]];
+    [this.hops[i], this.hops[j]] = [this.hops[j], this.hops[i]];
+  }
+  push(item: number, time: number, hops: number) {
+    this.items.push(item);
+    this.times.push(time);
+    this.hops.push(hops);
+    for (let i = this.items.length - 1; i > 0; ) {
+      const p = (i - 1) >> 1;
+      if (!this.less(i, p)) break;
+      this.swap(i, p);
+      i = p;
+    }
+  }
+  pop(): number {
+    const top = this.items[0];
+    const last = this.items.length - 1;
+    this.swap(0, last);
+    this.items.pop();
+    this.times.pop();
+    this.hops.pop();
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < this.items.length && this.less(l, m)) m = l;
+      if (r < this.items.length && this.less(r, m)) m = r;
+      if (m === i) break;
+      this.swap(i, m);
+      i = m;
+    }
+    return top;
+  }
+}

@@ -1,0 +1,48 @@
+import type { DataType, KernelSpec, Params } from '@pipeloom/kernels';
+import type { HostId, NodeId, PeId } from '../ids.js';
+import type { Link, ProjectDocument } from './types.js';
+
+// A validated document with everything the passes look up resolved once: kernels, params
+// with defaults, PE of each node, each edge's data type and byte size, link adjacency.
+
+export interface ModelNode {
+  id: NodeId;
+  /** Position in app.nodes (document order breaks ties). */
+  index: number;
+  kernel: KernelSpec;
+  params: Params;
+  pe: PeId;
+  /** Incoming edges by input port (each input fed exactly once). */
+  inputs: Map<string, ModelEdge>;
+  /** Outgoing edges in document order. */
+  outputs: ModelEdge[];
+}
+
+export interface ModelEdge {
+  index: number;
+  from: { node: NodeId; port: string };
+  to: { node: NodeId; port: string };
+  type: DataType;
+  bytes: number;
+}
+
+export interface ModelPe {
+  id: PeId;
+  index: number;
+  host: HostId;
+  kind: 'cpu' | 'gpu';
+  memory: number;
+  flops?: number;
+  memoryBandwidth?: number;
+  /** Links touching this PE, in document order. */
+  links: { to: PeId; link: Link; index: number }[];
+}
+
+export interface Model {
+  doc: ProjectDocument;
+  nodes: ModelNode[];
+  node: Map<NodeId, ModelNode>;
+  edges: ModelEdge[];
+  pes: ModelPe[];
+  pe: Map<PeId, ModelPe>;
+}

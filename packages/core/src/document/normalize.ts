@@ -1,0 +1,62 @@
+import type { ArchitectureGraph, Host, Link, LinkSpec, ProcessingElement, ProjectDocument } from './types.js';
+
+// The canonical form is what the compiler works on: every PE and link explicit, every option
+// set. Users may write hosts and the network in shorthand (docs/document-format.md):
+//   {"id": "h0", "cpus": 1, "gpus": 3, "pcie": {"bandwidth": 5e9, "latency": 1e-5}}
+//   "network": {"kind": "infiniband", "bandwidth": 2.6e9, "latency": 2e-6}
+
+export const DEFAULTS = {
+  cpuMemory: 64 * 2 ** 30,
+  gpuMemory: 16 * 2 ** 30,
+  pcie: { bandwidth: 5e9, latency: 1e-5, duplex: true },
+  options: { overlap: true, iterations: 100 },
+} as const;
+
+export const cpuId = (host: string) => `cpu@${host}`;
+export const gpuId = (host: string, index: number) => `gpu${index}@${host}`;
+
+/** Expands shorthands and fills defaults. Expects a document that passed the shape check. */
+export function normalize(doc: ProjectDocument): ProjectDocument {
+  const arch = doc.arch;
+  const hosts: Host[] = [];
+  const pes: ProcessingElement[] = [];
+  const links: Link[] = [];
+  for (const h of arch.hosts ?? []) {
+    const { cpus, gpus, cpuMemory, gpuMemory, pcie, ...host } = h;
+    hosts.push(host);
+    if (cpus === undefined && gpus === undefined) continue;
+    const nCpu = cpus ?? 1;
+    if (nCpu >= 1) pes.push({ id: cpuId(h.id), host: h.id, kind: 'cpu', memory: cpuMemory ?? DEFAULTS.cpuMemory });
+    for (let g = 0; g < (gpus ?? 0); g++) {
+      pes.push({ id: gpuId(h.id, g), host: h.id, kind: 'gpu', memory: gpuMemory ?? DEFAULTS.gpuMemory, device: g });
+      if (nCpu >= 1) links.push(linkOf(cpuId(h.id), gpuId(h.id, g), 'pcie', pcie ?? DEFAULTS.pcie));
+    }
+  }
+  pes.push(...(arch.pes ?? []).map((pe) => ({ ...pe })));
+  links.push(...(arch.links ?? []).map((l) => ({ ...l, duplex: l.duplex ?? true })));
+  if (arch.network) {
+    const { kind, ...spec } = arch.network;
+    // One CPU per host takes part in the network: the first one listed.
+    const cpus: string[] = [];
+    const seen = new Set<string>();
+    for (const pe of pes) {
+      if (pe.kind === 'cpu' && !seen.has(pe.host)) {
+        seen.add(pe.host);
+        cpus.push(pe.id);
+      }
+    }
+    for (let i = 0; i < cpus.length; i++) for (let j = i + 1; j < cpus.length; j++) links.push(linkOf(cpus[i], cpus[j], kind, spec));
+  }
+  const normalizedArch: ArchitectureGraph = { hosts, pes, links };
+  return {
+    ...doc,
+    app: { nodes: (doc.app?.nodes ?? []).map((n) => ({ ...n, params: { ...(n.params ?? {}) } })), edges: [...(doc.app?.edges ?? [])] },
+    arch: normalizedArch,
+    mapping: { ...(doc.mapping ?? {}) },
+    options: { ...DEFAULTS.options, ...(doc.options ?? {}) },
+  };
+}
+
+function linkOf(a: string, b: string, kind: Link['kind'], spec: LinkSpec): Link {
+  return { a, b, kind, bandwidth: spec.bandwidth, latency: spec.latency, duplex: spec.duplex ?? true };
+}

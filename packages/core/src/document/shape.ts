@@ -1,0 +1,156 @@
+import { error, type Diagnostic } from '../diagnostics.js';
+
+// The shape check: every field has the JSON type the format says, so the later passes can
+// trust the document. Runs on anything (a parsed file, a store snapshot) and never throws.
+
+const LINK_KINDS = ['pcie', 'infiniband', 'ethernet', 'nvlink', 'loopback'];
+
+class Checker {
+  readonly diagnostics: Diagnostic[] = [];
+  fail(path: string, message: string, hint?: string) {
+    this.diagnostics.push(error(path, message, hint));
+    return false;
+  }
+  object(path: string, v: unknown, required = true): v is Record<string, unknown> {
+    if (v === undefined && !required) return false;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return true;
+    return this.fail(path, v === undefined ? 'is missing' : `must be an object, not ${describe(v)}`);
+  }
+  array(path: string, v: unknown, required = true): v is unknown[] {
+    if (v === undefined && !required) return false;
+    if (Array.isArray(v)) return true;
+    return this.fail(path, v === undefined ? 'is missing' : `must be an array, not ${describe(v)}`, v === undefined ? 'write [] for none' : undefined);
+  }
+  string(path: string, v: unknown, required = true) {
+    if (v === undefined && !required) return;
+    if (typeof v !== 'string' || v === '') this.fail(path, v === undefined ? 'is missing' : `must be a non-empty string, not ${describe(v)}`);
+  }
+  bool(path: string, v: unknown) {
+    if (v !== undefined && typeof v !== 'boolean') this.fail(path, `must be true or false, not ${describe(v)}`);
+  }
+  number(path: string, v: unknown, opts: { required?: boolean; positive?: boolean; min?: number; integer?: boolean; what?: string } = {}) {
+    if (v === undefined) {
+      if (opts.required) this.fail(path, 'is missing');
+      return;
+    }
+    if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail(path, `must be a finite number, not ${describe(v)}`);
+    if (opts.integer && !Number.isInteger(v)) return this.fail(path, `must be an integer, not ${v}`);
+    if (opts.positive && v <= 0) return this.fail(path, `${opts.what ?? 'value'} must be positive, not ${v}`, 'use a value greater than 0');
+    if (opts.min !== undefined && v < opts.min) return this.fail(path, `${opts.what ?? 'value'} must be at least ${opts.min}, not ${v}`);
+  }
+  oneOf(path: string, v: unknown, values: string[], required = true) {
+    if (v === undefined && !required) return;
+    if (typeof v !== 'string' || !values.includes(v)) this.fail(path, `must be one of ${values.join(', ')}, not ${describe(v)}`);
+  }
+  position(path: string, v: unknown) {
+    if (this.object(path, v, false)) {
+      this.number(`${path}.x`, v.x, { required: true });
+      this.number(`${path}.y`, v.y, { required: true });
+    }
+  }
+  linkSpec(path: string, v: Record<string, unknown>) {
+    this.number(`${path}.bandwidth`, v.bandwidth, { required: true, positive: true, what: 'bandwidth' });
+    this.number(`${path}.latency`, v.latency, { required: true, min: 0, what: 'latency' });
+    this.bool(`${path}.duplex`, v.duplex);
+  }
+}
+
+export function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number') return String(v);
+  return typeof v === 'object' ? 'an object' : typeof v;
+}
+
+/** Diagnostics for every field of the wrong JSON type; empty when the shape is right. */
+export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
+  const c = new Checker();
+  if (doc.name !== undefined && typeof doc.name !== 'string') c.fail('name', `must be a string, not ${describe(doc.name)}`);
+  if (c.object('app', doc.app)) {
+    const app = doc.app;
+    if (c.array('app.nodes', app.nodes)) {
+      app.nodes.forEach((n, i) => {
+        const p = `app.nodes[${i}]`;
+        if (!c.object(p, n)) return;
+        c.string(`${p}.id`, n.id);
+        c.string(`${p}.kernel`, n.kernel);
+        if (c.object(`${p}.params`, n.params, false)) {
+          for (const [k, v] of Object.entries(n.params)) {
+            if (!['number', 'string', 'boolean'].includes(typeof v)) c.fail(`${p}.params.${k}`, `must be a number, string or boolean, not ${describe(v)}`);
+          }
+        }
+        c.position(`${p}.position`, n.position);
+      });
+    }
+    if (c.array('app.edges', app.edges)) {
+      app.edges.forEach((e, i) => {
+        const p = `app.edges[${i}]`;
+        if (!c.object(p, e)) return;
+        for (const end of ['from', 'to'] as const) {
+          if (c.object(`${p}.${end}`, e[end])) {
+            c.string(`${p}.${end}.node`, e[end].node);
+            c.string(`${p}.${end}.port`, e[end].port);
+          }
+        }
+      });
+    }
+  }
+  if (c.object('arch', doc.arch)) {
+    const arch = doc.arch;
+    if (c.array('arch.hosts', arch.hosts)) {
+      arch.hosts.forEach((h, i) => {
+        const p = `arch.hosts[${i}]`;
+        if (!c.object(p, h)) return;
+        c.string(`${p}.id`, h.id);
+        c.string(`${p}.agent`, h.agent, false);
+        c.position(`${p}.position`, h.position);
+        c.number(`${p}.cpus`, h.cpus, { integer: true, min: 0, what: 'cpus' });
+        if (typeof h.cpus === 'number' && h.cpus > 1) c.fail(`${p}.cpus`, `the host shorthand makes one CPU PE, not ${h.cpus}`, 'list further CPUs in arch.pes');
+        c.number(`${p}.gpus`, h.gpus, { integer: true, min: 0, what: 'gpus' });
+        c.number(`${p}.cpuMemory`, h.cpuMemory, { positive: true, what: 'memory' });
+        c.number(`${p}.gpuMemory`, h.gpuMemory, { positive: true, what: 'memory' });
+        if (c.object(`${p}.pcie`, h.pcie, false)) c.linkSpec(`${p}.pcie`, h.pcie);
+      });
+    }
+    if (c.array('arch.pes', arch.pes, false)) {
+      arch.pes.forEach((pe, i) => {
+        const p = `arch.pes[${i}]`;
+        if (!c.object(p, pe)) return;
+        c.string(`${p}.id`, pe.id);
+        c.string(`${p}.host`, pe.host);
+        c.oneOf(`${p}.kind`, pe.kind, ['cpu', 'gpu']);
+        c.number(`${p}.memory`, pe.memory, { required: true, positive: true, what: 'memory' });
+        c.number(`${p}.device`, pe.device, { integer: true, min: 0, what: 'device' });
+        c.number(`${p}.flops`, pe.flops, { positive: true, what: 'flops' });
+        c.number(`${p}.memoryBandwidth`, pe.memoryBandwidth, { positive: true, what: 'memory bandwidth' });
+        c.position(`${p}.position`, pe.position);
+      });
+    }
+    if (c.array('arch.links', arch.links, false)) {
+      arch.links.forEach((l, i) => {
+        const p = `arch.links[${i}]`;
+        if (!c.object(p, l)) return;
+        c.string(`${p}.a`, l.a);
+        c.string(`${p}.b`, l.b);
+        c.oneOf(`${p}.kind`, l.kind, LINK_KINDS);
+        c.linkSpec(p, l);
+      });
+    }
+    if (c.object('arch.network', arch.network, false)) {
+      c.oneOf('arch.network.kind', arch.network.kind, LINK_KINDS);
+      c.linkSpec('arch.network', arch.network);
+    }
+  }
+  if (c.object('mapping', doc.mapping)) {
+    for (const [k, v] of Object.entries(doc.mapping)) {
+      if (typeof v !== 'string' || v === '') c.fail(`mapping.${k}`, `must be a PE id, not ${describe(v)}`);
+    }
+  }
+  if (c.object('options', doc.options, false)) {
+    const o = doc.options;
+    c.bool('options.overlap', o.overlap);
+    c.number('options.iterations', o.iterations, { integer: true, min: 1, what: 'iterations' });
+  }
+  return c.diagnostics;
+}

@@ -1,0 +1,225 @@
+import { dataTypeBytes, findKernel, formatDataType, listKernels, sameDataType, withDefaults, type DataType, type ParamSpec, type ParamValue } from '@pipeloom/kernels';
+import { error, hasErrors, type Diagnostic } from '../diagnostics.js';
+import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
+import { migrate } from './migrate.js';
+import type { Model, ModelEdge, ModelNode, ModelPe } from './model.js';
+import { normalize } from './normalize.js';
+import { checkShape, describe } from './shape.js';
+import type { ProjectDocument } from './types.js';
+
+/** Every mistake in a document, each naming the element and the fix; empty when valid. */
+export function validate(doc: unknown): Diagnostic[] {
+  return analyze(doc).diagnostics;
+}
+
+/** Migrates, checks the shape, normalises and checks the meaning; the model when valid. */
+export function analyze(input: unknown): { diagnostics: Diagnostic[]; model?: Model } {
+  const migrated = migrate(input);
+  if (!migrated.doc) return { diagnostics: migrated.diagnostics };
+  const shape = checkShape(migrated.doc);
+  if (shape.length) return { diagnostics: shape };
+  const doc = normalize(migrated.doc as unknown as ProjectDocument);
+  const diagnostics: Diagnostic[] = [];
+  const model = build(doc, diagnostics);
+  return hasErrors(diagnostics) ? { diagnostics } : { diagnostics, model };
+}
+
+function build(doc: ProjectDocument, out: Diagnostic[]): Model {
+  const fail = (path: string, message: string, hint?: string) => out.push(error(path, message, hint));
+
+  // Architecture: hosts, PEs, links.
+  const hosts = new Set<string>();
+  doc.arch.hosts.forEach((h, i) => {
+    if (hosts.has(h.id)) fail(`arch.hosts[${i}].id`, `duplicate host id "${h.id}"`, 'give each host its own id');
+    hosts.add(h.id);
+  });
+  const pes: ModelPe[] = [];
+  const pe = new Map<PeId, ModelPe>();
+  doc.arch.pes.forEach((p, i) => {
+    if (pe.has(peId(p.id))) return fail(`arch.pes[${i}].id`, `duplicate PE id "${p.id}"`, 'give each PE its own id (a host shorthand may already define it)');
+    if (!hosts.has(p.host)) fail(`arch.pes[${i}].host`, `host "${p.host}" does not exist`, `add it to arch.hosts or use one of: ${[...hosts].join(', ')}`);
+    const m: ModelPe = { id: peId(p.id), index: pes.length, host: hostId(p.host), kind: p.kind, memory: p.memory, flops: p.flops, memoryBandwidth: p.memoryBandwidth, links: [] };
+    pes.push(m);
+    pe.set(m.id, m);
+  });
+  doc.arch.links.forEach((l, i) => {
+    const a = pe.get(peId(l.a));
+    const b = pe.get(peId(l.b));
+    if (!a) fail(`arch.links[${i}].a`, `PE "${l.a}" does not exist`, 'link two PEs listed in arch.pes or made by a host shorthand');
+    if (!b) fail(`arch.links[${i}].b`, `PE "${l.b}" does not exist`, 'link two PEs listed in arch.pes or made by a host shorthand');
+    if (!a || !b) return;
+    if (a === b) return fail(`arch.links[${i}]`, `link from "${l.a}" to itself`, 'a link joins two different PEs');
+    a.links.push({ to: b.id, link: l, index: i });
+    b.links.push({ to: a.id, link: l, index: i });
+  });
+
+  // Application: nodes, params.
+  const nodes: ModelNode[] = [];
+  const node = new Map<NodeId, ModelNode>();
+  doc.app.nodes.forEach((n, i) => {
+    const p = `app.nodes[${i}]`;
+    if (node.has(nodeId(n.id))) return fail(`${p}.id`, `duplicate node id "${n.id}"`, 'give each node its own id');
+    const kernel = findKernel(n.kernel);
+    if (!kernel) return fail(`${p}.kernel`, `unknown kernel "${n.kernel}"`, `use one of: ${listKernels().map((k) => k.id).join(', ')}`);
+    for (const [name, value] of Object.entries(n.params ?? {})) {
+      const spec = kernel.params[name];
+      if (!spec) fail(`${p}.params.${name}`, `kernel ${kernel.id} has no param "${name}"`, `params: ${Object.keys(kernel.params).join(', ') || 'none'}`);
+      else checkParam(`${p}.params.${name}`, name, value, spec, fail);
+    }
+    const m: ModelNode = { id: nodeId(n.id), index: i, kernel, params: withDefaults(kernel, n.params), pe: peId(''), inputs: new Map(), outputs: [] };
+    nodes.push(m);
+    node.set(m.id, m);
+  });
+
+  // Mapping.
+  for (const [k, v] of Object.entries(doc.mapping)) {
+    const n = node.get(nodeId(k));
+    if (!n) {
+      if (!doc.app.nodes.some((x) => x.id === k)) fail(`mapping.${k}`, `node "${k}" does not exist`, 'remove this entry or add the node to app.nodes');
+      continue;
+    }
+    if (!pe.has(peId(v))) fail(`mapping.${k}`, `PE "${v}" does not exist`, `map it to one of: ${listSome(pes.map((x) => x.id))}`);
+    else n.pe = peId(v);
+  }
+  for (const n of nodes) {
+    if (!(n.id in doc.mapping)) fail('mapping', `node "${n.id}" is not mapped`, `add "${n.id}": "<PE id>" to mapping`);
+  }
+
+  // Edges: ends exist, ports exist, types agree, inputs fed once.
+  const edges: ModelEdge[] = [];
+  const fedBy = new Map<string, number>();
+  doc.app.edges.forEach((e, i) => {
+    const p = `app.edges[${i}]`;
+    const from = node.get(nodeId(e.from.node));
+    const to = node.get(nodeId(e.to.node));
+    if (!from) fail(p, `node "${e.from.node}" does not exist`, 'connect nodes listed in app.nodes');
+    if (!to) fail(p, `node "${e.to.node}" does not exist`, 'connect nodes listed in app.nodes');
+    if (!from || !to) return;
+    const outPort = from.kernel.outputs.find((o) => o.name === e.from.port);
+    const inPort = to.kernel.inputs.find((o) => o.name === e.to.port);
+    if (!outPort) fail(`${p}.from.port`, `node "${from.id}" (${from.kernel.id}) has no output port "${e.from.port}"`, `outputs: ${from.kernel.outputs.map((o) => o.name).join(', ') || 'none'}`);
+    if (!inPort) fail(`${p}.to.port`, `node "${to.id}" (${to.kernel.id}) has no input port "${e.to.port}"`, `inputs: ${to.kernel.inputs.map((o) => o.name).join(', ') || 'none'}`);
+    if (!outPort || !inPort) return;
+    const key = `${to.id}.${inPort.name}`;
+    const earlier = fedBy.get(key);
+    if (earlier !== undefined) return fail(`${p}.to`, `input ${key} is already fed by app.edges[${earlier}]`, 'an input port takes exactly one edge; remove one of them');
+    fedBy.set(key, i);
+    const type = resolve(from, outPort.type, `app.nodes[${from.index}].params`, fail);
+    const want = resolve(to, inPort.type, `app.nodes[${to.index}].params`, fail);
+    if (!type || !want) return;
+    if (!sameDataType(type, want)) {
+      return fail(p, `type mismatch: ${from.id}.${outPort.name} is ${formatDataType(type)} but ${to.id}.${inPort.name} expects ${formatDataType(want)}`, `give "${from.id}" and "${to.id}" matching size params`);
+    }
+    const edge: ModelEdge = { index: i, from: { node: from.id, port: outPort.name }, to: { node: to.id, port: inPort.name }, type, bytes: dataTypeBytes(type) };
+    edges.push(edge);
+    from.outputs.push(edge);
+    to.inputs.set(inPort.name, edge);
+  });
+  for (const n of nodes) {
+    for (const port of n.kernel.inputs) {
+      if (!fedBy.has(`${n.id}.${port.name}`)) fail(`app.nodes[${n.index}]`, `input port "${port.name}" of node "${n.id}" is not connected`, `add an edge to ${n.id}.${port.name}`);
+    }
+  }
+  if (hasErrors(out)) return { doc, nodes, node, edges, pes, pe };
+
+  const cycle = findCycle(nodes, node);
+  if (cycle) fail('app.edges', `cycle ${cycle.join(' -> ')}`, 'a DFG is acyclic: remove one of these edges');
+
+  // Every edge between two PEs needs an architecture path.
+  const component = components(pes);
+  const reported = new Set<string>();
+  for (const e of edges) {
+    const a = node.get(e.from.node)!.pe;
+    const b = node.get(e.to.node)!.pe;
+    if (component.get(a) !== component.get(b) && !reported.has(`${a}>${b}`)) {
+      reported.add(`${a}>${b}`);
+      fail(`app.edges[${e.index}]`, `no architecture path from ${a} to ${b}`, `add a link between them, or map "${e.from.node}" and "${e.to.node}" to connected PEs`);
+    }
+  }
+  return { doc, nodes, node, edges, pes, pe };
+}
+
+function checkParam(path: string, name: string, v: ParamValue, spec: ParamSpec, fail: (p: string, m: string, h?: string) => void) {
+  const range = spec.min !== undefined || spec.max !== undefined ? ` (range ${spec.min ?? '-inf'} .. ${spec.max ?? 'inf'})` : '';
+  if (spec.type === 'int' || spec.type === 'float') {
+    if (typeof v !== 'number' || Number.isNaN(v)) return fail(path, `param "${name}" must be a number, not ${describe(v)}`, `use a number${range}`);
+    if (!Number.isFinite(v)) return fail(path, `param "${name}" must be finite, not ${v}`, `use a number${range}`);
+    if (spec.type === 'int' && !Number.isInteger(v)) return fail(path, `param "${name}" must be an integer, not ${v}`, `use a whole number${range}`);
+    if (spec.min !== undefined && v < spec.min) return fail(path, `param "${name}" is ${v}, below its minimum ${spec.min}`, `use a value${range}`);
+    if (spec.max !== undefined && v > spec.max) return fail(path, `param "${name}" is ${v}, above its maximum ${spec.max}`, `use a value${range}`);
+  } else if (spec.type === 'bool') {
+    if (typeof v !== 'boolean') fail(path, `param "${name}" must be true or false, not ${describe(v)}`);
+  } else if (spec.type === 'enum') {
+    if (typeof v !== 'string' || !(spec.values ?? []).includes(v)) fail(path, `param "${name}" must be one of ${(spec.values ?? []).join(', ')}, not ${describe(v)}`);
+  } else if (typeof v !== 'string') {
+    fail(path, `param "${name}" must be a string, not ${describe(v)}`);
+  }
+}
+
+function resolve(n: ModelNode, type: (p: ModelNode['params']) => DataType, path: string, fail: (p: string, m: string, h?: string) => void): DataType | undefined {
+  try {
+    const t = type(n.params);
+    if (t.shape.some((d) => !Number.isInteger(d) || d < 1)) {
+      fail(path, `node "${n.id}" gives a data type of shape [${t.shape.join(', ')}]`, 'sizes must be positive integers; check the size params');
+      return undefined;
+    }
+    return t;
+  } catch (e) {
+    fail(path, `node "${n.id}": its params give no data type (${e instanceof Error ? e.message : String(e)})`, 'check the params against the kernel');
+    return undefined;
+  }
+}
+
+/** The first cycle found, as node ids with the first repeated at the end; undefined if acyclic. */
+function findCycle(nodes: ModelNode[], node: Map<NodeId, ModelNode>): NodeId[] | undefined {
+  const state = new Map<NodeId, 1 | 2>(); // 1 on the stack, 2 done
+  for (const root of nodes) {
+    if (state.has(root.id)) continue;
+    const stack: { n: ModelNode; i: number }[] = [{ n: root, i: 0 }];
+    state.set(root.id, 1);
+    while (stack.length) {
+      const top = stack[stack.length - 1];
+      if (top.i >= top.n.outputs.length) {
+        state.set(top.n.id, 2);
+        stack.pop();
+        continue;
+      }
+      const next = node.get(top.n.outputs[top.i++].to.node)!;
+      const s = state.get(next.id);
+      if (s === 1) {
+        const from = stack.findIndex((f) => f.n === next);
+        return [...stack.slice(from).map((f) => f.n.id), next.id];
+      }
+      if (s === undefined) {
+        state.set(next.id, 1);
+        stack.push({ n: next, i: 0 });
+      }
+    }
+  }
+  return undefined;
+}
+
+function components(pes: ModelPe[]): Map<PeId, number> {
+  const comp = new Map<PeId, number>();
+  const byId = new Map(pes.map((p) => [p.id, p]));
+  let c = 0;
+  for (const start of pes) {
+    if (comp.has(start.id)) continue;
+    const stack = [start];
+    comp.set(start.id, c);
+    while (stack.length) {
+      for (const l of stack.pop()!.links) {
+        if (!comp.has(l.to)) {
+          comp.set(l.to, c);
+          stack.push(byId.get(l.to)!);
+        }
+      }
+    }
+    c++;
+  }
+  return comp;
+}
+
+function listSome(ids: string[]): string {
+  return ids.length > 8 ? `${ids.slice(0, 8).join(', ')}, ...` : ids.join(', ');
+}

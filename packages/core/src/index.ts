@@ -1,0 +1,21 @@
+// @pipeloom/core: document, validation, compiler passes, predictor, trace model.
+// Pure TypeScript: no DOM, no Node, no clocks, no unseeded randomness.
+
+export * from './ids.js';
+export * from './diagnostics.js';
+
+export * from './document/types.js';
+export { parseDocument } from './document/parse.js';
+export { validate, analyze } from './document/validate.js';
+export { normalize, DEFAULTS as DOCUMENT_DEFAULTS } from './document/normalize.js';
+export { migrate, CURRENT_FORMAT } from './document/migrate.js';
+export type { Model, ModelNode, ModelEdge, ModelPe } from './document/model.js';
+
+export * from './compile/types.js';
+export { compile, compileModel, type CompileOptions } from './compile/compile.js';
+export { Router, linkTime, type Route } from './compile/route.js';
+
+export * from './trace/event.js';
+
+export { formatBytes, formatSeconds } from './util/units.js';
+export { mulberry32, randomInt } from './util/random.js';
