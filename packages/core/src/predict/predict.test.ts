@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { ProjectDocument } from '../document/types.js';
+import { predict } from './predict.js';
+
+const piic = (): ProjectDocument => JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));
+const bytes = 2048 * 2048 * 4;
+const Th = 1e-5 + bytes / 5e9;
+const Tib = 2e-6 + bytes / 2.6e9;
+
+function cycleTimes(a: number) {
+  const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: a, I2: a } });
+  if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
+  return r.prediction;
+}
+
+describe('P-I-I-C prediction (paper 5.1)', () => {
+  it('without overlap T = Th + Tib + a*n', () => {
+    for (const an of [0, 1e-3, 5e-3, 2e-2]) {
+      const p = cycleTimes(an);
+      expect(p.noOverlap.cycleTime).toBeCloseTo(Th + Tib + an, 12);
+      expect(p.noOverlap.phases.map((x) => x.name)).toEqual(['cpu-cpu', 'pcie', 'fire']);
+    }
+  });
+
+  it('with overlap T = max(Th, Tib, a*n)', () => {
+    for (const an of [0, 1e-3, 5e-3, 2e-2]) expect(cycleTimes(an).overlap.cycleTime).toBeCloseTo(Math.max(Th, Tib, an), 12);
+  });
+
+  it('peaks at 1 + (Tib + Th) / max(Tib, Th) = 2 + Rib/Rh where a*n = max(Tib, Th)', () => {
+    const peak = cycleTimes(Math.max(Tib, Th)).speedup;
+    expect(peak).toBeCloseTo(1 + (Tib + Th) / Math.max(Tib, Th), 9);
+    // Rib < Rh here (2.6 vs 5 GB/s); the fixed latencies make the identity approximate.
+    expect(peak).toBeCloseTo(2 + 2.6e9 / 5e9, 2);
+    for (const an of [Math.max(Tib, Th) / 2, Math.max(Tib, Th) * 2]) expect(cycleTimes(an).speedup).toBeLessThan(peak);
+  });
+
+  it('a half-duplex PCIe link serialises the two copies of a cycle', () => {
+    const doc = piic();
+    for (const h of doc.arch.hosts) h.pcie = { bandwidth: 5e9, latency: 1e-5, duplex: false };
+    const r = predict(doc, { nodeTimes: { P: 0, C: 0, I1: 0, I2: 0 } });
+    if (!r.ok) throw new Error('does not predict');
+    expect(r.prediction.noOverlap.cycleTime).toBeCloseTo(2 * Th + Tib, 12);
+    expect(r.prediction.overlap.cycleTime).toBeCloseTo(Math.max(2 * Th, Tib), 12);
+  });
+
+  it('predicts a timeline of firings and transfers for each cycle', () => {
+    const p = cycleTimes(1e-3);
+    const tl = p.overlap.timeline;
+    const c = tl.filter((e) => e.node === 'C');
+    expect(c[0].cycle).toBe(p.overlap.ig.latency['C' as never]);
+    expect(c[0].iteration).toBe(0);
+    expect(tl.filter((e) => e.kind === 'transfer' && e.cycle === 10)).toHaveLength(5);
+    for (const e of tl) expect(e.end).toBeGreaterThanOrEqual(e.start);
+  });
+
+  it('uses the kernels\' cost hints when no times are given', () => {
+    const r = predict(piic());
+    if (!r.ok) throw new Error('does not predict');
+    expect(r.prediction.noOverlap.cycleTime).toBeGreaterThan(Th + Tib);
+    expect(r.prediction.speedup).toBeGreaterThan(1);
+  });
+});

@@ -1,0 +1,184 @@
+import type { Diagnostic } from '../diagnostics.js';
+import { compileModel } from '../compile/compile.js';
+import { fastestLink } from '../compile/phases.js';
+import { Router } from '../compile/route.js';
+import type { Action, ImplementationGraph } from '../compile/types.js';
+import type { Model } from '../document/model.js';
+import type { Link } from '../document/types.js';
+import { analyze } from '../document/validate.js';
+import type { NodeId, PeId } from '../ids.js';
+import type { TraceEvent } from '../trace/event.js';
+import { nodeTime, type TimingOptions } from './timing.js';
+
+export interface PredictOptions extends TimingOptions {
+  /** Seconds each cluster-wide barrier costs (default 0, as in the paper's model). */
+  barrier?: number;
+  /** Iterations of the run (default: the document's options.iterations). */
+  iterations?: number;
+  /** Cycles drawn in the predicted timeline (default: the whole run, at most 200). */
+  timelineCycles?: number;
+}
+
+export interface PhaseTime {
+  name: string;
+  /** Seconds, barrier included. */
+  time: number;
+  /** The PE or link that sets the phase's time ('' when the phase is empty). */
+  bottleneck: string;
+}
+
+export interface StrategyPrediction {
+  overlap: boolean;
+  /** Seconds per cycle in steady state (one iteration completes per cycle). */
+  cycleTime: number;
+  phases: PhaseTime[];
+  /** Busy seconds per cycle of each PE and link (`link a<->b` or `link a->b`). */
+  busy: Record<string, number>;
+  /** Iterations per second. */
+  throughput: number;
+  fillCycles: number;
+  /** Cycles of the whole run: last start cycle + iterations. */
+  cycles: number;
+  /** Seconds for the whole run (cycles x cycle time). */
+  runTime: number;
+  ig: ImplementationGraph;
+  timeline: TraceEvent[];
+}
+
+export interface Prediction {
+  overlap: StrategyPrediction;
+  noOverlap: StrategyPrediction;
+  /** Cycle time without overlap / with. */
+  speedup: number;
+}
+
+export type PredictResult = { ok: true; prediction: Prediction; diagnostics: Diagnostic[] } | { ok: false; diagnostics: Diagnostic[] };
+
+/**
+ * Predicts both strategies of paper 4.3 from per-node kernel times and link bandwidth and
+ * latency. Without overlap a cycle is the sum over phases of the slowest PE or link in the
+ * phase (plus its barrier); with overlap, the busiest PE or link. A full-duplex link carries
+ * both directions at once; a half-duplex one serialises them. For P-I-I-C this gives
+ * T = Th + Tib + a*n without overlap and max(Th, Tib, a*n) with.
+ */
+export function predict(doc: unknown, opts: PredictOptions = {}): PredictResult {
+  const { diagnostics, model } = analyze(doc);
+  if (!model) return { ok: false, diagnostics };
+  const router = new Router(model);
+  const out: Partial<Record<'overlap' | 'noOverlap', StrategyPrediction>> = {};
+  for (const overlap of [true, false]) {
+    const r = compileModel(model, overlap, diagnostics, router);
+    if (!r.ok) return { ok: false, diagnostics: r.diagnostics };
+    out[overlap ? 'overlap' : 'noOverlap'] = predictStrategy(model, r.ig, opts);
+  }
+  const prediction = { overlap: out.overlap!, noOverlap: out.noOverlap!, speedup: out.noOverlap!.cycleTime / out.overlap!.cycleTime };
+  return { ok: true, prediction, diagnostics };
+}
+
+interface Timed {
+  action: Action;
+  /** PE id for a firing, link-direction key for a transfer. */
+  lane: string;
+  /** Key of the resource whose busy time it adds to. */
+  resource: string;
+  time: number;
+}
+
+export function predictStrategy(model: Model, ig: ImplementationGraph, opts: PredictOptions = {}): StrategyPrediction {
+  const barrier = opts.barrier ?? 0;
+  const iterations = opts.iterations ?? model.doc.options.iterations;
+  const linkName = (l: Link, from: PeId, to: PeId) => (l.duplex ? `link ${from}->${to}` : `link ${l.a}<->${l.b}`);
+  // Each phase's actions once (a transfer is listed by both its PEs).
+  const phases: Timed[][] = ig.phases.map(() => []);
+  for (const p of Object.values(ig.programs)) {
+    p.phases.forEach((ph, i) => {
+      for (const a of ph.actions) {
+        if (a.op === 'fire') phases[i].push({ action: a, lane: p.pe, resource: p.pe, time: nodeTime(model, a.node as NodeId, opts) });
+        else if (a.op === 'transfer' && a.fromPe === p.pe) {
+          const link = fastestLink(model, a.fromPe, a.toPe, a.bytes);
+          phases[i].push({ action: a, lane: `link ${a.fromPe}->${a.toPe}`, resource: linkName(link, a.fromPe, a.toPe), time: link.latency + a.bytes / link.bandwidth });
+        }
+      }
+    });
+  }
+  const busy: Record<string, number> = {};
+  const phaseTimes: PhaseTime[] = phases.map((actions, i) => {
+    const load: Record<string, number> = {};
+    for (const t of actions) {
+      load[t.resource] = (load[t.resource] ?? 0) + t.time;
+      busy[t.resource] = (busy[t.resource] ?? 0) + t.time;
+    }
+    // A duplex link's two directions run at once: its time is the slower direction.
+    let bottleneck = '';
+    let time = 0;
+    for (const [r, v] of Object.entries(load)) {
+      if (v > time || (v === time && bottleneck === '')) {
+        time = v;
+        bottleneck = r;
+      }
+    }
+    return { name: ig.phases[i], time: time + barrier, bottleneck };
+  });
+  const cycleTime = phaseTimes.reduce((a, p) => a + p.time, 0);
+  let last = 0;
+  for (const ph of phases) for (const t of ph) if (t.action.op !== 'barrier') last = Math.max(last, t.action.startCycle);
+  const cycles = last + iterations;
+  const timeline = buildTimeline(model, phases, phaseTimes, cycleTime, barrier, iterations, Math.min(opts.timelineCycles ?? cycles, cycles, 200));
+  return {
+    overlap: ig.overlap,
+    cycleTime,
+    phases: phaseTimes,
+    busy,
+    throughput: cycleTime > 0 ? 1 / cycleTime : Infinity,
+    fillCycles: ig.fillCycles,
+    cycles,
+    runTime: cycles * cycleTime,
+    ig,
+    timeline,
+  };
+}
+
+function buildTimeline(model: Model, phases: Timed[][], times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number): TraceEvent[] {
+  const events: TraceEvent[] = [];
+  const us = (s: number) => s * 1e6;
+  for (let k = 0; k < cycles; k++) {
+    let at = k * cycleTime;
+    phases.forEach((actions, i) => {
+      const cursor: Record<string, number> = {};
+      for (const t of actions) {
+        const a = t.action;
+        if (a.op === 'barrier') continue;
+        const iteration = k - a.startCycle;
+        if (iteration < 0 || iteration >= iterations) continue;
+        const start = cursor[t.resource] ?? at;
+        cursor[t.resource] = start + t.time;
+        if (a.op === 'fire') {
+          const pe = model.node.get(a.node as NodeId)!.pe;
+          events.push({ host: model.pe.get(pe)!.host, pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration, cycle: k, start: us(start), end: us(start + t.time) });
+        } else {
+          events.push({
+            host: model.pe.get(a.fromPe)!.host,
+            pe: a.fromPe,
+            thread: `lane:${a.toPe}`,
+            kind: 'transfer',
+            name: a.to.buffer,
+            buffer: a.to.buffer,
+            from: a.from.buffer,
+            iteration,
+            cycle: k,
+            start: us(start),
+            end: us(start + t.time),
+            bytes: a.bytes,
+          });
+        }
+      }
+      at += times[i].time;
+      if (barrier > 0) {
+        for (const pe of model.pes) {
+          events.push({ host: pe.host, pe: pe.id, thread: 'main', kind: 'barrier', name: `${times[i].name} barrier`, iteration: -1, cycle: k, start: us(at - barrier), end: us(at) });
+        }
+      }
+    });
+  }
+  return events;
+}

@@ -1,0 +1,120 @@
+import type { AppEdge, AppNode, Host, Link, ProjectDocument } from '../document/types.js';
+import { mulberry32, randomInt } from '../util/random.js';
+
+// Seeded document generators for property tests and the compile benchmark. Only the
+// matrix.* kernels, so every generated document is valid.
+
+export interface RandomOptions {
+  nodes: number;
+  hosts: number;
+  /** Most GPUs per host (each host gets 0..maxGpus). */
+  maxGpus: number;
+  overlap: boolean;
+  iterations?: number;
+}
+
+/**
+ * A random DAG (producers, incrementers, adders, consumers) on a random cluster: hosts in a
+ * chain or full mesh of CPUs, optional NVLink between a host's GPUs and occasional direct
+ * links, random bandwidths so routes vary; a random mapping.
+ */
+export function randomDocument(seed: number, o: RandomOptions): ProjectDocument {
+  const rand = mulberry32(seed);
+  const size = randomInt(rand, 1, 3);
+  const params = { width: size, height: randomInt(rand, 1, 4) };
+  const nodes: AppNode[] = [];
+  const edges: AppEdge[] = [];
+  const sources: string[] = [];
+  for (let i = 0; i < o.nodes; i++) {
+    const id = `n${i}`;
+    const r = rand();
+    const kind = sources.length === 0 || r < 0.15 ? 'produce' : r < 0.55 ? 'increment' : r < 0.8 ? 'add' : 'consume';
+    nodes.push({ id, kernel: `matrix.${kind}`, params: { ...params } });
+    const inputs = kind === 'produce' ? [] : kind === 'add' ? ['a', 'b'] : ['in'];
+    for (const port of inputs) edges.push({ from: { node: sources[randomInt(rand, 0, sources.length - 1)], port: 'out' }, to: { node: id, port } });
+    if (kind !== 'consume') sources.push(id);
+  }
+  const hosts: Host[] = [];
+  const links: Link[] = [];
+  const pes: string[] = [];
+  const bw = () => [1e9, 2e9, 5e9, 1e10][randomInt(rand, 0, 3)];
+  for (let h = 0; h < o.hosts; h++) {
+    const gpus = randomInt(rand, 0, o.maxGpus);
+    hosts.push({ id: `h${h}`, cpus: 1, gpus, pcie: { bandwidth: bw(), latency: 1e-5, duplex: rand() < 0.7 } });
+    pes.push(`cpu@h${h}`);
+    for (let g = 0; g < gpus; g++) pes.push(`gpu${g}@h${h}`);
+    if (gpus >= 2 && rand() < 0.4) links.push({ a: `gpu0@h${h}`, b: `gpu1@h${h}`, kind: 'nvlink', bandwidth: bw(), latency: 1e-6, duplex: true });
+  }
+  const chain = rand() < 0.5;
+  for (let h = 0; h < o.hosts; h++) {
+    for (let j = h + 1; j < o.hosts; j++) {
+      if (chain && j !== h + 1) continue;
+      links.push({ a: `cpu@h${h}`, b: `cpu@h${j}`, kind: 'infiniband', bandwidth: bw(), latency: 2e-6, duplex: true });
+    }
+  }
+  if (o.hosts >= 2 && pes.length > 2 && rand() < 0.3) {
+    const a = pes[randomInt(rand, 0, pes.length - 1)];
+    const b = pes[randomInt(rand, 0, pes.length - 1)];
+    if (a !== b) links.push({ a, b, kind: 'ethernet', bandwidth: bw(), latency: 5e-5, duplex: false });
+  }
+  const mapping: Record<string, string> = {};
+  for (const n of nodes) mapping[n.id] = pes[randomInt(rand, 0, pes.length - 1)];
+  return {
+    format: 'pipeloom/v1',
+    name: `random ${seed}`,
+    app: { nodes, edges },
+    arch: { hosts, pes: [], links },
+    mapping,
+    options: { overlap: o.overlap, iterations: o.iterations ?? 6 },
+  };
+}
+
+/**
+ * A layered DAG for the benchmark: `nodes` nodes in layers of `width`, each reading one or two
+ * nodes of the layer before; hosts of 1 CPU + `gpus` GPUs on an InfiniBand network; each
+ * layer mapped to a random host's PEs (pipelines keep neighbouring stages close).
+ */
+export function layeredDocument(seed: number, o: { nodes: number; hosts: number; gpus: number; width?: number }): ProjectDocument {
+  const rand = mulberry32(seed);
+  const width = o.width ?? 64;
+  const params = { width: 256, height: 256 };
+  const nodes: AppNode[] = [];
+  const edges: AppEdge[] = [];
+  const mapping: Record<string, string> = {};
+  const pesOf = (h: number) => [`cpu@h${h}`, ...Array.from({ length: o.gpus }, (_, g) => `gpu${g}@h${h}`)];
+  let prev: string[] = [];
+  for (let i = 0; i < o.nodes; ) {
+    const layer: string[] = [];
+    const host = randomInt(rand, 0, o.hosts - 1);
+    const near = rand() < 0.5 ? host : (host + 1) % o.hosts;
+    for (let j = 0; j < width && i < o.nodes; j++, i++) {
+      const id = `n${i}`;
+      if (prev.length === 0) nodes.push({ id, kernel: 'matrix.produce', params });
+      else if (rand() < 0.3) {
+        nodes.push({ id, kernel: 'matrix.add', params });
+        edges.push({ from: { node: prev[randomInt(rand, 0, prev.length - 1)], port: 'out' }, to: { node: id, port: 'a' } });
+        edges.push({ from: { node: prev[randomInt(rand, 0, prev.length - 1)], port: 'out' }, to: { node: id, port: 'b' } });
+      } else {
+        nodes.push({ id, kernel: 'matrix.increment', params });
+        edges.push({ from: { node: prev[randomInt(rand, 0, prev.length - 1)], port: 'out' }, to: { node: id, port: 'in' } });
+      }
+      const pes = pesOf(rand() < 0.8 ? host : near);
+      mapping[id] = pes[randomInt(rand, 0, pes.length - 1)];
+      layer.push(id);
+    }
+    prev = layer;
+  }
+  return {
+    format: 'pipeloom/v1',
+    name: `layered ${o.nodes}`,
+    app: { nodes, edges },
+    arch: {
+      hosts: Array.from({ length: o.hosts }, (_, h) => ({ id: `h${h}`, cpus: 1, gpus: o.gpus, pcie: { bandwidth: 5e9, latency: 1e-5 } })),
+      pes: [],
+      links: [],
+      network: { kind: 'infiniband', bandwidth: 2.6e9, latency: 2e-6 },
+    },
+    mapping,
+    options: { overlap: true, iterations: 100 },
+  };
+}
