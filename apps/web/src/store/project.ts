@@ -18,6 +18,8 @@ export interface ProjectState {
   doc: ProjectDocument;
   /** Bumped by every change the compiler can see (not by moves). */
   revision: number;
+  /** Bumped when a whole document is loaded: canvases refit. */
+  loads: number;
   selection: Selection | null;
   view: ViewId;
   canUndo: boolean;
@@ -72,6 +74,7 @@ export function createProjectStore(initial: ProjectDocument = emptyDocument()) {
     return {
       doc: initial,
       revision: 0,
+      loads: 0,
       selection: null,
       view: 'dfg',
       canUndo: false,
@@ -111,7 +114,7 @@ export function createProjectStore(initial: ProjectDocument = emptyDocument()) {
       },
       load(doc) {
         history.clear();
-        set({ doc, revision: get().revision + 1, selection: null, ...sync() });
+        set({ doc, revision: get().revision + 1, loads: get().loads + 1, selection: null, ...sync() });
       },
       select(s, opts = {}) {
         set(s && opts.reveal ? { selection: s, view: viewForSelection(s) } : { selection: s });

@@ -1,0 +1,3 @@
+export function AgentImport() {
+  return null;
+}

@@ -1,0 +1,78 @@
+import type { Link, LinkKind, PeKind, ProcessingElement, ProjectDocument } from '@pipeloom/core/document/types';
+
+// Sensible starting values for new architecture elements; the inspector edits them.
+
+export const LINK_DEFAULTS: Record<LinkKind, { bandwidth: number; latency: number; duplex: boolean }> = {
+  pcie: { bandwidth: 12e9, latency: 10e-6, duplex: true },
+  nvlink: { bandwidth: 50e9, latency: 5e-6, duplex: true },
+  infiniband: { bandwidth: 3.2e9, latency: 5e-6, duplex: true },
+  ethernet: { bandwidth: 1.25e9, latency: 50e-6, duplex: true },
+  loopback: { bandwidth: 20e9, latency: 1e-6, duplex: true },
+};
+
+export const LINK_KINDS = Object.keys(LINK_DEFAULTS) as LinkKind[];
+
+export function defaultLink(doc: ProjectDocument, a: string, b: string): Link {
+  const pa = doc.arch.pes.find((p) => p.id === a);
+  const pb = doc.arch.pes.find((p) => p.id === b);
+  const sameHost = pa && pb && pa.host === pb.host;
+  const gpu = pa?.kind === 'gpu' || pb?.kind === 'gpu';
+  const kind: LinkKind = sameHost ? (gpu ? 'pcie' : 'loopback') : 'ethernet';
+  return { a, b, kind, ...LINK_DEFAULTS[kind] };
+}
+
+export const PE_SIZE = { width: 150, height: 54 };
+const PAD = { x: 14, top: 36, y: 14 };
+
+/** Where a new PE goes inside its host: the next slot in a row. */
+export function peSlot(index: number) {
+  return { x: PAD.x + index * (PE_SIZE.width + 64), y: PAD.top };
+}
+
+export function hostSize(doc: ProjectDocument, host: string) {
+  const pes = doc.arch.pes.filter((p) => p.host === host);
+  let w = 200;
+  let h = PAD.top + PE_SIZE.height + PAD.y;
+  pes.forEach((p, i) => {
+    const pos = p.position ?? peSlot(i);
+    w = Math.max(w, pos.x + PE_SIZE.width + PAD.x);
+    h = Math.max(h, pos.y + PE_SIZE.height + PAD.y);
+  });
+  return { width: w, height: h };
+}
+
+export function newPe(doc: ProjectDocument, host: string, kind: PeKind, device?: number): ProcessingElement {
+  const taken = new Set(doc.arch.pes.map((p) => p.id));
+  let id = kind === 'cpu' ? `cpu@${host}` : '';
+  if (kind === 'gpu' || taken.has(id)) {
+    for (let i = 0; ; i++) {
+      const cand = `${kind}${i}@${host}`;
+      if (!taken.has(cand)) {
+        id = cand;
+        if (kind === 'gpu' && device === undefined) device = i;
+        break;
+      }
+    }
+  }
+  const index = doc.arch.pes.filter((p) => p.host === host).length;
+  return {
+    id,
+    host,
+    kind,
+    memory: kind === 'gpu' ? 4 * 2 ** 30 : 8 * 2 ** 30,
+    ...(kind === 'gpu' ? { device: device ?? 0 } : {}),
+    position: peSlot(index),
+  };
+}
+
+export function newHostId(doc: ProjectDocument): string {
+  const taken = new Set(doc.arch.hosts.map((h) => h.id));
+  for (let i = 0; ; i++) if (!taken.has(`h${i}`)) return `h${i}`;
+}
+
+/** Below the lowest host, so new hosts never overlap. */
+export function newHostPosition(doc: ProjectDocument) {
+  let y = 0;
+  for (const h of doc.arch.hosts) y = Math.max(y, (h.position?.y ?? 0) + hostSize(doc, h.id).height + 40);
+  return { x: 0, y };
+}

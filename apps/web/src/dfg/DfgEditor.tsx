@@ -1,0 +1,178 @@
+import { useCallback, useMemo, useRef } from 'react';
+import {
+  Background,
+  Controls,
+  MiniMap,
+  ReactFlow,
+  useReactFlow,
+  type Connection,
+  type Edge,
+  type EdgeChange,
+  type NodeChange,
+} from '@xyflow/react';
+import { findKernel, formatDataType, withDefaults } from '@pipeloom/kernels';
+import { projectStore, useProject } from '../store/project.js';
+import { edgeKey, type EdgeKey } from '../store/records.js';
+import { useMeasured, nextDragKey, pickedId, removedIds } from '../lib/canvas.js';
+import { connectionProblem, freshNodeId, portType } from '../lib/kernels.js';
+import { peColor } from '../lib/colors.js';
+import { useProblemCounts } from '../lib/problems.js';
+import { nodeTypes, type KernelFlowNode } from './KernelNode.js';
+
+export const KERNEL_MIME = 'application/pipeloom-kernel';
+
+/** Adds a node of `kernelId` with default params at a flow position; returns its id. */
+export function addKernelNode(kernelId: string, position: { x: number; y: number }): string | null {
+  const kernel = findKernel(kernelId);
+  if (!kernel) return null;
+  const { doc, dispatch, select } = projectStore.getState();
+  const id = freshNodeId(doc, kernelId);
+  const ok = dispatch({ type: 'node/add', node: { id, kernel: kernelId, params: withDefaults(kernel, {}), position: { x: Math.round(position.x), y: Math.round(position.y) } } }, { label: `add ${id}` });
+  if (ok) select({ kind: 'node', id });
+  return ok ? id : null;
+}
+
+export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
+  const doc = useProject((s) => s.doc);
+  const selection = useProject((s) => s.selection);
+  const problems = useProblemCounts();
+  const { sizes, tick, take } = useMeasured();
+  const flow = useReactFlow();
+  const dragKey = useRef<string | null>(null);
+  const mapping = mode === 'mapping';
+
+  const peIds = useMemo(() => doc.arch.pes.map((p) => p.id), [doc.arch.pes]);
+  const nodes: KernelFlowNode[] = useMemo(
+    () =>
+      doc.app.nodes.map((n, i) => {
+        const pe = doc.mapping[n.id];
+        return {
+          id: n.id,
+          type: 'kernel',
+          position: n.position ?? { x: 40 + 220 * i, y: 80 },
+          selected: (selection?.kind === 'node' && selection.id === n.id) || (selection?.kind === 'mapping' && selection.node === n.id),
+          measured: sizes.get(n.id),
+          data: {
+            node: n,
+            pe,
+            color: peColor(doc, pe),
+            errors: problems.get(`node:${n.id}`) ?? 0,
+            ...(mapping ? { pes: peIds, onPick: (p: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node: n.id, pe: p }, { label: `map ${n.id}` }) } : {}),
+          },
+        };
+      }),
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [doc, selection, problems, tick, mapping, peIds],
+  );
+
+  const edges: Edge[] = useMemo(
+    () =>
+      doc.app.edges.map((e) => {
+        const k = edgeKey(e);
+        const src = doc.app.nodes.find((n) => n.id === e.from.node);
+        const t = src ? portType(src, e.from.port, 'out').type : undefined;
+        const sel = selection?.kind === 'edge' && selection.key === k;
+        const pe = doc.mapping[e.from.node];
+        const crossing = pe && doc.mapping[e.to.node] && doc.mapping[e.to.node] !== pe;
+        return {
+          id: k,
+          source: e.from.node,
+          sourceHandle: e.from.port,
+          target: e.to.node,
+          targetHandle: e.to.port,
+          selected: sel,
+          label: t ? formatDataType(t) : undefined,
+          className: `${problems.get(`edge:${k}`) ? 'edge-error' : ''}${mapping && crossing ? ' edge-crossing' : ''}`,
+          labelBgPadding: [4, 2] as [number, number],
+          labelStyle: { fontSize: 10 },
+        };
+      }),
+    [doc, selection, problems, mapping],
+  );
+
+  const onNodesChange = useCallback(
+    (changes: NodeChange<KernelFlowNode>[]) => {
+      take(changes);
+      const st = projectStore.getState();
+      const moves = [];
+      for (const c of changes) {
+        if (c.type === 'position' && c.position) moves.push({ type: 'node/move' as const, id: c.id, position: { x: Math.round(c.position.x), y: Math.round(c.position.y) } });
+      }
+      if (moves.length) {
+        dragKey.current ??= nextDragKey('dfg');
+        st.dispatch(moves, { label: 'move', coalesce: dragKey.current });
+      }
+      if (!mapping) {
+        const removed = removedIds(changes).map((id) => ({ type: 'node/remove' as const, id }));
+        if (removed.length) st.dispatch(removed, { label: removed.length > 1 ? `delete ${removed.length} nodes` : `delete ${removed[0].id}` });
+      }
+      const picked = pickedId(changes);
+      if (picked) st.select(mapping ? { kind: 'mapping', node: picked } : { kind: 'node', id: picked });
+    },
+    [take, mapping],
+  );
+
+  const onEdgesChange = useCallback(
+    (changes: EdgeChange[]) => {
+      const st = projectStore.getState();
+      if (!mapping) {
+        const removed = removedIds(changes).map((id) => ({ type: 'edge/remove' as const, key: id as EdgeKey }));
+        if (removed.length) st.dispatch(removed, { label: 'delete edge' });
+      }
+      const picked = pickedId(changes);
+      if (picked) st.select({ kind: 'edge', key: picked as EdgeKey });
+    },
+    [mapping],
+  );
+
+  const onConnect = useCallback((c: Connection) => {
+    const st = projectStore.getState();
+    const from = { node: c.source, port: c.sourceHandle ?? '' };
+    const to = { node: c.target, port: c.targetHandle ?? '' };
+    const problem = connectionProblem(st.doc, from, to);
+    if (problem) {
+      st.toast(`Connection refused: ${problem}`, 'error');
+      return;
+    }
+    st.dispatch({ type: 'edge/add', edge: { from, to } }, { label: `connect ${from.node} -> ${to.node}` });
+  }, []);
+
+  const onDrop = useCallback(
+    (e: React.DragEvent) => {
+      const kernelId = e.dataTransfer.getData(KERNEL_MIME);
+      if (!kernelId) return;
+      e.preventDefault();
+      const p = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
+      addKernelNode(kernelId, { x: p.x - 80, y: p.y - 30 });
+    },
+    [flow],
+  );
+
+  return (
+    <div className="canvas" data-testid={mapping ? 'mapping-canvas' : 'dfg-canvas'} onDragOver={(e) => { if (!mapping) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } }} onDrop={mapping ? undefined : onDrop}>
+      <ReactFlow
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        onNodesChange={onNodesChange}
+        onEdgesChange={onEdgesChange}
+        onConnect={mapping ? undefined : onConnect}
+        nodesConnectable={!mapping}
+        onNodeDragStop={() => {
+          dragKey.current = null;
+          projectStore.getState().seal();
+        }}
+        onPaneClick={() => projectStore.getState().select(null)}
+        deleteKeyCode={mapping ? null : ['Delete', 'Backspace']}
+        fitView
+        fitViewOptions={{ padding: 0.25, maxZoom: 1.2 }}
+        minZoom={0.1}
+        proOptions={{ hideAttribution: true }}
+      >
+        <Background gap={16} size={1} />
+        <Controls showInteractive={false} />
+        <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />
+      </ReactFlow>
+    </div>
+  );
+}

@@ -1,0 +1,108 @@
+import { useMemo } from 'react';
+import { Background, Controls, MarkerType, ReactFlow, type Edge, type Node } from '@xyflow/react';
+import { useProject, projectStore } from '../store/project.js';
+import { useCompile } from '../worker/client.js';
+import { peColor } from '../lib/colors.js';
+import { formatMs } from '../lib/format.js';
+import { igNodeTypes } from './IgNodes.js';
+
+// The implementation graph as the compiler produced it: computations labelled
+// `name (schedule, latency)` like the paper's Figs 9-10, buffer nodes between them with their
+// depth and memory colour, one cluster per PE. Both strategies come precomputed from the
+// worker, so the overlap toggle only swaps which one is drawn.
+
+export function useShownStrategy() {
+  const overlap = useProject((s) => s.doc.options.overlap);
+  const result = useCompile((s) => s.result);
+  return { overlap, strategy: result ? (overlap ? result.overlap : result.noOverlap) : null, result };
+}
+
+export function OverlapToggle() {
+  const overlap = useProject((s) => s.doc.options.overlap);
+  const set = (v: boolean) => projectStore.getState().dispatch({ type: 'options/update', patch: { overlap: v } }, { label: v ? 'overlap on' : 'overlap off' });
+  return (
+    <div className="segmented" data-testid="overlap-toggle">
+      <button className={overlap ? 'on' : ''} onClick={() => set(true)} data-testid="overlap-on">
+        Overlap
+      </button>
+      <button className={!overlap ? 'on' : ''} onClick={() => set(false)} data-testid="overlap-off">
+        No overlap
+      </button>
+    </div>
+  );
+}
+
+export function IgView() {
+  const doc = useProject((s) => s.doc);
+  const { strategy, result, overlap } = useShownStrategy();
+  const status = useCompile((s) => s.status);
+  const loads = useProject((s) => s.loads);
+
+  const { nodes, edges } = useMemo(() => {
+    if (!strategy) return { nodes: [] as Node[], edges: [] as Edge[] };
+    const { ig, layout } = strategy;
+    const buffers = new Map(ig.buffers.map((b) => [b.id as string, b]));
+    const nodes: Node[] = layout.nodes.map((n) => {
+      const base = { id: n.id, position: { x: n.x, y: n.y }, width: n.width, height: n.height, measured: { width: n.width, height: n.height }, draggable: false, ...(n.parent ? { parentId: n.parent } : {}) };
+      if (n.kind === 'pe') {
+        const pe = n.id.slice(3);
+        return { ...base, type: 'igPe', selectable: false, data: { pe, kind: doc.arch.pes.find((p) => p.id === pe)?.kind, color: peColor(doc, pe) } };
+      }
+      if (n.kind === 'buffer') return { ...base, type: 'igBuffer', data: { buffer: buffers.get(n.id.slice(2))! } };
+      const id = n.id.slice(2);
+      const app = doc.app.nodes.find((x) => x.id === id);
+      return {
+        ...base,
+        type: 'igNode',
+        data: { id, kernel: app?.kernel ?? '', schedule: (ig.schedule as Record<string, number>)[id], latency: (ig.latency as Record<string, number>)[id], color: peColor(doc, doc.mapping[id]) },
+      };
+    });
+    const edges: Edge[] = layout.edges.map((e) => ({
+      id: e.id,
+      source: e.source,
+      target: e.target,
+      className: e.transfer ? 'ig-transfer' : 'ig-local',
+      markerEnd: { type: MarkerType.ArrowClosed, width: 14, height: 14 },
+      ...(e.transfer ? { animated: true } : {}),
+    }));
+    return { nodes, edges };
+  }, [strategy, doc]);
+
+  return (
+    <div className="canvas ig" data-testid="ig-canvas">
+      <div className="canvas-bar">
+        <OverlapToggle />
+        {strategy && (
+          <span className="muted" data-testid="ig-summary">
+            {strategy.ig.buffers.length} buffer nodes · {strategy.ig.buffers.filter((b) => b.depth === 2).length} double · fill {strategy.ig.fillCycles} cycles · {overlap ? 'with' : 'without'} overlap
+          </span>
+        )}
+        {result && <span className="muted">compiled in {formatMs(result.compileMs)}</span>}
+      </div>
+      {!strategy && (
+        <div className="canvas-empty" data-testid="ig-empty">
+          {status === 'compiling' ? 'Compiling…' : result ? 'The document has errors (see Problems below); fix them to see the implementation graph.' : 'Waiting for the compiler…'}
+        </div>
+      )}
+      <ReactFlow
+        key={`${loads}-${strategy ? 'ig' : 'none'}`}
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={igNodeTypes}
+        nodesConnectable={false}
+        nodesDraggable={false}
+        elementsSelectable
+        fitView
+        fitViewOptions={{ padding: 0.15, maxZoom: 1.1 }}
+        minZoom={0.05}
+        proOptions={{ hideAttribution: true }}
+        onNodeClick={(_, n) => {
+          if (n.id.startsWith('n:')) projectStore.getState().select({ kind: 'node', id: n.id.slice(2) });
+        }}
+      >
+        <Background gap={16} size={1} />
+        <Controls showInteractive={false} />
+      </ReactFlow>
+    </div>
+  );
+}

@@ -1,0 +1,58 @@
+import { useProject } from '../store/project.js';
+import { peColor, memoryColor } from '../lib/colors.js';
+import { formatBytes } from '../lib/format.js';
+import { OverlapToggle, useShownStrategy } from './IgView.js';
+
+// Per-PE memory: every buffer's own storage (before) against storage shared by colour
+// (after), the clique lower bound, and the PE's capacity.
+export function MemoryPanel() {
+  const doc = useProject((s) => s.doc);
+  const { strategy, result } = useShownStrategy();
+  const other = result && strategy ? (strategy === result.overlap ? result.noOverlap : result.overlap) : null;
+  return (
+    <div className="panel" data-testid="memory-panel">
+      <div className="panel-title">Memory per PE</div>
+      <OverlapToggle />
+      {!strategy && <div className="empty">No implementation graph yet.</div>}
+      {strategy &&
+        Object.entries(strategy.ig.memory).map(([pe, m]) => {
+          const scale = Math.max(m.before, m.capacity > 0 && m.capacity < m.before * 4 ? m.capacity : 0, 1);
+          const pct = (v: number) => `${Math.min(100, (v / scale) * 100)}%`;
+          const over = m.capacity > 0 && m.after > m.capacity;
+          const alt = other?.ig.memory[pe as keyof typeof other.ig.memory];
+          return (
+            <div key={pe} className="mem" data-testid={`mem-${pe}`}>
+              <div className="mem-title">
+                <span className="swatch" style={{ background: peColor(doc, pe) }} /> {pe}
+                {over && <span className="field-error"> over capacity</span>}
+              </div>
+              <div className="bar-row" title="Sum of every buffer's bytes × depth">
+                <span className="bar-label">before</span>
+                <span className="bar"><span className="fill before" style={{ width: pct(m.before) }} /></span>
+                <span className="bar-val" data-testid={`mem-before-${pe}`}>{formatBytes(m.before)}</span>
+              </div>
+              <div className="bar-row" title="Buffers of one colour share storage">
+                <span className="bar-label">after</span>
+                <span className="bar">
+                  <span className="fill after" style={{ width: pct(m.after) }} />
+                  <span className="mark" style={{ left: pct(m.lowerBound) }} title={`lower bound ${formatBytes(m.lowerBound)}`} />
+                </span>
+                <span className="bar-val" data-testid={`mem-after-${pe}`}>{formatBytes(m.after)}</span>
+              </div>
+              <div className="mem-meta">
+                saved {m.before > 0 ? Math.round((1 - m.after / m.before) * 100) : 0}% · bound {formatBytes(m.lowerBound)} · capacity {formatBytes(m.capacity)}
+                {alt && alt.after !== m.after && <> · {strategy === result?.overlap ? 'no overlap' : 'overlap'}: {formatBytes(alt.after)}</>}
+              </div>
+              <div className="colors">
+                {m.colors.map((c) => (
+                  <span key={c.color} className="color-chip" style={{ background: memoryColor(c.color) }} title={`colour ${c.color}: ${c.buffers.join(', ')}`}>
+                    c{c.color} {formatBytes(c.bytes)}
+                  </span>
+                ))}
+              </div>
+            </div>
+          );
+        })}
+    </div>
+  );
+}

@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { compile, normalize, parseDocument } from '@pipeloom/core';
+import { igGraph, layoutIg } from './layout.js';
+
+const text = readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8');
+const parsed = parseDocument(text);
+if (!parsed.ok) throw new Error('examples/piic.json does not parse');
+const doc = normalize(parsed.doc);
+
+describe('implementation graph layout', () => {
+  const r = compile(doc, { overlap: true });
+  if (!r.ok) throw new Error('piic does not compile');
+  const ig = r.ig;
+
+  it('draws every computation and buffer node once, inside the lane of its PE', async () => {
+    const layout = await layoutIg(ig, doc.mapping, doc.arch.pes.map((p) => p.id));
+    const lanes = layout.nodes.filter((n) => n.kind === 'pe').map((n) => n.id);
+    expect(lanes).toEqual(doc.arch.pes.map((p) => `pe:${p.id}`));
+    for (const b of ig.buffers) {
+      const n = layout.nodes.filter((x) => x.id === `b:${b.id}`);
+      expect(n).toHaveLength(1);
+      expect(n[0].parent).toBe(`pe:${b.pe}`);
+    }
+    for (const id of ig.order) expect(layout.nodes.find((x) => x.id === `n:${id}`)?.parent).toBe(`pe:${doc.mapping[id]}`);
+  });
+
+  it('places data left to right: every edge goes from a smaller x to a larger one', async () => {
+    const layout = await layoutIg(ig, doc.mapping, doc.arch.pes.map((p) => p.id));
+    const x = new Map(layout.nodes.map((n) => [n.id, n.x]));
+    for (const e of layout.edges) expect(x.get(e.source)!).toBeLessThan(x.get(e.target)!);
+  });
+
+  it('members of one lane never overlap', async () => {
+    const layout = await layoutIg(ig, doc.mapping);
+    const members = layout.nodes.filter((n) => n.parent);
+    for (const a of members)
+      for (const b of members) {
+        if (a === b || a.parent !== b.parent) continue;
+        const overlap = a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+        expect(overlap, `${a.id} overlaps ${b.id}`).toBe(false);
+      }
+  });
+
+  it('links buffers: producer -> buffer, buffer -> copies on other PEs (transfers), buffer -> consumers', () => {
+    const g = igGraph(ig, doc.mapping);
+    const transfers = g.edges.filter((e) => e.transfer).length;
+    expect(transfers).toBe(ig.buffers.reduce((n, b) => n + b.next.length, 0));
+    expect(g.edges.filter((e) => e.source.startsWith('n:')).length).toBe(ig.buffers.filter((b) => 'node' in b.from).length);
+  });
+});

@@ -1,0 +1,121 @@
+import ELK from 'elkjs/lib/elk.bundled.js';
+import type { ElkNode } from 'elkjs/lib/elk-api.js';
+import type { ImplementationGraph } from '@pipeloom/core/compile/types';
+
+// Lays out an implementation graph with elkjs: layered, left to right, one cluster per PE
+// holding that PE's computations and buffers. Runs in the compile worker, so the canvas
+// never waits for it.
+
+export const COMPUTE_SIZE = { width: 168, height: 46 };
+export const BUFFER_SIZE = { width: 124, height: 40 };
+
+export interface IgLayoutNode {
+  id: string;
+  kind: 'pe' | 'node' | 'buffer';
+  /** PE cluster holding it (none for clusters). */
+  parent?: string;
+  /** Relative to the parent cluster, as React Flow wants it. */
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface IgLayoutEdge {
+  id: string;
+  source: string;
+  target: string;
+  /** A copy between PEs (a transfer), not a local read or write. */
+  transfer: boolean;
+}
+
+export interface IgLayout {
+  nodes: IgLayoutNode[];
+  edges: IgLayoutEdge[];
+}
+
+const clusterId = (pe: string) => `pe:${pe}`;
+const nodeKey = (n: string) => `n:${n}`;
+const bufKey = (b: string) => `b:${b}`;
+
+/** The graph the IG view draws, before positions: clusters, members and edges. */
+export function igGraph(ig: ImplementationGraph, mapping: Record<string, string>) {
+  const pes = new Set<string>(Object.keys(ig.programs));
+  for (const b of ig.buffers) pes.add(b.pe);
+  for (const n of ig.order) if (mapping[n]) pes.add(mapping[n]);
+  const members = new Map<string, { id: string; kind: 'node' | 'buffer' }[]>();
+  for (const pe of pes) members.set(pe, []);
+  for (const n of ig.order) {
+    const pe = mapping[n];
+    if (pe) members.get(pe)!.push({ id: nodeKey(n), kind: 'node' });
+  }
+  for (const b of ig.buffers) members.get(b.pe)!.push({ id: bufKey(b.id), kind: 'buffer' });
+  const edges: IgLayoutEdge[] = [];
+  for (const b of ig.buffers) {
+    if ('node' in b.from) edges.push({ id: `${nodeKey(b.from.node)}->${bufKey(b.id)}`, source: nodeKey(b.from.node), target: bufKey(b.id), transfer: false });
+    for (const nx of b.next) edges.push({ id: `${bufKey(b.id)}->${bufKey(nx)}`, source: bufKey(b.id), target: bufKey(nx), transfer: true });
+    for (const c of b.consumers) edges.push({ id: `${bufKey(b.id)}->${nodeKey(c.node)}:${c.port}`, source: bufKey(b.id), target: nodeKey(c.node), transfer: false });
+  }
+  return { pes: [...pes], members, edges };
+}
+
+let elk: InstanceType<typeof ELK> | undefined;
+
+const LANE_HEADER = 26;
+const LANE_PAD = 12;
+const ROW_GAP = 14;
+
+/**
+ * ELK's layered algorithm orders the flat graph left to right (data flow order); each PE then
+ * gets a horizontal lane holding its members at those x positions. Clusters as ELK compound
+ * nodes cannot work here: data leaves a PE and comes back (CPU -> GPU -> CPU), which a
+ * layering of boxes must break; lanes keep both the flow order and the PE grouping.
+ */
+export async function layoutIg(ig: ImplementationGraph, mapping: Record<string, string>, peOrder: readonly string[] = []): Promise<IgLayout> {
+  elk ??= new ELK();
+  const g = igGraph(ig, mapping);
+  const sizeOf = new Map<string, { width: number; height: number }>();
+  for (const list of g.members.values()) for (const m of list) sizeOf.set(m.id, m.kind === 'node' ? COMPUTE_SIZE : BUFFER_SIZE);
+  const root: ElkNode = {
+    id: 'root',
+    layoutOptions: {
+      'elk.algorithm': 'layered',
+      'elk.direction': 'RIGHT',
+      'elk.layered.spacing.nodeNodeBetweenLayers': '40',
+      'elk.spacing.nodeNode': '18',
+      'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
+    },
+    children: [...sizeOf].map(([id, size]) => ({ id, ...size })),
+    edges: g.edges.map((e) => ({ id: e.id, sources: [e.source], targets: [e.target] })),
+  };
+  const out = await elk.layout(root);
+  const x = new Map((out.children ?? []).map((c) => [c.id, c.x ?? 0]));
+  const rank = (pe: string) => {
+    const i = peOrder.indexOf(pe);
+    return i < 0 ? peOrder.length : i;
+  };
+  const pes = [...g.pes].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const width = Math.max(...[...sizeOf].map(([id, s]) => (x.get(id) ?? 0) + s.width), 200) + 2 * LANE_PAD;
+  const nodes: IgLayoutNode[] = [];
+  let y = 0;
+  for (const pe of pes) {
+    // Members whose x ranges overlap go on separate rows of the lane.
+    const members = g.members.get(pe)!.slice().sort((a, b) => (x.get(a.id) ?? 0) - (x.get(b.id) ?? 0));
+    const rowEnds: number[] = [];
+    const placed: IgLayoutNode[] = [];
+    const rowHeight = COMPUTE_SIZE.height + ROW_GAP;
+    for (const m of members) {
+      const s = sizeOf.get(m.id)!;
+      const mx = x.get(m.id) ?? 0;
+      let row = rowEnds.findIndex((end) => end + 12 <= mx);
+      if (row < 0) row = rowEnds.push(0) - 1;
+      rowEnds[row] = mx + s.width;
+      placed.push({ id: m.id, kind: m.kind, parent: clusterId(pe), x: mx + LANE_PAD, y: LANE_HEADER + row * rowHeight + (COMPUTE_SIZE.height - s.height) / 2, width: s.width, height: s.height });
+    }
+    const height = LANE_HEADER + Math.max(rowEnds.length, 1) * rowHeight - ROW_GAP + LANE_PAD;
+    nodes.push({ id: clusterId(pe), kind: 'pe', x: 0, y, width, height });
+    nodes.push(...placed);
+    y += height + 10;
+  }
+  return { nodes, edges: g.edges };
+}

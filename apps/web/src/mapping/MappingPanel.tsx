@@ -1,0 +1,79 @@
+import { useState } from 'react';
+import { projectStore, useProject } from '../store/project.js';
+import { peColor } from '../lib/colors.js';
+
+const NODE_MIME = 'application/pipeloom-node';
+
+// PEs grouped by host as drop targets; DFG nodes as chips. Drag a chip onto a PE to map it,
+// onto "unmapped" to clear it.
+export function MappingPanel() {
+  const doc = useProject((s) => s.doc);
+  const selection = useProject((s) => s.selection);
+  const [over, setOver] = useState<string | null>(null);
+  const set = (node: string, pe: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node, pe }, { label: `map ${node}` });
+
+  const zone = (key: string, pe: string | null, title: React.ReactNode, color?: string) => {
+    const nodes = doc.app.nodes.filter((n) => (pe ? doc.mapping[n.id] === pe : !doc.mapping[n.id] || !doc.arch.pes.some((p) => p.id === doc.mapping[n.id])));
+    return (
+      <div
+        key={key}
+        className={`map-zone${over === key ? ' over' : ''}`}
+        style={color ? ({ '--pe': color } as React.CSSProperties) : undefined}
+        data-testid={pe ? `map-zone-${pe}` : 'map-zone-unmapped'}
+        onDragOver={(e) => {
+          if (!e.dataTransfer.types.includes(NODE_MIME)) return;
+          e.preventDefault();
+          setOver(key);
+        }}
+        onDragLeave={() => setOver((o) => (o === key ? null : o))}
+        onDrop={(e) => {
+          const node = e.dataTransfer.getData(NODE_MIME);
+          setOver(null);
+          if (node) set(node, pe);
+        }}
+      >
+        <div className="map-zone-title">{title}</div>
+        <div className="chips">
+          {nodes.map((n) => (
+            <span
+              key={n.id}
+              className={`chip${(selection?.kind === 'mapping' && selection.node === n.id) || (selection?.kind === 'node' && selection.id === n.id) ? ' selected' : ''}`}
+              draggable
+              data-testid={`map-chip-${n.id}`}
+              onDragStart={(e) => e.dataTransfer.setData(NODE_MIME, n.id)}
+              onClick={() => projectStore.getState().select({ kind: 'mapping', node: n.id })}
+            >
+              {n.id}
+            </span>
+          ))}
+          {!nodes.length && <span className="chip-empty">drop nodes here</span>}
+        </div>
+      </div>
+    );
+  };
+
+  return (
+    <div className="panel" data-testid="mapping-panel">
+      <div className="panel-title">Mapping</div>
+      {zone('unmapped', null, 'Unmapped')}
+      {doc.arch.hosts.map((h) => (
+        <div key={h.id} className="map-host">
+          <div className="map-host-title">{h.id}</div>
+          {doc.arch.pes
+            .filter((p) => p.host === h.id)
+            .map((p) =>
+              zone(
+                p.id,
+                p.id,
+                <>
+                  <span className="swatch" style={{ background: peColor(doc, p.id) }} /> {p.id} <span className="muted">{p.kind}</span>
+                </>,
+                peColor(doc, p.id),
+              ),
+            )}
+        </div>
+      ))}
+      <p className="help">Drag a node onto a PE, or pick its PE on the node or in the inspector.</p>
+    </div>
+  );
+}

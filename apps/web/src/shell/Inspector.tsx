@@ -1,0 +1,242 @@
+import { findKernel, formatDataType, withDefaults, type ParamSpec, type ParamValue } from '@pipeloom/kernels';
+import type { AppNode, LinkKind, ProjectDocument } from '@pipeloom/core/document/types';
+import { projectStore, useProject } from '../store/project.js';
+import { edgeKey, linkKey, type Selection } from '../store/records.js';
+import { portType } from '../lib/kernels.js';
+import { peColor } from '../lib/colors.js';
+import { formatBytes } from '../lib/format.js';
+import { LINK_KINDS } from '../arch/defaults.js';
+import { CheckField, NumberField, SelectField, TextField, validId } from './fields.js';
+import { useCompile } from '../worker/client.js';
+import { selectionForPath, sameSelection } from '../store/selection.js';
+
+const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
+const GiB = 2 ** 30;
+
+function Pepicker({ doc, node }: { doc: ProjectDocument; node: string }) {
+  return (
+    <SelectField
+      label="Mapped on"
+      value={doc.mapping[node] ?? ''}
+      testid="inspector-pe"
+      options={[{ value: '', label: 'unmapped' }, ...doc.arch.pes.map((p) => ({ value: p.id, label: `${p.id} (${p.kind})` }))]}
+      onCommit={(pe) => dispatch({ type: 'mapping/set', node, pe: pe || null }, { label: `map ${node}` })}
+    />
+  );
+}
+
+function ParamField({ node, name, spec }: { node: AppNode; name: string; spec: ParamSpec }) {
+  const kernel = findKernel(node.kernel)!;
+  const params = withDefaults(kernel, node.params);
+  const value = params[name];
+  const commit = (v: ParamValue, coalesce?: string) => dispatch({ type: 'node/update', id: node.id, params: { ...params, [name]: v } }, { label: `${node.id}.${name}`, coalesce });
+  const testid = `param-${name}`;
+  switch (spec.type) {
+    case 'int':
+    case 'float':
+      return (
+        <NumberField label={name} title={spec.description} value={Number(value)} min={spec.min} max={spec.max} integer={spec.type === 'int'} unit={spec.unit} testid={testid} onCommit={commit} />
+      );
+    case 'bool':
+      return <CheckField label={name} value={Boolean(value)} testid={testid} onCommit={commit} />;
+    case 'enum':
+      return <SelectField label={name} value={String(value)} options={(spec.values ?? []).map((v) => ({ value: v, label: v }))} testid={testid} onCommit={commit} />;
+    case 'string':
+      return <TextField label={name} value={String(value)} testid={testid} onCommit={(v) => void commit(v)} />;
+  }
+}
+
+function NodeInspector({ doc, node }: { doc: ProjectDocument; node: AppNode }) {
+  const kernel = findKernel(node.kernel);
+  return (
+    <>
+      <div className="insp-kind">DFG node</div>
+      <TextField
+        label="Id"
+        value={node.id}
+        testid="inspector-id"
+        onCommit={(to) => validId(to) ?? (doc.app.nodes.some((n) => n.id === to) ? `${to} exists` : (dispatch({ type: 'node/rename', id: node.id, to }, { label: `rename ${node.id}` }), projectStore.getState().select({ kind: 'node', id: to }), null))}
+      />
+      <div className="insp-row">
+        <span className="muted">Kernel</span> <b>{kernel?.title ?? node.kernel}</b> <code>{node.kernel}</code>
+      </div>
+      {kernel && <p className="help">{kernel.description}</p>}
+      <Pepicker doc={doc} node={node.id} />
+      {kernel && Object.keys(kernel.params).length > 0 && <div className="insp-section">Parameters</div>}
+      {kernel && Object.entries(kernel.params).map(([name, spec]) => <ParamField key={`${node.id}.${name}`} node={node} name={name} spec={spec} />)}
+      {kernel && (
+        <>
+          <div className="insp-section">Ports</div>
+          <table className="ports">
+            <tbody>
+              {kernel.inputs.map((p) => {
+                const t = portType(node, p.name, 'in');
+                return (
+                  <tr key={`i${p.name}`}>
+                    <td>in</td>
+                    <td>{p.name}</td>
+                    <td className="mono">{t.type ? formatDataType(t.type) : t.error}</td>
+                  </tr>
+                );
+              })}
+              {kernel.outputs.map((p) => {
+                const t = portType(node, p.name, 'out');
+                return (
+                  <tr key={`o${p.name}`}>
+                    <td>out</td>
+                    <td>{p.name}</td>
+                    <td className="mono">{t.type ? formatDataType(t.type) : t.error}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </>
+      )}
+      <button className="danger" data-testid="inspector-delete" onClick={() => dispatch({ type: 'node/remove', id: node.id }, { label: `delete ${node.id}` })}>
+        Delete node
+      </button>
+    </>
+  );
+}
+
+function ProjectInspector({ doc }: { doc: ProjectDocument }) {
+  return (
+    <>
+      <div className="insp-kind">Project</div>
+      <TextField label="Name" value={doc.name} testid="project-name" onCommit={(name) => void dispatch({ type: 'doc/update', patch: { name } })} />
+      <TextField label="Description" value={doc.description ?? ''} onCommit={(description) => void dispatch({ type: 'doc/update', patch: { description } })} />
+      <div className="insp-section">Run options</div>
+      <CheckField label="Computation-communication overlap" value={doc.options.overlap} testid="option-overlap" onCommit={(overlap) => dispatch({ type: 'options/update', patch: { overlap } }, { label: 'overlap' })} />
+      <NumberField label="Iterations" value={doc.options.iterations} min={1} max={1e9} integer testid="option-iterations" onCommit={(iterations, coalesce) => dispatch({ type: 'options/update', patch: { iterations } }, { label: 'iterations', coalesce })} />
+      <div className="insp-section">Summary</div>
+      <div className="insp-row">
+        {doc.app.nodes.length} nodes · {doc.app.edges.length} edges · {doc.arch.hosts.length} hosts · {doc.arch.pes.length} PEs · {doc.arch.links.length} links
+      </div>
+      <p className="help">Select a node, PE, host or link to edit it. Clicking a problem below selects the element it names.</p>
+    </>
+  );
+}
+
+function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Selection | null }) {
+  if (!selection || selection.kind === 'options') return <ProjectInspector doc={doc} />;
+  switch (selection.kind) {
+    case 'node': {
+      const node = doc.app.nodes.find((n) => n.id === selection.id);
+      return node ? <NodeInspector doc={doc} node={node} /> : <ProjectInspector doc={doc} />;
+    }
+    case 'mapping': {
+      const node = doc.app.nodes.find((n) => n.id === selection.node);
+      return (
+        <>
+          <div className="insp-kind">Mapping entry</div>
+          <div className="insp-row">
+            Node <b>{selection.node}</b> {node ? '' : <span className="field-error">is not in the DFG</span>}
+          </div>
+          {node ? <Pepicker doc={doc} node={node.id} /> : <button onClick={() => dispatch({ type: 'mapping/set', node: selection.node, pe: null })}>Remove entry</button>}
+        </>
+      );
+    }
+    case 'edge': {
+      const e = doc.app.edges.find((x) => edgeKey(x) === selection.key);
+      if (!e) return <ProjectInspector doc={doc} />;
+      const src = doc.app.nodes.find((n) => n.id === e.from.node);
+      const t = src ? portType(src, e.from.port, 'out') : undefined;
+      return (
+        <>
+          <div className="insp-kind">DFG edge</div>
+          <div className="insp-row mono">
+            {e.from.node}.{e.from.port} → {e.to.node}.{e.to.port}
+          </div>
+          <div className="insp-row">Carries <span className="mono">{t?.type ? formatDataType(t.type) : t?.error ?? '?'}</span></div>
+          <button className="danger" onClick={() => dispatch({ type: 'edge/remove', key: selection.key })}>Delete edge</button>
+        </>
+      );
+    }
+    case 'host': {
+      const h = doc.arch.hosts.find((x) => x.id === selection.id);
+      if (!h) return <ProjectInspector doc={doc} />;
+      const pes = doc.arch.pes.filter((p) => p.host === h.id);
+      return (
+        <>
+          <div className="insp-kind">Host</div>
+          <TextField
+            label="Id"
+            value={h.id}
+            testid="inspector-id"
+            onCommit={(to) => validId(to) ?? (doc.arch.hosts.some((x) => x.id === to) ? `${to} exists` : (dispatch({ type: 'host/rename', id: h.id, to }), projectStore.getState().select({ kind: 'host', id: to }), null))}
+          />
+          <TextField label="Agent URL" value={h.agent ?? ''} placeholder="ws://10.0.0.2:7070" testid="inspector-agent" onCommit={(agent) => void dispatch({ type: 'host/update', id: h.id, patch: { agent: agent || undefined } })} />
+          <div className="insp-section">PEs</div>
+          {pes.map((p) => (
+            <div key={p.id} className="insp-row clickable" onClick={() => projectStore.getState().select({ kind: 'pe', id: p.id })}>
+              <span className="swatch" style={{ background: peColor(doc, p.id) }} /> {p.id} <span className="muted">{p.kind} · {formatBytes(p.memory)}</span>
+            </div>
+          ))}
+          <button className="danger" onClick={() => dispatch({ type: 'host/remove', id: h.id }, { label: `delete ${h.id}` })}>Delete host and its PEs</button>
+        </>
+      );
+    }
+    case 'pe': {
+      const p = doc.arch.pes.find((x) => x.id === selection.id);
+      if (!p) return <ProjectInspector doc={doc} />;
+      const mapped = Object.entries(doc.mapping).filter(([, v]) => v === p.id).map(([k]) => k);
+      return (
+        <>
+          <div className="insp-kind">Processing element</div>
+          <TextField
+            label="Id"
+            value={p.id}
+            testid="inspector-id"
+            onCommit={(to) => validId(to) ?? (doc.arch.pes.some((x) => x.id === to) ? `${to} exists` : (dispatch({ type: 'pe/rename', id: p.id, to }), projectStore.getState().select({ kind: 'pe', id: to }), null))}
+          />
+          <div className="insp-row">Host <b>{p.host}</b></div>
+          <SelectField label="Kind" value={p.kind} options={[{ value: 'cpu', label: 'CPU' }, { value: 'gpu', label: 'GPU' }]} onCommit={(kind) => dispatch({ type: 'pe/update', id: p.id, patch: { kind } })} />
+          <NumberField label="Memory" value={p.memory} scale={GiB} min={1} unit="GiB" testid="inspector-memory" onCommit={(memory, coalesce) => dispatch({ type: 'pe/update', id: p.id, patch: { memory: Math.round(memory) } }, { coalesce })} />
+          {p.kind === 'gpu' && <NumberField label="Adapter index" value={p.device ?? 0} min={0} max={64} integer onCommit={(device, coalesce) => dispatch({ type: 'pe/update', id: p.id, patch: { device } }, { coalesce })} />}
+          <div className="insp-row">Mapped: {mapped.length ? mapped.join(', ') : <span className="muted">nothing</span>}</div>
+          <button className="danger" onClick={() => dispatch({ type: 'pe/remove', id: p.id }, { label: `delete ${p.id}` })}>Delete PE</button>
+        </>
+      );
+    }
+    case 'link': {
+      const l = doc.arch.links.find((x) => linkKey(x) === selection.key);
+      if (!l) return <ProjectInspector doc={doc} />;
+      const key = selection.key;
+      return (
+        <>
+          <div className="insp-kind">Link</div>
+          <div className="insp-row mono">{l.a} ↔ {l.b}</div>
+          <SelectField<LinkKind> label="Kind" value={l.kind} testid="inspector-link-kind" options={LINK_KINDS.map((k) => ({ value: k, label: k }))} onCommit={(kind) => dispatch({ type: 'link/update', key, patch: { kind } })} />
+          <NumberField label="Bandwidth" value={l.bandwidth} scale={1e9} min={1} unit="GB/s" testid="inspector-bandwidth" onCommit={(bandwidth, coalesce) => dispatch({ type: 'link/update', key, patch: { bandwidth } }, { coalesce })} />
+          <NumberField label="Latency" value={l.latency} scale={1e-6} min={0} unit="µs" testid="inspector-latency" onCommit={(latency, coalesce) => dispatch({ type: 'link/update', key, patch: { latency } }, { coalesce })} />
+          <CheckField label="Full duplex" value={l.duplex} onCommit={(duplex) => dispatch({ type: 'link/update', key, patch: { duplex } })} />
+          <button className="danger" onClick={() => dispatch({ type: 'link/remove', key })}>Delete link</button>
+        </>
+      );
+    }
+  }
+}
+
+export function Inspector() {
+  const doc = useProject((s) => s.doc);
+  const selection = useProject((s) => s.selection);
+  const diags = useCompile((s) => s.result?.diagnostics);
+  const mine = (diags ?? []).filter((d) => selection && sameSelection(selectionForPath(doc, d.path), selection));
+  return (
+    <div className="panel inspector" data-testid="inspector">
+      <div className="panel-title">Inspector</div>
+      <InspectorBody doc={doc} selection={selection} />
+      {mine.length > 0 && (
+        <div className="insp-problems">
+          {mine.map((d, i) => (
+            <div key={i} className={`diag ${d.severity}`}>
+              <b>{d.path}</b> {d.message}
+              {d.hint && <div className="hint">{d.hint}</div>}
+            </div>
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,47 @@
+import { useProject, projectStore } from '../store/project.js';
+import { useCompile } from '../worker/client.js';
+import { selectionForPath } from '../store/selection.js';
+import { formatMs } from '../lib/format.js';
+
+// The bottom bar: every diagnostic from validation and compilation; clicking one selects the
+// element its path names and switches to the view that shows it.
+export function Problems() {
+  const doc = useProject((s) => s.doc);
+  const { result, status, error } = useCompile((s) => s);
+  const diags = result?.diagnostics ?? [];
+  const errors = diags.filter((d) => d.severity === 'error').length;
+  return (
+    <div className="problems" data-testid="problems">
+      <div className="problems-head">
+        <span className="problems-title">Problems</span>
+        <span className={`count ${errors ? 'error' : 'ok'}`} data-testid="problem-count">
+          {errors} error{errors === 1 ? '' : 's'}, {diags.length - errors} warning{diags.length - errors === 1 ? '' : 's'}
+        </span>
+        <span className="spacer" />
+        <span className="muted" data-testid="compile-status">
+          {status === 'compiling' ? 'compiling…' : status === 'failed' ? `compiler failed: ${error}` : result ? `compiled both strategies in ${formatMs(result.compileMs)} (with layout ${formatMs(result.ms)})` : ''}
+        </span>
+      </div>
+      <div className="problems-list">
+        {diags.length === 0 && result && <div className="empty">No problems: the implementation graph is ready.</div>}
+        {diags.map((d, i) => {
+          const sel = selectionForPath(doc, d.path);
+          return (
+            <div
+              key={i}
+              className={`diag ${d.severity}${sel ? ' clickable' : ''}`}
+              data-testid="problem"
+              onClick={() => sel && projectStore.getState().select(sel, { reveal: true })}
+              title={sel ? 'Select the element' : undefined}
+            >
+              <span className="sev">{d.severity === 'error' ? '●' : '▲'}</span>
+              <span className="path">{d.path || 'document'}</span>
+              <span className="msg">{d.message}</span>
+              {d.hint && <span className="hint">{d.hint}</span>}
+            </div>
+          );
+        })}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,77 @@
+import { normalize, parseDocument, type Diagnostic, type ProjectDocument } from '@pipeloom/core';
+import { hostSize, peSlot } from '../arch/defaults.js';
+
+// Documents enter the editor in canonical form (every PE and link explicit, shorthands
+// expanded), with canvas positions filled in where the file has none.
+
+export function readDocument(text: string): { doc?: ProjectDocument; diagnostics: Diagnostic[] } {
+  const r = parseDocument(text);
+  if (!r.ok) return { diagnostics: r.diagnostics };
+  return { doc: withPositions(normalize(r.doc)), diagnostics: r.diagnostics };
+}
+
+export const fromValue = (raw: unknown) => readDocument(JSON.stringify(raw));
+
+/** Lays out anything without a position: DFG nodes by depth, hosts in a column, PEs in a row. */
+export function withPositions(doc: ProjectDocument): ProjectDocument {
+  const depth = new Map<string, number>();
+  const visit = (id: string, seen = new Set<string>()): number => {
+    if (depth.has(id)) return depth.get(id)!;
+    if (seen.has(id)) return 0;
+    seen.add(id);
+    const ins = doc.app.edges.filter((e) => e.to.node === id);
+    const d = ins.length ? Math.max(...ins.map((e) => visit(e.from.node, seen) + 1)) : 0;
+    depth.set(id, d);
+    return d;
+  };
+  const rows = new Map<number, number>();
+  const nodes = doc.app.nodes.map((n) => {
+    if (n.position) return n;
+    const d = visit(n.id);
+    const r = rows.get(d) ?? 0;
+    rows.set(d, r + 1);
+    return { ...n, position: { x: 40 + d * 300, y: 60 + r * 140 } };
+  });
+  const perHost = new Map<string, number>();
+  const pes = doc.arch.pes.map((p) => {
+    const i = perHost.get(p.host) ?? 0;
+    perHost.set(p.host, i + 1);
+    return p.position ? p : { ...p, position: peSlot(i) };
+  });
+  const withPes = { ...doc, arch: { ...doc.arch, pes } };
+  let y = 0;
+  const hosts = doc.arch.hosts.map((h) => {
+    const out = h.position ? h : { ...h, position: { x: 0, y } };
+    y = Math.max(y, out.position!.y) + hostSize(withPes, h.id).height + 40;
+    return out;
+  });
+  return { ...withPes, app: { ...doc.app, nodes }, arch: { ...withPes.arch, hosts } };
+}
+
+export function download(doc: ProjectDocument) {
+  const blob = new Blob([JSON.stringify(doc, null, 2) + '\n'], { type: 'application/json' });
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = `${(doc.name || 'project').replace(/[^A-Za-z0-9_.-]+/g, '-')}.json`;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+const AUTOSAVE_KEY = 'pipeloom.autosave.v1';
+
+export function restoreAutosave(): ProjectDocument | undefined {
+  try {
+    const text = localStorage.getItem(AUTOSAVE_KEY);
+    return text ? readDocument(text).doc : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function autosave(doc: ProjectDocument) {
+  try {
+    localStorage.setItem(AUTOSAVE_KEY, JSON.stringify(doc));
+  } catch {
+    // Storage full or disabled: the session still works, it just will not survive a reload.
+  }
+}

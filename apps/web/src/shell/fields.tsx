@@ -1,0 +1,140 @@
+import { useEffect, useState } from 'react';
+import { projectStore } from '../store/project.js';
+
+// Inspector fields. A field commits each valid keystroke as a change that coalesces with the
+// others of the same field, so typing "1024" is one undo step; blur seals the burst.
+
+let focusSerial = 0;
+
+export function useBurstKey(name: string) {
+  const [key, setKey] = useState(() => `${name}:${++focusSerial}`);
+  return {
+    key,
+    onFocus: () => setKey(`${name}:${++focusSerial}`),
+    onBlur: () => projectStore.getState().seal(),
+  };
+}
+
+export function NumberField(props: {
+  label: string;
+  value: number;
+  onCommit: (v: number, coalesce: string) => void;
+  min?: number;
+  max?: number;
+  integer?: boolean;
+  unit?: string;
+  /** Display scale: shown = value / scale (e.g. GiB for bytes). */
+  scale?: number;
+  testid?: string;
+  title?: string;
+}) {
+  const scale = props.scale ?? 1;
+  const shown = +(props.value / scale).toPrecision(10);
+  const [text, setText] = useState(String(shown));
+  const burst = useBurstKey(props.label);
+  useEffect(() => setText(String(shown)), [shown]);
+  const parsed = Number(text);
+  let problem: string | null = null;
+  if (text.trim() === '' || !Number.isFinite(parsed)) problem = 'enter a number';
+  else if (props.integer && !Number.isInteger(parsed * scale)) problem = 'must be a whole number';
+  else if (props.min !== undefined && parsed * scale < props.min) problem = `at least ${props.min / scale}`;
+  else if (props.max !== undefined && parsed * scale > props.max) problem = `at most ${props.max / scale}`;
+  const range = props.min !== undefined || props.max !== undefined ? `${props.min !== undefined ? props.min / scale : '−∞'} … ${props.max !== undefined ? props.max / scale : '∞'}` : '';
+  return (
+    <label className={`field${problem ? ' invalid' : ''}`} title={props.title}>
+      <span className="field-label">{props.label}</span>
+      <span className="field-input">
+        <input
+          type="text"
+          inputMode="decimal"
+          value={text}
+          data-testid={props.testid}
+          onFocus={burst.onFocus}
+          onBlur={() => {
+            burst.onBlur();
+            if (problem) setText(String(shown));
+          }}
+          onChange={(e) => {
+            setText(e.target.value);
+            const v = Number(e.target.value);
+            const ok =
+              e.target.value.trim() !== '' &&
+              Number.isFinite(v) &&
+              (!props.integer || Number.isInteger(v * scale)) &&
+              (props.min === undefined || v * scale >= props.min) &&
+              (props.max === undefined || v * scale <= props.max);
+            if (ok && v * scale !== props.value) props.onCommit(v * scale, burst.key);
+          }}
+        />
+        {props.unit && <span className="unit">{props.unit}</span>}
+      </span>
+      {problem ? <span className="field-error" data-testid={props.testid ? `${props.testid}-error` : undefined}>{problem}{range ? ` (${range})` : ''}</span> : range ? <span className="field-hint">{range}</span> : null}
+    </label>
+  );
+}
+
+export function TextField(props: { label: string; value: string; onCommit: (v: string) => string | null | void; testid?: string; placeholder?: string }) {
+  // Commits on Enter or blur: ids are renamed as a whole, not letter by letter.
+  const [text, setText] = useState(props.value);
+  const [problem, setProblem] = useState<string | null>(null);
+  useEffect(() => {
+    setText(props.value);
+    setProblem(null);
+  }, [props.value]);
+  const commit = () => {
+    if (text === props.value) return;
+    const why = props.onCommit(text);
+    if (why) setProblem(why);
+  };
+  return (
+    <label className={`field${problem ? ' invalid' : ''}`}>
+      <span className="field-label">{props.label}</span>
+      <span className="field-input">
+        <input
+          type="text"
+          value={text}
+          placeholder={props.placeholder}
+          data-testid={props.testid}
+          onChange={(e) => {
+            setText(e.target.value);
+            setProblem(null);
+          }}
+          onBlur={commit}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter') commit();
+            if (e.key === 'Escape') setText(props.value);
+          }}
+        />
+      </span>
+      {problem && <span className="field-error">{problem}</span>}
+    </label>
+  );
+}
+
+export function SelectField<T extends string>(props: { label: string; value: T; options: readonly { value: T; label: string }[]; onCommit: (v: T) => void; testid?: string }) {
+  return (
+    <label className="field">
+      <span className="field-label">{props.label}</span>
+      <span className="field-input">
+        <select value={props.value} data-testid={props.testid} onChange={(e) => props.onCommit(e.target.value as T)}>
+          {props.options.map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </select>
+      </span>
+    </label>
+  );
+}
+
+export function CheckField(props: { label: string; value: boolean; onCommit: (v: boolean) => void; testid?: string }) {
+  return (
+    <label className="field check">
+      <input type="checkbox" checked={props.value} data-testid={props.testid} onChange={(e) => props.onCommit(e.target.checked)} />
+      <span className="field-label">{props.label}</span>
+    </label>
+  );
+}
+
+export const validId = (s: string) => (/^[A-Za-z_][A-Za-z0-9_@.\-]*$/.test(s) ? null : 'letters, digits, _ @ . - ; starts with a letter');
