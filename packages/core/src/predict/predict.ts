@@ -37,6 +37,7 @@ export interface StrategyPrediction {
   /** Iterations per second. */
   throughput: number;
   fillCycles: number;
+  iterations: number;
   /** Cycles of the whole run: last start cycle + iterations. */
   cycles: number;
   /** Seconds for the whole run (cycles x cycle time). */
@@ -131,6 +132,7 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
     busy,
     throughput: cycleTime > 0 ? 1 / cycleTime : Infinity,
     fillCycles: ig.fillCycles,
+    iterations,
     cycles,
     runTime: cycles * cycleTime,
     ig,

@@ -1,0 +1,40 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+// Shared option parsing for `pipeloom` commands: a bad option is a one-line message and the
+// command's usage, never a stack trace.
+
+export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options']>>(
+  command: string,
+  argv: string[],
+  options: T,
+  usage: string,
+): { ok: true; values: Record<string, string | boolean | undefined>; positionals: string[] } | { ok: false; code: number } {
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    if (values.help) {
+      console.log(usage);
+      return { ok: false, code: 0 };
+    }
+    return { ok: true, values: values as Record<string, string | boolean | undefined>, positionals };
+  } catch (e) {
+    console.error(`pipeloom ${command}: ${e instanceof Error ? e.message : String(e)}\n\n${usage}`);
+    return { ok: false, code: 1 };
+  }
+}
+
+/** Reads `--name` as one of `choices`; prints the problem and returns undefined when it is not. */
+export function choice<C extends string>(command: string, name: string, value: string | boolean | undefined, choices: readonly C[], fallback: C): C | undefined {
+  if (value === undefined) return fallback;
+  if (typeof value === 'string' && (choices as readonly string[]).includes(value)) return value as C;
+  console.error(`pipeloom ${command}: --${name} must be one of ${choices.join(', ')}, not "${String(value)}"`);
+  return undefined;
+}
+
+/** Reads a positive integer option; prints the problem and returns undefined when it is not one. */
+export function positiveInt(command: string, name: string, value: string | boolean | undefined): number | undefined | null {
+  if (value === undefined) return null;
+  const n = Number(value);
+  if (typeof value === 'string' && Number.isInteger(n) && n >= 1) return n;
+  console.error(`pipeloom ${command}: --${name} must be a whole number of at least 1, not "${String(value)}"`);
+  return undefined;
+}

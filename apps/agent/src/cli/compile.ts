@@ -1,0 +1,116 @@
+import { compile, formatBytes, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
+import { choice, parseCommandArgs } from './args.js';
+import { EXIT, printDiagnostics, readDocument } from './read-document.js';
+
+const USAGE = `usage: pipeloom compile FILE [--overlap|--no-overlap] [--format text|json|dot]
+
+Compiles a project document into its implementation graph (paper section 4.2) and prints
+each node with (schedule, latency), each buffer bn_k with its PE, depth, colour and size, and
+per-PE memory before and after sharing with its lower bound.
+
+  --overlap, --no-overlap   strategy (default: the document's options.overlap)
+  --format text|json|dot    text (default), JSON, or Graphviz of the implementation graph
+
+Exit status: 0 compiled, 1 failure (unreadable file, bad option), 2 invalid document.`;
+
+export async function main(argv: string[]): Promise<number> {
+  const args = parseCommandArgs('compile', argv, { overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' } }, USAGE);
+  if (!args.ok) return args.code;
+  const format = choice('compile', 'format', args.values.format, ['text', 'json', 'dot'] as const, 'text');
+  if (!format) return EXIT.failure;
+  if (args.values.overlap && args.values['no-overlap']) {
+    console.error('pipeloom compile: choose one of --overlap and --no-overlap');
+    return EXIT.failure;
+  }
+  if (args.positionals.length > 1) {
+    console.error(`pipeloom compile: one document at a time, got ${args.positionals.length}\n\n${USAGE}`);
+    return EXIT.failure;
+  }
+  const read = await readDocument('compile', args.positionals[0]);
+  if (!read.ok) return read.code;
+  const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : undefined;
+  const result = compile(read.doc, { overlap });
+  if (!result.ok) {
+    printDiagnostics(result.diagnostics);
+    return EXIT.invalid;
+  }
+  printDiagnostics(result.diagnostics);
+  const out = format === 'json' ? JSON.stringify(toJson(read.doc, result.ig), null, 2) : format === 'dot' ? toDot(read.doc, result.ig) : toText(read.doc, result.ig);
+  process.stdout.write(`${out}\n`);
+  return EXIT.ok;
+}
+
+export function toJson(doc: ProjectDocument, ig: ImplementationGraph) {
+  return {
+    name: doc.name,
+    overlap: ig.overlap,
+    phases: ig.phases,
+    schedule: ig.schedule,
+    latency: ig.latency,
+    fillCycles: ig.fillCycles,
+    buffers: ig.buffers.map((b) => ({
+      id: b.id,
+      pe: b.pe,
+      source: b.source,
+      port: b.port,
+      from: 'node' in b.from ? b.from.node : b.from.buffer,
+      consumers: b.consumers.map((c) => `${c.node}.${c.port}`),
+      next: b.next,
+      depth: b.depth,
+      bytes: b.bytes,
+      color: b.color,
+    })),
+    memory: Object.fromEntries(Object.entries(ig.memory).map(([pe, m]) => [pe, { before: m.before, after: m.after, lowerBound: m.lowerBound, capacity: m.capacity }])),
+    programs: ig.programs,
+  };
+}
+
+const depthName = (d: number) => (d === 1 ? 'single' : d === 2 ? 'double' : `${d} slots`);
+
+export function toText(doc: ProjectDocument, ig: ImplementationGraph): string {
+  const lines: string[] = [];
+  lines.push(`${doc.name || 'untitled'}: ${ig.overlap ? 'with' : 'without'} computation-communication overlap`);
+  lines.push(`phases per cycle: ${ig.phases.join(', ')}; fill: ${ig.fillCycles} cycles`);
+  lines.push('', 'nodes (schedule, latency):');
+  const nodeWidth = Math.max(...ig.order.map((n) => n.length), 4);
+  const peOf = new Map<string, string>();
+  for (const p of Object.values(ig.programs)) for (const ph of p.phases) for (const a of ph.actions) if (a.op === 'fire') peOf.set(a.node, p.pe);
+  for (const n of ig.order) lines.push(`  ${`${n} (${ig.schedule[n]}, ${ig.latency[n]})`.padEnd(nodeWidth + 12)} on ${peOf.get(n)}`);
+  lines.push('', 'buffers:');
+  const peWidth = Math.max(...ig.buffers.map((b) => b.pe.length), 2);
+  const idWidth = Math.max(...ig.buffers.map((b) => b.id.length), 4);
+  for (const b of ig.buffers) {
+    const from = 'node' in b.from ? `written by ${b.from.node}` : `copied from ${b.from.buffer}`;
+    const to = [...b.next.map((x) => `-> ${x}`), ...b.consumers.map((c) => `read by ${c.node}.${c.port}`)].join(', ');
+    lines.push(`  ${b.id.padEnd(idWidth)}  ${b.pe.padEnd(peWidth)}  ${`${b.source}.${b.port}`.padEnd(nodeWidth + 4)}  ${depthName(b.depth).padEnd(8)}  colour ${String(b.color).padEnd(3)} ${formatBytes(b.bytes).padStart(9)}  ${from}${to ? `; ${to}` : ''}`);
+  }
+  lines.push('', 'memory per PE (before / after sharing / lower bound, of capacity):');
+  for (const [pe, m] of Object.entries(ig.memory)) {
+    if (m.before === 0) continue;
+    lines.push(`  ${pe.padEnd(peWidth)}  ${formatBytes(m.before)} / ${formatBytes(m.after)} / ${formatBytes(m.lowerBound)}  of ${formatBytes(m.capacity)}`);
+  }
+  return lines.join('\n');
+}
+
+/** Graphviz of the implementation graph: one cluster per PE, computation nodes as boxes. */
+export function toDot(doc: ProjectDocument, ig: ImplementationGraph): string {
+  // DOT strings: quotes escaped; `\n` in a label is Graphviz's line break.
+  const q = (s: string) => `"${s.replace(/\\(?!n)/g, '\\\\').replace(/"/g, '\\"')}"`;
+  const lines = [`digraph ${q(doc.name || 'pipeloom')} {`, '  rankdir=LR;', '  node [fontname="Helvetica", fontsize=10];'];
+  Object.values(ig.programs).forEach((p, i) => {
+    const nodes = p.phases.flatMap((ph) => ph.actions).filter((a) => a.op === 'fire');
+    const buffers = ig.buffers.filter((b) => b.pe === p.pe);
+    if (!nodes.length && !buffers.length) return;
+    lines.push(`  subgraph cluster_${i} {`, `    label=${q(p.pe)};`, '    style=rounded;');
+    for (const a of nodes) if (a.op === 'fire') lines.push(`    ${q(`node:${a.node}`)} [shape=box, label=${q(`${a.node} (${ig.schedule[a.node]}, ${ig.latency[a.node]})`)}];`);
+    for (const b of buffers) lines.push(`    ${q(`buf:${b.id}`)} [shape=${b.depth > 1 ? 'doublecircle' : 'ellipse'}, label=${q(`${b.id}\\n${formatBytes(b.bytes)} colour ${b.color}`)}];`);
+    lines.push('  }');
+  });
+  for (const b of ig.buffers) {
+    if ('node' in b.from) lines.push(`  ${q(`node:${b.from.node}`)} -> ${q(`buf:${b.id}`)};`);
+    for (const n of b.next) lines.push(`  ${q(`buf:${b.id}`)} -> ${q(`buf:${n}`)} [style=bold];`);
+    for (const c of b.consumers) lines.push(`  ${q(`buf:${b.id}`)} -> ${q(`node:${c.node}`)} [label=${q(c.port)}];`);
+  }
+  lines.push('}');
+  return lines.join('\n');
+}

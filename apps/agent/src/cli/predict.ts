@@ -1,0 +1,103 @@
+import { writeFile } from 'node:fs/promises';
+import { formatSeconds, predict, toChromeTrace, traceStats, type Prediction, type StrategyPrediction } from '@pipeloom/core';
+import { choice, parseCommandArgs, positiveInt } from './args.js';
+import { EXIT, printDiagnostics, readDocument } from './read-document.js';
+
+const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json] [--overlap|--no-overlap] [--format text|json]
+
+Predicts the cycle time of both strategies (paper section 4.3) from the kernels' cost hints
+and the links' bandwidth and latency, the speedup of overlap, and a timeline.
+
+  --iterations N            iterations of the run (default: the document's options.iterations)
+  --trace FILE              write the predicted timeline as Chrome Trace Event JSON (Perfetto)
+  --overlap, --no-overlap   strategy of the written trace (default: the document's options.overlap)
+  --format text|json        text (default) or JSON
+
+Exit status: 0 predicted, 1 failure (unreadable file, bad option), 2 invalid document.`;
+
+export async function main(argv: string[]): Promise<number> {
+  const args = parseCommandArgs(
+    'predict',
+    argv,
+    { iterations: { type: 'string' }, trace: { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' } },
+    USAGE,
+  );
+  if (!args.ok) return args.code;
+  const format = choice('predict', 'format', args.values.format, ['text', 'json'] as const, 'text');
+  const iterations = positiveInt('predict', 'iterations', args.values.iterations);
+  if (!format || iterations === undefined) return EXIT.failure;
+  if (args.values.overlap && args.values['no-overlap']) {
+    console.error('pipeloom predict: choose one of --overlap and --no-overlap');
+    return EXIT.failure;
+  }
+  const read = await readDocument('predict', args.positionals[0]);
+  if (!read.ok) return read.code;
+  const result = predict(read.doc, { iterations: iterations ?? undefined });
+  if (!result.ok) {
+    printDiagnostics(result.diagnostics);
+    return EXIT.invalid;
+  }
+  printDiagnostics(result.diagnostics);
+  const p = result.prediction;
+  const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : read.doc.options?.overlap ?? true;
+  const traced = overlap ? p.overlap : p.noOverlap;
+  const trace = typeof args.values.trace === 'string' ? args.values.trace : undefined;
+  if (trace) {
+    try {
+      await writeFile(trace, JSON.stringify(toChromeTrace(traced.timeline, traced.ig)));
+    } catch (e) {
+      console.error(`pipeloom predict: cannot write ${trace}: ${(e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e))}`);
+      return EXIT.failure;
+    }
+  }
+  if (format === 'json') process.stdout.write(`${JSON.stringify(toJson(p), null, 2)}\n`);
+  else process.stdout.write(`${toText(read.doc.name, p)}\n`);
+  if (trace) console.error(`wrote ${trace}: ${traced.timeline.length} events, ${overlap ? 'with' : 'without'} overlap (open it in https://ui.perfetto.dev)`);
+  return EXIT.ok;
+}
+
+function strategyJson(s: StrategyPrediction) {
+  const stats = traceStats(s.timeline);
+  return {
+    cycleTime: s.cycleTime,
+    throughput: s.throughput,
+    fillCycles: s.fillCycles,
+    cycles: s.cycles,
+    runTime: s.runTime,
+    phases: s.phases,
+    busy: s.busy,
+    utilisation: Object.fromEntries(stats.threads.map((t) => [`${t.pe} ${t.thread}`, t.utilisation])),
+  };
+}
+
+export function toJson(p: Prediction) {
+  return { noOverlap: strategyJson(p.noOverlap), overlap: strategyJson(p.overlap), speedup: p.speedup };
+}
+
+export function toText(name: string, p: Prediction): string {
+  const row = (label: string, s: StrategyPrediction) =>
+    `  ${label.padEnd(12)}${formatSeconds(s.cycleTime).padStart(12)}${`${fmt(s.throughput)} it/s`.padStart(16)}${String(s.fillCycles).padStart(7)}${formatSeconds(s.runTime).padStart(14)}`;
+  const lines = [
+    `${name || 'untitled'}: predicted from cost hints and link bandwidths`,
+    '',
+    `  ${'strategy'.padEnd(12)}${'cycle'.padStart(12)}${'throughput'.padStart(16)}${'fill'.padStart(7)}${`run (${p.overlap.iterations} it.)`.padStart(14)}`,
+    row('no overlap', p.noOverlap),
+    row('overlap', p.overlap),
+    '',
+    `  speedup of overlap: ${p.speedup.toFixed(2)}x`,
+    '',
+    'without overlap, each cycle:',
+    ...p.noOverlap.phases.map((ph) => `  ${ph.name.padEnd(12)}${formatSeconds(ph.time).padStart(12)}  ${ph.bottleneck ? `set by ${ph.bottleneck}` : '(empty)'}`),
+    '',
+    'with overlap, busiest resources per cycle:',
+    ...Object.entries(p.overlap.busy)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5)
+      .map(([r, t]) => `  ${r.padEnd(30)}${formatSeconds(t).padStart(12)}`),
+  ];
+  return lines.join('\n');
+}
+
+function fmt(n: number): string {
+  return !Number.isFinite(n) ? 'inf' : n >= 100 ? n.toFixed(0) : n.toPrecision(3);
+}
