@@ -56,7 +56,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
             node: n,
             pe,
             color: peColor(doc, pe),
-            errors: problems.get(`node:${n.id}`) ?? 0,
+            errors: (problems.get(`node:${n.id}`) ?? 0) + (mapping ? (problems.get(`mapping:${n.id}`) ?? 0) : 0),
             ...(mapping ? { pes: peIds, onPick: (p: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node: n.id, pe: p }, { label: `map ${n.id}` }) } : {}),
           },
         };

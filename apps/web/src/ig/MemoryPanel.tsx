@@ -1,7 +1,7 @@
 import { useProject } from '../store/project.js';
 import { peColor, memoryColor } from '../lib/colors.js';
 import { formatBytes } from '../lib/format.js';
-import { OverlapToggle, useShownStrategy } from './IgView.js';
+import { useShownStrategy } from './IgView.js';
 
 // Per-PE memory: every buffer's own storage (before) against storage shared by colour
 // (after), the clique lower bound, and the PE's capacity.
@@ -12,7 +12,6 @@ export function MemoryPanel() {
   return (
     <div className="panel" data-testid="memory-panel">
       <div className="panel-title">Memory per PE</div>
-      <OverlapToggle />
       {!strategy && <div className="empty">No implementation graph yet.</div>}
       {strategy &&
         Object.entries(strategy.ig.memory).map(([pe, m]) => {

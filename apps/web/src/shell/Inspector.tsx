@@ -8,7 +8,7 @@ import { formatBytes } from '../lib/format.js';
 import { LINK_KINDS } from '../arch/defaults.js';
 import { CheckField, NumberField, SelectField, TextField, validId } from './fields.js';
 import { useCompile } from '../worker/client.js';
-import { selectionForPath, sameSelection } from '../store/selection.js';
+import { selectionForDiagnostic, sameSelection } from '../store/selection.js';
 
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
 const GiB = 2 ** 30;
@@ -222,7 +222,7 @@ export function Inspector() {
   const doc = useProject((s) => s.doc);
   const selection = useProject((s) => s.selection);
   const diags = useCompile((s) => s.result?.diagnostics);
-  const mine = (diags ?? []).filter((d) => selection && sameSelection(selectionForPath(doc, d.path), selection));
+  const mine = (diags ?? []).filter((d) => selection && sameSelection(selectionForDiagnostic(doc, d), selection));
   return (
     <div className="panel inspector" data-testid="inspector">
       <div className="panel-title">Inspector</div>

@@ -1,6 +1,6 @@
 import { useProject, projectStore } from '../store/project.js';
 import { useCompile } from '../worker/client.js';
-import { selectionForPath } from '../store/selection.js';
+import { selectionForDiagnostic } from '../store/selection.js';
 import { formatMs } from '../lib/format.js';
 
 // The bottom bar: every diagnostic from validation and compilation; clicking one selects the
@@ -25,7 +25,7 @@ export function Problems() {
       <div className="problems-list">
         {diags.length === 0 && result && <div className="empty">No problems: the implementation graph is ready.</div>}
         {diags.map((d, i) => {
-          const sel = selectionForPath(doc, d.path);
+          const sel = selectionForDiagnostic(doc, d);
           return (
             <div
               key={i}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { emptyDocument } from './project.js';
-import { selectionForPath, viewForSelection } from './selection.js';
+import { selectionForDiagnostic, selectionForPath, viewForSelection } from './selection.js';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
 
 const doc: ProjectDocument = {
@@ -50,5 +50,11 @@ describe('clicking a diagnostic selects its element', () => {
   it('a path naming nothing selects nothing', () => {
     expect(selectionForPath(doc, 'app.nodes[9]')).toBeNull();
     expect(selectionForPath(doc, 'format')).toBeNull();
+  });
+});
+
+describe('a diagnostic on a whole section', () => {
+  it('an unmapped node reported on `mapping` selects that node\'s mapping entry', () => {
+    expect(selectionForDiagnostic(doc, { path: 'mapping', message: 'node "c" is not mapped' })).toEqual({ kind: 'mapping', node: 'c' });
   });
 });

@@ -63,3 +63,17 @@ export function viewForSelection(s: Selection): ViewId {
 }
 
 export const sameSelection = (a: Selection | null, b: Selection | null) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The element a diagnostic names: its path, or for a path that stops at a whole section
+ * (`mapping`), the node the message quotes ("node "c" is not mapped").
+ */
+export function selectionForDiagnostic(doc: ProjectDocument, d: { path: string; message: string }): Selection | null {
+  const s = selectionForPath(doc, d.path);
+  if (s) return s;
+  if (d.path === 'mapping') {
+    const m = /node "([^"]+)"/.exec(d.message);
+    if (m) return { kind: 'mapping', node: m[1] };
+  }
+  return null;
+}

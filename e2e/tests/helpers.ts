@@ -1,0 +1,48 @@
+import { expect, type Locator, type Page } from '@playwright/test';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
+mkdirSync(ARTIFACTS, { recursive: true });
+
+export async function shot(page: Page, name: string) {
+  await page.screenshot({ path: `${ARTIFACTS}${name}.png` });
+}
+
+/** Drags with real mouse events from the centre of one element to the centre of another. */
+export async function mouseDrag(page: Page, from: Locator, to: Locator) {
+  const a = (await from.boundingBox())!;
+  const b = (await to.boundingBox())!;
+  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+  await page.mouse.down();
+  await page.mouse.move((a.x + b.x) / 2 + 5, (a.y + b.y) / 2 + 5, { steps: 5 });
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 8 });
+  await page.mouse.up();
+}
+
+/** Connects two DFG ports by dragging from the output handle to the input handle. */
+export async function connect(page: Page, from: string, to: string) {
+  const [fn, fp] = from.split('.');
+  const [tn, tp] = to.split('.');
+  await mouseDrag(page, page.getByTestId(`handle-${fn}-out-${fp}`), page.getByTestId(`handle-${tn}-in-${tp}`));
+}
+
+export async function selectNode(page: Page, id: string) {
+  await page.getByTestId(`dfg-node-${id}`).locator('.kn-head').click();
+  await expect(page.getByTestId('inspector-id')).toHaveValue(id);
+}
+
+export async function setField(page: Page, testid: string, value: string) {
+  const f = page.getByTestId(testid);
+  await f.fill(value);
+  await f.blur();
+}
+
+/** A fresh designer with an empty project (first visit opens an example). */
+export async function newProject(page: Page) {
+  await page.goto('/');
+  await expect(page.getByTestId('app')).toBeVisible();
+  page.once('dialog', (d) => d.accept());
+  await page.getByTestId('new').click();
+  await expect(page.locator('[data-testid^="dfg-node-"]')).toHaveCount(0);
+}
