@@ -10,12 +10,13 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
   usage: string,
 ): { ok: true; values: Record<string, string | boolean | undefined>; positionals: string[] } | { ok: false; code: number } {
   try {
-    const { values, positionals } = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    const config: ParseArgsConfig = { args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true };
+    const { values, positionals } = parseArgs(config) as { values: Record<string, string | boolean | undefined>; positionals: string[] };
     if (values.help) {
       console.log(usage);
       return { ok: false, code: 0 };
     }
-    return { ok: true, values: values as Record<string, string | boolean | undefined>, positionals };
+    return { ok: true, values, positionals };
   } catch (e) {
     console.error(`pipeloom ${command}: ${e instanceof Error ? e.message : String(e)}\n\n${usage}`);
     return { ok: false, code: 1 };

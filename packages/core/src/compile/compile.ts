@@ -50,13 +50,13 @@ function checkCapacity(model: Model, buffers: ImplementationGraph['buffers'], me
     const pe = model.pe.get(b.pe)!;
     const size = b.bytes * b.depth;
     if (size > pe.memory) {
-      out.push(error(`arch.pes[${pe.index}].memory`, `buffer ${b.id} (${formatBytes(size)}) exceeds memory of ${pe.id} (${formatBytes(pe.memory)})`, `raise the memory of ${pe.id}, shrink the data of "${b.source}", or map its readers elsewhere`));
+      out.push(error(pe.path, `buffer ${b.id} (${formatBytes(size)}) exceeds memory of ${pe.id} (${formatBytes(pe.memory)})`, `raise the memory of ${pe.id}, shrink the data of "${b.source}", or map its readers elsewhere`));
     }
   }
   for (const pe of model.pes) {
     const m = memory[pe.id];
-    if (m.after > pe.memory && !out.some((d) => d.path === `arch.pes[${pe.index}].memory`)) {
-      out.push(error(`arch.pes[${pe.index}].memory`, `buffers on ${pe.id} need ${formatBytes(m.after)} after sharing, more than its memory (${formatBytes(pe.memory)})`, `raise the memory of ${pe.id} or map some nodes elsewhere`));
+    if (m.after > pe.memory && !out.some((d) => d.path === pe.path && d.message.includes(` of ${pe.id} `))) {
+      out.push(error(pe.path, `buffers on ${pe.id} need ${formatBytes(m.after)} after sharing, more than its memory (${formatBytes(pe.memory)})`, `raise the memory of ${pe.id} or map some nodes elsewhere`));
     }
   }
   return out;

@@ -29,6 +29,8 @@ export interface ModelEdge {
 export interface ModelPe {
   id: PeId;
   index: number;
+  /** Where the document defines it (for diagnostics): `arch.pes[i]` or `arch.hosts[i].gpuMemory`. */
+  path: string;
   host: HostId;
   kind: 'cpu' | 'gpu';
   memory: number;

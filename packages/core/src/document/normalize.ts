@@ -17,23 +17,39 @@ export const gpuId = (host: string, index: number) => `gpu${index}@${host}`;
 
 /** Expands shorthands and fills defaults. Expects a document that passed the shape check. */
 export function normalize(doc: ProjectDocument): ProjectDocument {
+  return normalizeWithOrigins(doc).doc;
+}
+
+/**
+ * normalize(), plus where each canonical PE and link came from in the document as written
+ * (`arch.pes[2]`, `arch.hosts[0].gpuMemory`, `arch.network`), so diagnostics point at what
+ * the user wrote. Explicit PEs and links keep their indices: they come first.
+ */
+export function normalizeWithOrigins(doc: ProjectDocument): { doc: ProjectDocument; pePaths: string[]; linkPaths: string[] } {
   const arch = doc.arch;
   const hosts: Host[] = [];
-  const pes: ProcessingElement[] = [];
-  const links: Link[] = [];
-  for (const h of arch.hosts ?? []) {
+  const pes: ProcessingElement[] = (arch.pes ?? []).map((pe) => ({ ...pe }));
+  const links: Link[] = (arch.links ?? []).map((l) => ({ ...l, duplex: l.duplex ?? true }));
+  const pePaths = pes.map((_, i) => `arch.pes[${i}]`);
+  const linkPaths = links.map((_, i) => `arch.links[${i}]`);
+  (arch.hosts ?? []).forEach((h, i) => {
     const { cpus, gpus, cpuMemory, gpuMemory, pcie, ...host } = h;
     hosts.push(host);
-    if (cpus === undefined && gpus === undefined) continue;
+    if (cpus === undefined && gpus === undefined) return;
     const nCpu = cpus ?? 1;
-    if (nCpu >= 1) pes.push({ id: cpuId(h.id), host: h.id, kind: 'cpu', memory: cpuMemory ?? DEFAULTS.cpuMemory });
+    if (nCpu >= 1) {
+      pes.push({ id: cpuId(h.id), host: h.id, kind: 'cpu', memory: cpuMemory ?? DEFAULTS.cpuMemory });
+      pePaths.push(`arch.hosts[${i}].cpuMemory`);
+    }
     for (let g = 0; g < (gpus ?? 0); g++) {
       pes.push({ id: gpuId(h.id, g), host: h.id, kind: 'gpu', memory: gpuMemory ?? DEFAULTS.gpuMemory, device: g });
-      if (nCpu >= 1) links.push(linkOf(cpuId(h.id), gpuId(h.id, g), 'pcie', pcie ?? DEFAULTS.pcie));
+      pePaths.push(`arch.hosts[${i}].gpuMemory`);
+      if (nCpu >= 1) {
+        links.push(linkOf(cpuId(h.id), gpuId(h.id, g), 'pcie', pcie ?? DEFAULTS.pcie));
+        linkPaths.push(`arch.hosts[${i}].pcie`);
+      }
     }
-  }
-  pes.push(...(arch.pes ?? []).map((pe) => ({ ...pe })));
-  links.push(...(arch.links ?? []).map((l) => ({ ...l, duplex: l.duplex ?? true })));
+  });
   if (arch.network) {
     const { kind, ...spec } = arch.network;
     // One CPU per host takes part in the network: the first one listed.
@@ -45,16 +61,23 @@ export function normalize(doc: ProjectDocument): ProjectDocument {
         cpus.push(pe.id);
       }
     }
-    for (let i = 0; i < cpus.length; i++) for (let j = i + 1; j < cpus.length; j++) links.push(linkOf(cpus[i], cpus[j], kind, spec));
+    for (let i = 0; i < cpus.length; i++) {
+      for (let j = i + 1; j < cpus.length; j++) {
+        links.push(linkOf(cpus[i], cpus[j], kind, spec));
+        linkPaths.push('arch.network');
+      }
+    }
   }
   const normalizedArch: ArchitectureGraph = { hosts, pes, links };
-  return {
+  const normalized: ProjectDocument = {
     ...doc,
     app: { nodes: (doc.app?.nodes ?? []).map((n) => ({ ...n, params: { ...(n.params ?? {}) } })), edges: [...(doc.app?.edges ?? [])] },
     arch: normalizedArch,
     mapping: { ...(doc.mapping ?? {}) },
     options: { ...DEFAULTS.options, ...(doc.options ?? {}) },
   };
+  delete normalized.arch.network;
+  return { doc: normalized, pePaths, linkPaths };
 }
 
 function linkOf(a: string, b: string, kind: Link['kind'], spec: LinkSpec): Link {

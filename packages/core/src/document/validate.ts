@@ -3,7 +3,7 @@ import { error, hasErrors, type Diagnostic } from '../diagnostics.js';
 import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';
 import type { Model, ModelEdge, ModelNode, ModelPe } from './model.js';
-import { normalize } from './normalize.js';
+import { normalizeWithOrigins } from './normalize.js';
 import { checkShape, describe } from './shape.js';
 import type { ProjectDocument } from './types.js';
 
@@ -18,13 +18,13 @@ export function analyze(input: unknown): { diagnostics: Diagnostic[]; model?: Mo
   if (!migrated.doc) return { diagnostics: migrated.diagnostics };
   const shape = checkShape(migrated.doc);
   if (shape.length) return { diagnostics: shape };
-  const doc = normalize(migrated.doc as unknown as ProjectDocument);
+  const { doc, pePaths, linkPaths } = normalizeWithOrigins(migrated.doc as unknown as ProjectDocument);
   const diagnostics: Diagnostic[] = [];
-  const model = build(doc, diagnostics);
+  const model = build(doc, pePaths, linkPaths, diagnostics);
   return hasErrors(diagnostics) ? { diagnostics } : { diagnostics, model };
 }
 
-function build(doc: ProjectDocument, out: Diagnostic[]): Model {
+function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out: Diagnostic[]): Model {
   const fail = (path: string, message: string, hint?: string) => out.push(error(path, message, hint));
 
   // Architecture: hosts, PEs, links.
@@ -36,19 +36,21 @@ function build(doc: ProjectDocument, out: Diagnostic[]): Model {
   const pes: ModelPe[] = [];
   const pe = new Map<PeId, ModelPe>();
   doc.arch.pes.forEach((p, i) => {
-    if (pe.has(peId(p.id))) return fail(`arch.pes[${i}].id`, `duplicate PE id "${p.id}"`, 'give each PE its own id (a host shorthand may already define it)');
-    if (!hosts.has(p.host)) fail(`arch.pes[${i}].host`, `host "${p.host}" does not exist`, `add it to arch.hosts or use one of: ${[...hosts].join(', ')}`);
-    const m: ModelPe = { id: peId(p.id), index: pes.length, host: hostId(p.host), kind: p.kind, memory: p.memory, flops: p.flops, memoryBandwidth: p.memoryBandwidth, links: [] };
+    const at = pePaths[i].startsWith('arch.pes') ? pePaths[i] : pePaths[i].replace(/\.\w+Memory$/, '');
+    if (pe.has(peId(p.id))) return fail(at.startsWith('arch.pes') ? `${at}.id` : at, `duplicate PE id "${p.id}"`, 'give each PE its own id (a host shorthand may already define it)');
+    if (!hosts.has(p.host)) fail(`${at}.host`, `host "${p.host}" does not exist`, `add it to arch.hosts or use one of: ${[...hosts].join(', ')}`);
+    const m: ModelPe = { id: peId(p.id), index: pes.length, path: pePaths[i].startsWith('arch.pes') ? `${pePaths[i]}.memory` : pePaths[i], host: hostId(p.host), kind: p.kind, memory: p.memory, flops: p.flops, memoryBandwidth: p.memoryBandwidth, links: [] };
     pes.push(m);
     pe.set(m.id, m);
   });
   doc.arch.links.forEach((l, i) => {
+    const at = linkPaths[i];
     const a = pe.get(peId(l.a));
     const b = pe.get(peId(l.b));
-    if (!a) fail(`arch.links[${i}].a`, `PE "${l.a}" does not exist`, 'link two PEs listed in arch.pes or made by a host shorthand');
-    if (!b) fail(`arch.links[${i}].b`, `PE "${l.b}" does not exist`, 'link two PEs listed in arch.pes or made by a host shorthand');
+    if (!a) fail(`${at}.a`, `PE "${l.a}" does not exist`, 'link two PEs listed in arch.pes or made by a host shorthand');
+    if (!b) fail(`${at}.b`, `PE "${l.b}" does not exist`, 'link two PEs listed in arch.pes or made by a host shorthand');
     if (!a || !b) return;
-    if (a === b) return fail(`arch.links[${i}]`, `link from "${l.a}" to itself`, 'a link joins two different PEs');
+    if (a === b) return fail(at, `link from "${l.a}" to itself`, 'a link joins two different PEs');
     a.links.push({ to: b.id, link: l, index: i });
     b.links.push({ to: a.id, link: l, index: i });
   });

@@ -1,0 +1,169 @@
+import type { PeProgram } from '../compile/types.js';
+import type { TraceEvent } from '../trace/event.js';
+
+// The messages between a coordinator and its agents, and between agents (peer links).
+// JSON text frames; host-to-host data travels as binary frames on peer links only.
+// Every message is validated on receipt (`parseMessage`): a malformed one closes that
+// connection with a reason and touches nothing else.
+
+export const PROTOCOL_VERSION = 1;
+
+/** WebSocket close codes the agent uses; the reason string says the rest. */
+export const CLOSE = {
+  normal: 1000,
+  /** Wrong or missing token. */
+  auth: 4001,
+  /** Origin not in the agent's allow-list. */
+  origin: 4003,
+  /** Malformed message, unknown type, wrong version. */
+  protocol: 4002,
+  /** Message larger than the agent's limit. */
+  tooBig: 4009,
+  /** More messages per second than the agent's limit. */
+  rate: 4029,
+} as const;
+
+/** One processing element an agent serves. */
+export interface PeReport {
+  id: string;
+  kind: 'cpu' | 'gpu';
+  /** Human-readable device name (CPU model, adapter description). */
+  name: string;
+  vendor: string;
+  /** Bytes available for buffers. */
+  memory: number;
+  /** For GPUs: the adapter's limits that matter to buffers. */
+  limits?: { maxBufferSize: number; maxStorageBufferBindingSize: number };
+  /** For GPUs: index of the adapter in discovery order (several PEs may share one when emulated). */
+  adapter?: number;
+  /** For GPUs: which WebGPU backend this agent uses (e.g. 'opengl', 'vulkan'). */
+  backend?: string;
+}
+
+/** Per-thread totals an agent reports at the end of a run. */
+export interface ThreadStats {
+  pe: string;
+  thread: string;
+  /** Microseconds busy in fires and transfers. */
+  busy: number;
+  /** Microseconds waiting on data or barriers. */
+  waiting: number;
+}
+
+export interface FailureReport {
+  host: string;
+  pe?: string;
+  node?: string;
+  iteration?: number;
+  message: string;
+}
+
+// Coordinator -> agent
+export type ToAgent =
+  | { type: 'auth'; version: number; token: string }
+  | { type: 'ping'; id: number; t: number }
+  | {
+      type: 'deploy';
+      runId: string;
+      programs: PeProgram[];
+      /** Every host of the run with its agent's URL (for peer links), in barrier order; the first is the barrier root. */
+      hosts: { id: string; url: string }[];
+      iterations: number;
+      /** Buffer element types so host views match the kernels' typed arrays. */
+      elements: Record<string, 'f32' | 'u32' | 'i32' | 'u8'>;
+      /** Optional cap on the host-to-host link, bytes per second (benchmarks). */
+      linkRate?: number;
+      /** Microseconds between trace batches (default 50 000). */
+      traceInterval?: number;
+    }
+  | { type: 'start'; runId: string }
+  | { type: 'stop'; runId: string; reason: string };
+
+// Agent -> coordinator
+export type FromAgent =
+  | { type: 'welcome'; version: number; host: string; pes: PeReport[]; allowWgsl: boolean }
+  | { type: 'pong'; id: number; t: number; agent: number }
+  | { type: 'deployed'; runId: string; adapters: Record<string, string>; allocated: Record<string, number> }
+  | { type: 'started'; runId: string }
+  | { type: 'trace'; runId: string; events: TraceEvent[]; cycle: number; dropped: number }
+  | {
+      type: 'done';
+      runId: string;
+      cycles: number;
+      threads: ThreadStats[];
+      /** Microseconds spent in cluster-wide barriers per cycle, averaged. */
+      barrierPerCycle: number;
+      reports: { node: string; iteration: number; values: Record<string, number | number[] | string> }[];
+    }
+  | { type: 'failed'; runId: string; failure: FailureReport }
+  | { type: 'stopped'; runId: string; freed: boolean }
+  | { type: 'error'; message: string };
+
+// Agent <-> agent (peer links)
+export type PeerMessage =
+  | { type: 'peer-auth'; version: number; token: string; host: string; runId: string }
+  | { type: 'peer-ready'; host: string }
+  /** Barrier arrival (to the root) or release (from the root). */
+  | { type: 'barrier'; seq: number }
+  | { type: 'release'; seq: number }
+  | { type: 'abort'; message: string };
+
+export type AnyMessage = ToAgent | FromAgent | PeerMessage;
+
+const REQUIRED: Record<string, string[]> = {
+  auth: ['version', 'token'],
+  ping: ['id', 't'],
+  deploy: ['runId', 'programs', 'hosts', 'iterations', 'elements'],
+  start: ['runId'],
+  stop: ['runId'],
+  welcome: ['version', 'host', 'pes'],
+  pong: ['id', 't', 'agent'],
+  deployed: ['runId'],
+  started: ['runId'],
+  trace: ['runId', 'events', 'cycle'],
+  done: ['runId', 'cycles', 'threads'],
+  failed: ['runId', 'failure'],
+  stopped: ['runId'],
+  error: ['message'],
+  'peer-auth': ['version', 'token', 'host', 'runId'],
+  'peer-ready': ['host'],
+  barrier: ['seq'],
+  release: ['seq'],
+  abort: ['message'],
+};
+
+/**
+ * Parses and checks one text frame. Returns the message or a reason naming what is wrong;
+ * never throws. Checks the type and its required fields (deep shapes of deploy are checked
+ * by the agent when it builds the run, with messages naming the PE or buffer).
+ */
+export function parseMessage<T extends AnyMessage = AnyMessage>(
+  text: string,
+  allowed?: readonly T['type'][],
+): { ok: true; message: T } | { ok: false; reason: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'malformed message: not JSON' };
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, reason: 'malformed message: not an object' };
+  const type = (raw as { type?: unknown }).type;
+  if (typeof type !== 'string' || !(type in REQUIRED)) return { ok: false, reason: `malformed message: unknown type ${JSON.stringify(type)}` };
+  if (allowed && !(allowed as readonly string[]).includes(type)) return { ok: false, reason: `unexpected message "${type}" here` };
+  for (const field of REQUIRED[type]) {
+    if (!(field in raw)) return { ok: false, reason: `malformed message: "${type}" lacks "${field}"` };
+  }
+  if ('version' in raw && (raw as { version: unknown }).version !== PROTOCOL_VERSION) {
+    return { ok: false, reason: `protocol version ${String((raw as { version: unknown }).version)} is not supported (this side speaks ${PROTOCOL_VERSION})` };
+  }
+  return { ok: true, message: raw as T };
+}
+
+/**
+ * Binary frame on a peer link: u32 iteration, u16 key length, the key (UTF-8, `<from>-><to>`
+ * buffer ids, the same on both hosts), then the payload bytes.
+ */
+export function transferKey(from: string, to: string): string {
+  return `${from}->${to}`;
+}
