@@ -46,8 +46,10 @@ export function App() {
   useShortcuts();
   const left = view === 'dfg' ? <Palette /> : view === 'arch' ? <ArchPanel /> : view === 'mapping' ? <MappingPanel /> : view === 'ig' ? <MemoryPanel /> : null;
   const run = view === 'run';
+  // The IG view is read-only and wide: it gets the inspector's column.
+  const wide = view === 'ig';
   return (
-    <div className={`app${run ? ' run' : ''}`} data-testid="app" data-view={view}>
+    <div className={`app${run ? ' run' : ''}${wide ? ' wide' : ''}`} data-testid="app" data-view={view}>
       <Toolbar />
       {left && <aside className="left">{left}</aside>}
       <main className="center">
@@ -59,7 +61,7 @@ export function App() {
         </ReactFlowProvider>
         {run && <RunTab />}
       </main>
-      {!run && (
+      {!run && !wide && (
         <aside className="right">
           <Inspector />
         </aside>

@@ -3,7 +3,7 @@ import { Background, Controls, MarkerType, ReactFlow, type Edge, type Node } fro
 import { useProject, projectStore } from '../store/project.js';
 import { useCompile } from '../worker/client.js';
 import { peColor } from '../lib/colors.js';
-import { formatMs } from '../lib/format.js';
+import { formatMs, formatSeconds } from '../lib/format.js';
 import { igNodeTypes } from './IgNodes.js';
 
 // The implementation graph as the compiler produced it: computations labelled
@@ -77,6 +77,12 @@ export function IgView() {
             {strategy.ig.buffers.length} buffer nodes · {strategy.ig.buffers.filter((b) => b.depth === 2).length} double · fill {strategy.ig.fillCycles} cycles · {overlap ? 'with' : 'without'} overlap
           </span>
         )}
+        {result?.prediction && (
+          <span className="pred" data-testid="ig-prediction" title="Predicted from kernel cost hints and link bandwidth and latency">
+            predicted cycle {formatSeconds((overlap ? result.prediction.overlap : result.prediction.noOverlap).cycleTime)} ·{' '}
+            {(overlap ? result.prediction.overlap : result.prediction.noOverlap).throughput.toFixed(1)} it/s · overlap speedup ×{result.prediction.speedup.toFixed(2)}
+          </span>
+        )}
         {result && <span className="muted">compiled in {formatMs(result.compileMs)}</span>}
       </div>
       {!strategy && (
@@ -93,7 +99,7 @@ export function IgView() {
         nodesDraggable={false}
         elementsSelectable
         fitView
-        fitViewOptions={{ padding: 0.15, maxZoom: 1.1 }}
+        fitViewOptions={{ padding: 0.08, maxZoom: 1.1 }}
         minZoom={0.05}
         proOptions={{ hideAttribution: true }}
         onNodeClick={(_, n) => {

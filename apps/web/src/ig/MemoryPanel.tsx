@@ -1,6 +1,6 @@
 import { useProject } from '../store/project.js';
 import { peColor, memoryColor } from '../lib/colors.js';
-import { formatBytes } from '../lib/format.js';
+import { formatBytes, formatSeconds } from '../lib/format.js';
 import { useShownStrategy } from './IgView.js';
 
 // Per-PE memory: every buffer's own storage (before) against storage shared by colour
@@ -9,8 +9,31 @@ export function MemoryPanel() {
   const doc = useProject((s) => s.doc);
   const { strategy, result } = useShownStrategy();
   const other = result && strategy ? (strategy === result.overlap ? result.noOverlap : result.overlap) : null;
+  const pred = result?.prediction ? (strategy === result.noOverlap ? result.prediction.noOverlap : result.prediction.overlap) : null;
   return (
     <div className="panel" data-testid="memory-panel">
+      {pred && (
+        <>
+          <div className="panel-title">Predicted cycle</div>
+          <div className="pred-box" data-testid="prediction-panel">
+            <div className="pred-big">{formatSeconds(pred.cycleTime)}</div>
+            <div className="muted">
+              {pred.throughput.toFixed(1)} it/s · fill {pred.fillCycles} cycles · run {formatSeconds(pred.runTime)} for {pred.iterations} iterations
+            </div>
+            <table className="phases">
+              <tbody>
+                {pred.phases.map((ph) => (
+                  <tr key={ph.name}>
+                    <td>{ph.name}</td>
+                    <td className="mono">{formatSeconds(ph.time)}</td>
+                    <td className="muted">{ph.bottleneck}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
       <div className="panel-title">Memory per PE</div>
       {!strategy && <div className="empty">No implementation graph yet.</div>}
       {strategy &&

@@ -6,8 +6,8 @@ import type { ImplementationGraph } from '@pipeloom/core/compile/types';
 // holding that PE's computations and buffers. Runs in the compile worker, so the canvas
 // never waits for it.
 
-export const COMPUTE_SIZE = { width: 168, height: 46 };
-export const BUFFER_SIZE = { width: 124, height: 40 };
+export const COMPUTE_SIZE = { width: 136, height: 42 };
+export const BUFFER_SIZE = { width: 100, height: 36 };
 
 export interface IgLayoutNode {
   id: string;
@@ -81,7 +81,7 @@ export async function layoutIg(ig: ImplementationGraph, mapping: Record<string, 
     layoutOptions: {
       'elk.algorithm': 'layered',
       'elk.direction': 'RIGHT',
-      'elk.layered.spacing.nodeNodeBetweenLayers': '40',
+      'elk.layered.spacing.nodeNodeBetweenLayers': '30',
       'elk.spacing.nodeNode': '18',
       'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
     },

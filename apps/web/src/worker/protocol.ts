@@ -1,10 +1,11 @@
 import type { Diagnostic } from '@pipeloom/core/diagnostics';
 import type { ImplementationGraph } from '@pipeloom/core/compile/types';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { Prediction } from '@pipeloom/core';
 import type { IgLayout } from '../ig/layout.js';
 
-// What the compile worker hands back: both strategies precomputed, so the overlap toggle in
-// the IG view flips without a round trip.
+// What the compile worker hands back: both strategies compiled, predicted and laid out, so
+// the overlap toggle in the IG view flips without a round trip.
 
 export interface Strategy {
   ig: ImplementationGraph;
@@ -12,13 +13,16 @@ export interface Strategy {
 }
 
 export interface CompileOutput {
-  /** Validation and compile diagnostics (of the overlap strategy; the other adds its own only if different). */
+  /** Validation and compile diagnostics. */
   diagnostics: Diagnostic[];
   overlap: Strategy | null;
   noOverlap: Strategy | null;
-  /** Wall time of validate + both compiles + both layouts, in ms. */
-  ms: number;
+  /** The predictor's cycle time, phases and timeline for each strategy. */
+  prediction: Prediction | null;
+  /** Wall time of validate + both compiles + both predictions, in ms. */
   compileMs: number;
+  /** compileMs plus both layouts. */
+  ms: number;
 }
 
 export interface CompileApi {

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { emptyDocument } from '../store/project.js';
+import { connectionProblem, freshNodeId } from './kernels.js';
+import type { ProjectDocument } from '@pipeloom/core/document/types';
+
+const doc: ProjectDocument = {
+  ...emptyDocument(),
+  app: {
+    nodes: [
+      { id: 'p', kernel: 'matrix.produce', params: { width: 64, height: 64 } },
+      { id: 'i', kernel: 'matrix.increment', params: { width: 64, height: 64 } },
+      { id: 'small', kernel: 'matrix.increment', params: { width: 32, height: 64 } },
+      { id: 'c', kernel: 'matrix.consume', params: { width: 64, height: 64 } },
+    ],
+    edges: [{ from: { node: 'p', port: 'out' }, to: { node: 'i', port: 'in' } }],
+  },
+};
+
+describe('connections are checked against the kernels\' port types', () => {
+  it('matching types connect', () => {
+    expect(connectionProblem(doc, { node: 'i', port: 'out' }, { node: 'c', port: 'in' })).toBeNull();
+  });
+  it('a type mismatch names both ports and both types', () => {
+    expect(connectionProblem(doc, { node: 'i', port: 'out' }, { node: 'small', port: 'in' })).toBe(
+      'type mismatch: i.out produces matrix<f32>[64x64] but small.in expects matrix<f32>[64x32]',
+    );
+  });
+  it('an input already fed says by what', () => {
+    expect(connectionProblem(doc, { node: 'small', port: 'out' }, { node: 'i', port: 'in' })).toMatch(/already fed by p.out/);
+  });
+  it('a cycle is refused', () => {
+    const d2 = { ...doc, app: { ...doc.app, edges: [{ from: { node: 'i', port: 'out' }, to: { node: 'c', port: 'in' } }] } };
+    d2.app.nodes = doc.app.nodes.map((n) => (n.id === 'c' ? { id: 'c', kernel: 'matrix.increment', params: { width: 64, height: 64 } } : n));
+    expect(connectionProblem(d2, { node: 'c', port: 'out' }, { node: 'i', port: 'in' })).toBe('c -> i would close a cycle; a DFG has none');
+  });
+  it('new node ids come from the kernel name and never collide', () => {
+    expect(freshNodeId(doc, 'matrix.increment')).toBe('increment');
+    expect(freshNodeId({ ...doc, app: { ...doc.app, nodes: [...doc.app.nodes, { id: 'increment', kernel: 'matrix.increment' }] } }, 'matrix.increment')).toBe('increment2');
+  });
+});

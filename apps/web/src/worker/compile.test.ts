@@ -1,0 +1,33 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { compile } from '@pipeloom/core';
+import { readDocument } from '../shell/documents.js';
+import { compileBoth } from './compile.js';
+
+const piic = readDocument(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8')).doc!;
+
+describe('the compile worker', () => {
+  it('returns both strategies, laid out, with the predictor\'s cycle times', async () => {
+    const out = await compileBoth(piic);
+    expect(out.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(out.overlap?.ig.overlap).toBe(true);
+    expect(out.noOverlap?.ig.overlap).toBe(false);
+    expect(out.overlap?.ig.buffers.length).toBe(compile(piic, { overlap: true }).ok ? (compile(piic, { overlap: true }) as { ig: { buffers: unknown[] } }).ig.buffers.length : -1);
+    expect(out.overlap!.layout.nodes.length).toBeGreaterThan(out.overlap!.ig.buffers.length);
+    expect(out.prediction!.overlap.cycleTime).toBeLessThanOrEqual(out.prediction!.noOverlap.cycleTime);
+  });
+
+  it('reports an invalid document as diagnostics, with no graph', async () => {
+    const broken = { ...piic, mapping: { ...piic.mapping, C: 'gpu7@h9' } };
+    const out = await compileBoth(broken);
+    expect(out.overlap).toBeNull();
+    expect(out.diagnostics.some((d) => d.path.startsWith('mapping') && d.severity === 'error')).toBe(true);
+  });
+
+  it('an editor document read from a file keeps positions for every element', () => {
+    expect(piic.app.nodes.every((n) => n.position)).toBe(true);
+    expect(piic.arch.hosts.every((h) => h.position)).toBe(true);
+    expect(piic.arch.pes.every((p) => p.position)).toBe(true);
+    expect(piic.arch.pes.map((p) => p.id)).toEqual(['cpu@h0', 'gpu0@h0', 'cpu@h1', 'gpu0@h1']);
+  });
+});
