@@ -1,14 +1,19 @@
-import type { KernelSpec, Params, DataType } from '../types.js';
+import { KernelError, type DataType, type FiringReport, type GpuExecutor, type GpuFiring, type KernelSpec, type Params } from '../types.js';
+import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, packWords, uniformBuffer } from '../gpu/pipeline.js';
 
-// Placeholder-free minimal CPU versions; the kernels package adds WGSL and checks.
+// The paper's multi-host benchmark (Figs 11-13): P fills, I increments (the Fig 13 kernel),
+// C checks. Values are f32: iteration numbers are exact up to 2^24 = 16,777,216 iterations,
+// beyond which P's fill (and C's expected value) round and C reports a mismatch.
+
 const matrixType = (p: Params): DataType => ({ kind: 'matrix', element: 'f32', shape: [Number(p.height), Number(p.width)] });
+const count = (p: Params) => Number(p.width) * Number(p.height);
 
 const sizeParams = {
   width: { type: 'int', default: 1024, min: 1, max: 16384, unit: 'elements', description: 'Matrix width' },
   height: { type: 'int', default: 1024, min: 1, max: 16384, unit: 'elements', description: 'Matrix height' },
 } as const;
 
-/** The Fig 13 increment: sum of 1/i^2 for i in 2..nb_loop+2 in f32, rounded. */
+/** The Fig 13 increment: sum of 1/i^2 for i in 2..nb_loop+2 in f32, rounded (0 up to nb_loop 4, 1 from 5). */
 export function increment(nbLoop: number): number {
   let one = Math.fround(0);
   for (let i = 2; i < nbLoop + 3; i++) {
@@ -18,58 +23,220 @@ export function increment(nbLoop: number): number {
   return Math.trunc(Math.fround(one + 0.5));
 }
 
+/** Parses the consumer's `increments` param: comma-separated nb_loop values of the incrementers upstream. */
+export function parseIncrements(text: string): number[] {
+  const t = text.trim();
+  if (t === '') return [];
+  return t.split(',').map((s) => {
+    const v = Number(s.trim());
+    if (!Number.isInteger(v) || v < 0) throw new KernelError('matrix.consume', `param increments: "${s.trim()}" is not a non-negative integer nb_loop`);
+    return v;
+  });
+}
+
+/** The value every element must hold when the consumer receives `iteration`. */
+export function expectedValue(params: Params, iteration: number): number {
+  const upstream = parseIncrements(String(params.increments ?? '')).reduce((s, n) => s + increment(n), 0);
+  return Math.fround(iteration + Number(params.expected_offset ?? 0) + upstream);
+}
+
+const WGSL_PRODUCE = /* wgsl */ `
+struct U { n: u32, value: f32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read_write> out_: array<f32>;
+${LINEAR_ID}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = linear_id(gid, nwg);
+  if (i >= u.n) { return; }
+  out_[i] = u.value;
+}`;
+
+// The Fig 13 kernel, line for line.
+const WGSL_INCREMENT = /* wgsl */ `
+struct U { n: u32, nb_loop: i32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read> in_: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out_: array<f32>;
+${LINEAR_ID}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let index = linear_id(gid, nwg);
+  if (index >= u.n) { return; }
+  var one = 0.0f;
+  for (var i = 2; i < u.nb_loop + 3; i++) {
+    one += (1.0f / f32(i)) * (1.0f / f32(i));
+  }
+  one = f32(i32(one + 0.5f));
+  out_[index] = in_[index] + one;
+}`;
+
+const WGSL_ADD = /* wgsl */ `
+struct U { n: u32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(3) var<storage, read_write> out_: array<f32>;
+${LINEAR_ID}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = linear_id(gid, nwg);
+  if (i >= u.n) { return; }
+  out_[i] = a[i] + b[i];
+}`;
+
+// Finds the first mismatching element: every bad thread does atomicMax(n - i), so the
+// survivor is the smallest index; 0 means all good. A second one-thread pass fetches its value.
+const WGSL_CHECK = /* wgsl */ `
+struct U { n: u32, want: f32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read> in_: array<f32>;
+@group(0) @binding(2) var<storage, read_write> result: array<atomic<u32>, 4>;
+${LINEAR_ID}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = linear_id(gid, nwg);
+  if (i >= u.n) { return; }
+  if (in_[i] != u.want) { atomicMax(&result[0], u.n - i); }
+}`;
+const WGSL_FETCH = /* wgsl */ `
+struct U { n: u32, want: f32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read> in_: array<f32>;
+@group(0) @binding(2) var<storage, read_write> result: array<u32, 4>;
+@compute @workgroup_size(1)
+fn main() {
+  let r = result[0];
+  if (r != 0u) { result[1] = bitcast<u32>(in_[u.n - r]); }
+}`;
+
+function mismatch(iteration: number, index: number, value: number, want: number): FiringReport {
+  return { ok: false, message: `iteration ${iteration}: element ${index} is ${value}, expected ${want}`, values: { iteration, index, value, expected: want } };
+}
+
 export const matrixKernels: KernelSpec[] = [
   {
     id: 'matrix.produce',
     title: 'Produce matrix',
     category: 'Multi-host benchmark',
-    description: 'Fills a width x height f32 matrix with the iteration number.',
+    description: 'Fills a width x height f32 matrix with the iteration number (exact up to 2^24 iterations).',
     params: { ...sizeParams },
     inputs: [],
     outputs: [{ name: 'out', type: matrixType }],
-    cost: (p) => ({ flops: 0, bytes: Number(p.width) * Number(p.height) * 4 }),
+    cost: (p) => ({ flops: 0, bytes: count(p) * 4 }),
     cpu: ({ iteration, outputs }) => {
       (outputs.out as Float32Array).fill(iteration);
+    },
+    gpu: {
+      wgsl: { produce: WGSL_PRODUCE },
+      async prepare(device, params) {
+        const pipeline = await createPipeline(device, 'matrix.produce', 'produce', WGSL_PRODUCE);
+        const n = count(params);
+        const uni = uniformBuffer(device, packWords([['u', n], ['f', 0]]));
+        return {
+          encode(encoder, f) {
+            device.queue.writeBuffer(uni, 0, packWords([['u', n], ['f', f.iteration]]));
+            dispatch(encoder, pipeline, bindGroup(device, pipeline, [uni, f.outputs.out]), n, 'matrix.produce');
+          },
+          destroy: () => uni.destroy(),
+        };
+      },
     },
   },
   {
     id: 'matrix.increment',
     title: 'Increment matrix',
     category: 'Multi-host benchmark',
-    description: 'The Fig 13 kernel: out = in + round(sum 1/i^2, i = 2..nb_loop+2).',
+    description: 'The Fig 13 kernel: out = in + round(sum 1/i^2, i = 2..nb_loop+2), i.e. +0 for nb_loop <= 4, +1 from 5.',
     params: {
       ...sizeParams,
       nb_loop: { type: 'int', default: 5, min: 0, max: 100000, unit: 'loops', description: 'Length of the series; sets the compute load' },
     },
     inputs: [{ name: 'in', type: matrixType }],
     outputs: [{ name: 'out', type: matrixType }],
-    cost: (p) => ({ flops: Number(p.width) * Number(p.height) * (3 * (Number(p.nb_loop) + 1) + 1), bytes: Number(p.width) * Number(p.height) * 8 }),
+    cost: (p) => ({ flops: count(p) * (3 * (Number(p.nb_loop) + 1) + 1), bytes: count(p) * 8 }),
     cpu: ({ params, inputs, outputs }) => {
       const one = increment(Number(params.nb_loop));
       const a = inputs.in as Float32Array;
       const b = outputs.out as Float32Array;
       for (let i = 0; i < a.length; i++) b[i] = a[i] + one;
     },
+    gpu: {
+      wgsl: { increment: WGSL_INCREMENT },
+      async prepare(device, params) {
+        const pipeline = await createPipeline(device, 'matrix.increment', 'increment', WGSL_INCREMENT);
+        const n = count(params);
+        const uni = uniformBuffer(device, packWords([['u', n], ['i', Number(params.nb_loop)]]));
+        return {
+          encode(encoder, f) {
+            dispatch(encoder, pipeline, bindGroup(device, pipeline, [uni, f.inputs.in, f.outputs.out]), n, 'matrix.increment');
+          },
+          destroy: () => uni.destroy(),
+        };
+      },
+    },
   },
   {
     id: 'matrix.consume',
     title: 'Consume matrix',
     category: 'Multi-host benchmark',
-    description: 'Checks every element equals the value expected for the iteration it receives.',
+    description:
+      'Checks every element equals iteration + the Fig 13 increments of the incrementers upstream (+ expected_offset); a mismatch reports the iteration, first bad index and value.',
     params: {
       ...sizeParams,
-      expected_offset: { type: 'float', default: 0, unit: '', description: 'Value added upstream to the iteration number (sum of increments)' },
+      increments: {
+        type: 'string',
+        default: '',
+        description: 'Comma-separated nb_loop of each incrementer upstream, e.g. "100,100"; each adds increment(nb_loop) (0 for nb_loop <= 4, else 1)',
+      },
+      expected_offset: { type: 'float', default: 0, unit: '', description: 'Constant added on top of the increments (kept for documents that state the sum directly)' },
     },
     inputs: [{ name: 'in', type: matrixType }],
     outputs: [],
-    cost: (p) => ({ flops: 0, bytes: Number(p.width) * Number(p.height) * 4 }),
+    cost: (p) => ({ flops: count(p), bytes: count(p) * 4 }),
     cpu: ({ params, iteration, inputs }) => {
       const a = inputs.in as Float32Array;
-      const want = iteration + Number(params.expected_offset);
-      for (let i = 0; i < a.length; i++) {
-        if (a[i] !== want) return { ok: false, message: `iteration ${iteration}: element ${i} is ${a[i]}, expected ${want}` };
-      }
+      const want = expectedValue(params, iteration);
+      for (let i = 0; i < a.length; i++) if (a[i] !== want) return mismatch(iteration, i, a[i], want);
       return { ok: true };
+    },
+    gpu: {
+      wgsl: { check: WGSL_CHECK, fetch: WGSL_FETCH },
+      async prepare(device, params) {
+        const check = await createPipeline(device, 'matrix.consume', 'check', WGSL_CHECK);
+        const fetch = await createPipeline(device, 'matrix.consume', 'fetch', WGSL_FETCH);
+        const n = count(params);
+        const uni = uniformBuffer(device, packWords([['u', n], ['f', 0]]));
+        const result = device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+        const staging = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+        const exec: GpuExecutor = {
+          encode(encoder, f: GpuFiring) {
+            device.queue.writeBuffer(uni, 0, packWords([['u', n], ['f', expectedValue(params, f.iteration)]]));
+            encoder.clearBuffer(result);
+            dispatch(encoder, check, bindGroup(device, check, [uni, f.inputs.in, result]), n, 'matrix.consume/check');
+            const pass = encoder.beginComputePass({ label: 'matrix.consume/fetch' });
+            pass.setPipeline(fetch);
+            pass.setBindGroup(0, bindGroup(device, fetch, [uni, f.inputs.in, result]));
+            pass.dispatchWorkgroups(1);
+            pass.end();
+            encoder.copyBufferToBuffer(result, 0, staging, 0, 16);
+          },
+          async report(f) {
+            await staging.mapAsync(GPUMapMode.READ);
+            const r = new Uint32Array(staging.getMappedRange().slice(0));
+            staging.unmap();
+            if (r[0] === 0) return { ok: true };
+            const value = new Float32Array(r.buffer, 4, 1)[0];
+            return mismatch(f.iteration, n - r[0], value, expectedValue(params, f.iteration));
+          },
+          destroy() {
+            uni.destroy();
+            result.destroy();
+            staging.destroy();
+          },
+        };
+        return exec;
+      },
     },
   },
   {
@@ -83,12 +250,26 @@ export const matrixKernels: KernelSpec[] = [
       { name: 'b', type: matrixType },
     ],
     outputs: [{ name: 'out', type: matrixType }],
-    cost: (p) => ({ flops: Number(p.width) * Number(p.height), bytes: Number(p.width) * Number(p.height) * 12 }),
+    cost: (p) => ({ flops: count(p), bytes: count(p) * 12 }),
     cpu: ({ inputs, outputs }) => {
       const a = inputs.a as Float32Array;
       const b = inputs.b as Float32Array;
       const o = outputs.out as Float32Array;
       for (let i = 0; i < o.length; i++) o[i] = a[i] + b[i];
+    },
+    gpu: {
+      wgsl: { add: WGSL_ADD },
+      async prepare(device, params) {
+        const pipeline = await createPipeline(device, 'matrix.add', 'add', WGSL_ADD);
+        const n = count(params);
+        const uni = uniformBuffer(device, packWords([['u', n]]));
+        return {
+          encode(encoder, f) {
+            dispatch(encoder, pipeline, bindGroup(device, pipeline, [uni, f.inputs.a, f.inputs.b, f.outputs.out]), n, 'matrix.add');
+          },
+          destroy: () => uni.destroy(),
+        };
+      },
     },
   },
 ];

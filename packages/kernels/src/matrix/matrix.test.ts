@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getKernel } from '../registry.js';
+import { GpuRunner, runCpu } from '../gpu/harness.js';
+import { createTestDevice, type TestDevice } from '../gpu/node-device.js';
+import { expectedValue, increment } from './index.js';
+
+// Odd sizes on purpose: the last workgroup is partial.
+const size = { width: 37, height: 13 };
+
+describe('the Fig 13 increment rule', () => {
+  it('is 0 for nb_loop <= 4 and 1 from 5 on', () => {
+    expect([0, 1, 2, 3, 4].map(increment)).toEqual([0, 0, 0, 0, 0]);
+    expect([5, 6, 100, 400].map(increment)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('gives the consumer its expected value from the upstream nb_loops, not +1 each', () => {
+    expect(expectedValue({ increments: '4,100', expected_offset: 0 }, 7)).toBe(8);
+    expect(expectedValue({ increments: '5, 5', expected_offset: 0 }, 7)).toBe(9);
+    expect(expectedValue({ increments: '', expected_offset: 2 }, 7)).toBe(9);
+    expect(() => expectedValue({ increments: '5,x' }, 0)).toThrow(/matrix.consume.*increments/);
+  });
+});
+
+describe('matrix kernels on the CPU', () => {
+  it('P -> I(nb_loop 3) -> I(nb_loop 100) -> C passes with increments "3,100"', () => {
+    const p = runCpu(getKernel('matrix.produce'), size, {}, 42).outputs.out;
+    const i1 = runCpu(getKernel('matrix.increment'), { ...size, nb_loop: 3 }, { in: p }).outputs.out;
+    const i2 = runCpu(getKernel('matrix.increment'), { ...size, nb_loop: 100 }, { in: i1 }).outputs.out;
+    expect(i2.every((v) => v === 43)).toBe(true);
+    expect(runCpu(getKernel('matrix.consume'), { ...size, increments: '3,100' }, { in: i2 }, 42).report).toEqual({ ok: true });
+    const wrong = runCpu(getKernel('matrix.consume'), { ...size, increments: '5,100' }, { in: i2 }, 42).report;
+    expect(wrong?.ok).toBe(false);
+    expect(wrong?.message).toBe('iteration 42: element 0 is 43, expected 44');
+  });
+
+  it('names the first bad index and its value', () => {
+    const m = new Float32Array(size.width * size.height).fill(5);
+    m[300] = 6;
+    m[400] = 7;
+    const r = runCpu(getKernel('matrix.consume'), size, { in: m }, 5).report;
+    expect(r).toMatchObject({ ok: false, values: { iteration: 5, index: 300, value: 6, expected: 5 } });
+  });
+});
+
+describe('matrix kernels in WGSL on the WebGPU adapter', () => {
+  let t: TestDevice;
+  beforeAll(async () => {
+    t = await createTestDevice();
+  });
+  afterAll(() => t?.destroy());
+
+  it('produce and increment match the CPU twin exactly', async () => {
+    const prod = await GpuRunner.create(t.device, getKernel('matrix.produce'), size);
+    const gp = (await prod.fire({}, 1234)).outputs.out;
+    expect(gp).toEqual(runCpu(getKernel('matrix.produce'), size, {}, 1234).outputs.out);
+    for (const nb_loop of [0, 4, 5, 57]) {
+      const inc = await GpuRunner.create(t.device, getKernel('matrix.increment'), { ...size, nb_loop });
+      const got = (await inc.fire({ in: gp })).outputs.out;
+      expect(got).toEqual(runCpu(getKernel('matrix.increment'), { ...size, nb_loop }, { in: gp }).outputs.out);
+      inc.destroy();
+    }
+    prod.destroy();
+  });
+
+  it('add matches the CPU twin exactly', async () => {
+    const n = size.width * size.height;
+    const a = Float32Array.from({ length: n }, (_, i) => i * 0.5);
+    const b = Float32Array.from({ length: n }, (_, i) => 3 - i);
+    const run = await GpuRunner.create(t.device, getKernel('matrix.add'), size);
+    expect((await run.fire({ a, b })).outputs.out).toEqual(runCpu(getKernel('matrix.add'), size, { a, b }).outputs.out);
+    run.destroy();
+  });
+
+  it('consume passes on good data and reports the first bad index and value found by the GPU reduction', async () => {
+    const run = await GpuRunner.create(t.device, getKernel('matrix.consume'), { ...size, increments: '5,2' });
+    const m = new Float32Array(size.width * size.height).fill(10);
+    expect((await run.fire({ in: m }, 9)).report).toEqual({ ok: true });
+    m[470] = -1;
+    m[123] = 12.5;
+    m[200] = 0;
+    const bad = (await run.fire({ in: m }, 9)).report;
+    expect(bad).toEqual({ ok: false, message: 'iteration 9: element 123 is 12.5, expected 10', values: { iteration: 9, index: 123, value: 12.5, expected: 10 } });
+    // the result buffer is cleared each firing: good data passes again
+    m.fill(11);
+    expect((await run.fire({ in: m }, 10)).report).toEqual({ ok: true });
+    run.destroy();
+  });
+
+  it('splits dispatches beyond 65535 workgroups', async () => {
+    const big = { width: 2100, height: 2100 }; // 4.41M elements = 68907 workgroups of 64
+    const prod = await GpuRunner.create(t.device, getKernel('matrix.produce'), big);
+    await prod.fireBuffers({}, 3);
+    const cons = await GpuRunner.create(t.device, getKernel('matrix.consume'), big);
+    expect(await cons.fireBuffers({ in: prod.outputBuffers.out }, 3)).toEqual({ ok: true });
+    expect((await cons.fireBuffers({ in: prod.outputBuffers.out }, 4))?.message).toBe('iteration 4: element 0 is 3, expected 4');
+    prod.destroy();
+    cons.destroy();
+  });
+});

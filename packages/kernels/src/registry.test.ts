@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getKernel, listKernels } from './registry.js';
+import { KernelError } from './types.js';
+import { createPipeline } from './gpu/pipeline.js';
+import { createTestDevice, type TestDevice } from './gpu/node-device.js';
+
+describe('the kernel registry', () => {
+  it('rejects an unregistered id with a KernelError, not a crash', () => {
+    expect(() => getKernel('matrix.nope')).toThrow(KernelError);
+    expect(() => getKernel('matrix.nope')).toThrow('kernel "matrix.nope": is not registered');
+  });
+
+  it('gives every kernel ports, params with defaults, a cost, a CPU twin and WGSL', () => {
+    for (const k of listKernels()) {
+      expect(k.id).toMatch(/^[a-z]+\.[a-z-]+$/);
+      expect(k.title && k.category && k.description).toBeTruthy();
+      expect(k.gpu, k.id).toBeDefined();
+      const defaults = Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, s.default]));
+      for (const port of [...k.inputs, ...k.outputs]) expect(port.type(defaults).shape.every((d) => Number.isInteger(d) && d > 0), `${k.id}.${port.name}`).toBe(true);
+      const c = k.cost(defaults);
+      expect(c.bytes).toBeGreaterThan(0);
+      expect(c.flops).toBeGreaterThanOrEqual(0);
+    }
+  });
+});
+
+describe('WGSL compile errors', () => {
+  let t: TestDevice;
+  beforeAll(async () => {
+    t = await createTestDevice();
+  });
+  afterAll(() => t?.destroy());
+
+  it('surface as a KernelError naming the kernel and the module', async () => {
+    const broken = '@compute @workgroup_size(1) fn main() { let x: f32 = undefined_thing; }';
+    const err = await createPipeline(t.device, 'granulometry.openings', 'erode', broken).catch((e) => e);
+    expect(err).toBeInstanceOf(KernelError);
+    expect(err.kernel).toBe('granulometry.openings');
+    expect(err.message).toMatch(/^kernel "granulometry.openings": WGSL module "erode" does not compile: .*undefined_thing/);
+  });
+
+  it('names the kernel for a module that parses but fails pipeline validation', async () => {
+    const noEntry = '@compute @workgroup_size(1) fn other() {}';
+    const err = await createPipeline(t.device, 'matrix.add', 'add', noEntry).catch((e) => e);
+    expect(err).toBeInstanceOf(KernelError);
+    expect(err.message).toMatch(/^kernel "matrix.add": WGSL module "add" is invalid/);
+  });
+
+  it('every registered kernel prepares on the adapter with its default params scaled down', async () => {
+    for (const k of listKernels()) {
+      const small = Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, typeof s.default === 'number' && s.unit === 'elements' ? Math.min(Number(s.default), 32) : s.default]));
+      const exec = await k.gpu!.prepare(t.device, small);
+      exec.destroy();
+    }
+  });
+});
