@@ -1,0 +1,70 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// The real CLI, as a process.
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
+const pipeloom = (...args: string[]) => spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), ...args], { cwd: root, encoding: 'utf8' });
+const tmp = mkdtempSync(join(tmpdir(), 'pipeloom-cli-'));
+
+describe('pipeloom compile', () => {
+  it('prints nodes with (schedule, latency), buffers and memory like the paper\'s figures', () => {
+    const r = pipeloom('compile', 'examples/paper-fig5.json', '--no-overlap');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('without computation-communication overlap');
+    expect(r.stdout).toMatch(/^ {2}b \(2, 2\) +on gpu1@h0$/m);
+    expect(r.stdout).toMatch(/^ {2}bn_11 +gpu0@h1 +b\.out +single +colour \d+ +4 MiB +copied from bn_10; read by c2\.in, read by d\.in, read by f\.in$/m);
+    expect(r.stdout).toMatch(/^ {2}gpu0@h1 +\S+ MiB \/ \S+ MiB \/ \S+ MiB {2}of 16 GiB$/m);
+  });
+
+  it('prints JSON with schedule, latency, buffers and memory', () => {
+    const r = pipeloom('compile', 'examples/piic.json', '--format', 'json');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.schedule).toEqual({ P: 0, I1: 1, I2: 2, C: 3 });
+    expect(out.latency).toEqual({ P: 0, I1: 2, I2: 6, C: 8 });
+    expect(out.buffers[0]).toEqual({ id: 'bn_0', pe: 'cpu@h0', source: 'P', port: 'out', from: 'P', consumers: [], next: ['bn_3'], depth: 2, bytes: 16777216, color: 0 });
+    expect(out.memory['gpu0@h0']).toEqual({ before: 67108864, after: 67108864, lowerBound: 67108864, capacity: 17179869184 });
+  });
+
+  it('prints Graphviz with one cluster per PE', () => {
+    const r = pipeloom('compile', 'examples/piic.json', '--format', 'dot');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^digraph "P-I-I-C on two hosts" \{/);
+    expect(r.stdout.match(/subgraph cluster_/g)).toHaveLength(4);
+    expect(r.stdout).toContain('"buf:bn_4" -> "buf:bn_5" [style=bold];');
+  });
+
+  it('exits 2 with one diagnostic per line on stderr for an invalid document', () => {
+    const file = join(tmp, 'bad.json');
+    writeFileSync(file, JSON.stringify({ format: 'pipeloom/v1', app: { nodes: [{ id: 'a', kernel: 'matrix.produce' }], edges: [{ from: { node: 'a', port: 'out' }, to: { node: 'c9', port: 'in' } }] }, arch: { hosts: [{ id: 'h0', gpus: 1 }] }, mapping: {} }));
+    const r = pipeloom('compile', file);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'mapping: node "a" is not mapped (add "a": "<PE id>" to mapping)',
+      'app.edges[0]: node "c9" does not exist (connect nodes listed in app.nodes)',
+    ]);
+  });
+
+  it('exits 2 naming the line and column of malformed JSON', () => {
+    const file = join(tmp, 'broken.json');
+    writeFileSync(file, '{\n  "format": "pipeloom/v1",\n  "app": ,\n}');
+    const r = pipeloom('compile', file);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^line 3, column 10: malformed JSON/);
+  });
+
+  it('exits 1 with a clear message and no stack for an unreadable file or a bad option', () => {
+    const missing = pipeloom('compile', join(tmp, 'nope.json'));
+    expect(missing.status).toBe(1);
+    expect(missing.stderr.trim()).toBe(`pipeloom compile: cannot read ${join(tmp, 'nope.json')}: no such file`);
+    const bad = pipeloom('compile', 'examples/piic.json', '--format', 'svg');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr.trim()).toBe('pipeloom compile: --format must be one of text, json, dot, not "svg"');
+    for (const r of [missing, bad]) expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
+  });
+});

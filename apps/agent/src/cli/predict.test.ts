@@ -1,0 +1,43 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
+const pipeloom = (...args: string[]) => spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), ...args], { cwd: root, encoding: 'utf8' });
+const tmp = mkdtempSync(join(tmpdir(), 'pipeloom-cli-'));
+
+describe('pipeloom predict', () => {
+  it('prints both strategies\' cycle time and the speedup, and writes a Chrome trace', () => {
+    const trace = join(tmp, 'trace.json');
+    const r = pipeloom('predict', 'examples/piic.json', '--trace', trace, '--iterations', '12');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^ {2}no overlap +\d/m);
+    expect(r.stdout).toMatch(/^ {2}overlap +\d/m);
+    expect(r.stdout).toMatch(/speedup of overlap: \d+\.\d\dx/);
+    expect(r.stdout).toContain('set by link cpu@h0->cpu@h1');
+    const t = JSON.parse(readFileSync(trace, 'utf8'));
+    const fires = t.traceEvents.filter((e: { ph: string; cat?: string }) => e.ph === 'X' && e.cat === 'fire');
+    // 12 iterations of 4 nodes.
+    expect(fires).toHaveLength(48);
+    expect(t.traceEvents.some((e: { ph: string }) => e.ph === 's')).toBe(true);
+    expect(r.stderr).toContain(`wrote ${trace}`);
+  });
+
+  it('prints JSON with cycle times, phases and speedup', () => {
+    const r = pipeloom('predict', 'examples/piic.json', '--format', 'json');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.noOverlap.phases.map((p: { name: string }) => p.name)).toEqual(['cpu-cpu', 'pcie', 'fire']);
+    expect(out.speedup).toBeCloseTo(out.noOverlap.cycleTime / out.overlap.cycleTime, 12);
+  });
+
+  it('exits 1 on a bad --iterations and 1 on a missing file', () => {
+    expect(pipeloom('predict', 'examples/piic.json', '--iterations', '0').status).toBe(1);
+    const r = pipeloom('predict');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('missing the project document');
+  });
+});
