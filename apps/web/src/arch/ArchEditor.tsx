@@ -171,6 +171,7 @@ export function ArchEditor() {
         fitView
         fitViewOptions={{ padding: 0.2, maxZoom: 1.2 }}
         minZoom={0.1}
+        maxZoom={1.5}
         proOptions={{ hideAttribution: true }}
       >
         <Background gap={16} size={1} />

@@ -167,6 +167,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
         fitView
         fitViewOptions={{ padding: 0.25, maxZoom: 1.2 }}
         minZoom={0.1}
+        maxZoom={1.5}
         proOptions={{ hideAttribution: true }}
       >
         <Background gap={16} size={1} />

@@ -101,6 +101,7 @@ export function IgView() {
         fitView
         fitViewOptions={{ padding: 0.08, maxZoom: 1.1 }}
         minZoom={0.05}
+        maxZoom={1.5}
         proOptions={{ hideAttribution: true }}
         onNodeClick={(_, n) => {
           if (n.id.startsWith('n:')) projectStore.getState().select({ kind: 'node', id: n.id.slice(2) });

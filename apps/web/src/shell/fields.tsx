@@ -39,7 +39,7 @@ export function NumberField(props: {
   else if (props.integer && !Number.isInteger(parsed * scale)) problem = 'must be a whole number';
   else if (props.min !== undefined && parsed * scale < props.min) problem = `at least ${props.min / scale}`;
   else if (props.max !== undefined && parsed * scale > props.max) problem = `at most ${props.max / scale}`;
-  const range = props.min !== undefined || props.max !== undefined ? `${props.min !== undefined ? props.min / scale : '−∞'} … ${props.max !== undefined ? props.max / scale : '∞'}` : '';
+  const range = props.max !== undefined ? `${props.min !== undefined ? props.min / scale : '−∞'} … ${props.max !== undefined ? props.max / scale : '∞'}` : '';
   return (
     <label className={`field${problem ? ' invalid' : ''}`} title={props.title}>
       <span className="field-label">{props.label}</span>
