@@ -35,6 +35,12 @@ test('build P-I-I-C from the palette, map it on two hosts, see the implementatio
   await connect(page, 'increment.out', 'increment2.in');
   await connect(page, 'increment2.out', 'consume.in');
   await expect(page.locator('.react-flow__edge')).toHaveCount(3);
+  // Tidy lays the chain out left to right.
+  await page.getByTestId('tidy').click();
+  await expect(async () => {
+    const xs = await Promise.all(['produce', 'increment', 'increment2', 'consume'].map(async (id) => (await page.getByTestId(`dfg-node-${id}`).boundingBox())!.x));
+    expect(xs).toEqual([...xs].sort((a, b) => a - b));
+  }).toPass();
 
   // A connection whose types differ is refused with the reason.
   await page.getByTestId('palette-matrix.produce').click();

@@ -2,6 +2,7 @@ import { useEffect } from 'react';
 import { ReactFlowProvider } from '@xyflow/react';
 import { projectStore, useProject } from './store/project.js';
 import { Toolbar, TABS } from './shell/Toolbar.js';
+import { download } from './shell/documents.js';
 import { Inspector } from './shell/Inspector.js';
 import { Problems } from './shell/Problems.js';
 import { Toasts } from './shell/Toasts.js';
@@ -21,6 +22,11 @@ function useShortcuts() {
     const onKey = (e: KeyboardEvent) => {
       const st = projectStore.getState();
       const mod = e.ctrlKey || e.metaKey;
+      if (mod && e.key.toLowerCase() === 's') {
+        e.preventDefault();
+        download(st.doc);
+        return;
+      }
       // Inside a field the browser's own text undo is what the user means.
       if (editable(e.target)) return;
       if (mod && e.key.toLowerCase() === 'z') {

@@ -3,6 +3,7 @@ import {
   Background,
   Controls,
   MiniMap,
+  Panel,
   ReactFlow,
   useReactFlow,
   type Connection,
@@ -18,6 +19,7 @@ import { connectionProblem, freshNodeId, portType } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
 import { useProblemCounts } from '../lib/problems.js';
 import { nodeTypes, type KernelFlowNode } from './KernelNode.js';
+import { compilerApi } from '../worker/client.js';
 
 export const KERNEL_MIME = 'application/pipeloom-kernel';
 
@@ -148,6 +150,18 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
     [flow],
   );
 
+  const tidy = async () => {
+    const api = compilerApi();
+    if (!api) return;
+    const sz: Record<string, { width: number; height: number }> = {};
+    for (const [id, s] of sizes) sz[id] = s;
+    const pos = await api.tidy(projectStore.getState().doc, sz);
+    const st = projectStore.getState();
+    const moves = st.doc.app.nodes.filter((n) => pos[n.id]).map((n) => ({ type: 'node/move' as const, id: n.id, position: pos[n.id] }));
+    if (moves.length) st.dispatch(moves, { label: 'tidy' });
+    requestAnimationFrame(() => flow.fitView({ padding: 0.2, maxZoom: 1.2, duration: 200 }));
+  };
+
   return (
     <div className="canvas" data-testid={mapping ? 'mapping-canvas' : 'dfg-canvas'} onDragOver={(e) => { if (!mapping) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } }} onDrop={mapping ? undefined : onDrop}>
       <ReactFlow
@@ -172,6 +186,11 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
       >
         <Background gap={16} size={1} />
         <Controls showInteractive={false} />
+        <Panel position="top-right">
+          <button onClick={tidy} title="Lay the DFG out left to right (undoable)" data-testid="tidy">
+            Tidy layout
+          </button>
+        </Panel>
         <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />
       </ReactFlow>
     </div>

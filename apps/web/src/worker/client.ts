@@ -20,9 +20,15 @@ export const useCompile = <T,>(sel: (s: CompileState) => T) => useStore(compileS
 
 const DEBOUNCE_MS = 150;
 
+let api: Comlink.Remote<CompileApi> | undefined;
+
+/** The worker's API, for requests other than the automatic recompiles (e.g. Tidy). */
+export const compilerApi = () => api;
+
 export function startCompiler(): () => void {
   const worker = new Worker(new URL('./compile.worker.ts', import.meta.url), { type: 'module', name: 'pipeloom-compile' });
-  const api = Comlink.wrap<CompileApi>(worker);
+  const remote = Comlink.wrap<CompileApi>(worker);
+  api = remote;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let sent = 0;
 
@@ -30,7 +36,7 @@ export function startCompiler(): () => void {
     const seq = ++sent;
     compileStore.setState({ status: 'compiling' });
     try {
-      const result = await api.compile(doc);
+      const result = await remote.compile(doc);
       if (seq !== sent) return;
       compileStore.setState({ status: 'idle', result, revision, error: undefined });
     } catch (e) {

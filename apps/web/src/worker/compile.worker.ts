@@ -1,10 +1,12 @@
 /// <reference lib="webworker" />
 import * as Comlink from 'comlink';
 import { compileBoth } from './compile.js';
+import { tidyDfg } from '../dfg/tidy.js';
 import type { CompileApi } from './protocol.js';
 
 const api: CompileApi = {
   compile: (doc) => compileBoth(doc),
+  tidy: (doc, sizes) => tidyDfg(doc, sizes),
 };
 
 Comlink.expose(api);

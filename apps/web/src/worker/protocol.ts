@@ -27,4 +27,6 @@ export interface CompileOutput {
 
 export interface CompileApi {
   compile(doc: ProjectDocument): Promise<CompileOutput>;
+  /** Positions for every DFG node from an ELK layered layout. */
+  tidy(doc: ProjectDocument, sizes: Record<string, { width: number; height: number }>): Promise<Record<string, { x: number; y: number }>>;
 }
