@@ -1,7 +1,8 @@
 import { ELEMENT_BYTES, KernelError, type DataType, type KernelSpec, type Params } from './types.js';
 import { matrixKernels } from './matrix/index.js';
+import { granulometryKernels } from './granulometry/index.js';
 
-const all: KernelSpec[] = [...matrixKernels];
+const all: KernelSpec[] = [...matrixKernels, ...granulometryKernels];
 
 const byId = new Map(all.map((k) => [k.id, k]));
 
