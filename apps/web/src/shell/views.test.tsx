@@ -1,0 +1,120 @@
+// @vitest-environment jsdom
+import { act } from 'react';
+import { createRoot, type Root } from 'react-dom/client';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { projectStore, emptyDocument } from '../store/project.js';
+import { compileStore } from '../worker/client.js';
+import { Problems } from './Problems.js';
+import { Inspector } from './Inspector.js';
+import type { ProjectDocument } from '@pipeloom/core/document/types';
+
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+
+const doc: ProjectDocument = {
+  ...emptyDocument(),
+  app: {
+    nodes: [
+      { id: 'p', kernel: 'matrix.produce', params: { width: 64, height: 64 } },
+      { id: 'c', kernel: 'matrix.consume', params: { width: 64, height: 64 } },
+    ],
+    edges: [{ from: { node: 'p', port: 'out' }, to: { node: 'c', port: 'in' } }],
+  },
+  mapping: { p: 'cpu@h0' },
+};
+
+let root: Root;
+let host: HTMLDivElement;
+beforeEach(() => {
+  host = document.createElement('div');
+  document.body.appendChild(host);
+  root = createRoot(host);
+  projectStore.getState().load(doc);
+  projectStore.getState().setView('ig');
+});
+afterEach(() => {
+  act(() => root.unmount());
+  host.remove();
+});
+
+const q = (testid: string) => host.querySelector(`[data-testid="${testid}"]`) as HTMLElement | null;
+
+/** Types into a React-controlled input the way a user does. */
+function type(input: HTMLInputElement, value: string) {
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!;
+  act(() => {
+    if (document.activeElement !== input) input.focus();
+    setter.call(input, value);
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+}
+
+describe('Problems list', () => {
+  it('clicking a problem selects the element it names and opens its view', () => {
+    compileStore.setState({
+      status: 'idle',
+      revision: 1,
+      result: {
+        diagnostics: [
+          { path: 'mapping', message: 'node "c" is not mapped', hint: 'add "c": "<PE id>" to mapping', severity: 'error' },
+          { path: 'app.edges[0]', message: 'type mismatch', severity: 'error' },
+        ],
+        overlap: null,
+        noOverlap: null,
+        prediction: null,
+        compileMs: 1,
+        ms: 2,
+      },
+    });
+    act(() => root.render(<Problems />));
+    expect(q('problem-count')!.textContent).toBe('2 errors, 0 warnings');
+    const rows = host.querySelectorAll<HTMLElement>('[data-testid="problem"]');
+    act(() => rows[0].click());
+    expect(projectStore.getState().selection).toEqual({ kind: 'mapping', node: 'c' });
+    expect(projectStore.getState().view).toBe('mapping');
+    act(() => rows[1].click());
+    expect(projectStore.getState().selection).toEqual({ kind: 'edge', key: 'p.out->c.in' });
+    expect(projectStore.getState().view).toBe('dfg');
+  });
+});
+
+describe('Inspector', () => {
+  it('an out-of-range param is flagged in place and not applied; a typing burst is one undo step', () => {
+    projectStore.getState().select({ kind: 'node', id: 'p' });
+    act(() => root.render(<Inspector />));
+    const width = q('param-width') as HTMLInputElement;
+    expect(width.value).toBe('64');
+    type(width, '0');
+    expect(q('param-width-error')!.textContent).toContain('at least 1');
+    expect(projectStore.getState().doc.app.nodes[0].params?.width).toBe(64);
+    type(width, '1');
+    type(width, '12');
+    type(width, '128');
+    expect(projectStore.getState().doc.app.nodes[0].params?.width).toBe(128);
+    act(() => width.dispatchEvent(new FocusEvent('focusout', { bubbles: true })));
+    act(() => projectStore.getState().undo());
+    expect(projectStore.getState().doc.app.nodes[0].params?.width).toBe(64);
+  });
+
+  it('the PE picker maps the selected node', () => {
+    projectStore.getState().select({ kind: 'node', id: 'c' });
+    act(() => root.render(<Inspector />));
+    const pick = q('inspector-pe') as HTMLSelectElement;
+    act(() => {
+      pick.value = 'cpu@h0';
+      pick.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    expect(projectStore.getState().doc.mapping).toEqual({ p: 'cpu@h0', c: 'cpu@h0' });
+  });
+
+  it('renaming a node follows it everywhere and keeps it selected', () => {
+    projectStore.getState().select({ kind: 'node', id: 'p' });
+    act(() => root.render(<Inspector />));
+    const id = q('inspector-id') as HTMLInputElement;
+    type(id, 'P');
+    act(() => id.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true })));
+    const d = projectStore.getState().doc;
+    expect(d.app.edges[0].from.node).toBe('P');
+    expect(d.mapping).toEqual({ P: 'cpu@h0' });
+    expect(projectStore.getState().selection).toEqual({ kind: 'node', id: 'P' });
+  });
+});
