@@ -102,6 +102,8 @@ test('build P-I-I-C from the palette, map it on two hosts, see the implementatio
   const doubles = await page.locator('.depth.double').count();
   expect(doubles).toBeGreaterThan(0);
   await expect(page.getByTestId('mem-cpu@h0')).toBeVisible();
+  await page.locator('[data-testid^="ig-buffer-"]').first().click();
+  await expect(page.getByTestId('buffer-details')).toContainText('matrix<f32>[64x64]');
   await shot(page, 'design-4-ig-overlap');
   // The toggle flips at once: both strategies are precomputed.
   await page.getByTestId('overlap-off').click();

@@ -5,6 +5,7 @@ import { useCompile } from '../worker/client.js';
 import { peColor } from '../lib/colors.js';
 import { formatMs, formatSeconds } from '../lib/format.js';
 import { igNodeTypes } from './IgNodes.js';
+import { igSelection } from './igSelection.js';
 
 // The implementation graph as the compiler produced it: computations labelled
 // `name (schedule, latency)` like the paper's Figs 9-10, buffer nodes between them with their
@@ -105,7 +106,9 @@ export function IgView() {
         proOptions={{ hideAttribution: true }}
         onNodeClick={(_, n) => {
           if (n.id.startsWith('n:')) projectStore.getState().select({ kind: 'node', id: n.id.slice(2) });
+          igSelection.setState({ buffer: n.id.startsWith('b:') ? n.id.slice(2) : null });
         }}
+        onPaneClick={() => igSelection.setState({ buffer: null })}
       >
         <Background gap={16} size={1} />
         <Controls showInteractive={false} />

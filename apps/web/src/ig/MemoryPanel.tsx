@@ -2,6 +2,8 @@ import { useProject } from '../store/project.js';
 import { peColor, memoryColor } from '../lib/colors.js';
 import { formatBytes, formatSeconds } from '../lib/format.js';
 import { useShownStrategy } from './IgView.js';
+import { usePickedBuffer } from './igSelection.js';
+import { formatDataType } from '@pipeloom/kernels';
 
 // Per-PE memory: every buffer's own storage (before) against storage shared by colour
 // (after), the clique lower bound, and the PE's capacity.
@@ -10,8 +12,30 @@ export function MemoryPanel() {
   const { strategy, result } = useShownStrategy();
   const other = result && strategy ? (strategy === result.overlap ? result.noOverlap : result.overlap) : null;
   const pred = result?.prediction ? (strategy === result.noOverlap ? result.prediction.noOverlap : result.prediction.overlap) : null;
+  const picked = usePickedBuffer();
+  const buffer = picked && strategy ? strategy.ig.buffers.find((b) => b.id === picked) : undefined;
   return (
     <div className="panel" data-testid="memory-panel">
+      {buffer && (
+        <>
+          <div className="panel-title">Buffer node</div>
+          <div className="pred-box" data-testid="buffer-details">
+            <div className="pred-big">{buffer.id}</div>
+            <table className="phases">
+              <tbody>
+                <tr><td>on</td><td className="mono">{buffer.pe}</td></tr>
+                <tr><td>holds</td><td className="mono">{buffer.source}.{buffer.port}</td></tr>
+                <tr><td>type</td><td className="mono">{formatDataType(buffer.type)}</td></tr>
+                <tr><td>size</td><td className="mono">{formatBytes(buffer.bytes)} × {buffer.depth} slot{buffer.depth > 1 ? 's' : ''}</td></tr>
+                <tr><td>colour</td><td><span className="color-chip" style={{ background: memoryColor(buffer.color) }}>c{buffer.color}</span></td></tr>
+                <tr><td>from</td><td className="mono">{'node' in buffer.from ? buffer.from.node : buffer.from.buffer}</td></tr>
+                <tr><td>read by</td><td className="mono">{buffer.consumers.map((c) => `${c.node}.${c.port}`).join(', ') || '—'}</td></tr>
+                <tr><td>copied to</td><td className="mono">{buffer.next.join(', ') || '—'}</td></tr>
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
       {pred && (
         <>
           <div className="panel-title">Predicted cycle</div>
