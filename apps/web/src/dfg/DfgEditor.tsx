@@ -11,7 +11,7 @@ import {
   type EdgeChange,
   type NodeChange,
 } from '@xyflow/react';
-import { findKernel, formatDataType, withDefaults } from '@pipeloom/kernels';
+import { findKernel, withDefaults, type DataType } from '@pipeloom/kernels';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, type EdgeKey } from '../store/records.js';
 import { useMeasured, nextDragKey, pickedId, removedIds } from '../lib/canvas.js';
@@ -22,6 +22,9 @@ import { nodeTypes, type KernelFlowNode } from './KernelNode.js';
 import { compilerApi } from '../worker/client.js';
 
 export const KERNEL_MIME = 'application/pipeloom-kernel';
+
+/** Edge labels stay short: `f32 64×64`; the full type is in the inspector and port tooltips. */
+const shortType = (t: DataType) => `${t.element} ${t.shape.join('×')}`;
 
 /** Adds a node of `kernelId` with default params at a flow position; returns its id. */
 export function addKernelNode(kernelId: string, position: { x: number; y: number }): string | null {
@@ -83,7 +86,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
           target: e.to.node,
           targetHandle: e.to.port,
           selected: sel,
-          label: t ? formatDataType(t) : undefined,
+          label: t ? shortType(t) : undefined,
           className: `${problems.get(`edge:${k}`) ? 'edge-error' : ''}${mapping && crossing ? ' edge-crossing' : ''}`,
           labelBgPadding: [4, 2] as [number, number],
           labelStyle: { fontSize: 10 },

@@ -61,7 +61,7 @@ export function MemoryPanel() {
       <div className="panel-title">Memory per PE</div>
       {!strategy && <div className="empty">No implementation graph yet.</div>}
       {strategy &&
-        Object.entries(strategy.ig.memory).map(([pe, m]) => {
+        Object.entries(strategy.ig.memory).filter(([, m]) => m.before > 0).map(([pe, m]) => {
           const scale = Math.max(m.before, m.capacity > 0 && m.capacity < m.before * 4 ? m.capacity : 0, 1);
           const pct = (v: number) => `${Math.min(100, (v / scale) * 100)}%`;
           const over = m.capacity > 0 && m.after > m.capacity;

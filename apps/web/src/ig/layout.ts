@@ -50,6 +50,9 @@ export function igGraph(ig: ImplementationGraph, mapping: Record<string, string>
     if (pe) members.get(pe)!.push({ id: nodeKey(n), kind: 'node' });
   }
   for (const b of ig.buffers) members.get(b.pe)!.push({ id: bufKey(b.id), kind: 'buffer' });
+  // PEs the mapping leaves idle get no lane.
+  for (const [pe, list] of members) if (!list.length) members.delete(pe);
+  for (const pe of [...pes]) if (!members.has(pe)) pes.delete(pe);
   const edges: IgLayoutEdge[] = [];
   for (const b of ig.buffers) {
     if ('node' in b.from) edges.push({ id: `${nodeKey(b.from.node)}->${bufKey(b.id)}`, source: nodeKey(b.from.node), target: bufKey(b.id), transfer: false });
