@@ -69,8 +69,12 @@ export type ToAgent =
       /** Every host of the run with its agent's URL (for peer links), in barrier order; the first is the barrier root. */
       hosts: { id: string; url: string }[];
       iterations: number;
-      /** Buffer element types so host views match the kernels' typed arrays. */
-      elements: Record<string, 'f32' | 'u32' | 'i32' | 'u8'>;
+      /** Cycles of the run: the largest startCycle of any action in the cluster + iterations. */
+      cycles: number;
+      /** Host and kind of every PE of the run (to tell same-host from host-to-host transfers). */
+      pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }>;
+      /** Each buffer's element type and bytes, so host views match the kernels' typed arrays. */
+      buffers: Record<string, { element: 'f32' | 'u32' | 'i32' | 'u8'; bytes: number }>;
       /** Optional cap on the host-to-host link, bytes per second (benchmarks). */
       linkRate?: number;
       /** Microseconds between trace batches (default 50 000). */
@@ -81,7 +85,7 @@ export type ToAgent =
 
 // Agent -> coordinator
 export type FromAgent =
-  | { type: 'welcome'; version: number; host: string; pes: PeReport[]; allowWgsl: boolean }
+  | { type: 'welcome'; version: number; host: string; pes: PeReport[] }
   | { type: 'pong'; id: number; t: number; agent: number }
   | { type: 'deployed'; runId: string; adapters: Record<string, string>; allocated: Record<string, number> }
   | { type: 'started'; runId: string }
@@ -113,7 +117,7 @@ export type AnyMessage = ToAgent | FromAgent | PeerMessage;
 const REQUIRED: Record<string, string[]> = {
   auth: ['version', 'token'],
   ping: ['id', 't'],
-  deploy: ['runId', 'programs', 'hosts', 'iterations', 'elements'],
+  deploy: ['runId', 'programs', 'hosts', 'iterations', 'cycles', 'pes', 'buffers'],
   start: ['runId'],
   stop: ['runId'],
   welcome: ['version', 'host', 'pes'],

@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import { discover } from '../devices/discover.js';
+import { startAgent } from '../server/server.js';
+import { parseCommandArgs } from './args.js';
+
+// `pipeloom agent`: serve this host's PEs to coordinators.
+
+const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token T [options]
+
+  --name NAME          host id this agent serves (the document's host id)
+  --port N             TCP port (default 7070; 0 picks a free one)
+  --token T            shared secret every coordinator and peer agent must present
+                       (or env PIPELOOM_TOKEN)
+  --host ADDR          interface to bind (default 127.0.0.1; 0.0.0.0 to serve a network)
+  --cert FILE --key FILE   serve wss:// (TLS) with these PEM files
+  --allow-origin LIST  comma-separated browser origins allowed (default http://127.0.0.1:*,http://localhost:*)
+  --backend NAME       WebGPU backend: opengl (default, reaches llvmpipe), vulkan, metal, d3d12
+  --emulate-gpus N     serve N GPU PEs sharing the first adapter (local runs of multi-GPU documents)
+  --link-rate BYTES    cap host-to-host sends at BYTES per second (to mimic a slower network)
+  --max-message BYTES  largest text message accepted (default 16 MiB)
+  --max-rate N         text messages per second per connection (default 2000)`;
+
+export async function main(argv: string[]): Promise<number> {
+  const str = { type: 'string' } as const;
+  const args = parseCommandArgs(
+    'agent',
+    argv,
+    { name: str, port: str, token: str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'link-rate': str, 'max-message': str, 'max-rate': str },
+    HELP,
+  );
+  if (!args.ok) return args.code;
+  const f = new Map(Object.entries(args.values).filter(([, v]) => v !== undefined)) as Map<string, string>;
+  const name = f.get('name');
+  if (!name) {
+    console.error(`pipeloom agent: --name is required\n\n${HELP}`);
+    return 1;
+  }
+  let token = f.get('token') ?? process.env.PIPELOOM_TOKEN;
+  if (!token) {
+    token = randomBytes(16).toString('hex');
+    console.error(`pipeloom agent: no --token given; generated ${token}`);
+  }
+  const nums: Record<string, number> = {};
+  for (const [flag, def] of [['port', 7070], ['emulate-gpus', 0], ['link-rate', 0], ['max-message', 16 << 20], ['max-rate', 2000]] as const) {
+    const raw = f.get(flag);
+    const v = raw === undefined ? def : Number(raw);
+    if (!Number.isInteger(v) || v < 0) {
+      console.error(`pipeloom agent: --${flag} must be a whole number of at least 0, not "${raw}"`);
+      return 1;
+    }
+    nums[flag] = v;
+  }
+  if (Boolean(f.get('cert')) !== Boolean(f.get('key'))) {
+    console.error('pipeloom agent: --cert and --key go together');
+    return 1;
+  }
+  const devices = await discover({ host: name, backend: f.get('backend'), emulateGpus: nums['emulate-gpus'] });
+  let server;
+  try {
+    server = await startAgent({
+      devices,
+      token,
+      port: nums.port,
+      bind: f.get('host'),
+      cert: f.get('cert'),
+      key: f.get('key'),
+      allowOrigins: f.get('allow-origin') ? f.get('allow-origin')!.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+      linkRate: nums['link-rate'],
+      limits: { maxMessage: nums['max-message'], messagesPerSecond: nums['max-rate'] },
+      log: (line) => console.error(`[${name}] ${line}`),
+    });
+  } catch (e) {
+    console.error(`pipeloom agent: cannot listen on port ${nums.port}: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+  // First stdout line is machine-readable: local runs read the URL from it.
+  console.log(`listening ${server.url}`);
+  for (const pe of devices.pes) console.error(`[${name}] ${pe.id}: ${pe.name}${pe.backend ? ` (${pe.backend})` : ''}`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await server.close();
+  // Dawn keeps native handles alive; leave promptly once the server is closed.
+  process.exit(0);
+}

@@ -1,0 +1,212 @@
+import { writeFile } from 'node:fs/promises';
+import WebSocket from 'ws';
+import { compile, formatSeconds, predict, toChromeTrace, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
+import { Coordinator, ConnectError, type RunResult, type SocketLike } from '@pipeloom/core/coordinator/coordinator';
+import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
+import { ProgressBar } from '../progress/bar.js';
+import { parseCommandArgs, positiveInt } from './args.js';
+import { EXIT, printDiagnostics, readDocument } from './read-document.js';
+
+const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json]
+
+Runs a project on agents: compiles it, checks the agents serve every PE it maps onto,
+deploys each host's programs, runs, and prints throughput, cycle time, per-thread
+utilisation and predicted vs measured.
+
+  --agents URLS            comma-separated agent URLs (default: start one local agent per host)
+  --token T                the agents' token (or env PIPELOOM_TOKEN); local agents get a random one
+  --iterations N           iterations (default: the document's options.iterations)
+  --overlap, --no-overlap  strategy (default: the document's options.overlap)
+  --trace FILE             write the measured trace as Chrome Trace Event JSON (also on failure)
+  --link-rate BYTES        cap host-to-host sends at BYTES per second (local agents only)
+  --format text|json       summary as text (default) or JSON on stdout
+
+Exit status: 0 run complete and checks passed, 1 run failed or refused, 2 invalid document.`;
+
+const wsConnect = (url: string) => new WebSocket(url, { maxPayload: 1 << 30 }) as unknown as SocketLike;
+
+export const nodeClock = {
+  now: () => performance.timeOrigin + performance.now(),
+  setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+  clearTimeout: (h: never) => clearTimeout(h),
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const str = { type: 'string' } as const;
+  const args = parseCommandArgs(
+    'run',
+    argv,
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, format: str },
+    USAGE,
+  );
+  if (!args.ok) return args.code;
+  const v = args.values;
+  const iterationsFlag = positiveInt('run', 'iterations', v.iterations);
+  const linkRate = positiveInt('run', 'link-rate', v['link-rate']);
+  if (iterationsFlag === undefined || linkRate === undefined) return EXIT.failure;
+  if (v.overlap && v['no-overlap']) {
+    console.error('pipeloom run: choose one of --overlap and --no-overlap');
+    return EXIT.failure;
+  }
+  const format = v.format ?? 'text';
+  if (format !== 'text' && format !== 'json') {
+    console.error(`pipeloom run: --format must be one of text, json, not "${String(format)}"`);
+    return EXIT.failure;
+  }
+  const read = await readDocument('run', args.positionals[0]);
+  if (!read.ok) return read.code;
+  const doc = read.doc;
+  const overlap = v.overlap ? true : v['no-overlap'] ? false : undefined;
+  const compiled = compile(doc, { overlap });
+  if (!compiled.ok) {
+    printDiagnostics(compiled.diagnostics);
+    return EXIT.invalid;
+  }
+  printDiagnostics(compiled.diagnostics);
+  const ig = compiled.ig;
+  const iterations = iterationsFlag ?? doc.options?.iterations ?? 100;
+
+  let local: LocalAgents | undefined;
+  let urls: string[];
+  let token: string;
+  const cleanup = async () => {
+    await local?.stop();
+  };
+  try {
+    if (typeof v.agents === 'string') {
+      urls = v.agents.split(',').map((s) => s.trim()).filter(Boolean);
+      token = (v.token as string | undefined) ?? process.env.PIPELOOM_TOKEN ?? '';
+      if (!token) {
+        console.error('pipeloom run: --agents needs --token (or env PIPELOOM_TOKEN)');
+        return EXIT.failure;
+      }
+    } else {
+      const hosts = [...new Set(Object.values(ig.programs).map((p) => p.host as string))].sort();
+      local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate: linkRate ?? undefined });
+      urls = local.agents.map((a) => a.url);
+      token = local.token;
+      console.error(`started ${local.agents.length} local agent(s): ${local.agents.map((a) => `${a.host} ${a.url}`).join(', ')}`);
+    }
+    let coordinator: Coordinator;
+    try {
+      coordinator = await Coordinator.connect(urls, { token, connect: wsConnect, clock: nodeClock });
+    } catch (e) {
+      console.error(`pipeloom run: ${e instanceof ConnectError ? e.message : String(e)}`);
+      return EXIT.failure;
+    }
+    try {
+      const problems = coordinator.check(ig);
+      if (problems.length) {
+        printDiagnostics(problems);
+        console.error('pipeloom run: refused: the agents do not serve what the document maps onto');
+        return EXIT.failure;
+      }
+      const bar = new ProgressBar();
+      const handle = coordinator.run(ig, { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined });
+      const stopOnSignal = () => handle.stop('interrupted');
+      process.once('SIGINT', stopOnSignal);
+      const result = await handle.done;
+      process.off('SIGINT', stopOnSignal);
+      bar.done();
+      if (typeof v.trace === 'string') {
+        try {
+          await writeFile(v.trace, JSON.stringify(toChromeTrace(result.events, ig)));
+          console.error(`wrote ${v.trace}: ${result.events.length} events (open it in https://ui.perfetto.dev)`);
+        } catch (e) {
+          console.error(`pipeloom run: cannot write ${v.trace}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+        }
+      }
+      const summary = summarize(doc, ig, result);
+      if (format === 'json') process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+      else process.stdout.write(`${toText(doc, summary, result)}\n`);
+      if (!result.ok) {
+        const f = result.failure!;
+        console.error(`pipeloom run: failed on host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`);
+        return EXIT.failure;
+      }
+      return EXIT.ok;
+    } finally {
+      coordinator.close();
+    }
+  } catch (e) {
+    console.error(`pipeloom run: ${e instanceof Error ? e.message : String(e)}`);
+    return EXIT.failure;
+  } finally {
+    await cleanup();
+  }
+}
+
+/** GPU PEs needed per host (gpu<i>@host needs i+1). */
+export function gpusPerHost(ig: ImplementationGraph): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of Object.values(ig.programs)) {
+    const m = /^gpu(\d+)@/.exec(p.pe);
+    if (m) out[p.host] = Math.max(out[p.host] ?? 0, Number(m[1]) + 1);
+  }
+  return out;
+}
+
+export interface RunSummary {
+  ok: boolean;
+  overlap: boolean;
+  iterations: number;
+  cycles: number;
+  seconds: number;
+  /** Iterations per second over the whole run. */
+  throughput: number;
+  /** Seconds per cycle in steady state (after the fill). */
+  cycleTime: number;
+  predictedCycleTime?: number;
+  /** Host -> microseconds per cycle between the last local arrival and the barrier release. */
+  barrierPerCycle: Record<string, number>;
+  threads: { host: string; pe: string; thread: string; utilisation: number }[];
+  adapters: Record<string, string>;
+  reports: RunResult['reports'];
+  dropped: number;
+  failure?: RunResult['failure'];
+}
+
+export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunResult): RunSummary {
+  const lastPhase = ig.phases[ig.phases.length - 1];
+  const firstPe = Object.keys(ig.programs).sort()[0];
+  const ends = new Map<number, number>();
+  for (const e of r.events) if (e.kind === 'barrier' && e.pe === firstPe && e.name === lastPhase) ends.set(e.cycle, e.end);
+  const from = Math.min(ig.fillCycles, r.cycles - 2);
+  const a = ends.get(from);
+  const b = ends.get(r.cycles - 1);
+  const cycleTime = a !== undefined && b !== undefined && r.cycles - 1 > from ? (b - a) / 1e6 / (r.cycles - 1 - from) : r.seconds / Math.max(1, r.cycles);
+  let predictedCycleTime: number | undefined;
+  const p = predict(doc, { iterations: r.iterations });
+  if (p.ok) predictedCycleTime = (ig.overlap ? p.prediction.overlap : p.prediction.noOverlap).cycleTime;
+  return {
+    ok: r.ok,
+    overlap: ig.overlap,
+    iterations: r.iterations,
+    cycles: r.cycles,
+    seconds: r.seconds,
+    throughput: r.seconds ? r.iterations / r.seconds : 0,
+    cycleTime,
+    predictedCycleTime,
+    barrierPerCycle: r.barrierPerCycle,
+    threads: r.threads.map((t) => ({ host: t.host, pe: t.pe, thread: t.thread, utilisation: r.seconds ? t.busy / 1e6 / r.seconds : 0 })).sort((x, y) => `${x.pe} ${x.thread}`.localeCompare(`${y.pe} ${y.thread}`)),
+    adapters: r.adapters,
+    reports: r.reports,
+    dropped: r.dropped,
+    failure: r.failure,
+  };
+}
+
+function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
+  const lines = [
+    `${doc.name}: ${s.ok ? 'run complete' : 'run FAILED'}, ${s.overlap ? 'with' : 'without'} overlap, ${s.iterations} iterations in ${s.cycles} cycles, ${formatSeconds(s.seconds)}`,
+    `  throughput   ${s.throughput.toFixed(2)} it/s`,
+    `  cycle time   ${formatSeconds(s.cycleTime)} measured${s.predictedCycleTime !== undefined ? `, ${formatSeconds(s.predictedCycleTime)} predicted (document's link and PE rates), measured/predicted ${(s.cycleTime / s.predictedCycleTime).toFixed(2)}` : ''}`,
+    `  barrier      ${Object.entries(s.barrierPerCycle).map(([h, us]) => `${h} ${us.toFixed(0)} µs/cycle`).join(', ') || 'n/a'}`,
+  ];
+  if (Object.keys(s.adapters).length) lines.push(`  adapters     ${Object.entries(s.adapters).map(([pe, a]) => `${pe}: ${a}`).join('; ')}`);
+  lines.push('  utilisation');
+  for (const t of s.threads) lines.push(`    ${`${t.pe} ${t.thread}`.padEnd(28)}${(t.utilisation * 100).toFixed(1).padStart(6)}%`);
+  for (const rep of s.reports) lines.push(`  ${rep.node} (iteration ${rep.iteration}): ${Object.entries(rep.values).map(([k, v]) => `${k} = ${Array.isArray(v) ? `[${v.join(', ')}]` : v}`).join(', ')}`);
+  if (r.dropped) lines.push(`  warning: ${r.dropped} trace events dropped`);
+  return lines.join('\n');
+}

@@ -1,0 +1,111 @@
+import os from 'node:os';
+import type { PeReport } from '@pipeloom/core/coordinator/protocol';
+
+// Device discovery: the host's CPU and every WebGPU adapter Dawn finds. The backend is a
+// setting (`--backend`); the OpenGL route reaches Mesa's llvmpipe on machines without a GPU.
+
+export interface GpuHandle {
+  adapter: GPUAdapter;
+  index: number;
+  name: string;
+  vendor: string;
+  backend: string;
+  powerPreference: GPUPowerPreference;
+}
+
+export interface Devices {
+  host: string;
+  pes: PeReport[];
+  /** GPU PE id -> the adapter serving it. */
+  gpus: Map<string, GpuHandle>;
+}
+
+export interface DiscoverOptions {
+  host: string;
+  /** Dawn backend: 'opengl' (default; llvmpipe fallback), 'vulkan', 'metal', 'd3d12'. */
+  backend?: string;
+  /**
+   * Serve N GPU PEs even when fewer adapters exist, sharing the first adapter (local runs of
+   * documents that need more GPUs than the machine has). 0 = one PE per adapter.
+   */
+  emulateGpus?: number;
+  /** Bytes the CPU PE offers for buffers (default: half the free memory). */
+  cpuMemory?: number;
+}
+
+type GpuFactory = { requestAdapter(o?: GPURequestAdapterOptions): Promise<GPUAdapter | null> };
+const gpuByBackend = new Map<string, GpuFactory>();
+
+export async function gpuFor(backend: string): Promise<GpuFactory> {
+  let gpu = gpuByBackend.get(backend);
+  if (!gpu) {
+    process.env.EGL_PLATFORM ??= 'surfaceless';
+    const { create, globals } = await import('webgpu');
+    Object.assign(globalThis, globals);
+    gpu = create([`backend=${backend}`]) as GpuFactory;
+    gpuByBackend.set(backend, gpu);
+  }
+  return gpu;
+}
+
+export async function discover(opts: DiscoverOptions): Promise<Devices> {
+  const backend = opts.backend ?? 'opengl';
+  const cpus = os.cpus();
+  const pes: PeReport[] = [
+    {
+      id: `cpu@${opts.host}`,
+      kind: 'cpu',
+      name: `${cpus[0]?.model?.trim() || 'CPU'} x${cpus.length}`,
+      vendor: os.arch(),
+      memory: opts.cpuMemory ?? Math.floor(os.freemem() / 2),
+    },
+  ];
+  const gpus = new Map<string, GpuHandle>();
+  const adapters: GpuHandle[] = [];
+  try {
+    const gpu = await gpuFor(backend);
+    // Dawn exposes one adapter per power preference at most; ask both and keep distinct ones.
+    for (const pref of ['high-performance', 'low-power'] as const) {
+      const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility', powerPreference: pref } as GPURequestAdapterOptions);
+      if (!adapter) continue;
+      const info = adapter.info;
+      const name = info.description || info.device || info.architecture || 'WebGPU adapter';
+      if (adapters.some((a) => a.name === name && a.vendor === info.vendor)) continue;
+      adapters.push({ adapter, index: adapters.length, name, vendor: info.vendor || 'unknown', backend, powerPreference: pref });
+    }
+  } catch (e) {
+    // No WebGPU at all: the agent still serves its CPU; a document needing a GPU is refused by the check.
+    process.stderr.write(`pipeloom agent: no WebGPU adapter (${e instanceof Error ? e.message : String(e)})\n`);
+  }
+  const count = opts.emulateGpus && adapters.length ? Math.max(opts.emulateGpus, adapters.length) : adapters.length;
+  for (let i = 0; i < count; i++) {
+    const a = adapters[Math.min(i, adapters.length - 1)];
+    const id = `gpu${i}@${opts.host}`;
+    gpus.set(id, a);
+    pes.push({
+      id,
+      kind: 'gpu',
+      name: i < adapters.length ? a.name : `${a.name} (shared with gpu${a.index})`,
+      vendor: a.vendor,
+      memory: Number(a.adapter.limits.maxBufferSize) * 4,
+      limits: { maxBufferSize: Number(a.adapter.limits.maxBufferSize), maxStorageBufferBindingSize: a.adapter.limits.maxStorageBufferBindingSize },
+      adapter: a.index,
+      backend,
+    });
+  }
+  return { host: opts.host, pes, gpus };
+}
+
+/**
+ * A device for one run, from a fresh adapter (an adapter gives one device only), with the
+ * buffer limits raised to what the adapter allows.
+ */
+export async function openDevice(handle: GpuHandle): Promise<GPUDevice> {
+  const gpu = await gpuFor(handle.backend);
+  const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility', powerPreference: handle.powerPreference } as GPURequestAdapterOptions);
+  if (!adapter) throw new Error(`adapter ${handle.name} is gone`);
+  const l = adapter.limits;
+  return adapter.requestDevice({
+    requiredLimits: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage },
+  });
+}

@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+// Local agents for `pipeloom run` without --agents: one process per host of the document on
+// loopback, a random token, free ports; killed when the run ends.
+
+const BIN = fileURLToPath(new URL('../../bin/pipeloom.js', import.meta.url));
+
+export interface LocalAgent {
+  host: string;
+  url: string;
+  process: ChildProcess;
+}
+
+export interface LocalAgents {
+  token: string;
+  agents: LocalAgent[];
+  stop(): Promise<void>;
+}
+
+export interface SpawnOptions {
+  /** GPU PEs each agent must serve (emulated on the machine's adapters when it has fewer). */
+  gpus?: Record<string, number>;
+  linkRate?: number;
+  token?: string;
+  /** Extra flags for every agent. */
+  args?: string[];
+  /** Where agent stderr goes (default: dropped unless an agent fails to start). */
+  log?: (host: string, line: string) => void;
+}
+
+export async function spawnLocalAgents(hosts: string[], opts: SpawnOptions = {}): Promise<LocalAgents> {
+  const token = opts.token ?? randomBytes(16).toString('hex');
+  const started = await Promise.allSettled(hosts.map((h) => startOne(h, token, opts)));
+  const agents = started.filter((s): s is PromiseFulfilledResult<LocalAgent> => s.status === 'fulfilled').map((s) => s.value);
+  const stop = async () => {
+    await Promise.all(agents.map((a) => stopAgent(a.process)));
+  };
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
+  return { token, agents, stop };
+}
+
+function startOne(host: string, token: string, opts: SpawnOptions): Promise<LocalAgent> {
+  const args = [BIN, 'agent', '--name', host, '--port', '0', '--emulate-gpus', String(opts.gpus?.[host] ?? 0), ...(opts.linkRate ? ['--link-rate', String(opts.linkRate)] : []), ...(opts.args ?? [])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PIPELOOM_TOKEN: token, EGL_PLATFORM: process.env.EGL_PLATFORM ?? 'surfaceless' } });
+  const errLines: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (errLines.length < 50) errLines.push(line);
+    opts.log?.(host, line);
+  });
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.once('line', (line) => {
+      const m = /^listening (\S+)/.exec(line);
+      if (m) resolve({ host, url: m[1], process: child });
+      else reject(new Error(`local agent ${host} did not start: ${line}`));
+    });
+    child.once('exit', (code) => reject(new Error(`local agent ${host} exited (${code}) before listening:\n${errLines.join('\n')}`)));
+    child.once('error', (e) => reject(new Error(`cannot start a local agent for ${host}: ${e.message}`)));
+  });
+}
+
+/** SIGTERM, then SIGKILL after 2 s. */
+export function stopAgent(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(() => child.kill('SIGKILL'), 2000);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}

@@ -1,0 +1,95 @@
+import type { PeProgram } from '@pipeloom/core';
+
+// Every buffer of a PE allocated up front: one storage per memory colour (buffers of a colour
+// share it), one slot per depth. Host PEs use ArrayBuffers, GPU PEs GPUBuffers.
+
+export type ElementName = 'f32' | 'u32' | 'i32' | 'u8';
+export type BufferInfo = Record<string, { element: ElementName; bytes: number }>;
+
+const VIEW = { f32: Float32Array, u32: Uint32Array, i32: Int32Array, u8: Uint8Array } as const;
+const ELEMENT = { f32: 4, u32: 4, i32: 4, u8: 1 } as const;
+
+export interface HostSlots {
+  kind: 'cpu';
+  /** Typed views (the kernels' element type) per slot. */
+  views: ArrayBufferView[];
+  /** Byte views per slot, the buffer's own size. */
+  bytes: Uint8Array[];
+}
+
+export interface GpuSlots {
+  kind: 'gpu';
+  buffers: GPUBuffer[];
+  size: number;
+}
+
+export type Slots = HostSlots | GpuSlots;
+
+/** Rounds up to the 4-byte multiple WebGPU copies need. */
+export const align4 = (n: number) => Math.ceil(n / 4) * 4;
+
+export class PeMemory {
+  readonly slots = new Map<string, Slots>();
+  /** Bytes allocated on this PE. */
+  allocated = 0;
+  private gpuBuffers: GPUBuffer[] = [];
+
+  constructor(
+    readonly program: PeProgram,
+    info: BufferInfo,
+    device?: GPUDevice,
+  ) {
+    for (const a of program.allocations) {
+      const depth = Math.max(1, a.depth);
+      const size = align4(a.bytes);
+      this.allocated += size * depth;
+      if (program.kind === 'gpu') {
+        if (!device) throw new Error(`${program.pe}: no device`);
+        const storage: GPUBuffer[] = [];
+        for (let s = 0; s < depth; s++) {
+          const b = device.createBuffer({
+            size,
+            usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+            label: `${program.pe} colour ${a.color} slot ${s}`,
+          });
+          storage.push(b);
+          this.gpuBuffers.push(b);
+        }
+        for (const id of a.buffers) this.slots.set(id, { kind: 'gpu', buffers: storage, size });
+      } else {
+        const storage = Array.from({ length: depth }, () => new ArrayBuffer(size));
+        for (const id of a.buffers) {
+          const { element, bytes } = info[id] ?? { element: 'u8', bytes: a.bytes };
+          const View = VIEW[element] ?? Uint8Array;
+          this.slots.set(id, {
+            kind: 'cpu',
+            views: storage.map((buf) => new View(buf, 0, Math.floor(bytes / ELEMENT[element]))),
+            bytes: storage.map((buf) => new Uint8Array(buf, 0, bytes)),
+          });
+        }
+      }
+    }
+  }
+
+  get(buffer: string): Slots {
+    const s = this.slots.get(buffer);
+    if (!s) throw new Error(`${this.program.pe}: buffer ${buffer} is not allocated here`);
+    return s;
+  }
+
+  free(): void {
+    for (const b of this.gpuBuffers) b.destroy();
+    this.gpuBuffers = [];
+    this.slots.clear();
+    this.allocated = 0;
+  }
+}
+
+/** Slot of a buffer access in cycle k (LATENCY.md): ((k - lag) mod depth). */
+export function slotOf(cycle: number, lag: number, depth: number): number {
+  return (((cycle - lag) % depth) + depth) % depth;
+}
+
+export function depthOf(s: Slots): number {
+  return s.kind === 'gpu' ? s.buffers.length : s.views.length;
+}

@@ -1,0 +1,267 @@
+import { createServer as createHttp, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttps } from 'node:https';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import WebSocket, { WebSocketServer } from 'ws';
+import { CLOSE, parseMessage, PROTOCOL_VERSION, type FromAgent, type PeerMessage, type ToAgent } from '@pipeloom/core/coordinator/protocol';
+import type { Devices } from '../devices/discover.js';
+import { PeerLink } from '../peer/link.js';
+import { Run } from '../runtime/run.js';
+import { DEFAULT_LIMITS, DEFAULT_ORIGINS, originAllowed, RateLimit, tokenMatches, type Limits } from './security.js';
+
+// The agent's WebSocket server: coordinators and peer agents connect here. One run at a time.
+
+export interface AgentOptions {
+  devices: Devices;
+  token: string;
+  port: number;
+  /** Interface to bind; 127.0.0.1 unless told otherwise. */
+  bind?: string;
+  /** TLS (wss): PEM file paths. */
+  cert?: string;
+  key?: string;
+  allowOrigins?: string[];
+  limits?: Partial<Limits>;
+  /** Caps host-to-host sends at this many bytes per second (0 = none). */
+  linkRate?: number;
+  /** Milliseconds a new connection has to authenticate. */
+  authTimeout?: number;
+  log?: (line: string) => void;
+}
+
+export interface AgentServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+type Deploy = Extract<ToAgent, { type: 'deploy' }>;
+
+interface Active {
+  runId: string;
+  coordinator: WebSocket;
+  run?: Run;
+  links: Map<string, PeerLink>;
+  finished: boolean;
+}
+
+export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
+  const limits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const origins = opts.allowOrigins?.length ? opts.allowOrigins : DEFAULT_ORIGINS;
+  const log = opts.log ?? (() => {});
+  const host = opts.devices.host;
+  const tls = Boolean(opts.cert && opts.key);
+  const server: Server = tls ? createHttps({ cert: readFileSync(opts.cert!), key: readFileSync(opts.key!) }) : createHttp();
+  const wss = new WebSocketServer({ server, maxPayload: limits.maxFrame });
+  let active: Active | null = null;
+  /** Peer links that arrived before their run's deploy, by run id. */
+  const early = new Map<string, Map<string, PeerLink>>();
+  const linkWaiters = new Map<string, () => void>();
+
+  const sendTo = (ws: WebSocket, m: FromAgent) => {
+    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(m));
+  };
+
+  const endRun = (reason: string) => {
+    const a = active;
+    if (!a) return;
+    active = null;
+    a.run?.abort(reason);
+    a.run?.free();
+    for (const l of a.links.values()) l.close(reason);
+    early.delete(a.runId);
+    log(`run ${a.runId} ended: ${reason}`);
+  };
+
+  wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
+    const origin = req.headers.origin;
+    if (!originAllowed(origin, origins)) {
+      ws.close(CLOSE.origin, `origin ${origin} is not allowed (start the agent with --allow-origin ${origin})`);
+      return;
+    }
+    const rate = new RateLimit(limits.messagesPerSecond);
+    let role: 'none' | 'coordinator' | 'peer' = 'none';
+    const timer = setTimeout(() => role === 'none' && ws.close(CLOSE.auth, 'no token: the first message must authenticate'), opts.authTimeout ?? 5000);
+    ws.on('error', () => {});
+    ws.on('close', () => {
+      clearTimeout(timer);
+      if (role === 'coordinator' && active?.coordinator === ws) endRun('the coordinator disconnected');
+    });
+    ws.on('message', (data, isBinary) => {
+      if (role === 'peer') return; // a PeerLink owns the socket from here on
+      if (isBinary) {
+        ws.close(CLOSE.protocol, 'binary frames are for peer links only');
+        return;
+      }
+      const text = String(data);
+      if (text.length > limits.maxMessage) {
+        ws.close(CLOSE.tooBig, `message of ${text.length} bytes exceeds the limit of ${limits.maxMessage}`);
+        return;
+      }
+      if (!rate.take(Date.now())) {
+        ws.close(CLOSE.rate, `more than ${limits.messagesPerSecond} messages per second`);
+        return;
+      }
+      if (role === 'none') {
+        const parsed = parseMessage<ToAgent | PeerMessage>(text, ['auth', 'peer-auth']);
+        if (!parsed.ok) {
+          ws.close(parsed.reason.startsWith('unexpected') ? CLOSE.auth : CLOSE.protocol, parsed.reason.startsWith('unexpected') ? 'not authenticated: the first message must be "auth"' : parsed.reason);
+          return;
+        }
+        const m = parsed.message as Extract<ToAgent, { type: 'auth' }> | Extract<PeerMessage, { type: 'peer-auth' }>;
+        if (!tokenMatches(opts.token, m.token)) {
+          log(`refused a connection from ${req.socket.remoteAddress}: invalid token`);
+          ws.close(CLOSE.auth, 'invalid token');
+          return;
+        }
+        clearTimeout(timer);
+        if (m.type === 'auth') {
+          role = 'coordinator';
+          sendTo(ws, { type: 'welcome', version: PROTOCOL_VERSION, host, pes: opts.devices.pes });
+        } else {
+          role = 'peer';
+          ws.removeAllListeners('message');
+          const link = new PeerLink(m.host, ws, opts.linkRate ?? 0);
+          let links = active?.runId === m.runId ? active.links : early.get(m.runId);
+          if (!links) early.set(m.runId, (links = new Map()));
+          links.set(m.host, link);
+          ws.send(JSON.stringify({ type: 'peer-ready', host }));
+          linkWaiters.get(m.runId)?.();
+        }
+        return;
+      }
+      const parsed = parseMessage<ToAgent>(text, ['ping', 'deploy', 'start', 'stop']);
+      if (!parsed.ok) {
+        ws.close(CLOSE.protocol, parsed.reason);
+        return;
+      }
+      void handle(ws, parsed.message).catch((e) => sendTo(ws, { type: 'error', message: e instanceof Error ? e.message : String(e) }));
+    });
+  });
+
+  async function handle(ws: WebSocket, m: ToAgent): Promise<void> {
+    switch (m.type) {
+      case 'ping':
+        sendTo(ws, { type: 'pong', id: m.id, t: m.t, agent: performance.timeOrigin + performance.now() });
+        return;
+      case 'deploy':
+        return deploy(ws, m);
+      case 'start': {
+        const a = active;
+        if (!a || a.runId !== m.runId || !a.run) throw new Error(`run ${m.runId} is not deployed on ${host}`);
+        sendTo(ws, { type: 'started', runId: m.runId });
+        const run = a.run;
+        await run.execute();
+        a.finished = true;
+        run.free();
+        return;
+      }
+      case 'stop': {
+        if (active?.runId === m.runId) {
+          endRun(m.reason);
+          sendTo(ws, { type: 'stopped', runId: m.runId, freed: true });
+        } else sendTo(ws, { type: 'stopped', runId: m.runId, freed: false });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  async function deploy(ws: WebSocket, m: Deploy): Promise<void> {
+    if (active && active.coordinator !== ws) throw new Error(`agent ${host} is busy with run ${active.runId}`);
+    if (active) endRun('replaced by a new deploy');
+    if (!Array.isArray(m.programs) || !Array.isArray(m.hosts)) throw new Error('malformed deploy: programs and hosts must be lists');
+    const links = early.get(m.runId) ?? new Map<string, PeerLink>();
+    early.delete(m.runId);
+    const a: Active = { runId: m.runId, coordinator: ws, links, finished: false };
+    active = a;
+    try {
+      const me = m.hosts.findIndex((h) => h.id === host);
+      if (me < 0) throw new Error(`agent ${host} is not among the run's hosts (${m.hosts.map((h) => h.id).join(', ')})`);
+      // Lower index dials higher: each pair gets one link.
+      await Promise.all(m.hosts.slice(me + 1).map(async (h) => a.links.set(h.id, await dial(h.id, h.url, m.runId))));
+      const expected = m.hosts.slice(0, me).map((h) => h.id);
+      await waitFor(() => expected.every((h) => a.links.has(h)), m.runId, 15_000, () => `peer agents ${expected.filter((h) => !a.links.has(h)).join(', ')} did not connect to ${host}`);
+      if (active !== a) throw new Error('run replaced while deploying');
+      const run = await Run.prepare(m, opts.devices, a.links, (msg) => sendTo(ws, msg));
+      if (active !== a) {
+        run.free();
+        throw new Error('run stopped while deploying');
+      }
+      a.run = run;
+      for (const [peer, link] of a.links) {
+        link.onMessage = (pm) => {
+          if (pm.type === 'barrier') run.barrier.hostArrived(pm.seq);
+          else if (pm.type === 'release') run.barrier.release(pm.seq);
+          else if (pm.type === 'abort') run.abort(pm.message);
+        };
+        link.onClose = (reason) => {
+          if (active === a && !a.finished) run.fail({ host: peer, message: `lost the link from ${host} to host ${peer} (${reason})` });
+        };
+      }
+      sendTo(ws, { type: 'deployed', runId: m.runId, adapters: run.adapters, allocated: run.allocated() });
+    } catch (e) {
+      if (active === a) endRun('deploy failed');
+      throw new Error(`deploy on ${host}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  function dial(peer: string, url: string, runId: string): Promise<PeerLink> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(url, { maxPayload: limits.maxFrame });
+      const fail = (why: string) => reject(new Error(`cannot reach peer agent ${peer} at ${url}: ${why}`));
+      ws.once('error', (e) => fail(e.message));
+      ws.once('close', (code, reason) => fail(reason.toString() || `closed (${code})`));
+      ws.once('open', () => ws.send(JSON.stringify({ type: 'peer-auth', version: PROTOCOL_VERSION, token: opts.token, host, runId })));
+      ws.once('message', (data) => {
+        const parsed = parseMessage<PeerMessage>(String(data), ['peer-ready']);
+        if (!parsed.ok) return fail(parsed.reason);
+        ws.removeAllListeners('close');
+        ws.removeAllListeners('error');
+        resolve(new PeerLink(peer, ws, opts.linkRate ?? 0));
+      });
+    });
+  }
+
+  function waitFor(ok: () => boolean, runId: string, ms: number, why: () => string): Promise<void> {
+    if (ok()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => {
+        linkWaiters.delete(runId);
+        reject(new Error(why()));
+      }, ms);
+      linkWaiters.set(runId, () => {
+        // A link for this run arrived: move early links in (the deploy may have started first).
+        const e = early.get(runId);
+        if (e && active?.runId === runId) {
+          for (const [h, l] of e) active.links.set(h, l);
+          early.delete(runId);
+        }
+        if (ok()) {
+          clearTimeout(t);
+          linkWaiters.delete(runId);
+          resolve();
+        }
+      });
+    });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.bind ?? '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const bindHost = opts.bind ?? '127.0.0.1';
+  const url = `${tls ? 'wss' : 'ws'}://${bindHost.includes(':') ? `[${bindHost}]` : bindHost}:${port}`;
+  return {
+    url,
+    port,
+    close: async () => {
+      endRun('agent shutting down');
+      for (const c of wss.clients) c.terminate();
+      await new Promise<void>((r) => wss.close(() => r()));
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}

@@ -1,0 +1,397 @@
+/**
+ * The coordinator: runs an implementation graph on agents. Transport-agnostic (no Node or DOM
+ * imports): the caller passes a socket factory and a clock, so the CLI uses `ws` and the
+ * browser its native WebSocket.
+ *
+ *   const c = await Coordinator.connect(['ws://127.0.0.1:7070'], {
+ *     token, connect: (url) => new WebSocket(url), clock: { now: () => performance.timeOrigin + performance.now(), setTimeout, clearTimeout },
+ *   });
+ *   c.agents;                        // [{ url, host, pes }] as the agents reported them
+ *   c.check(ig);                     // Diagnostic[]: missing host or PE, buffers too big for a PE
+ *   const run = c.run(ig, { iterations: 100, onProgress, onEvents });
+ *   run.stop('user pressed stop');   // optional
+ *   const result = await run.done;   // RunResult: ok | failure (host, node, why), trace, per-thread stats
+ *   c.close();
+ *
+ * Failures never throw out of `run.done`: they come back as `result.failure`. `connect`
+ * rejects with a ConnectError whose message names the agent and why (e.g. invalid token).
+ */
+import { error, type Diagnostic } from '../diagnostics.js';
+import type { ImplementationGraph, PeProgram } from '../compile/types.js';
+import type { TraceEvent } from '../trace/event.js';
+import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type PeReport, type ThreadStats, type ToAgent } from './protocol.js';
+
+/** The part of a WebSocket the coordinator uses; both `ws` and the browser's WebSocket fit. */
+export interface SocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: never) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onerror: ((ev: never) => void) | null;
+}
+
+export interface Clock {
+  /** Milliseconds since the epoch, sub-millisecond precision where available. */
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: never): void;
+}
+
+export interface CoordinatorOptions {
+  token: string;
+  connect: (url: string) => SocketLike;
+  clock: Clock;
+  /** Milliseconds to wait for an agent to answer (connect, deploy). Default 20 000. */
+  timeout?: number;
+}
+
+export interface AgentInfo {
+  url: string;
+  host: string;
+  pes: PeReport[];
+  /** Agent clock minus coordinator clock, milliseconds (estimated at connect). */
+  offset: number;
+  /** Round trip of the best clock sample, milliseconds. */
+  rtt: number;
+}
+
+export interface Progress {
+  cycle: number;
+  cycles: number;
+  /** Cycles completed per second so far (one iteration completes per cycle in steady state). */
+  iterationsPerSecond: number;
+  /** Seconds since start. */
+  elapsed: number;
+}
+
+export interface RunOptions {
+  iterations: number;
+  onProgress?: (p: Progress) => void;
+  /** Trace events as they stream in, on the coordinator's time axis (µs since the run's start). */
+  onEvents?: (events: TraceEvent[]) => void;
+  /** Cap on host-to-host sends, bytes per second (benchmarks). */
+  linkRate?: number;
+  /** Milliseconds of silence from an agent during a run before it is declared lost. Default 10 000. */
+  heartbeat?: number;
+}
+
+export interface RunResult {
+  ok: boolean;
+  runId: string;
+  iterations: number;
+  cycles: number;
+  /** Wall seconds from start to the last agent's `done` (or the failure). */
+  seconds: number;
+  events: TraceEvent[];
+  threads: (ThreadStats & { host: string })[];
+  /** Microseconds per cycle each host spent between its last local arrival and the barrier's release. */
+  barrierPerCycle: Record<string, number>;
+  reports: { host: string; node: string; iteration: number; values: Record<string, number | number[] | string> }[];
+  /** Which adapter each GPU PE got. */
+  adapters: Record<string, string>;
+  dropped: number;
+  failure?: FailureReport;
+}
+
+export interface RunHandle {
+  runId: string;
+  done: Promise<RunResult>;
+  stop(reason?: string): void;
+}
+
+export class ConnectError extends Error {
+  override name = 'ConnectError';
+}
+
+type Listener = (m: FromAgent) => void;
+
+class AgentConn {
+  info!: AgentInfo;
+  listeners = new Set<Listener>();
+  closeListeners = new Set<(reason: string) => void>();
+  closed: string | null = null;
+  lastHeard = 0;
+  constructor(
+    readonly url: string,
+    readonly socket: SocketLike,
+  ) {}
+  send(m: ToAgent): void {
+    if (!this.closed) this.socket.send(JSON.stringify(m));
+  }
+}
+
+let runCounter = 0;
+
+export class Coordinator {
+  private constructor(
+    private readonly conns: AgentConn[],
+    private readonly opts: CoordinatorOptions,
+  ) {}
+
+  get agents(): AgentInfo[] {
+    return this.conns.map((c) => c.info);
+  }
+
+  /** Connects to every agent, authenticates, estimates clock offsets. */
+  static async connect(urls: string[], opts: CoordinatorOptions): Promise<Coordinator> {
+    const settled = await Promise.allSettled(urls.map((url) => Coordinator.open(url, opts)));
+    const failed = settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed.length) {
+      for (const s of settled) if (s.status === 'fulfilled') s.value.socket.close(1000, 'another agent refused');
+      throw new ConnectError(failed.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('; '));
+    }
+    const conns = settled.map((s) => (s as PromiseFulfilledResult<AgentConn>).value);
+    const hosts = new Map<string, string>();
+    for (const c of conns) {
+      const prev = hosts.get(c.info.host);
+      if (prev) {
+        for (const k of conns) k.socket.close(1000, 'duplicate host');
+        throw new ConnectError(`agents at ${prev} and ${c.url} both serve host "${c.info.host}"; start each with its own --name`);
+      }
+      hosts.set(c.info.host, c.url);
+    }
+    return new Coordinator(conns, opts);
+  }
+
+  private static open(url: string, opts: CoordinatorOptions): Promise<AgentConn> {
+    const { clock } = opts;
+    const timeout = opts.timeout ?? 20_000;
+    return new Promise((resolve, reject) => {
+      let socket: SocketLike;
+      try {
+        socket = opts.connect(url);
+      } catch (e) {
+        reject(new ConnectError(`cannot connect to agent at ${url}: ${e instanceof Error ? e.message : String(e)}`));
+        return;
+      }
+      const conn = new AgentConn(url, socket);
+      let welcomed = false;
+      const timer = clock.setTimeout(() => {
+        socket.close(1000, 'timeout');
+        reject(new ConnectError(`agent at ${url} did not answer within ${timeout / 1000} s`));
+      }, timeout);
+      const samples: { offset: number; rtt: number }[] = [];
+      let pes: PeReport[] = [];
+      let host = '';
+      const ping = (id: number) => conn.send({ type: 'ping', id, t: clock.now() });
+      socket.onopen = () => conn.send({ type: 'auth', version: PROTOCOL_VERSION, token: opts.token });
+      socket.onerror = () => {};
+      socket.onclose = (ev) => {
+        conn.closed = ev.reason || `connection closed (${ev.code})`;
+        if (!welcomed || samples.length < 5) {
+          clock.clearTimeout(timer as never);
+          const why = ev.code === 1006 && !ev.reason ? 'unreachable or closed without a reason' : conn.closed;
+          reject(new ConnectError(`agent at ${url} refused the connection: ${why}`));
+        }
+        for (const l of conn.closeListeners) l(conn.closed);
+      };
+      socket.onmessage = (ev) => {
+        conn.lastHeard = clock.now();
+        const parsed = parseMessage<FromAgent>(String(ev.data));
+        if (!parsed.ok) {
+          socket.close(4002, parsed.reason);
+          return;
+        }
+        const m = parsed.message;
+        if (m.type === 'welcome' && !welcomed) {
+          welcomed = true;
+          host = m.host;
+          pes = m.pes;
+          ping(0);
+        } else if (m.type === 'pong' && samples.length < 5) {
+          const t1 = clock.now();
+          samples.push({ rtt: t1 - m.t, offset: m.agent - (m.t + t1) / 2 });
+          if (samples.length < 5) ping(samples.length);
+          else {
+            clock.clearTimeout(timer as never);
+            const best = samples.reduce((a, b) => (b.rtt < a.rtt ? b : a));
+            conn.info = { url, host, pes, offset: best.offset, rtt: best.rtt };
+            resolve(conn);
+          }
+        } else for (const l of conn.listeners) l(m);
+      };
+    });
+  }
+
+  /** Checks the graph against what the agents serve: every host has an agent, every PE exists and can hold its buffers. */
+  check(ig: ImplementationGraph): Diagnostic[] {
+    const out: Diagnostic[] = [];
+    const byHost = new Map(this.conns.map((c) => [c.info.host, c.info]));
+    const served = [...byHost.keys()].join(', ') || 'none';
+    for (const program of Object.values(ig.programs)) {
+      const agent = byHost.get(program.host);
+      if (!agent) {
+        out.push(error(`arch.hosts.${program.host}`, `no agent serves host ${program.host} (connected agents serve: ${served})`, `start \`pipeloom agent --name ${program.host}\` on that host and add its URL to --agents`));
+        continue;
+      }
+      const pe = agent.pes.find((p) => p.id === program.pe);
+      if (!pe) {
+        out.push(
+          error(
+            `mapping.${program.pe}`,
+            `agent ${program.host} (${agent.url}) has no PE ${program.pe}; it serves ${agent.pes.map((p) => p.id).join(', ')}`,
+            program.kind === 'gpu' ? 'map the nodes onto a GPU the agent reports, or start the agent with --emulate-gpus N' : 'map the nodes onto a PE the agent reports',
+          ),
+        );
+        continue;
+      }
+      const total = program.allocations.reduce((s, a) => s + a.bytes * a.depth, 0);
+      if (total > pe.memory) out.push(error(`mapping.${program.pe}`, `buffers on ${program.pe} need ${total} bytes; agent ${program.host} offers ${pe.memory}`, 'map fewer nodes there or shrink the data'));
+      const big = pe.limits && program.allocations.find((a) => a.bytes > pe.limits!.maxBufferSize);
+      if (big) out.push(error(`mapping.${program.pe}`, `a buffer of ${big.bytes} bytes on ${program.pe} exceeds the adapter's maxBufferSize (${pe.limits!.maxBufferSize})`, 'shrink the data'));
+    }
+    return out;
+  }
+
+  /** Deploys and starts a run. Check first: a run of a graph that fails `check` is refused as a failure. */
+  run(ig: ImplementationGraph, opts: RunOptions): RunHandle {
+    const runId = `run-${Math.floor(this.opts.clock.now()).toString(36)}-${++runCounter}`;
+    let stopRequested: string | null = null;
+    let stopNow: (reason: string) => void = (r) => (stopRequested = r);
+    const done = this.execute(runId, ig, opts, (fn) => {
+      stopNow = fn;
+      if (stopRequested) fn(stopRequested);
+    });
+    return { runId, done, stop: (reason = 'stopped by the user') => stopNow(reason) };
+  }
+
+  private async execute(runId: string, ig: ImplementationGraph, opts: RunOptions, onStoppable: (stop: (reason: string) => void) => void): Promise<RunResult> {
+    const { clock } = this.opts;
+    const programs = Object.values(ig.programs) as PeProgram[];
+    const hostIds = [...new Set(programs.map((p) => p.host as string))].sort();
+    const byHost = new Map(this.conns.map((c) => [c.info.host, c]));
+    const cycles = programs.reduce((m, p) => Math.max(m, ...p.phases.flatMap((ph) => ph.actions.map((a) => ('startCycle' in a ? a.startCycle : 0)))), 0) + opts.iterations;
+    const result: RunResult = { ok: false, runId, iterations: opts.iterations, cycles, seconds: 0, events: [], threads: [], barrierPerCycle: {}, reports: [], adapters: {}, dropped: 0 };
+    const problems = this.check(ig).filter((d) => d.severity === 'error');
+    if (problems.length) {
+      result.failure = { host: problems[0].path, message: problems.map((d) => d.message).join('; ') };
+      return result;
+    }
+    const involved = hostIds.map((h) => byHost.get(h)!);
+    const pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }> = {};
+    for (const p of programs) pes[p.pe] = { host: p.host, kind: p.kind };
+    const buffers: Record<string, { element: 'f32' | 'u32' | 'i32' | 'u8'; bytes: number }> = {};
+    for (const b of ig.buffers) buffers[b.id] = { element: b.type.element, bytes: b.bytes };
+
+    let startMs = 0;
+    const agentCycle = new Map<string, number>();
+    const doneHosts = new Set<string>();
+    let finish!: (failure?: FailureReport) => void;
+    const finished = new Promise<FailureReport | undefined>((resolve) => {
+      let over = false;
+      finish = (failure) => {
+        if (over) return;
+        over = true;
+        resolve(failure);
+      };
+    });
+    onStoppable((reason) => finish({ host: 'coordinator', message: reason }));
+
+    const cleanups: (() => void)[] = [];
+    for (const c of involved) {
+      const offsetUs = c.info.offset * 1000;
+      const listener: Listener = (m) => {
+        if ('runId' in m && m.runId !== runId) return;
+        switch (m.type) {
+          case 'trace': {
+            const base = startMs * 1000 + offsetUs;
+            const events = m.events.map((e) => ({ ...e, start: e.start - base, end: e.end - base }));
+            for (const e of events) result.events.push(e);
+            result.dropped += m.dropped ?? 0;
+            agentCycle.set(c.info.host, m.cycle);
+            opts.onEvents?.(events);
+            if (opts.onProgress && startMs) {
+              const cycle = Math.min(...involved.map((k) => agentCycle.get(k.info.host) ?? 0));
+              const elapsed = (clock.now() - startMs) / 1000;
+              opts.onProgress({ cycle, cycles, elapsed, iterationsPerSecond: elapsed > 0 ? cycle / elapsed : 0 });
+            }
+            break;
+          }
+          case 'done':
+            for (const t of m.threads) result.threads.push({ ...t, host: c.info.host });
+            result.barrierPerCycle[c.info.host] = m.barrierPerCycle;
+            for (const r of m.reports) result.reports.push({ host: c.info.host, ...r });
+            doneHosts.add(c.info.host);
+            if (doneHosts.size === involved.length) finish();
+            break;
+          case 'failed':
+            finish(m.failure);
+            break;
+          case 'error':
+            finish({ host: c.info.host, message: m.message });
+            break;
+          default:
+            break;
+        }
+      };
+      const onClose = (reason: string) => finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) disconnected: ${reason}` });
+      c.listeners.add(listener);
+      c.closeListeners.add(onClose);
+      if (c.closed) onClose(c.closed);
+      cleanups.push(() => {
+        c.listeners.delete(listener);
+        c.closeListeners.delete(onClose);
+      });
+    }
+
+    // Deploy everywhere, then start everywhere.
+    const waitAll = (type: 'deployed' | 'started') =>
+      Promise.race([
+        Promise.all(
+          involved.map(
+            (c) =>
+              new Promise<void>((resolve) => {
+                const l: Listener = (m) => {
+                  if (m.type === type && m.runId === runId) {
+                    c.listeners.delete(l);
+                    if (m.type === 'deployed') Object.assign(result.adapters, m.adapters);
+                    resolve();
+                  }
+                };
+                c.listeners.add(l);
+              }),
+          ),
+        ).then(() => true),
+        finished.then(() => false),
+      ]);
+    const timeout = this.opts.timeout ?? 20_000;
+    const deployTimer = clock.setTimeout(() => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
+    const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
+    for (const c of involved) {
+      c.send({ type: 'deploy', runId, programs: programs.filter((p) => p.host === c.info.host), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate });
+    }
+    const deployed = await waitAll('deployed');
+    clock.clearTimeout(deployTimer as never);
+    let heartbeat: unknown;
+    if (deployed) {
+      startMs = clock.now();
+      for (const c of involved) c.send({ type: 'start', runId });
+      const limit = opts.heartbeat ?? 10_000;
+      const beat = () => {
+        const now = clock.now();
+        for (const c of involved) {
+          if (now - Math.max(c.lastHeard, startMs) > limit) finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) silent for ${limit / 1000} s` });
+          else c.send({ type: 'ping', id: -1, t: now });
+        }
+        heartbeat = clock.setTimeout(beat, Math.min(1000, limit / 2));
+      };
+      heartbeat = clock.setTimeout(beat, Math.min(1000, limit / 2));
+    }
+    const failure = await finished;
+    if (heartbeat !== undefined) clock.clearTimeout(heartbeat as never);
+    result.seconds = startMs ? (clock.now() - startMs) / 1000 : 0;
+    // Stop everywhere: frees memory and closes peer links (also after success).
+    for (const c of involved) c.send({ type: 'stop', runId, reason: failure ? `run failed: ${failure.message}` : 'run complete' });
+    for (const f of cleanups) f();
+    result.events.sort((a, b) => a.start - b.start);
+    result.ok = !failure;
+    if (failure) result.failure = failure;
+    return result;
+  }
+
+  close(): void {
+    for (const c of this.conns) if (!c.closed) c.socket.close(1000, 'coordinator done');
+  }
+}
