@@ -9,6 +9,7 @@ import {
   type Connection,
   type Edge,
   type EdgeChange,
+  type FinalConnectionState,
   type NodeChange,
 } from '@xyflow/react';
 import { findKernel, withDefaults, type DataType } from '@pipeloom/kernels';
@@ -142,6 +143,25 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
     st.dispatch({ type: 'edge/add', edge: { from, to } }, { label: `connect ${from.node} -> ${to.node}` });
   }, []);
 
+  // Live feedback while dragging a connection: the handle under the pointer turns red when
+  // the connection would be refused; releasing there says why.
+  const isValidConnection = useCallback((c: Connection | Edge) => {
+    const doc = projectStore.getState().doc;
+    return !connectionProblem(doc, { node: c.source, port: c.sourceHandle ?? '' }, { node: c.target, port: c.targetHandle ?? '' });
+  }, []);
+
+  const onConnectEnd = useCallback((_: MouseEvent | TouchEvent, state: FinalConnectionState) => {
+    if (state.isValid !== false || !state.fromHandle || !state.toHandle) return;
+    const [a, b] = state.fromHandle.type === 'source' ? [state.fromHandle, state.toHandle] : [state.toHandle, state.fromHandle];
+    if (a.type === b.type) {
+      projectStore.getState().toast(`Connection refused: connect an output (right side) to an input (left side)`, 'error');
+      return;
+    }
+    const st = projectStore.getState();
+    const problem = connectionProblem(st.doc, { node: a.nodeId, port: a.id ?? '' }, { node: b.nodeId, port: b.id ?? '' });
+    if (problem) st.toast(`Connection refused: ${problem}`, 'error');
+  }, []);
+
   const onDrop = useCallback(
     (e: React.DragEvent) => {
       const kernelId = e.dataTransfer.getData(KERNEL_MIME);
@@ -174,6 +194,8 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}
         onConnect={mapping ? undefined : onConnect}
+        isValidConnection={isValidConnection}
+        onConnectEnd={mapping ? undefined : onConnectEnd}
         nodesConnectable={!mapping}
         onNodeDragStop={() => {
           dragKey.current = null;
