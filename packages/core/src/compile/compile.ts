@@ -30,9 +30,9 @@ export function compile(doc: unknown, opts: CompileOptions = {}): CompileResult 
 /** The passes in order, on a validated model. */
 export function compileModel(model: Model, overlap: boolean, diagnostics: Diagnostic[] = [], router = new Router(model)): CompileResult {
   const { schedule: order_, order } = schedule(model);
-  const buffers = insertBuffers(model, order, router);
+  const { buffers, links } = insertBuffers(model, order, router);
   assignDepth(buffers, overlap);
-  const plan = planPhases(model, buffers, overlap);
+  const plan = planPhases(model, buffers, overlap, links);
   const lat = computeLatency(model, order, buffers, plan, overlap);
   const memory = colorMemory(model, order, buffers, plan, lat, overlap);
   const programs = buildPrograms(model, order, buffers, plan, lat, memory);

@@ -1,5 +1,6 @@
 import type { BufferId, NodeId } from '../ids.js';
 import type { Model } from '../document/model.js';
+import { BufferIndex } from './buffers.js';
 import type { PhasePlan, Transfer } from './phases.js';
 import type { BufferAccess, BufferNode } from './types.js';
 
@@ -34,8 +35,7 @@ export interface LatencyResult {
  */
 export function computeLatency(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, overlap: boolean): LatencyResult {
   const byId = new Map(buffers.map((b) => [b.id, b]));
-  const at = new Map<string, BufferNode>();
-  for (const b of buffers) at.set(`${b.source}\u0000${b.port}\u0000${b.pe}`, b);
+  const at = BufferIndex.of(buffers);
   const transferTo = new Map<BufferId, Transfer>(plan.transfers.map((t) => [t.to, t]));
   const written = new Map<BufferId, number>();
   const phaseOf = new Map<BufferId, number>();
@@ -65,7 +65,7 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
     let L = 0;
     for (const p of n.kernel.inputs) {
       const e = n.inputs.get(p.name)!;
-      const buffer = at.get(`${e.from.node}\u0000${e.from.port}\u0000${n.pe}`)!;
+      const buffer = at.get(e.from.node, e.from.port, n.pe)!;
       const byTransfer = 'buffer' in buffer.from;
       const ready = written.get(buffer.id)! + (overlap && byTransfer ? 1 : 0);
       reads.push({ port: p.name, buffer, ready });
@@ -81,7 +81,7 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
     }
     inputs.set(id, access);
     for (const port of n.kernel.outputs) {
-      const out = at.get(`${n.id}\u0000${port.name}\u0000${n.pe}`)!;
+      const out = at.get(n.id, port.name, n.pe)!;
       written.set(out.id, L);
       phaseOf.set(out.id, plan.fire);
       propagate(out);

@@ -38,8 +38,17 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
   for (const pe of model.pes) {
     const list = byPe.get(pe.id)!;
     const length = Math.max(1, (overlap ? 0 : plan.fire) + (firesOn.get(pe.id) ?? 0));
+    const words = (length + 31) >>> 5;
     const whole: BufferNode[] = [];
-    const ranged: { b: BufferNode; segs: [number, number][]; weight: number }[] = [];
+    const ranged: BufferNode[] = [];
+    // Live positions of each single buffer as a bitset (words per buffer), and a live-weight profile.
+    const bits: number[] = [];
+    const live = new Float64Array(length + 1);
+    const mark = (i: number, s: number, e: number, weight: number) => {
+      for (let x = s; x <= e; x++) bits[i * words + (x >>> 5)] |= 1 << (x & 31);
+      live[s] += weight;
+      live[e + 1] -= weight;
+    };
     for (const b of list) {
       if (b.depth >= 2) {
         whole.push(b);
@@ -58,8 +67,14 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
         if (lat.transfers.get(next)!.lag === 0) end = Math.max(end, pos);
         else wraps = Math.max(wraps, pos);
       }
-      const segs: [number, number][] = wraps < 0 ? [[w, end]] : [[w, length - 1], [0, wraps]];
-      ranged.push({ b, segs, weight: b.bytes });
+      const i = ranged.length;
+      ranged.push(b);
+      for (let k = 0; k < words; k++) bits.push(0);
+      if (wraps < 0) mark(i, w, end, b.bytes);
+      else {
+        mark(i, w, length - 1, b.bytes);
+        mark(i, 0, Math.min(wraps, w - 1), b.bytes);
+      }
     }
 
     // Colours: one per multi-slot buffer, then DSatur over the single buffers.
@@ -67,30 +82,52 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
     for (const b of whole) b.color = colors++;
     const base = colors;
     const n = ranged.length;
-    const adj: number[][] = ranged.map(() => []);
+    const conflict = (i: number, j: number) => {
+      for (let k = 0; k < words; k++) if (bits[i * words + k] & bits[j * words + k]) return true;
+      return false;
+    };
+    const degree = new Int32Array(n);
     for (let i = 0; i < n; i++) {
       for (let j = i + 1; j < n; j++) {
-        if (overlaps(ranged[i].segs, ranged[j].segs)) {
-          adj[i].push(j);
-          adj[j].push(i);
+        if (conflict(i, j)) {
+          degree[i]++;
+          degree[j]++;
         }
       }
     }
+    // DSatur: colour next the buffer with the most distinct neighbour colours (then the most
+    // neighbours), with the smallest colour none of its neighbours has. Neighbour colours are
+    // kept as bitsets.
     const color = new Int32Array(n).fill(-1);
-    const sat: Set<number>[] = ranged.map(() => new Set());
+    const satCount = new Int32Array(n);
+    const satBits: number[][] = ranged.map(() => []);
     for (let step = 0; step < n; step++) {
       let pick = -1;
       for (let i = 0; i < n; i++) {
         if (color[i] >= 0) continue;
-        if (pick < 0 || sat[i].size > sat[pick].size || (sat[i].size === sat[pick].size && adj[i].length > adj[pick].length)) pick = i;
+        if (pick < 0 || satCount[i] > satCount[pick] || (satCount[i] === satCount[pick] && degree[i] > degree[pick])) pick = i;
       }
+      const mine = satBits[pick];
       let c = 0;
-      while (sat[pick].has(c)) c++;
+      while (((mine[c >>> 5] ?? 0) >>> (c & 31)) & 1) c++;
       color[pick] = c;
-      for (const j of adj[pick]) sat[j].add(c);
+      for (let j = 0; j < n; j++) {
+        if (color[j] >= 0 || !conflict(pick, j)) continue;
+        const sb = satBits[j];
+        const w = c >>> 5;
+        while (sb.length <= w) sb.push(0);
+        if (!((sb[w] >>> (c & 31)) & 1)) {
+          sb[w] |= 1 << (c & 31);
+          satCount[j]++;
+        }
+      }
     }
-    ranged.forEach((r, i) => (r.b.color = base + color[i]));
-    colors = base + (n ? Math.max(...color) + 1 : 0);
+    let used = 0;
+    ranged.forEach((b, i) => {
+      b.color = base + color[i];
+      used = Math.max(used, color[i] + 1);
+    });
+    colors = base + used;
 
     const groups: MemoryReport['colors'] = [];
     for (let c = 0; c < colors; c++) groups.push({ color: c, bytes: 0, buffers: [] });
@@ -101,11 +138,6 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
       const g = groups[b.color];
       g.bytes = Math.max(g.bytes, size);
       g.buffers.push(b.id);
-    }
-    const live = new Float64Array(length + 1);
-    for (const r of ranged) for (const [s, e] of r.segs) {
-      live[s] += r.weight;
-      live[e + 1] -= r.weight;
     }
     let peak = 0;
     for (let i = 0, acc = 0; i < length; i++) peak = Math.max(peak, (acc += live[i]));
@@ -118,9 +150,4 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
     };
   }
   return reports;
-}
-
-function overlaps(a: [number, number][], b: [number, number][]): boolean {
-  for (const [s1, e1] of a) for (const [s2, e2] of b) if (s1 <= e2 && s2 <= e1) return true;
-  return false;
 }

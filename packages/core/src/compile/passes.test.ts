@@ -83,13 +83,13 @@ describe('route', () => {
 describe('buffer insertion (paper 4.2.2)', () => {
   it('puts a buffer on the producer PE for every node output, bn_0..bn_5 in schedule order', () => {
     const m = model(example('paper-fig5'));
-    const bs = insertBuffers(m, schedule(m).order, new Router(m));
+    const bs = insertBuffers(m, schedule(m).order, new Router(m)).buffers;
     expect(bs.slice(0, 6).map(show)).toEqual(['bn_0 cpu@h0 p', 'bn_1 gpu0@h0 a', 'bn_2 gpu1@h0 b', 'bn_3 gpu0@h1 d', 'bn_4 gpu0@h1 f', 'bn_5 gpu0@h1 e']);
   });
 
   it('b->c1 and b->c2 share the path through cpu@h0: bn_2, bn_9, bn_10, bn_11', () => {
     const m = model(example('paper-fig5'));
-    const bs = insertBuffers(m, schedule(m).order, new Router(m));
+    const bs = insertBuffers(m, schedule(m).order, new Router(m)).buffers;
     const ofB = bs.filter((b) => b.source === 'b');
     expect(ofB.map(show)).toEqual(['bn_2 gpu1@h0 b', 'bn_9 cpu@h0 b', 'bn_10 cpu@h1 b', 'bn_11 gpu0@h1 b']);
     expect(ofB.map((b) => b.next)).toEqual([['bn_9'], ['bn_10'], ['bn_11'], []]);
@@ -101,14 +101,14 @@ describe('buffer insertion (paper 4.2.2)', () => {
     const doc = example('piic');
     doc.mapping = { P: 'cpu@h0', I1: 'cpu@h0', I2: 'cpu@h0', C: 'cpu@h0' };
     const m = model(doc);
-    expect(insertBuffers(m, schedule(m).order, new Router(m)).map(show)).toEqual(['bn_0 cpu@h0 P', 'bn_1 cpu@h0 I1', 'bn_2 cpu@h0 I2']);
+    expect(insertBuffers(m, schedule(m).order, new Router(m)).buffers.map(show)).toEqual(['bn_0 cpu@h0 P', 'bn_1 cpu@h0 I1', 'bn_2 cpu@h0 I2']);
   });
 });
 
 describe('depth (paper 4.2.3)', () => {
   it('doubles buffers that send or receive across PEs with overlap, and only then', () => {
     const m = model(example('paper-fig5'));
-    const bs = insertBuffers(m, schedule(m).order, new Router(m));
+    const bs = insertBuffers(m, schedule(m).order, new Router(m)).buffers;
     assignDepth(bs, true);
     expect(bs.filter((b) => b.depth === 1).map((b) => b.id)).toEqual(['bn_3', 'bn_4', 'bn_5']);
     assignDepth(bs, false);
@@ -144,7 +144,7 @@ describe('latency (paper 4.2.5)', () => {
     doc.mapping = { x: 'cpu@h0', g: 'gpu0@h0', e: 'cpu@h0' };
     const m = model(doc);
     const { order } = schedule(m);
-    const bs = insertBuffers(m, order, new Router(m));
+    const { buffers: bs } = insertBuffers(m, order, new Router(m));
     assignDepth(bs, true);
     const lat = computeLatency(m, order, bs, planPhases(m, bs, true), true);
     expect(lat.latency).toEqual({ x: 0, g: 2, e: 4 });

@@ -35,21 +35,21 @@ export interface PhasePlan {
  * ordered sub-phases `pcie#0`, `pcie#1`, ... (names get the suffix only when split). Keeping
  * host-to-host before host-to-GPU is what makes the P-I-I-C cycle T = Th + Tib + a*n.
  */
-export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean): PhasePlan {
+export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean, links?: Map<BufferId, Link>): PhasePlan {
   const byId = new Map(buffers.map((b) => [b.id, b]));
   const pending: { t: Omit<Transfer, 'phase'>; group: 0 | 1; level: number }[] = [];
   const writer = new Map<BufferId, { group: 0 | 1; level: number }>();
   for (const b of buffers) {
     if (!('buffer' in b.from)) continue;
     const src = byId.get(b.from.buffer)!;
-    const link = fastestLink(model, src.pe, b.pe, b.bytes);
+    const link = links?.get(b.id) ?? fastestLink(model, src.pe, b.pe, b.bytes);
     const group: 0 | 1 = model.pe.get(src.pe)!.host === model.pe.get(b.pe)!.host ? 1 : 0;
     const w = writer.get(src.id);
     const level = w && w.group === group ? w.level + 1 : 0;
     writer.set(b.id, { group, level });
     pending.push({ t: { from: src.id, to: b.id, fromPe: src.pe, toPe: b.pe, bytes: b.bytes, link }, group, level });
   }
-  if (overlap) return { names: ['overlap'], fire: 0, transfers: pending.map(({ t }) => ({ ...t, phase: 0 })) };
+  if (overlap) return { names: ['overlap'], fire: 0, transfers: pending.map(({ t }) => Object.assign(t, { phase: 0 })) };
   const levels = [1, 1];
   for (const p of pending) levels[p.group] = Math.max(levels[p.group], p.level + 1);
   const names: string[] = [];
@@ -57,7 +57,7 @@ export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean
     for (let l = 0; l < levels[g]; l++) names.push(levels[g] === 1 ? base : `${base}#${l}`);
   }
   names.push('fire');
-  const transfers = pending.map(({ t, group, level }) => ({ ...t, phase: (group === 1 ? levels[0] : 0) + level }));
+  const transfers = pending.map(({ t, group, level }) => Object.assign(t, { phase: (group === 1 ? levels[0] : 0) + level }));
   return { names, fire: names.length - 1, transfers };
 }
 

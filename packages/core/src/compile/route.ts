@@ -21,7 +21,8 @@ interface Search {
   time: Float64Array;
   hops: Int32Array;
   prev: Int32Array;
-  prevLink: (Link | undefined)[];
+  /** Index of the adjacency entry used to reach each PE (-1 for none). */
+  prevLink: Int32Array;
   settled: Uint8Array;
   heap: Heap;
   routes: Map<number, Route>;
@@ -36,15 +37,39 @@ interface Search {
 export class Router {
   private readonly index = new Map<PeId, number>();
   private readonly searches = new Map<string, Search>();
+  // Adjacency as flat arrays (CSR): neighbours of PE i are nbr[off[i] .. off[i + 1]).
+  private readonly off: Int32Array;
+  private readonly nbr: Int32Array;
+  private readonly latency: Float64Array;
+  private readonly bandwidth: Float64Array;
+  private readonly links: Link[];
   constructor(private readonly model: Model) {
     model.pes.forEach((p, i) => this.index.set(p.id, i));
+    const n = model.pes.length;
+    this.off = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) this.off[i + 1] = this.off[i] + model.pes[i].links.length;
+    const m = this.off[n];
+    this.nbr = new Int32Array(m);
+    this.latency = new Float64Array(m);
+    this.bandwidth = new Float64Array(m);
+    this.links = new Array(m);
+    for (let i = 0; i < n; i++) {
+      model.pes[i].links.forEach((l, j) => {
+        const k = this.off[i] + j;
+        this.nbr[k] = this.index.get(l.to)!;
+        this.latency[k] = l.link.latency;
+        this.bandwidth[k] = l.link.bandwidth;
+        this.links[k] = l.link;
+      });
+    }
   }
 
   route(from: PeId, to: PeId, bytes: number): Route {
-    const key = `${from}|${bytes}`;
+    const source = this.index.get(from)!;
+    const key = `${source}|${bytes}`;
     let s = this.searches.get(key);
     if (!s) {
-      s = this.start(this.index.get(from)!);
+      s = this.start(source);
       this.searches.set(key, s);
     }
     const target = this.index.get(to)!;
@@ -56,7 +81,7 @@ export class Router {
     const links: Link[] = [];
     for (let v = target; v >= 0; v = s.prev[v]) {
       pes.push(this.model.pes[v].id);
-      if (s.prevLink[v]) links.push(s.prevLink[v]!);
+      if (s.prevLink[v] >= 0) links.push(this.links[s.prevLink[v]]);
     }
     const route = { pes: pes.reverse(), links: links.reverse(), time: s.time[target] };
     s.routes.set(target, route);
@@ -69,7 +94,7 @@ export class Router {
       time: new Float64Array(n).fill(Infinity),
       hops: new Int32Array(n),
       prev: new Int32Array(n).fill(-1),
-      prevLink: new Array(n),
+      prevLink: new Int32Array(n).fill(-1),
       settled: new Uint8Array(n),
       heap: new Heap(),
       routes: new Map(),
@@ -80,28 +105,32 @@ export class Router {
   }
 
   private advance(s: Search, target: number, bytes: number) {
-    const pes = this.model.pes;
-    while (!s.settled[target] && s.heap.size > 0) {
-      const u = s.heap.pop();
-      if (s.settled[u]) continue;
-      s.settled[u] = 1;
-      for (const { to, link } of pes[u].links) {
-        const v = this.index.get(to)!;
-        if (s.settled[v]) continue;
-        const t = s.time[u] + linkTime(link, bytes);
-        const h = s.hops[u] + 1;
-        const old = s.time[v];
+    const { off, nbr, latency, bandwidth } = this;
+    const { time, hops, prev, prevLink, settled, heap } = s;
+    while (!settled[target] && heap.size > 0) {
+      const u = heap.pop();
+      if (settled[u]) continue;
+      settled[u] = 1;
+      const tu = time[u];
+      const h = hops[u] + 1;
+      for (let k = off[u], end = off[u + 1]; k < end; k++) {
+        const v = nbr[k];
+        if (settled[v]) continue;
+        const cost = latency[k] + bytes / bandwidth[k];
+        const t = tu + cost;
+        const old = time[v];
         let better: boolean;
         if (old === Infinity || t < old * (1 - EPS)) better = true;
         else if (t > old * (1 + EPS)) better = false;
-        else if (h !== s.hops[v]) better = h < s.hops[v];
-        else better = this.lowerSequence(s, u, s.prev[v]) || (s.prev[v] === u && link !== s.prevLink[v] && linkTime(link, bytes) < linkTime(s.prevLink[v]!, bytes));
+        else if (h !== hops[v]) better = h < hops[v];
+        else if (prev[v] === u) better = cost < latency[prevLink[v]] + bytes / bandwidth[prevLink[v]];
+        else better = this.lowerSequence(s, u, prev[v]);
         if (better) {
-          s.time[v] = t;
-          s.hops[v] = h;
-          s.prev[v] = u;
-          s.prevLink[v] = link;
-          s.heap.push(v, t, h);
+          time[v] = t;
+          hops[v] = h;
+          prev[v] = u;
+          prevLink[v] = k;
+          heap.push(v, t, h);
         }
       }
     }

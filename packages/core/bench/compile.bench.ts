@@ -1,0 +1,41 @@
+// npm run bench:compile: compile() (validate + every pass + programs) of a seeded layered DFG
+// on a 1,024-PE cluster (128 hosts x (1 CPU + 7 GPUs), InfiniBand between the CPUs), at
+// 1,000 nodes (the baseline) and 10,000 nodes, both strategies. Median of several runs.
+import { compile, layeredDocument } from '../src/index.js';
+
+const RUNS = 9;
+const HOSTS = 128;
+const GPUS = 7;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+function measure(nodes: number, overlap: boolean) {
+  const doc = layeredDocument(42, { nodes, hosts: HOSTS, gpus: GPUS });
+  const first = compile(doc, { overlap });
+  if (!first.ok) throw new Error(first.diagnostics.map((d) => `${d.path}: ${d.message}`).join('\n'));
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    compile(doc, { overlap });
+    times.push(performance.now() - t0);
+  }
+  return { nodes, edges: doc.app.edges.length, buffers: first.ig.buffers.length, pes: Object.keys(first.ig.programs).length, ms: median(times) };
+}
+
+const rows: string[][] = [['strategy', 'nodes', 'edges', 'PEs', 'buffers', 'ms (median)', 'x 1,000-node run']];
+for (const overlap of [true, false]) {
+  const base = measure(1000, overlap);
+  const big = measure(10000, overlap);
+  for (const r of [base, big]) {
+    rows.push([overlap ? 'overlap' : 'no overlap', r.nodes.toLocaleString('en'), r.edges.toLocaleString('en'), String(r.pes), r.buffers.toLocaleString('en'), r.ms.toFixed(1), (r.ms / base.ms).toFixed(2)]);
+  }
+}
+const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+console.log(`compile() on ${HOSTS} hosts x (1 CPU + ${GPUS} GPUs), median of ${RUNS} runs, node ${process.version}`);
+for (const [i, r] of rows.entries()) {
+  console.log(`| ${r.map((c, j) => (j === 0 ? c.padEnd(widths[j]) : c.padStart(widths[j]))).join(' | ')} |`);
+  if (i === 0) console.log(`|${widths.map((w, j) => (j === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+}
