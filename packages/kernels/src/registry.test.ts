@@ -48,7 +48,7 @@ describe('WGSL compile errors', () => {
 
   it('every registered kernel prepares on the adapter with its default params scaled down', async () => {
     for (const k of listKernels()) {
-      const small = Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, typeof s.default === 'number' && s.unit === 'elements' ? Math.min(Number(s.default), 32) : s.default]));
+      const small = Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, typeof s.default === 'number' && ['elements', 'pixels', 'voxels'].includes(s.unit ?? '') ? Math.min(Number(s.default), 32) : s.default]));
       const exec = await k.gpu!.prepare(t.device, small);
       exec.destroy();
     }

@@ -1,8 +1,9 @@
 import { ELEMENT_BYTES, KernelError, type DataType, type KernelSpec, type Params } from './types.js';
 import { matrixKernels } from './matrix/index.js';
 import { granulometryKernels } from './granulometry/index.js';
+import { saliencyKernels } from './saliency/index.js';
 
-const all: KernelSpec[] = [...matrixKernels, ...granulometryKernels];
+const all: KernelSpec[] = [...matrixKernels, ...granulometryKernels, ...saliencyKernels];
 
 const byId = new Map(all.map((k) => [k.id, k]));
 

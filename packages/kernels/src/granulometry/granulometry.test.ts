@@ -55,7 +55,7 @@ describe('granulometry on the CPU', () => {
   it('finds the ball radius as the predominant size of the sphere volume', () => {
     for (const radius of [3, 5]) {
       const p = { depth: 40, height: 40, width: 40, radius, spheres: 8, seed: 11, levels: 9 };
-      const v = runCpu(vol, p, {}).outputs.out;
+      const v = runCpu(vol, p, {}).outputs.out as Uint32Array;
       expect(v.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
       const s1 = runCpu(opn, { ...p, first: 1, last: 4 }, { in: v }).outputs.out;
       const s2 = runCpu(opn, { ...p, first: 5, last: 8 }, { in: s1 }).outputs.out;

@@ -1,0 +1,288 @@
+import type { DataType, GpuExecutor, KernelSpec, ParamSpec, Params } from '../types.js';
+import { bindGroup, createPipeline, dispatch, packWords, storageBuffer, uniformBuffer, uploadBuffer } from '../gpu/pipeline.js';
+import { radices } from './fft.js';
+import { synthesize, type Scene } from './model.js';
+import { fftCpu, fuseCpu, gaborCpu, hanningCpu, ifftCpu, interactionsCpu, ittiCpu, normalizeCpu, type BankParams } from './cpu.js';
+import * as W from './wgsl.js';
+
+// The static pathway of the visual saliency model (paper section 5.3, Algorithm 1), one kernel
+// per step so that a mapping can cut it anywhere (Fig 24: the first five on GPU 0, the
+// normalizations on GPU 1).
+
+const sizeParams: Record<string, ParamSpec> = {
+  width: { type: 'int', default: 512, min: 2, max: 4096, unit: 'pixels', description: 'Image width (prime factors <= 13, e.g. 512 or 720)' },
+  height: { type: 'int', default: 512, min: 2, max: 4096, unit: 'pixels', description: 'Image height (prime factors <= 13, e.g. 512 or 576)' },
+};
+const bankParams: Record<string, ParamSpec> = {
+  ...sizeParams,
+  orientations: { type: 'int', default: 6, min: 1, max: 16, unit: 'orientations', description: 'Gabor orientations theta_i = i pi / orientations' },
+  frequencies: { type: 'int', default: 4, min: 1, max: 8, unit: 'bands', description: 'Gabor frequency bands f_j = 0.25 / 2^j cycles/pixel' },
+};
+
+const px = (p: Params) => Number(p.width) * Number(p.height);
+const maps = (p: Params) => Number(p.orientations) * Number(p.frequencies);
+const bp = (p: Params): BankParams => ({ width: Number(p.width), height: Number(p.height), orientations: Number(p.orientations), frequencies: Number(p.frequencies) });
+const imageType = (p: Params): DataType => ({ kind: 'image', element: 'f32', shape: [Number(p.height), Number(p.width)] });
+const spectrumType = (p: Params): DataType => ({ kind: 'spectrum', element: 'f32', shape: [Number(p.height), Number(p.width), 2] });
+const complexMapsType = (p: Params): DataType => ({ kind: 'complex-maps', element: 'f32', shape: [maps(p), Number(p.height), Number(p.width), 2] });
+const mapsType = (p: Params): DataType => ({ kind: 'maps', element: 'f32', shape: [maps(p), Number(p.height), Number(p.width)] });
+
+type Prep = (device: GPUDevice, params: Params) => Promise<GpuExecutor>;
+
+/** An element-wise step: one pipeline, one uniform, inputs then output bound in port order. */
+function simple(kernel: string, name: string, code: string, uniform: (p: Params) => ArrayBuffer, threads: (p: Params) => number, ports: string[]): Prep {
+  return async (device, params) => {
+    const pipeline = await createPipeline(device, kernel, name, code);
+    const uni = uniformBuffer(device, uniform(params));
+    return {
+      encode(enc, f) {
+        const bufs = ports.map((p) => f.inputs[p] ?? f.outputs[p]);
+        dispatch(enc, pipeline, bindGroup(device, pipeline, [uni, ...bufs]), threads(params), kernel);
+      },
+      destroy: () => uni.destroy(),
+    };
+  };
+}
+
+/**
+ * A 2D FFT on `count` planes: rows then columns, one dispatch per Stockham pass, ping-pong
+ * between two work buffers; the first pass reads `first`, the last writes the output.
+ */
+async function fftPlan(device: GPUDevice, kernel: string, p: Params, count: number, sign: -1 | 1) {
+  const w = Number(p.width);
+  const h = Number(p.height);
+  const pipeline = await createPipeline(device, kernel, 'fft_pass', W.FFT_PASS);
+  const rw = radices(w, kernel, 'width');
+  const rh = radices(h, kernel, 'height');
+  const passes: Array<{ uni: GPUBuffer; threads: number }> = [];
+  const total = rw.length + rh.length;
+  let ns = 1;
+  for (const R of rw) {
+    const scale = sign === 1 && passes.length === total - 1 ? 1 / (w * h) : 1;
+    passes.push({ uni: uniformBuffer(device, packWords([['u', w], ['u', R], ['u', ns], ['u', 1], ['u', count * h], ['u', 1], ['u', w], ['u', 0], ['f', sign], ['f', scale]])), threads: (count * h * w) / R });
+    ns *= R;
+  }
+  ns = 1;
+  for (const R of rh) {
+    const scale = sign === 1 && passes.length === total - 1 ? 1 / (w * h) : 1;
+    passes.push({ uni: uniformBuffer(device, packWords([['u', h], ['u', R], ['u', ns], ['u', w], ['u', count * w], ['u', w], ['u', h * w], ['u', 1], ['f', sign], ['f', scale]])), threads: (count * h * w) / R });
+    ns *= R;
+  }
+  const work = [storageBuffer(device, count * w * h * 8, `${kernel}/a`), storageBuffer(device, count * w * h * 8, `${kernel}/b`)];
+  return {
+    work,
+    encode(enc: GPUCommandEncoder, first: GPUBuffer, out: GPUBuffer) {
+      let src = first;
+      passes.forEach((ps, i) => {
+        const dst = i === passes.length - 1 ? out : work[i % 2] === src ? work[(i + 1) % 2] : work[i % 2];
+        dispatch(enc, pipeline, bindGroup(device, pipeline, [ps.uni, src, dst]), ps.threads, `${kernel} pass ${i}`);
+        src = dst;
+      });
+    },
+    destroy() {
+      for (const b of [...work, ...passes.map((x) => x.uni)]) b.destroy();
+    },
+  };
+}
+
+/** Per-map statistics then an apply step (normalize, Itti, fuse). */
+function statsThen(kernel: string, name: string, code: string, uniform: (p: Params) => ArrayBuffer, threads: (p: Params) => number): Prep {
+  return async (device, params) => {
+    const stats = await createPipeline(device, kernel, 'stats', W.STATS);
+    const apply = await createPipeline(device, kernel, name, code);
+    const m = maps(params);
+    const statsU = uniformBuffer(device, packWords([['u', px(params)]]));
+    const applyU = uniformBuffer(device, uniform(params));
+    const st = storageBuffer(device, m * 16, `${kernel}/stats`);
+    return {
+      encode(enc, f) {
+        const pass = enc.beginComputePass({ label: `${kernel} stats` });
+        pass.setPipeline(stats);
+        pass.setBindGroup(0, bindGroup(device, stats, [statsU, f.inputs.in, st]));
+        pass.dispatchWorkgroups(m);
+        pass.end();
+        dispatch(enc, apply, bindGroup(device, apply, [applyU, f.inputs.in, st, f.outputs.out]), threads(params), kernel);
+      },
+      destroy() {
+        for (const b of [statsU, applyU, st]) b.destroy();
+      },
+    };
+  };
+}
+
+const fftFlops = (p: Params, count: number) => 5 * count * px(p) * Math.log2(Math.max(2, px(p)));
+
+export const saliencyKernels: KernelSpec[] = [
+  {
+    id: 'saliency.image',
+    title: 'Image source',
+    category: 'Visual saliency',
+    description: "A seeded synthetic grey-level scene in [0, 1]: 'blob' (noise texture, dim dots, one large bright disc: the odd blob) or 'noise'. Drawn once; every firing emits it.",
+    params: {
+      ...sizeParams,
+      scene: { type: 'enum', default: 'blob', values: ['blob', 'noise'], description: 'Synthetic scene' },
+      seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, description: 'Scene seed' },
+    },
+    inputs: [],
+    outputs: [{ name: 'out', type: imageType }],
+    cost: (p) => ({ flops: 0, bytes: px(p) * 4 }),
+    cpu: ({ params, outputs, state }) => {
+      const out = outputs.out as Float32Array;
+      if (!(state.image instanceof Float32Array)) {
+        state.image = new Float32Array(out.length);
+        synthesize(state.image as Float32Array, Number(params.width), Number(params.height), String(params.scene) as Scene, Number(params.seed));
+      }
+      out.set(state.image as Float32Array);
+    },
+    gpu: {
+      wgsl: {},
+      async prepare(device, params) {
+        const img = new Float32Array(px(params));
+        synthesize(img, Number(params.width), Number(params.height), String(params.scene) as Scene, Number(params.seed));
+        const src = uploadBuffer(device, img, 'saliency.image');
+        return { encode: (enc, f) => enc.copyBufferToBuffer(src, 0, f.outputs.out, 0, img.byteLength), destroy: () => src.destroy() };
+      },
+    },
+  },
+  {
+    id: 'saliency.hanning',
+    title: 'Hanning filter',
+    category: 'Visual saliency',
+    description: 'r_fim = r_im x hann(x) x hann(y): fades the image towards its edges before the FFT.',
+    params: { ...sizeParams },
+    inputs: [{ name: 'in', type: imageType }],
+    outputs: [{ name: 'out', type: imageType }],
+    cost: (p) => ({ flops: px(p) * 2, bytes: px(p) * 8 }),
+    cpu: ({ params, inputs, outputs }) => hanningCpu(inputs.in as Float32Array, outputs.out as Float32Array, Number(params.width), Number(params.height)),
+    gpu: { wgsl: { hanning: W.HANNING }, prepare: simple('saliency.hanning', 'hanning', W.HANNING, (p) => packWords([['u', Number(p.width)], ['u', Number(p.height)]]), px, ['in', 'out']) },
+  },
+  {
+    id: 'saliency.fft',
+    title: 'FFT',
+    category: 'Visual saliency',
+    description: '2D forward FFT of the real image (mixed-radix Stockham, sizes with prime factors <= 13, no padding).',
+    params: { ...sizeParams },
+    inputs: [{ name: 'in', type: imageType }],
+    outputs: [{ name: 'out', type: spectrumType }],
+    cost: (p) => ({ flops: fftFlops(p, 1), bytes: px(p) * 8 * 2 * (radices(Number(p.width), 'saliency.fft', 'width').length + radices(Number(p.height), 'saliency.fft', 'height').length) }),
+    cpu: ({ params, inputs, outputs }) => fftCpu(inputs.in as Float32Array, outputs.out as Float32Array, Number(params.width), Number(params.height)),
+    gpu: {
+      wgsl: { pack: W.PACK, fft_pass: W.FFT_PASS },
+      async prepare(device, params) {
+        const pack = await createPipeline(device, 'saliency.fft', 'pack', W.PACK);
+        const plan = await fftPlan(device, 'saliency.fft', params, 1, -1);
+        const uni = uniformBuffer(device, packWords([['u', px(params)]]));
+        return {
+          encode(enc, f) {
+            dispatch(enc, pack, bindGroup(device, pack, [uni, f.inputs.in, plan.work[1]]), px(params), 'saliency.fft pack');
+            plan.encode(enc, plan.work[1], f.outputs.out);
+          },
+          destroy() {
+            uni.destroy();
+            plan.destroy();
+          },
+        };
+      },
+    },
+  },
+  {
+    id: 'saliency.gabor',
+    title: 'Gabor filter bank',
+    category: 'Visual saliency',
+    description: 'cf_maps[i, j] = cf_fim x G_ij, the 24 (orientations x frequencies) filters of the G_ij formula applied in the frequency domain.',
+    params: { ...bankParams },
+    inputs: [{ name: 'in', type: spectrumType }],
+    outputs: [{ name: 'out', type: complexMapsType }],
+    cost: (p) => ({ flops: maps(p) * px(p) * 20, bytes: maps(p) * px(p) * 8 + px(p) * 8 }),
+    cpu: ({ params, inputs, outputs }) => gaborCpu(inputs.in as Float32Array, outputs.out as Float32Array, bp(params)),
+    gpu: {
+      wgsl: { gabor: W.GABOR },
+      prepare: simple('saliency.gabor', 'gabor', W.GABOR, (p) => packWords([['u', Number(p.width)], ['u', Number(p.height)], ['u', Number(p.orientations)], ['u', Number(p.frequencies)]]), (p) => maps(p) * px(p), ['in', 'out']),
+    },
+  },
+  {
+    id: 'saliency.ifft',
+    title: 'IFFT',
+    category: 'Visual saliency',
+    description: 'c_maps[i, j] = IFFT(cf_maps[i, j]) for every partial map (scaled by 1 / (width x height)).',
+    params: { ...bankParams },
+    inputs: [{ name: 'in', type: complexMapsType }],
+    outputs: [{ name: 'out', type: complexMapsType }],
+    cost: (p) => ({ flops: fftFlops(p, maps(p)), bytes: maps(p) * px(p) * 16 * 4 }),
+    cpu: ({ params, inputs, outputs }) => ifftCpu(inputs.in as Float32Array, outputs.out as Float32Array, bp(params)),
+    gpu: {
+      wgsl: { fft_pass: W.FFT_PASS },
+      async prepare(device, params) {
+        const plan = await fftPlan(device, 'saliency.ifft', params, maps(params), 1);
+        return { encode: (enc, f) => plan.encode(enc, f.inputs.in, f.outputs.out), destroy: () => plan.destroy() };
+      },
+    },
+  },
+  {
+    id: 'saliency.interactions',
+    title: 'Interactions',
+    category: 'Visual saliency',
+    description:
+      'r_maps from the energy |c|^2 of each partial map: + excite x the same orientation at the neighbouring frequencies, - inhibit x the neighbouring orientations at the same frequency, clipped at 0.',
+    params: {
+      ...bankParams,
+      excite: { type: 'float', default: 0.5, min: 0, max: 4, description: 'Weight of the same orientation at neighbouring frequencies' },
+      inhibit: { type: 'float', default: 0.5, min: 0, max: 4, description: 'Weight of neighbouring orientations at the same frequency' },
+    },
+    inputs: [{ name: 'in', type: complexMapsType }],
+    outputs: [{ name: 'out', type: mapsType }],
+    cost: (p) => ({ flops: maps(p) * px(p) * 15, bytes: maps(p) * px(p) * (8 * 5 + 4) }),
+    cpu: ({ params, inputs, outputs }) => interactionsCpu(inputs.in as Float32Array, outputs.out as Float32Array, bp(params), Number(params.excite), Number(params.inhibit)),
+    gpu: {
+      wgsl: { interactions: W.INTERACTIONS },
+      prepare: simple(
+        'saliency.interactions',
+        'interactions',
+        W.INTERACTIONS,
+        (p) => packWords([['u', px(p)], ['u', Number(p.orientations)], ['u', Number(p.frequencies)], ['f', Number(p.excite)], ['f', Number(p.inhibit)]]),
+        (p) => maps(p) * px(p),
+        ['in', 'out'],
+      ),
+    },
+  },
+  {
+    id: 'saliency.normalize',
+    title: 'Normalize',
+    category: 'Visual saliency',
+    description: 'Each partial map to the range [0, 1]: (m - min) / (max - min).',
+    params: { ...bankParams },
+    inputs: [{ name: 'in', type: mapsType }],
+    outputs: [{ name: 'out', type: mapsType }],
+    cost: (p) => ({ flops: maps(p) * px(p) * 5, bytes: maps(p) * px(p) * 12 }),
+    cpu: ({ params, inputs, outputs }) => normalizeCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params)),
+    gpu: { wgsl: { stats: W.STATS, apply: W.APPLY }, prepare: statsThen('saliency.normalize', 'apply', W.APPLY, (p) => packWords([['u', px(p)], ['u', maps(p)], ['u', 0]]), (p) => maps(p) * px(p)) },
+  },
+  {
+    id: 'saliency.itti',
+    title: "Itti's method",
+    category: 'Visual saliency',
+    description: 'Each partial map times (max(m) - mean(m))^2: maps with a few strong peaks win over maps with many.',
+    params: { ...bankParams },
+    inputs: [{ name: 'in', type: mapsType }],
+    outputs: [{ name: 'out', type: mapsType }],
+    cost: (p) => ({ flops: maps(p) * px(p) * 5, bytes: maps(p) * px(p) * 12 }),
+    cpu: ({ params, inputs, outputs }) => ittiCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params)),
+    gpu: { wgsl: { stats: W.STATS, apply: W.APPLY }, prepare: statsThen('saliency.itti', 'apply', W.APPLY, (p) => packWords([['u', px(p)], ['u', maps(p)], ['u', 1]]), (p) => maps(p) * px(p)) },
+  },
+  {
+    id: 'saliency.fuse',
+    title: 'Normalize and fuse',
+    category: 'Visual saliency',
+    description: 'Divides the maps by their common maximum, suppresses values under the threshold and sums them: the static saliency map.',
+    params: { ...bankParams, threshold: { type: 'float', default: 0.1, min: 0, max: 1, description: 'Values under this fraction of the maximum are suppressed' } },
+    inputs: [{ name: 'in', type: mapsType }],
+    outputs: [{ name: 'out', type: imageType }],
+    cost: (p) => ({ flops: maps(p) * px(p) * 4, bytes: maps(p) * px(p) * 8 + px(p) * 4 }),
+    cpu: ({ params, inputs, outputs }) => fuseCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params), Number(params.threshold)),
+    gpu: { wgsl: { stats: W.STATS, fuse: W.FUSE }, prepare: statsThen('saliency.fuse', 'fuse', W.FUSE, (p) => packWords([['u', px(p)], ['u', maps(p)], ['f', Number(p.threshold)]]), px) },
+  },
+];
+
+/** The static pathway in order, for benches and checks: kernel ids of Algorithm 1's steps. */
+export const SALIENCY_PATHWAY = ['saliency.hanning', 'saliency.fft', 'saliency.gabor', 'saliency.ifft', 'saliency.interactions', 'saliency.normalize', 'saliency.itti', 'saliency.fuse'] as const;
+
