@@ -24,9 +24,19 @@ export function defaultLink(doc: ProjectDocument, a: string, b: string): Link {
 export const PE_SIZE = { width: 150, height: 54 };
 const PAD = { x: 14, top: 36, y: 14 };
 
-/** Where a new PE goes inside its host: the next slot in a row. */
-export function peSlot(index: number) {
-  return { x: PAD.x + index * (PE_SIZE.width + 64), y: PAD.top };
+/** A slot inside a host: CPUs on the first row, GPUs on the second, so links stay visible. */
+export function peSlot(col: number, row = 0) {
+  return { x: PAD.x + col * (PE_SIZE.width + 48), y: PAD.top + row * (PE_SIZE.height + 56) };
+}
+
+/** The next free slot for a PE of `kind` in `host`. */
+export function nextSlot(pes: readonly ProcessingElement[], host: string, kind: PeKind) {
+  const row = kind === 'cpu' ? 0 : 1;
+  const taken = new Set(pes.filter((p) => p.host === host && p.position).map((p) => `${p.position!.x},${p.position!.y}`));
+  for (let col = 0; ; col++) {
+    const s = peSlot(col, row);
+    if (!taken.has(`${s.x},${s.y}`)) return s;
+  }
 }
 
 export function hostSize(doc: ProjectDocument, host: string) {
@@ -54,14 +64,13 @@ export function newPe(doc: ProjectDocument, host: string, kind: PeKind, device?:
       }
     }
   }
-  const index = doc.arch.pes.filter((p) => p.host === host).length;
   return {
     id,
     host,
     kind,
     memory: kind === 'gpu' ? 4 * 2 ** 30 : 8 * 2 ** 30,
     ...(kind === 'gpu' ? { device: device ?? 0 } : {}),
-    position: peSlot(index),
+    position: nextSlot(doc.arch.pes, host, kind),
   };
 }
 

@@ -1,7 +1,8 @@
 import type { PeReport } from '@pipeloom/core/coordinator/protocol';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
 import type { Change } from '../store/changes.js';
-import { defaultLink, newHostPosition, peSlot } from './defaults.js';
+import { defaultLink, newHostPosition, nextSlot } from './defaults.js';
+import type { ProcessingElement } from '@pipeloom/core/document/types';
 
 /**
  * The changes that fill a host with what its agent reports: the host itself (created when
@@ -14,7 +15,7 @@ export function changesFromAgent(doc: ProjectDocument, host: string, url: string
   if (!existing) out.push({ type: 'host/add', host: { id: host, agent: url, position: newHostPosition(doc) } });
   else if (existing.agent !== url) out.push({ type: 'host/update', id: host, patch: { agent: url } });
   const have = new Set(doc.arch.pes.map((p) => p.id));
-  let slot = doc.arch.pes.filter((p) => p.host === host).length;
+  const placed: ProcessingElement[] = [...doc.arch.pes];
   let gpuIndex = 0;
   const added: { id: string; kind: 'cpu' | 'gpu' }[] = [];
   for (const r of pes) {
@@ -23,10 +24,9 @@ export function changesFromAgent(doc: ProjectDocument, host: string, url: string
     const id = r.kind === 'cpu' ? `cpu@${host}` : `gpu${index}@${host}`;
     if (have.has(id)) continue;
     have.add(id);
-    out.push({
-      type: 'pe/add',
-      pe: { id, host, kind: r.kind, memory: r.memory, ...(r.kind === 'gpu' ? { device: index } : {}), position: peSlot(slot++) },
-    });
+    const pe: ProcessingElement = { id, host, kind: r.kind, memory: r.memory, ...(r.kind === 'gpu' ? { device: index } : {}), position: nextSlot(placed, host, r.kind) };
+    placed.push(pe);
+    out.push({ type: 'pe/add', pe });
     added.push({ id, kind: r.kind });
   }
   const cpu = `cpu@${host}`;

@@ -1,5 +1,5 @@
-import { normalize, parseDocument, type Diagnostic, type ProjectDocument } from '@pipeloom/core';
-import { hostSize, peSlot } from '../arch/defaults.js';
+import { normalize, parseDocument, type Diagnostic, type ProcessingElement, type ProjectDocument } from '@pipeloom/core';
+import { hostSize, nextSlot } from '../arch/defaults.js';
 
 // Documents enter the editor in canonical form (every PE and link explicit, shorthands
 // expanded), with canvas positions filled in where the file has none.
@@ -32,11 +32,12 @@ export function withPositions(doc: ProjectDocument): ProjectDocument {
     rows.set(d, r + 1);
     return { ...n, position: { x: 40 + d * 250, y: 60 + r * 120 } };
   });
-  const perHost = new Map<string, number>();
+  const placed: ProcessingElement[] = doc.arch.pes.filter((p) => p.position);
   const pes = doc.arch.pes.map((p) => {
-    const i = perHost.get(p.host) ?? 0;
-    perHost.set(p.host, i + 1);
-    return p.position ? p : { ...p, position: peSlot(i) };
+    if (p.position) return p;
+    const out = { ...p, position: nextSlot(placed, p.host, p.kind) };
+    placed.push(out);
+    return out;
   });
   const withPes = { ...doc, arch: { ...doc.arch, pes } };
   let y = 0;
