@@ -146,3 +146,25 @@ test('examples menu loads the paper pipelines and a problem click selects the el
   await page.keyboard.press('Control+z');
   await expect(page.getByTestId('problem-count')).toHaveText('0 errors, 0 warnings');
 });
+
+test('save downloads the project and open reads it back', async ({ page }) => {
+  await page.goto('/');
+  await page.getByTestId('examples').click();
+  await page.getByTestId('example-piic.json').click();
+  await expect(page.getByTestId('dfg-node-P')).toBeVisible();
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('save').click()]);
+  expect(download.suggestedFilename()).toMatch(/\.json$/);
+  const path = await download.path();
+  // Start over, then open the saved file.
+  page.once('dialog', (d) => d.accept());
+  await page.getByTestId('new').click();
+  await expect(page.getByTestId('dfg-node-P')).toHaveCount(0);
+  await page.getByTestId('open-input').setInputFiles(path);
+  await expect(page.getByTestId('dfg-node-P')).toBeVisible();
+  await expect(page.getByTestId('doc-name')).toHaveText('P-I-I-C on two hosts');
+  await expect(page.getByTestId('problem-count')).toHaveText('0 errors, 0 warnings');
+  // A file that is not a project is refused with a reason, leaving the project alone.
+  await page.getByTestId('open-input').setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"format": "pipeloom/v9"}') });
+  await expect(page.getByTestId('toast-error')).toContainText('Cannot open bad.json');
+  await expect(page.getByTestId('dfg-node-P')).toBeVisible();
+});
