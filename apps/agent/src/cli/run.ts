@@ -174,7 +174,7 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
   const from = Math.min(ig.fillCycles, r.cycles - 2);
   const a = ends.get(from);
   const b = ends.get(r.cycles - 1);
-  const cycleTime = a !== undefined && b !== undefined && r.cycles - 1 > from ? (b - a) / 1e6 / (r.cycles - 1 - from) : r.seconds / Math.max(1, r.cycles);
+  const cycleTime = a !== undefined && b !== undefined && r.iterations > ig.fillCycles && r.cycles - 1 > from ? (b - a) / 1e6 / (r.cycles - 1 - from) : r.seconds / Math.max(1, r.cycles);
   let predictedCycleTime: number | undefined;
   const p = predict(doc, { iterations: r.iterations });
   if (p.ok) predictedCycleTime = (ig.overlap ? p.prediction.overlap : p.prediction.noOverlap).cycleTime;

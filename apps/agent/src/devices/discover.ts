@@ -70,8 +70,9 @@ export async function discover(opts: DiscoverOptions): Promise<Devices> {
       if (!adapter) continue;
       const info = adapter.info;
       const name = info.description || info.device || info.architecture || 'WebGPU adapter';
-      if (adapters.some((a) => a.name === name && a.vendor === info.vendor)) continue;
-      adapters.push({ adapter, index: adapters.length, name, vendor: info.vendor || 'unknown', backend, powerPreference: pref });
+      const vendor = info.vendor || 'unknown';
+      if (adapters.some((a) => a.name === name && a.vendor === vendor)) continue;
+      adapters.push({ adapter, index: adapters.length, name, vendor, backend, powerPreference: pref });
     }
   } catch (e) {
     // No WebGPU at all: the agent still serves its CPU; a document needing a GPU is refused by the check.

@@ -73,7 +73,7 @@ export interface RunOptions {
   onEvents?: (events: TraceEvent[]) => void;
   /** Cap on host-to-host sends, bytes per second (benchmarks). */
   linkRate?: number;
-  /** Milliseconds of silence from an agent during a run before it is declared lost. Default 10 000. */
+  /** Milliseconds of silence from an agent during a run before it is declared lost. Default 120 000: a kernel can hold an agent's event loop for seconds; a killed agent is caught at once by its socket closing. */
   heartbeat?: number;
 }
 
@@ -368,7 +368,7 @@ export class Coordinator {
     if (deployed) {
       startMs = clock.now();
       for (const c of involved) c.send({ type: 'start', runId });
-      const limit = opts.heartbeat ?? 10_000;
+      const limit = opts.heartbeat ?? 120_000;
       const beat = () => {
         const now = clock.now();
         for (const c of involved) {

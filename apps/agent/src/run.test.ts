@@ -1,0 +1,176 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TraceEvent } from '@pipeloom/core';
+import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
+import { compileOrThrow, connect, example, piic, root } from './testing/fixtures.js';
+
+// Real agent processes on loopback, real WebGPU (llvmpipe) for the GPU PEs.
+
+let agents: LocalAgents;
+const urls = () => agents.agents.map((a) => a.url);
+
+beforeAll(async () => {
+  agents = await spawnLocalAgents(['h0', 'h1']);
+});
+afterAll(async () => {
+  await agents?.stop();
+});
+
+const fired = (events: TraceEvent[], node: string) => events.filter((e) => e.kind === 'fire' && e.node === node).map((e) => e.iteration);
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C cpu@h1)', () => {
+  for (const overlap of [false, true]) {
+    it(`checks exact values every iteration ${overlap ? 'with' : 'without'} overlap`, async () => {
+      const c = await connect(urls(), agents.token);
+      try {
+        const ig = compileOrThrow(piic({ iterations: 20 }), overlap);
+        expect(c.check(ig)).toEqual([]);
+        const r = await c.run(ig, { iterations: 20 }).done;
+        expect(r.failure).toBeUndefined();
+        expect(r.ok).toBe(true);
+        // The consumer checked all 20 iterations, in order, on host 1's CPU.
+        expect(fired(r.events, 'C')).toEqual(range(20));
+        expect(r.events.find((e) => e.node === 'C')?.pe).toBe('cpu@h1');
+        for (const n of ['P', 'I1', 'I2']) expect(fired(r.events, n)).toEqual(range(20));
+        // Host-to-host data went over the agents' own link, traced on both sides.
+        expect(r.events.some((e) => e.kind === 'transfer' && e.host === 'h0' && e.thread === 'lane:h1')).toBe(true);
+        expect(r.events.some((e) => e.kind === 'transfer' && e.host === 'h1' && e.thread === 'lane:h0')).toBe(true);
+        expect(r.events.some((e) => e.kind === 'barrier')).toBe(true);
+        expect(r.dropped).toBe(0);
+        // One time axis: every event lies within the run.
+        for (const e of r.events) {
+          expect(e.end).toBeGreaterThanOrEqual(e.start);
+          expect(e.start).toBeGreaterThan(-50_000);
+          expect(e.end).toBeLessThan(r.seconds * 1e6 + 50_000);
+        }
+      } finally {
+        c.close();
+      }
+    });
+  }
+
+  it('a transient value fails the run (consumer fires one cycle too early)', async () => {
+    const c = await connect(urls(), agents.token);
+    try {
+      const ig = compileOrThrow(piic({ iterations: 10 }), true);
+      // Deliberately wrong latency: C starts a cycle before its input has arrived.
+      for (const ph of ig.programs['cpu@h1' as keyof typeof ig.programs].phases) for (const a of ph.actions) if (a.op === 'fire' && a.node === 'C') a.startCycle -= 1;
+      const r = await c.run(ig, { iterations: 10 }).done;
+      expect(r.ok).toBe(false);
+      expect(r.failure).toMatchObject({ host: 'h1', pe: 'cpu@h1', node: 'C', iteration: 0 });
+      expect(r.failure?.message).toMatch(/element 0 is .*expected 2/);
+      // The trace up to the failure is kept.
+      expect(r.events.length).toBeGreaterThan(0);
+      // The agents are free again: the next run succeeds.
+      const ok = await c.run(compileOrThrow(piic({ iterations: 3 }), true), { iterations: 3 }).done;
+      expect(ok.ok).toBe(true);
+    } finally {
+      c.close();
+    }
+  });
+});
+
+describe('refusals', () => {
+  it('an agent lacking a PE the document needs is refused with a message naming host and PE', async () => {
+    const doc = piic();
+    doc.arch.hosts[1].gpus = 2;
+    doc.mapping.I2 = 'gpu1@h1';
+    const ig = compileOrThrow(doc, true);
+    const c = await connect(urls(), agents.token);
+    try {
+      const problems = c.check(ig);
+      expect(problems.map((d) => d.message)).toEqual([expect.stringMatching(/^agent h1 \(ws:\/\/127\.0\.0\.1:\d+\) has no PE gpu1@h1; it serves cpu@h1, gpu0@h1/)]);
+      const r = await c.run(ig, { iterations: 2 }).done;
+      expect(r.ok).toBe(false);
+      expect(r.failure?.message).toContain('has no PE gpu1@h1');
+    } finally {
+      c.close();
+    }
+  });
+
+  it('a host without an agent is refused naming the host', async () => {
+    const c = await connect([agents.agents[0].url], agents.token);
+    try {
+      expect(c.check(compileOrThrow(piic(), true)).map((d) => d.message)).toContain('no agent serves host h1 (connected agents serve: h0)');
+    } finally {
+      c.close();
+    }
+  });
+
+  it('a wrong token is refused with a clear reason', async () => {
+    await expect(connect(urls(), 'not-the-token')).rejects.toThrow(/agent at ws:\/\/127\.0\.0\.1:\d+ refused the connection: invalid token/);
+  });
+});
+
+describe('granulometry example end to end', () => {
+  it('finds the predominant size of the seeded volume', async () => {
+    const doc = example('granulometry');
+    // Small volume for CI: balls of radius 5, openings 1-8 on gpu0 and 9-12 on gpu1.
+    for (const n of doc.app.nodes) {
+      const p = (n.params ??= {});
+      p.depth = p.height = p.width = 40;
+      if ('radius' in p) Object.assign(p, { radius: 5, spheres: 6 });
+      if ('levels' in p) p.levels = 13;
+      if (n.id === 'open1') Object.assign(p, { first: 1, last: 8 });
+      if (n.id === 'open2') Object.assign(p, { first: 9, last: 12 });
+    }
+    const local = await spawnLocalAgents(['h0'], { gpus: { h0: 2 } });
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      try {
+        const r = await c.run(compileOrThrow(doc, true), { iterations: 2 }).done;
+        expect(r.failure).toBeUndefined();
+        const curve = r.reports.filter((x) => x.node === 'curve');
+        expect(curve.at(-1)?.values.predominant_size).toBe(5);
+      } finally {
+        c.close();
+      }
+    } finally {
+      await local.stop();
+    }
+  });
+});
+
+describe('pipeloom run (the CLI, local agents)', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'pipeloom-run-'));
+  const cli = (...args: string[]) => spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), 'run', ...args], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+
+  it('runs P-I-I-C, prints throughput, cycle time, utilisation and predicted vs measured, writes the trace', () => {
+    const file = join(tmp, 'piic.json');
+    writeFileSync(file, JSON.stringify(piic({ iterations: 8 })));
+    const r = cli(file, '--no-overlap', '--trace', join(tmp, 'trace.json'));
+    expect(r.stderr).toContain('started 2 local agent(s)');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/run complete, without overlap, 8 iterations/);
+    expect(r.stdout).toMatch(/throughput +\d/);
+    expect(r.stdout).toMatch(/cycle time .* measured, .* predicted/);
+    expect(r.stdout).toMatch(/cpu@h1 main +\d/);
+    expect(JSON.parse(readFileSync(join(tmp, 'trace.json'), 'utf8')).traceEvents.length).toBeGreaterThan(0);
+  });
+
+  it('a failed check exits 1 naming host, node and iteration, and still writes the trace', () => {
+    const doc = piic({ iterations: 5 });
+    doc.app.nodes.find((n) => n.id === 'C')!.params!.expected_offset = 3;
+    const file = join(tmp, 'wrong.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const trace = join(tmp, 'wrong-trace.json');
+    const r = cli(file, '--trace', trace);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/failed on host h1, node C, iteration 0: .*expected 3/);
+    expect(existsSync(trace)).toBe(true);
+  });
+
+  it('an invalid document exits 2 with diagnostics', () => {
+    const doc = piic();
+    doc.mapping.P = 'cpu@nowhere';
+    const file = join(tmp, 'invalid.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const r = cli(file);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/mapping/);
+  });
+});

@@ -1,0 +1,99 @@
+import os from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { CLOSE, PROTOCOL_VERSION } from '@pipeloom/core/coordinator/protocol';
+import { connect } from '../testing/fixtures.js';
+import { originAllowed, RateLimit, tokenMatches } from './security.js';
+import { startAgent, type AgentServer } from './server.js';
+
+describe('token and origin checks', () => {
+  it('matches only the exact token, whatever the lengths', () => {
+    expect(tokenMatches('secret', 'secret')).toBe(true);
+    expect(tokenMatches('secret', 'secreT')).toBe(false);
+    expect(tokenMatches('secret', 'secret-and-more')).toBe(false);
+    expect(tokenMatches('secret', '')).toBe(false);
+    expect(tokenMatches('secret', 42)).toBe(false);
+  });
+
+  it('allows loopback browser origins on any port by default patterns, and no other', () => {
+    const d = ['http://127.0.0.1:*', 'http://localhost:*'];
+    expect(originAllowed('http://localhost:5173', d)).toBe(true);
+    expect(originAllowed('http://127.0.0.1:8080', d)).toBe(true);
+    expect(originAllowed('http://localhost.evil.example:80', d)).toBe(false);
+    expect(originAllowed('https://evil.example', d)).toBe(false);
+    expect(originAllowed(undefined, d)).toBe(true);
+    expect(originAllowed('https://app.example', ['https://app.example'])).toBe(true);
+  });
+
+  it('counts messages per second', () => {
+    const r = new RateLimit(3);
+    expect([r.take(0), r.take(10), r.take(20), r.take(30)]).toEqual([true, true, true, false]);
+    expect(r.take(1100)).toBe(true);
+  });
+});
+
+// An in-process agent serving only a CPU: the front door needs no GPU.
+let agent: AgentServer;
+const TOKEN = 'front-door-token';
+beforeAll(async () => {
+  agent = await startAgent({
+    devices: { host: 'h9', pes: [{ id: 'cpu@h9', kind: 'cpu', name: 'cpu', vendor: os.arch(), memory: 1 << 30 }], gpus: new Map() },
+    token: TOKEN,
+    port: 0,
+    limits: { maxMessage: 4096, messagesPerSecond: 50 },
+    authTimeout: 500,
+  });
+});
+afterAll(() => agent?.close());
+
+/** Opens a raw socket, sends `messages`, resolves with the close code and reason. */
+function closeOf(messages: string[], headers?: Record<string, string>): Promise<{ code: number; reason: string }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(agent.url, { headers });
+    ws.on('open', () => messages.forEach((m) => ws.send(m)));
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+    ws.on('error', () => {});
+  });
+}
+const auth = JSON.stringify({ type: 'auth', version: PROTOCOL_VERSION, token: TOKEN });
+
+describe('agent front door', () => {
+  it('binds loopback unless told otherwise', () => {
+    expect(agent.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('refuses a wrong token with a clear reason', async () => {
+    expect(await closeOf([JSON.stringify({ type: 'auth', version: PROTOCOL_VERSION, token: 'nope' })])).toEqual({ code: CLOSE.auth, reason: 'invalid token' });
+  });
+
+  it('refuses a connection that never authenticates', async () => {
+    expect(await closeOf([])).toEqual({ code: CLOSE.auth, reason: 'no token: the first message must authenticate' });
+  });
+
+  it('refuses a browser origin outside the allow-list, naming the flag', async () => {
+    const r = await closeOf([auth], { Origin: 'https://evil.example' });
+    expect(r.code).toBe(CLOSE.origin);
+    expect(r.reason).toContain('--allow-origin https://evil.example');
+  });
+
+  it('a malformed message closes only that connection, with a reason', async () => {
+    const c = await connect([agent.url], TOKEN);
+    try {
+      expect(await closeOf([auth, '{"type": "deploy"'])).toEqual({ code: CLOSE.protocol, reason: 'malformed message: not JSON' });
+      expect(await closeOf([auth, JSON.stringify({ type: 'launch-missiles' })])).toEqual({ code: CLOSE.protocol, reason: 'malformed message: unknown type "launch-missiles"' });
+      expect(await closeOf([auth, JSON.stringify({ type: 'deploy', runId: 'x' })])).toMatchObject({ code: CLOSE.protocol, reason: expect.stringContaining('lacks') });
+      // The other connection still works.
+      expect(c.agents[0].host).toBe('h9');
+      const again = await connect([agent.url], TOKEN);
+      again.close();
+    } finally {
+      c.close();
+    }
+  });
+
+  it('enforces the message size and rate limits per socket', async () => {
+    expect((await closeOf([auth, 'x'.repeat(5000)])).code).toBe(CLOSE.tooBig);
+    const ping = JSON.stringify({ type: 'ping', id: 1, t: 0 });
+    expect(await closeOf([auth, ...Array.from({ length: 80 }, () => ping)])).toEqual({ code: CLOSE.rate, reason: 'more than 50 messages per second' });
+  });
+});
