@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { spawnLocalAgents, stopAgent } from './local/spawn.js';
+import { compileOrThrow, connect, piic } from './testing/fixtures.js';
+
+// Faults with real agent processes on loopback.
+
+const longRun = () => compileOrThrow(piic({ iterations: 1_000_000, size: 32 }), true);
+
+describe('faults', () => {
+  it('an agent killed mid-run: the run stops within 2 s naming the host, the trace so far is kept, a restarted agent takes a new run', async () => {
+    const local = await spawnLocalAgents(['h0', 'h1']);
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      let killedAt = 0;
+      const handle = c.run(longRun(), {
+        iterations: 1_000_000,
+        onProgress: (p) => {
+          if (!killedAt && p.cycle > 20) {
+            killedAt = performance.now();
+            local.agents[1].process.kill('SIGKILL');
+          }
+        },
+      });
+      const r = await handle.done;
+      const stoppedAfter = performance.now() - killedAt;
+      c.close();
+      expect(killedAt).toBeGreaterThan(0);
+      expect(r.ok).toBe(false);
+      expect(r.failure?.message).toMatch(/h1/);
+      expect(stoppedAfter).toBeLessThan(2000);
+      expect(r.events.filter((e) => e.kind === 'fire' && e.node === 'C').length).toBeGreaterThan(5);
+
+      // Restart h1 (same name, new process) and run again with the surviving h0.
+      const h1 = await spawnLocalAgents(['h1'], { token: local.token });
+      try {
+        const c2 = await connect([local.agents[0].url, h1.agents[0].url], local.token);
+        const again = await c2.run(compileOrThrow(piic({ iterations: 5 }), false), { iterations: 5 }).done;
+        c2.close();
+        expect(again.failure).toBeUndefined();
+        expect(again.ok).toBe(true);
+      } finally {
+        await h1.stop();
+      }
+    } finally {
+      await local.stop();
+    }
+  });
+
+  it('the coordinator disappears mid-run: agents stop the run and free it, then take a new one', async () => {
+    const local = await spawnLocalAgents(['h0', 'h1']);
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      await new Promise<void>((resolve) => {
+        const h = c.run(longRun(), { iterations: 1_000_000, onProgress: (p) => p.cycle > 20 && resolve() });
+        void h.done;
+      });
+      c.close();
+      // A new coordinator is served at once: the agents dropped the abandoned run.
+      const c2 = await connect(local.agents.map((a) => a.url), local.token);
+      const r = await c2.run(compileOrThrow(piic({ iterations: 5 }), true), { iterations: 5 }).done;
+      c2.close();
+      expect(r.failure).toBeUndefined();
+      // Both agents are still alive.
+      for (const a of local.agents) expect(a.process.exitCode).toBeNull();
+    } finally {
+      await local.stop();
+    }
+  });
+
+  it('stop() ends a run on every agent with a reason', async () => {
+    const local = await spawnLocalAgents(['h0', 'h1']);
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const h = c.run(longRun(), { iterations: 1_000_000, onProgress: (p) => p.cycle > 10 && h.stop('enough') });
+      const r = await h.done;
+      expect(r.failure).toEqual({ host: 'coordinator', message: 'enough' });
+      const again = await c.run(compileOrThrow(piic({ iterations: 3 }), true), { iterations: 3 }).done;
+      expect(again.ok).toBe(true);
+      c.close();
+    } finally {
+      await local.stop();
+      for (const a of local.agents) await stopAgent(a.process);
+    }
+  });
+});
