@@ -15,7 +15,7 @@ import {
 import { findKernel, withDefaults, type DataType } from '@pipeloom/kernels';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, type EdgeKey } from '../store/records.js';
-import { useMeasured, nextDragKey, pickedId, removedIds } from '../lib/canvas.js';
+import { boundsOf, openingViewport, useMeasured, useSize, nextDragKey, pickedId, removedIds } from '../lib/canvas.js';
 import { connectionProblem, freshNodeId, portType } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
 import { useProblemCounts } from '../lib/problems.js';
@@ -185,9 +185,19 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
     requestAnimationFrame(() => flow.fitView({ padding: 0.2, maxZoom: 1.2, duration: 200 }));
   };
 
+  const { ref, size } = useSize<HTMLDivElement>();
+  const viewport = useMemo(() => {
+    if (!size) return undefined;
+    const rects = nodes.map((n) => ({ ...n.position, width: sizes.get(n.id)?.width ?? 170, height: sizes.get(n.id)?.height ?? (mapping ? 110 : 80) }));
+    return rects.length ? openingViewport(boundsOf(rects), size.width, size.height, { minZoom: 0.7, maxZoom: 1.1 }) : { x: 0, y: 0, zoom: 1 };
+    // The opening viewport only: later edits keep the user's pan and zoom.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [size]);
+
   return (
-    <div className="canvas" data-testid={mapping ? 'mapping-canvas' : 'dfg-canvas'} onDragOver={(e) => { if (!mapping) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } }} onDrop={mapping ? undefined : onDrop}>
-      <ReactFlow
+    <div className="canvas" ref={ref} data-testid={mapping ? 'mapping-canvas' : 'dfg-canvas'} onDragOver={(e) => { if (!mapping) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } }} onDrop={mapping ? undefined : onDrop}>
+      {viewport && <ReactFlow
+        defaultViewport={viewport}
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
@@ -203,21 +213,19 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
         }}
         onPaneClick={() => projectStore.getState().select(null)}
         deleteKeyCode={mapping ? null : ['Delete', 'Backspace']}
-        fitView
-        fitViewOptions={{ padding: 0.25, maxZoom: 1.2 }}
         minZoom={0.1}
         maxZoom={1.5}
         proOptions={{ hideAttribution: true }}
       >
         <Background gap={16} size={1} />
-        <Controls showInteractive={false} />
+        <Controls showInteractive={false} fitViewOptions={{ padding: 0.2, maxZoom: 1.2 }} />
         <Panel position="top-right">
           <button onClick={tidy} title="Lay the DFG out left to right (undoable)" data-testid="tidy">
             Tidy layout
           </button>
         </Panel>
         <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />
-      </ReactFlow>
+      </ReactFlow>}
     </div>
   );
 }

@@ -4,6 +4,7 @@ import { useProject, projectStore } from '../store/project.js';
 import { useCompile } from '../worker/client.js';
 import { peColor } from '../lib/colors.js';
 import { formatMs, formatSeconds } from '../lib/format.js';
+import { boundsOf, openingViewport, useSize } from '../lib/canvas.js';
 import { igNodeTypes } from './IgNodes.js';
 import { igSelection } from './igSelection.js';
 
@@ -69,8 +70,16 @@ export function IgView() {
     return { nodes, edges };
   }, [strategy, doc]);
 
+  const { ref, size } = useSize<HTMLDivElement>();
+  const viewport = useMemo(
+    () => (size && strategy ? openingViewport(boundsOf(strategy.layout.nodes.filter((n) => n.kind === 'pe')), size.width, size.height - 40, { minZoom: 0.75 }) : undefined),
+    // Only the first layout of a mount matters: later edits keep the user's viewport.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [size, !!strategy],
+  );
+
   return (
-    <div className="canvas ig" data-testid="ig-canvas">
+    <div className="canvas ig" data-testid="ig-canvas" ref={ref}>
       <div className="canvas-bar">
         <OverlapToggle />
         {strategy && (
@@ -91,16 +100,15 @@ export function IgView() {
           {status === 'compiling' ? 'Compiling…' : result ? 'The document has errors (see Problems below); fix them to see the implementation graph.' : 'Waiting for the compiler…'}
         </div>
       )}
-      <ReactFlow
+      {size && <ReactFlow
         key={`${loads}-${strategy ? 'ig' : 'none'}`}
+        defaultViewport={viewport ? { ...viewport, y: viewport.y + 40 } : undefined}
         nodes={nodes}
         edges={edges}
         nodeTypes={igNodeTypes}
         nodesConnectable={false}
         nodesDraggable={false}
         elementsSelectable
-        fitView
-        fitViewOptions={{ padding: 0.08, maxZoom: 1.1 }}
         minZoom={0.05}
         maxZoom={1.5}
         proOptions={{ hideAttribution: true }}
@@ -111,8 +119,8 @@ export function IgView() {
         onPaneClick={() => igSelection.setState({ buffer: null })}
       >
         <Background gap={16} size={1} />
-        <Controls showInteractive={false} />
-      </ReactFlow>
+        <Controls showInteractive={false} fitViewOptions={{ padding: 0.08, maxZoom: 1.1 }} />
+      </ReactFlow>}
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import { useCallback, useRef, useState } from 'react';
+import { useCallback, useLayoutEffect, useRef, useState } from 'react';
 import type { NodeChange } from '@xyflow/react';
 
 // React Flow measures nodes and reports sizes as changes; the document does not store them,
@@ -32,4 +32,47 @@ export function pickedId(changes: readonly { type: string }[]): string | undefin
 /** Ids React Flow asks to remove (Delete key). */
 export function removedIds(changes: readonly { type: string }[]): string[] {
   return changes.filter((c) => c.type === 'remove').map((c) => (c as unknown as { id: string }).id);
+}
+
+export interface Bounds {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/**
+ * The opening viewport for a canvas: the whole graph when it fits at a readable zoom;
+ * otherwise readable zoom anchored at the graph's left edge (where data enters), so a long
+ * pipeline opens at its source instead of as an unreadable strip.
+ */
+export function openingViewport(b: Bounds, width: number, height: number, opts: { minZoom?: number; maxZoom?: number; pad?: number } = {}) {
+  const { minZoom = 0.7, maxZoom = 1.1, pad = 40 } = opts;
+  const fit = Math.min((width - 2 * pad) / Math.max(b.width, 1), (height - 2 * pad) / Math.max(b.height, 1));
+  const zoom = Math.max(minZoom, Math.min(maxZoom, fit));
+  const x = fit >= minZoom ? (width - b.width * zoom) / 2 - b.x * zoom : pad - b.x * zoom;
+  const y = b.height * zoom <= height - 2 * pad ? (height - b.height * zoom) / 2 - b.y * zoom : pad - b.y * zoom;
+  return { x, y, zoom };
+}
+
+export function boundsOf(rects: readonly { x: number; y: number; width: number; height: number }[]): Bounds {
+  if (!rects.length) return { x: 0, y: 0, width: 1, height: 1 };
+  const x0 = Math.min(...rects.map((r) => r.x));
+  const y0 = Math.min(...rects.map((r) => r.y));
+  const x1 = Math.max(...rects.map((r) => r.x + r.width));
+  const y1 = Math.max(...rects.map((r) => r.y + r.height));
+  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+}
+
+/** The size of a container element, once laid out (canvases mount when it is known). */
+export function useSize<T extends HTMLElement>() {
+  const ref = useRef<T>(null);
+  const [size, setSize] = useState<{ width: number; height: number } | null>(null);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const r = el.getBoundingClientRect();
+    setSize({ width: r.width, height: r.height });
+  }, []);
+  return { ref, size };
 }

@@ -30,7 +30,7 @@ export function withPositions(doc: ProjectDocument): ProjectDocument {
     const d = visit(n.id);
     const r = rows.get(d) ?? 0;
     rows.set(d, r + 1);
-    return { ...n, position: { x: 40 + d * 250, y: 60 + r * 120 } };
+    return { ...n, position: { x: 40 + d * 290, y: 60 + r * 120 } };
   });
   const placed: ProcessingElement[] = doc.arch.pes.filter((p) => p.position);
   const pes = doc.arch.pes.map((p) => {
