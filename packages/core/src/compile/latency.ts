@@ -40,7 +40,7 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
   const written = new Map<BufferId, number>();
   const phaseOf = new Map<BufferId, number>();
   const transfers = new Map<BufferId, { startCycle: number; lag: number }>();
-  const latency = {} as Record<NodeId, number>;
+  const latency = Object.create(null) as Record<NodeId, number>;
   const inputs = new Map<NodeId, Record<string, BufferAccess>>();
 
   const propagate = (root: BufferNode) => {

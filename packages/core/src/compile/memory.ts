@@ -21,7 +21,7 @@ import type { BufferNode, MemoryReport } from './types.js';
  * buffers live at one position, a clique.
  */
 export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, overlap: boolean): Record<PeId, MemoryReport> {
-  const reports = {} as Record<PeId, MemoryReport>;
+  const reports = Object.create(null) as Record<PeId, MemoryReport>;
   const byPe = new Map<PeId, BufferNode[]>();
   for (const pe of model.pes) byPe.set(pe.id, []);
   for (const b of buffers) byPe.get(b.pe)!.push(b);

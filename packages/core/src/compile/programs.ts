@@ -20,7 +20,7 @@ import type { Action, BufferNode, MemoryReport, PeProgram } from './types.js';
  * non-overlapped copy, 1 after an overlapped copy, more when kept for a late sibling input).
  */
 export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>): Record<PeId, PeProgram> {
-  const programs = {} as Record<PeId, PeProgram>;
+  const programs = Object.create(null) as Record<PeId, PeProgram>;
   const depth = new Map(buffers.map((b) => [b.id, b.depth]));
   for (const pe of model.pes) {
     const allocations = memory[pe.id].colors.map((c) => {

@@ -66,6 +66,18 @@ export class Router {
 
   route(from: PeId, to: PeId, bytes: number): Route {
     const source = this.index.get(from)!;
+    // A PE linked to a single other PE (a GPU on its PCIe link) leaves through it: route from
+    // that neighbour and prepend the hop. Every candidate shares the hop, so the order of
+    // candidates, ties included, is the same; it saves one search per such PE.
+    const only = this.soleNeighbour(source);
+    if (only >= 0 && from !== to) {
+      const first = this.fastestEdge(source, only, bytes);
+      const hop = this.links[first];
+      const cost = this.latency[first] + bytes / this.bandwidth[first];
+      if (this.model.pes[only].id === to) return { pes: [from, to], links: [hop], time: cost };
+      const rest = this.route(this.model.pes[only].id, to, bytes);
+      return { pes: [from, ...rest.pes], links: [hop, ...rest.links], time: cost + rest.time };
+    }
     const key = `${source}|${bytes}`;
     let s = this.searches.get(key);
     if (!s) {
@@ -86,6 +98,25 @@ export class Router {
     const route = { pes: pes.reverse(), links: links.reverse(), time: s.time[target] };
     s.routes.set(target, route);
     return route;
+  }
+
+  /** The only PE linked to PE i (possibly by several links), or -1. */
+  private soleNeighbour(i: number): number {
+    const { off, nbr } = this;
+    if (off[i + 1] === off[i]) return -1;
+    const v = nbr[off[i]];
+    for (let k = off[i] + 1; k < off[i + 1]; k++) if (nbr[k] !== v) return -1;
+    return v;
+  }
+
+  /** The cheapest adjacency entry from PE i to PE j for this size (first on ties). */
+  private fastestEdge(i: number, j: number, bytes: number): number {
+    let best = -1;
+    for (let k = this.off[i]; k < this.off[i + 1]; k++) {
+      if (this.nbr[k] !== j) continue;
+      if (best < 0 || this.latency[k] + bytes / this.bandwidth[k] < this.latency[best] + bytes / this.bandwidth[best]) best = k;
+    }
+    return best;
   }
 
   private start(source: number): Search {

@@ -7,7 +7,7 @@ import type { Model } from '../document/model.js';
  * schedule is deterministic. Iterative (deep pipelines would overflow a recursive walk).
  */
 export function schedule(model: Model): { schedule: Record<NodeId, number>; order: NodeId[] } {
-  const index = {} as Record<NodeId, number>;
+  const index = Object.create(null) as Record<NodeId, number>;
   const order: NodeId[] = [];
   const visiting = new Set<NodeId>();
   for (const root of model.nodes) {

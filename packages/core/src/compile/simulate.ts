@@ -35,7 +35,7 @@ export function simulate(ig: ImplementationGraph, iterations: number, maxViolati
   }
   const state = new Map<string, Content>();
   const violations: string[] = [];
-  const fires: Record<string, number> = {};
+  const fires: Record<string, number> = Object.create(null);
   const report = (m: string) => {
     if (violations.length < maxViolations) violations.push(m);
   };

@@ -84,7 +84,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     else n.pe = peId(v);
   }
   for (const n of nodes) {
-    if (!(n.id in doc.mapping)) fail('mapping', `node "${n.id}" is not mapped`, `add "${n.id}": "<PE id>" to mapping`);
+    if (!Object.hasOwn(doc.mapping, n.id)) fail('mapping', `node "${n.id}" is not mapped`, `add "${n.id}": "<PE id>" to mapping`);
   }
 
   // Edges: ends exist, ports exist, types agree, inputs fed once.
