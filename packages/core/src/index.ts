@@ -26,3 +26,4 @@ export { nodeTime, DEFAULT_RATES, type TimingOptions } from './predict/timing.js
 export { randomDocument, layeredDocument, type RandomOptions } from './testing/generate.js';
 export { toChromeTrace, type ChromeTrace, type ChromeEvent } from './trace/chrome.js';
 export { traceStats, type TraceStats, type ThreadStats } from './trace/stats.js';
+export { TraceColumns, KINDS as TRACE_KINDS, type Lane as TraceLane } from './trace/columns.js';

@@ -1,0 +1,285 @@
+import type { TraceEvent, TraceKind } from './event.js';
+
+// Trace events stored column-wise (Perfetto's way): one typed array per field instead of one
+// object per event, so a million events take tens of megabytes and a time-window query is a
+// binary search. Events are kept in arrival order; each lane (host / PE / thread) keeps its
+// own index sorted by start plus a running maximum of end times, which is what makes a
+// window query exact even when a long event started before the window.
+
+export const KINDS: readonly TraceKind[] = ['fire', 'transfer', 'wait', 'barrier'];
+const KIND_CODE: Record<TraceKind, number> = { fire: 0, transfer: 1, wait: 2, barrier: 3 };
+
+export interface Lane {
+  index: number;
+  host: string;
+  pe: string;
+  thread: string;
+}
+
+/** Growable typed array helpers: capacity doubles, contents are copied once per doubling. */
+function grow<T extends Float64Array | Uint32Array | Int32Array | Uint8Array>(a: T, need: number): T {
+  if (need <= a.length) return a;
+  let cap = Math.max(16, a.length);
+  while (cap < need) cap *= 2;
+  const b = new (a.constructor as new (n: number) => T)(cap);
+  b.set(a);
+  return b;
+}
+
+class LaneIndex {
+  /** Event numbers of this lane, sorted by start. */
+  order = new Uint32Array(64);
+  /** maxEnd[k] = max end over order[0..k]: non-decreasing, so it can be binary searched. */
+  maxEnd = new Float64Array(64);
+  /** Longest event in the lane (microseconds). */
+  longest = 0;
+  length = 0;
+  constructor(readonly lane: Lane) {}
+}
+
+export class TraceColumns {
+  start = new Float64Array(1024);
+  end = new Float64Array(1024);
+  lane = new Uint32Array(1024);
+  kind = new Uint8Array(1024);
+  name = new Uint32Array(1024);
+  iteration = new Int32Array(1024);
+  cycle = new Int32Array(1024);
+  /** Bytes moved (transfers); 0 when not applicable. */
+  bytes = new Float64Array(1024);
+  length = 0;
+  /** Interned names: `name[i]` indexes this table. */
+  readonly names: string[] = [];
+  /** Earliest start and latest end seen (Infinity / -Infinity when empty). */
+  minStart = Infinity;
+  maxEnd = -Infinity;
+  /** Bumped on every change, so views know when to redraw. */
+  version = 0;
+
+  private readonly nameIds = new Map<string, number>();
+  private readonly laneIndex: LaneIndex[] = [];
+  private readonly laneIds = new Map<string, Map<string, Map<string, number>>>();
+  private sortedLanes: Lane[] | null = null;
+  // Consecutive events usually come from the same thread: skip the map lookups then.
+  private lastHost = '';
+  private lastPe = '';
+  private lastThread = '';
+  private lastLane = -1;
+
+  get laneCount(): number {
+    return this.laneIndex.length;
+  }
+
+  /** Lanes ordered by host, PE, then thread ('main' first), as the timeline draws them. */
+  lanes(): Lane[] {
+    if (!this.sortedLanes) {
+      const rank = (t: string) => (t === 'main' ? '' : t);
+      this.sortedLanes = this.laneIndex
+        .map((l) => l.lane)
+        .sort((a, b) => cmp(a.host, b.host) || cmp(a.pe, b.pe) || cmp(rank(a.thread), rank(b.thread)));
+    }
+    return this.sortedLanes;
+  }
+
+  /** The lane's number, created when first seen. */
+  laneOf(host: string, pe: string, thread: string): number {
+    if (this.lastLane >= 0 && host === this.lastHost && pe === this.lastPe && thread === this.lastThread) return this.lastLane;
+    let byPe = this.laneIds.get(host);
+    if (!byPe) this.laneIds.set(host, (byPe = new Map()));
+    let byThread = byPe.get(pe);
+    if (!byThread) byPe.set(pe, (byThread = new Map()));
+    let id = byThread.get(thread);
+    if (id === undefined) {
+      id = this.laneIndex.length;
+      byThread.set(thread, id);
+      this.laneIndex.push(new LaneIndex({ index: id, host, pe, thread }));
+      this.sortedLanes = null;
+    }
+    this.lastHost = host;
+    this.lastPe = pe;
+    this.lastThread = thread;
+    this.lastLane = id;
+    return id;
+  }
+
+  /** Lane number for a key without creating it; -1 when absent. */
+  findLane(host: string, pe: string, thread: string): number {
+    return this.laneIds.get(host)?.get(pe)?.get(thread) ?? -1;
+  }
+
+  intern(name: string): number {
+    let id = this.nameIds.get(name);
+    if (id === undefined) {
+      id = this.names.length;
+      this.names.push(name);
+      this.nameIds.set(name, id);
+    }
+    return id;
+  }
+
+  /** Appends a batch of events (any order); returns the number stored. */
+  append(events: readonly TraceEvent[]): number {
+    this.reserve(this.length + events.length);
+    for (const e of events) this.push(this.laneOf(e.host, e.pe, e.thread), KIND_CODE[e.kind], this.intern(e.name), e.iteration, e.cycle, e.start, e.end, e.bytes ?? 0);
+    return events.length;
+  }
+
+  /** Ensures room for `n` events without further copying. */
+  reserve(n: number): void {
+    if (n <= this.start.length) return;
+    this.start = grow(this.start, n);
+    this.end = grow(this.end, n);
+    this.lane = grow(this.lane, n);
+    this.kind = grow(this.kind, n);
+    this.name = grow(this.name, n);
+    this.iteration = grow(this.iteration, n);
+    this.cycle = grow(this.cycle, n);
+    this.bytes = grow(this.bytes, n);
+  }
+
+  /** Appends one event from its fields (lane from `laneOf`, kind code from `KINDS`, name from `intern`). */
+  push(lane: number, kind: number, name: number, iteration: number, cycle: number, start: number, end: number, bytes: number): number {
+    const i = this.length;
+    if (i >= this.start.length) this.reserve(i + 1);
+    this.start[i] = start;
+    this.end[i] = end;
+    this.lane[i] = lane;
+    this.kind[i] = kind;
+    this.name[i] = name;
+    this.iteration[i] = iteration;
+    this.cycle[i] = cycle;
+    this.bytes[i] = bytes;
+    this.length = i + 1;
+    if (start < this.minStart) this.minStart = start;
+    if (end > this.maxEnd) this.maxEnd = end;
+    this.index(this.laneIndex[lane], i);
+    this.version++;
+    return i;
+  }
+
+  private index(li: LaneIndex, i: number): void {
+    const n = li.length;
+    if (n >= li.order.length) {
+      li.order = grow(li.order, n + 1);
+      li.maxEnd = grow(li.maxEnd, n + 1);
+    }
+    const s = this.start[i];
+    const e = this.end[i];
+    if (e - s > li.longest) li.longest = e - s;
+    const order = li.order;
+    // Events of one thread arrive in order; a late one (another agent's batch) is inserted.
+    let k = n;
+    if (n > 0 && this.start[order[n - 1]] > s) {
+      k = upperBound(this.start, order, 0, n, s);
+      order.copyWithin(k + 1, k, n);
+    }
+    order[k] = i;
+    li.length = n + 1;
+    const maxEnd = li.maxEnd;
+    let m = k > 0 ? maxEnd[k - 1] : -Infinity;
+    for (let j = k; j <= n; j++) {
+      const ej = this.end[order[j]];
+      if (ej > m) m = ej;
+      maxEnd[j] = m;
+    }
+  }
+
+  /** Number of events in a lane. */
+  laneLength(lane: number): number {
+    return this.laneIndex[lane]?.length ?? 0;
+  }
+
+  /** The lane's event numbers sorted by start (valid up to `laneLength`; do not mutate). */
+  laneOrder(lane: number): Uint32Array {
+    return this.laneIndex[lane].order;
+  }
+
+  /** The lane's running maximum of end times, parallel to `laneOrder`. */
+  laneMaxEnd(lane: number): Float64Array {
+    return this.laneIndex[lane].maxEnd;
+  }
+
+  /**
+   * Positions [from, to) in `laneOrder(lane)` holding every event that intersects [t0, t1]:
+   * from the first whose running max end reaches t0 to the last that starts by t1. Events of
+   * one thread do not overlap, so at most a few in the range end before t0 (nested ones
+   * behind a long event); callers skip those with `end < t0`.
+   */
+  window(lane: number, t0: number, t1: number): [number, number] {
+    const li = this.laneIndex[lane];
+    if (!li || li.length === 0) return [0, 0];
+    let lo = 0;
+    let hi = li.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (li.maxEnd[mid] < t0) lo = mid + 1;
+      else hi = mid;
+    }
+    const from = lo;
+    const to = upperBound(this.start, li.order, from, li.length, t1);
+    return [from, to];
+  }
+
+  /** First position in `laneOrder(lane)` at or after `from` whose event starts at or after t. */
+  seek(lane: number, from: number, t: number): number {
+    const li = this.laneIndex[lane];
+    let lo = from;
+    let hi = li.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.start[li.order[mid]] < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The event of `lane` under time t (within `slack` µs), the shortest one when several overlap; -1 if none. */
+  hit(lane: number, t: number, slack = 0): number {
+    const [from, to] = this.window(lane, t - slack, t + slack);
+    const li = this.laneIndex[lane];
+    let best = -1;
+    let bestDur = Infinity;
+    for (let k = from; k < to; k++) {
+      const i = li.order[k];
+      if (this.start[i] - slack <= t && this.end[i] + slack >= t) {
+        const d = this.end[i] - this.start[i];
+        if (d < bestDur) {
+          bestDur = d;
+          best = i;
+        }
+      }
+    }
+    return best;
+  }
+
+  /** Rebuilds event i as an object (tooltips, export). */
+  event(i: number): TraceEvent {
+    const l = this.laneIndex[this.lane[i]].lane;
+    const kind = KINDS[this.kind[i]];
+    const name = this.names[this.name[i]];
+    const e: TraceEvent = { host: l.host, pe: l.pe, thread: l.thread, kind, name, iteration: this.iteration[i], cycle: this.cycle[i], start: this.start[i], end: this.end[i] };
+    if (kind === 'fire') e.node = name;
+    if (kind === 'transfer') e.buffer = name;
+    if (this.bytes[i]) e.bytes = this.bytes[i];
+    return e;
+  }
+
+  /** All events as objects, sorted by start. */
+  toEvents(): TraceEvent[] {
+    const out: TraceEvent[] = new Array(this.length);
+    for (let i = 0; i < this.length; i++) out[i] = this.event(i);
+    return out.sort((a, b) => a.start - b.start);
+  }
+}
+
+/** First position in [lo, hi) of `order` whose start is greater than t. */
+function upperBound(start: Float64Array, order: Uint32Array, lo: number, hi: number, t: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (start[order[mid]] <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
