@@ -47,7 +47,7 @@ export async function spawnLocalAgents(hosts: string[], opts: SpawnOptions = {})
 }
 
 function startOne(host: string, token: string, opts: SpawnOptions): Promise<LocalAgent> {
-  const args = [BIN, 'agent', '--name', host, '--port', '0', '--emulate-gpus', String(opts.gpus?.[host] ?? 0), ...(opts.linkRate ? ['--link-rate', String(opts.linkRate)] : []), ...(opts.args ?? [])];
+  const args = ['--expose-gc', BIN, 'agent', '--name', host, '--port', '0', '--emulate-gpus', String(opts.gpus?.[host] ?? 0), ...(opts.linkRate ? ['--link-rate', String(opts.linkRate)] : []), ...(opts.args ?? [])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PIPELOOM_TOKEN: token, EGL_PLATFORM: process.env.EGL_PLATFORM ?? 'surfaceless' } });
   const errLines: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {

@@ -4,6 +4,13 @@ import { parseMessage, type PeerMessage } from '@pipeloom/core/coordinator/proto
 // A direct agent-to-agent connection: buffer data as binary frames, barrier tokens as text.
 // Host-to-host data never passes through the coordinator.
 
+/**
+ * Client options for dialing a peer agent. Frames are sent with a zero mask: masking defends
+ * browser-proxied traffic against cache poisoning, and agent-to-agent links carry no browser
+ * traffic; a zero mask is a valid frame that both ends copy without XOR-ing every byte.
+ */
+export const PEER_CLIENT_OPTIONS = { generateMask: (mask: Buffer) => void mask.fill(0) } as const;
+
 type Waiter = { resolve: (b: Uint8Array) => void };
 
 export class PeerLink {
@@ -17,7 +24,7 @@ export class PeerLink {
     readonly host: string,
     readonly socket: WebSocket,
     /** Bytes per second cap on sends (0 = none), to make a fast loopback look like a slower network. */
-    readonly rate = 0,
+    public rate = 0,
   ) {
     socket.binaryType = 'nodebuffer';
     socket.on('message', (data, isBinary) => {
@@ -43,7 +50,11 @@ export class PeerLink {
     if (this.socket.readyState === this.socket.OPEN) this.socket.send(JSON.stringify(m));
   }
 
-  /** Sends one buffer's bytes for an iteration; resolves once handed to the socket (and the rate cap allows). */
+  /**
+   * Sends one buffer's bytes for an iteration: a small header frame (u32 iteration, u16 key
+   * length, key) then the payload frame, written straight from the slot without a copy.
+   * Resolves once handed to the socket (and the rate cap allows).
+   */
   async sendFrame(key: string, iteration: number, payload: Uint8Array): Promise<void> {
     const started = performance.now();
     const keyBytes = Buffer.from(key, 'utf8');
@@ -51,8 +62,9 @@ export class PeerLink {
     header.writeUInt32LE(iteration, 0);
     header.writeUInt16LE(keyBytes.length, 4);
     keyBytes.copy(header, 6);
-    const frame = Buffer.concat([header, payload]);
-    await new Promise<void>((resolve, reject) => this.socket.send(frame, { binary: true }, (e) => (e ? reject(e) : resolve())));
+    this.socket.send(header, { binary: true });
+    const body = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    await new Promise<void>((resolve, reject) => this.socket.send(body, { binary: true }, (e) => (e ? reject(e) : resolve())));
     if (this.rate > 0) {
       const due = (payload.byteLength / this.rate) * 1000 - (performance.now() - started);
       if (due > 0) await new Promise((r) => setTimeout(r, due));
@@ -70,21 +82,24 @@ export class PeerLink {
     return new Promise((resolve) => this.waiters.set(k, { resolve }));
   }
 
+  private header: { key: string; iteration: number } | null = null;
+
   private receiveFrame(data: Buffer): void {
-    if (data.length < 6) {
-      this.socket.close(4002, 'malformed frame: shorter than its header');
+    if (!this.header) {
+      if (data.length < 6 || data.length > 6 + 0xffff) {
+        this.socket.close(4002, 'malformed frame: expected a transfer header');
+        return;
+      }
+      this.header = { iteration: data.readUInt32LE(0), key: data.toString('utf8', 6, 6 + data.readUInt16LE(4)) };
       return;
     }
-    const iteration = data.readUInt32LE(0);
-    const n = data.readUInt16LE(4);
-    const key = data.toString('utf8', 6, 6 + n);
-    const payload = data.subarray(6 + n);
-    const k = `${key}#${iteration}`;
+    const k = `${this.header.key}#${this.header.iteration}`;
+    this.header = null;
     const w = this.waiters.get(k);
     if (w) {
       this.waiters.delete(k);
-      w.resolve(payload);
-    } else this.inbox.set(k, payload);
+      w.resolve(data);
+    } else this.inbox.set(k, data);
   }
 
   close(reason = 'run over'): void {

@@ -169,6 +169,7 @@ export class Run {
         threads: threadStats,
         barrierPerCycle: this.deploy.cycles ? this.barrier.syncMicros / this.deploy.cycles : 0,
         reports: [...this.reports.values()],
+        memory: processMemory(),
       });
     } catch (e) {
       if (!(e instanceof AbortError)) this.fail({ host: this.host, message: e instanceof Error ? e.message : String(e) });
@@ -406,3 +407,10 @@ export class Run {
 }
 
 export type { TraceEvent };
+
+export function processMemory(): { rss: number; heapUsed: number } {
+  // With --expose-gc (local agents) collect first so the figure is live memory, not garbage.
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed };
+}

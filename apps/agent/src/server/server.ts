@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { CLOSE, parseMessage, PROTOCOL_VERSION, type FromAgent, type PeerMessage, type ToAgent } from '@pipeloom/core/coordinator/protocol';
 import type { Devices } from '../devices/discover.js';
-import { PeerLink } from '../peer/link.js';
-import { Run } from '../runtime/run.js';
+import { PEER_CLIENT_OPTIONS, PeerLink } from '../peer/link.js';
+import { processMemory, Run } from '../runtime/run.js';
 import { DEFAULT_LIMITS, DEFAULT_ORIGINS, originAllowed, RateLimit, tokenMatches, type Limits } from './security.js';
 
 // The agent's WebSocket server: coordinators and peer agents connect here. One run at a time.
@@ -191,6 +191,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       }
       a.run = run;
       for (const [peer, link] of a.links) {
+        link.rate = m.linkRate ?? opts.linkRate ?? 0;
         link.onMessage = (pm) => {
           if (pm.type === 'barrier') run.barrier.hostArrived(pm.seq);
           else if (pm.type === 'release') run.barrier.release(pm.seq);
@@ -200,7 +201,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
           if (active === a && !a.finished) run.fail({ host: peer, message: `lost the link from ${host} to host ${peer} (${reason})` });
         };
       }
-      sendTo(ws, { type: 'deployed', runId: m.runId, adapters: run.adapters, allocated: run.allocated() });
+      sendTo(ws, { type: 'deployed', runId: m.runId, adapters: run.adapters, allocated: run.allocated(), memory: processMemory() });
     } catch (e) {
       if (active === a) endRun('deploy failed');
       throw new Error(`deploy on ${host}: ${e instanceof Error ? e.message : String(e)}`);
@@ -209,7 +210,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
 
   function dial(peer: string, url: string, runId: string): Promise<PeerLink> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { maxPayload: limits.maxFrame });
+      const ws = new WebSocket(url, { maxPayload: limits.maxFrame, ...PEER_CLIENT_OPTIONS });
       const fail = (why: string) => reject(new Error(`cannot reach peer agent ${peer} at ${url}: ${why}`));
       ws.once('error', (e) => fail(e.message));
       ws.once('close', (code, reason) => fail(reason.toString() || `closed (${code})`));

@@ -19,7 +19,7 @@
 import { error, type Diagnostic } from '../diagnostics.js';
 import type { ImplementationGraph, PeProgram } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
-import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type PeReport, type ThreadStats, type ToAgent } from './protocol.js';
+import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type PeReport, type ProcessMemory, type ThreadStats, type ToAgent } from './protocol.js';
 
 /** The part of a WebSocket the coordinator uses; both `ws` and the browser's WebSocket fit. */
 export interface SocketLike {
@@ -73,6 +73,8 @@ export interface RunOptions {
   onEvents?: (events: TraceEvent[]) => void;
   /** Cap on host-to-host sends, bytes per second (benchmarks). */
   linkRate?: number;
+  /** Keep every event in the result (default true); long runs can stream them through onEvents only. */
+  keepEvents?: boolean;
   /** Milliseconds of silence from an agent during a run before it is declared lost. Default 120 000: a kernel can hold an agent's event loop for seconds; a killed agent is caught at once by its socket closing. */
   heartbeat?: number;
 }
@@ -92,6 +94,10 @@ export interface RunResult {
   /** Which adapter each GPU PE got. */
   adapters: Record<string, string>;
   dropped: number;
+  /** Events received (kept or not). */
+  eventCount: number;
+  /** Each agent process's memory after deploy and at the end of the run. */
+  memory: Record<string, { start?: ProcessMemory; end?: ProcessMemory }>;
   failure?: FailureReport;
 }
 
@@ -263,7 +269,7 @@ export class Coordinator {
     const hostIds = [...new Set(programs.map((p) => p.host as string))].sort();
     const byHost = new Map(this.conns.map((c) => [c.info.host, c]));
     const cycles = programs.reduce((m, p) => Math.max(m, ...p.phases.flatMap((ph) => ph.actions.map((a) => ('startCycle' in a ? a.startCycle : 0)))), 0) + opts.iterations;
-    const result: RunResult = { ok: false, runId, iterations: opts.iterations, cycles, seconds: 0, events: [], threads: [], barrierPerCycle: {}, reports: [], adapters: {}, dropped: 0 };
+    const result: RunResult = { ok: false, runId, iterations: opts.iterations, cycles, seconds: 0, events: [], threads: [], barrierPerCycle: {}, reports: [], adapters: {}, dropped: 0, eventCount: 0, memory: {} };
     const problems = this.check(ig).filter((d) => d.severity === 'error');
     if (problems.length) {
       result.failure = { host: problems[0].path, message: problems.map((d) => d.message).join('; ') };
@@ -298,7 +304,8 @@ export class Coordinator {
           case 'trace': {
             const base = startMs * 1000 + offsetUs;
             const events = m.events.map((e) => ({ ...e, start: e.start - base, end: e.end - base }));
-            for (const e of events) result.events.push(e);
+            result.eventCount += events.length;
+            if (opts.keepEvents !== false) for (const e of events) result.events.push(e);
             result.dropped += m.dropped ?? 0;
             agentCycle.set(c.info.host, m.cycle);
             opts.onEvents?.(events);
@@ -313,6 +320,7 @@ export class Coordinator {
             for (const t of m.threads) result.threads.push({ ...t, host: c.info.host });
             result.barrierPerCycle[c.info.host] = m.barrierPerCycle;
             for (const r of m.reports) result.reports.push({ host: c.info.host, ...r });
+            (result.memory[c.info.host] ??= {}).end = m.memory;
             doneHosts.add(c.info.host);
             if (doneHosts.size === involved.length) finish();
             break;
@@ -346,7 +354,10 @@ export class Coordinator {
                 const l: Listener = (m) => {
                   if (m.type === type && m.runId === runId) {
                     c.listeners.delete(l);
-                    if (m.type === 'deployed') Object.assign(result.adapters, m.adapters);
+                    if (m.type === 'deployed') {
+                      Object.assign(result.adapters, m.adapters);
+                      (result.memory[c.info.host] ??= {}).start = m.memory;
+                    }
                     resolve();
                   }
                 };

@@ -40,6 +40,12 @@ export interface PeReport {
   backend?: string;
 }
 
+/** An agent process's memory, bytes. */
+export interface ProcessMemory {
+  rss: number;
+  heapUsed: number;
+}
+
 /** Per-thread totals an agent reports at the end of a run. */
 export interface ThreadStats {
   pe: string;
@@ -87,7 +93,7 @@ export type ToAgent =
 export type FromAgent =
   | { type: 'welcome'; version: number; host: string; pes: PeReport[] }
   | { type: 'pong'; id: number; t: number; agent: number }
-  | { type: 'deployed'; runId: string; adapters: Record<string, string>; allocated: Record<string, number> }
+  | { type: 'deployed'; runId: string; adapters: Record<string, string>; allocated: Record<string, number>; memory?: ProcessMemory }
   | { type: 'started'; runId: string }
   | { type: 'trace'; runId: string; events: TraceEvent[]; cycle: number; dropped: number }
   | {
@@ -98,6 +104,8 @@ export type FromAgent =
       /** Microseconds spent in cluster-wide barriers per cycle, averaged. */
       barrierPerCycle: number;
       reports: { node: string; iteration: number; values: Record<string, number | number[] | string> }[];
+      /** The agent process's memory when the run ended (leak checks). */
+      memory?: ProcessMemory;
     }
   | { type: 'failed'; runId: string; failure: FailureReport }
   | { type: 'stopped'; runId: string; freed: boolean }
@@ -165,8 +173,8 @@ export function parseMessage<T extends AnyMessage = AnyMessage>(
 }
 
 /**
- * Binary frame on a peer link: u32 iteration, u16 key length, the key (UTF-8, `<from>-><to>`
- * buffer ids, the same on both hosts), then the payload bytes.
+ * Data on a peer link: two binary frames per transfer, a header (u32 iteration, u16 key
+ * length, the key: `<from>-><to>` buffer ids, the same on both hosts) then the payload bytes.
  */
 export function transferKey(from: string, to: string): string {
   return `${from}->${to}`;

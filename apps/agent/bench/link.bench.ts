@@ -1,0 +1,90 @@
+// bench:link — agent-link throughput (WebSocket binary frames through PeerLink, as agents
+// send buffers host to host) against a raw TCP socket on loopback moving the same bytes.
+// Both ends in this process, each side the same for both transports. Ratio target >= 0.9.
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import WebSocket, { WebSocketServer } from 'ws';
+import { PEER_CLIENT_OPTIONS, PeerLink } from '../src/peer/link.js';
+
+const sizes = [64 << 10, 1 << 20, 16 << 20];
+const totalBytes = Number(process.env.LINK_BYTES ?? 512 << 20);
+
+async function agentLink(size: number, count: number): Promise<number> {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', maxPayload: 1 << 30 });
+  await new Promise((r) => wss.once('listening', r));
+  const accepted = new Promise<WebSocket>((r) => wss.once('connection', r));
+  const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, { maxPayload: 1 << 30, ...PEER_CLIENT_OPTIONS });
+  await new Promise((r) => client.once('open', r));
+  const sender = new PeerLink('h1', client);
+  const receiver = new PeerLink('h0', await accepted);
+  const payload = new Uint8Array(size).fill(7);
+  const dst = new Uint8Array(size);
+  const t0 = performance.now();
+  const recv = (async () => {
+    for (let i = 0; i < count; i++) dst.set(await receiver.take('bn_4->bn_5', i));
+  })();
+  for (let i = 0; i < count; i++) await sender.sendFrame('bn_4->bn_5', i, payload);
+  await recv;
+  const seconds = (performance.now() - t0) / 1000;
+  sender.close();
+  receiver.close();
+  wss.close();
+  return (size * count) / seconds;
+}
+
+async function rawTcp(size: number, count: number): Promise<number> {
+  const dst = new Uint8Array(size);
+  let got = 0;
+  let done!: () => void;
+  const finished = new Promise<void>((r) => (done = r));
+  const server = net.createServer((s) => {
+    let filled = 0;
+    s.on('data', (chunk: Buffer) => {
+      // Copy into a destination buffer, as the agent does into a slot.
+      let off = 0;
+      while (off < chunk.length) {
+        const n = Math.min(size - filled, chunk.length - off);
+        dst.set(chunk.subarray(off, off + n), filled);
+        filled += n;
+        off += n;
+        if (filled === size) {
+          filled = 0;
+          if (++got === count) done();
+        }
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const sock = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+  await new Promise((r) => sock.once('connect', r));
+  const payload = Buffer.alloc(size, 7);
+  const t0 = performance.now();
+  for (let i = 0; i < count; i++) await new Promise<void>((r, j) => sock.write(payload, (e) => (e ? j(e) : r())));
+  await finished;
+  const seconds = (performance.now() - t0) / 1000;
+  sock.destroy();
+  server.close();
+  return (size * count) / seconds;
+}
+
+const rows: string[][] = [];
+for (const size of sizes) {
+  const count = Math.max(4, Math.round(totalBytes / size));
+  // Warm both once, then measure (best of 3 each).
+  await agentLink(size, 2);
+  await rawTcp(size, 2);
+  let ws = 0;
+  let tcp = 0;
+  for (let r = 0; r < 3; r++) {
+    ws = Math.max(ws, await agentLink(size, count));
+    tcp = Math.max(tcp, await rawTcp(size, count));
+  }
+  rows.push([`${size >> 10} KiB`, String(count), (ws / 1e6).toFixed(0), (tcp / 1e6).toFixed(0), (ws / tcp).toFixed(2)]);
+}
+const head = ['frame', 'frames', 'agent link MB/s', 'raw TCP MB/s', 'ratio'];
+const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+const line = (r: string[]) => `| ${r.map((c, i) => c.padStart(widths[i])).join(' | ')} |`;
+console.log(line(head));
+console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+for (const r of rows) console.log(line(r));
+console.log(`\nloopback, both ends in one process, ${totalBytes >> 20} MiB per measurement, best of 3; target ratio >= 0.9`);
