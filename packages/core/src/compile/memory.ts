@@ -81,44 +81,73 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
     let colors = 0;
     for (const b of whole) b.color = colors++;
     const base = colors;
+    // Buffers live at exactly the same positions have the same neighbours (and conflict with
+    // each other): DSatur runs on these classes, which keeps it linear in the buffers of a
+    // busy PE (a host CPU relaying hundreds of copies) while choosing exactly as it would
+    // buffer by buffer.
     const n = ranged.length;
-    const conflict = (i: number, j: number) => {
-      for (let k = 0; k < words; k++) if (bits[i * words + k] & bits[j * words + k]) return true;
-      return false;
-    };
-    const degree = new Int32Array(n);
+    const classOf = new Int32Array(n);
+    const members: number[][] = [];
+    const patterns: number[] = [];
+    const seen = new Map<string, number>();
     for (let i = 0; i < n; i++) {
-      for (let j = i + 1; j < n; j++) {
-        if (conflict(i, j)) {
-          degree[i]++;
-          degree[j]++;
-        }
+      const key = bits.slice(i * words, (i + 1) * words).join(',');
+      let c = seen.get(key);
+      if (c === undefined) {
+        seen.set(key, (c = members.length));
+        members.push([]);
+        for (let k = 0; k < words; k++) patterns.push(bits[i * words + k]);
+      }
+      classOf[i] = c;
+      members[c].push(i);
+    }
+    const m = members.length;
+    const neighbours: number[][] = members.map(() => []);
+    for (let a = 0; a < m; a++) {
+      for (let b = a; b < m; b++) {
+        let hit = false;
+        for (let k = 0; k < words && !hit; k++) hit = (patterns[a * words + k] & patterns[b * words + k]) !== 0;
+        if (!hit) continue;
+        neighbours[a].push(b);
+        if (b !== a) neighbours[b].push(a);
       }
     }
-    // DSatur: colour next the buffer with the most distinct neighbour colours (then the most
-    // neighbours), with the smallest colour none of its neighbours has. Neighbour colours are
-    // kept as bitsets.
+    // A buffer's degree: every buffer of every class it meets, itself excluded.
+    const degree = members.map((_, a) => neighbours[a].reduce((sum, b) => sum + members[b].length, 0) - 1);
     const color = new Int32Array(n).fill(-1);
-    const satCount = new Int32Array(n);
-    const satBits: number[][] = ranged.map(() => []);
+    const next = new Int32Array(m); // first uncoloured member of each class
+    const satCount = new Int32Array(m);
+    const satBits: number[][] = members.map(() => []);
     for (let step = 0; step < n; step++) {
       let pick = -1;
-      for (let i = 0; i < n; i++) {
-        if (color[i] >= 0) continue;
-        if (pick < 0 || satCount[i] > satCount[pick] || (satCount[i] === satCount[pick] && degree[i] > degree[pick])) pick = i;
+      for (let a = 0; a < m; a++) {
+        if (next[a] >= members[a].length) continue;
+        if (
+          pick < 0 ||
+          satCount[a] > satCount[pick] ||
+          (satCount[a] === satCount[pick] && (degree[a] > degree[pick] || (degree[a] === degree[pick] && members[a][next[a]] < members[pick][next[pick]])))
+        )
+          pick = a;
       }
+      // The smallest colour not in the class's saturation: the lowest zero bit.
       const mine = satBits[pick];
       let c = 0;
-      while (((mine[c >>> 5] ?? 0) >>> (c & 31)) & 1) c++;
-      color[pick] = c;
-      for (let j = 0; j < n; j++) {
-        if (color[j] >= 0 || !conflict(pick, j)) continue;
-        const sb = satBits[j];
+      for (let k = 0; ; k++) {
+        const w = mine[k] ?? 0;
+        if (w !== -1) {
+          const free = ~w;
+          c = k * 32 + (31 - Math.clz32(free & -free));
+          break;
+        }
+      }
+      color[members[pick][next[pick]++]] = c;
+      for (const b of neighbours[pick]) {
+        const sb = satBits[b];
         const w = c >>> 5;
         while (sb.length <= w) sb.push(0);
         if (!((sb[w] >>> (c & 31)) & 1)) {
           sb[w] |= 1 << (c & 31);
-          satCount[j]++;
+          satCount[b]++;
         }
       }
     }

@@ -44,9 +44,12 @@ export interface MemoryReport {
 }
 
 /**
- * A buffer access inside a cycle. The slot used in cycle k is ((k - lag) mod depth): a writer
- * always has lag 0; a reader that runs after the writer in the same cycle has lag 0; a reader
- * that runs concurrently with the writer (overlap) has lag 1 and so sees last cycle's slot.
+ * A buffer access inside a cycle. The slot used in cycle k is ((k - lag) mod depth), and `lag`
+ * is the number of cycles between the write and this read of the same data. A writer always
+ * has lag 0; a reader that runs after the writer in the same cycle has lag 0; a reader that
+ * runs concurrently with the writer (overlap) or before it in the cycle (without overlap, a
+ * copy of what a firing wrote last cycle) has lag 1; a firing whose other input arrives later
+ * reads the early one with a larger lag from a deeper buffer. See compile/programs.ts.
  */
 export interface BufferAccess {
   buffer: BufferId;

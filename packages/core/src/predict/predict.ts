@@ -72,7 +72,8 @@ export function predict(doc: unknown, opts: PredictOptions = {}): PredictResult 
     if (!r.ok) return { ok: false, diagnostics: r.diagnostics };
     out[overlap ? 'overlap' : 'noOverlap'] = predictStrategy(model, r.ig, opts);
   }
-  const prediction = { overlap: out.overlap!, noOverlap: out.noOverlap!, speedup: out.noOverlap!.cycleTime / out.overlap!.cycleTime };
+  const speedup = out.overlap!.cycleTime > 0 ? out.noOverlap!.cycleTime / out.overlap!.cycleTime : 1;
+  const prediction = { overlap: out.overlap!, noOverlap: out.noOverlap!, speedup };
   return { ok: true, prediction, diagnostics };
 }
 
