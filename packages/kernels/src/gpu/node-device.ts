@@ -10,7 +10,7 @@ export interface TestDevice {
   destroy(): void;
 }
 
-let gpu: GPU | undefined;
+const gpus = new Map<string, GPU>();
 
 /**
  * Opens the CPU adapter (Mesa llvmpipe through Dawn's OpenGL backend) or, with
@@ -19,10 +19,9 @@ let gpu: GPU | undefined;
  */
 export async function createTestDevice(backend: 'opengl' | 'default' = 'opengl'): Promise<TestDevice> {
   process.env.EGL_PLATFORM ??= 'surfaceless';
-  if (!gpu) {
-    Object.assign(globalThis, globals);
-    gpu = create(backend === 'opengl' ? ['backend=opengl'] : []);
-  }
+  Object.assign(globalThis, globals);
+  let gpu = gpus.get(backend);
+  if (!gpu) gpus.set(backend, (gpu = create(backend === 'opengl' ? ['backend=opengl'] : [])));
   const adapter = await gpu.requestAdapter(backend === 'opengl' ? { featureLevel: 'compatibility' } : undefined);
   if (!adapter) throw new Error(`no WebGPU adapter (backend ${backend}); install libegl1 libegl-mesa0 libgl1-mesa-dri libgles2 and set EGL_PLATFORM=surfaceless`);
   const device = await adapter.requestDevice({

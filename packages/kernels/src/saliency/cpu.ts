@@ -25,8 +25,12 @@ export function fftCpu(src: Float32Array, dst: Float32Array, w: number, h: numbe
   dst.set(d);
 }
 
-/** The filter bank's transfer function: M x h x w values. */
+let lastBank: { key: string; g: Float32Array } | undefined;
+
+/** The filter bank's transfer function: M x h x w values (the last one is kept for the next firing). */
 export function gaborBank(p: BankParams): Float32Array {
+  const key = `${p.width}x${p.height}x${p.orientations}x${p.frequencies}`;
+  if (lastBank?.key === key) return lastBank.g;
   const { theta, f, sigma } = bank(p.orientations, p.frequencies);
   const { width: w, height: h } = p;
   const g = new Float32Array(theta.length * f.length * w * h);
@@ -37,6 +41,7 @@ export function gaborBank(p: BankParams): Float32Array {
         const v = binFrequency(y, h);
         for (let x = 0; x < w; x++) g[(m * h + y) * w + x] = gabor(binFrequency(x, w), v, th, f[j], sigma[j]);
       }
+  lastBank = { key, g };
   return g;
 }
 
@@ -60,14 +65,12 @@ export function ifftCpu(src: Float32Array, dst: Float32Array, p: BankParams): vo
 export function interactionsCpu(src: Float32Array, dst: Float32Array, p: BankParams, excite: number, inhibit: number): void {
   const n = p.width * p.height;
   const rows = interactionWeights(p.orientations, p.frequencies, excite, inhibit);
+  const e = new Float32Array(rows.length * n);
+  for (let k = 0; k < e.length; k++) e[k] = src[2 * k] * src[2 * k] + src[2 * k + 1] * src[2 * k + 1];
   rows.forEach((row, m) => {
     for (let i = 0; i < n; i++) {
       let s = 0;
-      for (const [k, wgt] of row) {
-        const re = src[2 * (k * n + i)];
-        const im = src[2 * (k * n + i) + 1];
-        s += wgt * (re * re + im * im);
-      }
+      for (const [k, wgt] of row) s += wgt * e[k * n + i];
       dst[m * n + i] = Math.max(0, s);
     }
   });

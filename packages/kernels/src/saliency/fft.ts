@@ -27,35 +27,53 @@ export function radices(n: number, kernel: string, what: string): number[] {
   return out;
 }
 
-/** One Stockham pass of radix R over a line: x -> y (interleaved re, im; stride in complex elements). */
-function pass(x: Float64Array, y: Float64Array, base: number, stride: number, n: number, R: number, ns: number, sign: number): void {
+/**
+ * One Stockham pass of radix R over `lines` lines: x -> y (interleaved re, im). Line l starts
+ * at complex element baseOf(l), its elements `stride` apart. Twiddles and the R-point roots
+ * are tabulated once per pass.
+ */
+function pass(x: Float64Array, y: Float64Array, lines: number, baseOf: (l: number) => number, stride: number, n: number, R: number, ns: number, sign: number): void {
   const m = n / R;
+  const span = ns * R;
+  const tw = new Float64Array(2 * span); // tw[k R + r] = cis(sign 2 pi k r / span)
+  for (let k = 0; k < ns; k++)
+    for (let r = 0; r < R; r++) {
+      const a = (sign * 2 * Math.PI * ((k * r) % span)) / span;
+      tw[2 * (k * R + r)] = Math.cos(a);
+      tw[2 * (k * R + r) + 1] = Math.sin(a);
+    }
+  const root = new Float64Array(2 * R);
+  for (let q = 0; q < R; q++) {
+    root[2 * q] = Math.cos((sign * 2 * Math.PI * q) / R);
+    root[2 * q + 1] = Math.sin((sign * 2 * Math.PI * q) / R);
+  }
   const vr = new Float64Array(R);
   const vi = new Float64Array(R);
-  for (let j = 0; j < m; j++) {
-    const k = j % ns;
-    const angle = (sign * 2 * Math.PI * k) / (ns * R);
-    for (let r = 0; r < R; r++) {
-      const s = 2 * (base + (j + r * m) * stride);
-      const c = Math.cos(angle * r);
-      const sn = Math.sin(angle * r);
-      vr[r] = x[s] * c - x[s + 1] * sn;
-      vi[r] = x[s] * sn + x[s + 1] * c;
-    }
-    const d = Math.floor(j / ns) * ns * R + k;
-    for (let q = 0; q < R; q++) {
-      let ar = 0;
-      let ai = 0;
+  for (let l = 0; l < lines; l++) {
+    const base = baseOf(l);
+    for (let j = 0; j < m; j++) {
+      const k = j % ns;
       for (let r = 0; r < R; r++) {
-        const a = (sign * 2 * Math.PI * ((r * q) % R)) / R;
-        const c = Math.cos(a);
-        const sn = Math.sin(a);
-        ar += vr[r] * c - vi[r] * sn;
-        ai += vr[r] * sn + vi[r] * c;
+        const s = 2 * (base + (j + r * m) * stride);
+        const c = tw[2 * (k * R + r)];
+        const sn = tw[2 * (k * R + r) + 1];
+        vr[r] = x[s] * c - x[s + 1] * sn;
+        vi[r] = x[s] * sn + x[s + 1] * c;
       }
-      const t = 2 * (base + (d + q * ns) * stride);
-      y[t] = ar;
-      y[t + 1] = ai;
+      const d = (j - k) * R + k;
+      for (let q = 0; q < R; q++) {
+        let ar = 0;
+        let ai = 0;
+        for (let r = 0, e = 0; r < R; r++, e = (e + q) % R) {
+          const c = root[2 * e];
+          const sn = root[2 * e + 1];
+          ar += vr[r] * c - vi[r] * sn;
+          ai += vr[r] * sn + vi[r] * c;
+        }
+        const t = 2 * (base + (d + q * ns) * stride);
+        y[t] = ar;
+        y[t + 1] = ai;
+      }
     }
   }
 }
@@ -72,7 +90,7 @@ export function fft2d(data: Float64Array, count: number, h: number, w: number, s
   const run = (rs: number[], n: number, lines: number, baseOf: (l: number) => number, stride: number) => {
     let ns = 1;
     for (const R of rs) {
-      for (let l = 0; l < lines; l++) pass(a, b, baseOf(l), stride, n, R, ns, sign);
+      pass(a, b, lines, baseOf, stride, n, R, ns, sign);
       [a, b] = [b, a];
       ns *= R;
     }

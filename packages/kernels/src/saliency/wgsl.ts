@@ -51,15 +51,19 @@ ${main}
   let k = j % u.ns;
   let span = u.ns * u.radix;
   var v: array<vec2<f32>, ${MAX_RADIX}>;
+  var root: array<vec2<f32>, ${MAX_RADIX}>;
   for (var r = 0u; r < u.radix; r++) {
     let a = u.sign * 2.0 * PI * f32((k * r) % span) / f32(span);
     v[r] = cmul(src[base + (j + r * m) * u.stride], cis(a));
+    root[r] = cis(u.sign * 2.0 * PI * f32(r) / f32(u.radix));
   }
   let d = (j / u.ns) * span + k;
   for (var q = 0u; q < u.radix; q++) {
     var acc = vec2<f32>(0.0, 0.0);
+    var e = 0u;
     for (var r = 0u; r < u.radix; r++) {
-      acc += cmul(v[r], cis(u.sign * 2.0 * PI * f32((r * q) % u.radix) / f32(u.radix)));
+      acc += cmul(v[r], root[e]);
+      e = (e + q) % u.radix;
     }
     dst[base + (d + q * u.ns) * u.stride] = acc * u.scale;
   }
