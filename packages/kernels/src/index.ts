@@ -1,2 +1,10 @@
+// Browser-safe entry point: no Node APIs here or below (the Node test device lives in
+// ./gpu/node-device.ts and is imported by path).
 export * from './types.js';
 export * from './registry.js';
+export { increment, expectedValue, parseIncrements } from './matrix/index.js';
+export { patternSpectrum, predominantSize } from './granulometry/morphology.js';
+export { SALIENCY_PATHWAY } from './saliency/index.js';
+export { decodeImage, registerImageFile, type GreyImage } from './saliency/image-file.js';
+export { createPipeline, dispatchSize } from './gpu/pipeline.js';
+export { GpuRunner, runCpu, allocate, type FiringResult, type TypedArray } from './gpu/harness.js';

@@ -4,6 +4,7 @@ import { radices } from './fft.js';
 import { synthesize, type Scene } from './model.js';
 import { fftCpu, fuseCpu, gaborCpu, hanningCpu, ifftCpu, interactionsCpu, ittiCpu, normalizeCpu, type BankParams } from './cpu.js';
 import * as W from './wgsl.js';
+import { imageFile } from './image-file.js';
 
 // The static pathway of the visual saliency model (paper section 5.3, Algorithm 1), one kernel
 // per step so that a mapping can cut it anywhere (Fig 24: the first five on GPU 0, the
@@ -110,6 +111,13 @@ function statsThen(kernel: string, name: string, code: string, uniform: (p: Para
   };
 }
 
+function sourceImage(p: Params): Float32Array {
+  if (p.scene === 'file') return imageFile(String(p.file), Number(p.width), Number(p.height));
+  const img = new Float32Array(px(p));
+  synthesize(img, Number(p.width), Number(p.height), String(p.scene) as Scene, Number(p.seed));
+  return img;
+}
+
 const fftFlops = (p: Params, count: number) => 5 * count * px(p) * Math.log2(Math.max(2, px(p)));
 
 export const saliencyKernels: KernelSpec[] = [
@@ -117,10 +125,12 @@ export const saliencyKernels: KernelSpec[] = [
     id: 'saliency.image',
     title: 'Image source',
     category: 'Visual saliency',
-    description: "A seeded synthetic grey-level scene in [0, 1]: 'blob' (noise texture, dim dots, one large bright disc: the odd blob) or 'noise'. Drawn once; every firing emits it.",
+    description:
+      "A grey-level image in [0, 1]: a PGM/PNG file (scene 'file') or a seeded synthetic scene, 'blob' (noise texture, dim dots, one large bright disc: the odd blob) or 'noise'. Made once; every firing emits it.",
     params: {
       ...sizeParams,
-      scene: { type: 'enum', default: 'blob', values: ['blob', 'noise'], description: 'Synthetic scene' },
+      scene: { type: 'enum', default: 'blob', values: ['blob', 'noise', 'file'], description: "Synthetic scene, or 'file' for the PGM/PNG named by `file`" },
+      file: { type: 'string', default: '', description: "With scene 'file': the PGM (P2/P5) or PNG the host registered, resampled to width x height" },
       seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, description: 'Scene seed' },
     },
     inputs: [],
@@ -128,17 +138,13 @@ export const saliencyKernels: KernelSpec[] = [
     cost: (p) => ({ flops: 0, bytes: px(p) * 4 }),
     cpu: ({ params, outputs, state }) => {
       const out = outputs.out as Float32Array;
-      if (!(state.image instanceof Float32Array)) {
-        state.image = new Float32Array(out.length);
-        synthesize(state.image as Float32Array, Number(params.width), Number(params.height), String(params.scene) as Scene, Number(params.seed));
-      }
+      if (!(state.image instanceof Float32Array)) state.image = sourceImage(params);
       out.set(state.image as Float32Array);
     },
     gpu: {
       wgsl: {},
       async prepare(device, params) {
-        const img = new Float32Array(px(params));
-        synthesize(img, Number(params.width), Number(params.height), String(params.scene) as Scene, Number(params.seed));
+        const img = sourceImage(params);
         const src = uploadBuffer(device, img, 'saliency.image');
         return { encode: (enc, f) => enc.copyBufferToBuffer(src, 0, f.outputs.out, 0, img.byteLength), destroy: () => src.destroy() };
       },
