@@ -238,7 +238,6 @@ export class Run {
 
   private async fire(pe: PeState, a: Fire, k: number, it: number): Promise<void> {
     const f = pe.fires.get(a)!;
-    const t0 = nowUs();
     const pick = (ports: Record<string, { buffer: string; lag: number }>) => {
       const out: Record<string, { slots: Slots; slot: number }> = {};
       for (const [port, acc] of Object.entries(ports)) {
@@ -249,8 +248,13 @@ export class Run {
     };
     const ins = pick(a.inputs);
     const outs = pick(a.outputs);
+    let t0 = nowUs();
     let report: { ok: boolean; message?: string; values?: Record<string, number | number[] | string> } | void = undefined;
     if (pe.program.kind === 'cpu') {
+      // A CPU kernel holds the event loop: let the other PEs' threads issue their GPU work
+      // and transfers first so they run beside it.
+      await this.guard(new Promise<void>((r) => setImmediate(r)));
+      t0 = nowUs();
       const view = (x: { slots: Slots; slot: number }) => (x.slots as HostSlots).views[x.slot];
       report = f.kernel.cpu({
         params: f.params,

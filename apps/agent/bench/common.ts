@@ -1,0 +1,105 @@
+// Shared by the agent benchmarks: documents, a local cluster, table printing.
+import type { ImplementationGraph, ProjectDocument } from '@pipeloom/core';
+import type { Coordinator, RunResult } from '@pipeloom/core/coordinator/coordinator';
+import { spawnLocalAgents, type LocalAgents } from '../src/local/spawn.js';
+import { compileOrThrow, connect, piic } from '../src/testing/fixtures.js';
+import { gpusPerHost } from '../src/cli/run.js';
+
+export { compileOrThrow, piic };
+
+/** Matrix side for a byte size (f32 square). */
+export const sideFor = (bytes: number) => Math.round(Math.sqrt(bytes / 4));
+
+/** P-I-I-C (Fig 12) with the consumer checking nb_loop's increments. */
+export function piicDoc(side: number, nbLoop: number, iterations: number): ProjectDocument {
+  const doc = piic({ size: side, nbLoop, iterations });
+  const c = doc.app.nodes.find((n) => n.id === 'C')!;
+  c.params = { width: side, height: side, increments: `${nbLoop},${nbLoop}`, expected_offset: 0 };
+  return doc;
+}
+
+/** P (cpu) -> I (gpu0) -> C (cpu) on one host. */
+export function picDoc(side: number, nbLoop: number, iterations: number): ProjectDocument {
+  return {
+    format: 'pipeloom/v1',
+    name: 'P-I-C on one host',
+    app: {
+      nodes: [
+        { id: 'P', kernel: 'matrix.produce', params: { width: side, height: side } },
+        { id: 'I', kernel: 'matrix.increment', params: { width: side, height: side, nb_loop: nbLoop } },
+        { id: 'C', kernel: 'matrix.consume', params: { width: side, height: side, increments: String(nbLoop) } },
+      ],
+      edges: [
+        { from: { node: 'P', port: 'out' }, to: { node: 'I', port: 'in' } },
+        { from: { node: 'I', port: 'out' }, to: { node: 'C', port: 'in' } },
+      ],
+    },
+    arch: { hosts: [{ id: 'h0', cpus: 1, gpus: 1 }] },
+    mapping: { P: 'cpu@h0', I: 'gpu0@h0', C: 'cpu@h0' },
+    options: { overlap: false, iterations },
+  } as unknown as ProjectDocument;
+}
+
+export interface Cluster {
+  local: LocalAgents;
+  coordinator: Coordinator;
+  close(): Promise<void>;
+}
+
+export async function cluster(ig: ImplementationGraph, linkRate?: number): Promise<Cluster> {
+  const hosts = [...new Set(Object.values(ig.programs).map((p) => p.host as string))].sort();
+  const local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate });
+  const coordinator = await connect(local.agents.map((a) => a.url), local.token);
+  return {
+    local,
+    coordinator,
+    close: async () => {
+      coordinator.close();
+      await local.stop();
+    },
+  };
+}
+
+export async function runOrThrow(c: Cluster, ig: ImplementationGraph, iterations: number, linkRate?: number, keepEvents = true): Promise<RunResult> {
+  const r = await c.coordinator.run(ig, { iterations, linkRate, keepEvents }).done;
+  if (!r.ok) throw new Error(`run failed: ${JSON.stringify(r.failure)}`);
+  return r;
+}
+
+/** Steady-state seconds per cycle: the last phase's barrier ends on one PE, fill cycles skipped. */
+export function cycleTime(ig: ImplementationGraph, r: RunResult): number {
+  const last = ig.phases[ig.phases.length - 1];
+  const pe = Object.keys(ig.programs).sort()[0];
+  const ends = new Map<number, number>();
+  for (const e of r.events) if (e.kind === 'barrier' && e.pe === pe && e.name === last) ends.set(e.cycle, e.end);
+  const from = Math.min(ig.fillCycles, r.cycles - 2);
+  const a = ends.get(from);
+  const b = ends.get(r.cycles - 1);
+  if (a === undefined || b === undefined || r.cycles - 1 <= from) return r.seconds / r.cycles;
+  return (b - a) / 1e6 / (r.cycles - 1 - from);
+}
+
+/** Mean duration (seconds) of events matching `pred`, fill cycles included. */
+export function meanDuration(r: RunResult, pred: (e: RunResult['events'][number]) => boolean): number {
+  const xs = r.events.filter(pred).map((e) => (e.end - e.start) / 1e6);
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+}
+
+export function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padStart(widths[i])).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+export const ms = (s: number) => (s * 1000).toFixed(2);
+export const us = (s: number) => (s * 1e6).toFixed(0);
+
+/** Reads `--name value` from the bench's argv. */
+export function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+export function argList(name: string, fallback: number[]): number[] {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1].split(',').map(Number) : fallback;
+}
