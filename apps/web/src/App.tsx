@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { ReactFlowProvider } from '@xyflow/react';
 import { projectStore, useProject } from './store/project.js';
 import { Toolbar, TABS } from './shell/Toolbar.js';
@@ -54,8 +54,9 @@ export function App() {
   const run = view === 'run';
   // The IG view is read-only and wide: it gets the inspector's column.
   const wide = view === 'ig';
+  const [collapsed, setCollapsed] = useState(false);
   return (
-    <div className={`app${run ? ' run' : ''}${wide ? ' wide' : ''}`} data-testid="app" data-view={view}>
+    <div className={`app${run ? ' run' : ''}${wide ? ' wide' : ''}${collapsed ? ' problems-collapsed' : ''}`} data-testid="app" data-view={view}>
       <Toolbar />
       {left && <aside className="left">{left}</aside>}
       <main className="center">
@@ -73,7 +74,7 @@ export function App() {
         </aside>
       )}
       <footer className="bottom">
-        <Problems />
+        <Problems collapsed={collapsed} onToggle={() => setCollapsed((c) => !c)} />
       </footer>
       <Toasts />
     </div>

@@ -5,7 +5,7 @@ import { formatMs } from '../lib/format.js';
 
 // The bottom bar: every diagnostic from validation and compilation; clicking one selects the
 // element its path names and switches to the view that shows it.
-export function Problems() {
+export function Problems({ collapsed, onToggle }: { collapsed?: boolean; onToggle?: () => void }) {
   const doc = useProject((s) => s.doc);
   const { result, status, error } = useCompile((s) => s);
   const diags = result?.diagnostics ?? [];
@@ -13,6 +13,11 @@ export function Problems() {
   return (
     <div className="problems" data-testid="problems">
       <div className="problems-head">
+        {onToggle && (
+          <button className="icon" onClick={onToggle} title={collapsed ? 'Show problems' : 'Hide problems'} data-testid="problems-toggle">
+            {collapsed ? '▴' : '▾'}
+          </button>
+        )}
         <span className="problems-title">Problems</span>
         <span className={`count ${errors ? 'error' : 'ok'}`} data-testid="problem-count">
           {errors} error{errors === 1 ? '' : 's'}, {diags.length - errors} warning{diags.length - errors === 1 ? '' : 's'}
