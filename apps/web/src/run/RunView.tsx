@@ -1,0 +1,292 @@
+/**
+ * The Run view: connect to agents, deploy, start and stop a run, watch it live on the canvas
+ * timeline beside the predicted plan, export the trace.
+ *
+ * data-testid hooks (for e2e):
+ *   run-urls, run-token          agent URLs (comma separated) and token fields
+ *   run-connect, run-disconnect  buttons; run-connection shows the status (data-status)
+ *   run-agent-<host>             one per connected agent, listing its PEs
+ *   run-overlap, run-iterations  strategy checkbox and iteration count
+ *   run-deploy, run-start, run-stop, run-export   buttons
+ *   run-status                   data-status: idle | checked | running | stopping | done | failed | stopped
+ *   run-cycle, run-throughput, run-cycle-time, run-events   live numbers (throughput in iterations/s)
+ *   run-utilisation              per-lane utilisation table
+ *   run-problems                 plan vs agents problems; run-failure: host, PE, node, iteration, why
+ *   run-check                    consumer check result after a run (data-result: passed | failed)
+ *   run-predicted                predicted cycle time and throughput of both strategies
+ *   timeline-canvas              the canvas (data-events: measured events)
+ *   timeline-lanes               data-lanes (tracks drawn) and data-lanes-with-events (tracks with measured events)
+ *   timeline-tooltip, timeline-follow
+ *
+ * With `?bench` in the page URL, `window.__pipeloomBench` drives the timeline for
+ * `npm run bench:timeline` (see e2e/bench/timeline.bench.mjs).
+ */
+import { useEffect, useMemo, useRef } from 'react';
+import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { ImplementationGraph } from '@pipeloom/core/compile/types';
+import { predict } from '@pipeloom/core/predict/predict';
+import { TraceColumns } from '@pipeloom/core/trace/columns';
+import { toChromeTrace } from '@pipeloom/core/trace/chrome';
+import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
+import { formatDuration } from '../timeline/viewport.js';
+import { appRun, useRun, type RunStore } from './store.js';
+import { installBenchHook } from './bench.js';
+import './run.css';
+
+export interface RunViewProps {
+  document: ProjectDocument;
+  compiled?: { overlap: ImplementationGraph; noOverlap: ImplementationGraph };
+  /** Agents to prefill (from `?agent=...&token=...`). */
+  agents?: { url: string; token?: string }[];
+  /** The run store (tests pass their own). */
+  run?: RunStore;
+}
+
+/** Predicted cycles drawn: enough to see the pipeline fill and settle. */
+const PREDICTED_CYCLES = 60;
+
+export function RunView({ document: doc, compiled, agents, run = appRun }: RunViewProps) {
+  const st = useRun(run, (s) => s);
+  const timeline = useRef<TimelineHandle>(null);
+
+  // Prefill the connection once from the query string, and the strategy from the document.
+  useEffect(() => {
+    const s = run.store.getState();
+    if (!s.urls && agents?.length) run.setFields({ urls: agents.map((a) => a.url).join(', '), token: s.token || agents.find((a) => a.token)?.token || '' });
+    if (s.status === 'idle' && !s.result) run.setFields({ overlap: doc.options.overlap, iterations: doc.options.iterations });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  useEffect(() => (new URLSearchParams(location.search).has('bench') ? installBenchHook(run, () => timeline.current) : undefined), [run]);
+
+  const prediction = useMemo(() => {
+    try {
+      const r = predict(doc, { timelineCycles: PREDICTED_CYCLES });
+      return r.ok ? r.prediction : null;
+    } catch {
+      return null;
+    }
+  }, [doc]);
+  const strategy = prediction ? (st.overlap ? prediction.overlap : prediction.noOverlap) : null;
+  const predicted = useMemo(() => {
+    if (!strategy) return undefined;
+    const c = new TraceColumns();
+    c.append(strategy.timeline);
+    return c;
+  }, [strategy]);
+
+  const ig = compiled ? (st.overlap ? compiled.overlap : compiled.noOverlap) : undefined;
+  const measured = run.measured();
+  const running = st.status === 'running' || st.status === 'stopping';
+  const connected = st.connection === 'connected';
+  const live = st.live;
+
+  const exportTrace = () => {
+    const events = measured.length ? measured.toEvents() : (strategy?.timeline ?? []);
+    const blob = new Blob([JSON.stringify(toChromeTrace(events, ig))], { type: 'application/json' });
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = `${(doc.name || 'run').replace(/[^A-Za-z0-9_.-]+/g, '-')}-${measured.length ? 'trace' : 'predicted'}.json`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  };
+
+  return (
+    <div className="run-view" data-testid="run-view">
+      <section className="run-side">
+        <h3>Agents</h3>
+        <label className="run-field">
+          <span>URLs</span>
+          <input data-testid="run-urls" value={st.urls} placeholder="ws://127.0.0.1:7070, ws://host2:7070" disabled={running} onChange={(e) => run.setFields({ urls: e.target.value })} />
+        </label>
+        <label className="run-field">
+          <span>Token</span>
+          <input data-testid="run-token" type="password" value={st.token} disabled={running} onChange={(e) => run.setFields({ token: e.target.value })} />
+        </label>
+        <div className="run-buttons">
+          <button data-testid="run-connect" disabled={running || st.connection === 'connecting'} onClick={() => void run.connect()}>
+            {connected ? 'Reconnect' : 'Connect'}
+          </button>
+          <button data-testid="run-disconnect" disabled={!connected || running} onClick={() => run.disconnect()}>
+            Disconnect
+          </button>
+          <span className={`run-conn ${st.connection}`} data-testid="run-connection" data-status={st.connection}>
+            {st.connection}
+          </span>
+        </div>
+        {st.connectError && <div className="run-error">{st.connectError}</div>}
+        {st.agents.map((a) => (
+          <div key={a.host} className="run-agent" data-testid={`run-agent-${a.host}`}>
+            <b>{a.host}</b> <span className="muted">{a.url}</span>
+            <ul>
+              {a.pes.map((p) => (
+                <li key={p.id}>
+                  <code>{p.id}</code> {p.kind} · {p.name}
+                  {p.backend ? ` (${p.backend})` : ''}
+                </li>
+              ))}
+            </ul>
+          </div>
+        ))}
+
+        <h3>Run</h3>
+        <label className="run-field check">
+          <input type="checkbox" data-testid="run-overlap" checked={st.overlap} disabled={running} onChange={(e) => run.setFields({ overlap: e.target.checked })} />
+          <span>Computation-communication overlap</span>
+        </label>
+        <label className="run-field">
+          <span>Iterations</span>
+          <input data-testid="run-iterations" type="number" min={1} value={st.iterations} disabled={running} onChange={(e) => run.setFields({ iterations: Math.max(1, Math.floor(Number(e.target.value) || 1)) })} />
+        </label>
+        <div className="run-buttons">
+          <button data-testid="run-deploy" disabled={!connected || !ig || running} onClick={() => ig && run.deploy(ig)} title="Check the plan against what the agents serve (hosts, PEs, memory)">
+            Deploy
+          </button>
+          <button data-testid="run-start" className="primary" disabled={!connected || !ig || running} onClick={() => ig && void run.start(ig)} title="Send the programs to the agents and start">
+            Start
+          </button>
+          <button data-testid="run-stop" disabled={!running} onClick={() => run.stop()}>
+            Stop
+          </button>
+        </div>
+        {!ig && <div className="run-error">The document does not compile; fix the problems listed below first.</div>}
+        {st.problems.length > 0 && (
+          <ul className="run-problems" data-testid="run-problems">
+            {st.problems.map((p, i) => (
+              <li key={i} className={p.severity}>
+                {p.message}
+                {p.hint && <div className="muted">{p.hint}</div>}
+              </li>
+            ))}
+          </ul>
+        )}
+        {st.status === 'checked' && <div className="run-ok">The agents serve every host and PE of the plan, with room for its buffers.</div>}
+
+        <h3>Live</h3>
+        <table className="run-numbers">
+          <tbody>
+            <tr>
+              <td>Status</td>
+              <td data-testid="run-status" data-status={st.status}>
+                {st.status}
+              </td>
+            </tr>
+            <tr>
+              <td>Cycle</td>
+              <td data-testid="run-cycle">
+                {live.cycle} / {live.cycles || '—'}
+              </td>
+            </tr>
+            <tr>
+              <td>Throughput</td>
+              <td data-testid="run-throughput" data-value={live.iterationsPerSecond}>
+                {live.iterationsPerSecond.toFixed(1)} iterations/s
+              </td>
+            </tr>
+            <tr>
+              <td>Cycle time</td>
+              <td data-testid="run-cycle-time">{live.cycleTime ? formatDuration(live.cycleTime * 1e6) : '—'}</td>
+            </tr>
+            <tr>
+              <td>Events</td>
+              <td data-testid="run-events">{live.events.toLocaleString()}</td>
+            </tr>
+          </tbody>
+        </table>
+        {live.utilisation.length > 0 && (
+          <table className="run-util" data-testid="run-utilisation">
+            <tbody>
+              {live.utilisation.map((u) => (
+                <tr key={u.key}>
+                  <td className="mono">{u.key}</td>
+                  <td>
+                    <span className="run-bar">
+                      <span style={{ width: `${(u.value * 100).toFixed(1)}%` }} />
+                    </span>
+                  </td>
+                  <td>{(u.value * 100).toFixed(0)}%</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {st.failure && (
+          <div className="run-failure" data-testid="run-failure">
+            <b>Run failed on {st.failure.host}</b>
+            {st.failure.pe && <> · PE {st.failure.pe}</>}
+            {st.failure.node && <> · node {st.failure.node}</>}
+            {st.failure.iteration !== undefined && <> · iteration {st.failure.iteration}</>}
+            <div>{st.failure.message}</div>
+            <div className="muted">The trace so far is kept below and can be exported.</div>
+          </div>
+        )}
+        {st.result && <CheckResult result={st.result} failure={st.failure} status={st.status} />}
+        <div className="run-buttons">
+          <button data-testid="run-export" onClick={exportTrace} disabled={!measured.length && !strategy} title="Chrome trace JSON (open in Perfetto or chrome://tracing)">
+            Export {measured.length ? 'trace' : 'predicted trace'}
+          </button>
+        </div>
+
+        <h3>Predicted</h3>
+        {prediction ? (
+          <table className="run-numbers" data-testid="run-predicted">
+            <tbody>
+              <tr>
+                <td />
+                <td>cycle</td>
+                <td>iterations/s</td>
+              </tr>
+              {[prediction.overlap, prediction.noOverlap].map((p) => (
+                <tr key={String(p.overlap)} className={p.overlap === st.overlap ? 'on' : ''}>
+                  <td>{p.overlap ? 'overlap' : 'no overlap'}</td>
+                  <td>{formatDuration(p.cycleTime * 1e6)}</td>
+                  <td>{p.throughput.toFixed(1)}</td>
+                </tr>
+              ))}
+              <tr>
+                <td>speedup</td>
+                <td colSpan={2}>{prediction.speedup.toFixed(2)}×</td>
+              </tr>
+            </tbody>
+          </table>
+        ) : (
+          <div className="muted">No prediction: the document does not compile.</div>
+        )}
+      </section>
+      <section className="run-main">
+        <Timeline ref={timeline} measured={measured} predicted={predicted} live={st.streaming} version={st.traceVersion} />
+      </section>
+    </div>
+  );
+}
+
+function CheckResult({ result, failure, status }: { result: NonNullable<ReturnType<RunStore['store']['getState']>['result']>; failure?: { node?: string; message: string }; status: string }) {
+  if (status === 'stopped') return null;
+  const passed = result.ok;
+  return (
+    <div className={`run-check ${passed ? 'passed' : 'failed'}`} data-testid="run-check" data-result={passed ? 'passed' : 'failed'}>
+      {passed ? (
+        <>
+          <b>Checks passed</b>: {result.cycles} cycles in {result.seconds.toFixed(2)} s
+          {result.dropped > 0 && <>, {result.dropped} trace events dropped by the agents</>}
+          {result.reports.map((r) => (
+            <div key={`${r.host}/${r.node}`} className="mono">
+              {r.node} @ {r.host}, iteration {r.iteration}: {summarise(r.values)}
+            </div>
+          ))}
+        </>
+      ) : (
+        <>
+          <b>Check failed</b>
+          {failure?.node ? ` at ${failure.node}` : ''}: {failure?.message ?? 'the run did not finish'}
+        </>
+      )}
+    </div>
+  );
+}
+
+function summarise(values: Record<string, number | number[] | string>): string {
+  return Object.entries(values)
+    .map(([k, v]) => `${k}=${Array.isArray(v) ? `[${v.length} values]` : typeof v === 'number' ? +v.toPrecision(6) : v}`)
+    .join(', ');
+}

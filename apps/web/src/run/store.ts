@@ -1,0 +1,230 @@
+import { createStore, useStore } from 'zustand';
+import { Coordinator, type AgentInfo, type Progress, type RunHandle, type RunResult, type SocketLike } from '@pipeloom/core/coordinator/coordinator';
+import type { FailureReport } from '@pipeloom/core/coordinator/protocol';
+import type { ImplementationGraph } from '@pipeloom/core/compile/types';
+import type { Diagnostic } from '@pipeloom/core/diagnostics';
+import type { TraceEvent } from '@pipeloom/core/trace/event';
+import { TraceColumns } from '@pipeloom/core/trace/columns';
+
+// The Run view's state: connections, the run in progress and its live numbers. The measured
+// trace lives in a column store outside React state (it grows by thousands of events a
+// second); the store only carries its version so views know to redraw, and the numbers are
+// published a few times a second rather than per batch.
+
+export type ConnectionStatus = 'disconnected' | 'connecting' | 'connected' | 'failed';
+export type RunStatus = 'idle' | 'checked' | 'running' | 'stopping' | 'done' | 'failed' | 'stopped';
+
+export interface LiveNumbers {
+  cycle: number;
+  cycles: number;
+  iterationsPerSecond: number;
+  /** Seconds per cycle over the last second or so. */
+  cycleTime: number;
+  elapsed: number;
+  events: number;
+  /** Busy fraction of each lane (fire + transfer time over the trace's span), keyed host/pe/thread. */
+  utilisation: { key: string; value: number }[];
+}
+
+export interface RunState {
+  urls: string;
+  token: string;
+  connection: ConnectionStatus;
+  connectError?: string;
+  agents: AgentInfo[];
+  overlap: boolean;
+  iterations: number;
+  status: RunStatus;
+  /** Problems between the plan and what the agents serve (from Deploy / Start). */
+  problems: Diagnostic[];
+  failure?: FailureReport;
+  /** Per-node reports from checking kernels, and whether the run's checks passed. */
+  result?: { ok: boolean; seconds: number; cycles: number; reports: RunResult['reports']; dropped: number };
+  live: LiveNumbers;
+  /** Version of the measured trace (bumped when batches arrive). */
+  traceVersion: number;
+  /** Events are streaming in (a run, or the timeline benchmark): the timeline polls every frame. */
+  streaming: boolean;
+}
+
+const emptyLive = (): LiveNumbers => ({ cycle: 0, cycles: 0, iterationsPerSecond: 0, cycleTime: 0, elapsed: 0, events: 0, utilisation: [] });
+
+export const browserClock = {
+  now: () => performance.timeOrigin + performance.now(),
+  setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+  clearTimeout: (h: never) => clearTimeout(h),
+};
+
+export interface RunDeps {
+  /** Opens a socket to an agent (the browser's WebSocket by default). */
+  connect?: (url: string) => SocketLike;
+  /** Milliseconds between published live numbers. */
+  publishMs?: number;
+}
+
+/** A Run view's store, its measured trace and its coordinator. */
+export function createRunStore(deps: RunDeps = {}) {
+  const connect = deps.connect ?? ((url: string) => new WebSocket(url) as unknown as SocketLike);
+  const publishMs = deps.publishMs ?? 250;
+  let coordinator: Coordinator | null = null;
+  let handle: RunHandle | null = null;
+  let measured = new TraceColumns();
+  // Busy microseconds per lane, accumulated as batches arrive.
+  let busy = new Float64Array(16);
+  let progress: Progress | null = null;
+  const recent: { t: number; cycle: number }[] = [];
+  let timer: ReturnType<typeof setInterval> | undefined;
+
+  const store = createStore<RunState>()(() => ({
+    urls: '',
+    token: '',
+    connection: 'disconnected',
+    agents: [],
+    overlap: true,
+    iterations: 50,
+    status: 'idle',
+    problems: [],
+    live: emptyLive(),
+    traceVersion: 0,
+    streaming: false,
+  }));
+
+  const numbers = (): LiveNumbers => {
+    const span = measured.length ? measured.maxEnd - Math.min(0, measured.minStart) : 0;
+    const utilisation = measured.lanes().map((l) => ({ key: `${l.host}/${l.pe}/${l.thread}`, value: span > 0 ? Math.min(1, busy[l.index] / span) : 0 }));
+    let cycleTime = 0;
+    if (recent.length >= 2) {
+      const a = recent[0];
+      const b = recent[recent.length - 1];
+      if (b.cycle > a.cycle) cycleTime = (b.t - a.t) / (b.cycle - a.cycle);
+    }
+    const p = progress;
+    if (!cycleTime && p && p.cycle > 0) cycleTime = p.elapsed / p.cycle;
+    return { cycle: p?.cycle ?? 0, cycles: p?.cycles ?? 0, iterationsPerSecond: p?.iterationsPerSecond ?? 0, cycleTime, elapsed: p?.elapsed ?? 0, events: measured.length, utilisation };
+  };
+  const publish = () => store.setState({ live: numbers(), traceVersion: measured.version });
+
+  const api = {
+    store,
+    /** The measured trace of the current (or last) run. */
+    measured: () => measured,
+
+    /** Appends a batch of live events (the coordinator's onEvents). */
+    ingest(events: readonly TraceEvent[]): void {
+      measured.append(events);
+      if (busy.length < measured.laneCount) {
+        const b = new Float64Array(measured.laneCount * 2);
+        b.set(busy);
+        busy = b;
+      }
+      for (const e of events) if (e.kind === 'fire' || e.kind === 'transfer') busy[measured.findLane(e.host, e.pe, e.thread)] += e.end - e.start;
+    },
+
+    /** Starts a new, empty measured trace. */
+    reset(): void {
+      measured = new TraceColumns();
+      busy = new Float64Array(16);
+      progress = null;
+      recent.length = 0;
+      store.setState({ live: emptyLive(), traceVersion: 0 });
+    },
+
+    /** Publishes the live numbers now (they are otherwise published every `publishMs` while running). */
+    publish,
+
+    setStreaming(streaming: boolean): void {
+      store.setState({ streaming });
+    },
+
+    progress(p: Progress): void {
+      progress = p;
+      const t = p.elapsed;
+      recent.push({ t, cycle: p.cycle });
+      while (recent.length > 2 && t - recent[0].t > 1) recent.shift();
+    },
+
+    setFields(patch: Partial<Pick<RunState, 'urls' | 'token' | 'overlap' | 'iterations'>>): void {
+      store.setState(patch);
+    },
+
+    async connect(): Promise<void> {
+      const { urls, token } = store.getState();
+      const list = urls.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
+      if (!list.length) {
+        store.setState({ connection: 'failed', connectError: 'enter at least one agent URL, e.g. ws://127.0.0.1:7070' });
+        return;
+      }
+      api.disconnect();
+      store.setState({ connection: 'connecting', connectError: undefined });
+      try {
+        coordinator = await Coordinator.connect(list, { token, connect, clock: browserClock, timeout: 10_000 });
+        store.setState({ connection: 'connected', agents: coordinator.agents });
+      } catch (e) {
+        coordinator = null;
+        store.setState({ connection: 'failed', agents: [], connectError: e instanceof Error ? e.message : String(e) });
+      }
+    },
+
+    disconnect(): void {
+      handle?.stop('disconnected by the user');
+      coordinator?.close();
+      coordinator = null;
+      store.setState({ connection: 'disconnected', agents: [] });
+    },
+
+    /** Checks the plan against what the connected agents serve: hosts, PEs, memory. */
+    deploy(ig: ImplementationGraph): boolean {
+      if (!coordinator) {
+        store.setState({ problems: [{ path: 'run', message: 'not connected to any agent', hint: 'enter the agent URLs and token, then Connect', severity: 'error' }] });
+        return false;
+      }
+      const problems = coordinator.check(ig);
+      const ok = !problems.some((d) => d.severity === 'error');
+      store.setState({ problems, status: ok ? 'checked' : 'idle' });
+      return ok;
+    },
+
+    /** Deploys the programs, starts the run and streams its trace; resolves when it ends. */
+    async start(ig: ImplementationGraph): Promise<RunResult | null> {
+      if (handle || !api.deploy(ig)) return null;
+      const c = coordinator!;
+      api.reset();
+      store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined });
+      const { iterations } = store.getState();
+      handle = c.run(ig, { iterations, keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
+      timer = setInterval(publish, publishMs);
+      const result = await handle.done;
+      clearInterval(timer);
+      handle = null;
+      const stopped = store.getState().status === 'stopping';
+      if (result.seconds > 0 && progress) progress = { ...progress, elapsed: result.seconds, iterationsPerSecond: progress.cycle / result.seconds };
+      store.setState({
+        status: result.ok ? 'done' : stopped ? 'stopped' : 'failed',
+        streaming: false,
+        failure: result.failure,
+        result: { ok: result.ok, seconds: result.seconds, cycles: result.cycles, reports: result.reports, dropped: result.dropped },
+      });
+      publish();
+      return result;
+    },
+
+    stop(): void {
+      if (!handle) return;
+      store.setState({ status: 'stopping' });
+      handle.stop('stopped by the user');
+    },
+
+    dispose(): void {
+      clearInterval(timer);
+      api.disconnect();
+    },
+  };
+  return api;
+}
+
+export type RunStore = ReturnType<typeof createRunStore>;
+
+/** The designer's Run view state; it outlives the tab so a run keeps going while you edit. */
+export const appRun = createRunStore();
+
+export const useRun = <T,>(run: RunStore, sel: (s: RunState) => T) => useStore(run.store, sel);
