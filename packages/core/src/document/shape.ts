@@ -4,6 +4,8 @@ import { error, type Diagnostic } from '../diagnostics.js';
 // trust the document. Runs on anything (a parsed file, a store snapshot) and never throws.
 
 const LINK_KINDS = ['pcie', 'infiniband', 'ethernet', 'nvlink', 'loopback'];
+/** A bound on the host shorthand, so a typo cannot ask for millions of PEs. */
+const MAX_GPUS = 64;
 
 class Checker {
   readonly diagnostics: Diagnostic[] = [];
@@ -108,6 +110,7 @@ export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
         c.number(`${p}.cpus`, h.cpus, { integer: true, min: 0, what: 'cpus' });
         if (typeof h.cpus === 'number' && h.cpus > 1) c.fail(`${p}.cpus`, `the host shorthand makes one CPU PE, not ${h.cpus}`, 'list further CPUs in arch.pes');
         c.number(`${p}.gpus`, h.gpus, { integer: true, min: 0, what: 'gpus' });
+        if (typeof h.gpus === 'number' && h.gpus > MAX_GPUS) c.fail(`${p}.gpus`, `${h.gpus} GPUs on one host is more than the shorthand makes (${MAX_GPUS})`, 'list them in arch.pes');
         c.number(`${p}.cpuMemory`, h.cpuMemory, { positive: true, what: 'memory' });
         c.number(`${p}.gpuMemory`, h.gpuMemory, { positive: true, what: 'memory' });
         if (c.object(`${p}.pcie`, h.pcie, false)) c.linkSpec(`${p}.pcie`, h.pcie);
