@@ -46,6 +46,15 @@ describe('WGSL compile errors', () => {
     expect(err.message).toMatch(/^kernel "matrix.add": WGSL module "add" is invalid/);
   });
 
+  it('refuses a module binding more storage buffers than the device allows, naming the kernel', async () => {
+    const n = t.device.limits.maxStorageBuffersPerShaderStage + 1;
+    const decls = Array.from({ length: n }, (_, i) => `@group(0) @binding(${i}) var<storage, read_write> b${i}: array<f32>;`).join('\n');
+    const uses = Array.from({ length: n }, (_, i) => `b${i}[0] = 1.0;`).join(' ');
+    const err = await createPipeline(t.device, 'saliency.fuse', 'fuse', `${decls}\n@compute @workgroup_size(1) fn main() { ${uses} }`).catch((e) => e);
+    expect(err).toBeInstanceOf(KernelError);
+    expect(err.message).toMatch(new RegExp(`saliency.fuse.*binds ${n} storage buffers; this device allows ${n - 1}`));
+  });
+
   it('every registered kernel prepares on the adapter with its default params scaled down', async () => {
     for (const k of listKernels()) {
       const small = Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, typeof s.default === 'number' && ['elements', 'pixels', 'voxels'].includes(s.unit ?? '') ? Math.min(Number(s.default), 32) : s.default]));

@@ -11,6 +11,10 @@ export const WORKGROUP = 64;
  * names the kernel and the module (error scopes catch what getCompilationInfo misses).
  */
 export async function createPipeline(device: GPUDevice, kernel: string, name: string, code: string, entryPoint = 'main'): Promise<GPUComputePipeline> {
+  // Compatibility-mode devices may allow as few as 4 storage buffers per stage: say so plainly.
+  const storage = (code.match(/var<storage/g) ?? []).length;
+  const limit = device.limits.maxStorageBuffersPerShaderStage;
+  if (storage > limit) throw new KernelError(kernel, `WGSL module "${name}" binds ${storage} storage buffers; this device allows ${limit} per shader stage`);
   device.pushErrorScope('validation');
   const module = device.createShaderModule({ code, label: `${kernel}/${name}` });
   const info = await module.getCompilationInfo();

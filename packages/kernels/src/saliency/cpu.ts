@@ -67,12 +67,11 @@ export function interactionsCpu(src: Float32Array, dst: Float32Array, p: BankPar
   const rows = interactionWeights(p.orientations, p.frequencies, excite, inhibit);
   const e = new Float32Array(rows.length * n);
   for (let k = 0; k < e.length; k++) e[k] = src[2 * k] * src[2 * k] + src[2 * k + 1] * src[2 * k + 1];
+  const acc = new Float64Array(n);
   rows.forEach((row, m) => {
-    for (let i = 0; i < n; i++) {
-      let s = 0;
-      for (const [k, wgt] of row) s += wgt * e[k * n + i];
-      dst[m * n + i] = Math.max(0, s);
-    }
+    acc.fill(0);
+    for (const [k, wgt] of row) for (let i = 0, o = k * n; i < n; i++) acc[i] += wgt * e[o + i];
+    for (let i = 0; i < n; i++) dst[m * n + i] = Math.max(0, acc[i]);
   });
 }
 
