@@ -42,8 +42,7 @@ export class Run {
   readonly trace: TraceRecorder;
   readonly barrier: ClusterBarrier;
   private aborted: string | null = null;
-  private rejectAbort!: (e: Error) => void;
-  private readonly abortPromise: Promise<never>;
+  private readonly abortWaiters = new Set<(e: Error) => void>();
   private reports = new Map<string, { node: string; iteration: number; values: Record<string, number | number[] | string> }>();
   private freed = false;
   /** Adapter each GPU PE got, and whether its kernels run on the device or via CPU twins. */
@@ -56,8 +55,6 @@ export class Run {
     readonly peers: Map<string, PeerLink>,
     readonly send: (m: FromAgent) => void,
   ) {
-    this.abortPromise = new Promise<never>((_, reject) => (this.rejectAbort = reject));
-    this.abortPromise.catch(() => {});
     this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: this.cycle, dropped }), deploy.traceInterval ?? 50_000);
     const hosts = deploy.hosts.map((h) => h.id);
     this.barrier = new ClusterBarrier(devices.host, hosts, deploy.programs.length, peers);
@@ -138,7 +135,9 @@ export class Run {
   abort(reason: string): void {
     if (this.aborted) return;
     this.aborted = reason;
-    this.rejectAbort(new AbortError(reason));
+    const e = new AbortError(reason);
+    for (const reject of this.abortWaiters) reject(e);
+    this.abortWaiters.clear();
   }
 
   /** Reports a failure once and stops this host's threads; the coordinator stops the others. */
@@ -150,8 +149,25 @@ export class Run {
     for (const link of this.peers.values()) link.send({ type: 'abort', message: `host ${f.host} failed: ${f.message}` });
   }
 
+  /**
+   * `p`, or a rejection once the run aborts. (Not Promise.race with the abort promise: every
+   * race would leave a reaction on that long-lived promise, a leak over a long run.)
+   */
   private guard<T>(p: Promise<T>): Promise<T> {
-    return Promise.race([p, this.abortPromise]);
+    if (this.aborted) return Promise.reject(new AbortError(this.aborted));
+    return new Promise<T>((resolve, reject) => {
+      this.abortWaiters.add(reject);
+      p.then(
+        (v) => {
+          this.abortWaiters.delete(reject);
+          resolve(v);
+        },
+        (e) => {
+          this.abortWaiters.delete(reject);
+          reject(e);
+        },
+      );
+    });
   }
 
   /** Runs every PE thread to the end; sends `done` or `failed`. */
