@@ -1,6 +1,6 @@
 import { useEffect, useImperativeHandle, useRef, useState, type Ref } from 'react';
 import type { TraceColumns } from '@pipeloom/core/trace/columns';
-import { drawLane, KIND_COLORS, KIND_LABELS, tracks, type DrawStats, type Track } from './tracks.js';
+import { KIND_COLORS, KIND_LABELS, pixel, rasterLane, tracks, type DrawStats, type Track } from './tracks.js';
 import { fit, formatDuration, formatTime, pan, ticks, zoom, type Window } from './viewport.js';
 import './timeline.css';
 
@@ -41,6 +41,11 @@ const GUTTER = 168;
 const ROW = 16;
 const PRED = 7;
 const GAP = 4;
+const WHITE = pixel('#ffffff');
+const STRIPE = pixel('#f8fafc');
+const SEPARATOR = pixel('#94a3b8');
+const MEASURED = KIND_COLORS.map((c) => pixel(c));
+const PREDICTED = KIND_COLORS.map((c) => pixel(c, 0.45));
 
 interface Hover {
   x: number;
@@ -68,6 +73,8 @@ export function Timeline({ measured, predicted, showPredicted = true, live = fal
     tracks: [] as Track[],
     laneSig: '',
     last: { ms: 0, boxes: 0 },
+    img: null as ImageData | null,
+    px: null as Uint32Array | null,
     props: { measured, predicted, showPredicted, live },
     draw: () => {},
     schedule: () => {},
@@ -107,45 +114,71 @@ export function Timeline({ measured, predicted, showPredicted = true, live = fal
       s.tracks = tracks(m, sp ? p : undefined);
     }
     if (s.follow) s.win = followWindow();
-    const ctx = cv.getContext('2d');
+    // A CPU-backed canvas: the tracks are painted into its pixels, which then go up in one put.
+    const ctx = cv.getContext('2d', { willReadFrequently: true });
     if (!ctx) return;
     const { width, height, dpr, win } = s;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
-    ctx.font = '11px system-ui, sans-serif';
+    const dw = cv.width;
+    const dh = cv.height;
+    if (!s.img || s.img.width !== dw || s.img.height !== dh) {
+      s.img = ctx.createImageData(dw, dh);
+      s.px = new Uint32Array(s.img.data.buffer);
+    }
+    const px = s.px!;
+    px.fill(WHITE);
+    const top = Math.round(RULER * dpr);
+    const gx = Math.round(GUTTER * dpr);
     const tw = trackWidth();
     const rh = rowHeight();
     const maxScroll = Math.max(0, s.tracks.length * rh - (height - RULER));
     s.scrollY = Math.min(Math.max(0, s.scrollY), maxScroll);
     const stats: DrawStats = { boxes: 0 };
+    const clampY = (y: number) => Math.min(dh, Math.max(top, Math.round(y * dpr)));
+    const first = Math.floor(s.scrollY / rh);
+    const last = Math.min(s.tracks.length, Math.ceil((s.scrollY + height - RULER) / rh));
+    const named: number[] = [];
+    const namedY: number[] = [];
+    for (let r = first; r < last; r++) {
+      const tr = s.tracks[r];
+      const y = RULER + r * rh - s.scrollY;
+      if (r % 2 === 0) px.fill(STRIPE, clampY(y) * dw, clampY(y + rh) * dw);
+      if (r > 0 && s.tracks[r - 1].host !== tr.host && clampY(y) > top) px.fill(SEPARATOR, clampY(y) * dw, (clampY(y) + 1) * dw);
+      const my = y + GAP / 2;
+      const before = named.length;
+      rasterLane(px, dw, m, tr.measured, win, gx, dw - gx, clampY(my), clampY(my + ROW), MEASURED, named, 40 * dpr, stats);
+      for (let k = before; k < named.length; k++) namedY.push(my + ROW / 2);
+      if (sp && p) rasterLane(px, dw, p, tr.predicted, win, gx, dw - gx, clampY(my + ROW + 1), clampY(my + ROW + 1 + PRED), PREDICTED, null, 0, stats);
+    }
+    ctx.putImageData(s.img, 0, 0);
 
-    // Tracks.
+    // Labels over the pixels.
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
     ctx.save();
     ctx.beginPath();
     ctx.rect(0, RULER, width, height - RULER);
     ctx.clip();
-    const first = Math.floor(s.scrollY / rh);
-    const last = Math.min(s.tracks.length, Math.ceil((s.scrollY + height - RULER) / rh));
+    ctx.fillStyle = '#0f172a';
+    const scaleCss = tw / (win.t1 - win.t0);
+    for (let k = 0; k < named.length; k++) {
+      const i = named[k];
+      const xs = Math.max(0, (m.start[i] - win.t0) * scaleCss);
+      const xe = Math.min(tw, (m.end[i] - win.t0) * scaleCss);
+      const name = m.names[m.name[i]];
+      const fits = Math.floor((xe - xs - 6) / 6.2);
+      if (fits >= 2) ctx.fillText(fits >= name.length ? name : `${name.slice(0, fits - 1)}…`, GUTTER + xs + 3, namedY[k]);
+    }
+    ctx.fillStyle = '#ffffff';
+    ctx.fillRect(0, RULER, GUTTER - 1, height - RULER);
     for (let r = first; r < last; r++) {
       const tr = s.tracks[r];
       const y = RULER + r * rh - s.scrollY + GAP / 2;
       if (r % 2 === 0) {
         ctx.fillStyle = '#f8fafc';
-        ctx.fillRect(0, y - GAP / 2, width, rh);
+        ctx.fillRect(0, y - GAP / 2, GUTTER - 1, rh);
       }
-      if (r > 0 && s.tracks[r - 1].host !== tr.host) {
-        ctx.fillStyle = '#94a3b8';
-        ctx.fillRect(0, y - GAP / 2, width, 1);
-      }
-      ctx.save();
-      ctx.beginPath();
-      ctx.rect(GUTTER, y - GAP / 2, tw, rh);
-      ctx.clip();
-      drawLane(ctx, m, tr.measured, win, GUTTER, tw, y, ROW, 1, true, stats);
-      if (sp && p) drawLane(ctx, p, tr.predicted, win, GUTTER, tw, y + ROW + 1, PRED, 0.45, false, stats);
-      ctx.restore();
       ctx.fillStyle = '#1f2430';
-      ctx.textBaseline = 'middle';
       const label = `${tr.host} · ${tr.pe} · ${tr.thread}`;
       ctx.fillText(label.length > 28 ? `${label.slice(0, 27)}…` : label, 6, y + ROW / 2);
     }
@@ -160,7 +193,6 @@ export function Timeline({ measured, predicted, showPredicted = true, live = fal
     ctx.fillRect(0, RULER - 1, width, 1);
     const scale = tw / (win.t1 - win.t0);
     const { step, times } = ticks(win, tw);
-    ctx.textBaseline = 'middle';
     for (const tt of times) {
       const x = GUTTER + (tt - win.t0) * scale;
       ctx.fillStyle = '#cdd2da';

@@ -40,68 +40,59 @@ export function tracks(measured: TraceColumns, predicted?: TraceColumns): Track[
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export interface DrawStats {
-  /** Boxes drawn (after merging). */
+  /** Boxes painted (after merging). */
   boxes: number;
 }
 
+/** A CSS hex colour as a pixel of an ImageData viewed as Uint32 (little-endian RGBA), blended over `bg` by `alpha`. */
+export function pixel(hex: string, alpha = 1, bg = '#ffffff'): number {
+  const c = (h: string, k: number) => parseInt(h.slice(1 + 2 * k, 3 + 2 * k), 16);
+  const mix = (k: number) => Math.round(c(hex, k) * alpha + c(bg, k) * (1 - alpha));
+  return ((255 << 24) | (mix(2) << 16) | (mix(1) << 8) | mix(0)) >>> 0;
+}
+
 /**
- * Draws one lane into the band [y, y + h) of a canvas whose x runs from `x0` to `x0 + width`
- * (device pixels). Names are written into boxes wide enough to hold them.
+ * Paints one lane into a pixel buffer (an ImageData's Uint32 view, `stride` pixels a row):
+ * columns [x0, x0 + width), rows [y0, y1), in device pixels. One row is painted span by span
+ * and copied down, so the cost is about one step per visible event or pixel, whichever is
+ * fewer. Events wide enough to carry a name are pushed to `named` (their numbers).
  */
-export function drawLane(ctx: CanvasRenderingContext2D, c: TraceColumns, lane: number, w: Window, x0: number, width: number, y: number, h: number, alpha: number, labels: boolean, stats: DrawStats): void {
-  if (lane < 0 || c.laneLength(lane) === 0) return;
+export function rasterLane(px: Uint32Array, stride: number, c: TraceColumns, lane: number, w: Window, x0: number, width: number, y0: number, y1: number, colors: ArrayLike<number>, named: number[] | null, minNamed: number, stats: DrawStats): void {
+  if (lane < 0 || y1 <= y0 || c.laneLength(lane) === 0) return;
   const scale = width / (w.t1 - w.t0);
   const [from, to] = c.window(lane, w.t0, w.t1);
   const order = c.laneOrder(lane);
   const maxEnd = c.laneMaxEnd(lane);
   const { start, end, kind } = c;
-  const paths = [new Path2D(), new Path2D(), new Path2D(), new Path2D()];
-  const named: number[] = [];
+  const row = y0 * stride + x0;
   let k = from;
   while (k < to) {
     const i = order[k];
-    const s = start[i];
     const e = end[i];
     if (e < w.t0) {
       k++;
       continue;
     }
-    const xs = Math.max(-1, (s - w.t0) * scale);
-    const xe = Math.min(width + 1, (e - w.t0) * scale);
+    const xs = (start[i] - w.t0) * scale;
+    const xe = (e - w.t0) * scale;
+    let p0: number;
+    let p1: number;
     if (xe - xs >= 1) {
-      paths[kind[i]].rect(x0 + xs, y, xe - xs, h);
-      if (labels && xe - xs > 36) named.push(i);
+      p0 = Math.round(xs);
+      p1 = Math.max(p0 + 1, Math.round(xe));
+      if (named && xe - xs > minNamed) named.push(i);
       k++;
     } else {
       // Everything starting inside this pixel becomes one box reaching the furthest end.
-      const px = Math.floor(xs);
-      const next = c.seek(lane, k + 1, w.t0 + (px + 1) / scale);
-      const far = Math.min(width + 1, (maxEnd[next - 1] - w.t0) * scale);
-      paths[kind[i]].rect(x0 + px, y, Math.max(1, far - px), h);
+      p0 = Math.floor(xs);
+      const next = c.seek(lane, k + 1, w.t0 + (p0 + 1) / scale);
+      p1 = Math.max(p0 + 1, Math.round((maxEnd[next - 1] - w.t0) * scale));
       k = next;
     }
+    if (p0 < 0) p0 = 0;
+    if (p1 > width) p1 = width;
+    if (p1 > p0) px.fill(colors[kind[i]], row + p0, row + p1);
     stats.boxes++;
   }
-  ctx.globalAlpha = alpha;
-  for (let m = 0; m < 4; m++) {
-    ctx.fillStyle = KIND_COLORS[m];
-    ctx.fill(paths[m]);
-  }
-  ctx.globalAlpha = 1;
-  if (named.length) {
-    ctx.save();
-    ctx.fillStyle = '#0f172a';
-    ctx.textBaseline = 'middle';
-    for (const i of named) {
-      const xs = Math.max(0, (start[i] - w.t0) * scale);
-      const xe = Math.min(width, (end[i] - w.t0) * scale);
-      ctx.save();
-      ctx.beginPath();
-      ctx.rect(x0 + xs, y, xe - xs, h);
-      ctx.clip();
-      ctx.fillText(c.names[c.name[i]], x0 + xs + 3, y + h / 2);
-      ctx.restore();
-    }
-    ctx.restore();
-  }
+  for (let y = y0 + 1; y < y1; y++) px.copyWithin(y * stride + x0, row, row + width);
 }
