@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TraceEvent } from '@pipeloom/core/trace/event';
+import { spawnLocalAgents, type LocalAgents } from '@pipeloom/agent/local/spawn';
+import { compileOrThrow, piic, wsConnect } from '@pipeloom/agent/testing/fixtures';
+import { createRunStore } from './store.js';
+
+// The Run view's store against real agent processes on loopback (the same coordinator the
+// browser uses, over `ws` instead of the browser's WebSocket).
+
+const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'gpu0@h0', thread: 'main', kind: 'fire', name: 'I1', iteration: 0, cycle: 0, start, end, ...over });
+
+describe('run store without agents', () => {
+  it('live batches land in the column store and per-lane utilisation follows them', () => {
+    const run = createRunStore({ connect: wsConnect });
+    run.ingest([ev(0, 50), ev(50, 100, { kind: 'wait', name: 'bn_1' })]);
+    run.ingest([ev(0, 25, { thread: 'lane:h1', kind: 'transfer', name: 'bn_2', bytes: 4096 })]);
+    run.progress({ cycle: 2, cycles: 10, elapsed: 0.5, iterationsPerSecond: 4 });
+    run.progress({ cycle: 6, cycles: 10, elapsed: 1.0, iterationsPerSecond: 6 });
+    run.publish();
+    const s = run.store.getState();
+    expect(run.measured().length).toBe(3);
+    expect(s.traceVersion).toBe(run.measured().version);
+    expect(s.live.events).toBe(3);
+    expect(s.live.cycle).toBe(6);
+    expect(s.live.iterationsPerSecond).toBe(6);
+    // (1.0 - 0.5) s over 4 cycles.
+    expect(s.live.cycleTime).toBeCloseTo(0.125);
+    expect(s.live.utilisation).toEqual([
+      { key: 'h0/gpu0@h0/main', value: 0.5 },
+      { key: 'h0/gpu0@h0/lane:h1', value: 0.25 },
+    ]);
+  });
+
+  it('connecting with no URL says what to enter', async () => {
+    const run = createRunStore({ connect: wsConnect });
+    await run.connect();
+    expect(run.store.getState()).toMatchObject({ connection: 'failed', connectError: expect.stringContaining('agent URL') });
+  });
+
+  it('deploy before connecting is a problem naming the fix, not an exception', () => {
+    const run = createRunStore({ connect: wsConnect });
+    expect(run.deploy(compileOrThrow(piic(), true))).toBe(false);
+    expect(run.store.getState().problems[0]).toMatchObject({ message: 'not connected to any agent', hint: expect.stringContaining('Connect') });
+  });
+});
+
+describe('run store with real agents h0 and h1', () => {
+  let agents: LocalAgents;
+  beforeAll(async () => {
+    agents = await spawnLocalAgents(['h0', 'h1']);
+  });
+  afterAll(async () => {
+    await agents?.stop();
+  });
+  const connected = async () => {
+    const run = createRunStore({ connect: wsConnect, publishMs: 50 });
+    run.setFields({ urls: agents.agents.map((a) => a.url).join(', '), token: agents.token });
+    await run.connect();
+    return run;
+  };
+
+  it('a wrong token is refused with the agent named', async () => {
+    const run = createRunStore({ connect: wsConnect });
+    run.setFields({ urls: agents.agents[0].url, token: 'wrong' });
+    await run.connect();
+    const s = run.store.getState();
+    expect(s.connection).toBe('failed');
+    expect(s.connectError).toContain(agents.agents[0].url);
+    run.dispose();
+  });
+
+  it('connects, lists each agent with its PEs, runs P-I-I-C and fills a lane per thread', async () => {
+    const run = await connected();
+    try {
+      const s0 = run.store.getState();
+      expect(s0.connection).toBe('connected');
+      expect(s0.agents.map((a) => a.host).sort()).toEqual(['h0', 'h1']);
+      expect(s0.agents.find((a) => a.host === 'h0')!.pes.map((p) => p.id)).toEqual(expect.arrayContaining(['cpu@h0', 'gpu0@h0']));
+      const ig = compileOrThrow(piic({ iterations: 12 }), true);
+      expect(run.deploy(ig)).toBe(true);
+      expect(run.store.getState().status).toBe('checked');
+      run.setFields({ iterations: 12 });
+      const seen: string[] = [];
+      const unsub = run.store.subscribe((s) => seen.push(s.status));
+      const result = await run.start(ig);
+      unsub();
+      expect(result?.ok).toBe(true);
+      expect(seen).toContain('running');
+      const s = run.store.getState();
+      expect(s.status).toBe('done');
+      expect(s.streaming).toBe(false);
+      expect(s.result).toMatchObject({ ok: true });
+      const m = run.measured();
+      expect(m.length).toBe(result!.eventCount);
+      const lanes = m.lanes().map((l) => `${l.host}/${l.pe}/${l.thread}`);
+      expect(lanes).toEqual(expect.arrayContaining(['h0/cpu@h0/main', 'h0/gpu0@h0/main', 'h1/gpu0@h1/main', 'h1/cpu@h1/main', 'h0/cpu@h0/lane:h1']));
+      for (let l = 0; l < m.laneCount; l++) expect(m.laneLength(l)).toBeGreaterThan(0);
+      // The consumer fired every iteration.
+      const consumer = m.toEvents().filter((e) => e.kind === 'fire' && e.name === 'C');
+      expect(consumer.map((e) => e.iteration)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+      expect(s.live.events).toBe(m.length);
+      expect(s.live.cycle).toBeGreaterThanOrEqual(12);
+      expect(s.live.iterationsPerSecond).toBeGreaterThan(0);
+      expect(s.live.utilisation.length).toBe(m.laneCount);
+    } finally {
+      run.dispose();
+    }
+  });
+
+  it('stop ends the run as stopped and keeps the trace so far', async () => {
+    const run = await connected();
+    try {
+      const ig = compileOrThrow(piic({ iterations: 100_000 }), true);
+      run.setFields({ iterations: 100_000 });
+      const done = run.start(ig);
+      // Wait for some events, then stop.
+      for (let i = 0; i < 200 && run.measured().length < 20; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(run.measured().length).toBeGreaterThan(0);
+      run.stop();
+      const result = await done;
+      expect(result?.ok).toBe(false);
+      const s = run.store.getState();
+      expect(s.status).toBe('stopped');
+      expect(s.failure?.message).toContain('stopped by the user');
+      expect(run.measured().length).toBeGreaterThan(0);
+    } finally {
+      run.dispose();
+    }
+  });
+
+  it('a plan naming a host no agent serves is refused at deploy with the host named', async () => {
+    const run = createRunStore({ connect: wsConnect });
+    run.setFields({ urls: agents.agents[0].url, token: agents.token });
+    await run.connect();
+    try {
+      expect(run.deploy(compileOrThrow(piic(), true))).toBe(false);
+      expect(run.store.getState().problems.map((p) => p.message).join('\n')).toContain('no agent serves host h1');
+      expect(await run.start(compileOrThrow(piic(), true))).toBeNull();
+    } finally {
+      run.dispose();
+    }
+  });
+});
