@@ -1,4 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CLOSE, PROTOCOL_VERSION } from '@pipeloom/core/coordinator/protocol';
@@ -95,5 +98,44 @@ describe('agent front door', () => {
     expect((await closeOf([auth, 'x'.repeat(5000)])).code).toBe(CLOSE.tooBig);
     const ping = JSON.stringify({ type: 'ping', id: 1, t: 0 });
     expect(await closeOf([auth, ...Array.from({ length: 80 }, () => ping)])).toEqual({ code: CLOSE.rate, reason: 'more than 50 messages per second' });
+  });
+});
+
+describe('TLS', () => {
+  it('serves wss:// with --cert/--key and authenticates over it', async () => {
+    const dir = mkdtempSync(join(os.tmpdir(), 'pipeloom-tls-'));
+    const cert = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    const tls = await startAgent({
+      devices: { host: 'h8', pes: [{ id: 'cpu@h8', kind: 'cpu', name: 'cpu', vendor: os.arch(), memory: 1 << 30 }], gpus: new Map() },
+      token: TOKEN,
+      port: 0,
+      cert,
+      key,
+    });
+    try {
+      expect(tls.url).toMatch(/^wss:\/\/127\.0\.0\.1:\d+$/);
+      const welcome = await new Promise<string>((resolve, reject) => {
+        const ws = new WebSocket(tls.url, { ca: readFileSync(cert) });
+        ws.on('open', () => ws.send(auth));
+        ws.on('message', (d) => {
+          resolve(String(d));
+          ws.close();
+        });
+        ws.on('error', reject);
+      });
+      expect(JSON.parse(welcome)).toMatchObject({ type: 'welcome', host: 'h8' });
+      // A client that does not trust the certificate cannot connect.
+      await expect(
+        new Promise((resolve, reject) => {
+          const ws = new WebSocket(tls.url);
+          ws.on('open', resolve);
+          ws.on('error', reject);
+        }),
+      ).rejects.toThrow(/self[- ]signed/);
+    } finally {
+      await tls.close();
+    }
   });
 });
