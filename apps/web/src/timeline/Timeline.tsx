@@ -74,6 +74,8 @@ export function Timeline({ measured, predicted, showPredicted = true, live = fal
     laneSig: '',
     last: { ms: 0, boxes: 0 },
     img: null as ImageData | null,
+    ctx: null as CanvasRenderingContext2D | null,
+    ctxFor: null as HTMLCanvasElement | null,
     px: null as Uint32Array | null,
     props: { measured, predicted, showPredicted, live },
     draw: () => {},
@@ -115,7 +117,11 @@ export function Timeline({ measured, predicted, showPredicted = true, live = fal
     }
     if (s.follow) s.win = followWindow();
     // A CPU-backed canvas: the tracks are painted into its pixels, which then go up in one put.
-    const ctx = cv.getContext('2d', { willReadFrequently: true });
+    if (s.ctxFor !== cv) {
+      s.ctxFor = cv;
+      s.ctx = cv.getContext('2d', { willReadFrequently: true });
+    }
+    const ctx = s.ctx;
     if (!ctx) return;
     const { width, height, dpr, win } = s;
     const dw = cv.width;
@@ -264,11 +270,12 @@ export function Timeline({ measured, predicted, showPredicted = true, live = fal
       s.dirty = true;
       s.draw();
     };
-    const ro = new ResizeObserver(resize);
-    ro.observe(el);
+    // jsdom (component tests) has no ResizeObserver: size once.
+    const ro = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(resize);
+    ro?.observe(el);
     resize();
     return () => {
-      ro.disconnect();
+      ro?.disconnect();
       cancelAnimationFrame(s.raf);
       s.raf = 0;
     };

@@ -42,8 +42,9 @@ export function ticks(w: Window, width: number, px = 110): { step: number; times
 /** A time in microseconds as the ruler shows it, with precision matching the tick step. */
 export function formatTime(us: number, step = us): string {
   const a = Math.abs(step);
-  if (a >= 1e6 || Math.abs(us) >= 1e7) return `${trim(us / 1e6, a / 1e6)} s`;
-  if (a >= 1e3) return `${trim(us / 1e3, a / 1e3)} ms`;
+  const m = Math.max(a, Math.abs(us));
+  if (m >= 1e6) return `${trim(us / 1e6, a / 1e6)} s`;
+  if (m >= 1e3) return `${trim(us / 1e3, a / 1e3)} ms`;
   return `${trim(us, a)} µs`;
 }
 

@@ -1,0 +1,123 @@
+// @vitest-environment jsdom
+import { act } from 'react';
+import { createRoot, type Root } from 'react-dom/client';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import WebSocket from 'ws';
+import { compile } from '@pipeloom/core/compile/compile';
+import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { SocketLike } from '@pipeloom/core/coordinator/coordinator';
+import { RunView } from './RunView.js';
+import { createRunStore, type RunStore } from './store.js';
+
+// The Run view rendered in jsdom against real agents on loopback: the predicted plan before
+// running, connect, start, live numbers, the consumer's check. (jsdom has no canvas: the
+// timeline's lane counts are read from its DOM attributes.)
+
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+
+// Under jsdom, URL is jsdom's, so paths come from the working directory (the repository root)
+// rather than import.meta.url, and agents are started here rather than through the agent's
+// helpers (which resolve their paths from import.meta.url).
+const ROOT = process.cwd();
+const TOKEN = 'runview-test-token';
+const wsConnect = (url: string) => new WebSocket(url, { maxPayload: 1 << 30 }) as unknown as SocketLike;
+
+function startAgent(name: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [join(ROOT, 'apps/agent/bin/pipeloom.js'), 'agent', '--name', name, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PIPELOOM_TOKEN: TOKEN, EGL_PLATFORM: 'surfaceless' },
+  });
+  child.stderr!.resume();
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      const m = /^listening (\S+)/.exec(line);
+      if (m) resolve({ url: m[1], child });
+      else reject(new Error(`agent ${name} did not start: ${line}`));
+    });
+    child.once('exit', (code) => reject(new Error(`agent ${name} exited (${code})`)));
+  });
+}
+
+let agents: { url: string; child: ChildProcess }[] = [];
+beforeAll(async () => {
+  agents = await Promise.all(['h0', 'h1'].map(startAgent));
+});
+afterAll(async () => {
+  await Promise.all(agents.map((a) => new Promise((r) => (a.child.exitCode !== null ? r(null) : (a.child.once('exit', r), a.child.kill('SIGTERM'))))));
+});
+
+function piic(iterations: number): ProjectDocument {
+  const doc = JSON.parse(readFileSync(join(ROOT, 'examples/piic.json'), 'utf8')) as ProjectDocument;
+  for (const n of doc.app.nodes) {
+    n.params = { ...n.params, width: 64, height: 64 };
+    if ('nb_loop' in n.params) n.params.nb_loop = 5;
+  }
+  doc.options = { ...doc.options, iterations };
+  return doc;
+}
+
+function compileOrThrow(doc: ProjectDocument, overlap: boolean) {
+  const r = compile(doc, { overlap });
+  if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
+  return r.ig;
+}
+
+let root: Root;
+let host: HTMLDivElement;
+let run: RunStore;
+beforeEach(() => {
+  host = document.createElement('div');
+  document.body.appendChild(host);
+  root = createRoot(host);
+  run = createRunStore({ connect: wsConnect, publishMs: 50 });
+});
+afterEach(() => {
+  act(() => root.unmount());
+  host.remove();
+  run.dispose();
+});
+
+const q = (testid: string) => host.querySelector(`[data-testid="${testid}"]`) as HTMLElement;
+const until = async (ok: () => boolean, ms = 30_000) => {
+  const t = Date.now();
+  while (!ok()) {
+    if (Date.now() - t > ms) throw new Error('timed out');
+    await act(() => new Promise((r) => setTimeout(r, 25)));
+  }
+};
+
+describe('RunView', () => {
+  const doc = piic(10);
+  const compiled = { overlap: compileOrThrow(doc, true), noOverlap: compileOrThrow(doc, false) };
+
+  it('shows the predicted plan of both strategies before any run, with Start disabled until connected', async () => {
+    await act(async () => root.render(<RunView document={doc} compiled={compiled} run={run} agents={[{ url: 'ws://127.0.0.1:1', token: 'T' }]} />));
+    expect(q('run-predicted').textContent).toContain('overlap');
+    expect(q('run-predicted').textContent).toContain('no overlap');
+    expect((q('run-start') as HTMLButtonElement).disabled).toBe(true);
+    expect((q('run-urls') as HTMLInputElement).value).toBe('ws://127.0.0.1:1');
+    expect(Number(q('timeline-lanes').dataset.lanes)).toBeGreaterThanOrEqual(4);
+    expect(q('timeline-lanes').dataset.lanesWithEvents).toBe('0');
+    expect(q('run-status').dataset.status).toBe('idle');
+  });
+
+  it('connects, runs P-I-I-C on two agents and reports the consumer check', async () => {
+    await act(async () => root.render(<RunView document={doc} compiled={compiled} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
+    await act(async () => q('run-connect').click());
+    await until(() => q('run-connection').dataset.status === 'connected');
+    expect(q('run-agent-h0').textContent).toContain('gpu0@h0');
+    expect(q('run-agent-h1').textContent).toContain('cpu@h1');
+    await act(async () => q('run-start').click());
+    await until(() => q('run-status').dataset.status === 'done');
+    expect(q('run-check').dataset.result).toBe('passed');
+    expect(Number(q('timeline-canvas').dataset.events)).toBeGreaterThan(0);
+    expect(Number(q('timeline-lanes').dataset.lanesWithEvents)).toBeGreaterThanOrEqual(5);
+    expect(Number(q('run-throughput').dataset.value)).toBeGreaterThan(0);
+    expect(q('run-utilisation').querySelectorAll('tr').length).toBe(run.measured().laneCount);
+    expect(q('run-failure')).toBeNull();
+  });
+});
