@@ -27,6 +27,7 @@ import type { ImplementationGraph } from '@pipeloom/core/compile/types';
 import { predict } from '@pipeloom/core/predict/predict';
 import { TraceColumns } from '@pipeloom/core/trace/columns';
 import { toChromeTrace } from '@pipeloom/core/trace/chrome';
+import type { TraceEvent } from '@pipeloom/core/trace/event';
 import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
 import { appRun, useRun, type RunStore } from './store.js';
@@ -71,9 +72,9 @@ export function RunView({ document: doc, compiled, agents, run = appRun }: RunVi
   const predicted = useMemo(() => {
     if (!strategy) return undefined;
     const c = new TraceColumns();
-    c.append(strategy.timeline);
+    c.append(alignLanes(strategy.timeline, doc.arch.pes));
     return c;
-  }, [strategy]);
+  }, [strategy, doc]);
 
   const ig = compiled ? (st.overlap ? compiled.overlap : compiled.noOverlap) : undefined;
   const measured = run.measured();
@@ -283,6 +284,21 @@ function CheckResult({ result, failure, status }: { result: NonNullable<ReturnTy
       )}
     </div>
   );
+}
+
+/**
+ * The predictor names a host-to-host transfer lane after the peer PE (`lane:cpu@h1`); agents
+ * name it after the peer host (`lane:h1`), one lane per peer host. Predicted events take the
+ * agents' name so each predicted track sits under its measured one.
+ */
+export function alignLanes(events: readonly TraceEvent[], pes: readonly { id: string; host: string }[] = []): TraceEvent[] {
+  const hostOf = new Map<string, string>(pes.map((p) => [p.id, p.host]));
+  for (const e of events) hostOf.set(e.pe, e.host);
+  return events.map((e) => {
+    if (!e.thread.startsWith('lane:')) return e;
+    const peer = hostOf.get(e.thread.slice(5));
+    return peer && peer !== e.host ? { ...e, thread: `lane:${peer}` } : e;
+  });
 }
 
 function summarise(values: Record<string, number | number[] | string>): string {
