@@ -46,3 +46,24 @@ export async function newProject(page: Page) {
   await page.getByTestId('new').click();
   await expect(page.locator('[data-testid^="dfg-node-"]')).toHaveCount(0);
 }
+
+/** P -> I -> I -> C from the palette, 64x64 matrices, the consumer expecting +2. */
+export async function buildPiicFromPalette(page: Page) {
+  await page.getByTestId('tab-dfg').click();
+  await page.getByTestId('palette-matrix.produce').dragTo(page.getByTestId('dfg-canvas'), { targetPosition: { x: 120, y: 200 } });
+  await page.getByTestId('palette-matrix.increment').click();
+  await page.getByTestId('palette-matrix.increment').click();
+  await page.getByTestId('palette-matrix.consume').click();
+  await page.locator('.react-flow__controls-fitview').click();
+  for (const id of ['produce', 'increment', 'increment2', 'consume']) {
+    await selectNode(page, id);
+    await setField(page, 'param-width', '64');
+    await setField(page, 'param-height', '64');
+  }
+  await selectNode(page, 'consume');
+  await setField(page, 'param-expected_offset', '2');
+  await connect(page, 'produce.out', 'increment.in');
+  await connect(page, 'increment.out', 'increment2.in');
+  await connect(page, 'increment2.out', 'consume.in');
+  await expect(page.locator('.react-flow__edge')).toHaveCount(3);
+}
