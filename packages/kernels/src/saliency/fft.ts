@@ -27,40 +27,70 @@ export function radices(n: number, kernel: string, what: string): number[] {
   return out;
 }
 
-/**
- * One Stockham pass of radix R over `lines` lines: x -> y (interleaved re, im). Line l starts
- * at complex element baseOf(l), its elements `stride` apart. Twiddles and the R-point roots
- * are tabulated once per pass.
- */
-function pass(x: Float64Array, y: Float64Array, lines: number, baseOf: (l: number) => number, stride: number, n: number, R: number, ns: number, sign: number): void {
-  const m = n / R;
-  const span = ns * R;
-  const tw = new Float64Array(2 * span); // tw[k R + r] = cis(sign 2 pi k r / span)
-  for (let k = 0; k < ns; k++)
-    for (let r = 0; r < R; r++) {
-      const a = (sign * 2 * Math.PI * ((k * r) % span)) / span;
-      tw[2 * (k * R + r)] = Math.cos(a);
-      tw[2 * (k * R + r) + 1] = Math.sin(a);
-    }
-  const root = new Float64Array(2 * R);
-  for (let q = 0; q < R; q++) {
-    root[2 * q] = Math.cos((sign * 2 * Math.PI * q) / R);
-    root[2 * q + 1] = Math.sin((sign * 2 * Math.PI * q) / R);
-  }
-  const vr = new Float64Array(R);
-  const vi = new Float64Array(R);
-  for (let l = 0; l < lines; l++) {
-    const base = baseOf(l);
-    for (let j = 0; j < m; j++) {
-      const k = j % ns;
+interface Pass {
+  R: number;
+  ns: number;
+  /** tw[2 (k R + r)]: cis(sign 2 pi k r / (ns R)). */
+  tw: Float64Array;
+  /** root[2 q]: cis(sign 2 pi q / R). */
+  root: Float64Array;
+}
+
+function plan(n: number, sign: number, kernel: string, what: string): Pass[] {
+  const passes: Pass[] = [];
+  let ns = 1;
+  for (const R of radices(n, kernel, what)) {
+    const span = ns * R;
+    const tw = new Float64Array(2 * span);
+    for (let k = 0; k < ns; k++)
       for (let r = 0; r < R; r++) {
-        const s = 2 * (base + (j + r * m) * stride);
-        const c = tw[2 * (k * R + r)];
-        const sn = tw[2 * (k * R + r) + 1];
-        vr[r] = x[s] * c - x[s + 1] * sn;
-        vi[r] = x[s] * sn + x[s + 1] * c;
+        const a = (sign * 2 * Math.PI * ((k * r) % span)) / span;
+        tw[2 * (k * R + r)] = Math.cos(a);
+        tw[2 * (k * R + r) + 1] = Math.sin(a);
       }
-      const d = (j - k) * R + k;
+    const root = new Float64Array(2 * R);
+    for (let q = 0; q < R; q++) {
+      root[2 * q] = Math.cos((sign * 2 * Math.PI * q) / R);
+      root[2 * q + 1] = Math.sin((sign * 2 * Math.PI * q) / R);
+    }
+    passes.push({ R, ns, tw, root });
+    ns *= R;
+  }
+  return passes;
+}
+
+/** One Stockham pass over a contiguous line of n complex values: x -> y. */
+function pass(x: Float64Array, y: Float64Array, n: number, { R, ns, tw, root }: Pass, sign: number, vr: Float64Array, vi: Float64Array): void {
+  const m = n / R;
+  for (let j = 0; j < m; j++) {
+    const k = j % ns;
+    for (let r = 0; r < R; r++) {
+      const s = 2 * (j + r * m);
+      const c = tw[2 * (k * R + r)];
+      const sn = tw[2 * (k * R + r) + 1];
+      vr[r] = x[s] * c - x[s + 1] * sn;
+      vi[r] = x[s] * sn + x[s + 1] * c;
+    }
+    const d = 2 * ((j - k) * R + k);
+    const step = 2 * ns;
+    if (R === 2) {
+      y[d] = vr[0] + vr[1];
+      y[d + 1] = vi[0] + vi[1];
+      y[d + step] = vr[0] - vr[1];
+      y[d + step + 1] = vi[0] - vi[1];
+    } else if (R === 4) {
+      // w = cis(sign pi / 2) = sign i: (sign i)(a + ib) = sign (-b + ia)
+      const ar = vr[0] + vr[2], ai = vi[0] + vi[2], br = vr[0] - vr[2], bi = vi[0] - vi[2];
+      const cr = vr[1] + vr[3], ci = vi[1] + vi[3], dr = -sign * (vi[1] - vi[3]), di = sign * (vr[1] - vr[3]);
+      y[d] = ar + cr;
+      y[d + 1] = ai + ci;
+      y[d + step] = br + dr;
+      y[d + step + 1] = bi + di;
+      y[d + 2 * step] = ar - cr;
+      y[d + 2 * step + 1] = ai - ci;
+      y[d + 3 * step] = br - dr;
+      y[d + 3 * step + 1] = bi - di;
+    } else {
       for (let q = 0; q < R; q++) {
         let ar = 0;
         let ai = 0;
@@ -70,37 +100,46 @@ function pass(x: Float64Array, y: Float64Array, lines: number, baseOf: (l: numbe
           ar += vr[r] * c - vi[r] * sn;
           ai += vr[r] * sn + vi[r] * c;
         }
-        const t = 2 * (base + (d + q * ns) * stride);
-        y[t] = ar;
-        y[t + 1] = ai;
+        y[d + q * step] = ar;
+        y[d + q * step + 1] = ai;
       }
     }
   }
 }
 
 /**
- * In-place 2D FFT of `count` complex h x w planes (interleaved re, im), rows then columns.
+ * In-place 2D FFT of `count` complex h x w planes (interleaved re, im), rows then columns;
+ * each line is gathered into a contiguous buffer, transformed by all its passes, scattered back.
  * sign -1: forward; +1: inverse, scaled by 1/(h w).
  */
 export function fft2d(data: Float64Array, count: number, h: number, w: number, sign: -1 | 1, kernel = 'saliency.fft'): void {
-  const rw = radices(w, kernel, 'width');
-  const rh = radices(h, kernel, 'height');
-  let a: Float64Array = data;
-  let b: Float64Array = new Float64Array(data.length);
-  const run = (rs: number[], n: number, lines: number, baseOf: (l: number) => number, stride: number) => {
-    let ns = 1;
-    for (const R of rs) {
-      pass(a, b, lines, baseOf, stride, n, R, ns, sign);
-      [a, b] = [b, a];
-      ns *= R;
+  const pw = plan(w, sign, kernel, 'width');
+  const ph = plan(h, sign, kernel, 'height');
+  const big = Math.max(w, h);
+  const bufA = new Float64Array(2 * big);
+  const bufB = new Float64Array(2 * big);
+  const vr = new Float64Array(MAX_RADIX);
+  const vi = new Float64Array(MAX_RADIX);
+  const line = (passes: Pass[], n: number, start: number, stride: number, scale: number) => {
+    for (let i = 0; i < n; i++) {
+      bufA[2 * i] = data[2 * (start + i * stride)];
+      bufA[2 * i + 1] = data[2 * (start + i * stride) + 1];
+    }
+    let x = bufA;
+    let y = bufB;
+    for (const ps of passes) {
+      pass(x, y, n, ps, sign, vr, vi);
+      [x, y] = [y, x];
+    }
+    for (let i = 0; i < n; i++) {
+      data[2 * (start + i * stride)] = x[2 * i] * scale;
+      data[2 * (start + i * stride) + 1] = x[2 * i + 1] * scale;
     }
   };
-  run(rw, w, count * h, (l) => l * w, 1);
-  run(rh, h, count * w, (l) => Math.floor(l / w) * h * w + (l % w), w);
-  if (a !== data) data.set(a);
-  if (sign === 1) {
-    const s = 1 / (h * w);
-    for (let i = 0; i < data.length; i++) data[i] *= s;
+  const scale = sign === 1 ? 1 / (h * w) : 1;
+  for (let c = 0; c < count; c++) {
+    for (let y = 0; y < h; y++) line(pw, w, c * h * w + y * w, 1, 1);
+    for (let x = 0; x < w; x++) line(ph, h, c * h * w + x, w, scale);
   }
 }
 

@@ -170,7 +170,7 @@ export const saliencyKernels: KernelSpec[] = [
     params: { ...sizeParams },
     inputs: [{ name: 'in', type: imageType }],
     outputs: [{ name: 'out', type: spectrumType }],
-    cost: (p) => ({ flops: fftFlops(p, 1), bytes: px(p) * 8 * 2 * (radices(Number(p.width), 'saliency.fft', 'width').length + radices(Number(p.height), 'saliency.fft', 'height').length) }),
+    cost: (p) => ({ flops: fftFlops(p, 1), bytes: px(p) * 8 * 2 * Math.ceil(Math.log2(Math.max(2, px(p))) / 2) }),
     cpu: ({ params, inputs, outputs }) => fftCpu(inputs.in as Float32Array, outputs.out as Float32Array, Number(params.width), Number(params.height)),
     gpu: {
       wgsl: { pack: W.PACK, fft_pass: W.FFT_PASS },

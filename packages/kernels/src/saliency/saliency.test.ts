@@ -63,6 +63,8 @@ describe('saliency FFT on the CPU', () => {
   it('refuses a size with a prime factor above 13, naming the kernel and the param', () => {
     expect(() => runCpu(getKernel('saliency.fft'), { width: 34, height: 8 }, { in: new Float32Array(34 * 8) })).toThrow(KernelError);
     expect(() => runCpu(getKernel('saliency.fft'), { width: 34, height: 8 }, { in: new Float32Array(34 * 8) })).toThrow(/saliency.fft.*width 34 has the prime factor 17/);
+    // the cost hint still answers, so the predictor can show the node before the run refuses it
+    expect(getKernel('saliency.fft').cost({ width: 34, height: 8 }).flops).toBeGreaterThan(0);
   });
 });
 
