@@ -97,4 +97,23 @@ describe('granulometry in WGSL on the WebGPU adapter', () => {
     expect(rc.report).toEqual(cc.report);
     for (const r of [gv, g1, g2, gc]) r.destroy();
   });
+
+  it('Fig 19 across two devices: openings 1-3 on one, 4-6 on the other via the host, curve on the CPU', async () => {
+    const other = await createTestDevice();
+    try {
+      const p = { depth: 20, height: 19, width: 21, radius: 3, spheres: 4, seed: 2, levels: 7 };
+      const v = runCpu(vol, p, {}).outputs.out;
+      const g0 = await GpuRunner.create(t.device, opn, { ...p, first: 1, last: 3 });
+      const g1 = await GpuRunner.create(other.device, opn, { ...p, first: 4, last: 6 });
+      const mid = (await g0.fire({ in: v })).outputs.out; // GPU 0 -> CPU
+      const state = (await g1.fire({ in: mid })).outputs.out; // CPU -> GPU 1
+      const r = runCpu(crv, p, { in: state }).report!;
+      expect(r.values?.predominant_size).toBe(3);
+      expect(state).toEqual(runCpu(opn, { ...p, first: 1, last: 6 }, { in: v }).outputs.out);
+      g0.destroy();
+      g1.destroy();
+    } finally {
+      other.destroy();
+    }
+  });
 });
