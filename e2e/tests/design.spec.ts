@@ -69,7 +69,7 @@ test('build P-I-I-C from the palette, map it on two hosts, see the implementatio
   await page.getByTestId('add-host').click();
   await expect(page.getByTestId('arch-pe-cpu@h1')).toBeVisible();
   await page.locator('.react-flow__controls-fitview').click();
-  await mouseDrag(page, page.getByTestId('arch-pe-cpu@h0').locator('.react-flow__handle-bottom'), page.getByTestId('arch-pe-cpu@h1').locator('.react-flow__handle-top'));
+  await mouseDrag(page, page.getByTestId('arch-pe-cpu@h0').locator('.react-flow__handle-right'), page.getByTestId('arch-pe-cpu@h1').locator('.react-flow__handle-left'));
   await expect(page.locator('.react-flow__edge')).toHaveCount(1);
   await expect(page.getByTestId('inspector-link-kind')).toHaveValue('ethernet');
   await page.getByTestId('inspector-link-kind').selectOption('infiniband');

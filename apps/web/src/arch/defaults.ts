@@ -79,9 +79,12 @@ export function newHostId(doc: ProjectDocument): string {
   for (let i = 0; ; i++) if (!taken.has(`h${i}`)) return `h${i}`;
 }
 
-/** Below the lowest host, so new hosts never overlap. */
+/**
+ * Right of the rightmost host: hosts stand side by side, so the network links between their
+ * CPUs (first row) run clear of the GPUs (second row).
+ */
 export function newHostPosition(doc: ProjectDocument) {
-  let y = 0;
-  for (const h of doc.arch.hosts) y = Math.max(y, (h.position?.y ?? 0) + hostSize(doc, h.id).height + 40);
-  return { x: 0, y };
+  let x = 0;
+  for (const h of doc.arch.hosts) x = Math.max(x, (h.position?.x ?? 0) + hostSize(doc, h.id).width + 120);
+  return { x, y: 0 };
 }

@@ -40,10 +40,10 @@ export function withPositions(doc: ProjectDocument): ProjectDocument {
     return out;
   });
   const withPes = { ...doc, arch: { ...doc.arch, pes } };
-  let y = 0;
+  let x = 0;
   const hosts = doc.arch.hosts.map((h) => {
-    const out = h.position ? h : { ...h, position: { x: 0, y } };
-    y = Math.max(y, out.position!.y) + hostSize(withPes, h.id).height + 40;
+    const out = h.position ? h : { ...h, position: { x, y: 0 } };
+    x = Math.max(x, out.position!.x) + hostSize(withPes, h.id).width + 120;
     return out;
   });
   return { ...withPes, app: { ...doc.app, nodes }, arch: { ...withPes.arch, hosts } };
