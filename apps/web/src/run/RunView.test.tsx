@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
 import { compile } from '@pipeloom/core/compile/compile';
+import { predict } from '@pipeloom/core/predict/predict';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
 import type { SocketLike } from '@pipeloom/core/coordinator/coordinator';
 import { alignLanes, RunView } from './RunView.js';
@@ -93,9 +94,11 @@ const until = async (ok: () => boolean, ms = 30_000) => {
 describe('RunView', () => {
   const doc = piic(10);
   const compiled = { overlap: compileOrThrow(doc, true), noOverlap: compileOrThrow(doc, false) };
+  const p = predict(doc);
+  const prediction = p.ok ? p.prediction : null;
 
   it('shows the predicted plan of both strategies before any run, with Start disabled until connected', async () => {
-    await act(async () => root.render(<RunView document={doc} compiled={compiled} run={run} agents={[{ url: 'ws://127.0.0.1:1', token: 'T' }]} />));
+    await act(async () => root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={[{ url: 'ws://127.0.0.1:1', token: 'T' }]} />));
     expect(q('run-predicted').textContent).toContain('overlap');
     expect(q('run-predicted').textContent).toContain('no overlap');
     expect((q('run-start') as HTMLButtonElement).disabled).toBe(true);
@@ -106,7 +109,7 @@ describe('RunView', () => {
   });
 
   it('connects, runs P-I-I-C on two agents and reports the consumer check', async () => {
-    await act(async () => root.render(<RunView document={doc} compiled={compiled} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
+    await act(async () => root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
     await act(async () => q('run-connect').click());
     await until(() => q('run-connection').dataset.status === 'connected');
     expect(q('run-agent-h0').textContent).toContain('gpu0@h0');

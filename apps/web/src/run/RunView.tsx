@@ -24,12 +24,13 @@
 import { useEffect, useMemo, useRef } from 'react';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
 import type { ImplementationGraph } from '@pipeloom/core/compile/types';
-import { predict } from '@pipeloom/core/predict/predict';
+import type { Prediction } from '@pipeloom/core/predict/predict';
 import { TraceColumns } from '@pipeloom/core/trace/columns';
 import { toChromeTrace } from '@pipeloom/core/trace/chrome';
 import type { TraceEvent } from '@pipeloom/core/trace/event';
 import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
+import { useCompile } from '../worker/client.js';
 import { appRun, useRun, type RunStore } from './store.js';
 import { installBenchHook } from './bench.js';
 import './run.css';
@@ -39,14 +40,13 @@ export interface RunViewProps {
   compiled?: { overlap: ImplementationGraph; noOverlap: ImplementationGraph };
   /** Agents to prefill (from `?agent=...&token=...`). */
   agents?: { url: string; token?: string }[];
+  /** The predictor's result; by default the compile worker's (never computed on the main thread). */
+  prediction?: Prediction | null;
   /** The run store (tests pass their own). */
   run?: RunStore;
 }
 
-/** Predicted cycles drawn: enough to see the pipeline fill and settle. */
-const PREDICTED_CYCLES = 60;
-
-export function RunView({ document: doc, compiled, agents, run = appRun }: RunViewProps) {
+export function RunView({ document: doc, compiled, agents, prediction: given, run = appRun }: RunViewProps) {
   const st = useRun(run, (s) => s);
   const timeline = useRef<TimelineHandle>(null);
 
@@ -60,21 +60,15 @@ export function RunView({ document: doc, compiled, agents, run = appRun }: RunVi
 
   useEffect(() => (new URLSearchParams(location.search).has('bench') ? installBenchHook(run, () => timeline.current) : undefined), [run]);
 
-  const prediction = useMemo(() => {
-    try {
-      const r = predict(doc, { timelineCycles: PREDICTED_CYCLES });
-      return r.ok ? r.prediction : null;
-    } catch {
-      return null;
-    }
-  }, [doc]);
+  const fromWorker = useCompile((s) => s.result?.prediction ?? null);
+  const prediction = given === undefined ? fromWorker : given;
   const strategy = prediction ? (st.overlap ? prediction.overlap : prediction.noOverlap) : null;
   const predicted = useMemo(() => {
     if (!strategy) return undefined;
     const c = new TraceColumns();
     c.append(alignLanes(strategy.timeline, doc.arch.pes));
     return c;
-  }, [strategy, doc]);
+  }, [strategy, doc.arch.pes]);
 
   const ig = compiled ? (st.overlap ? compiled.overlap : compiled.noOverlap) : undefined;
   const measured = run.measured();
@@ -262,7 +256,8 @@ export function RunView({ document: doc, compiled, agents, run = appRun }: RunVi
 }
 
 function CheckResult({ result, failure, status }: { result: NonNullable<ReturnType<RunStore['store']['getState']>['result']>; failure?: { node?: string; message: string }; status: string }) {
-  if (status === 'stopped') return null;
+  // A failure that is not a check (a lost agent, a refused deploy) is shown by the failure box alone.
+  if (status === 'stopped' || (!result.ok && !failure?.node)) return null;
   const passed = result.ok;
   return (
     <div className={`run-check ${passed ? 'passed' : 'failed'}`} data-testid="run-check" data-result={passed ? 'passed' : 'failed'}>

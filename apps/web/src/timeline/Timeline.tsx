@@ -37,7 +37,7 @@ export interface TimelineProps {
 }
 
 const RULER = 22;
-const GUTTER = 168;
+const GUTTER = 196;
 const ROW = 16;
 const PRED = 7;
 const GAP = 4;
@@ -186,7 +186,7 @@ export function Timeline({ measured, predicted, showPredicted = true, live = fal
       }
       ctx.fillStyle = '#1f2430';
       const label = `${tr.host} · ${tr.pe} · ${tr.thread}`;
-      ctx.fillText(label.length > 28 ? `${label.slice(0, 27)}…` : label, 6, y + ROW / 2);
+      ctx.fillText(label.length > 33 ? `${label.slice(0, 32)}…` : label, 6, y + ROW / 2);
     }
     ctx.restore();
     ctx.fillStyle = '#e3e6eb';
