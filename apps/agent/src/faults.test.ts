@@ -12,10 +12,12 @@ describe('faults', () => {
     try {
       const c = await connect(local.agents.map((a) => a.url), local.token);
       let killedAt = 0;
+      let consumed = 0;
       const handle = c.run(longRun(), {
         iterations: 1_000_000,
-        onProgress: (p) => {
-          if (!killedAt && p.cycle > 20) {
+        onEvents: (events) => {
+          consumed += events.filter((e) => e.kind === 'fire' && e.node === 'C').length;
+          if (!killedAt && consumed > 5) {
             killedAt = performance.now();
             local.agents[1].process.kill('SIGKILL');
           }

@@ -1,7 +1,9 @@
 import type { PeProgram } from '@pipeloom/core';
 
 // Every buffer of a PE allocated up front: one storage per memory colour (buffers of a colour
-// share it), one slot per depth. Host PEs use ArrayBuffers, GPU PEs GPUBuffers.
+// share it), one slot per depth. Host PEs use SharedArrayBuffers (allocated by the agent's
+// main thread, seen by every PE thread of the host and by the host-to-host lanes), GPU PEs
+// GPUBuffers (owned by the GPU PE's thread).
 
 export type ElementName = 'f32' | 'u32' | 'i32' | 'u8';
 export type BufferInfo = Record<string, { element: ElementName; bytes: number }>;
@@ -38,6 +40,8 @@ export class PeMemory {
     readonly program: PeProgram,
     info: BufferInfo,
     device?: GPUDevice,
+    /** Host storage from `allocateHost`, for CPU PEs. */
+    host?: HostStorage,
   ) {
     for (const a of program.allocations) {
       const depth = Math.max(1, a.depth);
@@ -57,15 +61,10 @@ export class PeMemory {
         }
         for (const id of a.buffers) this.slots.set(id, { kind: 'gpu', buffers: storage, size });
       } else {
-        const storage = Array.from({ length: depth }, () => new ArrayBuffer(size));
         for (const id of a.buffers) {
-          const { element, bytes } = info[id] ?? { element: 'u8', bytes: a.bytes };
-          const View = VIEW[element] ?? Uint8Array;
-          this.slots.set(id, {
-            kind: 'cpu',
-            views: storage.map((buf) => new View(buf, 0, Math.floor(bytes / ELEMENT[element]))),
-            bytes: storage.map((buf) => new Uint8Array(buf, 0, bytes)),
-          });
+          const storage = host?.[id];
+          if (!storage) throw new Error(`${program.pe}: no host storage for ${id}`);
+          this.slots.set(id, hostSlots(storage, info[id] ?? { element: 'u8', bytes: a.bytes }));
         }
       }
     }
@@ -83,6 +82,36 @@ export class PeMemory {
     this.slots.clear();
     this.allocated = 0;
   }
+}
+
+/** Host buffers of one agent: buffer id -> one SharedArrayBuffer per slot (shared by a colour). */
+export type HostStorage = Record<string, SharedArrayBuffer[]>;
+
+/** Allocates the host storage of CPU programs: one SharedArrayBuffer per colour and slot. */
+export function allocateHost(programs: PeProgram[]): { storage: HostStorage; bytes: Record<string, number> } {
+  const storage: HostStorage = {};
+  const bytes: Record<string, number> = {};
+  for (const program of programs) {
+    if (program.kind !== 'cpu') continue;
+    bytes[program.pe] = 0;
+    for (const a of program.allocations) {
+      const depth = Math.max(1, a.depth);
+      const size = align4(a.bytes);
+      const slots = Array.from({ length: depth }, () => new SharedArrayBuffer(size));
+      bytes[program.pe] += size * depth;
+      for (const id of a.buffers) storage[id] = slots;
+    }
+  }
+  return { storage, bytes };
+}
+
+export function hostSlots(storage: SharedArrayBuffer[], info: { element: ElementName; bytes: number }): HostSlots {
+  const View = VIEW[info.element] ?? Uint8Array;
+  return {
+    kind: 'cpu',
+    views: storage.map((buf) => new View(buf as unknown as ArrayBuffer, 0, Math.floor(info.bytes / ELEMENT[info.element]))),
+    bytes: storage.map((buf) => new Uint8Array(buf, 0, info.bytes)),
+  };
 }
 
 /** Slot of a buffer access in cycle k (LATENCY.md): ((k - lag) mod depth). */

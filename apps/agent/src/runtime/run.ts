@@ -1,53 +1,50 @@
-import { getKernel, withDefaults, type GpuExecutor, type KernelSpec, type Params } from '@pipeloom/kernels';
+import { Worker } from 'node:worker_threads';
 import type { Action, PeProgram, TraceEvent } from '@pipeloom/core';
-import { transferKey, type FailureReport, type FromAgent, type ThreadStats, type ToAgent } from '@pipeloom/core/coordinator/protocol';
-import { openDevice, type Devices } from '../devices/discover.js';
+import { transferKey, type FailureReport, type FromAgent, type ToAgent } from '@pipeloom/core/coordinator/protocol';
+import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
 import { ClusterBarrier } from './barrier.js';
-import { align4, depthOf, PeMemory, slotOf, type GpuSlots, type HostSlots, type Slots } from './memory.js';
+import { allocateHost, depthOf, hostSlots, slotOf, type HostSlots } from './memory.js';
+import type { FromPe, PeInit, ToPe } from './messages.js';
 import { TraceRecorder } from './trace.js';
 
-// One run on one agent: the PEs of this host, one thread of control each (an async loop),
-// transfers on lanes beside them, a cluster barrier after each phase that asks for one.
+// One run on one agent. Each PE of the host runs in its own thread (pe-worker.ts); this main
+// thread holds the host memory (shared with the PE threads), runs the host-to-host lanes
+// (sends and receives over the peer links), takes the PE threads to the cluster barrier, and
+// forwards trace batches to the coordinator.
 
 type Deploy = Extract<ToAgent, { type: 'deploy' }>;
-type Fire = Extract<Action, { op: 'fire' }>;
 type Transfer = Extract<Action, { op: 'transfer' }>;
 
-interface PreparedFire {
-  action: Fire;
-  kernel: KernelSpec;
-  params: Params;
-  state: Record<string, unknown>;
-  gpu?: GpuExecutor;
-  /** GPU PE whose kernel has no WGSL yet: host copies for its CPU twin. */
-  twin?: { inputs: Record<string, ArrayBufferView>; outputs: Record<string, ArrayBufferView> };
-}
-
-interface PeState {
-  program: PeProgram;
-  memory: PeMemory;
-  device?: GPUDevice;
-  fires: Map<Fire, PreparedFire>;
-  /** Readback buffers for GPU -> host copies, per source buffer. */
-  staging: Map<string, GPUBuffer>;
-}
+const BOOT = new URL('./pe-worker-boot.mjs', import.meta.url);
 
 export class AbortError extends Error {}
 
 const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
 
+interface PeWorker {
+  program: PeProgram;
+  worker: Worker;
+  done: Promise<void>;
+}
+
 export class Run {
-  readonly pes = new Map<string, PeState>();
   readonly trace: TraceRecorder;
   readonly barrier: ClusterBarrier;
+  private workers: PeWorker[] = [];
+  private host = new Map<string, HostSlots>();
+  private hostBytes: Record<string, number> = {};
+  private gpuBytes: Record<string, number> = {};
   private aborted: string | null = null;
   private readonly abortWaiters = new Set<(e: Error) => void>();
   private reports = new Map<string, { node: string; iteration: number; values: Record<string, number | number[] | string> }>();
   private freed = false;
-  /** Adapter each GPU PE got, and whether its kernels run on the device or via CPU twins. */
+  /** Adapter each GPU PE got. */
   readonly adapters: Record<string, string> = {};
   cycle = 0;
+  /** Host-to-host transfers of this host, per phase index (sender or receiver side). */
+  private lanes: Transfer[][] = [];
+  private phases: { name: string; barrier: boolean }[] = [];
 
   private constructor(
     readonly deploy: Deploy,
@@ -56,88 +53,128 @@ export class Run {
     readonly send: (m: FromAgent) => void,
   ) {
     this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: this.cycle, dropped }), deploy.traceInterval ?? 50_000);
-    const hosts = deploy.hosts.map((h) => h.id);
-    this.barrier = new ClusterBarrier(devices.host, hosts, deploy.programs.length, peers);
+    // The PE threads and the lanes thread meet at every barrier.
+    this.barrier = new ClusterBarrier(devices.host, deploy.hosts.map((h) => h.id), deploy.programs.length + 1, peers);
   }
 
-  get host(): string {
-    return this.devices.host;
-  }
-
-  /** Allocates every buffer, opens devices, prepares every kernel. Throws with a message naming the PE or node. */
+  /** Allocates every buffer, starts one thread per PE (devices opened, kernels prepared). Throws naming the PE or node. */
   static async prepare(deploy: Deploy, devices: Devices, peers: Map<string, PeerLink>, send: (m: FromAgent) => void): Promise<Run> {
     const run = new Run(deploy, devices, peers, send);
     try {
-      for (const program of deploy.programs) {
-        if (program.host !== devices.host) throw new Error(`program for ${program.pe} belongs to host ${program.host}, this agent is ${devices.host}`);
-        let device: GPUDevice | undefined;
-        if (program.kind === 'gpu') {
-          const handle = devices.gpus.get(program.pe);
-          if (!handle) throw new Error(`agent ${devices.host} has no PE ${program.pe}`);
-          device = await openDevice(handle);
-          run.adapters[program.pe] = `${handle.name} (${handle.backend})`;
-          void device.lost.then((info) => {
-            if (!run.freed) run.fail({ host: run.host, pe: program.pe, message: `WebGPU device lost on ${program.pe}: ${info.message || info.reason}` });
-          });
-        } else if (!devices.pes.some((p) => p.id === program.pe)) throw new Error(`agent ${devices.host} has no PE ${program.pe}`);
-        const memory = new PeMemory(program, deploy.buffers, device);
-        const pe: PeState = { program, memory, device, fires: new Map(), staging: new Map() };
-        run.pes.set(program.pe, pe);
-        for (const phase of program.phases) {
-          for (const a of phase.actions) if (a.op === 'fire') pe.fires.set(a, await run.prepareFire(pe, a));
-        }
-      }
+      await run.start();
       return run;
     } catch (e) {
-      run.free();
+      await run.free();
       throw e;
     }
   }
 
-  private async prepareFire(pe: PeState, action: Fire): Promise<PreparedFire> {
-    // Only registered kernels run: getKernel refuses any other id.
-    const kernel = getKernel(action.kernel);
-    const params = withDefaults(kernel, action.params);
-    const f: PreparedFire = { action, kernel, params, state: {} };
-    if (pe.program.kind === 'gpu') {
-      if (kernel.gpu) {
-        try {
-          f.gpu = await kernel.gpu.prepare(pe.device!, params);
-        } catch (e) {
-          throw new Error(`node ${action.node} (${action.kernel}) on ${pe.program.pe}: ${e instanceof Error ? e.message : String(e)}`);
-        }
-      } else {
-        const views = (ports: Record<string, { buffer: string }>) =>
-          Object.fromEntries(Object.entries(ports).map(([port, acc]) => [port, this.hostView(acc.buffer)]));
-        f.twin = { inputs: views(action.inputs), outputs: views(action.outputs) };
-        this.adapters[pe.program.pe] += ` [${action.kernel}: no WGSL, CPU twin]`;
-      }
+  private async start(): Promise<void> {
+    const { deploy, devices } = this;
+    const me = devices.host;
+    for (const program of deploy.programs) {
+      if (program.host !== me) throw new Error(`program for ${program.pe} belongs to host ${program.host}, this agent is ${me}`);
+      if (!devices.pes.some((p) => p.id === program.pe)) throw new Error(`agent ${me} has no PE ${program.pe}`);
     }
-    return f;
+    const { storage, bytes } = allocateHost(deploy.programs);
+    this.hostBytes = bytes;
+    for (const [id, s] of Object.entries(storage)) this.host.set(id, hostSlots(s, deploy.buffers[id]));
+    // Host-to-host lanes, per phase: one occurrence per host (the sender's or receiver's program).
+    const first = deploy.programs[0];
+    this.phases = first ? first.phases.map((p) => ({ name: p.name, barrier: p.barrier })) : [];
+    this.lanes = this.phases.map(() => []);
+    const seen = new Set<string>();
+    for (const program of deploy.programs) {
+      program.phases.forEach((phase, i) => {
+        for (const a of phase.actions) {
+          if (a.op !== 'transfer' || this.hostOf(a.fromPe) === this.hostOf(a.toPe)) continue;
+          const key = transferKey(a.from.buffer, a.to.buffer);
+          if (seen.has(key)) continue;
+          seen.add(key);
+          for (const pe of [a.fromPe, a.toPe]) {
+            if (this.hostOf(pe) === me && this.kindOf(pe) !== 'cpu') throw new Error(`host-to-host transfer ${key} ends on ${pe}, a GPU; route it through the host's CPU`);
+          }
+          this.lanes[i].push(a);
+        }
+      });
+    }
+    const ready = deploy.programs.map((program) => this.spawn(program, storage));
+    await Promise.all(ready);
   }
 
-  private hostView(buffer: string): ArrayBufferView {
-    const info = this.deploy.buffers[buffer];
-    const bytes = align4(info?.bytes ?? 0);
-    const buf = new ArrayBuffer(bytes);
-    switch (info?.element) {
-      case 'f32':
-        return new Float32Array(buf);
-      case 'u32':
-        return new Uint32Array(buf);
-      case 'i32':
-        return new Int32Array(buf);
-      default:
-        return new Uint8Array(buf);
-    }
+  private spawn(program: PeProgram, hostStorage: ReturnType<typeof allocateHost>['storage']): Promise<void> {
+    const handle = program.kind === 'gpu' ? this.devices.gpus.get(program.pe) : undefined;
+    if (program.kind === 'gpu' && !handle) return Promise.reject(new Error(`agent ${this.devices.host} has no PE ${program.pe}`));
+    const worker = new Worker(BOOT, { name: program.pe });
+    const init: PeInit = {
+      type: 'init',
+      host: this.devices.host,
+      program,
+      iterations: this.deploy.iterations,
+      cycles: this.deploy.cycles,
+      pes: this.deploy.pes,
+      buffers: this.deploy.buffers,
+      hostStorage,
+      gpu: handle ? { backend: handle.backend, powerPreference: handle.powerPreference, name: handle.name } : undefined,
+      traceInterval: this.deploy.traceInterval ?? 50_000,
+    };
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => (resolveDone = r));
+    const pw: PeWorker = { program, worker, done };
+    this.workers.push(pw);
+    return new Promise<void>((resolve, reject) => {
+      worker.on('message', (m: FromPe) => {
+        switch (m.type) {
+          case 'ready':
+            if (m.adapter) this.adapters[program.pe] = m.adapter;
+            if (program.kind === 'gpu') this.gpuBytes[program.pe] = m.allocated;
+            resolve();
+            break;
+          case 'error':
+            reject(new Error(m.message));
+            break;
+          case 'arrive':
+            void this.barrier.arrive(m.seq).then(() => this.post(pw, { type: 'release', seq: m.seq }));
+            break;
+          case 'trace':
+            for (const e of m.events) this.trace.add(e);
+            break;
+          case 'report':
+            this.reports.set(m.node, { node: m.node, iteration: m.iteration, values: m.values });
+            break;
+          case 'failed':
+            this.fail(m.failure);
+            break;
+          case 'done':
+            resolveDone();
+            break;
+          default:
+            break;
+        }
+      });
+      worker.on('error', (e) => {
+        reject(e);
+        this.fail({ host: this.devices.host, pe: program.pe, message: `${program.pe} thread crashed: ${e.message}` });
+      });
+      worker.on('exit', () => {
+        reject(new Error(`${program.pe} thread exited`));
+        if (!this.freed) this.fail({ host: this.devices.host, pe: program.pe, message: `${program.pe} thread exited` });
+      });
+      worker.postMessage(init);
+    });
+  }
+
+  private post(pw: PeWorker, m: ToPe): void {
+    pw.worker.postMessage(m);
   }
 
   abort(reason: string): void {
     if (this.aborted) return;
     this.aborted = reason;
     const e = new AbortError(reason);
-    for (const reject of this.abortWaiters) reject(e);
+    for (const r of this.abortWaiters) r(e);
     this.abortWaiters.clear();
+    for (const pw of this.workers) this.post(pw, { type: 'abort', reason });
   }
 
   /** Reports a failure once and stops this host's threads; the coordinator stops the others. */
@@ -149,80 +186,56 @@ export class Run {
     for (const link of this.peers.values()) link.send({ type: 'abort', message: `host ${f.host} failed: ${f.message}` });
   }
 
-  /**
-   * `p`, or a rejection once the run aborts. (Not Promise.race with the abort promise: every
-   * race would leave a reaction on that long-lived promise, a leak over a long run.)
-   */
+  /** `p`, or a rejection once the run aborts (no Promise.race on a long-lived promise: it would leak). */
   private guard<T>(p: Promise<T>): Promise<T> {
     if (this.aborted) return Promise.reject(new AbortError(this.aborted));
     return new Promise<T>((resolve, reject) => {
       this.abortWaiters.add(reject);
       p.then(
-        (v) => {
-          this.abortWaiters.delete(reject);
-          resolve(v);
-        },
-        (e) => {
-          this.abortWaiters.delete(reject);
-          reject(e);
-        },
+        (v) => (this.abortWaiters.delete(reject), resolve(v)),
+        (e) => (this.abortWaiters.delete(reject), reject(e)),
       );
     });
   }
 
-  /** Runs every PE thread to the end; sends `done` or `failed`. */
+  /** Runs every PE thread and the lanes to the end; sends `done` or `failed`. */
   async execute(): Promise<void> {
     this.trace.start();
-    const threads = [...this.pes.values()].map((pe) => this.thread(pe));
+    for (const pw of this.workers) this.post(pw, { type: 'start' });
     try {
-      await this.guard(Promise.all(threads));
+      await this.guard(Promise.all([this.lanesLoop(), ...this.workers.map((w) => w.done)]));
       this.trace.flush();
-      const threadStats: ThreadStats[] = this.trace.threadStats();
       this.send({
         type: 'done',
         runId: this.deploy.runId,
         cycles: this.deploy.cycles,
-        threads: threadStats,
+        threads: this.trace.threadStats(),
         barrierPerCycle: this.deploy.cycles ? this.barrier.syncMicros / this.deploy.cycles : 0,
         reports: [...this.reports.values()],
         memory: processMemory(),
       });
     } catch (e) {
-      if (!(e instanceof AbortError)) this.fail({ host: this.host, message: e instanceof Error ? e.message : String(e) });
-      await Promise.allSettled(threads);
+      if (!(e instanceof AbortError)) this.fail({ host: this.devices.host, message: e instanceof Error ? e.message : String(e) });
     } finally {
       this.trace.stop();
     }
   }
 
-  private async thread(pe: PeState): Promise<void> {
-    const phases = pe.program.phases;
+  /** The host-to-host lanes: per cycle and phase, every send and receive of this host at once. */
+  private async lanesLoop(): Promise<void> {
     const { iterations, cycles } = this.deploy;
     for (let k = 0; k < cycles; k++) {
       if (this.aborted) throw new AbortError(this.aborted);
-      for (let p = 0; p < phases.length; p++) {
-        const phase = phases[p];
-        const fires: Fire[] = [];
-        const lanes: Promise<void>[] = [];
-        for (const a of phase.actions) {
-          if (a.op === 'barrier') continue;
-          const it = k - a.startCycle;
-          if (it < 0 || it >= iterations) continue;
-          if (a.op === 'fire') fires.push(a);
-          else if (this.drives(pe, a)) lanes.push(this.transfer(pe, a, k, it));
+      for (let p = 0; p < this.phases.length; p++) {
+        const work: Promise<void>[] = [];
+        for (const t of this.lanes[p]) {
+          const it = k - t.startCycle;
+          if (it >= 0 && it < iterations) work.push(this.hostToHost(t, k, it));
         }
-        // Fires of one PE run one after another in schedule order; transfers beside them.
-        const chain = (async () => {
-          for (const f of fires) await this.fire(pe, f, k, k - f.startCycle);
-        })();
-        await this.guard(Promise.all([chain, ...lanes]));
-        if (phase.barrier) {
-          const t0 = nowUs();
-          await this.guard(this.barrier.arrive(k * phases.length + p));
-          this.trace.add({ host: this.host, pe: pe.program.pe, thread: 'main', kind: 'barrier', name: phase.name, iteration: k, cycle: k, start: t0, end: nowUs() });
-        }
+        if (work.length) await this.guard(Promise.all(work));
+        if (this.phases[p].barrier) await this.guard(this.barrier.arrive(k * this.phases.length + p));
       }
-      if (pe === this.pes.values().next().value) this.cycle = k + 1;
+      this.cycle = k + 1;
     }
   }
 
@@ -236,193 +249,71 @@ export class Run {
     return h;
   }
 
-  /** Same host: the GPU side drives (one copy); different hosts: both sides act (send / receive). */
-  private drives(pe: PeState, t: Transfer): boolean {
-    if (this.hostOf(t.fromPe) !== this.hostOf(t.toPe)) return true;
-    const me = pe.program.pe;
-    const driver = this.kindOf(t.toPe) === 'gpu' && this.kindOf(t.fromPe) !== 'gpu' ? t.toPe : t.fromPe;
-    return driver === me;
+  private slots(buffer: string): HostSlots {
+    const s = this.host.get(buffer);
+    if (!s) throw new Error(`buffer ${buffer} is not in host memory on ${this.devices.host}`);
+    return s;
   }
 
-  private slots(buffer: string): Slots {
-    for (const pe of this.pes.values()) {
-      const s = pe.memory.slots.get(buffer);
-      if (s) return s;
-    }
-    throw new Error(`buffer ${buffer} is not allocated on host ${this.host}`);
-  }
-
-  private async fire(pe: PeState, a: Fire, k: number, it: number): Promise<void> {
-    const f = pe.fires.get(a)!;
-    const pick = (ports: Record<string, { buffer: string; lag: number }>) => {
-      const out: Record<string, { slots: Slots; slot: number }> = {};
-      for (const [port, acc] of Object.entries(ports)) {
-        const slots = pe.memory.get(acc.buffer);
-        out[port] = { slots, slot: slotOf(k, acc.lag, depthOf(slots)) };
-      }
-      return out;
-    };
-    const ins = pick(a.inputs);
-    const outs = pick(a.outputs);
-    let t0 = nowUs();
-    let report: { ok: boolean; message?: string; values?: Record<string, number | number[] | string> } | void = undefined;
-    if (pe.program.kind === 'cpu') {
-      // A CPU kernel holds the event loop: let the other PEs' threads issue their GPU work
-      // and transfers first so they run beside it.
-      await this.guard(new Promise<void>((r) => setImmediate(r)));
-      t0 = nowUs();
-      const view = (x: { slots: Slots; slot: number }) => (x.slots as HostSlots).views[x.slot];
-      report = f.kernel.cpu({
-        params: f.params,
-        iteration: it,
-        inputs: Object.fromEntries(Object.entries(ins).map(([p, x]) => [p, view(x)])),
-        outputs: Object.fromEntries(Object.entries(outs).map(([p, x]) => [p, view(x)])),
-        state: f.state,
-      });
-    } else {
-      const device = pe.device!;
-      const buf = (x: { slots: Slots; slot: number }) => (x.slots as GpuSlots).buffers[x.slot];
-      const firing = {
-        iteration: it,
-        inputs: Object.fromEntries(Object.entries(ins).map(([p, x]) => [p, buf(x)])),
-        outputs: Object.fromEntries(Object.entries(outs).map(([p, x]) => [p, buf(x)])),
-      };
-      if (f.gpu) {
-        const encoder = device.createCommandEncoder();
-        f.gpu.encode(encoder, firing);
-        device.queue.submit([encoder.finish()]);
-        await this.guard(device.queue.onSubmittedWorkDone());
-        if (f.gpu.report) report = await this.guard(f.gpu.report(firing));
-      } else {
-        // Temporary route for kernels without WGSL: read inputs back, run the CPU twin, upload outputs.
-        const twin = f.twin!;
-        for (const [port, gbuf] of Object.entries(firing.inputs)) await this.readback(pe, gbuf, twin.inputs[port]);
-        report = f.kernel.cpu({ params: f.params, iteration: it, inputs: twin.inputs, outputs: twin.outputs, state: f.state });
-        for (const [port, gbuf] of Object.entries(firing.outputs)) {
-          const v = twin.outputs[port];
-          device.queue.writeBuffer(gbuf, 0, v.buffer, v.byteOffset, align4(v.byteLength));
-        }
-        await this.guard(device.queue.onSubmittedWorkDone());
-      }
-    }
-    this.trace.add({ host: this.host, pe: pe.program.pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration: it, cycle: k, start: t0, end: nowUs() });
-    if (report) {
-      if (!report.ok) {
-        this.fail({ host: this.host, pe: pe.program.pe, node: a.node, iteration: it, message: `node ${a.node} on ${pe.program.pe}, iteration ${it}: ${report.message ?? 'check failed'}` });
-        throw new AbortError('check failed');
-      }
-      if (report.values) this.reports.set(a.node, { node: a.node, iteration: it, values: report.values });
-    }
-  }
-
-  /** Copies a GPU buffer into a host view through a mappable staging buffer. */
-  private async readback(pe: PeState, src: GPUBuffer, dst: ArrayBufferView): Promise<void> {
-    const device = pe.device!;
-    const size = align4(dst.byteLength);
-    const label = `${src.label}`;
-    let staging = pe.staging.get(label);
-    if (!staging || staging.size < size) {
-      staging?.destroy();
-      staging = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `staging ${label}` });
-      pe.staging.set(label, staging);
-    }
-    const encoder = device.createCommandEncoder();
-    encoder.copyBufferToBuffer(src, 0, staging, 0, size);
-    device.queue.submit([encoder.finish()]);
-    await this.guard(staging.mapAsync(GPUMapMode.READ, 0, size));
-    new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(new Uint8Array(staging.getMappedRange(0, size), 0, dst.byteLength));
-    staging.unmap();
-  }
-
-  private hostBytes(s: Slots, slot: number): Uint8Array {
-    return (s as HostSlots).bytes[slot];
-  }
-
-  private async transfer(pe: PeState, t: Transfer, k: number, it: number): Promise<void> {
+  private async hostToHost(t: Transfer, k: number, it: number): Promise<void> {
+    const me = this.devices.host;
     const fromHost = this.hostOf(t.fromPe);
     const toHost = this.hostOf(t.toPe);
+    const peer = fromHost === me ? toHost : fromHost;
+    const link = this.peers.get(peer);
+    if (!link) throw new Error(`no link from ${me} to ${peer}`);
     const key = transferKey(t.from.buffer, t.to.buffer);
-    const common = { host: this.host, pe: pe.program.pe, buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, bytes: t.bytes };
-    if (fromHost !== toHost) {
-      const peer = fromHost === this.host ? toHost : fromHost;
-      const link = this.peers.get(peer);
-      if (!link) throw new Error(`no link from ${this.host} to ${peer}`);
-      const thread = `lane:${peer}`;
-      if (fromHost === this.host) {
-        const src = this.slots(t.from.buffer);
-        const slot = slotOf(k, t.from.lag, depthOf(src));
-        const t0 = nowUs();
-        let bytes: Uint8Array;
-        if (src.kind === 'cpu') bytes = this.hostBytes(src, slot);
-        else {
-          bytes = new Uint8Array(align4(t.bytes));
-          await this.readback(this.pes.get(t.fromPe)!, src.buffers[slot], bytes);
-          bytes = bytes.subarray(0, t.bytes);
-        }
-        await this.guard(link.sendFrame(key, it, bytes.subarray(0, t.bytes)));
-        this.trace.add({ ...common, thread, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
-      } else {
-        const w0 = nowUs();
-        const data = await this.guard(link.take(key, it));
-        const t0 = nowUs();
-        this.trace.add({ ...common, thread, kind: 'wait', name: `recv ${t.to.buffer}`, start: w0, end: t0 });
-        const dst = this.slots(t.to.buffer);
-        const slot = slotOf(k, t.to.lag, depthOf(dst));
-        if (dst.kind === 'cpu') this.hostBytes(dst, slot).set(data.subarray(0, this.hostBytes(dst, slot).byteLength));
-        else {
-          const device = this.pes.get(t.toPe)!.device!;
-          const padded = data.byteLength % 4 ? Uint8Array.from({ length: align4(data.byteLength) }, (_, i) => data[i] ?? 0) : data;
-          device.queue.writeBuffer(dst.buffers[slot], 0, padded.buffer, padded.byteOffset, padded.byteLength);
-          await this.guard(device.queue.onSubmittedWorkDone());
-        }
-        this.trace.add({ ...common, thread, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
-      }
-      return;
-    }
-    // Same host: one copy, driven by the GPU side.
-    const other = t.fromPe === pe.program.pe ? t.toPe : t.fromPe;
-    const t0 = nowUs();
-    const src = this.slots(t.from.buffer);
-    const dst = this.slots(t.to.buffer);
-    const sSlot = slotOf(k, t.from.lag, depthOf(src));
-    const dSlot = slotOf(k, t.to.lag, depthOf(dst));
-    if (src.kind === 'cpu' && dst.kind === 'gpu') {
-      const device = this.pes.get(t.toPe)!.device!;
-      const b = this.hostBytes(src, sSlot);
-      device.queue.writeBuffer(dst.buffers[dSlot], 0, b.buffer, b.byteOffset, align4(t.bytes));
-      await this.guard(device.queue.onSubmittedWorkDone());
-    } else if (src.kind === 'gpu' && dst.kind === 'cpu') {
-      await this.readback(this.pes.get(t.fromPe)!, src.buffers[sSlot], this.hostBytes(dst, dSlot));
-    } else if (src.kind === 'gpu' && dst.kind === 'gpu') {
-      const tmp = new Uint8Array(align4(t.bytes));
-      await this.readback(this.pes.get(t.fromPe)!, src.buffers[sSlot], tmp);
-      const device = this.pes.get(t.toPe)!.device!;
-      device.queue.writeBuffer(dst.buffers[dSlot], 0, tmp);
-      await this.guard(device.queue.onSubmittedWorkDone());
+    const common = { host: me, thread: `lane:${peer}`, buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, bytes: t.bytes };
+    if (fromHost === me) {
+      const src = this.slots(t.from.buffer);
+      const bytes = src.bytes[slotOf(k, t.from.lag, depthOf(src))];
+      const t0 = nowUs();
+      await this.guard(link.sendFrame(key, it, bytes.subarray(0, t.bytes)));
+      this.trace.add({ ...common, pe: t.fromPe, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
     } else {
-      this.hostBytes(dst, dSlot).set(this.hostBytes(src, sSlot).subarray(0, this.hostBytes(dst, dSlot).byteLength));
+      const w0 = nowUs();
+      const data = await this.guard(link.take(key, it));
+      const t0 = nowUs();
+      this.trace.add({ ...common, pe: t.toPe, kind: 'wait', name: `recv ${t.to.buffer}`, start: w0, end: t0 });
+      const dst = this.slots(t.to.buffer);
+      const slot = dst.bytes[slotOf(k, t.to.lag, depthOf(dst))];
+      slot.set(data.subarray(0, slot.byteLength));
+      this.trace.add({ ...common, pe: t.toPe, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
     }
-    this.trace.add({ ...common, thread: `lane:${other}`, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
   }
 
-  /** Frees every buffer and device; safe to call twice. */
-  free(): void {
+  /** Frees every buffer and device (each PE thread destroys its own, then exits); safe to call twice. */
+  async free(): Promise<void> {
     if (this.freed) return;
     this.freed = true;
     this.abort('run freed');
     this.trace.stop();
-    for (const pe of this.pes.values()) {
-      for (const f of pe.fires.values()) f.gpu?.destroy();
-      for (const s of pe.staging.values()) s.destroy();
-      pe.memory.free();
-      pe.device?.destroy();
-    }
-    this.pes.clear();
+    await Promise.all(
+      this.workers.map(
+        (pw) =>
+          new Promise<void>((resolve) => {
+            const t = setTimeout(() => void pw.worker.terminate().then(() => resolve()), 2000);
+            pw.worker.on('message', (m: FromPe) => {
+              if (m.type === 'freed') {
+                clearTimeout(t);
+                void pw.worker.terminate().then(() => resolve());
+              }
+            });
+            pw.worker.once('exit', () => {
+              clearTimeout(t);
+              resolve();
+            });
+            this.post(pw, { type: 'free' });
+          }),
+      ),
+    );
+    this.workers = [];
+    this.host.clear();
   }
 
   /** Bytes allocated per PE. */
   allocated(): Record<string, number> {
-    return Object.fromEntries([...this.pes].map(([id, pe]) => [id, pe.memory.allocated]));
+    return { ...this.hostBytes, ...this.gpuBytes };
   }
 }
 

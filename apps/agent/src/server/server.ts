@@ -67,7 +67,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
     if (!a) return;
     active = null;
     a.run?.abort(reason);
-    a.run?.free();
+    void a.run?.free();
     for (const l of a.links.values()) l.close(reason);
     early.delete(a.runId);
     log(`run ${a.runId} ended: ${reason}`);
@@ -153,7 +153,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
         const run = a.run;
         await run.execute();
         a.finished = true;
-        run.free();
+        void run.free();
         return;
       }
       case 'stop': {
@@ -186,7 +186,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       if (active !== a) throw new Error('run replaced while deploying');
       const run = await Run.prepare(m, opts.devices, a.links, (msg) => sendTo(ws, msg));
       if (active !== a) {
-        run.free();
+        void run.free();
         throw new Error('run stopped while deploying');
       }
       a.run = run;

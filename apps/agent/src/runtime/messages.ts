@@ -1,0 +1,32 @@
+import type { PeProgram, TraceEvent } from '@pipeloom/core';
+import type { FailureReport } from '@pipeloom/core/coordinator/protocol';
+import type { BufferInfo, HostStorage } from './memory.js';
+
+// Messages between an agent's main thread and its PE threads (worker_threads).
+
+export interface PeInit {
+  type: 'init';
+  host: string;
+  program: PeProgram;
+  iterations: number;
+  cycles: number;
+  pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }>;
+  buffers: BufferInfo;
+  /** Every host buffer of this agent (the GPU thread drives host<->GPU copies). */
+  hostStorage: HostStorage;
+  /** For GPU PEs: which adapter to open. */
+  gpu?: { backend: string; powerPreference: GPUPowerPreference; name: string };
+  traceInterval: number;
+}
+
+export type ToPe = PeInit | { type: 'start' } | { type: 'release'; seq: number } | { type: 'abort'; reason: string } | { type: 'free' };
+
+export type FromPe =
+  | { type: 'ready'; adapter?: string; allocated: number }
+  | { type: 'error'; message: string }
+  | { type: 'arrive'; seq: number }
+  | { type: 'trace'; events: TraceEvent[]; cycle: number }
+  | { type: 'report'; node: string; iteration: number; values: Record<string, number | number[] | string> }
+  | { type: 'failed'; failure: FailureReport }
+  | { type: 'done' }
+  | { type: 'freed' };

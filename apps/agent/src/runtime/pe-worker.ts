@@ -1,0 +1,374 @@
+import { parentPort } from 'node:worker_threads';
+import { getKernel, withDefaults, type GpuExecutor, type KernelSpec, type Params } from '@pipeloom/kernels';
+import type { Action, TraceEvent } from '@pipeloom/core';
+import type { FailureReport } from '@pipeloom/core/coordinator/protocol';
+import { gpuFor } from '../devices/discover.js';
+import { align4, depthOf, hostSlots, PeMemory, slotOf, type GpuSlots, type HostSlots, type Slots } from './memory.js';
+import type { FromPe, PeInit, ToPe } from './messages.js';
+
+// One PE's thread of control (a worker thread): its fires in schedule order and the
+// same-host transfers it drives, phase by phase, meeting the others at each barrier through
+// the agent's main thread. A GPU submit on Dawn's OpenGL backend runs on the calling thread,
+// so each PE needs its own thread for PEs (and the host-to-host lanes) to run side by side.
+
+type Fire = Extract<Action, { op: 'fire' }>;
+type Transfer = Extract<Action, { op: 'transfer' }>;
+
+interface PreparedFire {
+  kernel: KernelSpec;
+  params: Params;
+  state: Record<string, unknown>;
+  gpu?: GpuExecutor;
+  /** GPU PE whose kernel has no WGSL: host copies for its CPU twin. */
+  twin?: { inputs: Record<string, ArrayBufferView>; outputs: Record<string, ArrayBufferView> };
+}
+
+class AbortError extends Error {}
+
+const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
+const post = (m: FromPe) => parentPort!.postMessage(m);
+
+class PeThread {
+  private memory!: PeMemory;
+  private device?: GPUDevice;
+  private host = new Map<string, HostSlots>();
+  private fires = new Map<Fire, PreparedFire>();
+  private staging = new Map<string, GPUBuffer>();
+  private aborted: string | null = null;
+  private abortWaiters = new Set<(e: Error) => void>();
+  private releases = new Map<number, () => void>();
+  private early = new Set<number>();
+  private events: TraceEvent[] = [];
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private cycle = 0;
+  private freed = false;
+
+  constructor(readonly init: PeInit) {}
+
+  get pe(): string {
+    return this.init.program.pe;
+  }
+
+  async prepare(): Promise<void> {
+    const { program, buffers, hostStorage } = this.init;
+    for (const [id, storage] of Object.entries(hostStorage)) this.host.set(id, hostSlots(storage, buffers[id]));
+    let adapterName: string | undefined;
+    if (program.kind === 'gpu') {
+      const g = this.init.gpu!;
+      const gpu = await gpuFor(g.backend);
+      const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility', powerPreference: g.powerPreference } as GPURequestAdapterOptions);
+      if (!adapter) throw new Error(`${this.pe}: adapter ${g.name} is gone`);
+      const l = adapter.limits;
+      this.device = await adapter.requestDevice({
+        requiredLimits: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage },
+      });
+      adapterName = `${g.name} (${g.backend})`;
+      void this.device.lost.then((info) => {
+        if (!this.freed) this.fail({ host: this.init.host, pe: this.pe, message: `WebGPU device lost on ${this.pe}: ${info.message || info.reason}` });
+      });
+    }
+    this.memory = new PeMemory(program, buffers, this.device, hostStorage);
+    for (const phase of program.phases) {
+      for (const a of phase.actions) {
+        if (a.op !== 'fire') continue;
+        const f = await this.prepareFire(a);
+        if (f.twin) adapterName += ` [${a.kernel}: no WGSL, CPU twin]`;
+        this.fires.set(a, f);
+      }
+    }
+    post({ type: 'ready', adapter: adapterName, allocated: program.kind === 'gpu' ? this.memory.allocated : 0 });
+  }
+
+  private async prepareFire(action: Fire): Promise<PreparedFire> {
+    // Only registered kernels run: getKernel refuses any other id.
+    const kernel = getKernel(action.kernel);
+    const params = withDefaults(kernel, action.params);
+    const f: PreparedFire = { kernel, params, state: {} };
+    if (this.init.program.kind !== 'gpu') return f;
+    if (kernel.gpu) {
+      try {
+        f.gpu = await kernel.gpu.prepare(this.device!, params);
+      } catch (e) {
+        throw new Error(`node ${action.node} (${action.kernel}) on ${this.pe}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    } else {
+      const views = (ports: Record<string, { buffer: string }>) => Object.fromEntries(Object.entries(ports).map(([port, acc]) => [port, this.scratch(acc.buffer)]));
+      f.twin = { inputs: views(action.inputs), outputs: views(action.outputs) };
+    }
+    return f;
+  }
+
+  private scratch(buffer: string): ArrayBufferView {
+    const info = this.init.buffers[buffer];
+    const buf = new ArrayBuffer(align4(info?.bytes ?? 0));
+    return info?.element === 'f32' ? new Float32Array(buf) : info?.element === 'u32' ? new Uint32Array(buf) : info?.element === 'i32' ? new Int32Array(buf) : new Uint8Array(buf);
+  }
+
+  // --- control
+
+  abort(reason: string): void {
+    if (this.aborted) return;
+    this.aborted = reason;
+    const e = new AbortError(reason);
+    for (const r of this.abortWaiters) r(e);
+    this.abortWaiters.clear();
+  }
+
+  private fail(f: FailureReport): void {
+    if (this.aborted) return;
+    this.flush();
+    post({ type: 'failed', failure: f });
+    this.abort(f.message);
+  }
+
+  /** `p`, or a rejection once the run aborts (no Promise.race on a long-lived promise: it would leak). */
+  private guard<T>(p: Promise<T>): Promise<T> {
+    if (this.aborted) return Promise.reject(new AbortError(this.aborted));
+    return new Promise<T>((resolve, reject) => {
+      this.abortWaiters.add(reject);
+      p.then(
+        (v) => (this.abortWaiters.delete(reject), resolve(v)),
+        (e) => (this.abortWaiters.delete(reject), reject(e)),
+      );
+    });
+  }
+
+  release(seq: number): void {
+    const r = this.releases.get(seq);
+    if (r) {
+      this.releases.delete(seq);
+      r();
+    } else this.early.add(seq);
+  }
+
+  private barrier(seq: number): Promise<void> {
+    post({ type: 'arrive', seq });
+    if (this.early.delete(seq)) return Promise.resolve();
+    return this.guard(new Promise<void>((resolve) => this.releases.set(seq, resolve)));
+  }
+
+  private trace(e: TraceEvent): void {
+    this.events.push(e);
+  }
+
+  flush(): void {
+    if (!this.events.length) return;
+    post({ type: 'trace', events: this.events, cycle: this.cycle });
+    this.events = [];
+  }
+
+  async run(): Promise<void> {
+    this.timer = setInterval(() => this.flush(), Math.max(1, this.init.traceInterval / 1000));
+    try {
+      await this.loop();
+      this.flush();
+      post({ type: 'done' });
+    } catch (e) {
+      if (!(e instanceof AbortError)) this.fail({ host: this.init.host, pe: this.pe, message: `${this.pe}: ${e instanceof Error ? e.message : String(e)}` });
+      this.flush();
+    } finally {
+      clearInterval(this.timer);
+    }
+  }
+
+  private async loop(): Promise<void> {
+    const phases = this.init.program.phases;
+    const { iterations, cycles } = this.init;
+    for (let k = 0; k < cycles; k++) {
+      if (this.aborted) throw new AbortError(this.aborted);
+      for (let p = 0; p < phases.length; p++) {
+        const phase = phases[p];
+        const fires: Fire[] = [];
+        const lanes: Promise<void>[] = [];
+        for (const a of phase.actions) {
+          if (a.op === 'barrier') continue;
+          const it = k - a.startCycle;
+          if (it < 0 || it >= iterations) continue;
+          if (a.op === 'fire') fires.push(a);
+          else if (this.drives(a)) lanes.push(this.transfer(a, k, it));
+        }
+        // Fires of one PE one after another in schedule order; its transfers beside them.
+        const chain = (async () => {
+          for (const f of fires) await this.fire(f, k, k - f.startCycle);
+        })();
+        await this.guard(Promise.all([chain, ...lanes]));
+        if (phase.barrier) {
+          const t0 = nowUs();
+          await this.barrier(k * phases.length + p);
+          this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'barrier', name: phase.name, iteration: k, cycle: k, start: t0, end: nowUs() });
+        }
+      }
+      this.cycle = k + 1;
+    }
+  }
+
+  private kindOf(pe: string): 'cpu' | 'gpu' {
+    return this.init.pes[pe]?.kind ?? 'cpu';
+  }
+
+  /** Host-to-host transfers belong to the main thread's lanes; same host: the GPU side drives (one copy). */
+  private drives(t: Transfer): boolean {
+    const pes = this.init.pes;
+    if (pes[t.fromPe]?.host !== pes[t.toPe]?.host) return false;
+    const driver = this.kindOf(t.toPe) === 'gpu' && this.kindOf(t.fromPe) !== 'gpu' ? t.toPe : t.fromPe;
+    return driver === this.pe;
+  }
+
+  private slots(buffer: string): Slots {
+    const own = this.memory.slots.get(buffer);
+    if (own) return own;
+    const h = this.host.get(buffer);
+    if (h) return h;
+    throw new Error(`buffer ${buffer} is not reachable from ${this.pe} (another GPU's buffer on the same host?)`);
+  }
+
+  private async fire(a: Fire, k: number, it: number): Promise<void> {
+    const f = this.fires.get(a)!;
+    const pick = (ports: Record<string, { buffer: string; lag: number }>) => {
+      const out: Record<string, { slots: Slots; slot: number }> = {};
+      for (const [port, acc] of Object.entries(ports)) {
+        const slots = this.memory.get(acc.buffer);
+        out[port] = { slots, slot: slotOf(k, acc.lag, depthOf(slots)) };
+      }
+      return out;
+    };
+    const ins = pick(a.inputs);
+    const outs = pick(a.outputs);
+    const t0 = nowUs();
+    let report: { ok: boolean; message?: string; values?: Record<string, number | number[] | string> } | void = undefined;
+    if (this.init.program.kind === 'cpu') {
+      const view = (x: { slots: Slots; slot: number }) => (x.slots as HostSlots).views[x.slot];
+      report = f.kernel.cpu({
+        params: f.params,
+        iteration: it,
+        inputs: Object.fromEntries(Object.entries(ins).map(([p, x]) => [p, view(x)])),
+        outputs: Object.fromEntries(Object.entries(outs).map(([p, x]) => [p, view(x)])),
+        state: f.state,
+      });
+    } else {
+      const device = this.device!;
+      const buf = (x: { slots: Slots; slot: number }) => (x.slots as GpuSlots).buffers[x.slot];
+      const firing = {
+        iteration: it,
+        inputs: Object.fromEntries(Object.entries(ins).map(([p, x]) => [p, buf(x)])),
+        outputs: Object.fromEntries(Object.entries(outs).map(([p, x]) => [p, buf(x)])),
+      };
+      if (f.gpu) {
+        const encoder = device.createCommandEncoder();
+        f.gpu.encode(encoder, firing);
+        device.queue.submit([encoder.finish()]);
+        await this.guard(device.queue.onSubmittedWorkDone());
+        if (f.gpu.report) report = await this.guard(f.gpu.report(firing));
+      } else {
+        // Kernels without WGSL: read inputs back, run the CPU twin, upload outputs.
+        const twin = f.twin!;
+        for (const [port, gbuf] of Object.entries(firing.inputs)) await this.readback(gbuf, twin.inputs[port]);
+        report = f.kernel.cpu({ params: f.params, iteration: it, inputs: twin.inputs, outputs: twin.outputs, state: f.state });
+        for (const [port, gbuf] of Object.entries(firing.outputs)) {
+          const v = twin.outputs[port];
+          device.queue.writeBuffer(gbuf, 0, v.buffer as ArrayBuffer, v.byteOffset, align4(v.byteLength));
+        }
+        await this.guard(device.queue.onSubmittedWorkDone());
+      }
+    }
+    this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration: it, cycle: k, start: t0, end: nowUs() });
+    if (report) {
+      if (!report.ok) {
+        this.fail({ host: this.init.host, pe: this.pe, node: a.node, iteration: it, message: `node ${a.node} on ${this.pe}, iteration ${it}: ${report.message ?? 'check failed'}` });
+        throw new AbortError('check failed');
+      }
+      if (report.values) post({ type: 'report', node: a.node, iteration: it, values: report.values });
+    }
+  }
+
+  private stagingFor(key: string, size: number, usage: number): GPUBuffer {
+    let s = this.staging.get(key);
+    if (!s || s.size < size) {
+      s?.destroy();
+      s = this.device!.createBuffer({ size, usage, label: `staging ${key}` });
+      this.staging.set(key, s);
+    }
+    return s;
+  }
+
+  /** GPU buffer -> host bytes through a mappable staging buffer. */
+  private async readback(src: GPUBuffer, dst: ArrayBufferView): Promise<void> {
+    const device = this.device!;
+    const size = align4(dst.byteLength);
+    const staging = this.stagingFor(`read ${src.label}`, size, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    const encoder = device.createCommandEncoder();
+    encoder.copyBufferToBuffer(src, 0, staging, 0, size);
+    device.queue.submit([encoder.finish()]);
+    await this.guard(staging.mapAsync(GPUMapMode.READ, 0, size));
+    new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(new Uint8Array(staging.getMappedRange(0, size), 0, dst.byteLength));
+    staging.unmap();
+  }
+
+  /** Host bytes (shared memory, which writeBuffer does not take) -> GPU buffer through a mapped staging buffer: one copy. */
+  private async upload(src: Uint8Array, dst: GPUBuffer): Promise<void> {
+    const device = this.device!;
+    const size = align4(src.byteLength);
+    const staging = this.stagingFor(`write ${dst.label}`, size, GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC);
+    await this.guard(staging.mapAsync(GPUMapMode.WRITE, 0, size));
+    new Uint8Array(staging.getMappedRange(0, size), 0, src.byteLength).set(src);
+    staging.unmap();
+    const encoder = device.createCommandEncoder();
+    encoder.copyBufferToBuffer(staging, 0, dst, 0, size);
+    device.queue.submit([encoder.finish()]);
+    await this.guard(device.queue.onSubmittedWorkDone());
+  }
+
+  private async transfer(t: Transfer, k: number, it: number): Promise<void> {
+    const other = t.fromPe === this.pe ? t.toPe : t.fromPe;
+    const t0 = nowUs();
+    const src = this.slots(t.from.buffer);
+    const dst = this.slots(t.to.buffer);
+    const sSlot = slotOf(k, t.from.lag, depthOf(src));
+    const dSlot = slotOf(k, t.to.lag, depthOf(dst));
+    if (src.kind === 'cpu' && dst.kind === 'gpu') await this.upload(src.bytes[sSlot], dst.buffers[dSlot]);
+    else if (src.kind === 'gpu' && dst.kind === 'cpu') await this.readback(src.buffers[sSlot], dst.bytes[dSlot]);
+    else if (src.kind === 'cpu' && dst.kind === 'cpu') dst.bytes[dSlot].set(src.bytes[sSlot].subarray(0, dst.bytes[dSlot].byteLength));
+    else {
+      // Two buffers on this GPU (the compiler does not produce these): a device copy.
+      const enc = this.device!.createCommandEncoder();
+      enc.copyBufferToBuffer((src as GpuSlots).buffers[sSlot], 0, (dst as GpuSlots).buffers[dSlot], 0, align4(t.bytes));
+      this.device!.queue.submit([enc.finish()]);
+      await this.guard(this.device!.queue.onSubmittedWorkDone());
+    }
+    this.trace({ host: this.init.host, pe: this.pe, thread: `lane:${other}`, kind: 'transfer', name: t.to.buffer, buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, start: t0, end: nowUs(), bytes: t.bytes });
+  }
+
+  free(): void {
+    if (this.freed) return;
+    this.freed = true;
+    this.abort('run freed');
+    clearInterval(this.timer);
+    for (const f of this.fires.values()) f.gpu?.destroy();
+    for (const s of this.staging.values()) s.destroy();
+    this.memory?.free();
+    this.device?.destroy();
+  }
+}
+
+let thread: PeThread | undefined;
+parentPort!.on('message', (m: ToPe) => {
+  switch (m.type) {
+    case 'init':
+      thread = new PeThread(m);
+      thread.prepare().catch((e) => post({ type: 'error', message: e instanceof Error ? e.message : String(e) }));
+      break;
+    case 'start':
+      void thread?.run();
+      break;
+    case 'release':
+      thread?.release(m.seq);
+      break;
+    case 'abort':
+      thread?.abort(m.reason);
+      break;
+    case 'free':
+      thread?.free();
+      post({ type: 'freed' });
+      break;
+  }
+});
