@@ -27,7 +27,7 @@ export function radices(n: number, kernel: string, what: string): number[] {
   return out;
 }
 
-interface Pass {
+export interface Pass {
   R: number;
   ns: number;
   /** tw[2 (k R + r)]: cis(sign 2 pi k r / (ns R)). */
@@ -36,7 +36,8 @@ interface Pass {
   root: Float64Array;
 }
 
-function plan(n: number, sign: number, kernel: string, what: string): Pass[] {
+export function plan(n: number, sign: number, kernel: string, what: string): Pass[] {
+  // the tables are what the WGSL passes read too (see twiddleTable)
   const passes: Pass[] = [];
   let ns = 1;
   for (const R of radices(n, kernel, what)) {
@@ -57,6 +58,14 @@ function plan(n: number, sign: number, kernel: string, what: string): Pass[] {
     ns *= R;
   }
   return passes;
+}
+
+/** A pass's twiddles then roots as f32 pairs: the WGSL pass's `tw` buffer. */
+export function twiddleTable(p: Pass): Float32Array {
+  const out = new Float32Array(p.tw.length + p.root.length);
+  out.set(p.tw);
+  out.set(p.root, p.tw.length);
+  return out;
 }
 
 /** One Stockham pass over a contiguous line of n complex values: x -> y. */

@@ -1,6 +1,6 @@
 import type { DataType, GpuExecutor, KernelSpec, ParamSpec, Params } from '../types.js';
 import { bindGroup, createPipeline, dispatch, packWords, storageBuffer, uniformBuffer, uploadBuffer } from '../gpu/pipeline.js';
-import { radices } from './fft.js';
+import { plan, twiddleTable, type Pass } from './fft.js';
 import { synthesize, type Scene } from './model.js';
 import { fftCpu, fuseCpu, gaborCpu, hanningCpu, ifftCpu, interactionsCpu, ittiCpu, normalizeCpu, type BankParams } from './cpu.js';
 import * as W from './wgsl.js';
@@ -53,22 +53,18 @@ async function fftPlan(device: GPUDevice, kernel: string, p: Params, count: numb
   const w = Number(p.width);
   const h = Number(p.height);
   const pipeline = await createPipeline(device, kernel, 'fft_pass', W.FFT_PASS);
-  const rw = radices(w, kernel, 'width');
-  const rh = radices(h, kernel, 'height');
-  const passes: Array<{ uni: GPUBuffer; threads: number }> = [];
-  const total = rw.length + rh.length;
-  let ns = 1;
-  for (const R of rw) {
+  const pw = plan(w, sign, kernel, 'width');
+  const ph = plan(h, sign, kernel, 'height');
+  const total = pw.length + ph.length;
+  const passes: Array<{ uni: GPUBuffer; tw: GPUBuffer; threads: number }> = [];
+  const add = (ps: Pass, n: number, words: Array<['u', number]>) => {
     const scale = sign === 1 && passes.length === total - 1 ? 1 / (w * h) : 1;
-    passes.push({ uni: uniformBuffer(device, packWords([['u', w], ['u', R], ['u', ns], ['u', 1], ['u', count * h], ['u', 1], ['u', w], ['u', 0], ['f', sign], ['f', scale]])), threads: (count * h * w) / R });
-    ns *= R;
-  }
-  ns = 1;
-  for (const R of rh) {
-    const scale = sign === 1 && passes.length === total - 1 ? 1 / (w * h) : 1;
-    passes.push({ uni: uniformBuffer(device, packWords([['u', h], ['u', R], ['u', ns], ['u', w], ['u', count * w], ['u', w], ['u', h * w], ['u', 1], ['f', sign], ['f', scale]])), threads: (count * h * w) / R });
-    ns *= R;
-  }
+    const uni = uniformBuffer(device, packWords([['u', n], ['u', ps.R], ['u', ps.ns], ...words, ['f', scale]]));
+    passes.push({ uni, tw: uploadBuffer(device, twiddleTable(ps), `${kernel}/twiddles`), threads: (count * h * w) / ps.R });
+  };
+  // rows: line l at l w, stride 1; columns: line l = (plane, x) at plane h w + x, stride w
+  for (const ps of pw) add(ps, w, [['u', 1], ['u', count * h], ['u', 1], ['u', w], ['u', 0]]);
+  for (const ps of ph) add(ps, h, [['u', w], ['u', count * w], ['u', w], ['u', h * w], ['u', 1]]);
   const work = [storageBuffer(device, count * w * h * 8, `${kernel}/a`), storageBuffer(device, count * w * h * 8, `${kernel}/b`)];
   return {
     work,
@@ -76,12 +72,12 @@ async function fftPlan(device: GPUDevice, kernel: string, p: Params, count: numb
       let src = first;
       passes.forEach((ps, i) => {
         const dst = i === passes.length - 1 ? out : work[i % 2] === src ? work[(i + 1) % 2] : work[i % 2];
-        dispatch(enc, pipeline, bindGroup(device, pipeline, [ps.uni, src, dst]), ps.threads, `${kernel} pass ${i}`);
+        dispatch(enc, pipeline, bindGroup(device, pipeline, [ps.uni, src, dst, ps.tw]), ps.threads, `${kernel} pass ${i}`);
         src = dst;
       });
     },
     destroy() {
-      for (const b of [...work, ...passes.map((x) => x.uni)]) b.destroy();
+      for (const b of [...work, ...passes.flatMap((x) => [x.uni, x.tw])]) b.destroy();
     },
   };
 }

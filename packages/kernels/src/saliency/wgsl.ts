@@ -37,11 +37,14 @@ ${main}
 
 /**
  * One Stockham pass of radix R over `lines` lines of length n; line l starts at
- * (l / inner) * outer_stride + (l % inner) * inner_stride, elements `stride` apart.
+ * (l / inner) * outer_stride + (l % inner) * inner_stride, elements `stride` apart. The
+ * twiddles come tabulated from the host (f64-accurate, no sin/cos per thread): tw[k R + r] =
+ * cis(sign 2 pi k r / (ns R)), then the R roots cis(sign 2 pi q / R) at ns R.
  */
-export const FFT_PASS = `${head('n: u32, radix: u32, ns: u32, stride: u32, lines: u32, inner: u32, outer_stride: u32, inner_stride: u32, sign: f32, scale: f32')}
+export const FFT_PASS = `${head('n: u32, radix: u32, ns: u32, stride: u32, lines: u32, inner: u32, outer_stride: u32, inner_stride: u32, scale: f32')}
 @group(0) @binding(1) var<storage, read> src: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read_write> dst: array<vec2<f32>>;
+@group(0) @binding(3) var<storage, read> tw: array<vec2<f32>>;
 ${main}
   let m = u.n / u.radix;
   if (t >= u.lines * m) { return; }
@@ -51,18 +54,15 @@ ${main}
   let k = j % u.ns;
   let span = u.ns * u.radix;
   var v: array<vec2<f32>, ${MAX_RADIX}>;
-  var root: array<vec2<f32>, ${MAX_RADIX}>;
   for (var r = 0u; r < u.radix; r++) {
-    let a = u.sign * 2.0 * PI * f32((k * r) % span) / f32(span);
-    v[r] = cmul(src[base + (j + r * m) * u.stride], cis(a));
-    root[r] = cis(u.sign * 2.0 * PI * f32(r) / f32(u.radix));
+    v[r] = cmul(src[base + (j + r * m) * u.stride], tw[k * u.radix + r]);
   }
   let d = (j / u.ns) * span + k;
   for (var q = 0u; q < u.radix; q++) {
     var acc = vec2<f32>(0.0, 0.0);
     var e = 0u;
     for (var r = 0u; r < u.radix; r++) {
-      acc += cmul(v[r], root[e]);
+      acc += cmul(v[r], tw[span + e]);
       e = (e + q) % u.radix;
     }
     dst[base + (d + q * u.ns) * u.stride] = acc * u.scale;
