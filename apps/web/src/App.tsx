@@ -54,7 +54,10 @@ export function App() {
   const run = view === 'run';
   // The IG view is read-only and wide: it gets the inspector's column.
   const wide = view === 'ig';
-  const [collapsed, setCollapsed] = useState(false);
+  // The Run view lists its own problems and wants the height for its timeline.
+  const [collapsedIn, setCollapsedIn] = useState<Partial<Record<string, boolean>>>({ run: true });
+  const collapsed = collapsedIn[view] ?? false;
+  const toggleProblems = () => setCollapsedIn((c) => ({ ...c, [view]: !collapsed }));
   return (
     <div className={`app${run ? ' run' : ''}${wide ? ' wide' : ''}${collapsed ? ' problems-collapsed' : ''}`} data-testid="app" data-view={view}>
       <Toolbar />
@@ -74,7 +77,7 @@ export function App() {
         </aside>
       )}
       <footer className="bottom">
-        <Problems collapsed={collapsed} onToggle={() => setCollapsed((c) => !c)} />
+        <Problems collapsed={collapsed} onToggle={toggleProblems} />
       </footer>
       <Toasts />
     </div>
