@@ -34,10 +34,18 @@ export function parseIncrements(text: string): number[] {
   });
 }
 
-/** The value every element must hold when the consumer receives `iteration`. */
+/** The value every element must hold when the consumer receives `iteration` (exact, not rounded). */
 export function expectedValue(params: Params, iteration: number): number {
   const upstream = parseIncrements(String(params.increments ?? '')).reduce((s, n) => s + increment(n), 0);
-  return Math.fround(iteration + Number(params.expected_offset ?? 0) + upstream);
+  return iteration + Number(params.expected_offset ?? 0) + upstream;
+}
+
+/** f32 holds every integer up to 2^24 only; past it two iterations can look alike. */
+export const F32_EXACT_LIMIT = 2 ** 24;
+
+function beyondLimit(iteration: number, want: number): FiringReport | undefined {
+  if (Math.abs(want) <= F32_EXACT_LIMIT && Math.fround(want) === want) return undefined;
+  return { ok: false, message: `iteration ${iteration}: expected value ${want} is not exact in f32 (integers are exact only up to 2^24 = ${F32_EXACT_LIMIT}); run fewer iterations`, values: { iteration, expected: want } };
 }
 
 const WGSL_PRODUCE = /* wgsl */ `
@@ -119,7 +127,7 @@ export const matrixKernels: KernelSpec[] = [
     id: 'matrix.produce',
     title: 'Produce matrix',
     category: 'Multi-host benchmark',
-    description: 'Fills a width x height f32 matrix with the iteration number (exact up to 2^24 iterations).',
+    description: 'Fills a width x height f32 matrix with the iteration number (exact up to 2^24; the consumer refuses to check beyond).',
     params: { ...sizeParams },
     inputs: [],
     outputs: [{ name: 'out', type: matrixType }],
@@ -197,6 +205,8 @@ export const matrixKernels: KernelSpec[] = [
     cpu: ({ params, iteration, inputs }) => {
       const a = inputs.in as Float32Array;
       const want = expectedValue(params, iteration);
+      const limit = beyondLimit(iteration, want);
+      if (limit) return limit;
       for (let i = 0; i < a.length; i++) if (a[i] !== want) return mismatch(iteration, i, a[i], want);
       return { ok: true };
     },
@@ -225,6 +235,8 @@ export const matrixKernels: KernelSpec[] = [
             await staging.mapAsync(GPUMapMode.READ);
             const r = new Uint32Array(staging.getMappedRange().slice(0));
             staging.unmap();
+            const limit = beyondLimit(f.iteration, expectedValue(params, f.iteration));
+            if (limit) return limit;
             if (r[0] === 0) return { ok: true };
             const value = new Float32Array(r.buffer, 4, 1)[0];
             return mismatch(f.iteration, n - r[0], value, expectedValue(params, f.iteration));

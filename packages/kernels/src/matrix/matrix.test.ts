@@ -86,6 +86,31 @@ describe('matrix kernels in WGSL on the WebGPU adapter', () => {
     run.destroy();
   });
 
+  it('P -> I -> I -> C chained on the device over several iterations (Figs 11-13)', async () => {
+    const runs = [
+      await GpuRunner.create(t.device, getKernel('matrix.produce'), size),
+      await GpuRunner.create(t.device, getKernel('matrix.increment'), { ...size, nb_loop: 100 }),
+      await GpuRunner.create(t.device, getKernel('matrix.increment'), { ...size, nb_loop: 4 }),
+    ];
+    const good = await GpuRunner.create(t.device, getKernel('matrix.consume'), { ...size, increments: '100,4' });
+    const plusOne = await GpuRunner.create(t.device, getKernel('matrix.consume'), { ...size, expected_offset: 2 });
+    for (const it of [0, 1, 2, 2 ** 24 - 2]) {
+      let prev: GPUBuffer | undefined;
+      for (const r of runs) {
+        await r.fireBuffers(prev ? { in: prev } : {}, it);
+        prev = r.outputBuffers.out;
+      }
+      expect(await good.fireBuffers({ in: prev! }, it)).toEqual({ ok: true });
+      // a hard-coded +1 per incrementer is wrong: nb_loop 4 adds 0
+      expect((await plusOne.fireBuffers({ in: prev! }, it))?.message).toBe(`iteration ${it}: element 0 is ${it + 1}, expected ${it + 2}`);
+    }
+    // at 2^24, 2^24 + 1 rounds back to 2^24 in f32: the consumer says so instead of passing
+    await runs[0].fireBuffers({}, 2 ** 24);
+    expect((await good.fireBuffers({ in: runs[0].outputBuffers.out }, 2 ** 24))?.message).toMatch(/iteration 16777216: expected value 16777217 is not exact in f32/);
+    expect(runCpu(getKernel('matrix.consume'), { ...size, increments: '100,4' }, { in: new Float32Array(size.width * size.height).fill(2 ** 24) }, 2 ** 24).report?.ok).toBe(false);
+    for (const r of [...runs, good, plusOne]) r.destroy();
+  });
+
   it('splits dispatches beyond 65535 workgroups', async () => {
     const big = { width: 2100, height: 2100 }; // 4.41M elements = 68907 workgroups of 64
     const prod = await GpuRunner.create(t.device, getKernel('matrix.produce'), big);
