@@ -1,34 +1,14 @@
-import { dataTypeBytes } from '@pipeloom/kernels';
-import { bufferId, type NodeId } from '../ids.js';
+import { dataTypeBytes, type DataType } from '@pipeloom/kernels';
+import { bufferId, type NodeId, type PeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { Router } from './route.js';
 import type { BufferNode } from './types.js';
 
-/** Where each source's buffers are: source node -> output port -> PE -> buffer. */
-export class BufferIndex {
-  private readonly map = new Map<string, Map<string, Map<string, BufferNode>>>();
-  get(node: string, port: string, pe: string): BufferNode | undefined {
-    return this.map.get(node)?.get(port)?.get(pe);
-  }
-  set(b: BufferNode) {
-    let ports = this.map.get(b.source);
-    if (!ports) this.map.set(b.source, (ports = new Map()));
-    let pes = ports.get(b.port);
-    if (!pes) ports.set(b.port, (pes = new Map()));
-    pes.set(b.pe, b);
-  }
-  static of(buffers: BufferNode[]): BufferIndex {
-    const index = new BufferIndex();
-    for (const b of buffers) index.set(b);
-    return index;
-  }
-}
-
 export interface Insertion {
   buffers: BufferNode[];
-  /** For each buffer copied from another: the link the copy crosses (from the route). */
-  links: Map<BufferNode['id'], Link>;
+  /** By buffer number: the link a copied buffer's copy crosses (from the route); undefined for a producer's buffer. */
+  links: (Link | undefined)[];
 }
 
 /**
@@ -40,47 +20,59 @@ export interface Insertion {
  */
 export function insertBuffers(model: Model, order: NodeId[], router: Router): Insertion {
   const buffers: BufferNode[] = [];
-  const links = new Map<BufferNode['id'], Link>();
-  const at = new BufferIndex();
-  const add = (b: Omit<BufferNode, 'id' | 'consumers' | 'next' | 'depth' | 'color'>) => {
-    const buffer: BufferNode = { id: bufferId(`bn_${buffers.length}`), ...b, consumers: [], next: [], depth: 1, color: -1 };
+  const links: (Link | undefined)[] = [];
+  const add = (pe: PeId, source: NodeId, port: string, from: BufferNode['from'], type: DataType, bytes: number, link?: Link) => {
+    const buffer: BufferNode = { id: bufferId(`bn_${buffers.length}`), pe, source, port, from, type, bytes, consumers: [], next: [], depth: 1, color: -1 };
     buffers.push(buffer);
-    at.set(buffer);
+    links.push(link);
     return buffer;
   };
 
+  // Producers' buffers; each node's outputs are consecutive, in port order.
+  const first = new Int32Array(model.doc.app.nodes.length);
   for (const id of order) {
     const n = model.node.get(id)!;
+    first[n.index] = buffers.length;
     for (const port of n.kernel.outputs) {
       const t = port.type(n.params);
-      add({ pe: n.pe, source: n.id, port: port.name, from: { node: n.id }, type: t, bytes: dataTypeBytes(t) });
+      add(n.pe, n.id, port.name, { node: n.id }, t, dataTypeBytes(t));
     }
   }
 
+  // The buffers of the output being routed, by PE index: held[pe] is valid where stamp[pe] is
+  // that output's serial number, so nothing is cleared between outputs.
+  const stamp = new Int32Array(model.pes.length).fill(-1);
+  const held: BufferNode[] = new Array(model.pes.length);
+  let serial = 0;
   for (const id of order) {
     const n = model.node.get(id)!;
-    for (const port of n.kernel.outputs) {
-      const root = at.get(n.id, port.name, n.pe)!;
+    const home = model.pe.get(n.pe)!.index;
+    n.kernel.outputs.forEach((port, j) => {
+      const root = buffers[first[n.index] + j];
+      serial++;
+      stamp[home] = serial;
+      held[home] = root;
       for (const edge of n.outputs) {
         if (edge.from.port !== port.name) continue;
         const to = model.node.get(edge.to.node)!;
         let prev = root;
         if (to.pe !== n.pe) {
           const route = router.route(n.pe, to.pe, edge.bytes);
-          for (let i = 1; i < route.pes.length; i++) {
-            const pe = route.pes[i];
-            let b = at.get(n.id, port.name, pe);
+          for (let i = 1; i < route.at.length; i++) {
+            const pe = route.at[i];
+            let b = stamp[pe] === serial ? held[pe] : undefined;
             if (!b) {
-              b = add({ pe, source: n.id, port: port.name, from: { buffer: prev.id }, type: root.type, bytes: root.bytes });
+              b = add(route.pes[i], n.id, port.name, { buffer: prev.id }, root.type, root.bytes, route.links[i - 1]);
               prev.next.push(b.id);
-              links.set(b.id, route.links[i - 1]);
+              stamp[pe] = serial;
+              held[pe] = b;
             }
             prev = b;
           }
         }
         prev.consumers.push({ node: to.id, port: edge.to.port });
       }
-    }
+    });
   }
   return { buffers, links };
 }

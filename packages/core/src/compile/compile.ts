@@ -10,6 +10,7 @@ import { planPhases } from './phases.js';
 import { buildPrograms } from './programs.js';
 import { Router } from './route.js';
 import { schedule } from './schedule.js';
+import { bufferTable } from './table.js';
 import type { CompileResult, ImplementationGraph } from './types.js';
 
 export interface CompileOptions {
@@ -31,15 +32,17 @@ export function compile(doc: unknown, opts: CompileOptions = {}): CompileResult 
 export function compileModel(model: Model, overlap: boolean, diagnostics: Diagnostic[] = [], router = new Router(model)): CompileResult {
   const { schedule: order_, order } = schedule(model);
   const { buffers, links } = insertBuffers(model, order, router);
+  const table = bufferTable(model, buffers);
   assignDepth(buffers, overlap);
-  const plan = planPhases(model, buffers, overlap, links);
-  const lat = computeLatency(model, order, buffers, plan, overlap);
-  const memory = colorMemory(model, order, buffers, plan, lat, overlap);
-  const programs = buildPrograms(model, order, buffers, plan, lat, memory);
+  const plan = planPhases(model, buffers, overlap, links, table);
+  const lat = computeLatency(model, order, buffers, plan, overlap, table);
+  const memory = colorMemory(model, order, buffers, plan, lat, overlap, table);
+  const programs = buildPrograms(model, order, buffers, plan, lat, memory, table);
 
   const problems = [...diagnostics, ...checkCapacity(model, buffers, memory)];
   if (problems.some((d) => d.severity === 'error')) return { ok: false, diagnostics: problems };
-  const fillCycles = order.length ? Math.max(...order.map((n) => lat.latency[n])) + 1 : 0;
+  let fillCycles = 0;
+  for (const n of order) fillCycles = Math.max(fillCycles, lat.latency[n] + 1);
   const ig: ImplementationGraph = { overlap, schedule: order_, order, buffers, latency: lat.latency, memory, programs, fillCycles, phases: plan.names };
   return { ok: true, ig, diagnostics: problems };
 }

@@ -1,16 +1,17 @@
-import type { BufferId, NodeId } from '../ids.js';
+import type { NodeId } from '../ids.js';
 import type { Model } from '../document/model.js';
-import { BufferIndex } from './buffers.js';
-import type { PhasePlan, Transfer } from './phases.js';
+import type { PhasePlan } from './phases.js';
+import { bufferTable } from './table.js';
 import type { BufferAccess, BufferNode } from './types.js';
 
 export interface LatencyResult {
   /** First cycle each node fires (paper 4.2.5: its input latency). */
   latency: Record<NodeId, number>;
-  /** Cycle in which iteration 0 is written into each buffer. */
-  written: Map<BufferId, number>;
-  /** Per transfer (keyed by its destination buffer): first cycle and the lag of its read. */
-  transfers: Map<BufferId, { startCycle: number; lag: number }>;
+  /** By buffer number: the cycle in which iteration 0 is written into it. */
+  written: Int32Array;
+  /** By buffer number, for a buffer filled by a copy: the copy's first cycle and the lag of its read. */
+  transferStart: Int32Array;
+  transferLag: Int32Array;
   /** Per node: the buffer and lag each input port reads. */
   inputs: Map<NodeId, Record<string, BufferAccess>>;
 }
@@ -33,59 +34,73 @@ export interface LatencyResult {
  * cycles the early one is kept in a deeper buffer and read with a larger lag, so all inputs
  * of one firing belong to the same iteration.
  */
-export function computeLatency(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, overlap: boolean): LatencyResult {
-  const byId = new Map(buffers.map((b) => [b.id, b]));
-  const at = BufferIndex.of(buffers);
-  const transferTo = new Map<BufferId, Transfer>(plan.transfers.map((t) => [t.to, t]));
-  const written = new Map<BufferId, number>();
-  const phaseOf = new Map<BufferId, number>();
-  const transfers = new Map<BufferId, { startCycle: number; lag: number }>();
+export function computeLatency(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, overlap: boolean, table = bufferTable(model, buffers)): LatencyResult {
+  const count = buffers.length;
+  const written = new Int32Array(count);
+  // By buffer number: the phase that writes it (the fire phase, or its copy's phase).
+  const phaseOf = new Int32Array(count);
+  const transferStart = new Int32Array(count);
+  const transferLag = new Int32Array(count);
   const latency = Object.create(null) as Record<NodeId, number>;
   const inputs = new Map<NodeId, Record<string, BufferAccess>>();
+  const children = childLists(table.parent);
 
-  const propagate = (root: BufferNode) => {
+  const propagate = (root: number) => {
     const stack = [root];
     while (stack.length) {
       const a = stack.pop()!;
-      for (const id of a.next) {
-        const t = transferTo.get(id)!;
-        const w = written.get(a.id)!;
-        const start = overlap || t.phase <= phaseOf.get(a.id)! ? w + 1 : w;
-        transfers.set(id, { startCycle: start, lag: start - w });
-        written.set(id, start);
-        phaseOf.set(id, t.phase);
-        stack.push(byId.get(id)!);
+      const w = written[a];
+      for (let k = children.start[a]; k < children.start[a + 1]; k++) {
+        const id = children.list[k];
+        const phase = plan.transfers[plan.transferTo[id]].phase;
+        const start = overlap || phase <= phaseOf[a] ? w + 1 : w;
+        transferStart[id] = start;
+        transferLag[id] = start - w;
+        written[id] = start;
+        phaseOf[id] = phase;
+        stack.push(id);
       }
     }
   };
 
   for (const id of order) {
     const n = model.node.get(id)!;
-    const reads: { port: string; buffer: BufferNode; ready: number }[] = [];
+    const reads: { port: string; buffer: number; ready: number }[] = [];
     let L = 0;
     for (const p of n.kernel.inputs) {
-      const e = n.inputs.get(p.name)!;
-      const buffer = at.get(e.from.node, e.from.port, n.pe)!;
-      const byTransfer = 'buffer' in buffer.from;
-      const ready = written.get(buffer.id)! + (overlap && byTransfer ? 1 : 0);
+      const buffer = table.read[n.inputs.get(p.name)!.index];
+      const byTransfer = table.parent[buffer] >= 0;
+      const ready = written[buffer] + (overlap && byTransfer ? 1 : 0);
       reads.push({ port: p.name, buffer, ready });
       L = Math.max(L, ready);
     }
     latency[id] = L;
     const access: Record<string, BufferAccess> = {};
     for (const r of reads) {
-      const lag = L - written.get(r.buffer.id)!;
-      access[r.port] = { buffer: r.buffer.id, lag };
+      const lag = L - written[r.buffer];
+      const b = buffers[r.buffer];
+      access[r.port] = { buffer: b.id, lag };
       // A read lag cycles after the write needs lag + 1 slots (the writer is on the next one).
-      r.buffer.depth = Math.max(r.buffer.depth, lag + 1);
+      b.depth = Math.max(b.depth, lag + 1);
     }
     inputs.set(id, access);
-    for (const port of n.kernel.outputs) {
-      const out = at.get(n.id, port.name, n.pe)!;
-      written.set(out.id, L);
-      phaseOf.set(out.id, plan.fire);
+    for (let j = 0; j < n.kernel.outputs.length; j++) {
+      const out = table.output[n.index] + j;
+      written[out] = L;
+      phaseOf[out] = plan.fire;
       propagate(out);
     }
   }
-  return { latency, written, transfers, inputs };
+  return { latency, written, transferStart, transferLag, inputs };
+}
+
+/** Children of each buffer in buffer order (as `next` lists them), as flat arrays (CSR). */
+function childLists(parent: Int32Array): { start: Int32Array; list: Int32Array } {
+  const start = new Int32Array(parent.length + 1);
+  for (const p of parent) if (p >= 0) start[p + 1]++;
+  for (let i = 0; i < parent.length; i++) start[i + 1] += start[i];
+  const fill = start.slice(0, parent.length);
+  const list = new Int32Array(start[parent.length]);
+  for (let i = 0; i < parent.length; i++) if (parent[i] >= 0) list[fill[parent[i]]++] = i;
+  return { start, list };
 }

@@ -1,7 +1,8 @@
-import type { BufferId, NodeId, PeId } from '../ids.js';
+import type { NodeId, PeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
+import { bufferTable } from './table.js';
 import type { BufferNode, MemoryReport } from './types.js';
 
 /**
@@ -20,24 +21,26 @@ import type { BufferNode, MemoryReport } from './types.js';
  * allocated at its largest member (bytes x slots). The lower bound is the heaviest set of
  * buffers live at one position, a clique.
  */
-export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, overlap: boolean): Record<PeId, MemoryReport> {
+export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, overlap: boolean, table = bufferTable(model, buffers)): Record<PeId, MemoryReport> {
   const reports = Object.create(null) as Record<PeId, MemoryReport>;
-  const byPe = new Map<PeId, BufferNode[]>();
-  for (const pe of model.pes) byPe.set(pe.id, []);
-  for (const b of buffers) byPe.get(b.pe)!.push(b);
-  const firePos = new Map<NodeId, number>();
-  const firesOn = new Map<PeId, number>();
+  // Buffer numbers per PE index, in buffer order.
+  const byPe: number[][] = model.pes.map(() => []);
+  for (let i = 0; i < buffers.length; i++) byPe[table.pe[i]].push(i);
+  // Position of each firing (by node index) and firings per PE index.
+  const firePos = new Int32Array(model.doc.app.nodes.length);
+  const firesOn = new Int32Array(model.pes.length);
   for (const id of order) {
-    const pe = model.node.get(id)!.pe;
-    const j = firesOn.get(pe) ?? 0;
-    firesOn.set(pe, j + 1);
-    firePos.set(id, (overlap ? 0 : plan.fire) + j);
+    const n = model.node.get(id)!;
+    const pe = model.pe.get(n.pe)!.index;
+    firePos[n.index] = (overlap ? 0 : plan.fire) + firesOn[pe]++;
   }
-  const transferPhase = new Map<BufferId, number>(plan.transfers.map((t) => [t.to, t.phase]));
+  const positionOf = (node: NodeId) => firePos[model.node.get(node)!.index];
+  const transferPhase = (i: number) => plan.transfers[plan.transferTo[i]].phase;
 
   for (const pe of model.pes) {
-    const list = byPe.get(pe.id)!;
-    const length = Math.max(1, (overlap ? 0 : plan.fire) + (firesOn.get(pe.id) ?? 0));
+    const numbers = byPe[pe.index];
+    const list = numbers.map((i) => buffers[i]);
+    const length = Math.max(1, (overlap ? 0 : plan.fire) + firesOn[pe.index]);
     const words = (length + 31) >>> 5;
     const whole: BufferNode[] = [];
     const ranged: BufferNode[] = [];
@@ -49,22 +52,24 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
       live[s] += weight;
       live[e + 1] -= weight;
     };
-    for (const b of list) {
+    for (const number of numbers) {
+      const b = buffers[number];
       if (b.depth >= 2) {
         whole.push(b);
         continue;
       }
-      const w = 'node' in b.from ? firePos.get(b.from.node)! : transferPhase.get(b.id)!;
+      const w = 'node' in b.from ? positionOf(b.from.node) : transferPhase(number);
       let end = w;
       let wraps = -1;
       for (const c of b.consumers) {
         const lag = lat.inputs.get(c.node)![c.port].lag;
-        if (lag === 0) end = Math.max(end, firePos.get(c.node)!);
-        else wraps = Math.max(wraps, firePos.get(c.node)!);
+        if (lag === 0) end = Math.max(end, positionOf(c.node));
+        else wraps = Math.max(wraps, positionOf(c.node));
       }
-      for (const next of b.next) {
-        const pos = transferPhase.get(next)!;
-        if (lat.transfers.get(next)!.lag === 0) end = Math.max(end, pos);
+      for (const id of b.next) {
+        const next = table.number.get(id)!;
+        const pos = transferPhase(next);
+        if (lat.transferLag[next] === 0) end = Math.max(end, pos);
         else wraps = Math.max(wraps, pos);
       }
       const i = ranged.length;
@@ -89,9 +94,10 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
     const classOf = new Int32Array(n);
     const members: number[][] = [];
     const patterns: number[] = [];
-    const seen = new Map<string, number>();
+    const seen = new Map<string | number, number>();
     for (let i = 0; i < n; i++) {
-      const key = bits.slice(i * words, (i + 1) * words).join(',');
+      // A PE with up to 32 positions (most of them) keys by the word itself: no string built.
+      const key = words === 1 ? bits[i] : bits.slice(i * words, (i + 1) * words).join(',');
       let c = seen.get(key);
       if (c === undefined) {
         seen.set(key, (c = members.length));

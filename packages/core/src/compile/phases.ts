@@ -1,6 +1,7 @@
 import type { PeId, BufferId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
+import { bufferTable } from './table.js';
 import type { BufferNode } from './types.js';
 
 /** One copy between buffers on two linked PEs: the edge of the IG between consecutive buffers. */
@@ -21,6 +22,8 @@ export interface PhasePlan {
   fire: number;
   /** Transfers in buffer order (one per buffer copied from another). */
   transfers: Transfer[];
+  /** By buffer number: the index in `transfers` of the copy that fills it, -1 for a producer's buffer. */
+  transferTo: Int32Array;
 }
 
 /**
@@ -35,30 +38,37 @@ export interface PhasePlan {
  * ordered sub-phases `pcie#0`, `pcie#1`, ... (names get the suffix only when split). Keeping
  * host-to-host before host-to-GPU is what makes the P-I-I-C cycle T = Th + Tib + a*n.
  */
-export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean, links?: Map<BufferId, Link>): PhasePlan {
-  const byId = new Map(buffers.map((b) => [b.id, b]));
-  const pending: { t: Omit<Transfer, 'phase'>; group: 0 | 1; level: number }[] = [];
-  const writer = new Map<BufferId, { group: 0 | 1; level: number }>();
-  for (const b of buffers) {
-    if (!('buffer' in b.from)) continue;
-    const src = byId.get(b.from.buffer)!;
-    const link = links?.get(b.id) ?? fastestLink(model, src.pe, b.pe, b.bytes);
-    const group: 0 | 1 = model.pe.get(src.pe)!.host === model.pe.get(b.pe)!.host ? 1 : 0;
-    const w = writer.get(src.id);
-    const level = w && w.group === group ? w.level + 1 : 0;
-    writer.set(b.id, { group, level });
-    pending.push({ t: { from: src.id, to: b.id, fromPe: src.pe, toPe: b.pe, bytes: b.bytes, link }, group, level });
-  }
-  if (overlap) return { names: ['overlap'], fire: 0, transfers: pending.map(({ t }) => Object.assign(t, { phase: 0 })) };
+export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean, links?: (Link | undefined)[], table = bufferTable(model, buffers)): PhasePlan {
+  const transfers: Transfer[] = [];
+  const transferTo = new Int32Array(buffers.length).fill(-1);
+  // By buffer number, for buffers filled by a copy: 0 between hosts, 1 inside a host, and the
+  // copy's depth in a chain of copies of the same group.
+  const group = new Uint8Array(buffers.length);
+  const level = new Int32Array(buffers.length);
   const levels = [1, 1];
-  for (const p of pending) levels[p.group] = Math.max(levels[p.group], p.level + 1);
+  for (let i = 0; i < buffers.length; i++) {
+    const p = table.parent[i];
+    if (p < 0) continue;
+    const b = buffers[i];
+    const src = buffers[p];
+    const link = links?.[i] ?? fastestLink(model, src.pe, b.pe, b.bytes);
+    const g = model.pes[table.pe[p]].host === model.pes[table.pe[i]].host ? 1 : 0;
+    group[i] = g;
+    level[i] = table.parent[p] >= 0 && group[p] === g ? level[p] + 1 : 0;
+    levels[g] = Math.max(levels[g], level[i] + 1);
+    transferTo[i] = transfers.length;
+    transfers.push({ from: src.id, to: b.id, fromPe: src.pe, toPe: b.pe, bytes: b.bytes, link, phase: 0 });
+  }
+  if (overlap) return { names: ['overlap'], fire: 0, transfers, transferTo };
   const names: string[] = [];
   for (const [g, base] of ['cpu-cpu', 'pcie'].entries()) {
     for (let l = 0; l < levels[g]; l++) names.push(levels[g] === 1 ? base : `${base}#${l}`);
   }
   names.push('fire');
-  const transfers = pending.map(({ t, group, level }) => Object.assign(t, { phase: (group === 1 ? levels[0] : 0) + level }));
-  return { names, fire: names.length - 1, transfers };
+  for (let i = 0; i < buffers.length; i++) {
+    if (transferTo[i] >= 0) transfers[transferTo[i]].phase = (group[i] === 1 ? levels[0] : 0) + level[i];
+  }
+  return { names, fire: names.length - 1, transfers, transferTo };
 }
 
 /** The link a transfer uses: the fastest between the two PEs (the router chose the same). */

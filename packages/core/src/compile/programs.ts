@@ -2,7 +2,8 @@ import { hostId, type NodeId, type PeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
-import type { Action, BufferNode, MemoryReport, PeProgram } from './types.js';
+import { bufferTable } from './table.js';
+import type { Action, BufferAccess, BufferNode, MemoryReport, PeProgram } from './types.js';
 
 /**
  * Paper 4.3, the per-cycle program of each PE. Every PE gets the same phase list (empty
@@ -19,12 +20,12 @@ import type { Action, BufferNode, MemoryReport, PeProgram } from './types.js';
  * `its start cycle - the cycle iteration 0 was written` (0 after a local producer or a
  * non-overlapped copy, 1 after an overlapped copy, more when kept for a late sibling input).
  */
-export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>): Record<PeId, PeProgram> {
+export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>, table = bufferTable(model, buffers)): Record<PeId, PeProgram> {
   const programs = Object.create(null) as Record<PeId, PeProgram>;
-  const depth = new Map(buffers.map((b) => [b.id, b.depth]));
   for (const pe of model.pes) {
     const allocations = memory[pe.id].colors.map((c) => {
-      const slots = Math.max(...c.buffers.map((b) => depth.get(b)!));
+      let slots = -Infinity;
+      for (const b of c.buffers) slots = Math.max(slots, buffers[table.number.get(b)!].depth);
       return { color: c.color, bytes: c.bytes / slots, depth: slots, buffers: c.buffers };
     });
     programs[pe.id] = {
@@ -35,27 +36,21 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode
       phases: plan.names.map((name) => ({ name, actions: [] as Action[], barrier: true })),
     };
   }
-  for (const t of plan.transfers) {
-    const action: Action = {
-      op: 'transfer',
-      from: { buffer: t.from, lag: lat.transfers.get(t.to)!.lag },
-      to: { buffer: t.to, lag: 0 },
-      fromPe: t.fromPe,
-      toPe: t.toPe,
-      bytes: t.bytes,
-      startCycle: lat.transfers.get(t.to)!.startCycle,
-    };
-    programs[t.fromPe].phases[t.phase].actions.push(action);
-    programs[t.toPe].phases[t.phase].actions.push({ ...action, from: { ...action.from }, to: { ...action.to } });
-  }
-  const outputs = new Map<NodeId, Record<string, BufferNode>>();
-  for (const b of buffers) {
-    if ('node' in b.from) (outputs.get(b.source) ?? outputs.set(b.source, {}).get(b.source)!)[b.port] = b;
+  for (let i = 0; i < buffers.length; i++) {
+    if (plan.transferTo[i] < 0) continue;
+    const t = plan.transfers[plan.transferTo[i]];
+    const lag = lat.transferLag[i];
+    const startCycle = lat.transferStart[i];
+    // The same copy in both PEs' programs, as separate objects.
+    for (const pe of [t.fromPe, t.toPe]) {
+      programs[pe].phases[t.phase].actions.push({ op: 'transfer', from: { buffer: t.from, lag }, to: { buffer: t.to, lag: 0 }, fromPe: t.fromPe, toPe: t.toPe, bytes: t.bytes, startCycle });
+    }
   }
   for (const id of order) {
     const n = model.node.get(id)!;
-    const outs: Record<string, { buffer: BufferNode['id']; lag: number }> = {};
-    for (const [port, b] of Object.entries(outputs.get(id) ?? {})) outs[port] = { buffer: b.id, lag: 0 };
+    const outs: Record<string, BufferAccess> = {};
+    const first = table.output[n.index];
+    n.kernel.outputs.forEach((port, j) => (outs[port.name] = { buffer: buffers[first + j].id, lag: 0 }));
     programs[n.pe].phases[plan.fire].actions.push({
       op: 'fire',
       node: id,

@@ -5,6 +5,8 @@ import type { Link } from '../document/types.js';
 export interface Route {
   /** PEs from source to target, both included. */
   pes: PeId[];
+  /** The same PEs as indices into model.pes. */
+  at: number[];
   /** links[i] joins pes[i] and pes[i + 1]. */
   links: Link[];
   /** Seconds to move one datum along the whole route. */
@@ -25,7 +27,6 @@ interface Search {
   prevLink: Int32Array;
   settled: Uint8Array;
   heap: Heap;
-  routes: Map<number, Route>;
 }
 
 /**
@@ -36,7 +37,10 @@ interface Search {
  */
 export class Router {
   private readonly index = new Map<PeId, number>();
-  private readonly searches = new Map<string, Search>();
+  /** Per data size: the search from each source PE (by index). */
+  private readonly searches = new Map<number, (Search | undefined)[]>();
+  /** Per data size: routes by source index x PE count + target index. */
+  private readonly routes = new Map<number, Map<number, Route>>();
   // Adjacency as flat arrays (CSR): neighbours of PE i are nbr[off[i] .. off[i + 1]).
   private readonly off: Int32Array;
   private readonly nbr: Int32Array;
@@ -66,38 +70,42 @@ export class Router {
 
   route(from: PeId, to: PeId, bytes: number): Route {
     const source = this.index.get(from)!;
+    const target = this.index.get(to)!;
+    let cache = this.routes.get(bytes);
+    if (!cache) this.routes.set(bytes, (cache = new Map()));
+    const key = source * this.model.pes.length + target;
+    let route = cache.get(key);
+    if (!route) cache.set(key, (route = this.search(source, target, bytes)));
+    return route;
+  }
+
+  private search(source: number, target: number, bytes: number): Route {
+    const pes = this.model.pes;
     // A PE linked to a single other PE (a GPU on its PCIe link) leaves through it: route from
     // that neighbour and prepend the hop. Every candidate shares the hop, so the order of
     // candidates, ties included, is the same; it saves one search per such PE.
     const only = this.soleNeighbour(source);
-    if (only >= 0 && from !== to) {
+    if (only >= 0 && source !== target) {
       const first = this.fastestEdge(source, only, bytes);
       const hop = this.links[first];
       const cost = this.latency[first] + bytes / this.bandwidth[first];
-      if (this.model.pes[only].id === to) return { pes: [from, to], links: [hop], time: cost };
-      const rest = this.route(this.model.pes[only].id, to, bytes);
-      return { pes: [from, ...rest.pes], links: [hop, ...rest.links], time: cost + rest.time };
+      if (only === target) return { pes: [pes[source].id, pes[target].id], at: [source, target], links: [hop], time: cost };
+      const rest = this.route(pes[only].id, pes[target].id, bytes);
+      return { pes: [pes[source].id, ...rest.pes], at: [source, ...rest.at], links: [hop, ...rest.links], time: cost + rest.time };
     }
-    const key = `${source}|${bytes}`;
-    let s = this.searches.get(key);
-    if (!s) {
-      s = this.start(source);
-      this.searches.set(key, s);
-    }
-    const target = this.index.get(to)!;
-    const cached = s.routes.get(target);
-    if (cached) return cached;
+    let bySource = this.searches.get(bytes);
+    if (!bySource) this.searches.set(bytes, (bySource = []));
+    const s = (bySource[source] ??= this.start(source));
     this.advance(s, target, bytes);
-    if (!s.settled[target]) throw new Error(`route: no path from ${from} to ${to} (validate() reports this)`);
-    const pes: PeId[] = [];
+    if (!s.settled[target]) throw new Error(`route: no path from ${pes[source].id} to ${pes[target].id} (validate() reports this)`);
+    const at: number[] = [];
     const links: Link[] = [];
     for (let v = target; v >= 0; v = s.prev[v]) {
-      pes.push(this.model.pes[v].id);
+      at.push(v);
       if (s.prevLink[v] >= 0) links.push(this.links[s.prevLink[v]]);
     }
-    const route = { pes: pes.reverse(), links: links.reverse(), time: s.time[target] };
-    s.routes.set(target, route);
-    return route;
+    at.reverse();
+    return { pes: at.map((v) => pes[v].id), at, links: links.reverse(), time: s.time[target] };
   }
 
   /** The only PE linked to PE i (possibly by several links), or -1. */
@@ -128,7 +136,6 @@ export class Router {
       prevLink: new Int32Array(n).fill(-1),
       settled: new Uint8Array(n),
       heap: new Heap(),
-      routes: new Map(),
     };
     s.time[source] = 0;
     s.heap.push(source, 0, 0);

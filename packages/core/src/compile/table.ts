@@ -1,0 +1,45 @@
+import type { BufferId } from '../ids.js';
+import type { Model } from '../document/model.js';
+import type { BufferNode } from './types.js';
+
+/**
+ * The structure of the buffer list by number (a buffer's position in it), built once per
+ * compile: the passes index typed arrays with these numbers instead of each building maps
+ * keyed by buffer id, which on a 10,000-node graph cost more than the passes' own work.
+ * Holds only what buffer insertion fixed (source, PE, parent); depth and colour stay on the
+ * buffers because later passes change them.
+ */
+export interface BufferTable {
+  /** Buffer number by id. */
+  number: Map<BufferId, number>;
+  /** Number of the buffer each one is copied from; -1 for a producer's own buffer. */
+  parent: Int32Array;
+  /** Index of each buffer's PE in model.pes. */
+  pe: Int32Array;
+  /** Per edge (by ModelEdge.index): the number of the buffer its consumer reads. */
+  read: Int32Array;
+  /** Per node (by ModelNode.index): the number of its first output buffer; outputs follow in port order. */
+  output: Int32Array;
+}
+
+export function bufferTable(model: Model, buffers: BufferNode[]): BufferTable {
+  const n = buffers.length;
+  const number = new Map<BufferId, number>();
+  for (let i = 0; i < n; i++) number.set(buffers[i].id, i);
+  const parent = new Int32Array(n);
+  const pe = new Int32Array(n);
+  const read = new Int32Array(model.doc.app.edges.length).fill(-1);
+  const output = new Int32Array(model.doc.app.nodes.length).fill(-1);
+  for (let i = 0; i < n; i++) {
+    const b = buffers[i];
+    pe[i] = model.pe.get(b.pe)!.index;
+    if ('buffer' in b.from) parent[i] = number.get(b.from.buffer)!;
+    else {
+      parent[i] = -1;
+      const source = model.node.get(b.source)!;
+      if (output[source.index] < 0) output[source.index] = i;
+    }
+    for (const c of b.consumers) read[model.node.get(c.node)!.inputs.get(c.port)!.index] = i;
+  }
+  return { number, parent, pe, read, output };
+}
