@@ -67,6 +67,8 @@ async function measure(events) {
   await page.getByTestId('tab-run').click();
   await page.waitForFunction(() => !!window.__pipeloomBench, null, { timeout: 30_000 });
   await page.getByTestId('timeline-canvas').waitFor();
+  // Warm-up (JIT) with a small stream, then the measured one into a fresh store.
+  await page.evaluate(([b]) => window.__pipeloomBench.ingest(5 * b, b), [BATCH]);
   const ingest = await page.evaluate(([n, b]) => window.__pipeloomBench.ingest(n, b), [events, BATCH]);
   const rows = [];
   for (const [label, mode, fraction] of [

@@ -53,7 +53,8 @@ interface Hover {
   lines: string[];
 }
 
-export function Timeline({ measured, predicted, showPredicted = true, live = false, version = 0, ref }: TimelineProps) {
+export function Timeline({ measured, predicted, showPredicted: initialShow = true, live = false, version = 0, ref }: TimelineProps) {
+  const [showPredicted, setShowPredicted] = useState(initialShow);
   const box = useRef<HTMLDivElement>(null);
   const canvas = useRef<HTMLCanvasElement>(null);
   const [hover, setHover] = useState<Hover | null>(null);
@@ -70,6 +71,8 @@ export function Timeline({ measured, predicted, showPredicted = true, live = fal
     dpr: 1,
     raf: 0,
     keys: new Set<string>(),
+    /** Pointer position over the tracks as a fraction of their width (-1: elsewhere). */
+    pointer: -1,
     tracks: [] as Track[],
     laneSig: '',
     last: { ms: 0, boxes: 0 },
@@ -227,8 +230,10 @@ export function Timeline({ measured, predicted, showPredicted = true, live = fal
       if (s.keys.size) {
         const span = s.win.t1 - s.win.t0;
         let w = s.follow ? followWindow() : s.win;
-        if (s.keys.has('w')) w = zoom(w, 0.92, (w.t0 + w.t1) / 2);
-        if (s.keys.has('s')) w = zoom(w, 1 / 0.92, (w.t0 + w.t1) / 2);
+        // Zoom about the pointer when it is over the tracks, else about the centre.
+        const at = s.pointer >= 0 ? w.t0 + s.pointer * (w.t1 - w.t0) : (w.t0 + w.t1) / 2;
+        if (s.keys.has('w')) w = zoom(w, 0.92, at);
+        if (s.keys.has('s')) w = zoom(w, 1 / 0.92, at);
         if (s.keys.has('a')) w = pan(w, -span * 0.02);
         if (s.keys.has('d')) w = pan(w, span * 0.02);
         unfollow();
@@ -379,10 +384,11 @@ export function Timeline({ measured, predicted, showPredicted = true, live = fal
             <span className="swatch" style={{ background: KIND_COLORS[i] }} /> {k}
           </span>
         ))}
-        {predicted && showPredicted && (
-          <span className="timeline-key">
-            <span className="swatch" style={{ background: KIND_COLORS[0], opacity: 0.45 }} /> predicted (thin track under each lane)
-          </span>
+        {predicted && (
+          <label className="timeline-key" title="Draw the predicted plan as a thin, faded track under each lane">
+            <input type="checkbox" data-testid="timeline-predicted" checked={showPredicted} onChange={(e) => setShowPredicted(e.target.checked)} />
+            <span className="swatch" style={{ background: KIND_COLORS[0], opacity: 0.45 }} /> predicted
+          </label>
         )}
         <span className="spacer" />
         <span className="muted" data-testid="timeline-lanes" data-lanes={counts.lanes} data-lanes-with-events={counts.withEvents}>
@@ -414,9 +420,14 @@ export function Timeline({ measured, predicted, showPredicted = true, live = fal
             drag.current = { x: e.clientX, y: e.clientY, win: s.win, scrollY: s.scrollY };
           }}
           onPointerUp={() => (drag.current = null)}
-          onPointerLeave={() => setHover(null)}
+          onPointerLeave={() => {
+            s.pointer = -1;
+            setHover(null);
+          }}
           onPointerMove={(e) => {
             const r = (e.target as HTMLElement).getBoundingClientRect();
+            const px = e.clientX - r.left;
+            s.pointer = px >= GUTTER ? (px - GUTTER) / trackWidth() : -1;
             const d = drag.current;
             if (d && (Math.abs(e.clientX - d.x) > 2 || Math.abs(e.clientY - d.y) > 2)) {
               unfollow();

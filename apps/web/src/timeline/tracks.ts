@@ -63,7 +63,8 @@ export function rasterLane(px: Uint32Array, stride: number, c: TraceColumns, lan
   const [from, to] = c.window(lane, w.t0, w.t1);
   const order = c.laneOrder(lane);
   const maxEnd = c.laneMaxEnd(lane);
-  const { start, end, kind } = c;
+  const starts = c.laneStarts(lane);
+  const { end, kind } = c;
   const row = y0 * stride + x0;
   let k = from;
   while (k < to) {
@@ -73,7 +74,7 @@ export function rasterLane(px: Uint32Array, stride: number, c: TraceColumns, lan
       k++;
       continue;
     }
-    const xs = (start[i] - w.t0) * scale;
+    const xs = (starts[k] - w.t0) * scale;
     const xe = (e - w.t0) * scale;
     let p0: number;
     let p1: number;

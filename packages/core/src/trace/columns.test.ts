@@ -79,6 +79,20 @@ describe('TraceColumns', () => {
     expect(c.hit(0, 101, 2)).toBe(0);
   });
 
+  it('seek finds the first event starting at or after a time from any position (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 500 }), { minLength: 1, maxLength: 120 }), fc.nat(), fc.integer({ min: -10, max: 520 }), (starts, f, t) => {
+        const c = new TraceColumns();
+        c.append(starts.map((s) => ev(s, s + 1)));
+        const sorted = [...starts].sort((a, b) => a - b);
+        const from = f % (sorted.length + 1);
+        let want = from;
+        while (want < sorted.length && sorted[want] < t) want++;
+        expect(c.seek(0, from, t)).toBe(want);
+      }),
+    );
+  });
+
   it('seek jumps to the first event starting at or after a time', () => {
     const c = new TraceColumns();
     c.append([ev(0, 1), ev(2, 3), ev(4, 5), ev(6, 7)]);

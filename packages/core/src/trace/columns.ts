@@ -29,6 +29,8 @@ function grow<T extends Float64Array | Uint32Array | Int32Array | Uint8Array>(a:
 class LaneIndex {
   /** Event numbers of this lane, sorted by start. */
   order = new Uint32Array(64);
+  /** Their starts, contiguous: binary searches stay in cache instead of striding the global column. */
+  start = new Float64Array(64);
   /** maxEnd[k] = max end over order[0..k]: non-decreasing, so it can be binary searched. */
   maxEnd = new Float64Array(64);
   /** Longest event in the lane (microseconds). */
@@ -161,6 +163,7 @@ export class TraceColumns {
     const n = li.length;
     if (n >= li.order.length) {
       li.order = grow(li.order, n + 1);
+      li.start = grow(li.start, n + 1);
       li.maxEnd = grow(li.maxEnd, n + 1);
     }
     const s = this.start[i];
@@ -169,11 +172,13 @@ export class TraceColumns {
     const order = li.order;
     // Events of one thread arrive in order; a late one (another agent's batch) is inserted.
     let k = n;
-    if (n > 0 && this.start[order[n - 1]] > s) {
-      k = upperBound(this.start, order, 0, n, s);
+    if (n > 0 && li.start[n - 1] > s) {
+      k = upperBound(li.start, 0, n, s);
       order.copyWithin(k + 1, k, n);
+      li.start.copyWithin(k + 1, k, n);
     }
     order[k] = i;
+    li.start[k] = s;
     li.length = n + 1;
     const maxEnd = li.maxEnd;
     let m = k > 0 ? maxEnd[k - 1] : -Infinity;
@@ -192,6 +197,11 @@ export class TraceColumns {
   /** The lane's event numbers sorted by start (valid up to `laneLength`; do not mutate). */
   laneOrder(lane: number): Uint32Array {
     return this.laneIndex[lane].order;
+  }
+
+  /** The lane's starts, parallel to `laneOrder` (sorted). */
+  laneStarts(lane: number): Float64Array {
+    return this.laneIndex[lane].start;
   }
 
   /** The lane's running maximum of end times, parallel to `laneOrder`. */
@@ -216,18 +226,31 @@ export class TraceColumns {
       else hi = mid;
     }
     const from = lo;
-    const to = upperBound(this.start, li.order, from, li.length, t1);
+    const to = upperBound(li.start, from, li.length, t1);
     return [from, to];
   }
 
-  /** First position in `laneOrder(lane)` at or after `from` whose event starts at or after t. */
+  /**
+   * First position in `laneOrder(lane)` at or after `from` whose event starts at or after t.
+   * Gallops from `from` first: the timeline seeks the next pixel's first event, usually near.
+   */
   seek(lane: number, from: number, t: number): number {
     const li = this.laneIndex[lane];
-    let lo = from;
-    let hi = li.length;
+    const starts = li.start;
+    const n = li.length;
+    if (from >= n || starts[from] >= t) return from;
+    let lo = from + 1;
+    let step = 1;
+    while (lo < n && starts[lo] < t) {
+      from = lo;
+      step *= 2;
+      lo = from + step;
+    }
+    let hi = Math.min(lo, n);
+    lo = from + 1;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.start[li.order[mid]] < t) lo = mid + 1;
+      if (starts[mid] < t) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -272,11 +295,11 @@ export class TraceColumns {
   }
 }
 
-/** First position in [lo, hi) of `order` whose start is greater than t. */
-function upperBound(start: Float64Array, order: Uint32Array, lo: number, hi: number, t: number): number {
+/** First position in [lo, hi) of sorted `starts` greater than t. */
+function upperBound(starts: Float64Array, lo: number, hi: number, t: number): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (start[order[mid]] <= t) lo = mid + 1;
+    if (starts[mid] <= t) lo = mid + 1;
     else hi = mid;
   }
   return lo;
