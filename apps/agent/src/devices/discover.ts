@@ -62,22 +62,27 @@ export async function discover(opts: DiscoverOptions): Promise<Devices> {
   ];
   const gpus = new Map<string, GpuHandle>();
   const adapters: GpuHandle[] = [];
-  try {
-    const gpu = await gpuFor(backend);
-    // Dawn exposes one adapter per power preference at most; ask both and keep distinct ones.
-    for (const pref of ['high-performance', 'low-power'] as const) {
-      const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility', powerPreference: pref } as GPURequestAdapterOptions);
-      if (!adapter) continue;
-      const info = adapter.info;
-      const name = info.description || info.device || info.architecture || 'WebGPU adapter';
-      const vendor = info.vendor || 'unknown';
-      if (adapters.some((a) => a.name === name && a.vendor === vendor)) continue;
-      adapters.push({ adapter, index: adapters.length, name, vendor, backend, powerPreference: pref });
+  // The chosen backend first; the OpenGL route (Mesa's llvmpipe without a GPU) as the fallback.
+  for (const b of backend === 'opengl' ? ['opengl'] : [backend, 'opengl']) {
+    try {
+      const gpu = await gpuFor(b);
+      // Dawn exposes one adapter per power preference at most; ask both and keep distinct ones.
+      for (const pref of ['high-performance', 'low-power'] as const) {
+        const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility', powerPreference: pref } as GPURequestAdapterOptions);
+        if (!adapter) continue;
+        const info = adapter.info;
+        const name = info.description || info.device || info.architecture || 'WebGPU adapter';
+        const vendor = info.vendor || 'unknown';
+        if (adapters.some((a) => a.name === name && a.vendor === vendor)) continue;
+        adapters.push({ adapter, index: adapters.length, name, vendor, backend: b, powerPreference: pref });
+      }
+    } catch (e) {
+      process.stderr.write(`pipeloom agent: WebGPU backend ${b}: ${e instanceof Error ? e.message : String(e)}\n`);
     }
-  } catch (e) {
-    // No WebGPU at all: the agent still serves its CPU; a document needing a GPU is refused by the check.
-    process.stderr.write(`pipeloom agent: no WebGPU adapter (${e instanceof Error ? e.message : String(e)})\n`);
+    if (adapters.length) break;
+    if (b !== 'opengl') process.stderr.write(`pipeloom agent: no adapter on backend ${b}; trying opengl\n`);
   }
+  // No WebGPU at all: the agent still serves its CPU; a document needing a GPU is refused by the check.
   const count = opts.emulateGpus && adapters.length ? Math.max(opts.emulateGpus, adapters.length) : adapters.length;
   for (let i = 0; i < count; i++) {
     const a = adapters[Math.min(i, adapters.length - 1)];
@@ -91,7 +96,7 @@ export async function discover(opts: DiscoverOptions): Promise<Devices> {
       memory: Number(a.adapter.limits.maxBufferSize) * 4,
       limits: { maxBufferSize: Number(a.adapter.limits.maxBufferSize), maxStorageBufferBindingSize: a.adapter.limits.maxStorageBufferBindingSize },
       adapter: a.index,
-      backend,
+      backend: a.backend,
     });
   }
   return { host: opts.host, pes, gpus };
