@@ -163,7 +163,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
             <tr>
               <td>Status</td>
               <td data-testid="run-status" data-status={st.status}>
-                {st.status}
+                {st.status === 'running' && live.events === 0 ? 'running: agents allocating buffers…' : st.status}
               </td>
             </tr>
             <tr>

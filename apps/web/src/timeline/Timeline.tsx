@@ -170,13 +170,20 @@ export function Timeline({ measured, predicted, showPredicted: initialShow = tru
     ctx.clip();
     ctx.fillStyle = '#0f172a';
     const scaleCss = tw / (win.t1 - win.t0);
+    // Overlapping events (transfers in flight together) would write over each other's names.
+    let lastY = NaN;
+    let lastEnd = -Infinity;
     for (let k = 0; k < named.length; k++) {
       const i = named[k];
       const xs = Math.max(0, (m.start[i] - win.t0) * scaleCss);
       const xe = Math.min(tw, (m.end[i] - win.t0) * scaleCss);
+      if (namedY[k] === lastY && xs < lastEnd) continue;
       const name = m.names[m.name[i]];
       const fits = Math.floor((xe - xs - 6) / 6.2);
-      if (fits >= 2) ctx.fillText(fits >= name.length ? name : `${name.slice(0, fits - 1)}…`, GUTTER + xs + 3, namedY[k]);
+      if (fits < 2) continue;
+      ctx.fillText(fits >= name.length ? name : `${name.slice(0, fits - 1)}…`, GUTTER + xs + 3, namedY[k]);
+      lastY = namedY[k];
+      lastEnd = xe;
     }
     ctx.fillStyle = '#ffffff';
     ctx.fillRect(0, RULER, GUTTER - 1, height - RULER);
