@@ -78,7 +78,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
 
   const exportTrace = () => {
     const events = measured.length ? measured.toEvents() : (strategy?.timeline ?? []);
-    const blob = new Blob([JSON.stringify(toChromeTrace(events, ig))], { type: 'application/json' });
+    const blob = new Blob([JSON.stringify(toChromeTrace(events, (measured.length ? run.runGraph() : null) ?? ig))], { type: 'application/json' });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
     a.download = `${(doc.name || 'run').replace(/[^A-Za-z0-9_.-]+/g, '-')}-${measured.length ? 'trace' : 'predicted'}.json`;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TraceEvent } from '@pipeloom/core/trace/event';
 import { spawnLocalAgents, type LocalAgents } from '@pipeloom/agent/local/spawn';
 import { compileOrThrow, piic, wsConnect } from '@pipeloom/agent/testing/fixtures';
+import { toChromeTrace } from '@pipeloom/core/trace/chrome';
 import { createRunStore } from './store.js';
 
 // The Run view's store against real agent processes on loopback (the same coordinator the
@@ -102,6 +103,12 @@ describe('run store with real agents h0 and h1', () => {
       expect(s.live.cycle).toBeGreaterThanOrEqual(12);
       expect(s.live.iterationsPerSecond).toBeGreaterThan(0);
       expect(s.live.utilisation.length).toBe(m.laneCount);
+      // The export: one complete event per measured event, hosts as processes, with flows from the run's graph.
+      expect(run.runGraph()).toBe(ig);
+      const chrome = toChromeTrace(m.toEvents(), run.runGraph()!);
+      expect(chrome.traceEvents.filter((e) => e.ph === 'X')).toHaveLength(m.length);
+      expect(chrome.traceEvents.some((e) => e.ph === 's')).toBe(true);
+      expect(chrome.traceEvents.filter((e) => e.name === 'process_name').map((e) => e.args?.name)).toEqual(expect.arrayContaining(['host h0', 'host h1']));
     } finally {
       run.dispose();
     }

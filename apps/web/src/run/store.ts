@@ -68,6 +68,8 @@ export function createRunStore(deps: RunDeps = {}) {
   const publishMs = deps.publishMs ?? 250;
   let coordinator: Coordinator | null = null;
   let handle: RunHandle | null = null;
+  // The graph of the current (or last) run: the trace export draws its flows from it.
+  let runIg: ImplementationGraph | null = null;
   let measured = new TraceColumns();
   // Busy microseconds per lane, accumulated as batches arrive.
   let busy = new Float64Array(16);
@@ -108,6 +110,8 @@ export function createRunStore(deps: RunDeps = {}) {
     store,
     /** The measured trace of the current (or last) run. */
     measured: () => measured,
+    /** The implementation graph the current (or last) run executed. */
+    runGraph: () => runIg,
 
     /** Appends a batch of live events (the coordinator's onEvents). */
     ingest(events: readonly TraceEvent[]): void {
@@ -122,6 +126,7 @@ export function createRunStore(deps: RunDeps = {}) {
 
     /** Starts a new, empty measured trace. */
     reset(): void {
+      runIg = null;
       measured = new TraceColumns();
       busy = new Float64Array(16);
       progress = null;
@@ -189,6 +194,7 @@ export function createRunStore(deps: RunDeps = {}) {
       if (handle || !api.deploy(ig)) return null;
       const c = coordinator!;
       api.reset();
+      runIg = ig;
       store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined });
       const { iterations } = store.getState();
       handle = c.run(ig, { iterations, keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
