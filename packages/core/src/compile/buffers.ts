@@ -1,14 +1,17 @@
 import { dataTypeBytes, type DataType } from '@pipeloom/kernels';
-import { bufferId, type NodeId, type PeId } from '../ids.js';
+import { bufferId, type NodeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { Router } from './route.js';
+import { childLists, type BufferTable } from './table.js';
 import type { BufferNode } from './types.js';
 
 export interface Insertion {
   buffers: BufferNode[];
   /** By buffer number: the link a copied buffer's copy crosses (from the route); undefined for a producer's buffer. */
   links: (Link | undefined)[];
+  /** The buffers' structure by number, for the later passes. */
+  table: BufferTable;
 }
 
 /**
@@ -21,34 +24,42 @@ export interface Insertion {
 export function insertBuffers(model: Model, order: NodeId[], router: Router): Insertion {
   const buffers: BufferNode[] = [];
   const links: (Link | undefined)[] = [];
-  const add = (pe: PeId, source: NodeId, port: string, from: BufferNode['from'], type: DataType, bytes: number, link?: Link) => {
-    const buffer: BufferNode = { id: bufferId(`bn_${buffers.length}`), pe, source, port, from, type, bytes, consumers: [], next: [], depth: 1, color: -1 };
+  const parent: number[] = [];
+  const peOf: number[] = [];
+  const read = new Int32Array(model.doc.app.edges.length).fill(-1);
+  const add = (pe: number, source: NodeId, port: string, from: number, type: DataType, bytes: number, link?: Link) => {
+    const number = buffers.length;
+    const buffer: BufferNode = { id: bufferId(`bn_${number}`), pe: model.pes[pe].id, source, port, from: from < 0 ? { node: source } : { buffer: buffers[from].id }, type, bytes, consumers: [], next: [], depth: 1, color: -1 };
     buffers.push(buffer);
     links.push(link);
-    return buffer;
+    parent.push(from);
+    peOf.push(pe);
+    if (from >= 0) buffers[from].next.push(buffer.id);
+    return number;
   };
 
   // Producers' buffers; each node's outputs are consecutive, in port order.
-  const first = new Int32Array(model.doc.app.nodes.length);
+  const output = new Int32Array(model.doc.app.nodes.length).fill(-1);
   for (const id of order) {
     const n = model.node.get(id)!;
-    first[n.index] = buffers.length;
+    const pe = model.pe.get(n.pe)!.index;
+    output[n.index] = buffers.length;
     for (const port of n.kernel.outputs) {
       const t = port.type(n.params);
-      add(n.pe, n.id, port.name, { node: n.id }, t, dataTypeBytes(t));
+      add(pe, n.id, port.name, -1, t, dataTypeBytes(t));
     }
   }
 
   // The buffers of the output being routed, by PE index: held[pe] is valid where stamp[pe] is
   // that output's serial number, so nothing is cleared between outputs.
   const stamp = new Int32Array(model.pes.length).fill(-1);
-  const held: BufferNode[] = new Array(model.pes.length);
+  const held = new Int32Array(model.pes.length);
   let serial = 0;
   for (const id of order) {
     const n = model.node.get(id)!;
     const home = model.pe.get(n.pe)!.index;
     n.kernel.outputs.forEach((port, j) => {
-      const root = buffers[first[n.index] + j];
+      const root = output[n.index] + j;
       serial++;
       stamp[home] = serial;
       held[home] = root;
@@ -60,19 +71,18 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
           const route = router.route(n.pe, to.pe, edge.bytes);
           for (let i = 1; i < route.at.length; i++) {
             const pe = route.at[i];
-            let b = stamp[pe] === serial ? held[pe] : undefined;
-            if (!b) {
-              b = add(route.pes[i], n.id, port.name, { buffer: prev.id }, root.type, root.bytes, route.links[i - 1]);
-              prev.next.push(b.id);
+            if (stamp[pe] !== serial) {
               stamp[pe] = serial;
-              held[pe] = b;
+              held[pe] = add(pe, n.id, port.name, prev, buffers[root].type, buffers[root].bytes, route.links[i - 1]);
             }
-            prev = b;
+            prev = held[pe];
           }
         }
-        prev.consumers.push({ node: to.id, port: edge.to.port });
+        buffers[prev].consumers.push({ node: to.id, port: edge.to.port });
+        read[edge.index] = prev;
       }
     });
   }
-  return { buffers, links };
+  const parents = Int32Array.from(parent);
+  return { buffers, links, table: { parent: parents, pe: Int32Array.from(peOf), read, output, children: childLists(parents) } };
 }

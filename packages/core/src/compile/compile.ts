@@ -10,7 +10,6 @@ import { planPhases } from './phases.js';
 import { buildPrograms } from './programs.js';
 import { Router } from './route.js';
 import { schedule } from './schedule.js';
-import { bufferTable } from './table.js';
 import type { CompileResult, ImplementationGraph } from './types.js';
 
 export interface CompileOptions {
@@ -31,8 +30,7 @@ export function compile(doc: unknown, opts: CompileOptions = {}): CompileResult 
 /** The passes in order, on a validated model. */
 export function compileModel(model: Model, overlap: boolean, diagnostics: Diagnostic[] = [], router = new Router(model)): CompileResult {
   const { schedule: order_, order } = schedule(model);
-  const { buffers, links } = insertBuffers(model, order, router);
-  const table = bufferTable(model, buffers);
+  const { buffers, links, table } = insertBuffers(model, order, router);
   assignDepth(buffers, overlap);
   const plan = planPhases(model, buffers, overlap, links, table);
   const lat = computeLatency(model, order, buffers, plan, overlap, table);

@@ -43,7 +43,7 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
   const transferLag = new Int32Array(count);
   const latency = Object.create(null) as Record<NodeId, number>;
   const inputs = new Map<NodeId, Record<string, BufferAccess>>();
-  const children = childLists(table.parent);
+  const { children } = table;
 
   const propagate = (root: number) => {
     const stack = [root];
@@ -92,15 +92,4 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
     }
   }
   return { latency, written, transferStart, transferLag, inputs };
-}
-
-/** Children of each buffer in buffer order (as `next` lists them), as flat arrays (CSR). */
-function childLists(parent: Int32Array): { start: Int32Array; list: Int32Array } {
-  const start = new Int32Array(parent.length + 1);
-  for (const p of parent) if (p >= 0) start[p + 1]++;
-  for (let i = 0; i < parent.length; i++) start[i + 1] += start[i];
-  const fill = start.slice(0, parent.length);
-  const list = new Int32Array(start[parent.length]);
-  for (let i = 0; i < parent.length; i++) if (parent[i] >= 0) list[fill[parent[i]]++] = i;
-  return { start, list };
 }

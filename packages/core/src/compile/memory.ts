@@ -66,8 +66,8 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
         if (lag === 0) end = Math.max(end, positionOf(c.node));
         else wraps = Math.max(wraps, positionOf(c.node));
       }
-      for (const id of b.next) {
-        const next = table.number.get(id)!;
+      for (let k = table.children.start[number]; k < table.children.start[number + 1]; k++) {
+        const next = table.children.list[k];
         const pos = transferPhase(next);
         if (lat.transferLag[next] === 0) end = Math.max(end, pos);
         else wraps = Math.max(wraps, pos);

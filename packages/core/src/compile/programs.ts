@@ -22,11 +22,16 @@ import type { Action, BufferAccess, BufferNode, MemoryReport, PeProgram } from '
  */
 export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>, table = bufferTable(model, buffers)): Record<PeId, PeProgram> {
   const programs = Object.create(null) as Record<PeId, PeProgram>;
+  // Slots of each colour: its deepest member's depth (by PE index, then colour).
+  const slots: number[][] = model.pes.map((pe) => memory[pe.id].colors.map(() => -Infinity));
+  for (let i = 0; i < buffers.length; i++) {
+    const s = slots[table.pe[i]];
+    s[buffers[i].color] = Math.max(s[buffers[i].color], buffers[i].depth);
+  }
   for (const pe of model.pes) {
-    const allocations = memory[pe.id].colors.map((c) => {
-      let slots = -Infinity;
-      for (const b of c.buffers) slots = Math.max(slots, buffers[table.number.get(b)!].depth);
-      return { color: c.color, bytes: c.bytes / slots, depth: slots, buffers: c.buffers };
+    const allocations = memory[pe.id].colors.map((c, k) => {
+      const depth = slots[pe.index][k];
+      return { color: c.color, bytes: c.bytes / depth, depth, buffers: c.buffers };
     });
     programs[pe.id] = {
       pe: pe.id,

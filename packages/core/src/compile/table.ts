@@ -10,8 +10,6 @@ import type { BufferNode } from './types.js';
  * buffers because later passes change them.
  */
 export interface BufferTable {
-  /** Buffer number by id. */
-  number: Map<BufferId, number>;
   /** Number of the buffer each one is copied from; -1 for a producer's own buffer. */
   parent: Int32Array;
   /** Index of each buffer's PE in model.pes. */
@@ -20,8 +18,14 @@ export interface BufferTable {
   read: Int32Array;
   /** Per node (by ModelNode.index): the number of its first output buffer; outputs follow in port order. */
   output: Int32Array;
+  /** Copies of each buffer in buffer order (as `next` lists them): children of b are list[start[b] .. start[b + 1]). */
+  children: { start: Int32Array; list: Int32Array };
 }
 
+/**
+ * The table of a buffer list from the buffers alone (insertBuffers builds it as it goes; this
+ * is for a list made otherwise).
+ */
 export function bufferTable(model: Model, buffers: BufferNode[]): BufferTable {
   const n = buffers.length;
   const number = new Map<BufferId, number>();
@@ -41,5 +45,16 @@ export function bufferTable(model: Model, buffers: BufferNode[]): BufferTable {
     }
     for (const c of b.consumers) read[model.node.get(c.node)!.inputs.get(c.port)!.index] = i;
   }
-  return { number, parent, pe, read, output };
+  return { parent, pe, read, output, children: childLists(parent) };
+}
+
+/** Children lists from parent numbers, as flat arrays (CSR), each list in increasing number. */
+export function childLists(parent: Int32Array): BufferTable['children'] {
+  const start = new Int32Array(parent.length + 1);
+  for (const p of parent) if (p >= 0) start[p + 1]++;
+  for (let i = 0; i < parent.length; i++) start[i + 1] += start[i];
+  const fill = start.slice(0, parent.length);
+  const list = new Int32Array(start[parent.length]);
+  for (let i = 0; i < parent.length; i++) if (parent[i] >= 0) list[fill[parent[i]]++] = i;
+  return { start, list };
 }
