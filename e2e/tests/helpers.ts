@@ -11,6 +11,8 @@ export async function shot(page: Page, name: string) {
 
 /** Drags with real mouse events from the centre of one element to the centre of another. */
 export async function mouseDrag(page: Page, from: Locator, to: Locator) {
+  await expect(from).toBeVisible();
+  await expect(to).toBeVisible();
   const a = (await from.boundingBox())!;
   const b = (await to.boundingBox())!;
   await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
