@@ -125,7 +125,7 @@ export function createProjectStore(initial: ProjectDocument = emptyDocument()) {
       toast(message, kind = 'info') {
         const id = ++toastSeq;
         set({ toasts: [...get().toasts.slice(-3), { id, message, kind }] });
-        setTimeout(() => get().dismiss(id), kind === 'error' ? 4500 : 2500);
+        setTimeout(() => get().dismiss(id), kind === 'error' ? 6000 : 2500);
       },
       dismiss(id) {
         set({ toasts: get().toasts.filter((t) => t.id !== id) });
