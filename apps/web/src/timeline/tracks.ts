@@ -59,40 +59,44 @@ export function pixel(hex: string, alpha = 1, bg = '#ffffff'): number {
  */
 export function rasterLane(px: Uint32Array, stride: number, c: TraceColumns, lane: number, w: Window, x0: number, width: number, y0: number, y1: number, colors: ArrayLike<number>, named: number[] | null, minNamed: number, stats: DrawStats): void {
   if (lane < 0 || y1 <= y0 || c.laneLength(lane) === 0) return;
-  const scale = width / (w.t1 - w.t0);
-  const [from, to] = c.window(lane, w.t0, w.t1);
+  const t0 = w.t0;
+  const scale = width / (w.t1 - t0);
+  const [from, to] = c.window(lane, t0, w.t1);
   const order = c.laneOrder(lane);
-  const maxEnd = c.laneMaxEnd(lane);
   const starts = c.laneStarts(lane);
-  const { end, kind } = c;
+  const kinds = c.laneKinds(lane);
+  const maxEnd = c.laneMaxEnd(lane);
+  const end = c.end;
   const row = y0 * stride + x0;
+  const paint = (color: number, a: number, b: number) => {
+    if (a < 0) a = 0;
+    if (b > width) b = width;
+    if (b - a > 24) px.fill(color, row + a, row + b);
+    else for (let p = row + a; p < row + b; p++) px[p] = color;
+  };
   let k = from;
   while (k < to) {
-    const i = order[k];
-    const e = end[i];
-    if (e < w.t0) {
-      k++;
-      continue;
-    }
-    const xs = (starts[k] - w.t0) * scale;
-    const xe = (e - w.t0) * scale;
-    let p0: number;
-    let p1: number;
-    if (xe - xs >= 1) {
-      p0 = Math.round(xs);
-      p1 = Math.max(p0 + 1, Math.round(xe));
-      if (named && xe - xs > minNamed) named.push(i);
-      k++;
-    } else {
-      // Everything starting inside this pixel becomes one box reaching the furthest end.
-      p0 = Math.floor(xs);
-      const next = c.seek(lane, k + 1, w.t0 + (p0 + 1) / scale);
-      p1 = Math.max(p0 + 1, Math.round((maxEnd[next - 1] - w.t0) * scale));
+    const xs = (starts[k] - t0) * scale;
+    const p0 = Math.floor(xs);
+    if (k + 1 < to && (starts[k + 1] - t0) * scale < p0 + 1) {
+      // Several events start inside this pixel: one box from it to the furthest end among
+      // them, then jump straight to the first event of the next pixel.
+      const next = c.seek(lane, k + 1, t0 + (p0 + 1) / scale);
+      paint(colors[kinds[k]], p0, Math.max(p0 + 1, Math.round((maxEnd[next - 1] - t0) * scale)));
       k = next;
+    } else {
+      const i = order[k];
+      const e = end[i];
+      if (e >= t0) {
+        const xe = (e - t0) * scale;
+        if (xe - xs >= 1) {
+          const a = Math.round(xs);
+          paint(colors[kinds[k]], a, Math.max(a + 1, Math.round(xe)));
+          if (named && xe - xs > minNamed) named.push(i);
+        } else paint(colors[kinds[k]], p0, p0 + 1);
+      }
+      k++;
     }
-    if (p0 < 0) p0 = 0;
-    if (p1 > width) p1 = width;
-    if (p1 > p0) px.fill(colors[kind[i]], row + p0, row + p1);
     stats.boxes++;
   }
   for (let y = y0 + 1; y < y1; y++) px.copyWithin(y * stride + x0, row, row + width);

@@ -29,8 +29,9 @@ function grow<T extends Float64Array | Uint32Array | Int32Array | Uint8Array>(a:
 class LaneIndex {
   /** Event numbers of this lane, sorted by start. */
   order = new Uint32Array(64);
-  /** Their starts, contiguous: binary searches stay in cache instead of striding the global column. */
+  /** Their starts and kinds, contiguous: the timeline's searches and merged boxes stay in cache instead of striding the global columns. */
   start = new Float64Array(64);
+  kind = new Uint8Array(64);
   /** maxEnd[k] = max end over order[0..k]: non-decreasing, so it can be binary searched. */
   maxEnd = new Float64Array(64);
   /** Longest event in the lane (microseconds). */
@@ -164,6 +165,7 @@ export class TraceColumns {
     if (n >= li.order.length) {
       li.order = grow(li.order, n + 1);
       li.start = grow(li.start, n + 1);
+      li.kind = grow(li.kind, n + 1);
       li.maxEnd = grow(li.maxEnd, n + 1);
     }
     const s = this.start[i];
@@ -176,9 +178,11 @@ export class TraceColumns {
       k = upperBound(li.start, 0, n, s);
       order.copyWithin(k + 1, k, n);
       li.start.copyWithin(k + 1, k, n);
+      li.kind.copyWithin(k + 1, k, n);
     }
     order[k] = i;
     li.start[k] = s;
+    li.kind[k] = this.kind[i];
     li.length = n + 1;
     const maxEnd = li.maxEnd;
     let m = k > 0 ? maxEnd[k - 1] : -Infinity;
@@ -202,6 +206,11 @@ export class TraceColumns {
   /** The lane's starts, parallel to `laneOrder` (sorted). */
   laneStarts(lane: number): Float64Array {
     return this.laneIndex[lane].start;
+  }
+
+  /** The lane's kind codes, parallel to `laneOrder`. */
+  laneKinds(lane: number): Uint8Array {
+    return this.laneIndex[lane].kind;
   }
 
   /** The lane's running maximum of end times, parallel to `laneOrder`. */
