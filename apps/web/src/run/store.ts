@@ -115,13 +115,16 @@ export function createRunStore(deps: RunDeps = {}) {
 
     /** Appends a batch of live events (the coordinator's onEvents). */
     ingest(events: readonly TraceEvent[]): void {
+      const first = measured.length;
       measured.append(events);
       if (busy.length < measured.laneCount) {
         const b = new Float64Array(measured.laneCount * 2);
         b.set(busy);
         busy = b;
       }
-      for (const e of events) if (e.kind === 'fire' || e.kind === 'transfer') busy[measured.findLane(e.host, e.pe, e.thread)] += e.end - e.start;
+      // Busy time from the columns just written (kind 0 fire, 1 transfer).
+      const { lane, kind, start, end } = measured;
+      for (let i = first; i < measured.length; i++) if (kind[i] < 2) busy[lane[i]] += end[i] - start[i];
     },
 
     /** Starts a new, empty measured trace. */
