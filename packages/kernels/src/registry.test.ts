@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getKernel, listKernels } from './registry.js';
+import { dataTypeBytes, getKernel, listKernels, withDefaults } from './registry.js';
 import { KernelError } from './types.js';
-import { createPipeline } from './gpu/pipeline.js';
+import { createPipeline, storageBuffer } from './gpu/pipeline.js';
 import { createTestDevice, type TestDevice } from './gpu/node-device.js';
 
 describe('the kernel registry', () => {
@@ -55,11 +55,46 @@ describe('WGSL compile errors', () => {
     expect(err.message).toMatch(new RegExp(`saliency.fuse.*binds ${n} storage buffers; this device allows ${n - 1}`));
   });
 
-  it('every registered kernel prepares on the adapter with its default params scaled down', async () => {
+  it('every registered kernel prepares with its default params scaled down and records exactly the dispatches it declares', async () => {
     for (const k of listKernels()) {
-      const small = Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, typeof s.default === 'number' && ['elements', 'pixels', 'voxels'].includes(s.unit ?? '') ? Math.min(Number(s.default), 32) : s.default]));
+      const small = withDefaults(k, Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, typeof s.default === 'number' && ['elements', 'pixels', 'voxels'].includes(s.unit ?? '') ? Math.min(Number(s.default), 32) : s.default])));
       const exec = await k.gpu!.prepare(t.device, small);
+      const buffers = (ports: typeof k.inputs) => Object.fromEntries(ports.map((p) => [p.name, storageBuffer(t.device, dataTypeBytes(p.type(small)))]));
+      const firing = { iteration: 0, inputs: buffers(k.inputs), outputs: buffers(k.outputs) };
+      // record what encode does through a wrapped encoder: module (pipeline label) and workgroups
+      const seen: string[] = [];
+      const real = t.device.createCommandEncoder();
+      const encoder = new Proxy(real, {
+        get(target, prop) {
+          if (prop === 'beginComputePass') {
+            return (d?: GPUComputePassDescriptor) => {
+              const pass = target.beginComputePass(d);
+              let module = '';
+              return new Proxy(pass, {
+                get(pt, pp) {
+                  if (pp === 'setPipeline') return (pl: GPUComputePipeline) => ((module = pl.label.split('/')[1]), pt.setPipeline(pl));
+                  if (pp === 'dispatchWorkgroups') return (x: number, y = 1, z = 1) => (seen.push(`${module} ${x}x${y}x${z}`), pt.dispatchWorkgroups(x, y, z));
+                  const v = Reflect.get(pt, pp);
+                  return typeof v === 'function' ? v.bind(pt) : v;
+                },
+              });
+            };
+          }
+          const v = Reflect.get(target, prop);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+      exec.encode(encoder, firing);
+      t.device.queue.submit([real.finish()]);
+      await t.device.queue.onSubmittedWorkDone();
+      const declared = (k.gpu!.dispatches?.(small) ?? []).flatMap((d) => Array(d.count ?? 1).fill(`${d.module} ${d.workgroups.join('x')}`));
+      expect(seen.sort(), k.id).toEqual(declared.sort());
+      for (const d of k.gpu!.dispatches?.(small) ?? []) {
+        expect(Object.keys(k.gpu!.wgsl), k.id).toContain(d.module);
+        expect(Math.max(...d.workgroups), k.id).toBeLessThanOrEqual(65535);
+      }
       exec.destroy();
+      for (const b of [...Object.values(firing.inputs), ...Object.values(firing.outputs)]) b.destroy();
     }
   });
 });

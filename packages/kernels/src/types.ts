@@ -81,9 +81,19 @@ export interface GpuExecutor {
   destroy(): void;
 }
 
+/** One compute dispatch of a firing: which WGSL module, how many workgroups, how many times. */
+export interface DispatchInfo {
+  module: string;
+  workgroups: [number, number, number];
+  /** Repeats of this dispatch in one firing (default 1). */
+  count?: number;
+}
+
 export interface GpuImplementation {
   /** The WGSL sources (one per pipeline), shown in the editor and validated at prepare time. */
   wgsl: Record<string, string>;
+  /** The dispatches one firing records, for the editor and the predictor (copies not listed). */
+  dispatches?: (params: Params) => DispatchInfo[];
   /** Creates pipelines and uniform buffers; rejects with a KernelError naming the kernel on bad WGSL. */
   prepare(device: GPUDevice, params: Params): Promise<GpuExecutor>;
 }

@@ -62,6 +62,12 @@ export function dispatchSize(threads: number, workgroup = WORKGROUP): [number, n
   return [Math.ceil(groups / y), y];
 }
 
+/** The DispatchInfo of a 1D dispatch of `threads` threads made with `dispatch`. */
+export function linear(module: string, threads: number, count = 1): { module: string; workgroups: [number, number, number]; count: number } {
+  const [x, y] = dispatchSize(threads);
+  return { module, workgroups: [x, y, 1], count };
+}
+
 /** WGSL snippet: the linear thread id for a dispatch made with dispatchSize. */
 export const LINEAR_ID = `fn linear_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * ${WORKGROUP}u; }`;
 

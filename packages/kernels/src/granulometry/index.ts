@@ -1,5 +1,5 @@
 import { KernelError, type DataType, type FiringReport, type GpuExecutor, type KernelSpec, type ParamSpec, type Params } from '../types.js';
-import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, packWords, storageBuffer, uniformBuffer, uploadBuffer } from '../gpu/pipeline.js';
+import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, linear, packWords, storageBuffer, uniformBuffer, uploadBuffer } from '../gpu/pipeline.js';
 import { fillBalls, placeBalls } from './volume.js';
 import { countOnes, morph, openings, patternSpectrum, predominantSize, type Dims } from './morphology.js';
 
@@ -146,6 +146,7 @@ export const granulometryKernels: KernelSpec[] = [
     },
     gpu: {
       wgsl: { balls: WGSL_BALLS },
+      dispatches: (p) => [linear('balls', voxels(p))],
       async prepare(device, params) {
         const pipeline = await createPipeline(device, 'granulometry.volume', 'balls', WGSL_BALLS);
         const d = dimsOf(params);
@@ -199,6 +200,13 @@ export const granulometryKernels: KernelSpec[] = [
     },
     gpu: {
       wgsl: { morph: WGSL_MORPH, count: WGSL_COUNT },
+      dispatches: (p) => {
+        const { first, last } = checkRange(p);
+        const k = last - first + 1;
+        // per opening n: one erosion, n dilations, one count; plus the raw volume's count
+        const morphs = k + ((last * (last + 1)) / 2 - ((first - 1) * first) / 2);
+        return [linear('morph', voxels(p), morphs), linear('count', voxels(p), k + (first === 1 ? 1 : 0))];
+      },
       async prepare(device, params) {
         const { first, last, levels } = checkRange(params);
         const morphP = await createPipeline(device, 'granulometry.openings', 'morph', WGSL_MORPH);
@@ -264,6 +272,7 @@ export const granulometryKernels: KernelSpec[] = [
     },
     gpu: {
       wgsl: { curve: WGSL_CURVE },
+      dispatches: (p) => [linear('curve', Number(p.levels))],
       async prepare(device, params) {
         const pipeline = await createPipeline(device, 'granulometry.curve', 'curve', WGSL_CURVE);
         const levels = Number(params.levels);

@@ -1,5 +1,5 @@
 import { KernelError, type DataType, type FiringReport, type GpuExecutor, type GpuFiring, type KernelSpec, type Params } from '../types.js';
-import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, packWords, uniformBuffer } from '../gpu/pipeline.js';
+import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, linear, packWords, uniformBuffer } from '../gpu/pipeline.js';
 
 // The paper's multi-host benchmark (Figs 11-13): P fills, I increments (the Fig 13 kernel),
 // C checks. Values are f32: iteration numbers are exact up to 2^24 = 16,777,216 iterations,
@@ -137,6 +137,7 @@ export const matrixKernels: KernelSpec[] = [
     },
     gpu: {
       wgsl: { produce: WGSL_PRODUCE },
+      dispatches: (p) => [linear('produce', count(p))],
       async prepare(device, params) {
         const pipeline = await createPipeline(device, 'matrix.produce', 'produce', WGSL_PRODUCE);
         const n = count(params);
@@ -171,6 +172,7 @@ export const matrixKernels: KernelSpec[] = [
     },
     gpu: {
       wgsl: { increment: WGSL_INCREMENT },
+      dispatches: (p) => [linear('increment', count(p))],
       async prepare(device, params) {
         const pipeline = await createPipeline(device, 'matrix.increment', 'increment', WGSL_INCREMENT);
         const n = count(params);
@@ -212,6 +214,7 @@ export const matrixKernels: KernelSpec[] = [
     },
     gpu: {
       wgsl: { check: WGSL_CHECK, fetch: WGSL_FETCH },
+      dispatches: (p) => [linear('check', count(p)), { module: 'fetch', workgroups: [1, 1, 1] }],
       async prepare(device, params) {
         const check = await createPipeline(device, 'matrix.consume', 'check', WGSL_CHECK);
         const fetch = await createPipeline(device, 'matrix.consume', 'fetch', WGSL_FETCH);
@@ -271,6 +274,7 @@ export const matrixKernels: KernelSpec[] = [
     },
     gpu: {
       wgsl: { add: WGSL_ADD },
+      dispatches: (p) => [linear('add', count(p))],
       async prepare(device, params) {
         const pipeline = await createPipeline(device, 'matrix.add', 'add', WGSL_ADD);
         const n = count(params);

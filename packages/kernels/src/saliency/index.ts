@@ -1,6 +1,7 @@
 import type { DataType, GpuExecutor, KernelSpec, ParamSpec, Params } from '../types.js';
-import { bindGroup, createPipeline, dispatch, packWords, storageBuffer, uniformBuffer, uploadBuffer } from '../gpu/pipeline.js';
+import { bindGroup, createPipeline, dispatch, linear, packWords, storageBuffer, uniformBuffer, uploadBuffer } from '../gpu/pipeline.js';
 import { plan, twiddleTable, type Pass } from './fft.js';
+import type { DispatchInfo } from '../types.js';
 import { synthesize, type Scene } from './model.js';
 import { fftCpu, fuseCpu, gaborCpu, hanningCpu, ifftCpu, interactionsCpu, ittiCpu, normalizeCpu, type BankParams } from './cpu.js';
 import * as W from './wgsl.js';
@@ -114,6 +115,12 @@ function sourceImage(p: Params): Float32Array {
   return img;
 }
 
+/** The FFT passes' dispatches: one per radix, rows then columns. */
+function fftDispatches(p: Params, kernel: string, count: number): DispatchInfo[] {
+  return [...plan(Number(p.width), -1, kernel, 'width'), ...plan(Number(p.height), -1, kernel, 'height')].map((ps) => linear('fft_pass', (count * px(p)) / ps.R));
+}
+const statsDispatch = (p: Params): DispatchInfo => ({ module: 'stats', workgroups: [maps(p), 1, 1] });
+
 const fftFlops = (p: Params, count: number) => 5 * count * px(p) * Math.log2(Math.max(2, px(p)));
 
 export const saliencyKernels: KernelSpec[] = [
@@ -139,6 +146,7 @@ export const saliencyKernels: KernelSpec[] = [
     },
     gpu: {
       wgsl: {},
+      dispatches: () => [],
       async prepare(device, params) {
         const img = sourceImage(params);
         const src = uploadBuffer(device, img, 'saliency.image');
@@ -156,7 +164,7 @@ export const saliencyKernels: KernelSpec[] = [
     outputs: [{ name: 'out', type: imageType }],
     cost: (p) => ({ flops: px(p) * 2, bytes: px(p) * 8 }),
     cpu: ({ params, inputs, outputs }) => hanningCpu(inputs.in as Float32Array, outputs.out as Float32Array, Number(params.width), Number(params.height)),
-    gpu: { wgsl: { hanning: W.HANNING }, prepare: simple('saliency.hanning', 'hanning', W.HANNING, (p) => packWords([['u', Number(p.width)], ['u', Number(p.height)]]), px, ['in', 'out']) },
+    gpu: { wgsl: { hanning: W.HANNING }, dispatches: (p) => [linear('hanning', px(p))], prepare: simple('saliency.hanning', 'hanning', W.HANNING, (p) => packWords([['u', Number(p.width)], ['u', Number(p.height)]]), px, ['in', 'out']) },
   },
   {
     id: 'saliency.fft',
@@ -170,6 +178,7 @@ export const saliencyKernels: KernelSpec[] = [
     cpu: ({ params, inputs, outputs }) => fftCpu(inputs.in as Float32Array, outputs.out as Float32Array, Number(params.width), Number(params.height)),
     gpu: {
       wgsl: { pack: W.PACK, fft_pass: W.FFT_PASS },
+      dispatches: (p) => [linear('pack', px(p)), ...fftDispatches(p, 'saliency.fft', 1)],
       async prepare(device, params) {
         const pack = await createPipeline(device, 'saliency.fft', 'pack', W.PACK);
         const plan = await fftPlan(device, 'saliency.fft', params, 1, -1);
@@ -199,6 +208,7 @@ export const saliencyKernels: KernelSpec[] = [
     cpu: ({ params, inputs, outputs }) => gaborCpu(inputs.in as Float32Array, outputs.out as Float32Array, bp(params)),
     gpu: {
       wgsl: { gabor: W.GABOR },
+      dispatches: (p) => [linear('gabor', maps(p) * px(p))],
       prepare: simple('saliency.gabor', 'gabor', W.GABOR, (p) => packWords([['u', Number(p.width)], ['u', Number(p.height)], ['u', Number(p.orientations)], ['u', Number(p.frequencies)]]), (p) => maps(p) * px(p), ['in', 'out']),
     },
   },
@@ -214,6 +224,7 @@ export const saliencyKernels: KernelSpec[] = [
     cpu: ({ params, inputs, outputs }) => ifftCpu(inputs.in as Float32Array, outputs.out as Float32Array, bp(params)),
     gpu: {
       wgsl: { fft_pass: W.FFT_PASS },
+      dispatches: (p) => fftDispatches(p, 'saliency.ifft', maps(p)),
       async prepare(device, params) {
         const plan = await fftPlan(device, 'saliency.ifft', params, maps(params), 1);
         return { encode: (enc, f) => plan.encode(enc, f.inputs.in, f.outputs.out), destroy: () => plan.destroy() };
@@ -237,6 +248,7 @@ export const saliencyKernels: KernelSpec[] = [
     cpu: ({ params, inputs, outputs }) => interactionsCpu(inputs.in as Float32Array, outputs.out as Float32Array, bp(params), Number(params.excite), Number(params.inhibit)),
     gpu: {
       wgsl: { interactions: W.INTERACTIONS },
+      dispatches: (p) => [linear('interactions', maps(p) * px(p))],
       prepare: simple(
         'saliency.interactions',
         'interactions',
@@ -257,7 +269,7 @@ export const saliencyKernels: KernelSpec[] = [
     outputs: [{ name: 'out', type: mapsType }],
     cost: (p) => ({ flops: maps(p) * px(p) * 5, bytes: maps(p) * px(p) * 12 }),
     cpu: ({ params, inputs, outputs }) => normalizeCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params)),
-    gpu: { wgsl: { stats: W.STATS, apply: W.APPLY }, prepare: statsThen('saliency.normalize', 'apply', W.APPLY, (p) => packWords([['u', px(p)], ['u', maps(p)], ['u', 0]]), (p) => maps(p) * px(p)) },
+    gpu: { wgsl: { stats: W.STATS, apply: W.APPLY }, dispatches: (p) => [statsDispatch(p), linear('apply', maps(p) * px(p))], prepare: statsThen('saliency.normalize', 'apply', W.APPLY, (p) => packWords([['u', px(p)], ['u', maps(p)], ['u', 0]]), (p) => maps(p) * px(p)) },
   },
   {
     id: 'saliency.itti',
@@ -269,7 +281,7 @@ export const saliencyKernels: KernelSpec[] = [
     outputs: [{ name: 'out', type: mapsType }],
     cost: (p) => ({ flops: maps(p) * px(p) * 5, bytes: maps(p) * px(p) * 12 }),
     cpu: ({ params, inputs, outputs }) => ittiCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params)),
-    gpu: { wgsl: { stats: W.STATS, apply: W.APPLY }, prepare: statsThen('saliency.itti', 'apply', W.APPLY, (p) => packWords([['u', px(p)], ['u', maps(p)], ['u', 1]]), (p) => maps(p) * px(p)) },
+    gpu: { wgsl: { stats: W.STATS, apply: W.APPLY }, dispatches: (p) => [statsDispatch(p), linear('apply', maps(p) * px(p))], prepare: statsThen('saliency.itti', 'apply', W.APPLY, (p) => packWords([['u', px(p)], ['u', maps(p)], ['u', 1]]), (p) => maps(p) * px(p)) },
   },
   {
     id: 'saliency.fuse',
@@ -281,7 +293,7 @@ export const saliencyKernels: KernelSpec[] = [
     outputs: [{ name: 'out', type: imageType }],
     cost: (p) => ({ flops: maps(p) * px(p) * 4, bytes: maps(p) * px(p) * 8 + px(p) * 4 }),
     cpu: ({ params, inputs, outputs }) => fuseCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params), Number(params.threshold)),
-    gpu: { wgsl: { stats: W.STATS, fuse: W.FUSE }, prepare: statsThen('saliency.fuse', 'fuse', W.FUSE, (p) => packWords([['u', px(p)], ['u', maps(p)], ['f', Number(p.threshold)]]), px) },
+    gpu: { wgsl: { stats: W.STATS, fuse: W.FUSE }, dispatches: (p) => [statsDispatch(p), linear('fuse', px(p))], prepare: statsThen('saliency.fuse', 'fuse', W.FUSE, (p) => packWords([['u', px(p)], ['u', maps(p)], ['f', Number(p.threshold)]]), px) },
   },
 ];
 
