@@ -362,7 +362,7 @@ export function Timeline({ measured, predicted, showPredicted: initialShow = tru
     const tr = s.tracks[Math.floor(yy / rh)];
     if (!tr) return setHover(null);
     const within = yy - Math.floor(yy / rh) * rh - GAP / 2;
-    const isPred = within > ROW;
+    const isPred = within > ROW && s.props.showPredicted;
     const store = isPred ? s.props.predicted : s.props.measured;
     const lane = isPred ? tr.predicted : tr.measured;
     if (!store || lane < 0) return setHover(null);
