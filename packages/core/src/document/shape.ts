@@ -73,6 +73,9 @@ export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
     const app = doc.app;
     if (c.array('app.nodes', app.nodes)) {
       app.nodes.forEach((n, i) => {
+        // Paths are built only for an element that has a mistake: a valid 10,000-node
+        // document would otherwise build a hundred thousand strings nobody reads.
+        if (nodeIsRight(n)) return;
         const p = `app.nodes[${i}]`;
         if (!c.object(p, n)) return;
         c.string(`${p}.id`, n.id);
@@ -87,6 +90,7 @@ export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
     }
     if (c.array('app.edges', app.edges)) {
       app.edges.forEach((e, i) => {
+        if (edgeIsRight(e)) return;
         const p = `app.edges[${i}]`;
         if (!c.object(p, e)) return;
         for (const end of ['from', 'to'] as const) {
@@ -132,6 +136,7 @@ export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
     }
     if (c.array('arch.links', arch.links, false)) {
       arch.links.forEach((l, i) => {
+        if (linkIsRight(l)) return;
         const p = `arch.links[${i}]`;
         if (!c.object(p, l)) return;
         c.string(`${p}.a`, l.a);
@@ -146,7 +151,9 @@ export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
     }
   }
   if (c.object('mapping', doc.mapping)) {
-    for (const [k, v] of Object.entries(doc.mapping)) {
+    const mapping = doc.mapping;
+    for (const k of Object.keys(mapping)) {
+      const v = mapping[k];
       if (typeof v !== 'string' || v === '') c.fail(`mapping.${k}`, `must be a PE id, not ${describe(v)}`);
     }
   }
@@ -156,4 +163,44 @@ export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
     c.number('options.iterations', o.iterations, { integer: true, min: 1, what: 'iterations' });
   }
   return c.diagnostics;
+}
+
+// Fast checks for the common elements, true only where checkShape would report nothing.
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isName = (v: unknown) => typeof v === 'string' && v !== '';
+const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+function positionIsRight(v: unknown): boolean {
+  return v === undefined || (isObject(v) && isFiniteNumber(v.x) && isFiniteNumber(v.y));
+}
+
+function nodeIsRight(n: unknown): boolean {
+  if (!isObject(n) || !isName(n.id) || !isName(n.kernel) || !positionIsRight(n.position)) return false;
+  if (n.params === undefined) return true;
+  if (!isObject(n.params)) return false;
+  for (const k in n.params) {
+    if (!Object.hasOwn(n.params, k)) continue;
+    const t = typeof n.params[k];
+    if (t !== 'number' && t !== 'string' && t !== 'boolean') return false;
+  }
+  return true;
+}
+
+function edgeIsRight(e: unknown): boolean {
+  return isObject(e) && isObject(e.from) && isName(e.from.node) && isName(e.from.port) && isObject(e.to) && isName(e.to.node) && isName(e.to.port);
+}
+
+function linkIsRight(l: unknown): boolean {
+  return (
+    isObject(l) &&
+    isName(l.a) &&
+    isName(l.b) &&
+    typeof l.kind === 'string' &&
+    LINK_KINDS.includes(l.kind) &&
+    isFiniteNumber(l.bandwidth) &&
+    l.bandwidth > 0 &&
+    isFiniteNumber(l.latency) &&
+    l.latency >= 0 &&
+    (l.duplex === undefined || typeof l.duplex === 'boolean')
+  );
 }

@@ -85,6 +85,20 @@ describe('validate', () => {
     expect(m).toContain('app.edges[1].from.port: node "a" (matrix.increment) has no output port "result" (outputs: out)');
   });
 
+  it('reports an unknown kernel once, not again for every edge touching its node', () => {
+    const d = doc();
+    d.app.nodes[1].kernel = 'matrix.incremnt';
+    const m = messages(d);
+    expect(m).toHaveLength(1);
+    expect(m[0].startsWith('app.nodes[1].kernel: unknown kernel "matrix.incremnt" (use one of: matrix.produce')).toBe(true);
+  });
+
+  it('reports a param out of range once, not again as the data types it gives', () => {
+    const d = doc();
+    d.app.nodes[0].params = { width: -5, height: 8 };
+    expect(messages(d)).toEqual(['app.nodes[0].params.width: param "width" is -5, below its minimum 1 (use a value (range 1 .. 16384))']);
+  });
+
   it('rejects an unconnected input and an input fed twice', () => {
     const d = doc();
     d.app.edges.push({ from: { node: 'p', port: 'out' }, to: { node: 'b', port: 'in' } });

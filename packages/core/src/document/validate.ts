@@ -58,15 +58,29 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
   // Application: nodes, params.
   const nodes: ModelNode[] = [];
   const node = new Map<NodeId, ModelNode>();
+  // Ids of nodes whose kernel is unknown: they exist (edges and mapping may name them) but
+  // have no ports to check.
+  const unknownKernel = new Set<string>();
+  // Ids of nodes with a param out of its range: their data types would only repeat that error.
+  const badParams = new Set<string>();
   doc.app.nodes.forEach((n, i) => {
-    const p = `app.nodes[${i}]`;
-    if (node.has(nodeId(n.id))) return fail(`${p}.id`, `duplicate node id "${n.id}"`, 'give each node its own id');
+    if (node.has(nodeId(n.id))) return fail(`${nodeAt(i)}.id`, `duplicate node id "${n.id}"`, 'give each node its own id');
     const kernel = findKernel(n.kernel);
-    if (!kernel) return fail(`${p}.kernel`, `unknown kernel "${n.kernel}"`, `use one of: ${listKernels().map((k) => k.id).join(', ')}`);
-    for (const [name, value] of Object.entries(n.params ?? {})) {
+    if (!kernel) {
+      unknownKernel.add(n.id);
+      return fail(`${nodeAt(i)}.kernel`, `unknown kernel "${n.kernel}"`, `use one of: ${listKernels().map((k) => k.id).join(', ')}`);
+    }
+    for (const name of Object.keys(n.params ?? {})) {
+      const value = n.params![name];
       const spec = kernel.params[name];
-      if (!spec) fail(`${p}.params.${name}`, `kernel ${kernel.id} has no param "${name}"`, `params: ${Object.keys(kernel.params).join(', ') || 'none'}`);
-      else checkParam(`${p}.params.${name}`, name, value, spec, fail);
+      if (!spec) fail(`${nodeAt(i)}.params.${name}`, `kernel ${kernel.id} has no param "${name}"`, `params: ${Object.keys(kernel.params).join(', ') || 'none'}`);
+      else {
+        const problem = paramProblem(name, value, spec);
+        if (problem) {
+          badParams.add(n.id);
+          fail(`${nodeAt(i)}.params.${name}`, ...problem);
+        }
+      }
     }
     const m: ModelNode = { id: nodeId(n.id), index: i, kernel, params: withDefaults(kernel, n.params), pe: peId(''), inputs: new Map(), outputs: [] };
     nodes.push(m);
@@ -74,7 +88,8 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
   });
 
   // Mapping.
-  for (const [k, v] of Object.entries(doc.mapping)) {
+  for (const k of Object.keys(doc.mapping)) {
+    const v = doc.mapping[k];
     const n = node.get(nodeId(k));
     if (!n) {
       if (!doc.app.nodes.some((x) => x.id === k)) fail(`mapping.${k}`, `node "${k}" does not exist`, 'remove this entry or add the node to app.nodes');
@@ -89,28 +104,45 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
 
   // Edges: ends exist, ports exist, types agree, inputs fed once.
   const edges: ModelEdge[] = [];
-  const fedBy = new Map<string, number>();
+  // The edge feeding each input port, at firstInput[node index] + port index; -1 for none.
+  const firstInput = new Int32Array(doc.app.nodes.length);
+  let inputCount = 0;
+  for (const n of nodes) {
+    firstInput[n.index] = inputCount;
+    inputCount += n.kernel.inputs.length;
+  }
+  const fedBy = new Int32Array(inputCount).fill(-1);
   doc.app.edges.forEach((e, i) => {
-    const p = `app.edges[${i}]`;
     const from = node.get(nodeId(e.from.node));
     const to = node.get(nodeId(e.to.node));
-    if (!from) fail(p, `node "${e.from.node}" does not exist`, 'connect nodes listed in app.nodes');
-    if (!to) fail(p, `node "${e.to.node}" does not exist`, 'connect nodes listed in app.nodes');
+    // A node whose kernel is unknown is reported once, where it is declared: its edges are not
+    // checked further. The input an edge from a missing or unknown node feeds counts as fed
+    // (the edge is the mistake, not the input).
+    const fromUnknown = !from && unknownKernel.has(e.from.node);
+    const toUnknown = !to && unknownKernel.has(e.to.node);
+    if (!from && !fromUnknown) fail(edgeAt(i), `node "${e.from.node}" does not exist`, 'connect nodes listed in app.nodes');
+    if (!to && !toUnknown) fail(edgeAt(i), `node "${e.to.node}" does not exist`, 'connect nodes listed in app.nodes');
+    if (!from && to) {
+      const j = to.kernel.inputs.findIndex((o) => o.name === e.to.port);
+      if (j >= 0) fedBy[firstInput[to.index] + j] = i;
+    }
     if (!from || !to) return;
     const outPort = from.kernel.outputs.find((o) => o.name === e.from.port);
-    const inPort = to.kernel.inputs.find((o) => o.name === e.to.port);
-    if (!outPort) fail(`${p}.from.port`, `node "${from.id}" (${from.kernel.id}) has no output port "${e.from.port}"`, `outputs: ${from.kernel.outputs.map((o) => o.name).join(', ') || 'none'}`);
-    if (!inPort) fail(`${p}.to.port`, `node "${to.id}" (${to.kernel.id}) has no input port "${e.to.port}"`, `inputs: ${to.kernel.inputs.map((o) => o.name).join(', ') || 'none'}`);
+    const inIndex = to.kernel.inputs.findIndex((o) => o.name === e.to.port);
+    const inPort = to.kernel.inputs[inIndex];
+    if (!outPort) fail(`${edgeAt(i)}.from.port`, `node "${from.id}" (${from.kernel.id}) has no output port "${e.from.port}"`, `outputs: ${from.kernel.outputs.map((o) => o.name).join(', ') || 'none'}`);
+    if (!inPort) fail(`${edgeAt(i)}.to.port`, `node "${to.id}" (${to.kernel.id}) has no input port "${e.to.port}"`, `inputs: ${to.kernel.inputs.map((o) => o.name).join(', ') || 'none'}`);
     if (!outPort || !inPort) return;
-    const key = `${to.id}.${inPort.name}`;
-    const earlier = fedBy.get(key);
-    if (earlier !== undefined) return fail(`${p}.to`, `input ${key} is already fed by app.edges[${earlier}]`, 'an input port takes exactly one edge; remove one of them');
-    fedBy.set(key, i);
-    const type = resolve(from, outPort.type, `app.nodes[${from.index}].params`, fail);
-    const want = resolve(to, inPort.type, `app.nodes[${to.index}].params`, fail);
+    const slot = firstInput[to.index] + inIndex;
+    const earlier = fedBy[slot];
+    if (earlier >= 0) return fail(`${edgeAt(i)}.to`, `input ${to.id}.${inPort.name} is already fed by app.edges[${earlier}]`, 'an input port takes exactly one edge; remove one of them');
+    fedBy[slot] = i;
+    if (badParams.has(from.id) || badParams.has(to.id)) return;
+    const type = resolve(from, outPort.type, fail);
+    const want = resolve(to, inPort.type, fail);
     if (!type || !want) return;
     if (!sameDataType(type, want)) {
-      return fail(p, `type mismatch: ${from.id}.${outPort.name} is ${formatDataType(type)} but ${to.id}.${inPort.name} expects ${formatDataType(want)}`, `give "${from.id}" and "${to.id}" matching size params`);
+      return fail(edgeAt(i), `type mismatch: ${from.id}.${outPort.name} is ${formatDataType(type)} but ${to.id}.${inPort.name} expects ${formatDataType(want)}`, `give "${from.id}" and "${to.id}" matching size params`);
     }
     const edge: ModelEdge = { index: i, from: { node: from.id, port: outPort.name }, to: { node: to.id, port: inPort.name }, type, bytes: dataTypeBytes(type) };
     edges.push(edge);
@@ -118,9 +150,9 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     to.inputs.set(inPort.name, edge);
   });
   for (const n of nodes) {
-    for (const port of n.kernel.inputs) {
-      if (!fedBy.has(`${n.id}.${port.name}`)) fail(`app.nodes[${n.index}]`, `input port "${port.name}" of node "${n.id}" is not connected`, `add an edge to ${n.id}.${port.name}`);
-    }
+    n.kernel.inputs.forEach((port, j) => {
+      if (fedBy[firstInput[n.index] + j] < 0) fail(`app.nodes[${n.index}]`, `input port "${port.name}" of node "${n.id}" is not connected`, `add an edge to ${n.id}.${port.name}`);
+    });
   }
   if (hasErrors(out)) return { doc, nodes, node, edges, pes, pe };
 
@@ -141,59 +173,63 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
   return { doc, nodes, node, edges, pes, pe };
 }
 
-function checkParam(path: string, name: string, v: ParamValue, spec: ParamSpec, fail: (p: string, m: string, h?: string) => void) {
-  const range = spec.min !== undefined || spec.max !== undefined ? ` (range ${spec.min ?? '-inf'} .. ${spec.max ?? 'inf'})` : '';
+/** What is wrong with a param value, as [message, hint]; undefined when it is right. */
+function paramProblem(name: string, v: ParamValue, spec: ParamSpec): [string, string?] | undefined {
+  const range = () => (spec.min !== undefined || spec.max !== undefined ? ` (range ${spec.min ?? '-inf'} .. ${spec.max ?? 'inf'})` : '');
   if (spec.type === 'int' || spec.type === 'float') {
-    if (typeof v !== 'number' || Number.isNaN(v)) return fail(path, `param "${name}" must be a number, not ${describe(v)}`, `use a number${range}`);
-    if (!Number.isFinite(v)) return fail(path, `param "${name}" must be finite, not ${v}`, `use a number${range}`);
-    if (spec.type === 'int' && !Number.isInteger(v)) return fail(path, `param "${name}" must be an integer, not ${v}`, `use a whole number${range}`);
-    if (spec.min !== undefined && v < spec.min) return fail(path, `param "${name}" is ${v}, below its minimum ${spec.min}`, `use a value${range}`);
-    if (spec.max !== undefined && v > spec.max) return fail(path, `param "${name}" is ${v}, above its maximum ${spec.max}`, `use a value${range}`);
+    if (typeof v !== 'number' || Number.isNaN(v)) return [`param "${name}" must be a number, not ${describe(v)}`, `use a number${range()}`];
+    if (!Number.isFinite(v)) return [`param "${name}" must be finite, not ${v}`, `use a number${range()}`];
+    if (spec.type === 'int' && !Number.isInteger(v)) return [`param "${name}" must be an integer, not ${v}`, `use a whole number${range()}`];
+    if (spec.min !== undefined && v < spec.min) return [`param "${name}" is ${v}, below its minimum ${spec.min}`, `use a value${range()}`];
+    if (spec.max !== undefined && v > spec.max) return [`param "${name}" is ${v}, above its maximum ${spec.max}`, `use a value${range()}`];
   } else if (spec.type === 'bool') {
-    if (typeof v !== 'boolean') fail(path, `param "${name}" must be true or false, not ${describe(v)}`);
+    if (typeof v !== 'boolean') return [`param "${name}" must be true or false, not ${describe(v)}`];
   } else if (spec.type === 'enum') {
-    if (typeof v !== 'string' || !(spec.values ?? []).includes(v)) fail(path, `param "${name}" must be one of ${(spec.values ?? []).join(', ')}, not ${describe(v)}`);
+    if (typeof v !== 'string' || !(spec.values ?? []).includes(v)) return [`param "${name}" must be one of ${(spec.values ?? []).join(', ')}, not ${describe(v)}`];
   } else if (typeof v !== 'string') {
-    fail(path, `param "${name}" must be a string, not ${describe(v)}`);
+    return [`param "${name}" must be a string, not ${describe(v)}`];
   }
+  return undefined;
 }
 
-function resolve(n: ModelNode, type: (p: ModelNode['params']) => DataType, path: string, fail: (p: string, m: string, h?: string) => void): DataType | undefined {
+function resolve(n: ModelNode, type: (p: ModelNode['params']) => DataType, fail: (p: string, m: string, h?: string) => void): DataType | undefined {
+  const path = () => `${nodeAt(n.index)}.params`;
   try {
     const t = type(n.params);
     if (t.shape.some((d) => !Number.isInteger(d) || d < 1)) {
-      fail(path, `node "${n.id}" gives a data type of shape [${t.shape.join(', ')}]`, 'sizes must be positive integers; check the size params');
+      fail(path(), `node "${n.id}" gives a data type of shape [${t.shape.join(', ')}]`, 'sizes must be positive integers; check the size params');
       return undefined;
     }
     return t;
   } catch (e) {
-    fail(path, `node "${n.id}": its params give no data type (${e instanceof Error ? e.message : String(e)})`, 'check the params against the kernel');
+    fail(path(), `node "${n.id}": its params give no data type (${e instanceof Error ? e.message : String(e)})`, 'check the params against the kernel');
     return undefined;
   }
 }
 
 /** The first cycle found, as node ids with the first repeated at the end; undefined if acyclic. */
 function findCycle(nodes: ModelNode[], node: Map<NodeId, ModelNode>): NodeId[] | undefined {
-  const state = new Map<NodeId, 1 | 2>(); // 1 on the stack, 2 done
+  // By node index: 0 unvisited, 1 on the stack, 2 done.
+  const state = new Uint8Array(nodes.reduce((most, n) => Math.max(most, n.index + 1), 0));
   for (const root of nodes) {
-    if (state.has(root.id)) continue;
+    if (state[root.index]) continue;
     const stack: { n: ModelNode; i: number }[] = [{ n: root, i: 0 }];
-    state.set(root.id, 1);
+    state[root.index] = 1;
     while (stack.length) {
       const top = stack[stack.length - 1];
       if (top.i >= top.n.outputs.length) {
-        state.set(top.n.id, 2);
+        state[top.n.index] = 2;
         stack.pop();
         continue;
       }
       const next = node.get(top.n.outputs[top.i++].to.node)!;
-      const s = state.get(next.id);
+      const s = state[next.index];
       if (s === 1) {
         const from = stack.findIndex((f) => f.n === next);
         return [...stack.slice(from).map((f) => f.n.id), next.id];
       }
-      if (s === undefined) {
-        state.set(next.id, 1);
+      if (s === 0) {
+        state[next.index] = 1;
         stack.push({ n: next, i: 0 });
       }
     }
@@ -221,6 +257,9 @@ function components(pes: ModelPe[]): Map<PeId, number> {
   }
   return comp;
 }
+
+const nodeAt = (i: number) => `app.nodes[${i}]`;
+const edgeAt = (i: number) => `app.edges[${i}]`;
 
 function listSome(ids: string[]): string {
   return ids.length > 8 ? `${ids.slice(0, 8).join(', ')}, ...` : ids.join(', ');
