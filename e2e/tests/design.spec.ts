@@ -168,3 +168,31 @@ test('save downloads the project and open reads it back', async ({ page }) => {
   await expect(page.getByTestId('toast-error').filter({ hasText: 'Cannot open bad.json' })).toBeVisible();
   await expect(page.getByTestId('dfg-node-P')).toBeVisible();
 });
+
+test('the Delete key removes a node with its edges, a host with its PEs and links; one undo each', async ({ page }) => {
+  await page.goto('/');
+  await page.getByTestId('examples').click();
+  await page.getByTestId('example-piic.json').click();
+  await expect(page.locator('.react-flow__edge')).toHaveCount(3);
+  await page.getByTestId('dfg-node-I1').locator('.kn-head').click();
+  await page.keyboard.press('Delete');
+  await expect(page.getByTestId('dfg-node-I1')).toHaveCount(0);
+  await expect(page.locator('.react-flow__edge')).toHaveCount(1);
+  await expect(page.getByTestId('toast-error')).toHaveCount(0);
+  await page.keyboard.press('Control+z');
+  await expect(page.getByTestId('dfg-node-I1')).toBeVisible();
+  await expect(page.locator('.react-flow__edge')).toHaveCount(3);
+
+  await page.getByTestId('tab-arch').click();
+  await expect(page.locator('.react-flow__edge')).toHaveCount(3);
+  await page.getByTestId('arch-host-h1').locator('.host-head').click();
+  await page.keyboard.press('Delete');
+  await expect(page.getByTestId('arch-host-h1')).toHaveCount(0);
+  await expect(page.getByTestId('arch-pe-cpu@h1')).toHaveCount(0);
+  await expect(page.locator('.react-flow__edge')).toHaveCount(1);
+  await expect(page.getByTestId('toast-error')).toHaveCount(0);
+  await page.getByTestId('undo').click();
+  await expect(page.getByTestId('arch-pe-gpu0@h1')).toBeVisible();
+  await expect(page.locator('.react-flow__edge')).toHaveCount(3);
+  await expect(page.getByTestId('problem-count')).toHaveText('0 errors, 0 warnings');
+});

@@ -2,7 +2,7 @@ import { useCallback, useMemo, useRef } from 'react';
 import { Background, ConnectionMode, Controls, ReactFlow, type Connection, type Edge, type EdgeChange, type NodeChange } from '@xyflow/react';
 import { projectStore, useProject } from '../store/project.js';
 import { linkKey, type LinkKey } from '../store/records.js';
-import { useMeasured, nextDragKey, pickedId, removedIds } from '../lib/canvas.js';
+import { useMeasured, nextDragKey, pickedId } from '../lib/canvas.js';
 import { peColor } from '../lib/colors.js';
 import { formatRate, formatSeconds } from '../lib/format.js';
 import { useProblemCounts } from '../lib/problems.js';
@@ -117,13 +117,6 @@ export function ArchEditor() {
         dragKey.current ??= nextDragKey('arch');
         st.dispatch(moves, { label: 'move', coalesce: dragKey.current });
       }
-      const removed = removedIds(changes);
-      if (removed.length) {
-        st.dispatch(
-          removed.map((id) => (id.startsWith(H) ? { type: 'host/remove' as const, id: id.slice(H.length) } : { type: 'pe/remove' as const, id: id.slice(P.length) })),
-          { label: 'delete' },
-        );
-      }
       const picked = pickedId(changes);
       if (picked) st.select(picked.startsWith(H) ? { kind: 'host', id: picked.slice(H.length) } : { kind: 'pe', id: picked.slice(P.length) });
     },
@@ -132,10 +125,29 @@ export function ArchEditor() {
 
   const onEdgesChange = useCallback((changes: EdgeChange[]) => {
     const st = projectStore.getState();
-    const removed = removedIds(changes);
-    if (removed.length) st.dispatch(removed.map((id) => ({ type: 'link/remove' as const, key: id.slice(L.length) as LinkKey })), { label: 'delete link' });
     const picked = pickedId(changes);
     if (picked) st.select({ kind: 'link', key: picked.slice(L.length) as LinkKey });
+  }, []);
+
+  // Delete key: one history entry. A host takes its PEs, a PE its links, so only what is not
+  // already covered is removed explicitly.
+  const onDelete = useCallback(({ nodes: ns, edges: es }: { nodes: { id: string }[]; edges: { id: string }[] }) => {
+    const st = projectStore.getState();
+    const hosts = new Set(ns.filter((n) => n.id.startsWith(H)).map((n) => n.id.slice(H.length)));
+    const pes = ns.filter((n) => n.id.startsWith(P)).map((n) => n.id.slice(P.length)).filter((id) => !hosts.has(st.doc.arch.pes.find((p) => p.id === id)?.host ?? ''));
+    const peGone = new Set([...pes, ...st.doc.arch.pes.filter((p) => hosts.has(p.host)).map((p) => p.id)]);
+    const links = es
+      .map((e) => e.id.slice(L.length) as LinkKey)
+      .filter((k) => {
+        const l = st.doc.arch.links.find((x) => linkKey(x) === k);
+        return l && !peGone.has(l.a) && !peGone.has(l.b);
+      });
+    const changes = [
+      ...links.map((key) => ({ type: 'link/remove' as const, key })),
+      ...pes.map((id) => ({ type: 'pe/remove' as const, id })),
+      ...[...hosts].map((id) => ({ type: 'host/remove' as const, id })),
+    ];
+    if (changes.length) st.dispatch(changes, { label: 'delete' });
   }, []);
 
   const onConnect = useCallback((c: Connection) => {
@@ -161,6 +173,7 @@ export function ArchEditor() {
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}
         onConnect={onConnect}
+        onDelete={onDelete}
         connectionMode={ConnectionMode.Loose}
         onNodeDragStop={() => {
           dragKey.current = null;

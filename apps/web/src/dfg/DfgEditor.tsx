@@ -15,7 +15,7 @@ import {
 import { findKernel, withDefaults, type DataType } from '@pipeloom/kernels';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, type EdgeKey } from '../store/records.js';
-import { boundsOf, openingViewport, useMeasured, useSize, nextDragKey, pickedId, removedIds } from '../lib/canvas.js';
+import { boundsOf, openingViewport, useMeasured, useSize, nextDragKey, pickedId } from '../lib/canvas.js';
 import { connectionProblem, freshNodeId, portType } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
 import { useProblemCounts } from '../lib/problems.js';
@@ -108,10 +108,6 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
         dragKey.current ??= nextDragKey('dfg');
         st.dispatch(moves, { label: 'move', coalesce: dragKey.current });
       }
-      if (!mapping) {
-        const removed = removedIds(changes).map((id) => ({ type: 'node/remove' as const, id }));
-        if (removed.length) st.dispatch(removed, { label: removed.length > 1 ? `delete ${removed.length} nodes` : `delete ${removed[0].id}` });
-      }
       const picked = pickedId(changes);
       if (picked) st.select(mapping ? { kind: 'mapping', node: picked } : { kind: 'node', id: picked });
     },
@@ -121,15 +117,21 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
   const onEdgesChange = useCallback(
     (changes: EdgeChange[]) => {
       const st = projectStore.getState();
-      if (!mapping) {
-        const removed = removedIds(changes).map((id) => ({ type: 'edge/remove' as const, key: id as EdgeKey }));
-        if (removed.length) st.dispatch(removed, { label: 'delete edge' });
-      }
       const picked = pickedId(changes);
       if (picked) st.select({ kind: 'edge', key: picked as EdgeKey });
     },
     [mapping],
   );
+
+  // Delete key: one history entry; edges of deleted nodes go with their node's removal.
+  const onDelete = useCallback(({ nodes: ns, edges: es }: { nodes: { id: string }[]; edges: { id: string; source: string; target: string }[] }) => {
+    const gone = new Set(ns.map((n) => n.id));
+    const changes = [
+      ...es.filter((e) => !gone.has(e.source) && !gone.has(e.target)).map((e) => ({ type: 'edge/remove' as const, key: e.id as EdgeKey })),
+      ...ns.map((n) => ({ type: 'node/remove' as const, id: n.id })),
+    ];
+    if (changes.length) projectStore.getState().dispatch(changes, { label: ns.length ? `delete ${ns.map((n) => n.id).join(', ')}` : 'delete edge' });
+  }, []);
 
   const onConnect = useCallback((c: Connection) => {
     const st = projectStore.getState();
@@ -205,6 +207,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
         onEdgesChange={onEdgesChange}
         onConnect={mapping ? undefined : onConnect}
         isValidConnection={isValidConnection}
+        onDelete={mapping ? undefined : onDelete}
         onConnectEnd={mapping ? undefined : onConnectEnd}
         nodesConnectable={!mapping}
         onNodeDragStop={() => {

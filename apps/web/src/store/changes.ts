@@ -67,8 +67,12 @@ export function expand(doc: ProjectDocument, c: Change): Change[] {
       return out;
     }
     case 'host/remove': {
+      // Links between two PEs of the host are removed once, not once per end.
+      const pes = new Set(doc.arch.pes.filter((p) => p.host === c.id).map((p) => p.id));
       const out: Change[] = [];
-      for (const pe of doc.arch.pes) if (pe.host === c.id) out.push(...expand(doc, { type: 'pe/remove', id: pe.id }));
+      for (const l of doc.arch.links) if (pes.has(l.a) || pes.has(l.b)) out.push({ type: 'link/remove', key: linkKey(l) });
+      for (const [node, pe] of Object.entries(doc.mapping)) if (pes.has(pe)) out.push({ type: 'mapping/set', node, pe: null });
+      for (const id of pes) out.push({ type: 'pe/remove', id });
       out.push(c);
       return out;
     }

@@ -64,6 +64,21 @@ describe('project store history', () => {
     expect(s.getState().doc).toEqual(before);
   });
 
+  it('removing a host whose CPU and GPU are linked removes that link once; undo restores it', () => {
+    const s = store();
+    s.getState().dispatch([
+      { type: 'pe/add', pe: { id: 'gpu0@h0', host: 'h0', kind: 'gpu', memory: 1024 } },
+      { type: 'link/add', link: { a: 'cpu@h0', b: 'gpu0@h0', kind: 'pcie', bandwidth: 1e9, latency: 1e-5, duplex: true } },
+      { type: 'mapping/set', node: 'i1', pe: 'gpu0@h0' },
+    ]);
+    const before = s.getState().doc;
+    expect(s.getState().dispatch({ type: 'host/remove', id: 'h0' })).toBe(true);
+    expect(s.getState().doc.arch).toEqual({ hosts: [], pes: [], links: [] });
+    expect(s.getState().doc.mapping).toEqual({});
+    s.getState().undo();
+    expect(s.getState().doc).toEqual(before);
+  });
+
   it('moves within one drag coalesce into one undo step and do not bump the compile revision', () => {
     const s = store();
     const rev = s.getState().revision;
