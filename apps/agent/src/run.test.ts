@@ -154,7 +154,8 @@ describe('pipeloom run (the CLI, local agents)', () => {
 
   it('a failed check exits 1 naming host, node and iteration, and still writes the trace', () => {
     const doc = piic({ iterations: 5 });
-    doc.app.nodes.find((n) => n.id === 'C')!.params!.expected_offset = 3;
+    // One more than the two incrementers' increments (the example's "increments": "100,100"): a wrong expectation.
+    doc.app.nodes.find((n) => n.id === 'C')!.params!.expected_offset = 1;
     const file = join(tmp, 'wrong.json');
     writeFileSync(file, JSON.stringify(doc));
     const trace = join(tmp, 'wrong-trace.json');
