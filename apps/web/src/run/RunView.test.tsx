@@ -82,6 +82,12 @@ afterEach(() => {
   run.dispose();
 });
 
+/** Sets an input's value the way a user's typing does (React listens for the input event). */
+function type(input: HTMLInputElement, value: string) {
+  Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!.call(input, value);
+  input.dispatchEvent(new Event('input', { bubbles: true }));
+}
+
 const q = (testid: string) => host.querySelector(`[data-testid="${testid}"]`) as HTMLElement;
 const until = async (ok: () => boolean, ms = 30_000) => {
   const t = Date.now();
@@ -106,6 +112,13 @@ describe('RunView', () => {
     expect(Number(q('timeline-lanes').dataset.lanes)).toBeGreaterThanOrEqual(4);
     expect(q('timeline-lanes').dataset.lanesWithEvents).toBe('0');
     expect(q('run-status').dataset.status).toBe('idle');
+    // Iterations come from the document's run options; a half-typed count is kept, not applied.
+    expect((q('run-iterations') as HTMLInputElement).value).toBe('10');
+    await act(async () => type(q('run-iterations') as HTMLInputElement, ''));
+    expect((q('run-iterations') as HTMLInputElement).value).toBe('');
+    expect(run.store.getState().iterations).toBe(10);
+    await act(async () => type(q('run-iterations') as HTMLInputElement, '75'));
+    expect(run.store.getState().iterations).toBe(75);
   });
 
   it('connects, runs P-I-I-C on two agents and reports the consumer check', async () => {

@@ -21,7 +21,7 @@
  * With `?bench` in the page URL, `window.__pipeloomBench` drives the timeline for
  * `npm run bench:timeline` (see e2e/bench/timeline.bench.mjs).
  */
-import { useEffect, useMemo, useRef } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
 import type { ImplementationGraph } from '@pipeloom/core/compile/types';
 import type { Prediction } from '@pipeloom/core/predict/predict';
@@ -50,13 +50,19 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
   const st = useRun(run, (s) => s);
   const timeline = useRef<TimelineHandle>(null);
 
-  // Prefill the connection once from the query string, and the strategy from the document.
+  // Prefill the connection once from the query string.
   useEffect(() => {
     const s = run.store.getState();
     if (!s.urls && agents?.length) run.setFields({ urls: agents.map((a) => a.url).join(', '), token: s.token || agents.find((a) => a.token)?.token || '' });
-    if (s.status === 'idle' && !s.result) run.setFields({ overlap: doc.options.overlap, iterations: doc.options.iterations });
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
+
+  // Strategy and iterations follow the document's run options whenever those change (a load,
+  // an edit in the inspector), and are the user's own between such changes.
+  const [iterText, setIterText] = useState(String(st.iterations));
+  useEffect(() => {
+    if (run.seed(doc.options)) setIterText(String(doc.options.iterations));
+  }, [doc.options, run]);
 
   useEffect(() => (new URLSearchParams(location.search).has('bench') ? installBenchHook(run, () => timeline.current) : undefined), [run]);
 
@@ -131,7 +137,22 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         </label>
         <label className="run-field">
           <span>Iterations</span>
-          <input data-testid="run-iterations" type="number" min={1} value={st.iterations} disabled={running} onChange={(e) => run.setFields({ iterations: Math.max(1, Math.floor(Number(e.target.value) || 1)) })} />
+          <input
+            data-testid="run-iterations"
+            type="number"
+            min={1}
+            step={1}
+            value={iterText}
+            disabled={running}
+            className={/^[1-9]\d*$/.test(iterText.trim()) ? undefined : 'invalid'}
+            title="A whole number of iterations, at least 1"
+            onChange={(e) => {
+              // Keep what is typed (an empty field mid-edit); apply it once it is a count.
+              setIterText(e.target.value);
+              if (/^[1-9]\d*$/.test(e.target.value.trim())) run.setFields({ iterations: Number(e.target.value) });
+            }}
+            onBlur={() => setIterText(String(run.store.getState().iterations))}
+          />
         </label>
         <div className="run-buttons">
           <button data-testid="run-deploy" disabled={!connected || !ig || running} onClick={() => ig && run.deploy(ig)} title="Check the plan against what the agents serve (hosts, PEs, memory)">

@@ -76,6 +76,7 @@ export function createRunStore(deps: RunDeps = {}) {
   let progress: Progress | null = null;
   const recent: { t: number; cycle: number }[] = [];
   let timer: ReturnType<typeof setInterval> | undefined;
+  let seeded: object | null = null;
 
   const store = createStore<RunState>()(() => ({
     urls: '',
@@ -153,6 +154,14 @@ export function createRunStore(deps: RunDeps = {}) {
 
     setFields(patch: Partial<Pick<RunState, 'urls' | 'token' | 'overlap' | 'iterations'>>): void {
       store.setState(patch);
+    },
+
+    /** Takes strategy and iterations from a document's run options when they differ from the last seen; true if it did. */
+    seed(options: { overlap: boolean; iterations: number }): boolean {
+      if (options === seeded) return false;
+      seeded = options;
+      store.setState({ overlap: options.overlap, iterations: options.iterations });
+      return true;
     },
 
     async connect(): Promise<void> {
