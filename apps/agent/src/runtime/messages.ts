@@ -22,11 +22,11 @@ export interface PeInit {
 export type ToPe = PeInit | { type: 'start' } | { type: 'release'; seq: number } | { type: 'abort'; reason: string } | { type: 'free' };
 
 export type FromPe =
-  | { type: 'ready'; adapter?: string; allocated: number }
+  | { type: 'ready'; adapter?: string; allocated: number; heapUsed: number }
   | { type: 'error'; message: string }
   | { type: 'arrive'; seq: number }
   | { type: 'trace'; events: TraceEvent[]; cycle: number }
   | { type: 'report'; node: string; iteration: number; values: Record<string, number | number[] | string> }
   | { type: 'failed'; failure: FailureReport }
-  | { type: 'done' }
+  | { type: 'done'; heapUsed: number }
   | { type: 'freed' };

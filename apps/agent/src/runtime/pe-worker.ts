@@ -27,6 +27,11 @@ class AbortError extends Error {}
 
 const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
 const post = (m: FromPe) => parentPort!.postMessage(m);
+/** This thread's heap in use, after a collection where --expose-gc allows one. */
+const heapUsed = () => {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().heapUsed;
+};
 
 class PeThread {
   private memory!: PeMemory;
@@ -76,7 +81,7 @@ class PeThread {
         this.fires.set(a, f);
       }
     }
-    post({ type: 'ready', adapter: adapterName, allocated: program.kind === 'gpu' ? this.memory.allocated : 0 });
+    post({ type: 'ready', adapter: adapterName, allocated: program.kind === 'gpu' ? this.memory.allocated : 0, heapUsed: heapUsed() });
   }
 
   private async prepareFire(action: Fire): Promise<PreparedFire> {
@@ -162,7 +167,7 @@ class PeThread {
     try {
       await this.loop();
       this.flush();
-      post({ type: 'done' });
+      post({ type: 'done', heapUsed: heapUsed() });
     } catch (e) {
       if (!(e instanceof AbortError)) this.fail({ host: this.init.host, pe: this.pe, message: `${this.pe}: ${e instanceof Error ? e.message : String(e)}` });
       this.flush();

@@ -39,6 +39,8 @@ export class Run {
   private readonly abortWaiters = new Set<(e: Error) => void>();
   private reports = new Map<string, { node: string; iteration: number; values: Record<string, number | number[] | string> }>();
   private freed = false;
+  /** Heap of each PE thread after it prepared and when it finished. */
+  readonly peHeaps = { start: {} as Record<string, number>, end: {} as Record<string, number> };
   /** Adapter each GPU PE got. */
   readonly adapters: Record<string, string> = {};
   cycle = 0;
@@ -128,6 +130,7 @@ export class Run {
           case 'ready':
             if (m.adapter) this.adapters[program.pe] = m.adapter;
             if (program.kind === 'gpu') this.gpuBytes[program.pe] = m.allocated;
+            this.peHeaps.start[program.pe] = m.heapUsed;
             resolve();
             break;
           case 'error':
@@ -146,6 +149,7 @@ export class Run {
             this.fail(m.failure);
             break;
           case 'done':
+            this.peHeaps.end[program.pe] = m.heapUsed;
             resolveDone();
             break;
           default:
@@ -212,7 +216,7 @@ export class Run {
         threads: this.trace.threadStats(),
         barrierPerCycle: this.deploy.cycles ? this.barrier.syncMicros / this.deploy.cycles : 0,
         reports: [...this.reports.values()],
-        memory: processMemory(),
+        memory: { ...processMemory(), peHeaps: this.peHeaps.end },
       });
     } catch (e) {
       if (!(e instanceof AbortError)) this.fail({ host: this.devices.host, message: e instanceof Error ? e.message : String(e) });

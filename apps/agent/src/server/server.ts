@@ -201,7 +201,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
           if (active === a && !a.finished) run.fail({ host: peer, message: `lost the link from ${host} to host ${peer} (${reason})` });
         };
       }
-      sendTo(ws, { type: 'deployed', runId: m.runId, adapters: run.adapters, allocated: run.allocated(), memory: processMemory() });
+      sendTo(ws, { type: 'deployed', runId: m.runId, adapters: run.adapters, allocated: run.allocated(), memory: { ...processMemory(), peHeaps: run.peHeaps.start } });
     } catch (e) {
       if (active === a) endRun('deploy failed');
       throw new Error(`deploy on ${host}: ${e instanceof Error ? e.message : String(e)}`);

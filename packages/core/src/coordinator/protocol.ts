@@ -43,7 +43,10 @@ export interface PeReport {
 /** An agent process's memory, bytes. */
 export interface ProcessMemory {
   rss: number;
+  /** The agent's main thread. */
   heapUsed: number;
+  /** Each PE thread's heap (PE id -> bytes). */
+  peHeaps?: Record<string, number>;
 }
 
 /** Per-thread totals an agent reports at the end of a run. */
