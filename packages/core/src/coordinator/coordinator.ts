@@ -130,6 +130,17 @@ class AgentConn {
 
 let runCounter = 0;
 
+// Timers are called unbound: a browser's window.setTimeout throws when called as a method of
+// another object, so `{ setTimeout, clearTimeout }` works as a clock as written.
+function later(clock: Clock, fn: () => void, ms: number): unknown {
+  const set = clock.setTimeout;
+  return set(fn, ms);
+}
+function cancel(clock: Clock, handle: never): void {
+  const clear = clock.clearTimeout;
+  clear(handle);
+}
+
 export class Coordinator {
   private constructor(
     private readonly conns: AgentConn[],
@@ -174,7 +185,7 @@ export class Coordinator {
       }
       const conn = new AgentConn(url, socket);
       let welcomed = false;
-      const timer = clock.setTimeout(() => {
+      const timer = later(clock, () => {
         socket.close(1000, 'timeout');
         reject(new ConnectError(`agent at ${url} did not answer within ${timeout / 1000} s`));
       }, timeout);
@@ -187,7 +198,7 @@ export class Coordinator {
       socket.onclose = (ev) => {
         conn.closed = ev.reason || `connection closed (${ev.code})`;
         if (!welcomed || samples.length < 5) {
-          clock.clearTimeout(timer as never);
+          cancel(clock, timer as never);
           const why = ev.code === 1006 && !ev.reason ? 'unreachable or closed without a reason' : conn.closed;
           reject(new ConnectError(`agent at ${url} refused the connection: ${why}`));
         }
@@ -211,7 +222,7 @@ export class Coordinator {
           samples.push({ rtt: t1 - m.t, offset: m.agent - (m.t + t1) / 2 });
           if (samples.length < 5) ping(samples.length);
           else {
-            clock.clearTimeout(timer as never);
+            cancel(clock, timer as never);
             const best = samples.reduce((a, b) => (b.rtt < a.rtt ? b : a));
             conn.info = { url, host, pes, offset: best.offset, rtt: best.rtt };
             resolve(conn);
@@ -368,13 +379,13 @@ export class Coordinator {
         finished.then(() => false),
       ]);
     const timeout = this.opts.timeout ?? 20_000;
-    const deployTimer = clock.setTimeout(() => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
+    const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
     for (const c of involved) {
       c.send({ type: 'deploy', runId, programs: programs.filter((p) => p.host === c.info.host), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate });
     }
     const deployed = await waitAll('deployed');
-    clock.clearTimeout(deployTimer as never);
+    cancel(clock, deployTimer as never);
     let heartbeat: unknown;
     if (deployed) {
       startMs = clock.now();
@@ -386,12 +397,12 @@ export class Coordinator {
           if (now - Math.max(c.lastHeard, startMs) > limit) finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) silent for ${limit / 1000} s` });
           else c.send({ type: 'ping', id: -1, t: now });
         }
-        heartbeat = clock.setTimeout(beat, Math.min(1000, limit / 2));
+        heartbeat = later(clock, beat, Math.min(1000, limit / 2));
       };
-      heartbeat = clock.setTimeout(beat, Math.min(1000, limit / 2));
+      heartbeat = later(clock, beat, Math.min(1000, limit / 2));
     }
     const failure = await finished;
-    if (heartbeat !== undefined) clock.clearTimeout(heartbeat as never);
+    if (heartbeat !== undefined) cancel(clock, heartbeat as never);
     result.seconds = startMs ? (clock.now() - startMs) / 1000 : 0;
     // Stop everywhere: frees memory and closes peer links (also after success).
     for (const c of involved) c.send({ type: 'stop', runId, reason: failure ? `run failed: ${failure.message}` : 'run complete' });
