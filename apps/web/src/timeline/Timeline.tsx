@@ -423,7 +423,7 @@ export function Timeline({ measured, predicted, showPredicted: initialShow = tru
           onKeyUp={(e) => s.keys.delete(e.key.toLowerCase())}
           onBlur={() => s.keys.clear()}
           onPointerDown={(e) => {
-            (e.target as HTMLElement).setPointerCapture(e.pointerId);
+            (e.target as HTMLElement).setPointerCapture?.(e.pointerId);
             drag.current = { x: e.clientX, y: e.clientY, win: s.win, scrollY: s.scrollY };
           }}
           onPointerUp={() => (drag.current = null)}
