@@ -142,4 +142,25 @@ describe('RunView', () => {
     const out = alignLanes([{ ...e, thread: 'lane:cpu@h1' }, { ...e, thread: 'lane:gpu0@h0' }, { ...e, thread: 'main' }], [{ id: 'cpu@h1', host: 'h1' }]);
     expect(out.map((x) => x.thread)).toEqual(['lane:h1', 'lane:gpu0@h0', 'main']);
   });
+
+  it('a failed check names host, PE, node and iteration and keeps the trace so far', async () => {
+    const ig = compileOrThrow(doc, true);
+    // Deliberately wrong latency: the consumer fires a cycle before its input has arrived.
+    for (const ph of ig.programs['cpu@h1' as keyof typeof ig.programs].phases) for (const a of ph.actions) if (a.op === 'fire' && a.node === 'C') a.startCycle -= 1;
+    const broken = { overlap: ig, noOverlap: ig };
+    await act(async () => root.render(<RunView document={doc} compiled={broken} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
+    await act(async () => q('run-connect').click());
+    await until(() => q('run-connection').dataset.status === 'connected');
+    await act(async () => q('run-start').click());
+    await until(() => q('run-status').dataset.status === 'failed');
+    const failure = q('run-failure').textContent!;
+    expect(failure).toContain('Run failed on h1');
+    expect(failure).toContain('PE cpu@h1');
+    expect(failure).toContain('node C');
+    expect(failure).toContain('iteration 0');
+    expect(failure).toMatch(/expected 2/);
+    expect(q('run-check').dataset.result).toBe('failed');
+    expect(Number(q('timeline-canvas').dataset.events)).toBeGreaterThan(0);
+    expect(q('run-export').textContent).toContain('Export trace');
+  });
 });
