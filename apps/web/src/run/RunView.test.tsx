@@ -163,4 +163,19 @@ describe('RunView', () => {
     expect(Number(q('timeline-canvas').dataset.events)).toBeGreaterThan(0);
     expect(q('run-export').textContent).toContain('Export trace');
   });
+
+  it('Stop ends the run as stopped, not failed, and keeps the trace', async () => {
+    await act(async () => root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
+    await act(async () => q('run-connect').click());
+    await until(() => q('run-connection').dataset.status === 'connected');
+    await act(async () => type(q('run-iterations') as HTMLInputElement, '100000'));
+    await act(async () => q('run-start').click());
+    await until(() => Number(q('timeline-canvas').dataset.events) > 20);
+    await act(async () => q('run-stop').click());
+    await until(() => q('run-status').dataset.status === 'stopped');
+    expect(q('run-stopped').textContent).toContain('Stopped at cycle');
+    expect(q('run-failure')).toBeNull();
+    expect(q('run-check')).toBeNull();
+    expect(Number(q('timeline-canvas').dataset.events)).toBeGreaterThan(20);
+  });
 });

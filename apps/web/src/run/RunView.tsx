@@ -11,7 +11,7 @@
  *   run-status                   data-status: idle | checked | running | stopping | done | failed | stopped
  *   run-cycle, run-throughput, run-cycle-time, run-events   live numbers (throughput in iterations/s)
  *   run-utilisation              per-lane utilisation table
- *   run-problems                 plan vs agents problems; run-failure: host, PE, node, iteration, why
+ *   run-problems                 plan vs agents problems; run-failure: host, PE, node, iteration, why; run-stopped after Stop
  *   run-check                    consumer check result after a run (data-result: passed | failed)
  *   run-predicted                predicted cycle time and throughput of both strategies
  *   timeline-canvas              the canvas (data-events: measured events)
@@ -226,7 +226,12 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
             </tbody>
           </table>
         )}
-        {st.failure && (
+        {st.status === 'stopped' && (
+          <div className="run-stopped" data-testid="run-stopped">
+            Stopped at cycle {live.cycle} of {live.cycles}. The trace so far is kept below and can be exported.
+          </div>
+        )}
+        {st.failure && st.status !== 'stopped' && (
           <div className="run-failure" data-testid="run-failure">
             <b>Run failed on {st.failure.host}</b>
             {st.failure.pe && <> · PE {st.failure.pe}</>}
