@@ -188,27 +188,43 @@ export class Router {
   }
 }
 
-/** Binary min-heap of PE indices keyed by (time, hops). */
+/** Binary min-heap of PE indices keyed by (time, hops), in typed arrays grown by doubling. */
 class Heap {
-  private items: number[] = [];
-  private times: number[] = [];
-  private hops: number[] = [];
-  get size() {
-    return this.items.length;
-  }
+  private items = new Int32Array(64);
+  private times = new Float64Array(64);
+  private hops = new Int32Array(64);
+  size = 0;
   private less(i: number, j: number) {
     return this.times[i] < this.times[j] || (this.times[i] === this.times[j] && this.hops[i] < this.hops[j]);
   }
   private swap(i: number, j: number) {
-    [this.items[i], this.items[j]] = [this.items[j], this.items[i]];
-    [this.times[i], this.times[j]] = [this.times[j], this.times[i]];
-    [this.hops[i], this.hops[j]] = [this.hops[j], this.hops[i]];
+    const { items, times, hops } = this;
+    const item = items[i];
+    items[i] = items[j];
+    items[j] = item;
+    const time = times[i];
+    times[i] = times[j];
+    times[j] = time;
+    const hop = hops[i];
+    hops[i] = hops[j];
+    hops[j] = hop;
   }
   push(item: number, time: number, hops: number) {
-    this.items.push(item);
-    this.times.push(time);
-    this.hops.push(hops);
-    for (let i = this.items.length - 1; i > 0; ) {
+    if (this.size === this.items.length) {
+      const grow = <T extends Int32Array | Float64Array>(a: T): T => {
+        const b = new (a.constructor as new (n: number) => T)(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.items = grow(this.items);
+      this.times = grow(this.times);
+      this.hops = grow(this.hops);
+    }
+    let i = this.size++;
+    this.items[i] = item;
+    this.times[i] = time;
+    this.hops[i] = hops;
+    while (i > 0) {
       const p = (i - 1) >> 1;
       if (!this.less(i, p)) break;
       this.swap(i, p);
@@ -217,17 +233,14 @@ class Heap {
   }
   pop(): number {
     const top = this.items[0];
-    const last = this.items.length - 1;
+    const last = --this.size;
     this.swap(0, last);
-    this.items.pop();
-    this.times.pop();
-    this.hops.pop();
     for (let i = 0; ; ) {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < this.items.length && this.less(l, m)) m = l;
-      if (r < this.items.length && this.less(r, m)) m = r;
+      if (l < this.size && this.less(l, m)) m = l;
+      if (r < this.size && this.less(r, m)) m = r;
       if (m === i) break;
       this.swap(i, m);
       i = m;
