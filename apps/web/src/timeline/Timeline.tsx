@@ -286,7 +286,20 @@ export function Timeline({ measured, predicted, showPredicted: initialShow = tru
     const ro = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(resize);
     ro?.observe(el);
     resize();
+    // Moving the window to a screen of another pixel ratio resizes the backing store too.
+    let dprQuery: MediaQueryList | null = null;
+    const watchDpr = () => {
+      dprQuery?.removeEventListener('change', onDpr);
+      dprQuery = typeof matchMedia === 'function' ? matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`) : null;
+      dprQuery?.addEventListener('change', onDpr);
+    };
+    const onDpr = () => {
+      resize();
+      watchDpr();
+    };
+    watchDpr();
     return () => {
+      dprQuery?.removeEventListener('change', onDpr);
       ro?.disconnect();
       cancelAnimationFrame(s.raf);
       s.raf = 0;
