@@ -2,7 +2,7 @@ import type { NodeId, PeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
-import { bufferTable } from './table.js';
+import { append, bufferTable } from './table.js';
 import type { BufferNode, MemoryReport } from './types.js';
 
 /**
@@ -172,7 +172,7 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
       before += size;
       const g = groups[b.color];
       g.bytes = Math.max(g.bytes, size);
-      g.buffers.push(b.id);
+      append(g, 'buffers', b.id);
     }
     let peak = 0;
     for (let i = 0, acc = 0; i < length; i++) peak = Math.max(peak, (acc += live[i]));

@@ -146,7 +146,9 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     }
     const edge: ModelEdge = { index: i, from: { node: from.id, port: outPort.name }, to: { node: to.id, port: inPort.name }, type, bytes: dataTypeBytes(type) };
     edges.push(edge);
-    from.outputs.push(edge);
+    // An exact one-slot array for the first edge (push would reserve 17).
+    if (from.outputs.length === 0) from.outputs = [edge];
+    else from.outputs.push(edge);
     to.inputs.set(inPort.name, edge);
   });
   for (const n of nodes) {
