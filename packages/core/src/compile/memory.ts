@@ -39,7 +39,6 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
 
   for (const pe of model.pes) {
     const numbers = byPe[pe.index];
-    const list = numbers.map((i) => buffers[i]);
     const length = Math.max(1, (overlap ? 0 : plan.fire) + firesOn[pe.index]);
     const words = (length + 31) >>> 5;
     const whole: BufferNode[] = [];
@@ -167,7 +166,8 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
     const groups: MemoryReport['colors'] = [];
     for (let c = 0; c < colors; c++) groups.push({ color: c, bytes: 0, buffers: [] });
     let before = 0;
-    for (const b of list) {
+    for (const number of numbers) {
+      const b = buffers[number];
       const size = b.bytes * b.depth;
       before += size;
       const g = groups[b.color];

@@ -1,5 +1,5 @@
 import type { NodeId } from '../ids.js';
-import type { Model } from '../document/model.js';
+import type { Model, ModelNode } from '../document/model.js';
 
 /**
  * Paper 4.2.1: a node is scheduled once all its predecessors are; a counter gives the firing
@@ -9,30 +9,35 @@ import type { Model } from '../document/model.js';
 export function schedule(model: Model): { schedule: Record<NodeId, number>; order: NodeId[] } {
   const index = Object.create(null) as Record<NodeId, number>;
   const order: NodeId[] = [];
-  const visiting = new Set<NodeId>();
+  // By node index: 0 unvisited, 1 on the walk's stack, 2 scheduled.
+  const state = new Uint8Array(model.doc.app.nodes.length);
+  const stack: ModelNode[] = [];
+  const pending: ModelNode[] = [];
   for (const root of model.nodes) {
-    if (root.id in index) continue;
-    const stack = [root];
+    if (state[root.index] === 2) continue;
+    stack.push(root);
     while (stack.length) {
       const n = stack[stack.length - 1];
-      if (n.id in index) {
+      if (state[n.index] === 2) {
         stack.pop();
         continue;
       }
-      visiting.add(n.id);
-      const pending = n.kernel.inputs
-        .map((p) => n.inputs.get(p.name)!.from.node)
-        .filter((id) => !(id in index));
+      state[n.index] = 1;
+      pending.length = 0;
+      for (const p of n.kernel.inputs) {
+        const from = model.node.get(n.inputs.get(p.name)!.from.node)!;
+        if (state[from.index] !== 2) pending.push(from);
+      }
       if (pending.length === 0) {
         index[n.id] = order.length;
         order.push(n.id);
-        visiting.delete(n.id);
+        state[n.index] = 2;
         stack.pop();
       } else {
         // Push in reverse so the first input's producer is scheduled first.
         for (let i = pending.length - 1; i >= 0; i--) {
-          if (visiting.has(pending[i])) throw new Error(`schedule: cycle through ${pending[i]} (validate() rejects cycles)`);
-          stack.push(model.node.get(pending[i])!);
+          if (state[pending[i].index] === 1) throw new Error(`schedule: cycle through ${pending[i].id} (validate() rejects cycles)`);
+          stack.push(pending[i]);
         }
       }
     }

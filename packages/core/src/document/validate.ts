@@ -1,4 +1,4 @@
-import { dataTypeBytes, findKernel, formatDataType, listKernels, sameDataType, withDefaults, type DataType, type ParamSpec, type ParamValue } from '@pipeloom/kernels';
+import { dataTypeBytes, findKernel, formatDataType, listKernels, sameDataType, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels';
 import { error, hasErrors, type Diagnostic } from '../diagnostics.js';
 import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';
@@ -82,7 +82,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
         }
       }
     }
-    const m: ModelNode = { id: nodeId(n.id), index: i, kernel, params: withDefaults(kernel, n.params), pe: peId(''), inputs: new Map(), outputs: [] };
+    const m: ModelNode = { id: nodeId(n.id), index: i, kernel, params: defaults(kernel, n.params), pe: peId(''), inputs: new Map(), outputs: [] };
     nodes.push(m);
     node.set(m.id, m);
   });
@@ -262,6 +262,17 @@ function components(pes: ModelPe[]): Map<PeId, number> {
 
 const nodeAt = (i: number) => `app.nodes[${i}]`;
 const edgeAt = (i: number) => `app.edges[${i}]`;
+
+// withDefaults() of the kernel registry, with each kernel's (static) param list read once
+// rather than once per node.
+const paramLists = new WeakMap<KernelSpec, [string, ParamSpec][]>();
+function defaults(kernel: KernelSpec, params: Params | undefined): Params {
+  let list = paramLists.get(kernel);
+  if (!list) paramLists.set(kernel, (list = Object.entries(kernel.params)));
+  const out: Params = {};
+  for (const [name, spec] of list) out[name] = params?.[name] ?? spec.default;
+  return out;
+}
 
 function listSome(ids: string[]): string {
   return ids.length > 8 ? `${ids.slice(0, 8).join(', ')}, ...` : ids.join(', ');
