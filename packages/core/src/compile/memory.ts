@@ -118,40 +118,46 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
       }
     }
     // A buffer's degree: every buffer of every class it meets, itself excluded.
-    const degree = members.map((_, a) => neighbours[a].reduce((sum, b) => sum + members[b].length, 0) - 1);
+    const degree = Int32Array.from(members, (_, a) => neighbours[a].reduce((sum, b) => sum + members[b].length, 0) - 1);
     const color = new Int32Array(n).fill(-1);
     const next = new Int32Array(m); // first uncoloured member of each class
+    const head = Int32Array.from(members, (list) => list[0]); // that member's number
     const satCount = new Int32Array(m);
-    const satBits: number[][] = members.map(() => []);
+    // Saturation bits, a row of `row` words per class: colours are below n, so n + 1 bits suffice.
+    const row = (n >>> 5) + 1;
+    const satBits = new Int32Array(m * row);
+    // Classes with uncoloured members (the order does not matter: the pick is a strict maximum).
+    const alive = Int32Array.from(members, (_, a) => a);
+    let alives = m;
     for (let step = 0; step < n; step++) {
-      let pick = -1;
-      for (let a = 0; a < m; a++) {
-        if (next[a] >= members[a].length) continue;
-        if (
-          pick < 0 ||
-          satCount[a] > satCount[pick] ||
-          (satCount[a] === satCount[pick] && (degree[a] > degree[pick] || (degree[a] === degree[pick] && members[a][next[a]] < members[pick][next[pick]])))
-        )
+      let at = 0;
+      let pick = alive[0];
+      for (let k = 1; k < alives; k++) {
+        const a = alive[k];
+        if (satCount[a] > satCount[pick] || (satCount[a] === satCount[pick] && (degree[a] > degree[pick] || (degree[a] === degree[pick] && head[a] < head[pick])))) {
           pick = a;
+          at = k;
+        }
       }
       // The smallest colour not in the class's saturation: the lowest zero bit.
-      const mine = satBits[pick];
       let c = 0;
-      for (let k = 0; ; k++) {
-        const w = mine[k] ?? 0;
+      for (let k = pick * row; ; k++) {
+        const w = satBits[k];
         if (w !== -1) {
           const free = ~w;
-          c = k * 32 + (31 - Math.clz32(free & -free));
+          c = (k - pick * row) * 32 + (31 - Math.clz32(free & -free));
           break;
         }
       }
-      color[members[pick][next[pick]++]] = c;
+      color[head[pick]] = c;
+      if (++next[pick] < members[pick].length) head[pick] = members[pick][next[pick]];
+      else alive[at] = alive[--alives];
+      const word = c >>> 5;
+      const bit = 1 << (c & 31);
       for (const b of neighbours[pick]) {
-        const sb = satBits[b];
-        const w = c >>> 5;
-        while (sb.length <= w) sb.push(0);
-        if (!((sb[w] >>> (c & 31)) & 1)) {
-          sb[w] |= 1 << (c & 31);
+        const k = b * row + word;
+        if (!(satBits[k] & bit)) {
+          satBits[k] |= bit;
           satCount[b]++;
         }
       }
