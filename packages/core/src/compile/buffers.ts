@@ -3,7 +3,7 @@ import { bufferId, type NodeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { Router } from './route.js';
-import { append, childLists, type BufferTable } from './table.js';
+import { childLists, push, type BufferTable } from './table.js';
 import type { BufferNode } from './types.js';
 
 export interface Insertion {
@@ -34,7 +34,7 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
     links.push(link);
     parent.push(from);
     peOf.push(pe);
-    if (from >= 0) append(buffers[from], 'next', buffer.id);
+    if (from >= 0) buffers[from].next = push(buffers[from].next, buffer.id);
     return number;
   };
 
@@ -78,7 +78,8 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
             prev = held[pe];
           }
         }
-        append(buffers[prev], 'consumers', { node: to.id, port: edge.to.port });
+        const b = buffers[prev];
+        b.consumers = push(b.consumers, { node: to.id, port: edge.to.port });
         read[edge.index] = prev;
       }
     });

@@ -65,21 +65,19 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
 
   for (const id of order) {
     const n = model.node.get(id)!;
-    const reads: { port: string; buffer: number; ready: number }[] = [];
     let L = 0;
     for (const p of n.kernel.inputs) {
       const buffer = table.read[n.inputs.get(p.name)!.index];
       const byTransfer = table.parent[buffer] >= 0;
-      const ready = written[buffer] + (overlap && byTransfer ? 1 : 0);
-      reads.push({ port: p.name, buffer, ready });
-      L = Math.max(L, ready);
+      L = Math.max(L, written[buffer] + (overlap && byTransfer ? 1 : 0));
     }
     latency[id] = L;
     const access: Record<string, BufferAccess> = {};
-    for (const r of reads) {
-      const lag = L - written[r.buffer];
-      const b = buffers[r.buffer];
-      access[r.port] = { buffer: b.id, lag };
+    for (const p of n.kernel.inputs) {
+      const buffer = table.read[n.inputs.get(p.name)!.index];
+      const lag = L - written[buffer];
+      const b = buffers[buffer];
+      access[p.name] = { buffer: b.id, lag };
       // A read lag cycles after the write needs lag + 1 slots (the writer is on the next one).
       b.depth = Math.max(b.depth, lag + 1);
     }

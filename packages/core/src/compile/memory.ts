@@ -2,7 +2,7 @@ import type { NodeId, PeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
-import { append, bufferTable } from './table.js';
+import { bufferTable, push } from './table.js';
 import type { BufferNode, MemoryReport } from './types.js';
 
 /**
@@ -104,7 +104,7 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
         for (let k = 0; k < words; k++) patterns.push(bits[i * words + k]);
       }
       classOf[i] = c;
-      members[c].push(i);
+      members[c] = push(members[c], i);
     }
     const m = members.length;
     const neighbours: number[][] = members.map(() => []);
@@ -178,7 +178,7 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
       before += size;
       const g = groups[b.color];
       g.bytes = Math.max(g.bytes, size);
-      append(g, 'buffers', b.id);
+      g.buffers = push(g.buffers, b.id);
     }
     let peak = 0;
     for (let i = 0, acc = 0; i < length; i++) peak = Math.max(peak, (acc += live[i]));
