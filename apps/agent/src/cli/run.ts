@@ -197,8 +197,12 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
 }
 
 function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
+  if (!s.ok) {
+    const reached = r.events.reduce((m, e) => Math.max(m, e.cycle + 1), 0);
+    return `${doc.name}: run FAILED at cycle ${reached} of ${s.cycles}, ${s.overlap ? 'with' : 'without'} overlap, after ${formatSeconds(s.seconds)}; ${r.events.length} trace events kept`;
+  }
   const lines = [
-    `${doc.name}: ${s.ok ? 'run complete' : 'run FAILED'}, ${s.overlap ? 'with' : 'without'} overlap, ${s.iterations} iterations in ${s.cycles} cycles, ${formatSeconds(s.seconds)}`,
+    `${doc.name}: run complete, ${s.overlap ? 'with' : 'without'} overlap, ${s.iterations} iterations in ${s.cycles} cycles, ${formatSeconds(s.seconds)}`,
     `  throughput   ${s.throughput.toFixed(2)} it/s`,
     `  cycle time   ${formatSeconds(s.cycleTime)} measured${s.predictedCycleTime !== undefined ? `, ${formatSeconds(s.predictedCycleTime)} predicted (document's link and PE rates), measured/predicted ${(s.cycleTime / s.predictedCycleTime).toFixed(2)}` : ''}`,
     `  barrier      ${Object.entries(s.barrierPerCycle).map(([h, us]) => `${h} ${us.toFixed(0)} µs/cycle`).join(', ') || 'n/a'}`,

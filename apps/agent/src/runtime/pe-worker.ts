@@ -279,7 +279,7 @@ class PeThread {
     this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration: it, cycle: k, start: t0, end: nowUs() });
     if (report) {
       if (!report.ok) {
-        this.fail({ host: this.init.host, pe: this.pe, node: a.node, iteration: it, message: `node ${a.node} on ${this.pe}, iteration ${it}: ${report.message ?? 'check failed'}` });
+        this.fail({ host: this.init.host, pe: this.pe, node: a.node, iteration: it, message: report.message ?? `node ${a.node} on ${this.pe}, iteration ${it}: check failed` });
         throw new AbortError('check failed');
       }
       if (report.values) post({ type: 'report', node: a.node, iteration: it, values: report.values });
