@@ -26,16 +26,32 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
   // Buffer numbers per PE index, in buffer order.
   const byPe: number[][] = model.pes.map(() => []);
   for (let i = 0; i < buffers.length; i++) byPe[table.pe[i]].push(i);
-  // Position of each firing (by node index) and firings per PE index.
-  const firePos = new Int32Array(model.doc.app.nodes.length);
+  // Per buffer number: the position of its write, of its last read in the same cycle (-1 for
+  // none) and of its last read in the next cycle (-1 for none). Firings are numbered per PE.
+  const count = buffers.length;
+  const writeAt = new Int32Array(count);
+  const readAt = new Int32Array(count).fill(-1);
+  const wrapAt = new Int32Array(count).fill(-1);
   const firesOn = new Int32Array(model.pes.length);
   for (const id of order) {
     const n = model.node.get(id)!;
-    const pe = model.pe.get(n.pe)!.index;
-    firePos[n.index] = (overlap ? 0 : plan.fire) + firesOn[pe]++;
+    const pos = (overlap ? 0 : plan.fire) + firesOn[model.pe.get(n.pe)!.index]++;
+    const access = lat.inputs.get(id)!;
+    for (const p of n.kernel.inputs) {
+      const b = table.read[n.inputs.get(p.name)!.index];
+      if (access[p.name].lag === 0) readAt[b] = Math.max(readAt[b], pos);
+      else wrapAt[b] = Math.max(wrapAt[b], pos);
+    }
+    for (let j = 0; j < n.kernel.outputs.length; j++) writeAt[table.output[n.index] + j] = pos;
   }
-  const positionOf = (node: NodeId) => firePos[model.node.get(node)!.index];
-  const transferPhase = (i: number) => plan.transfers[plan.transferTo[i]].phase;
+  for (let i = 0; i < count; i++) {
+    const from = table.parent[i];
+    if (from < 0) continue;
+    const pos = plan.transfers[plan.transferTo[i]].phase;
+    writeAt[i] = pos;
+    if (lat.transferLag[i] === 0) readAt[from] = Math.max(readAt[from], pos);
+    else wrapAt[from] = Math.max(wrapAt[from], pos);
+  }
 
   for (const pe of model.pes) {
     const numbers = byPe[pe.index];
@@ -57,20 +73,9 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
         whole.push(b);
         continue;
       }
-      const w = 'node' in b.from ? positionOf(b.from.node) : transferPhase(number);
-      let end = w;
-      let wraps = -1;
-      for (const c of b.consumers) {
-        const lag = lat.inputs.get(c.node)![c.port].lag;
-        if (lag === 0) end = Math.max(end, positionOf(c.node));
-        else wraps = Math.max(wraps, positionOf(c.node));
-      }
-      for (let k = table.children.start[number]; k < table.children.start[number + 1]; k++) {
-        const next = table.children.list[k];
-        const pos = transferPhase(next);
-        if (lat.transferLag[next] === 0) end = Math.max(end, pos);
-        else wraps = Math.max(wraps, pos);
-      }
+      const w = writeAt[number];
+      const end = Math.max(w, readAt[number]);
+      const wraps = wrapAt[number];
       const i = ranged.length;
       ranged.push(b);
       for (let k = 0; k < words; k++) bits.push(0);
@@ -118,16 +123,23 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
       }
     }
     // A buffer's degree: every buffer of every class it meets, itself excluded.
-    const degree = Int32Array.from(members, (_, a) => neighbours[a].reduce((sum, b) => sum + members[b].length, 0) - 1);
-    const color = new Int32Array(n).fill(-1);
+    const degree = new Int32Array(m);
     const next = new Int32Array(m); // first uncoloured member of each class
-    const head = Int32Array.from(members, (list) => list[0]); // that member's number
+    const head = new Int32Array(m); // that member's number
+    // Classes with uncoloured members (the order does not matter: the pick is a strict maximum).
+    const alive = new Int32Array(m);
+    for (let a = 0; a < m; a++) {
+      let d = -1;
+      for (const b of neighbours[a]) d += members[b].length;
+      degree[a] = d;
+      head[a] = members[a][0];
+      alive[a] = a;
+    }
+    const color = new Int32Array(n).fill(-1);
     const satCount = new Int32Array(m);
     // Saturation bits, a row of `row` words per class: colours are below n, so n + 1 bits suffice.
     const row = (n >>> 5) + 1;
     const satBits = new Int32Array(m * row);
-    // Classes with uncoloured members (the order does not matter: the pick is a strict maximum).
-    const alive = Int32Array.from(members, (_, a) => a);
     let alives = m;
     for (let step = 0; step < n; step++) {
       let at = 0;
