@@ -237,9 +237,12 @@ export class Coordinator {
     const out: Diagnostic[] = [];
     const byHost = new Map(this.conns.map((c) => [c.info.host, c.info]));
     const served = [...byHost.keys()].join(', ') || 'none';
+    const missingHosts = new Set<string>();
     for (const program of Object.values(ig.programs)) {
       const agent = byHost.get(program.host);
       if (!agent) {
+        if (missingHosts.has(program.host)) continue;
+        missingHosts.add(program.host);
         out.push(error(`arch.hosts.${program.host}`, `no agent serves host ${program.host} (connected agents serve: ${served})`, `start \`pipeloom agent --name ${program.host}\` on that host and add its URL to --agents`));
         continue;
       }
