@@ -135,7 +135,7 @@ export class Router {
       prev: new Int32Array(n).fill(-1),
       prevLink: new Int32Array(n).fill(-1),
       settled: new Uint8Array(n),
-      heap: new Heap(),
+      heap: new Heap(n),
     };
     s.time[source] = 0;
     s.heap.push(source, 0, 0);
@@ -190,10 +190,16 @@ export class Router {
 
 /** Binary min-heap of PE indices keyed by (time, hops), in typed arrays grown by doubling. */
 class Heap {
-  private items = new Int32Array(64);
-  private times = new Float64Array(64);
-  private hops = new Int32Array(64);
+  private items: Int32Array;
+  private times: Float64Array;
+  private hops: Int32Array;
   size = 0;
+  /** `capacity`: the PE count, enough unless an entry is improved while queued. */
+  constructor(capacity: number) {
+    this.items = new Int32Array(Math.max(16, capacity));
+    this.times = new Float64Array(this.items.length);
+    this.hops = new Int32Array(this.items.length);
+  }
   private less(i: number, j: number) {
     return this.times[i] < this.times[j] || (this.times[i] === this.times[j] && this.hops[i] < this.hops[j]);
   }
@@ -211,14 +217,15 @@ class Heap {
   }
   push(item: number, time: number, hops: number) {
     if (this.size === this.items.length) {
-      const grow = <T extends Int32Array | Float64Array>(a: T): T => {
-        const b = new (a.constructor as new (n: number) => T)(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.items = grow(this.items);
-      this.times = grow(this.times);
-      this.hops = grow(this.hops);
+      const items = new Int32Array(this.size * 2);
+      const times = new Float64Array(this.size * 2);
+      const hops = new Int32Array(this.size * 2);
+      items.set(this.items);
+      times.set(this.times);
+      hops.set(this.hops);
+      this.items = items;
+      this.times = times;
+      this.hops = hops;
     }
     let i = this.size++;
     this.items[i] = item;
