@@ -84,4 +84,23 @@ describe('faults', () => {
       for (const a of local.agents) await stopAgent(a.process);
     }
   });
+
+  it('a lost WebGPU device is reported naming the PE, not hung on; the agent takes the next run', async () => {
+    const local = await spawnLocalAgents(['h0', 'h1'], { env: { PIPELOOM_FAULT: 'lose-device:gpu0@h1:10' } });
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const t0 = performance.now();
+      const r = await c.run(longRun(), { iterations: 1_000_000 }).done;
+      expect(r.ok).toBe(false);
+      expect(r.failure).toMatchObject({ host: 'h1', pe: 'gpu0@h1' });
+      expect(r.failure?.message).toMatch(/gpu0@h1/);
+      expect(performance.now() - t0).toBeLessThan(30_000);
+      // The same agents take the next run (short enough to end before the injected fault's cycle).
+      const again = await c.run(compileOrThrow(piic({ iterations: 3 }), false), { iterations: 3 }).done;
+      expect(again.failure).toBeUndefined();
+      c.close();
+    } finally {
+      await local.stop();
+    }
+  });
 });

@@ -25,6 +25,8 @@ export interface SpawnOptions {
   gpus?: Record<string, number>;
   linkRate?: number;
   token?: string;
+  /** Extra environment for every agent (e.g. PIPELOOM_FAULT in tests). */
+  env?: Record<string, string>;
   /** Extra flags for every agent. */
   args?: string[];
   /** Where agent stderr goes (default: dropped unless an agent fails to start). */
@@ -48,7 +50,7 @@ export async function spawnLocalAgents(hosts: string[], opts: SpawnOptions = {})
 
 function startOne(host: string, token: string, opts: SpawnOptions): Promise<LocalAgent> {
   const args = ['--expose-gc', BIN, 'agent', '--name', host, '--port', '0', '--emulate-gpus', String(opts.gpus?.[host] ?? 0), ...(opts.linkRate ? ['--link-rate', String(opts.linkRate)] : []), ...(opts.args ?? [])];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PIPELOOM_TOKEN: token, EGL_PLATFORM: process.env.EGL_PLATFORM ?? 'surfaceless' } });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env, PIPELOOM_TOKEN: token, EGL_PLATFORM: process.env.EGL_PLATFORM ?? 'surfaceless' } });
   const errLines: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {
     if (errLines.length < 50) errLines.push(line);

@@ -179,6 +179,7 @@ class PeThread {
   private async loop(): Promise<void> {
     const phases = this.init.program.phases;
     const { iterations, cycles } = this.init;
+    const loseAt = this.loseDeviceAt;
     for (let k = 0; k < cycles; k++) {
       if (this.aborted) throw new AbortError(this.aborted);
       for (let p = 0; p < phases.length; p++) {
@@ -204,7 +205,17 @@ class PeThread {
         }
       }
       this.cycle = k + 1;
+      if (k + 1 === loseAt) this.device?.destroy();
     }
+  }
+
+  /**
+   * Fault injection for tests: PIPELOOM_FAULT=lose-device:<pe>:<cycle> destroys that PE's
+   * device after that cycle, the nearest thing to a GPU falling off the bus.
+   */
+  private get loseDeviceAt(): number {
+    const m = /^lose-device:([^:]+):(\d+)$/.exec(process.env.PIPELOOM_FAULT ?? '');
+    return m && m[1] === this.pe ? Number(m[2]) : -1;
   }
 
   private kindOf(pe: string): 'cpu' | 'gpu' {
