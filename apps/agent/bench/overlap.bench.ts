@@ -17,8 +17,9 @@ const loops = argList('loops', [0, 25, 50, 100, 200, 400, 800]);
 const igFor = (n: number, overlap: boolean) => compileOrThrow(piicDoc(side, n, iterations), overlap);
 const c = await cluster(igFor(0, false));
 
-const sameHost = (e: RunResult['events'][number]) => e.kind === 'transfer' && e.thread.startsWith('lane:') && e.thread.includes('@');
-const hostToHost = (e: RunResult['events'][number]) => e.kind === 'transfer' && e.host === 'h0' && e.thread === 'lane:h1';
+// Copies between a host's CPU and GPU are drawn on the GPU's lanes (core trace/lanes.ts).
+const sameHost = (e: RunResult['events'][number]) => e.kind === 'transfer' && e.pe.startsWith('gpu');
+const hostToHost = (e: RunResult['events'][number]) => e.kind === 'transfer' && e.pe === 'cpu@h0' && e.thread === 'send:cpu@h1';
 const incFire = (e: RunResult['events'][number]) => e.kind === 'fire' && (e.node === 'I1' || e.node === 'I2');
 
 try {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TraceEvent } from '@pipeloom/core';
+import { predict, type TraceEvent } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
 import { compileOrThrow, connect, example, piic, root } from './testing/fixtures.js';
 
@@ -37,8 +37,13 @@ describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C
         expect(r.events.find((e) => e.node === 'C')?.pe).toBe('cpu@h1');
         for (const n of ['P', 'I1', 'I2']) expect(fired(r.events, n)).toEqual(range(20));
         // Host-to-host data went over the agents' own link, traced on both sides.
-        expect(r.events.some((e) => e.kind === 'transfer' && e.host === 'h0' && e.thread === 'lane:h1')).toBe(true);
-        expect(r.events.some((e) => e.kind === 'transfer' && e.host === 'h1' && e.thread === 'lane:h0')).toBe(true);
+        expect(r.events.some((e) => e.kind === 'transfer' && e.pe === 'cpu@h0' && e.thread === 'send:cpu@h1')).toBe(true);
+        expect(r.events.some((e) => e.kind === 'transfer' && e.pe === 'cpu@h1' && e.thread === 'recv:cpu@h0')).toBe(true);
+        // Measured lanes are the predicted lanes, so the timeline draws the plan under each one.
+        const lanes = (es: readonly TraceEvent[]) => new Set(es.filter((e) => e.kind !== 'barrier').map((e) => `${e.pe} ${e.thread}`));
+        const predicted = predict(piic({ iterations: 20 }));
+        if (!predicted.ok) throw new Error('P-I-I-C must predict');
+        expect(lanes(r.events)).toEqual(lanes(predicted.prediction[overlap ? 'overlap' : 'noOverlap'].timeline));
         expect(r.events.some((e) => e.kind === 'barrier')).toBe(true);
         expect(r.dropped).toBe(0);
         // One time axis: every event lies within the run.

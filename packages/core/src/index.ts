@@ -22,8 +22,9 @@ export { mulberry32, randomInt } from './util/random.js';
 
 export { simulate, type SimulationResult } from './compile/simulate.js';
 export { predict, predictStrategy, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction, type PhaseTime } from './predict/predict.js';
-export { nodeTime, DEFAULT_RATES, type TimingOptions } from './predict/timing.js';
+export { nodeTime, transferTime, DEFAULT_RATES, type TimingOptions } from './predict/timing.js';
 export { randomDocument, layeredDocument, type RandomOptions } from './testing/generate.js';
 export { toChromeTrace, type ChromeTrace, type ChromeEvent } from './trace/chrome.js';
 export { traceStats, type TraceStats, type ThreadStats } from './trace/stats.js';
+export { sendLane, recvLane, isTransferLane, laneLabel, transferLanes, unionLength } from './trace/lanes.js';
 export { TraceColumns, KINDS as TRACE_KINDS, type Lane as TraceLane } from './trace/columns.js';

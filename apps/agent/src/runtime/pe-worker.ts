@@ -2,6 +2,7 @@ import { parentPort } from 'node:worker_threads';
 import { getKernel, withDefaults, type GpuExecutor, type KernelSpec, type Params } from '@pipeloom/kernels';
 import type { Action, TraceEvent } from '@pipeloom/core';
 import type { FailureReport } from '@pipeloom/core/coordinator/protocol';
+import { recvLane, sendLane } from '@pipeloom/core/trace/lanes';
 import { gpuFor } from '../devices/discover.js';
 import { align4, depthOf, hostSlots, PeMemory, slotOf, type GpuSlots, type HostSlots, type Slots } from './memory.js';
 import type { FromPe, PeInit, ToPe } from './messages.js';
@@ -353,7 +354,7 @@ class PeThread {
       this.device!.queue.submit([enc.finish()]);
       await this.guard(this.device!.queue.onSubmittedWorkDone());
     }
-    this.trace({ host: this.init.host, pe: this.pe, thread: `lane:${other}`, kind: 'transfer', name: t.to.buffer, buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, start: t0, end: nowUs(), bytes: t.bytes });
+    this.trace({ host: this.init.host, pe: this.pe, thread: other === t.fromPe ? recvLane(other) : sendLane(other), kind: 'transfer', name: t.to.buffer, buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, start: t0, end: nowUs(), bytes: t.bytes });
   }
 
   free(): void {

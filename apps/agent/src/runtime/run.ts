@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Action, PeProgram, TraceEvent } from '@pipeloom/core';
 import { transferKey, type FailureReport, type FromAgent, type ToAgent } from '@pipeloom/core/coordinator/protocol';
+import { recvLane, sendLane } from '@pipeloom/core/trace/lanes';
 import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
 import { ClusterBarrier } from './barrier.js';
@@ -267,7 +268,7 @@ export class Run {
     const link = this.peers.get(peer);
     if (!link) throw new Error(`no link from ${me} to ${peer}`);
     const key = transferKey(t.from.buffer, t.to.buffer);
-    const common = { host: me, thread: `lane:${peer}`, buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, bytes: t.bytes };
+    const common = { host: me, thread: fromHost === me ? sendLane(t.toPe) : recvLane(t.fromPe), buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, bytes: t.bytes };
     if (fromHost === me) {
       const src = this.slots(t.from.buffer);
       const bytes = src.bytes[slotOf(k, t.from.lag, depthOf(src))];

@@ -12,6 +12,8 @@ export class TraceRecorder {
   private dropped = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
   private stats = new Map<string, ThreadStats>();
+  /** Per thread, the end of the busy time counted so far: concurrent events count once. */
+  private coveredUntil = new Map<ThreadStats, number>();
 
   constructor(
     readonly sink: (events: TraceEvent[], dropped: number) => void,
@@ -31,7 +33,13 @@ export class TraceRecorder {
     const key = `${e.pe}\u0000${e.thread}`;
     let s = this.stats.get(key);
     if (!s) this.stats.set(key, (s = { pe: e.pe, thread: e.thread, busy: 0, waiting: 0 }));
-    if (e.kind === 'fire' || e.kind === 'transfer') s.busy += e.end - e.start;
+    if (e.kind === 'fire' || e.kind === 'transfer') {
+      // Events arrive as they end, so a streaming union is exact for one event at a time and
+      // never over 100% for concurrent ones (core's traceStats gives the exact union).
+      const covered = this.coveredUntil.get(s) ?? -Infinity;
+      s.busy += Math.max(0, e.end - Math.max(e.start, covered));
+      this.coveredUntil.set(s, Math.max(covered, e.end));
+    }
     else s.waiting += e.end - e.start;
     if (this.pending.length >= MAX_PENDING) this.dropped++;
     else this.pending.push(e);

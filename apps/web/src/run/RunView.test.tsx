@@ -11,7 +11,7 @@ import { compile } from '@pipeloom/core/compile/compile';
 import { predict } from '@pipeloom/core/predict/predict';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
 import type { SocketLike } from '@pipeloom/core/coordinator/coordinator';
-import { alignLanes, RunView } from './RunView.js';
+import { RunView } from './RunView.js';
 import { createRunStore, type RunStore } from './store.js';
 
 // The Run view rendered in jsdom against real agents on loopback: the predicted plan before
@@ -135,12 +135,6 @@ describe('RunView', () => {
     expect(Number(q('run-throughput').dataset.value)).toBeGreaterThan(0);
     expect(q('run-utilisation').querySelectorAll('tr').length).toBe(run.measured().laneCount);
     expect(q('run-failure')).toBeNull();
-  });
-
-  it('predicted host-to-host lanes take the agents\' lane names, so they sit under the measured ones', () => {
-    const e = { host: 'h0', pe: 'cpu@h0', kind: 'transfer' as const, name: 'bn_1', iteration: 0, cycle: 0, start: 0, end: 1 };
-    const out = alignLanes([{ ...e, thread: 'lane:cpu@h1' }, { ...e, thread: 'lane:gpu0@h0' }, { ...e, thread: 'main' }], [{ id: 'cpu@h1', host: 'h1' }]);
-    expect(out.map((x) => x.thread)).toEqual(['lane:h1', 'lane:gpu0@h0', 'main']);
   });
 
   it('a failed check names host, PE, node and iteration and keeps the trace so far', async () => {

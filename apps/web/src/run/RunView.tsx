@@ -72,9 +72,9 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
   const predicted = useMemo(() => {
     if (!strategy) return undefined;
     const c = new TraceColumns();
-    c.append(alignLanes(strategy.timeline, doc.arch.pes));
+    c.append(strategy.timeline);
     return c;
-  }, [strategy, doc.arch.pes]);
+  }, [strategy]);
 
   const ig = compiled ? (st.overlap ? compiled.overlap : compiled.noOverlap) : undefined;
   const measured = run.measured();
@@ -305,21 +305,6 @@ function CheckResult({ result, failure, status }: { result: NonNullable<ReturnTy
       )}
     </div>
   );
-}
-
-/**
- * The predictor names a host-to-host transfer lane after the peer PE (`lane:cpu@h1`); agents
- * name it after the peer host (`lane:h1`), one lane per peer host. Predicted events take the
- * agents' name so each predicted track sits under its measured one.
- */
-export function alignLanes(events: readonly TraceEvent[], pes: readonly { id: string; host: string }[] = []): TraceEvent[] {
-  const hostOf = new Map<string, string>(pes.map((p) => [p.id, p.host]));
-  for (const e of events) hostOf.set(e.pe, e.host);
-  return events.map((e) => {
-    if (!e.thread.startsWith('lane:')) return e;
-    const peer = hostOf.get(e.thread.slice(5));
-    return peer && peer !== e.host ? { ...e, thread: `lane:${peer}` } : e;
-  });
 }
 
 function summarise(values: Record<string, number | number[] | string>): string {

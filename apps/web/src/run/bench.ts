@@ -32,7 +32,7 @@ export function syntheticBatches(total: number, batch: number, hosts = 4): () =>
   const lanes: { host: string; pe: string; thread: string; t: number; n: number }[] = [];
   for (let h = 0; h < hosts; h++)
     for (const pe of ['cpu0', 'gpu0'])
-      for (const thread of ['main', `lane:h${(h + 1) % hosts}`]) lanes.push({ host: `h${h}`, pe, thread, t: 0, n: 0 });
+      for (const thread of ['main', `send:cpu@h${(h + 1) % hosts}`]) lanes.push({ host: `h${h}`, pe, thread, t: 0, n: 0 });
   let seed = 12345;
   const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
   let made = 0;

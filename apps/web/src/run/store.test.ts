@@ -14,7 +14,7 @@ describe('run store without agents', () => {
   it('live batches land in the column store and per-lane utilisation follows them', () => {
     const run = createRunStore({ connect: wsConnect });
     run.ingest([ev(0, 50), ev(50, 100, { kind: 'wait', name: 'bn_1' })]);
-    run.ingest([ev(0, 25, { thread: 'lane:h1', kind: 'transfer', name: 'bn_2', bytes: 4096 })]);
+    run.ingest([ev(0, 25, { thread: 'send:cpu@h1', kind: 'transfer', name: 'bn_2', bytes: 4096 })]);
     run.progress({ cycle: 2, cycles: 10, elapsed: 0.5, iterationsPerSecond: 4 });
     run.progress({ cycle: 6, cycles: 10, elapsed: 1.0, iterationsPerSecond: 6 });
     run.publish();
@@ -28,7 +28,7 @@ describe('run store without agents', () => {
     expect(s.live.cycleTime).toBeCloseTo(0.125);
     expect(s.live.utilisation).toEqual([
       { key: 'h0/gpu0@h0/main', value: 0.5 },
-      { key: 'h0/gpu0@h0/lane:h1', value: 0.25 },
+      { key: 'h0/gpu0@h0/send:cpu@h1', value: 0.25 },
     ]);
   });
 
@@ -94,7 +94,7 @@ describe('run store with real agents h0 and h1', () => {
       const m = run.measured();
       expect(m.length).toBe(result!.eventCount);
       const lanes = m.lanes().map((l) => `${l.host}/${l.pe}/${l.thread}`);
-      expect(lanes).toEqual(expect.arrayContaining(['h0/cpu@h0/main', 'h0/gpu0@h0/main', 'h1/gpu0@h1/main', 'h1/cpu@h1/main', 'h0/cpu@h0/lane:h1']));
+      expect(lanes).toEqual(expect.arrayContaining(['h0/cpu@h0/main', 'h0/gpu0@h0/main', 'h1/gpu0@h1/main', 'h1/cpu@h1/main', 'h0/cpu@h0/send:cpu@h1', 'h1/cpu@h1/recv:cpu@h0']));
       for (let l = 0; l < m.laneCount; l++) expect(m.laneLength(l)).toBeGreaterThan(0);
       // The consumer fired every iteration.
       const consumer = m.toEvents().filter((e) => e.kind === 'fire' && e.name === 'C');

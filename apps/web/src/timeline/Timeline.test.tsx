@@ -104,9 +104,9 @@ describe('Timeline', () => {
 
   it('hovering an event shows its node, thread, iteration, cycle, duration and bytes; the predicted band shows the plan', async () => {
     const m = new TraceColumns();
-    m.append([ev(0, 500, { kind: 'transfer', name: 'bn_2', bytes: 16384, thread: 'lane:h1' })]);
+    m.append([ev(0, 500, { kind: 'transfer', name: 'bn_2', bytes: 16384, thread: 'send:cpu@h1' })]);
     const p = new TraceColumns();
-    p.append([ev(500, 1000, { kind: 'transfer', name: 'bn_2', thread: 'lane:h1', iteration: 7, cycle: 9 })]);
+    p.append([ev(500, 1000, { kind: 'transfer', name: 'bn_2', thread: 'send:cpu@h1', iteration: 7, cycle: 9 })]);
     const tl = await mount(m, p);
     tl.current!.setWindow({ t0: 0, t1: 1000 });
     const canvas = q('timeline-canvas')!;
@@ -114,7 +114,7 @@ describe('Timeline', () => {
     await act(async () => canvas.dispatchEvent(pointer('pointermove', { clientX: 196 + 100, clientY: 30 })));
     const tip = q('timeline-tooltip')!.textContent!;
     expect(tip).toContain('transfer bn_2');
-    expect(tip).toContain('h0 · gpu0@h0 · lane:h1');
+    expect(tip).toContain('h0 · gpu0@h0 · send:cpu@h1');
     expect(tip).toContain('iteration 3 · cycle 4');
     expect(tip).toContain('500.0 µs');
     expect(tip).toContain('16,384 bytes');

@@ -48,12 +48,12 @@ describe('timeline tracks', () => {
 
   it('lists measured and predicted lanes once each, host by host, main thread first', () => {
     const m = new TraceColumns();
-    m.append([ev(0, 1, { thread: 'lane:h1' }), ev(0, 1)]);
+    m.append([ev(0, 1, { thread: 'send:cpu@h1' }), ev(0, 1)]);
     const p = new TraceColumns();
     p.append([ev(0, 1), ev(0, 1, { host: 'h1', pe: 'cpu@h1' })]);
     expect(tracks(m, p).map((t) => [t.key, t.measured >= 0, t.predicted >= 0])).toEqual([
       ['h0/gpu0@h0/main', true, true],
-      ['h0/gpu0@h0/lane:h1', true, false],
+      ['h0/gpu0@h0/send:cpu@h1', true, false],
       ['h1/cpu@h1/main', false, true],
     ]);
   });

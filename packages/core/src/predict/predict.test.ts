@@ -50,7 +50,11 @@ describe('P-I-I-C prediction (paper 5.1)', () => {
     const c = tl.filter((e) => e.node === 'C');
     expect(c[0].cycle).toBe(p.overlap.ig.latency['C' as never]);
     expect(c[0].iteration).toBe(0);
-    expect(tl.filter((e) => e.kind === 'transfer' && e.cycle === 10)).toHaveLength(5);
+    // Five transfers a cycle; the host-to-host one is drawn on both ends (send and receive lanes).
+    const transfers = tl.filter((e) => e.kind === 'transfer' && e.cycle === 10);
+    expect(transfers).toHaveLength(6);
+    expect(new Set(transfers.map((e) => e.buffer)).size).toBe(5);
+    expect(transfers.filter((e) => e.pe.startsWith('cpu')).map((e) => `${e.pe} ${e.thread}`).sort()).toEqual(['cpu@h0 send:cpu@h1', 'cpu@h1 recv:cpu@h0']);
     for (const e of tl) expect(e.end).toBeGreaterThanOrEqual(e.start);
   });
 
@@ -59,5 +63,18 @@ describe('P-I-I-C prediction (paper 5.1)', () => {
     if (!r.ok) throw new Error('does not predict');
     expect(r.prediction.noOverlap.cycleTime).toBeGreaterThan(Th + Tib);
     expect(r.prediction.speedup).toBeGreaterThan(1);
+  });
+
+  it('takes measured transfer times in place of the link rates', () => {
+    const base = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 0, I2: 0 } });
+    if (!base.ok) throw new Error('does not predict');
+    const transferTimes: Record<string, number> = {};
+    for (const p of Object.values(base.prediction.noOverlap.ig.programs))
+      for (const ph of p.phases) for (const a of ph.actions) if (a.op === 'transfer') transferTimes[`${a.from.buffer}->${a.to.buffer}`] = p.host === a.fromPe.split('@')[1] && a.fromPe.startsWith('gpu') ? 3e-3 : 1e-3;
+    const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 2e-3, I2: 2e-3 }, transferTimes });
+    if (!r.ok) throw new Error('does not predict');
+    // Every transfer 1 ms except the GPU->CPU read-backs (3 ms): pcie phase 3 ms, cpu-cpu 1 ms, fire 2 ms.
+    expect(r.prediction.noOverlap.cycleTime).toBeCloseTo(1e-3 + 3e-3 + 2e-3, 12);
+    expect(r.prediction.overlap.cycleTime).toBeCloseTo(3e-3, 12);
   });
 });

@@ -8,7 +8,8 @@ import type { Link } from '../document/types.js';
 import { analyze } from '../document/validate.js';
 import type { NodeId, PeId } from '../ids.js';
 import type { TraceEvent } from '../trace/event.js';
-import { nodeTime, type TimingOptions } from './timing.js';
+import { transferLanes, type LanePe } from '../trace/lanes.js';
+import { nodeTime, transferTime, type TimingOptions } from './timing.js';
 
 export interface PredictOptions extends TimingOptions {
   /** Seconds each cluster-wide barrier costs (default 0, as in the paper's model). */
@@ -98,7 +99,7 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
         if (a.op === 'fire') phases[i].push({ action: a, lane: p.pe, resource: p.pe, time: nodeTime(model, a.node as NodeId, opts) });
         else if (a.op === 'transfer' && a.fromPe === p.pe) {
           const link = fastestLink(model, a.fromPe, a.toPe, a.bytes);
-          phases[i].push({ action: a, lane: `link ${a.fromPe}->${a.toPe}`, resource: linkName(link, a.fromPe, a.toPe), time: link.latency + a.bytes / link.bandwidth });
+          phases[i].push({ action: a, lane: `link ${a.fromPe}->${a.toPe}`, resource: linkName(link, a.fromPe, a.toPe), time: transferTime(a.from.buffer, a.to.buffer, a.bytes, link, opts) });
         }
       }
     });
@@ -144,6 +145,7 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
 function buildTimeline(model: Model, phases: Timed[][], times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number): TraceEvent[] {
   const events: TraceEvent[] = [];
   const us = (s: number) => s * 1e6;
+  const lanePe = (id: string): LanePe => model.pe.get(id as PeId)!;
   for (let k = 0; k < cycles; k++) {
     let at = k * cycleTime;
     phases.forEach((actions, i) => {
@@ -159,20 +161,22 @@ function buildTimeline(model: Model, phases: Timed[][], times: PhaseTime[], cycl
           const pe = model.node.get(a.node as NodeId)!.pe;
           events.push({ host: model.pe.get(pe)!.host, pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration, cycle: k, start: us(start), end: us(start + t.time) });
         } else {
-          events.push({
-            host: model.pe.get(a.fromPe)!.host,
-            pe: a.fromPe,
-            thread: `lane:${a.toPe}`,
-            kind: 'transfer',
-            name: a.to.buffer,
-            buffer: a.to.buffer,
-            from: a.from.buffer,
-            iteration,
-            cycle: k,
-            start: us(start),
-            end: us(start + t.time),
-            bytes: a.bytes,
-          });
+          for (const lane of transferLanes(a.fromPe, a.toPe, lanePe)) {
+            events.push({
+              host: model.pe.get(lane.pe as PeId)!.host,
+              pe: lane.pe,
+              thread: lane.thread,
+              kind: 'transfer',
+              name: a.to.buffer,
+              buffer: a.to.buffer,
+              from: a.from.buffer,
+              iteration,
+              cycle: k,
+              start: us(start),
+              end: us(start + t.time),
+              bytes: a.bytes,
+            });
+          }
         }
       }
       at += times[i].time;

@@ -12,6 +12,17 @@ export const DEFAULT_RATES = {
 export interface TimingOptions {
   /** Measured seconds per firing, replacing the cost hints (e.g. from an agent's trace). */
   nodeTimes?: Record<string, number>;
+  /**
+   * Measured seconds per transfer, keyed `<from buffer>-><to buffer>` (the coordinator's
+   * transfer key), replacing the link's latency + bytes / bandwidth.
+   */
+  transferTimes?: Record<string, number>;
+}
+
+/** Seconds one transfer takes: its override, or the link's latency + bytes / bandwidth. */
+export function transferTime(from: string, to: string, bytes: number, link: { latency: number; bandwidth: number }, opts: TimingOptions = {}): number {
+  const override = opts.transferTimes?.[`${from}->${to}`];
+  return override !== undefined ? override : link.latency + bytes / link.bandwidth;
 }
 
 /** Seconds one firing of the node takes: its override, or flops / PE flop rate + bytes / PE memory bandwidth. */

@@ -1,5 +1,6 @@
 import type { ImplementationGraph } from '../compile/types.js';
 import type { TraceEvent } from './event.js';
+import { laneLabel } from './lanes.js';
 
 // Chrome Trace Event JSON, which Perfetto and chrome://tracing open: one process per host,
 // one thread per PE thread (its main thread and one lane per peer), complete (`X`) events in
@@ -45,7 +46,7 @@ export function toChromeTrace(events: readonly TraceEvent[], ig?: Implementation
     let tid = tids.get(key);
     if (tid === undefined) {
       tids.set(key, (tid = tids.size + 1));
-      const name = e.thread === 'main' ? e.pe : e.thread.startsWith('lane:') ? `${e.pe} -> ${e.thread.slice(5)}` : `${e.pe} ${e.thread}`;
+      const name = laneLabel(e.pe, e.thread);
       out.push({ name: 'thread_name', ph: 'M', pid, tid, args: { name } });
       out.push({ name: 'thread_sort_index', ph: 'M', pid, tid, args: { sort_index: tid } });
     }

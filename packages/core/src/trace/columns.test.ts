@@ -21,13 +21,13 @@ describe('TraceColumns', () => {
     const c = new TraceColumns();
     c.append([
       ev(0, 1, { host: 'h1', pe: 'cpu0' }),
-      ev(0, 1, { thread: 'lane:h1' }),
+      ev(0, 1, { thread: 'send:cpu@h1' }),
       ev(0, 1),
       ev(2, 3),
       ev(0, 1, { host: 'h0', pe: 'cpu0' }),
     ]);
     expect(c.laneCount).toBe(4);
-    expect(c.lanes().map((l) => `${l.host}/${l.pe}/${l.thread}`)).toEqual(['h0/cpu0/main', 'h0/gpu0/main', 'h0/gpu0/lane:h1', 'h1/cpu0/main']);
+    expect(c.lanes().map((l) => `${l.host}/${l.pe}/${l.thread}`)).toEqual(['h0/cpu0/main', 'h0/gpu0/main', 'h0/gpu0/send:cpu@h1', 'h1/cpu0/main']);
     expect(c.laneLength(c.findLane('h0', 'gpu0', 'main'))).toBe(2);
     expect(c.findLane('h9', 'gpu0', 'main')).toBe(-1);
   });

@@ -4,7 +4,7 @@ export type TraceKind = 'fire' | 'transfer' | 'wait' | 'barrier';
 export interface TraceEvent {
   host: string;
   pe: string;
-  /** Thread of control within the PE: 'main' for the PE's thread, 'lane:<peer>' for a transfer lane. */
+  /** Thread of control within the PE: 'main' for the PE's thread; `send:<peer PE>` / `recv:<peer PE>` for transfer lanes (trace/lanes.ts). */
   thread: string;
   kind: TraceKind;
   /** Node id for fire, buffer id (destination) for transfer, barrier/wait label otherwise. */

@@ -1,10 +1,11 @@
 import type { TraceEvent } from './event.js';
+import { unionLength } from './lanes.js';
 
 export interface ThreadStats {
   host: string;
   pe: string;
   thread: string;
-  /** Microseconds spent in fire and transfer events. */
+  /** Microseconds spent in fire and transfer events (their union: concurrent events count once). */
   busy: number;
   /** Microseconds of the trace's span. */
   total: number;
@@ -28,17 +29,23 @@ export function traceStats(events: readonly TraceEvent[]): TraceStats {
   let last = -Infinity;
   const threads = new Map<string, ThreadStats>();
   const cycleStart = new Map<number, number>();
+  const busy = new Map<ThreadStats, { start: number; end: number }[]>();
   for (const e of events) {
     first = Math.min(first, e.start);
     last = Math.max(last, e.end);
     const key = `${e.pe}\u0000${e.thread}`;
     let t = threads.get(key);
     if (!t) threads.set(key, (t = { host: e.host, pe: e.pe, thread: e.thread, busy: 0, total: 0, utilisation: 0 }));
-    if (e.kind === 'fire' || e.kind === 'transfer') t.busy += e.end - e.start;
+    if (e.kind === 'fire' || e.kind === 'transfer') {
+      let list = busy.get(t);
+      if (!list) busy.set(t, (list = []));
+      list.push(e);
+    }
     cycleStart.set(e.cycle, Math.min(cycleStart.get(e.cycle) ?? Infinity, e.start));
   }
   const span = last - first;
   for (const t of threads.values()) {
+    t.busy = unionLength(busy.get(t) ?? []);
     t.total = span;
     t.utilisation = span > 0 ? t.busy / span : 0;
   }
