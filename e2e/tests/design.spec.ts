@@ -23,7 +23,8 @@ test('build P-I-I-C from the palette, map it on two hosts, see the implementatio
     await setField(page, 'param-height', '64');
   }
   await selectNode(page, 'consume');
-  await setField(page, 'param-expected_offset', '2');
+  // The incrementers' nb_loop (default 5): the consumer derives its expected value from the Fig 13 rule.
+  await setField(page, 'param-increments', '5,5');
   // Out of range: shown inline, not committed.
   await selectNode(page, 'increment');
   await page.getByTestId('param-width').fill('0');

@@ -49,7 +49,7 @@ export async function newProject(page: Page) {
   await expect(page.locator('[data-testid^="dfg-node-"]')).toHaveCount(0);
 }
 
-/** P -> I -> I -> C from the palette, 64x64 matrices, the consumer expecting +2. */
+/** P -> I -> I -> C from the palette, 64x64 matrices, the consumer checking the two incrementers' Fig 13 increments. */
 export async function buildPiicFromPalette(page: Page) {
   await page.getByTestId('tab-dfg').click();
   await page.getByTestId('palette-matrix.produce').dragTo(page.getByTestId('dfg-canvas'), { targetPosition: { x: 120, y: 200 } });
@@ -63,7 +63,8 @@ export async function buildPiicFromPalette(page: Page) {
     await setField(page, 'param-height', '64');
   }
   await selectNode(page, 'consume');
-  await setField(page, 'param-expected_offset', '2');
+  // The incrementers' nb_loop (default 5): the consumer derives its expected value from the Fig 13 rule.
+  await setField(page, 'param-increments', '5,5');
   await connect(page, 'produce.out', 'increment.in');
   await connect(page, 'increment.out', 'increment2.in');
   await connect(page, 'increment2.out', 'consume.in');

@@ -63,7 +63,7 @@ test('design P-I-I-C on two hosts, run 50 iterations on real agents, every lane 
   const rows = await page.getByTestId('run-utilisation').locator('tr').allInnerTexts();
   const keys = rows.map((r) => r.split(/\s+/)[0]);
   for (const [, pe] of Object.entries(mapping)) expect(keys).toContain(`${pe.split('@')[1]}/${pe}/main`);
-  for (const host of ['h0', 'h1']) expect(keys.some((k) => k.startsWith(`${host}/`) && k.includes('/lane:'))).toBe(true);
+  for (const host of ['h0', 'h1']) expect(keys.some((k) => k.startsWith(`${host}/`) && /\/(send|recv):/.test(k))).toBe(true);
   const lanes = page.getByTestId('timeline-lanes');
   expect(Number(await lanes.getAttribute('data-lanes-with-events'))).toBe(keys.length);
   expect(Number(await page.getByTestId('timeline-canvas').getAttribute('data-events'))).toBeGreaterThan(50);
