@@ -1,14 +1,49 @@
 // bench:overhead — the runtime against a hand-written loop doing the same kernels and
-// transfers with no framework (no agents, no barriers, no trace): P on the CPU fills a
+// transfers with no framework (no agents, no messages, no trace): P on the CPU fills a
 // matrix, it is written to the GPU, I increments it there, it is read back, C checks it.
-// Ratio target <= 1.02 at 16 MiB. Also the fixed cost per cycle per PE (tiny matrices) and
-// the cluster barrier's cost per cycle on two hosts.
+// The baseline that counts has the runtime's thread layout (one thread per PE, host buffers
+// shared, an Atomics barrier between phases: hand-loop.worker.ts); a one-thread loop is
+// printed beside it for reference. Ratio target <= 1.02 at 16 MiB. Also the fixed cost per
+// cycle per PE (tiny matrices) and the cluster barrier's cost per cycle on two hosts.
+import { Worker } from 'node:worker_threads';
 import { getKernel, withDefaults } from '@pipeloom/kernels';
 import { gpuFor } from '../src/devices/discover.js';
 import { arg, cluster, compileOrThrow, cycleTime, ms, picDoc, piicDoc, runOrThrow, sideFor, table, us } from './common.js';
 
 const iterations = arg('iterations', 20);
 const nbLoop = arg('nb-loop', 5);
+const rounds = arg('rounds', 5);
+
+const BOOT = new URL('./hand-loop-boot.mjs', import.meta.url);
+// A worker's process.env is a copy; Dawn reads the real environment, which only the main thread sets.
+process.env.EGL_PLATFORM ??= 'surfaceless';
+
+/** The hand loop on two threads (CPU PE, GPU PE) as the runtime lays them out; seconds per steady cycle. */
+async function threadedLoop(side: number, iters: number): Promise<number> {
+  const bytes = side * side * 4;
+  const shared = { side, nbLoop, iterations: iters, warmup: 3, hIn: new SharedArrayBuffer(bytes), hOut: new SharedArrayBuffer(bytes), sync: new SharedArrayBuffer(8) };
+  const results = await Promise.all(
+    (['cpu', 'gpu'] as const).map(
+      (role) =>
+        new Promise<number>((resolve, reject) => {
+          const w = new Worker(BOOT, { workerData: { ...shared, role } });
+          w.once('message', (m: { seconds?: number; error?: string }) => {
+            void w.terminate();
+            if (m.error !== undefined) reject(new Error(`hand loop ${role}: ${m.error}`));
+            else resolve(m.seconds!);
+          });
+          w.once('error', reject);
+        }),
+    ),
+  );
+  return Math.max(...results);
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const spread = (xs: number[]) => `${ms(Math.min(...xs))}-${ms(Math.max(...xs))}`;
 
 async function handLoop(side: number, iters: number): Promise<number> {
   const gpu = await gpuFor('opengl');
@@ -79,25 +114,41 @@ const rows: string[][] = [];
 for (const bytes of [16 << 20, 1 << 20, 16]) {
   const side = sideFor(bytes);
   const ig = compileOrThrow(picDoc(side, nbLoop, iterations), false);
-  // Alternate runtime and hand loop, best of 3 each: the machine is shared.
+  // Interleave runtime and the hand loops, median of the rounds: the machine is shared.
   const c = await cluster(ig);
-  let runtime = Infinity;
-  let hand = Infinity;
+  const runtime: number[] = [];
+  const hand: number[] = [];
+  const one: number[] = [];
+  const ratios: number[] = [];
   try {
     await runOrThrow(c, ig, 3);
-    for (let round = 0; round < 3; round++) {
-      runtime = Math.min(runtime, cycleTime(ig, await runOrThrow(c, ig, iterations)));
-      hand = Math.min(hand, await handLoop(side, iterations));
+    await threadedLoop(side, 3);
+    for (let round = 0; round < rounds; round++) {
+      const h = await threadedLoop(side, iterations);
+      const r = cycleTime(ig, await runOrThrow(c, ig, iterations, undefined, true));
+      one.push(await handLoop(side, iterations));
+      hand.push(h);
+      runtime.push(r);
+      ratios.push(r / h);
     }
   } finally {
     await c.close();
   }
   const pes = Object.keys(ig.programs).length;
-  rows.push([bytes >= 1 << 20 ? `${bytes >> 20} MiB` : `${bytes} B`, ms(hand), ms(runtime), (runtime / hand).toFixed(3), us((runtime - hand) / pes)]);
+  const h = median(hand);
+  const r = median(runtime);
+  rows.push([
+    bytes >= 1 << 20 ? `${bytes >> 20} MiB` : `${bytes} B`,
+    `${ms(h)} (${spread(hand)})`,
+    `${ms(r)} (${spread(runtime)})`,
+    `${median(ratios).toFixed(3)} (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`,
+    us((r - h) / pes),
+    ms(median(one)),
+  ]);
   if (ig.latency['C' as keyof typeof ig.latency] !== 2) throw new Error('the hand loop assumes C fires 2 cycles after P');
 }
-console.log(`P (cpu) -> I (gpu0) -> C (cpu) on one host, without overlap, nb_loop ${nbLoop}, ${iterations} iterations, best of 3 alternating rounds`);
-console.log(table(['matrix', 'hand loop ms/cycle', 'runtime ms/cycle', 'ratio', 'fixed µs/cycle/PE'], rows));
+console.log(`P (cpu) -> I (gpu0) -> C (cpu) on one host, without overlap, nb_loop ${nbLoop}, ${iterations} iterations, ${rounds} interleaved rounds: median (min-max)`);
+console.log(table(['matrix', 'hand loop ms/cycle (thread per PE)', 'runtime ms/cycle', 'ratio (per round)', 'fixed µs/cycle/PE', 'one-thread loop ms/cycle'], rows));
 
 // The cluster barrier: two hosts, tiny matrices, three barriers per cycle without overlap.
 const ig2 = compileOrThrow(piicDoc(2, 0, iterations * 10), false);
