@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+// `npm test`: installs what is missing, then typecheck, unit and integration tests (vitest:
+// real WebGPU on the CPU adapter, real agent processes), then the browser tests (Playwright
+// with Debian's Chromium). Ends with one line a person or CI can read: "N passed, N failed".
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+process.env.EGL_PLATFORM ??= 'surfaceless';
+
+/** Runs a step with its output streamed through, returning exit code and output. */
+function step(name, cmd, args) {
+  console.log(`\n== ${name}`);
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const pass = (stream) => (chunk) => {
+      out += chunk;
+      stream.write(chunk);
+    };
+    child.stdout.on('data', pass(process.stdout));
+    child.stderr.on('data', pass(process.stderr));
+    child.on('close', (code) => resolve({ code: code ?? 1, out }));
+  });
+}
+
+const plain = (s) => s.replace(/\x1b\[[0-9;]*m/g, '');
+let passed = 0;
+let failed = 0;
+const failures = [];
+
+const setup = await step('setup', process.execPath, [join(root, 'scripts/setup.mjs')]);
+if (setup.code !== 0) process.exit(setup.code);
+
+const typecheck = await step('typecheck', process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit']);
+if (typecheck.code !== 0) failures.push('typecheck');
+
+const unit = await step('unit and integration tests (vitest)', process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run']);
+const v = /vitest: (\d+) passed, (\d+) failed/.exec(plain(unit.out));
+if (v) {
+  passed += Number(v[1]);
+  failed += Number(v[2]);
+}
+if (unit.code !== 0) failures.push('vitest');
+
+const e2e = await step('browser tests (Playwright, Debian Chromium)', process.execPath, [join(root, 'node_modules/@playwright/test/cli.js'), 'test', '-c', 'e2e/playwright.config.ts']);
+const e2eOut = plain(e2e.out);
+passed += Number(/(\d+) passed/.exec(e2eOut)?.[1] ?? 0);
+failed += Number(/(\d+) failed/.exec(e2eOut)?.[1] ?? 0);
+if (e2e.code !== 0) failures.push('e2e');
+
+if (failures.length) console.log(`\nfailed steps: ${failures.join(', ')}`);
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(failures.length ? 1 : 0);
