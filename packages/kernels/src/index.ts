@@ -4,6 +4,7 @@ export * from './types.js';
 export * from './registry.js';
 export { increment, expectedValue, parseIncrements } from './matrix/index.js';
 export { patternSpectrum, predominantSize } from './granulometry/morphology.js';
+export { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, expectedVectorValue } from './custom/index.js';
 export { SALIENCY_PATHWAY } from './saliency/index.js';
 export { decodeImage, registerImageFile, type GreyImage } from './saliency/image-file.js';
 export { createPipeline, dispatchSize } from './gpu/pipeline.js';

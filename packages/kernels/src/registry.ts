@@ -2,8 +2,9 @@ import { ELEMENT_BYTES, KernelError, type DataType, type KernelSpec, type Params
 import { matrixKernels } from './matrix/index.js';
 import { granulometryKernels } from './granulometry/index.js';
 import { saliencyKernels } from './saliency/index.js';
+import { customKernels } from './custom/index.js';
 
-const all: KernelSpec[] = [...matrixKernels, ...granulometryKernels, ...saliencyKernels];
+const all: KernelSpec[] = [...matrixKernels, ...granulometryKernels, ...saliencyKernels, ...customKernels];
 
 const byId = new Map(all.map((k) => [k.id, k]));
 

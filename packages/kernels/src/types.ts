@@ -109,6 +109,8 @@ export interface KernelSpec {
   /** Kernels with internal state across iterations declare it (the paper: pipelines need them). */
   stateful?: boolean;
   cost: (params: Params) => CostHint;
+  /** Runs on GPU PEs only (no CPU twin: `cpu` throws a KernelError); validation refuses a CPU mapping. */
+  gpuOnly?: boolean;
   /** The CPU twin; returns a report for checking/measuring kernels. */
   cpu: (firing: CpuFiring) => FiringReport | void;
   gpu?: GpuImplementation;

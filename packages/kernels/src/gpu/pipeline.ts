@@ -8,9 +8,10 @@ export const WORKGROUP = 64;
 
 /**
  * Compiles `code` and builds a compute pipeline, turning WGSL errors into a KernelError that
- * names the kernel and the module (error scopes catch what getCompilationInfo misses).
+ * names the kernel and the module (error scopes catch what getCompilationInfo misses). An
+ * explicit `layout` holds user WGSL to fixed bindings (a mismatch is a KernelError too).
  */
-export async function createPipeline(device: GPUDevice, kernel: string, name: string, code: string, entryPoint = 'main'): Promise<GPUComputePipeline> {
+export async function createPipeline(device: GPUDevice, kernel: string, name: string, code: string, entryPoint = 'main', layout: GPUPipelineLayout | 'auto' = 'auto'): Promise<GPUComputePipeline> {
   // Compatibility-mode devices may allow as few as 4 storage buffers per stage: say so plainly.
   const storage = (code.match(/var<storage/g) ?? []).length;
   const limit = device.limits.maxStorageBuffersPerShaderStage;
@@ -24,7 +25,7 @@ export async function createPipeline(device: GPUDevice, kernel: string, name: st
     const first = errors[0];
     throw new KernelError(kernel, `WGSL module "${name}" does not compile: ${first.message} (line ${first.lineNum}, column ${first.linePos})`);
   }
-  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint }, label: `${kernel}/${name}` });
+  const pipeline = device.createComputePipeline({ layout, compute: { module, entryPoint }, label: `${kernel}/${name}` });
   const err = await device.popErrorScope();
   if (err) throw new KernelError(kernel, `WGSL module "${name}" is invalid: ${err.message}`);
   return pipeline;

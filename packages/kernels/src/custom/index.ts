@@ -1,0 +1,231 @@
+import { KernelError, type DataType, type FiringReport, type GpuExecutor, type KernelSpec, type Params } from '../types.js';
+import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, dispatchSize, linear, packWords, uniformBuffer } from '../gpu/pipeline.js';
+
+// User-written WGSL (`custom.wgsl`) and two small registered kernels around it: a vector
+// producer and a checker, so a document can feed a custom kernel and check what it computed.
+// Agents refuse documents that fire `custom.wgsl` unless started with --allow-wgsl.
+
+export const CUSTOM_WGSL = 'custom.wgsl';
+
+/** Largest vector: one row of 65535 workgroups of 64 threads, so `gid.x` is the element index. */
+export const MAX_VECTOR = 65535 * WORKGROUP;
+
+const vectorType = (p: Params): DataType => ({ kind: 'vector', element: 'f32', shape: [Number(p.length)] });
+const length = (p: Params) => Number(p.length);
+
+const lengthParam = { type: 'int', default: 1024, min: 1, max: MAX_VECTOR, unit: 'elements', description: 'Vector length' } as const;
+
+/** The starting point offered by the editor: out = in * 2 + 1. */
+export const CUSTOM_WGSL_EXAMPLE = `@group(0) @binding(0) var<storage, read> input: array<f32>;
+@group(0) @binding(1) var<storage, read_write> output: array<f32>;
+@group(0) @binding(2) var<uniform> info: vec4<u32>; // (length, iteration, 0, 0)
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let i = gid.x;
+  if (i >= info.x) { return; }
+  output[i] = input[i] * 2.0 + 1.0;
+}`;
+
+/** What a custom module must declare; checked before compiling, so the message says which part is missing. */
+function contractProblem(source: string): string | undefined {
+  if (source.trim() === '') return 'param source is empty; write a WGSL compute module (see the kernel description)';
+  if (!/@compute\s+@workgroup_size\(\s*64\s*(,\s*1\s*){0,2}\)\s*fn\s+main\s*\(/.test(source)) return 'the module needs "@compute @workgroup_size(64) fn main(...)" (64 threads, one element each, dispatched along x)';
+  return undefined;
+}
+
+/** The bind group layout every custom module is held to (a module may leave `info` unused). */
+function customLayout(device: GPUDevice): GPUPipelineLayout {
+  const bgl = device.createBindGroupLayout({
+    label: `${CUSTOM_WGSL}/layout`,
+    entries: [
+      { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+      { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
+      { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } },
+    ],
+  });
+  return device.createPipelineLayout({ bindGroupLayouts: [bgl], label: `${CUSTOM_WGSL}/layout` });
+}
+
+const WGSL_FILL = /* wgsl */ `
+struct U { n: u32, value: f32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read_write> out_: array<f32>;
+${LINEAR_ID}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = linear_id(gid, nwg);
+  if (i >= u.n) { return; }
+  out_[i] = u.value;
+}`;
+
+// The smallest bad index wins an atomicMax(n - i); a one-thread pass fetches its value. A NaN
+// fails the check (the comparison is written so that NaN is never "within tolerance").
+const WGSL_CHECK = /* wgsl */ `
+struct U { n: u32, want: f32, tol: f32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read> in_: array<f32>;
+@group(0) @binding(2) var<storage, read_write> result: array<atomic<u32>, 4>;
+${LINEAR_ID}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = linear_id(gid, nwg);
+  if (i >= u.n) { return; }
+  if (!(abs(in_[i] - u.want) <= u.tol)) { atomicMax(&result[0], u.n - i); }
+}`;
+const WGSL_FETCH = /* wgsl */ `
+struct U { n: u32, want: f32, tol: f32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read> in_: array<f32>;
+@group(0) @binding(2) var<storage, read_write> result: array<u32, 4>;
+@compute @workgroup_size(1)
+fn main() {
+  let r = result[0];
+  if (r != 0u) { result[1] = bitcast<u32>(in_[u.n - r]); }
+}`;
+
+/** The value vector.check expects at `iteration`, rounded to f32 as the GPU holds it. */
+export function expectedVectorValue(params: Params, iteration: number): number {
+  return Math.fround(iteration * Number(params.scale) + Number(params.offset));
+}
+
+function mismatch(iteration: number, index: number, value: number, want: number): FiringReport {
+  return { ok: false, message: `iteration ${iteration}: element ${index} is ${value}, expected ${want}`, values: { iteration, index, value, expected: want } };
+}
+
+export const customKernels: KernelSpec[] = [
+  {
+    id: 'vector.produce',
+    title: 'Produce vector',
+    category: 'Custom WGSL',
+    description: 'Fills an f32 vector of `length` elements with the iteration number (exact up to 2^24).',
+    params: { length: lengthParam },
+    inputs: [],
+    outputs: [{ name: 'out', type: vectorType }],
+    cost: (p) => ({ flops: 0, bytes: length(p) * 4 }),
+    cpu: ({ iteration, outputs }) => {
+      (outputs.out as Float32Array).fill(iteration);
+    },
+    gpu: {
+      wgsl: { fill: WGSL_FILL },
+      dispatches: (p) => [linear('fill', length(p))],
+      async prepare(device, params) {
+        const pipeline = await createPipeline(device, 'vector.produce', 'fill', WGSL_FILL);
+        const n = length(params);
+        const uni = uniformBuffer(device, packWords([['u', n], ['f', 0]]));
+        return {
+          encode(encoder, f) {
+            device.queue.writeBuffer(uni, 0, packWords([['u', n], ['f', f.iteration]]));
+            dispatch(encoder, pipeline, bindGroup(device, pipeline, [uni, f.outputs.out]), n, 'vector.produce');
+          },
+          destroy: () => uni.destroy(),
+        };
+      },
+    },
+  },
+  {
+    id: CUSTOM_WGSL,
+    title: 'Custom WGSL',
+    category: 'Custom WGSL',
+    description:
+      'Runs your own WGSL compute module on a GPU PE (no CPU twin; agents refuse it unless started with --allow-wgsl). ' +
+      'Contract: `@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) gid: vec3<u32>)`, one thread per element at index gid.x; ' +
+      'read `@group(0) @binding(0) var<storage, read> input: array<f32>;`, write `@group(0) @binding(1) var<storage, read_write> output: array<f32>;` ' +
+      '(both `length` elements; the buffers may be longer, so test the index against info.x), and optionally read ' +
+      '`@group(0) @binding(2) var<uniform> info: vec4<u32>;` = (length, iteration, 0, 0).',
+    params: {
+      source: { type: 'string', default: CUSTOM_WGSL_EXAMPLE, description: 'The WGSL compute module (see the contract in the description)' },
+      length: lengthParam,
+    },
+    inputs: [{ name: 'in', type: vectorType }],
+    outputs: [{ name: 'out', type: vectorType }],
+    gpuOnly: true,
+    // Unknown user code: one flop and 8 bytes per element until measured times replace it.
+    cost: (p) => ({ flops: length(p), bytes: length(p) * 8 }),
+    cpu: () => {
+      throw new KernelError(CUSTOM_WGSL, 'runs on GPU PEs only (user WGSL has no CPU twin); map the node to a GPU PE');
+    },
+    gpu: {
+      wgsl: { main: CUSTOM_WGSL_EXAMPLE },
+      dispatches: (p) => [linear('main', length(p))],
+      async prepare(device, params) {
+        const source = String(params.source ?? '');
+        const problem = contractProblem(source);
+        if (problem) throw new KernelError(CUSTOM_WGSL, problem);
+        const n = length(params);
+        if (dispatchSize(n)[1] !== 1) throw new KernelError(CUSTOM_WGSL, `length ${n} exceeds ${MAX_VECTOR} elements (one row of workgroups)`);
+        const pipeline = await createPipeline(device, CUSTOM_WGSL, 'main', source, 'main', customLayout(device));
+        const info = uniformBuffer(device, new Uint32Array([n, 0, 0, 0]), `${CUSTOM_WGSL}/info`);
+        return {
+          encode(encoder, f) {
+            device.queue.writeBuffer(info, 0, new Uint32Array([n, f.iteration, 0, 0]));
+            dispatch(encoder, pipeline, bindGroup(device, pipeline, [f.inputs.in, f.outputs.out, info]), n, CUSTOM_WGSL);
+          },
+          destroy: () => info.destroy(),
+        };
+      },
+    },
+  },
+  {
+    id: 'vector.check',
+    title: 'Check vector',
+    category: 'Custom WGSL',
+    description: 'Checks every element equals iteration * scale + offset (rounded to f32), within `tolerance`; a mismatch reports the iteration, first bad index and value.',
+    params: {
+      length: lengthParam,
+      scale: { type: 'float', default: 1, description: 'Expected value = iteration * scale + offset' },
+      offset: { type: 'float', default: 0, description: 'Expected value = iteration * scale + offset' },
+      tolerance: { type: 'float', default: 0, min: 0, description: 'Largest accepted |value - expected| (0: exact)' },
+    },
+    inputs: [{ name: 'in', type: vectorType }],
+    outputs: [],
+    cost: (p) => ({ flops: length(p) * 2, bytes: length(p) * 4 }),
+    cpu: ({ params, iteration, inputs }) => {
+      const a = inputs.in as Float32Array;
+      const want = expectedVectorValue(params, iteration);
+      const tol = Math.fround(Number(params.tolerance));
+      for (let i = 0; i < a.length; i++) if (!(Math.abs(a[i] - want) <= tol)) return mismatch(iteration, i, a[i], want);
+      return { ok: true };
+    },
+    gpu: {
+      wgsl: { check: WGSL_CHECK, fetch: WGSL_FETCH },
+      dispatches: (p) => [linear('check', length(p)), { module: 'fetch', workgroups: [1, 1, 1] }],
+      async prepare(device, params) {
+        const check = await createPipeline(device, 'vector.check', 'check', WGSL_CHECK);
+        const fetch = await createPipeline(device, 'vector.check', 'fetch', WGSL_FETCH);
+        const n = length(params);
+        const tol = Number(params.tolerance);
+        const words = (it: number) => packWords([['u', n], ['f', expectedVectorValue(params, it)], ['f', tol]]);
+        const uni = uniformBuffer(device, words(0));
+        const result = device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+        const staging = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+        const exec: GpuExecutor = {
+          encode(encoder, f) {
+            device.queue.writeBuffer(uni, 0, words(f.iteration));
+            encoder.clearBuffer(result);
+            dispatch(encoder, check, bindGroup(device, check, [uni, f.inputs.in, result]), n, 'vector.check/check');
+            const pass = encoder.beginComputePass({ label: 'vector.check/fetch' });
+            pass.setPipeline(fetch);
+            pass.setBindGroup(0, bindGroup(device, fetch, [uni, f.inputs.in, result]));
+            pass.dispatchWorkgroups(1);
+            pass.end();
+            encoder.copyBufferToBuffer(result, 0, staging, 0, 16);
+          },
+          async report(f) {
+            await staging.mapAsync(GPUMapMode.READ);
+            const r = new Uint32Array(staging.getMappedRange().slice(0));
+            staging.unmap();
+            if (r[0] === 0) return { ok: true };
+            return mismatch(f.iteration, n - r[0], new Float32Array(r.buffer, 4, 1)[0], expectedVectorValue(params, f.iteration));
+          },
+          destroy() {
+            uni.destroy();
+            result.destroy();
+            staging.destroy();
+          },
+        };
+        return exec;
+      },
+    },
+  },
+];
