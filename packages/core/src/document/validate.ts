@@ -1,4 +1,4 @@
-import { dataTypeBytes, findKernel, formatDataType, listKernels, sameDataType, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels';
+import { CUSTOM_WGSL, dataTypeBytes, findKernel, formatDataType, listKernels, sameDataType, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels';
 import { error, hasErrors, type Diagnostic } from '../diagnostics.js';
 import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';
@@ -100,6 +100,15 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
   }
   for (const n of nodes) {
     if (!Object.hasOwn(doc.mapping, n.id)) fail('mapping', `node "${n.id}" is not mapped`, `add "${n.id}": "<PE id>" to mapping`);
+    // Kernels without a CPU twin (user WGSL) can only fire on a GPU PE.
+    const on = n.pe ? pe.get(n.pe) : undefined;
+    if (n.kernel.gpuOnly && on && on.kind === 'cpu') {
+      const gpus = pes.filter((x) => x.kind === 'gpu').map((x) => x.id);
+      fail(`mapping.${n.id}`, `node "${n.id}" (${n.kernel.id}) runs on GPU PEs only, but is mapped to the CPU PE ${on.id}`, gpus.length ? `map it to a GPU PE: ${listSome(gpus)}` : 'map it to a GPU PE (add one to arch.pes)');
+    }
+    if (n.kernel.id === CUSTOM_WGSL && String(n.params.source ?? '').trim() === '') {
+      fail(`${nodeAt(n.index)}.params.source`, `node "${n.id}" (${CUSTOM_WGSL}) has an empty WGSL source`, 'write a compute module with @compute @workgroup_size(64) fn main, reading binding 0 and writing binding 1');
+    }
   }
 
   // Edges: ends exist, ports exist, types agree, inputs fed once.
