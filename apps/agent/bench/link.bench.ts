@@ -1,6 +1,7 @@
 // bench:link — agent-link throughput (WebSocket binary frames through PeerLink, as agents
 // send buffers host to host) against a raw TCP socket on loopback moving the same bytes.
 // Both ends in this process, each side the same for both transports. Ratio target >= 0.9.
+//   LINK_BYTES=<bytes per measurement> LINK_ROUNDS=<rounds> npm run bench:link
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -67,24 +68,34 @@ async function rawTcp(size: number, count: number): Promise<number> {
   return (size * count) / seconds;
 }
 
+const rounds = Number(process.env.LINK_ROUNDS ?? 5);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 const rows: string[][] = [];
 for (const size of sizes) {
   const count = Math.max(4, Math.round(totalBytes / size));
-  // Warm both once, then measure (best of 3 each).
+  // Warm both once, then interleave them: the ratio of each round, the median of the rounds.
   await agentLink(size, 2);
   await rawTcp(size, 2);
-  let ws = 0;
-  let tcp = 0;
-  for (let r = 0; r < 3; r++) {
-    ws = Math.max(ws, await agentLink(size, count));
-    tcp = Math.max(tcp, await rawTcp(size, count));
+  const ws: number[] = [];
+  const tcp: number[] = [];
+  const ratios: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const t = await rawTcp(size, count);
+    const w = await agentLink(size, count);
+    ws.push(w);
+    tcp.push(t);
+    ratios.push(w / t);
   }
-  rows.push([`${size >> 10} KiB`, String(count), (ws / 1e6).toFixed(0), (tcp / 1e6).toFixed(0), (ws / tcp).toFixed(2)]);
+  const mb = (xs: number[]) => `${(median(xs) / 1e6).toFixed(0)} (${(Math.min(...xs) / 1e6).toFixed(0)}-${(Math.max(...xs) / 1e6).toFixed(0)})`;
+  rows.push([`${size >> 10} KiB`, String(count), mb(ws), mb(tcp), `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`]);
 }
-const head = ['frame', 'frames', 'agent link MB/s', 'raw TCP MB/s', 'ratio'];
+const head = ['frame', 'frames', 'agent link MB/s', 'raw TCP MB/s', 'ratio (per round)'];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
 const line = (r: string[]) => `| ${r.map((c, i) => c.padStart(widths[i])).join(' | ')} |`;
 console.log(line(head));
 console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
 for (const r of rows) console.log(line(r));
-console.log(`\nloopback, both ends in one process, ${totalBytes >> 20} MiB per measurement, best of 3; target ratio >= 0.9`);
+console.log(`\nloopback, both ends in one process, ${totalBytes >> 20} MiB per measurement, ${rounds} interleaved rounds: median (min-max); target ratio >= 0.9`);

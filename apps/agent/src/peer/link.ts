@@ -8,8 +8,10 @@ import { parseMessage, type PeerMessage } from '@pipeloom/core/coordinator/proto
  * Client options for dialing a peer agent. Frames are sent with a zero mask: masking defends
  * browser-proxied traffic against cache poisoning, and agent-to-agent links carry no browser
  * traffic; a zero mask is a valid frame that both ends copy without XOR-ing every byte.
+ * No per-message deflate: buffer data does not compress enough to pay for deflating it (the
+ * agent's server never accepts it either). ws turns Nagle off on its sockets.
  */
-export const PEER_CLIENT_OPTIONS = { generateMask: (mask: Buffer) => void mask.fill(0) } as const;
+export const PEER_CLIENT_OPTIONS = { generateMask: (mask: Buffer) => void mask.fill(0), perMessageDeflate: false } as const;
 
 type Waiter = { resolve: (b: Uint8Array) => void };
 

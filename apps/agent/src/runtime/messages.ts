@@ -17,14 +17,15 @@ export interface PeInit {
   /** For GPU PEs: which adapter to open. */
   gpu?: { backend: string; powerPreference: GPUPowerPreference; name: string };
   traceInterval: number;
+  /** The host's local barrier (local-barrier.ts): Int32 [arrived, generation]. */
+  sync: SharedArrayBuffer;
 }
 
-export type ToPe = PeInit | { type: 'start' } | { type: 'release'; seq: number } | { type: 'abort'; reason: string } | { type: 'free' };
+export type ToPe = PeInit | { type: 'start' } | { type: 'abort'; reason: string } | { type: 'free' };
 
 export type FromPe =
   | { type: 'ready'; adapter?: string; allocated: number; heapUsed: number }
   | { type: 'error'; message: string }
-  | { type: 'arrive'; seq: number }
   | { type: 'trace'; events: TraceEvent[]; cycle: number }
   | { type: 'report'; node: string; iteration: number; values: Record<string, number | number[] | string> }
   | { type: 'failed'; failure: FailureReport }

@@ -5,11 +5,12 @@ import type { FailureReport } from '@pipeloom/core/coordinator/protocol';
 import { recvLane, sendLane } from '@pipeloom/core/trace/lanes';
 import { gpuFor } from '../devices/discover.js';
 import { align4, depthOf, hostSlots, PeMemory, slotOf, type GpuSlots, type HostSlots, type Slots } from './memory.js';
+import { arriveAndWait } from './local-barrier.js';
 import type { FromPe, PeInit, ToPe } from './messages.js';
 
 // One PE's thread of control (a worker thread): its fires in schedule order and the
-// same-host transfers it drives, phase by phase, meeting the others at each barrier through
-// the agent's main thread. A GPU submit on Dawn's OpenGL backend runs on the calling thread,
+// same-host transfers it drives, phase by phase, meeting the others at each barrier in shared
+// memory with the agent's main thread (local-barrier.ts). A GPU submit on Dawn's OpenGL backend runs on the calling thread,
 // so each PE needs its own thread for PEs (and the host-to-host lanes) to run side by side.
 
 type Fire = Extract<Action, { op: 'fire' }>;
@@ -42,14 +43,16 @@ class PeThread {
   private staging = new Map<string, GPUBuffer>();
   private aborted: string | null = null;
   private abortWaiters = new Set<(e: Error) => void>();
-  private releases = new Map<number, () => void>();
-  private early = new Set<number>();
   private events: TraceEvent[] = [];
   private timer: ReturnType<typeof setInterval> | undefined;
   private cycle = 0;
   private freed = false;
 
-  constructor(readonly init: PeInit) {}
+  private readonly sync: Int32Array;
+
+  constructor(readonly init: PeInit) {
+    this.sync = new Int32Array(init.sync);
+  }
 
   get pe(): string {
     return this.init.program.pe;
@@ -139,18 +142,8 @@ class PeThread {
     });
   }
 
-  release(seq: number): void {
-    const r = this.releases.get(seq);
-    if (r) {
-      this.releases.delete(seq);
-      r();
-    } else this.early.add(seq);
-  }
-
-  private barrier(seq: number): Promise<void> {
-    post({ type: 'arrive', seq });
-    if (this.early.delete(seq)) return Promise.resolve();
-    return this.guard(new Promise<void>((resolve) => this.releases.set(seq, resolve)));
+  private barrier(): Promise<void> {
+    return this.guard(arriveAndWait(this.sync));
   }
 
   private trace(e: TraceEvent): void {
@@ -201,7 +194,7 @@ class PeThread {
         await this.guard(Promise.all([chain, ...lanes]));
         if (phase.barrier) {
           const t0 = nowUs();
-          await this.barrier(k * phases.length + p);
+          await this.barrier();
           this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'barrier', name: phase.name, iteration: k, cycle: k, start: t0, end: nowUs() });
         }
       }
@@ -378,9 +371,6 @@ parentPort!.on('message', (m: ToPe) => {
       break;
     case 'start':
       void thread?.run();
-      break;
-    case 'release':
-      thread?.release(m.seq);
       break;
     case 'abort':
       thread?.abort(m.reason);

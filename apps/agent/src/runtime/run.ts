@@ -5,6 +5,7 @@ import { recvLane, sendLane } from '@pipeloom/core/trace/lanes';
 import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
 import { ClusterBarrier } from './barrier.js';
+import { gather, localBarrierMemory, release } from './local-barrier.js';
 import { allocateHost, depthOf, hostSlots, slotOf, type HostSlots } from './memory.js';
 import type { FromPe, PeInit, ToPe } from './messages.js';
 import { TraceRecorder } from './trace.js';
@@ -48,6 +49,8 @@ export class Run {
   /** Host-to-host transfers of this host, per phase index (sender or receiver side). */
   private lanes: Transfer[][] = [];
   private phases: { name: string; barrier: boolean }[] = [];
+  private readonly syncMemory = localBarrierMemory();
+  private readonly sync = new Int32Array(this.syncMemory);
 
   private constructor(
     readonly deploy: Deploy,
@@ -56,8 +59,9 @@ export class Run {
     readonly send: (m: FromAgent) => void,
   ) {
     this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: this.cycle, dropped }), deploy.traceInterval ?? 50_000);
-    // The PE threads and the lanes thread meet at every barrier.
-    this.barrier = new ClusterBarrier(devices.host, deploy.hosts.map((h) => h.id), deploy.programs.length + 1, peers);
+    // The PE threads meet the lanes (this thread) in shared memory (local-barrier.ts); this
+    // thread alone then takes the host's part of the cluster barrier.
+    this.barrier = new ClusterBarrier(devices.host, deploy.hosts.map((h) => h.id), 1, peers);
   }
 
   /** Allocates every buffer, starts one thread per PE (devices opened, kernels prepared). Throws naming the PE or node. */
@@ -120,6 +124,7 @@ export class Run {
       hostStorage,
       gpu: handle ? { backend: handle.backend, powerPreference: handle.powerPreference, name: handle.name } : undefined,
       traceInterval: this.deploy.traceInterval ?? 50_000,
+      sync: this.syncMemory,
     };
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
@@ -136,9 +141,6 @@ export class Run {
             break;
           case 'error':
             reject(new Error(m.message));
-            break;
-          case 'arrive':
-            void this.barrier.arrive(m.seq).then(() => this.post(pw, { type: 'release', seq: m.seq }));
             break;
           case 'trace':
             for (const e of m.events) this.trace.add(e);
@@ -238,7 +240,11 @@ export class Run {
           if (it >= 0 && it < iterations) work.push(this.hostToHost(t, k, it));
         }
         if (work.length) await this.guard(Promise.all(work));
-        if (this.phases[p].barrier) await this.guard(this.barrier.arrive(k * this.phases.length + p));
+        if (this.phases[p].barrier) {
+          await this.guard(gather(this.sync, this.workers.length));
+          await this.guard(this.barrier.arrive(k * this.phases.length + p));
+          release(this.sync);
+        }
       }
       this.cycle = k + 1;
     }
