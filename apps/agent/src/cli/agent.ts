@@ -18,18 +18,21 @@ const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token T [options]
   --emulate-gpus N     serve N GPU PEs sharing the first adapter (local runs of multi-GPU documents)
   --link-rate BYTES    cap host-to-host sends at BYTES per second (to mimic a slower network)
   --max-message BYTES  largest text message accepted (default 16 MiB)
-  --max-rate N         text messages per second per connection (default 2000)`;
+  --max-rate N         text messages per second per connection (default 2000)
+  --allow-wgsl         run custom.wgsl nodes (WGSL written in the document, not in the kernel
+                       registry); off by default: such deploys are refused`;
 
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
   const args = parseCommandArgs(
     'agent',
     argv,
-    { name: str, port: str, token: str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'link-rate': str, 'max-message': str, 'max-rate': str },
+    { name: str, port: str, token: str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'allow-wgsl': { type: 'boolean' } },
     HELP,
   );
   if (!args.ok) return args.code;
   const f = new Map(Object.entries(args.values).filter(([, v]) => v !== undefined)) as Map<string, string>;
+  const allowWgsl = args.values['allow-wgsl'] === true;
   const name = f.get('name');
   if (!name) {
     console.error(`pipeloom agent: --name is required\n\n${HELP}`);
@@ -66,6 +69,7 @@ export async function main(argv: string[]): Promise<number> {
       key: f.get('key'),
       allowOrigins: f.get('allow-origin') ? f.get('allow-origin')!.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
       linkRate: nums['link-rate'],
+      allowWgsl,
       limits: { maxMessage: nums['max-message'], messagesPerSecond: nums['max-rate'] },
       log: (line) => console.error(`[${name}] ${line}`),
     });
@@ -75,6 +79,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   // First stdout line is machine-readable: local runs read the URL from it.
   console.log(`listening ${server.url}`);
+  if (allowWgsl) console.error(`[${name}] --allow-wgsl: custom WGSL from documents will run on this host's GPUs`);
   for (const pe of devices.pes) console.error(`[${name}] ${pe.id}: ${pe.name}${pe.backend ? ` (${pe.backend})` : ''}`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

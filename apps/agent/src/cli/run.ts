@@ -20,6 +20,8 @@ utilisation and predicted vs measured.
   --trace FILE             write the measured trace as Chrome Trace Event JSON (also on failure)
   --link-rate BYTES        cap host-to-host sends at BYTES per second (local agents only)
   --format text|json       summary as text (default) or JSON on stdout
+  --allow-wgsl             start the local agents with --allow-wgsl, so custom.wgsl nodes
+                           (WGSL written in the document) run; remote agents need it themselves
 
 Exit status: 0 run complete and checks passed, 1 run failed or refused, 2 invalid document.`;
 
@@ -36,7 +38,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, format: str },
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, format: str, 'allow-wgsl': { type: 'boolean' } },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -82,7 +84,7 @@ export async function main(argv: string[]): Promise<number> {
       }
     } else {
       const hosts = [...new Set(Object.values(ig.programs).map((p) => p.host as string))].sort();
-      local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate: linkRate ?? undefined });
+      local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate: linkRate ?? undefined, args: v['allow-wgsl'] ? ['--allow-wgsl'] : [] });
       urls = local.agents.map((a) => a.url);
       token = local.token;
       console.error(`started ${local.agents.length} local agent(s): ${local.agents.map((a) => `${a.host} ${a.url}`).join(', ')}`);

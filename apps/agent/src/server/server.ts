@@ -8,6 +8,7 @@ import type { Devices } from '../devices/discover.js';
 import { PEER_CLIENT_OPTIONS, PeerLink } from '../peer/link.js';
 import { processMemory, Run } from '../runtime/run.js';
 import { DEFAULT_LIMITS, DEFAULT_ORIGINS, originAllowed, RateLimit, tokenMatches, type Limits } from './security.js';
+import { customWgslRefusal } from './wgsl-policy.js';
 
 // The agent's WebSocket server: coordinators and peer agents connect here. One run at a time.
 
@@ -26,6 +27,8 @@ export interface AgentOptions {
   linkRate?: number;
   /** Milliseconds a new connection has to authenticate. */
   authTimeout?: number;
+  /** Runs `custom.wgsl` nodes (WGSL written in the document); refused unless set (--allow-wgsl). */
+  allowWgsl?: boolean;
   log?: (line: string) => void;
 }
 
@@ -180,6 +183,12 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
     try {
       const me = m.hosts.findIndex((h) => h.id === host);
       if (me < 0) throw new Error(`agent ${host} is not among the run's hosts (${m.hosts.map((h) => h.id).join(', ')})`);
+      // Before any link or device work: a refused run costs nothing and the agent stays free.
+      const refusal = customWgslRefusal(host, m.programs, opts.allowWgsl ?? false);
+      if (refusal) {
+        log(refusal);
+        throw new Error(refusal);
+      }
       // Lower index dials higher: each pair gets one link.
       await Promise.all(m.hosts.slice(me + 1).map(async (h) => a.links.set(h.id, await dial(h.id, h.url, m.runId))));
       const expected = m.hosts.slice(0, me).map((h) => h.id);

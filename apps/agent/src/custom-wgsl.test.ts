@@ -1,0 +1,67 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { spawnLocalAgents } from './local/spawn.js';
+import { compileOrThrow, connect, example, root } from './testing/fixtures.js';
+
+// Custom WGSL (custom.wgsl) with real agent processes on loopback: refused by default, run
+// when the agent was started with --allow-wgsl. The example: P (cpu) -> K (user WGSL,
+// out = in * 2 + 1, gpu0) -> C (cpu, checks iteration * 2 + 1).
+
+const ig = () => compileOrThrow(example('custom-wgsl'), true);
+const REFUSAL = 'agent h0 refuses custom WGSL in node "K": start it with --allow-wgsl';
+
+describe('custom WGSL on agents', () => {
+  it('is refused without --allow-wgsl, naming the host, the node and the flag; the agent then takes the next run', async () => {
+    const local = await spawnLocalAgents(['h0'], { gpus: { h0: 1 } });
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const r = await c.run(ig(), { iterations: 3 }).done;
+      c.close();
+      expect(r.ok).toBe(false);
+      expect(r.failure?.host).toBe('h0');
+      expect(r.failure?.message).toContain(REFUSAL);
+      expect(r.events.filter((e) => e.kind === 'fire')).toEqual([]);
+      // Still up and free: a registered-kernel run on the same agent passes.
+      const c2 = await connect(local.agents.map((a) => a.url), local.token);
+      const plain = example('custom-wgsl');
+      plain.app.nodes[1] = { id: 'K', kernel: 'vector.produce', params: { length: 65536 } };
+      plain.app.edges = [{ from: { node: 'K', port: 'out' }, to: { node: 'C', port: 'in' } }];
+      plain.app.nodes.splice(0, 1);
+      delete (plain.mapping as Record<string, string>).P;
+      const check = plain.app.nodes.find((n) => n.id === 'C')!;
+      check.params = { length: 65536, scale: 1, offset: 0 };
+      const again = await c2.run(compileOrThrow(plain, true), { iterations: 3 }).done;
+      c2.close();
+      expect(again.failure).toBeUndefined();
+      expect(again.ok).toBe(true);
+    } finally {
+      await local.stop();
+    }
+  });
+
+  it('runs with --allow-wgsl and the checker passes on what the user WGSL computed', async () => {
+    const local = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, args: ['--allow-wgsl'] });
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const r = await c.run(ig(), { iterations: 5 }).done;
+      c.close();
+      expect(r.failure).toBeUndefined();
+      expect(r.ok).toBe(true);
+      expect(r.events.filter((e) => e.kind === 'fire' && e.node === 'C')).toHaveLength(5);
+    } finally {
+      await local.stop();
+    }
+  });
+
+  it('pipeloom run: exits 1 with the refusal, and passes the flag to its local agents with --allow-wgsl', () => {
+    const run = (...flags: string[]) =>
+      spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), 'run', join(root, 'examples/custom-wgsl.json'), '--iterations', '5', ...flags], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+    const refused = run();
+    expect(refused.status, refused.stderr).toBe(1);
+    expect(refused.stderr).toContain(REFUSAL);
+    const allowed = run('--allow-wgsl');
+    expect(allowed.status, allowed.stderr).toBe(0);
+    expect(allowed.stdout).toMatch(/run complete/);
+  });
+});

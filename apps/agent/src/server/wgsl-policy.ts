@@ -1,0 +1,18 @@
+import { CUSTOM_WGSL } from '@pipeloom/kernels';
+import type { PeProgram } from '@pipeloom/core/compile/types';
+
+// Only registered kernels run on an agent; `custom.wgsl` carries WGSL written in the document,
+// which an agent runs only when its operator opted in with --allow-wgsl.
+
+/** The refusal for a deploy whose programs fire custom WGSL on an agent without --allow-wgsl; undefined when allowed. */
+export function customWgslRefusal(host: string, programs: readonly PeProgram[], allowWgsl: boolean): string | undefined {
+  if (allowWgsl) return undefined;
+  for (const program of programs) {
+    for (const phase of program.phases ?? []) {
+      for (const a of phase.actions ?? []) {
+        if (a.op === 'fire' && a.kernel === CUSTOM_WGSL) return `agent ${host} refuses custom WGSL in node "${a.node}": start it with --allow-wgsl`;
+      }
+    }
+  }
+  return undefined;
+}
