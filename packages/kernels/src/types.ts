@@ -26,6 +26,8 @@ export interface ParamSpec {
   /** Allowed values for 'enum'. */
   values?: string[];
   unit?: string;
+  /** A 'string' param edited as several lines (source code). */
+  multiline?: boolean;
   description: string;
 }
 

@@ -42,7 +42,7 @@ function ParamField({ node, name, spec }: { node: AppNode; name: string; spec: P
     case 'enum':
       return <SelectField label={name} value={String(value)} options={(spec.values ?? []).map((v) => ({ value: v, label: v }))} testid={testid} onCommit={commit} />;
     case 'string':
-      return <TextField label={name} value={String(value)} testid={testid} onCommit={(v) => void commit(v)} />;
+      return <TextField label={name} value={String(value)} multiline={spec.multiline} testid={testid} onCommit={(v) => void commit(v)} />;
   }
 }
 

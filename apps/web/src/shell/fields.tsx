@@ -73,8 +73,8 @@ export function NumberField(props: {
   );
 }
 
-export function TextField(props: { label: string; value: string; onCommit: (v: string) => string | null | void; testid?: string; placeholder?: string }) {
-  // Commits on Enter or blur: ids are renamed as a whole, not letter by letter.
+export function TextField(props: { label: string; value: string; onCommit: (v: string) => string | null | void; testid?: string; placeholder?: string; multiline?: boolean }) {
+  // Commits on Enter (Ctrl+Enter when multiline) or blur: ids are renamed as a whole, not letter by letter.
   const [text, setText] = useState(props.value);
   const [problem, setProblem] = useState<string | null>(null);
   useEffect(() => {
@@ -90,21 +90,40 @@ export function TextField(props: { label: string; value: string; onCommit: (v: s
     <label className={`field${problem ? ' invalid' : ''}`}>
       <span className="field-label">{props.label}</span>
       <span className="field-input">
-        <input
-          type="text"
-          value={text}
-          placeholder={props.placeholder}
-          data-testid={props.testid}
-          onChange={(e) => {
-            setText(e.target.value);
-            setProblem(null);
-          }}
-          onBlur={commit}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter') commit();
-            if (e.key === 'Escape') setText(props.value);
-          }}
-        />
+        {props.multiline ? (
+          <textarea
+            className="mono"
+            rows={Math.min(16, Math.max(4, text.split('\n').length))}
+            spellCheck={false}
+            value={text}
+            data-testid={props.testid}
+            onChange={(e) => {
+              setText(e.target.value);
+              setProblem(null);
+            }}
+            onBlur={commit}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) commit();
+              if (e.key === 'Escape') setText(props.value);
+            }}
+          />
+        ) : (
+          <input
+            type="text"
+            value={text}
+            placeholder={props.placeholder}
+            data-testid={props.testid}
+            onChange={(e) => {
+              setText(e.target.value);
+              setProblem(null);
+            }}
+            onBlur={commit}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter') commit();
+              if (e.key === 'Escape') setText(props.value);
+            }}
+          />
+        )}
       </span>
       {problem && <span className="field-error">{problem}</span>}
     </label>

@@ -95,6 +95,24 @@ describe('Inspector', () => {
     expect(projectStore.getState().doc.app.nodes[0].params?.width).toBe(64);
   });
 
+  it('a custom WGSL node edits its source in a multi-line box, committed on blur as one step', () => {
+    projectStore.getState().load({ ...doc, app: { nodes: [{ id: 'k', kernel: 'custom.wgsl', params: { length: 64 } }], edges: [] }, mapping: {} });
+    projectStore.getState().select({ kind: 'node', id: 'k' });
+    act(() => root.render(<Inspector />));
+    const box = q('param-source') as HTMLTextAreaElement;
+    expect(box.tagName).toBe('TEXTAREA');
+    expect(box.value).toContain('fn main');
+    const setter = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value')!.set!;
+    const source = box.value.replace('* 2.0', '* 3.0');
+    act(() => {
+      box.focus();
+      setter.call(box, source);
+      box.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    act(() => box.dispatchEvent(new FocusEvent('focusout', { bubbles: true })));
+    expect(projectStore.getState().doc.app.nodes[0].params?.source).toBe(source);
+  });
+
   it('the PE picker maps the selected node', () => {
     projectStore.getState().select({ kind: 'node', id: 'c' });
     act(() => root.render(<Inspector />));

@@ -134,7 +134,7 @@ export const customKernels: KernelSpec[] = [
       '(both `length` elements; the buffers may be longer, so test the index against info.x), and optionally read ' +
       '`@group(0) @binding(2) var<uniform> info: vec4<u32>;` = (length, iteration, 0, 0).',
     params: {
-      source: { type: 'string', default: CUSTOM_WGSL_EXAMPLE, description: 'The WGSL compute module (see the contract in the description)' },
+      source: { type: 'string', multiline: true, default: CUSTOM_WGSL_EXAMPLE, description: 'The WGSL compute module (see the contract in the description)' },
       length: lengthParam,
     },
     inputs: [{ name: 'in', type: vectorType }],
