@@ -47,10 +47,9 @@ test('design P-I-I-C on two hosts, run 50 iterations on real agents, every lane 
   await expect(page.getByTestId('ig-pe-gpu0@h1')).toBeVisible();
   await shot(page, 'run-2-ig');
 
-  // Run: the agents from the page's query string are prefilled.
+  // Run: the agents from the page's query string are prefilled and connected.
   await page.getByTestId('tab-run').click();
   await expect(page.getByTestId('run-urls')).toHaveValue(agents.urls.join(', '));
-  await page.getByTestId('run-connect').click();
   await expect(page.getByTestId('run-connection')).toHaveAttribute('data-status', 'connected', { timeout: 20_000 });
   await expect(page.getByTestId('run-agent-h0')).toBeVisible();
   await expect(page.getByTestId('run-agent-h1')).toBeVisible();

@@ -50,10 +50,15 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
   const st = useRun(run, (s) => s);
   const timeline = useRef<TimelineHandle>(null);
 
-  // Prefill the connection once from the query string.
+  // Prefill the connection once from the query string, and connect when it carries the token
+  // (the URL `npm start` prints): the designer opens ready to run.
   useEffect(() => {
     const s = run.store.getState();
-    if (!s.urls && agents?.length) run.setFields({ urls: agents.map((a) => a.url).join(', '), token: s.token || agents.find((a) => a.token)?.token || '' });
+    if (!s.urls && agents?.length) {
+      const token = s.token || agents.find((a) => a.token)?.token || '';
+      run.setFields({ urls: agents.map((a) => a.url).join(', '), token });
+      if (token) void run.connect();
+    }
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
