@@ -16,13 +16,16 @@ export function localBarrierMemory(): SharedArrayBuffer {
 }
 
 /** A PE thread's side: resolves once the main thread releases this barrier. */
-export function arriveAndWait(sync: Int32Array): Promise<void> {
+export async function arriveAndWait(sync: Int32Array): Promise<void> {
   // Read before arriving: the generation cannot move until every PE thread has arrived.
   const gen = Atomics.load(sync, GENERATION);
   Atomics.add(sync, ARRIVED, 1);
   Atomics.notify(sync, ARRIVED);
-  const w = waitAsync(sync, GENERATION, gen);
-  return w.async ? w.value.then(() => undefined) : Promise.resolve();
+  // Re-check after every wake: only a new generation lets the thread past.
+  while (Atomics.load(sync, GENERATION) === gen) {
+    const w = waitAsync(sync, GENERATION, gen);
+    if (w.async) await w.value;
+  }
 }
 
 /** The main thread's side: resolves once `parties` PE threads have arrived. */
