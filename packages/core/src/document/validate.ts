@@ -113,6 +113,9 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
 
   // Edges: ends exist, ports exist, types agree, inputs fed once.
   const edges: ModelEdge[] = [];
+  // Node index of each model edge's ends, for the cycle search.
+  const edgeFrom: number[] = [];
+  const edgeTo: number[] = [];
   // The edge feeding each input port, at firstInput[node index] + port index; -1 for none.
   const firstInput = new Int32Array(doc.app.nodes.length);
   let inputCount = 0;
@@ -121,6 +124,14 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     inputCount += n.kernel.inputs.length;
   }
   const fedBy = new Int32Array(inputCount).fill(-1);
+  // The resolved type of each output port, at firstOutput[node index] + port index.
+  const firstOutput = new Int32Array(doc.app.nodes.length);
+  let outputCount = 0;
+  for (const n of nodes) {
+    firstOutput[n.index] = outputCount;
+    outputCount += n.kernel.outputs.length;
+  }
+  const outType: (DataType | undefined)[] = new Array(outputCount);
   doc.app.edges.forEach((e, i) => {
     const from = node.get(nodeId(e.from.node));
     const to = node.get(nodeId(e.to.node));
@@ -132,12 +143,13 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     if (!from && !fromUnknown) fail(edgeAt(i), `node "${e.from.node}" does not exist`, 'connect nodes listed in app.nodes');
     if (!to && !toUnknown) fail(edgeAt(i), `node "${e.to.node}" does not exist`, 'connect nodes listed in app.nodes');
     if (!from && to) {
-      const j = to.kernel.inputs.findIndex((o) => o.name === e.to.port);
+      const j = portIndex(to.kernel.inputs, e.to.port);
       if (j >= 0) fedBy[firstInput[to.index] + j] = i;
     }
     if (!from || !to) return;
-    const outPort = from.kernel.outputs.find((o) => o.name === e.from.port);
-    const inIndex = to.kernel.inputs.findIndex((o) => o.name === e.to.port);
+    const outIndex = portIndex(from.kernel.outputs, e.from.port);
+    const outPort = from.kernel.outputs[outIndex];
+    const inIndex = portIndex(to.kernel.inputs, e.to.port);
     const inPort = to.kernel.inputs[inIndex];
     if (!outPort) fail(`${edgeAt(i)}.from.port`, `node "${from.id}" (${from.kernel.id}) has no output port "${e.from.port}"`, `outputs: ${from.kernel.outputs.map((o) => o.name).join(', ') || 'none'}`);
     if (!inPort) fail(`${edgeAt(i)}.to.port`, `node "${to.id}" (${to.kernel.id}) has no input port "${e.to.port}"`, `inputs: ${to.kernel.inputs.map((o) => o.name).join(', ') || 'none'}`);
@@ -147,7 +159,10 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     if (earlier >= 0) return fail(`${edgeAt(i)}.to`, `input ${to.id}.${inPort.name} is already fed by app.edges[${earlier}]`, 'an input port takes exactly one edge; remove one of them');
     fedBy[slot] = i;
     if (badParams.has(from.id) || badParams.has(to.id)) return;
-    const type = resolve(from, outPort.type, fail);
+    // An output feeding several edges resolves its type once (failures are reported per edge).
+    const cached = outType[firstOutput[from.index] + outIndex];
+    const type = cached ?? resolve(from, outPort.type, fail);
+    if (type && !cached) outType[firstOutput[from.index] + outIndex] = type;
     const want = resolve(to, inPort.type, fail);
     if (!type || !want) return;
     if (!sameDataType(type, want)) {
@@ -155,6 +170,8 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     }
     const edge: ModelEdge = { index: i, from: { node: from.id, port: outPort.name }, to: { node: to.id, port: inPort.name }, type, bytes: dataTypeBytes(type) };
     edges.push(edge);
+    edgeFrom.push(from.index);
+    edgeTo.push(to.index);
     // An exact one-slot array for the first edge (push would reserve 17).
     if (from.outputs.length === 0) from.outputs = [edge];
     else from.outputs.push(edge);
@@ -167,7 +184,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
   }
   if (hasErrors(out)) return { doc, nodes, node, edges, pes, pe };
 
-  const cycle = findCycle(nodes, node);
+  const cycle = findCycle(nodes, edgeFrom, edgeTo);
   if (cycle) fail('app.edges', `cycle ${cycle.join(' -> ')}`, 'a DFG is acyclic: remove one of these edges');
 
   // Every edge between two PEs needs an architecture path.
@@ -218,30 +235,53 @@ function resolve(n: ModelNode, type: (p: ModelNode['params']) => DataType, fail:
   }
 }
 
-/** The first cycle found, as node ids with the first repeated at the end; undefined if acyclic. */
-function findCycle(nodes: ModelNode[], node: Map<NodeId, ModelNode>): NodeId[] | undefined {
+/**
+ * The first cycle found, as node ids with the first repeated at the end; undefined if acyclic.
+ * Depth-first from each node in document order, successors in edge order; the graph is held as
+ * typed arrays (successors grouped by source) so a 10,000-node DFG allocates no per-node frames.
+ */
+function findCycle(nodes: ModelNode[], edgeFrom: number[], edgeTo: number[]): NodeId[] | undefined {
+  const size = nodes.reduce((most, n) => Math.max(most, n.index + 1), 0);
+  const byIndex: ModelNode[] = new Array(size);
+  for (const n of nodes) byIndex[n.index] = n;
+  // Successors of node i: succ[start[i] .. start[i + 1]), in edge order.
+  const start = new Int32Array(size + 1);
+  for (let e = 0; e < edgeFrom.length; e++) start[edgeFrom[e] + 1]++;
+  for (let i = 0; i < size; i++) start[i + 1] += start[i];
+  const fill = start.slice(0, size);
+  const succ = new Int32Array(edgeFrom.length);
+  for (let e = 0; e < edgeFrom.length; e++) succ[fill[edgeFrom[e]]++] = edgeTo[e];
   // By node index: 0 unvisited, 1 on the stack, 2 done.
-  const state = new Uint8Array(nodes.reduce((most, n) => Math.max(most, n.index + 1), 0));
+  const state = new Uint8Array(size);
+  const stack = new Int32Array(size);
+  const cursor = new Int32Array(size);
   for (const root of nodes) {
     if (state[root.index]) continue;
-    const stack: { n: ModelNode; i: number }[] = [{ n: root, i: 0 }];
+    let top = 0;
+    stack[0] = root.index;
+    cursor[0] = start[root.index];
     state[root.index] = 1;
-    while (stack.length) {
-      const top = stack[stack.length - 1];
-      if (top.i >= top.n.outputs.length) {
-        state[top.n.index] = 2;
-        stack.pop();
+    while (top >= 0) {
+      const at = stack[top];
+      if (cursor[top] >= start[at + 1]) {
+        state[at] = 2;
+        top--;
         continue;
       }
-      const next = node.get(top.n.outputs[top.i++].to.node)!;
-      const s = state[next.index];
+      const next = succ[cursor[top]++];
+      const s = state[next];
       if (s === 1) {
-        const from = stack.findIndex((f) => f.n === next);
-        return [...stack.slice(from).map((f) => f.n.id), next.id];
+        let from = 0;
+        while (stack[from] !== next) from++;
+        const cycle: NodeId[] = [];
+        for (let k = from; k <= top; k++) cycle.push(byIndex[stack[k]].id);
+        cycle.push(byIndex[next].id);
+        return cycle;
       }
       if (s === 0) {
-        state[next.index] = 1;
-        stack.push({ n: next, i: 0 });
+        state[next] = 1;
+        stack[++top] = next;
+        cursor[top] = start[next];
       }
     }
   }
@@ -267,6 +307,12 @@ function components(pes: ModelPe[]): Map<PeId, number> {
     c++;
   }
   return comp;
+}
+
+/** Position of the port named `name`, -1 for none. */
+function portIndex(ports: readonly { name: string }[], name: string): number {
+  for (let i = 0; i < ports.length; i++) if (ports[i].name === name) return i;
+  return -1;
 }
 
 const nodeAt = (i: number) => `app.nodes[${i}]`;
