@@ -1,6 +1,6 @@
 import { dataTypeBytes, type DataType } from '@pipeloom/kernels';
 import { bufferId, type NodeId } from '../ids.js';
-import type { Model } from '../document/model.js';
+import type { Model, ModelEdge } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { Router } from './route.js';
 import { childLists, push, type BufferTable } from './table.js';
@@ -45,8 +45,13 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
     const pe = model.pe.get(n.pe)!.index;
     output[n.index] = buffers.length;
     for (const port of n.kernel.outputs) {
-      const t = port.type(n.params);
-      add(pe, n.id, port.name, -1, t, dataTypeBytes(t));
+      // analyze() resolved the type of every connected output on its edges: reuse it.
+      const edge = firstEdge(n.outputs, port.name);
+      if (edge) add(pe, n.id, port.name, -1, edge.type, edge.bytes);
+      else {
+        const t = port.type(n.params);
+        add(pe, n.id, port.name, -1, t, dataTypeBytes(t));
+      }
     }
   }
 
@@ -58,7 +63,9 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
   for (const id of order) {
     const n = model.node.get(id)!;
     const home = model.pe.get(n.pe)!.index;
-    n.kernel.outputs.forEach((port, j) => {
+    const ports = n.kernel.outputs;
+    for (let j = 0; j < ports.length; j++) {
+      const port = ports[j];
       const root = output[n.index] + j;
       serial++;
       stamp[home] = serial;
@@ -82,8 +89,14 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
         b.consumers = push(b.consumers, { node: to.id, port: edge.to.port });
         read[edge.index] = prev;
       }
-    });
+    }
   }
   const parents = Int32Array.from(parent);
   return { buffers, links, table: { parent: parents, pe: Int32Array.from(peOf), read, output, children: childLists(parents) } };
+}
+
+/** The first edge leaving `port`, if any. */
+function firstEdge(outputs: ModelEdge[], port: string): ModelEdge | undefined {
+  for (const e of outputs) if (e.from.port === port) return e;
+  return undefined;
 }

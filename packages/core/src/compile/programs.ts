@@ -1,7 +1,7 @@
 import { hostId, type NodeId, type PeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { LatencyResult } from './latency.js';
-import type { PhasePlan } from './phases.js';
+import type { PhasePlan, Transfer } from './phases.js';
 import { bufferTable } from './table.js';
 import type { Action, BufferAccess, BufferNode, MemoryReport, PeProgram } from './types.js';
 
@@ -47,15 +47,15 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode
     const lag = lat.transferLag[i];
     const startCycle = lat.transferStart[i];
     // The same copy in both PEs' programs, as separate objects.
-    for (const pe of [t.fromPe, t.toPe]) {
-      programs[pe].phases[t.phase].actions.push({ op: 'transfer', from: { buffer: t.from, lag }, to: { buffer: t.to, lag: 0 }, fromPe: t.fromPe, toPe: t.toPe, bytes: t.bytes, startCycle });
-    }
+    programs[t.fromPe].phases[t.phase].actions.push(transferAction(t, lag, startCycle));
+    programs[t.toPe].phases[t.phase].actions.push(transferAction(t, lag, startCycle));
   }
   for (const id of order) {
     const n = model.node.get(id)!;
     const outs: Record<string, BufferAccess> = {};
     const first = table.output[n.index];
-    n.kernel.outputs.forEach((port, j) => (outs[port.name] = { buffer: buffers[first + j].id, lag: 0 }));
+    const ports = n.kernel.outputs;
+    for (let j = 0; j < ports.length; j++) outs[ports[j].name] = { buffer: buffers[first + j].id, lag: 0 };
     programs[n.pe].phases[plan.fire].actions.push({
       op: 'fire',
       node: id,
@@ -67,4 +67,8 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode
     });
   }
   return programs;
+}
+
+function transferAction(t: Transfer, lag: number, startCycle: number): Action {
+  return { op: 'transfer', from: { buffer: t.from, lag }, to: { buffer: t.to, lag: 0 }, fromPe: t.fromPe, toPe: t.toPe, bytes: t.bytes, startCycle };
 }
