@@ -70,8 +70,10 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
       unknownKernel.add(n.id);
       return fail(`${nodeAt(i)}.kernel`, `unknown kernel "${n.kernel}"`, `use one of: ${listKernels().map((k) => k.id).join(', ')}`);
     }
-    for (const name of Object.keys(n.params ?? {})) {
-      const value = n.params![name];
+    // normalize() made params a plain object of its own: for-in sees exactly its keys, in
+    // Object.keys order, without building that array per node.
+    for (const name in n.params) {
+      const value = n.params[name];
       const spec = kernel.params[name];
       if (!spec) fail(`${nodeAt(i)}.params.${name}`, `kernel ${kernel.id} has no param "${name}"`, `params: ${Object.keys(kernel.params).join(', ') || 'none'}`);
       else {
@@ -124,7 +126,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     inputCount += n.kernel.inputs.length;
   }
   const fedBy = new Int32Array(inputCount).fill(-1);
-  // The resolved type of each output port, at firstOutput[node index] + port index.
+  // The resolved type (and its size in bytes) of each output port, at firstOutput[node index] + port index.
   const firstOutput = new Int32Array(doc.app.nodes.length);
   let outputCount = 0;
   for (const n of nodes) {
@@ -132,6 +134,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     outputCount += n.kernel.outputs.length;
   }
   const outType: (DataType | undefined)[] = new Array(outputCount);
+  const outBytes = new Float64Array(outputCount);
   doc.app.edges.forEach((e, i) => {
     const from = node.get(nodeId(e.from.node));
     const to = node.get(nodeId(e.to.node));
@@ -160,15 +163,19 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     fedBy[slot] = i;
     if (badParams.has(from.id) || badParams.has(to.id)) return;
     // An output feeding several edges resolves its type once (failures are reported per edge).
-    const cached = outType[firstOutput[from.index] + outIndex];
+    const out = firstOutput[from.index] + outIndex;
+    const cached = outType[out];
     const type = cached ?? resolve(from, outPort.type, fail);
-    if (type && !cached) outType[firstOutput[from.index] + outIndex] = type;
+    if (type && !cached) {
+      outType[out] = type;
+      outBytes[out] = dataTypeBytes(type);
+    }
     const want = resolve(to, inPort.type, fail);
     if (!type || !want) return;
     if (!sameDataType(type, want)) {
       return fail(edgeAt(i), `type mismatch: ${from.id}.${outPort.name} is ${formatDataType(type)} but ${to.id}.${inPort.name} expects ${formatDataType(want)}`, `give "${from.id}" and "${to.id}" matching size params`);
     }
-    const edge: ModelEdge = { index: i, from: { node: from.id, port: outPort.name }, to: { node: to.id, port: inPort.name }, type, bytes: dataTypeBytes(type) };
+    const edge: ModelEdge = { index: i, from: { node: from.id, port: outPort.name }, to: { node: to.id, port: inPort.name }, type, bytes: outBytes[out] };
     edges.push(edge);
     edgeFrom.push(from.index);
     edgeTo.push(to.index);
@@ -221,16 +228,15 @@ function paramProblem(name: string, v: ParamValue, spec: ParamSpec): [string, st
 }
 
 function resolve(n: ModelNode, type: (p: ModelNode['params']) => DataType, fail: (p: string, m: string, h?: string) => void): DataType | undefined {
-  const path = () => `${nodeAt(n.index)}.params`;
   try {
     const t = type(n.params);
-    if (t.shape.some((d) => !Number.isInteger(d) || d < 1)) {
-      fail(path(), `node "${n.id}" gives a data type of shape [${t.shape.join(', ')}]`, 'sizes must be positive integers; check the size params');
+    if (!positiveIntegers(t.shape)) {
+      fail(`${nodeAt(n.index)}.params`, `node "${n.id}" gives a data type of shape [${t.shape.join(', ')}]`, 'sizes must be positive integers; check the size params');
       return undefined;
     }
     return t;
   } catch (e) {
-    fail(path(), `node "${n.id}": its params give no data type (${e instanceof Error ? e.message : String(e)})`, 'check the params against the kernel');
+    fail(`${nodeAt(n.index)}.params`, `node "${n.id}": its params give no data type (${e instanceof Error ? e.message : String(e)})`, 'check the params against the kernel');
     return undefined;
   }
 }
@@ -307,6 +313,11 @@ function components(pes: ModelPe[]): Map<PeId, number> {
     c++;
   }
   return comp;
+}
+
+function positiveIntegers(shape: readonly number[]): boolean {
+  for (const d of shape) if (!Number.isInteger(d) || d < 1) return false;
+  return true;
 }
 
 /** Position of the port named `name`, -1 for none. */
