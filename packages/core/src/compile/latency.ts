@@ -45,10 +45,14 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
   const inputs = new Map<NodeId, Record<string, BufferAccess>>();
   const { children } = table;
 
+  // One stack for every propagation: a buffer is pushed at most once per output, so the
+  // buffer count bounds its depth.
+  const stack = new Int32Array(count);
   const propagate = (root: number) => {
-    const stack = [root];
-    while (stack.length) {
-      const a = stack.pop()!;
+    let top = 0;
+    stack[0] = root;
+    while (top >= 0) {
+      const a = stack[top--];
       const w = written[a];
       for (let k = children.start[a]; k < children.start[a + 1]; k++) {
         const id = children.list[k];
@@ -58,7 +62,7 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
         transferLag[id] = start - w;
         written[id] = start;
         phaseOf[id] = phase;
-        stack.push(id);
+        stack[++top] = id;
       }
     }
   };
