@@ -21,6 +21,11 @@ export interface Insertion {
  * holding the same source (node + port) is already there: routes from one output share their
  * common prefix, so the buffers of one source form a tree rooted at the producer.
  */
+// The placeholder for a buffer's consumers and copies while they are inserted: most lists get
+// their first element from push() (a new one-slot array), so an empty array made per buffer
+// would be garbage; never mutated.
+const NONE: never[] = [];
+
 export function insertBuffers(model: Model, order: NodeId[], router: Router): Insertion {
   const buffers: BufferNode[] = [];
   const links: (Link | undefined)[] = [];
@@ -29,7 +34,7 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
   const read = new Int32Array(model.doc.app.edges.length).fill(-1);
   const add = (pe: number, source: NodeId, port: string, from: number, type: DataType, bytes: number, link?: Link) => {
     const number = buffers.length;
-    const buffer: BufferNode = { id: bufferId(`bn_${number}`), pe: model.pes[pe].id, source, port, from: from < 0 ? { node: source } : { buffer: buffers[from].id }, type, bytes, consumers: [], next: [], depth: 1, color: -1 };
+    const buffer: BufferNode = { id: bufferId(`bn_${number}`), pe: model.pes[pe].id, source, port, from: from < 0 ? { node: source } : { buffer: buffers[from].id }, type, bytes, consumers: NONE, next: NONE, depth: 1, color: -1 };
     buffers.push(buffer);
     links.push(link);
     parent.push(from);
@@ -90,6 +95,11 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
         read[edge.index] = prev;
       }
     }
+  }
+  // push() never writes into an empty list, so the lists still empty get their own array only now.
+  for (const b of buffers) {
+    if (b.consumers === NONE) b.consumers = [];
+    if (b.next === NONE) b.next = [];
   }
   const parents = Int32Array.from(parent);
   return { buffers, links, table: { parent: parents, pe: Int32Array.from(peOf), read, output, children: childLists(parents) } };
