@@ -7,6 +7,7 @@ import { gpuFor } from '../devices/discover.js';
 import { align4, depthOf, hostSlots, PeMemory, slotOf, type GpuSlots, type HostSlots, type Slots } from './memory.js';
 import { arriveAndWait } from './local-barrier.js';
 import type { FromPe, PeInit, ToPe } from './messages.js';
+import { Abort, AbortError } from './abort.js';
 
 // One PE's thread of control (a worker thread): its fires in schedule order and the
 // same-host transfers it drives, phase by phase, meeting the others at each barrier in shared
@@ -25,7 +26,6 @@ interface PreparedFire {
   twin?: { inputs: Record<string, ArrayBufferView>; outputs: Record<string, ArrayBufferView> };
 }
 
-class AbortError extends Error {}
 
 const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
 const post = (m: FromPe) => parentPort!.postMessage(m);
@@ -41,8 +41,7 @@ class PeThread {
   private host = new Map<string, HostSlots>();
   private fires = new Map<Fire, PreparedFire>();
   private staging = new Map<string, GPUBuffer>();
-  private aborted: string | null = null;
-  private abortWaiters = new Set<(e: Error) => void>();
+  private readonly aborts = new Abort();
   private events: TraceEvent[] = [];
   private timer: ReturnType<typeof setInterval> | undefined;
   private cycle = 0;
@@ -116,11 +115,7 @@ class PeThread {
   // --- control
 
   abort(reason: string): void {
-    if (this.aborted) return;
-    this.aborted = reason;
-    const e = new AbortError(reason);
-    for (const r of this.abortWaiters) r(e);
-    this.abortWaiters.clear();
+    this.aborts.abort(reason);
   }
 
   private fail(f: FailureReport): void {
@@ -130,16 +125,12 @@ class PeThread {
     this.abort(f.message);
   }
 
-  /** `p`, or a rejection once the run aborts (no Promise.race on a long-lived promise: it would leak). */
   private guard<T>(p: Promise<T>): Promise<T> {
-    if (this.aborted) return Promise.reject(new AbortError(this.aborted));
-    return new Promise<T>((resolve, reject) => {
-      this.abortWaiters.add(reject);
-      p.then(
-        (v) => (this.abortWaiters.delete(reject), resolve(v)),
-        (e) => (this.abortWaiters.delete(reject), reject(e)),
-      );
-    });
+    return this.aborts.guard(p);
+  }
+
+  private get aborted(): string | null {
+    return this.aborts.reason;
   }
 
   private barrier(): Promise<void> {

@@ -8,6 +8,7 @@ import { ClusterBarrier } from './barrier.js';
 import { gather, localBarrierMemory, release } from './local-barrier.js';
 import { allocateHost, depthOf, hostSlots, slotOf, type HostSlots } from './memory.js';
 import type { FromPe, PeInit, ToPe } from './messages.js';
+import { Abort, AbortError } from './abort.js';
 import { TraceRecorder } from './trace.js';
 
 // One run on one agent. Each PE of the host runs in its own thread (pe-worker.ts); this main
@@ -20,7 +21,6 @@ type Transfer = Extract<Action, { op: 'transfer' }>;
 
 const BOOT = new URL('./pe-worker-boot.mjs', import.meta.url);
 
-export class AbortError extends Error {}
 
 const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
 
@@ -37,8 +37,7 @@ export class Run {
   private host = new Map<string, HostSlots>();
   private hostBytes: Record<string, number> = {};
   private gpuBytes: Record<string, number> = {};
-  private aborted: string | null = null;
-  private readonly abortWaiters = new Set<(e: Error) => void>();
+  private readonly aborts = new Abort();
   private reports = new Map<string, { node: string; iteration: number; values: Record<string, number | number[] | string> }>();
   private freed = false;
   /** Heap of each PE thread after it prepared and when it finished. */
@@ -176,11 +175,7 @@ export class Run {
   }
 
   abort(reason: string): void {
-    if (this.aborted) return;
-    this.aborted = reason;
-    const e = new AbortError(reason);
-    for (const r of this.abortWaiters) r(e);
-    this.abortWaiters.clear();
+    if (!this.aborts.abort(reason)) return;
     for (const pw of this.workers) this.post(pw, { type: 'abort', reason });
   }
 
@@ -193,16 +188,12 @@ export class Run {
     for (const link of this.peers.values()) link.send({ type: 'abort', message: `host ${f.host} failed: ${f.message}` });
   }
 
-  /** `p`, or a rejection once the run aborts (no Promise.race on a long-lived promise: it would leak). */
   private guard<T>(p: Promise<T>): Promise<T> {
-    if (this.aborted) return Promise.reject(new AbortError(this.aborted));
-    return new Promise<T>((resolve, reject) => {
-      this.abortWaiters.add(reject);
-      p.then(
-        (v) => (this.abortWaiters.delete(reject), resolve(v)),
-        (e) => (this.abortWaiters.delete(reject), reject(e)),
-      );
-    });
+    return this.aborts.guard(p);
+  }
+
+  private get aborted(): string | null {
+    return this.aborts.reason;
   }
 
   /** Runs every PE thread and the lanes to the end; sends `done` or `failed`. */
