@@ -86,6 +86,15 @@ export function TextField(props: { label: string; value: string; onCommit: (v: s
     const why = props.onCommit(text);
     if (why) setProblem(why);
   };
+  const edit = (e: { target: { value: string } }) => {
+    setText(e.target.value);
+    setProblem(null);
+  };
+  /** Enter commits (with Ctrl or Cmd in a multi-line box, where Enter is a new line); Escape reverts. */
+  const keyDown = (e: { key: string }, enterCommits: boolean) => {
+    if (e.key === 'Enter' && enterCommits) commit();
+    if (e.key === 'Escape') setText(props.value);
+  };
   return (
     <label className={`field${problem ? ' invalid' : ''}`}>
       <span className="field-label">{props.label}</span>
@@ -97,15 +106,9 @@ export function TextField(props: { label: string; value: string; onCommit: (v: s
             spellCheck={false}
             value={text}
             data-testid={props.testid}
-            onChange={(e) => {
-              setText(e.target.value);
-              setProblem(null);
-            }}
+            onChange={edit}
             onBlur={commit}
-            onKeyDown={(e) => {
-              if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) commit();
-              if (e.key === 'Escape') setText(props.value);
-            }}
+            onKeyDown={(e) => keyDown(e, e.ctrlKey || e.metaKey)}
           />
         ) : (
           <input
@@ -113,15 +116,9 @@ export function TextField(props: { label: string; value: string; onCommit: (v: s
             value={text}
             placeholder={props.placeholder}
             data-testid={props.testid}
-            onChange={(e) => {
-              setText(e.target.value);
-              setProblem(null);
-            }}
+            onChange={edit}
             onBlur={commit}
-            onKeyDown={(e) => {
-              if (e.key === 'Enter') commit();
-              if (e.key === 'Escape') setText(props.value);
-            }}
+            onKeyDown={(e) => keyDown(e, true)}
           />
         )}
       </span>
