@@ -1,5 +1,6 @@
 import { KernelError, type DataType, type FiringReport, type GpuExecutor, type KernelSpec, type Params } from '../types.js';
 import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, dispatchSize, linear, packWords, uniformBuffer } from '../gpu/pipeline.js';
+import { fillWithIteration, mismatch } from '../gpu/fill.js';
 
 // User-written WGSL (`custom.wgsl`) and two small registered kernels around it: a vector
 // producer and a checker, so a document can feed a custom kernel and check what it computed.
@@ -47,18 +48,6 @@ function customLayout(device: GPUDevice): GPUPipelineLayout {
   return device.createPipelineLayout({ bindGroupLayouts: [bgl], label: `${CUSTOM_WGSL}/layout` });
 }
 
-const WGSL_FILL = /* wgsl */ `
-struct U { n: u32, value: f32 }
-@group(0) @binding(0) var<uniform> u: U;
-@group(0) @binding(1) var<storage, read_write> out_: array<f32>;
-${LINEAR_ID}
-@compute @workgroup_size(${WORKGROUP})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = linear_id(gid, nwg);
-  if (i >= u.n) { return; }
-  out_[i] = u.value;
-}`;
-
 // The smallest bad index wins an atomicMax(n - i); a one-thread pass fetches its value. A NaN
 // fails the check (the comparison is written so that NaN is never "within tolerance").
 const WGSL_CHECK = /* wgsl */ `
@@ -89,10 +78,6 @@ export function expectedVectorValue(params: Params, iteration: number): number {
   return Math.fround(iteration * Number(params.scale) + Number(params.offset));
 }
 
-function mismatch(iteration: number, index: number, value: number, want: number): FiringReport {
-  return { ok: false, message: `iteration ${iteration}: element ${index} is ${value}, expected ${want}`, values: { iteration, index, value, expected: want } };
-}
-
 export const customKernels: KernelSpec[] = [
   {
     id: 'vector.produce',
@@ -106,22 +91,7 @@ export const customKernels: KernelSpec[] = [
     cpu: ({ iteration, outputs }) => {
       (outputs.out as Float32Array).fill(iteration);
     },
-    gpu: {
-      wgsl: { fill: WGSL_FILL },
-      dispatches: (p) => [linear('fill', length(p))],
-      async prepare(device, params) {
-        const pipeline = await createPipeline(device, 'vector.produce', 'fill', WGSL_FILL);
-        const n = length(params);
-        const uni = uniformBuffer(device, packWords([['u', n], ['f', 0]]));
-        return {
-          encode(encoder, f) {
-            device.queue.writeBuffer(uni, 0, packWords([['u', n], ['f', f.iteration]]));
-            dispatch(encoder, pipeline, bindGroup(device, pipeline, [uni, f.outputs.out]), n, 'vector.produce');
-          },
-          destroy: () => uni.destroy(),
-        };
-      },
-    },
+    gpu: fillWithIteration('vector.produce', 'fill', length),
   },
   {
     id: CUSTOM_WGSL,

@@ -1,5 +1,6 @@
 import { KernelError, type DataType, type FiringReport, type GpuExecutor, type GpuFiring, type KernelSpec, type Params } from '../types.js';
 import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, linear, packWords, uniformBuffer } from '../gpu/pipeline.js';
+import { fillWithIteration, mismatch } from '../gpu/fill.js';
 
 // The paper's multi-host benchmark (Figs 11-13): P fills, I increments (the Fig 13 kernel),
 // C checks. Values are f32: iteration numbers are exact up to 2^24 = 16,777,216 iterations,
@@ -47,18 +48,6 @@ function beyondLimit(iteration: number, want: number): FiringReport | undefined 
   if (Math.abs(want) <= F32_EXACT_LIMIT && Math.fround(want) === want) return undefined;
   return { ok: false, message: `iteration ${iteration}: expected value ${want} is not exact in f32 (integers are exact only up to 2^24 = ${F32_EXACT_LIMIT}); run fewer iterations`, values: { iteration, expected: want } };
 }
-
-const WGSL_PRODUCE = /* wgsl */ `
-struct U { n: u32, value: f32 }
-@group(0) @binding(0) var<uniform> u: U;
-@group(0) @binding(1) var<storage, read_write> out_: array<f32>;
-${LINEAR_ID}
-@compute @workgroup_size(${WORKGROUP})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = linear_id(gid, nwg);
-  if (i >= u.n) { return; }
-  out_[i] = u.value;
-}`;
 
 // The Fig 13 kernel, line for line.
 const WGSL_INCREMENT = /* wgsl */ `
@@ -118,10 +107,6 @@ fn main() {
   if (r != 0u) { result[1] = bitcast<u32>(in_[u.n - r]); }
 }`;
 
-function mismatch(iteration: number, index: number, value: number, want: number): FiringReport {
-  return { ok: false, message: `iteration ${iteration}: element ${index} is ${value}, expected ${want}`, values: { iteration, index, value, expected: want } };
-}
-
 export const matrixKernels: KernelSpec[] = [
   {
     id: 'matrix.produce',
@@ -135,22 +120,7 @@ export const matrixKernels: KernelSpec[] = [
     cpu: ({ iteration, outputs }) => {
       (outputs.out as Float32Array).fill(iteration);
     },
-    gpu: {
-      wgsl: { produce: WGSL_PRODUCE },
-      dispatches: (p) => [linear('produce', count(p))],
-      async prepare(device, params) {
-        const pipeline = await createPipeline(device, 'matrix.produce', 'produce', WGSL_PRODUCE);
-        const n = count(params);
-        const uni = uniformBuffer(device, packWords([['u', n], ['f', 0]]));
-        return {
-          encode(encoder, f) {
-            device.queue.writeBuffer(uni, 0, packWords([['u', n], ['f', f.iteration]]));
-            dispatch(encoder, pipeline, bindGroup(device, pipeline, [uni, f.outputs.out]), n, 'matrix.produce');
-          },
-          destroy: () => uni.destroy(),
-        };
-      },
-    },
+    gpu: fillWithIteration('matrix.produce', 'produce', count),
   },
   {
     id: 'matrix.increment',
