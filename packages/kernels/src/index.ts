@@ -2,6 +2,7 @@
 // ./gpu/node-device.ts and is imported by path).
 export * from './types.js';
 export * from './registry.js';
+export { mulberry32 } from './random.js';
 export { increment, expectedValue, parseIncrements } from './matrix/index.js';
 export { patternSpectrum, predominantSize } from './granulometry/morphology.js';
 export { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, expectedVectorValue } from './custom/index.js';

@@ -1,3 +1,5 @@
+import { mulberry32 } from '../random.js';
+
 // The seeded synthetic volume: non-overlapping balls of one known radius, so the predominant
 // size of a granulometry over it is known in advance (the radius).
 
@@ -7,17 +9,8 @@ export interface Ball {
   z: number;
 }
 
-/** mulberry32: small seeded PRNG (no Math.random: runs must repeat). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded generator synthetic inputs use (kept under this name for the volume's callers). */
+export const seededRandom = mulberry32;
 
 /**
  * Centers of up to `count` balls of `radius` inside a depth x height x width box, at least one
