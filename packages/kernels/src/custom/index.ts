@@ -1,6 +1,6 @@
-import { KernelError, type DataType, type FiringReport, type GpuExecutor, type KernelSpec, type Params } from '../types.js';
-import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, dispatchSize, linear, packWords, uniformBuffer } from '../gpu/pipeline.js';
-import { fillWithIteration, mismatch } from '../gpu/fill.js';
+import { KernelError, type DataType, type KernelSpec, type Params } from '../types.js';
+import { WORKGROUP, bindGroup, createPipeline, dispatch, dispatchSize, linear, uniformBuffer } from '../gpu/pipeline.js';
+import { checkAgainstExpected, fillWithIteration, mismatch } from '../gpu/fill-and-check.js';
 
 // User-written WGSL (`custom.wgsl`) and two small registered kernels around it: a vector
 // producer and a checker, so a document can feed a custom kernel and check what it computed.
@@ -47,31 +47,6 @@ function customLayout(device: GPUDevice): GPUPipelineLayout {
   });
   return device.createPipelineLayout({ bindGroupLayouts: [bgl], label: `${CUSTOM_WGSL}/layout` });
 }
-
-// The smallest bad index wins an atomicMax(n - i); a one-thread pass fetches its value. A NaN
-// fails the check (the comparison is written so that NaN is never "within tolerance").
-const WGSL_CHECK = /* wgsl */ `
-struct U { n: u32, want: f32, tol: f32 }
-@group(0) @binding(0) var<uniform> u: U;
-@group(0) @binding(1) var<storage, read> in_: array<f32>;
-@group(0) @binding(2) var<storage, read_write> result: array<atomic<u32>, 4>;
-${LINEAR_ID}
-@compute @workgroup_size(${WORKGROUP})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = linear_id(gid, nwg);
-  if (i >= u.n) { return; }
-  if (!(abs(in_[i] - u.want) <= u.tol)) { atomicMax(&result[0], u.n - i); }
-}`;
-const WGSL_FETCH = /* wgsl */ `
-struct U { n: u32, want: f32, tol: f32 }
-@group(0) @binding(0) var<uniform> u: U;
-@group(0) @binding(1) var<storage, read> in_: array<f32>;
-@group(0) @binding(2) var<storage, read_write> result: array<u32, 4>;
-@compute @workgroup_size(1)
-fn main() {
-  let r = result[0];
-  if (r != 0u) { result[1] = bitcast<u32>(in_[u.n - r]); }
-}`;
 
 /** The value vector.check expects at `iteration`, rounded to f32 as the GPU holds it. */
 export function expectedVectorValue(params: Params, iteration: number): number {
@@ -157,45 +132,6 @@ export const customKernels: KernelSpec[] = [
       for (let i = 0; i < a.length; i++) if (!(Math.abs(a[i] - want) <= tol)) return mismatch(iteration, i, a[i], want);
       return { ok: true };
     },
-    gpu: {
-      wgsl: { check: WGSL_CHECK, fetch: WGSL_FETCH },
-      dispatches: (p) => [linear('check', length(p)), { module: 'fetch', workgroups: [1, 1, 1] }],
-      async prepare(device, params) {
-        const check = await createPipeline(device, 'vector.check', 'check', WGSL_CHECK);
-        const fetch = await createPipeline(device, 'vector.check', 'fetch', WGSL_FETCH);
-        const n = length(params);
-        const tol = Number(params.tolerance);
-        const words = (it: number) => packWords([['u', n], ['f', expectedVectorValue(params, it)], ['f', tol]]);
-        const uni = uniformBuffer(device, words(0));
-        const result = device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-        const staging = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-        const exec: GpuExecutor = {
-          encode(encoder, f) {
-            device.queue.writeBuffer(uni, 0, words(f.iteration));
-            encoder.clearBuffer(result);
-            dispatch(encoder, check, bindGroup(device, check, [uni, f.inputs.in, result]), n, 'vector.check/check');
-            const pass = encoder.beginComputePass({ label: 'vector.check/fetch' });
-            pass.setPipeline(fetch);
-            pass.setBindGroup(0, bindGroup(device, fetch, [uni, f.inputs.in, result]));
-            pass.dispatchWorkgroups(1);
-            pass.end();
-            encoder.copyBufferToBuffer(result, 0, staging, 0, 16);
-          },
-          async report(f) {
-            await staging.mapAsync(GPUMapMode.READ);
-            const r = new Uint32Array(staging.getMappedRange().slice(0));
-            staging.unmap();
-            if (r[0] === 0) return { ok: true };
-            return mismatch(f.iteration, n - r[0], new Float32Array(r.buffer, 4, 1)[0], expectedVectorValue(params, f.iteration));
-          },
-          destroy() {
-            uni.destroy();
-            result.destroy();
-            staging.destroy();
-          },
-        };
-        return exec;
-      },
-    },
+    gpu: checkAgainstExpected('vector.check', { count: length, expected: expectedVectorValue, tolerance: (p) => Number(p.tolerance) }),
   },
 ];

@@ -1,6 +1,6 @@
-import { KernelError, type DataType, type FiringReport, type GpuExecutor, type GpuFiring, type KernelSpec, type Params } from '../types.js';
+import { KernelError, type DataType, type FiringReport, type KernelSpec, type Params } from '../types.js';
 import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, linear, packWords, uniformBuffer } from '../gpu/pipeline.js';
-import { fillWithIteration, mismatch } from '../gpu/fill.js';
+import { checkAgainstExpected, fillWithIteration, mismatch } from '../gpu/fill-and-check.js';
 
 // The paper's multi-host benchmark (Figs 11-13): P fills, I increments (the Fig 13 kernel),
 // C checks. Values are f32: iteration numbers are exact up to 2^24 = 16,777,216 iterations,
@@ -82,31 +82,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   out_[i] = a[i] + b[i];
 }`;
 
-// Finds the first mismatching element: every bad thread does atomicMax(n - i), so the
-// survivor is the smallest index; 0 means all good. A second one-thread pass fetches its value.
-const WGSL_CHECK = /* wgsl */ `
-struct U { n: u32, want: f32 }
-@group(0) @binding(0) var<uniform> u: U;
-@group(0) @binding(1) var<storage, read> in_: array<f32>;
-@group(0) @binding(2) var<storage, read_write> result: array<atomic<u32>, 4>;
-${LINEAR_ID}
-@compute @workgroup_size(${WORKGROUP})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = linear_id(gid, nwg);
-  if (i >= u.n) { return; }
-  if (in_[i] != u.want) { atomicMax(&result[0], u.n - i); }
-}`;
-const WGSL_FETCH = /* wgsl */ `
-struct U { n: u32, want: f32 }
-@group(0) @binding(0) var<uniform> u: U;
-@group(0) @binding(1) var<storage, read> in_: array<f32>;
-@group(0) @binding(2) var<storage, read_write> result: array<u32, 4>;
-@compute @workgroup_size(1)
-fn main() {
-  let r = result[0];
-  if (r != 0u) { result[1] = bitcast<u32>(in_[u.n - r]); }
-}`;
-
 export const matrixKernels: KernelSpec[] = [
   {
     id: 'matrix.produce',
@@ -182,47 +157,7 @@ export const matrixKernels: KernelSpec[] = [
       for (let i = 0; i < a.length; i++) if (a[i] !== want) return mismatch(iteration, i, a[i], want);
       return { ok: true };
     },
-    gpu: {
-      wgsl: { check: WGSL_CHECK, fetch: WGSL_FETCH },
-      dispatches: (p) => [linear('check', count(p)), { module: 'fetch', workgroups: [1, 1, 1] }],
-      async prepare(device, params) {
-        const check = await createPipeline(device, 'matrix.consume', 'check', WGSL_CHECK);
-        const fetch = await createPipeline(device, 'matrix.consume', 'fetch', WGSL_FETCH);
-        const n = count(params);
-        const uni = uniformBuffer(device, packWords([['u', n], ['f', 0]]));
-        const result = device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-        const staging = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-        const exec: GpuExecutor = {
-          encode(encoder, f: GpuFiring) {
-            device.queue.writeBuffer(uni, 0, packWords([['u', n], ['f', expectedValue(params, f.iteration)]]));
-            encoder.clearBuffer(result);
-            dispatch(encoder, check, bindGroup(device, check, [uni, f.inputs.in, result]), n, 'matrix.consume/check');
-            const pass = encoder.beginComputePass({ label: 'matrix.consume/fetch' });
-            pass.setPipeline(fetch);
-            pass.setBindGroup(0, bindGroup(device, fetch, [uni, f.inputs.in, result]));
-            pass.dispatchWorkgroups(1);
-            pass.end();
-            encoder.copyBufferToBuffer(result, 0, staging, 0, 16);
-          },
-          async report(f) {
-            await staging.mapAsync(GPUMapMode.READ);
-            const r = new Uint32Array(staging.getMappedRange().slice(0));
-            staging.unmap();
-            const limit = beyondLimit(f.iteration, expectedValue(params, f.iteration));
-            if (limit) return limit;
-            if (r[0] === 0) return { ok: true };
-            const value = new Float32Array(r.buffer, 4, 1)[0];
-            return mismatch(f.iteration, n - r[0], value, expectedValue(params, f.iteration));
-          },
-          destroy() {
-            uni.destroy();
-            result.destroy();
-            staging.destroy();
-          },
-        };
-        return exec;
-      },
-    },
+    gpu: checkAgainstExpected('matrix.consume', { count, expected: expectedValue, refuse: beyondLimit }),
   },
   {
     id: 'matrix.add',
