@@ -7,6 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { getKernel, withDefaults } from '@pipeloom/kernels';
 import { gpuFor } from '../src/devices/discover.js';
+import { readBack } from './read-back.js';
 
 export interface HandLoopData {
   role: 'cpu' | 'gpu';
@@ -65,16 +66,7 @@ async function main(): Promise<void> {
           copies.push(device.queue.onSubmittedWorkDone());
         }
         if (k >= 2 && k - 2 < total) {
-          copies.push(
-            (async () => {
-              const enc = device.createCommandEncoder();
-              enc.copyBufferToBuffer(gOut, 0, staging, 0, bytes);
-              device.queue.submit([enc.finish()]);
-              await staging.mapAsync(GPUMapMode.READ);
-              hOut.set(new Float32Array(staging.getMappedRange()));
-              staging.unmap();
-            })(),
-          );
+          copies.push(readBack(device, gOut, staging, bytes, hOut));
         }
         await Promise.all(copies);
       } else if (k >= 1 && k - 1 < total) {

@@ -8,6 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import { getKernel, withDefaults } from '@pipeloom/kernels';
 import { gpuFor } from '../src/devices/discover.js';
+import { readBack } from './read-back.js';
 import { arg, cluster, compileOrThrow, cycleTime, ms, picDoc, piicDoc, runOrThrow, sideFor, table, us } from './common.js';
 
 const iterations = arg('iterations', 20);
@@ -74,16 +75,7 @@ async function handLoop(side: number, iters: number): Promise<number> {
       pcie.push(device.queue.onSubmittedWorkDone());
     }
     if (k >= 2 && k - 2 < total) {
-      pcie.push(
-        (async () => {
-          const enc = device.createCommandEncoder();
-          enc.copyBufferToBuffer(gOut, 0, staging, 0, bytes);
-          device.queue.submit([enc.finish()]);
-          await staging.mapAsync(GPUMapMode.READ);
-          hOut.set(new Float32Array(staging.getMappedRange()));
-          staging.unmap();
-        })(),
-      );
+      pcie.push(readBack(device, gOut, staging, bytes, hOut));
     }
     await Promise.all(pcie);
     const fire: Promise<unknown>[] = [];
