@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { connect, mouseDrag, newProject, selectNode, setField, shot } from './helpers.js';
+import { addPiicNodes, connect, connectPiic, mouseDrag, newProject, selectNode, setField, setPiicParams, shot } from './helpers.js';
 
 // Builds P-I-I-C from the palette by UI actions, maps it onto two hosts and reads the
 // implementation graph, the way a user does it.
@@ -7,35 +7,17 @@ import { connect, mouseDrag, newProject, selectNode, setField, shot } from './he
 test('build P-I-I-C from the palette, map it on two hosts, see the implementation graph', async ({ page }) => {
   await newProject(page);
 
-  // Palette: drag the producer onto the canvas, click to add the others beside it.
-  await page.getByTestId('palette-matrix.produce').dragTo(page.getByTestId('dfg-canvas'), { targetPosition: { x: 160, y: 200 } });
-  await expect(page.getByTestId('dfg-node-produce')).toBeVisible();
-  await page.getByTestId('palette-matrix.increment').click();
-  await page.getByTestId('palette-matrix.increment').click();
-  await page.getByTestId('palette-matrix.consume').click();
-  await page.locator('.react-flow__controls-fitview').click();
-  for (const id of ['produce', 'increment', 'increment2', 'consume']) await expect(page.getByTestId(`dfg-node-${id}`)).toBeVisible();
-
-  // Small matrices so a run is quick; params are edited in the inspector with units and ranges.
-  for (const id of ['produce', 'increment', 'increment2', 'consume']) {
-    await selectNode(page, id);
-    await setField(page, 'param-width', '64');
-    await setField(page, 'param-height', '64');
-  }
-  await selectNode(page, 'consume');
-  // The incrementers' nb_loop (default 5): the consumer derives its expected value from the Fig 13 rule.
-  await setField(page, 'param-increments', '5,5');
+  // Palette: drag the producer onto the canvas, click to add the others beside it; params are
+  // edited in the inspector with units and ranges.
+  await addPiicNodes(page, { x: 160, y: 200 });
+  await setPiicParams(page);
   // Out of range: shown inline, not committed.
   await selectNode(page, 'increment');
   await page.getByTestId('param-width').fill('0');
   await expect(page.getByTestId('param-width-error')).toContainText('at least 1');
   await page.getByTestId('param-width').fill('64');
   await page.getByTestId('param-width').blur();
-
-  await connect(page, 'produce.out', 'increment.in');
-  await connect(page, 'increment.out', 'increment2.in');
-  await connect(page, 'increment2.out', 'consume.in');
-  await expect(page.locator('.react-flow__edge')).toHaveCount(3);
+  await connectPiic(page);
   // Tidy lays the chain out left to right.
   await page.getByTestId('tidy').click();
   await expect(async () => {

@@ -49,15 +49,22 @@ export async function newProject(page: Page) {
   await expect(page.locator('[data-testid^="dfg-node-"]')).toHaveCount(0);
 }
 
-/** P -> I -> I -> C from the palette, 64x64 matrices, the consumer checking the two incrementers' Fig 13 increments. */
-export async function buildPiicFromPalette(page: Page) {
-  await page.getByTestId('tab-dfg').click();
-  await page.getByTestId('palette-matrix.produce').dragTo(page.getByTestId('dfg-canvas'), { targetPosition: { x: 120, y: 200 } });
+const PIIC = ['produce', 'increment', 'increment2', 'consume'];
+
+/** The four P-I-I-C nodes from the palette: the producer dragged onto the canvas, the others clicked in beside it. */
+export async function addPiicNodes(page: Page, at = { x: 120, y: 200 }) {
+  await page.getByTestId('palette-matrix.produce').dragTo(page.getByTestId('dfg-canvas'), { targetPosition: at });
+  await expect(page.getByTestId('dfg-node-produce')).toBeVisible();
   await page.getByTestId('palette-matrix.increment').click();
   await page.getByTestId('palette-matrix.increment').click();
   await page.getByTestId('palette-matrix.consume').click();
   await page.locator('.react-flow__controls-fitview').click();
-  for (const id of ['produce', 'increment', 'increment2', 'consume']) {
+  for (const id of PIIC) await expect(page.getByTestId(`dfg-node-${id}`)).toBeVisible();
+}
+
+/** 64x64 matrices so a run is quick; the consumer checks the two incrementers' Fig 13 increments. */
+export async function setPiicParams(page: Page) {
+  for (const id of PIIC) {
     await selectNode(page, id);
     await setField(page, 'param-width', '64');
     await setField(page, 'param-height', '64');
@@ -65,8 +72,20 @@ export async function buildPiicFromPalette(page: Page) {
   await selectNode(page, 'consume');
   // The incrementers' nb_loop (default 5): the consumer derives its expected value from the Fig 13 rule.
   await setField(page, 'param-increments', '5,5');
+}
+
+/** P -> I -> I -> C edges, by dragging from each output handle to the next input. */
+export async function connectPiic(page: Page) {
   await connect(page, 'produce.out', 'increment.in');
   await connect(page, 'increment.out', 'increment2.in');
   await connect(page, 'increment2.out', 'consume.in');
   await expect(page.locator('.react-flow__edge')).toHaveCount(3);
+}
+
+/** P -> I -> I -> C from the palette, 64x64 matrices, the consumer checking the two incrementers' Fig 13 increments. */
+export async function buildPiicFromPalette(page: Page) {
+  await page.getByTestId('tab-dfg').click();
+  await addPiicNodes(page);
+  await setPiicParams(page);
+  await connectPiic(page);
 }
