@@ -19,6 +19,8 @@ import { createRunStore, type RunStore } from './store.js';
 // timeline's lane counts are read from its DOM attributes.)
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+// jsdom has no 2D canvas: its getContext logs "not implemented" and returns null; return null quietly.
+HTMLCanvasElement.prototype.getContext = (() => null) as typeof HTMLCanvasElement.prototype.getContext;
 
 // Under jsdom, URL is jsdom's, so paths come from the working directory (the repository root)
 // rather than import.meta.url, and agents are started here rather than through the agent's

@@ -11,6 +11,8 @@ import { Timeline, type TimelineHandle } from './Timeline.js';
 // and, in Chromium, by `npm run bench:timeline`.
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+// jsdom has no 2D canvas: its getContext logs "not implemented" and returns null; return null quietly.
+HTMLCanvasElement.prototype.getContext = (() => null) as typeof HTMLCanvasElement.prototype.getContext;
 
 const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'gpu0@h0', thread: 'main', kind: 'fire', name: 'I1', iteration: 3, cycle: 4, start, end, ...over });
 
