@@ -64,4 +64,47 @@ describe('custom WGSL on agents', () => {
     expect(allowed.status, allowed.stderr).toBe(0);
     expect(allowed.stdout).toMatch(/run complete/);
   });
+
+  it('a kernel that never ends fails the run within its time limit naming the node; the agent exits for a restart, and a restarted agent runs', async () => {
+    const endless = example('custom-wgsl');
+    const k = endless.app.nodes[1];
+    // info.z is always 0: the loop never ends, and writes so it cannot be optimised away.
+    k.params = { ...k.params, source: String(k.params?.source).replace('output[i] = input[i] * 2.0 + 1.0;', 'output[i] = input[i] * 2.0 + 1.0;\n  while (info.z == 0u) { output[i] = output[i] + 1.0; }') };
+    const lines: string[] = [];
+    const local = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, args: ['--allow-wgsl', '--kernel-timeout', '1'], log: (_, l) => lines.push(l) });
+    const agent = local.agents[0].process;
+    const exited = new Promise<void>((resolve) => agent.once('exit', () => resolve()));
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const t0 = performance.now();
+      const r = await c.run(compileOrThrow(endless, true), { iterations: 5 }).done;
+      const failedAfter = performance.now() - t0;
+      c.close();
+      expect(r.ok).toBe(false);
+      expect(r.failure).toMatchObject({ host: 'h0', pe: 'gpu0@h0', node: 'K' });
+      expect(r.failure?.message).toContain('node K (custom.wgsl) on gpu0@h0 ran past the agent\'s kernel time limit (1 s)');
+      expect(r.failure?.message).toContain('--kernel-timeout');
+      // The trace up to the fault is kept: the producer fired before K hung.
+      expect(r.events.some((e) => e.kind === 'fire' && e.node === 'P')).toBe(true);
+      expect(failedAfter).toBeLessThan(20_000);
+      // The GPU thread cannot be taken back: the agent kills itself for a restart, saying why.
+      await exited;
+      expect(agent.signalCode).toBe('SIGKILL');
+      expect(lines.join('\n')).toContain('gpu0@h0 is held by a kernel that ran past the time limit: the agent kills itself (SIGKILL) so that its supervisor restarts it');
+      expect(lines.join('\n')).not.toContain('FATAL');
+    } finally {
+      await local.stop();
+    }
+    // A restarted agent (same name and token) takes the next run.
+    const again = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, args: ['--allow-wgsl'], token: local.token });
+    try {
+      const c = await connect(again.agents.map((a) => a.url), again.token);
+      const r = await c.run(ig(), { iterations: 3 }).done;
+      c.close();
+      expect(r.failure).toBeUndefined();
+      expect(r.ok).toBe(true);
+    } finally {
+      await again.stop();
+    }
+  }, 60_000);
 });

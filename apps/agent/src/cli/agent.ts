@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { discover } from '../devices/discover.js';
-import { startAgent } from '../server/server.js';
-import { parseCommandArgs } from './args.js';
+import { startAgent, type AgentServer } from '../server/server.js';
+import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/run.js';
+import { parseCommandArgs, seconds } from './args.js';
 
 // `pipeloom agent`: serve this host's PEs to coordinators.
+
 
 const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token T [options]
 
@@ -20,14 +22,18 @@ const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token T [options]
   --max-message BYTES  largest text message accepted (default 16 MiB)
   --max-rate N         text messages per second per connection (default 2000)
   --allow-wgsl         run custom.wgsl nodes (WGSL written in the document, not in the kernel
-                       registry); off by default: such deploys are refused`;
+                       registry); off by default: such deploys are refused
+  --kernel-timeout S   time limit of one firing in seconds (default 60; 0 for none). A firing
+                       past it fails the run, naming the node; the thread inside the kernel
+                       cannot be stopped, so the agent then kills itself (SIGKILL) for its
+                       supervisor (systemd, Docker, Kubernetes) to restart it`;
 
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
   const args = parseCommandArgs(
     'agent',
     argv,
-    { name: str, port: str, token: str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'allow-wgsl': { type: 'boolean' } },
+    { name: str, port: str, token: str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
     HELP,
   );
   if (!args.ok) return args.code;
@@ -53,12 +59,15 @@ export async function main(argv: string[]): Promise<number> {
     }
     nums[flag] = v;
   }
+  const timeoutFlag = seconds('agent', 'kernel-timeout', f.get('kernel-timeout'));
+  if (timeoutFlag === undefined) return 1;
+  const kernelTimeout = timeoutFlag ?? DEFAULT_KERNEL_TIMEOUT_MS / 1000;
   if (Boolean(f.get('cert')) !== Boolean(f.get('key'))) {
     console.error('pipeloom agent: --cert and --key go together');
     return 1;
   }
   const devices = await discover({ host: name, backend: f.get('backend'), emulateGpus: nums['emulate-gpus'] });
-  let server;
+  let server: AgentServer | undefined;
   try {
     server = await startAgent({
       devices,
@@ -70,6 +79,14 @@ export async function main(argv: string[]): Promise<number> {
       allowOrigins: f.get('allow-origin') ? f.get('allow-origin')!.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
       linkRate: nums['link-rate'],
       allowWgsl,
+      kernelTimeoutMs: kernelTimeout * 1000,
+      onStuck: (reason) => {
+        // Any orderly exit joins the worker threads, and one held inside a native GPU call
+        // cannot be joined: terminating it aborts the process with a native stack. So the
+        // agent kills itself once the coordinator has the failure; supervisors restart it.
+        console.error(`[${name}] ${reason}: the agent kills itself (SIGKILL) so that its supervisor restarts it`);
+        void server?.close().finally(() => process.kill(process.pid, 'SIGKILL'));
+      },
       limits: { maxMessage: nums['max-message'], messagesPerSecond: nums['max-rate'] },
       log: (line) => console.error(`[${name}] ${line}`),
     });

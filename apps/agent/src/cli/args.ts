@@ -39,3 +39,12 @@ export function positiveInt(command: string, name: string, value: string | boole
   console.error(`pipeloom ${command}: --${name} must be a whole number of at least 1, not "${String(value)}"`);
   return undefined;
 }
+
+/** A duration flag in seconds (0 allowed): the number, null when absent, undefined (after a message) when malformed. */
+export function seconds(command: string, name: string, value: string | boolean | undefined): number | undefined | null {
+  if (value === undefined) return null;
+  const n = Number(value);
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(n) && n >= 0) return n;
+  console.error(`pipeloom ${command}: --${name} must be a number of seconds, at least 0 (0 for no limit), not "${String(value)}"`);
+  return undefined;
+}

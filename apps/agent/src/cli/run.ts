@@ -4,7 +4,7 @@ import { compile, formatSeconds, predict, toChromeTrace, type ImplementationGrap
 import { Coordinator, ConnectError, type RunResult, type SocketLike } from '@pipeloom/core/coordinator/coordinator';
 import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
 import { ProgressBar } from '../progress/bar.js';
-import { parseCommandArgs, positiveInt } from './args.js';
+import { parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 
 const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json]
@@ -22,6 +22,7 @@ utilisation and predicted vs measured.
   --format text|json       summary as text (default) or JSON on stdout
   --allow-wgsl             start the local agents with --allow-wgsl, so custom.wgsl nodes
                            (WGSL written in the document) run; remote agents need it themselves
+  --kernel-timeout S       the local agents' time limit of one firing, in seconds (default 60)
 
 Exit status: 0 run complete and checks passed, 1 run failed or refused, 2 invalid document.`;
 
@@ -38,14 +39,15 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, format: str, 'allow-wgsl': { type: 'boolean' } },
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
     USAGE,
   );
   if (!args.ok) return args.code;
   const v = args.values;
   const iterationsFlag = positiveInt('run', 'iterations', v.iterations);
   const linkRate = positiveInt('run', 'link-rate', v['link-rate']);
-  if (iterationsFlag === undefined || linkRate === undefined) return EXIT.failure;
+  const kernelTimeout = seconds('run', 'kernel-timeout', v['kernel-timeout']);
+  if (iterationsFlag === undefined || linkRate === undefined || kernelTimeout === undefined) return EXIT.failure;
   if (v.overlap && v['no-overlap']) {
     console.error('pipeloom run: choose one of --overlap and --no-overlap');
     return EXIT.failure;
@@ -84,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
       }
     } else {
       const hosts = [...new Set(Object.values(ig.programs).map((p) => p.host as string))].sort();
-      local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate: linkRate ?? undefined, args: v['allow-wgsl'] ? ['--allow-wgsl'] : [] });
+      local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate: linkRate ?? undefined, args: [...(v['allow-wgsl'] ? ['--allow-wgsl'] : []), ...(kernelTimeout !== null ? ['--kernel-timeout', String(kernelTimeout)] : [])] });
       urls = local.agents.map((a) => a.url);
       token = local.token;
       console.error(`started ${local.agents.length} local agent(s): ${local.agents.map((a) => `${a.host} ${a.url}`).join(', ')}`);

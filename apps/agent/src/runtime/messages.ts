@@ -19,6 +19,9 @@ export interface PeInit {
   traceInterval: number;
   /** The host's local barrier (local-barrier.ts): Int32 [arrived, generation]. */
   sync: SharedArrayBuffer;
+  /** This PE's firing stamp for the watchdog (watchdog.ts), and the run's epoch in ms (timeOrigin-based). */
+  watch: SharedArrayBuffer;
+  epoch: number;
 }
 
 export type ToPe = PeInit | { type: 'start' } | { type: 'abort'; reason: string } | { type: 'free' };

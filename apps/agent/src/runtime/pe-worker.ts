@@ -8,6 +8,7 @@ import { align4, depthOf, hostSlots, PeMemory, slotOf, type GpuSlots, type HostS
 import { arriveAndWait } from './local-barrier.js';
 import type { FromPe, PeInit, ToPe } from './messages.js';
 import { Abort, AbortError } from './abort.js';
+import { FiringStamp } from './watchdog.js';
 
 // One PE's thread of control (a worker thread): its fires in schedule order and the
 // same-host transfers it drives, phase by phase, meeting the others at each barrier in shared
@@ -16,6 +17,10 @@ import { Abort, AbortError } from './abort.js';
 
 type Fire = Extract<Action, { op: 'fire' }>;
 type Transfer = Extract<Action, { op: 'transfer' }>;
+
+type KernelReport = { ok: boolean; message?: string; values?: Record<string, number | number[] | string> };
+/** A firing's ports: each port's buffer slots and the slot this cycle uses. */
+type PortSlots = Record<string, { slots: Slots; slot: number }>;
 
 interface PreparedFire {
   kernel: KernelSpec;
@@ -48,9 +53,13 @@ class PeThread {
   private freed = false;
 
   private readonly sync: Int32Array;
+  private readonly stamp: FiringStamp;
+  /** Each fire action's number in the program (watchdog.ts fireList order). */
+  private readonly fireIndex = new Map<Fire, number>();
 
   constructor(readonly init: PeInit) {
     this.sync = new Int32Array(init.sync);
+    this.stamp = new FiringStamp(init.watch, init.epoch);
   }
 
   get pe(): string {
@@ -81,6 +90,7 @@ class PeThread {
         if (a.op !== 'fire') continue;
         const f = await this.prepareFire(a);
         if (f.twin) adapterName += ` [${a.kernel}: no WGSL, CPU twin]`;
+        this.fireIndex.set(a, this.fires.size);
         this.fires.set(a, f);
       }
     }
@@ -226,7 +236,7 @@ class PeThread {
   private async fire(a: Fire, k: number, it: number): Promise<void> {
     const f = this.fires.get(a)!;
     const pick = (ports: Record<string, { buffer: string; lag: number }>) => {
-      const out: Record<string, { slots: Slots; slot: number }> = {};
+      const out: PortSlots = {};
       for (const [port, acc] of Object.entries(ports)) {
         const slots = this.memory.get(acc.buffer);
         out[port] = { slots, slot: slotOf(k, acc.lag, depthOf(slots)) };
@@ -236,7 +246,26 @@ class PeThread {
     const ins = pick(a.inputs);
     const outs = pick(a.outputs);
     const t0 = nowUs();
-    let report: { ok: boolean; message?: string; values?: Record<string, number | number[] | string> } | void = undefined;
+    let report: KernelReport | void;
+    this.stamp.begin(this.fireIndex.get(a)!, it);
+    try {
+      report = await this.runKernel(f, ins, outs, it);
+    } finally {
+      this.stamp.end();
+    }
+    this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration: it, cycle: k, start: t0, end: nowUs() });
+    if (report) {
+      if (!report.ok) {
+        this.fail({ host: this.init.host, pe: this.pe, node: a.node, iteration: it, message: report.message ?? `node ${a.node} on ${this.pe}, iteration ${it}: check failed` });
+        throw new AbortError('check failed');
+      }
+      if (report.values) post({ type: 'report', node: a.node, iteration: it, values: report.values });
+    }
+  }
+
+  /** One firing's kernel: the CPU kernel in place, or the GPU kernel (or a GPU PE's CPU twin) until its work is done. */
+  private async runKernel(f: PreparedFire, ins: PortSlots, outs: PortSlots, it: number): Promise<KernelReport | void> {
+    let report: KernelReport | void = undefined;
     if (this.init.program.kind === 'cpu') {
       const view = (x: { slots: Slots; slot: number }) => (x.slots as HostSlots).views[x.slot];
       report = f.kernel.cpu({
@@ -272,14 +301,7 @@ class PeThread {
         await this.guard(device.queue.onSubmittedWorkDone());
       }
     }
-    this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration: it, cycle: k, start: t0, end: nowUs() });
-    if (report) {
-      if (!report.ok) {
-        this.fail({ host: this.init.host, pe: this.pe, node: a.node, iteration: it, message: report.message ?? `node ${a.node} on ${this.pe}, iteration ${it}: check failed` });
-        throw new AbortError('check failed');
-      }
-      if (report.values) post({ type: 'report', node: a.node, iteration: it, values: report.values });
-    }
+    return report;
   }
 
   private stagingFor(key: string, size: number, usage: number): GPUBuffer {

@@ -10,6 +10,7 @@ import { allocateHost, depthOf, hostSlots, slotOf, type HostSlots } from './memo
 import type { FromPe, PeInit, ToPe } from './messages.js';
 import { Abort, AbortError } from './abort.js';
 import { TraceRecorder } from './trace.js';
+import { watchMemory, Watchdog, type Overrun } from './watchdog.js';
 
 // One run on one agent. Each PE of the host runs in its own thread (pe-worker.ts); this main
 // thread holds the host memory (shared with the PE threads), runs the host-to-host lanes
@@ -29,6 +30,14 @@ interface PeWorker {
   worker: Worker;
   done: Promise<void>;
 }
+
+export interface RunOptions {
+  /** A firing running longer than this (ms) fails the run and leaves its PE thread stuck (watchdog.ts); 0 = no limit. */
+  kernelTimeoutMs?: number;
+}
+
+/** The time limit of one firing when the agent is given none: far above any real kernel, even on a CPU adapter. */
+export const DEFAULT_KERNEL_TIMEOUT_MS = 60_000;
 
 export class Run {
   readonly trace: TraceRecorder;
@@ -50,13 +59,16 @@ export class Run {
   private phases: { name: string; barrier: boolean }[] = [];
   private readonly syncMemory = localBarrierMemory();
   private readonly sync = new Int32Array(this.syncMemory);
+  readonly watchdog: Watchdog;
 
   private constructor(
     readonly deploy: Deploy,
     readonly devices: Devices,
     readonly peers: Map<string, PeerLink>,
     readonly send: (m: FromAgent) => void,
+    opts: RunOptions,
   ) {
+    this.watchdog = new Watchdog(opts.kernelTimeoutMs ?? DEFAULT_KERNEL_TIMEOUT_MS, performance.timeOrigin + performance.now(), (o) => this.overrun(o));
     this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: this.cycle, dropped }), deploy.traceInterval ?? 50_000);
     // The PE threads meet the lanes (this thread) in shared memory (local-barrier.ts); this
     // thread alone then takes the host's part of the cluster barrier.
@@ -64,8 +76,8 @@ export class Run {
   }
 
   /** Allocates every buffer, starts one thread per PE (devices opened, kernels prepared). Throws naming the PE or node. */
-  static async prepare(deploy: Deploy, devices: Devices, peers: Map<string, PeerLink>, send: (m: FromAgent) => void): Promise<Run> {
-    const run = new Run(deploy, devices, peers, send);
+  static async prepare(deploy: Deploy, devices: Devices, peers: Map<string, PeerLink>, send: (m: FromAgent) => void, opts: RunOptions = {}): Promise<Run> {
+    const run = new Run(deploy, devices, peers, send, opts);
     try {
       await run.start();
       return run;
@@ -124,7 +136,10 @@ export class Run {
       gpu: handle ? { backend: handle.backend, powerPreference: handle.powerPreference, name: handle.name } : undefined,
       traceInterval: this.deploy.traceInterval ?? 50_000,
       sync: this.syncMemory,
+      watch: watchMemory(),
+      epoch: this.watchdog.epoch,
     };
+    this.watchdog.watch(program, init.watch);
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
     const pw: PeWorker = { program, worker, done };
@@ -196,9 +211,27 @@ export class Run {
     return this.aborts.reason;
   }
 
+  /** A firing passed the time limit: the run fails naming it; its thread stays in the kernel. */
+  private overrun(o: Overrun): void {
+    const limit = `${this.watchdog.limitMs / 1000} s`;
+    this.fail({
+      host: this.devices.host,
+      pe: o.pe,
+      node: o.node,
+      iteration: o.iteration,
+      message: `node ${o.node} (${o.kernel}) on ${o.pe} ran past the agent's kernel time limit (${limit}) at iteration ${o.iteration}; agent ${this.devices.host} restarts to free ${o.pe}. Fix the kernel, or raise the limit: pipeloom agent --kernel-timeout SECONDS`,
+    });
+  }
+
+  /** PE threads held by a kernel that overran (freed only by restarting the agent). */
+  get stuck(): string[] {
+    return this.watchdog.stuckPes;
+  }
+
   /** Runs every PE thread and the lanes to the end; sends `done` or `failed`. */
   async execute(): Promise<void> {
     this.trace.start();
+    this.watchdog.start();
     for (const pw of this.workers) this.post(pw, { type: 'start' });
     try {
       await this.guard(Promise.all([this.lanesLoop(), ...this.workers.map((w) => w.done)]));
@@ -284,17 +317,37 @@ export class Run {
     }
   }
 
-  /** Frees every buffer and device (each PE thread destroys its own, then exits); safe to call twice. */
-  async free(): Promise<void> {
-    if (this.freed) return;
+  /** Frees every buffer and device (each PE thread destroys its own, then exits); every call gets the same promise. */
+  free(): Promise<void> {
+    this.freeing ??= this.release();
+    return this.freeing;
+  }
+
+  private freeing: Promise<void> | undefined;
+
+  private async release(): Promise<void> {
     this.freed = true;
     this.abort('run freed');
     this.trace.stop();
+    // Still watching: a thread finishing a long firing is waited for up to the time limit.
+    this.watchdog.start();
     await Promise.all(
       this.workers.map(
         (pw) =>
           new Promise<void>((resolve) => {
-            const t = setTimeout(() => void pw.worker.terminate().then(() => resolve()), 2000);
+            const pe = pw.program.pe;
+            // A thread held by a kernel is left alone: terminating it inside a native Dawn
+            // call aborts the whole process. The agent restarts instead (see `stuck`).
+            if (this.watchdog.stuckPes.includes(pe)) return resolve();
+            const giveUp = () => {
+              if (this.watchdog.stuckPes.includes(pe)) return resolve();
+              if (this.watchdog.firing(pe)) {
+                t = setTimeout(giveUp, 100);
+                return;
+              }
+              void pw.worker.terminate().then(() => resolve());
+            };
+            let t = setTimeout(giveUp, 2000);
             pw.worker.on('message', (m: FromPe) => {
               if (m.type === 'freed') {
                 clearTimeout(t);
@@ -309,6 +362,7 @@ export class Run {
           }),
       ),
     );
+    this.watchdog.stop();
     this.workers = [];
     this.host.clear();
   }

@@ -29,6 +29,14 @@ export interface AgentOptions {
   authTimeout?: number;
   /** Runs `custom.wgsl` nodes (WGSL written in the document); refused unless set (--allow-wgsl). */
   allowWgsl?: boolean;
+  /** Time limit of one firing in ms (default DEFAULT_KERNEL_TIMEOUT_MS; 0 = none). */
+  kernelTimeoutMs?: number;
+  /**
+   * A firing overran the limit and its PE thread is held by the kernel: only a new process
+   * gets that PE back. Called once the run is freed; the CLI exits so a supervisor restarts
+   * it. Until then (or without it) this agent refuses new runs, saying why.
+   */
+  onStuck?: (reason: string) => void;
   log?: (line: string) => void;
 }
 
@@ -58,6 +66,18 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
   // No per-message deflate (ws's server default, stated): buffer data does not pay for deflating.
   const wss = new WebSocketServer({ server, maxPayload: limits.maxFrame, perMessageDeflate: false });
   let active: Active | null = null;
+  /** Why this agent takes no more runs: a PE thread is held by a kernel that overran. */
+  let stuck: string | null = null;
+
+  /** Frees a run's memory and threads; a PE thread stuck in a kernel puts the agent out of service. */
+  async function release(run: Run): Promise<void> {
+    await run.free();
+    const pes = run.stuck;
+    if (!pes.length || stuck) return;
+    stuck = `${pes.join(', ')} ${pes.length > 1 ? 'are' : 'is'} held by a kernel that ran past the time limit`;
+    if (opts.onStuck) opts.onStuck(stuck);
+    else log(`${stuck}: new runs are refused until the agent restarts`);
+  }
   /** Peer links that arrived before their run's deploy, by run id. */
   const early = new Map<string, Map<string, PeerLink>>();
   const linkWaiters = new Map<string, () => void>();
@@ -71,7 +91,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
     if (!a) return;
     active = null;
     a.run?.abort(reason);
-    void a.run?.free();
+    if (a.run) void release(a.run);
     for (const l of a.links.values()) l.close(reason);
     early.delete(a.runId);
     log(`run ${a.runId} ended: ${reason}`);
@@ -157,7 +177,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
         const run = a.run;
         await run.execute();
         a.finished = true;
-        void run.free();
+        void release(run);
         return;
       }
       case 'stop': {
@@ -173,6 +193,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
   }
 
   async function deploy(ws: WebSocket, m: Deploy): Promise<void> {
+    if (stuck) throw new Error(`agent ${host} cannot take runs until it restarts: ${stuck}`);
     if (active && active.coordinator !== ws) throw new Error(`agent ${host} is busy with run ${active.runId}`);
     if (active) endRun('replaced by a new deploy');
     if (!Array.isArray(m.programs) || !Array.isArray(m.hosts)) throw new Error('malformed deploy: programs and hosts must be lists');
@@ -194,9 +215,9 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       const expected = m.hosts.slice(0, me).map((h) => h.id);
       await waitFor(() => expected.every((h) => a.links.has(h)), m.runId, 15_000, () => `peer agents ${expected.filter((h) => !a.links.has(h)).join(', ')} did not connect to ${host}`);
       if (active !== a) throw new Error('run replaced while deploying');
-      const run = await Run.prepare(m, opts.devices, a.links, (msg) => sendTo(ws, msg));
+      const run = await Run.prepare(m, opts.devices, a.links, (msg) => sendTo(ws, msg), { kernelTimeoutMs: opts.kernelTimeoutMs });
       if (active !== a) {
-        void run.free();
+        void release(run);
         throw new Error('run stopped while deploying');
       }
       a.run = run;
