@@ -1,35 +1,46 @@
-// bench:link — agent-link throughput (WebSocket binary frames through PeerLink, as agents
-// send buffers host to host) against a raw TCP socket on loopback moving the same bytes.
+// bench:link — agent-link throughput (WebSocket binary messages through PeerLink over the
+// agent's own framing, peer/frames.ts, as agents send buffers host to host, each received
+// straight into its destination) against a raw TCP socket on loopback moving the same bytes
+// into a destination buffer.
 // Both ends in this process, each side the same for both transports. Ratio target >= 0.9.
-//   LINK_BYTES=<bytes per measurement> LINK_ROUNDS=<rounds> npm run bench:link
+//   LINK_BYTES=<bytes per measurement> LINK_ROUNDS=<rounds> LINK_SIZES=<bytes,...> npm run bench:link
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import WebSocket, { WebSocketServer } from 'ws';
-import { PEER_CLIENT_OPTIONS, PeerLink } from '../src/peer/link.js';
+import { createServer } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { acceptUpgrade, dialUpgrade, FrameSocket, PEER_PATH } from '../src/peer/frames.js';
+import { PeerLink } from '../src/peer/link.js';
 
-const sizes = [64 << 10, 1 << 20, 16 << 20];
-const totalBytes = Number(process.env.LINK_BYTES ?? 512 << 20);
+const LIMITS = { maxFrame: 1 << 30, maxText: 16 << 20 };
+
+const sizes = (process.env.LINK_SIZES ?? `${64 << 10},${1 << 20},${16 << 20}`).split(",").map(Number);
+const totalBytes = Number(process.env.LINK_BYTES ?? 128 << 20);
 
 async function agentLink(size: number, count: number): Promise<number> {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', maxPayload: 1 << 30 });
-  await new Promise((r) => wss.once('listening', r));
-  const accepted = new Promise<WebSocket>((r) => wss.once('connection', r));
-  const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, { maxPayload: 1 << 30, ...PEER_CLIENT_OPTIONS });
-  await new Promise((r) => client.once('open', r));
-  const sender = new PeerLink('h1', client);
-  const receiver = new PeerLink('h0', await accepted);
+  // The agent's own path: an upgrade on PEER_PATH, its framing both ways, PeerLink at each end.
+  const server = createServer();
+  const accepted = new Promise<PeerLink>((resolve) =>
+    server.once('upgrade', (req, socket: Duplex, head: Buffer) => {
+      if (acceptUpgrade(req, socket)) resolve(new PeerLink('h1', new FrameSocket(socket, head, 'server', LIMITS)));
+    }),
+  );
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const up = await dialUpgrade(`ws://127.0.0.1:${(server.address() as AddressInfo).port}${PEER_PATH}`);
+  const sender = new PeerLink('h0', new FrameSocket(up.socket, up.head, 'client', LIMITS));
+  const receiver = await accepted;
   const payload = new Uint8Array(size).fill(7);
   const dst = new Uint8Array(size);
   const t0 = performance.now();
-  const recv = (async () => {
-    for (let i = 0; i < count; i++) dst.set(await receiver.take('bn_4->bn_5', i));
-  })();
+  // As a receiving lane does, the destination is given before the bytes arrive.
+  const recv = Promise.all(Array.from({ length: count }, (_, i) => receiver.receive('bn_4->bn_5', i, dst)));
   for (let i = 0; i < count; i++) await sender.sendFrame('bn_4->bn_5', i, payload);
   await recv;
   const seconds = (performance.now() - t0) / 1000;
   sender.close();
   receiver.close();
-  wss.close();
+  up.socket.destroy();
+  server.closeAllConnections();
+  server.close();
   return (size * count) / seconds;
 }
 
@@ -68,7 +79,7 @@ async function rawTcp(size: number, count: number): Promise<number> {
   return (size * count) / seconds;
 }
 
-const rounds = Number(process.env.LINK_ROUNDS ?? 5);
+const rounds = Number(process.env.LINK_ROUNDS ?? 11);
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -76,15 +87,17 @@ const median = (xs: number[]) => {
 const rows: string[][] = [];
 for (const size of sizes) {
   const count = Math.max(4, Math.round(totalBytes / size));
-  // Warm both once, then interleave them: the ratio of each round, the median of the rounds.
-  await agentLink(size, 2);
-  await rawTcp(size, 2);
+  // Warm both with a whole measurement (the link's code must be compiled, as in a long run),
+  // then interleave them, alternating which goes first: the ratio of each round, the median.
+  await agentLink(size, count);
+  await rawTcp(size, count);
   const ws: number[] = [];
   const tcp: number[] = [];
   const ratios: number[] = [];
   for (let r = 0; r < rounds; r++) {
-    const t = await rawTcp(size, count);
-    const w = await agentLink(size, count);
+    const first = r % 2 ? await agentLink(size, count) : await rawTcp(size, count);
+    const second = r % 2 ? await rawTcp(size, count) : await agentLink(size, count);
+    const [w, t] = r % 2 ? [first, second] : [second, first];
     ws.push(w);
     tcp.push(t);
     ratios.push(w / t);
@@ -98,4 +111,4 @@ const line = (r: string[]) => `| ${r.map((c, i) => c.padStart(widths[i])).join('
 console.log(line(head));
 console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
 for (const r of rows) console.log(line(r));
-console.log(`\nloopback, both ends in one process, ${totalBytes >> 20} MiB per measurement, ${rounds} interleaved rounds: median (min-max); target ratio >= 0.9`);
+console.log(`\nloopback, both ends in one process, ${totalBytes >> 20} MiB per measurement, ${rounds} rounds alternating which goes first, after a warm-up of each: median (min-max); target ratio >= 0.9`);

@@ -1,113 +1,229 @@
-import type WebSocket from 'ws';
-import { parseMessage, type PeerMessage } from '@pipeloom/core/coordinator/protocol';
+import { CLOSE, parseMessage, type PeerMessage } from '@pipeloom/core/coordinator/protocol';
+import { FrameSocket, WS_CLOSE } from './frames.js';
 
-// A direct agent-to-agent connection: buffer data as binary frames, barrier tokens as text.
+// A direct agent-to-agent connection: buffer data as binary messages, barrier tokens as text.
 // Host-to-host data never passes through the coordinator.
+//
+// A transfer is one binary message: u32 iteration, u16 key length, the key (`from->to` buffer
+// ids), then the bytes. The receiving lane says where the bytes go before they arrive
+// (`receive`), and they are copied there from the socket's chunks as they come: one copy, as
+// with raw TCP. Bytes that arrive first wait in a buffer kept per key, and are copied over
+// when the lane asks for them.
 
-/**
- * Client options for dialing a peer agent. Frames are sent with a zero mask: masking defends
- * browser-proxied traffic against cache poisoning, and agent-to-agent links carry no browser
- * traffic; a zero mask is a valid frame that both ends copy without XOR-ing every byte.
- * No per-message deflate: buffer data does not compress enough to pay for deflating it (the
- * agent's server never accepts it either). ws turns Nagle off on its sockets.
- */
-export const PEER_CLIENT_OPTIONS = { generateMask: (mask: Buffer) => void mask.fill(0), perMessageDeflate: false } as const;
+const EMPTY = Buffer.alloc(0);
+const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
 
-type Waiter = { resolve: (b: Uint8Array) => void };
+interface Waiter {
+  dst: Uint8Array;
+  resolve: (firstByteUs: number) => void;
+}
+
+/** Bytes that arrived before their lane asked: kept until `receive`. */
+interface Held {
+  bytes: Buffer;
+  length: number;
+  firstByteUs: number;
+}
+
+/** The message being read: its header so far, then where its bytes go. */
+interface Incoming {
+  length: number;
+  header: Buffer;
+  headerGot: number;
+  /** Header size once the key length is known. */
+  headerSize: number;
+  key?: string;
+  into?: Uint8Array;
+  waiter?: Waiter;
+  held?: Held;
+  got: number;
+  firstByteUs: number;
+}
 
 export class PeerLink {
-  private inbox = new Map<string, Uint8Array>();
+  private held = new Map<string, Held>();
   private waiters = new Map<string, Waiter>();
+  /** Spare buffers for early bytes, per key: steady runs reuse them instead of allocating. */
+  private spare = new Map<string, Buffer>();
+  private incoming: Incoming | null = null;
+  private keyBytes = new Map<string, Buffer>();
   onMessage: (m: PeerMessage) => void = () => {};
   onClose: (reason: string) => void = () => {};
   private closed = false;
 
   constructor(
     readonly host: string,
-    readonly socket: WebSocket,
+    readonly frames: FrameSocket,
     /** Bytes per second cap on sends (0 = none), to make a fast loopback look like a slower network. */
     public rate = 0,
   ) {
-    socket.binaryType = 'nodebuffer';
-    socket.on('message', (data, isBinary) => {
-      if (isBinary) this.receiveFrame(data as Buffer);
-      else {
-        const parsed = parseMessage<PeerMessage>(String(data), ['barrier', 'release', 'abort']);
+    frames.handlers = {
+      text: (s) => {
+        const parsed = parseMessage<PeerMessage>(s, ['barrier', 'release', 'abort']);
         if (!parsed.ok) {
-          socket.close(4002, parsed.reason);
+          this.protocolError(parsed.reason);
           return;
         }
         this.onMessage(parsed.message);
-      }
-    });
-    socket.on('close', (code, reason) => {
-      if (this.closed) return;
-      this.closed = true;
-      this.onClose(reason.toString() || `connection closed (${code})`);
-    });
-    socket.on('error', () => {});
+      },
+      binaryStart: (length) => {
+        this.incoming = { length, header: EMPTY, headerGot: 0, headerSize: 6, got: 0, firstByteUs: 0 };
+      },
+      chunk: (bytes) => this.chunk(bytes),
+      binaryEnd: () => this.end(),
+      close: (code, reason) => {
+        if (this.closed) return;
+        this.closed = true;
+        this.onClose(reason || `connection closed (${code})`);
+      },
+    };
   }
 
   send(m: PeerMessage): void {
-    if (this.socket.readyState === this.socket.OPEN) this.socket.send(JSON.stringify(m));
+    this.frames.sendText(JSON.stringify(m));
   }
 
   /**
-   * Sends one buffer's bytes for an iteration: a small header frame (u32 iteration, u16 key
-   * length, key) then the payload frame, written straight from the slot without a copy.
-   * Resolves once handed to the socket (and the rate cap allows).
+   * Sends one buffer's bytes for an iteration, written straight from the slot. Resolves once
+   * the socket has taken them (and the rate cap allows): the slot may change after that.
    */
-  async sendFrame(key: string, iteration: number, payload: Uint8Array): Promise<void> {
+  sendFrame(key: string, iteration: number, payload: Uint8Array): Promise<void> {
     const started = performance.now();
-    const keyBytes = Buffer.from(key, 'utf8');
-    const header = Buffer.allocUnsafe(6 + keyBytes.length);
-    header.writeUInt32LE(iteration, 0);
-    header.writeUInt16LE(keyBytes.length, 4);
-    keyBytes.copy(header, 6);
-    this.socket.send(header, { binary: true });
-    const body = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-    await new Promise<void>((resolve, reject) => this.socket.send(body, { binary: true }, (e) => (e ? reject(e) : resolve())));
-    if (this.rate > 0) {
+    let keyBytes = this.keyBytes.get(key);
+    if (!keyBytes) this.keyBytes.set(key, (keyBytes = Buffer.from(key, 'utf8')));
+    const kb = keyBytes;
+    const sent = this.frames.sendBinary(payload, 6 + kb.length, (head, at) => {
+      head.writeUInt32LE(iteration, at);
+      head.writeUInt16LE(kb.length, at + 4);
+      kb.copy(head, at + 6);
+    });
+    if (!(this.rate > 0)) return sent;
+    return sent.then(async () => {
       const due = (payload.byteLength / this.rate) * 1000 - (performance.now() - started);
       if (due > 0) await new Promise((r) => setTimeout(r, due));
-    }
+    });
   }
 
-  /** The bytes of `key` for `iteration`, waiting for them if they have not arrived. */
-  take(key: string, iteration: number): Promise<Uint8Array> {
+  /**
+   * Puts the bytes of `key` for `iteration` into `dst`, as they arrive or from where they
+   * waited. Resolves with the time (µs, this thread's clock) their first bytes came in.
+   */
+  receive(key: string, iteration: number, dst: Uint8Array): Promise<number> {
     const k = `${key}#${iteration}`;
-    const ready = this.inbox.get(k);
+    const ready = this.held.get(k);
     if (ready) {
-      this.inbox.delete(k);
-      return Promise.resolve(ready);
+      this.held.delete(k);
+      dst.set(ready.bytes.subarray(0, Math.min(ready.length, dst.byteLength)));
+      this.spare.set(key, ready.bytes);
+      return Promise.resolve(ready.firstByteUs);
     }
-    return new Promise((resolve) => this.waiters.set(k, { resolve }));
+    return new Promise((resolve) => this.waiters.set(k, { dst, resolve }));
   }
 
-  private header: { key: string; iteration: number } | null = null;
-
-  private receiveFrame(data: Buffer): void {
-    if (!this.header) {
-      if (data.length < 6 || data.length > 6 + 0xffff) {
-        this.socket.close(4002, 'malformed frame: expected a transfer header');
-        return;
-      }
-      this.header = { iteration: data.readUInt32LE(0), key: data.toString('utf8', 6, 6 + data.readUInt16LE(4)) };
-      return;
+  private chunk(bytes: Buffer): void {
+    const m = this.incoming;
+    if (!m || this.closed) return;
+    let at = 0;
+    if (m.headerGot < m.headerSize) {
+      // Most often the whole header is in the message's first chunk: read it in place.
+      if (m.headerGot === 0 && bytes.length >= 6 && bytes.length >= 6 + bytes.readUInt16LE(4)) {
+        m.headerSize = 6 + bytes.readUInt16LE(4);
+        if (m.headerSize > m.length) {
+          this.protocolError('malformed transfer: its header is longer than the message');
+          return;
+        }
+        m.header = bytes;
+        m.headerGot = m.headerSize;
+        at = this.route(m);
+      } else at = this.readHeader(m, bytes);
+      if (at < 0) return;
     }
-    const k = `${this.header.key}#${this.header.iteration}`;
-    this.header = null;
+    if (at >= bytes.length) return;
+    if (!m.firstByteUs) m.firstByteUs = nowUs();
+    const piece = at ? bytes.subarray(at) : bytes;
+    m.into!.set(piece, m.got);
+    m.got += piece.length;
+  }
+
+  /** Reads the transfer header from the message's first bytes; returns where its data starts in `bytes`, or -1 after closing the link. */
+  private readHeader(m: Incoming, bytes: Buffer): number {
+    if (m.header === EMPTY) m.header = Buffer.allocUnsafe(6);
+    let at = 0;
+    while (m.headerGot < m.headerSize && at < bytes.length) {
+      const n = Math.min(m.headerSize - m.headerGot, bytes.length - at);
+      bytes.copy(m.header, m.headerGot, at, at + n);
+      m.headerGot += n;
+      at += n;
+      if (m.headerGot === 6 && m.headerSize === 6) {
+        m.headerSize = 6 + m.header.readUInt16LE(4);
+        if (m.headerSize > m.length) return this.protocolError('malformed transfer: its header is longer than the message');
+        const grown = Buffer.allocUnsafe(m.headerSize);
+        m.header.copy(grown, 0, 0, 6);
+        m.header = grown;
+      }
+    }
+    if (m.headerGot < m.headerSize) return at;
+    return this.route(m) < 0 ? -1 : at;
+  }
+
+  /** With the header read: where the message's bytes go (the waiting slot or a spare buffer); -1 after closing the link. */
+  private route(m: Incoming): number {
+    const iteration = m.header.readUInt32LE(0);
+    const key = m.header.toString('utf8', 6, m.headerSize);
+    const k = `${key}#${iteration}`;
+    const size = m.length - m.headerSize;
+    m.key = k;
     const w = this.waiters.get(k);
     if (w) {
+      if (size > w.dst.byteLength) return this.protocolError(`transfer ${key} of ${size} bytes does not fit its slot of ${w.dst.byteLength}`);
       this.waiters.delete(k);
-      w.resolve(data);
-    } else this.inbox.set(k, data);
+      m.waiter = w;
+      m.into = w.dst;
+    } else {
+      let spare = this.spare.get(key);
+      if (!spare || spare.length < size) spare = Buffer.allocUnsafe(size);
+      else this.spare.delete(key);
+      m.held = { bytes: spare, length: size, firstByteUs: 0 };
+      m.into = spare;
+    }
+    return m.headerSize;
+  }
+
+  private end(): void {
+    const m = this.incoming;
+    this.incoming = null;
+    if (this.closed) return;
+    if (!m || m.headerGot < m.headerSize) {
+      this.protocolError('malformed transfer: a binary message shorter than its header');
+      return;
+    }
+    const first = m.firstByteUs || nowUs();
+    if (m.waiter) {
+      m.waiter.resolve(first);
+      return;
+    }
+    const held = m.held!;
+    held.firstByteUs = first;
+    // The lane may have asked while these bytes were arriving into the spare buffer.
+    const late = this.waiters.get(m.key!);
+    if (late) {
+      this.waiters.delete(m.key!);
+      late.dst.set(held.bytes.subarray(0, Math.min(held.length, late.dst.byteLength)));
+      this.spare.set(m.key!.slice(0, m.key!.lastIndexOf('#')), held.bytes);
+      late.resolve(first);
+    } else this.held.set(m.key!, held);
+  }
+
+  private protocolError(reason: string): -1 {
+    this.frames.close(CLOSE.protocol, reason);
+    return -1;
   }
 
   close(reason = 'run over'): void {
     this.closed = true;
-    this.inbox.clear();
+    this.held.clear();
     this.waiters.clear();
-    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) this.socket.close(1000, reason);
+    this.spare.clear();
+    this.frames.close(WS_CLOSE.normal, reason);
   }
 }

@@ -306,13 +306,12 @@ export class Run {
       await this.guard(link.sendFrame(key, it, bytes.subarray(0, t.bytes)));
       this.trace.add({ ...common, pe: t.fromPe, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
     } else {
-      const w0 = nowUs();
-      const data = await this.guard(link.take(key, it));
-      const t0 = nowUs();
-      this.trace.add({ ...common, pe: t.toPe, kind: 'wait', name: `recv ${t.to.buffer}`, start: w0, end: t0 });
       const dst = this.slots(t.to.buffer);
       const slot = dst.bytes[slotOf(k, t.to.lag, depthOf(dst))];
-      slot.set(data.subarray(0, slot.byteLength));
+      // The link copies the bytes into the slot as they arrive: waiting ends at the first byte.
+      const w0 = nowUs();
+      const t0 = Math.max(w0, await this.guard(link.receive(key, it, slot)));
+      this.trace.add({ ...common, pe: t.toPe, kind: 'wait', name: `recv ${t.to.buffer}`, start: w0, end: t0 });
       this.trace.add({ ...common, pe: t.toPe, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
     }
   }

@@ -2,10 +2,12 @@ import { createServer as createHttp, type IncomingMessage, type Server } from 'n
 import { createServer as createHttps } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import { CLOSE, parseMessage, PROTOCOL_VERSION, type FromAgent, type PeerMessage, type ToAgent } from '@pipeloom/core/coordinator/protocol';
 import type { Devices } from '../devices/discover.js';
-import { PEER_CLIENT_OPTIONS, PeerLink } from '../peer/link.js';
+import { acceptUpgrade, dialUpgrade, FrameSocket, PEER_PATH } from '../peer/frames.js';
+import { PeerLink } from '../peer/link.js';
 import { processMemory, Run } from '../runtime/run.js';
 import { DEFAULT_LIMITS, DEFAULT_ORIGINS, originAllowed, RateLimit, tokenMatches, type Limits } from './security.js';
 import { customWgslRefusal } from './wgsl-policy.js';
@@ -64,7 +66,13 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
   const tls = Boolean(opts.cert && opts.key);
   const server: Server = tls ? createHttps({ cert: readFileSync(opts.cert!), key: readFileSync(opts.key!) }) : createHttp();
   // No per-message deflate (ws's server default, stated): buffer data does not pay for deflating.
-  const wss = new WebSocketServer({ server, maxPayload: limits.maxFrame, perMessageDeflate: false });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxFrame, perMessageDeflate: false });
+  // Peer agents dial PEER_PATH and get the agent's own framing (peer/frames.ts); the rest is ws.
+  const peerSockets = new Set<FrameSocket>();
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (new URL(req.url ?? '/', 'http://agent').pathname === PEER_PATH) acceptPeer(req, socket, head);
+    else wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
   let active: Active | null = null;
   /** Why this agent takes no more runs: a PE thread is held by a kernel that overran. */
   let stuck: string | null = null;
@@ -112,9 +120,8 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       if (role === 'coordinator' && active?.coordinator === ws) endRun('the coordinator disconnected');
     });
     ws.on('message', (data, isBinary) => {
-      if (role === 'peer') return; // a PeerLink owns the socket from here on
       if (isBinary) {
-        ws.close(CLOSE.protocol, 'binary frames are for peer links only');
+        ws.close(CLOSE.protocol, `binary frames are for peer links only (${PEER_PATH})`);
         return;
       }
       const text = String(data);
@@ -127,31 +134,20 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
         return;
       }
       if (role === 'none') {
-        const parsed = parseMessage<ToAgent | PeerMessage>(text, ['auth', 'peer-auth']);
+        const parsed = parseMessage<ToAgent>(text, ['auth']);
         if (!parsed.ok) {
           ws.close(parsed.reason.startsWith('unexpected') ? CLOSE.auth : CLOSE.protocol, parsed.reason.startsWith('unexpected') ? 'not authenticated: the first message must be "auth"' : parsed.reason);
           return;
         }
-        const m = parsed.message as Extract<ToAgent, { type: 'auth' }> | Extract<PeerMessage, { type: 'peer-auth' }>;
+        const m = parsed.message as Extract<ToAgent, { type: 'auth' }>;
         if (!tokenMatches(opts.token, m.token)) {
           log(`refused a connection from ${req.socket.remoteAddress}: invalid token`);
           ws.close(CLOSE.auth, 'invalid token');
           return;
         }
         clearTimeout(timer);
-        if (m.type === 'auth') {
-          role = 'coordinator';
-          sendTo(ws, { type: 'welcome', version: PROTOCOL_VERSION, host, pes: opts.devices.pes });
-        } else {
-          role = 'peer';
-          ws.removeAllListeners('message');
-          const link = new PeerLink(m.host, ws, opts.linkRate ?? 0);
-          let links = active?.runId === m.runId ? active.links : early.get(m.runId);
-          if (!links) early.set(m.runId, (links = new Map()));
-          links.set(m.host, link);
-          ws.send(JSON.stringify({ type: 'peer-ready', host }));
-          linkWaiters.get(m.runId)?.();
-        }
+        role = 'coordinator';
+        sendTo(ws, { type: 'welcome', version: PROTOCOL_VERSION, host, pes: opts.devices.pes });
         return;
       }
       const parsed = parseMessage<ToAgent>(text, ['ping', 'deploy', 'start', 'stop']);
@@ -162,6 +158,45 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       void handle(ws, parsed.message).catch((e) => sendTo(ws, { type: 'error', message: e instanceof Error ? e.message : String(e) }));
     });
   });
+
+  /** A peer agent's link: the handshake, then its first message must be `peer-auth` with the token. */
+  function acceptPeer(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const origin = req.headers.origin;
+    if (!originAllowed(origin, origins)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    if (!acceptUpgrade(req, socket)) return;
+    const frames = new FrameSocket(socket, head, 'server', { maxFrame: limits.maxFrame, maxText: limits.maxMessage });
+    peerSockets.add(frames);
+    socket.once('close', () => peerSockets.delete(frames));
+    const timer = setTimeout(() => frames.close(CLOSE.auth, 'no token: the first message must authenticate'), opts.authTimeout ?? 5000);
+    frames.handlers = {
+      ...frames.handlers,
+      binaryStart: () => frames.close(CLOSE.auth, 'not authenticated: the first message must be "peer-auth"'),
+      close: () => clearTimeout(timer),
+      text: (text) => {
+        clearTimeout(timer);
+        const parsed = parseMessage<PeerMessage>(text, ['peer-auth']);
+        if (!parsed.ok) {
+          frames.close(parsed.reason.startsWith('unexpected') ? CLOSE.auth : CLOSE.protocol, parsed.reason.startsWith('unexpected') ? 'not authenticated: the first message must be "peer-auth"' : parsed.reason);
+          return;
+        }
+        const m = parsed.message as Extract<PeerMessage, { type: 'peer-auth' }>;
+        if (!tokenMatches(opts.token, m.token)) {
+          log(`refused a peer link from ${req.socket.remoteAddress}: invalid token`);
+          frames.close(CLOSE.auth, 'invalid token');
+          return;
+        }
+        const link = new PeerLink(m.host, frames, opts.linkRate ?? 0);
+        let links = active?.runId === m.runId ? active.links : early.get(m.runId);
+        if (!links) early.set(m.runId, (links = new Map()));
+        links.set(m.host, link);
+        link.send({ type: 'peer-ready', host });
+        linkWaiters.get(m.runId)?.();
+      },
+    };
+  }
 
   async function handle(ws: WebSocket, m: ToAgent): Promise<void> {
     switch (m.type) {
@@ -239,20 +274,31 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
     }
   }
 
-  function dial(peer: string, url: string, runId: string): Promise<PeerLink> {
+  async function dial(peer: string, url: string, runId: string): Promise<PeerLink> {
+    const fail = (why: string) => new Error(`cannot reach peer agent ${peer} at ${url}: ${why}`);
+    let up: Awaited<ReturnType<typeof dialUpgrade>>;
+    try {
+      up = await dialUpgrade(new URL(PEER_PATH, url).toString());
+    } catch (e) {
+      throw fail(e instanceof Error ? e.message : String(e));
+    }
+    const frames = new FrameSocket(up.socket, up.head, 'client', { maxFrame: limits.maxFrame, maxText: limits.maxMessage });
+    peerSockets.add(frames);
+    up.socket.once('close', () => peerSockets.delete(frames));
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { maxPayload: limits.maxFrame, ...PEER_CLIENT_OPTIONS });
-      const fail = (why: string) => reject(new Error(`cannot reach peer agent ${peer} at ${url}: ${why}`));
-      ws.once('error', (e) => fail(e.message));
-      ws.once('close', (code, reason) => fail(reason.toString() || `closed (${code})`));
-      ws.once('open', () => ws.send(JSON.stringify({ type: 'peer-auth', version: PROTOCOL_VERSION, token: opts.token, host, runId })));
-      ws.once('message', (data) => {
-        const parsed = parseMessage<PeerMessage>(String(data), ['peer-ready']);
-        if (!parsed.ok) return fail(parsed.reason);
-        ws.removeAllListeners('close');
-        ws.removeAllListeners('error');
-        resolve(new PeerLink(peer, ws, opts.linkRate ?? 0));
-      });
+      frames.handlers = {
+        ...frames.handlers,
+        close: (code, reason) => reject(fail(reason || `closed (${code})`)),
+        text: (text) => {
+          const parsed = parseMessage<PeerMessage>(text, ['peer-ready']);
+          if (!parsed.ok) {
+            frames.close(CLOSE.protocol, parsed.reason);
+            return;
+          }
+          resolve(new PeerLink(peer, frames, opts.linkRate ?? 0));
+        },
+      };
+      frames.sendText(JSON.stringify({ type: 'peer-auth', version: PROTOCOL_VERSION, token: opts.token, host, runId }));
     });
   }
 
@@ -292,6 +338,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
     close: async () => {
       endRun('agent shutting down');
       for (const c of wss.clients) c.terminate();
+      for (const f of peerSockets) f.socket.destroy();
       await new Promise<void>((r) => wss.close(() => r()));
       await new Promise<void>((r) => server.close(() => r()));
     },
