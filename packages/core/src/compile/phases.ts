@@ -36,7 +36,9 @@ export interface PhasePlan {
  * whose source buffer is written by another transfer of the same group would race it, so
  * such a chain (gpu0@h0 -> cpu@h0 -> gpu1@h0, or cpu@h0 -> cpu@h1 -> cpu@h2) is split into
  * ordered sub-phases `pcie#0`, `pcie#1`, ... (names get the suffix only when split). Keeping
- * host-to-host before host-to-GPU is what makes the P-I-I-C cycle T = Th + Tib + a*n.
+ * host-to-host before host-to-GPU is what makes the P-I-I-C cycle T = Th + Tib + a*n. A group
+ * with no transfer on any PE (cpu-cpu on a single host) has no phase: its barrier would cost
+ * every agent a cluster-wide wait per cycle for nothing.
  */
 export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean, links?: (Link | undefined)[], table = bufferTable(model, buffers)): PhasePlan {
   const transfers: Transfer[] = [];
@@ -45,7 +47,8 @@ export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean
   // copy's depth in a chain of copies of the same group.
   const group = new Uint8Array(buffers.length);
   const level = new Int32Array(buffers.length);
-  const levels = [1, 1];
+  // Sub-phases per group; a group without transfers gets no phase (nor its barrier).
+  const levels = [0, 0];
   for (let i = 0; i < buffers.length; i++) {
     const p = table.parent[i];
     if (p < 0) continue;

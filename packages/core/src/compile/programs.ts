@@ -6,8 +6,8 @@ import { bufferTable } from './table.js';
 import type { Action, BufferAccess, BufferNode, MemoryReport, PeProgram } from './types.js';
 
 /**
- * Paper 4.3, the per-cycle program of each PE. Every PE gets the same phase list (empty
- * phases included) so the cluster-wide barrier at the end of each phase lines up. A transfer
+ * Paper 4.3, the per-cycle program of each PE. Every PE gets the same phase list (phases
+ * empty on this PE included) so the cluster-wide barrier at the end of each phase lines up. A transfer
  * appears in the programs of both PEs it connects, with the same content: the sender's agent
  * sends, the receiver's receives. With overlap the transfers are listed first (launched
  * asynchronously), then the firings in schedule order; without, each phase holds only its
