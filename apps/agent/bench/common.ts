@@ -60,8 +60,8 @@ export async function cluster(ig: ImplementationGraph, linkRate?: number): Promi
   };
 }
 
-export async function runOrThrow(c: Cluster, ig: ImplementationGraph, iterations: number, linkRate?: number, keepEvents = true): Promise<RunResult> {
-  const r = await c.coordinator.run(ig, { iterations, linkRate, keepEvents }).done;
+export async function runOrThrow(c: Cluster, ig: ImplementationGraph, iterations: number, linkRate?: number, keepEvents = true, emulateLinks = false): Promise<RunResult> {
+  const r = await c.coordinator.run(ig, { iterations, linkRate, keepEvents, emulateLinks }).done;
   if (!r.ok) throw new Error(`run failed: ${JSON.stringify(r.failure)}`);
   return r;
 }

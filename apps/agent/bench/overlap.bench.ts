@@ -7,21 +7,35 @@
 //         copy into its slot done);
 //   a   = slope of the I firing time in nb_loop (Theil-Sen line over the sweep), f0 its intercept.
 //   without: T = Th + Tib + f0 + a*nb_loop        with: T = max(Th, Tib, f0 + a*nb_loop)
-// The host-to-host link is slowed with the agents' link rate cap so that Tib ~ Th (where the
-// model's peak is 3), unless --link-rate is given (0 = uncapped). The sweep is centred on the
-// model's peak, a*nb_loop = max(Tib, Th) - f0, unless --loops is given.
-//   npm run bench:overlap -- [--size BYTES] [--iterations N] [--rounds N] [--loops 0,1,...] [--link-rate B/s]
+// The paper sets up Th ~ Tib ~ a*nb_loop (its peak, 2 + Rib/Rh = 3) on real PCIe and
+// InfiniBand. Here both are loopback and memcpy, far faster than the firing's fixed cost on
+// llvmpipe, so the runs use link emulation (`emulateLinks`, runtime/emulate.ts): the document's
+// PCIe and InfiniBand bandwidths are set so that a copy of one matrix takes `--stage` ms, and
+// each transfer lasts at least that long (the bytes are still copied and checked). The sweep
+// is centred on nb_loop* where f0 + a*nb_loop* = stage, from two probe runs.
+//   npm run bench:overlap -- [--size BYTES] [--stage MS] [--iterations N] [--rounds N] [--loops 0,1,...]
 import type { RunResult } from '@pipeloom/core/coordinator/coordinator';
+import type { ProjectDocument } from '@pipeloom/core';
 import { arg, argList, cluster, compileOrThrow, cycleTime, meanDuration, ms, piicDoc, runOrThrow, sideFor, table } from './common.js';
 
-const bytes = arg('size', 4 << 20);
+const bytes = arg('size', 1 << 20);
 const side = sideFor(bytes);
-const iterations = arg('iterations', 30);
+const stage = arg('stage', 30) / 1000;
+const iterations = arg('iterations', 20);
 const rounds = arg('rounds', 3);
 
 type Ev = RunResult['events'][number];
-const igFor = (n: number, overlap: boolean) => compileOrThrow(piicDoc(side, n, iterations), overlap);
+/** P-I-I-C whose PCIe and InfiniBand move one matrix in `stage` seconds. */
+function docFor(n: number): ProjectDocument {
+  const doc = piicDoc(side, n, iterations);
+  const matrix = side * side * 4;
+  for (const h of doc.arch.hosts) (h as { pcie?: unknown }).pcie = { bandwidth: matrix / stage, latency: 0 };
+  (doc.arch as { network?: unknown }).network = { kind: 'infiniband', bandwidth: matrix / stage, latency: 0 };
+  return doc;
+}
+const igFor = (n: number, overlap: boolean) => compileOrThrow(docFor(n), overlap);
 const c = await cluster(igFor(0, false));
+const run = (n: number, overlap: boolean) => runOrThrow(c, igFor(n, overlap), iterations, 0, true, true);
 
 // Copies between a host's CPU and GPU are drawn on the GPU's lanes; host-to-host transfers on
 // both CPUs' send:/recv: lanes (core trace/lanes.ts).
@@ -52,31 +66,15 @@ const median = (xs: number[]) => {
 
 try {
   const fill = igFor(0, false).fillCycles;
-  // Th and the uncapped Tib at this size; then cap the link so Tib ~ Th. The cap sets the
-  // send's duration (bytes / rate); the rest of Tib (the receiver's copy, hand-offs) is measured
-  // in a second probe and taken off.
-  const probe = await runOrThrow(c, igFor(0, false), iterations, 0);
-  const th0 = thOf(probe, fill);
-  const rateArg = arg('link-rate', -1);
-  let linkRate = rateArg >= 0 ? rateArg : Math.round(bytes / th0);
-  if (rateArg < 0) {
-    const capped = await runOrThrow(c, igFor(0, false), iterations, linkRate);
-    const rest = Math.max(0, tibOf(capped, fill) - bytes / linkRate);
-    linkRate = Math.round(bytes / Math.max(th0 - rest, th0 / 4));
-  }
-  // Where the model peaks: probe a from two points, centre the sweep there.
+  // Where the model peaks: the firing's cost at two points, the sweep centred where it equals the stage.
   let loops = argList('loops', []);
   if (!loops.length) {
-    // One run at a time: an agent takes one run.
-    const f0 = meanDuration(await runOrThrow(c, igFor(0, false), iterations, linkRate), incFire);
-    const f8 = meanDuration(await runOrThrow(c, igFor(8, false), iterations, linkRate), incFire);
-    const a0 = (f8 - f0) / 8;
-    const peak = Math.max(0, (Math.max(th0, bytes / linkRate) - f0) / Math.max(a0, 1e-9));
-    // When the firing's fixed cost already exceeds Th and Tib the model peaks at nb_loop 0; the
-    // sweep then spans the loops that add max(Th, Tib) of compute, to show the fall.
-    const unit = Math.max(peak, Math.max(th0, bytes / linkRate) / Math.max(a0, 1e-9));
-    loops = [...new Set([0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 5].map((f) => Math.round(unit * f)).concat([Math.floor(peak), Math.ceil(peak)]))].sort((x, y) => x - y);
-    process.stderr.write(`probe: Th ${ms(th0)} ms, a ~ ${(a0 * 1e6).toFixed(0)} µs/loop, model peak near nb_loop ${peak.toFixed(1)}\n`);
+    const probe = 16;
+    const f0 = meanDuration(await run(0, false), incFire);
+    const a0 = Math.max(1e-9, (meanDuration(await run(probe, false), incFire) - f0) / probe);
+    const peak = Math.max(1, (stage - f0) / a0);
+    loops = [...new Set([0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3].map((f) => Math.max(0, Math.round(peak * f))))].sort((x, y) => x - y);
+    process.stderr.write(`probe: firing ${ms(f0)} ms at nb_loop 0, a ~ ${(a0 * 1e6).toFixed(0)} µs/loop; stage ${ms(stage)} ms; model peak near nb_loop ${peak.toFixed(1)}\n`);
   }
   const runs: { n: number; no: RunResult[]; tNo: number[]; tOv: number[]; speedups: number[] }[] = [];
   for (const n of loops) {
@@ -85,8 +83,8 @@ try {
     const point = { n, no: [] as RunResult[], tNo: [] as number[], tOv: [] as number[], speedups: [] as number[] };
     // Interleaved rounds (shared machine): the speedup of each round, then the median.
     for (let round = 0; round < rounds; round++) {
-      const no = await runOrThrow(c, igNo, iterations, linkRate);
-      const ov = await runOrThrow(c, igOv, iterations, linkRate);
+      const no = await run(n, false);
+      const ov = await run(n, true);
       point.no.push(no);
       point.tNo.push(cycleTime(igNo, no));
       point.tOv.push(cycleTime(igOv, ov));
@@ -122,7 +120,7 @@ try {
       (s / modelAt(r.n)).toFixed(2),
     ];
   });
-  console.log(`P-I-I-C on two local hosts, ${(bytes / (1 << 20)).toFixed(2)} MiB matrices, ${iterations} iterations per run, ${rounds} interleaved rounds per point (median, min-max), link capped at ${linkRate ? `${(linkRate / 1e6).toFixed(0)} MB/s` : 'none'}`);
+  console.log(`P-I-I-C on two local hosts, ${(bytes / (1 << 20)).toFixed(2)} MiB matrices, ${iterations} iterations per run, ${rounds} interleaved rounds per point (median, min-max), links emulated: PCIe and InfiniBand move a matrix in ${ms(stage)} ms`);
   console.log(`measured without overlap: Th = ${ms(th)} ms, Tib = ${ms(tib)} ms, a = ${(a * 1e6).toFixed(1)} µs per loop, f0 = ${ms(f0)} ms per firing; model peak at nb_loop ${((Math.max(th, tib) - f0) / Math.max(a, 1e-12)).toFixed(1)}\n`);
   console.log(table(['nb_loop', 'without ms/it', 'with ms/it', 'I firing ms', 'speedup', 'model', 'measured/model'], rows));
   const speedupOf = (r: string[]) => Number(r[4].split(' ')[0]);

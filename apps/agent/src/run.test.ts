@@ -22,6 +22,32 @@ afterAll(async () => {
 const fired = (events: TraceEvent[], node: string) => events.filter((e) => e.kind === 'fire' && e.node === node).map((e) => e.iteration);
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
+describe('link emulation', () => {
+  it('makes every transfer last at least its link\'s latency + bytes / bandwidth, values still exact', async () => {
+    // 64x64 f32 = 16 KiB; PCIe at 1.6 MB/s and InfiniBand at 0.8 MB/s: 10 ms and 20 ms a copy.
+    const doc = piic({ iterations: 4 });
+    for (const h of doc.arch.hosts) (h as { pcie?: unknown }).pcie = { bandwidth: 1.6384e6, latency: 0 };
+    (doc.arch as { network?: unknown }).network = { kind: 'infiniband', bandwidth: 0.8192e6, latency: 0 };
+    const c = await connect(urls(), agents.token);
+    try {
+      const ig = compileOrThrow(doc, true);
+      const r = await c.run(ig, { iterations: 4, emulateLinks: true }).done;
+      expect(r.failure).toBeUndefined();
+      expect(r.ok).toBe(true);
+      const transfers = r.events.filter((e) => e.kind === 'transfer');
+      // Every copy: host<->GPU on the GPU's lanes, host-to-host on both ends.
+      expect(transfers.length).toBe(4 * (4 + 2));
+      for (const e of transfers) {
+        // A lane is named after the PE at its other end (send:cpu@h1 on cpu@h0).
+        const hostToHost = e.thread.split('@')[1] !== e.pe.split('@')[1];
+        expect(e.end - e.start, `${e.pe} ${e.thread} ${e.name}`).toBeGreaterThanOrEqual(hostToHost ? 20_000 : 10_000);
+      }
+    } finally {
+      c.close();
+    }
+  });
+});
+
 describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C cpu@h1)', () => {
   for (const overlap of [false, true]) {
     it(`checks exact values every iteration ${overlap ? 'with' : 'without'} overlap`, async () => {

@@ -19,6 +19,8 @@ utilisation and predicted vs measured.
   --overlap, --no-overlap  strategy (default: the document's options.overlap)
   --trace FILE             write the measured trace as Chrome Trace Event JSON (also on failure)
   --link-rate BYTES        cap host-to-host sends at BYTES per second (local agents only)
+  --emulate-links          make every transfer last at least its link's time in the document
+                           (latency + bytes / bandwidth): rehearse a cluster's timing locally
   --format text|json       summary as text (default) or JSON on stdout
   --allow-wgsl             start the local agents with --allow-wgsl, so custom.wgsl nodes
                            (WGSL written in the document) run; remote agents need it themselves
@@ -39,7 +41,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -106,7 +108,7 @@ export async function main(argv: string[]): Promise<number> {
         return EXIT.failure;
       }
       const bar = new ProgressBar();
-      const handle = coordinator.run(ig, { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined });
+      const handle = coordinator.run(ig, { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true });
       const stopOnSignal = () => handle.stop('interrupted');
       process.once('SIGINT', stopOnSignal);
       const result = await handle.done;

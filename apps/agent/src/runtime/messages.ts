@@ -22,6 +22,8 @@ export interface PeInit {
   /** This PE's firing stamp for the watchdog (watchdog.ts), and the run's epoch in ms (timeOrigin-based). */
   watch: SharedArrayBuffer;
   epoch: number;
+  /** Link emulation (emulate.ts): transfers last at least their link's time. */
+  emulateLinks: boolean;
 }
 
 export type ToPe = PeInit | { type: 'start' } | { type: 'abort'; reason: string } | { type: 'free' };

@@ -9,6 +9,7 @@ import { arriveAndWait } from './local-barrier.js';
 import type { FromPe, PeInit, ToPe } from './messages.js';
 import { Abort, AbortError } from './abort.js';
 import { FiringStamp } from './watchdog.js';
+import { holdForLink } from './emulate.js';
 
 // One PE's thread of control (a worker thread): its fires in schedule order and the
 // same-host transfers it drives, phase by phase, meeting the others at each barrier in shared
@@ -360,6 +361,7 @@ class PeThread {
       this.device!.queue.submit([enc.finish()]);
       await this.guard(this.device!.queue.onSubmittedWorkDone());
     }
+    if (this.init.emulateLinks) await this.guard(holdForLink(t, t0, nowUs));
     this.trace({ host: this.init.host, pe: this.pe, thread: other === t.fromPe ? recvLane(other) : sendLane(other), kind: 'transfer', name: t.to.buffer, buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, start: t0, end: nowUs(), bytes: t.bytes });
   }
 

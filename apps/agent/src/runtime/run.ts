@@ -11,6 +11,7 @@ import type { FromPe, PeInit, ToPe } from './messages.js';
 import { Abort, AbortError } from './abort.js';
 import { TraceRecorder } from './trace.js';
 import { watchMemory, Watchdog, type Overrun } from './watchdog.js';
+import { holdForLink } from './emulate.js';
 
 // One run on one agent. Each PE of the host runs in its own thread (pe-worker.ts); this main
 // thread holds the host memory (shared with the PE threads), runs the host-to-host lanes
@@ -138,6 +139,7 @@ export class Run {
       sync: this.syncMemory,
       watch: watchMemory(),
       epoch: this.watchdog.epoch,
+      emulateLinks: this.deploy.emulateLinks ?? false,
     };
     this.watchdog.watch(program, init.watch);
     let resolveDone!: () => void;
@@ -304,6 +306,7 @@ export class Run {
       const bytes = src.bytes[slotOf(k, t.from.lag, depthOf(src))];
       const t0 = nowUs();
       await this.guard(link.sendFrame(key, it, bytes.subarray(0, t.bytes)));
+      if (this.deploy.emulateLinks) await this.guard(holdForLink(t, t0, nowUs));
       this.trace.add({ ...common, pe: t.fromPe, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
     } else {
       const dst = this.slots(t.to.buffer);
@@ -311,6 +314,8 @@ export class Run {
       // The link copies the bytes into the slot as they arrive: waiting ends at the first byte.
       const w0 = nowUs();
       const t0 = Math.max(w0, await this.guard(link.receive(key, it, slot)));
+      // Emulated, the bytes count as arrived once the link's time has passed since they began to.
+      if (this.deploy.emulateLinks) await this.guard(holdForLink(t, t0, nowUs));
       this.trace.add({ ...common, pe: t.toPe, kind: 'wait', name: `recv ${t.to.buffer}`, start: w0, end: t0 });
       this.trace.add({ ...common, pe: t.toPe, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
     }

@@ -7,6 +7,7 @@
  *   run-connect, run-disconnect  buttons; run-connection shows the status (data-status)
  *   run-agent-<host>             one per connected agent, listing its PEs
  *   run-overlap, run-iterations  strategy checkbox and iteration count
+ *   run-emulate-links            link emulation checkbox
  *   run-deploy, run-start, run-stop, run-export   buttons
  *   run-status                   data-status: idle | checked | running | stopping | done | failed | stopped
  *   run-cycle, run-throughput, run-cycle-time, run-events   live numbers (throughput in iterations/s)
@@ -139,6 +140,10 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         <label className="run-field check">
           <input type="checkbox" data-testid="run-overlap" checked={st.overlap} disabled={running} onChange={(e) => run.setFields({ overlap: e.target.checked })} />
           <span>Computation-communication overlap</span>
+        </label>
+        <label className="run-field check" title="Each transfer lasts at least what its link in the document takes (latency + bytes / bandwidth): rehearse the cluster's timing on this machine">
+          <input type="checkbox" data-testid="run-emulate-links" checked={st.emulateLinks} disabled={running} onChange={(e) => run.setFields({ emulateLinks: e.target.checked })} />
+          <span>Emulate link speeds</span>
         </label>
         <label className="run-field">
           <span>Iterations</span>

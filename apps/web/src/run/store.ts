@@ -34,6 +34,8 @@ export interface RunState {
   agents: AgentInfo[];
   overlap: boolean;
   iterations: number;
+  /** Transfers last at least their link's time in the document (link emulation). */
+  emulateLinks: boolean;
   status: RunStatus;
   /** Problems between the plan and what the agents serve (from Deploy / Start). */
   problems: Diagnostic[];
@@ -85,6 +87,7 @@ export function createRunStore(deps: RunDeps = {}) {
     agents: [],
     overlap: true,
     iterations: 50,
+    emulateLinks: false,
     status: 'idle',
     problems: [],
     live: emptyLive(),
@@ -152,7 +155,7 @@ export function createRunStore(deps: RunDeps = {}) {
       while (recent.length > 2 && t - recent[0].t > 1) recent.shift();
     },
 
-    setFields(patch: Partial<Pick<RunState, 'urls' | 'token' | 'overlap' | 'iterations'>>): void {
+    setFields(patch: Partial<Pick<RunState, 'urls' | 'token' | 'overlap' | 'iterations' | 'emulateLinks'>>): void {
       store.setState(patch);
     },
 
@@ -208,8 +211,8 @@ export function createRunStore(deps: RunDeps = {}) {
       api.reset();
       runIg = ig;
       store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined });
-      const { iterations } = store.getState();
-      handle = c.run(ig, { iterations, keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
+      const { iterations, emulateLinks } = store.getState();
+      handle = c.run(ig, { iterations, emulateLinks, keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
       timer = setInterval(publish, publishMs);
       const result = await handle.done;
       clearInterval(timer);

@@ -202,7 +202,7 @@ describe('programs (paper 4.3)', () => {
     const g = ig(example('piic'), false);
     const t = (pe: string) => g.programs[pe as never].phases.flatMap((ph) => ph.actions).filter((a) => a.op === 'transfer' && a.to.buffer === 'bn_5');
     expect(t('cpu@h0')).toEqual(t('cpu@h1'));
-    expect(t('cpu@h0')).toEqual([{ op: 'transfer', from: { buffer: 'bn_4', lag: 1 }, to: { buffer: 'bn_5', lag: 0 }, fromPe: 'cpu@h0', toPe: 'cpu@h1', bytes: 16 * 2 ** 20, startCycle: 3 }]);
+    expect(t('cpu@h0')).toEqual([{ op: 'transfer', from: { buffer: 'bn_4', lag: 1 }, to: { buffer: 'bn_5', lag: 0 }, fromPe: 'cpu@h0', toPe: 'cpu@h1', bytes: 16 * 2 ** 20, startCycle: 3, link: { kind: 'infiniband', bandwidth: 2.6e9, latency: 2e-6 } }]);
   });
 
   it('fires each PE\'s nodes in schedule order with start cycles and slot lags', () => {

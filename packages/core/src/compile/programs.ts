@@ -70,5 +70,6 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode
 }
 
 function transferAction(t: Transfer, lag: number, startCycle: number): Action {
-  return { op: 'transfer', from: { buffer: t.from, lag }, to: { buffer: t.to, lag: 0 }, fromPe: t.fromPe, toPe: t.toPe, bytes: t.bytes, startCycle };
+  const { kind, bandwidth, latency } = t.link;
+  return { op: 'transfer', from: { buffer: t.from, lag }, to: { buffer: t.to, lag: 0 }, fromPe: t.fromPe, toPe: t.toPe, bytes: t.bytes, startCycle, link: { kind, bandwidth, latency } };
 }

@@ -1,6 +1,7 @@
 import type { DataType } from '@pipeloom/kernels';
 import type { BufferId, HostId, NodeId, PeId } from '../ids.js';
 import type { Diagnostic } from '../diagnostics.js';
+import type { LinkKind } from '../document/types.js';
 
 // The implementation graph (IG, paper section 4.2): the DFG with buffer nodes inserted along
 // architecture paths, each pass adding its part.
@@ -78,6 +79,8 @@ export type Action =
       bytes: number;
       /** First cycle of this transfer; in cycle k it moves iteration k - startCycle. */
       startCycle: number;
+      /** The architecture link it crosses: what a run with link emulation makes it last. */
+      link: { kind: LinkKind; bandwidth: number; latency: number };
     }
   | { op: 'barrier'; label: string };
 

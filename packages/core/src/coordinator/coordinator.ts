@@ -73,6 +73,12 @@ export interface RunOptions {
   onEvents?: (events: TraceEvent[]) => void;
   /** Cap on host-to-host sends, bytes per second (benchmarks). */
   linkRate?: number;
+  /**
+   * Link emulation: every transfer lasts at least what the document's link would take
+   * (latency + bytes / bandwidth), so a run on fast local hardware shows the timing of the
+   * cluster the document describes (and bench:overlap sets Th and Tib).
+   */
+  emulateLinks?: boolean;
   /** Keep every event in the result (default true); long runs can stream them through onEvents only. */
   keepEvents?: boolean;
   /** Milliseconds of silence from an agent during a run before it is declared lost. Default 120 000: a kernel can hold an agent's event loop for seconds; a killed agent is caught at once by its socket closing. */
@@ -385,7 +391,7 @@ export class Coordinator {
     const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
     for (const c of involved) {
-      c.send({ type: 'deploy', runId, programs: programs.filter((p) => p.host === c.info.host), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate });
+      c.send({ type: 'deploy', runId, programs: programs.filter((p) => p.host === c.info.host), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate, emulateLinks: opts.emulateLinks });
     }
     const deployed = await waitAll('deployed');
     cancel(clock, deployTimer as never);

@@ -86,6 +86,8 @@ export type ToAgent =
       buffers: Record<string, { element: 'f32' | 'u32' | 'i32' | 'u8'; bytes: number }>;
       /** Optional cap on the host-to-host link, bytes per second (benchmarks). */
       linkRate?: number;
+      /** Each transfer lasts at least its link's latency + bytes / bandwidth (the document's figures). */
+      emulateLinks?: boolean;
       /** Microseconds between trace batches (default 50 000). */
       traceInterval?: number;
     }
