@@ -1,5 +1,6 @@
 import { hostId, type NodeId, type PeId } from '../ids.js';
 import type { Model } from '../document/model.js';
+import type { Link } from '../document/types.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan, Transfer } from './phases.js';
 import { bufferTable } from './table.js';
@@ -22,6 +23,8 @@ import type { Action, BufferAccess, BufferNode, MemoryReport, PeProgram } from '
  */
 export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>, table = bufferTable(model, buffers)): Record<PeId, PeProgram> {
   const programs = Object.create(null) as Record<PeId, PeProgram>;
+  // One link summary per architecture link, shared by every transfer crossing it.
+  const links = new Map<Link, TransferLink>();
   // Slots of each colour: its deepest member's depth (by PE index, then colour).
   const slots: number[][] = model.pes.map((pe) => memory[pe.id].colors.map(() => -Infinity));
   for (let i = 0; i < buffers.length; i++) {
@@ -46,9 +49,10 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode
     const t = plan.transfers[plan.transferTo[i]];
     const lag = lat.transferLag[i];
     const startCycle = lat.transferStart[i];
-    // The same copy in both PEs' programs, as separate objects.
-    programs[t.fromPe].phases[t.phase].actions.push(transferAction(t, lag, startCycle));
-    programs[t.toPe].phases[t.phase].actions.push(transferAction(t, lag, startCycle));
+    // The same copy in both PEs' programs, as separate objects (their link summary shared).
+    const link = linkOf(t.link);
+    programs[t.fromPe].phases[t.phase].actions.push(transferAction(t, lag, startCycle, link));
+    programs[t.toPe].phases[t.phase].actions.push(transferAction(t, lag, startCycle, link));
   }
   for (const id of order) {
     const n = model.node.get(id)!;
@@ -67,9 +71,16 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode
     });
   }
   return programs;
+
+  function linkOf(l: Link): TransferLink {
+    let summary = links.get(l);
+    if (!summary) links.set(l, (summary = { kind: l.kind, bandwidth: l.bandwidth, latency: l.latency }));
+    return summary;
+  }
 }
 
-function transferAction(t: Transfer, lag: number, startCycle: number): Action {
-  const { kind, bandwidth, latency } = t.link;
-  return { op: 'transfer', from: { buffer: t.from, lag }, to: { buffer: t.to, lag: 0 }, fromPe: t.fromPe, toPe: t.toPe, bytes: t.bytes, startCycle, link: { kind, bandwidth, latency } };
+type TransferLink = Extract<Action, { op: 'transfer' }>['link'];
+
+function transferAction(t: Transfer, lag: number, startCycle: number, link: TransferLink): Action {
+  return { op: 'transfer', from: { buffer: t.from, lag }, to: { buffer: t.to, lag: 0 }, fromPe: t.fromPe, toPe: t.toPe, bytes: t.bytes, startCycle, link };
 }
