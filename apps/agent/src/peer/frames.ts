@@ -198,18 +198,16 @@ export class FrameSocket {
 
   /** Consumes header bytes from d at `at`; returns the new position. */
   private readHeader(d: Buffer, at: number): number {
-    const need = () => {
-      if (this.headerLength < 2) return 2;
-      const len7 = this.header[1] & 0x7f;
-      return 2 + (len7 === 126 ? 2 : len7 === 127 ? 8 : 0) + (this.header[1] & 0x80 ? 4 : 0);
-    };
-    while (this.headerLength < need() && at < d.length) this.header[this.headerLength++] = d[at++];
-    if (this.headerLength < need()) return at;
+    while (this.headerLength < 2 && at < d.length) this.header[this.headerLength++] = d[at++];
+    if (this.headerLength < 2) return at;
+    const len7 = this.header[1] & 0x7f;
+    const size = 2 + (len7 === 126 ? 2 : len7 === 127 ? 8 : 0) + (this.header[1] & 0x80 ? 4 : 0);
+    while (this.headerLength < size && at < d.length) this.header[this.headerLength++] = d[at++];
+    if (this.headerLength < size) return at;
     const h = this.header;
     const fin = (h[0] & 0x80) !== 0;
     const opcode = h[0] & 0x0f;
     const masked = (h[1] & 0x80) !== 0;
-    const len7 = h[1] & 0x7f;
     let length = len7;
     let p = 2;
     if (len7 === 126) {
@@ -229,7 +227,7 @@ export class FrameSocket {
     if (opcode >= 0x8 && length > 125) return this.refuse(WS_CLOSE.protocol, 'control frame longer than 125 bytes');
     if (opcode === 0x1 && length > this.limits.maxText) return this.refuse(WS_CLOSE.tooBig, `text message of ${length} bytes exceeds the limit of ${this.limits.maxText}`);
     if (opcode === 0x2 && length > this.limits.maxFrame) return this.refuse(WS_CLOSE.tooBig, `binary message of ${length} bytes exceeds the limit of ${this.limits.maxFrame}`);
-    if (![0x1, 0x2, 0x8, 0x9, 0xa].includes(opcode)) return this.refuse(WS_CLOSE.protocol, `unknown opcode ${opcode}`);
+    if (opcode !== 0x1 && opcode !== 0x2 && opcode !== 0x8 && opcode !== 0x9 && opcode !== 0xa) return this.refuse(WS_CLOSE.protocol, `unknown opcode ${opcode}`);
     this.opcode = opcode;
     this.left = length;
     this.text = [];
