@@ -82,11 +82,33 @@ export function dispatch(encoder: GPUCommandEncoder, pipeline: GPUComputePipelin
   pass.end();
 }
 
+// Bind groups made once per pipeline and set of buffers. A kernel fires with the same few
+// buffer sets every cycle (one per slot of its double buffers); a bind group (and a layout
+// wrapper) made per firing is native work per firing, and native objects that only the GC's
+// finalizers give back.
+const bufferIds = new WeakMap<GPUBuffer, number>();
+let nextBufferId = 0;
+const groups = new WeakMap<GPUComputePipeline, { layout: GPUBindGroupLayout; byBuffers: Map<string, GPUBindGroup> }>();
+/** Bind groups kept per pipeline; past this many (buffers made per call, as in tests) the cache starts over. */
+const KEPT = 64;
+
+/** Group 0 of `pipeline` binding `buffers` in order (made once per pipeline and buffer set). */
 export function bindGroup(device: GPUDevice, pipeline: GPUComputePipeline, buffers: GPUBuffer[]): GPUBindGroup {
-  return device.createBindGroup({
-    layout: pipeline.getBindGroupLayout(0),
-    entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
-  });
+  let g = groups.get(pipeline);
+  if (!g) groups.set(pipeline, (g = { layout: pipeline.getBindGroupLayout(0), byBuffers: new Map() }));
+  let key = '';
+  for (const b of buffers) {
+    let id = bufferIds.get(b);
+    if (id === undefined) bufferIds.set(b, (id = nextBufferId++));
+    key += `${id},`;
+  }
+  let group = g.byBuffers.get(key);
+  if (!group) {
+    if (g.byBuffers.size >= KEPT) g.byBuffers.clear();
+    group = device.createBindGroup({ layout: g.layout, entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })) });
+    g.byBuffers.set(key, group);
+  }
+  return group;
 }
 
 /** A storage buffer usable as kernel input/output and for copies. */
