@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { spawnLocalAgents } from './local/spawn.js';
+import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
 import { compileOrThrow, connect, example, root } from './testing/fixtures.js';
 
 // Custom WGSL (custom.wgsl) with real agent processes on loopback: refused by default, run
@@ -9,6 +9,15 @@ import { compileOrThrow, connect, example, root } from './testing/fixtures.js';
 // out = in * 2 + 1, gpu0) -> C (cpu, checks iteration * 2 + 1).
 
 const ig = () => compileOrThrow(example('custom-wgsl'), true);
+/** Runs the example on these agents and expects every check to pass. */
+async function expectRuns(local: LocalAgents, iterations: number) {
+  const c = await connect(local.agents.map((a) => a.url), local.token);
+  const r = await c.run(ig(), { iterations }).done;
+  c.close();
+  expect(r.failure).toBeUndefined();
+  expect(r.ok).toBe(true);
+  return r;
+}
 const REFUSAL = 'agent h0 refuses custom WGSL in node "K": start it with --allow-wgsl';
 
 describe('custom WGSL on agents', () => {
@@ -43,11 +52,7 @@ describe('custom WGSL on agents', () => {
   it('runs with --allow-wgsl and the checker passes on what the user WGSL computed', async () => {
     const local = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, args: ['--allow-wgsl'] });
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
-      const r = await c.run(ig(), { iterations: 5 }).done;
-      c.close();
-      expect(r.failure).toBeUndefined();
-      expect(r.ok).toBe(true);
+      const r = await expectRuns(local, 5);
       expect(r.events.filter((e) => e.kind === 'fire' && e.node === 'C')).toHaveLength(5);
     } finally {
       await local.stop();
@@ -98,11 +103,7 @@ describe('custom WGSL on agents', () => {
     // A restarted agent (same name and token) takes the next run.
     const again = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, args: ['--allow-wgsl'], token: local.token });
     try {
-      const c = await connect(again.agents.map((a) => a.url), again.token);
-      const r = await c.run(ig(), { iterations: 3 }).done;
-      c.close();
-      expect(r.failure).toBeUndefined();
-      expect(r.ok).toBe(true);
+      await expectRuns(again, 3);
     } finally {
       await again.stop();
     }

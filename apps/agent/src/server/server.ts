@@ -112,7 +112,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       return;
     }
     const rate = new RateLimit(limits.messagesPerSecond);
-    let role: 'none' | 'coordinator' | 'peer' = 'none';
+    let role: 'none' | 'coordinator' = 'none';
     const timer = setTimeout(() => role === 'none' && ws.close(CLOSE.auth, 'no token: the first message must authenticate'), opts.authTimeout ?? 5000);
     ws.on('error', () => {});
     ws.on('close', () => {
@@ -134,17 +134,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
         return;
       }
       if (role === 'none') {
-        const parsed = parseMessage<ToAgent>(text, ['auth']);
-        if (!parsed.ok) {
-          ws.close(parsed.reason.startsWith('unexpected') ? CLOSE.auth : CLOSE.protocol, parsed.reason.startsWith('unexpected') ? 'not authenticated: the first message must be "auth"' : parsed.reason);
-          return;
-        }
-        const m = parsed.message as Extract<ToAgent, { type: 'auth' }>;
-        if (!tokenMatches(opts.token, m.token)) {
-          log(`refused a connection from ${req.socket.remoteAddress}: invalid token`);
-          ws.close(CLOSE.auth, 'invalid token');
-          return;
-        }
+        if (!firstMessage(text, 'auth', (code, reason) => ws.close(code, reason), req.socket.remoteAddress)) return;
         clearTimeout(timer);
         role = 'coordinator';
         sendTo(ws, { type: 'welcome', version: PROTOCOL_VERSION, host, pes: opts.devices.pes });
@@ -158,6 +148,23 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       void handle(ws, parsed.message).catch((e) => sendTo(ws, { type: 'error', message: e instanceof Error ? e.message : String(e) }));
     });
   });
+
+  /** The first message of a connection: `type` with the right token, or null once the connection is closed saying why. */
+  function firstMessage<T extends { token: string }>(text: string, type: 'auth' | 'peer-auth', close: (code: number, reason: string) => void, from: string | undefined): T | null {
+    const parsed = parseMessage<ToAgent | PeerMessage>(text, [type]);
+    if (!parsed.ok) {
+      const unexpected = parsed.reason.startsWith('unexpected');
+      close(unexpected ? CLOSE.auth : CLOSE.protocol, unexpected ? `not authenticated: the first message must be "${type}"` : parsed.reason);
+      return null;
+    }
+    const m = parsed.message as unknown as T;
+    if (!tokenMatches(opts.token, m.token)) {
+      log(`refused a ${type === 'auth' ? 'connection' : 'peer link'} from ${from}: invalid token`);
+      close(CLOSE.auth, 'invalid token');
+      return null;
+    }
+    return m;
+  }
 
   /** A peer agent's link: the handshake, then its first message must be `peer-auth` with the token. */
   function acceptPeer(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -177,17 +184,8 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       close: () => clearTimeout(timer),
       text: (text) => {
         clearTimeout(timer);
-        const parsed = parseMessage<PeerMessage>(text, ['peer-auth']);
-        if (!parsed.ok) {
-          frames.close(parsed.reason.startsWith('unexpected') ? CLOSE.auth : CLOSE.protocol, parsed.reason.startsWith('unexpected') ? 'not authenticated: the first message must be "peer-auth"' : parsed.reason);
-          return;
-        }
-        const m = parsed.message as Extract<PeerMessage, { type: 'peer-auth' }>;
-        if (!tokenMatches(opts.token, m.token)) {
-          log(`refused a peer link from ${req.socket.remoteAddress}: invalid token`);
-          frames.close(CLOSE.auth, 'invalid token');
-          return;
-        }
+        const m = firstMessage<Extract<PeerMessage, { type: 'peer-auth' }>>(text, 'peer-auth', (code, reason) => frames.close(code, reason), req.socket.remoteAddress);
+        if (!m) return;
         const link = new PeerLink(m.host, frames, opts.linkRate ?? 0);
         let links = active?.runId === m.runId ? active.links : early.get(m.runId);
         if (!links) early.set(m.runId, (links = new Map()));
