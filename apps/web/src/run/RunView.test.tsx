@@ -160,6 +160,26 @@ describe('RunView', () => {
     expect(q('run-export').textContent).toContain('Export trace');
   });
 
+  it('Emulate link speeds: the run takes the time of the document\'s links', async () => {
+    // 64x64 f32 = 16 KiB: PCIe at 1.6 MB/s takes 10 ms a copy, InfiniBand at 0.8 MB/s 20 ms.
+    const slow = piic(10);
+    for (const h of slow.arch.hosts) (h as { pcie?: unknown }).pcie = { bandwidth: 1.6384e6, latency: 0 };
+    (slow.arch as { network?: unknown }).network = { kind: 'infiniband', bandwidth: 0.8192e6, latency: 0 };
+    const slowCompiled = { overlap: compileOrThrow(slow, true), noOverlap: compileOrThrow(slow, false) };
+    await act(async () => root.render(<RunView document={slow} compiled={slowCompiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
+    await act(async () => q('run-connect').click());
+    await until(() => q('run-connection').dataset.status === 'connected');
+    await act(async () => q('run-emulate-links').click());
+    expect(run.store.getState().emulateLinks).toBe(true);
+    await act(async () => q('run-start').click());
+    await until(() => q('run-status').dataset.status === 'done');
+    expect(q('run-check').dataset.result).toBe('passed');
+    // Every copy in the trace the view holds lasted at least its link's time (µs).
+    const transfers = run.measured().toEvents().filter((e) => e.kind === 'transfer');
+    expect(transfers.length).toBe(10 * 6);
+    for (const e of transfers) expect(e.end - e.start).toBeGreaterThanOrEqual(e.thread.split('@')[1] === e.pe.split('@')[1] ? 10_000 : 20_000);
+  });
+
   it('Stop ends the run as stopped, not failed, and keeps the trace', async () => {
     await act(async () => root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
     await act(async () => q('run-connect').click());
