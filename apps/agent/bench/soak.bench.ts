@@ -74,7 +74,7 @@ for (const overlap of [false, true]) {
   }
 }
 console.log(`P-I-I-C on two local hosts, ${side}x${side} f32 matrices, ${cycles} cycles per strategy (MiB)`);
-console.log(table(['overlap', 'process', 'cycles', 's', 'heap start', 'heap end', 'RSS start', 'RSS end', 'events', 'dropped'], rows));
+console.log(table(['overlap', 'process', 'cycles', 's', 'heap after deploy', 'heap end', 'RSS after deploy', 'RSS end', 'events', 'dropped'], rows));
 console.log(`\nagent RSS (MiB) at each tenth of the run, and its growth over the second half`);
 console.log(table(['overlap', 'process', ...Array.from({ length: 11 }, (_, i) => `${i * 10}%`), '2nd half'], samples));
 process.exit(0);
