@@ -34,7 +34,11 @@ function startAgent(name: string): Promise<{ url: string; child: ChildProcess }>
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PIPELOOM_TOKEN: TOKEN, EGL_PLATFORM: 'surfaceless' },
   });
-  child.stderr!.resume();
+  // The agents' last words, for a test that times out waiting on them.
+  createInterface({ input: child.stderr! }).on('line', (l) => {
+    agentLog.push(`[${name}] ${l}`);
+    if (agentLog.length > 40) agentLog.shift();
+  });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', (line) => {
       const m = /^listening (\S+)/.exec(line);
@@ -46,11 +50,23 @@ function startAgent(name: string): Promise<{ url: string; child: ChildProcess }>
 }
 
 let agents: { url: string; child: ChildProcess }[] = [];
+const agentLog: string[] = [];
 beforeAll(async () => {
   agents = await Promise.all(['h0', 'h1'].map(startAgent));
 });
 afterAll(async () => {
-  await Promise.all(agents.map((a) => new Promise((r) => (a.child.exitCode !== null ? r(null) : (a.child.once('exit', r), a.child.kill('SIGTERM'))))));
+  // SIGTERM, then SIGKILL after 5 s: a stuck agent must not hold the suite.
+  await Promise.all(
+    agents.map(
+      (a) =>
+        new Promise((r) => {
+          if (a.child.exitCode !== null || a.child.signalCode !== null) return r(null);
+          a.child.once('exit', r);
+          a.child.kill('SIGTERM');
+          setTimeout(() => a.child.kill('SIGKILL'), 5000).unref();
+        }),
+    ),
+  );
 });
 
 function piic(iterations: number): ProjectDocument {
@@ -94,7 +110,7 @@ const q = (testid: string) => host.querySelector(`[data-testid="${testid}"]`) as
 const until = async (ok: () => boolean, ms = 30_000) => {
   const t = Date.now();
   while (!ok()) {
-    if (Date.now() - t > ms) throw new Error('timed out');
+    if (Date.now() - t > ms) throw new Error(`timed out; the agents' last lines:\n${agentLog.join('\n')}`);
     await act(() => new Promise((r) => setTimeout(r, 25)));
   }
 };
