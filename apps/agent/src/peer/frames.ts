@@ -86,6 +86,8 @@ export class FrameSocket {
   open = true;
   private closeSent = false;
   private closed = false;
+  /** No more frames are read: the closing handshake is done, or the stream is beyond repair. */
+  private ended = false;
   private header = Buffer.alloc(HEADER_MAX);
   private headerLength = 0;
   /** The frame being read: opcode, bytes left, mask and its position. */
@@ -172,6 +174,7 @@ export class FrameSocket {
 
   /** A protocol error: close with the reason and stop reading. */
   private fail(code: number, reason: string): void {
+    this.ended = true;
     this.close(code, reason);
     this.socket.removeAllListeners('data');
     this.socket.on('data', () => {});
@@ -179,7 +182,8 @@ export class FrameSocket {
 
   private read(d: Buffer): void {
     let at = 0;
-    while (at < d.length && !this.closed) {
+    // After sending a close, frames are still read (to see the answer) but no longer handed over.
+    while (at < d.length && !this.ended) {
       if (this.opcode < 0) {
         at = this.readHeader(d, at);
         continue;
@@ -190,9 +194,9 @@ export class FrameSocket {
       this.left -= n;
       if (this.mask) this.unmask(piece);
       if (this.opcode === 0x2) {
-        if (n) this.handlers.chunk(piece);
+        if (n && !this.closeSent) this.handlers.chunk(piece);
       } else this.text.push(Buffer.from(piece));
-      if (this.left === 0 && !this.closed) this.endFrame();
+      if (this.left === 0 && !this.ended) this.endFrame();
     }
   }
 
@@ -231,7 +235,7 @@ export class FrameSocket {
     this.opcode = opcode;
     this.left = length;
     this.text = [];
-    if (opcode === 0x2) this.handlers.binaryStart(length);
+    if (opcode === 0x2 && !this.closeSent) this.handlers.binaryStart(length);
     if (length === 0) this.endFrame();
     return at;
   }
@@ -254,10 +258,10 @@ export class FrameSocket {
     this.text = [];
     switch (opcode) {
       case 0x1:
-        this.handlers.text(body!.toString('utf8'));
+        if (!this.closeSent) this.handlers.text(body!.toString('utf8'));
         return;
       case 0x2:
-        this.handlers.binaryEnd();
+        if (!this.closeSent) this.handlers.binaryEnd();
         return;
       case 0x8: {
         const code = body!.length >= 2 ? body!.readUInt16BE(0) : 1005;
@@ -269,6 +273,7 @@ export class FrameSocket {
           this.socket.write(Buffer.concat([this.frameHeader(0x8, echo.length), echo]));
         }
         this.socket.end();
+        this.ended = true;
         this.finish(code, reason);
         return;
       }

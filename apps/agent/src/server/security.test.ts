@@ -50,9 +50,9 @@ beforeAll(async () => {
 afterAll(() => agent?.close());
 
 /** Opens a raw socket, sends `messages`, resolves with the close code and reason. */
-function closeOf(messages: string[], headers?: Record<string, string>): Promise<{ code: number; reason: string }> {
+function closeOf(messages: (string | Buffer)[], headers?: Record<string, string>, path = ''): Promise<{ code: number; reason: string }> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(agent.url, { headers });
+    const ws = new WebSocket(agent.url + path, { headers });
     ws.on('open', () => messages.forEach((m) => ws.send(m)));
     ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
     ws.on('error', () => {});
@@ -137,5 +137,42 @@ describe('TLS', () => {
     } finally {
       await tls.close();
     }
+  });
+});
+
+describe('peer links (/peer, the agent\'s own framing)', () => {
+  const peerAuth = (token: string) => JSON.stringify({ type: 'peer-auth', version: PROTOCOL_VERSION, token, host: 'h1', runId: 'r1' });
+  const peer = (messages: (string | Buffer)[], headers?: Record<string, string>) => closeOf(messages, headers, '/peer');
+  const notPeerAuth = { code: CLOSE.auth, reason: 'not authenticated: the first message must be "peer-auth"' };
+
+  it('refuse a wrong token, no token, and any first message but peer-auth, with the reason', async () => {
+    expect(await peer([peerAuth('nope')])).toEqual({ code: CLOSE.auth, reason: 'invalid token' });
+    expect(await peer([])).toEqual({ code: CLOSE.auth, reason: 'no token: the first message must authenticate' });
+    expect(await peer([auth])).toEqual(notPeerAuth);
+    expect(await peer([Buffer.from([1, 2, 3])])).toEqual(notPeerAuth);
+    // And the coordinator path takes no peer-auth.
+    expect(await closeOf([peerAuth(TOKEN)])).toEqual({ code: CLOSE.auth, reason: 'not authenticated: the first message must be "auth"' });
+  });
+
+  it('refuse a browser origin at the handshake', async () => {
+    const refused = await new Promise<string>((resolve) => {
+      const ws = new WebSocket(`${agent.url}/peer`, { headers: { Origin: 'https://evil.example' } });
+      ws.on('error', (e) => resolve(e.message));
+      ws.on('open', () => resolve('opened'));
+    });
+    expect(refused).toMatch(/403/);
+  });
+
+  it('answer the right token with peer-ready', async () => {
+    const reply = await new Promise<string>((resolve, reject) => {
+      const ws = new WebSocket(`${agent.url}/peer`);
+      ws.on('open', () => ws.send(peerAuth(TOKEN)));
+      ws.on('message', (d) => {
+        resolve(String(d));
+        ws.close();
+      });
+      ws.on('error', reject);
+    });
+    expect(JSON.parse(reply)).toEqual({ type: 'peer-ready', host: 'h9' });
   });
 });
