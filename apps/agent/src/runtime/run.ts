@@ -323,13 +323,13 @@ export class Run {
 
   /** Frees every buffer and device (each PE thread destroys its own, then exits); every call gets the same promise. */
   free(): Promise<void> {
-    this.freeing ??= this.release();
+    this.freeing ??= this.dispose();
     return this.freeing;
   }
 
   private freeing: Promise<void> | undefined;
 
-  private async release(): Promise<void> {
+  private async dispose(): Promise<void> {
     this.freed = true;
     this.abort('run freed');
     this.trace.stop();
