@@ -20,6 +20,8 @@ interface Waiter {
 
 /** Bytes that arrived before their lane asked: kept until `receive`. */
 interface Held {
+  /** The transfer's key (without the iteration): its buffer goes back to that key's spare. */
+  key: string;
   bytes: Buffer;
   length: number;
   firstByteUs: number;
@@ -113,8 +115,7 @@ export class PeerLink {
     const ready = this.held.get(k);
     if (ready) {
       this.held.delete(k);
-      dst.set(ready.bytes.subarray(0, Math.min(ready.length, dst.byteLength)));
-      this.spare.set(key, ready.bytes);
+      this.deliver(ready, dst);
       return Promise.resolve(ready.firstByteUs);
     }
     return new Promise((resolve) => this.waiters.set(k, { dst, resolve }));
@@ -183,7 +184,7 @@ export class PeerLink {
       let spare = this.spare.get(key);
       if (!spare || spare.length < size) spare = Buffer.allocUnsafe(size);
       else this.spare.delete(key);
-      m.held = { bytes: spare, length: size, firstByteUs: 0 };
+      m.held = { key, bytes: spare, length: size, firstByteUs: 0 };
       m.into = spare;
     }
     return m.headerSize;
@@ -208,10 +209,15 @@ export class PeerLink {
     const late = this.waiters.get(m.key!);
     if (late) {
       this.waiters.delete(m.key!);
-      late.dst.set(held.bytes.subarray(0, Math.min(held.length, late.dst.byteLength)));
-      this.spare.set(m.key!.slice(0, m.key!.lastIndexOf('#')), held.bytes);
+      this.deliver(held, late.dst);
       late.resolve(first);
     } else this.held.set(m.key!, held);
+  }
+
+  /** Copies bytes that waited into the lane's slot; their buffer becomes the key's spare. */
+  private deliver(held: Held, dst: Uint8Array): void {
+    dst.set(held.bytes.subarray(0, Math.min(held.length, dst.byteLength)));
+    this.spare.set(held.key, held.bytes);
   }
 
   private protocolError(reason: string): -1 {
