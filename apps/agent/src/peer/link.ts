@@ -20,35 +20,48 @@ interface Waiter {
 
 /** Bytes that arrived before their lane asked: kept until `receive`. */
 interface Held {
-  /** The transfer's key (without the iteration): its buffer goes back to that key's spare. */
-  key: string;
   bytes: Buffer;
   length: number;
   firstByteUs: number;
 }
 
-/** The message being read: its header so far, then where its bytes go. */
+/**
+ * One transfer key's traffic on this link. Lanes and messages find it by key once; within it
+ * iterations are numbers, so a steady run builds no `key#iteration` strings per transfer.
+ */
+interface Channel {
+  key: string;
+  /** The key as it is on the wire, to recognise it in a header without decoding it. */
+  wire: Buffer;
+  waiters: Map<number, Waiter>;
+  held: Map<number, Held>;
+  /** A buffer for early bytes, reused by the key's next early message instead of allocating. */
+  spare: Buffer | null;
+}
+
+/** The message being read (one object per link, reset per message): its header so far, then where its bytes go. */
 interface Incoming {
   length: number;
   header: Buffer;
   headerGot: number;
   /** Header size once the key length is known. */
   headerSize: number;
-  key?: string;
-  into?: Uint8Array;
-  waiter?: Waiter;
-  held?: Held;
+  channel: Channel | null;
+  iteration: number;
+  into: Uint8Array | null;
+  waiter: Waiter | null;
+  held: Held | null;
   got: number;
   firstByteUs: number;
 }
 
 export class PeerLink {
-  private held = new Map<string, Held>();
-  private waiters = new Map<string, Waiter>();
-  /** Spare buffers for early bytes, per key: steady runs reuse them instead of allocating. */
-  private spare = new Map<string, Buffer>();
-  private incoming: Incoming | null = null;
-  private keyBytes = new Map<string, Buffer>();
+  private channels = new Map<string, Channel>();
+  /** The channel of the last message read: consecutive messages of one key skip the lookup. */
+  private last: Channel | null = null;
+  private readonly incoming: Incoming = { length: 0, header: EMPTY, headerGot: 0, headerSize: 6, channel: null, iteration: 0, into: null, waiter: null, held: null, got: 0, firstByteUs: 0 };
+  /** Whether a binary message is being read. */
+  private reading = false;
   onMessage: (m: PeerMessage) => void = () => {};
   onClose: (reason: string) => void = () => {};
   private closed = false;
@@ -69,7 +82,14 @@ export class PeerLink {
         this.onMessage(parsed.message);
       },
       binaryStart: (length) => {
-        this.incoming = { length, header: EMPTY, headerGot: 0, headerSize: 6, got: 0, firstByteUs: 0 };
+        const m = this.incoming;
+        m.length = length;
+        m.header = EMPTY;
+        m.headerGot = 0;
+        m.headerSize = 6;
+        m.channel = m.into = m.waiter = m.held = null;
+        m.got = m.firstByteUs = 0;
+        this.reading = true;
       },
       chunk: (bytes) => this.chunk(bytes),
       binaryEnd: () => this.end(),
@@ -91,9 +111,7 @@ export class PeerLink {
    */
   sendFrame(key: string, iteration: number, payload: Uint8Array): Promise<void> {
     const started = performance.now();
-    let keyBytes = this.keyBytes.get(key);
-    if (!keyBytes) this.keyBytes.set(key, (keyBytes = Buffer.from(key, 'utf8')));
-    const kb = keyBytes;
+    const kb = this.channel(key).wire;
     const sent = this.frames.sendBinary(payload, 6 + kb.length, (head, at) => {
       head.writeUInt32LE(iteration, at);
       head.writeUInt16LE(kb.length, at + 4);
@@ -111,19 +129,37 @@ export class PeerLink {
    * waited. Resolves with the time (µs, this thread's clock) their first bytes came in.
    */
   receive(key: string, iteration: number, dst: Uint8Array): Promise<number> {
-    const k = `${key}#${iteration}`;
-    const ready = this.held.get(k);
+    const c = this.channel(key);
+    const ready = c.held.get(iteration);
     if (ready) {
-      this.held.delete(k);
-      this.deliver(ready, dst);
+      c.held.delete(iteration);
+      this.deliver(c, ready, dst);
       return Promise.resolve(ready.firstByteUs);
     }
-    return new Promise((resolve) => this.waiters.set(k, { dst, resolve }));
+    return new Promise((resolve) => c.waiters.set(iteration, { dst, resolve }));
+  }
+
+  private channel(key: string): Channel {
+    let c = this.channels.get(key);
+    if (!c) this.channels.set(key, (c = { key, wire: Buffer.from(key, 'utf8'), waiters: new Map(), held: new Map(), spare: null }));
+    return c;
+  }
+
+  /** The channel whose key is in `header` at 6 .. end: the last one's if the bytes match, else by decoding it. */
+  private channelAt(header: Buffer, end: number): Channel {
+    const last = this.last;
+    if (last && last.wire.length === end - 6) {
+      const w = last.wire;
+      let same = true;
+      for (let i = 0; i < w.length && same; i++) same = w[i] === header[6 + i];
+      if (same) return last;
+    }
+    return (this.last = this.channel(header.toString('utf8', 6, end)));
   }
 
   private chunk(bytes: Buffer): void {
     const m = this.incoming;
-    if (!m || this.closed) return;
+    if (!this.reading || this.closed) return;
     let at = 0;
     if (m.headerGot < m.headerSize) {
       // Most often the whole header is in the message's first chunk: read it in place.
@@ -169,22 +205,22 @@ export class PeerLink {
 
   /** With the header read: where the message's bytes go (the waiting slot or a spare buffer); -1 after closing the link. */
   private route(m: Incoming): number {
+    const c = this.channelAt(m.header, m.headerSize);
     const iteration = m.header.readUInt32LE(0);
-    const key = m.header.toString('utf8', 6, m.headerSize);
-    const k = `${key}#${iteration}`;
     const size = m.length - m.headerSize;
-    m.key = k;
-    const w = this.waiters.get(k);
+    m.channel = c;
+    m.iteration = iteration;
+    const w = c.waiters.get(iteration);
     if (w) {
-      if (size > w.dst.byteLength) return this.protocolError(`transfer ${key} of ${size} bytes does not fit its slot of ${w.dst.byteLength}`);
-      this.waiters.delete(k);
+      if (size > w.dst.byteLength) return this.protocolError(`transfer ${c.key} of ${size} bytes does not fit its slot of ${w.dst.byteLength}`);
+      c.waiters.delete(iteration);
       m.waiter = w;
       m.into = w.dst;
     } else {
-      let spare = this.spare.get(key);
+      let spare = c.spare;
       if (!spare || spare.length < size) spare = Buffer.allocUnsafe(size);
-      else this.spare.delete(key);
-      m.held = { key, bytes: spare, length: size, firstByteUs: 0 };
+      else c.spare = null;
+      m.held = { bytes: spare, length: size, firstByteUs: 0 };
       m.into = spare;
     }
     return m.headerSize;
@@ -192,32 +228,36 @@ export class PeerLink {
 
   private end(): void {
     const m = this.incoming;
-    this.incoming = null;
+    const reading = this.reading;
+    this.reading = false;
     if (this.closed) return;
-    if (!m || m.headerGot < m.headerSize) {
+    if (!reading || m.headerGot < m.headerSize) {
       this.protocolError('malformed transfer: a binary message shorter than its header');
       return;
     }
     const first = m.firstByteUs || nowUs();
-    if (m.waiter) {
-      m.waiter.resolve(first);
+    const c = m.channel!;
+    const waiter = m.waiter;
+    const held = m.held;
+    m.channel = m.into = m.waiter = m.held = null;
+    if (waiter) {
+      waiter.resolve(first);
       return;
     }
-    const held = m.held!;
-    held.firstByteUs = first;
+    held!.firstByteUs = first;
     // The lane may have asked while these bytes were arriving into the spare buffer.
-    const late = this.waiters.get(m.key!);
+    const late = c.waiters.get(m.iteration);
     if (late) {
-      this.waiters.delete(m.key!);
-      this.deliver(held, late.dst);
+      c.waiters.delete(m.iteration);
+      this.deliver(c, held!, late.dst);
       late.resolve(first);
-    } else this.held.set(m.key!, held);
+    } else c.held.set(m.iteration, held!);
   }
 
   /** Copies bytes that waited into the lane's slot; their buffer becomes the key's spare. */
-  private deliver(held: Held, dst: Uint8Array): void {
+  private deliver(c: Channel, held: Held, dst: Uint8Array): void {
     dst.set(held.bytes.subarray(0, Math.min(held.length, dst.byteLength)));
-    this.spare.set(held.key, held.bytes);
+    c.spare = held.bytes;
   }
 
   private protocolError(reason: string): -1 {
@@ -227,9 +267,8 @@ export class PeerLink {
 
   close(reason = 'run over'): void {
     this.closed = true;
-    this.held.clear();
-    this.waiters.clear();
-    this.spare.clear();
+    this.channels.clear();
+    this.last = null;
     this.frames.close(WS_CLOSE.normal, reason);
   }
 }
