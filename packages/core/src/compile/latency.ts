@@ -56,7 +56,7 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
       const w = written[a];
       for (let k = children.start[a]; k < children.start[a + 1]; k++) {
         const id = children.list[k];
-        const phase = plan.transfers[plan.transferTo[id]].phase;
+        const phase = plan.phase[id];
         const start = overlap || phase <= phaseOf[a] ? w + 1 : w;
         transferStart[id] = start;
         transferLag[id] = start - w;

@@ -47,7 +47,7 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
   for (let i = 0; i < count; i++) {
     const from = table.parent[i];
     if (from < 0) continue;
-    const pos = plan.transfers[plan.transferTo[i]].phase;
+    const pos = plan.phase[i];
     writeAt[i] = pos;
     if (lat.transferLag[i] === 0) readAt[from] = Math.max(readAt[from], pos);
     else wrapAt[from] = Math.max(wrapAt[from], pos);

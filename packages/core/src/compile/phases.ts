@@ -1,29 +1,22 @@
-import type { PeId, BufferId } from '../ids.js';
+import type { PeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import { bufferTable } from './table.js';
 import type { BufferNode } from './types.js';
 
-/** One copy between buffers on two linked PEs: the edge of the IG between consecutive buffers. */
-export interface Transfer {
-  from: BufferId;
-  to: BufferId;
-  fromPe: PeId;
-  toPe: PeId;
-  bytes: number;
-  link: Link;
-  /** Index into the phase list. */
-  phase: number;
-}
-
+/**
+ * The phases of one cycle and where each copy goes. A copy is the IG edge into a buffer
+ * filled from another (table.parent), so the plan is kept by buffer number, in typed arrays:
+ * on a 10,000-node graph an object per copy cost more than placing it.
+ */
 export interface PhasePlan {
   names: string[];
   /** Index of the phase in which nodes fire. */
   fire: number;
-  /** Transfers in buffer order (one per buffer copied from another). */
-  transfers: Transfer[];
-  /** By buffer number: the index in `transfers` of the copy that fills it, -1 for a producer's buffer. */
-  transferTo: Int32Array;
+  /** By buffer number: the phase of the copy that fills it, -1 for a producer's buffer. */
+  phase: Int32Array;
+  /** By buffer number: the architecture link its copy crosses (undefined for a producer's buffer). */
+  link: (Link | undefined)[];
 }
 
 /**
@@ -41,8 +34,8 @@ export interface PhasePlan {
  * every agent a cluster-wide wait per cycle for nothing.
  */
 export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean, links?: (Link | undefined)[], table = bufferTable(model, buffers)): PhasePlan {
-  const transfers: Transfer[] = [];
-  const transferTo = new Int32Array(buffers.length).fill(-1);
+  const phase = new Int32Array(buffers.length).fill(-1);
+  const link: (Link | undefined)[] = links ?? new Array(buffers.length);
   // By buffer number, for buffers filled by a copy: 0 between hosts, 1 inside a host, and the
   // copy's depth in a chain of copies of the same group.
   const group = new Uint8Array(buffers.length);
@@ -52,26 +45,23 @@ export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean
   for (let i = 0; i < buffers.length; i++) {
     const p = table.parent[i];
     if (p < 0) continue;
-    const b = buffers[i];
-    const src = buffers[p];
-    const link = links?.[i] ?? fastestLink(model, src.pe, b.pe, b.bytes);
+    link[i] ??= fastestLink(model, buffers[p].pe, buffers[i].pe, buffers[i].bytes);
     const g = model.pes[table.pe[p]].host === model.pes[table.pe[i]].host ? 1 : 0;
     group[i] = g;
     level[i] = table.parent[p] >= 0 && group[p] === g ? level[p] + 1 : 0;
     levels[g] = Math.max(levels[g], level[i] + 1);
-    transferTo[i] = transfers.length;
-    transfers.push({ from: src.id, to: b.id, fromPe: src.pe, toPe: b.pe, bytes: b.bytes, link, phase: 0 });
+    phase[i] = 0;
   }
-  if (overlap) return { names: ['overlap'], fire: 0, transfers, transferTo };
+  if (overlap) return { names: ['overlap'], fire: 0, phase, link };
   const names: string[] = [];
   for (const [g, base] of ['cpu-cpu', 'pcie'].entries()) {
     for (let l = 0; l < levels[g]; l++) names.push(levels[g] === 1 ? base : `${base}#${l}`);
   }
   names.push('fire');
   for (let i = 0; i < buffers.length; i++) {
-    if (transferTo[i] >= 0) transfers[transferTo[i]].phase = (group[i] === 1 ? levels[0] : 0) + level[i];
+    if (phase[i] >= 0) phase[i] = (group[i] === 1 ? levels[0] : 0) + level[i];
   }
-  return { names, fire: names.length - 1, transfers, transferTo };
+  return { names, fire: names.length - 1, phase, link };
 }
 
 /** The link a transfer uses: the fastest between the two PEs (the router chose the same). */

@@ -1,16 +1,22 @@
 import type { PeId } from '../ids.js';
-import type { Model } from '../document/model.js';
+import type { Model, ModelPe } from '../document/model.js';
 import type { Link } from '../document/types.js';
 
-export interface Route {
-  /** PEs from source to target, both included. */
-  pes: PeId[];
-  /** The same PEs as indices into model.pes. */
-  at: number[];
-  /** links[i] joins pes[i] and pes[i + 1]. */
-  links: Link[];
-  /** Seconds to move one datum along the whole route. */
-  time: number;
+export class Route {
+  constructor(
+    /** PEs from source to target, both included, as indices into model.pes. */
+    readonly at: number[],
+    /** links[i] joins at[i] and at[i + 1]. */
+    readonly links: Link[],
+    /** Seconds to move one datum along the whole route. */
+    readonly time: number,
+    private readonly all: ModelPe[],
+  ) {}
+
+  /** The PEs' ids, source to target (made on demand: the passes use `at`). */
+  get pes(): PeId[] {
+    return this.at.map((i) => this.all[i].id);
+  }
 }
 
 /** Seconds to move `bytes` over one link. */
@@ -89,9 +95,9 @@ export class Router {
       const first = this.fastestEdge(source, only, bytes);
       const hop = this.links[first];
       const cost = this.latency[first] + bytes / this.bandwidth[first];
-      if (only === target) return { pes: [pes[source].id, pes[target].id], at: [source, target], links: [hop], time: cost };
+      if (only === target) return new Route([source, target], [hop], cost, pes);
       const rest = this.route(pes[only].id, pes[target].id, bytes);
-      return { pes: [pes[source].id, ...rest.pes], at: [source, ...rest.at], links: [hop, ...rest.links], time: cost + rest.time };
+      return new Route([source, ...rest.at], [hop, ...rest.links], cost + rest.time, pes);
     }
     let bySource = this.searches.get(bytes);
     if (!bySource) this.searches.set(bytes, (bySource = []));
@@ -105,7 +111,7 @@ export class Router {
       if (s.prevLink[v] >= 0) links.push(this.links[s.prevLink[v]]);
     }
     at.reverse();
-    return { pes: at.map((v) => pes[v].id), at, links: links.reverse(), time: s.time[target] };
+    return new Route(at, links.reverse(), s.time[target], pes);
   }
 
   /** The only PE linked to PE i (possibly by several links), or -1. */
