@@ -3,7 +3,7 @@ import { bufferId, type NodeId } from '../ids.js';
 import type { Model, ModelEdge } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { Router } from './route.js';
-import { childLists, push, type BufferTable } from './table.js';
+import { childLists, NONE, push, type BufferTable } from './table.js';
 import type { BufferNode } from './types.js';
 
 export interface Insertion {
@@ -21,11 +21,6 @@ export interface Insertion {
  * holding the same source (node + port) is already there: routes from one output share their
  * common prefix, so the buffers of one source form a tree rooted at the producer.
  */
-// The placeholder for a buffer's consumers and copies while they are inserted: most lists get
-// their first element from push() (a new one-slot array), so an empty array made per buffer
-// would be garbage; never mutated.
-const NONE: never[] = [];
-
 export function insertBuffers(model: Model, order: NodeId[], router: Router): Insertion {
   const buffers: BufferNode[] = [];
   const links: (Link | undefined)[] = [];
@@ -96,7 +91,9 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
       }
     }
   }
-  // push() never writes into an empty list, so the lists still empty get their own array only now.
+  // A buffer's consumers and copies start as NONE: most get their first element from push()
+  // (a one-slot array), so an empty array made per buffer would be garbage. push() never
+  // writes into an empty list; the lists still empty get their own array only now.
   for (const b of buffers) {
     if (b.consumers === NONE) b.consumers = [];
     if (b.next === NONE) b.next = [];

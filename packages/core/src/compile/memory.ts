@@ -2,7 +2,7 @@ import type { NodeId, PeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
-import { bufferTable, push } from './table.js';
+import { bufferTable, NONE, push } from './table.js';
 import type { BufferNode, MemoryReport } from './types.js';
 
 /**
@@ -181,8 +181,10 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
     });
     colors = base + used;
 
+    // Every colour has a member, so each list gets its first element from push(): an exact
+    // one-slot array (most colours hold one double buffer), no empty array made first.
     const groups: MemoryReport['colors'] = [];
-    for (let c = 0; c < colors; c++) groups.push({ color: c, bytes: 0, buffers: [] });
+    for (let c = 0; c < colors; c++) groups.push({ color: c, bytes: 0, buffers: NONE });
     let before = 0;
     for (const number of numbers) {
       const b = buffers[number];

@@ -59,6 +59,9 @@ export function childLists(parent: Int32Array): BufferTable['children'] {
   return { start, list };
 }
 
+/** The placeholder for a list still empty, for `push`: shared, so never mutated. */
+export const NONE: never[] = [];
+
 /**
  * `list` with x appended, for `obj.list = push(obj.list, x)`. Array.prototype.push gives an
  * empty array 17 slots at its first element; most lists in the IG (a buffer's consumers and
