@@ -1,5 +1,5 @@
 import type { NodeId, PeId } from '../ids.js';
-import type { Model } from '../document/model.js';
+import type { Model, ModelPe } from '../document/model.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
 import { bufferTable, NONE, push } from './table.js';
@@ -54,155 +54,162 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
   }
 
   for (const pe of model.pes) {
-    const numbers = byPe[pe.index];
     const length = Math.max(1, (overlap ? 0 : plan.fire) + firesOn[pe.index]);
-    const words = (length + 31) >>> 5;
-    const whole: BufferNode[] = [];
-    const ranged: BufferNode[] = [];
-    // Live positions of each single buffer as a bitset (words per buffer), and a live-weight profile.
-    const bits: number[] = [];
-    const live = new Float64Array(length + 1);
-    const mark = (i: number, s: number, e: number, weight: number) => {
-      for (let x = s; x <= e; x++) bits[i * words + (x >>> 5)] |= 1 << (x & 31);
-      live[s] += weight;
-      live[e + 1] -= weight;
-    };
-    for (const number of numbers) {
-      const b = buffers[number];
-      if (b.depth >= 2) {
-        whole.push(b);
-        continue;
-      }
-      const w = writeAt[number];
-      const end = Math.max(w, readAt[number]);
-      const wraps = wrapAt[number];
-      const i = ranged.length;
-      ranged.push(b);
-      for (let k = 0; k < words; k++) bits.push(0);
-      if (wraps < 0) mark(i, w, end, b.bytes);
-      else {
-        mark(i, w, length - 1, b.bytes);
-        mark(i, 0, Math.min(wraps, w - 1), b.bytes);
-      }
-    }
-
-    // Colours: one per multi-slot buffer, then DSatur over the single buffers.
-    let colors = 0;
-    for (const b of whole) b.color = colors++;
-    const base = colors;
-    // Buffers live at exactly the same positions have the same neighbours (and conflict with
-    // each other): DSatur runs on these classes, which keeps it linear in the buffers of a
-    // busy PE (a host CPU relaying hundreds of copies) while choosing exactly as it would
-    // buffer by buffer.
-    const n = ranged.length;
-    const classOf = new Int32Array(n);
-    const members: number[][] = [];
-    const patterns: number[] = [];
-    const seen = new Map<string | number, number>();
-    for (let i = 0; i < n; i++) {
-      // A PE with up to 32 positions (most of them) keys by the word itself: no string built.
-      const key = words === 1 ? bits[i] : bits.slice(i * words, (i + 1) * words).join(',');
-      let c = seen.get(key);
-      if (c === undefined) {
-        seen.set(key, (c = members.length));
-        members.push([]);
-        for (let k = 0; k < words; k++) patterns.push(bits[i * words + k]);
-      }
-      classOf[i] = c;
-      members[c] = push(members[c], i);
-    }
-    const m = members.length;
-    const neighbours: number[][] = members.map(() => []);
-    for (let a = 0; a < m; a++) {
-      for (let b = a; b < m; b++) {
-        let hit = false;
-        for (let k = 0; k < words && !hit; k++) hit = (patterns[a * words + k] & patterns[b * words + k]) !== 0;
-        if (!hit) continue;
-        neighbours[a].push(b);
-        if (b !== a) neighbours[b].push(a);
-      }
-    }
-    // A buffer's degree: every buffer of every class it meets, itself excluded.
-    const degree = new Int32Array(m);
-    const next = new Int32Array(m); // first uncoloured member of each class
-    const head = new Int32Array(m); // that member's number
-    // Classes with uncoloured members (the order does not matter: the pick is a strict maximum).
-    const alive = new Int32Array(m);
-    for (let a = 0; a < m; a++) {
-      let d = -1;
-      for (const b of neighbours[a]) d += members[b].length;
-      degree[a] = d;
-      head[a] = members[a][0];
-      alive[a] = a;
-    }
-    const color = new Int32Array(n).fill(-1);
-    const satCount = new Int32Array(m);
-    // Saturation bits, a row of `row` words per class: colours are below n, so n + 1 bits suffice.
-    const row = (n >>> 5) + 1;
-    const satBits = new Int32Array(m * row);
-    let alives = m;
-    for (let step = 0; step < n; step++) {
-      let at = 0;
-      let pick = alive[0];
-      for (let k = 1; k < alives; k++) {
-        const a = alive[k];
-        if (satCount[a] > satCount[pick] || (satCount[a] === satCount[pick] && (degree[a] > degree[pick] || (degree[a] === degree[pick] && head[a] < head[pick])))) {
-          pick = a;
-          at = k;
-        }
-      }
-      // The smallest colour not in the class's saturation: the lowest zero bit.
-      let c = 0;
-      for (let k = pick * row; ; k++) {
-        const w = satBits[k];
-        if (w !== -1) {
-          const free = ~w;
-          c = (k - pick * row) * 32 + (31 - Math.clz32(free & -free));
-          break;
-        }
-      }
-      color[head[pick]] = c;
-      if (++next[pick] < members[pick].length) head[pick] = members[pick][next[pick]];
-      else alive[at] = alive[--alives];
-      const word = c >>> 5;
-      const bit = 1 << (c & 31);
-      for (const b of neighbours[pick]) {
-        const k = b * row + word;
-        if (!(satBits[k] & bit)) {
-          satBits[k] |= bit;
-          satCount[b]++;
-        }
-      }
-    }
-    let used = 0;
-    ranged.forEach((b, i) => {
-      b.color = base + color[i];
-      used = Math.max(used, color[i] + 1);
-    });
-    colors = base + used;
-
-    // Every colour has a member, so each list gets its first element from push(): an exact
-    // one-slot array (most colours hold one double buffer), no empty array made first.
-    const groups: MemoryReport['colors'] = [];
-    for (let c = 0; c < colors; c++) groups.push({ color: c, bytes: 0, buffers: NONE });
-    let before = 0;
-    for (const number of numbers) {
-      const b = buffers[number];
-      const size = b.bytes * b.depth;
-      before += size;
-      const g = groups[b.color];
-      g.bytes = Math.max(g.bytes, size);
-      g.buffers = push(g.buffers, b.id);
-    }
-    let peak = 0;
-    for (let i = 0, acc = 0; i < length; i++) peak = Math.max(peak, (acc += live[i]));
-    reports[pe.id] = {
-      before,
-      after: groups.reduce((a, g) => a + g.bytes, 0),
-      lowerBound: whole.reduce((a, b) => a + b.bytes * b.depth, 0) + peak,
-      colors: groups,
-      capacity: pe.memory,
-    };
+    reports[pe.id] = colorPe(pe, byPe[pe.index], length, buffers, writeAt, readAt, wrapAt);
   }
   return reports;
+}
+
+/**
+ * One PE's colouring and report. Its own function, called once per PE, so that V8 optimises
+ * it after a few PEs: as the body of one loop run once per compile, it ran mostly unoptimised.
+ */
+function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: BufferNode[], writeAt: Int32Array, readAt: Int32Array, wrapAt: Int32Array): MemoryReport {
+  const words = (length + 31) >>> 5;
+  const whole: BufferNode[] = [];
+  const ranged: BufferNode[] = [];
+  // Live positions of each single buffer as a bitset (words per buffer), and a live-weight profile.
+  const bits: number[] = [];
+  const live = new Float64Array(length + 1);
+  const mark = (i: number, s: number, e: number, weight: number) => {
+    for (let x = s; x <= e; x++) bits[i * words + (x >>> 5)] |= 1 << (x & 31);
+    live[s] += weight;
+    live[e + 1] -= weight;
+  };
+  for (const number of numbers) {
+    const b = buffers[number];
+    if (b.depth >= 2) {
+      whole.push(b);
+      continue;
+    }
+    const w = writeAt[number];
+    const end = Math.max(w, readAt[number]);
+    const wraps = wrapAt[number];
+    const i = ranged.length;
+    ranged.push(b);
+    for (let k = 0; k < words; k++) bits.push(0);
+    if (wraps < 0) mark(i, w, end, b.bytes);
+    else {
+      mark(i, w, length - 1, b.bytes);
+      mark(i, 0, Math.min(wraps, w - 1), b.bytes);
+    }
+  }
+
+  // Colours: one per multi-slot buffer, then DSatur over the single buffers.
+  let colors = 0;
+  for (const b of whole) b.color = colors++;
+  const base = colors;
+  // Buffers live at exactly the same positions have the same neighbours (and conflict with
+  // each other): DSatur runs on these classes, which keeps it linear in the buffers of a
+  // busy PE (a host CPU relaying hundreds of copies) while choosing exactly as it would
+  // buffer by buffer.
+  const n = ranged.length;
+  const classOf = new Int32Array(n);
+  const members: number[][] = [];
+  const patterns: number[] = [];
+  const seen = new Map<string | number, number>();
+  for (let i = 0; i < n; i++) {
+    // A PE with up to 32 positions (most of them) keys by the word itself: no string built.
+    const key = words === 1 ? bits[i] : bits.slice(i * words, (i + 1) * words).join(',');
+    let c = seen.get(key);
+    if (c === undefined) {
+      seen.set(key, (c = members.length));
+      members.push([]);
+      for (let k = 0; k < words; k++) patterns.push(bits[i * words + k]);
+    }
+    classOf[i] = c;
+    members[c] = push(members[c], i);
+  }
+  const m = members.length;
+  const neighbours: number[][] = members.map(() => []);
+  for (let a = 0; a < m; a++) {
+    for (let b = a; b < m; b++) {
+      let hit = false;
+      for (let k = 0; k < words && !hit; k++) hit = (patterns[a * words + k] & patterns[b * words + k]) !== 0;
+      if (!hit) continue;
+      neighbours[a].push(b);
+      if (b !== a) neighbours[b].push(a);
+    }
+  }
+  // A buffer's degree: every buffer of every class it meets, itself excluded.
+  const degree = new Int32Array(m);
+  const next = new Int32Array(m); // first uncoloured member of each class
+  const head = new Int32Array(m); // that member's number
+  // Classes with uncoloured members (the order does not matter: the pick is a strict maximum).
+  const alive = new Int32Array(m);
+  for (let a = 0; a < m; a++) {
+    let d = -1;
+    for (const b of neighbours[a]) d += members[b].length;
+    degree[a] = d;
+    head[a] = members[a][0];
+    alive[a] = a;
+  }
+  const color = new Int32Array(n).fill(-1);
+  const satCount = new Int32Array(m);
+  // Saturation bits, a row of `row` words per class: colours are below n, so n + 1 bits suffice.
+  const row = (n >>> 5) + 1;
+  const satBits = new Int32Array(m * row);
+  let alives = m;
+  for (let step = 0; step < n; step++) {
+    let at = 0;
+    let pick = alive[0];
+    for (let k = 1; k < alives; k++) {
+      const a = alive[k];
+      if (satCount[a] > satCount[pick] || (satCount[a] === satCount[pick] && (degree[a] > degree[pick] || (degree[a] === degree[pick] && head[a] < head[pick])))) {
+        pick = a;
+        at = k;
+      }
+    }
+    // The smallest colour not in the class's saturation: the lowest zero bit.
+    let c = 0;
+    for (let k = pick * row; ; k++) {
+      const w = satBits[k];
+      if (w !== -1) {
+        const free = ~w;
+        c = (k - pick * row) * 32 + (31 - Math.clz32(free & -free));
+        break;
+      }
+    }
+    color[head[pick]] = c;
+    if (++next[pick] < members[pick].length) head[pick] = members[pick][next[pick]];
+    else alive[at] = alive[--alives];
+    const word = c >>> 5;
+    const bit = 1 << (c & 31);
+    for (const b of neighbours[pick]) {
+      const k = b * row + word;
+      if (!(satBits[k] & bit)) {
+        satBits[k] |= bit;
+        satCount[b]++;
+      }
+    }
+  }
+  let used = 0;
+  ranged.forEach((b, i) => {
+    b.color = base + color[i];
+    used = Math.max(used, color[i] + 1);
+  });
+  colors = base + used;
+
+  // Every colour has a member, so each list gets its first element from push(): an exact
+  // one-slot array (most colours hold one double buffer), no empty array made first.
+  const groups: MemoryReport['colors'] = [];
+  for (let c = 0; c < colors; c++) groups.push({ color: c, bytes: 0, buffers: NONE });
+  let before = 0;
+  for (const number of numbers) {
+    const b = buffers[number];
+    const size = b.bytes * b.depth;
+    before += size;
+    const g = groups[b.color];
+    g.bytes = Math.max(g.bytes, size);
+    g.buffers = push(g.buffers, b.id);
+  }
+  let peak = 0;
+  for (let i = 0, acc = 0; i < length; i++) peak = Math.max(peak, (acc += live[i]));
+  return {
+    before,
+    after: groups.reduce((a, g) => a + g.bytes, 0),
+    lowerBound: whole.reduce((a, b) => a + b.bytes * b.depth, 0) + peak,
+    colors: groups,
+    capacity: pe.memory,
+  };
 }
