@@ -40,7 +40,7 @@ function collect(f: FrameSocket) {
   f.handlers = {
     text: (s) => got.texts.push(s),
     binaryStart: () => (parts = []),
-    chunk: (b) => parts.push(Buffer.from(b)),
+    chunk: (b, start, end) => parts.push(Buffer.from(b.subarray(start, end))),
     binaryEnd: () => got.binaries.push(Buffer.concat(parts)),
     close: (code, reason) => (got.closed = { code, reason }),
   };

@@ -68,9 +68,13 @@ export function dialUpgrade(url: string, timeoutMs = 15_000): Promise<{ socket: 
 
 export interface FrameHandlers {
   text(message: string): void;
-  /** A binary message of `length` bytes begins; its bytes follow through `chunk`, in order. */
+  /**
+   * A binary message of `length` bytes begins; its bytes follow through `chunk`, in order,
+   * each as a range of the socket's buffer (no view is made per piece), valid only during
+   * the call.
+   */
   binaryStart(length: number): void;
-  chunk(bytes: Buffer): void;
+  chunk(data: Buffer, start: number, end: number): void;
   binaryEnd(): void;
   close(code: number, reason: string): void;
 }
@@ -95,6 +99,7 @@ export class FrameSocket {
   private left = 0;
   private mask: Buffer | null = null;
   private maskAt = 0;
+  /** Pieces of the text or control frame being read (binary frames are handed over as they come). */
   private text: Buffer[] = [];
   handlers: FrameHandlers = { text: () => {}, binaryStart: () => {}, chunk: () => {}, binaryEnd: () => {}, close: () => {} };
 
@@ -189,13 +194,13 @@ export class FrameSocket {
         continue;
       }
       const n = Math.min(this.left, d.length - at);
-      const piece = at === 0 && n === d.length ? d : d.subarray(at, at + n);
+      const start = at;
       at += n;
       this.left -= n;
-      if (this.mask) this.unmask(piece);
+      if (this.mask) this.unmask(d, start, at);
       if (this.opcode === 0x2) {
-        if (n && !this.closeSent) this.handlers.chunk(piece);
-      } else this.text.push(Buffer.from(piece));
+        if (n && !this.closeSent) this.handlers.chunk(d, start, at);
+      } else this.text.push(Buffer.from(d.subarray(start, at)));
       if (this.left === 0 && !this.ended) this.endFrame();
     }
   }
@@ -218,8 +223,9 @@ export class FrameSocket {
       length = h.readUInt16BE(2);
       p = 4;
     } else if (len7 === 127) {
-      const big = h.readBigUInt64BE(2);
-      length = big > BigInt(Number.MAX_SAFE_INTEGER) ? Infinity : Number(big);
+      // Two 32-bit halves (no BigInt per frame); beyond 2^53 it is simply too big.
+      const high = h.readUInt32BE(2);
+      length = high >= 0x200000 ? Infinity : high * 2 ** 32 + h.readUInt32BE(6);
       p = 10;
     }
     this.mask = masked && h.readUInt32BE(p) !== 0 ? Buffer.from(h.subarray(p, p + 4)) : null;
@@ -234,7 +240,6 @@ export class FrameSocket {
     if (opcode !== 0x1 && opcode !== 0x2 && opcode !== 0x8 && opcode !== 0x9 && opcode !== 0xa) return this.refuse(WS_CLOSE.protocol, `unknown opcode ${opcode}`);
     this.opcode = opcode;
     this.left = length;
-    this.text = [];
     if (opcode === 0x2 && !this.closeSent) this.handlers.binaryStart(length);
     if (length === 0) this.endFrame();
     return at;
@@ -245,23 +250,24 @@ export class FrameSocket {
     return Infinity;
   }
 
-  private unmask(piece: Buffer): void {
+  private unmask(d: Buffer, start: number, end: number): void {
     const m = this.mask!;
-    for (let i = 0; i < piece.length; i++) piece[i] ^= m[(this.maskAt + i) & 3];
-    this.maskAt = (this.maskAt + piece.length) & 3;
+    for (let i = start; i < end; i++) d[i] ^= m[(this.maskAt + i - start) & 3];
+    this.maskAt = (this.maskAt + end - start) & 3;
   }
 
   private endFrame(): void {
     const opcode = this.opcode;
     this.opcode = -1;
-    const body = opcode === 0x2 ? null : Buffer.concat(this.text);
+    if (opcode === 0x2) {
+      if (!this.closeSent) this.handlers.binaryEnd();
+      return;
+    }
+    const body = this.text.length === 1 ? this.text[0] : Buffer.concat(this.text);
     this.text = [];
     switch (opcode) {
       case 0x1:
         if (!this.closeSent) this.handlers.text(body!.toString('utf8'));
-        return;
-      case 0x2:
-        if (!this.closeSent) this.handlers.binaryEnd();
         return;
       case 0x8: {
         const code = body!.length >= 2 ? body!.readUInt16BE(0) : 1005;

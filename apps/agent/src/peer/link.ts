@@ -42,7 +42,9 @@ interface Channel {
 /** The message being read (one object per link, reset per message): its header so far, then where its bytes go. */
 interface Incoming {
   length: number;
+  /** The header's bytes: in the socket's buffer at `headerAt`, or gathered at 0 of a buffer of its own. */
   header: Buffer;
+  headerAt: number;
   headerGot: number;
   /** Header size once the key length is known. */
   headerSize: number;
@@ -59,7 +61,7 @@ export class PeerLink {
   private channels = new Map<string, Channel>();
   /** The channel of the last message read: consecutive messages of one key skip the lookup. */
   private last: Channel | null = null;
-  private readonly incoming: Incoming = { length: 0, header: EMPTY, headerGot: 0, headerSize: 6, channel: null, iteration: 0, into: null, waiter: null, held: null, got: 0, firstByteUs: 0 };
+  private readonly incoming: Incoming = { length: 0, header: EMPTY, headerAt: 0, headerGot: 0, headerSize: 6, channel: null, iteration: 0, into: null, waiter: null, held: null, got: 0, firstByteUs: 0 };
   /** Whether a binary message is being read. */
   private reading = false;
   onMessage: (m: PeerMessage) => void = () => {};
@@ -85,13 +87,14 @@ export class PeerLink {
         const m = this.incoming;
         m.length = length;
         m.header = EMPTY;
+        m.headerAt = 0;
         m.headerGot = 0;
         m.headerSize = 6;
         m.channel = m.into = m.waiter = m.held = null;
         m.got = m.firstByteUs = 0;
         this.reading = true;
       },
-      chunk: (bytes) => this.chunk(bytes),
+      chunk: (data, start, end) => this.chunk(data, start, end),
       binaryEnd: () => this.end(),
       close: (code, reason) => {
         if (this.closed) return;
@@ -145,49 +148,55 @@ export class PeerLink {
     return c;
   }
 
-  /** The channel whose key is in `header` at 6 .. end: the last one's if the bytes match, else by decoding it. */
-  private channelAt(header: Buffer, end: number): Channel {
+  /** The channel whose key is in the header (at `at`, `size` bytes in all): the last one's if the bytes match, else by decoding it. */
+  private channelAt(header: Buffer, at: number, size: number): Channel {
     const last = this.last;
-    if (last && last.wire.length === end - 6) {
+    const from = at + 6;
+    if (last && last.wire.length === size - 6) {
       const w = last.wire;
       let same = true;
-      for (let i = 0; i < w.length && same; i++) same = w[i] === header[6 + i];
+      for (let i = 0; i < w.length && same; i++) same = w[i] === header[from + i];
       if (same) return last;
     }
-    return (this.last = this.channel(header.toString('utf8', 6, end)));
+    return (this.last = this.channel(header.toString('utf8', from, at + size)));
   }
 
-  private chunk(bytes: Buffer): void {
+  private chunk(data: Buffer, start: number, end: number): void {
     const m = this.incoming;
     if (!this.reading || this.closed) return;
-    let at = 0;
+    let at = start;
     if (m.headerGot < m.headerSize) {
       // Most often the whole header is in the message's first chunk: read it in place.
-      if (m.headerGot === 0 && bytes.length >= 6 && bytes.length >= 6 + bytes.readUInt16LE(4)) {
-        m.headerSize = 6 + bytes.readUInt16LE(4);
+      const keyLength = end - start >= 6 ? data.readUInt16LE(start + 4) : -1;
+      if (m.headerGot === 0 && keyLength >= 0 && end - start >= 6 + keyLength) {
+        m.headerSize = 6 + keyLength;
         if (m.headerSize > m.length) {
           this.protocolError('malformed transfer: its header is longer than the message');
           return;
         }
-        m.header = bytes;
+        m.header = data;
+        m.headerAt = start;
         m.headerGot = m.headerSize;
-        at = this.route(m);
-      } else at = this.readHeader(m, bytes);
-      if (at < 0) return;
+        if (this.route(m) < 0) return;
+        at = start + m.headerSize;
+      } else {
+        at = this.readHeader(m, data, start, end);
+        if (at < 0) return;
+      }
     }
-    if (at >= bytes.length) return;
+    if (at >= end) return;
     if (!m.firstByteUs) m.firstByteUs = nowUs();
-    const piece = at ? bytes.subarray(at) : bytes;
-    m.into!.set(piece, m.got);
-    m.got += piece.length;
+    // Buffer#copy takes the range as offsets: no view of the socket's buffer is made per piece.
+    data.copy(m.into!, m.got, at, end);
+    m.got += end - at;
   }
 
-  /** Reads the transfer header from the message's first bytes; returns where its data starts in `bytes`, or -1 after closing the link. */
-  private readHeader(m: Incoming, bytes: Buffer): number {
+  /** Gathers a header split across chunks from data[start, end); returns where the message's bytes start in `data`, or -1 after closing the link. */
+  private readHeader(m: Incoming, bytes: Buffer, start: number, end: number): number {
     if (m.header === EMPTY) m.header = Buffer.allocUnsafe(6);
-    let at = 0;
-    while (m.headerGot < m.headerSize && at < bytes.length) {
-      const n = Math.min(m.headerSize - m.headerGot, bytes.length - at);
+    let at = start;
+    while (m.headerGot < m.headerSize && at < end) {
+      const n = Math.min(m.headerSize - m.headerGot, end - at);
       bytes.copy(m.header, m.headerGot, at, at + n);
       m.headerGot += n;
       at += n;
@@ -205,8 +214,8 @@ export class PeerLink {
 
   /** With the header read: where the message's bytes go (the waiting slot or a spare buffer); -1 after closing the link. */
   private route(m: Incoming): number {
-    const c = this.channelAt(m.header, m.headerSize);
-    const iteration = m.header.readUInt32LE(0);
+    const c = this.channelAt(m.header, m.headerAt, m.headerSize);
+    const iteration = m.header.readUInt32LE(m.headerAt);
     const size = m.length - m.headerSize;
     m.channel = c;
     m.iteration = iteration;
