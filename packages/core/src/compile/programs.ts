@@ -75,7 +75,8 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode
       op: 'fire',
       node: id,
       kernel: n.kernel.id,
-      params: { ...n.params },
+      // The model's params (analyze() made them per node, defaults filled): read-only from here.
+      params: n.params,
       startCycle: lat.latency[id],
       inputs: lat.inputs.get(id)!,
       outputs: outs,
