@@ -1,5 +1,5 @@
 import { dataTypeBytes, type DataType } from '@pipeloom/kernels';
-import { bufferId, type NodeId } from '../ids.js';
+import { bufferId, type BufferId, type NodeId } from '../ids.js';
 import type { Model, ModelEdge } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { Router } from './route.js';
@@ -27,12 +27,16 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
   const parent: number[] = [];
   const peOf: number[] = [];
   const read = new Int32Array(model.doc.app.edges.length).fill(-1);
+  // Copies of one buffer share their `from` (a relay CPU's buffer feeds several PEs).
+  const upstream: ({ buffer: BufferId } | undefined)[] = [];
+  const fromBuffer = (i: number) => (upstream[i] ??= { buffer: buffers[i].id });
   const add = (pe: number, source: NodeId, port: string, from: number, type: DataType, bytes: number, link?: Link) => {
     const number = buffers.length;
-    const buffer: BufferNode = { id: bufferId(`bn_${number}`), pe: model.pes[pe].id, source, port, from: from < 0 ? { node: source } : { buffer: buffers[from].id }, type, bytes, consumers: NONE, next: NONE, depth: 1, color: -1 };
+    const buffer: BufferNode = { id: bufferId(`bn_${number}`), pe: model.pes[pe].id, source, port, from: from < 0 ? { node: source } : fromBuffer(from), type, bytes, consumers: NONE, next: NONE, depth: 1, color: -1 };
     buffers.push(buffer);
     links.push(link);
     parent.push(from);
+    upstream.push(undefined);
     peOf.push(pe);
     if (from >= 0) buffers[from].next = push(buffers[from].next, buffer.id);
     return number;
@@ -86,7 +90,8 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
           }
         }
         const b = buffers[prev];
-        b.consumers = push(b.consumers, { node: to.id, port: edge.to.port });
+        // The edge's own end ({node, port}, made once by analyze()): read-only from here.
+        b.consumers = push(b.consumers, edge.to);
         read[edge.index] = prev;
       }
     }
