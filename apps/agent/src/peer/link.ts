@@ -76,7 +76,7 @@ export class PeerLink {
   ) {
     frames.handlers = {
       text: (s) => {
-        const parsed = parseMessage<PeerMessage>(s, ['barrier', 'release', 'abort']);
+        const parsed = parseMessage<PeerMessage>(s, ['barrier', 'abort']);
         if (!parsed.ok) {
           this.protocolError(parsed.reason);
           return;

@@ -257,8 +257,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       for (const [peer, link] of a.links) {
         link.rate = m.linkRate ?? opts.linkRate ?? 0;
         link.onMessage = (pm) => {
-          if (pm.type === 'barrier') run.barrier.hostArrived(pm.seq);
-          else if (pm.type === 'release') run.barrier.release(pm.seq);
+          if (pm.type === 'barrier') run.barrier.token(pm.seq, pm.round);
           else if (pm.type === 'abort') run.abort(pm.message);
         };
         link.onClose = (reason) => {

@@ -6,7 +6,7 @@ import type { TraceEvent } from '../trace/event.js';
 // Every message is validated on receipt (`parseMessage`): a malformed one closes that
 // connection with a reason and touches nothing else.
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** WebSocket close codes the agent uses; the reason string says the rest. */
 export const CLOSE = {
@@ -75,7 +75,7 @@ export type ToAgent =
       type: 'deploy';
       runId: string;
       programs: PeProgram[];
-      /** Every host of the run with its agent's URL (for peer links), in barrier order; the first is the barrier root. */
+      /** Every host of the run with its agent's URL (for peer links), in one order for all agents (the cluster barrier's). */
       hosts: { id: string; url: string }[];
       iterations: number;
       /** Cycles of the run: the largest startCycle of any action in the cluster + iterations. */
@@ -120,9 +120,8 @@ export type FromAgent =
 export type PeerMessage =
   | { type: 'peer-auth'; version: number; token: string; host: string; runId: string }
   | { type: 'peer-ready'; host: string }
-  /** Barrier arrival (to the root) or release (from the root). */
-  | { type: 'barrier'; seq: number }
-  | { type: 'release'; seq: number }
+  /** A host's token in round `round` of cluster barrier `seq` (a dissemination barrier: agent runtime/barrier.ts). */
+  | { type: 'barrier'; seq: number; round: number }
   | { type: 'abort'; message: string };
 
 export type AnyMessage = ToAgent | FromAgent | PeerMessage;
@@ -144,8 +143,7 @@ const REQUIRED: Record<string, string[]> = {
   error: ['message'],
   'peer-auth': ['version', 'token', 'host', 'runId'],
   'peer-ready': ['host'],
-  barrier: ['seq'],
-  release: ['seq'],
+  barrier: ['seq', 'round'],
   abort: ['message'],
 };
 
