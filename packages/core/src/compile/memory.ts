@@ -104,7 +104,6 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   // busy PE (a host CPU relaying hundreds of copies) while choosing exactly as it would
   // buffer by buffer.
   const n = ranged.length;
-  const classOf = new Int32Array(n);
   const members: number[][] = [];
   const patterns: number[] = [];
   const seen = new Map<string | number, number>();
@@ -117,7 +116,6 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
       members.push([]);
       for (let k = 0; k < words; k++) patterns.push(bits[i * words + k]);
     }
-    classOf[i] = c;
     members[c] = push(members[c], i);
   }
   const m = members.length;

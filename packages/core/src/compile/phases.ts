@@ -35,6 +35,7 @@ export interface PhasePlan {
  */
 export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean, links?: (Link | undefined)[], table = bufferTable(model, buffers)): PhasePlan {
   const phase = new Int32Array(buffers.length).fill(-1);
+  // insertBuffers gives every copy its route's link; a list made otherwise gets the fastest.
   const link: (Link | undefined)[] = links ?? new Array(buffers.length);
   // By buffer number, for buffers filled by a copy: 0 between hosts, 1 inside a host, and the
   // copy's depth in a chain of copies of the same group.
