@@ -267,15 +267,15 @@ export class FrameSocket {
     this.text = [];
     switch (opcode) {
       case 0x1:
-        if (!this.closeSent) this.handlers.text(body!.toString('utf8'));
+        if (!this.closeSent) this.handlers.text(body.toString('utf8'));
         return;
       case 0x8: {
-        const code = body!.length >= 2 ? body!.readUInt16BE(0) : 1005;
-        const reason = body!.subarray(2).toString('utf8');
+        const code = body.length >= 2 ? body.readUInt16BE(0) : 1005;
+        const reason = body.subarray(2).toString('utf8');
         // Answer the close, then end: the handshake is complete.
         if (!this.closeSent) {
           this.closeSent = true;
-          const echo = body!.subarray(0, 2);
+          const echo = body.subarray(0, 2);
           this.socket.write(Buffer.concat([this.frameHeader(0x8, echo.length), echo]));
         }
         this.socket.end();
@@ -284,7 +284,7 @@ export class FrameSocket {
         return;
       }
       case 0x9:
-        if (this.open) this.socket.write(Buffer.concat([this.frameHeader(0xa, body!.length), body!]));
+        if (this.open) this.socket.write(Buffer.concat([this.frameHeader(0xa, body.length), body]));
         return;
       default:
         return;
