@@ -70,18 +70,18 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
   for (const id of order) {
     const n = model.node.get(id)!;
     let L = 0;
-    for (const p of n.kernel.inputs) {
-      const buffer = table.read[n.inputs.get(p.name)!.index];
+    for (const edge of n.inputs) {
+      const buffer = table.read[edge.index];
       const byTransfer = table.parent[buffer] >= 0;
       L = Math.max(L, written[buffer] + (overlap && byTransfer ? 1 : 0));
     }
     latency[id] = L;
     const access: Record<string, BufferAccess> = {};
-    for (const p of n.kernel.inputs) {
-      const buffer = table.read[n.inputs.get(p.name)!.index];
+    for (const edge of n.inputs) {
+      const buffer = table.read[edge.index];
       const lag = L - written[buffer];
       const b = buffers[buffer];
-      access[p.name] = { buffer: b.id, lag };
+      access[edge.to.port] = { buffer: b.id, lag };
       // A read lag cycles after the write needs lag + 1 slots (the writer is on the next one).
       b.depth = Math.max(b.depth, lag + 1);
     }

@@ -37,9 +37,9 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
     const n = model.node.get(id)!;
     const pos = (overlap ? 0 : plan.fire) + firesOn[model.pe.get(n.pe)!.index]++;
     const access = lat.inputs.get(id)!;
-    for (const p of n.kernel.inputs) {
-      const b = table.read[n.inputs.get(p.name)!.index];
-      if (access[p.name].lag === 0) readAt[b] = Math.max(readAt[b], pos);
+    for (const edge of n.inputs) {
+      const b = table.read[edge.index];
+      if (access[edge.to.port].lag === 0) readAt[b] = Math.max(readAt[b], pos);
       else wrapAt[b] = Math.max(wrapAt[b], pos);
     }
     for (let j = 0; j < n.kernel.outputs.length; j++) writeAt[table.output[n.index] + j] = pos;

@@ -24,8 +24,8 @@ export function schedule(model: Model): { schedule: Record<NodeId, number>; orde
       }
       state[n.index] = 1;
       pending.length = 0;
-      for (const p of n.kernel.inputs) {
-        const from = model.node.get(n.inputs.get(p.name)!.from.node)!;
+      for (const edge of n.inputs) {
+        const from = model.node.get(edge.from.node)!;
         if (state[from.index] !== 2) pending.push(from);
       }
       if (pending.length === 0) {

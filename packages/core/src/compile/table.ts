@@ -43,7 +43,10 @@ export function bufferTable(model: Model, buffers: BufferNode[]): BufferTable {
       const source = model.node.get(b.source)!;
       if (output[source.index] < 0) output[source.index] = i;
     }
-    for (const c of b.consumers) read[model.node.get(c.node)!.inputs.get(c.port)!.index] = i;
+    for (const c of b.consumers) {
+      const n = model.node.get(c.node)!;
+      read[n.inputs[n.kernel.inputs.findIndex((p) => p.name === c.port)].index] = i;
+    }
   }
   return { parent, pe, read, output, children: childLists(parent) };
 }

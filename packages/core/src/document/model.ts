@@ -12,8 +12,8 @@ export interface ModelNode {
   kernel: KernelSpec;
   params: Params;
   pe: PeId;
-  /** Incoming edges by input port (each input fed exactly once). */
-  inputs: Map<string, ModelEdge>;
+  /** The edge feeding each input port, by position in kernel.inputs (each input fed exactly once). */
+  inputs: ModelEdge[];
   /** Outgoing edges in document order. */
   outputs: ModelEdge[];
 }

@@ -70,9 +70,9 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
       unknownKernel.add(n.id);
       return fail(`${nodeAt(i)}.kernel`, `unknown kernel "${n.kernel}"`, `use one of: ${listKernels().map((k) => k.id).join(', ')}`);
     }
-    // normalize() made params a plain object of its own: for-in sees exactly its keys, in
-    // Object.keys order, without building that array per node.
+    // for-in sees the keys in Object.keys order without building that array per node.
     for (const name in n.params) {
+      if (!Object.hasOwn(n.params, name)) continue;
       const value = n.params[name];
       const spec = kernel.params[name];
       if (!spec) fail(`${nodeAt(i)}.params.${name}`, `kernel ${kernel.id} has no param "${name}"`, `params: ${Object.keys(kernel.params).join(', ') || 'none'}`);
@@ -84,7 +84,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
         }
       }
     }
-    const m: ModelNode = { id: nodeId(n.id), index: i, kernel, params: defaults(kernel, n.params), pe: peId(''), inputs: new Map(), outputs: [] };
+    const m: ModelNode = { id: nodeId(n.id), index: i, kernel, params: defaults(kernel, n.params), pe: peId(''), inputs: kernel.inputs.length ? new Array(kernel.inputs.length) : NO_EDGES, outputs: [] };
     nodes.push(m);
     node.set(m.id, m);
   });
@@ -182,7 +182,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     // An exact one-slot array for the first edge (push would reserve 17).
     if (from.outputs.length === 0) from.outputs = [edge];
     else from.outputs.push(edge);
-    to.inputs.set(inPort.name, edge);
+    to.inputs[inIndex] = edge;
   });
   for (const n of nodes) {
     n.kernel.inputs.forEach((port, j) => {
@@ -325,6 +325,9 @@ function portIndex(ports: readonly { name: string }[], name: string): number {
   for (let i = 0; i < ports.length; i++) if (ports[i].name === name) return i;
   return -1;
 }
+
+/** The inputs of every node without input ports: shared, never written. */
+const NO_EDGES: ModelEdge[] = [];
 
 const nodeAt = (i: number) => `app.nodes[${i}]`;
 const edgeAt = (i: number) => `app.edges[${i}]`;
