@@ -32,7 +32,7 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
   const fromBuffer = (i: number) => (upstream[i] ??= { buffer: buffers[i].id });
   const add = (pe: number, source: NodeId, port: string, from: number, type: DataType, bytes: number, link?: Link) => {
     const number = buffers.length;
-    const buffer: BufferNode = { id: bufferId(`bn_${number}`), pe: model.pes[pe].id, source, port, from: from < 0 ? { node: source } : fromBuffer(from), type, bytes, consumers: NONE, next: NONE, depth: 1, color: -1 };
+    const buffer: BufferNode = { id: bufferName(number), pe: model.pes[pe].id, source, port, from: from < 0 ? { node: source } : fromBuffer(from), type, bytes, consumers: NONE, next: NONE, depth: 1, color: -1 };
     buffers.push(buffer);
     links.push(link);
     parent.push(from);
@@ -105,6 +105,14 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
   }
   const parents = Int32Array.from(parent);
   return { buffers, links, table: { parent: parents, pe: Int32Array.from(peOf), read, output, children: childLists(parents) } };
+}
+
+// `bn_k` for each k, made once per process: a designer recompiling on every edit, or a 35,000-
+// buffer graph compiled again, reuses the strings instead of building them anew (strings are
+// immutable, so sharing them between implementation graphs is safe).
+const names: BufferId[] = [];
+function bufferName(k: number): BufferId {
+  return (names[k] ??= bufferId(`bn_${k}`));
 }
 
 /** The first edge leaving `port`, if any. */

@@ -40,14 +40,16 @@ export function compileModel(model: Model, overlap: boolean, diagnostics: Diagno
   const problems = [...diagnostics, ...checkCapacity(model, buffers, memory)];
   if (problems.some((d) => d.severity === 'error')) return { ok: false, diagnostics: problems };
   let fillCycles = 0;
-  for (const n of order) fillCycles = Math.max(fillCycles, lat.latency[n] + 1);
+  for (let i = 0; i < order.length; i++) fillCycles = Math.max(fillCycles, lat.latency[order[i]] + 1);
   const ig: ImplementationGraph = { overlap, schedule: order_, order, buffers, latency: lat.latency, memory, programs, fillCycles, phases: plan.names };
   return { ok: true, ig, diagnostics: problems };
 }
 
 function checkCapacity(model: Model, buffers: ImplementationGraph['buffers'], memory: ImplementationGraph['memory']): Diagnostic[] {
   const out: Diagnostic[] = [];
-  for (const b of buffers) {
+  // An index loop: once per compile, mostly unoptimised, where for-of allocates per buffer.
+  for (let i = 0; i < buffers.length; i++) {
+    const b = buffers[i];
     const pe = model.pe.get(b.pe)!;
     const size = b.bytes * b.depth;
     if (size > pe.memory) {

@@ -5,5 +5,10 @@ import type { BufferNode } from './types.js';
  * (the transfer uses one slot while the PE works on the other); otherwise single.
  */
 export function assignDepth(buffers: BufferNode[], overlap: boolean): void {
-  for (const b of buffers) b.depth = overlap && ('buffer' in b.from || b.next.length > 0) ? 2 : 1;
+  // An index loop: this runs once per compile, mostly before V8 optimises it, and for-of would
+  // make an iterator result per buffer there.
+  for (let i = 0; i < buffers.length; i++) {
+    const b = buffers[i];
+    b.depth = overlap && ('buffer' in b.from || b.next.length > 0) ? 2 : 1;
+  }
 }

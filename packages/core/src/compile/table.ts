@@ -54,7 +54,7 @@ export function bufferTable(model: Model, buffers: BufferNode[]): BufferTable {
 /** Children lists from parent numbers, as flat arrays (CSR), each list in increasing number. */
 export function childLists(parent: Int32Array): BufferTable['children'] {
   const start = new Int32Array(parent.length + 1);
-  for (const p of parent) if (p >= 0) start[p + 1]++;
+  for (let i = 0; i < parent.length; i++) if (parent[i] >= 0) start[parent[i] + 1]++;
   for (let i = 0; i < parent.length; i++) start[i + 1] += start[i];
   const fill = start.slice(0, parent.length);
   const list = new Int32Array(start[parent.length]);
