@@ -136,6 +136,9 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
   }
   const fedBy = new Int32Array(inputCount).fill(-1);
   const outType: (DataType | undefined)[] = new Array(outputCount);
+  // One object per distinct data type: the IG's buffers and the model's edges share them (read
+  // only), instead of keeping one type and shape per output for the whole compile.
+  const distinct = new Map<string, DataType>();
   const outBytes = new Float64Array(outputCount);
   doc.app.edges.forEach((e, i) => {
     const from = node.get(nodeId(e.from.node));
@@ -167,8 +170,12 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     // An output feeding several edges resolves its type once (failures are reported per edge).
     const out = firstOutput[from.index] + outIndex;
     const cached = outType[out];
-    const type = cached ?? resolve(from, outPort.type, fail);
+    let type = cached ?? resolve(from, outPort.type, fail);
     if (type && !cached) {
+      const key = formatDataType(type);
+      const seen = distinct.get(key);
+      if (seen) type = seen;
+      else distinct.set(key, type);
       outType[out] = type;
       outBytes[out] = dataTypeBytes(type);
     }
