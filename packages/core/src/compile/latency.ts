@@ -1,7 +1,7 @@
 import type { NodeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { PhasePlan } from './phases.js';
-import { bufferTable } from './table.js';
+import { Accesses, bufferTable } from './table.js';
 import type { BufferAccess, BufferNode } from './types.js';
 
 export interface LatencyResult {
@@ -14,6 +14,8 @@ export interface LatencyResult {
   transferLag: Int32Array;
   /** Per node: the buffer and lag each input port reads. */
   inputs: Map<NodeId, Record<string, BufferAccess>>;
+  /** The access objects, shared with the programs. */
+  accesses: Accesses;
 }
 
 /**
@@ -43,6 +45,7 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
   const transferLag = new Int32Array(count);
   const latency = Object.create(null) as Record<NodeId, number>;
   const inputs = new Map<NodeId, Record<string, BufferAccess>>();
+  const accesses = new Accesses(buffers);
   const { children } = table;
 
   // One stack for every propagation: a buffer is pushed at most once per output, so the
@@ -81,7 +84,7 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
       const buffer = table.read[edge.index];
       const lag = L - written[buffer];
       const b = buffers[buffer];
-      access[edge.to.port] = { buffer: b.id, lag };
+      access[edge.to.port] = accesses.of(buffer, lag);
       // A read lag cycles after the write needs lag + 1 slots (the writer is on the next one).
       b.depth = Math.max(b.depth, lag + 1);
     }
@@ -93,5 +96,5 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
       propagate(out);
     }
   }
-  return { latency, written, transferStart, transferLag, inputs };
+  return { latency, written, transferStart, transferLag, inputs, accesses };
 }

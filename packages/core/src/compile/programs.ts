@@ -54,8 +54,8 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode
     // programs' objects on a 10,000-node graph).
     const action: Action = {
       op: 'transfer',
-      from: { buffer: from.id, lag: lat.transferLag[i] },
-      to: { buffer: to.id, lag: 0 },
+      from: lat.accesses.of(table.parent[i], lat.transferLag[i]),
+      to: lat.accesses.of(i, 0),
       fromPe: from.pe,
       toPe: to.pe,
       bytes: to.bytes,
@@ -70,7 +70,7 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode
     const outs: Record<string, BufferAccess> = {};
     const first = table.output[n.index];
     const ports = n.kernel.outputs;
-    for (let j = 0; j < ports.length; j++) outs[ports[j].name] = { buffer: buffers[first + j].id, lag: 0 };
+    for (let j = 0; j < ports.length; j++) outs[ports[j].name] = lat.accesses.of(first + j, 0);
     programs[n.pe].phases[plan.fire].actions.push({
       op: 'fire',
       node: id,
