@@ -96,13 +96,9 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
       }
     }
   }
-  // A buffer's consumers and copies start as NONE: most get their first element from push()
-  // (a one-slot array), so an empty array made per buffer would be garbage. push() never
-  // writes into an empty list; the lists still empty get their own array only now.
-  for (const b of buffers) {
-    if (b.consumers === NONE) b.consumers = [];
-    if (b.next === NONE) b.next = [];
-  }
+  // A buffer's consumers and copies start as NONE, the one frozen empty list: push() gives a
+  // list its own array at its first element, and the lists that stay empty keep NONE (half of
+  // the bench graph's 70,000 lists; the IG is read-only, and a write to NONE would throw).
   const parents = Int32Array.from(parent);
   return { buffers, links, table: { parent: parents, pe: Int32Array.from(peOf), read, output, children: childLists(parents) } };
 }

@@ -82,8 +82,8 @@ export class Accesses {
   }
 }
 
-/** The placeholder for a list still empty, for `push`: shared, so never mutated. */
-export const NONE: never[] = [];
+/** The empty list, shared by every list still empty (see `push`); frozen, so a write throws. */
+export const NONE: never[] = Object.freeze([]) as never[];
 
 /**
  * `list` with x appended, for `obj.list = push(obj.list, x)`. Array.prototype.push gives an
