@@ -68,10 +68,12 @@ export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean
 /** The link a transfer uses: the fastest between the two PEs (the router chose the same). */
 export function fastestLink(model: Model, a: PeId, b: PeId, bytes: number): Link {
   let best: Link | undefined;
-  for (const l of model.pe.get(a)!.links) {
-    if (l.to !== b) continue;
-    const t = l.link.latency + bytes / l.link.bandwidth;
-    if (!best || t < best.latency + bytes / best.bandwidth) best = l.link;
+  const pe = model.pe.get(a)!;
+  for (let j = 0; j < pe.links.length; j++) {
+    if (pe.neighbours[j] !== b) continue;
+    const l = pe.links[j];
+    const t = l.latency + bytes / l.bandwidth;
+    if (!best || t < best.latency + bytes / best.bandwidth) best = l;
   }
   if (!best) throw new Error(`no link between ${a} and ${b}`);
   return best;

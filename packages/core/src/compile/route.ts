@@ -64,13 +64,14 @@ export class Router {
     this.bandwidth = new Float64Array(m);
     this.links = new Array(m);
     for (let i = 0; i < n; i++) {
-      model.pes[i].links.forEach((l, j) => {
+      const pe = model.pes[i];
+      for (let j = 0; j < pe.links.length; j++) {
         const k = this.off[i] + j;
-        this.nbr[k] = this.index.get(l.to)!;
-        this.latency[k] = l.link.latency;
-        this.bandwidth[k] = l.link.bandwidth;
-        this.links[k] = l.link;
-      });
+        this.nbr[k] = this.index.get(pe.neighbours[j])!;
+        this.latency[k] = pe.links[j].latency;
+        this.bandwidth[k] = pe.links[j].bandwidth;
+        this.links[k] = pe.links[j];
+      }
     }
   }
 

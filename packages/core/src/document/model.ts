@@ -36,8 +36,9 @@ export interface ModelPe {
   memory: number;
   flops?: number;
   memoryBandwidth?: number;
-  /** Links touching this PE, in document order. */
-  links: { to: PeId; link: Link; index: number }[];
+  /** Links touching this PE, in document order, and the PE at the other end of each (two lists, not an object per link end). */
+  links: Link[];
+  neighbours: PeId[];
 }
 
 export interface Model {

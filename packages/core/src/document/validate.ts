@@ -39,7 +39,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     const at = pePaths[i].startsWith('arch.pes') ? pePaths[i] : pePaths[i].replace(/\.\w+Memory$/, '');
     if (pe.has(peId(p.id))) return fail(at.startsWith('arch.pes') ? `${at}.id` : at, `duplicate PE id "${p.id}"`, 'give each PE its own id (a host shorthand may already define it)');
     if (!hosts.has(p.host)) fail(`${at}.host`, `host "${p.host}" does not exist`, `add it to arch.hosts or use one of: ${[...hosts].join(', ')}`);
-    const m: ModelPe = { id: peId(p.id), index: pes.length, path: pePaths[i].startsWith('arch.pes') ? `${pePaths[i]}.memory` : pePaths[i], host: hostId(p.host), kind: p.kind, memory: p.memory, flops: p.flops, memoryBandwidth: p.memoryBandwidth, links: [] };
+    const m: ModelPe = { id: peId(p.id), index: pes.length, path: pePaths[i].startsWith('arch.pes') ? `${pePaths[i]}.memory` : pePaths[i], host: hostId(p.host), kind: p.kind, memory: p.memory, flops: p.flops, memoryBandwidth: p.memoryBandwidth, links: [], neighbours: [] };
     pes.push(m);
     pe.set(m.id, m);
   });
@@ -51,8 +51,10 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     if (!b) fail(`${at}.b`, `PE "${l.b}" does not exist`, 'link two PEs listed in arch.pes or made by a host shorthand');
     if (!a || !b) return;
     if (a === b) return fail(at, `link from "${l.a}" to itself`, 'a link joins two different PEs');
-    a.links.push({ to: b.id, link: l, index: i });
-    b.links.push({ to: a.id, link: l, index: i });
+    a.links.push(l);
+    a.neighbours.push(b.id);
+    b.links.push(l);
+    b.neighbours.push(a.id);
   });
 
   // Application: nodes, params.
@@ -322,10 +324,10 @@ function components(pes: ModelPe[]): Map<PeId, number> {
     const stack = [start];
     comp.set(start.id, c);
     while (stack.length) {
-      for (const l of stack.pop()!.links) {
-        if (!comp.has(l.to)) {
-          comp.set(l.to, c);
-          stack.push(byId.get(l.to)!);
+      for (const to of stack.pop()!.neighbours) {
+        if (!comp.has(to)) {
+          comp.set(to, c);
+          stack.push(byId.get(to)!);
         }
       }
     }
