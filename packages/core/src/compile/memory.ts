@@ -110,13 +110,13 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   for (let i = 0; i < n; i++) {
     // A PE with up to 32 positions (most of them) keys by the word itself: no string built.
     const key = words === 1 ? bits[i] : bits.slice(i * words, (i + 1) * words).join(',');
-    let c = seen.get(key);
-    if (c === undefined) {
-      seen.set(key, (c = members.length));
-      members.push([]);
+    const c = seen.get(key);
+    if (c !== undefined) members[c].push(i);
+    else {
+      seen.set(key, members.length);
+      members.push([i]);
       for (let k = 0; k < words; k++) patterns.push(bits[i * words + k]);
     }
-    members[c] = push(members[c], i);
   }
   const m = members.length;
   const neighbours: number[][] = members.map(() => []);
