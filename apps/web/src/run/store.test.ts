@@ -47,8 +47,11 @@ describe('run store without agents', () => {
 
 describe('run store with real agents h0 and h1', () => {
   let agents: LocalAgents;
+  // The agents' own log, shown by an assertion about the connection when it fails.
+  const agentLog: string[] = [];
+  const lastLog = () => `agents' last lines:\n${agentLog.slice(-20).join('\n')}`;
   beforeAll(async () => {
-    agents = await spawnLocalAgents(['h0', 'h1']);
+    agents = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => agentLog.push(`[${host}] ${line}`) });
   });
   afterAll(async () => {
     await agents?.stop();
@@ -57,6 +60,7 @@ describe('run store with real agents h0 and h1', () => {
     const run = createRunStore({ connect: wsConnect, publishMs: 50 });
     run.setFields({ urls: agents.agents.map((a) => a.url).join(', '), token: agents.token });
     await run.connect();
+    expect(run.store.getState(), lastLog()).toMatchObject({ connection: 'connected', connectError: undefined });
     return run;
   };
 
@@ -140,6 +144,7 @@ describe('run store with real agents h0 and h1', () => {
     run.setFields({ urls: agents.agents[0].url, token: agents.token });
     await run.connect();
     try {
+      expect(run.store.getState(), lastLog()).toMatchObject({ connection: 'connected', connectError: undefined });
       expect(run.deploy(compileOrThrow(piic(), true))).toBe(false);
       expect(run.store.getState().problems.map((p) => p.message).join('\n')).toContain('no agent serves host h1');
       expect(await run.start(compileOrThrow(piic(), true))).toBeNull();
