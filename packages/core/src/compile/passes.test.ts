@@ -97,6 +97,15 @@ describe('buffer insertion (paper 4.2.2)', () => {
     expect(ofB[3].consumers.map((c) => c.node)).toEqual(['c2', 'd', 'f']);
   });
 
+  it('lists that stay empty share one frozen list: writing to one throws instead of changing every buffer', () => {
+    const bs = ig(example('paper-fig5'), true).buffers;
+    const empty = bs.flatMap((b) => [b.next, b.consumers]).filter((l) => l.length === 0);
+    expect(empty.length).toBeGreaterThan(1);
+    expect(new Set(empty).size).toBe(1);
+    expect(Object.isFrozen(empty[0])).toBe(true);
+    expect(() => (empty[0] as string[]).push('bn_99')).toThrow(TypeError);
+  });
+
   it('inserts no buffer between nodes on the same PE', () => {
     const doc = example('piic');
     doc.mapping = { P: 'cpu@h0', I1: 'cpu@h0', I2: 'cpu@h0', C: 'cpu@h0' };
