@@ -57,6 +57,19 @@ function meanSpan(r: RunResult, pred: (e: Ev) => boolean, group: (e: Ev) => stri
   for (const g of spans.values()) sum += Math.max(...[...g.values()].map(([a, b]) => b - a)) / 1e6;
   return spans.size ? sum / spans.size : 0;
 }
+/** Per steady cycle (means): from the last PE's arrival at the cycle's last barrier to the first release, and from the first release to the last. */
+function barrierSpread(r: RunResult, fill: number): { wait: number; stagger: number } {
+  const byCycle = new Map<number, { arrive: number; first: number; last: number }>();
+  const last = r.events.filter((e) => e.kind === 'barrier').reduce((m, e) => Math.max(m, e.cycle), 0);
+  for (const e of r.events) {
+    if (e.kind !== 'barrier' || e.cycle < fill || e.cycle >= last) continue;
+    const c = byCycle.get(e.cycle) ?? { arrive: -Infinity, first: Infinity, last: -Infinity };
+    byCycle.set(e.cycle, { arrive: Math.max(c.arrive, e.start), first: Math.min(c.first, e.end), last: Math.max(c.last, e.end) });
+  }
+  const cs = [...byCycle.values()];
+  const mean = (f: (c: (typeof cs)[number]) => number) => (cs.length ? cs.reduce((s, c) => s + f(c), 0) / cs.length / 1e6 : 0);
+  return { wait: mean((c) => Math.max(0, c.first - c.arrive)), stagger: mean((c) => c.last - c.first) };
+}
 const thOf = (r: RunResult, fill: number) => meanSpan(r, sameHost, (e) => e.host, fill);
 const tibOf = (r: RunResult, fill: number) => meanSpan(r, hostToHost, () => 'link', fill);
 const median = (xs: number[]) => {
@@ -76,16 +89,17 @@ try {
     loops = [...new Set([0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3].map((f) => Math.max(0, Math.round(peak * f))))].sort((x, y) => x - y);
     process.stderr.write(`probe: firing ${ms(f0)} ms at nb_loop 0, a ~ ${(a0 * 1e6).toFixed(0)} µs/loop; stage ${ms(stage)} ms; model peak near nb_loop ${peak.toFixed(1)}\n`);
   }
-  const runs: { n: number; no: RunResult[]; tNo: number[]; tOv: number[]; speedups: number[] }[] = [];
+  const runs: { n: number; no: RunResult[]; ov: RunResult[]; tNo: number[]; tOv: number[]; speedups: number[] }[] = [];
   for (const n of loops) {
     const igNo = igFor(n, false);
     const igOv = igFor(n, true);
-    const point = { n, no: [] as RunResult[], tNo: [] as number[], tOv: [] as number[], speedups: [] as number[] };
+    const point = { n, no: [] as RunResult[], ov: [] as RunResult[], tNo: [] as number[], tOv: [] as number[], speedups: [] as number[] };
     // Interleaved rounds (shared machine): the speedup of each round, then the median.
     for (let round = 0; round < rounds; round++) {
       const no = await run(n, false);
       const ov = await run(n, true);
       point.no.push(no);
+      point.ov.push(ov);
       point.tNo.push(cycleTime(igNo, no));
       point.tOv.push(cycleTime(igOv, ov));
       point.speedups.push(cycleTime(igNo, no) / cycleTime(igOv, ov));
@@ -128,6 +142,15 @@ try {
   const models = runs.map((r) => modelAt(r.n));
   const atPeak = models.indexOf(Math.max(...models));
   console.log(`\npeak measured speedup ${speedupOf(best).toFixed(2)} (nb_loop ${best[0]}), model peak ${models[atPeak].toFixed(2)} (nb_loop ${runs[atPeak].n}): ratio ${(speedupOf(best) / models[atPeak]).toFixed(2)} (target >= 0.95)`);
+  // Where the cycle with overlap goes beyond the model's max(Th, Tib, firing) at the peak.
+  const peakRuns = runs[atPeak];
+  const firingOv = median(peakRuns.ov.map((x) => meanDuration(x, incFire)));
+  const spreads = peakRuns.ov.map((x) => barrierSpread(x, fill));
+  const spread = { wait: median(spreads.map((x) => x.wait)), stagger: median(spreads.map((x) => x.stagger)) };
+  console.log(
+    `at the model's peak, with overlap: cycle ${ms(median(peakRuns.tOv))} ms against the model's ${ms(Math.max(th, tib, f0 + a * peakRuns.n))}; I firing ${ms(firingOv)} ms (${ms(ys[atPeak])} without overlap); ` +
+      `barrier ${ms(spread.wait)} ms from the last PE's arrival to the first release, PEs released ${ms(spread.stagger)} ms apart`,
+  );
   console.log(`at the model's peak: measured ${speedupOf(rows[atPeak]).toFixed(2)} / model ${models[atPeak].toFixed(2)} = ${(speedupOf(rows[atPeak]) / models[atPeak]).toFixed(2)}; median measured/model over the sweep ${median(rows.map((r) => Number(r[6]))).toFixed(2)}`);
 } finally {
   await c.close();
