@@ -24,6 +24,14 @@ describe('pipeloom predict', () => {
     expect(fires).toHaveLength(48);
     expect(t.traceEvents.some((e: { ph: string }) => e.ph === 's')).toBe(true);
     expect(r.stderr).toContain(`wrote ${trace}`);
+    expect(r.stderr).toMatch(/\(all \d+ cycles\)/);
+  });
+
+  it('a long run\'s trace says which cycles it covers (the first 200)', () => {
+    const trace = join(tmp, 'long.json');
+    const r = pipeloom('predict', 'examples/piic.json', '--trace', trace, '--iterations', '500');
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/\(cycles 0-199 of \d+\)/);
   });
 
   it('prints JSON with cycle times, phases and speedup', () => {

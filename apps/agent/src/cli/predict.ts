@@ -52,7 +52,10 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (format === 'json') process.stdout.write(`${JSON.stringify(toJson(p), null, 2)}\n`);
   else process.stdout.write(`${toText(read.doc.name, p)}\n`);
-  if (trace) console.error(`wrote ${trace}: ${traced.timeline.length} events, ${overlap ? 'with' : 'without'} overlap (open it in https://ui.perfetto.dev)`);
+  if (trace) {
+    const covers = traced.timelineCycles < traced.cycles ? `cycles 0-${traced.timelineCycles - 1} of ${traced.cycles}` : `all ${traced.cycles} cycles`;
+    console.error(`wrote ${trace}: ${traced.timeline.length} events (${covers}), ${overlap ? 'with' : 'without'} overlap (open it in https://ui.perfetto.dev)`);
+  }
   return EXIT.ok;
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compile, normalize, parseDocument } from '@pipeloom/core';
-import { igGraph, layoutIg } from './layout.js';
+import { compile, layeredDocument, normalize, parseDocument } from '@pipeloom/core';
+import { BUFFER_SIZE, COMPUTE_SIZE, ELK_LIMIT, igGraph, layerX, layoutIg } from './layout.js';
 
 const text = readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8');
 const parsed = parseDocument(text);
@@ -48,4 +48,31 @@ describe('implementation graph layout', () => {
     expect(transfers).toBe(ig.buffers.reduce((n, b) => n + b.next.length, 0));
     expect(g.edges.filter((e) => e.source.startsWith('n:')).length).toBe(ig.buffers.filter((b) => 'node' in b.from).length);
   });
+
+  it('the layering used beyond ELK_LIMIT also places data left to right', () => {
+    const g = igGraph(ig, doc.mapping);
+    const sizes = new Map<string, { width: number; height: number }>();
+    for (const list of g.members.values()) for (const m of list) sizes.set(m.id, m.kind === 'node' ? COMPUTE_SIZE : BUFFER_SIZE);
+    const x = layerX(g, sizes);
+    expect(x.size).toBe(sizes.size);
+    for (const e of g.edges) expect(x.get(e.source)!).toBeLessThan(x.get(e.target)!);
+  });
 });
+
+describe('layout of a large implementation graph', () => {
+  it('a 3,000-node DFG (12,000 members, beyond what ELK lays out) gets every member in its lane, data left to right', async () => {
+    const big = layeredDocument(5, { nodes: 3000, hosts: 16, gpus: 3 });
+    const r = compile(big, { overlap: true });
+    if (!r.ok) throw new Error('the layered document does not compile');
+    const layout = await layoutIg(r.ig, big.mapping, big.arch.pes.map((p) => p.id));
+    const members = layout.nodes.filter((n) => n.parent);
+    expect(members.length).toBe(r.ig.order.length + r.ig.buffers.length);
+    expect(members.length).toBeGreaterThan(ELK_LIMIT);
+    const lane = new Map(members.map((n) => [n.id, n.parent]));
+    for (const b of r.ig.buffers) expect(lane.get(`b:${b.id}`)).toBe(`pe:${b.pe}`);
+    for (const id of r.ig.order) expect(lane.get(`n:${id}`)).toBe(`pe:${big.mapping[id]}`);
+    const x = new Map(members.map((n) => [n.id, n.x]));
+    for (const e of layout.edges) expect(x.get(e.source)!).toBeLessThan(x.get(e.target)!);
+  });
+});
+

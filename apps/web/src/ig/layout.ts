@@ -67,24 +67,28 @@ let elk: InstanceType<typeof ELK> | undefined;
 const LANE_HEADER = 26;
 const LANE_PAD = 12;
 const ROW_GAP = 14;
+const LAYER_GAP = 30;
 
 /**
- * ELK's layered algorithm orders the flat graph left to right (data flow order); each PE then
- * gets a horizontal lane holding its members at those x positions. Clusters as ELK compound
- * nodes cannot work here: data leaves a PE and comes back (CPU -> GPU -> CPU), which a
- * layering of boxes must break; lanes keep both the flow order and the PE grouping.
+ * Above this many members (computations and buffers) the lanes take their x positions from a
+ * longest-path layering instead of ELK: ELK's layered layout of 4,400 members (a 1,000-node
+ * DFG) takes ~6 s in the worker, and on 12,000 (3,000 nodes) it overflows its recursion, where
+ * the layering takes milliseconds for any size.
  */
-export async function layoutIg(ig: ImplementationGraph, mapping: Record<string, string>, peOrder: readonly string[] = []): Promise<IgLayout> {
+export const ELK_LIMIT = 1500;
+
+type Graph = ReturnType<typeof igGraph>;
+type Sizes = Map<string, { width: number; height: number }>;
+
+/** x of every member from ELK's layered layout (data flow order, edge lengths and crossings minimised). */
+async function elkX(g: Graph, sizeOf: Sizes): Promise<Map<string, number>> {
   elk ??= new ELK();
-  const g = igGraph(ig, mapping);
-  const sizeOf = new Map<string, { width: number; height: number }>();
-  for (const list of g.members.values()) for (const m of list) sizeOf.set(m.id, m.kind === 'node' ? COMPUTE_SIZE : BUFFER_SIZE);
   const root: ElkNode = {
     id: 'root',
     layoutOptions: {
       'elk.algorithm': 'layered',
       'elk.direction': 'RIGHT',
-      'elk.layered.spacing.nodeNodeBetweenLayers': '30',
+      'elk.layered.spacing.nodeNodeBetweenLayers': String(LAYER_GAP),
       'elk.spacing.nodeNode': '18',
       'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
     },
@@ -92,13 +96,78 @@ export async function layoutIg(ig: ImplementationGraph, mapping: Record<string, 
     edges: g.edges.map((e) => ({ id: e.id, sources: [e.source], targets: [e.target] })),
   };
   const out = await elk.layout(root);
-  const x = new Map((out.children ?? []).map((c) => [c.id, c.x ?? 0]));
+  return new Map((out.children ?? []).map((c) => [c.id, c.x ?? 0]));
+}
+
+/**
+ * x of every member from its longest path from a source (Kahn's order over the IG, which is
+ * acyclic: the DFG is, and buffers only split its edges), one column per layer as wide as
+ * the widest member. Linear in members and edges, no recursion.
+ */
+export function layerX(g: Graph, sizeOf: Sizes): Map<string, number> {
+  const ids = [...sizeOf.keys()];
+  const index = new Map(ids.map((id, i) => [id, i]));
+  const n = ids.length;
+  const indegree = new Int32Array(n);
+  const start = new Int32Array(n + 1);
+  const from = new Int32Array(g.edges.length);
+  const to = new Int32Array(g.edges.length);
+  let m = 0;
+  for (const e of g.edges) {
+    const a = index.get(e.source);
+    const b = index.get(e.target);
+    if (a === undefined || b === undefined) continue;
+    from[m] = a;
+    to[m++] = b;
+    start[a + 1]++;
+    indegree[b]++;
+  }
+  for (let i = 0; i < n; i++) start[i + 1] += start[i];
+  const fill = start.slice(0, n);
+  const succ = new Int32Array(m);
+  for (let k = 0; k < m; k++) succ[fill[from[k]]++] = to[k];
+  const layer = new Int32Array(n);
+  const queue = new Int32Array(n);
+  let head = 0;
+  let tail = 0;
+  for (let i = 0; i < n; i++) if (indegree[i] === 0) queue[tail++] = i;
+  while (head < tail) {
+    const v = queue[head++];
+    for (let k = start[v]; k < start[v + 1]; k++) {
+      const w = succ[k];
+      if (layer[v] + 1 > layer[w]) layer[w] = layer[v] + 1;
+      if (--indegree[w] === 0) queue[tail++] = w;
+    }
+  }
+  let column = 0;
+  for (const s of sizeOf.values()) column = Math.max(column, s.width);
+  column += LAYER_GAP;
+  const x = new Map<string, number>();
+  for (let i = 0; i < n; i++) x.set(ids[i], layer[i] * column);
+  return x;
+}
+
+/**
+ * ELK's layered algorithm orders the flat graph left to right (data flow order); each PE then
+ * gets a horizontal lane holding its members at those x positions. Clusters as ELK compound
+ * nodes cannot work here: data leaves a PE and comes back (CPU -> GPU -> CPU), which a
+ * layering of boxes must break; lanes keep both the flow order and the PE grouping. Graphs
+ * beyond ELK_LIMIT members get their x from `layerX`.
+ */
+export async function layoutIg(ig: ImplementationGraph, mapping: Record<string, string>, peOrder: readonly string[] = []): Promise<IgLayout> {
+  const g = igGraph(ig, mapping);
+  const sizeOf: Sizes = new Map();
+  for (const list of g.members.values()) for (const m of list) sizeOf.set(m.id, m.kind === 'node' ? COMPUTE_SIZE : BUFFER_SIZE);
+  const x = sizeOf.size > ELK_LIMIT ? layerX(g, sizeOf) : await elkX(g, sizeOf);
   const rank = (pe: string) => {
     const i = peOrder.indexOf(pe);
     return i < 0 ? peOrder.length : i;
   };
   const pes = [...g.pes].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-  const width = Math.max(...[...sizeOf].map(([id, s]) => (x.get(id) ?? 0) + s.width), 200) + 2 * LANE_PAD;
+  // A loop, not Math.max(...list): a spread of tens of thousands of arguments overflows the stack.
+  let right = 200;
+  for (const [id, s] of sizeOf) right = Math.max(right, (x.get(id) ?? 0) + s.width);
+  const width = right + 2 * LANE_PAD;
   const nodes: IgLayoutNode[] = [];
   let y = 0;
   for (const pe of pes) {
@@ -117,7 +186,7 @@ export async function layoutIg(ig: ImplementationGraph, mapping: Record<string, 
     }
     const height = LANE_HEADER + Math.max(rowEnds.length, 1) * rowHeight - ROW_GAP + LANE_PAD;
     nodes.push({ id: clusterId(pe), kind: 'pe', x: 0, y, width, height });
-    nodes.push(...placed);
+    for (const p of placed) nodes.push(p);
     y += height + 10;
   }
   return { nodes, edges: g.edges };

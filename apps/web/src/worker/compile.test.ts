@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compile } from '@pipeloom/core';
+import { compile, layeredDocument } from '@pipeloom/core';
 import { readDocument } from '../shell/documents.js';
-import { compileBoth } from './compile.js';
+import { compileBoth, PREVIEW_EVENTS } from './compile.js';
 
 const piic = readDocument(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8')).doc!;
 
@@ -30,4 +30,17 @@ describe('the compile worker', () => {
     expect(piic.arch.pes.every((p) => p.position)).toBe(true);
     expect(piic.arch.pes.map((p) => p.id)).toEqual(['cpu@h0', 'gpu0@h0', 'cpu@h1', 'gpu0@h1']);
   });
+
+  it('a 3,000-node document compiles, lays out and previews both strategies (the preview ends near PREVIEW_EVENTS)', async () => {
+    const big = layeredDocument(5, { nodes: 3000, hosts: 16, gpus: 3 });
+    const out = await compileBoth(big);
+    expect(out.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    for (const s of [out.overlap!, out.noOverlap!]) expect(s.layout.nodes.filter((n) => n.parent)).toHaveLength(s.ig.order.length + s.ig.buffers.length);
+    for (const p of [out.prediction!.overlap, out.prediction!.noOverlap]) {
+      expect(p.timeline.length).toBeGreaterThanOrEqual(PREVIEW_EVENTS);
+      expect(p.timeline.filter((e) => e.cycle < p.timelineCycles - 1).length).toBeLessThan(PREVIEW_EVENTS);
+      expect(p.timelineCycles).toBeLessThan(p.cycles);
+    }
+  });
 });
+

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ProjectDocument } from '../document/types.js';
-import { predict } from './predict.js';
+import { layeredDocument } from '../testing/generate.js';
+import { predict, TIMELINE_EVENTS } from './predict.js';
 
 const piic = (): ProjectDocument => JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));
 const bytes = 2048 * 2048 * 4;
@@ -77,4 +78,35 @@ describe('P-I-I-C prediction (paper 5.1)', () => {
     expect(r.prediction.noOverlap.cycleTime).toBeCloseTo(1e-3 + 3e-3 + 2e-3, 12);
     expect(r.prediction.overlap.cycleTime).toBeCloseTo(3e-3, 12);
   });
+
+  it('draws the whole run, up to 200 cycles, when the events fit', () => {
+    const p = cycleTimes(1e-3);
+    for (const s of [p.overlap, p.noOverlap]) {
+      expect(s.timelineCycles).toBe(Math.min(s.cycles, 200));
+      expect(Math.max(...s.timeline.map((e) => e.cycle))).toBe(s.timelineCycles - 1);
+    }
+  });
 });
+
+describe('predicted timeline of a large graph', () => {
+  it('ends with the first whole cycle that reaches the event budget', () => {
+    const doc = layeredDocument(3, { nodes: 600, hosts: 8, gpus: 3 });
+    const r = predict(doc, { timelineEvents: 3000 });
+    if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
+    for (const s of [r.prediction.overlap, r.prediction.noOverlap]) {
+      expect(s.timeline.length).toBeGreaterThanOrEqual(3000);
+      expect(s.timelineCycles).toBeLessThan(s.cycles);
+      const last = s.timelineCycles - 1;
+      expect(Math.max(...s.timeline.map((e) => e.cycle))).toBe(last);
+      // The cycle before the last stayed under the budget, so the budget stopped it at the last.
+      expect(s.timeline.filter((e) => e.cycle < last).length).toBeLessThan(3000);
+      // The events of the last cycle are all there: as many as the same cycle of a longer timeline.
+      const longer = predict(doc, { timelineEvents: 1e9 });
+      if (!longer.ok) throw new Error('does not predict');
+      const whole = (s.overlap ? longer.prediction.overlap : longer.prediction.noOverlap).timeline.filter((e) => e.cycle === last);
+      expect(s.timeline.filter((e) => e.cycle === last)).toHaveLength(whole.length);
+    }
+    expect(TIMELINE_EVENTS).toBeGreaterThan(3000);
+  });
+});
+

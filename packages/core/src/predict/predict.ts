@@ -18,7 +18,17 @@ export interface PredictOptions extends TimingOptions {
   iterations?: number;
   /** Cycles drawn in the predicted timeline (default: the whole run, at most 200). */
   timelineCycles?: number;
+  /**
+   * About the most events in the predicted timeline: it ends with the first cycle that
+   * reaches this many (default 200,000). A 1,000-node graph makes ~3,000 events a cycle, so
+   * 200 cycles of a large graph would be millions, more than a trace viewer or a copy to the
+   * browser's main thread handles.
+   */
+  timelineEvents?: number;
 }
+
+/** PredictOptions.timelineEvents when none is given. */
+export const TIMELINE_EVENTS = 200_000;
 
 export interface PhaseTime {
   name: string;
@@ -45,6 +55,8 @@ export interface StrategyPrediction {
   runTime: number;
   ig: ImplementationGraph;
   timeline: TraceEvent[];
+  /** Cycles the timeline covers, from cycle 0 (fewer than `cycles` for a long run or a large graph). */
+  timelineCycles: number;
 }
 
 export interface Prediction {
@@ -126,7 +138,7 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
   let last = 0;
   for (const ph of phases) for (const t of ph) if (t.action.op !== 'barrier') last = Math.max(last, t.action.startCycle);
   const cycles = last + iterations;
-  const timeline = buildTimeline(model, phases, phaseTimes, cycleTime, barrier, iterations, Math.min(opts.timelineCycles ?? cycles, cycles, 200));
+  const { events: timeline, cycles: timelineCycles } = buildTimeline(model, phases, phaseTimes, cycleTime, barrier, iterations, Math.min(opts.timelineCycles ?? cycles, cycles, 200), opts.timelineEvents ?? TIMELINE_EVENTS);
   return {
     overlap: ig.overlap,
     cycleTime,
@@ -139,10 +151,11 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
     runTime: cycles * cycleTime,
     ig,
     timeline,
+    timelineCycles,
   };
 }
 
-function buildTimeline(model: Model, phases: Timed[][], times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number): TraceEvent[] {
+function buildTimeline(model: Model, phases: Timed[][], times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number, maxEvents: number): { events: TraceEvent[]; cycles: number } {
   const events: TraceEvent[] = [];
   const us = (s: number) => s * 1e6;
   const lanePe = (id: string): LanePe => model.pe.get(id as PeId)!;
@@ -186,6 +199,8 @@ function buildTimeline(model: Model, phases: Timed[][], times: PhaseTime[], cycl
         }
       }
     });
+    // Whole cycles only: the budget is checked between them.
+    if (events.length >= maxEvents) return { events, cycles: k + 1 };
   }
-  return events;
+  return { events, cycles };
 }
