@@ -71,30 +71,30 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
     [doc, selection, problems, tick, mapping, peIds],
   );
 
-  const edges: Edge[] = useMemo(
-    () =>
-      doc.app.edges.map((e) => {
-        const k = edgeKey(e);
-        const src = doc.app.nodes.find((n) => n.id === e.from.node);
-        const t = src ? portType(src, e.from.port, 'out').type : undefined;
-        const sel = selection?.kind === 'edge' && selection.key === k;
-        const pe = doc.mapping[e.from.node];
-        const crossing = pe && doc.mapping[e.to.node] && doc.mapping[e.to.node] !== pe;
-        return {
-          id: k,
-          source: e.from.node,
-          sourceHandle: e.from.port,
-          target: e.to.node,
-          targetHandle: e.to.port,
-          selected: sel,
-          label: t ? shortType(t) : undefined,
-          className: `${problems.get(`edge:${k}`) ? 'edge-error' : ''}${mapping && crossing ? ' edge-crossing' : ''}`,
-          labelBgPadding: [4, 2] as [number, number],
-          labelStyle: { fontSize: 10 },
-        };
-      }),
-    [doc, selection, problems, mapping],
-  );
+  const edges: Edge[] = useMemo(() => {
+    // By id, once per render: a search per edge was quadratic on large graphs.
+    const byId = new Map(doc.app.nodes.map((n) => [n.id, n]));
+    return doc.app.edges.map((e) => {
+      const k = edgeKey(e);
+      const src = byId.get(e.from.node);
+      const t = src ? portType(src, e.from.port, 'out').type : undefined;
+      const sel = selection?.kind === 'edge' && selection.key === k;
+      const pe = doc.mapping[e.from.node];
+      const crossing = pe && doc.mapping[e.to.node] && doc.mapping[e.to.node] !== pe;
+      return {
+        id: k,
+        source: e.from.node,
+        sourceHandle: e.from.port,
+        target: e.to.node,
+        targetHandle: e.to.port,
+        selected: sel,
+        label: t ? shortType(t) : undefined,
+        className: `${problems.get(`edge:${k}`) ? 'edge-error' : ''}${mapping && crossing ? ' edge-crossing' : ''}`,
+        labelBgPadding: [4, 2] as [number, number],
+        labelStyle: { fontSize: 10 },
+      };
+    });
+  }, [doc, selection, problems, mapping]);
 
   const onNodesChange = useCallback(
     (changes: NodeChange<KernelFlowNode>[]) => {

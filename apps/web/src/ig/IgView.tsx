@@ -44,15 +44,18 @@ export function IgView() {
     if (!strategy) return { nodes: [] as Node[], edges: [] as Edge[] };
     const { ig, layout } = strategy;
     const buffers = new Map(ig.buffers.map((b) => [b.id as string, b]));
+    // By id, once per render: a search per IG node was quadratic on large graphs.
+    const appNodes = new Map(doc.app.nodes.map((n) => [n.id, n]));
+    const peKinds = new Map(doc.arch.pes.map((p) => [p.id, p.kind]));
     const nodes: Node[] = layout.nodes.map((n) => {
       const base = { id: n.id, position: { x: n.x, y: n.y }, width: n.width, height: n.height, measured: { width: n.width, height: n.height }, draggable: false, ...(n.parent ? { parentId: n.parent } : {}) };
       if (n.kind === 'pe') {
         const pe = n.id.slice(3);
-        return { ...base, type: 'igPe', selectable: false, data: { pe, kind: doc.arch.pes.find((p) => p.id === pe)?.kind, color: peColor(doc, pe) } };
+        return { ...base, type: 'igPe', selectable: false, data: { pe, kind: peKinds.get(pe), color: peColor(doc, pe) } };
       }
       if (n.kind === 'buffer') return { ...base, type: 'igBuffer', data: { buffer: buffers.get(n.id.slice(2))! } };
       const id = n.id.slice(2);
-      const app = doc.app.nodes.find((x) => x.id === id);
+      const app = appNodes.get(id);
       return {
         ...base,
         type: 'igNode',

@@ -57,10 +57,17 @@ export function openingViewport(b: Bounds, width: number, height: number, opts: 
 
 export function boundsOf(rects: readonly { x: number; y: number; width: number; height: number }[]): Bounds {
   if (!rects.length) return { x: 0, y: 0, width: 1, height: 1 };
-  const x0 = Math.min(...rects.map((r) => r.x));
-  const y0 = Math.min(...rects.map((r) => r.y));
-  const x1 = Math.max(...rects.map((r) => r.x + r.width));
-  const y1 = Math.max(...rects.map((r) => r.y + r.height));
+  // A loop, not Math.min(...list): a spread of tens of thousands of arguments overflows the stack.
+  let x0 = Infinity;
+  let y0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  for (const r of rects) {
+    x0 = Math.min(x0, r.x);
+    y0 = Math.min(y0, r.y);
+    x1 = Math.max(x1, r.x + r.width);
+    y1 = Math.max(y1, r.y + r.height);
+  }
   return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
 }
 
