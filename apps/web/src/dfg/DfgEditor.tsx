@@ -15,7 +15,7 @@ import {
 import { findKernel, withDefaults, type DataType } from '@pipeloom/kernels';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, type EdgeKey } from '../store/records.js';
-import { boundsOf, openingViewport, useMeasured, useSize, nextDragKey, pickedId } from '../lib/canvas.js';
+import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, openingViewport, useMeasured, useSize, nextDragKey, pickedId } from '../lib/canvas.js';
 import { connectionProblem, freshNodeId, portType } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
 import { useProblemCounts } from '../lib/problems.js';
@@ -218,6 +218,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
         deleteKeyCode={mapping ? null : ['Delete', 'Backspace']}
         minZoom={0.1}
         maxZoom={1.5}
+        onlyRenderVisibleElements={nodes.length > DRAW_IN_VIEW_ONLY_ABOVE}
         proOptions={{ hideAttribution: true }}
       >
         <Background gap={16} size={1} />

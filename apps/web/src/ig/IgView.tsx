@@ -4,7 +4,7 @@ import { useProject, projectStore } from '../store/project.js';
 import { useCompile } from '../worker/client.js';
 import { peColor } from '../lib/colors.js';
 import { formatMs, formatSeconds } from '../lib/format.js';
-import { boundsOf, openingViewport, useSize } from '../lib/canvas.js';
+import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, openingViewport, useSize } from '../lib/canvas.js';
 import { igNodeTypes } from './IgNodes.js';
 import { igSelection } from './igSelection.js';
 
@@ -114,6 +114,7 @@ export function IgView() {
         elementsSelectable
         minZoom={0.05}
         maxZoom={1.5}
+        onlyRenderVisibleElements={nodes.length > DRAW_IN_VIEW_ONLY_ABOVE}
         proOptions={{ hideAttribution: true }}
         onNodeClick={(_, n) => {
           if (n.id.startsWith('n:')) projectStore.getState().select({ kind: 'node', id: n.id.slice(2) });
