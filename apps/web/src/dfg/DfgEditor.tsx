@@ -15,7 +15,7 @@ import {
 import { findKernel, withDefaults, type DataType } from '@pipeloom/kernels';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, type EdgeKey } from '../store/records.js';
-import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, openingViewport, useMeasured, useSize, nextDragKey, pickedId } from '../lib/canvas.js';
+import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, openingViewport, useMeasured, useSize, nextDragKey, pickedId } from '../lib/canvas.js';
 import { connectionProblem, freshNodeId, portType } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
 import { useProblemCounts } from '../lib/problems.js';
@@ -228,7 +228,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
             Tidy layout
           </button>
         </Panel>
-        <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />
+        {nodes.length <= MINIMAP_UP_TO && <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />}
       </ReactFlow>}
     </div>
   );
