@@ -8,15 +8,9 @@
 // in the same run. Never fails on time.
 //
 //   npm run bench:timeline [-- --events 1000000 --batch 10000 --frames 240 --keep]
-import { createServer } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { extname, join, normalize } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { spawnSync } from 'node:child_process';
-import { chromium } from 'playwright-core';
+import { join } from 'node:path';
+import { buildAndServe, launch, ROOT } from './serve.mjs';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
@@ -26,34 +20,8 @@ const BATCH = arg('batch', 10_000);
 const FRAMES = arg('frames', 240);
 const BASELINE = 10_000;
 
-const out = mkdtempSync(join(tmpdir(), 'pipeloom-timeline-bench-'));
-console.log(`building the designer into ${out} ...`);
-const build = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--outDir', out, '--emptyOutDir', '--logLevel', 'error'], { cwd: ROOT, stdio: 'inherit' });
-if (build.status !== 0) {
-  console.error('vite build failed');
-  process.exit(1);
-}
-
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml', '.wasm': 'application/wasm' };
-const server = createServer((req, res) => {
-  const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
-  let file = join(out, path);
-  try {
-    if (!statSync(file).isFile()) file = join(out, 'index.html');
-  } catch {
-    file = join(out, 'index.html');
-  }
-  res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
-  res.end(readFileSync(file));
-});
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const port = server.address().port;
-
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking', '--disable-component-update', '--disable-features=Translate,MediaRouter'],
-});
+const site = await buildAndServe('timeline', { keep: process.argv.includes('--keep') });
+const browser = await launch();
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : 0;
@@ -63,7 +31,7 @@ const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 async function measure(events) {
   const page = await browser.newPage({ viewport: { width: 1600, height: 900 }, deviceScaleFactor: 1 });
   page.on('pageerror', (e) => console.error('page error:', e.message));
-  await page.goto(`http://127.0.0.1:${port}/?bench`);
+  await page.goto(`${site.origin}/?bench`);
   await page.getByTestId('tab-run').click();
   await page.waitForFunction(() => !!window.__pipeloomBench, null, { timeout: 30_000 });
   await page.getByTestId('timeline-canvas').waitFor();
@@ -105,6 +73,5 @@ try {
   console.log(`\ntargets: ingest >= 500,000 events/s, >= 60 fps while zooming and panning`);
 } finally {
   await browser.close();
-  server.close();
-  if (!process.argv.includes('--keep')) rmSync(out, { recursive: true, force: true });
+  site.close();
 }
