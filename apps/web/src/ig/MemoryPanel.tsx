@@ -7,6 +7,12 @@ import { formatDataType } from '@pipeloom/kernels';
 
 // Per-PE memory: every buffer's own storage (before) against storage shared by colour
 // (after), the clique lower bound, and the PE's capacity.
+
+/**
+ * Colour chips shown per PE: a relay CPU of a large graph has hundreds of colours, and chips
+ * for all of them were most of the 31,000 elements of a 10,000-node design's IG tab.
+ */
+const CHIPS = 24;
 export function MemoryPanel() {
   const doc = useProject((s) => s.doc);
   const { strategy, result } = useShownStrategy();
@@ -90,11 +96,16 @@ export function MemoryPanel() {
                 {alt && alt.after !== m.after && <> · {strategy === result?.overlap ? 'no overlap' : 'overlap'}: {formatBytes(alt.after)}</>}
               </div>
               <div className="colors">
-                {m.colors.map((c) => (
+                {m.colors.slice(0, CHIPS).map((c) => (
                   <span key={c.color} className="color-chip" style={{ background: memoryColor(c.color) }} title={`colour ${c.color}: ${c.buffers.join(', ')}`}>
                     c{c.color} {formatBytes(c.bytes)}
                   </span>
                 ))}
+                {m.colors.length > CHIPS && (
+                  <span className="muted" data-testid={`mem-more-${pe}`}>
+                    +{m.colors.length - CHIPS} more colours
+                  </span>
+                )}
               </div>
             </div>
           );
