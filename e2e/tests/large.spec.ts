@@ -5,11 +5,11 @@ import { expect, test } from '@playwright/test';
 import { layeredDocument } from '../../packages/core/src/testing/generate.js';
 
 // A design far larger than a user draws by hand: it must open, compile and show its
-// implementation graph (a 2,000-node DFG is 8,000 IG elements: laid out by layering, not ELK,
-// and drawn only where in view).
+// implementation graph (a 2,100-node DFG is 8,600 IG elements: laid out by layering, not ELK,
+// and drawn only where in view, without a minimap, with a PE's colours cut to 24 chips).
 
-test('a 2,000-node design opens, compiles and draws its implementation graph', async ({ page }) => {
-  const doc = layeredDocument(5, { nodes: 2000, hosts: 16, gpus: 3 });
+test('a 2,100-node design opens, compiles and draws its implementation graph', async ({ page }) => {
+  const doc = layeredDocument(5, { nodes: 2100, hosts: 16, gpus: 3 });
   const path = join(tmpdir(), `pipeloom-large-${process.pid}.json`);
   writeFileSync(path, JSON.stringify(doc));
   await page.goto('/');
@@ -20,9 +20,22 @@ test('a 2,000-node design opens, compiles and draws its implementation graph', a
   // Only the nodes in view are in the DOM.
   const drawn = await page.locator('.react-flow__node').count();
   expect(drawn).toBeGreaterThan(0);
-  expect(drawn).toBeLessThan(2000);
+  expect(drawn).toBeLessThan(2100);
+  await expect(page.locator('.react-flow__minimap')).toHaveCount(0);
   await page.getByTestId('tab-ig').click();
   await expect(page.getByTestId('ig-summary')).toContainText('buffer nodes', { timeout: 60_000 });
   await expect(page.locator('[data-testid^="ig-pe-"]').first()).toBeVisible();
   expect(await page.locator('.react-flow__node').count()).toBeLessThan(8000);
+  // A relay CPU holds hundreds of colours: 24 chips and a count of the rest.
+  await expect(page.locator('[data-testid^="mem-more-"]').first()).toBeVisible();
+  const chips = await page.locator('[data-testid="memory-panel"] .colors').evaluateAll((rows) => rows.map((r) => r.querySelectorAll('.color-chip').length));
+  expect(Math.max(...chips)).toBe(24);
+});
+
+test('a small design keeps its minimap', async ({ page }) => {
+  await page.goto('/');
+  await page.getByTestId('examples').click();
+  await page.getByTestId('example-piic.json').click();
+  await expect(page.getByTestId('dfg-node-P')).toBeVisible();
+  await expect(page.locator('.react-flow__minimap')).toHaveCount(1);
 });

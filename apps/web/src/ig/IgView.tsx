@@ -1,12 +1,11 @@
 import { useMemo } from 'react';
-import { Background, Controls, MarkerType, Position, ReactFlow, type Edge, type Node, type NodeHandle } from '@xyflow/react';
+import { Background, Controls, ReactFlow, type Edge, type Node } from '@xyflow/react';
 import { useProject, projectStore } from '../store/project.js';
 import { useCompile } from '../worker/client.js';
-import { peColor } from '../lib/colors.js';
 import { formatMs, formatSeconds } from '../lib/format.js';
-import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, openingViewport, useSize } from '../lib/canvas.js';
+import { DRAW_IN_VIEW_ONLY_ABOVE, openingViewport, useSize } from '../lib/canvas.js';
 import { igNodeTypes } from './IgNodes.js';
-import type { IgLayout } from './layout.js';
+import { dataBounds, igFlow } from './flow.js';
 import { igSelection } from './igSelection.js';
 
 // The implementation graph as the compiler produced it: computations labelled
@@ -41,50 +40,7 @@ export function IgView() {
   const status = useCompile((s) => s.status);
   const loads = useProject((s) => s.loads);
 
-  const { nodes, edges } = useMemo(() => {
-    if (!strategy) return { nodes: [] as Node[], edges: [] as Edge[] };
-    const { ig, layout } = strategy;
-    const buffers = new Map(ig.buffers.map((b) => [b.id as string, b]));
-    // By id, once per render: a search per IG node was quadratic on large graphs.
-    const appNodes = new Map(doc.app.nodes.map((n) => [n.id, n]));
-    const peKinds = new Map(doc.arch.pes.map((p) => [p.id, p.kind]));
-    // A large graph is drawn only where in view, but React Flow draws every node once to
-    // measure its handles unless the node declares them: on a 10,000-node DFG's IG that first
-    // draw was 45,000 nodes. The sizes are fixed (layout.ts, styles.css), so the handles are
-    // known: the target mid-left, the source mid-right, React Flow's default 6 px square.
-    const declare = layout.nodes.length > DRAW_IN_VIEW_ONLY_ABOVE;
-    const handlesOf = (n: { kind: string; width: number; height: number }): NodeHandle[] =>
-      n.kind === 'pe'
-        ? []
-        : [
-            { type: 'target', position: Position.Left, x: -3, y: n.height / 2 - 3, width: 6, height: 6 },
-            { type: 'source', position: Position.Right, x: n.width - 3, y: n.height / 2 - 3, width: 6, height: 6 },
-          ];
-    const nodes: Node[] = layout.nodes.map((n) => {
-      const base = { id: n.id, position: { x: n.x, y: n.y }, width: n.width, height: n.height, measured: { width: n.width, height: n.height }, draggable: false, ...(n.parent ? { parentId: n.parent } : {}), ...(declare ? { handles: handlesOf(n) } : {}) };
-      if (n.kind === 'pe') {
-        const pe = n.id.slice(3);
-        return { ...base, type: 'igPe', selectable: false, data: { pe, kind: peKinds.get(pe), color: peColor(doc, pe) } };
-      }
-      if (n.kind === 'buffer') return { ...base, type: 'igBuffer', data: { buffer: buffers.get(n.id.slice(2))! } };
-      const id = n.id.slice(2);
-      const app = appNodes.get(id);
-      return {
-        ...base,
-        type: 'igNode',
-        data: { id, kernel: app?.kernel ?? '', schedule: (ig.schedule as Record<string, number>)[id], latency: (ig.latency as Record<string, number>)[id], color: peColor(doc, doc.mapping[id]) },
-      };
-    });
-    const edges: Edge[] = layout.edges.map((e) => ({
-      id: e.id,
-      source: e.source,
-      target: e.target,
-      className: e.transfer ? 'ig-transfer' : 'ig-local',
-      markerEnd: { type: MarkerType.ArrowClosed, width: 14, height: 14 },
-      ...(e.transfer ? { animated: true } : {}),
-    }));
-    return { nodes, edges };
-  }, [strategy, doc]);
+  const { nodes, edges } = useMemo(() => (strategy ? igFlow(strategy, doc) : { nodes: [] as Node[], edges: [] as Edge[] }), [strategy, doc]);
 
   const { ref, size } = useSize<HTMLDivElement>();
   const viewport = useMemo(
@@ -140,17 +96,4 @@ export function IgView() {
       </ReactFlow>}
     </div>
   );
-}
-
-/**
- * The lanes' bounds, starting at the first member of the top lane: lanes start at x 0, but
- * where a graph is too wide to show whole, the view opens on data, not on empty lane.
- */
-function dataBounds(nodes: IgLayout['nodes']) {
-  const lanes = nodes.filter((n) => n.kind === 'pe');
-  const b = boundsOf(lanes);
-  const top = lanes.reduce<(typeof lanes)[number] | undefined>((t, n) => (!t || n.y < t.y ? n : t), undefined);
-  let first = Infinity;
-  for (const n of nodes) if (n.parent === top?.id) first = Math.min(first, n.x);
-  return Number.isFinite(first) && first > b.x ? { ...b, x: first, width: b.width - (first - b.x) } : b;
 }
