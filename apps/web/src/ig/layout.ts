@@ -1,6 +1,7 @@
 import ELK from 'elkjs/lib/elk.bundled.js';
 import type { ElkNode } from 'elkjs/lib/elk-api.js';
 import type { ImplementationGraph } from '@pipeloom/core/compile/types';
+import { longestPathDepths } from '../lib/layers.js';
 
 // Lays out an implementation graph with elkjs: layered, left to right, one cluster per PE
 // holding that PE's computations and buffers. Runs in the compile worker, so the canvas
@@ -100,50 +101,17 @@ async function elkX(g: Graph, sizeOf: Sizes): Promise<Map<string, number>> {
 }
 
 /**
- * x of every member from its longest path from a source (Kahn's order over the IG, which is
- * acyclic: the DFG is, and buffers only split its edges), one column per layer as wide as
- * the widest member. Linear in members and edges, no recursion.
+ * x of every member from its longest path from a source (lib/layers.ts; the IG is acyclic:
+ * the DFG is, and buffers only split its edges), one column per layer as wide as the widest
+ * member. Linear in members and edges.
  */
 export function layerX(g: Graph, sizeOf: Sizes): Map<string, number> {
-  const ids = [...sizeOf.keys()];
-  const index = new Map(ids.map((id, i) => [id, i]));
-  const n = ids.length;
-  const indegree = new Int32Array(n);
-  const start = new Int32Array(n + 1);
-  const from = new Int32Array(g.edges.length);
-  const to = new Int32Array(g.edges.length);
-  let m = 0;
-  for (const e of g.edges) {
-    const a = index.get(e.source);
-    const b = index.get(e.target);
-    if (a === undefined || b === undefined) continue;
-    from[m] = a;
-    to[m++] = b;
-    start[a + 1]++;
-    indegree[b]++;
-  }
-  for (let i = 0; i < n; i++) start[i + 1] += start[i];
-  const fill = start.slice(0, n);
-  const succ = new Int32Array(m);
-  for (let k = 0; k < m; k++) succ[fill[from[k]]++] = to[k];
-  const layer = new Int32Array(n);
-  const queue = new Int32Array(n);
-  let head = 0;
-  let tail = 0;
-  for (let i = 0; i < n; i++) if (indegree[i] === 0) queue[tail++] = i;
-  while (head < tail) {
-    const v = queue[head++];
-    for (let k = start[v]; k < start[v + 1]; k++) {
-      const w = succ[k];
-      if (layer[v] + 1 > layer[w]) layer[w] = layer[v] + 1;
-      if (--indegree[w] === 0) queue[tail++] = w;
-    }
-  }
+  const layer = longestPathDepths([...sizeOf.keys()], g.edges.map((e) => ({ from: e.source, to: e.target })));
   let column = 0;
   for (const s of sizeOf.values()) column = Math.max(column, s.width);
   column += LAYER_GAP;
   const x = new Map<string, number>();
-  for (let i = 0; i < n; i++) x.set(ids[i], layer[i] * column);
+  for (const [id, d] of layer) x.set(id, d * column);
   return x;
 }
 

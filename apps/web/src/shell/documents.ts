@@ -1,5 +1,6 @@
 import { normalize, parseDocument, type Diagnostic, type ProcessingElement, type ProjectDocument } from '@pipeloom/core';
 import { hostSize, nextSlot } from '../arch/defaults.js';
+import { longestPathDepths } from '../lib/layers.js';
 
 // Documents enter the editor in canonical form (every PE and link explicit, shorthands
 // expanded), with canvas positions filled in where the file has none.
@@ -68,51 +69,10 @@ export function autosave(doc: ProjectDocument) {
   }
 }
 
-/**
- * Each DFG node's depth: the longest path to it from a node without inputs, in Kahn's order
- * (no recursion, linear in nodes and edges: a search of every edge per node took seconds on a
- * 10,000-node file). A document being edited may have a cycle: its first node in document
- * order goes one column past its deepest input placed so far, and the rest follow it.
- */
+/** Each DFG node's depth (lib/layers.ts): a search of every edge per node took seconds on a 10,000-node file. */
 export function nodeDepths(doc: ProjectDocument): Map<string, number> {
-  const ids = new Set(doc.app.nodes.map((n) => n.id));
-  const out = new Map<string, string[]>();
-  const indegree = new Map<string, number>();
-  for (const e of doc.app.edges) {
-    if (!ids.has(e.from.node) || !ids.has(e.to.node)) continue;
-    const list = out.get(e.from.node);
-    if (list) list.push(e.to.node);
-    else out.set(e.from.node, [e.to.node]);
-    indegree.set(e.to.node, (indegree.get(e.to.node) ?? 0) + 1);
-  }
-  const depth = new Map<string, number>();
-  const queue = doc.app.nodes.map((n) => n.id).filter((id) => !indegree.get(id));
-  const queued = new Set(queue);
-  for (const id of queue) depth.set(id, 0);
-  const relax = (from: string) => {
-    for (const to of out.get(from) ?? []) {
-      // An edge back to a node already placed (a cycle) does not move it.
-      if (queued.has(to)) continue;
-      depth.set(to, Math.max(depth.get(to) ?? 0, depth.get(from)! + 1));
-      const left = indegree.get(to)! - 1;
-      indegree.set(to, left);
-      if (left === 0 && !queued.has(to)) {
-        queued.add(to);
-        queue.push(to);
-      }
-    }
-  };
-  for (let i = 0; i < queue.length; i++) relax(queue[i]);
-  // Nodes on or after a cycle never lose all their inputs: place them in document order.
-  for (const n of doc.app.nodes) {
-    if (!queued.has(n.id)) {
-      depth.set(n.id, depth.get(n.id) ?? 0);
-      indegree.set(n.id, 0);
-      queued.add(n.id);
-      queue.push(n.id);
-      for (let i = queue.length - 1; i < queue.length; i++) relax(queue[i]);
-    }
-  }
-  return depth;
+  return longestPathDepths(
+    doc.app.nodes.map((n) => n.id),
+    doc.app.edges.map((e) => ({ from: e.from.node, to: e.to.node })),
+  );
 }
-
