@@ -1,3 +1,5 @@
+import { successorLists } from '@pipeloom/core/util/csr';
+
 /**
  * Each id's depth: the longest path to it from an id without incoming edges, in Kahn's order
  * (no recursion, linear in ids and edges, on typed arrays: the IG of a 10,000-node design has
@@ -10,10 +12,8 @@ export function longestPathDepths(ids: readonly string[], edges: Iterable<{ from
   const n = ids.length;
   const index = new Map<string, number>();
   for (let i = 0; i < n; i++) if (!index.has(ids[i])) index.set(ids[i], i);
-  // Successors as flat lists (CSR): succ[start[v] .. start[v + 1]).
   const from: number[] = [];
   const to: number[] = [];
-  const start = new Int32Array(n + 1);
   const indegree = new Int32Array(n);
   for (const e of edges) {
     const a = index.get(e.from);
@@ -21,13 +21,9 @@ export function longestPathDepths(ids: readonly string[], edges: Iterable<{ from
     if (a === undefined || b === undefined) continue;
     from.push(a);
     to.push(b);
-    start[a + 1]++;
     indegree[b]++;
   }
-  for (let i = 0; i < n; i++) start[i + 1] += start[i];
-  const fill = start.slice(0, n);
-  const succ = new Int32Array(from.length);
-  for (let k = 0; k < from.length; k++) succ[fill[from[k]]++] = to[k];
+  const { start, succ } = successorLists(n, from, to);
 
   const depth = new Int32Array(n);
   const queued = new Uint8Array(n);

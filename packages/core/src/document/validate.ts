@@ -6,6 +6,7 @@ import type { Model, ModelEdge, ModelNode, ModelPe } from './model.js';
 import { normalizeWithOrigins } from './normalize.js';
 import { checkShape, describe } from './shape.js';
 import type { ProjectDocument } from './types.js';
+import { successorLists } from '../util/csr.js';
 
 /** Every mistake in a document, each naming the element and the fix; empty when valid. */
 export function validate(doc: unknown): Diagnostic[] {
@@ -273,12 +274,7 @@ function findCycle(nodes: ModelNode[], edgeFrom: number[], edgeTo: number[]): No
   const byIndex: ModelNode[] = new Array(size);
   for (const n of nodes) byIndex[n.index] = n;
   // Successors of node i: succ[start[i] .. start[i + 1]), in edge order.
-  const start = new Int32Array(size + 1);
-  for (let e = 0; e < edgeFrom.length; e++) start[edgeFrom[e] + 1]++;
-  for (let i = 0; i < size; i++) start[i + 1] += start[i];
-  const fill = start.slice(0, size);
-  const succ = new Int32Array(edgeFrom.length);
-  for (let e = 0; e < edgeFrom.length; e++) succ[fill[edgeFrom[e]]++] = edgeTo[e];
+  const { start, succ } = successorLists(size, edgeFrom, edgeTo);
   // By node index: 0 unvisited, 1 on the stack, 2 done.
   const state = new Uint8Array(size);
   const stack = new Int32Array(size);
