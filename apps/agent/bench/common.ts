@@ -91,6 +91,12 @@ export function table(head: string[], rows: string[][]): string {
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
+/** Median (the mean of the middle two for an even count). */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
 export const ms = (s: number) => (s * 1000).toFixed(2);
 export const us = (s: number) => (s * 1e6).toFixed(0);
 

@@ -5,6 +5,7 @@
 // target >= 0.9 (for ends in two processes).
 //   LINK_BYTES=<bytes per measurement> LINK_ROUNDS=<rounds> LINK_SIZES=<bytes,...> npm run bench:link
 import { fork } from 'node:child_process';
+import { median, table } from './common.js';
 import { receive, sender, type Transport } from './link-ends.js';
 
 const sizes = (process.env.LINK_SIZES ?? `${64 << 10},${1 << 20},${16 << 20}`).split(',').map(Number);
@@ -35,13 +36,9 @@ async function measure(transport: Transport, size: number, count: number, ends: 
   return (size * count) / seconds;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const mb = (xs: number[]) => `${(median(xs) / 1e6).toFixed(0)} (${(Math.min(...xs) / 1e6).toFixed(0)}-${(Math.max(...xs) / 1e6).toFixed(0)})`;
 
-async function table(ends: 'two' | 'one'): Promise<string[][]> {
+async function rowsFor(ends: 'two' | 'one'): Promise<string[][]> {
   const rows: string[][] = [];
   for (const size of sizes) {
     const count = Math.max(8, Math.round(totalBytes / size));
@@ -65,17 +62,9 @@ async function table(ends: 'two' | 'one'): Promise<string[][]> {
   return rows;
 }
 
-function print(title: string, rows: string[][]): void {
-  const head = ['frame', 'frames', 'agent link MB/s', 'raw TCP MB/s', 'ratio (per round)'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r: string[]) => `| ${r.map((c, i) => c.padStart(widths[i])).join(' | ')} |`;
-  console.log(`\n${title}`);
-  console.log(line(head));
-  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-  for (const r of rows) console.log(line(r));
-}
+const print = (title: string, rows: string[][]) => console.log(`\n${title}\n${table(['frame', 'frames', 'agent link MB/s', 'raw TCP MB/s', 'ratio (per round)'], rows)}`);
 
-print('sender and receiver in two processes, as two agents (target ratio >= 0.9):', await table('two'));
-print('both ends in this one process (context: each end\'s per-message work on the other\'s thread):', await table('one'));
+print('sender and receiver in two processes, as two agents (target ratio >= 0.9):', await rowsFor('two'));
+print('both ends in this one process (context: each end\'s per-message work on the other\'s thread):', await rowsFor('one'));
 console.log(`\nloopback, ${totalBytes >> 20} MiB per measurement, ${rounds} rounds alternating which transport goes first, after a warm-up of each: median (min-max)`);
 child.disconnect();

@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { getKernel, withDefaults } from '@pipeloom/kernels';
 import { gpuFor } from '../src/devices/discover.js';
 import { readBack } from './read-back.js';
-import { arg, cluster, compileOrThrow, cycleTime, ms, picDoc, piicDoc, runOrThrow, sideFor, table, us } from './common.js';
+import { arg, cluster, compileOrThrow, cycleTime, median, ms, picDoc, piicDoc, runOrThrow, sideFor, table, us } from './common.js';
 
 const iterations = arg('iterations', 20);
 const nbLoop = arg('nb-loop', 5);
@@ -40,10 +40,6 @@ async function threadedLoop(side: number, iters: number): Promise<number> {
   return Math.max(...results);
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const spread = (xs: number[]) => `${ms(Math.min(...xs))}-${ms(Math.max(...xs))}`;
 
 async function handLoop(side: number, iters: number): Promise<number> {

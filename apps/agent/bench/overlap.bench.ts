@@ -16,7 +16,7 @@
 //   npm run bench:overlap -- [--size BYTES] [--stage MS] [--iterations N] [--rounds N] [--loops 0,1,...]
 import type { RunResult } from '@pipeloom/core/coordinator/coordinator';
 import type { ProjectDocument } from '@pipeloom/core';
-import { arg, argList, cluster, compileOrThrow, cycleTime, meanDuration, ms, piicDoc, runOrThrow, sideFor, table } from './common.js';
+import { arg, argList, cluster, compileOrThrow, cycleTime, meanDuration, median, ms, piicDoc, runOrThrow, sideFor, table } from './common.js';
 
 const bytes = arg('size', 1 << 20);
 const side = sideFor(bytes);
@@ -72,10 +72,6 @@ function barrierSpread(r: RunResult, fill: number): { wait: number; stagger: num
 }
 const thOf = (r: RunResult, fill: number) => meanSpan(r, sameHost, (e) => e.host, fill);
 const tibOf = (r: RunResult, fill: number) => meanSpan(r, hostToHost, () => 'link', fill);
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 try {
   const fill = igFor(0, false).fillCycles;
