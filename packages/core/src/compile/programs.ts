@@ -25,8 +25,10 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode
   const programs = Object.create(null) as Record<PeId, PeProgram>;
   // One link summary per architecture link, shared by every transfer crossing it.
   const links = new Map<Link, TransferLink>();
-  // Slots of each colour: its deepest member's depth (by PE index, then colour).
-  const slots: number[][] = model.pes.map((pe) => memory[pe.id].colors.map(() => -Infinity));
+  // Slots of each colour: its deepest member's depth (by PE index, then colour). Every colour
+  // has a member of depth >= 1; starting at 0 keeps the depths small integers (V8 boxes a
+  // field once any value stored in it is a double such as -Infinity).
+  const slots: number[][] = model.pes.map((pe) => memory[pe.id].colors.map(() => 0));
   for (let i = 0; i < buffers.length; i++) {
     const s = slots[table.pe[i]];
     s[buffers[i].color] = Math.max(s[buffers[i].color], buffers[i].depth);
