@@ -1,5 +1,5 @@
 // Shared by the agent benchmarks: documents, a local cluster, table printing.
-import type { ImplementationGraph, ProjectDocument } from '@pipeloom/core';
+import { programHosts, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
 import type { Coordinator, RunResult } from '@pipeloom/core/coordinator/coordinator';
 import { spawnLocalAgents, type LocalAgents } from '../src/local/spawn.js';
 import { compileOrThrow, connect, piic } from '../src/testing/fixtures.js';
@@ -47,7 +47,7 @@ export interface Cluster {
 }
 
 export async function cluster(ig: ImplementationGraph, linkRate?: number): Promise<Cluster> {
-  const hosts = [...new Set(Object.values(ig.programs).map((p) => p.host as string))].sort();
+  const hosts = programHosts(ig);
   const local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate });
   const coordinator = await connect(local.agents.map((a) => a.url), local.token);
   return {
@@ -69,7 +69,7 @@ export async function runOrThrow(c: Cluster, ig: ImplementationGraph, iterations
 /** Steady-state seconds per cycle: the last phase's barrier ends on one PE, fill cycles skipped. */
 export function cycleTime(ig: ImplementationGraph, r: RunResult): number {
   const last = ig.phases[ig.phases.length - 1];
-  const pe = Object.keys(ig.programs).sort()[0];
+  const pe = ig.programs.pes.map((p) => p.pe as string).sort()[0];
   const ends = new Map<number, number>();
   for (const e of r.events) if (e.kind === 'barrier' && e.pe === pe && e.name === last) ends.set(e.cycle, e.end);
   const from = Math.min(ig.fillCycles, r.cycles - 2);

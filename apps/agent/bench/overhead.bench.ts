@@ -122,7 +122,7 @@ for (const bytes of [16 << 20, 1 << 20, 16]) {
   } finally {
     await c.close();
   }
-  const pes = Object.keys(ig.programs).length;
+  const pes = ig.programs.pes.length;
   const h = median(hand);
   const r = median(runtime);
   rows.push([

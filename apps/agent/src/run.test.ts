@@ -89,7 +89,7 @@ describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C
     try {
       const ig = compileOrThrow(piic({ iterations: 10 }), true);
       // Deliberately wrong latency: C starts a cycle before its input has arrived.
-      for (const ph of ig.programs['cpu@h1' as keyof typeof ig.programs].phases) for (const a of ph.actions) if (a.op === 'fire' && a.node === 'C') a.startCycle -= 1;
+      ig.programs.fire.startCycle[ig.order.indexOf('C' as never)] -= 1;
       const r = await c.run(ig, { iterations: 10 }).done;
       expect(r.ok).toBe(false);
       expect(r.failure).toMatchObject({ host: 'h1', pe: 'cpu@h1', node: 'C', iteration: 0 });

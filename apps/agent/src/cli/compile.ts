@@ -1,4 +1,4 @@
-import { compile, formatBytes, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
+import { allPrograms, compile, formatBytes, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
 import { choice, parseCommandArgs } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 
@@ -61,7 +61,7 @@ export function toJson(doc: ProjectDocument, ig: ImplementationGraph) {
       color: b.color,
     })),
     memory: Object.fromEntries(Object.entries(ig.memory).map(([pe, m]) => [pe, { before: m.before, after: m.after, lowerBound: m.lowerBound, capacity: m.capacity }])),
-    programs: ig.programs,
+    programs: allPrograms(ig),
   };
 }
 
@@ -74,7 +74,7 @@ export function toText(doc: ProjectDocument, ig: ImplementationGraph): string {
   lines.push('', 'nodes (schedule, latency):');
   const nodeWidth = Math.max(...ig.order.map((n) => n.length), 4);
   const peOf = new Map<string, string>();
-  for (const p of Object.values(ig.programs)) for (const ph of p.phases) for (const a of ph.actions) if (a.op === 'fire') peOf.set(a.node, p.pe);
+  for (const p of Object.values(allPrograms(ig))) for (const ph of p.phases) for (const a of ph.actions) if (a.op === 'fire') peOf.set(a.node, p.pe);
   for (const n of ig.order) lines.push(`  ${`${n} (${ig.schedule[n]}, ${ig.latency[n]})`.padEnd(nodeWidth + 12)} on ${peOf.get(n)}`);
   lines.push('', 'buffers:');
   const peWidth = Math.max(...ig.buffers.map((b) => b.pe.length), 2);
@@ -97,7 +97,7 @@ export function toDot(doc: ProjectDocument, ig: ImplementationGraph): string {
   // DOT strings: quotes escaped; `\n` in a label is Graphviz's line break.
   const q = (s: string) => `"${s.replace(/\\(?!n)/g, '\\\\').replace(/"/g, '\\"')}"`;
   const lines = [`digraph ${q(doc.name || 'pipeloom')} {`, '  rankdir=LR;', '  node [fontname="Helvetica", fontsize=10];'];
-  Object.values(ig.programs).forEach((p, i) => {
+  Object.values(allPrograms(ig)).forEach((p, i) => {
     const nodes = p.phases.flatMap((ph) => ph.actions).filter((a) => a.op === 'fire');
     const buffers = ig.buffers.filter((b) => b.pe === p.pe);
     if (!nodes.length && !buffers.length) return;

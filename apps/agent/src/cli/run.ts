@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import WebSocket from 'ws';
-import { compile, formatSeconds, predict, toChromeTrace, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
+import { compile, formatSeconds, predict, programHosts, toChromeTrace, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
 import { Coordinator, ConnectError, type RunResult, type SocketLike } from '@pipeloom/core/coordinator/coordinator';
 import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
 import { ProgressBar } from '../progress/bar.js';
@@ -87,7 +87,7 @@ export async function main(argv: string[]): Promise<number> {
         return EXIT.failure;
       }
     } else {
-      const hosts = [...new Set(Object.values(ig.programs).map((p) => p.host as string))].sort();
+      const hosts = programHosts(ig);
       local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate: linkRate ?? undefined, args: [...(v['allow-wgsl'] ? ['--allow-wgsl'] : []), ...(kernelTimeout !== null ? ['--kernel-timeout', String(kernelTimeout)] : [])] });
       urls = local.agents.map((a) => a.url);
       token = local.token;
@@ -145,7 +145,7 @@ export async function main(argv: string[]): Promise<number> {
 /** GPU PEs needed per host (gpu<i>@host needs i+1). */
 export function gpusPerHost(ig: ImplementationGraph): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const p of Object.values(ig.programs)) {
+  for (const p of ig.programs.pes) {
     const m = /^gpu(\d+)@/.exec(p.pe);
     if (m) out[p.host] = Math.max(out[p.host] ?? 0, Number(m[1]) + 1);
   }
@@ -180,7 +180,7 @@ export interface RunSummary {
 
 export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunResult): RunSummary {
   const lastPhase = ig.phases[ig.phases.length - 1];
-  const firstPe = Object.keys(ig.programs).sort()[0];
+  const firstPe = ig.programs.pes.map((p) => p.pe as string).sort()[0];
   const ends = new Map<number, number>();
   for (const e of r.events) if (e.kind === 'barrier' && e.pe === firstPe && e.name === lastPhase) ends.set(e.cycle, e.end);
   const from = Math.min(ig.fillCycles, r.cycles - 2);

@@ -41,7 +41,7 @@ const bufKey = (b: string) => `b:${b}`;
 
 /** The graph the IG view draws, before positions: clusters, members and edges. */
 export function igGraph(ig: ImplementationGraph, mapping: Record<string, string>) {
-  const pes = new Set<string>(Object.keys(ig.programs));
+  const pes = new Set<string>(ig.programs.pes.map((p) => p.pe));
   for (const b of ig.buffers) pes.add(b.pe);
   for (const n of ig.order) if (mapping[n]) pes.add(mapping[n]);
   const members = new Map<string, { id: string; kind: 'node' | 'buffer' }[]>();

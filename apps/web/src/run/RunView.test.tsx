@@ -158,7 +158,7 @@ describe('RunView', () => {
   it('a failed check names host, PE, node and iteration and keeps the trace so far', async () => {
     const ig = compileOrThrow(doc, true);
     // Deliberately wrong latency: the consumer fires a cycle before its input has arrived.
-    for (const ph of ig.programs['cpu@h1' as keyof typeof ig.programs].phases) for (const a of ph.actions) if (a.op === 'fire' && a.node === 'C') a.startCycle -= 1;
+    ig.programs.fire.startCycle[ig.order.indexOf('C' as never)] -= 1;
     const broken = { overlap: ig, noOverlap: ig };
     await act(async () => root.render(<RunView document={doc} compiled={broken} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
     await act(async () => q('run-connect').click());

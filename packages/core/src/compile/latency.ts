@@ -1,8 +1,8 @@
 import type { NodeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { PhasePlan } from './phases.js';
-import { Accesses, bufferTable } from './table.js';
-import type { BufferAccess, BufferNode } from './types.js';
+import { bufferTable } from './table.js';
+import type { BufferNode } from './types.js';
 
 export interface LatencyResult {
   /** First cycle each node fires (paper 4.2.5: its input latency). */
@@ -12,10 +12,8 @@ export interface LatencyResult {
   /** By buffer number, for a buffer filled by a copy: the copy's first cycle and the lag of its read. */
   transferStart: Int32Array;
   transferLag: Int32Array;
-  /** Per node: the buffer and lag each input port reads. */
-  inputs: Map<NodeId, Record<string, BufferAccess>>;
-  /** The access objects, shared with the programs. */
-  accesses: Accesses;
+  /** By edge (ModelEdge.index): the lag of its consumer's read of the buffer table.read names. */
+  inputLag: Int32Array;
 }
 
 /**
@@ -44,8 +42,7 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
   const transferStart = new Int32Array(count);
   const transferLag = new Int32Array(count);
   const latency = Object.create(null) as Record<NodeId, number>;
-  const inputs = new Map<NodeId, Record<string, BufferAccess>>();
-  const accesses = new Accesses(buffers);
+  const inputLag = new Int32Array(table.read.length);
   const { children } = table;
 
   // One stack for every propagation: a buffer is pushed at most once per output, so the
@@ -79,16 +76,14 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
       L = Math.max(L, written[buffer] + (overlap && byTransfer ? 1 : 0));
     }
     latency[id] = L;
-    const access: Record<string, BufferAccess> = {};
     for (const edge of n.inputs) {
       const buffer = table.read[edge.index];
       const lag = L - written[buffer];
       const b = buffers[buffer];
-      access[edge.to.port] = accesses.of(buffer, lag);
+      inputLag[edge.index] = lag;
       // A read lag cycles after the write needs lag + 1 slots (the writer is on the next one).
       b.depth = Math.max(b.depth, lag + 1);
     }
-    inputs.set(id, access);
     for (let j = 0; j < n.kernel.outputs.length; j++) {
       const out = table.output[n.index] + j;
       written[out] = L;
@@ -96,5 +91,5 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
       propagate(out);
     }
   }
-  return { latency, written, transferStart, transferLag, inputs, accesses };
+  return { latency, written, transferStart, transferLag, inputLag };
 }

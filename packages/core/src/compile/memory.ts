@@ -36,10 +36,9 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
   for (const id of order) {
     const n = model.node.get(id)!;
     const pos = (overlap ? 0 : plan.fire) + firesOn[model.pe.get(n.pe)!.index]++;
-    const access = lat.inputs.get(id)!;
     for (const edge of n.inputs) {
       const b = table.read[edge.index];
-      if (access[edge.to.port].lag === 0) readAt[b] = Math.max(readAt[b], pos);
+      if (lat.inputLag[edge.index] === 0) readAt[b] = Math.max(readAt[b], pos);
       else wrapAt[b] = Math.max(wrapAt[b], pos);
     }
     for (let j = 0; j < n.kernel.outputs.length; j++) writeAt[table.output[n.index] + j] = pos;

@@ -5,11 +5,13 @@ import type { ProjectDocument } from '../document/types.js';
 import { analyze } from '../document/validate.js';
 import { insertBuffers } from './buffers.js';
 import { compile } from './compile.js';
+import { allPrograms, hostPrograms, lastStartCycle, peProgram, programBytes, programHosts } from './decode.js';
 import { assignDepth } from './depth.js';
 import { computeLatency } from './latency.js';
 import { planPhases } from './phases.js';
 import { Router } from './route.js';
 import { schedule } from './schedule.js';
+import { bufferTable } from './table.js';
 import type { BufferNode, ImplementationGraph } from './types.js';
 
 const example = (name: string): ProjectDocument => JSON.parse(readFileSync(new URL(`../../../../examples/${name}.json`, import.meta.url), 'utf8'));
@@ -157,7 +159,12 @@ describe('latency (paper 4.2.5)', () => {
     assignDepth(bs, true);
     const lat = computeLatency(m, order, bs, planPhases(m, bs, true), true);
     expect(lat.latency).toEqual({ x: 0, g: 2, e: 4 });
-    expect(lat.inputs.get('e' as never)).toEqual({ a: { buffer: 'bn_0', lag: 4 }, b: { buffer: 'bn_4', lag: 1 } });
+    const e = m.node.get('e' as never)!;
+    const table = bufferTable(m, bs);
+    expect(e.inputs.map((edge) => ({ port: edge.to.port, buffer: bs[table.read[edge.index]].id, lag: lat.inputLag[edge.index] }))).toEqual([
+      { port: 'a', buffer: 'bn_0', lag: 4 },
+      { port: 'b', buffer: 'bn_4', lag: 1 },
+    ]);
     expect(bs.find((b) => b.id === 'bn_0')!.depth).toBe(5);
   });
 });
@@ -194,7 +201,7 @@ describe('programs (paper 4.3)', () => {
   it('gives every PE the same phases: cpu-cpu, pcie, fire without overlap; overlap with', () => {
     for (const overlap of [false, true]) {
       const g = ig(example('piic'), overlap);
-      for (const p of Object.values(g.programs)) expect(p.phases.map((ph) => ph.name)).toEqual(overlap ? ['overlap'] : ['cpu-cpu', 'pcie', 'fire']);
+      for (const p of Object.values(allPrograms(g))) expect(p.phases.map((ph) => ph.name)).toEqual(overlap ? ['overlap'] : ['cpu-cpu', 'pcie', 'fire']);
     }
   });
 
@@ -202,21 +209,43 @@ describe('programs (paper 4.3)', () => {
     // a -> b is gpu0@h0 -> cpu@h0 -> gpu1@h0: two pcie copies in a row.
     const g = ig(example('paper-fig5'), false);
     expect(g.phases).toEqual(['cpu-cpu', 'pcie#0', 'pcie#1', 'fire']);
-    const phaseOf = (to: string) => g.phases[g.programs['cpu@h0' as never].phases.findIndex((ph) => ph.actions.some((x) => x.op === 'transfer' && x.to.buffer === to))];
+    const phaseOf = (to: string) => g.phases[peProgram(g, 'cpu@h0').phases.findIndex((ph) => ph.actions.some((x) => x.op === 'transfer' && x.to.buffer === to))];
     expect([phaseOf('bn_7'), phaseOf('bn_8')]).toEqual(['pcie#0', 'pcie#1']);
     expect(g.latency).toMatchObject({ a: 1, b: 2 });
   });
 
   it('lists a transfer in the programs of both PEs it connects, with the same content', () => {
     const g = ig(example('piic'), false);
-    const t = (pe: string) => g.programs[pe as never].phases.flatMap((ph) => ph.actions).filter((a) => a.op === 'transfer' && a.to.buffer === 'bn_5');
+    const t = (pe: string) => peProgram(g, pe).phases.flatMap((ph) => ph.actions).filter((a) => a.op === 'transfer' && a.to.buffer === 'bn_5');
     expect(t('cpu@h0')).toEqual(t('cpu@h1'));
     expect(t('cpu@h0')).toEqual([{ op: 'transfer', from: { buffer: 'bn_4', lag: 1 }, to: { buffer: 'bn_5', lag: 0 }, fromPe: 'cpu@h0', toPe: 'cpu@h1', bytes: 16 * 2 ** 20, startCycle: 3, link: { kind: 'infiniband', bandwidth: 2.6e9, latency: 2e-6 } }]);
   });
 
+  it('keeps them compact: one entry per action, decoded into what agents run', () => {
+    const g = ig(example('piic'), true);
+    const { pes, start, list, transfer } = g.programs;
+    // Every transfer is listed by both its PEs, every firing by its own.
+    const transfers = g.buffers.filter((b) => 'buffer' in b.from).length;
+    expect(list.length).toBe(2 * transfers + g.order.length);
+    expect(start.length).toBe(pes.length * g.phases.length + 1);
+    expect([...list].filter((e) => e >= 0).every((e) => transfer.from[e] >= 0)).toBe(true);
+    // Decoded all at once, a transfer is one object in both its PEs' programs.
+    const all = allPrograms(g);
+    const sent = all['cpu@h0' as never].phases[0].actions.find((a) => a.op === 'transfer' && a.toPe === 'cpu@h1');
+    expect(sent).toBeDefined();
+    expect(all['cpu@h1' as never].phases[0].actions).toContain(sent);
+    const starts = Object.values(all).flatMap((p) => p.phases.flatMap((ph) => ph.actions.map((a) => (a.op === 'barrier' ? 0 : a.startCycle))));
+    expect(lastStartCycle(g)).toBe(Math.max(...starts));
+    expect(programHosts(g)).toEqual(['h0', 'h1']);
+    expect(hostPrograms(g, ['h1']).map((p) => p.pe)).toEqual(pes.filter((p) => p.host === 'h1').map((p) => p.pe));
+    const mem = g.memory['gpu0@h0' as never];
+    expect(programBytes(g, 'gpu0@h0').total).toBe(mem.after);
+    expect(() => peProgram(g, 'gpu9@h9')).toThrow(/no program for PE gpu9@h9/);
+  });
+
   it('fires each PE\'s nodes in schedule order with start cycles and slot lags', () => {
     const g = ig(example('piic'), true);
-    const fires = g.programs['gpu0@h1' as never].phases[0].actions.filter((a) => a.op === 'fire');
+    const fires = peProgram(g, 'gpu0@h1').phases[0].actions.filter((a) => a.op === 'fire');
     expect(fires).toEqual([
       { op: 'fire', node: 'I2', kernel: 'matrix.increment', params: { width: 2048, height: 2048, nb_loop: 100 }, startCycle: 6, inputs: { in: { buffer: 'bn_6', lag: 1 } }, outputs: { out: { buffer: 'bn_2', lag: 0 } } },
     ]);

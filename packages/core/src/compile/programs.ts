@@ -4,16 +4,17 @@ import type { Link } from '../document/types.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
 import { bufferTable } from './table.js';
-import type { Action, BufferAccess, BufferNode, MemoryReport, PeProgram } from './types.js';
+import type { AccessList, BufferNode, MemoryReport, Programs, TransferLink } from './types.js';
 
 /**
- * Paper 4.3, the per-cycle program of each PE. Every PE gets the same phase list (phases
- * empty on this PE included) so the cluster-wide barrier at the end of each phase lines up. A transfer
- * appears in the programs of both PEs it connects (one shared object): the sender's agent
- * sends, the receiver's receives. With overlap the transfers are listed first (launched
- * asynchronously), then the firings in schedule order; without, each phase holds only its
- * transfers or, in `fire`, the PE's firings in schedule order (see phases.ts for the order
- * and latency.ts for why it makes the latencies exact).
+ * Paper 4.3, the per-cycle program of each PE, as the compact `Programs` table (types.ts):
+ * compile/decode.ts expands one PE's into the `PeProgram` its agent runs. Every PE gets the
+ * same phase list (phases empty on this PE included) so the cluster-wide barrier at the end of
+ * each phase lines up. A transfer appears in the programs of both PEs it connects: the
+ * sender's agent sends, the receiver's receives. With overlap the transfers are listed first
+ * (launched asynchronously), then the firings in schedule order; without, each phase holds
+ * only its transfers or, in `fire`, the PE's firings in schedule order (see phases.ts for the
+ * order and latency.ts for why it makes the latencies exact).
  *
  * Slots: in cycle k an access uses slot (k - lag) mod depth. Writers have lag 0. A copy
  * reading a buffer a firing wrote in an earlier cycle has lag 1; a copy after the copy that
@@ -21,76 +22,99 @@ import type { Action, BufferAccess, BufferNode, MemoryReport, PeProgram } from '
  * `its start cycle - the cycle iteration 0 was written` (0 after a local producer or a
  * non-overlapped copy, 1 after an overlapped copy, more when kept for a late sibling input).
  */
-export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>, table = bufferTable(model, buffers)): Record<PeId, PeProgram> {
-  const programs = Object.create(null) as Record<PeId, PeProgram>;
-  // One link summary per architecture link, shared by every transfer crossing it.
-  const links = new Map<Link, TransferLink>();
+export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>, table = bufferTable(model, buffers)): Programs {
+  const count = buffers.length;
+  const phases = plan.names.length;
   // Slots of each colour: its deepest member's depth (by PE index, then colour). Every colour
-  // has a member of depth >= 1; starting at 0 keeps the depths small integers (V8 boxes a
-  // field once any value stored in it is a double such as -Infinity).
-  const slots: number[][] = model.pes.map((pe) => memory[pe.id].colors.map(() => 0));
-  for (let i = 0; i < buffers.length; i++) {
+  // has a member of depth >= 1.
+  const slots = model.pes.map((pe) => new Int32Array(memory[pe.id].colors.length));
+  for (let i = 0; i < count; i++) {
     const s = slots[table.pe[i]];
     s[buffers[i].color] = Math.max(s[buffers[i].color], buffers[i].depth);
   }
-  for (const pe of model.pes) {
-    const allocations = memory[pe.id].colors.map((c, k) => {
-      const depth = slots[pe.index][k];
-      return { color: c.color, bytes: c.bytes / depth, depth, buffers: c.buffers };
-    });
-    programs[pe.id] = {
-      pe: pe.id,
-      host: hostId(pe.host),
-      kind: pe.kind,
-      allocations,
-      phases: plan.names.map((name) => ({ name, actions: [] as Action[], barrier: true })),
-    };
+  const pes = model.pes.map((pe) => ({ pe: pe.id, host: hostId(pe.host), kind: pe.kind, slots: slots[pe.index] }));
+
+  // The transfers, by the number of the buffer each fills; one summary per architecture link.
+  const from = new Int32Array(count).fill(-1);
+  const lag = new Int32Array(count);
+  const startCycle = new Int32Array(count);
+  const linkOf = new Int32Array(count).fill(-1);
+  const links: TransferLink[] = [];
+  const linkIndex = new Map<Link, number>();
+  for (let i = 0; i < count; i++) {
+    if (plan.phase[i] < 0) continue;
+    from[i] = table.parent[i];
+    lag[i] = lat.transferLag[i];
+    startCycle[i] = lat.transferStart[i];
+    const l = plan.link[i]!;
+    let k = linkIndex.get(l);
+    if (k === undefined) {
+      linkIndex.set(l, (k = links.length));
+      links.push({ kind: l.kind, bandwidth: l.bandwidth, latency: l.latency });
+    }
+    linkOf[i] = k;
   }
-  for (let i = 0; i < buffers.length; i++) {
-    const phase = plan.phase[i];
-    if (phase < 0) continue;
-    const to = buffers[i];
-    const from = buffers[table.parent[i]];
-    // One action in both PEs' programs: the sender's agent sends, the receiver's receives.
-    // Programs are read-only plans, so the two share it (a copy each was a third of the
-    // programs' objects on a 10,000-node graph).
-    const action: Action = {
-      op: 'transfer',
-      from: lat.accesses.of(table.parent[i], lat.transferLag[i]),
-      to: lat.accesses.of(i, 0),
-      fromPe: from.pe,
-      toPe: to.pe,
-      bytes: to.bytes,
-      startCycle: lat.transferStart[i],
-      link: linkOf(plan.link[i]!),
-    };
-    programs[from.pe].phases[phase].actions.push(action);
-    programs[to.pe].phases[phase].actions.push(action);
+
+  // The action lists, by (PE, phase) slot, filled in two passes (count, then place) in the
+  // order the agents run them: each slot's transfers in buffer order, then its firings in
+  // schedule order.
+  const slotOf = (pe: number, phase: number) => pe * phases + phase;
+  const start = new Int32Array(model.pes.length * phases + 1);
+  const peOfNode = new Int32Array(order.length);
+  for (let i = 0; i < count; i++) {
+    if (plan.phase[i] < 0) continue;
+    start[slotOf(table.pe[table.parent[i]], plan.phase[i]) + 1]++;
+    start[slotOf(table.pe[i], plan.phase[i]) + 1]++;
   }
+  for (let s = 0; s < order.length; s++) {
+    peOfNode[s] = model.pe.get(model.node.get(order[s])!.pe)!.index;
+    start[slotOf(peOfNode[s], plan.fire) + 1]++;
+  }
+  for (let k = 1; k < start.length; k++) start[k] += start[k - 1];
+  const fill = start.slice(0, start.length - 1);
+  const list = new Int32Array(start[start.length - 1]);
+  for (let i = 0; i < count; i++) {
+    if (plan.phase[i] < 0) continue;
+    list[fill[slotOf(table.pe[table.parent[i]], plan.phase[i])]++] = i;
+    list[fill[slotOf(table.pe[i], plan.phase[i])]++] = i;
+  }
+  for (let s = 0; s < order.length; s++) list[fill[slotOf(peOfNode[s], plan.fire)]++] = -s - 1;
+
+  // The firings, by schedule position.
+  const kernel: string[] = new Array(order.length);
+  const params: Programs['fire']['params'] = new Array(order.length);
+  const fireStart = new Int32Array(order.length);
+  let inputCount = 0;
+  let outputCount = 0;
   for (const id of order) {
     const n = model.node.get(id)!;
-    const outs: Record<string, BufferAccess> = {};
-    const first = table.output[n.index];
+    inputCount += n.inputs.length;
+    outputCount += n.kernel.outputs.length;
+  }
+  const inputs = accessList(order.length, inputCount);
+  const outputs = accessList(order.length, outputCount);
+  for (let s = 0, i = 0, o = 0; s < order.length; s++) {
+    const n = model.node.get(order[s])!;
+    kernel[s] = n.kernel.id;
+    // The model's params (analyze() made them per node, defaults filled): read-only from here.
+    params[s] = n.params;
+    fireStart[s] = lat.latency[order[s]];
+    for (const edge of n.inputs) {
+      inputs.port[i] = edge.to.port;
+      inputs.buffer[i] = table.read[edge.index];
+      inputs.lag[i++] = lat.inputLag[edge.index];
+    }
+    inputs.start[s + 1] = i;
     const ports = n.kernel.outputs;
-    for (let j = 0; j < ports.length; j++) outs[ports[j].name] = lat.accesses.of(first + j, 0);
-    programs[n.pe].phases[plan.fire].actions.push({
-      op: 'fire',
-      node: id,
-      kernel: n.kernel.id,
-      // The model's params (analyze() made them per node, defaults filled): read-only from here.
-      params: n.params,
-      startCycle: lat.latency[id],
-      inputs: lat.inputs.get(id)!,
-      outputs: outs,
-    });
+    for (let j = 0; j < ports.length; j++) {
+      outputs.port[o] = ports[j].name;
+      outputs.buffer[o++] = table.output[n.index] + j;
+    }
+    outputs.start[s + 1] = o;
   }
-  return programs;
-
-  function linkOf(l: Link): TransferLink {
-    let summary = links.get(l);
-    if (!summary) links.set(l, (summary = { kind: l.kind, bandwidth: l.bandwidth, latency: l.latency }));
-    return summary;
-  }
+  return { pes, start, list, transfer: { from, lag, startCycle, link: linkOf }, links, fire: { kernel, params, startCycle: fireStart, inputs, outputs } };
 }
 
-type TransferLink = Extract<Action, { op: 'transfer' }>['link'];
+function accessList(owners: number, items: number): AccessList {
+  return { start: new Int32Array(owners + 1), port: new Array(items), buffer: new Int32Array(items), lag: new Int32Array(items) };
+}

@@ -1,4 +1,5 @@
 import type { BufferId, PeId } from '../ids.js';
+import { allPrograms } from './decode.js';
 import type { Action, BufferAccess, ImplementationGraph } from './types.js';
 
 // A cycle-by-cycle model of what agents do with the programs: which iteration of which
@@ -29,8 +30,9 @@ type Thread = { name: string; actions: Action[] };
  */
 export function simulate(ig: ImplementationGraph, iterations: number, maxViolations = 20): SimulationResult {
   const buffer = new Map(ig.buffers.map((b) => [b.id, b]));
+  const programs = Object.values(allPrograms(ig));
   const storage = new Map<BufferId, { pe: PeId; color: number; depth: number }>();
-  for (const p of Object.values(ig.programs)) {
+  for (const p of programs) {
     for (const a of p.allocations) for (const b of a.buffers) storage.set(b, { pe: p.pe, color: a.color, depth: a.depth });
   }
   const state = new Map<string, Content>();
@@ -46,9 +48,8 @@ export function simulate(ig: ImplementationGraph, iterations: number, maxViolati
   };
 
   let last = 0;
-  for (const p of Object.values(ig.programs)) for (const ph of p.phases) for (const a of ph.actions) if (a.op !== 'barrier') last = Math.max(last, a.startCycle);
+  for (const p of programs) for (const ph of p.phases) for (const a of ph.actions) if (a.op !== 'barrier') last = Math.max(last, a.startCycle);
   const cycles = last + iterations;
-  const programs = Object.values(ig.programs);
 
   for (let k = 0; k < cycles; k++) {
     for (let ph = 0; ph < ig.phases.length; ph++) {

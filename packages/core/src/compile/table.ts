@@ -1,6 +1,6 @@
 import type { BufferId } from '../ids.js';
 import type { Model } from '../document/model.js';
-import type { BufferAccess, BufferNode } from './types.js';
+import type { BufferNode } from './types.js';
 
 /**
  * The structure of the buffer list by number (a buffer's position in it), built once per
@@ -60,26 +60,6 @@ export function childLists(parent: Int32Array): BufferTable['children'] {
   const list = new Int32Array(start[parent.length]);
   for (let i = 0; i < parent.length; i++) if (parent[i] >= 0) list[fill[parent[i]]++] = i;
   return { start, list };
-}
-
-/**
- * The `{buffer, lag}` accesses of the programs, one object per buffer and lag 0 or 1 (read-
- * only), shared by every action that accesses that buffer so: a buffer's writer and the
- * readers in step with it, the copies of one source. On the 10,000-node bench graph this
- * saves 22,000 of the programs' 176,000 objects without overlap, 5,000 with.
- */
-export class Accesses {
-  private readonly lag0: BufferAccess[];
-  private readonly lag1: BufferAccess[];
-  constructor(private readonly buffers: BufferNode[]) {
-    this.lag0 = new Array(buffers.length);
-    this.lag1 = new Array(buffers.length);
-  }
-  of(number: number, lag: number): BufferAccess {
-    if (lag === 0) return (this.lag0[number] ??= { buffer: this.buffers[number].id, lag });
-    if (lag === 1) return (this.lag1[number] ??= { buffer: this.buffers[number].id, lag });
-    return { buffer: this.buffers[number].id, lag };
-  }
 }
 
 /** The empty list, shared by every list still empty (see `push`); frozen, so a write throws. */

@@ -58,7 +58,10 @@ export interface BufferAccess {
   lag: number;
 }
 
-/** One step of a PE's per-cycle program. Programs are executed by agents, one thread per PE. */
+/**
+ * One step of a PE's per-cycle program, in the form agents receive (compile/decode.ts makes it
+ * from the IG's compact `Programs`). Programs are executed by agents, one thread per PE.
+ */
 export type Action =
   | {
       op: 'fire';
@@ -92,6 +95,7 @@ export interface Phase {
   barrier: boolean;
 }
 
+/** A PE's program as deployed to its agent (compile/decode.ts `peProgram`). */
 export interface PeProgram {
   pe: PeId;
   host: HostId;
@@ -100,6 +104,51 @@ export interface PeProgram {
   allocations: { color: number; bytes: number; depth: number; buffers: BufferId[] }[];
   /** The per-cycle phases, in order. Every PE runs the same number of phases so barriers line up. */
   phases: Phase[];
+}
+
+/** The architecture link a transfer crosses, as the programs give it. */
+export type TransferLink = Extract<Action, { op: 'transfer' }>['link'];
+
+/**
+ * The per-PE programs of paper 4.3, compact: numbers in typed arrays that index the IG's
+ * buffers (by number: bn_k is ig.buffers[k]) and its schedule (ig.order), instead of an object
+ * per action. On the 10,000-node bench graph the action objects were 14 MB of the compile's
+ * output and a third of its time; these columns are a few hundred kilobytes and cross a worker
+ * boundary as a handful of copies. `peProgram` (compile/decode.ts) expands one PE's program into
+ * the `PeProgram` its agent runs; `eachAction` walks them without making objects.
+ */
+export interface Programs {
+  /** The PEs in architecture order. `slots` is, per memory colour (ig.memory[pe].colors, in order), how many slots its storage has. */
+  pes: { pe: PeId; host: HostId; kind: 'cpu' | 'gpu'; slots: Int32Array }[];
+  /**
+   * The actions of the PE at position p of `pes` in phase f of the cycle are
+   * list[start[p * phases + f] .. start[p * phases + f + 1]), in the order the agent runs them.
+   * An entry k >= 0 is the transfer that fills buffer k (listed by both PEs it connects); an
+   * entry < 0 is the firing of the node at schedule position -entry - 1.
+   */
+  start: Int32Array;
+  list: Int32Array;
+  /** By buffer number, for a buffer filled by a transfer: the buffer it reads, with which lag, from which cycle, over which link (index into `links`). -1 where no transfer fills it. */
+  transfer: { from: Int32Array; lag: Int32Array; startCycle: Int32Array; link: Int32Array };
+  links: TransferLink[];
+  /** By schedule position: the firing's kernel, params and first cycle; its input and output accesses as flat lists (CSR). */
+  fire: {
+    kernel: string[];
+    params: Record<string, number | string | boolean>[];
+    startCycle: Int32Array;
+    /** Inputs of position s: port[i], buffer[i], lag[i] for i in start[s] .. start[s + 1]), in kernel port order. */
+    inputs: AccessList;
+    /** Outputs, likewise (lag 0). */
+    outputs: AccessList;
+  };
+}
+
+/** Buffer accesses as flat lists: item i belongs to the owner o with start[o] <= i < start[o + 1]. */
+export interface AccessList {
+  start: Int32Array;
+  port: string[];
+  buffer: Int32Array;
+  lag: Int32Array;
 }
 
 export interface ImplementationGraph {
@@ -112,7 +161,8 @@ export interface ImplementationGraph {
   /** Input latency of each node in cycles (paper 4.2.5). */
   latency: Record<NodeId, number>;
   memory: Record<PeId, MemoryReport>;
-  programs: Record<PeId, PeProgram>;
+  /** The per-PE programs, compact (see `Programs`). */
+  programs: Programs;
   /** Cycles until the last node has processed iteration 0. */
   fillCycles: number;
   /** The phase names every program runs each cycle, in order (same list on every PE). */

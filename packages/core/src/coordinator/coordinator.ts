@@ -17,7 +17,8 @@
  * rejects with a ConnectError whose message names the agent and why (e.g. invalid token).
  */
 import { error, type Diagnostic } from '../diagnostics.js';
-import type { ImplementationGraph, PeProgram } from '../compile/types.js';
+import { hostPrograms, lastStartCycle, programBytes, programHosts } from '../compile/decode.js';
+import type { ImplementationGraph } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
 import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type PeReport, type ProcessMemory, type ThreadStats, type ToAgent } from './protocol.js';
 
@@ -244,7 +245,7 @@ export class Coordinator {
     const byHost = new Map(this.conns.map((c) => [c.info.host, c.info]));
     const served = [...byHost.keys()].join(', ') || 'none';
     const missingHosts = new Set<string>();
-    for (const program of Object.values(ig.programs)) {
+    for (const program of ig.programs.pes) {
       const agent = byHost.get(program.host);
       if (!agent) {
         if (missingHosts.has(program.host)) continue;
@@ -263,10 +264,9 @@ export class Coordinator {
         );
         continue;
       }
-      const total = program.allocations.reduce((s, a) => s + a.bytes * a.depth, 0);
+      const { total, largest } = programBytes(ig, program.pe);
       if (total > pe.memory) out.push(error(`mapping.${program.pe}`, `buffers on ${program.pe} need ${total} bytes; agent ${program.host} offers ${pe.memory}`, 'map fewer nodes there or shrink the data'));
-      const big = pe.limits && program.allocations.find((a) => a.bytes > pe.limits!.maxBufferSize);
-      if (big) out.push(error(`mapping.${program.pe}`, `a buffer of ${big.bytes} bytes on ${program.pe} exceeds the adapter's maxBufferSize (${pe.limits!.maxBufferSize})`, 'shrink the data'));
+      if (pe.limits && largest > pe.limits.maxBufferSize) out.push(error(`mapping.${program.pe}`, `a buffer of ${largest} bytes on ${program.pe} exceeds the adapter's maxBufferSize (${pe.limits!.maxBufferSize})`, 'shrink the data'));
     }
     return out;
   }
@@ -285,10 +285,9 @@ export class Coordinator {
 
   private async execute(runId: string, ig: ImplementationGraph, opts: RunOptions, onStoppable: (stop: (reason: string) => void) => void): Promise<RunResult> {
     const { clock } = this.opts;
-    const programs = Object.values(ig.programs) as PeProgram[];
-    const hostIds = [...new Set(programs.map((p) => p.host as string))].sort();
+    const hostIds = programHosts(ig);
     const byHost = new Map(this.conns.map((c) => [c.info.host, c]));
-    const cycles = programs.reduce((m, p) => Math.max(m, ...p.phases.flatMap((ph) => ph.actions.map((a) => ('startCycle' in a ? a.startCycle : 0)))), 0) + opts.iterations;
+    const cycles = lastStartCycle(ig) + opts.iterations;
     const result: RunResult = { ok: false, runId, iterations: opts.iterations, cycles, seconds: 0, events: [], threads: [], barrierPerCycle: {}, reports: [], adapters: {}, dropped: 0, eventCount: 0, memory: {} };
     const problems = this.check(ig).filter((d) => d.severity === 'error');
     if (problems.length) {
@@ -297,7 +296,7 @@ export class Coordinator {
     }
     const involved = hostIds.map((h) => byHost.get(h)!);
     const pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }> = {};
-    for (const p of programs) pes[p.pe] = { host: p.host, kind: p.kind };
+    for (const p of ig.programs.pes) pes[p.pe] = { host: p.host, kind: p.kind };
     const buffers: Record<string, { element: 'f32' | 'u32' | 'i32' | 'u8'; bytes: number }> = {};
     for (const b of ig.buffers) buffers[b.id] = { element: b.type.element, bytes: b.bytes };
 
@@ -391,7 +390,7 @@ export class Coordinator {
     const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
     for (const c of involved) {
-      c.send({ type: 'deploy', runId, programs: programs.filter((p) => p.host === c.info.host), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate, emulateLinks: opts.emulateLinks });
+      c.send({ type: 'deploy', runId, programs: hostPrograms(ig, [c.info.host]), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate, emulateLinks: opts.emulateLinks });
     }
     const deployed = await waitAll('deployed');
     cancel(clock, deployTimer as never);

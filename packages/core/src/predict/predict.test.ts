@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ProjectDocument } from '../document/types.js';
 import { layeredDocument } from '../testing/generate.js';
 import { predict, TIMELINE_EVENTS } from './predict.js';
+import { allPrograms } from '../compile/decode.js';
 
 const piic = (): ProjectDocument => JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));
 const bytes = 2048 * 2048 * 4;
@@ -70,7 +71,7 @@ describe('P-I-I-C prediction (paper 5.1)', () => {
     const base = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 0, I2: 0 } });
     if (!base.ok) throw new Error('does not predict');
     const transferTimes: Record<string, number> = {};
-    for (const p of Object.values(base.prediction.noOverlap.ig.programs))
+    for (const p of Object.values(allPrograms(base.prediction.noOverlap.ig)))
       for (const ph of p.phases) for (const a of ph.actions) if (a.op === 'transfer') transferTimes[`${a.from.buffer}->${a.to.buffer}`] = p.host === a.fromPe.split('@')[1] && a.fromPe.startsWith('gpu') ? 3e-3 : 1e-3;
     const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 2e-3, I2: 2e-3 }, transferTimes });
     if (!r.ok) throw new Error('does not predict');

@@ -2,7 +2,8 @@ import type { Diagnostic } from '../diagnostics.js';
 import { compileModel } from '../compile/compile.js';
 import { fastestLink } from '../compile/phases.js';
 import { Router } from '../compile/route.js';
-import type { Action, ImplementationGraph } from '../compile/types.js';
+import { actionRange } from '../compile/decode.js';
+import type { ImplementationGraph } from '../compile/types.js';
 import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import { analyze } from '../document/validate.js';
@@ -90,11 +91,11 @@ export function predict(doc: unknown, opts: PredictOptions = {}): PredictResult 
   return { ok: true, prediction, diagnostics };
 }
 
+/** One action of a phase, timed: an entry of `Programs.list` (a transfer's buffer number, or -1 - a firing's schedule position). */
 interface Timed {
-  action: Action;
-  /** PE id for a firing, link-direction key for a transfer. */
-  lane: string;
-  /** Key of the resource whose busy time it adds to. */
+  entry: number;
+  startCycle: number;
+  /** Key of the resource whose busy time it adds to: a PE for a firing, a link (or link direction) for a transfer. */
   resource: string;
   time: number;
 }
@@ -103,18 +104,27 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
   const barrier = opts.barrier ?? 0;
   const iterations = opts.iterations ?? model.doc.options.iterations;
   const linkName = (l: Link, from: PeId, to: PeId) => (l.duplex ? `link ${from}->${to}` : `link ${l.a}<->${l.b}`);
-  // Each phase's actions once (a transfer is listed by both its PEs).
+  // Each phase's actions once: a transfer is listed by both its PEs, and counted by its sender's.
+  const { pes, list, transfer, fire } = ig.programs;
   const phases: Timed[][] = ig.phases.map(() => []);
-  for (const p of Object.values(ig.programs)) {
-    p.phases.forEach((ph, i) => {
-      for (const a of ph.actions) {
-        if (a.op === 'fire') phases[i].push({ action: a, lane: p.pe, resource: p.pe, time: nodeTime(model, a.node as NodeId, opts) });
-        else if (a.op === 'transfer' && a.fromPe === p.pe) {
-          const link = fastestLink(model, a.fromPe, a.toPe, a.bytes);
-          phases[i].push({ action: a, lane: `link ${a.fromPe}->${a.toPe}`, resource: linkName(link, a.fromPe, a.toPe), time: transferTime(a.from.buffer, a.to.buffer, a.bytes, link, opts) });
+  for (let p = 0; p < pes.length; p++) {
+    const pe = pes[p].pe;
+    for (let f = 0; f < ig.phases.length; f++) {
+      const [from, to] = actionRange(ig.programs, ig.phases.length, p, f);
+      for (let i = from; i < to; i++) {
+        const entry = list[i];
+        if (entry < 0) {
+          const s = -entry - 1;
+          phases[f].push({ entry, startCycle: fire.startCycle[s], resource: pe, time: nodeTime(model, ig.order[s], opts) });
+          continue;
         }
+        const source = ig.buffers[transfer.from[entry]];
+        if (source.pe !== pe) continue;
+        const target = ig.buffers[entry];
+        const link = fastestLink(model, source.pe, target.pe, target.bytes);
+        phases[f].push({ entry, startCycle: transfer.startCycle[entry], resource: linkName(link, source.pe, target.pe), time: transferTime(source.id, target.id, target.bytes, link, opts) });
       }
-    });
+    }
   }
   const busy: Record<string, number> = {};
   const phaseTimes: PhaseTime[] = phases.map((actions, i) => {
@@ -136,9 +146,9 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
   });
   const cycleTime = phaseTimes.reduce((a, p) => a + p.time, 0);
   let last = 0;
-  for (const ph of phases) for (const t of ph) if (t.action.op !== 'barrier') last = Math.max(last, t.action.startCycle);
+  for (const ph of phases) for (const t of ph) last = Math.max(last, t.startCycle);
   const cycles = last + iterations;
-  const { events: timeline, cycles: timelineCycles } = buildTimeline(model, phases, phaseTimes, cycleTime, barrier, iterations, Math.min(opts.timelineCycles ?? cycles, cycles, 200), opts.timelineEvents ?? TIMELINE_EVENTS);
+  const { events: timeline, cycles: timelineCycles } = buildTimeline(model, ig, phases, phaseTimes, cycleTime, barrier, iterations, Math.min(opts.timelineCycles ?? cycles, cycles, 200), opts.timelineEvents ?? TIMELINE_EVENTS);
   return {
     overlap: ig.overlap,
     cycleTime,
@@ -155,7 +165,7 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
   };
 }
 
-function buildTimeline(model: Model, phases: Timed[][], times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number, maxEvents: number): { events: TraceEvent[]; cycles: number } {
+function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][], times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number, maxEvents: number): { events: TraceEvent[]; cycles: number } {
   const events: TraceEvent[] = [];
   const us = (s: number) => s * 1e6;
   const lanePe = (id: string): LanePe => model.pe.get(id as PeId)!;
@@ -164,30 +174,31 @@ function buildTimeline(model: Model, phases: Timed[][], times: PhaseTime[], cycl
     phases.forEach((actions, i) => {
       const cursor: Record<string, number> = {};
       for (const t of actions) {
-        const a = t.action;
-        if (a.op === 'barrier') continue;
-        const iteration = k - a.startCycle;
+        const iteration = k - t.startCycle;
         if (iteration < 0 || iteration >= iterations) continue;
         const start = cursor[t.resource] ?? at;
         cursor[t.resource] = start + t.time;
-        if (a.op === 'fire') {
-          const pe = model.node.get(a.node as NodeId)!.pe;
-          events.push({ host: model.pe.get(pe)!.host, pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration, cycle: k, start: us(start), end: us(start + t.time) });
+        if (t.entry < 0) {
+          const node = ig.order[-t.entry - 1];
+          const pe = model.node.get(node)!.pe;
+          events.push({ host: model.pe.get(pe)!.host, pe, thread: 'main', kind: 'fire', name: node, node, iteration, cycle: k, start: us(start), end: us(start + t.time) });
         } else {
-          for (const lane of transferLanes(a.fromPe, a.toPe, lanePe)) {
+          const to = ig.buffers[t.entry];
+          const from = ig.buffers[ig.programs.transfer.from[t.entry]];
+          for (const lane of transferLanes(from.pe, to.pe, lanePe)) {
             events.push({
               host: model.pe.get(lane.pe as PeId)!.host,
               pe: lane.pe,
               thread: lane.thread,
               kind: 'transfer',
-              name: a.to.buffer,
-              buffer: a.to.buffer,
-              from: a.from.buffer,
+              name: to.id,
+              buffer: to.id,
+              from: from.id,
               iteration,
               cycle: k,
               start: us(start),
               end: us(start + t.time),
-              bytes: a.bytes,
+              bytes: to.bytes,
             });
           }
         }

@@ -1,0 +1,134 @@
+import type { PeId } from '../ids.js';
+import type { Action, BufferAccess, ImplementationGraph, PeProgram, Programs } from './types.js';
+
+/**
+ * The compact programs of an IG (types.ts `Programs`) read back: one PE's `PeProgram`, the form
+ * agents receive at deploy, and walks over the actions that make no objects (the predictor).
+ */
+
+/** Position of a PE in `ig.programs.pes`, or -1. */
+export function programIndex(ig: ImplementationGraph, pe: string): number {
+  const pes = ig.programs.pes;
+  for (let p = 0; p < pes.length; p++) if (pes[p].pe === pe) return p;
+  return -1;
+}
+
+/** The program of one PE as its agent runs it. */
+export function peProgram(ig: ImplementationGraph, pe: PeId | string, cache = new ActionCache(ig)): PeProgram {
+  const p = programIndex(ig, pe);
+  if (p < 0) throw new Error(`no program for PE ${pe}`);
+  const { pes, start, list } = ig.programs;
+  const info = pes[p];
+  const colors = ig.memory[info.pe]?.colors ?? [];
+  const allocations = colors.map((c, k) => {
+    const depth = info.slots[k];
+    return { color: c.color, bytes: c.bytes / depth, depth, buffers: c.buffers };
+  });
+  const phases = ig.phases.map((name, f) => {
+    const slot = p * ig.phases.length + f;
+    const actions: Action[] = [];
+    for (let i = start[slot]; i < start[slot + 1]; i++) actions.push(cache.action(list[i]));
+    return { name, actions, barrier: true };
+  });
+  return { pe: info.pe, host: info.host, kind: info.kind, allocations, phases };
+}
+
+/** Every PE's program, keyed by PE in architecture order (a transfer is one object in both of its PEs' programs). */
+export function allPrograms(ig: ImplementationGraph): Record<PeId, PeProgram> {
+  const out = Object.create(null) as Record<PeId, PeProgram>;
+  const cache = new ActionCache(ig);
+  for (const { pe } of ig.programs.pes) out[pe] = peProgram(ig, pe, cache);
+  return out;
+}
+
+/** The PE programs of the given hosts, in architecture order. */
+export function hostPrograms(ig: ImplementationGraph, hosts: Iterable<string>): PeProgram[] {
+  const wanted = new Set(hosts);
+  const cache = new ActionCache(ig);
+  return ig.programs.pes.filter((p) => wanted.has(p.host)).map((p) => peProgram(ig, p.pe, cache));
+}
+
+/** The hosts that run a program, sorted. */
+export function programHosts(ig: ImplementationGraph): string[] {
+  return [...new Set(ig.programs.pes.map((p) => p.host as string))].sort();
+}
+
+/** The last cycle in which some action starts (a run lasts this many cycles plus its iterations). */
+export function lastStartCycle(ig: ImplementationGraph): number {
+  const { list, transfer, fire } = ig.programs;
+  let last = 0;
+  for (let i = 0; i < list.length; i++) {
+    const a = list[i];
+    last = Math.max(last, a >= 0 ? transfer.startCycle[a] : fire.startCycle[-a - 1]);
+  }
+  return last;
+}
+
+/** The bytes a PE's storage takes (every colour at its largest member, times its slots). */
+export function programBytes(ig: ImplementationGraph, pe: string): { total: number; largest: number } {
+  const p = programIndex(ig, pe);
+  const colors = ig.memory[pe as PeId]?.colors ?? [];
+  let total = 0;
+  let largest = 0;
+  colors.forEach((c, k) => {
+    total += c.bytes;
+    largest = Math.max(largest, c.bytes / ig.programs.pes[p].slots[k]);
+  });
+  return { total, largest };
+}
+
+/**
+ * Action objects made once each: a transfer is the same object in both its PEs' programs, and
+ * `{buffer, lag}` accesses of lag 0 and 1 are shared by every action making them.
+ */
+export class ActionCache {
+  private readonly made = new Map<number, Action>();
+  private readonly lag0: BufferAccess[] = [];
+  private readonly lag1: BufferAccess[] = [];
+  constructor(private readonly ig: ImplementationGraph) {}
+
+  access(buffer: number, lag: number): BufferAccess {
+    const id = this.ig.buffers[buffer].id;
+    if (lag === 0) return (this.lag0[buffer] ??= { buffer: id, lag });
+    if (lag === 1) return (this.lag1[buffer] ??= { buffer: id, lag });
+    return { buffer: id, lag };
+  }
+
+  /** The action a `Programs.list` entry stands for. */
+  action(entry: number): Action {
+    let a = this.made.get(entry);
+    if (!a) this.made.set(entry, (a = entry >= 0 ? this.transfer(entry) : this.fire(-entry - 1)));
+    return a;
+  }
+
+  private transfer(k: number): Action {
+    const { transfer, links } = this.ig.programs;
+    const from = transfer.from[k];
+    const to = this.ig.buffers[k];
+    return {
+      op: 'transfer',
+      from: this.access(from, transfer.lag[k]),
+      to: this.access(k, 0),
+      fromPe: this.ig.buffers[from].pe,
+      toPe: to.pe,
+      bytes: to.bytes,
+      startCycle: transfer.startCycle[k],
+      link: links[transfer.link[k]],
+    };
+  }
+
+  private fire(s: number): Action {
+    const { fire } = this.ig.programs;
+    const inputs: Record<string, BufferAccess> = {};
+    for (let i = fire.inputs.start[s]; i < fire.inputs.start[s + 1]; i++) inputs[fire.inputs.port[i]] = this.access(fire.inputs.buffer[i], fire.inputs.lag[i]);
+    const outputs: Record<string, BufferAccess> = {};
+    for (let i = fire.outputs.start[s]; i < fire.outputs.start[s + 1]; i++) outputs[fire.outputs.port[i]] = this.access(fire.outputs.buffer[i], 0);
+    return { op: 'fire', node: this.ig.order[s], kernel: fire.kernel[s], params: fire.params[s], startCycle: fire.startCycle[s], inputs, outputs };
+  }
+}
+
+/** The entries of PE p's actions in phase f (see `Programs.list`). */
+export function actionRange(programs: Programs, phases: number, p: number, f: number): [number, number] {
+  const slot = p * phases + f;
+  return [programs.start[slot], programs.start[slot + 1]];
+}
