@@ -1,4 +1,4 @@
-import { allPrograms, compile, formatBytes, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
+import { allPrograms, bufferNodes, compile, formatBytes, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
 import { choice, parseCommandArgs } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 
@@ -48,7 +48,7 @@ export function toJson(doc: ProjectDocument, ig: ImplementationGraph) {
     schedule: ig.schedule,
     latency: ig.latency,
     fillCycles: ig.fillCycles,
-    buffers: ig.buffers.map((b) => ({
+    buffers: bufferNodes(ig).map((b) => ({
       id: b.id,
       pe: b.pe,
       source: b.source,
@@ -77,9 +77,10 @@ export function toText(doc: ProjectDocument, ig: ImplementationGraph): string {
   for (const p of Object.values(allPrograms(ig))) for (const ph of p.phases) for (const a of ph.actions) if (a.op === 'fire') peOf.set(a.node, p.pe);
   for (const n of ig.order) lines.push(`  ${`${n} (${ig.schedule[n]}, ${ig.latency[n]})`.padEnd(nodeWidth + 12)} on ${peOf.get(n)}`);
   lines.push('', 'buffers:');
-  const peWidth = Math.max(...ig.buffers.map((b) => b.pe.length), 2);
-  const idWidth = Math.max(...ig.buffers.map((b) => b.id.length), 4);
-  for (const b of ig.buffers) {
+  const buffers = bufferNodes(ig);
+  const peWidth = Math.max(...buffers.map((b) => b.pe.length), 2);
+  const idWidth = Math.max(...buffers.map((b) => b.id.length), 4);
+  for (const b of buffers) {
     const from = 'node' in b.from ? `written by ${b.from.node}` : `copied from ${b.from.buffer}`;
     const to = [...b.next.map((x) => `-> ${x}`), ...b.consumers.map((c) => `read by ${c.node}.${c.port}`)].join(', ');
     lines.push(`  ${b.id.padEnd(idWidth)}  ${b.pe.padEnd(peWidth)}  ${`${b.source}.${b.port}`.padEnd(nodeWidth + 4)}  ${depthName(b.depth).padEnd(8)}  colour ${String(b.color).padEnd(3)} ${formatBytes(b.bytes).padStart(9)}  ${from}${to ? `; ${to}` : ''}`);
@@ -97,16 +98,17 @@ export function toDot(doc: ProjectDocument, ig: ImplementationGraph): string {
   // DOT strings: quotes escaped; `\n` in a label is Graphviz's line break.
   const q = (s: string) => `"${s.replace(/\\(?!n)/g, '\\\\').replace(/"/g, '\\"')}"`;
   const lines = [`digraph ${q(doc.name || 'pipeloom')} {`, '  rankdir=LR;', '  node [fontname="Helvetica", fontsize=10];'];
+  const all = bufferNodes(ig);
   Object.values(allPrograms(ig)).forEach((p, i) => {
     const nodes = p.phases.flatMap((ph) => ph.actions).filter((a) => a.op === 'fire');
-    const buffers = ig.buffers.filter((b) => b.pe === p.pe);
+    const buffers = all.filter((b) => b.pe === p.pe);
     if (!nodes.length && !buffers.length) return;
     lines.push(`  subgraph cluster_${i} {`, `    label=${q(p.pe)};`, '    style=rounded;');
     for (const a of nodes) if (a.op === 'fire') lines.push(`    ${q(`node:${a.node}`)} [shape=box, label=${q(`${a.node} (${ig.schedule[a.node]}, ${ig.latency[a.node]})`)}];`);
     for (const b of buffers) lines.push(`    ${q(`buf:${b.id}`)} [shape=${b.depth > 1 ? 'doublecircle' : 'ellipse'}, label=${q(`${b.id}\\n${formatBytes(b.bytes)} colour ${b.color}`)}];`);
     lines.push('  }');
   });
-  for (const b of ig.buffers) {
+  for (const b of all) {
     if ('node' in b.from) lines.push(`  ${q(`node:${b.from.node}`)} -> ${q(`buf:${b.id}`)};`);
     for (const n of b.next) lines.push(`  ${q(`buf:${b.id}`)} -> ${q(`buf:${n}`)} [style=bold];`);
     for (const c of b.consumers) lines.push(`  ${q(`buf:${b.id}`)} -> ${q(`node:${c.node}`)} [label=${q(c.port)}];`);

@@ -56,7 +56,7 @@ export function IgView() {
         <OverlapToggle />
         {strategy && (
           <span className="muted" data-testid="ig-summary">
-            {strategy.ig.buffers.length} buffer nodes · {strategy.ig.buffers.filter((b) => b.depth === 2).length} double · fill {strategy.ig.fillCycles} cycles · {overlap ? 'with' : 'without'} overlap
+            {strategy.ig.buffers.count} buffer nodes · {strategy.ig.buffers.depth.filter((d) => d === 2).length} double · fill {strategy.ig.fillCycles} cycles · {overlap ? 'with' : 'without'} overlap
           </span>
         )}
         {result?.prediction && (

@@ -4,6 +4,7 @@ import { formatBytes, formatSeconds } from '../lib/format.js';
 import { useShownStrategy } from './IgView.js';
 import { usePickedBuffer } from './igSelection.js';
 import { formatDataType } from '@pipeloom/kernels';
+import { bufferIndex, bufferNode } from '@pipeloom/core/compile/decode';
 
 // Per-PE memory: every buffer's own storage (before) against storage shared by colour
 // (after), the clique lower bound, and the PE's capacity.
@@ -19,7 +20,8 @@ export function MemoryPanel() {
   const other = result && strategy ? (strategy === result.overlap ? result.noOverlap : result.overlap) : null;
   const pred = result?.prediction ? (strategy === result.noOverlap ? result.prediction.noOverlap : result.prediction.overlap) : null;
   const picked = usePickedBuffer();
-  const buffer = picked && strategy ? strategy.ig.buffers.find((b) => b.id === picked) : undefined;
+  const number = picked && strategy ? bufferIndex(strategy.ig, picked) : -1;
+  const buffer = strategy && number >= 0 ? bufferNode(strategy.ig, number) : undefined;
   return (
     <div className="panel" data-testid="memory-panel">
       {buffer && (

@@ -1,5 +1,6 @@
 import { MarkerType, Position, type Edge, type Node, type NodeHandle } from '@xyflow/react';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
+import { bufferIndex, bufferNode } from '@pipeloom/core/compile/decode';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
 import { peColor } from '../lib/colors.js';
 import type { IgLayout } from './layout.js';
@@ -24,7 +25,6 @@ export function declaredHandles(n: { kind: string; width: number; height: number
 }
 
 export function igFlow({ ig, layout }: Strategy, doc: ProjectDocument): { nodes: Node[]; edges: Edge[] } {
-  const buffers = new Map(ig.buffers.map((b) => [b.id as string, b]));
   // By id, once per render: a search per IG node was quadratic on large graphs.
   const appNodes = new Map(doc.app.nodes.map((n) => [n.id, n]));
   const peKinds = new Map(doc.arch.pes.map((p) => [p.id, p.kind]));
@@ -35,7 +35,7 @@ export function igFlow({ ig, layout }: Strategy, doc: ProjectDocument): { nodes:
       const pe = n.id.slice(3);
       return { ...base, type: 'igPe', selectable: false, data: { pe, kind: peKinds.get(pe), color: peColor(doc, pe) } };
     }
-    if (n.kind === 'buffer') return { ...base, type: 'igBuffer', data: { buffer: buffers.get(n.id.slice(2))! } };
+    if (n.kind === 'buffer') return { ...base, type: 'igBuffer', data: { buffer: bufferNode(ig, bufferIndex(ig, n.id.slice(2))) } };
     const id = n.id.slice(2);
     const app = appNodes.get(id);
     return {

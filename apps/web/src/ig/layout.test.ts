@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compile, layeredDocument, normalize, parseDocument } from '@pipeloom/core';
+import { bufferNodes, compile, layeredDocument, normalize, parseDocument } from '@pipeloom/core';
 import { BUFFER_SIZE, COMPUTE_SIZE, ELK_LIMIT, igGraph, layerX, layoutIg } from './layout.js';
 
 const text = readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8');
@@ -17,7 +17,7 @@ describe('implementation graph layout', () => {
     const layout = await layoutIg(ig, doc.mapping, doc.arch.pes.map((p) => p.id));
     const lanes = layout.nodes.filter((n) => n.kind === 'pe').map((n) => n.id);
     expect(lanes).toEqual(doc.arch.pes.map((p) => `pe:${p.id}`));
-    for (const b of ig.buffers) {
+    for (const b of bufferNodes(ig)) {
       const n = layout.nodes.filter((x) => x.id === `b:${b.id}`);
       expect(n).toHaveLength(1);
       expect(n[0].parent).toBe(`pe:${b.pe}`);
@@ -45,8 +45,8 @@ describe('implementation graph layout', () => {
   it('links buffers: producer -> buffer, buffer -> copies on other PEs (transfers), buffer -> consumers', () => {
     const g = igGraph(ig, doc.mapping);
     const transfers = g.edges.filter((e) => e.transfer).length;
-    expect(transfers).toBe(ig.buffers.reduce((n, b) => n + b.next.length, 0));
-    expect(g.edges.filter((e) => e.source.startsWith('n:')).length).toBe(ig.buffers.filter((b) => 'node' in b.from).length);
+    expect(transfers).toBe(ig.buffers.next.list.length);
+    expect(g.edges.filter((e) => e.source.startsWith('n:')).length).toBe(ig.buffers.parent.filter((p) => p < 0).length);
   });
 
   it('the layering used beyond ELK_LIMIT also places data left to right', () => {
@@ -66,10 +66,10 @@ describe('layout of a large implementation graph', () => {
     if (!r.ok) throw new Error('the layered document does not compile');
     const layout = await layoutIg(r.ig, big.mapping, big.arch.pes.map((p) => p.id));
     const members = layout.nodes.filter((n) => n.parent);
-    expect(members.length).toBe(r.ig.order.length + r.ig.buffers.length);
+    expect(members.length).toBe(r.ig.order.length + r.ig.buffers.count);
     expect(members.length).toBeGreaterThan(ELK_LIMIT);
     const lane = new Map(members.map((n) => [n.id, n.parent]));
-    for (const b of r.ig.buffers) expect(lane.get(`b:${b.id}`)).toBe(`pe:${b.pe}`);
+    for (const b of bufferNodes(r.ig)) expect(lane.get(`b:${b.id}`)).toBe(`pe:${b.pe}`);
     for (const id of r.ig.order) expect(lane.get(`n:${id}`)).toBe(`pe:${big.mapping[id]}`);
     const x = new Map(members.map((n) => [n.id, n.x]));
     for (const e of layout.edges) expect(x.get(e.source)!).toBeLessThan(x.get(e.target)!);

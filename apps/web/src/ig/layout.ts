@@ -1,5 +1,6 @@
 import ELK from 'elkjs/lib/elk.bundled.js';
 import type { ElkNode } from 'elkjs/lib/elk-api.js';
+import { bufferNodes } from '@pipeloom/core/compile/decode';
 import type { ImplementationGraph } from '@pipeloom/core/compile/types';
 import { longestPathDepths } from '../lib/layers.js';
 
@@ -41,8 +42,9 @@ const bufKey = (b: string) => `b:${b}`;
 
 /** The graph the IG view draws, before positions: clusters, members and edges. */
 export function igGraph(ig: ImplementationGraph, mapping: Record<string, string>) {
+  const buffers = bufferNodes(ig);
   const pes = new Set<string>(ig.programs.pes.map((p) => p.pe));
-  for (const b of ig.buffers) pes.add(b.pe);
+  for (const b of buffers) pes.add(b.pe);
   for (const n of ig.order) if (mapping[n]) pes.add(mapping[n]);
   const members = new Map<string, { id: string; kind: 'node' | 'buffer' }[]>();
   for (const pe of pes) members.set(pe, []);
@@ -50,12 +52,12 @@ export function igGraph(ig: ImplementationGraph, mapping: Record<string, string>
     const pe = mapping[n];
     if (pe) members.get(pe)!.push({ id: nodeKey(n), kind: 'node' });
   }
-  for (const b of ig.buffers) members.get(b.pe)!.push({ id: bufKey(b.id), kind: 'buffer' });
+  for (const b of buffers) members.get(b.pe)!.push({ id: bufKey(b.id), kind: 'buffer' });
   // PEs the mapping leaves idle get no lane.
   for (const [pe, list] of members) if (!list.length) members.delete(pe);
   for (const pe of [...pes]) if (!members.has(pe)) pes.delete(pe);
   const edges: IgLayoutEdge[] = [];
-  for (const b of ig.buffers) {
+  for (const b of buffers) {
     if ('node' in b.from) edges.push({ id: `${nodeKey(b.from.node)}->${bufKey(b.id)}`, source: nodeKey(b.from.node), target: bufKey(b.id), transfer: false });
     for (const nx of b.next) edges.push({ id: `${bufKey(b.id)}->${bufKey(nx)}`, source: bufKey(b.id), target: bufKey(nx), transfer: true });
     for (const c of b.consumers) edges.push({ id: `${bufKey(b.id)}->${nodeKey(c.node)}:${c.port}`, source: bufKey(b.id), target: nodeKey(c.node), transfer: false });

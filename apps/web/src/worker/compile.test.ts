@@ -12,8 +12,9 @@ describe('the compile worker', () => {
     expect(out.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(out.overlap?.ig.overlap).toBe(true);
     expect(out.noOverlap?.ig.overlap).toBe(false);
-    expect(out.overlap?.ig.buffers.length).toBe(compile(piic, { overlap: true }).ok ? (compile(piic, { overlap: true }) as { ig: { buffers: unknown[] } }).ig.buffers.length : -1);
-    expect(out.overlap!.layout.nodes.length).toBeGreaterThan(out.overlap!.ig.buffers.length);
+    const direct = compile(piic, { overlap: true });
+    expect(out.overlap?.ig.buffers.count).toBe(direct.ok ? direct.ig.buffers.count : -1);
+    expect(out.overlap!.layout.nodes.length).toBeGreaterThan(out.overlap!.ig.buffers.count);
     expect(out.prediction!.overlap.cycleTime).toBeLessThanOrEqual(out.prediction!.noOverlap.cycleTime);
   });
 
@@ -35,7 +36,7 @@ describe('the compile worker', () => {
     const big = layeredDocument(5, { nodes: 3000, hosts: 16, gpus: 3 });
     const out = await compileBoth(big);
     expect(out.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
-    for (const s of [out.overlap!, out.noOverlap!]) expect(s.layout.nodes.filter((n) => n.parent)).toHaveLength(s.ig.order.length + s.ig.buffers.length);
+    for (const s of [out.overlap!, out.noOverlap!]) expect(s.layout.nodes.filter((n) => n.parent)).toHaveLength(s.ig.order.length + s.ig.buffers.count);
     for (const p of [out.prediction!.overlap, out.prediction!.noOverlap]) {
       expect(p.timeline.length).toBeGreaterThanOrEqual(PREVIEW_EVENTS);
       expect(p.timeline.filter((e) => e.cycle < p.timelineCycles - 1).length).toBeLessThan(PREVIEW_EVENTS);

@@ -10,7 +10,8 @@ import { planPhases } from './phases.js';
 import { buildPrograms } from './programs.js';
 import { Router } from './route.js';
 import { schedule } from './schedule.js';
-import type { CompileResult, ImplementationGraph } from './types.js';
+import type { NodeId } from '../ids.js';
+import type { Buffers, CompileResult, ImplementationGraph } from './types.js';
 
 export interface CompileOptions {
   /** Overrides the document's options.overlap. */
@@ -32,12 +33,12 @@ export function compileModel(model: Model, overlap: boolean, diagnostics: Diagno
   const { schedule: order_, order } = schedule(model);
   const { buffers, links, table } = insertBuffers(model, order, router);
   assignDepth(buffers, overlap);
-  const plan = planPhases(model, buffers, overlap, links, table);
-  const lat = computeLatency(model, order, buffers, plan, overlap, table);
-  const memory = colorMemory(model, order, buffers, plan, lat, overlap, table);
-  const programs = buildPrograms(model, order, buffers, plan, lat, memory, table);
+  const plan = planPhases(model, buffers, table, overlap, links);
+  const lat = computeLatency(model, order, buffers, table, plan, overlap);
+  const memory = colorMemory(model, order, buffers, table, plan, lat, overlap);
+  const programs = buildPrograms(model, order, buffers, table, plan, lat, memory);
 
-  const problems = [...diagnostics, ...checkCapacity(model, buffers, memory)];
+  const problems = [...diagnostics, ...checkCapacity(model, order, buffers, memory)];
   if (problems.some((d) => d.severity === 'error')) return { ok: false, diagnostics: problems };
   let fillCycles = 0;
   for (let i = 0; i < order.length; i++) fillCycles = Math.max(fillCycles, lat.latency[order[i]] + 1);
@@ -45,15 +46,13 @@ export function compileModel(model: Model, overlap: boolean, diagnostics: Diagno
   return { ok: true, ig, diagnostics: problems };
 }
 
-function checkCapacity(model: Model, buffers: ImplementationGraph['buffers'], memory: ImplementationGraph['memory']): Diagnostic[] {
+function checkCapacity(model: Model, order: NodeId[], buffers: Buffers, memory: ImplementationGraph['memory']): Diagnostic[] {
   const out: Diagnostic[] = [];
-  // An index loop: once per compile, mostly unoptimised, where for-of allocates per buffer.
-  for (let i = 0; i < buffers.length; i++) {
-    const b = buffers[i];
-    const pe = model.pe.get(b.pe)!;
-    const size = b.bytes * b.depth;
+  for (let i = 0; i < buffers.count; i++) {
+    const pe = model.pes[buffers.pe[i]];
+    const size = buffers.bytes[i] * buffers.depth[i];
     if (size > pe.memory) {
-      out.push(error(pe.path, `buffer ${b.id} (${formatBytes(size)}) exceeds memory of ${pe.id} (${formatBytes(pe.memory)})`, `raise the memory of ${pe.id}, shrink the data of "${b.source}", or map its readers elsewhere`));
+      out.push(error(pe.path, `buffer ${buffers.id[i]} (${formatBytes(size)}) exceeds memory of ${pe.id} (${formatBytes(pe.memory)})`, `raise the memory of ${pe.id}, shrink the data of "${order[buffers.source[i]]}", or map its readers elsewhere`));
     }
   }
   for (const pe of model.pes) {

@@ -1,10 +1,55 @@
-import type { PeId } from '../ids.js';
-import type { Action, BufferAccess, ImplementationGraph, PeProgram, Programs } from './types.js';
+import type { BufferId, PeId } from '../ids.js';
+import type { Action, BufferAccess, BufferNode, ImplementationGraph, PeProgram, Programs } from './types.js';
 
 /**
- * The compact programs of an IG (types.ts `Programs`) read back: one PE's `PeProgram`, the form
- * agents receive at deploy, and walks over the actions that make no objects (the predictor).
+ * The IG's columns (types.ts `Buffers` and `Programs`) read back as objects: a buffer as a
+ * `BufferNode` (what the CLI prints and the designer draws), one PE's `PeProgram` (what its
+ * agent receives at deploy), and the few summaries the coordinator needs.
  */
+
+/** What reading buffers back needs: the schedule, the buffer columns and the PEs' order. */
+export type BufferColumns = Pick<ImplementationGraph, 'order' | 'buffers'> & { programs: { pes: readonly { pe: PeId }[] } };
+
+/** The PE holding buffer k. */
+export function bufferPe(ig: BufferColumns, k: number): PeId {
+  return ig.programs.pes[ig.buffers.pe[k]].pe;
+}
+
+/** The number of buffer `bn_k` (k), or -1 when the IG has no such buffer. */
+export function bufferIndex(ig: BufferColumns, id: string): number {
+  const k = /^bn_(\d+)$/.test(id) ? Number(id.slice(3)) : -1;
+  return k >= 0 && k < ig.buffers.count ? k : -1;
+}
+
+/** Buffer k as an object. */
+export function bufferNode(ig: BufferColumns, k: number): BufferNode {
+  const b = ig.buffers;
+  const source = ig.order[b.source[k]];
+  const consumers: BufferNode['consumers'] = [];
+  for (let i = b.consumers.start[k]; i < b.consumers.start[k + 1]; i++) consumers.push({ node: ig.order[b.consumers.node[i]], port: b.consumers.port[i] });
+  const next: BufferId[] = [];
+  for (let i = b.next.start[k]; i < b.next.start[k + 1]; i++) next.push(b.id[b.next.list[i]]);
+  return {
+    id: b.id[k],
+    pe: bufferPe(ig, k),
+    source,
+    port: b.port[k],
+    from: b.parent[k] < 0 ? { node: source } : { buffer: b.id[b.parent[k]] },
+    type: b.types[b.type[k]],
+    bytes: b.bytes[k],
+    consumers,
+    next,
+    depth: b.depth[k],
+    color: b.color[k],
+  };
+}
+
+/** Every buffer as an object, in number order. */
+export function bufferNodes(ig: BufferColumns): BufferNode[] {
+  const out: BufferNode[] = new Array(ig.buffers.count);
+  for (let k = 0; k < out.length; k++) out[k] = bufferNode(ig, k);
+  return out;
+}
 
 /** Position of a PE in `ig.programs.pes`, or -1. */
 export function programIndex(ig: ImplementationGraph, pe: string): number {
@@ -88,7 +133,7 @@ export class ActionCache {
   constructor(private readonly ig: ImplementationGraph) {}
 
   access(buffer: number, lag: number): BufferAccess {
-    const id = this.ig.buffers[buffer].id;
+    const id = this.ig.buffers.id[buffer];
     if (lag === 0) return (this.lag0[buffer] ??= { buffer: id, lag });
     if (lag === 1) return (this.lag1[buffer] ??= { buffer: id, lag });
     return { buffer: id, lag };
@@ -104,14 +149,13 @@ export class ActionCache {
   private transfer(k: number): Action {
     const { transfer, links } = this.ig.programs;
     const from = transfer.from[k];
-    const to = this.ig.buffers[k];
     return {
       op: 'transfer',
       from: this.access(from, transfer.lag[k]),
       to: this.access(k, 0),
-      fromPe: this.ig.buffers[from].pe,
-      toPe: to.pe,
-      bytes: to.bytes,
+      fromPe: bufferPe(this.ig, from),
+      toPe: bufferPe(this.ig, k),
+      bytes: this.ig.buffers.bytes[k],
       startCycle: transfer.startCycle[k],
       link: links[transfer.link[k]],
     };

@@ -1,8 +1,8 @@
 import type { NodeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { PhasePlan } from './phases.js';
-import { bufferTable } from './table.js';
-import type { BufferNode } from './types.js';
+import type { BufferTable } from './table.js';
+import type { Buffers } from './types.js';
 
 export interface LatencyResult {
   /** First cycle each node fires (paper 4.2.5: its input latency). */
@@ -34,8 +34,9 @@ export interface LatencyResult {
  * cycles the early one is kept in a deeper buffer and read with a larger lag, so all inputs
  * of one firing belong to the same iteration.
  */
-export function computeLatency(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, overlap: boolean, table = bufferTable(model, buffers)): LatencyResult {
-  const count = buffers.length;
+export function computeLatency(model: Model, order: NodeId[], buffers: Buffers, table: BufferTable, plan: PhasePlan, overlap: boolean): LatencyResult {
+  const count = buffers.count;
+  const depth = buffers.depth;
   const written = new Int32Array(count);
   // By buffer number: the phase that writes it (the fire phase, or its copy's phase).
   const phaseOf = new Int32Array(count);
@@ -79,10 +80,9 @@ export function computeLatency(model: Model, order: NodeId[], buffers: BufferNod
     for (const edge of n.inputs) {
       const buffer = table.read[edge.index];
       const lag = L - written[buffer];
-      const b = buffers[buffer];
       inputLag[edge.index] = lag;
       // A read lag cycles after the write needs lag + 1 slots (the writer is on the next one).
-      b.depth = Math.max(b.depth, lag + 1);
+      depth[buffer] = Math.max(depth[buffer], lag + 1);
     }
     for (let j = 0; j < n.kernel.outputs.length; j++) {
       const out = table.output[n.index] + j;

@@ -2,8 +2,8 @@ import type { NodeId, PeId } from '../ids.js';
 import type { Model, ModelPe } from '../document/model.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
-import { bufferTable, NONE, push } from './table.js';
-import type { BufferNode, MemoryReport } from './types.js';
+import { NONE, push, type BufferTable } from './table.js';
+import type { Buffers, MemoryReport } from './types.js';
 
 /**
  * Paper 4.2.4, memory sharing per PE: buffers that are never live at the same time share
@@ -21,14 +21,14 @@ import type { BufferNode, MemoryReport } from './types.js';
  * allocated at its largest member (bytes x slots). The lower bound is the heaviest set of
  * buffers live at one position, a clique.
  */
-export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, overlap: boolean, table = bufferTable(model, buffers)): Record<PeId, MemoryReport> {
+export function colorMemory(model: Model, order: NodeId[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, overlap: boolean): Record<PeId, MemoryReport> {
   const reports = Object.create(null) as Record<PeId, MemoryReport>;
   // Buffer numbers per PE index, in buffer order.
   const byPe: number[][] = model.pes.map(() => []);
-  for (let i = 0; i < buffers.length; i++) byPe[table.pe[i]].push(i);
+  for (let i = 0; i < buffers.count; i++) byPe[table.pe[i]].push(i);
   // Per buffer number: the position of its write, of its last read in the same cycle (-1 for
   // none) and of its last read in the next cycle (-1 for none). Firings are numbered per PE.
-  const count = buffers.length;
+  const count = buffers.count;
   const writeAt = new Int32Array(count);
   const readAt = new Int32Array(count).fill(-1);
   const wrapAt = new Int32Array(count).fill(-1);
@@ -63,10 +63,12 @@ export function colorMemory(model: Model, order: NodeId[], buffers: BufferNode[]
  * One PE's colouring and report. Its own function, called once per PE, so that V8 optimises
  * it after a few PEs: as the body of one loop run once per compile, it ran mostly unoptimised.
  */
-function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: BufferNode[], writeAt: Int32Array, readAt: Int32Array, wrapAt: Int32Array): MemoryReport {
+function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffers, writeAt: Int32Array, readAt: Int32Array, wrapAt: Int32Array): MemoryReport {
   const words = (length + 31) >>> 5;
-  const whole: BufferNode[] = [];
-  const ranged: BufferNode[] = [];
+  const { bytes, depth, id } = buffers;
+  // Buffer numbers: those live the whole cycle, and those live over a range of positions.
+  const whole: number[] = [];
+  const ranged: number[] = [];
   // Live positions of each single buffer as a bitset (words per buffer), and a live-weight profile.
   const bits: number[] = [];
   const live = new Float64Array(length + 1);
@@ -76,27 +78,26 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
     live[e + 1] -= weight;
   };
   for (const number of numbers) {
-    const b = buffers[number];
-    if (b.depth >= 2) {
-      whole.push(b);
+    if (depth[number] >= 2) {
+      whole.push(number);
       continue;
     }
     const w = writeAt[number];
     const end = Math.max(w, readAt[number]);
     const wraps = wrapAt[number];
     const i = ranged.length;
-    ranged.push(b);
+    ranged.push(number);
     for (let k = 0; k < words; k++) bits.push(0);
-    if (wraps < 0) mark(i, w, end, b.bytes);
+    if (wraps < 0) mark(i, w, end, bytes[number]);
     else {
-      mark(i, w, length - 1, b.bytes);
-      mark(i, 0, Math.min(wraps, w - 1), b.bytes);
+      mark(i, w, length - 1, bytes[number]);
+      mark(i, 0, Math.min(wraps, w - 1), bytes[number]);
     }
   }
 
   // Colours: one per multi-slot buffer, then DSatur over the single buffers.
   let colors = 0;
-  for (const b of whole) b.color = colors++;
+  for (const b of whole) buffers.color[b] = colors++;
   const base = colors;
   // Buffers live at exactly the same positions have the same neighbours (and conflict with
   // each other): DSatur runs on these classes, which keeps it linear in the buffers of a
@@ -182,7 +183,7 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   }
   let used = 0;
   ranged.forEach((b, i) => {
-    b.color = base + color[i];
+    buffers.color[b] = base + color[i];
     used = Math.max(used, color[i] + 1);
   });
   colors = base + used;
@@ -193,19 +194,18 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   for (let c = 0; c < colors; c++) groups.push({ color: c, bytes: 0, buffers: NONE });
   let before = 0;
   for (const number of numbers) {
-    const b = buffers[number];
-    const size = b.bytes * b.depth;
+    const size = bytes[number] * depth[number];
     before += size;
-    const g = groups[b.color];
+    const g = groups[buffers.color[number]];
     g.bytes = Math.max(g.bytes, size);
-    g.buffers = push(g.buffers, b.id);
+    g.buffers = push(g.buffers, id[number]);
   }
   let peak = 0;
   for (let i = 0, acc = 0; i < length; i++) peak = Math.max(peak, (acc += live[i]));
   return {
     before,
     after: groups.reduce((a, g) => a + g.bytes, 0),
-    lowerBound: whole.reduce((a, b) => a + b.bytes * b.depth, 0) + peak,
+    lowerBound: whole.reduce((a, b) => a + bytes[b] * depth[b], 0) + peak,
     colors: groups,
     capacity: pe.memory,
   };

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { layeredDocument, randomDocument } from '../testing/generate.js';
 import { compile } from './compile.js';
-import { allPrograms } from './decode.js';
+import { allPrograms, bufferNodes } from './decode.js';
 
 // compile()'s whole output, pinned: a digest of its JSON per document and strategy, for the
 // examples, random documents of every size the property tests use, and layered graphs. A change
@@ -11,8 +11,9 @@ import { allPrograms } from './decode.js';
 // change meant to alter it updates the snapshot (`npx vitest run -u`) and says why in its commit.
 
 const digest = (x: unknown) => createHash('sha256').update(JSON.stringify(x)).digest('hex').slice(0, 16);
-// The programs as agents receive them (decoded from the compact table), in the IG's place.
-const expanded = (r: ReturnType<typeof compile>) => (r.ok ? { ...r, ig: { ...r.ig, programs: allPrograms(r.ig) } } : r);
+// The buffers and programs as objects (decoded from the IG's columns), in their places: the
+// digests recorded before the IG became columns still hold.
+const expanded = (r: ReturnType<typeof compile>) => (r.ok ? { ...r, ig: { ...r.ig, buffers: bufferNodes(r.ig), programs: allPrograms(r.ig) } } : r);
 
 function documents(): [string, unknown][] {
   const dir = new URL('../../../../examples/', import.meta.url);

@@ -1,8 +1,8 @@
 import type { PeId } from '../ids.js';
 import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
-import { bufferTable } from './table.js';
-import type { BufferNode } from './types.js';
+import type { BufferTable } from './table.js';
+import type { Buffers } from './types.js';
 
 /**
  * The phases of one cycle and where each copy goes. A copy is the IG edge into a buffer
@@ -33,20 +33,21 @@ export interface PhasePlan {
  * with no transfer on any PE (cpu-cpu on a single host) has no phase: its barrier would cost
  * every agent a cluster-wide wait per cycle for nothing.
  */
-export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean, links?: (Link | undefined)[], table = bufferTable(model, buffers)): PhasePlan {
-  const phase = new Int32Array(buffers.length).fill(-1);
+export function planPhases(model: Model, buffers: Buffers, table: BufferTable, overlap: boolean, links?: (Link | undefined)[]): PhasePlan {
+  const count = buffers.count;
+  const phase = new Int32Array(count).fill(-1);
   // insertBuffers gives every copy its route's link; a list made otherwise gets the fastest.
-  const link: (Link | undefined)[] = links ?? new Array(buffers.length);
+  const link: (Link | undefined)[] = links ?? new Array(count);
   // By buffer number, for buffers filled by a copy: 0 between hosts, 1 inside a host, and the
   // copy's depth in a chain of copies of the same group.
-  const group = new Uint8Array(buffers.length);
-  const level = new Int32Array(buffers.length);
+  const group = new Uint8Array(count);
+  const level = new Int32Array(count);
   // Sub-phases per group; a group without transfers gets no phase (nor its barrier).
   const levels = [0, 0];
-  for (let i = 0; i < buffers.length; i++) {
+  for (let i = 0; i < count; i++) {
     const p = table.parent[i];
     if (p < 0) continue;
-    link[i] ??= fastestLink(model, buffers[p].pe, buffers[i].pe, buffers[i].bytes);
+    link[i] ??= fastestLink(model, model.pes[table.pe[p]].id, model.pes[table.pe[i]].id, buffers.bytes[i]);
     const g = model.pes[table.pe[p]].host === model.pes[table.pe[i]].host ? 1 : 0;
     group[i] = g;
     level[i] = table.parent[p] >= 0 && group[p] === g ? level[p] + 1 : 0;
@@ -59,7 +60,7 @@ export function planPhases(model: Model, buffers: BufferNode[], overlap: boolean
     for (let l = 0; l < levels[g]; l++) names.push(levels[g] === 1 ? base : `${base}#${l}`);
   }
   names.push('fire');
-  for (let i = 0; i < buffers.length; i++) {
+  for (let i = 0; i < count; i++) {
     if (phase[i] >= 0) phase[i] = (group[i] === 1 ? levels[0] : 0) + level[i];
   }
   return { names, fire: names.length - 1, phase, link };

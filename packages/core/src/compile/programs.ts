@@ -3,8 +3,8 @@ import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
-import { bufferTable } from './table.js';
-import type { AccessList, BufferNode, MemoryReport, Programs, TransferLink } from './types.js';
+import type { BufferTable } from './table.js';
+import type { AccessList, Buffers, MemoryReport, Programs, TransferLink } from './types.js';
 
 /**
  * Paper 4.3, the per-cycle program of each PE, as the compact `Programs` table (types.ts):
@@ -22,15 +22,16 @@ import type { AccessList, BufferNode, MemoryReport, Programs, TransferLink } fro
  * `its start cycle - the cycle iteration 0 was written` (0 after a local producer or a
  * non-overlapped copy, 1 after an overlapped copy, more when kept for a late sibling input).
  */
-export function buildPrograms(model: Model, order: NodeId[], buffers: BufferNode[], plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>, table = bufferTable(model, buffers)): Programs {
-  const count = buffers.length;
+export function buildPrograms(model: Model, order: NodeId[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>): Programs {
+  const count = buffers.count;
+  const { color, depth } = buffers;
   const phases = plan.names.length;
   // Slots of each colour: its deepest member's depth (by PE index, then colour). Every colour
   // has a member of depth >= 1.
   const slots = model.pes.map((pe) => new Int32Array(memory[pe.id].colors.length));
   for (let i = 0; i < count; i++) {
     const s = slots[table.pe[i]];
-    s[buffers[i].color] = Math.max(s[buffers[i].color], buffers[i].depth);
+    s[color[i]] = Math.max(s[color[i]], depth[i]);
   }
   const pes = model.pes.map((pe) => ({ pe: pe.id, host: hostId(pe.host), kind: pe.kind, slots: slots[pe.index] }));
 

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compile } from './compile.js';
+import { bufferNodes } from './decode.js';
 import { simulate } from './simulate.js';
 import { randomDocument } from '../testing/generate.js';
-import type { ImplementationGraph } from './types.js';
+import type { BufferNode, ImplementationGraph } from './types.js';
 
 const arbitraryDoc = fc.record({
   seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
@@ -61,7 +62,7 @@ describe('compile on random graphs', () => {
         const ig = compiled(p);
         for (const e of doc.app.edges) {
           const pe = doc.mapping[e.to.node];
-          const b = ig.buffers.find((x) => x.pe === pe && x.source === e.from.node && x.port === e.from.port);
+          const b = bufferNodes(ig).find((x) => x.pe === pe && x.source === e.from.node && x.port === e.from.port);
           expect(b?.consumers).toContainEqual({ node: e.to.node, port: e.to.port });
         }
       }),
@@ -73,8 +74,8 @@ describe('compile on random graphs', () => {
     fc.assert(
       fc.property(arbitraryDoc, (p) => {
         const ig = compiled(p);
-        const byColor = new Map<string, typeof ig.buffers>();
-        for (const b of ig.buffers) {
+        const byColor = new Map<string, BufferNode[]>();
+        for (const b of bufferNodes(ig)) {
           const key = `${b.pe}/${b.color}`;
           byColor.set(key, [...(byColor.get(key) ?? []), b]);
         }

@@ -1,5 +1,5 @@
 import type { BufferId, PeId } from '../ids.js';
-import { allPrograms } from './decode.js';
+import { allPrograms, bufferNodes } from './decode.js';
 import type { Action, BufferAccess, ImplementationGraph } from './types.js';
 
 // A cycle-by-cycle model of what agents do with the programs: which iteration of which
@@ -29,7 +29,7 @@ type Thread = { name: string; actions: Action[] };
  * phase is a race, reported as a violation.
  */
 export function simulate(ig: ImplementationGraph, iterations: number, maxViolations = 20): SimulationResult {
-  const buffer = new Map(ig.buffers.map((b) => [b.id, b]));
+  const buffer = new Map(bufferNodes(ig).map((b) => [b.id, b]));
   const programs = Object.values(allPrograms(ig));
   const storage = new Map<BufferId, { pe: PeId; color: number; depth: number }>();
   for (const p of programs) {

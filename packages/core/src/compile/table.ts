@@ -1,13 +1,10 @@
-import type { BufferId } from '../ids.js';
-import type { Model } from '../document/model.js';
-import type { BufferNode } from './types.js';
 
 /**
  * The structure of the buffer list by number (a buffer's position in it), built once per
  * compile: the passes index typed arrays with these numbers instead of each building maps
  * keyed by buffer id, which on a 10,000-node graph cost more than the passes' own work.
- * Holds only what buffer insertion fixed (source, PE, parent); depth and colour stay on the
- * buffers because later passes change them.
+ * Holds only what buffer insertion fixed; `parent`, `pe` and `children` are the same arrays as
+ * the IG's buffer columns (types.ts `Buffers`).
  */
 export interface BufferTable {
   /** Number of the buffer each one is copied from; -1 for a producer's own buffer. */
@@ -20,35 +17,6 @@ export interface BufferTable {
   output: Int32Array;
   /** Copies of each buffer in buffer order (as `next` lists them): children of b are list[start[b] .. start[b + 1]). */
   children: { start: Int32Array; list: Int32Array };
-}
-
-/**
- * The table of a buffer list from the buffers alone (insertBuffers builds it as it goes; this
- * is for a list made otherwise).
- */
-export function bufferTable(model: Model, buffers: BufferNode[]): BufferTable {
-  const n = buffers.length;
-  const number = new Map<BufferId, number>();
-  for (let i = 0; i < n; i++) number.set(buffers[i].id, i);
-  const parent = new Int32Array(n);
-  const pe = new Int32Array(n);
-  const read = new Int32Array(model.doc.app.edges.length).fill(-1);
-  const output = new Int32Array(model.doc.app.nodes.length).fill(-1);
-  for (let i = 0; i < n; i++) {
-    const b = buffers[i];
-    pe[i] = model.pe.get(b.pe)!.index;
-    if ('buffer' in b.from) parent[i] = number.get(b.from.buffer)!;
-    else {
-      parent[i] = -1;
-      const source = model.node.get(b.source)!;
-      if (output[source.index] < 0) output[source.index] = i;
-    }
-    for (const c of b.consumers) {
-      const n = model.node.get(c.node)!;
-      read[n.inputs[n.kernel.inputs.findIndex((p) => p.name === c.port)].index] = i;
-    }
-  }
-  return { parent, pe, read, output, children: childLists(parent) };
 }
 
 /** Children lists from parent numbers, as flat arrays (CSR), each list in increasing number. */

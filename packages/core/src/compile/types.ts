@@ -6,6 +6,38 @@ import type { LinkKind } from '../document/types.js';
 // The implementation graph (IG, paper section 4.2): the DFG with buffer nodes inserted along
 // architecture paths, each pass adding its part.
 
+/**
+ * The buffer nodes of the IG, one column per field, by buffer number k (bn_k): on a 10,000-
+ * node graph ~35,000 buffers, which as objects were 9 MB of the compile's output. `bufferNode`
+ * (compile/decode.ts) reads one back as a `BufferNode`.
+ */
+export interface Buffers {
+  count: number;
+  /** `bn_k`. */
+  id: BufferId[];
+  /** The PE holding it: its position in `ig.programs.pes` (architecture order). */
+  pe: Int32Array;
+  /** The DFG node whose output it holds (possibly many hops upstream): its schedule position (ig.order). */
+  source: Int32Array;
+  /** The source node's output port. */
+  port: string[];
+  /** The buffer it is copied from; -1 for the producer's own buffer (written by its source). */
+  parent: Int32Array;
+  /** Its data type: an index into `types`. */
+  type: Int32Array;
+  types: DataType[];
+  bytes: Float64Array;
+  /** Slots: 1 = single, 2 = double, more where an early input waits for a late sibling (see BufferNode.depth). */
+  depth: Int32Array;
+  /** Memory colour on its PE; buffers of one colour share storage. */
+  color: Int32Array;
+  /** Copies of buffer k on other PEs: next.list[next.start[k] .. next.start[k + 1]), in number order. */
+  next: { start: Int32Array; list: Int32Array };
+  /** Computation nodes on its PE reading buffer k: consumers.node[i] (schedule position) on input consumers.port[i], for i in start[k] .. start[k + 1]). */
+  consumers: { start: Int32Array; node: Int32Array; port: string[] };
+}
+
+/** One buffer as an object (compile/decode.ts `bufferNode`): what the CLI prints and the designer draws. */
 export interface BufferNode {
   /** `bn_k`, numbered in insertion order. */
   id: BufferId;
@@ -157,7 +189,8 @@ export interface ImplementationGraph {
   schedule: Record<NodeId, number>;
   /** Nodes in schedule order. */
   order: NodeId[];
-  buffers: BufferNode[];
+  /** The buffer nodes, as columns (see `Buffers`). */
+  buffers: Buffers;
   /** Input latency of each node in cycles (paper 4.2.5). */
   latency: Record<NodeId, number>;
   memory: Record<PeId, MemoryReport>;

@@ -298,7 +298,8 @@ export class Coordinator {
     const pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }> = {};
     for (const p of ig.programs.pes) pes[p.pe] = { host: p.host, kind: p.kind };
     const buffers: Record<string, { element: 'f32' | 'u32' | 'i32' | 'u8'; bytes: number }> = {};
-    for (const b of ig.buffers) buffers[b.id] = { element: b.type.element, bytes: b.bytes };
+    const { id, type, types, bytes } = ig.buffers;
+    for (let k = 0; k < ig.buffers.count; k++) buffers[id[k]] = { element: types[type[k]].element, bytes: bytes[k] };
 
     let startMs = 0;
     const agentCycle = new Map<string, number>();

@@ -2,7 +2,7 @@ import type { Diagnostic } from '../diagnostics.js';
 import { compileModel } from '../compile/compile.js';
 import { fastestLink } from '../compile/phases.js';
 import { Router } from '../compile/route.js';
-import { actionRange } from '../compile/decode.js';
+import { actionRange, bufferPe } from '../compile/decode.js';
 import type { ImplementationGraph } from '../compile/types.js';
 import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
@@ -118,11 +118,12 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
           phases[f].push({ entry, startCycle: fire.startCycle[s], resource: pe, time: nodeTime(model, ig.order[s], opts) });
           continue;
         }
-        const source = ig.buffers[transfer.from[entry]];
-        if (source.pe !== pe) continue;
-        const target = ig.buffers[entry];
-        const link = fastestLink(model, source.pe, target.pe, target.bytes);
-        phases[f].push({ entry, startCycle: transfer.startCycle[entry], resource: linkName(link, source.pe, target.pe), time: transferTime(source.id, target.id, target.bytes, link, opts) });
+        const source = transfer.from[entry];
+        if (ig.buffers.pe[source] !== p) continue;
+        const to = bufferPe(ig, entry);
+        const bytes = ig.buffers.bytes[entry];
+        const link = fastestLink(model, pe, to, bytes);
+        phases[f].push({ entry, startCycle: transfer.startCycle[entry], resource: linkName(link, pe, to), time: transferTime(ig.buffers.id[source], ig.buffers.id[entry], bytes, link, opts) });
       }
     }
   }
@@ -183,22 +184,22 @@ function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][],
           const pe = model.node.get(node)!.pe;
           events.push({ host: model.pe.get(pe)!.host, pe, thread: 'main', kind: 'fire', name: node, node, iteration, cycle: k, start: us(start), end: us(start + t.time) });
         } else {
-          const to = ig.buffers[t.entry];
-          const from = ig.buffers[ig.programs.transfer.from[t.entry]];
-          for (const lane of transferLanes(from.pe, to.pe, lanePe)) {
+          const to = t.entry;
+          const from = ig.programs.transfer.from[to];
+          for (const lane of transferLanes(bufferPe(ig, from), bufferPe(ig, to), lanePe)) {
             events.push({
               host: model.pe.get(lane.pe as PeId)!.host,
               pe: lane.pe,
               thread: lane.thread,
               kind: 'transfer',
-              name: to.id,
-              buffer: to.id,
-              from: from.id,
+              name: ig.buffers.id[to],
+              buffer: ig.buffers.id[to],
+              from: ig.buffers.id[from],
               iteration,
               cycle: k,
               start: us(start),
               end: us(start + t.time),
-              bytes: to.bytes,
+              bytes: ig.buffers.bytes[to],
             });
           }
         }

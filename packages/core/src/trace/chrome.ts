@@ -1,4 +1,5 @@
-import type { ImplementationGraph } from '../compile/types.js';
+import { bufferNodes } from '../compile/decode.js';
+import type { BufferNode, ImplementationGraph } from '../compile/types.js';
 import type { TraceEvent } from './event.js';
 import { laneLabel } from './lanes.js';
 
@@ -72,7 +73,10 @@ export function toChromeTrace(events: readonly TraceEvent[], ig?: Implementation
     if (p.e.kind === 'transfer' && p.e.from) push(transfersFrom, `${p.e.from}|${p.e.iteration}`, p);
     if (p.e.kind === 'fire' && p.e.node) fireOf.set(`${p.e.node}|${p.e.iteration}`, p);
   }
-  const buffers = new Map(ig?.buffers.map((b) => [b.id as string, b]) ?? []);
+  const all = ig ? bufferNodes(ig) : [];
+  const buffers = new Map(all.map((b) => [b.id as string, b]));
+  const produced = new Map<string, BufferNode[]>();
+  for (const b of all) if ('node' in b.from) push(produced, b.from.node as string, b);
   let flow = 0;
   const link = (a: (typeof placed)[number], b: (typeof placed)[number]) => {
     const id = ++flow;
@@ -87,9 +91,8 @@ export function toChromeTrace(events: readonly TraceEvent[], ig?: Implementation
         if (f) link(p, f);
       }
     }
-    if (p.e.kind === 'fire' && p.e.node && ig) {
-      for (const b of ig.buffers) {
-        if (!('node' in b.from) || b.from.node !== p.e.node) continue;
+    if (p.e.kind === 'fire' && p.e.node) {
+      for (const b of produced.get(p.e.node) ?? []) {
         for (const next of transfersFrom.get(`${b.id}|${p.e.iteration}`) ?? []) link(p, next);
       }
     }
