@@ -21,35 +21,16 @@ export interface Insertion {
  * holding the same source (node + port) is already there: routes from one output share their
  * common prefix, so the buffers of one source form a tree rooted at the producer.
  *
- * The buffers are built as columns (types.ts `Buffers`) in growable plain arrays of small
- * integers, then copied once into typed arrays.
+ * The buffers are columns (types.ts `Buffers`) of exactly their final size: the routes are
+ * walked twice, once to count the copies and once to fill them (the router keeps its routes,
+ * so the second walk only looks them up). Growing arrays instead cost a copy of each column
+ * per growth, in fresh memory.
  */
 export function insertBuffers(model: Model, order: NodeId[], router: Router): Insertion {
-  const links: (Link | undefined)[] = [];
-  const parent: number[] = [];
-  const peOf: number[] = [];
-  const source: number[] = [];
-  const port: string[] = [];
-  const type: number[] = [];
-  const bytes: number[] = [];
+  const nodes = model.doc.app.nodes.length;
   // One index per distinct data type (analyze() made one object per distinct type).
   const types: DataType[] = [];
   const typeIndex = new Map<DataType, number>();
-  const read = new Int32Array(model.doc.app.edges.length).fill(-1);
-  // The consumers, as (buffer, edge) pairs in the order they are found: sorted by buffer below.
-  const consumerBuffer: number[] = [];
-  const consumerEdge: number[] = [];
-  const add = (pe: number, s: number, name: string, from: number, t: number, size: number, link?: Link) => {
-    const number = parent.length;
-    links.push(link);
-    parent.push(from);
-    peOf.push(pe);
-    source.push(s);
-    port.push(name);
-    type.push(t);
-    bytes.push(size);
-    return number;
-  };
   const typeOf = (t: DataType) => {
     let k = typeIndex.get(t);
     if (k === undefined) {
@@ -59,96 +40,154 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
     return k;
   };
 
-  // Producers' buffers; each node's outputs are consecutive, in port order.
-  const output = new Int32Array(model.doc.app.nodes.length).fill(-1);
-  const position = new Int32Array(model.doc.app.nodes.length);
+  // Producers' buffers are numbered first; each node's outputs are consecutive, in port order.
+  const output = new Int32Array(nodes).fill(-1);
+  const position = new Int32Array(nodes);
+  let producers = 0;
   for (let s = 0; s < order.length; s++) {
     const n = model.node.get(order[s])!;
     position[n.index] = s;
+    output[n.index] = producers;
+    producers += n.kernel.outputs.length;
+  }
+  const walk = new RouteWalk(model, order, router, output);
+  const { copies, reads } = walk.run(producers, null);
+  const count = producers + copies;
+  const b: Buffers = {
+    count,
+    id: bufferNames(count),
+    pe: new Int32Array(count),
+    source: new Int32Array(count),
+    port: new Array(count),
+    parent: new Int32Array(count),
+    type: new Int32Array(count),
+    types,
+    bytes: new Float64Array(count),
+    depth: new Int32Array(count).fill(1),
+    color: new Int32Array(count).fill(-1),
+    next: { start: new Int32Array(0), list: new Int32Array(0) },
+    consumers: { start: new Int32Array(count + 1), node: new Int32Array(reads), port: new Array(reads) },
+  };
+  for (let s = 0, k = 0; s < order.length; s++) {
+    const n = model.node.get(order[s])!;
     const pe = model.pe.get(n.pe)!.index;
-    output[n.index] = parent.length;
     for (const p of n.kernel.outputs) {
       // analyze() resolved the type of every connected output on its edges: reuse it.
       const edge = firstEdge(n.outputs, p.name);
-      if (edge) add(pe, s, p.name, -1, typeOf(edge.type), edge.bytes);
-      else {
-        const t = p.type(n.params);
-        add(pe, s, p.name, -1, typeOf(t), dataTypeBytes(t));
-      }
+      const t = edge ? edge.type : p.type(n.params);
+      b.pe[k] = pe;
+      b.source[k] = s;
+      b.port[k] = p.name;
+      b.parent[k] = -1;
+      b.type[k] = typeOf(t);
+      b.bytes[k++] = edge ? edge.bytes : dataTypeBytes(t);
     }
   }
+  const links: (Link | undefined)[] = new Array(count);
+  const read = new Int32Array(model.doc.app.edges.length).fill(-1);
+  // Consumers are found in routing order: (buffer, edge) pairs, grouped by buffer below.
+  const readBuffer = new Int32Array(reads);
+  const readEdge = new Int32Array(reads);
+  walk.run(producers, { b, links, read, readBuffer, readEdge });
 
-  // The buffers of the output being routed, by PE index: held[pe] is valid where stamp[pe] is
-  // that output's serial number, so nothing is cleared between outputs.
-  const stamp = new Int32Array(model.pes.length).fill(-1);
-  const held = new Int32Array(model.pes.length);
-  let serial = 0;
-  for (let s = 0; s < order.length; s++) {
-    const n = model.node.get(order[s])!;
-    const home = model.pe.get(n.pe)!.index;
-    const ports = n.kernel.outputs;
-    for (let j = 0; j < ports.length; j++) {
-      const p = ports[j];
-      const root = output[n.index] + j;
-      serial++;
-      stamp[home] = serial;
-      held[home] = root;
-      for (const edge of n.outputs) {
-        if (edge.from.port !== p.name) continue;
-        const to = model.node.get(edge.to.node)!;
-        let prev = root;
-        if (to.pe !== n.pe) {
-          const route = router.route(n.pe, to.pe, edge.bytes);
-          for (let i = 1; i < route.at.length; i++) {
-            const pe = route.at[i];
-            if (stamp[pe] !== serial) {
-              stamp[pe] = serial;
-              held[pe] = add(pe, s, p.name, prev, type[root], bytes[root], route.links[i - 1]);
-            }
-            prev = held[pe];
-          }
-        }
-        consumerBuffer.push(prev);
-        consumerEdge.push(edge.index);
-        read[edge.index] = prev;
-      }
-    }
-  }
-
-  const count = parent.length;
-  const parents = Int32Array.from(parent);
-  const pes = Int32Array.from(peOf);
-  const children = childLists(parents);
+  b.next = childLists(b.parent);
   // Consumers grouped by buffer, each buffer's in the order found (a stable counting sort).
-  const start = new Int32Array(count + 1);
-  for (let i = 0; i < consumerBuffer.length; i++) start[consumerBuffer[i] + 1]++;
+  const { start, node, port } = b.consumers;
+  for (let i = 0; i < reads; i++) start[readBuffer[i] + 1]++;
   for (let k = 0; k < count; k++) start[k + 1] += start[k];
   const fill = start.slice(0, count);
-  const node = new Int32Array(consumerBuffer.length);
-  const inPort: string[] = new Array(consumerBuffer.length);
-  const edges = model.doc.app.edges.length ? modelEdges(model) : [];
-  for (let i = 0; i < consumerBuffer.length; i++) {
-    const at = fill[consumerBuffer[i]]++;
-    const edge = edges[consumerEdge[i]];
+  const edges = modelEdges(model);
+  for (let i = 0; i < reads; i++) {
+    const at = fill[readBuffer[i]]++;
+    const edge = edges[readEdge[i]];
     node[at] = position[model.node.get(edge.to.node)!.index];
-    inPort[at] = edge.to.port;
+    port[at] = edge.to.port;
   }
-  const buffers: Buffers = {
-    count,
-    id: bufferNames(count),
-    pe: pes,
-    source: Int32Array.from(source),
-    port,
-    parent: parents,
-    type: Int32Array.from(type),
-    types,
-    bytes: Float64Array.from(bytes),
-    depth: new Int32Array(count).fill(1),
-    color: new Int32Array(count).fill(-1),
-    next: children,
-    consumers: { start, node, port: inPort },
-  };
-  return { buffers, links, table: { parent: parents, pe: pes, read, output, children } };
+  return { buffers: b, links, table: { parent: b.parent, pe: b.pe, read, output, children: b.next } };
+}
+
+/** Where the second walk writes what it finds. */
+interface Fill {
+  b: Buffers;
+  links: (Link | undefined)[];
+  read: Int32Array;
+  readBuffer: Int32Array;
+  readEdge: Int32Array;
+}
+
+/**
+ * The walk over every edge's route, in schedule order, output by output: a copy is numbered
+ * when the route first crosses a PE without a buffer of that output. Run without `fill` it
+ * only counts; with it, it writes the copies and the reads.
+ */
+class RouteWalk {
+  // The buffers of the output being routed, by PE index: held[pe] is valid where stamp[pe] is
+  // that output's serial number, so nothing is cleared between outputs.
+  private readonly stamp: Int32Array;
+  private readonly held: Int32Array;
+  constructor(
+    private readonly model: Model,
+    private readonly order: NodeId[],
+    private readonly router: Router,
+    private readonly output: Int32Array,
+  ) {
+    this.stamp = new Int32Array(model.pes.length);
+    this.held = new Int32Array(model.pes.length);
+  }
+
+  run(first: number, fill: Fill | null): { copies: number; reads: number } {
+    const { model, order, router, output, stamp, held } = this;
+    stamp.fill(-1);
+    let next = first;
+    let reads = 0;
+    let serial = 0;
+    for (let s = 0; s < order.length; s++) {
+      const n = model.node.get(order[s])!;
+      const home = model.pe.get(n.pe)!.index;
+      const ports = n.kernel.outputs;
+      for (let j = 0; j < ports.length; j++) {
+        const name = ports[j].name;
+        const root = output[n.index] + j;
+        serial++;
+        stamp[home] = serial;
+        held[home] = root;
+        for (const edge of n.outputs) {
+          if (edge.from.port !== name) continue;
+          const to = model.node.get(edge.to.node)!;
+          let prev = root;
+          if (to.pe !== n.pe) {
+            const route = router.route(n.pe, to.pe, edge.bytes);
+            for (let i = 1; i < route.at.length; i++) {
+              const pe = route.at[i];
+              if (stamp[pe] !== serial) {
+                stamp[pe] = serial;
+                const k = next++;
+                if (fill) {
+                  const { b } = fill;
+                  b.pe[k] = pe;
+                  b.source[k] = s;
+                  b.port[k] = name;
+                  b.parent[k] = prev;
+                  b.type[k] = b.type[root];
+                  b.bytes[k] = b.bytes[root];
+                  fill.links[k] = route.links[i - 1];
+                }
+                held[pe] = k;
+              }
+              prev = held[pe];
+            }
+          }
+          if (fill) {
+            fill.readBuffer[reads] = prev;
+            fill.readEdge[reads] = edge.index;
+            fill.read[edge.index] = prev;
+          }
+          reads++;
+        }
+      }
+    }
+    return { copies: next - first, reads };
+  }
 }
 
 /** The model's edges by index (ModelEdge.index). */
