@@ -52,9 +52,10 @@ export function colorMemory(model: Model, order: NodeId[], buffers: Buffers, tab
     else wrapAt[from] = Math.max(wrapAt[from], pos);
   }
 
+  const scratch = new Scratch();
   for (const pe of model.pes) {
     const length = Math.max(1, (overlap ? 0 : plan.fire) + firesOn[pe.index]);
-    reports[pe.id] = colorPe(pe, byPe[pe.index], length, buffers, writeAt, readAt, wrapAt);
+    reports[pe.id] = colorPe(pe, byPe[pe.index], length, buffers, writeAt, readAt, wrapAt, scratch);
   }
   return reports;
 }
@@ -63,15 +64,15 @@ export function colorMemory(model: Model, order: NodeId[], buffers: Buffers, tab
  * One PE's colouring and report. Its own function, called once per PE, so that V8 optimises
  * it after a few PEs: as the body of one loop run once per compile, it ran mostly unoptimised.
  */
-function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffers, writeAt: Int32Array, readAt: Int32Array, wrapAt: Int32Array): MemoryReport {
+function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffers, writeAt: Int32Array, readAt: Int32Array, wrapAt: Int32Array, scratch: Scratch): MemoryReport {
   const words = (length + 31) >>> 5;
   const { bytes, depth, id } = buffers;
   // Buffer numbers: those live the whole cycle, and those live over a range of positions.
   const whole: number[] = [];
   const ranged: number[] = [];
   // Live positions of each single buffer as a bitset (words per buffer), and a live-weight profile.
-  const bits: number[] = [];
-  const live = new Float64Array(length + 1);
+  const bits = scratch.int(0, numbers.length * words);
+  const live = scratch.float(length + 1);
   const mark = (i: number, s: number, e: number, weight: number) => {
     for (let x = s; x <= e; x++) bits[i * words + (x >>> 5)] |= 1 << (x & 31);
     live[s] += weight;
@@ -87,7 +88,6 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
     const wraps = wrapAt[number];
     const i = ranged.length;
     ranged.push(number);
-    for (let k = 0; k < words; k++) bits.push(0);
     if (wraps < 0) mark(i, w, end, bytes[number]);
     else {
       mark(i, w, length - 1, bytes[number]);
@@ -109,7 +109,7 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   const seen = new Map<string | number, number>();
   for (let i = 0; i < n; i++) {
     // A PE with up to 32 positions (most of them) keys by the word itself: no string built.
-    const key = words === 1 ? bits[i] : bits.slice(i * words, (i + 1) * words).join(',');
+    const key = words === 1 ? bits[i] : Array.prototype.slice.call(bits, i * words, (i + 1) * words).join(',');
     const c = seen.get(key);
     if (c !== undefined) members[c].push(i);
     else {
@@ -130,11 +130,11 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
     }
   }
   // A buffer's degree: every buffer of every class it meets, itself excluded.
-  const degree = new Int32Array(m);
-  const next = new Int32Array(m); // first uncoloured member of each class
-  const head = new Int32Array(m); // that member's number
+  const degree = scratch.int(1, m);
+  const next = scratch.int(2, m); // first uncoloured member of each class
+  const head = scratch.int(3, m); // that member's number
   // Classes with uncoloured members (the order does not matter: the pick is a strict maximum).
-  const alive = new Int32Array(m);
+  const alive = scratch.int(4, m);
   for (let a = 0; a < m; a++) {
     let d = -1;
     for (const b of neighbours[a]) d += members[b].length;
@@ -142,11 +142,11 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
     head[a] = members[a][0];
     alive[a] = a;
   }
-  const color = new Int32Array(n).fill(-1);
-  const satCount = new Int32Array(m);
+  const color = scratch.int(5, n).fill(-1, 0, n);
+  const satCount = scratch.int(6, m);
   // Saturation bits, a row of `row` words per class: colours are below n, so n + 1 bits suffice.
   const row = (n >>> 5) + 1;
-  const satBits = new Int32Array(m * row);
+  const satBits = scratch.int(7, m * row);
   let alives = m;
   for (let step = 0; step < n; step++) {
     let at = 0;
@@ -209,4 +209,26 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
     colors: groups,
     capacity: pe.memory,
   };
+}
+
+/**
+ * Working arrays reused from PE to PE: a compile colours every PE (1,024 on the bench graph),
+ * and eight fresh typed arrays for each were most of the pass's 8 MB of garbage per compile.
+ * Each array handed out is zeroed over the length asked for, and only that part is read.
+ */
+class Scratch {
+  private readonly ints: Int32Array[] = [];
+  private floats = new Float64Array(64);
+
+  /** Working array number `k`, at least `size` long, zeroed over [0, size). */
+  int(k: number, size: number): Int32Array {
+    let a = this.ints[k];
+    if (!a || a.length < size) this.ints[k] = a = new Int32Array(Math.max(64, size, 2 * (a?.length ?? 0)));
+    return a.fill(0, 0, size);
+  }
+
+  float(size: number): Float64Array {
+    if (this.floats.length < size) this.floats = new Float64Array(Math.max(size, 2 * this.floats.length));
+    return this.floats.fill(0, 0, size);
+  }
 }
