@@ -99,7 +99,7 @@ for (const overlap of [true, false]) {
     copyOutput(r.ig);
     times.push(performance.now() - t0);
   }
-  console.log(`${overlap ? 'overlap' : 'no overlap'}: copying the 10,000-node output's objects alone takes ${median(times).toFixed(1)} ms (the floor for compile() with this output shape)`);
+  console.log(`${overlap ? 'overlap' : 'no overlap'}: copying the 10,000-node output alone takes ${median(times).toFixed(1)} ms (the floor for compile() with this output shape)`);
 }
 
 // Pages the process takes afresh from the OS per compile (minor page faults): V8 gives freed
