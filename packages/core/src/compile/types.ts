@@ -143,11 +143,12 @@ export type TransferLink = Extract<Action, { op: 'transfer' }>['link'];
 
 /**
  * The per-PE programs of paper 4.3, compact: numbers in typed arrays that index the IG's
- * buffers (by number: bn_k is ig.buffers[k]) and its schedule (ig.order), instead of an object
- * per action. On the 10,000-node bench graph the action objects were 14 MB of the compile's
- * output and a third of its time; these columns are a few hundred kilobytes and cross a worker
- * boundary as a handful of copies. `peProgram` (compile/decode.ts) expands one PE's program into
- * the `PeProgram` its agent runs; `eachAction` walks them without making objects.
+ * buffers (by number k, bn_k) and its schedule (ig.order), instead of an object per action.
+ * On the 10,000-node bench graph the action objects were 14 MB of the compile's output and a
+ * third of its time; these columns are a few hundred kilobytes and cross a worker boundary as a
+ * handful of copies. `peProgram` (compile/decode.ts) expands one PE's program into the
+ * `PeProgram` its agent runs; `actionRange` gives a (PE, phase)'s entries for a walk that
+ * makes no objects (the predictor's).
  */
 export interface Programs {
   /** The PEs in architecture order. `slots` is, per memory colour (ig.memory[pe].colors, in order), how many slots its storage has. */
