@@ -59,9 +59,14 @@ export function programIndex(ig: ImplementationGraph, pe: string): number {
 }
 
 /** The program of one PE as its agent runs it. */
-export function peProgram(ig: ImplementationGraph, pe: PeId | string, cache = new ActionCache(ig)): PeProgram {
+export function peProgram(ig: ImplementationGraph, pe: PeId | string): PeProgram {
   const p = programIndex(ig, pe);
   if (p < 0) throw new Error(`no program for PE ${pe}`);
+  return programAt(ig, p, new ActionCache(ig));
+}
+
+/** The program of the PE at position p of `ig.programs.pes`. */
+function programAt(ig: ImplementationGraph, p: number, cache: ActionCache): PeProgram {
   const { pes, start, list } = ig.programs;
   const info = pes[p];
   const colors = ig.memory[info.pe]?.colors ?? [];
@@ -82,7 +87,7 @@ export function peProgram(ig: ImplementationGraph, pe: PeId | string, cache = ne
 export function allPrograms(ig: ImplementationGraph): Record<PeId, PeProgram> {
   const out = Object.create(null) as Record<PeId, PeProgram>;
   const cache = new ActionCache(ig);
-  for (const { pe } of ig.programs.pes) out[pe] = peProgram(ig, pe, cache);
+  ig.programs.pes.forEach(({ pe }, p) => (out[pe] = programAt(ig, p, cache)));
   return out;
 }
 
@@ -90,7 +95,9 @@ export function allPrograms(ig: ImplementationGraph): Record<PeId, PeProgram> {
 export function hostPrograms(ig: ImplementationGraph, hosts: Iterable<string>): PeProgram[] {
   const wanted = new Set(hosts);
   const cache = new ActionCache(ig);
-  return ig.programs.pes.filter((p) => wanted.has(p.host)).map((p) => peProgram(ig, p.pe, cache));
+  const out: PeProgram[] = [];
+  ig.programs.pes.forEach(({ host }, p) => wanted.has(host) && out.push(programAt(ig, p, cache)));
+  return out;
 }
 
 /** The hosts that run a program, sorted. */
@@ -109,15 +116,14 @@ export function lastStartCycle(ig: ImplementationGraph): number {
   return last;
 }
 
-/** The bytes a PE's storage takes (every colour at its largest member, times its slots). */
-export function programBytes(ig: ImplementationGraph, pe: string): { total: number; largest: number } {
-  const p = programIndex(ig, pe);
-  const colors = ig.memory[pe as PeId]?.colors ?? [];
+/** The bytes the storage of the PE at position p of `ig.programs.pes` takes (every colour at its largest member, times its slots), and its largest slot. */
+export function programBytes(ig: ImplementationGraph, p: number): { total: number; largest: number } {
+  const { pe, slots } = ig.programs.pes[p];
   let total = 0;
   let largest = 0;
-  colors.forEach((c, k) => {
+  (ig.memory[pe]?.colors ?? []).forEach((c, k) => {
     total += c.bytes;
-    largest = Math.max(largest, c.bytes / ig.programs.pes[p].slots[k]);
+    largest = Math.max(largest, c.bytes / slots[k]);
   });
   return { total, largest };
 }

@@ -5,7 +5,7 @@ import type { ProjectDocument } from '../document/types.js';
 import { analyze } from '../document/validate.js';
 import { insertBuffers } from './buffers.js';
 import { compile } from './compile.js';
-import { allPrograms, bufferNodes, hostPrograms, lastStartCycle, peProgram, programBytes, programHosts } from './decode.js';
+import { allPrograms, bufferNodes, hostPrograms, lastStartCycle, peProgram, programBytes, programHosts, programIndex } from './decode.js';
 import { assignDepth } from './depth.js';
 import { computeLatency } from './latency.js';
 import { planPhases } from './phases.js';
@@ -234,7 +234,7 @@ describe('programs (paper 4.3)', () => {
     expect(programHosts(g)).toEqual(['h0', 'h1']);
     expect(hostPrograms(g, ['h1']).map((p) => p.pe)).toEqual(pes.filter((p) => p.host === 'h1').map((p) => p.pe));
     const mem = g.memory['gpu0@h0' as never];
-    expect(programBytes(g, 'gpu0@h0').total).toBe(mem.after);
+    expect(programBytes(g, programIndex(g, 'gpu0@h0')).total).toBe(mem.after);
     expect(() => peProgram(g, 'gpu9@h9')).toThrow(/no program for PE gpu9@h9/);
   });
 

@@ -245,7 +245,7 @@ export class Coordinator {
     const byHost = new Map(this.conns.map((c) => [c.info.host, c.info]));
     const served = [...byHost.keys()].join(', ') || 'none';
     const missingHosts = new Set<string>();
-    for (const program of ig.programs.pes) {
+    for (const [p, program] of ig.programs.pes.entries()) {
       const agent = byHost.get(program.host);
       if (!agent) {
         if (missingHosts.has(program.host)) continue;
@@ -264,7 +264,7 @@ export class Coordinator {
         );
         continue;
       }
-      const { total, largest } = programBytes(ig, program.pe);
+      const { total, largest } = programBytes(ig, p);
       if (total > pe.memory) out.push(error(`mapping.${program.pe}`, `buffers on ${program.pe} need ${total} bytes; agent ${program.host} offers ${pe.memory}`, 'map fewer nodes there or shrink the data'));
       if (pe.limits && largest > pe.limits.maxBufferSize) out.push(error(`mapping.${program.pe}`, `a buffer of ${largest} bytes on ${program.pe} exceeds the adapter's maxBufferSize (${pe.limits!.maxBufferSize})`, 'shrink the data'));
     }
