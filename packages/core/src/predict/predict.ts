@@ -7,7 +7,7 @@ import type { ImplementationGraph } from '../compile/types.js';
 import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import { analyze } from '../document/validate.js';
-import type { NodeId, PeId } from '../ids.js';
+import type { PeId } from '../ids.js';
 import type { TraceEvent } from '../trace/event.js';
 import { transferLanes, type LanePe } from '../trace/lanes.js';
 import { nodeTime, transferTime, type TimingOptions } from './timing.js';
