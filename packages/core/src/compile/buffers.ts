@@ -3,6 +3,7 @@ import { bufferId, type BufferId, type NodeId } from '../ids.js';
 import type { Model, ModelEdge } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { Router } from './route.js';
+import { successorLists } from '../util/csr.js';
 import { childLists, type BufferTable } from './table.js';
 import type { Buffers } from './types.js';
 
@@ -66,7 +67,7 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
     depth: new Int32Array(count).fill(1),
     color: new Int32Array(count).fill(-1),
     next: { start: new Int32Array(0), list: new Int32Array(0) },
-    consumers: { start: new Int32Array(count + 1), node: new Int32Array(reads), port: new Array(reads) },
+    consumers: { start: new Int32Array(0), node: new Int32Array(reads), port: new Array(reads) },
   };
   for (let s = 0, k = 0; s < order.length; s++) {
     const n = model.node.get(order[s])!;
@@ -91,17 +92,15 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
   walk.run(producers, { b, links, read, readBuffer, readEdge });
 
   b.next = childLists(b.parent);
-  // Consumers grouped by buffer, each buffer's in the order found (a stable counting sort).
-  const { start, node, port } = b.consumers;
-  for (let i = 0; i < reads; i++) start[readBuffer[i] + 1]++;
-  for (let k = 0; k < count; k++) start[k + 1] += start[k];
-  const fill = start.slice(0, count);
+  // Consumers grouped by buffer, each buffer's in the order found.
+  const { start, succ } = successorLists(count, readBuffer, readEdge);
+  const { node, port } = b.consumers;
+  b.consumers.start = start;
   const edges = modelEdges(model);
   for (let i = 0; i < reads; i++) {
-    const at = fill[readBuffer[i]]++;
-    const edge = edges[readEdge[i]];
-    node[at] = position[model.node.get(edge.to.node)!.index];
-    port[at] = edge.to.port;
+    const edge = edges[succ[i]];
+    node[i] = position[model.node.get(edge.to.node)!.index];
+    port[i] = edge.to.port;
   }
   return { buffers: b, links, table: { parent: b.parent, pe: b.pe, read, output, children: b.next } };
 }

@@ -3,6 +3,7 @@ import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
+import { successorLists } from '../util/csr.js';
 import type { BufferTable } from './table.js';
 import type { AccessList, Buffers, MemoryReport, Programs, TransferLink } from './types.js';
 
@@ -56,30 +57,27 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: Buffers, t
     linkOf[i] = k;
   }
 
-  // The action lists, by (PE, phase) slot, filled in two passes (count, then place) in the
-  // order the agents run them: each slot's transfers in buffer order, then its firings in
-  // schedule order.
-  const slotOf = (pe: number, phase: number) => pe * phases + phase;
-  const start = new Int32Array(model.pes.length * phases + 1);
-  const peOfNode = new Int32Array(order.length);
+  // The action lists, as (PE, phase) slot -> entry pairs grouped by slot, in the order the
+  // agents run them: each slot's transfers in buffer order (listed at both ends), then its
+  // firings in schedule order.
+  let transfers = 0;
+  for (let i = 0; i < count; i++) if (plan.phase[i] >= 0) transfers++;
+  const slot = new Int32Array(2 * transfers + order.length);
+  const entry = new Int32Array(slot.length);
+  let e = 0;
   for (let i = 0; i < count; i++) {
-    if (plan.phase[i] < 0) continue;
-    start[slotOf(table.pe[table.parent[i]], plan.phase[i]) + 1]++;
-    start[slotOf(table.pe[i], plan.phase[i]) + 1]++;
+    const f = plan.phase[i];
+    if (f < 0) continue;
+    slot[e] = table.pe[table.parent[i]] * phases + f;
+    entry[e++] = i;
+    slot[e] = table.pe[i] * phases + f;
+    entry[e++] = i;
   }
   for (let s = 0; s < order.length; s++) {
-    peOfNode[s] = model.pe.get(model.node.get(order[s])!.pe)!.index;
-    start[slotOf(peOfNode[s], plan.fire) + 1]++;
+    slot[e] = model.pe.get(model.node.get(order[s])!.pe)!.index * phases + plan.fire;
+    entry[e++] = -s - 1;
   }
-  for (let k = 1; k < start.length; k++) start[k] += start[k - 1];
-  const fill = start.slice(0, start.length - 1);
-  const list = new Int32Array(start[start.length - 1]);
-  for (let i = 0; i < count; i++) {
-    if (plan.phase[i] < 0) continue;
-    list[fill[slotOf(table.pe[table.parent[i]], plan.phase[i])]++] = i;
-    list[fill[slotOf(table.pe[i], plan.phase[i])]++] = i;
-  }
-  for (let s = 0; s < order.length; s++) list[fill[slotOf(peOfNode[s], plan.fire)]++] = -s - 1;
+  const { start, succ: list } = successorLists(model.pes.length * phases, slot, entry);
 
   // The firings, by schedule position.
   const kernel: string[] = new Array(order.length);
