@@ -99,9 +99,16 @@ export function toDot(doc: ProjectDocument, ig: ImplementationGraph): string {
   const q = (s: string) => `"${s.replace(/\\(?!n)/g, '\\\\').replace(/"/g, '\\"')}"`;
   const lines = [`digraph ${q(doc.name || 'pipeloom')} {`, '  rankdir=LR;', '  node [fontname="Helvetica", fontsize=10];'];
   const all = bufferNodes(ig);
+  // Each PE's buffers, grouped once (a filter per PE was PEs x buffers).
+  const onPe = new Map<string, typeof all>();
+  for (const b of all) {
+    const list = onPe.get(b.pe);
+    if (list) list.push(b);
+    else onPe.set(b.pe, [b]);
+  }
   Object.values(allPrograms(ig)).forEach((p, i) => {
     const nodes = p.phases.flatMap((ph) => ph.actions).filter((a) => a.op === 'fire');
-    const buffers = all.filter((b) => b.pe === p.pe);
+    const buffers = onPe.get(p.pe) ?? [];
     if (!nodes.length && !buffers.length) return;
     lines.push(`  subgraph cluster_${i} {`, `    label=${q(p.pe)};`, '    style=rounded;');
     for (const a of nodes) if (a.op === 'fire') lines.push(`    ${q(`node:${a.node}`)} [shape=box, label=${q(`${a.node} (${ig.schedule[a.node]}, ${ig.latency[a.node]})`)}];`);
