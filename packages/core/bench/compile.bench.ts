@@ -76,7 +76,7 @@ function copyOutput(ig: ImplementationGraph) {
     consumers: { start: b.consumers.start.slice(), node: b.consumers.node.slice(), port: b.consumers.port.slice() },
   };
   const memory: Record<string, unknown> = {};
-  for (const [pe, m] of Object.entries(ig.memory)) memory[pe] = { ...m, colors: m.colors.map((c) => ({ ...c, buffers: c.buffers.slice() })) };
+  for (const [pe, m] of Object.entries(ig.memory)) memory[pe] = { ...m, colorBytes: m.colorBytes.slice() };
   // The programs are typed columns (see Programs in compile/types.ts): copies of those.
   const p = ig.programs;
   const list = (l: AccessList) => ({ start: l.start.slice(), port: l.port.slice(), buffer: l.buffer.slice(), lag: l.lag.slice() });

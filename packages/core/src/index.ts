@@ -13,7 +13,8 @@ export type { Model, ModelNode, ModelEdge, ModelPe } from './document/model.js';
 
 export * from './compile/types.js';
 export { compile, compileModel, type CompileOptions } from './compile/compile.js';
-export { bufferNode, bufferNodes, bufferIndex, bufferPe, peProgram, allPrograms, hostPrograms, programHosts, programIndex, programBytes, lastStartCycle, actionRange, ActionCache } from './compile/decode.js';
+export { bufferNode, bufferNodes, colorGroups, bufferIndex, bufferPe, peProgram, allPrograms, hostPrograms, programHosts, programIndex, programBytes, lastStartCycle, actionRange, ActionCache } from './compile/decode.js';
+export type { ColorGroup } from './compile/decode.js';
 export { Router, linkTime, type Route } from './compile/route.js';
 
 export * from './trace/event.js';

@@ -4,7 +4,8 @@ import { formatBytes, formatSeconds } from '../lib/format.js';
 import { useShownStrategy } from './IgView.js';
 import { usePickedBuffer } from './igSelection.js';
 import { formatDataType } from '@pipeloom/kernels';
-import { bufferIndex, bufferNode } from '@pipeloom/core/compile/decode';
+import { useMemo } from 'react';
+import { bufferIndex, bufferNode, colorGroups, type ColorGroup } from '@pipeloom/core/compile/decode';
 
 // Per-PE memory: every buffer's own storage (before) against storage shared by colour
 // (after), the clique lower bound, and the PE's capacity.
@@ -22,6 +23,12 @@ export function MemoryPanel() {
   const picked = usePickedBuffer();
   const number = picked && strategy ? bufferIndex(strategy.ig, picked) : -1;
   const buffer = strategy && number >= 0 ? bufferNode(strategy.ig, number) : undefined;
+  // Each PE's colours with their buffers (the IG keeps only each colour's bytes), by PE id.
+  const groups = useMemo(() => {
+    if (!strategy) return new Map<string, ColorGroup[]>();
+    const all = colorGroups(strategy.ig);
+    return new Map(strategy.ig.programs.pes.map(({ pe }, p) => [pe as string, all[p]]));
+  }, [strategy]);
   return (
     <div className="panel" data-testid="memory-panel">
       {buffer && (
@@ -74,6 +81,7 @@ export function MemoryPanel() {
           const pct = (v: number) => `${Math.min(100, (v / scale) * 100)}%`;
           const over = m.capacity > 0 && m.after > m.capacity;
           const alt = other?.ig.memory[pe as keyof typeof other.ig.memory];
+          const colors = groups.get(pe) ?? [];
           return (
             <div key={pe} className="mem" data-testid={`mem-${pe}`}>
               <div className="mem-title">
@@ -98,14 +106,14 @@ export function MemoryPanel() {
                 {alt && alt.after !== m.after && <> · {strategy === result?.overlap ? 'no overlap' : 'overlap'}: {formatBytes(alt.after)}</>}
               </div>
               <div className="colors">
-                {m.colors.slice(0, CHIPS).map((c) => (
+                {colors.slice(0, CHIPS).map((c) => (
                   <span key={c.color} className="color-chip" style={{ background: memoryColor(c.color) }} title={`colour ${c.color}: ${c.buffers.join(', ')}`}>
                     c{c.color} {formatBytes(c.bytes)}
                   </span>
                 ))}
-                {m.colors.length > CHIPS && (
+                {colors.length > CHIPS && (
                   <span className="muted" data-testid={`mem-more-${pe}`}>
-                    +{m.colors.length - CHIPS} more colours
+                    +{colors.length - CHIPS} more colours
                   </span>
                 )}
               </div>

@@ -96,11 +96,11 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
   const { start, succ } = successorLists(count, readBuffer, readEdge);
   const { node, port } = b.consumers;
   b.consumers.start = start;
-  const edges = modelEdges(model);
+  const edges = model.edges;
   for (let i = 0; i < reads; i++) {
     const edge = edges[succ[i]];
-    node[i] = position[model.node.get(edge.to.node)!.index];
-    port[i] = edge.to.port;
+    node[i] = position[edge.to.index];
+    port[i] = edge.toPort;
   }
   return { buffers: b, links, table: { parent: b.parent, pe: b.pe, read, output, children: b.next } };
 }
@@ -151,8 +151,8 @@ class RouteWalk {
         stamp[home] = serial;
         held[home] = root;
         for (const edge of n.outputs) {
-          if (edge.from.port !== name) continue;
-          const to = model.node.get(edge.to.node)!;
+          if (edge.fromPort !== name) continue;
+          const to = edge.to;
           let prev = root;
           if (to.pe !== n.pe) {
             const route = router.route(n.pe, to.pe, edge.bytes);
@@ -189,13 +189,6 @@ class RouteWalk {
   }
 }
 
-/** The model's edges by index (ModelEdge.index). */
-function modelEdges(model: Model): ModelEdge[] {
-  const out: ModelEdge[] = new Array(model.doc.app.edges.length);
-  for (const n of model.nodes) for (const e of n.outputs) out[e.index] = e;
-  return out;
-}
-
 // `bn_k` for each k, made once per process: a designer recompiling on every edit, or a 35,000-
 // buffer graph compiled again, reuses the strings instead of building them anew (strings are
 // immutable, so sharing them between implementation graphs is safe).
@@ -207,6 +200,6 @@ function bufferNames(count: number): BufferId[] {
 
 /** The first edge leaving `port`, if any. */
 function firstEdge(outputs: ModelEdge[], port: string): ModelEdge | undefined {
-  for (const e of outputs) if (e.from.port === port) return e;
+  for (const e of outputs) if (e.fromPort === port) return e;
   return undefined;
 }

@@ -51,6 +51,28 @@ export function bufferNodes(ig: BufferColumns): BufferNode[] {
   return out;
 }
 
+/** One memory colour of a PE: its number, its storage in bytes and the buffers sharing it. */
+export interface ColorGroup {
+  color: number;
+  bytes: number;
+  buffers: BufferId[];
+}
+
+/**
+ * The memory colours of the PEs at the given positions of `ig.programs.pes` (every PE when
+ * none are given), each with its buffers in number order: by PE position, an empty list for a
+ * PE not asked for. One pass over the buffers, whatever the number of PEs.
+ */
+export function colorGroups(ig: Pick<ImplementationGraph, 'buffers' | 'memory' | 'programs'>, positions?: Iterable<number>): ColorGroup[][] {
+  const pes = ig.programs.pes;
+  const out: ColorGroup[][] = new Array(pes.length);
+  for (let p = 0; p < pes.length; p++) out[p] = [];
+  for (const p of positions ?? pes.keys()) out[p] = (ig.memory[pes[p].pe]?.colorBytes ?? []).map((bytes, color) => ({ color, bytes, buffers: [] }));
+  const { count, pe, color, id } = ig.buffers;
+  for (let k = 0; k < count; k++) out[pe[k]][color[k]]?.buffers.push(id[k]);
+  return out;
+}
+
 /** Position of a PE in `ig.programs.pes`, or -1. */
 export function programIndex(ig: ImplementationGraph, pe: string): number {
   const pes = ig.programs.pes;
@@ -62,14 +84,13 @@ export function programIndex(ig: ImplementationGraph, pe: string): number {
 export function peProgram(ig: ImplementationGraph, pe: PeId | string): PeProgram {
   const p = programIndex(ig, pe);
   if (p < 0) throw new Error(`no program for PE ${pe}`);
-  return programAt(ig, p, new ActionCache(ig));
+  return programAt(ig, p, new ActionCache(ig), colorGroups(ig, [p])[p]);
 }
 
 /** The program of the PE at position p of `ig.programs.pes`. */
-function programAt(ig: ImplementationGraph, p: number, cache: ActionCache): PeProgram {
+function programAt(ig: ImplementationGraph, p: number, cache: ActionCache, colors: ColorGroup[]): PeProgram {
   const { pes, start, list } = ig.programs;
   const info = pes[p];
-  const colors = ig.memory[info.pe]?.colors ?? [];
   const allocations = colors.map((c, k) => {
     const depth = info.slots[k];
     return { color: c.color, bytes: c.bytes / depth, depth, buffers: c.buffers };
@@ -87,7 +108,8 @@ function programAt(ig: ImplementationGraph, p: number, cache: ActionCache): PePr
 export function allPrograms(ig: ImplementationGraph): Record<PeId, PeProgram> {
   const out = Object.create(null) as Record<PeId, PeProgram>;
   const cache = new ActionCache(ig);
-  ig.programs.pes.forEach(({ pe }, p) => (out[pe] = programAt(ig, p, cache)));
+  const colors = colorGroups(ig);
+  ig.programs.pes.forEach(({ pe }, p) => (out[pe] = programAt(ig, p, cache, colors[p])));
   return out;
 }
 
@@ -95,9 +117,10 @@ export function allPrograms(ig: ImplementationGraph): Record<PeId, PeProgram> {
 export function hostPrograms(ig: ImplementationGraph, hosts: Iterable<string>): PeProgram[] {
   const wanted = new Set(hosts);
   const cache = new ActionCache(ig);
-  const out: PeProgram[] = [];
-  ig.programs.pes.forEach(({ host }, p) => wanted.has(host) && out.push(programAt(ig, p, cache)));
-  return out;
+  const positions: number[] = [];
+  ig.programs.pes.forEach(({ host }, p) => wanted.has(host) && positions.push(p));
+  const colors = colorGroups(ig, positions);
+  return positions.map((p) => programAt(ig, p, cache, colors[p]));
 }
 
 /** The hosts that run a program, sorted. */
@@ -121,9 +144,9 @@ export function programBytes(ig: ImplementationGraph, p: number): { total: numbe
   const { pe, slots } = ig.programs.pes[p];
   let total = 0;
   let largest = 0;
-  (ig.memory[pe]?.colors ?? []).forEach((c, k) => {
-    total += c.bytes;
-    largest = Math.max(largest, c.bytes / slots[k]);
+  (ig.memory[pe]?.colorBytes ?? []).forEach((bytes, k) => {
+    total += bytes;
+    largest = Math.max(largest, bytes / slots[k]);
   });
   return { total, largest };
 }

@@ -2,7 +2,7 @@ import type { NodeId, PeId } from '../ids.js';
 import type { Model, ModelPe } from '../document/model.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
-import { NONE, push, type BufferTable } from './table.js';
+import type { BufferTable } from './table.js';
 import type { Buffers, MemoryReport } from './types.js';
 
 /**
@@ -66,7 +66,7 @@ export function colorMemory(model: Model, order: NodeId[], buffers: Buffers, tab
  */
 function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffers, writeAt: Int32Array, readAt: Int32Array, wrapAt: Int32Array, scratch: Scratch): MemoryReport {
   const words = (length + 31) >>> 5;
-  const { bytes, depth, id } = buffers;
+  const { bytes, depth } = buffers;
   // Buffer numbers: those live the whole cycle, and those live over a range of positions.
   const whole: number[] = [];
   const ranged: number[] = [];
@@ -188,25 +188,26 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   });
   colors = base + used;
 
-  // Every colour has a member, so each list gets its first element from push(): an exact
-  // one-slot array (most colours hold one double buffer), no empty array made first.
-  const groups: MemoryReport['colors'] = [];
-  for (let c = 0; c < colors; c++) groups.push({ color: c, bytes: 0, buffers: NONE });
+  // Each colour's storage: its largest member's bytes x depth. Which buffers a colour holds is
+  // buffers.color (decode.ts colorGroups lists them): a list per colour here was 35,000 small
+  // arrays and objects per compile on the bench graph, kept with the result.
+  const sizes: number[] = new Array(colors).fill(0);
   let before = 0;
   for (const number of numbers) {
     const size = bytes[number] * depth[number];
     before += size;
-    const g = groups[buffers.color[number]];
-    g.bytes = Math.max(g.bytes, size);
-    g.buffers = push(g.buffers, id[number]);
+    const c = buffers.color[number];
+    if (size > sizes[c]) sizes[c] = size;
   }
+  let after = 0;
+  for (let c = 0; c < colors; c++) after += sizes[c];
   let peak = 0;
   for (let i = 0, acc = 0; i < length; i++) peak = Math.max(peak, (acc += live[i]));
   return {
     before,
-    after: groups.reduce((a, g) => a + g.bytes, 0),
+    after,
     lowerBound: whole.reduce((a, b) => a + bytes[b] * depth[b], 0) + peak,
-    colors: groups,
+    colorBytes: sizes,
     capacity: pe.memory,
   };
 }

@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { layeredDocument, randomDocument } from '../testing/generate.js';
 import { compile } from './compile.js';
-import { allPrograms, bufferNodes } from './decode.js';
+import { allPrograms, bufferNodes, colorGroups } from './decode.js';
+import type { ImplementationGraph } from './types.js';
 
 // compile()'s whole output, pinned: a digest of its JSON per document and strategy, for the
 // examples, random documents of every size the property tests use, and layered graphs. A change
@@ -13,7 +14,18 @@ import { allPrograms, bufferNodes } from './decode.js';
 const digest = (x: unknown) => createHash('sha256').update(JSON.stringify(x)).digest('hex').slice(0, 16);
 // The buffers and programs as objects (decoded from the IG's columns), in their places: the
 // digests recorded before the IG became columns still hold.
-const expanded = (r: ReturnType<typeof compile>) => (r.ok ? { ...r, ig: { ...r.ig, buffers: bufferNodes(r.ig), programs: allPrograms(r.ig) } } : r);
+// The memory reports likewise, each with its colours' buffer lists in the place they had.
+const expanded = (r: ReturnType<typeof compile>) => (r.ok ? { ...r, ig: { ...r.ig, buffers: bufferNodes(r.ig), memory: memoryReports(r.ig), programs: allPrograms(r.ig) } } : r);
+
+function memoryReports(ig: ImplementationGraph) {
+  const groups = colorGroups(ig);
+  return Object.fromEntries(
+    ig.programs.pes.map(({ pe }, p) => {
+      const { before, after, lowerBound, capacity } = ig.memory[pe];
+      return [pe, { before, after, lowerBound, colors: groups[p], capacity }];
+    }),
+  );
+}
 
 function documents(): [string, unknown][] {
   const dir = new URL('../../../../examples/', import.meta.url);

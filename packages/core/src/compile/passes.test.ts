@@ -5,7 +5,7 @@ import type { ProjectDocument } from '../document/types.js';
 import { analyze } from '../document/validate.js';
 import { insertBuffers } from './buffers.js';
 import { compile } from './compile.js';
-import { allPrograms, bufferNodes, hostPrograms, lastStartCycle, peProgram, programBytes, programHosts, programIndex } from './decode.js';
+import { allPrograms, bufferNodes, colorGroups, hostPrograms, lastStartCycle, peProgram, programBytes, programHosts, programIndex } from './decode.js';
 import { assignDepth } from './depth.js';
 import { computeLatency } from './latency.js';
 import { planPhases } from './phases.js';
@@ -156,7 +156,7 @@ describe('latency (paper 4.2.5)', () => {
     const lat = computeLatency(m, order, bs, table, planPhases(m, bs, table, true), true);
     expect(lat.latency).toEqual({ x: 0, g: 2, e: 4 });
     const e = m.node.get('e' as never)!;
-    expect(e.inputs.map((edge) => ({ port: edge.to.port, buffer: bs.id[table.read[edge.index]], lag: lat.inputLag[edge.index] }))).toEqual([
+    expect(e.inputs.map((edge) => ({ port: edge.toPort, buffer: bs.id[table.read[edge.index]], lag: lat.inputLag[edge.index] }))).toEqual([
       { port: 'a', buffer: 'bn_0', lag: 4 },
       { port: 'b', buffer: 'bn_4', lag: 1 },
     ]);
@@ -184,11 +184,13 @@ describe('memory (paper 4.2.4)', () => {
       { from: { node: 'I3', port: 'out' }, to: { node: 'C', port: 'in' } },
     ];
     doc.mapping = { P: 'gpu0@h0', I1: 'gpu0@h0', I2: 'gpu0@h0', I3: 'gpu0@h0', C: 'gpu0@h0' };
-    const m = ig(doc, false).memory['gpu0@h0' as never];
+    const g = ig(doc, false);
+    const m = g.memory['gpu0@h0' as never];
     expect(m.before).toBe(4 * 16 * 2 ** 20);
     expect(m.after).toBe(2 * 16 * 2 ** 20);
     expect(m.lowerBound).toBe(2 * 16 * 2 ** 20);
-    expect(m.colors.map((c) => c.buffers.join(' ')).sort()).toEqual(['bn_0 bn_2', 'bn_1 bn_3']);
+    expect(m.colorBytes).toEqual([16 * 2 ** 20, 16 * 2 ** 20]);
+    expect(colorGroups(g)[programIndex(g, 'gpu0@h0')].map((c) => c.buffers.join(' ')).sort()).toEqual(['bn_0 bn_2', 'bn_1 bn_3']);
   });
 });
 

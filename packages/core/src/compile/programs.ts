@@ -29,7 +29,7 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: Buffers, t
   const phases = plan.names.length;
   // Slots of each colour: its deepest member's depth (by PE index, then colour). Every colour
   // has a member of depth >= 1.
-  const slots = model.pes.map((pe) => new Int32Array(memory[pe.id].colors.length));
+  const slots = model.pes.map((pe) => new Int32Array(memory[pe.id].colorBytes.length));
   for (let i = 0; i < count; i++) {
     const s = slots[table.pe[i]];
     s[color[i]] = Math.max(s[color[i]], depth[i]);
@@ -99,7 +99,7 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: Buffers, t
     params[s] = n.params;
     fireStart[s] = lat.latency[order[s]];
     for (const edge of n.inputs) {
-      inputs.port[i] = edge.to.port;
+      inputs.port[i] = edge.toPort;
       inputs.buffer[i] = table.read[edge.index];
       inputs.lag[i++] = lat.inputLag[edge.index];
     }

@@ -25,7 +25,7 @@ export function schedule(model: Model): { schedule: Record<NodeId, number>; orde
       state[n.index] = 1;
       pending.length = 0;
       for (const edge of n.inputs) {
-        const from = model.node.get(edge.from.node)!;
+        const from = edge.from;
         if (state[from.index] !== 2) pending.push(from);
       }
       if (pending.length === 0) {

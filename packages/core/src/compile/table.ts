@@ -29,19 +29,3 @@ export function childLists(parent: Int32Array): BufferTable['children'] {
   for (let i = 0; i < parent.length; i++) if (parent[i] >= 0) list[fill[parent[i]]++] = i;
   return { start, list };
 }
-
-/** The empty list, shared by every list still empty (see `push`); frozen, so a write throws. */
-export const NONE: never[] = Object.freeze([]) as never[];
-
-/**
- * `list` with x appended, for `obj.list = push(obj.list, x)`. Array.prototype.push gives an
- * empty array 17 slots at its first element; most lists in the IG (a buffer's consumers and
- * copies, a colour's buffers) keep one or two, and on a 35,000-buffer graph those spare slots
- * were a fifth of its memory and of the GC's copying. A first element gets an exact one-slot
- * array instead.
- */
-export function push<T>(list: T[], x: T): T[] {
-  if (list.length === 0) return [x];
-  list.push(x);
-  return list;
-}

@@ -71,7 +71,11 @@ export interface MemoryReport {
   after: number;
   /** Lower bound: the heaviest clique found in the incompatibility graph. */
   lowerBound: number;
-  colors: { color: number; bytes: number; buffers: BufferId[] }[];
+  /**
+   * The storage of each colour, by colour number: its largest member's bytes x depth. The
+   * members are the PE's buffers with that `buffers.color` (decode.ts `colorGroups` lists them).
+   */
+  colorBytes: number[];
   /** PE capacity, for the UI. */
   capacity: number;
 }

@@ -14,14 +14,23 @@ export interface ModelNode {
   pe: PeId;
   /** The edge feeding each input port, by position in kernel.inputs (each input fed exactly once). */
   inputs: ModelEdge[];
-  /** Outgoing edges in document order. */
+  /** Outgoing edges in document order (an array of exactly that length). */
   outputs: ModelEdge[];
 }
 
+/**
+ * One edge, its ends as the model's nodes and port names (the kernel specs' own strings): one
+ * object per edge, no Map lookups to follow it.
+ */
 export interface ModelEdge {
+  /** Position in app.edges (a valid model holds every edge, so also its position in Model.edges). */
   index: number;
-  from: { node: NodeId; port: string };
-  to: { node: NodeId; port: string };
+  from: ModelNode;
+  /** The name of the output port of `from`. */
+  fromPort: string;
+  to: ModelNode;
+  /** The name of the input port of `to`. */
+  toPort: string;
   type: DataType;
   bytes: number;
 }
