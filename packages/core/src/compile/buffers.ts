@@ -23,9 +23,9 @@ export interface Insertion {
  * common prefix, so the buffers of one source form a tree rooted at the producer.
  *
  * The buffers are columns (types.ts `Buffers`) of exactly their final size: the routes are
- * walked twice, once to count the copies and once to fill them (the router keeps its routes,
- * so the second walk only looks them up). Growing arrays instead cost a copy of each column
- * per growth, in fresh memory.
+ * walked twice, once to count the copies and once to fill them (the router keeps its
+ * searches, so the second walk only reads their paths back). Growing arrays instead cost a
+ * copy of each column per growth, in fresh memory.
  */
 export function insertBuffers(model: Model, order: NodeId[], router: Router): Insertion {
   const nodes = model.doc.app.nodes.length;
@@ -124,6 +124,8 @@ class RouteWalk {
   // that output's serial number, so nothing is cleared between outputs.
   private readonly stamp: Int32Array;
   private readonly held: Int32Array;
+  /** The index of each node's PE, by node index. */
+  private readonly peOf: Int32Array;
   constructor(
     private readonly model: Model,
     private readonly order: NodeId[],
@@ -132,17 +134,19 @@ class RouteWalk {
   ) {
     this.stamp = new Int32Array(model.pes.length);
     this.held = new Int32Array(model.pes.length);
+    this.peOf = new Int32Array(model.doc.app.nodes.length);
+    for (const n of model.nodes) this.peOf[n.index] = model.pe.get(n.pe)!.index;
   }
 
   run(first: number, fill: Fill | null): { copies: number; reads: number } {
-    const { model, order, router, output, stamp, held } = this;
+    const { model, order, router, output, stamp, held, peOf } = this;
     stamp.fill(-1);
     let next = first;
     let reads = 0;
     let serial = 0;
     for (let s = 0; s < order.length; s++) {
       const n = model.node.get(order[s])!;
-      const home = model.pe.get(n.pe)!.index;
+      const home = peOf[n.index];
       const ports = n.kernel.outputs;
       for (let j = 0; j < ports.length; j++) {
         const name = ports[j].name;
@@ -155,9 +159,10 @@ class RouteWalk {
           const to = edge.to;
           let prev = root;
           if (to.pe !== n.pe) {
-            const route = router.route(n.pe, to.pe, edge.bytes);
-            for (let i = 1; i < route.at.length; i++) {
-              const pe = route.at[i];
+            const length = router.path(home, peOf[to.index], edge.bytes);
+            const { at, via } = router;
+            for (let i = 1; i < length; i++) {
+              const pe = at[i];
               if (stamp[pe] !== serial) {
                 stamp[pe] = serial;
                 const k = next++;
@@ -169,7 +174,7 @@ class RouteWalk {
                   b.parent[k] = prev;
                   b.type[k] = b.type[root];
                   b.bytes[k] = b.bytes[root];
-                  fill.links[k] = route.links[i - 1];
+                  fill.links[k] = router.link(via[i - 1]);
                 }
                 held[pe] = k;
               }

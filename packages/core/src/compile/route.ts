@@ -33,6 +33,8 @@ interface Search {
   prevLink: Int32Array;
   settled: Uint8Array;
   heap: Heap;
+  /** Seconds over each adjacency entry for this search's size. */
+  cost: Float64Array;
 }
 
 /**
@@ -40,19 +42,35 @@ interface Search {
  * latency + bytes / bandwidth; ties by hop count, then by the sequence of PE ids. Dijkstra
  * with a binary heap, resumable: one search per (source PE, size) is kept and advanced only
  * as far as the targets asked for, so routing all edges costs about one search per source.
+ *
+ * A PE linked to a single other PE (a GPU on its PCIe link) is entered and left through it:
+ * a route from it is the hop plus the route from that neighbour, and a route to it is the
+ * route to that neighbour plus the hop. Every candidate path shares the hop, so the choice,
+ * ties included, is the one the full search makes; it saves a search per such source and
+ * keeps each search to the PEs that relay (on a cluster, its CPUs).
+ *
+ * `path()` is what the compiler calls once or twice per edge: it writes the route into the
+ * router's `at`/`via` arrays and returns its length, so routing makes no objects. `route()`
+ * gives the same route as an object, for tests and tools.
  */
 export class Router {
   private readonly index = new Map<PeId, number>();
   /** Per data size: the search from each source PE (by index). */
   private readonly searches = new Map<number, (Search | undefined)[]>();
-  /** Per data size: routes by source index x PE count + target index. */
-  private readonly routes = new Map<number, Map<number, Route>>();
+  /** Per data size: each adjacency entry's time. */
+  private readonly costs = new Map<number, Float64Array>();
   // Adjacency as flat arrays (CSR): neighbours of PE i are nbr[off[i] .. off[i + 1]).
   private readonly off: Int32Array;
   private readonly nbr: Int32Array;
   private readonly latency: Float64Array;
   private readonly bandwidth: Float64Array;
   private readonly links: Link[];
+  /** The only PE linked to each PE (possibly by several links), or -1. */
+  private readonly sole: Int32Array;
+  /** The last path: its PEs (indices into model.pes), source first. Overwritten by the next call. */
+  readonly at: Int32Array;
+  /** The last path's adjacency entries: via[i] joins at[i] and at[i + 1] (see `link`). */
+  readonly via: Int32Array;
   constructor(private readonly model: Model) {
     model.pes.forEach((p, i) => this.index.set(p.id, i));
     const n = model.pes.length;
@@ -73,46 +91,88 @@ export class Router {
         this.links[k] = pe.links[j];
       }
     }
+    this.sole = new Int32Array(n);
+    for (let i = 0; i < n; i++) this.sole[i] = this.soleNeighbour(i);
+    this.at = new Int32Array(n);
+    this.via = new Int32Array(n);
   }
 
+  /** The link of adjacency entry k (the entries `via` holds). */
+  link(k: number): Link {
+    return this.links[k];
+  }
+
+  /** The route from PE `from` to PE `to` as an object. */
   route(from: PeId, to: PeId, bytes: number): Route {
-    const source = this.index.get(from)!;
-    const target = this.index.get(to)!;
-    let cache = this.routes.get(bytes);
-    if (!cache) this.routes.set(bytes, (cache = new Map()));
-    const key = source * this.model.pes.length + target;
-    let route = cache.get(key);
-    if (!route) cache.set(key, (route = this.search(source, target, bytes)));
-    return route;
+    const length = this.path(this.index.get(from)!, this.index.get(to)!, bytes);
+    const cost = this.cost(bytes);
+    const links: Link[] = [];
+    let time = 0;
+    for (let i = 0; i + 1 < length; i++) {
+      links.push(this.links[this.via[i]]);
+      time += cost[this.via[i]];
+    }
+    return new Route(Array.from(this.at.subarray(0, length)), links, time, this.model.pes);
   }
 
-  private search(source: number, target: number, bytes: number): Route {
-    const pes = this.model.pes;
-    // A PE linked to a single other PE (a GPU on its PCIe link) leaves through it: route from
-    // that neighbour and prepend the hop. Every candidate shares the hop, so the order of
-    // candidates, ties included, is the same; it saves one search per such PE.
-    const only = this.soleNeighbour(source);
-    if (only >= 0 && source !== target) {
-      const first = this.fastestEdge(source, only, bytes);
-      const hop = this.links[first];
-      const cost = this.latency[first] + bytes / this.bandwidth[first];
-      if (only === target) return new Route([source, target], [hop], cost, pes);
-      const rest = this.route(pes[only].id, pes[target].id, bytes);
-      return new Route([source, ...rest.at], [hop, ...rest.links], cost + rest.time, pes);
+  /**
+   * The route between two PEs (indices into model.pes) for a datum of `bytes`: written into
+   * `at` (its PEs) and `via` (its adjacency entries); returns the number of PEs on it.
+   */
+  path(source: number, target: number, bytes: number): number {
+    const { at, via, sole } = this;
+    at[0] = source;
+    if (source === target) return 1;
+    const cost = this.cost(bytes);
+    let length = 1;
+    let from = source;
+    if (sole[source] >= 0) {
+      from = sole[source];
+      via[0] = this.fastestEdge(source, from, cost);
+      at[length++] = from;
+      if (from === target) return length;
     }
+    const last = sole[target];
+    if (last === from) {
+      via[length - 1] = this.fastestEdge(from, target, cost);
+      at[length++] = target;
+      return length;
+    }
+    const to = last >= 0 ? last : target;
+    const s = this.search(from, cost, bytes);
+    this.advance(s, to);
+    if (!s.settled[to]) throw new Error(`route: no path from ${this.model.pes[source].id} to ${this.model.pes[target].id} (validate() reports this)`);
+    // The search's chain runs from `to` back to `from`: count it, then fill it in place.
+    let hops = 0;
+    for (let v = to; s.prev[v] >= 0; v = s.prev[v]) hops++;
+    length += hops;
+    for (let v = to, i = length - 1; s.prev[v] >= 0; v = s.prev[v], i--) {
+      at[i] = v;
+      via[i - 1] = s.prevLink[v];
+    }
+    if (last >= 0) {
+      via[length - 1] = this.fastestEdge(last, target, cost);
+      at[length++] = target;
+    }
+    return length;
+  }
+
+  /** Each adjacency entry's time for a datum of `bytes`, computed once per size. */
+  private cost(bytes: number): Float64Array {
+    let cost = this.costs.get(bytes);
+    if (!cost) {
+      const { latency, bandwidth } = this;
+      cost = new Float64Array(latency.length);
+      for (let k = 0; k < cost.length; k++) cost[k] = latency[k] + bytes / bandwidth[k];
+      this.costs.set(bytes, cost);
+    }
+    return cost;
+  }
+
+  private search(source: number, cost: Float64Array, bytes: number): Search {
     let bySource = this.searches.get(bytes);
     if (!bySource) this.searches.set(bytes, (bySource = []));
-    const s = (bySource[source] ??= this.start(source));
-    this.advance(s, target, bytes);
-    if (!s.settled[target]) throw new Error(`route: no path from ${pes[source].id} to ${pes[target].id} (validate() reports this)`);
-    const at: number[] = [];
-    const links: Link[] = [];
-    for (let v = target; v >= 0; v = s.prev[v]) {
-      at.push(v);
-      if (s.prevLink[v] >= 0) links.push(this.links[s.prevLink[v]]);
-    }
-    at.reverse();
-    return new Route(at, links.reverse(), s.time[target], pes);
+    return (bySource[source] ??= this.start(source, cost));
   }
 
   /** The only PE linked to PE i (possibly by several links), or -1. */
@@ -124,17 +184,17 @@ export class Router {
     return v;
   }
 
-  /** The cheapest adjacency entry from PE i to PE j for this size (first on ties). */
-  private fastestEdge(i: number, j: number, bytes: number): number {
+  /** The cheapest adjacency entry from PE i to PE j (first on ties, as the search relaxes them). */
+  private fastestEdge(i: number, j: number, cost: Float64Array): number {
     let best = -1;
     for (let k = this.off[i]; k < this.off[i + 1]; k++) {
       if (this.nbr[k] !== j) continue;
-      if (best < 0 || this.latency[k] + bytes / this.bandwidth[k] < this.latency[best] + bytes / this.bandwidth[best]) best = k;
+      if (best < 0 || cost[k] < cost[best]) best = k;
     }
     return best;
   }
 
-  private start(source: number): Search {
+  private start(source: number, cost: Float64Array): Search {
     const n = this.model.pes.length;
     const s: Search = {
       time: new Float64Array(n).fill(Infinity),
@@ -143,15 +203,16 @@ export class Router {
       prevLink: new Int32Array(n).fill(-1),
       settled: new Uint8Array(n),
       heap: new Heap(n),
+      cost,
     };
     s.time[source] = 0;
     s.heap.push(source, 0, 0);
     return s;
   }
 
-  private advance(s: Search, target: number, bytes: number) {
-    const { off, nbr, latency, bandwidth } = this;
-    const { time, hops, prev, prevLink, settled, heap } = s;
+  private advance(s: Search, target: number) {
+    const { off, nbr } = this;
+    const { time, hops, prev, prevLink, settled, heap, cost: costs } = s;
     while (!settled[target] && heap.size > 0) {
       const u = heap.pop();
       if (settled[u]) continue;
@@ -161,14 +222,14 @@ export class Router {
       for (let k = off[u], end = off[u + 1]; k < end; k++) {
         const v = nbr[k];
         if (settled[v]) continue;
-        const cost = latency[k] + bytes / bandwidth[k];
+        const cost = costs[k];
         const t = tu + cost;
         const old = time[v];
         let better: boolean;
         if (old === Infinity || t < old * (1 - EPS)) better = true;
         else if (t > old * (1 + EPS)) better = false;
         else if (h !== hops[v]) better = h < hops[v];
-        else if (prev[v] === u) better = cost < latency[prevLink[v]] + bytes / bandwidth[prevLink[v]];
+        else if (prev[v] === u) better = cost < costs[prevLink[v]];
         else better = this.lowerSequence(s, u, prev[v]);
         if (better) {
           time[v] = t;
