@@ -146,6 +146,23 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
   // storing one makes V8 box the \`bytes\` field of every edge, buffer and transfer built from it
   // (131,000 extra heap numbers on the 10,000-node bench graph).
   const outBytes: number[] = new Array(outputCount).fill(0);
+  // The last type function each node resolved and its result (one of `distinct`), by node
+  // index: a kernel's ports mostly share one function (matrix in, matrix out), so a node
+  // resolves it once, not once per port and edge. Failures are not kept: each edge reports its own.
+  const lastFn: (((p: Params) => DataType) | undefined)[] = new Array(doc.app.nodes.length);
+  const lastType: (DataType | undefined)[] = new Array(doc.app.nodes.length);
+  const portType = (n: ModelNode, fn: (p: Params) => DataType): DataType | undefined => {
+    if (lastFn[n.index] === fn) return lastType[n.index];
+    let type = resolve(n, fn, fail);
+    if (!type) return undefined;
+    const key = formatDataType(type);
+    const seen = distinct.get(key);
+    if (seen) type = seen;
+    else distinct.set(key, type);
+    lastFn[n.index] = fn;
+    lastType[n.index] = type;
+    return type;
+  };
   doc.app.edges.forEach((e, i) => {
     const from = node.get(nodeId(e.from.node));
     const to = node.get(nodeId(e.to.node));
@@ -176,18 +193,15 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     // An output feeding several edges resolves its type once (failures are reported per edge).
     const out = firstOutput[from.index] + outIndex;
     const cached = outType[out];
-    let type = cached ?? resolve(from, outPort.type, fail);
+    const type = cached ?? portType(from, outPort.type);
     if (type && !cached) {
-      const key = formatDataType(type);
-      const seen = distinct.get(key);
-      if (seen) type = seen;
-      else distinct.set(key, type);
       outType[out] = type;
       outBytes[out] = dataTypeBytes(type);
     }
-    const want = resolve(to, inPort.type, fail);
+    const want = portType(to, inPort.type);
     if (!type || !want) return;
-    if (!sameDataType(type, want)) {
+    // Equal types are one object (interned above), so most edges pass on identity.
+    if (type !== want && !sameDataType(type, want)) {
       return fail(edgeAt(i), `type mismatch: ${from.id}.${outPort.name} is ${formatDataType(type)} but ${to.id}.${inPort.name} expects ${formatDataType(want)}`, `give "${from.id}" and "${to.id}" matching size params`);
     }
     const edge: ModelEdge = { index: i, from, fromPort: outPort.name, to, toPort: inPort.name, type, bytes: outBytes[out] };
