@@ -68,8 +68,10 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   const words = (length + 31) >>> 5;
   const { bytes, depth } = buffers;
   // Buffer numbers: those live the whole cycle, and those live over a range of positions.
-  const whole: number[] = [];
-  const ranged: number[] = [];
+  const whole = scratch.int(17, numbers.length);
+  const ranged = scratch.int(18, numbers.length);
+  let wholes = 0;
+  let n = 0;
   // Live positions of each single buffer as a bitset (words per buffer), and a live-weight profile.
   const bits = scratch.int(0, numbers.length * words);
   const live = scratch.float(length + 1);
@@ -80,14 +82,14 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   };
   for (const number of numbers) {
     if (depth[number] >= 2) {
-      whole.push(number);
+      whole[wholes++] = number;
       continue;
     }
     const w = writeAt[number];
     const end = Math.max(w, readAt[number]);
     const wraps = wrapAt[number];
-    const i = ranged.length;
-    ranged.push(number);
+    const i = n++;
+    ranged[i] = number;
     if (wraps < 0) mark(i, w, end, bytes[number]);
     else {
       mark(i, w, length - 1, bytes[number]);
@@ -97,49 +99,88 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
 
   // Colours: one per multi-slot buffer, then DSatur over the single buffers.
   let colors = 0;
-  for (const b of whole) buffers.color[b] = colors++;
+  let wholeBytes = 0;
+  for (let k = 0; k < wholes; k++) {
+    buffers.color[whole[k]] = colors++;
+    wholeBytes += bytes[whole[k]] * depth[whole[k]];
+  }
   const base = colors;
   // Buffers live at exactly the same positions have the same neighbours (and conflict with
   // each other): DSatur runs on these classes, which keeps it linear in the buffers of a
   // busy PE (a host CPU relaying hundreds of copies) while choosing exactly as it would
   // buffer by buffer.
-  const n = ranged.length;
-  const members: number[][] = [];
-  const patterns: number[] = [];
-  const seen = new Map<string | number, number>();
+  // Classes by live pattern, through an open-addressing table over the patterns' words (no
+  // Map, no string keys): cls[i] is the class of single buffer i, patterns holds each class's
+  // words, m counts them.
+  const cls = scratch.int(8, n);
+  const patterns = scratch.int(9, n * words);
+  const size = tableSize(n);
+  const slots = scratch.int(10, size).fill(-1, 0, size);
+  let m = 0;
   for (let i = 0; i < n; i++) {
-    // A PE with up to 32 positions (most of them) keys by the word itself: no string built.
-    const key = words === 1 ? bits[i] : Array.prototype.slice.call(bits, i * words, (i + 1) * words).join(',');
-    const c = seen.get(key);
-    if (c !== undefined) members[c].push(i);
-    else {
-      seen.set(key, members.length);
-      members.push([i]);
-      for (let k = 0; k < words; k++) patterns.push(bits[i * words + k]);
+    let h = 0;
+    for (let k = 0; k < words; k++) h = Math.imul(h ^ bits[i * words + k], 0x9e3779b1);
+    let at = (h ^ (h >>> 15)) & (size - 1);
+    for (;;) {
+      const c = slots[at];
+      if (c < 0) {
+        slots[at] = m;
+        for (let k = 0; k < words; k++) patterns[m * words + k] = bits[i * words + k];
+        cls[i] = m++;
+        break;
+      }
+      let same = true;
+      for (let k = 0; k < words && same; k++) same = patterns[c * words + k] === bits[i * words + k];
+      if (same) {
+        cls[i] = c;
+        break;
+      }
+      at = (at + 1) & (size - 1);
     }
   }
-  const m = members.length;
-  const neighbours: number[][] = members.map(() => []);
+  // Each class's members in buffer order: members[memberStart[a] .. memberStart[a + 1]).
+  const memberStart = scratch.int(11, m + 1);
+  for (let i = 0; i < n; i++) memberStart[cls[i] + 1]++;
+  for (let a = 0; a < m; a++) memberStart[a + 1] += memberStart[a];
+  const members = scratch.int(12, n);
+  const fill = scratch.int(13, m);
+  for (let i = 0; i < n; i++) members[memberStart[cls[i]] + fill[cls[i]]++] = i;
+  // Classes meeting each class (itself included: its members conflict), ascending:
+  // neighbours[neighbourStart[a] .. neighbourStart[a + 1]). Counted, then filled, over the
+  // same pairs.
+  const neighbourStart = scratch.int(14, m + 1);
   for (let a = 0; a < m; a++) {
     for (let b = a; b < m; b++) {
-      let hit = false;
-      for (let k = 0; k < words && !hit; k++) hit = (patterns[a * words + k] & patterns[b * words + k]) !== 0;
-      if (!hit) continue;
-      neighbours[a].push(b);
-      if (b !== a) neighbours[b].push(a);
+      if (!meets(patterns, words, a, b)) continue;
+      neighbourStart[a + 1]++;
+      if (b !== a) neighbourStart[b + 1]++;
+    }
+  }
+  for (let a = 0; a < m; a++) neighbourStart[a + 1] += neighbourStart[a];
+  const neighbours = scratch.int(15, neighbourStart[m]);
+  const filled = scratch.int(16, m);
+  for (let a = 0; a < m; a++) {
+    for (let b = a; b < m; b++) {
+      if (!meets(patterns, words, a, b)) continue;
+      neighbours[neighbourStart[a] + filled[a]++] = b;
+      if (b !== a) neighbours[neighbourStart[b] + filled[b]++] = a;
     }
   }
   // A buffer's degree: every buffer of every class it meets, itself excluded.
   const degree = scratch.int(1, m);
-  const next = scratch.int(2, m); // first uncoloured member of each class
+  const next = scratch.int(2, m); // position in `members` of each class's first uncoloured member
   const head = scratch.int(3, m); // that member's number
   // Classes with uncoloured members (the order does not matter: the pick is a strict maximum).
   const alive = scratch.int(4, m);
   for (let a = 0; a < m; a++) {
     let d = -1;
-    for (const b of neighbours[a]) d += members[b].length;
+    for (let k = neighbourStart[a]; k < neighbourStart[a + 1]; k++) {
+      const b = neighbours[k];
+      d += memberStart[b + 1] - memberStart[b];
+    }
     degree[a] = d;
-    head[a] = members[a][0];
+    next[a] = memberStart[a];
+    head[a] = members[memberStart[a]];
     alive[a] = a;
   }
   const color = scratch.int(5, n).fill(-1, 0, n);
@@ -169,11 +210,12 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
       }
     }
     color[head[pick]] = c;
-    if (++next[pick] < members[pick].length) head[pick] = members[pick][next[pick]];
+    if (++next[pick] < memberStart[pick + 1]) head[pick] = members[next[pick]];
     else alive[at] = alive[--alives];
     const word = c >>> 5;
     const bit = 1 << (c & 31);
-    for (const b of neighbours[pick]) {
+    for (let e = neighbourStart[pick]; e < neighbourStart[pick + 1]; e++) {
+      const b = neighbours[e];
       const k = b * row + word;
       if (!(satBits[k] & bit)) {
         satBits[k] |= bit;
@@ -182,10 +224,10 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
     }
   }
   let used = 0;
-  ranged.forEach((b, i) => {
-    buffers.color[b] = base + color[i];
+  for (let i = 0; i < n; i++) {
+    buffers.color[ranged[i]] = base + color[i];
     used = Math.max(used, color[i] + 1);
-  });
+  }
   colors = base + used;
 
   // Each colour's storage: its largest member's bytes x depth. Which buffers a colour holds is
@@ -206,10 +248,23 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   return {
     before,
     after,
-    lowerBound: whole.reduce((a, b) => a + bytes[b] * depth[b], 0) + peak,
+    lowerBound: wholeBytes + peak,
     colorBytes: sizes,
     capacity: pe.memory,
   };
+}
+
+/** Whether classes a and b are live at a common position. */
+function meets(patterns: Int32Array, words: number, a: number, b: number): boolean {
+  for (let k = 0; k < words; k++) if ((patterns[a * words + k] & patterns[b * words + k]) !== 0) return true;
+  return false;
+}
+
+/** A power of two at least twice `n` (an open-addressing table that stays at most half full). */
+function tableSize(n: number): number {
+  let size = 16;
+  while (size < 2 * n) size *= 2;
+  return size;
 }
 
 /**
