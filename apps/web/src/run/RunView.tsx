@@ -28,7 +28,6 @@ import type { ImplementationGraph } from '@pipeloom/core/compile/types';
 import type { Prediction } from '@pipeloom/core/predict/predict';
 import { TraceColumns } from '@pipeloom/core/trace/columns';
 import { toChromeTrace } from '@pipeloom/core/trace/chrome';
-import type { TraceEvent } from '@pipeloom/core/trace/event';
 import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
 import { useCompile } from '../worker/client.js';

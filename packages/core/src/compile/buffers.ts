@@ -1,6 +1,6 @@
 import { dataTypeBytes, type DataType } from '@pipeloom/kernels';
-import { bufferId, type BufferId, type NodeId } from '../ids.js';
-import type { Model, ModelEdge } from '../document/model.js';
+import { bufferId, type BufferId } from '../ids.js';
+import type { Model, ModelEdge, ModelNode } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { Router } from './route.js';
 import { successorLists } from '../util/csr.js';
@@ -27,7 +27,8 @@ export interface Insertion {
  * searches, so the second walk only reads their paths back). Growing arrays instead cost a
  * copy of each column per growth, in fresh memory.
  */
-export function insertBuffers(model: Model, order: NodeId[], router: Router): Insertion {
+/** `order`: the model's nodes in schedule order. */
+export function insertBuffers(model: Model, order: readonly ModelNode[], router: Router): Insertion {
   const nodes = model.doc.app.nodes.length;
   // One index per distinct data type (analyze() made one object per distinct type).
   const types: DataType[] = [];
@@ -46,12 +47,12 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
   const position = new Int32Array(nodes);
   let producers = 0;
   for (let s = 0; s < order.length; s++) {
-    const n = model.node.get(order[s])!;
+    const n = order[s];
     position[n.index] = s;
     output[n.index] = producers;
     producers += n.kernel.outputs.length;
   }
-  const walk = new RouteWalk(model, order, router, output);
+  const walk = new RouteWalk(model.pes.length, order, router, output);
   const { copies, reads } = walk.run(producers, null);
   const count = producers + copies;
   const b: Buffers = {
@@ -70,8 +71,8 @@ export function insertBuffers(model: Model, order: NodeId[], router: Router): In
     consumers: { start: new Int32Array(0), node: new Int32Array(reads), port: new Array(reads) },
   };
   for (let s = 0, k = 0; s < order.length; s++) {
-    const n = model.node.get(order[s])!;
-    const pe = model.pe.get(n.pe)!.index;
+    const n = order[s];
+    const pe = n.peIndex;
     for (const p of n.kernel.outputs) {
       // analyze() resolved the type of every connected output on its edges: reuse it.
       const edge = firstEdge(n.outputs, p.name);
@@ -124,29 +125,25 @@ class RouteWalk {
   // that output's serial number, so nothing is cleared between outputs.
   private readonly stamp: Int32Array;
   private readonly held: Int32Array;
-  /** The index of each node's PE, by node index. */
-  private readonly peOf: Int32Array;
   constructor(
-    private readonly model: Model,
-    private readonly order: NodeId[],
+    pes: number,
+    private readonly order: readonly ModelNode[],
     private readonly router: Router,
     private readonly output: Int32Array,
   ) {
-    this.stamp = new Int32Array(model.pes.length);
-    this.held = new Int32Array(model.pes.length);
-    this.peOf = new Int32Array(model.doc.app.nodes.length);
-    for (const n of model.nodes) this.peOf[n.index] = model.pe.get(n.pe)!.index;
+    this.stamp = new Int32Array(pes);
+    this.held = new Int32Array(pes);
   }
 
   run(first: number, fill: Fill | null): { copies: number; reads: number } {
-    const { model, order, router, output, stamp, held, peOf } = this;
+    const { order, router, output, stamp, held } = this;
     stamp.fill(-1);
     let next = first;
     let reads = 0;
     let serial = 0;
     for (let s = 0; s < order.length; s++) {
-      const n = model.node.get(order[s])!;
-      const home = peOf[n.index];
+      const n = order[s];
+      const home = n.peIndex;
       const ports = n.kernel.outputs;
       for (let j = 0; j < ports.length; j++) {
         const name = ports[j].name;
@@ -158,8 +155,8 @@ class RouteWalk {
           if (edge.fromPort !== name) continue;
           const to = edge.to;
           let prev = root;
-          if (to.pe !== n.pe) {
-            const length = router.path(home, peOf[to.index], edge.bytes);
+          if (to.peIndex !== home) {
+            const length = router.path(home, to.peIndex, edge.bytes);
             const { at, via } = router;
             for (let i = 1; i < length; i++) {
               const pe = at[i];

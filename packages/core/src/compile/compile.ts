@@ -30,18 +30,18 @@ export function compile(doc: unknown, opts: CompileOptions = {}): CompileResult 
 
 /** The passes in order, on a validated model. */
 export function compileModel(model: Model, overlap: boolean, diagnostics: Diagnostic[] = [], router = new Router(model)): CompileResult {
-  const { schedule: order_, order } = schedule(model);
-  const { buffers, links, table } = insertBuffers(model, order, router);
+  const { schedule: order_, order, nodes } = schedule(model);
+  const { buffers, links, table } = insertBuffers(model, nodes, router);
   assignDepth(buffers, overlap);
   const plan = planPhases(model, buffers, table, overlap, links);
-  const lat = computeLatency(model, order, buffers, table, plan, overlap);
-  const memory = colorMemory(model, order, buffers, table, plan, lat, overlap);
-  const programs = buildPrograms(model, order, buffers, table, plan, lat, memory);
+  const lat = computeLatency(nodes, buffers, table, plan, overlap);
+  const memory = colorMemory(model, nodes, buffers, table, plan, lat, overlap);
+  const programs = buildPrograms(model, nodes, buffers, table, plan, lat, memory);
 
   const problems = [...diagnostics, ...checkCapacity(model, order, buffers, memory)];
   if (problems.some((d) => d.severity === 'error')) return { ok: false, diagnostics: problems };
   let fillCycles = 0;
-  for (let i = 0; i < order.length; i++) fillCycles = Math.max(fillCycles, lat.latency[order[i]] + 1);
+  for (let i = 0; i < order.length; i++) fillCycles = Math.max(fillCycles, lat.start[i] + 1);
   const ig: ImplementationGraph = { overlap, schedule: order_, order, buffers, latency: lat.latency, memory, programs, fillCycles, phases: plan.names };
   return { ok: true, ig, diagnostics: problems };
 }

@@ -1,5 +1,5 @@
 import type { NodeId } from '../ids.js';
-import type { Model } from '../document/model.js';
+import type { ModelNode } from '../document/model.js';
 import type { PhasePlan } from './phases.js';
 import type { BufferTable } from './table.js';
 import type { Buffers } from './types.js';
@@ -7,6 +7,8 @@ import type { Buffers } from './types.js';
 export interface LatencyResult {
   /** First cycle each node fires (paper 4.2.5: its input latency). */
   latency: Record<NodeId, number>;
+  /** The same, by schedule position. */
+  start: Int32Array;
   /** By buffer number: the cycle in which iteration 0 is written into it. */
   written: Int32Array;
   /** By buffer number, for a buffer filled by a copy: the copy's first cycle and the lag of its read. */
@@ -34,7 +36,8 @@ export interface LatencyResult {
  * cycles the early one is kept in a deeper buffer and read with a larger lag, so all inputs
  * of one firing belong to the same iteration.
  */
-export function computeLatency(model: Model, order: NodeId[], buffers: Buffers, table: BufferTable, plan: PhasePlan, overlap: boolean): LatencyResult {
+/** `order`: the model's nodes in schedule order. */
+export function computeLatency(order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, overlap: boolean): LatencyResult {
   const count = buffers.count;
   const depth = buffers.depth;
   const written = new Int32Array(count);
@@ -43,6 +46,7 @@ export function computeLatency(model: Model, order: NodeId[], buffers: Buffers, 
   const transferStart = new Int32Array(count);
   const transferLag = new Int32Array(count);
   const latency = Object.create(null) as Record<NodeId, number>;
+  const start = new Int32Array(order.length);
   const inputLag = new Int32Array(table.read.length);
   const { children } = table;
 
@@ -68,15 +72,16 @@ export function computeLatency(model: Model, order: NodeId[], buffers: Buffers, 
     }
   };
 
-  for (const id of order) {
-    const n = model.node.get(id)!;
+  for (let s = 0; s < order.length; s++) {
+    const n = order[s];
     let L = 0;
     for (const edge of n.inputs) {
       const buffer = table.read[edge.index];
       const byTransfer = table.parent[buffer] >= 0;
       L = Math.max(L, written[buffer] + (overlap && byTransfer ? 1 : 0));
     }
-    latency[id] = L;
+    latency[n.id] = L;
+    start[s] = L;
     for (const edge of n.inputs) {
       const buffer = table.read[edge.index];
       const lag = L - written[buffer];
@@ -91,5 +96,5 @@ export function computeLatency(model: Model, order: NodeId[], buffers: Buffers, 
       propagate(out);
     }
   }
-  return { latency, written, transferStart, transferLag, inputLag };
+  return { latency, start, written, transferStart, transferLag, inputLag };
 }

@@ -1,5 +1,5 @@
-import type { NodeId, PeId } from '../ids.js';
-import type { Model, ModelPe } from '../document/model.js';
+import type { PeId } from '../ids.js';
+import type { Model, ModelNode, ModelPe } from '../document/model.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
 import type { BufferTable } from './table.js';
@@ -21,7 +21,8 @@ import type { Buffers, MemoryReport } from './types.js';
  * allocated at its largest member (bytes x slots). The lower bound is the heaviest set of
  * buffers live at one position, a clique.
  */
-export function colorMemory(model: Model, order: NodeId[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, overlap: boolean): Record<PeId, MemoryReport> {
+/** `order`: the model's nodes in schedule order. */
+export function colorMemory(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, overlap: boolean): Record<PeId, MemoryReport> {
   const reports = Object.create(null) as Record<PeId, MemoryReport>;
   // Buffer numbers per PE index, in buffer order.
   const byPe: number[][] = model.pes.map(() => []);
@@ -33,9 +34,8 @@ export function colorMemory(model: Model, order: NodeId[], buffers: Buffers, tab
   const readAt = new Int32Array(count).fill(-1);
   const wrapAt = new Int32Array(count).fill(-1);
   const firesOn = new Int32Array(model.pes.length);
-  for (const id of order) {
-    const n = model.node.get(id)!;
-    const pos = (overlap ? 0 : plan.fire) + firesOn[model.pe.get(n.pe)!.index]++;
+  for (const n of order) {
+    const pos = (overlap ? 0 : plan.fire) + firesOn[n.peIndex]++;
     for (const edge of n.inputs) {
       const b = table.read[edge.index];
       if (lat.inputLag[edge.index] === 0) readAt[b] = Math.max(readAt[b], pos);

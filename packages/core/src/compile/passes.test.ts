@@ -30,10 +30,10 @@ function ig(doc: ProjectDocument, overlap: boolean): ImplementationGraph {
 const show = (b: BufferNode) => `${b.id} ${b.pe} ${b.source}`;
 // Buffer insertion's columns as objects, before the later passes (and the IG) exist.
 const inserted = (m: Model) => {
-  const { order } = schedule(m);
-  const insertion = insertBuffers(m, order, new Router(m));
+  const { order, nodes } = schedule(m);
+  const insertion = insertBuffers(m, nodes, new Router(m));
   const objects = () => bufferNodes({ order, buffers: insertion.buffers, programs: { pes: m.pes.map((pe) => ({ pe: pe.id })) } });
-  return { order, ...insertion, objects };
+  return { order, nodes, ...insertion, objects };
 };
 
 describe('schedule (paper 4.2.1)', () => {
@@ -151,9 +151,9 @@ describe('latency (paper 4.2.5)', () => {
     };
     doc.mapping = { x: 'cpu@h0', g: 'gpu0@h0', e: 'cpu@h0' };
     const m = model(doc);
-    const { order, buffers: bs, table, objects } = inserted(m);
+    const { nodes, buffers: bs, table, objects } = inserted(m);
     assignDepth(bs, true);
-    const lat = computeLatency(m, order, bs, table, planPhases(m, bs, table, true), true);
+    const lat = computeLatency(nodes, bs, table, planPhases(m, bs, table, true), true);
     expect(lat.latency).toEqual({ x: 0, g: 2, e: 4 });
     const e = m.node.get('e' as never)!;
     expect(e.inputs.map((edge) => ({ port: edge.toPort, buffer: bs.id[table.read[edge.index]], lag: lat.inputLag[edge.index] }))).toEqual([

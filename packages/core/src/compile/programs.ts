@@ -1,5 +1,5 @@
-import { hostId, type NodeId, type PeId } from '../ids.js';
-import type { Model } from '../document/model.js';
+import { hostId, type PeId } from '../ids.js';
+import type { Model, ModelNode } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
@@ -23,7 +23,8 @@ import type { AccessList, Buffers, MemoryReport, Programs, TransferLink } from '
  * `its start cycle - the cycle iteration 0 was written` (0 after a local producer or a
  * non-overlapped copy, 1 after an overlapped copy, more when kept for a late sibling input).
  */
-export function buildPrograms(model: Model, order: NodeId[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>): Programs {
+/** `order`: the model's nodes in schedule order. */
+export function buildPrograms(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>): Programs {
   const count = buffers.count;
   const { color, depth } = buffers;
   const phases = plan.names.length;
@@ -74,7 +75,7 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: Buffers, t
     entry[e++] = i;
   }
   for (let s = 0; s < order.length; s++) {
-    slot[e] = model.pe.get(model.node.get(order[s])!.pe)!.index * phases + plan.fire;
+    slot[e] = order[s].peIndex * phases + plan.fire;
     entry[e++] = -s - 1;
   }
   const { start, succ: list } = successorLists(model.pes.length * phases, slot, entry);
@@ -85,19 +86,18 @@ export function buildPrograms(model: Model, order: NodeId[], buffers: Buffers, t
   const fireStart = new Int32Array(order.length);
   let inputCount = 0;
   let outputCount = 0;
-  for (const id of order) {
-    const n = model.node.get(id)!;
+  for (const n of order) {
     inputCount += n.inputs.length;
     outputCount += n.kernel.outputs.length;
   }
   const inputs = accessList(order.length, inputCount);
   const outputs = accessList(order.length, outputCount);
   for (let s = 0, i = 0, o = 0; s < order.length; s++) {
-    const n = model.node.get(order[s])!;
+    const n = order[s];
     kernel[s] = n.kernel.id;
     // The model's params (analyze() made them per node, defaults filled): read-only from here.
     params[s] = n.params;
-    fireStart[s] = lat.latency[order[s]];
+    fireStart[s] = lat.start[s];
     for (const edge of n.inputs) {
       inputs.port[i] = edge.toPort;
       inputs.buffer[i] = table.read[edge.index];

@@ -37,6 +37,16 @@ interface Search {
   cost: Float64Array;
 }
 
+/** The router's state for one data size. */
+interface Size {
+  /** Seconds over each adjacency entry. */
+  cost: Float64Array;
+  /** For a PE with a sole neighbour: the adjacency entry (of that neighbour) a route enters it by; -1 until needed. */
+  into: Int32Array;
+  /** The search from each source PE (by index). */
+  searches: (Search | undefined)[];
+}
+
 /**
  * The fastest architecture path for a datum of a given size: time = sum over links of
  * latency + bytes / bandwidth; ties by hop count, then by the sequence of PE ids. Dijkstra
@@ -55,10 +65,8 @@ interface Search {
  */
 export class Router {
   private readonly index = new Map<PeId, number>();
-  /** Per data size: the search from each source PE (by index). */
-  private readonly searches = new Map<number, (Search | undefined)[]>();
-  /** Per data size: each adjacency entry's time. */
-  private readonly costs = new Map<number, Float64Array>();
+  /** What the router knows per data size. */
+  private readonly sizes = new Map<number, Size>();
   // Adjacency as flat arrays (CSR): neighbours of PE i are nbr[off[i] .. off[i + 1]).
   private readonly off: Int32Array;
   private readonly nbr: Int32Array;
@@ -105,7 +113,7 @@ export class Router {
   /** The route from PE `from` to PE `to` as an object. */
   route(from: PeId, to: PeId, bytes: number): Route {
     const length = this.path(this.index.get(from)!, this.index.get(to)!, bytes);
-    const cost = this.cost(bytes);
+    const { cost } = this.size(bytes);
     const links: Link[] = [];
     let time = 0;
     for (let i = 0; i + 1 < length; i++) {
@@ -123,7 +131,8 @@ export class Router {
     const { at, via, sole } = this;
     at[0] = source;
     if (source === target) return 1;
-    const cost = this.cost(bytes);
+    const size = this.size(bytes);
+    const { cost } = size;
     let length = 1;
     let from = source;
     if (sole[source] >= 0) {
@@ -139,7 +148,7 @@ export class Router {
       return length;
     }
     const to = last >= 0 ? last : target;
-    const s = this.search(from, cost, bytes);
+    const s = (size.searches[from] ??= this.start(from, cost));
     this.advance(s, to);
     if (!s.settled[to]) throw new Error(`route: no path from ${this.model.pes[source].id} to ${this.model.pes[target].id} (validate() reports this)`);
     // The search's chain runs from `to` back to `from`: count it, then fill it in place.
@@ -151,28 +160,26 @@ export class Router {
       via[i - 1] = s.prevLink[v];
     }
     if (last >= 0) {
-      via[length - 1] = this.fastestEdge(last, target, cost);
+      // The hop into the target, found once per target: scanning the adjacency of a relay
+      // (a CPU with a link to every other host) for each path cost most of the routing.
+      if (size.into[target] < 0) size.into[target] = this.fastestEdge(last, target, cost);
+      via[length - 1] = size.into[target];
       at[length++] = target;
     }
     return length;
   }
 
-  /** Each adjacency entry's time for a datum of `bytes`, computed once per size. */
-  private cost(bytes: number): Float64Array {
-    let cost = this.costs.get(bytes);
-    if (!cost) {
+  /** The router's state for a datum of `bytes`, made on first use. */
+  private size(bytes: number): Size {
+    let size = this.sizes.get(bytes);
+    if (!size) {
       const { latency, bandwidth } = this;
-      cost = new Float64Array(latency.length);
+      const cost = new Float64Array(latency.length);
       for (let k = 0; k < cost.length; k++) cost[k] = latency[k] + bytes / bandwidth[k];
-      this.costs.set(bytes, cost);
+      size = { cost, into: new Int32Array(this.sole.length).fill(-1), searches: [] };
+      this.sizes.set(bytes, size);
     }
-    return cost;
-  }
-
-  private search(source: number, cost: Float64Array, bytes: number): Search {
-    let bySource = this.searches.get(bytes);
-    if (!bySource) this.searches.set(bytes, (bySource = []));
-    return (bySource[source] ??= this.start(source, cost));
+    return size;
   }
 
   /** The only PE linked to PE i (possibly by several links), or -1. */

@@ -6,9 +6,11 @@ import type { Model, ModelNode } from '../document/model.js';
  * order. Nodes are visited in document order and predecessors in input-port order, so the
  * schedule is deterministic. Iterative (deep pipelines would overflow a recursive walk).
  */
-export function schedule(model: Model): { schedule: Record<NodeId, number>; order: NodeId[] } {
+export function schedule(model: Model): { schedule: Record<NodeId, number>; order: NodeId[]; nodes: ModelNode[] } {
   const index = Object.create(null) as Record<NodeId, number>;
   const order: NodeId[] = [];
+  // The same nodes as the model's objects: what the later passes walk.
+  const nodes: ModelNode[] = [];
   // By node index: 0 unvisited, 1 on the walk's stack, 2 scheduled.
   const state = new Uint8Array(model.doc.app.nodes.length);
   const stack: ModelNode[] = [];
@@ -31,6 +33,7 @@ export function schedule(model: Model): { schedule: Record<NodeId, number>; orde
       if (pending.length === 0) {
         index[n.id] = order.length;
         order.push(n.id);
+        nodes.push(n);
         state[n.index] = 2;
         stack.pop();
       } else {
@@ -42,5 +45,5 @@ export function schedule(model: Model): { schedule: Record<NodeId, number>; orde
       }
     }
   }
-  return { schedule: index, order };
+  return { schedule: index, order, nodes };
 }

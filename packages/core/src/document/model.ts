@@ -12,6 +12,8 @@ export interface ModelNode {
   kernel: KernelSpec;
   params: Params;
   pe: PeId;
+  /** Index of `pe` in Model.pes (-1 while unmapped). */
+  peIndex: number;
   /** The edge feeding each input port, by position in kernel.inputs (each input fed exactly once). */
   inputs: ModelEdge[];
   /** Outgoing edges in document order (an array of exactly that length). */

@@ -87,7 +87,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
         }
       }
     }
-    const m: ModelNode = { id: nodeId(n.id), index: i, kernel, params: defaults(kernel, n.params), pe: peId(''), inputs: kernel.inputs.length ? new Array(kernel.inputs.length) : NO_EDGES, outputs: NO_EDGES };
+    const m: ModelNode = { id: nodeId(n.id), index: i, kernel, params: defaults(kernel, n.params), pe: peId(''), peIndex: -1, inputs: kernel.inputs.length ? new Array(kernel.inputs.length) : NO_EDGES, outputs: NO_EDGES };
     nodes.push(m);
     node.set(m.id, m);
   });
@@ -100,8 +100,12 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
       if (!doc.app.nodes.some((x) => x.id === k)) fail(`mapping.${k}`, `node "${k}" does not exist`, 'remove this entry or add the node to app.nodes');
       continue;
     }
-    if (!pe.has(peId(v))) fail(`mapping.${k}`, `PE "${v}" does not exist`, `map it to one of: ${listSome(pes.map((x) => x.id))}`);
-    else n.pe = peId(v);
+    const on = pe.get(peId(v));
+    if (!on) fail(`mapping.${k}`, `PE "${v}" does not exist`, `map it to one of: ${listSome(pes.map((x) => x.id))}`);
+    else {
+      n.pe = on.id;
+      n.peIndex = on.index;
+    }
   }
   // Loops over the node and edge lists index them: build() runs once per compile, mostly before
   // V8 optimises it, and there for-of makes an iterator result per element (2 MB on the bench graph).

@@ -1,7 +1,7 @@
 import { KernelError, type DataType, type FiringReport, type GpuExecutor, type KernelSpec, type ParamSpec, type Params } from '../types.js';
 import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, linear, packWords, storageBuffer, uniformBuffer, uploadBuffer } from '../gpu/pipeline.js';
 import { fillBalls, placeBalls } from './volume.js';
-import { countOnes, morph, openings, patternSpectrum, predominantSize, type Dims } from './morphology.js';
+import { countOnes, openings, patternSpectrum, predominantSize, type Dims } from './morphology.js';
 
 // Granulometry (paper section 5.2, Figs 16-19). Data between the openings stages is one
 // buffer, the granulometry state: `levels` u32 counts (count[n] = voxels left after the
