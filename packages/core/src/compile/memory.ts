@@ -146,25 +146,37 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   const fill = scratch.int(13, m);
   for (let i = 0; i < n; i++) members[memberStart[cls[i]] + fill[cls[i]]++] = i;
   // Classes meeting each class (itself included: its members conflict), ascending:
-  // neighbours[neighbourStart[a] .. neighbourStart[a + 1]). Counted, then filled, over the
-  // same pairs.
-  const neighbourStart = scratch.int(14, m + 1);
+  // neighbours[neighbourStart[a] .. neighbourStart[a + 1]). The meeting pairs a <= b are found
+  // once, in (a, b) order, and then laid out by class.
+  let pairs = 0;
+  let pairA = scratch.int(14, 64);
+  let pairB = scratch.int(15, 64);
   for (let a = 0; a < m; a++) {
     for (let b = a; b < m; b++) {
-      if (!meets(patterns, words, a, b)) continue;
-      neighbourStart[a + 1]++;
-      if (b !== a) neighbourStart[b + 1]++;
+      if (words === 1 ? (patterns[a] & patterns[b]) === 0 : !meets(patterns, words, a, b)) continue;
+      if (pairs === pairA.length) {
+        pairA = scratch.grow(14, pairs);
+        pairB = scratch.grow(15, pairs);
+      }
+      pairA[pairs] = a;
+      pairB[pairs++] = b;
     }
   }
+  const neighbourStart = scratch.int(16, m + 1);
+  for (let p = 0; p < pairs; p++) {
+    neighbourStart[pairA[p] + 1]++;
+    if (pairB[p] !== pairA[p]) neighbourStart[pairB[p] + 1]++;
+  }
   for (let a = 0; a < m; a++) neighbourStart[a + 1] += neighbourStart[a];
-  const neighbours = scratch.int(15, neighbourStart[m]);
-  const filled = scratch.int(16, m);
-  for (let a = 0; a < m; a++) {
-    for (let b = a; b < m; b++) {
-      if (!meets(patterns, words, a, b)) continue;
-      neighbours[neighbourStart[a] + filled[a]++] = b;
-      if (b !== a) neighbours[neighbourStart[b] + filled[b]++] = a;
-    }
+  const neighbours = scratch.int(19, neighbourStart[m]);
+  const filled = scratch.int(20, m);
+  // In (a, b) order each class's list comes out ascending: the classes below it (as the b of
+  // earlier pairs), then itself and those above it.
+  for (let p = 0; p < pairs; p++) {
+    const a = pairA[p];
+    const b = pairB[p];
+    neighbours[neighbourStart[a] + filled[a]++] = b;
+    if (b !== a) neighbours[neighbourStart[b] + filled[b]++] = a;
   }
   // A buffer's degree: every buffer of every class it meets, itself excluded.
   const degree = scratch.int(1, m);
@@ -275,6 +287,13 @@ function tableSize(n: number): number {
 class Scratch {
   private readonly ints: Int32Array[] = [];
   private floats = new Float64Array(64);
+
+  /** Working array number `k` made twice as long, its first `kept` entries kept (the rest unset). */
+  grow(k: number, kept: number): Int32Array {
+    const a = new Int32Array(2 * this.ints[k].length);
+    a.set(this.ints[k].subarray(0, kept));
+    return (this.ints[k] = a);
+  }
 
   /** Working array number `k`, at least `size` long, zeroed over [0, size). */
   int(k: number, size: number): Int32Array {
