@@ -1,6 +1,6 @@
 import { dataTypeBytes, type DataType } from '@pipeloom/kernels';
 import { bufferId, type BufferId } from '../ids.js';
-import type { Model, ModelEdge, ModelNode } from '../document/model.js';
+import type { Model, ModelNode } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { Router } from './route.js';
 import { successorLists } from '../util/csr.js';
@@ -52,7 +52,7 @@ export function insertBuffers(model: Model, order: readonly ModelNode[], router:
     output[n.index] = producers;
     producers += n.kernel.outputs.length;
   }
-  const walk = new RouteWalk(model.pes.length, order, router, output);
+  const walk = new RouteWalk(model, order, router, output);
   const { copies, reads } = walk.run(producers, null);
   const count = producers + copies;
   const b: Buffers = {
@@ -70,19 +70,20 @@ export function insertBuffers(model: Model, order: readonly ModelNode[], router:
     next: { start: new Int32Array(0), list: new Int32Array(0) },
     consumers: { start: new Int32Array(0), node: new Int32Array(reads), port: new Array(reads) },
   };
+  const { edges } = model;
   for (let s = 0, k = 0; s < order.length; s++) {
     const n = order[s];
     const pe = n.peIndex;
     for (const p of n.kernel.outputs) {
       // analyze() resolved the type of every connected output on its edges: reuse it.
-      const edge = firstEdge(n.outputs, p.name);
-      const t = edge ? edge.type : p.type(n.params);
+      const e = firstEdge(model, n.index, p.name);
+      const t = e >= 0 ? edges.type[e] : p.type(n.params);
       b.pe[k] = pe;
       b.source[k] = s;
       b.port[k] = p.name;
       b.parent[k] = -1;
       b.type[k] = typeOf(t);
-      b.bytes[k++] = edge ? edge.bytes : dataTypeBytes(t);
+      b.bytes[k++] = e >= 0 ? edges.bytes[e] : dataTypeBytes(t);
     }
   }
   const links: (Link | undefined)[] = new Array(count);
@@ -97,11 +98,9 @@ export function insertBuffers(model: Model, order: readonly ModelNode[], router:
   const { start, succ } = successorLists(count, readBuffer, readEdge);
   const { node, port } = b.consumers;
   b.consumers.start = start;
-  const edges = model.edges;
   for (let i = 0; i < reads; i++) {
-    const edge = edges[succ[i]];
-    node[i] = position[edge.to.index];
-    port[i] = edge.toPort;
+    node[i] = position[edges.to[succ[i]]];
+    port[i] = edges.toPort[succ[i]];
   }
   return { buffers: b, links, table: { parent: b.parent, pe: b.pe, read, output, children: b.next } };
 }
@@ -126,17 +125,18 @@ class RouteWalk {
   private readonly stamp: Int32Array;
   private readonly held: Int32Array;
   constructor(
-    pes: number,
+    private readonly model: Model,
     private readonly order: readonly ModelNode[],
     private readonly router: Router,
     private readonly output: Int32Array,
   ) {
-    this.stamp = new Int32Array(pes);
-    this.held = new Int32Array(pes);
+    this.stamp = new Int32Array(model.pes.length);
+    this.held = new Int32Array(model.pes.length);
   }
 
   run(first: number, fill: Fill | null): { copies: number; reads: number } {
-    const { order, router, output, stamp, held } = this;
+    const { model, order, router, output, stamp, held } = this;
+    const { nodes, edges, outputs } = model;
     stamp.fill(-1);
     let next = first;
     let reads = 0;
@@ -151,12 +151,13 @@ class RouteWalk {
         serial++;
         stamp[home] = serial;
         held[home] = root;
-        for (const edge of n.outputs) {
-          if (edge.fromPort !== name) continue;
-          const to = edge.to;
+        for (let o = outputs.start[n.index]; o < outputs.start[n.index + 1]; o++) {
+          const e = outputs.edge[o];
+          if (edges.fromPort[e] !== name) continue;
+          const to = nodes[edges.to[e]];
           let prev = root;
           if (to.peIndex !== home) {
-            const length = router.path(home, to.peIndex, edge.bytes);
+            const length = router.path(home, to.peIndex, edges.bytes[e]);
             const { at, via } = router;
             for (let i = 1; i < length; i++) {
               const pe = at[i];
@@ -180,8 +181,8 @@ class RouteWalk {
           }
           if (fill) {
             fill.readBuffer[reads] = prev;
-            fill.readEdge[reads] = edge.index;
-            fill.read[edge.index] = prev;
+            fill.readEdge[reads] = e;
+            fill.read[e] = prev;
           }
           reads++;
         }
@@ -200,8 +201,9 @@ function bufferNames(count: number): BufferId[] {
   return names.slice(0, count);
 }
 
-/** The first edge leaving `port`, if any. */
-function firstEdge(outputs: ModelEdge[], port: string): ModelEdge | undefined {
-  for (const e of outputs) if (e.fromPort === port) return e;
-  return undefined;
+/** The first edge leaving output `port` of node `node` (by index), or -1. */
+function firstEdge(model: Model, node: number, port: string): number {
+  const { outputs, edges } = model;
+  for (let o = outputs.start[node]; o < outputs.start[node + 1]; o++) if (edges.fromPort[outputs.edge[o]] === port) return outputs.edge[o];
+  return -1;
 }

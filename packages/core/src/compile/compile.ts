@@ -34,7 +34,7 @@ export function compileModel(model: Model, overlap: boolean, diagnostics: Diagno
   const { buffers, links, table } = insertBuffers(model, nodes, router);
   assignDepth(buffers, overlap);
   const plan = planPhases(model, buffers, table, overlap, links);
-  const lat = computeLatency(nodes, buffers, table, plan, overlap);
+  const lat = computeLatency(model, nodes, buffers, table, plan, overlap);
   const memory = colorMemory(model, nodes, buffers, table, plan, lat, overlap);
   const programs = buildPrograms(model, nodes, buffers, table, plan, lat, memory);
 

@@ -1,5 +1,5 @@
 import type { NodeId } from '../ids.js';
-import type { ModelNode } from '../document/model.js';
+import type { Model, ModelNode } from '../document/model.js';
 import type { PhasePlan } from './phases.js';
 import type { BufferTable } from './table.js';
 import type { Buffers } from './types.js';
@@ -14,7 +14,7 @@ export interface LatencyResult {
   /** By buffer number, for a buffer filled by a copy: the copy's first cycle and the lag of its read. */
   transferStart: Int32Array;
   transferLag: Int32Array;
-  /** By edge (ModelEdge.index): the lag of its consumer's read of the buffer table.read names. */
+  /** By edge (position in app.edges): the lag of its consumer's read of the buffer table.read names. */
   inputLag: Int32Array;
 }
 
@@ -37,7 +37,7 @@ export interface LatencyResult {
  * of one firing belong to the same iteration.
  */
 /** `order`: the model's nodes in schedule order. */
-export function computeLatency(order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, overlap: boolean): LatencyResult {
+export function computeLatency(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, overlap: boolean): LatencyResult {
   const count = buffers.count;
   const depth = buffers.depth;
   const written = new Int32Array(count);
@@ -72,20 +72,24 @@ export function computeLatency(order: readonly ModelNode[], buffers: Buffers, ta
     }
   };
 
+  const inputs = model.inputs;
   for (let s = 0; s < order.length; s++) {
     const n = order[s];
+    const first = inputs.start[n.index];
+    const end = inputs.start[n.index + 1];
     let L = 0;
-    for (const edge of n.inputs) {
-      const buffer = table.read[edge.index];
+    for (let k = first; k < end; k++) {
+      const buffer = table.read[inputs.edge[k]];
       const byTransfer = table.parent[buffer] >= 0;
       L = Math.max(L, written[buffer] + (overlap && byTransfer ? 1 : 0));
     }
     latency[n.id] = L;
     start[s] = L;
-    for (const edge of n.inputs) {
-      const buffer = table.read[edge.index];
+    for (let k = first; k < end; k++) {
+      const e = inputs.edge[k];
+      const buffer = table.read[e];
       const lag = L - written[buffer];
-      inputLag[edge.index] = lag;
+      inputLag[e] = lag;
       // A read lag cycles after the write needs lag + 1 slots (the writer is on the next one).
       depth[buffer] = Math.max(depth[buffer], lag + 1);
     }

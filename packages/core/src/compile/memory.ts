@@ -34,11 +34,13 @@ export function colorMemory(model: Model, order: readonly ModelNode[], buffers: 
   const readAt = new Int32Array(count).fill(-1);
   const wrapAt = new Int32Array(count).fill(-1);
   const firesOn = new Int32Array(model.pes.length);
+  const inputs = model.inputs;
   for (const n of order) {
     const pos = (overlap ? 0 : plan.fire) + firesOn[n.peIndex]++;
-    for (const edge of n.inputs) {
-      const b = table.read[edge.index];
-      if (lat.inputLag[edge.index] === 0) readAt[b] = Math.max(readAt[b], pos);
+    for (let k = inputs.start[n.index]; k < inputs.start[n.index + 1]; k++) {
+      const e = inputs.edge[k];
+      const b = table.read[e];
+      if (lat.inputLag[e] === 0) readAt[b] = Math.max(readAt[b], pos);
       else wrapAt[b] = Math.max(wrapAt[b], pos);
     }
     for (let j = 0; j < n.kernel.outputs.length; j++) writeAt[table.output[n.index] + j] = pos;

@@ -153,10 +153,11 @@ describe('latency (paper 4.2.5)', () => {
     const m = model(doc);
     const { nodes, buffers: bs, table, objects } = inserted(m);
     assignDepth(bs, true);
-    const lat = computeLatency(nodes, bs, table, planPhases(m, bs, table, true), true);
+    const lat = computeLatency(m, nodes, bs, table, planPhases(m, bs, table, true), true);
     expect(lat.latency).toEqual({ x: 0, g: 2, e: 4 });
     const e = m.node.get('e' as never)!;
-    expect(e.inputs.map((edge) => ({ port: edge.toPort, buffer: bs.id[table.read[edge.index]], lag: lat.inputLag[edge.index] }))).toEqual([
+    const fed = Array.from(m.inputs.edge.subarray(m.inputs.start[e.index], m.inputs.start[e.index + 1]));
+    expect(fed.map((k) => ({ port: m.edges.toPort[k], buffer: bs.id[table.read[k]], lag: lat.inputLag[k] }))).toEqual([
       { port: 'a', buffer: 'bn_0', lag: 4 },
       { port: 'b', buffer: 'bn_4', lag: 1 },
     ]);

@@ -87,10 +87,11 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
   let inputCount = 0;
   let outputCount = 0;
   for (const n of order) {
-    inputCount += n.inputs.length;
+    inputCount += n.kernel.inputs.length;
     outputCount += n.kernel.outputs.length;
   }
   const inputs = accessList(order.length, inputCount);
+  const fed = model.inputs;
   const outputs = accessList(order.length, outputCount);
   for (let s = 0, i = 0, o = 0; s < order.length; s++) {
     const n = order[s];
@@ -98,10 +99,11 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
     // The model's params (analyze() made them per node, defaults filled): read-only from here.
     params[s] = n.params;
     fireStart[s] = lat.start[s];
-    for (const edge of n.inputs) {
-      inputs.port[i] = edge.toPort;
-      inputs.buffer[i] = table.read[edge.index];
-      inputs.lag[i++] = lat.inputLag[edge.index];
+    for (let k = fed.start[n.index]; k < fed.start[n.index + 1]; k++) {
+      const e = fed.edge[k];
+      inputs.port[i] = model.edges.toPort[e];
+      inputs.buffer[i] = table.read[e];
+      inputs.lag[i++] = lat.inputLag[e];
     }
     inputs.start[s + 1] = i;
     const ports = n.kernel.outputs;

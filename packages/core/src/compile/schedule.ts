@@ -15,6 +15,7 @@ export function schedule(model: Model): { schedule: Record<NodeId, number>; orde
   const state = new Uint8Array(model.doc.app.nodes.length);
   const stack: ModelNode[] = [];
   const pending: ModelNode[] = [];
+  const inputs = model.inputs;
   for (const root of model.nodes) {
     if (state[root.index] === 2) continue;
     stack.push(root);
@@ -26,8 +27,8 @@ export function schedule(model: Model): { schedule: Record<NodeId, number>; orde
       }
       state[n.index] = 1;
       pending.length = 0;
-      for (const edge of n.inputs) {
-        const from = edge.from;
+      for (let k = inputs.start[n.index]; k < inputs.start[n.index + 1]; k++) {
+        const from = model.nodes[model.edges.from[inputs.edge[k]]];
         if (state[from.index] !== 2) pending.push(from);
       }
       if (pending.length === 0) {

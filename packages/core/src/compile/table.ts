@@ -11,7 +11,7 @@ export interface BufferTable {
   parent: Int32Array;
   /** Index of each buffer's PE in model.pes. */
   pe: Int32Array;
-  /** Per edge (by ModelEdge.index): the number of the buffer its consumer reads. */
+  /** Per edge (by position in app.edges): the number of the buffer its consumer reads. */
   read: Int32Array;
   /** Per node (by ModelNode.index): the number of its first output buffer; outputs follow in port order. */
   output: Int32Array;

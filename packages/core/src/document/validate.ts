@@ -2,7 +2,7 @@ import { CUSTOM_WGSL, dataTypeBytes, findKernel, formatDataType, listKernels, sa
 import { error, hasErrors, type Diagnostic } from '../diagnostics.js';
 import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';
-import type { Model, ModelEdge, ModelNode, ModelPe } from './model.js';
+import type { EdgeLists, Model, ModelEdges, ModelNode, ModelPe } from './model.js';
 import { normalizeWithOrigins } from './normalize.js';
 import { checkShape, describe } from './shape.js';
 import type { ProjectDocument } from './types.js';
@@ -87,7 +87,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
         }
       }
     }
-    const m: ModelNode = { id: nodeId(n.id), index: i, kernel, params: defaults(kernel, n.params), pe: peId(''), peIndex: -1, inputs: kernel.inputs.length ? new Array(kernel.inputs.length) : NO_EDGES, outputs: NO_EDGES };
+    const m: ModelNode = { id: nodeId(n.id), index: i, kernel, params: defaults(kernel, n.params), pe: peId(''), peIndex: -1 };
     nodes.push(m);
     node.set(m.id, m);
   });
@@ -123,13 +123,20 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     }
   }
 
-  // Edges: ends exist, ports exist, types agree, inputs fed once.
-  const edges: ModelEdge[] = [];
-  // Node index of each model edge's ends, for the cycle search.
-  const edgeFrom: number[] = [];
-  const edgeTo: number[] = [];
+  // Edges: ends exist, ports exist, types agree, inputs fed once. The columns are filled for
+  // the edges that pass (the model is only used when all do).
+  const edgeCount = doc.app.edges.length;
+  const edges: ModelEdges = {
+    count: edgeCount,
+    from: new Int32Array(edgeCount),
+    fromPort: new Array(edgeCount),
+    to: new Int32Array(edgeCount),
+    toPort: new Array(edgeCount),
+    type: new Array(edgeCount),
+    bytes: new Array(edgeCount),
+  };
   // The edge feeding each input port, at firstInput[node index] + port index; -1 for none.
-  const firstInput = new Int32Array(doc.app.nodes.length);
+  const firstInput = new Int32Array(doc.app.nodes.length + 1);
   // The resolved type (and its size in bytes) of each output port, at firstOutput[node index] + port index.
   const firstOutput = new Int32Array(doc.app.nodes.length);
   let inputCount = 0;
@@ -208,13 +215,15 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     if (type !== want && !sameDataType(type, want)) {
       return fail(edgeAt(i), `type mismatch: ${from.id}.${outPort.name} is ${formatDataType(type)} but ${to.id}.${inPort.name} expects ${formatDataType(want)}`, `give "${from.id}" and "${to.id}" matching size params`);
     }
-    const edge: ModelEdge = { index: i, from, fromPort: outPort.name, to, toPort: inPort.name, type, bytes: outBytes[out] };
-    edges.push(edge);
-    edgeFrom.push(from.index);
-    edgeTo.push(to.index);
-    to.inputs[inIndex] = edge;
+    edges.from[i] = from.index;
+    edges.fromPort[i] = outPort.name;
+    edges.to[i] = to.index;
+    edges.toPort[i] = inPort.name;
+    edges.type[i] = type;
+    edges.bytes[i] = outBytes[out];
   });
-  outputLists(nodes, edges);
+  firstInput[doc.app.nodes.length] = inputCount;
+  const inputs: EdgeLists = { start: firstInput, edge: fedBy };
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i];
     const ports = n.kernel.inputs;
@@ -222,24 +231,27 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
       if (fedBy[firstInput[n.index] + j] < 0) fail(`app.nodes[${n.index}]`, `input port "${ports[j].name}" of node "${n.id}" is not connected`, `add an edge to ${n.id}.${ports[j].name}`);
     }
   }
-  if (hasErrors(out)) return { doc, nodes, node, edges, pes, pe };
+  const outputs = successorLists(doc.app.nodes.length, edges.from, identity(edgeCount));
+  const model: Model = { doc, nodes, node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe };
+  if (hasErrors(out)) return model;
 
-  const cycle = findCycle(nodes, edgeFrom, edgeTo);
+  const cycle = findCycle(nodes, edges.from, edges.to);
   if (cycle) fail('app.edges', `cycle ${cycle.join(' -> ')}`, 'a DFG is acyclic: remove one of these edges');
 
   // Every edge between two PEs needs an architecture path.
   const component = components(pes);
   const reported = new Set<string>();
-  for (let i = 0; i < edges.length; i++) {
-    const e = edges[i];
-    const a = e.from.pe;
-    const b = e.to.pe;
+  for (let i = 0; i < edgeCount; i++) {
+    const from = nodes[edges.from[i]];
+    const to = nodes[edges.to[i]];
+    const a = from.pe;
+    const b = to.pe;
     if (component.get(a) !== component.get(b) && !reported.has(`${a}>${b}`)) {
       reported.add(`${a}>${b}`);
-      fail(`app.edges[${e.index}]`, `no architecture path from ${a} to ${b}`, `add a link between them, or map "${e.from.id}" and "${e.to.id}" to connected PEs`);
+      fail(`app.edges[${i}]`, `no architecture path from ${a} to ${b}`, `add a link between them, or map "${from.id}" and "${to.id}" to connected PEs`);
     }
   }
-  return { doc, nodes, node, edges, pes, pe };
+  return model;
 }
 
 /** What is wrong with a param value, as [message, hint]; undefined when it is right. */
@@ -288,7 +300,7 @@ function resolve(n: ModelNode, type: (p: ModelNode['params']) => DataType, fail:
  * Depth-first from each node in document order, successors in edge order; the graph is held as
  * typed arrays (successors grouped by source) so a 10,000-node DFG allocates no per-node frames.
  */
-function findCycle(nodes: ModelNode[], edgeFrom: number[], edgeTo: number[]): NodeId[] | undefined {
+function findCycle(nodes: ModelNode[], edgeFrom: ArrayLike<number>, edgeTo: ArrayLike<number>): NodeId[] | undefined {
   const size = nodes.reduce((most, n) => Math.max(most, n.index + 1), 0);
   const byIndex: ModelNode[] = new Array(size);
   for (const n of nodes) byIndex[n.index] = n;
@@ -363,28 +375,12 @@ function portIndex(ports: readonly { name: string }[], name: string): number {
   return -1;
 }
 
-/**
- * Each node's outgoing edges in document order, in arrays of exactly their length: pushing
- * grew every list of two or more edges to 17 slots (1.4 MB on the 10,000-node bench graph, all
- * of it kept for the whole compile).
- */
-function outputLists(nodes: ModelNode[], edges: ModelEdge[]): void {
-  const size = nodes.reduce((most, n) => Math.max(most, n.index + 1), 0);
-  const count = new Int32Array(size);
-  for (let i = 0; i < edges.length; i++) count[edges[i].from.index]++;
-  for (let i = 0; i < nodes.length; i++) {
-    const n = nodes[i];
-    if (count[n.index]) n.outputs = new Array(count[n.index]);
-    count[n.index] = 0;
-  }
-  for (let i = 0; i < edges.length; i++) {
-    const from = edges[i].from;
-    from.outputs[count[from.index]++] = edges[i];
-  }
+/** 0, 1, ..., n - 1. */
+function identity(n: number): Int32Array {
+  const out = new Int32Array(n);
+  for (let i = 0; i < n; i++) out[i] = i;
+  return out;
 }
-
-/** The inputs of every node without input ports, and the outputs of a node no edge leaves: shared, never written. */
-const NO_EDGES: ModelEdge[] = [];
 
 const nodeAt = (i: number) => `app.nodes[${i}]`;
 const edgeAt = (i: number) => `app.edges[${i}]`;
