@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { predict, type TraceEvent } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
 import { compileOrThrow, connect, example, piic, root } from './testing/fixtures.js';
@@ -12,8 +12,14 @@ import { compileOrThrow, connect, example, piic, root } from './testing/fixtures
 let agents: LocalAgents;
 const urls = () => agents.agents.map((a) => a.url);
 
+// The agents' stderr (their log), printed when a test fails: a run that fails for a reason on
+// the agents' side says it there.
+const agentLog: string[] = [];
 beforeAll(async () => {
-  agents = await spawnLocalAgents(['h0', 'h1']);
+  agents = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => agentLog.push(`${host}: ${line}`) });
+});
+afterEach((ctx) => {
+  if (ctx.task.result?.state === 'fail') console.error(`agent log (last 100 lines):\n${agentLog.slice(-100).join('\n')}`);
 });
 afterAll(async () => {
   await agents?.stop();
