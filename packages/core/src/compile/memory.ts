@@ -67,35 +67,45 @@ export function colorMemory(model: Model, order: readonly ModelNode[], buffers: 
  * it after a few PEs: as the body of one loop run once per compile, it ran mostly unoptimised.
  */
 function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffers, writeAt: Int32Array, readAt: Int32Array, wrapAt: Int32Array, scratch: Scratch): MemoryReport {
-  const words = (length + 31) >>> 5;
   const { bytes, depth } = buffers;
   // Buffer numbers: those live the whole cycle, and those live over a range of positions.
-  const whole = scratch.int(17, numbers.length);
-  const ranged = scratch.int(18, numbers.length);
+  const whole = scratch.int(S.whole, numbers.length);
+  const ranged = scratch.int(S.ranged, numbers.length);
   let wholes = 0;
   let n = 0;
-  // Live positions of each single buffer as a bitset (words per buffer), and a live-weight profile.
-  const bits = scratch.int(0, numbers.length * words);
+  // Where each single buffer is live: [from, to], and for one read again next cycle also
+  // [0, wrap] (wrap -1 for none; a wrap reaching `from` makes the whole cycle, kept as
+  // [0, length - 1], so equal position sets have equal triples). And the live-weight profile.
+  const from = scratch.int(S.from, numbers.length);
+  const to = scratch.int(S.to, numbers.length);
+  const wrap = scratch.int(S.wrap, numbers.length);
   const live = scratch.float(length + 1);
-  const mark = (i: number, s: number, e: number, weight: number) => {
-    for (let x = s; x <= e; x++) bits[i * words + (x >>> 5)] |= 1 << (x & 31);
-    live[s] += weight;
-    live[e + 1] -= weight;
-  };
   for (const number of numbers) {
     if (depth[number] >= 2) {
       whole[wholes++] = number;
       continue;
     }
     const w = writeAt[number];
-    const end = Math.max(w, readAt[number]);
     const wraps = wrapAt[number];
     const i = n++;
     ranged[i] = number;
-    if (wraps < 0) mark(i, w, end, bytes[number]);
-    else {
-      mark(i, w, length - 1, bytes[number]);
-      mark(i, 0, Math.min(wraps, w - 1), bytes[number]);
+    const weight = bytes[number];
+    if (wraps < 0) {
+      const end = Math.max(w, readAt[number]);
+      from[i] = w;
+      to[i] = end;
+      wrap[i] = -1;
+      live[w] += weight;
+      live[end + 1] -= weight;
+    } else {
+      const r = Math.min(wraps, w - 1);
+      from[i] = r === w - 1 ? 0 : w;
+      to[i] = length - 1;
+      wrap[i] = r === w - 1 ? -1 : r;
+      live[w] += weight;
+      live[length] -= weight;
+      live[0] += weight;
+      live[r + 1] -= weight;
     }
   }
 
@@ -110,30 +120,30 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   // Buffers live at exactly the same positions have the same neighbours (and conflict with
   // each other): DSatur runs on these classes, which keeps it linear in the buffers of a
   // busy PE (a host CPU relaying hundreds of copies) while choosing exactly as it would
-  // buffer by buffer.
-  // Classes by live pattern, through an open-addressing table over the patterns' words (no
-  // Map, no string keys): cls[i] is the class of single buffer i, patterns holds each class's
-  // words, m counts them.
-  const cls = scratch.int(8, n);
-  const patterns = scratch.int(9, n * words);
+  // buffer by buffer. Classes are found through an open-addressing table over the
+  // (from, to, wrap) triples: cls[i] is the class of single buffer i, m counts them, and
+  // each class keeps its triple.
+  const cls = scratch.int(S.cls, n);
+  const classFrom = scratch.int(S.classFrom, n);
+  const classTo = scratch.int(S.classTo, n);
+  const classWrap = scratch.int(S.classWrap, n);
   const size = tableSize(n);
-  const slots = scratch.int(10, size).fill(-1, 0, size);
+  const slots = scratch.int(S.slots, size).fill(-1, 0, size);
   let m = 0;
   for (let i = 0; i < n; i++) {
-    let h = 0;
-    for (let k = 0; k < words; k++) h = Math.imul(h ^ bits[i * words + k], 0x9e3779b1);
+    const h = Math.imul(Math.imul(Math.imul(from[i] + 1, 0x9e3779b1) ^ to[i], 0x85ebca6b) ^ (wrap[i] + 1), 0xc2b2ae35);
     let at = (h ^ (h >>> 15)) & (size - 1);
     for (;;) {
       const c = slots[at];
       if (c < 0) {
         slots[at] = m;
-        for (let k = 0; k < words; k++) patterns[m * words + k] = bits[i * words + k];
+        classFrom[m] = from[i];
+        classTo[m] = to[i];
+        classWrap[m] = wrap[i];
         cls[i] = m++;
         break;
       }
-      let same = true;
-      for (let k = 0; k < words && same; k++) same = patterns[c * words + k] === bits[i * words + k];
-      if (same) {
+      if (classFrom[c] === from[i] && classTo[c] === to[i] && classWrap[c] === wrap[i]) {
         cls[i] = c;
         break;
       }
@@ -141,67 +151,82 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
     }
   }
   // Each class's members in buffer order: members[memberStart[a] .. memberStart[a + 1]).
-  const memberStart = scratch.int(11, m + 1);
+  const memberStart = scratch.int(S.memberStart, m + 1);
   for (let i = 0; i < n; i++) memberStart[cls[i] + 1]++;
   for (let a = 0; a < m; a++) memberStart[a + 1] += memberStart[a];
-  const members = scratch.int(12, n);
-  const fill = scratch.int(13, m);
+  const members = scratch.int(S.members, n);
+  const fill = scratch.int(S.fill, m);
   for (let i = 0; i < n; i++) members[memberStart[cls[i]] + fill[cls[i]]++] = i;
-  // Classes meeting each class (itself included: its members conflict), ascending:
-  // neighbours[neighbourStart[a] .. neighbourStart[a + 1]). The meeting pairs a <= b are found
-  // once, in (a, b) order, and then laid out by class.
-  let pairs = 0;
-  let pairA = scratch.int(14, 64);
-  let pairB = scratch.int(15, 64);
+
+  // The classes each class meets (shares a position with, itself included), as a bitset row
+  // of W words per class. Intervals meet when each starts before the other ends, so four
+  // tables of class bitsets by position answer it for a whole row at once: classes whose
+  // interval starts at or before x, ends at or after x, whose wrap's high part [from, end]
+  // starts at or before x, whose wrap's low part [0, wrap] ends at or after x. A row costs
+  // O(W) words, where testing every pair of classes cost O(m) per class, quadratic in the
+  // classes of a busy PE (a 64-PE cluster holds hundreds per PE without overlap).
+  const W = (m + 31) >>> 5;
+  const startsBy = scratch.int(S.startsBy, length * W);
+  const endsFrom = scratch.int(S.endsFrom, length * W);
+  const wrapsFrom = scratch.int(S.wrapsFrom, length * W);
+  const wrapsTo = scratch.int(S.wrapsTo, length * W);
   for (let a = 0; a < m; a++) {
-    for (let b = a; b < m; b++) {
-      if (words === 1 ? (patterns[a] & patterns[b]) === 0 : !meets(patterns, words, a, b)) continue;
-      if (pairs === pairA.length) {
-        pairA = scratch.grow(14, pairs);
-        pairB = scratch.grow(15, pairs);
-      }
-      pairA[pairs] = a;
-      pairB[pairs++] = b;
+    const word = a >>> 5;
+    const bit = 1 << (a & 31);
+    if (classWrap[a] < 0) {
+      startsBy[classFrom[a] * W + word] |= bit;
+      endsFrom[classTo[a] * W + word] |= bit;
+    } else {
+      wrapsFrom[classFrom[a] * W + word] |= bit;
+      wrapsTo[classWrap[a] * W + word] |= bit;
     }
   }
-  const neighbourStart = scratch.int(16, m + 1);
-  for (let p = 0; p < pairs; p++) {
-    neighbourStart[pairA[p] + 1]++;
-    if (pairB[p] !== pairA[p]) neighbourStart[pairB[p] + 1]++;
+  for (let x = 1; x < length; x++) {
+    for (let k = 0; k < W; k++) {
+      startsBy[x * W + k] |= startsBy[(x - 1) * W + k];
+      wrapsFrom[x * W + k] |= wrapsFrom[(x - 1) * W + k];
+    }
   }
-  for (let a = 0; a < m; a++) neighbourStart[a + 1] += neighbourStart[a];
-  const neighbours = scratch.int(19, neighbourStart[m]);
-  const filled = scratch.int(20, m);
-  // In (a, b) order each class's list comes out ascending: the classes below it (as the b of
-  // earlier pairs), then itself and those above it.
-  for (let p = 0; p < pairs; p++) {
-    const a = pairA[p];
-    const b = pairB[p];
-    neighbours[neighbourStart[a] + filled[a]++] = b;
-    if (b !== a) neighbours[neighbourStart[b] + filled[b]++] = a;
+  for (let x = length - 2; x >= 0; x--) {
+    for (let k = 0; k < W; k++) {
+      endsFrom[x * W + k] |= endsFrom[(x + 1) * W + k];
+      wrapsTo[x * W + k] |= wrapsTo[(x + 1) * W + k];
+    }
+  }
+  const meets = scratch.int(S.meets, m * W);
+  const meet = (row: number, s: number, e: number) => {
+    for (let k = 0; k < W; k++) meets[row + k] |= (startsBy[e * W + k] & endsFrom[s * W + k]) | wrapsFrom[e * W + k] | wrapsTo[s * W + k];
+  };
+  for (let a = 0; a < m; a++) {
+    meet(a * W, classFrom[a], classTo[a]);
+    if (classWrap[a] >= 0) meet(a * W, 0, classWrap[a]);
   }
   // A buffer's degree: every buffer of every class it meets, itself excluded.
-  const degree = scratch.int(1, m);
-  const next = scratch.int(2, m); // position in `members` of each class's first uncoloured member
-  const head = scratch.int(3, m); // that member's number
+  const degree = scratch.int(S.degree, m);
+  const next = scratch.int(S.next, m); // position in `members` of each class's first uncoloured member
+  const head = scratch.int(S.head, m); // that member's number
   // Classes with uncoloured members (the order does not matter: the pick is a strict maximum).
-  const alive = scratch.int(4, m);
+  const alive = scratch.int(S.alive, m);
   for (let a = 0; a < m; a++) {
     let d = -1;
-    for (let k = neighbourStart[a]; k < neighbourStart[a + 1]; k++) {
-      const b = neighbours[k];
-      d += memberStart[b + 1] - memberStart[b];
+    for (let k = 0; k < W; k++) {
+      for (let bits = meets[a * W + k]; bits !== 0; bits &= bits - 1) {
+        const b = (k << 5) + 31 - Math.clz32(bits & -bits);
+        d += memberStart[b + 1] - memberStart[b];
+      }
     }
     degree[a] = d;
     next[a] = memberStart[a];
     head[a] = members[memberStart[a]];
     alive[a] = a;
   }
-  const color = scratch.int(5, n).fill(-1, 0, n);
-  const satCount = scratch.int(6, m);
+  const color = scratch.int(S.color, n).fill(-1, 0, n);
+  const satCount = scratch.int(S.satCount, m);
   // Saturation bits, a row of `row` words per class: colours are below n, so n + 1 bits suffice.
   const row = (n >>> 5) + 1;
-  const satBits = scratch.int(7, m * row);
+  const satBits = scratch.int(S.satBits, m * row);
+  // The same by colour: a row of W words per colour, the classes whose saturation holds it.
+  const saturated = scratch.int(S.saturated, n * W);
   let alives = m;
   for (let step = 0; step < n; step++) {
     let at = 0;
@@ -226,13 +251,18 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
     color[head[pick]] = c;
     if (++next[pick] < memberStart[pick + 1]) head[pick] = members[next[pick]];
     else alive[at] = alive[--alives];
+    // Every class the pick meets now has colour c in its saturation: those new to it, a
+    // word of classes at a time.
     const word = c >>> 5;
     const bit = 1 << (c & 31);
-    for (let e = neighbourStart[pick]; e < neighbourStart[pick + 1]; e++) {
-      const b = neighbours[e];
-      const k = b * row + word;
-      if (!(satBits[k] & bit)) {
-        satBits[k] |= bit;
+    for (let k = 0; k < W; k++) {
+      const met = meets[pick * W + k];
+      let fresh = met & ~saturated[c * W + k];
+      if (fresh === 0) continue;
+      saturated[c * W + k] |= met;
+      for (; fresh !== 0; fresh &= fresh - 1) {
+        const b = (k << 5) + 31 - Math.clz32(fresh & -fresh);
+        satBits[b * row + word] |= bit;
         satCount[b]++;
       }
     }
@@ -268,18 +298,19 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   };
 }
 
-/** Whether classes a and b are live at a common position. */
-function meets(patterns: Int32Array, words: number, a: number, b: number): boolean {
-  for (let k = 0; k < words; k++) if ((patterns[a * words + k] & patterns[b * words + k]) !== 0) return true;
-  return false;
-}
-
 /** A power of two at least twice `n` (an open-addressing table that stays at most half full). */
 function tableSize(n: number): number {
   let size = 16;
   while (size < 2 * n) size *= 2;
   return size;
 }
+
+/** The working arrays of colorPe, by name (Scratch keeps one of each). */
+const S = {
+  whole: 0, ranged: 1, from: 2, to: 3, wrap: 4, cls: 5, classFrom: 6, classTo: 7, classWrap: 8, slots: 9,
+  memberStart: 10, members: 11, fill: 12, startsBy: 13, endsFrom: 14, wrapsFrom: 15, wrapsTo: 16, meets: 17,
+  degree: 18, next: 19, head: 20, alive: 21, color: 22, satCount: 23, satBits: 24, saturated: 25,
+} as const;
 
 /**
  * Working arrays reused from PE to PE: a compile colours every PE (1,024 on the bench graph),
@@ -289,13 +320,6 @@ function tableSize(n: number): number {
 class Scratch {
   private readonly ints: Int32Array[] = [];
   private floats = new Float64Array(64);
-
-  /** Working array number `k` made twice as long, its first `kept` entries kept (the rest unset). */
-  grow(k: number, kept: number): Int32Array {
-    const a = new Int32Array(2 * this.ints[k].length);
-    a.set(this.ints[k].subarray(0, kept));
-    return (this.ints[k] = a);
-  }
 
   /** Working array number `k`, at least `size` long, zeroed over [0, size). */
   int(k: number, size: number): Int32Array {
