@@ -2,7 +2,7 @@ import type { Diagnostic } from '../diagnostics.js';
 import { compileModel } from '../compile/compile.js';
 import { fastestLink } from '../compile/phases.js';
 import { Router } from '../compile/route.js';
-import { actionRange, bufferPe } from '../compile/decode.js';
+import { actionRange } from '../compile/decode.js';
 import type { ImplementationGraph } from '../compile/types.js';
 import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
@@ -95,9 +95,25 @@ export function predict(doc: unknown, opts: PredictOptions = {}): PredictResult 
 interface Timed {
   entry: number;
   startCycle: number;
-  /** Key of the resource whose busy time it adds to: a PE for a firing, a link (or link direction) for a transfer. */
-  resource: string;
+  /** The resource whose busy time it adds to (a PE for a firing, a link or link direction for a transfer), by number: see `Resources`. */
+  resource: number;
   time: number;
+  /** The position in `Programs.pes` of the PE that fires it (-1 for a transfer). */
+  pe: number;
+}
+
+/** Resource names (a PE id, `link a->b`, `link a<->b`) numbered in the order first met. */
+class Resources {
+  readonly names: string[] = [];
+  private readonly numbers = new Map<string, number>();
+  number(name: string): number {
+    let k = this.numbers.get(name);
+    if (k === undefined) {
+      this.numbers.set(name, (k = this.names.length));
+      this.names.push(name);
+    }
+    return k;
+  }
 }
 
 export function predictStrategy(model: Model, ig: ImplementationGraph, opts: PredictOptions = {}): StrategyPrediction {
@@ -106,50 +122,74 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
   const linkName = (l: Link, from: PeId, to: PeId) => (l.duplex ? `link ${from}->${to}` : `link ${l.a}<->${l.b}`);
   // Each phase's actions once: a transfer is listed by both its PEs, and counted by its sender's.
   const { pes, list, transfer, fire } = ig.programs;
+  const resources = new Resources();
+  // The link a transfer crosses and its resource, by (sender, receiver) position, for the last
+  // size asked: found once, not by scanning the sender's links (134 on a cluster's CPU) each time.
+  const crossing = new Map<number, { bytes: number; link: Link; resource: number }>();
   const phases: Timed[][] = ig.phases.map(() => []);
   for (let p = 0; p < pes.length; p++) {
     const pe = pes[p].pe;
+    const self = resources.number(pe);
     for (let f = 0; f < ig.phases.length; f++) {
       const [from, to] = actionRange(ig.programs, ig.phases.length, p, f);
       for (let i = from; i < to; i++) {
         const entry = list[i];
         if (entry < 0) {
           const s = -entry - 1;
-          phases[f].push({ entry, startCycle: fire.startCycle[s], resource: pe, time: nodeTime(model, ig.order[s], opts) });
+          phases[f].push({ entry, startCycle: fire.startCycle[s], resource: self, time: nodeTime(model, ig.order[s], opts), pe: p });
           continue;
         }
         const source = transfer.from[entry];
         if (ig.buffers.pe[source] !== p) continue;
-        const to = bufferPe(ig, entry);
+        const q = ig.buffers.pe[entry];
         const bytes = ig.buffers.bytes[entry];
-        const link = fastestLink(model, pe, to, bytes);
-        phases[f].push({ entry, startCycle: transfer.startCycle[entry], resource: linkName(link, pe, to), time: transferTime(ig.buffers.id[source], ig.buffers.id[entry], bytes, link, opts) });
+        let c = crossing.get(p * pes.length + q);
+        if (!c || c.bytes !== bytes) {
+          const receiver = pes[q].pe;
+          const link = fastestLink(model, pe, receiver, bytes);
+          crossing.set(p * pes.length + q, (c = { bytes, link, resource: resources.number(linkName(link, pe, receiver)) }));
+        }
+        phases[f].push({ entry, startCycle: transfer.startCycle[entry], resource: c.resource, time: transferTime(ig.buffers.id[source], ig.buffers.id[entry], bytes, c.link, opts), pe: -1 });
       }
     }
   }
-  const busy: Record<string, number> = {};
+  // Busy and per-phase load by resource number; `busy` lists resources in the order first met.
+  const count = resources.names.length;
+  const busyTime = new Float64Array(count);
+  const busyOrder: number[] = [];
+  const load = new Float64Array(count);
+  const seen = new Int32Array(count).fill(-1);
   const phaseTimes: PhaseTime[] = phases.map((actions, i) => {
-    const load: Record<string, number> = {};
+    const order: number[] = [];
     for (const t of actions) {
-      load[t.resource] = (load[t.resource] ?? 0) + t.time;
-      busy[t.resource] = (busy[t.resource] ?? 0) + t.time;
+      const r = t.resource;
+      if (seen[r] < 0) busyOrder.push(r);
+      if (seen[r] !== i) {
+        seen[r] = i;
+        load[r] = 0;
+        order.push(r);
+      }
+      load[r] += t.time;
+      busyTime[r] += t.time;
     }
     // A duplex link's two directions run at once: its time is the slower direction.
     let bottleneck = '';
     let time = 0;
-    for (const [r, v] of Object.entries(load)) {
-      if (v > time || (v === time && bottleneck === '')) {
-        time = v;
-        bottleneck = r;
+    for (const r of order) {
+      if (load[r] > time || (load[r] === time && bottleneck === '')) {
+        time = load[r];
+        bottleneck = resources.names[r];
       }
     }
     return { name: ig.phases[i], time: time + barrier, bottleneck };
   });
+  const busy: Record<string, number> = {};
+  for (const r of busyOrder) busy[resources.names[r]] = busyTime[r];
   const cycleTime = phaseTimes.reduce((a, p) => a + p.time, 0);
   let last = 0;
   for (const ph of phases) for (const t of ph) last = Math.max(last, t.startCycle);
   const cycles = last + iterations;
-  const { events: timeline, cycles: timelineCycles } = buildTimeline(model, ig, phases, phaseTimes, cycleTime, barrier, iterations, Math.min(opts.timelineCycles ?? cycles, cycles, 200), opts.timelineEvents ?? TIMELINE_EVENTS);
+  const { events: timeline, cycles: timelineCycles } = buildTimeline(model, ig, phases, count, phaseTimes, cycleTime, barrier, iterations, Math.min(opts.timelineCycles ?? cycles, cycles, 200), opts.timelineEvents ?? TIMELINE_EVENTS);
   return {
     overlap: ig.overlap,
     cycleTime,
@@ -166,29 +206,44 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
   };
 }
 
-function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][], times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number, maxEvents: number): { events: TraceEvent[]; cycles: number } {
+function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][], resources: number, times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number, maxEvents: number): { events: TraceEvent[]; cycles: number } {
   const events: TraceEvent[] = [];
   const us = (s: number) => s * 1e6;
   const lanePe = (id: string): LanePe => model.pe.get(id as PeId)!;
+  const pes = ig.programs.pes;
+  // Each transfer's lanes by (sender, receiver) position, made once.
+  const lanes = new Map<number, { pe: string; host: string; thread: string }[]>();
+  const lanesOf = (p: number, q: number) => {
+    let l = lanes.get(p * pes.length + q);
+    if (!l) lanes.set(p * pes.length + q, (l = transferLanes(pes[p].pe, pes[q].pe, lanePe).map((x) => ({ ...x, host: lanePe(x.pe).host }))));
+    return l;
+  };
+  // Where each resource's next action starts in the current phase: valid where stamp matches.
+  const cursor = new Float64Array(resources);
+  const stamp = new Int32Array(resources).fill(-1);
+  let serial = 0;
   for (let k = 0; k < cycles; k++) {
     let at = k * cycleTime;
     phases.forEach((actions, i) => {
-      const cursor: Record<string, number> = {};
+      serial++;
       for (const t of actions) {
         const iteration = k - t.startCycle;
         if (iteration < 0 || iteration >= iterations) continue;
-        const start = cursor[t.resource] ?? at;
-        cursor[t.resource] = start + t.time;
+        const r = t.resource;
+        const start = stamp[r] === serial ? cursor[r] : at;
+        stamp[r] = serial;
+        cursor[r] = start + t.time;
         if (t.entry < 0) {
-          const node = ig.order[-t.entry - 1];
-          const pe = model.node.get(node)!.pe;
-          events.push({ host: model.pe.get(pe)!.host, pe, thread: 'main', kind: 'fire', name: node, node, iteration, cycle: k, start: us(start), end: us(start + t.time) });
+          const s = -t.entry - 1;
+          const node = ig.order[s];
+          const p = t.pe;
+          events.push({ host: pes[p].host, pe: pes[p].pe, thread: 'main', kind: 'fire', name: node, node, iteration, cycle: k, start: us(start), end: us(start + t.time) });
         } else {
           const to = t.entry;
           const from = ig.programs.transfer.from[to];
-          for (const lane of transferLanes(bufferPe(ig, from), bufferPe(ig, to), lanePe)) {
+          for (const lane of lanesOf(ig.buffers.pe[from], ig.buffers.pe[to])) {
             events.push({
-              host: model.pe.get(lane.pe as PeId)!.host,
+              host: lane.host,
               pe: lane.pe,
               thread: lane.thread,
               kind: 'transfer',
