@@ -26,8 +26,9 @@ export interface Insertion {
  * walked twice, once to count the copies and once to fill them (the router keeps its
  * searches, so the second walk only reads their paths back). Growing arrays instead cost a
  * copy of each column per growth, in fresh memory.
+ *
+ * `order`: the model's nodes in schedule order (schedule.ts).
  */
-/** `order`: the model's nodes in schedule order. */
 export function insertBuffers(model: Model, order: readonly ModelNode[], router: Router): Insertion {
   const nodes = model.doc.app.nodes.length;
   // One index per distinct data type (analyze() made one object per distinct type).

@@ -35,8 +35,9 @@ export interface LatencyResult {
  * non-overlapped copy, one cycle after an overlapped copy. Where inputs arrive in different
  * cycles the early one is kept in a deeper buffer and read with a larger lag, so all inputs
  * of one firing belong to the same iteration.
+ *
+ * `order`: the model's nodes in schedule order (schedule.ts).
  */
-/** `order`: the model's nodes in schedule order. */
 export function computeLatency(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, overlap: boolean): LatencyResult {
   const count = buffers.count;
   const depth = buffers.depth;

@@ -20,8 +20,9 @@ import type { Buffers, MemoryReport } from './types.js';
  * other is the paper's rule) are incompatible. DSatur colours each PE's graph; a colour is
  * allocated at its largest member (bytes x slots). The lower bound is the heaviest set of
  * buffers live at one position, a clique.
+ *
+ * `order`: the model's nodes in schedule order (schedule.ts).
  */
-/** `order`: the model's nodes in schedule order. */
 export function colorMemory(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, overlap: boolean): Record<PeId, MemoryReport> {
   const reports = Object.create(null) as Record<PeId, MemoryReport>;
   // Buffer numbers per PE index, in buffer order.

@@ -22,8 +22,9 @@ import type { AccessList, Buffers, MemoryReport, Programs, TransferLink } from '
  * filled its source in the same cycle (no overlap) has lag 0; a firing reads with lag
  * `its start cycle - the cycle iteration 0 was written` (0 after a local producer or a
  * non-overlapped copy, 1 after an overlapped copy, more when kept for a late sibling input).
+ *
+ * `order`: the model's nodes in schedule order (schedule.ts).
  */
-/** `order`: the model's nodes in schedule order. */
 export function buildPrograms(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>): Programs {
   const count = buffers.count;
   const { color, depth } = buffers;
