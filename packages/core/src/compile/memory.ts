@@ -160,47 +160,61 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   for (let i = 0; i < n; i++) members[memberStart[cls[i]] + fill[cls[i]]++] = i;
 
   // The classes each class meets (shares a position with, itself included), as a bitset row
-  // of W words per class. Intervals meet when each starts before the other ends, so four
-  // tables of class bitsets by position answer it for a whole row at once: classes whose
-  // interval starts at or before x, ends at or after x, whose wrap's high part [from, end]
-  // starts at or before x, whose wrap's low part [0, wrap] ends at or after x. A row costs
-  // O(W) words, where testing every pair of classes cost O(m) per class, quadratic in the
-  // classes of a busy PE (a 64-PE cluster holds hundreds per PE without overlap).
+  // of W words per class, built in one sweep over the positions. Two intervals meet when each
+  // starts before the other ends; with `started` (classes begun by x: a plain interval's from,
+  // a wrapped class's from) and `ended` (classes over before x: a plain interval's to, a
+  // wrapped class's low part [0, wrap]), a plain class [s, e] meets
+  //   the plain classes in started(e) & ~ended(s), and the wrapped ones in started(e) | ~ended(s);
+  // a wrapped class [from, end] + [0, wrap] meets every wrapped class, the classes started by
+  // its wrap and those not ended before its from. Each row costs O(W) words; testing every
+  // pair of classes had been quadratic in the classes of a busy PE (hundreds per PE on a
+  // 64-PE cluster without overlap, 10,000 on a single CPU).
   const W = (m + 31) >>> 5;
-  const startsBy = scratch.int(S.startsBy, length * W);
-  const endsFrom = scratch.int(S.endsFrom, length * W);
-  const wrapsFrom = scratch.int(S.wrapsFrom, length * W);
-  const wrapsTo = scratch.int(S.wrapsTo, length * W);
+  const last = m & 31 ? (1 << (m & 31)) - 1 : -1; // the valid bits of a row's last word
+  // Classes by where they start (from) and where their first part ends (to, or wrap): CSR by position.
+  const startAt = scratch.int(S.startAt, length + 1);
+  const endAt = scratch.int(S.endAt, length + 1);
   for (let a = 0; a < m; a++) {
-    const word = a >>> 5;
-    const bit = 1 << (a & 31);
-    if (classWrap[a] < 0) {
-      startsBy[classFrom[a] * W + word] |= bit;
-      endsFrom[classTo[a] * W + word] |= bit;
-    } else {
-      wrapsFrom[classFrom[a] * W + word] |= bit;
-      wrapsTo[classWrap[a] * W + word] |= bit;
-    }
+    startAt[classFrom[a] + 1]++;
+    endAt[(classWrap[a] < 0 ? classTo[a] : classWrap[a]) + 1]++;
   }
-  for (let x = 1; x < length; x++) {
-    for (let k = 0; k < W; k++) {
-      startsBy[x * W + k] |= startsBy[(x - 1) * W + k];
-      wrapsFrom[x * W + k] |= wrapsFrom[(x - 1) * W + k];
-    }
+  for (let x = 0; x < length; x++) {
+    startAt[x + 1] += startAt[x];
+    endAt[x + 1] += endAt[x];
   }
-  for (let x = length - 2; x >= 0; x--) {
-    for (let k = 0; k < W; k++) {
-      endsFrom[x * W + k] |= endsFrom[(x + 1) * W + k];
-      wrapsTo[x * W + k] |= wrapsTo[(x + 1) * W + k];
-    }
+  const starting = scratch.int(S.starting, m);
+  const ending = scratch.int(S.ending, m);
+  const placed = scratch.int(S.placed, 2 * length);
+  for (let a = 0; a < m; a++) {
+    const x = classFrom[a];
+    starting[startAt[x] + placed[x]++] = a;
+    const y = classWrap[a] < 0 ? classTo[a] : classWrap[a];
+    ending[endAt[y] + placed[length + y]++] = a;
   }
+  const wrapped = scratch.int(S.wrapped, W);
+  for (let a = 0; a < m; a++) if (classWrap[a] >= 0) wrapped[a >>> 5] |= 1 << (a & 31);
+  const started = scratch.int(S.started, W);
+  const ended = scratch.int(S.ended, W);
   const meets = scratch.int(S.meets, m * W);
-  const meet = (row: number, s: number, e: number) => {
-    for (let k = 0; k < W; k++) meets[row + k] |= (startsBy[e * W + k] & endsFrom[s * W + k]) | wrapsFrom[e * W + k] | wrapsTo[s * W + k];
-  };
-  for (let a = 0; a < m; a++) {
-    meet(a * W, classFrom[a], classTo[a]);
-    if (classWrap[a] >= 0) meet(a * W, 0, classWrap[a]);
+  for (let x = 0; x < length; x++) {
+    for (let k = startAt[x]; k < startAt[x + 1]; k++) started[starting[k] >>> 5] |= 1 << (starting[k] & 31);
+    for (let k = startAt[x]; k < startAt[x + 1]; k++) {
+      // Not ended before x: plain classes keep it to AND with started(e); wrapped ones OR it in.
+      const row = starting[k] * W;
+      if (classWrap[starting[k]] < 0) for (let w = 0; w < W; w++) meets[row + w] = ~ended[w];
+      else for (let w = 0; w < W; w++) meets[row + w] |= ~ended[w] | wrapped[w];
+      meets[row + W - 1] &= last;
+    }
+    for (let k = endAt[x]; k < endAt[x + 1]; k++) {
+      const row = ending[k] * W;
+      if (classWrap[ending[k]] < 0) {
+        for (let w = 0; w < W; w++) {
+          const open = meets[row + w];
+          meets[row + w] = (started[w] & open) | (wrapped[w] & (started[w] | open));
+        }
+      } else for (let w = 0; w < W; w++) meets[row + w] = started[w];
+    }
+    for (let k = endAt[x]; k < endAt[x + 1]; k++) ended[ending[k] >>> 5] |= 1 << (ending[k] & 31);
   }
   // A buffer's degree: every buffer of every class it meets, itself excluded.
   const degree = scratch.int(S.degree, m);
@@ -223,11 +237,15 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   }
   const color = scratch.int(S.color, n).fill(-1, 0, n);
   const satCount = scratch.int(S.satCount, m);
-  // Saturation bits, a row of `row` words per class: colours are below n, so n + 1 bits suffice.
-  const row = (n >>> 5) + 1;
+  // A buffer's colour is the lowest not in its saturation, which holds at most its degree's
+  // worth: colours stay below the largest degree + 1, and the saturation rows need no more bits.
+  let colorsAtMost = 1;
+  for (let a = 0; a < m; a++) colorsAtMost = Math.max(colorsAtMost, degree[a] + 1);
+  // Saturation bits, a row of `row` words per class.
+  const row = (colorsAtMost >>> 5) + 1;
   const satBits = scratch.int(S.satBits, m * row);
   // The same by colour: a row of W words per colour, the classes whose saturation holds it.
-  const saturated = scratch.int(S.saturated, n * W);
+  const saturated = scratch.int(S.saturated, colorsAtMost * W);
   let alives = m;
   for (let step = 0; step < n; step++) {
     let at = 0;
@@ -309,8 +327,9 @@ function tableSize(n: number): number {
 /** The working arrays of colorPe, by name (Scratch keeps one of each). */
 const S = {
   whole: 0, ranged: 1, from: 2, to: 3, wrap: 4, cls: 5, classFrom: 6, classTo: 7, classWrap: 8, slots: 9,
-  memberStart: 10, members: 11, fill: 12, startsBy: 13, endsFrom: 14, wrapsFrom: 15, wrapsTo: 16, meets: 17,
-  degree: 18, next: 19, head: 20, alive: 21, color: 22, satCount: 23, satBits: 24, saturated: 25,
+  memberStart: 10, members: 11, fill: 12, startAt: 13, endAt: 14, starting: 15, ending: 16, placed: 17,
+  wrapped: 18, started: 19, ended: 20, meets: 21, degree: 22, next: 23, head: 24, alive: 25, color: 26,
+  satCount: 27, satBits: 28, saturated: 29,
 } as const;
 
 /**
