@@ -19,7 +19,7 @@ import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, openingViewport, useM
 import { connectionProblem, freshNodeId, portType } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
 import { useProblemCounts } from '../lib/problems.js';
-import { nodeTypes, type KernelFlowNode } from './KernelNode.js';
+import { declaredHandles, estimatedSize, nodeTypes, type KernelFlowNode } from './KernelNode.js';
 import { compilerApi } from '../worker/client.js';
 
 export const KERNEL_MIME = 'application/pipeloom-kernel';
@@ -49,15 +49,22 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
 
   const peIds = useMemo(() => doc.arch.pes.map((p) => p.id), [doc.arch.pes]);
   const nodes: KernelFlowNode[] = useMemo(
-    () =>
-      doc.app.nodes.map((n, i) => {
+    () => {
+      // Large graphs draw only what is in view; their nodes state a size and handles until
+      // measured, so React Flow need not draw every one of them first (KernelNode.tsx).
+      const declare = doc.app.nodes.length > DRAW_IN_VIEW_ONLY_ABOVE;
+      return doc.app.nodes.map((n, i) => {
         const pe = doc.mapping[n.id];
+        const measured = sizes.get(n.id);
+        // Only until measured: a drawn node's own handles (React Flow's measure) are exact.
+        const estimate = declare && !measured ? estimatedSize(n.kernel, mapping) : undefined;
         return {
           id: n.id,
           type: 'kernel',
           position: n.position ?? { x: 40 + 220 * i, y: 80 },
           selected: (selection?.kind === 'node' && selection.id === n.id) || (selection?.kind === 'mapping' && selection.node === n.id),
-          measured: sizes.get(n.id),
+          measured,
+          ...(estimate ? { initialWidth: estimate.width, initialHeight: estimate.height, handles: declaredHandles(n.kernel) } : {}),
           data: {
             node: n,
             pe,
@@ -66,7 +73,8 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
             ...(mapping ? { pes: peIds, onPick: (p: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node: n.id, pe: p }, { label: `map ${n.id}` }) } : {}),
           },
         };
-      }),
+      });
+    },
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [doc, selection, problems, tick, mapping, peIds],
   );

@@ -1,5 +1,5 @@
 import { memo } from 'react';
-import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
+import { Handle, Position, type Node, type NodeHandle, type NodeProps } from '@xyflow/react';
 import { findKernel, formatDataType } from '@pipeloom/kernels';
 import type { AppNode } from '@pipeloom/core/document/types';
 import { portType } from '../lib/kernels.js';
@@ -14,6 +14,40 @@ export type KernelNodeData = {
   onPick?: (pe: string | null) => void;
 };
 export type KernelFlowNode = Node<KernelNodeData, 'kernel'>;
+
+/** A kernel node's size before React Flow has measured it (styles.css `.kn`): its port rows set the height. */
+export function estimatedSize(kernelId: string, mapping: boolean): { width: number; height: number } {
+  const kernel = findKernel(kernelId);
+  const rows = Math.max(kernel?.inputs.length ?? 0, kernel?.outputs.length ?? 0, 1);
+  return { width: ESTIMATE.width, height: ESTIMATE.ports + rows * PORT_ROW + (mapping ? ESTIMATE.picker : 0) };
+}
+
+/**
+ * Handles declared before measuring, for large graphs: React Flow draws every node once to
+ * measure its handles unless it declares them, and on a 10,000-node DFG that first draw was
+ * most of opening the file. Inputs on the left, outputs on the right, one 20 px row each below
+ * the node's header (styles.css `.kn-port`); once a node is drawn React Flow measures the real
+ * ones, so these only place the ends of edges to nodes not yet in view.
+ */
+export function declaredHandles(kernelId: string): NodeHandle[] {
+  const kernel = findKernel(kernelId);
+  if (!kernel) return [];
+  const row = (i: number) => ESTIMATE.ports + i * PORT_ROW + PORT_ROW / 2 - HANDLE / 2;
+  return [
+    ...kernel.inputs.map((p, i) => ({ id: p.name, type: 'target' as const, position: Position.Left, x: ESTIMATE.left - HANDLE / 2, y: row(i), width: HANDLE, height: HANDLE })),
+    ...kernel.outputs.map((p, i) => ({ id: p.name, type: 'source' as const, position: Position.Right, x: ESTIMATE.width - ESTIMATE.right - HANDLE / 2, y: row(i), width: HANDLE, height: HANDLE })),
+  ];
+}
+
+/**
+ * styles.css: a port row's height and its handle's size; a node's width, left and right
+ * borders, the height above its ports (id and kernel lines) and of the PE picker. Measured in
+ * Chromium on the paper's P-I-I-C: 168 x 60 px with one port row, handle centres 50 px down,
+ * at x 4 and 167.
+ */
+const PORT_ROW = 20;
+const HANDLE = 9;
+const ESTIMATE = { width: 168, left: 4, right: 1, ports: 40, picker: 34 };
 
 function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
   const { node, color, errors } = data;
@@ -32,11 +66,11 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
         {data.pe && <span className="kn-pe" title="Processing element">{data.pe}</span>}
       </div>
       <div className="kn-kernel" title={kernel?.description}>{kernel?.title ?? `unknown kernel ${node.kernel}`}</div>
-      <div className="kn-ports" style={{ height: rows * 20 }}>
+      <div className="kn-ports" style={{ height: rows * PORT_ROW }}>
         {inputs.map((p, i) => {
           const t = portType(node, p.name, 'in');
           return (
-            <div key={`in-${p.name}`} className="kn-port in" style={{ top: i * 20 }} title={t.type ? formatDataType(t.type) : t.error}>
+            <div key={`in-${p.name}`} className="kn-port in" style={{ top: i * PORT_ROW }} title={t.type ? formatDataType(t.type) : t.error}>
               <Handle type="target" position={Position.Left} id={p.name} data-testid={`handle-${node.id}-in-${p.name}`} />
               <span>{p.name}</span>
             </div>
@@ -45,7 +79,7 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
         {outputs.map((p, i) => {
           const t = portType(node, p.name, 'out');
           return (
-            <div key={`out-${p.name}`} className="kn-port out" style={{ top: i * 20 }} title={t.type ? formatDataType(t.type) : t.error}>
+            <div key={`out-${p.name}`} className="kn-port out" style={{ top: i * PORT_ROW }} title={t.type ? formatDataType(t.type) : t.error}>
               <span>{p.name}</span>
               <Handle type="source" position={Position.Right} id={p.name} data-testid={`handle-${node.id}-out-${p.name}`} />
             </div>
