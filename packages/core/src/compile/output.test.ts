@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { layeredDocument, randomDocument } from '../testing/generate.js';
+import { pinnedDocuments } from '../testing/pinned.js';
 import { compile } from './compile.js';
 import { allPrograms, bufferNodes, colorGroups } from './decode.js';
 import type { ImplementationGraph } from './types.js';
@@ -27,21 +26,10 @@ function memoryReports(ig: ImplementationGraph) {
   );
 }
 
-function documents(): [string, unknown][] {
-  const dir = new URL('../../../../examples/', import.meta.url);
-  const docs: [string, unknown][] = readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .map((f) => [f, JSON.parse(readFileSync(new URL(f, dir), 'utf8'))]);
-  for (let s = 0; s < 60; s++) docs.push([`random ${s}`, randomDocument(s, { nodes: 3 + (s % 25), hosts: 1 + (s % 4), maxGpus: s % 4, overlap: true })]);
-  for (let s = 0; s < 3; s++) docs.push([`layered ${s}`, layeredDocument(s, { nodes: 400 + s * 300, hosts: 4 + s * 8, gpus: 1 + s })]);
-  return docs;
-}
-
 describe('compile output', () => {
   it('is the same as recorded, document by document, with and without overlap', () => {
     const got: Record<string, string> = {};
-    for (const [name, doc] of documents()) {
+    for (const [name, doc] of pinnedDocuments({ random: 60, layered: 3 })) {
       for (const overlap of [true, false]) got[`${name} ${overlap ? 'overlap' : 'no overlap'}`] = digest(expanded(compile(doc, { overlap })));
     }
     expect(got).toMatchSnapshot();
