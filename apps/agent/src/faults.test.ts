@@ -85,6 +85,29 @@ describe('faults', () => {
     }
   });
 
+  it('runs stopped while GPU work is in flight, one after another, leave every agent up', async () => {
+    // A PE thread torn down while one of its WebGPU promises is pending takes its whole
+    // process down (dawn.node aborts), so stopping a run mid-firing must let them settle first.
+    const exits: string[] = [];
+    const local = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => /agent exited/.test(line) && exits.push(`${host}: ${line}`) });
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      // GPU firings of a few ms, so that a stop nearly always lands in one.
+      const ig = compileOrThrow(piic({ iterations: 1_000_000, size: 256, nbLoop: 40 }), true);
+      for (let round = 0; round < 12; round++) {
+        const h = c.run(ig, { iterations: 1_000_000, onProgress: (p) => p.cycle > 2 && h.stop('enough') });
+        const r = await h.done;
+        expect(r.failure, `round ${round}; ${exits.join('; ')}`).toEqual({ host: 'coordinator', message: 'enough' });
+      }
+      const again = await c.run(compileOrThrow(piic({ iterations: 3 }), true), { iterations: 3 }).done;
+      expect(again.failure).toBeUndefined();
+      c.close();
+      expect(exits).toEqual([]);
+    } finally {
+      await local.stop();
+    }
+  });
+
   it('a lost WebGPU device is reported naming the PE, not hung on; the agent takes the next run', async () => {
     const local = await spawnLocalAgents(['h0', 'h1'], { env: { PIPELOOM_FAULT: 'lose-device:gpu0@h1:10' } });
     try {

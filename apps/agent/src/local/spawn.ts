@@ -56,6 +56,10 @@ function startOne(host: string, token: string, opts: SpawnOptions): Promise<Loca
     if (errLines.length < 50) errLines.push(line);
     opts.log?.(host, line);
   });
+  // An agent that goes while serving says how (a crash in native code leaves no log line).
+  child.once('exit', (code, signal) => {
+    if (!stopping.has(child)) opts.log?.(host, `agent exited (${signal ? `signal ${signal}` : `code ${code}`})`);
+  });
   return new Promise((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', (line) => {
@@ -68,9 +72,13 @@ function startOne(host: string, token: string, opts: SpawnOptions): Promise<Loca
   });
 }
 
+/** Agents being stopped on purpose: their exit is not reported. */
+const stopping = new WeakSet<ChildProcess>();
+
 /** SIGTERM, then SIGKILL after 2 s. */
 export function stopAgent(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  stopping.add(child);
   return new Promise((resolve) => {
     const t = setTimeout(() => child.kill('SIGKILL'), 2000);
     child.once('exit', () => {

@@ -52,6 +52,12 @@ class PeThread {
   private timer: ReturnType<typeof setInterval> | undefined;
   private cycle = 0;
   private freed = false;
+  /**
+   * WebGPU promises not settled yet. dawn.node aborts the whole process when a thread is torn
+   * down while one of its promises is pending (a firing cut short by an abort leaves some), so
+   * `free` waits for them before the thread answers `freed` and is terminated.
+   */
+  private readonly pending = new Set<Promise<unknown>>();
 
   private readonly sync: Int32Array;
   private readonly stamp: FiringStamp;
@@ -74,14 +80,22 @@ class PeThread {
     if (program.kind === 'gpu') {
       const g = this.init.gpu!;
       const gpu = await gpuFor(g.backend);
-      const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility', powerPreference: g.powerPreference } as GPURequestAdapterOptions);
+      const adapter = await this.track(gpu.requestAdapter({ featureLevel: 'compatibility', powerPreference: g.powerPreference } as GPURequestAdapterOptions));
       if (!adapter) throw new Error(`${this.pe}: adapter ${g.name} is gone`);
       const l = adapter.limits;
-      this.device = await adapter.requestDevice({
-        requiredLimits: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage },
-      });
+      this.device = await this.track(
+        adapter.requestDevice({
+          requiredLimits: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage },
+        }),
+      );
+      if (this.freed) {
+        // Freed while the device was being opened: close it at once (see `free`).
+        this.track(this.device.lost);
+        this.device.destroy();
+        throw new AbortError('run freed');
+      }
       adapterName = `${g.name} (${g.backend})`;
-      void this.device.lost.then((info) => {
+      void this.track(this.device.lost).then((info) => {
         if (!this.freed) this.fail({ host: this.init.host, pe: this.pe, message: `WebGPU device lost on ${this.pe}: ${info.message || info.reason}` });
       });
     }
@@ -106,7 +120,7 @@ class PeThread {
     if (this.init.program.kind !== 'gpu') return f;
     if (kernel.gpu) {
       try {
-        f.gpu = await kernel.gpu.prepare(this.device!, params);
+        f.gpu = await this.track(kernel.gpu.prepare(this.device!, params));
       } catch (e) {
         throw new Error(`node ${action.node} (${action.kernel}) on ${this.pe}: ${e instanceof Error ? e.message : String(e)}`);
       }
@@ -138,6 +152,19 @@ class PeThread {
 
   private guard<T>(p: Promise<T>): Promise<T> {
     return this.aborts.guard(p);
+  }
+
+  /** Notes a WebGPU promise until it settles (see `pending`). */
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.pending.add(p);
+    const settled = () => this.pending.delete(p);
+    p.then(settled, settled);
+    return p;
+  }
+
+  /** A WebGPU promise the run waits for: tracked, and cut short by an abort. */
+  private gpu<T>(p: Promise<T>): Promise<T> {
+    return this.guard(this.track(p));
   }
 
   private get aborted(): string | null {
@@ -288,8 +315,8 @@ class PeThread {
         const encoder = device.createCommandEncoder();
         f.gpu.encode(encoder, firing);
         device.queue.submit([encoder.finish()]);
-        await this.guard(device.queue.onSubmittedWorkDone());
-        if (f.gpu.report) report = await this.guard(f.gpu.report(firing));
+        await this.gpu(device.queue.onSubmittedWorkDone());
+        if (f.gpu.report) report = await this.gpu(f.gpu.report(firing));
       } else {
         // Kernels without WGSL: read inputs back, run the CPU twin, upload outputs.
         const twin = f.twin!;
@@ -299,7 +326,7 @@ class PeThread {
           const v = twin.outputs[port];
           device.queue.writeBuffer(gbuf, 0, v.buffer as ArrayBuffer, v.byteOffset, align4(v.byteLength));
         }
-        await this.guard(device.queue.onSubmittedWorkDone());
+        await this.gpu(device.queue.onSubmittedWorkDone());
       }
     }
     return report;
@@ -323,7 +350,7 @@ class PeThread {
     const encoder = device.createCommandEncoder();
     encoder.copyBufferToBuffer(src, 0, staging, 0, size);
     device.queue.submit([encoder.finish()]);
-    await this.guard(staging.mapAsync(GPUMapMode.READ, 0, size));
+    await this.gpu(staging.mapAsync(GPUMapMode.READ, 0, size));
     new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(new Uint8Array(staging.getMappedRange(0, size), 0, dst.byteLength));
     staging.unmap();
   }
@@ -341,7 +368,7 @@ class PeThread {
     if (!scratch || scratch.byteLength < size) this.scratchBytes.set(dst.label, (scratch = new Uint8Array(size)));
     scratch.set(src);
     this.device!.queue.writeBuffer(dst, 0, scratch.buffer, 0, size);
-    await this.guard(this.device!.queue.onSubmittedWorkDone());
+    await this.gpu(this.device!.queue.onSubmittedWorkDone());
   }
 
   private async transfer(t: Transfer, k: number, it: number): Promise<void> {
@@ -359,13 +386,14 @@ class PeThread {
       const enc = this.device!.createCommandEncoder();
       enc.copyBufferToBuffer((src as GpuSlots).buffers[sSlot], 0, (dst as GpuSlots).buffers[dSlot], 0, align4(t.bytes));
       this.device!.queue.submit([enc.finish()]);
-      await this.guard(this.device!.queue.onSubmittedWorkDone());
+      await this.gpu(this.device!.queue.onSubmittedWorkDone());
     }
     if (this.init.emulateLinks) await this.guard(holdForLink(t, t0, nowUs));
     this.trace({ host: this.init.host, pe: this.pe, thread: other === t.fromPe ? recvLane(other) : sendLane(other), kind: 'transfer', name: t.to.buffer, buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, start: t0, end: nowUs(), bytes: t.bytes });
   }
 
-  free(): void {
+  /** Destroys the thread's buffers and device, then waits (up to `settleMs`) for its WebGPU promises to settle. */
+  async free(settleMs = 1500): Promise<void> {
     if (this.freed) return;
     this.freed = true;
     this.abort('run freed');
@@ -374,6 +402,14 @@ class PeThread {
     for (const s of this.staging.values()) s.destroy();
     this.memory?.free();
     this.device?.destroy();
+    // A destroyed device settles what it still owed (dawn.node's polling delivers it). A
+    // device that `prepare` was still opening is destroyed as it arrives, adding its own.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise((r) => (timer = setTimeout(r, settleMs)));
+    let timedOut = false;
+    void late.then(() => (timedOut = true));
+    while (this.pending.size && !timedOut) await Promise.race([Promise.allSettled([...this.pending]), late]);
+    clearTimeout(timer);
   }
 }
 
@@ -391,8 +427,7 @@ parentPort!.on('message', (m: ToPe) => {
       thread?.abort(m.reason);
       break;
     case 'free':
-      thread?.free();
-      post({ type: 'freed' });
+      void (thread?.free() ?? Promise.resolve()).finally(() => post({ type: 'freed' }));
       break;
   }
 });

@@ -77,8 +77,19 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
   /** Why this agent takes no more runs: a PE thread is held by a kernel that overran. */
   let stuck: string | null = null;
 
+  /**
+   * Runs being freed. A deploy allocates only once they are released, so two runs' GPU memory
+   * never has to fit at once, and `stop` and `close` answer only once the memory is free.
+   */
+  let freeing: Promise<void> = Promise.resolve();
+
   /** Frees a run's memory and threads; a PE thread stuck in a kernel puts the agent out of service. */
-  async function release(run: Run): Promise<void> {
+  function release(run: Run): Promise<void> {
+    const done = releaseNow(run);
+    freeing = Promise.all([freeing, done]).then(() => undefined);
+    return done;
+  }
+  async function releaseNow(run: Run): Promise<void> {
     await run.free();
     const pes = run.stuck;
     if (!pes.length || stuck) return;
@@ -216,6 +227,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       case 'stop': {
         if (active?.runId === m.runId) {
           endRun(m.reason);
+          await freeing;
           sendTo(ws, { type: 'stopped', runId: m.runId, freed: true });
         } else sendTo(ws, { type: 'stopped', runId: m.runId, freed: false });
         return;
@@ -247,6 +259,8 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       await Promise.all(m.hosts.slice(me + 1).map(async (h) => a.links.set(h.id, await dial(h.id, h.url, m.runId))));
       const expected = m.hosts.slice(0, me).map((h) => h.id);
       await waitFor(() => expected.every((h) => a.links.has(h)), m.runId, 15_000, () => `peer agents ${expected.filter((h) => !a.links.has(h)).join(', ')} did not connect to ${host}`);
+      if (active !== a) throw new Error('run replaced while deploying');
+      await freeing;
       if (active !== a) throw new Error('run replaced while deploying');
       const run = await Run.prepare(m, opts.devices, a.links, (msg) => sendTo(ws, msg), { kernelTimeoutMs: opts.kernelTimeoutMs });
       if (active !== a) {
@@ -334,6 +348,8 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
     port,
     close: async () => {
       endRun('agent shutting down');
+      // Leaving with PE threads still freeing their devices would abort the process (pe-worker.ts).
+      await freeing;
       for (const c of wss.clients) c.terminate();
       for (const f of peerSockets) f.socket.destroy();
       await new Promise<void>((r) => wss.close(() => r()));
