@@ -1,6 +1,7 @@
 // Shared by the agent benchmarks: documents, a local cluster, table printing.
+import { readFileSync } from 'node:fs';
 import { programHosts, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
-import type { Coordinator, RunResult } from '@pipeloom/core/coordinator/coordinator';
+import type { Coordinator, Progress, RunResult } from '@pipeloom/core/coordinator/coordinator';
 import { spawnLocalAgents, type LocalAgents } from '../src/local/spawn.js';
 import { compileOrThrow, connect, piic } from '../src/testing/fixtures.js';
 import { gpusPerHost } from '../src/cli/run.js';
@@ -60,8 +61,8 @@ export async function cluster(ig: ImplementationGraph, linkRate?: number): Promi
   };
 }
 
-export async function runOrThrow(c: Cluster, ig: ImplementationGraph, iterations: number, linkRate?: number, keepEvents = true, emulateLinks = false): Promise<RunResult> {
-  const r = await c.coordinator.run(ig, { iterations, linkRate, keepEvents, emulateLinks }).done;
+export async function runOrThrow(c: Cluster, ig: ImplementationGraph, iterations: number, linkRate?: number, keepEvents = true, emulateLinks = false, onProgress?: (p: Progress) => void): Promise<RunResult> {
+  const r = await c.coordinator.run(ig, { iterations, linkRate, keepEvents, emulateLinks, onProgress }).done;
   if (!r.ok) throw new Error(`run failed: ${JSON.stringify(r.failure)}`);
   return r;
 }
@@ -89,6 +90,24 @@ export function table(head: string[], rows: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (r: string[]) => `| ${r.map((c, i) => c.padStart(widths[i])).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+/**
+ * CPU seconds (user + system) used so far by these processes, all their threads, from Linux's
+ * /proc (clock ticks of 1/100 s); NaN where there is no /proc.
+ */
+export function cpuSeconds(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      return NaN;
+    }
+  }
+  return ticks / 100;
 }
 
 /** Median (the mean of the middle two for an even count). */
