@@ -47,9 +47,9 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-export async function cluster(ig: ImplementationGraph, linkRate?: number): Promise<Cluster> {
+export async function cluster(ig: ImplementationGraph, linkRate?: number, env?: Record<string, string>): Promise<Cluster> {
   const hosts = programHosts(ig);
-  const local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate });
+  const local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate, env });
   const coordinator = await connect(local.agents.map((a) => a.url), local.token);
   return {
     local,

@@ -13,9 +13,9 @@
 // PCIe and InfiniBand bandwidths are set so that a copy of one matrix takes `--stage` ms, and
 // each transfer lasts at least that long (the bytes are still copied and checked). The sweep
 // is centred on nb_loop* where f0 + a*nb_loop* = stage, from two probe runs.
-//   npm run bench:overlap -- [--size BYTES] [--stage MS] [--iterations N] [--rounds N] [--loops 0,1,...]
+//   npm run bench:overlap -- [--size BYTES] [--stage MS] [--iterations N] [--rounds N] [--loops 0,1,...] [--lp-threads N]
 import type { RunResult } from '@pipeloom/core/coordinator/coordinator';
-import type { ProjectDocument } from '@pipeloom/core';
+import { programHosts, type ProjectDocument } from '@pipeloom/core';
 import { availableParallelism } from 'node:os';
 import { arg, argList, cluster, compileOrThrow, cpuSeconds, cycleTime, meanDuration, median, ms, piicDoc, runOrThrow, sideFor, table } from './common.js';
 
@@ -35,9 +35,15 @@ function docFor(n: number): ProjectDocument {
   return doc;
 }
 const igFor = (n: number, overlap: boolean) => compileOrThrow(docFor(n), overlap);
-const c = await cluster(igFor(0, false));
-const fill = igFor(0, false).fillCycles;
 const cores = availableParallelism();
+// llvmpipe starts a thread per core in each agent, so the emulated GPUs of both hosts would
+// take every core of any machine. Where there are enough, each agent's llvmpipe gets its
+// share less two cores, which stay for the host's main and PE threads (the CPU side a real
+// host keeps while its GPU computes). `--lp-threads N` sets it; 0 runs kernels on the PE thread.
+const hostCount = programHosts(igFor(0, false)).length;
+const lpThreads = arg('lp-threads', cores >= 4 * hostCount ? Math.floor(cores / hostCount) - 2 : -1);
+const c = await cluster(igFor(0, false), undefined, lpThreads >= 0 ? { LP_NUM_THREADS: String(lpThreads) } : undefined);
+const fill = igFor(0, false).fillCycles;
 const pids = [...c.local.agents.map((a) => a.process.pid!), process.pid];
 /** Per run: the share of the machine's cores the agents and this process (the coordinator) kept busy over its steady cycles. */
 const busy = new Map<RunResult, number>();
@@ -147,6 +153,7 @@ try {
     ];
   });
   console.log(`P-I-I-C on two local hosts, ${(bytes / (1 << 20)).toFixed(2)} MiB matrices, ${iterations} iterations per run, ${rounds} interleaved rounds per point (median, min-max), links emulated: PCIe and InfiniBand move a matrix in ${ms(stage)} ms`);
+  console.log(`${cores} cores; llvmpipe threads per agent: ${lpThreads >= 0 ? `${lpThreads} (LP_NUM_THREADS)` : "Mesa's default (one per core)"}`);
   console.log(`measured without overlap: Th = ${ms(th)} ms, Tib = ${ms(tib)} ms, a = ${(a * 1e6).toFixed(1)} µs per loop, f0 = ${ms(f0)} ms per firing; model peak at nb_loop ${((Math.max(th, tib) - f0) / Math.max(a, 1e-12)).toFixed(1)}\n`);
   console.log(table(['nb_loop', 'without ms/it', 'with ms/it', 'I firing ms', 'speedup', 'model', 'measured/model'], rows));
   const speedupOf = (r: string[]) => Number(r[4].split(' ')[0]);
