@@ -40,10 +40,11 @@ const cores = availableParallelism();
 // take every core of any machine. Where there are enough, each agent's llvmpipe gets its
 // share less two cores, which stay for the host's main and PE threads (the CPU side a real
 // host keeps while its GPU computes). `--lp-threads N` sets it; 0 runs kernels on the PE thread.
-const hostCount = programHosts(igFor(0, false)).length;
+const ig0 = igFor(0, false);
+const hostCount = programHosts(ig0).length;
 const lpThreads = arg('lp-threads', cores >= 4 * hostCount ? Math.floor(cores / hostCount) - 2 : -1);
-const c = await cluster(igFor(0, false), undefined, lpThreads >= 0 ? { LP_NUM_THREADS: String(lpThreads) } : undefined);
-const fill = igFor(0, false).fillCycles;
+const c = await cluster(ig0, undefined, lpThreads >= 0 ? { LP_NUM_THREADS: String(lpThreads) } : undefined);
+const fill = ig0.fillCycles;
 const pids = [...c.local.agents.map((a) => a.process.pid!), process.pid];
 /** Per run: the share of the machine's cores the agents and this process (the coordinator) kept busy over its steady cycles. */
 const busy = new Map<RunResult, number>();

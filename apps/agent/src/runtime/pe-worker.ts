@@ -1,4 +1,5 @@
 import { parentPort } from 'node:worker_threads';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { getKernel, withDefaults, type GpuExecutor, type KernelSpec, type Params } from '@pipeloom/kernels';
 import type { Action, TraceEvent } from '@pipeloom/core';
 import type { FailureReport } from '@pipeloom/core/coordinator/protocol';
@@ -404,12 +405,10 @@ class PeThread {
     this.device?.destroy();
     // A destroyed device settles what it still owed (dawn.node's polling delivers it). A
     // device that `prepare` was still opening is destroyed as it arrives, adding its own.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise((r) => (timer = setTimeout(r, settleMs)));
-    let timedOut = false;
-    void late.then(() => (timedOut = true));
-    while (this.pending.size && !timedOut) await Promise.race([Promise.allSettled([...this.pending]), late]);
-    clearTimeout(timer);
+    const deadline = performance.now() + settleMs;
+    for (let left = settleMs; this.pending.size && left > 0; left = deadline - performance.now()) {
+      await Promise.race([Promise.allSettled([...this.pending]), sleep(left)]);
+    }
   }
 }
 

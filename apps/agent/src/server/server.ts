@@ -86,7 +86,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
   /** Frees a run's memory and threads; a PE thread stuck in a kernel puts the agent out of service. */
   function release(run: Run): Promise<void> {
     const done = releaseNow(run);
-    freeing = Promise.all([freeing, done]).then(() => undefined);
+    freeing = Promise.all([freeing, done.catch(() => {})]).then(() => undefined);
     return done;
   }
   async function releaseNow(run: Run): Promise<void> {
@@ -259,7 +259,6 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
       await Promise.all(m.hosts.slice(me + 1).map(async (h) => a.links.set(h.id, await dial(h.id, h.url, m.runId))));
       const expected = m.hosts.slice(0, me).map((h) => h.id);
       await waitFor(() => expected.every((h) => a.links.has(h)), m.runId, 15_000, () => `peer agents ${expected.filter((h) => !a.links.has(h)).join(', ')} did not connect to ${host}`);
-      if (active !== a) throw new Error('run replaced while deploying');
       await freeing;
       if (active !== a) throw new Error('run replaced while deploying');
       const run = await Run.prepare(m, opts.devices, a.links, (msg) => sendTo(ws, msg), { kernelTimeoutMs: opts.kernelTimeoutMs });
