@@ -8,7 +8,8 @@ const longRun = () => compileOrThrow(piic({ iterations: 1_000_000, size: 32 }), 
 
 describe('faults', () => {
   it('an agent killed mid-run: the run stops within 2 s naming the host, the trace so far is kept, a restarted agent takes a new run', async () => {
-    const local = await spawnLocalAgents(['h0', 'h1']);
+    const log: string[] = [];
+    const local = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => log.push(`${host}: ${line}`) });
     try {
       const c = await connect(local.agents.map((a) => a.url), local.token);
       let killedAt = 0;
@@ -31,6 +32,9 @@ describe('faults', () => {
       expect(r.failure?.message).toMatch(/h1/);
       expect(stoppedAfter).toBeLessThan(2000);
       expect(r.events.filter((e) => e.kind === 'fire' && e.node === 'C').length).toBeGreaterThan(5);
+      // The local agent's log says how it went (a crash in native code prints nothing itself).
+      await new Promise<void>((resolve) => (local.agents[1].process.exitCode !== null || local.agents[1].process.signalCode ? resolve() : local.agents[1].process.once('exit', () => resolve())));
+      expect(log).toContain('h1: agent exited (signal SIGKILL)');
 
       // Restart h1 (same name, new process) and run again with the surviving h0.
       const h1 = await spawnLocalAgents(['h1'], { token: local.token });
