@@ -202,6 +202,23 @@ describe('pipeloom run (the CLI, local agents)', () => {
     expect(existsSync(trace)).toBe(true);
   });
 
+  it('a local agent that dies mid-run: exits 1 naming the host and how its process ended, and still writes the trace', () => {
+    const file = join(tmp, 'long.json');
+    writeFileSync(file, JSON.stringify(piic({ iterations: 1000 })));
+    const trace = join(tmp, 'killed-trace.json');
+    // Fault injection (pe-worker.ts): h1's agent kills its own process after cycle 5.
+    const r = spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), 'run', file, '--trace', trace], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, PIPELOOM_FAULT: 'kill:gpu0@h1:5' },
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/failed on host h1: /);
+    expect(r.stderr).toContain('pipeloom run: local agent h1 exited (signal SIGKILL)');
+    expect(JSON.parse(readFileSync(trace, 'utf8')).traceEvents.length).toBeGreaterThan(0);
+  });
+
   it('an invalid document exits 2 with diagnostics', () => {
     const doc = piic();
     doc.mapping.P = 'cpu@nowhere';

@@ -88,7 +88,14 @@ export async function main(argv: string[]): Promise<number> {
       }
     } else {
       const hosts = programHosts(ig);
-      local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate: linkRate ?? undefined, args: [...(v['allow-wgsl'] ? ['--allow-wgsl'] : []), ...(kernelTimeout !== null ? ['--kernel-timeout', String(kernelTimeout)] : [])] });
+      local = await spawnLocalAgents(hosts, {
+        gpus: gpusPerHost(ig),
+        linkRate: linkRate ?? undefined,
+        args: [...(v['allow-wgsl'] ? ['--allow-wgsl'] : []), ...(kernelTimeout !== null ? ['--kernel-timeout', String(kernelTimeout)] : [])],
+        // Their log stays quiet, except a local agent that goes mid-run (a crash in native GPU
+        // code says nothing else): the run's failure names the host, this says how it ended.
+        log: (host, line) => line.startsWith('agent exited') && console.error(`\npipeloom run: local agent ${host} ${line.slice('agent '.length)}`),
+      });
       urls = local.agents.map((a) => a.url);
       token = local.token;
       console.error(`started ${local.agents.length} local agent(s): ${local.agents.map((a) => `${a.host} ${a.url}`).join(', ')}`);

@@ -203,7 +203,7 @@ class PeThread {
   private async loop(): Promise<void> {
     const phases = this.init.program.phases;
     const { iterations, cycles } = this.init;
-    const loseAt = this.loseDeviceAt;
+    const fault = this.fault;
     for (let k = 0; k < cycles; k++) {
       if (this.aborted) throw new AbortError(this.aborted);
       for (let p = 0; p < phases.length; p++) {
@@ -229,17 +229,21 @@ class PeThread {
         }
       }
       this.cycle = k + 1;
-      if (k + 1 === loseAt) this.device?.destroy();
+      if (k + 1 === fault?.cycle) {
+        if (fault.kind === 'lose-device') this.device?.destroy();
+        else process.kill(process.pid, 'SIGKILL');
+      }
     }
   }
 
   /**
-   * Fault injection for tests: PIPELOOM_FAULT=lose-device:<pe>:<cycle> destroys that PE's
-   * device after that cycle, the nearest thing to a GPU falling off the bus.
+   * Fault injection for tests, PIPELOOM_FAULT=<kind>:<pe>:<cycle>, after that cycle on that PE:
+   * `lose-device` destroys its device (the nearest thing to a GPU falling off the bus), `kill`
+   * kills the agent's process (as a crash in native code does).
    */
-  private get loseDeviceAt(): number {
-    const m = /^lose-device:([^:]+):(\d+)$/.exec(process.env.PIPELOOM_FAULT ?? '');
-    return m && m[1] === this.pe ? Number(m[2]) : -1;
+  private get fault(): { kind: 'lose-device' | 'kill'; cycle: number } | undefined {
+    const m = /^(lose-device|kill):([^:]+):(\d+)$/.exec(process.env.PIPELOOM_FAULT ?? '');
+    return m && m[2] === this.pe ? { kind: m[1] as 'lose-device' | 'kill', cycle: Number(m[3]) } : undefined;
   }
 
   private kindOf(pe: string): 'cpu' | 'gpu' {
