@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
+import { exited, spawnLocalAgents, type LocalAgents } from './local/spawn.js';
 import { compileOrThrow, connect, example, root } from './testing/fixtures.js';
 
 // Custom WGSL (custom.wgsl) with real agent processes on loopback: refused by default, run
@@ -78,7 +78,6 @@ describe('custom WGSL on agents', () => {
     const lines: string[] = [];
     const local = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, args: ['--allow-wgsl', '--kernel-timeout', '1'], log: (_, l) => lines.push(l) });
     const agent = local.agents[0].process;
-    const exited = new Promise<void>((resolve) => agent.once('exit', () => resolve()));
     try {
       const c = await connect(local.agents.map((a) => a.url), local.token);
       const t0 = performance.now();
@@ -93,7 +92,7 @@ describe('custom WGSL on agents', () => {
       expect(r.events.some((e) => e.kind === 'fire' && e.node === 'P')).toBe(true);
       expect(failedAfter).toBeLessThan(20_000);
       // The GPU thread cannot be taken back: the agent kills itself for a restart, saying why.
-      await exited;
+      await exited(agent);
       expect(agent.signalCode).toBe('SIGKILL');
       expect(lines.join('\n')).toContain('gpu0@h0 is held by a kernel that ran past the time limit: the agent kills itself (SIGKILL) so that its supervisor restarts it');
       expect(lines.join('\n')).not.toContain('FATAL');

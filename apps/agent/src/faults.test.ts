@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { spawnLocalAgents, stopAgent } from './local/spawn.js';
+import { exited, spawnLocalAgents, stopAgent } from './local/spawn.js';
 import { compileOrThrow, connect, piic } from './testing/fixtures.js';
 
 // Faults with real agent processes on loopback.
@@ -33,7 +33,7 @@ describe('faults', () => {
       expect(stoppedAfter).toBeLessThan(2000);
       expect(r.events.filter((e) => e.kind === 'fire' && e.node === 'C').length).toBeGreaterThan(5);
       // The local agent's log says how it went (a crash in native code prints nothing itself).
-      await new Promise<void>((resolve) => (local.agents[1].process.exitCode !== null || local.agents[1].process.signalCode ? resolve() : local.agents[1].process.once('exit', () => resolve())));
+      await exited(local.agents[1].process);
       expect(log).toContain('h1: agent exited (signal SIGKILL)');
 
       // Restart h1 (same name, new process) and run again with the surviving h0.

@@ -174,7 +174,9 @@ describe('granulometry example end to end', () => {
 
 describe('pipeloom run (the CLI, local agents)', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'pipeloom-run-'));
-  const cli = (...args: string[]) => spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), 'run', ...args], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+  const cliWith = (env: NodeJS.ProcessEnv, ...args: string[]) =>
+    spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), 'run', ...args], { cwd: root, encoding: 'utf8', timeout: 120_000, env: { ...process.env, ...env } });
+  const cli = (...args: string[]) => cliWith({}, ...args);
 
   it('runs P-I-I-C, prints throughput, cycle time, utilisation and predicted vs measured, writes the trace', () => {
     const file = join(tmp, 'piic.json');
@@ -207,12 +209,7 @@ describe('pipeloom run (the CLI, local agents)', () => {
     writeFileSync(file, JSON.stringify(piic({ iterations: 1000 })));
     const trace = join(tmp, 'killed-trace.json');
     // Fault injection (pe-worker.ts): h1's agent kills its own process after cycle 5.
-    const r = spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), 'run', file, '--trace', trace], {
-      cwd: root,
-      encoding: 'utf8',
-      timeout: 120_000,
-      env: { ...process.env, PIPELOOM_FAULT: 'kill:gpu0@h1:5' },
-    });
+    const r = cliWith({ PIPELOOM_FAULT: 'kill:gpu0@h1:5' }, file, '--trace', trace);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/failed on host h1: /);
     expect(r.stderr).toContain('pipeloom run: local agent h1 exited (signal SIGKILL)');

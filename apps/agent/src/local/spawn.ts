@@ -75,16 +75,19 @@ function startOne(host: string, token: string, opts: SpawnOptions): Promise<Loca
 /** Agents being stopped on purpose: their exit is not reported. */
 const stopping = new WeakSet<ChildProcess>();
 
+const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/** Resolves once the agent's process has exited (at once if it has). */
+export function exited(child: ChildProcess): Promise<void> {
+  return hasExited(child) ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
 /** SIGTERM, then SIGKILL after 2 s. */
-export function stopAgent(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+export async function stopAgent(child: ChildProcess): Promise<void> {
+  if (hasExited(child)) return;
   stopping.add(child);
-  return new Promise((resolve) => {
-    const t = setTimeout(() => child.kill('SIGKILL'), 2000);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
+  const t = setTimeout(() => child.kill('SIGKILL'), 2000);
+  child.kill('SIGTERM');
+  await exited(child);
+  clearTimeout(t);
 }
