@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { accessSync, constants } from 'node:fs';
 import { discover } from '../devices/discover.js';
 import { startAgent, type AgentServer } from '../server/server.js';
 import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/run.js';
@@ -28,6 +29,19 @@ const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token T [options]
                        cannot be stopped, so the agent then kills itself (SIGKILL) for its
                        supervisor (systemd, Docker, Kubernetes) to restart it`;
 
+/** Why the agent cannot read a PEM file it was given, or undefined when it can. */
+function unreadable(file: string): string | undefined {
+  try {
+    accessSync(file, constants.R_OK);
+    return undefined;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return 'no such file';
+    if (code === 'EACCES') return 'not readable by this user';
+    return code ?? String(e);
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
   const args = parseCommandArgs(
@@ -40,8 +54,13 @@ export async function main(argv: string[]): Promise<number> {
   const f = new Map(Object.entries(args.values).filter(([, v]) => v !== undefined)) as Map<string, string>;
   const allowWgsl = args.values['allow-wgsl'] === true;
   const name = f.get('name');
-  if (!name) {
+  if (name === undefined) {
     console.error(`pipeloom agent: --name is required\n\n${HELP}`);
+    return 1;
+  }
+  if (!name.trim()) {
+    // Usually a deploy file's variable that expands to nothing (the systemd unit's PIPELOOM_HOST_ID).
+    console.error(`pipeloom agent: --name is empty: give this host's id in the documents (in the systemd unit: PIPELOOM_HOST_ID=... in /etc/pipeloom/agent.env)`);
     return 1;
   }
   let token = f.get('token') ?? process.env.PIPELOOM_TOKEN;
@@ -65,6 +84,14 @@ export async function main(argv: string[]): Promise<number> {
   if (Boolean(f.get('cert')) !== Boolean(f.get('key'))) {
     console.error('pipeloom agent: --cert and --key go together');
     return 1;
+  }
+  for (const flag of ['cert', 'key'] as const) {
+    const file = f.get(flag);
+    const problem = file === undefined ? undefined : unreadable(file);
+    if (problem) {
+      console.error(`pipeloom agent: --${flag} ${file}: ${problem}. Give the PEM files of this host's certificate and key, or make a self-signed pair with: openssl req -x509 -newkey rsa:2048 -nodes -days 365 -keyout key.pem -out cert.pem -subj /CN=HOST -addext subjectAltName=DNS:HOST (HOST: the name coordinators dial)`);
+      return 1;
+    }
   }
   const devices = await discover({ host: name, backend: f.get('backend'), emulateGpus: nums['emulate-gpus'] });
   let server: AgentServer | undefined;
