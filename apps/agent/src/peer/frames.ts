@@ -81,6 +81,20 @@ export interface FrameHandlers {
 
 const HEADER_MAX = 14;
 
+/** The most a close frame's reason may hold (RFC 6455: 125 bytes of body, 2 of them the code). */
+export const MAX_CLOSE_REASON = 123;
+
+/** `reason` cut to MAX_CLOSE_REASON bytes of UTF-8, on a character boundary. */
+export function closeReason(reason: string): string {
+  if (reason.length * 3 <= MAX_CLOSE_REASON) return reason;
+  const b = Buffer.from(reason, 'utf8');
+  if (b.length <= MAX_CLOSE_REASON) return reason;
+  let end = MAX_CLOSE_REASON;
+  // Back off continuation bytes (10xxxxxx): the cut falls before the character they belong to.
+  while (end > 0 && (b[end] & 0xc0) === 0x80) end--;
+  return b.toString('utf8', 0, end);
+}
+
 /**
  * One WebSocket connection over an upgraded socket. `client` frames are masked, as RFC 6455
  * requires of clients, with a zero mask: the bytes go out as they are, and the server side
@@ -107,7 +121,8 @@ export class FrameSocket {
     readonly socket: Duplex,
     head: Buffer,
     readonly role: 'client' | 'server',
-    readonly limits: { maxFrame: number; maxText: number },
+    /** Checked at each frame's header: nothing over them is read. */
+    public limits: { maxFrame: number; maxText: number },
   ) {
     (socket as { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true);
     socket.on('data', (d: Buffer) => this.read(d));
@@ -161,7 +176,7 @@ export class FrameSocket {
     if (this.closeSent || this.closed) return;
     this.closeSent = true;
     this.open = false;
-    const r = Buffer.from(reason, 'utf8').subarray(0, 123);
+    const r = Buffer.from(closeReason(reason), 'utf8');
     const body = Buffer.alloc(2 + r.length);
     body.writeUInt16BE(code, 0);
     r.copy(body, 2);

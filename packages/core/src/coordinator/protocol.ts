@@ -148,9 +148,20 @@ const REQUIRED: Record<string, string[]> = {
 };
 
 /**
- * Parses and checks one text frame. Returns the message or a reason naming what is wrong;
- * never throws. Checks the type and its required fields (deep shapes of deploy are checked
- * by the agent when it builds the run, with messages naming the PE or buffer).
+ * A sender's value inside a reason: quoted, cut to a few dozen characters (close reasons hold
+ * 123 bytes, and a reason must not carry what the sender chose to put in it).
+ */
+function shown(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}...` : v);
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null || v === undefined) return String(v);
+  return Array.isArray(v) ? 'a list' : 'an object';
+}
+
+/**
+ * Parses and checks one text frame. Returns the message or a reason naming what is wrong,
+ * short and bounded whatever the sender wrote; never throws. Checks the type and its
+ * required fields (deep shapes of deploy are checked by the agent when it builds the run,
+ * with messages naming the PE or buffer).
  */
 export function parseMessage<T extends AnyMessage = AnyMessage>(
   text: string,
@@ -164,13 +175,13 @@ export function parseMessage<T extends AnyMessage = AnyMessage>(
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, reason: 'malformed message: not an object' };
   const type = (raw as { type?: unknown }).type;
-  if (typeof type !== 'string' || !(type in REQUIRED)) return { ok: false, reason: `malformed message: unknown type ${JSON.stringify(type)}` };
+  if (typeof type !== 'string' || !(type in REQUIRED)) return { ok: false, reason: `malformed message: unknown type ${shown(type)}` };
   if (allowed && !(allowed as readonly string[]).includes(type)) return { ok: false, reason: `unexpected message "${type}" here` };
   for (const field of REQUIRED[type]) {
     if (!(field in raw)) return { ok: false, reason: `malformed message: "${type}" lacks "${field}"` };
   }
   if ('version' in raw && (raw as { version: unknown }).version !== PROTOCOL_VERSION) {
-    return { ok: false, reason: `protocol version ${String((raw as { version: unknown }).version)} is not supported (this side speaks ${PROTOCOL_VERSION})` };
+    return { ok: false, reason: `protocol version ${shown((raw as { version: unknown }).version)} is not supported (this side speaks ${PROTOCOL_VERSION})` };
   }
   return { ok: true, message: raw as T };
 }
