@@ -116,6 +116,8 @@ export class FrameSocket {
   /** Pieces of the text or control frame being read (binary frames are handed over as they come). */
   private text: Buffer[] = [];
   handlers: FrameHandlers = { text: () => {}, binaryStart: () => {}, chunk: () => {}, binaryEnd: () => {}, close: () => {} };
+  /** Socket reads so far: a heartbeat sees the other side is alive when it moves (a counter, not a clock, on the data path). */
+  reads = 0;
 
   constructor(
     readonly socket: Duplex,
@@ -125,7 +127,10 @@ export class FrameSocket {
     public limits: { maxFrame: number; maxText: number },
   ) {
     (socket as { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true);
-    socket.on('data', (d: Buffer) => this.read(d));
+    socket.on('data', (d: Buffer) => {
+      this.reads++;
+      this.read(d);
+    });
     socket.on('close', () => this.finish(WS_CLOSE.abnormal, 'connection closed'));
     socket.on('error', () => {});
     if (head.length) queueMicrotask(() => this.read(head));
@@ -169,6 +174,11 @@ export class FrameSocket {
       this.socket.write(body, (e) => (e ? reject(e) : resolve()));
       this.socket.uncork();
     });
+  }
+
+  /** A ping frame; the other side's pong (or any bytes) moves `reads`. */
+  ping(): void {
+    if (this.open) this.socket.write(this.frameHeader(0x9, 0));
   }
 
   /** Starts the closing handshake; the socket ends when the other side answers (or in 1 s). */

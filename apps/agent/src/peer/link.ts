@@ -57,6 +57,14 @@ interface Incoming {
   firstByteUs: number;
 }
 
+/**
+ * Peer-link heartbeat: each side pings every `intervalMs`; a link that has read nothing for
+ * `silentMs` is dead (a peer frozen, or a half-open TCP connection that no write would ever
+ * reveal), and closes naming the peer. A tick that comes late means this thread was busy, not
+ * that the peer is silent: it restarts the count instead of counting against the peer.
+ */
+export const HEARTBEAT = { intervalMs: 250, silentMs: 1_500 } as const;
+
 export class PeerLink {
   private channels = new Map<string, Channel>();
   /** The channel of the last message read: consecutive messages of one key skip the lookup. */
@@ -67,6 +75,7 @@ export class PeerLink {
   onMessage: (m: PeerMessage) => void = () => {};
   onClose: (reason: string) => void = () => {};
   private closed = false;
+  private heartbeat: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     readonly host: string,
@@ -97,11 +106,34 @@ export class PeerLink {
       chunk: (data, start, end) => this.chunk(data, start, end),
       binaryEnd: () => this.end(),
       close: (code, reason) => {
+        clearInterval(this.heartbeat);
         if (this.closed) return;
         this.closed = true;
         this.onClose(reason || `connection closed (${code})`);
       },
     };
+    this.beat(HEARTBEAT.intervalMs, HEARTBEAT.silentMs);
+  }
+
+  private beat(intervalMs: number, silentMs: number): void {
+    let seen = this.frames.reads;
+    let heardAt = performance.now();
+    let tickAt = heardAt;
+    this.heartbeat = setInterval(() => {
+      const now = performance.now();
+      const late = now - tickAt > 2 * intervalMs;
+      tickAt = now;
+      if (this.frames.reads !== seen || late) {
+        seen = this.frames.reads;
+        heardAt = now;
+      } else if (now - heardAt >= silentMs) {
+        clearInterval(this.heartbeat);
+        this.frames.close(CLOSE.protocol, `no heartbeat for ${silentMs / 1000} s`);
+        return;
+      }
+      this.frames.ping();
+    }, intervalMs);
+    this.heartbeat.unref?.();
   }
 
   send(m: PeerMessage): void {
@@ -275,6 +307,7 @@ export class PeerLink {
   }
 
   close(reason = 'run over'): void {
+    clearInterval(this.heartbeat);
     this.closed = true;
     this.channels.clear();
     this.last = null;

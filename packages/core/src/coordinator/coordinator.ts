@@ -137,6 +137,15 @@ class AgentConn {
 
 let runCounter = 0;
 
+/**
+ * A run's secret: 128 random bits from the platform's CSPRNG (Web Crypto, in browsers, workers
+ * and Node alike). Peer links of the run prove it, so the shared token alone cannot join them.
+ */
+function runSecret(): string {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 // Timers are called unbound: a browser's window.setTimeout throws when called as a method of
 // another object, so `{ setTimeout, clearTimeout }` works as a clock as written.
 function later(clock: Clock, fn: () => void, ms: number): unknown {
@@ -390,8 +399,9 @@ export class Coordinator {
     const timeout = this.opts.timeout ?? 20_000;
     const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
+    const secret = runSecret();
     for (const c of involved) {
-      c.send({ type: 'deploy', runId, programs: hostPrograms(ig, [c.info.host]), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate, emulateLinks: opts.emulateLinks });
+      c.send({ type: 'deploy', runId, secret, programs: hostPrograms(ig, [c.info.host]), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate, emulateLinks: opts.emulateLinks });
     }
     const deployed = await waitAll('deployed');
     cancel(clock, deployTimer as never);

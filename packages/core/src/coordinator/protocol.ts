@@ -6,7 +6,8 @@ import type { TraceEvent } from '../trace/event.js';
 // Every message is validated on receipt (`parseMessage`): a malformed one closes that
 // connection with a reason and touches nothing else.
 
-export const PROTOCOL_VERSION = 2;
+/** 3: peer links authenticate by challenge-response over a per-run secret (the token never crosses a peer link). */
+export const PROTOCOL_VERSION = 3;
 
 /** WebSocket close codes the agent uses; the reason string says the rest. */
 export const CLOSE = {
@@ -74,6 +75,11 @@ export type ToAgent =
   | {
       type: 'deploy';
       runId: string;
+      /**
+       * The run's secret, made by the coordinator and sent only to the run's agents: peer links
+       * prove it (with the token) by challenge-response, so no one else can join the run's links.
+       */
+      secret: string;
       programs: PeProgram[];
       /** Every host of the run with its agent's URL (for peer links), in one order for all agents (the cluster barrier's). */
       hosts: { id: string; url: string }[];
@@ -118,7 +124,12 @@ export type FromAgent =
 
 // Agent <-> agent (peer links)
 export type PeerMessage =
-  | { type: 'peer-auth'; version: number; token: string; host: string; runId: string }
+  /** Dialler -> dialled, first: who is calling for which run, and a fresh nonce for the dialled to prove itself on. */
+  | { type: 'peer-hello'; version: number; host: string; runId: string; nonce: string }
+  /** Dialled -> dialler: its name, its own nonce, and its proof (peerProof, role 'dialled'). */
+  | { type: 'peer-challenge'; host: string; nonce: string; proof: string }
+  /** Dialler -> dialled: the dialler's proof (role 'dialler'), sent only once the dialled proved itself. */
+  | { type: 'peer-auth'; proof: string }
   | { type: 'peer-ready'; host: string }
   /** A host's token in round `round` of cluster barrier `seq` (a dissemination barrier: agent runtime/barrier.ts). */
   | { type: 'barrier'; seq: number; round: number }
@@ -129,7 +140,7 @@ export type AnyMessage = ToAgent | FromAgent | PeerMessage;
 const REQUIRED: Record<string, string[]> = {
   auth: ['version', 'token'],
   ping: ['id', 't'],
-  deploy: ['runId', 'programs', 'hosts', 'iterations', 'cycles', 'pes', 'buffers'],
+  deploy: ['runId', 'secret', 'programs', 'hosts', 'iterations', 'cycles', 'pes', 'buffers'],
   start: ['runId'],
   stop: ['runId'],
   welcome: ['version', 'host', 'pes'],
@@ -141,7 +152,9 @@ const REQUIRED: Record<string, string[]> = {
   failed: ['runId', 'failure'],
   stopped: ['runId'],
   error: ['message'],
-  'peer-auth': ['version', 'token', 'host', 'runId'],
+  'peer-hello': ['version', 'host', 'runId', 'nonce'],
+  'peer-challenge': ['host', 'nonce', 'proof'],
+  'peer-auth': ['proof'],
   'peer-ready': ['host'],
   barrier: ['seq', 'round'],
   abort: ['message'],

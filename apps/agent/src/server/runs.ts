@@ -1,0 +1,284 @@
+import type { FromAgent, PeerMessage, ToAgent } from '@pipeloom/core/coordinator/protocol';
+import type { Devices } from '../devices/discover.js';
+import type { FrameSocket } from '../peer/frames.js';
+import { answerPeer, dialPeer, HANDSHAKE, type RunKeys } from '../peer/handshake.js';
+import { PeerLink } from '../peer/link.js';
+import { processMemory, Run } from '../runtime/run.js';
+import type { Limits } from './security.js';
+import { customWgslRefusal } from './wgsl-policy.js';
+
+// The agent's one run at a time, and who may touch it. A run belongs to the coordinator
+// connection that deployed it: only that connection starts or stops it, and its peer links
+// are opened only by agents that prove the run's secret (peer/handshake.ts). Another
+// coordinator, even one holding the token, learns that the agent is busy and nothing more.
+
+type Deploy = Extract<ToAgent, { type: 'deploy' }>;
+
+/** A coordinator's authenticated connection, as the run host sees it. */
+export interface Coordinator {
+  send(m: FromAgent): void;
+}
+
+export interface RunHostOptions {
+  devices: Devices;
+  token: string;
+  limits: Limits;
+  /** This agent serves TLS: peer links are dialled with wss. */
+  tls: boolean;
+  linkRate?: number;
+  allowWgsl?: boolean;
+  kernelTimeoutMs?: number;
+  onStuck?: (reason: string) => void;
+  log: (line: string) => void;
+}
+
+interface Active {
+  runId: string;
+  keys: RunKeys;
+  /** Hosts allowed to dial this agent for the run (those before it in the run's order). */
+  diallers: Set<string>;
+  owner: Coordinator;
+  run?: Run;
+  links: Map<string, PeerLink>;
+  finished: boolean;
+}
+
+/** A peer's hello for a run this agent has not been deployed yet: held until the deploy comes, or a deadline. */
+interface Waiting {
+  runId: string;
+  wake: () => void;
+}
+
+/** How many peer hellos may wait for their run's deploy at once, over all runs. */
+export const MAX_WAITING_PEERS = 64;
+
+export class RunHost {
+  private active: Active | null = null;
+  /** Why this agent takes no more runs: a PE thread is held by a kernel that overran. */
+  stuck: string | null = null;
+  /**
+   * Runs being freed. A deploy allocates only once they are released, so two runs' GPU memory
+   * never has to fit at once, and `stop` and `close` answer only once the memory is free.
+   */
+  private freeing: Promise<void> = Promise.resolve();
+  private waiting = new Set<Waiting>();
+  /** Deploys waiting for the links their earlier hosts dial. */
+  private linkWaiters = new Set<() => void>();
+
+  constructor(private readonly opts: RunHostOptions) {}
+
+  private get host(): string {
+    return this.opts.devices.host;
+  }
+
+  /** Frees a run's memory and threads; a PE thread stuck in a kernel puts the agent out of service. */
+  private release(run: Run): Promise<void> {
+    const done = this.releaseNow(run);
+    this.freeing = Promise.all([this.freeing, done.catch(() => {})]).then(() => undefined);
+    return done;
+  }
+
+  private async releaseNow(run: Run): Promise<void> {
+    await run.free();
+    const pes = run.stuck;
+    if (!pes.length || this.stuck) return;
+    this.stuck = `${pes.join(', ')} ${pes.length > 1 ? 'are' : 'is'} held by a kernel that ran past the time limit`;
+    if (this.opts.onStuck) this.opts.onStuck(this.stuck);
+    else this.opts.log(`${this.stuck}: new runs are refused until the agent restarts`);
+  }
+
+  private endRun(reason: string): void {
+    const a = this.active;
+    if (!a) return;
+    this.active = null;
+    a.run?.abort(reason);
+    if (a.run) void this.release(a.run);
+    for (const l of a.links.values()) l.close(reason);
+    this.opts.log(`run ${a.runId} ended: ${reason}`);
+  }
+
+  /** A coordinator's message after login. Throws with a message for the coordinator. */
+  async handle(from: Coordinator, m: ToAgent): Promise<void> {
+    switch (m.type) {
+      case 'ping':
+        from.send({ type: 'pong', id: m.id, t: m.t, agent: performance.timeOrigin + performance.now() });
+        return;
+      case 'deploy':
+        return this.deploy(from, m);
+      case 'start': {
+        const a = this.mine(from, m.runId);
+        if (!a?.run) throw new Error(`no run of this coordinator is deployed on ${this.host}`);
+        from.send({ type: 'started', runId: a.runId });
+        const run = a.run;
+        await run.execute();
+        a.finished = true;
+        void this.release(run);
+        return;
+      }
+      case 'stop': {
+        const a = this.mine(from, m.runId);
+        if (a) {
+          this.endRun(typeof m.reason === 'string' ? m.reason.slice(0, 200) : 'stopped');
+          await this.freeing;
+          from.send({ type: 'stopped', runId: a.runId, freed: true });
+        } else from.send({ type: 'stopped', runId: typeof m.runId === 'string' ? m.runId.slice(0, HANDSHAKE.maxId) : '', freed: false });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** The active run if `from` deployed it and `runId` names it; otherwise nothing (whose run it is stays unsaid). */
+  private mine(from: Coordinator, runId: unknown): Active | null {
+    const a = this.active;
+    return a && a.owner === from && a.runId === runId ? a : null;
+  }
+
+  /** A coordinator's connection closed: its run, if any, ends. */
+  coordinatorGone(from: Coordinator): void {
+    if (this.active?.owner === from) this.endRun('the coordinator disconnected');
+  }
+
+  private async deploy(from: Coordinator, m: Deploy): Promise<void> {
+    const host = this.host;
+    if (this.stuck) throw new Error(`agent ${host} cannot take runs until it restarts: ${this.stuck}`);
+    if (this.active && this.active.owner !== from) throw new Error(`agent ${host} is busy with another coordinator's run`);
+    if (this.active) this.endRun('replaced by a new deploy');
+    if (!Array.isArray(m.programs) || !Array.isArray(m.hosts)) throw new Error('malformed deploy: programs and hosts must be lists');
+    if (typeof m.runId !== 'string' || typeof m.secret !== 'string' || m.secret.length < 16) throw new Error('malformed deploy: runId and a secret of 16+ characters are required');
+    const me = m.hosts.findIndex((h) => h?.id === host);
+    const a: Active = {
+      runId: m.runId,
+      keys: { token: this.opts.token, secret: m.secret, runId: m.runId },
+      diallers: new Set(m.hosts.slice(0, Math.max(0, me)).map((h) => h.id)),
+      owner: from,
+      links: new Map(),
+      finished: false,
+    };
+    this.active = a;
+    try {
+      if (me < 0) throw new Error(`agent ${host} is not among the run's hosts`);
+      // Before any link or device work: a refused run costs nothing and the agent stays free.
+      const refusal = customWgslRefusal(host, m.programs, this.opts.allowWgsl ?? false);
+      if (refusal) {
+        this.opts.log(refusal);
+        throw new Error(refusal);
+      }
+      for (const w of this.waiting) if (w.runId === a.runId) w.wake();
+      // Lower index dials higher: each pair gets one link.
+      await Promise.all(m.hosts.slice(me + 1).map(async (h) => a.links.set(h.id, await this.dial(a, h.id, h.url))));
+      await this.linksFrom(a, 15_000);
+      await this.freeing;
+      if (this.active !== a) throw new Error('run replaced while deploying');
+      const run = await Run.prepare(m, this.opts.devices, a.links, (msg) => from.send(msg), { kernelTimeoutMs: this.opts.kernelTimeoutMs });
+      if (this.active !== a) {
+        void this.release(run);
+        throw new Error('run stopped while deploying');
+      }
+      a.run = run;
+      for (const [peer, link] of a.links) {
+        link.rate = m.linkRate ?? this.opts.linkRate ?? 0;
+        link.onMessage = (pm) => {
+          if (pm.type === 'barrier') run.barrier.token(pm.seq, pm.round);
+          else if (pm.type === 'abort') run.abort(pm.message);
+        };
+        link.onClose = (reason) => {
+          if (this.active === a && !a.finished) run.fail({ host: peer, message: `lost the link from ${host} to host ${peer} (${reason})` });
+        };
+      }
+      from.send({ type: 'deployed', runId: m.runId, adapters: run.adapters, allocated: run.allocated(), memory: { ...processMemory(), peHeaps: run.peHeaps.start } });
+    } catch (e) {
+      if (this.active === a) this.endRun('deploy failed');
+      throw new Error(`deploy on ${host}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** Opens the link to a later host of the run, proving the run's keys and checking the peer's. */
+  private async dial(a: Active, peer: string, url: string): Promise<PeerLink> {
+    const fail = (why: string) => new Error(`cannot reach peer agent ${peer} at ${String(url).slice(0, 200)}: ${why}`);
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      throw fail('not a URL');
+    }
+    if (target.protocol !== 'ws:' && target.protocol !== 'wss:') throw fail('peer URLs are ws:// or wss://');
+    // An agent that serves TLS keeps its run's data off the wire in clear too.
+    if (this.opts.tls) target.protocol = 'wss:';
+    try {
+      const frames = await dialPeer(target.toString(), this.host, peer, a.keys, { maxFrame: this.opts.limits.maxFrame, maxText: this.opts.limits.maxMessage });
+      return new PeerLink(peer, frames, this.opts.linkRate ?? 0);
+    } catch (e) {
+      throw fail(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  /** Waits until every earlier host of the run has dialled in. */
+  private linksFrom(a: Active, ms: number): Promise<void> {
+    const missing = () => [...a.diallers].filter((h) => !a.links.has(h));
+    if (!missing().length) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (this.active !== a) return done(new Error('run stopped while deploying'));
+        if (!missing().length) done();
+      };
+      const done = (e?: Error) => {
+        clearTimeout(t);
+        this.linkWaiters.delete(check);
+        if (e) reject(e);
+        else resolve();
+      };
+      const t = setTimeout(() => done(new Error(`peer agents ${missing().join(', ')} did not connect to ${this.host}`)), ms);
+      this.linkWaiters.add(check);
+    });
+  }
+
+  /**
+   * A peer agent dialled in and said hello: answer it with the run's keys once this agent has
+   * the run (its deploy may still be on the way), then add the link to the run. A hello for a
+   * run that does not come within the handshake's time, from a host that is not one of the
+   * run's earlier hosts, or beyond MAX_WAITING_PEERS, is closed.
+   */
+  async acceptPeer(frames: FrameSocket, hello: { host: string; runId: string; nonce: string }, deadline: number): Promise<void> {
+    let a = this.runFor(hello.runId);
+    if (!a) {
+      if (this.waiting.size >= MAX_WAITING_PEERS) return frames.close(4008, 'too many peer links waiting for their run');
+      const w: Waiting = { runId: hello.runId, wake: () => {} };
+      const woke = await new Promise<boolean>((resolve) => {
+        const t = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+        w.wake = () => {
+          clearTimeout(t);
+          resolve(true);
+        };
+        frames.handlers = { ...frames.handlers, close: () => w.wake() };
+        this.waiting.add(w);
+      });
+      this.waiting.delete(w);
+      if (!frames.open) return;
+      a = woke ? this.runFor(hello.runId) : null;
+      if (!a) return frames.close(4001, 'no such run on this agent');
+    }
+    if (!a.diallers.has(hello.host) || a.links.has(hello.host)) return frames.close(4001, 'this host does not dial this agent in the run');
+    try {
+      await answerPeer(frames, this.host, hello, a.keys, deadline);
+    } catch {
+      return;
+    }
+    if (this.active !== a) return frames.close(1000, 'run over');
+    a.links.set(hello.host, new PeerLink(hello.host, frames, this.opts.linkRate ?? 0));
+    frames.sendText(JSON.stringify({ type: 'peer-ready', host: this.host } satisfies PeerMessage));
+    for (const check of this.linkWaiters) check();
+  }
+
+  private runFor(runId: string): Active | null {
+    return this.active?.runId === runId && !this.active.run ? this.active : null;
+  }
+
+  /** Ends the run and waits until its memory is free (agent shutdown). */
+  async close(): Promise<void> {
+    this.endRun('agent shutting down');
+    // Leaving with PE threads still freeing their devices would abort the process (pe-worker.ts).
+    await this.freeing;
+  }
+}
