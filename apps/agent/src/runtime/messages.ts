@@ -24,6 +24,8 @@ export interface PeInit {
   epoch: number;
   /** Link emulation (emulate.ts): transfers last at least their link's time. */
   emulateLinks: boolean;
+  /** Staging memory of each GPU-to-GPU transfer of this host, by transferKey (staging.ts). */
+  staging: Record<string, SharedArrayBuffer>;
 }
 
 export type ToPe = PeInit | { type: 'start' } | { type: 'abort'; reason: string } | { type: 'free' };

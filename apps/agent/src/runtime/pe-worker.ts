@@ -2,7 +2,7 @@ import { parentPort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getKernel, withDefaults, type GpuExecutor, type KernelSpec, type Params } from '@pipeloom/kernels';
 import type { Action, TraceEvent } from '@pipeloom/core';
-import type { FailureReport } from '@pipeloom/core/coordinator/protocol';
+import { transferKey, type FailureReport } from '@pipeloom/core/coordinator/protocol';
 import { recvLane, sendLane } from '@pipeloom/core/trace/lanes';
 import { gpuFor } from '../devices/discover.js';
 import { align4, depthOf, hostSlots, PeMemory, slotOf, type GpuSlots, type HostSlots, type Slots } from './memory.js';
@@ -11,6 +11,7 @@ import type { FromPe, PeInit, ToPe } from './messages.js';
 import { Abort, AbortError } from './abort.js';
 import { FiringStamp } from './watchdog.js';
 import { holdForLink } from './emulate.js';
+import { isGpuToGpu, published, publish, stagingView, type Staging } from './staging.js';
 
 // One PE's thread of control (a worker thread): its fires in schedule order and the
 // same-host transfers it drives, phase by phase, meeting the others at each barrier in shared
@@ -48,6 +49,8 @@ class PeThread {
   private host = new Map<string, HostSlots>();
   private fires = new Map<Fire, PreparedFire>();
   private staging = new Map<string, GPUBuffer>();
+  /** This PE's half of each GPU-to-GPU transfer, staged through host memory (staging.ts). */
+  private staged = new Map<Transfer, Staging>();
   private readonly aborts = new Abort();
   private events: TraceEvent[] = [];
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -103,6 +106,7 @@ class PeThread {
     this.memory = new PeMemory(program, buffers, this.device, hostStorage);
     for (const phase of program.phases) {
       for (const a of phase.actions) {
+        if (a.op === 'transfer' && isGpuToGpu(a, this.init.pes)) this.stageHalf(a);
         if (a.op !== 'fire') continue;
         const f = await this.prepareFire(a);
         if (f.twin) adapterName += ` [${a.kernel}: no WGSL, CPU twin]`;
@@ -215,6 +219,7 @@ class PeThread {
           const it = k - a.startCycle;
           if (it < 0 || it >= iterations) continue;
           if (a.op === 'fire') fires.push(a);
+          else if (this.staged.size && this.staged.has(a)) lanes.push(this.stagedHalf(a, k, it));
           else if (this.drives(a)) lanes.push(this.transfer(a, k, it));
         }
         // Fires of one PE one after another in schedule order; its transfers beside them.
@@ -347,11 +352,11 @@ class PeThread {
     return s;
   }
 
-  /** GPU buffer -> host bytes through a mappable staging buffer. */
-  private async readback(src: GPUBuffer, dst: ArrayBufferView): Promise<void> {
+  /** GPU buffer -> host bytes through a mappable staging buffer (one per key: two read-backs at once must not share one). */
+  private async readback(src: GPUBuffer, dst: ArrayBufferView, key = `read ${src.label}`): Promise<void> {
     const device = this.device!;
     const size = align4(dst.byteLength);
-    const staging = this.stagingFor(`read ${src.label}`, size, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    const staging = this.stagingFor(key, size, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
     const encoder = device.createCommandEncoder();
     encoder.copyBufferToBuffer(src, 0, staging, 0, size);
     device.queue.submit([encoder.finish()]);
@@ -395,6 +400,39 @@ class PeThread {
     }
     if (this.init.emulateLinks) await this.guard(holdForLink(t, t0, nowUs));
     this.trace({ host: this.init.host, pe: this.pe, thread: other === t.fromPe ? recvLane(other) : sendLane(other), kind: 'transfer', name: t.to.buffer, buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, start: t0, end: nowUs(), bytes: t.bytes });
+  }
+
+  private stageHalf(t: Transfer): void {
+    const memory = this.init.staging[transferKey(t.from.buffer, t.to.buffer)];
+    if (!memory) throw new Error(`no staging memory for ${t.from.buffer} -> ${t.to.buffer} (${t.fromPe} -> ${t.toPe})`);
+    this.staged.set(t, stagingView(memory, t.bytes));
+  }
+
+  /**
+   * This PE's half of a GPU-to-GPU transfer (staging.ts): the source reads its slot back into
+   * host memory and publishes the iteration; the destination waits for it and uploads it into
+   * its slot. Same slots as any transfer of its phase. Emulated, the source holds the bytes for
+   * the link's time before publishing them, so the whole copy lasts at least that.
+   */
+  private async stagedHalf(t: Transfer, k: number, it: number): Promise<void> {
+    const s = this.staged.get(t)!;
+    const via = `(${t.link.kind}, staged through host)`;
+    const common = { host: this.init.host, pe: this.pe, buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, bytes: t.bytes };
+    const t0 = nowUs();
+    if (t.fromPe === this.pe) {
+      const src = this.memory.get(t.from.buffer) as GpuSlots;
+      await this.readback(src.buffers[slotOf(k, t.from.lag, depthOf(src))], s.bytes, `nvlink ${t.to.buffer}`);
+      if (this.init.emulateLinks) await this.guard(holdForLink(t, t0, nowUs));
+      publish(s, it);
+      this.trace({ ...common, thread: sendLane(t.toPe), kind: 'transfer', name: `${t.to.buffer} ${t.fromPe}->host ${via}`, start: t0, end: nowUs() });
+    } else {
+      const dst = this.memory.get(t.to.buffer) as GpuSlots;
+      await this.guard(published(s, it));
+      const t1 = nowUs();
+      await this.upload(s.bytes, dst.buffers[slotOf(k, t.to.lag, depthOf(dst))]);
+      this.trace({ ...common, thread: recvLane(t.fromPe), kind: 'wait', name: `recv ${t.to.buffer} ${via}`, start: t0, end: t1 });
+      this.trace({ ...common, thread: recvLane(t.fromPe), kind: 'transfer', name: `${t.to.buffer} host->${t.toPe} ${via}`, start: t1, end: nowUs() });
+    }
   }
 
   /** Destroys the thread's buffers and device, then waits (up to `settleMs`) for its WebGPU promises to settle. */

@@ -12,6 +12,7 @@ import { Abort, AbortError } from './abort.js';
 import { TraceRecorder } from './trace.js';
 import { watchMemory, Watchdog, type Overrun } from './watchdog.js';
 import { holdForLink } from './emulate.js';
+import { allocateStaging } from './staging.js';
 
 // One run on one agent. Each PE of the host runs in its own thread (pe-worker.ts); this main
 // thread holds the host memory (shared with the PE threads), runs the host-to-host lanes
@@ -60,6 +61,8 @@ export class Run {
   private phases: { name: string; barrier: boolean }[] = [];
   private readonly syncMemory = localBarrierMemory();
   private readonly sync = new Int32Array(this.syncMemory);
+  /** Staging memory of the GPU-to-GPU transfers (staging.ts). */
+  private staging: Record<string, SharedArrayBuffer> = {};
   readonly watchdog: Watchdog;
 
   private constructor(
@@ -117,6 +120,8 @@ export class Run {
         }
       });
     }
+    // GPU-to-GPU copies of this host go through host memory shared by their two PE threads.
+    this.staging = allocateStaging(deploy.programs, deploy.pes);
     const ready = deploy.programs.map((program) => this.spawn(program, storage));
     await Promise.all(ready);
   }
@@ -140,6 +145,7 @@ export class Run {
       watch: watchMemory(),
       epoch: this.watchdog.epoch,
       emulateLinks: this.deploy.emulateLinks ?? false,
+      staging: this.staging,
     };
     this.watchdog.watch(program, init.watch);
     let resolveDone!: () => void;
