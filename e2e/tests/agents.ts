@@ -27,7 +27,7 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-export async function startAgents(names: string[], basePort: number, token = 'e2e-token'): Promise<LocalAgents> {
+export async function startAgents(names: string[], basePort: number, token = 'e2e-token-0123456789'): Promise<LocalAgents> {
   const procs: ChildProcess[] = [];
   let log = '';
   const urls: string[] = [];

@@ -1,19 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { discover } from '../devices/discover.js';
 import { startAgent, type AgentServer } from '../server/server.js';
 import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/run.js';
+import { DEFAULT_LIMITS, MIN_TOKEN_LENGTH } from '../server/security.js';
 import { parseCommandArgs, seconds } from './args.js';
 
 // `pipeloom agent`: serve this host's PEs to coordinators.
 
 
-const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token T [options]
+const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token-file FILE [options]
 
   --name NAME          host id this agent serves (the document's host id)
   --port N             TCP port (default 7070; 0 picks a free one)
-  --token T            shared secret every coordinator and peer agent must present
-                       (or env PIPELOOM_TOKEN)
+  --token-file FILE    file holding the shared secret every coordinator and peer agent must
+                       present (at least ${MIN_TOKEN_LENGTH} characters; or env PIPELOOM_TOKEN; without
+                       either, a random one is made and printed)
+  --token T            the secret on the command line: visible to every local user (ps,
+                       /proc); prefer --token-file or PIPELOOM_TOKEN
   --host ADDR          interface to bind (default 127.0.0.1; 0.0.0.0 to serve a network)
   --cert FILE --key FILE   serve wss:// (TLS) with these PEM files
   --allow-origin LIST  comma-separated browser origins allowed (default http://127.0.0.1:*,http://localhost:*)
@@ -22,6 +26,9 @@ const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token T [options]
   --link-rate BYTES    cap host-to-host sends at BYTES per second (to mimic a slower network)
   --max-message BYTES  largest text message accepted (default 16 MiB)
   --max-rate N         text messages per second per connection (default 2000)
+  --login-timeout S    seconds from connecting to a completed login (default ${DEFAULT_LIMITS.loginTimeoutMs / 1000})
+  --max-pending N      connections not logged in yet, in total (default ${DEFAULT_LIMITS.maxPending})
+  --max-pending-per-address N   the same from one address (default ${DEFAULT_LIMITS.maxPendingPerAddress})
   --allow-wgsl         run custom.wgsl nodes (WGSL written in the document, not in the kernel
                        registry); off by default: such deploys are refused
   --kernel-timeout S   time limit of one firing in seconds (default 60; 0 for none). A firing
@@ -42,12 +49,49 @@ function unreadable(file: string): string | undefined {
   }
 }
 
+/**
+ * The token from --token, --token-file or PIPELOOM_TOKEN; '' when none is given (a random
+ * one is made), undefined after a message when it cannot be used.
+ */
+function readToken(flag: string | undefined, file: string | undefined): string | undefined {
+  if (flag !== undefined && file !== undefined) {
+    console.error('pipeloom agent: give the token once: --token-file or --token, not both');
+    return undefined;
+  }
+  let token = flag ?? process.env.PIPELOOM_TOKEN ?? '';
+  let from = flag !== undefined ? '--token' : 'PIPELOOM_TOKEN';
+  if (file !== undefined) {
+    from = `--token-file ${file}`;
+    try {
+      if (statSync(file).size > 4096) {
+        console.error(`pipeloom agent: ${from}: the file is larger than 4 KiB; it must hold only the token`);
+        return undefined;
+      }
+      token = readFileSync(file, 'utf8').trim();
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      console.error(`pipeloom agent: ${from}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'not readable by this user' : (code ?? String(e))}`);
+      return undefined;
+    }
+    if (!token) {
+      console.error(`pipeloom agent: ${from}: the file is empty; write the token in it (e.g. openssl rand -hex 16 > ${file})`);
+      return undefined;
+    }
+    if (statSync(file).mode & 0o077) console.error(`pipeloom agent: warning: ${from} can be read by other users (chmod 600 ${file})`);
+  }
+  if (token && token.length < MIN_TOKEN_LENGTH) {
+    console.error(`pipeloom agent: the token from ${from} has ${token.length} character${token.length === 1 ? '' : 's'}; it needs at least ${MIN_TOKEN_LENGTH} (make one with: openssl rand -hex 16)`);
+    return undefined;
+  }
+  return token;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
   const args = parseCommandArgs(
     'agent',
     argv,
-    { name: str, port: str, token: str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
+    { name: str, port: str, token: str, 'token-file': str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'login-timeout': str, 'max-pending': str, 'max-pending-per-address': str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
     HELP,
   );
   if (!args.ok) return args.code;
@@ -63,13 +107,15 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`pipeloom agent: --name is empty: give this host's id in the documents (in the systemd unit: PIPELOOM_HOST_ID=... in /etc/pipeloom/agent.env)`);
     return 1;
   }
-  let token = f.get('token') ?? process.env.PIPELOOM_TOKEN;
+  const given = readToken(f.get('token'), f.get('token-file'));
+  if (given === undefined) return 1;
+  let token = given;
   if (!token) {
     token = randomBytes(16).toString('hex');
-    console.error(`pipeloom agent: no --token given; generated ${token}`);
+    console.error(`pipeloom agent: no --token-file, PIPELOOM_TOKEN or --token given; generated ${token}`);
   }
   const nums: Record<string, number> = {};
-  for (const [flag, def] of [['port', 7070], ['emulate-gpus', 0], ['link-rate', 0], ['max-message', 16 << 20], ['max-rate', 2000]] as const) {
+  for (const [flag, def] of [['port', 7070], ['emulate-gpus', 0], ['link-rate', 0], ['max-message', 16 << 20], ['max-rate', 2000], ['max-pending', DEFAULT_LIMITS.maxPending], ['max-pending-per-address', DEFAULT_LIMITS.maxPendingPerAddress]] as const) {
     const raw = f.get(flag);
     const v = raw === undefined ? def : Number(raw);
     if (!Number.isInteger(v) || v < 0) {
@@ -81,6 +127,13 @@ export async function main(argv: string[]): Promise<number> {
   const timeoutFlag = seconds('agent', 'kernel-timeout', f.get('kernel-timeout'));
   if (timeoutFlag === undefined) return 1;
   const kernelTimeout = timeoutFlag ?? DEFAULT_KERNEL_TIMEOUT_MS / 1000;
+  const rawLogin = f.get('login-timeout');
+  const loginTimeout = rawLogin === undefined ? null : Number(rawLogin);
+  if (loginTimeout !== null && !(rawLogin!.trim() !== '' && loginTimeout > 0 && loginTimeout <= 3600)) {
+    // No "0 for none": a connection that never logs in must not be kept.
+    console.error(`pipeloom agent: --login-timeout must be a number of seconds above 0 and at most 3600, not "${rawLogin}"`);
+    return 1;
+  }
   if (Boolean(f.get('cert')) !== Boolean(f.get('key'))) {
     console.error('pipeloom agent: --cert and --key go together');
     return 1;
@@ -114,7 +167,13 @@ export async function main(argv: string[]): Promise<number> {
         console.error(`[${name}] ${reason}: the agent kills itself (SIGKILL) so that its supervisor restarts it`);
         void server?.close().finally(() => process.kill(process.pid, 'SIGKILL'));
       },
-      limits: { maxMessage: nums['max-message'], messagesPerSecond: nums['max-rate'] },
+      limits: {
+        maxMessage: nums['max-message'],
+        messagesPerSecond: nums['max-rate'],
+        maxPending: nums['max-pending'],
+        maxPendingPerAddress: nums['max-pending-per-address'],
+        ...(loginTimeout === null ? {} : { loginTimeoutMs: loginTimeout * 1000 }),
+      },
       log: (line) => console.error(`[${name}] ${line}`),
     });
   } catch (e) {

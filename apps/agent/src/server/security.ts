@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-// Token check, Origin allow-list and per-socket limits: the agent's front door.
+// Token check, Origin allow-list, per-socket limits, login throttle and the front door's log.
 
 /** Constant-time token comparison (hashing first makes the lengths equal). */
 export function tokenMatches(expected: string, given: unknown): boolean {
@@ -44,12 +44,175 @@ export class RateLimit {
 }
 
 export interface Limits {
-  /** Largest text message in bytes (deploy plans are the big ones). */
+  /** Largest text message in bytes once logged in (deploy plans are the big ones): --max-message. */
   maxMessage: number;
-  /** Largest binary frame on a peer link (a buffer plus its header). */
+  /** Largest binary frame on a peer link once authenticated (a buffer plus its header). */
   maxFrame: number;
-  /** Text messages per second per socket. */
+  /** Text messages per second per socket: --max-rate. */
   messagesPerSecond: number;
+  /** Largest message of any kind before login: the transports refuse more at the frame header. */
+  maxMessageBeforeLogin: number;
+  /** Milliseconds from the TCP connect to a completed login (handshake included): --login-timeout. */
+  loginTimeoutMs: number;
+  /** Connections not yet logged in, in total: --max-pending. */
+  maxPending: number;
+  /** Connections not yet logged in, per remote address: --max-pending-per-address. */
+  maxPendingPerAddress: number;
+  /** Failed logins an address may make before it must wait. */
+  loginFailuresFree: number;
+  /** The first wait after those, in ms; it doubles with each further failure. */
+  loginBackoffMs: number;
+  /** The longest wait, in ms. */
+  loginBackoffMaxMs: number;
+  /** Front-door log lines of one kind per log window (the rest are counted, then summed up in one line). */
+  logBurst: number;
+  logWindowMs: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxMessage: 16 << 20, maxFrame: 1 << 30, messagesPerSecond: 2000 };
+export const DEFAULT_LIMITS: Limits = {
+  maxMessage: 16 << 20,
+  maxFrame: 1 << 30,
+  messagesPerSecond: 2000,
+  maxMessageBeforeLogin: 64 << 10,
+  loginTimeoutMs: 5000,
+  maxPending: 256,
+  maxPendingPerAddress: 16,
+  loginFailuresFree: 5,
+  loginBackoffMs: 1000,
+  loginBackoffMaxMs: 60_000,
+  logBurst: 10,
+  logWindowMs: 10_000,
+};
+
+/** Tokens shorter than this are refused at agent start (a generated one has 32 characters). */
+export const MIN_TOKEN_LENGTH = 16;
+
+/**
+ * Failed logins per remote address: after `loginFailuresFree` of them, the address waits
+ * (doubling up to the maximum) before its next token is even compared. A success forgets it.
+ */
+export class LoginThrottle {
+  private readonly failures = new Map<string, { count: number; until: number }>();
+  /** Addresses remembered at most (oldest forgotten first): a spray of addresses costs bounded memory. */
+  static readonly MAX_ADDRESSES = 10_000;
+
+  constructor(private readonly limits: Pick<Limits, 'loginFailuresFree' | 'loginBackoffMs' | 'loginBackoffMaxMs'>) {}
+
+  /** Milliseconds `address` must still wait before a login is checked; 0 when it may try now. */
+  wait(address: string, nowMs: number): number {
+    const f = this.failures.get(address);
+    return f ? Math.max(0, f.until - nowMs) : 0;
+  }
+
+  failed(address: string, nowMs: number): void {
+    const f = this.failures.get(address) ?? { count: 0, until: 0 };
+    this.failures.delete(address);
+    f.count++;
+    const over = f.count - this.limits.loginFailuresFree;
+    if (over > 0) f.until = nowMs + Math.min(this.limits.loginBackoffMaxMs, this.limits.loginBackoffMs * 2 ** Math.min(over - 1, 30));
+    // Re-inserted: the map's order is the order of last failure, oldest first.
+    this.failures.set(address, f);
+    if (this.failures.size > LoginThrottle.MAX_ADDRESSES) this.failures.delete(this.failures.keys().next().value!);
+  }
+
+  succeeded(address: string): void {
+    this.failures.delete(address);
+  }
+}
+
+/**
+ * Connections that have not logged in yet, per remote address and in total. `admit` says
+ * whether one more may start; each admitted one is counted until `release`.
+ */
+export class PendingConnections {
+  private readonly byAddress = new Map<string, number>();
+  private total = 0;
+
+  constructor(private readonly limits: Pick<Limits, 'maxPending' | 'maxPendingPerAddress'>) {}
+
+  /** Counts a new connection from `address`, or returns why it is refused. */
+  admit(address: string): { ok: true } | { ok: false; why: 'total' | 'address' } {
+    if (this.total >= this.limits.maxPending) return { ok: false, why: 'total' };
+    const n = this.byAddress.get(address) ?? 0;
+    if (n >= this.limits.maxPendingPerAddress) return { ok: false, why: 'address' };
+    this.byAddress.set(address, n + 1);
+    this.total++;
+    return { ok: true };
+  }
+
+  release(address: string): void {
+    const n = this.byAddress.get(address);
+    if (!n) return;
+    if (n === 1) this.byAddress.delete(address);
+    else this.byAddress.set(address, n - 1);
+    this.total--;
+  }
+
+  get count(): number {
+    return this.total;
+  }
+}
+
+export type LogLevel = 'info' | 'warn' | 'error';
+
+/**
+ * The front door's log: `<ISO time> <level> <message>`, at most `logBurst` lines of one kind
+ * per window, so a flood of refusals cannot fill the disk or hide other lines; what was left
+ * out is summed up in one line when the window ends.
+ */
+export class FrontDoorLog {
+  private readonly windows = new Map<string, { start: number; lines: number; dropped: number; timer: NodeJS.Timeout | null }>();
+
+  constructor(
+    private readonly sink: (line: string) => void,
+    private readonly limits: Pick<Limits, 'logBurst' | 'logWindowMs'>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  line(level: LogLevel, kind: string, message: string): void {
+    const t = this.now();
+    let w = this.windows.get(kind);
+    if (!w || t - w.start >= this.limits.logWindowMs) {
+      if (w) this.flush(kind, w);
+      w = { start: t, lines: 0, dropped: 0, timer: null };
+      this.windows.set(kind, w);
+    }
+    if (w.lines < this.limits.logBurst) {
+      w.lines++;
+      this.write(level, message, t);
+      return;
+    }
+    w.dropped++;
+    if (!w.timer) {
+      const win = w;
+      win.timer = setTimeout(() => this.flush(kind, win), Math.max(0, win.start + this.limits.logWindowMs - t));
+      win.timer.unref();
+    }
+  }
+
+  private flush(kind: string, w: { dropped: number; timer: NodeJS.Timeout | null }): void {
+    if (w.timer) clearTimeout(w.timer);
+    w.timer = null;
+    if (w.dropped) this.write('warn', `${w.dropped} more "${kind}" lines left out in ${this.limits.logWindowMs / 1000} s`, this.now());
+    w.dropped = 0;
+  }
+
+  private write(level: LogLevel, message: string, t: number): void {
+    this.sink(`${new Date(t).toISOString()} ${level} ${message}`);
+  }
+
+  /** Writes what is left out so far and stops the timers (agent shutdown). */
+  close(): void {
+    for (const [kind, w] of this.windows) this.flush(kind, w);
+  }
+}
+
+/**
+ * A sender's value for a log line: JSON-quoted (control characters escaped, so it cannot
+ * forge lines) and cut to `max` characters.
+ */
+export function excerpt(value: unknown, max = 64): string {
+  const s = typeof value === 'string' ? value : String(value);
+  const cut = s.length > max ? `${s.slice(0, max)}...` : s;
+  return JSON.stringify(cut);
+}
