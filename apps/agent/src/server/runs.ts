@@ -26,6 +26,8 @@ export interface RunHostOptions {
   /** This agent serves TLS: peer links are dialled with wss. */
   tls: boolean;
   linkRate?: number;
+  /** Milliseconds for a peer handshake (dialling, or waiting for the run a hello names). */
+  handshakeTimeout: number;
   allowWgsl?: boolean;
   kernelTimeoutMs?: number;
   onStuck?: (reason: string) => void;
@@ -207,7 +209,7 @@ export class RunHost {
     // An agent that serves TLS keeps its run's data off the wire in clear too.
     if (this.opts.tls) target.protocol = 'wss:';
     try {
-      const frames = await dialPeer(target.toString(), this.host, peer, a.keys, { maxFrame: this.opts.limits.maxFrame, maxText: this.opts.limits.maxMessage });
+      const frames = await dialPeer(target.toString(), this.host, peer, a.keys, { maxFrame: this.opts.limits.maxFrame, maxText: this.opts.limits.maxMessage }, this.opts.handshakeTimeout);
       return new PeerLink(peer, frames, this.opts.linkRate ?? 0);
     } catch (e) {
       throw fail(e instanceof Error ? e.message : String(e));

@@ -1,7 +1,7 @@
 import { createServer as createHttp, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttps } from 'node:https';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Devices } from '../devices/discover.js';
 import { HANDSHAKE } from '../peer/handshake.js';
@@ -26,7 +26,7 @@ export interface AgentOptions {
   limits?: Partial<Limits>;
   /** Caps host-to-host sends at this many bytes per second (0 = none). */
   linkRate?: number;
-  /** Milliseconds a new connection has to authenticate. */
+  /** Milliseconds from a new connection's TCP connect to its login (default limits.loginTimeoutMs). */
   authTimeout?: number;
   /** Milliseconds a peer agent's handshake may take, waiting for the run's deploy included (default HANDSHAKE.timeoutMs). */
   handshakeTimeout?: number;
@@ -60,6 +60,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
     limits,
     tls,
     linkRate: opts.linkRate,
+    handshakeTimeout: opts.handshakeTimeout ?? HANDSHAKE.timeoutMs,
     allowWgsl: opts.allowWgsl,
     kernelTimeoutMs: opts.kernelTimeoutMs,
     onStuck: opts.onStuck,
@@ -71,11 +72,13 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
     token: opts.token,
     origins: opts.allowOrigins?.length ? opts.allowOrigins : DEFAULT_ORIGINS,
     limits,
-    authTimeout: opts.authTimeout ?? 5000,
+    authTimeout: opts.authTimeout ?? limits.loginTimeoutMs,
     handshakeTimeout: opts.handshakeTimeout ?? HANDSHAKE.timeoutMs,
+    tls,
     runs,
     log,
   });
+  server.on('connection', (socket: Socket) => door.connection(socket));
   server.on('request', (req, res) => health(req, res, runs));
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => door.upgrade(req, socket, head));
 
