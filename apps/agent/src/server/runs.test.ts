@@ -1,9 +1,14 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { Coordinator, type SocketLike } from '@pipeloom/core/coordinator/coordinator';
 import { PROTOCOL_VERSION, type FromAgent, type ToAgent } from '@pipeloom/core/coordinator/protocol';
+import { nodeClock } from '../cli/run.js';
 import { spawnLocalAgents } from '../local/spawn.js';
 import { acceptUpgrade, FrameSocket } from '../peer/frames.js';
 import { compileOrThrow, connect, piic } from '../testing/fixtures.js';
@@ -184,6 +189,32 @@ describe('peer heartbeat', () => {
       console.log(`peer heartbeat: h1 failed the run ${Math.round(failedAt - frozeAt)} ms after h0 froze`);
     } finally {
       frozen.kill('SIGCONT');
+      await local.stop();
+    }
+  });
+});
+
+describe('peer links between agents that serve TLS', () => {
+  it('a two-host run goes over wss between the agents, values exact', async () => {
+    const dir = mkdtempSync(join(os.tmpdir(), 'pipeloom-peer-tls-'));
+    const cert = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    // Each agent trusts the other's certificate as an operator's private CA would be trusted.
+    const local = await spawnLocalAgents(['h0', 'h1'], { args: ['--cert', cert, '--key', key], env: { NODE_EXTRA_CA_CERTS: cert } });
+    try {
+      expect(local.agents.every((a) => a.url.startsWith('wss://'))).toBe(true);
+      const ca = readFileSync(cert);
+      const c = await Coordinator.connect(
+        local.agents.map((a) => a.url),
+        { token: local.token, connect: (u) => new WebSocket(u, { ca, maxPayload: 1 << 30 }) as unknown as SocketLike, clock: nodeClock },
+      );
+      const r = await c.run(compileOrThrow(piic({ iterations: 8 }), true), { iterations: 8 }).done;
+      c.close();
+      expect(r.failure).toBeUndefined();
+      expect(r.ok).toBe(true);
+      expect(r.events.some((e) => e.kind === 'transfer' && e.host === 'h1')).toBe(true);
+    } finally {
       await local.stop();
     }
   });
