@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { TraceEvent } from '@pipeloom/core';
 import { exited, spawnLocalAgents, stopAgent } from './local/spawn.js';
 import { compileOrThrow, connect, piic } from './testing/fixtures.js';
+import { finishedBefore, missing, traceKey } from './testing/finished.js';
 
 // Faults with real agent processes on loopback.
 
@@ -14,11 +16,20 @@ describe('faults', () => {
       const c = await connect(local.agents.map((a) => a.url), local.token);
       let killedAt = 0;
       let consumed = 0;
-      const handle = c.run(longRun(), {
+      /** What h1 had streamed when it was killed, and the last cycle it had reached. */
+      const streamed: TraceEvent[] = [];
+      let h1Cycle = 0;
+      const ig = longRun();
+      const handle = c.run(ig, {
         iterations: 1_000_000,
         onEvents: (events) => {
+          if (killedAt) return;
+          for (const e of events.filter((x) => x.host === 'h1')) {
+            streamed.push(e);
+            h1Cycle = Math.max(h1Cycle, e.cycle);
+          }
           consumed += events.filter((e) => e.kind === 'fire' && e.node === 'C').length;
-          if (!killedAt && consumed > 5) {
+          if (consumed > 5) {
             killedAt = performance.now();
             local.agents[1].process.kill('SIGKILL');
           }
@@ -31,7 +42,13 @@ describe('faults', () => {
       expect(r.ok).toBe(false);
       expect(r.failure?.message).toMatch(/h1/);
       expect(stoppedAfter).toBeLessThan(2000);
+      // The killed agent's streamed events are kept, every one.
+      const kept = new Set(r.events);
+      expect(streamed.filter((e) => !kept.has(e))).toEqual([]);
       expect(r.events.filter((e) => e.kind === 'fire' && e.node === 'C').length).toBeGreaterThan(5);
+      // h1 had reached cycle h1Cycle, so h0 had finished every cycle before it: the trace has
+      // all of h0's events of those cycles, the last batches its PE threads held included.
+      expect(missing(finishedBefore(ig, 'h0', h1Cycle, 1_000_000), r.events.map(traceKey))).toEqual([]);
       // The local agent's log says how it went (a crash in native code prints nothing itself).
       await exited(local.agents[1].process);
       expect(log).toContain('h1: agent exited (signal SIGKILL)');
@@ -77,9 +94,22 @@ describe('faults', () => {
     const local = await spawnLocalAgents(['h0', 'h1']);
     try {
       const c = await connect(local.agents.map((a) => a.url), local.token);
-      const h = c.run(longRun(), { iterations: 1_000_000, onProgress: (p) => p.cycle > 10 && h.stop('enough') });
+      const ig = longRun();
+      let stoppedAt = 0;
+      const h = c.run(ig, {
+        iterations: 1_000_000,
+        onProgress: (p) => {
+          if (stoppedAt || p.cycle <= 10) return;
+          stoppedAt = p.cycle;
+          h.stop('enough');
+        },
+      });
       const r = await h.done;
       expect(r.failure).toEqual({ host: 'coordinator', message: 'enough' });
+      // Both hosts had got past cycle stoppedAt - 1 (progress counts cycles every host closed):
+      // the trace keeps every event of both up to there, what their PE threads held included.
+      const keys = r.events.map(traceKey);
+      for (const host of ['h0', 'h1']) expect(missing(finishedBefore(ig, host, stoppedAt, 1_000_000), keys), host).toEqual([]);
       const again = await c.run(compileOrThrow(piic({ iterations: 3 }), true), { iterations: 3 }).done;
       expect(again.ok).toBe(true);
       c.close();

@@ -1,10 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { predict, type TraceEvent } from '@pipeloom/core';
+import { compile, predict, type TraceEvent } from '@pipeloom/core';
+import type { ChromeEvent } from '@pipeloom/core/trace/chrome';
 import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
+import { eventKey, finishedBefore, missing, traceKey } from './testing/finished.js';
 import { compileOrThrow, connect, example, piic, root } from './testing/fixtures.js';
 
 // Real agent processes on loopback, real WebGPU (llvmpipe) for the GPU PEs.
@@ -100,8 +102,11 @@ describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C
       expect(r.ok).toBe(false);
       expect(r.failure).toMatchObject({ host: 'h1', pe: 'cpu@h1', node: 'C', iteration: 0 });
       expect(r.failure?.message).toMatch(/element 0 is .*expected 2/);
-      // The trace up to the failure is kept.
-      expect(r.events.length).toBeGreaterThan(0);
+      // The trace up to the failure is kept: every event of both hosts in the cycles before
+      // C's first firing (a barrier closed each), and that firing.
+      const first = ig.programs.fire.startCycle[ig.order.indexOf('C' as never)];
+      const expected = [...finishedBefore(ig, 'h0', first, 10), ...finishedBefore(ig, 'h1', first, 10), eventKey('h1', 'fire', 'C', first)];
+      expect(missing(expected, r.events.map(traceKey))).toEqual([]);
       // The agents are free again: the next run succeeds.
       const ok = await c.run(compileOrThrow(piic({ iterations: 3 }), true), { iterations: 3 }).done;
       expect(ok.ok).toBe(true);
@@ -201,19 +206,51 @@ describe('pipeloom run (the CLI, local agents)', () => {
     const r = cli(file, '--trace', trace);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/failed on host h1, node C, iteration 0: .*expected 3/);
-    expect(existsSync(trace)).toBe(true);
+    // Kept: every event of both hosts in the cycles before C's first firing, and that firing.
+    const compiled = compile(doc, {});
+    if (!compiled.ok) throw new Error('P-I-I-C must compile');
+    const ig = compiled.ig;
+    const first = ig.programs.fire.startCycle[ig.order.indexOf('C' as never)];
+    const expected = [...finishedBefore(ig, 'h0', first, 5), ...finishedBefore(ig, 'h1', first, 5), eventKey('h1', 'fire', 'C', first)];
+    expect(missing(expected, writtenKeys(trace))).toEqual([]);
   });
 
+  /** Keys (testing/finished.ts) of the events in a written Chrome trace. */
+  const writtenKeys = (file: string): string[] => {
+    const events = (JSON.parse(readFileSync(file, 'utf8')) as { traceEvents: ChromeEvent[] }).traceEvents;
+    const hosts = new Map<number, string>();
+    const lanes = new Map<string, string>();
+    for (const e of events) {
+      if (e.name === 'process_name') hosts.set(e.pid, String(e.args?.name).replace(/^host /, ''));
+      if (e.name === 'thread_name') lanes.set(`${e.pid} ${e.tid}`, String(e.args?.name));
+    }
+    return events
+      .filter((e) => e.ph === 'X')
+      .map((e) => {
+        const what = e.cat === 'barrier' ? `${lanes.get(`${e.pid} ${e.tid}`)} ${e.name}` : e.cat === 'fire' ? String(e.args?.node) : String(e.args?.buffer ?? e.name);
+        return eventKey(hosts.get(e.pid)!, e.cat!, what, Number(e.args?.cycle));
+      });
+  };
+
   it('a local agent that dies mid-run: exits 1 naming the host and how its process ended, and still writes the trace', () => {
+    const doc = piic({ iterations: 1000 });
     const file = join(tmp, 'long.json');
-    writeFileSync(file, JSON.stringify(piic({ iterations: 1000 })));
+    writeFileSync(file, JSON.stringify(doc));
     const trace = join(tmp, 'killed-trace.json');
-    // Fault injection (pe-worker.ts): h1's agent kills its own process after cycle 5.
+    // Fault injection (pe-worker.ts): h1's agent kills its own process once cycles 0-4 are done.
     const r = cliWith({ PIPELOOM_FAULT: 'kill:gpu0@h1:5' }, file, '--trace', trace);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/failed on host h1: /);
     expect(r.stderr).toContain('pipeloom run: local agent h1 exited (signal SIGKILL)');
-    expect(JSON.parse(readFileSync(trace, 'utf8')).traceEvents.length).toBeGreaterThan(0);
+    // Cycles 0-4 closed with a cluster barrier, so every event of h0 (the agent still up) in
+    // them had finished: all of them are in the trace, its PE threads' last batches included.
+    // h1 keeps only what it had streamed before it died, which may be nothing this early
+    // (faults.test.ts checks those against what the coordinator had received).
+    const compiled = compile(doc, {});
+    if (!compiled.ok) throw new Error('P-I-I-C must compile');
+    const written = writtenKeys(trace);
+    expect(missing(finishedBefore(compiled.ig, 'h0', 5, 1000), written)).toEqual([]);
+    expect(written.filter((k) => k.startsWith('h1 ') && Number(k.split('@')[1]) > 5)).toEqual([]);
   });
 
   it('an invalid document exits 2 with diagnostics', () => {

@@ -468,7 +468,11 @@ parentPort!.on('message', (m: ToPe) => {
       thread?.abort(m.reason);
       break;
     case 'free':
-      void (thread?.free() ?? Promise.resolve()).finally(() => post({ type: 'freed' }));
+      void (thread?.free() ?? Promise.resolve()).finally(() => {
+        // The events this thread still holds go before `freed`: the run's trace keeps them.
+        thread?.flush();
+        post({ type: 'freed' });
+      });
       break;
   }
 });

@@ -256,7 +256,9 @@ export class Run {
     } catch (e) {
       if (!(e instanceof AbortError)) this.fail({ host: this.devices.host, message: e instanceof Error ? e.message : String(e) });
     } finally {
-      this.trace.stop();
+      // Aborted, the PE threads still send the events they held as they stop: the timer
+      // forwards them until the run is freed (dispose).
+      if (!this.aborted) this.trace.stop();
     }
   }
 
@@ -338,7 +340,6 @@ export class Run {
   private async dispose(): Promise<void> {
     this.freed = true;
     this.abort('run freed');
-    this.trace.stop();
     // Still watching: a thread finishing a long firing is waited for up to the time limit.
     this.watchdog.start();
     await Promise.all(
@@ -373,6 +374,9 @@ export class Run {
       ),
     );
     this.watchdog.stop();
+    // Every PE thread has ended and sent what it held: the last batch goes before `stopped`.
+    this.trace.stop();
+    this.trace.flush();
     this.workers = [];
     this.host.clear();
   }

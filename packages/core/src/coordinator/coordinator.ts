@@ -138,6 +138,13 @@ class AgentConn {
 let runCounter = 0;
 
 /**
+ * After a failure or a stop, how long the coordinator waits at most for the agents still up to
+ * answer `stopped` (their last trace batches come before it). Freeing a run takes well under
+ * this; an agent that does not answer leaves its events out rather than holding the result.
+ */
+export const STOP_WAIT_MS = 2000;
+
+/**
  * A run's secret: 128 random bits from the platform's CSPRNG (Web Crypto, in browsers, workers
  * and Node alike). Peer links of the run prove it, so the shared token alone cannot join them.
  */
@@ -425,11 +432,44 @@ export class Coordinator {
     result.seconds = startMs ? (clock.now() - startMs) / 1000 : 0;
     // Stop everywhere: frees memory and closes peer links (also after success).
     for (const c of involved) c.send({ type: 'stop', runId, reason: failure ? `run failed: ${failure.message}` : 'run complete' });
+    // A run that fails or is stopped keeps its trace: the agents still up send the events they
+    // held (their PE threads' last batches) before answering `stopped`, so the trace listeners
+    // stay until then. After a success every agent has flushed before `done`.
+    if (failure) await this.stopped(involved, runId);
     for (const f of cleanups) f();
     result.events.sort((a, b) => a.start - b.start);
     result.ok = !failure;
     if (failure) result.failure = failure;
     return result;
+  }
+
+  /** Resolves once each of `conns` has answered `stopped` for the run or closed, or after STOP_WAIT_MS. */
+  private stopped(conns: AgentConn[], runId: string): Promise<void> {
+    const { clock } = this.opts;
+    const waiting = new Set(conns.filter((c) => !c.closed));
+    if (!waiting.size) return Promise.resolve();
+    return new Promise((resolve) => {
+      const undo: (() => void)[] = [];
+      const end = () => {
+        cancel(clock, timer as never);
+        for (const f of undo) f();
+        resolve();
+      };
+      const timer = later(clock, end, STOP_WAIT_MS);
+      for (const c of waiting) {
+        const settled = () => {
+          waiting.delete(c);
+          if (!waiting.size) end();
+        };
+        const l: Listener = (m) => m.type === 'stopped' && m.runId === runId && settled();
+        c.listeners.add(l);
+        c.closeListeners.add(settled);
+        undo.push(() => {
+          c.listeners.delete(l);
+          c.closeListeners.delete(settled);
+        });
+      }
+    });
   }
 
   close(): void {
