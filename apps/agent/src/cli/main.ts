@@ -1,5 +1,6 @@
 // Dispatches `pipeloom <command>` to one module per command; each exports
-// `main(argv): Promise<number>` returning the exit code (0 ok, 1 failure, 2 invalid document).
+// `main(argv): Promise<number>` returning the exit code (0 ok, 1 failure, 2 invalid document;
+// 2 as well for a command that does not exist).
 type Command = { summary: string; load: () => Promise<{ main: (argv: string[]) => Promise<number> }> };
 
 const commands: Record<string, Command> = {
@@ -20,10 +21,11 @@ export async function main(argv: string[]): Promise<number> {
     console.log(usage());
     return name ? 0 : 1;
   }
-  const command = commands[name];
+  // Own commands only: `constructor` or `toString` are names a user types, not commands.
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!command) {
     console.error(`pipeloom: unknown command "${name}"\n\n${usage()}`);
-    return 1;
+    return 2;
   }
   return (await command.load()).main(rest);
 }

@@ -151,7 +151,8 @@ export async function main(argv: string[]): Promise<number> {
 
 /** GPU PEs needed per host (gpu<i>@host needs i+1). */
 export function gpusPerHost(ig: ImplementationGraph): Record<string, number> {
-  const out: Record<string, number> = {};
+  // Keyed by the document's host ids: no prototype, so a host named "constructor" is a host.
+  const out: Record<string, number> = Object.create(null);
   for (const p of ig.programs.pes) {
     const m = /^gpu(\d+)@/.exec(p.pe);
     if (m) out[p.host] = Math.max(out[p.host] ?? 0, Number(m[1]) + 1);

@@ -304,7 +304,10 @@ export class Coordinator {
     const hostIds = programHosts(ig);
     const byHost = new Map(this.conns.map((c) => [c.info.host, c]));
     const cycles = lastStartCycle(ig) + opts.iterations;
-    const result: RunResult = { ok: false, runId, iterations: opts.iterations, cycles, seconds: 0, events: [], threads: [], barrierPerCycle: {}, reports: [], adapters: {}, dropped: 0, eventCount: 0, memory: {} };
+    // Records keyed by host or PE ids (the document's words) have no prototype: a host named
+    // "__proto__" or "constructor" is a host like any other.
+    const byId = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+    const result: RunResult = { ok: false, runId, iterations: opts.iterations, cycles, seconds: 0, events: [], threads: [], barrierPerCycle: byId(), reports: [], adapters: byId(), dropped: 0, eventCount: 0, memory: byId() };
     const problems = this.check(ig).filter((d) => d.severity === 'error');
     if (problems.length) {
       result.failure = { host: problems[0].path, message: problems.map((d) => d.message).join('; ') };
