@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { readdirSync, readFileSync } from 'node:fs';
+import { compile } from '../compile/compile.js';
+import type { ProjectDocument } from '../document/types.js';
+import { layeredDocument } from '../testing/generate.js';
+import { Coordinator, type SocketLike } from './coordinator.js';
+import { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type Deploy } from './deploy-check.js';
+import { PROTOCOL_VERSION, type ToAgent } from './protocol.js';
+
+// The positive cases are the deploy messages the coordinator itself sends: a real Coordinator
+// talks to in-memory agents that report the document's PEs and keep what they are sent.
+
+// Every examples/*.json, including ones added later.
+const dir = new URL('../../../../examples/', import.meta.url);
+const EXAMPLES: Record<string, unknown> = Object.fromEntries(
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => [f.replace(/\.json$/, ''), JSON.parse(readFileSync(new URL(f, dir), 'utf8'))]),
+);
+const piicDoc = EXAMPLES.piic;
+
+/** Every deploy message a coordinator sends to run `doc` (one per host). */
+async function deploysOf(doc: ProjectDocument, overlap: boolean, iterations = 5): Promise<Deploy[]> {
+  const r = compile(doc, { overlap });
+  if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('; '));
+  const ig = r.ig;
+  const hosts = [...new Set(ig.programs.pes.map((p) => p.host as string))];
+  const sent: Deploy[] = [];
+  const clock = { now: () => Date.now(), setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (h: never) => clearTimeout(h) };
+  const socket = (url: string): SocketLike => {
+    const host = url.slice('mem://'.length);
+    const s: SocketLike = {
+      readyState: 1,
+      send(text) {
+        const m = JSON.parse(text) as ToAgent;
+        const answer = (a: object) => queueMicrotask(() => s.onmessage?.({ data: JSON.stringify(a) }));
+        if (m.type === 'auth') {
+          const pes = ig.programs.pes
+            .filter((p) => p.host === host)
+            .map((p) => ({ id: p.pe, kind: p.kind, name: p.pe, vendor: 'mem', memory: 2 ** 40, limits: p.kind === 'gpu' ? { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 40 } : undefined }));
+          answer({ type: 'welcome', version: PROTOCOL_VERSION, host, pes });
+        } else if (m.type === 'ping') answer({ type: 'pong', id: m.id, t: m.t, agent: 0 });
+        else if (m.type === 'deploy') {
+          sent.push(m);
+          // Failing the run ends it at once: only the deploy is wanted.
+          answer({ type: 'error', message: 'kept' });
+        } else if (m.type === 'stop') answer({ type: 'stopped', runId: m.runId, freed: true });
+      },
+      close() {},
+      onopen: null,
+      onmessage: null,
+      onclose: null,
+      onerror: null,
+    };
+    queueMicrotask(() => s.onopen?.(undefined as never));
+    return s;
+  };
+  const c = await Coordinator.connect(
+    hosts.map((h) => `mem://${h}`),
+    { token: 't', connect: socket, clock },
+  );
+  await c.run(ig, { iterations }).done;
+  c.close();
+  expect(sent).toHaveLength(hosts.length);
+  return JSON.parse(JSON.stringify(sent)) as Deploy[];
+}
+
+const reasonOf = (m: unknown) => {
+  const r = checkDeploy(m);
+  return r.ok ? 'ok' : r.reason;
+};
+
+describe('deploy messages the coordinator sends pass the check', () => {
+  for (const [name, doc] of Object.entries(EXAMPLES)) {
+    for (const overlap of [false, true]) {
+      it(`examples/${name}.json ${overlap ? 'with' : 'without'} overlap`, async () => {
+        for (const d of await deploysOf(structuredClone(doc) as ProjectDocument, overlap)) expect(reasonOf(d)).toBe('ok');
+      });
+    }
+  }
+
+  it('a 2,000-node layered graph on four hosts (buffers up to several slots deep)', async () => {
+    const deploys = await deploysOf(layeredDocument(5, { nodes: 2000, hosts: 4, gpus: 2 }), true, 100);
+    const depth = Math.max(...deploys.flatMap((d) => d.programs.flatMap((p) => p.allocations.map((a) => a.depth))));
+    expect(depth).toBeGreaterThan(2);
+    for (const d of deploys) expect(reasonOf(d)).toBe('ok');
+  });
+});
+
+describe('a malformed deploy is refused naming the element', () => {
+  let good: Deploy;
+  const mutate = async (fn: (d: Deploy & Record<string, unknown>) => void) => {
+    good ??= (await deploysOf(structuredClone(piicDoc) as ProjectDocument, true))[0];
+    const d = structuredClone(good) as Deploy & Record<string, unknown>;
+    fn(d);
+    return reasonOf(JSON.parse(JSON.stringify(d)));
+  };
+
+  it('depth out of range, null or text sizes', async () => {
+    expect(await mutate((d) => (d.programs[0].allocations[1].depth = 1e6))).toBe('malformed deploy: programs[0].allocations[1].depth must be an integer from 1 to 256 (got 1000000)');
+    expect(await mutate((d) => ((d.programs[0].allocations[0] as { bytes: unknown }).bytes = null))).toBe('malformed deploy: programs[0].allocations[0].bytes must be an integer from 1 to 9007199254740991 (got null)');
+    expect(await mutate((d) => ((d.programs[0].allocations[0] as { bytes: unknown }).bytes = 'lots'))).toBe('malformed deploy: programs[0].allocations[0].bytes must be an integer from 1 to 9007199254740991 (got text "lots")');
+    expect(await mutate((d) => ((Object.values(d.buffers)[0] as { bytes: unknown }).bytes = 2.5))).toMatch(/^malformed deploy: buffers\["bn_\d+"\]\.bytes must be an integer/);
+    expect(await mutate((d) => (d.iterations = 0))).toBe('malformed deploy: iterations must be an integer from 1 to 2147483647 (got 0)');
+  });
+
+  it('nested fields of the wrong kind', async () => {
+    expect(await mutate((d) => ((d.programs as unknown[])[1] = null))).toBe('malformed deploy: programs[1] must be an object (got null)');
+    expect(await mutate((d) => ((d.programs[0] as { phases: unknown }).phases = 'fire'))).toBe('malformed deploy: programs[0].phases must be a list (got text "fire")');
+    const busy = good.programs[0].phases.findIndex((f) => f.actions.length > 0);
+    expect(await mutate((d) => ((d.programs[0].phases[busy].actions as unknown[])[0] = 7))).toBe(`malformed deploy: programs[0].phases[${busy}].actions[0] must be an object (got 7)`);
+    expect(await mutate((d) => (d.hosts = {} as never))).toBe('malformed deploy: hosts must be a list (got an object)');
+    expect(await mutate((d) => delete (d as { pes?: unknown }).pes)).toBe('malformed deploy: pes must be an object (got undefined)');
+  });
+
+  it('references to buffers and PEs the deploy does not declare', async () => {
+    expect(await mutate((d) => (d.programs[0].allocations[0].buffers[0] = 'constructor' as never))).toBe("malformed deploy: programs[0].allocations[0].buffers[0] must name a buffer in the deploy's buffers (got text \"constructor\")");
+    expect(await mutate((d) => (d.programs[0].pe = 'gpu7@h0' as never))).toBe('malformed deploy: programs[0].pe names PE "gpu7@h0", which is not in the deploy\'s pes');
+  });
+
+  it('never quotes more than 64 characters of a sender string', async () => {
+    const long = 'A'.repeat(100_000);
+    for (const reason of [
+      await mutate((d) => (d.programs[0].pe = long as never)),
+      await mutate((d) => (d.programs[0].allocations[0].buffers[0] = long.slice(0, 200) as never)),
+      await mutate((d) => ((d.programs[0].allocations[0] as { depth: unknown }).depth = long)),
+      reasonOf({ type: 'deploy', runId: long }),
+    ]) {
+      expect(reason.length).toBeLessThan(300);
+      expect(reason).not.toContain('A'.repeat(65));
+    }
+    expect(quote('x'.repeat(70))).toBe(JSON.stringify(`${'x'.repeat(64)}...`));
+  });
+
+  it('bounds the slots of all allocations together', async () => {
+    const reason = await mutate((d) => {
+      for (const a of d.programs[0].allocations) a.depth = DEPLOY_SHAPE_LIMITS.maxDepth;
+      const p = d.programs[0];
+      d.programs = Array.from({ length: DEPLOY_SHAPE_LIMITS.maxPrograms }, () => p);
+    });
+    expect(reason).toMatch(new RegExp(`depth brings the deploy's buffer slots past ${DEPLOY_SHAPE_LIMITS.maxSlots}$`));
+  });
+});
+
+describe('the check is total', () => {
+  it('gives ok or a reason for any JSON value and any mutation of a valid deploy, never throwing', async () => {
+    const valid = await deploysOf(structuredClone(piicDoc) as ProjectDocument, true);
+    /** Every path in a JSON value, to one of which a mutation applies. */
+    const paths = (v: unknown, at: (string | number)[] = [], out: (string | number)[][] = []) => {
+      out.push(at);
+      if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) paths(x, [...at, Array.isArray(v) ? Number(k) : k], out);
+      return out;
+    };
+    const all = valid.map((d) => paths(d).filter((p) => p.length));
+    const mutation = fc.record({
+      which: fc.nat({ max: valid.length - 1 }),
+      pick: fc.nat(),
+      how: fc.constantFrom('replace', 'delete', 'wrap'),
+      value: fc.jsonValue({ maxDepth: 3 }),
+    });
+    let refused = 0;
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue(), fc.anything(), mutation.map((m) => ({ mutation: m }))), (input) => {
+        let m: unknown = input;
+        if (input && typeof input === 'object' && 'mutation' in input && Object.keys(input).length === 1) {
+          const { which, pick, how, value } = (input as { mutation: { which: number; pick: number; how: string; value: unknown } }).mutation;
+          const d = structuredClone(valid[which]) as unknown as Record<string | number, unknown>;
+          const path = all[which][pick % all[which].length];
+          let parent = d;
+          for (const s of path.slice(0, -1)) parent = parent[s] as Record<string | number, unknown>;
+          const last = path[path.length - 1];
+          if (how === 'delete') delete parent[last];
+          else parent[last] = how === 'wrap' ? [parent[last]] : value;
+          m = d;
+        }
+        const r = checkDeploy(m);
+        if (!r.ok) {
+          refused++;
+          expect(r.reason).toMatch(/^malformed deploy/);
+          expect(r.reason.length).toBeLessThan(1000);
+        }
+      }),
+      { numRuns: 3000, seed: 17 },
+    );
+    expect(refused).toBeGreaterThan(1000);
+  });
+});

@@ -1,0 +1,385 @@
+import type { ToAgent } from './protocol.js';
+
+// The whole shape of a `deploy` message, checked before an agent reads any of it: every field
+// the agent's runtime reads, with its type, and every count and size bounded. A deploy comes
+// from a token holder but is still data: a `depth: 1e6` in 400 bytes once froze an agent for
+// minutes. Pure and total: any input gives ok or a reason naming the element by path.
+
+export type Deploy = Extract<ToAgent, { type: 'deploy' }>;
+
+/** Bounds on a deploy's shape (the agent adds its PEs' memory and WebGPU limits: apps/agent deploy-limits.ts). */
+export interface DeployShapeLimits {
+  /** Characters in an id: run, host, PE, buffer, node, kernel, port, phase name, label, link kind. */
+  maxIdLength: number;
+  /** Characters in a host's URL. */
+  maxUrlLength: number;
+  /** Characters in one string param of a firing (custom.wgsl carries its source in one). */
+  maxParamLength: number;
+  maxHosts: number;
+  /** Entries of `pes`. */
+  maxPes: number;
+  /** Programs in one deploy (one per PE of the agent). */
+  maxPrograms: number;
+  /** Phases of one program. */
+  maxPhases: number;
+  /** Actions of all programs together. */
+  maxActions: number;
+  /** Allocations of all programs together. */
+  maxAllocations: number;
+  /** Entries of `buffers`. */
+  maxBuffers: number;
+  /** Params, inputs or outputs of one firing. */
+  maxPorts: number;
+  /** Slots of one allocation (the compiler makes 1 or 2, more where an early input waits for a late one: 18 on a 10,000-node graph). */
+  maxDepth: number;
+  /** Slots of all allocations together (each is one SharedArrayBuffer or GPUBuffer). */
+  maxSlots: number;
+  maxIterations: number;
+  maxCycles: number;
+}
+
+export const DEPLOY_SHAPE_LIMITS: DeployShapeLimits = {
+  maxIdLength: 256,
+  maxUrlLength: 2048,
+  maxParamLength: 1 << 20,
+  maxHosts: 256,
+  maxPes: 4096,
+  maxPrograms: 1024,
+  maxPhases: 64,
+  maxActions: 1_000_000,
+  maxAllocations: 1_000_000,
+  maxBuffers: 1_000_000,
+  maxPorts: 256,
+  maxDepth: 256,
+  maxSlots: 131_072,
+  maxIterations: 2 ** 31 - 1,
+  maxCycles: 2 ** 31 - 1,
+};
+
+/** Characters of a sender's string a reason may quote. */
+const QUOTE = 64;
+
+/** A sender's string as a reason quotes it: JSON-quoted, cut to 64 characters. */
+export function quote(s: string): string {
+  return JSON.stringify(s.length > QUOTE ? `${s.slice(0, QUOTE)}...` : s);
+}
+
+/** What a wrong value was, in a few words: never the sender's bytes beyond a short quote. */
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  switch (typeof v) {
+    case 'string':
+      return `text ${quote(v)}`;
+    case 'number':
+      return String(v);
+    case 'object':
+      return 'an object';
+    default:
+      return typeof v;
+  }
+}
+
+class Refusal {
+  constructor(readonly reason: string) {}
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
+const ELEMENTS = new Set(['f32', 'u32', 'i32', 'u8']);
+const KINDS = new Set(['cpu', 'gpu']);
+
+/**
+ * Walks the message keeping the path of the element it is in (a stack of segments, joined
+ * only when something is wrong: a 10,000-node deploy has ~50,000 actions).
+ */
+class Walker {
+  private readonly path: (string | number)[] = [];
+  constructor(readonly limits: DeployShapeLimits) {}
+
+  where(): string {
+    let out = '';
+    for (const s of this.path) {
+      if (typeof s === 'number') out += `[${s}]`;
+      else if (s.startsWith('"')) out += `[${s}]`;
+      else out += out ? `.${s}` : s;
+    }
+    return out || 'deploy';
+  }
+
+  fail(what: string, got?: unknown): never {
+    throw new Refusal(`malformed deploy: ${this.where()} ${what}${arguments.length > 1 ? ` (got ${describe(got)})` : ''}`);
+  }
+
+  /** Runs `fn` one level down (a field name, a list index, or a map key). */
+  in<T>(seg: string | number, fn: () => T): T {
+    this.path.push(seg);
+    const r = fn();
+    this.path.pop();
+    return r;
+  }
+
+  key(k: string): string {
+    return quote(k);
+  }
+
+  obj(o: Obj, field: string): Obj {
+    const v = o[field];
+    if (!isObj(v)) this.in(field, () => this.fail('must be an object', v));
+    return v as Obj;
+  }
+
+  list(o: Obj, field: string, max: number): unknown[] {
+    const v = o[field];
+    return this.in(field, () => {
+      if (!Array.isArray(v)) this.fail('must be a list', v);
+      if (v.length > max) this.fail(`has ${v.length} entries; at most ${max} are allowed`);
+      return v;
+    });
+  }
+
+  str(o: Obj, field: string, max = this.limits.maxIdLength): string {
+    const v = o[field];
+    if (typeof v !== 'string' || v.length === 0) this.in(field, () => this.fail('must be a non-empty string', v));
+    if ((v as string).length > max) this.in(field, () => this.fail(`is ${(v as string).length} characters long; at most ${max} are allowed`));
+    return v as string;
+  }
+
+  /** An integer in [min, max]. */
+  int(o: Obj, field: string, min: number, max: number): number {
+    const v = o[field];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) this.in(field, () => this.fail(`must be an integer from ${min} to ${max}`, v));
+    return v as number;
+  }
+
+  /** A finite number in [min, max]; `above` excludes min itself. */
+  num(o: Obj, field: string, min: number, max: number, above = false): number {
+    const v = o[field];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (above && v === min) || v > max) this.in(field, () => this.fail(`must be a number ${above ? 'above' : 'from'} ${min}${max < Infinity ? ` to ${max}` : ''}`, v));
+    return v as number;
+  }
+
+  bool(o: Obj, field: string): boolean {
+    const v = o[field];
+    if (typeof v !== 'boolean') this.in(field, () => this.fail('must be true or false', v));
+    return v as boolean;
+  }
+
+  oneOf(o: Obj, field: string, allowed: Set<string>): string {
+    const v = o[field];
+    if (typeof v !== 'string' || !allowed.has(v)) this.in(field, () => this.fail(`must be one of ${[...allowed].join(', ')}`, v));
+    return v as string;
+  }
+
+  /** A map's own keys, bounded in count and length. */
+  keys(o: Obj, field: string, max: number): string[] {
+    const m = this.obj(o, field);
+    return this.in(field, () => {
+      const keys = Object.keys(m);
+      if (keys.length > max) this.fail(`has ${keys.length} entries; at most ${max} are allowed`);
+      for (const k of keys) if (k.length === 0 || k.length > this.limits.maxIdLength) this.fail(`has a key of ${k.length} characters; keys are 1 to ${this.limits.maxIdLength}`);
+      return keys;
+    });
+  }
+}
+
+/**
+ * Checks a deploy message's whole shape (see `DeployShapeLimits` for the bounds). Returns the
+ * deploy, typed, or a reason naming the element (`programs[1].allocations[3].depth`); never
+ * throws, whatever `m` is.
+ */
+export function checkDeploy(m: unknown, limits: DeployShapeLimits = DEPLOY_SHAPE_LIMITS): { ok: true; deploy: Deploy } | { ok: false; reason: string } {
+  try {
+    walk(new Walker(limits), m);
+    return { ok: true, deploy: m as Deploy };
+  } catch (e) {
+    if (e instanceof Refusal) return { ok: false, reason: e.reason };
+    // Not reachable on any JSON value; a stack overflow on a pathological object, say.
+    return { ok: false, reason: 'malformed deploy' };
+  }
+}
+
+function walk(w: Walker, m: unknown): void {
+  const L = w.limits;
+  if (!isObj(m)) w.fail('must be an object', m);
+  if (m.type !== 'deploy') w.in('type', () => w.fail('must be "deploy"', m.type));
+  w.str(m, 'runId');
+  const iterations = w.int(m, 'iterations', 1, L.maxIterations);
+  const cycles = w.int(m, 'cycles', 1, L.maxCycles);
+  if (cycles < iterations) w.in('cycles', () => w.fail(`must be at least iterations (${iterations})`, cycles));
+  if (m.linkRate !== undefined) w.num(m, 'linkRate', 0, Infinity);
+  if (m.emulateLinks !== undefined) w.bool(m, 'emulateLinks');
+  // Microseconds between trace batches: 1 ms to a minute.
+  if (m.traceInterval !== undefined) w.num(m, 'traceInterval', 1000, 60e6);
+
+  const hostIds = new Set<string>();
+  const hosts = w.list(m, 'hosts', L.maxHosts);
+  w.in('hosts', () =>
+    hosts.forEach((h, i) =>
+      w.in(i, () => {
+        if (!isObj(h)) w.fail('must be an object', h);
+        const id = w.str(h, 'id');
+        w.str(h, 'url', L.maxUrlLength);
+        if (hostIds.has(id)) w.in('id', () => w.fail(`repeats host ${quote(id)}`));
+        hostIds.add(id);
+      }),
+    ),
+  );
+
+  const pes = w.obj(m, 'pes');
+  for (const pe of w.keys(m, 'pes', L.maxPes)) {
+    w.in('pes', () =>
+      w.in(w.key(pe), () => {
+        const p = pes[pe];
+        if (!isObj(p)) w.fail('must be an object', p);
+        const host = w.str(p, 'host');
+        if (!hostIds.has(host)) w.in('host', () => w.fail(`names host ${quote(host)}, which is not among the run's hosts`));
+        w.oneOf(p, 'kind', KINDS);
+      }),
+    );
+  }
+
+  const buffers = w.obj(m, 'buffers');
+  for (const id of w.keys(m, 'buffers', L.maxBuffers)) {
+    w.in('buffers', () =>
+      w.in(w.key(id), () => {
+        const b = buffers[id];
+        if (!isObj(b)) w.fail('must be an object', b);
+        w.oneOf(b, 'element', ELEMENTS);
+        w.int(b, 'bytes', 1, Number.MAX_SAFE_INTEGER);
+      }),
+    );
+  }
+  const bufferBytes = (id: string) => (buffers[id] as { bytes: number }).bytes;
+  /** A buffer id the run declares, read from field `field` of `o`. */
+  const bufferRef = (o: Obj, field: string): string => {
+    const id = w.str(o, field);
+    if (!has(buffers, id)) w.in(field, () => w.fail(`names buffer ${quote(id)}, which is not in the deploy's buffers`));
+    return id;
+  };
+  const peRef = (o: Obj, field: string): string => {
+    const id = w.str(o, field);
+    if (!has(pes, id)) w.in(field, () => w.fail(`names PE ${quote(id)}, which is not in the deploy's pes`));
+    return id;
+  };
+
+  const programs = w.list(m, 'programs', L.maxPrograms);
+  let actions = 0;
+  let allocations = 0;
+  let slots = 0;
+  let phaseCount = -1;
+  w.in('programs', () =>
+    programs.forEach((p, i) =>
+      w.in(i, () => {
+        if (!isObj(p)) w.fail('must be an object', p);
+        const pe = peRef(p, 'pe');
+        const host = w.str(p, 'host');
+        const kind = w.oneOf(p, 'kind', KINDS);
+        const declared = pes[pe] as { host: string; kind: string };
+        if (declared.host !== host || declared.kind !== kind) w.fail(`is a ${kind} program on host ${quote(host)}, but pes[${quote(pe)}] is a ${declared.kind} on host ${quote(declared.host)}`);
+
+        const allocs = w.list(p, 'allocations', L.maxAllocations);
+        allocations += allocs.length;
+        if (allocations > L.maxAllocations) w.in('allocations', () => w.fail(`brings the deploy's allocations past ${L.maxAllocations}`));
+        w.in('allocations', () =>
+          allocs.forEach((a, j) =>
+            w.in(j, () => {
+              if (!isObj(a)) w.fail('must be an object', a);
+              w.int(a, 'color', 0, L.maxAllocations);
+              const bytes = w.int(a, 'bytes', 1, Number.MAX_SAFE_INTEGER);
+              const depth = w.int(a, 'depth', 1, L.maxDepth);
+              slots += depth;
+              if (slots > L.maxSlots) w.in('depth', () => w.fail(`brings the deploy's buffer slots past ${L.maxSlots}`));
+              const ids = w.list(a, 'buffers', L.maxBuffers);
+              w.in('buffers', () =>
+                ids.forEach((id, k) =>
+                  w.in(k, () => {
+                    if (typeof id !== 'string' || !has(buffers, id)) w.fail("must name a buffer in the deploy's buffers", id);
+                    // The buffer's views are cut from this storage.
+                    if (bufferBytes(id) > bytes) w.fail(`is buffer ${quote(id)} of ${bufferBytes(id)} bytes, larger than its allocation (${bytes})`);
+                  }),
+                ),
+              );
+            }),
+          ),
+        );
+
+        const phases = w.list(p, 'phases', L.maxPhases);
+        // Every PE runs the same phases: a barrier one program lacks would hold the others forever.
+        if (phaseCount < 0) phaseCount = phases.length;
+        else if (phases.length !== phaseCount) w.in('phases', () => w.fail(`has ${phases.length} phases; programs[0] has ${phaseCount}`));
+        w.in('phases', () =>
+          phases.forEach((f, j) =>
+            w.in(j, () => {
+              if (!isObj(f)) w.fail('must be an object', f);
+              w.str(f, 'name');
+              w.bool(f, 'barrier');
+              const list = w.list(f, 'actions', L.maxActions);
+              actions += list.length;
+              if (actions > L.maxActions) w.in('actions', () => w.fail(`brings the deploy's actions past ${L.maxActions}`));
+              w.in('actions', () => list.forEach((a, k) => w.in(k, () => action(a))));
+            }),
+          ),
+        );
+      }),
+    ),
+  );
+
+  function access(o: Obj, field: string): void {
+    const a = o[field];
+    w.in(field, () => {
+      if (!isObj(a)) w.fail('must be an object', a);
+      bufferRef(a, 'buffer');
+      w.int(a, 'lag', 0, L.maxDepth);
+    });
+  }
+
+  function ports(o: Obj, field: string): void {
+    const map = w.obj(o, field);
+    for (const port of w.keys(o, field, L.maxPorts)) w.in(field, () => access(map, port));
+  }
+
+  function action(a: unknown): void {
+    if (!isObj(a)) w.fail('must be an object', a);
+    const op = w.oneOf(a, 'op', new Set(['fire', 'transfer', 'barrier']));
+    if (op === 'barrier') {
+      w.str(a, 'label');
+      return;
+    }
+    w.int(a, 'startCycle', 0, L.maxCycles);
+    if (op === 'fire') {
+      w.str(a, 'node');
+      w.str(a, 'kernel');
+      const params = w.obj(a, 'params');
+      for (const name of w.keys(a, 'params', L.maxPorts)) {
+        const v = params[name];
+        w.in('params', () =>
+          w.in(w.key(name), () => {
+            if (typeof v === 'string') {
+              if (v.length > L.maxParamLength) w.fail(`is ${v.length} characters long; at most ${L.maxParamLength} are allowed`);
+            } else if (typeof v !== 'number' && typeof v !== 'boolean') w.fail('must be a number, a boolean or text', v);
+          }),
+        );
+      }
+      ports(a, 'inputs');
+      ports(a, 'outputs');
+      return;
+    }
+    peRef(a, 'fromPe');
+    peRef(a, 'toPe');
+    access(a, 'from');
+    access(a, 'to');
+    const bytes = w.int(a, 'bytes', 1, Number.MAX_SAFE_INTEGER);
+    for (const end of ['from', 'to'] as const) {
+      const id = (a[end] as { buffer: string }).buffer;
+      if (bytes > bufferBytes(id)) w.in('bytes', () => w.fail(`moves ${bytes} bytes; buffer ${quote(id)} holds ${bufferBytes(id)}`));
+    }
+    const link = w.obj(a, 'link');
+    w.in('link', () => {
+      w.str(link, 'kind');
+      w.num(link, 'bandwidth', 0, Infinity, true);
+      w.num(link, 'latency', 0, Infinity);
+    });
+  }
+}
