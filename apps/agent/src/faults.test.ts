@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TraceEvent } from '@pipeloom/core';
+import { STOP_WAIT_MS } from '@pipeloom/core/coordinator/coordinator';
 import { exited, spawnLocalAgents, stopAgent } from './local/spawn.js';
 import { compileOrThrow, connect, piic } from './testing/fixtures.js';
 import { finishedBefore, missing, traceKey } from './testing/finished.js';
@@ -116,6 +117,38 @@ describe('faults', () => {
     } finally {
       await local.stop();
       for (const a of local.agents) await stopAgent(a.process);
+    }
+  });
+
+  it('an agent that never answers the stop (its process frozen) holds the result at most STOP_WAIT_MS; the other agent\'s trace is kept', async () => {
+    const local = await spawnLocalAgents(['h0', 'h1']);
+    const h1 = local.agents[1].process;
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const ig = longRun();
+      let stoppedAt = 0;
+      let asked = 0;
+      const h = c.run(ig, {
+        iterations: 1_000_000,
+        onProgress: (p) => {
+          if (stoppedAt || p.cycle <= 10) return;
+          stoppedAt = p.cycle;
+          // Frozen, h1 keeps its socket open and never answers `stopped`.
+          h1.kill('SIGSTOP');
+          asked = performance.now();
+          h.stop('enough');
+        },
+      });
+      const r = await h.done;
+      const waited = performance.now() - asked;
+      c.close();
+      expect(r.failure).toEqual({ host: 'coordinator', message: 'enough' });
+      expect(waited).toBeGreaterThanOrEqual(STOP_WAIT_MS - 50);
+      expect(waited).toBeLessThan(STOP_WAIT_MS + 5000);
+      expect(missing(finishedBefore(ig, 'h0', stoppedAt, 1_000_000), r.events.map(traceKey))).toEqual([]);
+    } finally {
+      h1.kill('SIGCONT');
+      await local.stop();
     }
   });
 
