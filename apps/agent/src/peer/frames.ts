@@ -132,6 +132,9 @@ export class FrameSocket {
       this.read(d);
     });
     socket.on('close', () => this.finish(WS_CLOSE.abnormal, 'connection closed'));
+    // The other side sent its FIN: nothing more can come, so end ours (an upgraded HTTP
+    // socket is half-open capable, and would otherwise wait for the close timer).
+    socket.on('end', () => socket.end());
     socket.on('error', () => {});
     if (head.length) queueMicrotask(() => this.read(head));
   }

@@ -155,13 +155,23 @@ export class PendingConnections {
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
+/** One kind's lines in the current window. */
+interface Window {
+  start: number;
+  lines: number;
+  dropped: number;
+  /** The level of the window's first line, for the line that sums up the rest. */
+  level: LogLevel;
+  timer: NodeJS.Timeout | null;
+}
+
 /**
  * The front door's log: `<ISO time> <level> <message>`, at most `logBurst` lines of one kind
  * per window, so a flood of refusals cannot fill the disk or hide other lines; what was left
  * out is summed up in one line when the window ends.
  */
 export class FrontDoorLog {
-  private readonly windows = new Map<string, { start: number; lines: number; dropped: number; timer: NodeJS.Timeout | null }>();
+  private readonly windows = new Map<string, Window>();
 
   constructor(
     private readonly sink: (line: string) => void,
@@ -174,7 +184,7 @@ export class FrontDoorLog {
     let w = this.windows.get(kind);
     if (!w || t - w.start >= this.limits.logWindowMs) {
       if (w) this.flush(kind, w);
-      w = { start: t, lines: 0, dropped: 0, timer: null };
+      w = { start: t, lines: 0, dropped: 0, level, timer: null };
       this.windows.set(kind, w);
     }
     if (w.lines < this.limits.logBurst) {
@@ -190,10 +200,10 @@ export class FrontDoorLog {
     }
   }
 
-  private flush(kind: string, w: { dropped: number; timer: NodeJS.Timeout | null }): void {
+  private flush(kind: string, w: Window): void {
     if (w.timer) clearTimeout(w.timer);
     w.timer = null;
-    if (w.dropped) this.write('warn', `${w.dropped} more "${kind}" lines left out in ${this.limits.logWindowMs / 1000} s`, this.now());
+    if (w.dropped) this.write(w.level, `${w.dropped} more "${kind}" lines left out in ${this.limits.logWindowMs / 1000} s`, this.now());
     w.dropped = 0;
   }
 
