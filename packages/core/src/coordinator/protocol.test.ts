@@ -10,7 +10,7 @@ describe('protocol messages are validated on receipt', () => {
     expect(parseMessage('{')).toEqual({ ok: false, reason: 'malformed message: not JSON' });
     expect(parseMessage('[1]')).toEqual({ ok: false, reason: 'malformed message: not an object' });
     expect(parseMessage('{"type":"rm -rf"}')).toEqual({ ok: false, reason: 'malformed message: unknown type "rm -rf"' });
-    expect(parseMessage('{"type":"deploy","runId":"r"}')).toEqual({ ok: false, reason: 'malformed message: "deploy" lacks "programs"' });
+    expect(parseMessage('{"type":"deploy","runId":"r"}')).toEqual({ ok: false, reason: 'malformed message: "deploy" lacks "secret"' });
     expect(parseMessage(JSON.stringify({ type: 'start', runId: 'r' }), ['auth'])).toEqual({ ok: false, reason: 'unexpected message "start" here' });
   });
 
