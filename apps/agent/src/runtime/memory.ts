@@ -32,8 +32,14 @@ export const align4 = (n: number) => Math.ceil(n / 4) * 4;
 
 export class PeMemory {
   readonly slots = new Map<string, Slots>();
-  /** Bytes allocated on this PE. */
+  /** Bytes allocated on this PE: only storage that was created. */
   allocated = 0;
+  /**
+   * Whether WebGPU created every buffer (it reports failures later, through error scopes):
+   * null, or why not, naming the buffer, the PE and the size. Never rejects. A PE's thread
+   * awaits it before it reports ready, so a buffer that was never created is never counted.
+   */
+  readonly created: Promise<string | null>;
   private gpuBuffers: GPUBuffer[] = [];
 
   constructor(
@@ -43,31 +49,57 @@ export class PeMemory {
     /** Host storage from `allocateHost`, for CPU PEs. */
     host?: HostStorage,
   ) {
+    const checks: Promise<string | null>[] = [];
     for (const a of program.allocations) {
       const depth = Math.max(1, a.depth);
       const size = align4(a.bytes);
-      this.allocated += size * depth;
       if (program.kind === 'gpu') {
         if (!device) throw new Error(`${program.pe}: no device`);
-        const storage: GPUBuffer[] = [];
-        for (let s = 0; s < depth; s++) {
-          const b = device.createBuffer({
-            size,
-            usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-            label: `${program.pe} colour ${a.color} slot ${s}`,
-          });
-          storage.push(b);
-          this.gpuBuffers.push(b);
-        }
-        for (const id of a.buffers) this.slots.set(id, { kind: 'gpu', buffers: storage, size });
+        const what = `buffer ${a.buffers[0] ?? '-'} (colour ${a.color}) on ${program.pe}: ${depth} x ${size.toLocaleString('en-US')} bytes`;
+        checks.push(this.createGpu(device, a, depth, size, what));
       } else {
         for (const id of a.buffers) {
           const storage = host?.[id];
           if (!storage) throw new Error(`${program.pe}: no host storage for ${id}`);
           this.slots.set(id, hostSlots(storage, info[id] ?? { element: 'u8', bytes: a.bytes }));
         }
+        this.allocated += size * depth;
       }
     }
+    this.created = Promise.all(checks).then((r) => r.find((x) => x !== null) ?? null);
+  }
+
+  /** One colour's slots on a GPU, inside error scopes: an invalid or out-of-memory buffer is an error object, not an exception. */
+  private createGpu(device: GPUDevice, a: PeProgram['allocations'][number], depth: number, size: number, what: string): Promise<string | null> {
+    device.pushErrorScope('out-of-memory');
+    device.pushErrorScope('validation');
+    const storage: GPUBuffer[] = [];
+    let thrown: string | null = null;
+    try {
+      for (let s = 0; s < depth; s++) {
+        const b = device.createBuffer({
+          size,
+          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+          label: `${this.program.pe} colour ${a.color} slot ${s}`,
+        });
+        storage.push(b);
+        this.gpuBuffers.push(b);
+      }
+    } catch (e) {
+      thrown = e instanceof Error ? e.message : String(e);
+    }
+    const validation = device.popErrorScope();
+    const memory = device.popErrorScope();
+    for (const id of a.buffers) this.slots.set(id, { kind: 'gpu', buffers: storage, size });
+    return Promise.all([validation, memory]).then(
+      ([v, m]) => {
+        const error = thrown ?? (m ? `out of memory: ${m.message}` : v?.message);
+        if (error) return `${what} could not be created (${error.split('\n')[0].slice(0, 200)})`;
+        this.allocated += size * depth;
+        return null;
+      },
+      (e: unknown) => `${what} could not be created (${e instanceof Error ? e.message : String(e)})`,
+    );
   }
 
   get(buffer: string): Slots {
@@ -97,7 +129,12 @@ export function allocateHost(programs: PeProgram[]): { storage: HostStorage; byt
     for (const a of program.allocations) {
       const depth = Math.max(1, a.depth);
       const size = align4(a.bytes);
-      const slots = Array.from({ length: depth }, () => new SharedArrayBuffer(size));
+      let slots: SharedArrayBuffer[];
+      try {
+        slots = Array.from({ length: depth }, () => new SharedArrayBuffer(size));
+      } catch (e) {
+        throw new Error(`buffer ${a.buffers[0] ?? '-'} (colour ${a.color}) on ${program.pe}: ${depth} x ${size.toLocaleString('en-US')} bytes of host memory could not be allocated (${e instanceof Error ? e.message : String(e)})`);
+      }
       bytes[program.pe] += size * depth;
       for (const id of a.buffers) storage[id] = slots;
     }

@@ -104,6 +104,9 @@ class PeThread {
       });
     }
     this.memory = new PeMemory(program, buffers, this.device, hostStorage);
+    // A buffer WebGPU could not create refuses the deploy instead of being counted as allocated.
+    const notCreated = await this.track(this.memory.created);
+    if (notCreated) throw new Error(notCreated);
     for (const phase of program.phases) {
       for (const a of phase.actions) {
         if (a.op === 'transfer' && isGpuToGpu(a, this.init.pes)) this.stageHalf(a);

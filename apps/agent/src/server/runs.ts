@@ -6,6 +6,7 @@ import { PeerLink } from '../peer/link.js';
 import { processMemory, Run } from '../runtime/run.js';
 import type { Limits } from './security.js';
 import { customWgslRefusal } from './wgsl-policy.js';
+import { deployRefusal, type DeployLimits } from './deploy-limits.js';
 
 // The agent's one run at a time, and who may touch it. A run belongs to the coordinator
 // connection that deployed it: only that connection starts or stops it, and its peer links
@@ -29,6 +30,8 @@ export interface RunHostOptions {
   /** Milliseconds for a peer handshake (dialling, or waiting for the run a hello names). */
   handshakeTimeout: number;
   allowWgsl?: boolean;
+  /** Bounds on a deploy (default DEPLOY_LIMITS). */
+  deployLimits?: DeployLimits;
   kernelTimeoutMs?: number;
   onStuck?: (reason: string) => void;
   log: (line: string) => void;
@@ -146,6 +149,12 @@ export class RunHost {
     const host = this.host;
     if (this.stuck) throw new Error(`agent ${host} cannot take runs until it restarts: ${this.stuck}`);
     if (this.active && this.active.owner !== from) throw new Error(`agent ${host} is busy with another coordinator's run`);
+    // Shape, counts and sizes against this agent's PEs, before anything is dialled or allocated.
+    const refused = deployRefusal(m, this.opts.devices, this.opts.deployLimits);
+    if (refused) {
+      this.opts.log(`deploy on ${host}: ${refused}`);
+      throw new Error(`deploy on ${host}: ${refused}`);
+    }
     if (this.active) this.endRun('replaced by a new deploy');
     if (!Array.isArray(m.programs) || !Array.isArray(m.hosts)) throw new Error('malformed deploy: programs and hosts must be lists');
     if (typeof m.runId !== 'string' || typeof m.secret !== 'string' || m.secret.length < 16) throw new Error('malformed deploy: runId and a secret of 16+ characters are required');

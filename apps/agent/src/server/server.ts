@@ -8,6 +8,7 @@ import { HANDSHAKE } from '../peer/handshake.js';
 import { FrontDoor } from './front-door.js';
 import { RunHost } from './runs.js';
 import { DEFAULT_LIMITS, DEFAULT_ORIGINS, type Limits } from './security.js';
+import { DEPLOY_LIMITS, type DeployLimits } from './deploy-limits.js';
 
 // The agent's server: one HTTP(S) port. Coordinators and peer agents connect by WebSocket
 // through the front door (front-door.ts); their runs, one at a time, live in the run host
@@ -24,6 +25,8 @@ export interface AgentOptions {
   key?: string;
   allowOrigins?: string[];
   limits?: Partial<Limits>;
+  /** Bounds on a deploy's sizes and counts (default DEPLOY_LIMITS, deploy-limits.ts). */
+  deployLimits?: Partial<DeployLimits>;
   /** Caps host-to-host sends at this many bytes per second (0 = none). */
   linkRate?: number;
   /** Milliseconds from a new connection's TCP connect to its login (default limits.loginTimeoutMs). */
@@ -62,6 +65,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
     linkRate: opts.linkRate,
     handshakeTimeout: opts.handshakeTimeout ?? HANDSHAKE.timeoutMs,
     allowWgsl: opts.allowWgsl,
+    deployLimits: { ...DEPLOY_LIMITS, ...opts.deployLimits },
     kernelTimeoutMs: opts.kernelTimeoutMs,
     onStuck: opts.onStuck,
     log,

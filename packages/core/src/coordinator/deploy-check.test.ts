@@ -98,7 +98,10 @@ describe('a malformed deploy is refused naming the element', () => {
   };
 
   it('depth out of range, null or text sizes', async () => {
-    expect(await mutate((d) => (d.programs[0].allocations[1].depth = 1e6))).toBe('malformed deploy: programs[0].allocations[1].depth must be an integer from 1 to 256 (got 1000000)');
+    expect(await mutate((d) => (d.programs[0].allocations[1].depth = 1e6))).toBe(
+      `malformed deploy: programs[0].allocations[1].depth asks 1000000 slots for buffer "${good.programs[0].allocations[1].buffers[0]}" (colour ${good.programs[0].allocations[1].color}) on "${good.programs[0].pe}"; at most 256 are allowed (maxDepth)`,
+    );
+    expect(await mutate((d) => (d.programs[0].allocations[1].depth = 0))).toBe('malformed deploy: programs[0].allocations[1].depth must be an integer from 1 to 9007199254740991 (got 0)');
     expect(await mutate((d) => ((d.programs[0].allocations[0] as { bytes: unknown }).bytes = null))).toBe('malformed deploy: programs[0].allocations[0].bytes must be an integer from 1 to 9007199254740991 (got null)');
     expect(await mutate((d) => ((d.programs[0].allocations[0] as { bytes: unknown }).bytes = 'lots'))).toBe('malformed deploy: programs[0].allocations[0].bytes must be an integer from 1 to 9007199254740991 (got text "lots")');
     expect(await mutate((d) => ((Object.values(d.buffers)[0] as { bytes: unknown }).bytes = 2.5))).toMatch(/^malformed deploy: buffers\["bn_\d+"\]\.bytes must be an integer/);
@@ -139,7 +142,7 @@ describe('a malformed deploy is refused naming the element', () => {
       const p = d.programs[0];
       d.programs = Array.from({ length: DEPLOY_SHAPE_LIMITS.maxPrograms }, () => p);
     });
-    expect(reason).toMatch(new RegExp(`depth brings the deploy's buffer slots past ${DEPLOY_SHAPE_LIMITS.maxSlots}$`));
+    expect(reason).toMatch(new RegExp(`depth \\(256 slots for buffer .*\\) brings the deploy's buffer slots past ${DEPLOY_SHAPE_LIMITS.maxSlots} \\(maxSlots\\)$`));
   });
 });
 

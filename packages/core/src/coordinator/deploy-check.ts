@@ -281,16 +281,13 @@ function walk(w: Walker, m: unknown): void {
 
         const allocs = w.list(p, 'allocations', L.maxAllocations);
         allocations += allocs.length;
-        if (allocations > L.maxAllocations) w.in('allocations', () => w.fail(`brings the deploy's allocations past ${L.maxAllocations}`));
+        if (allocations > L.maxAllocations) w.in('allocations', () => w.fail(`brings the deploy's allocations past ${L.maxAllocations} (maxAllocations)`));
         w.in('allocations', () =>
           allocs.forEach((a, j) =>
             w.in(j, () => {
               if (!isObj(a)) w.fail('must be an object', a);
-              w.int(a, 'color', 0, L.maxAllocations);
+              const color = w.int(a, 'color', 0, L.maxAllocations);
               const bytes = w.int(a, 'bytes', 1, Number.MAX_SAFE_INTEGER);
-              const depth = w.int(a, 'depth', 1, L.maxDepth);
-              slots += depth;
-              if (slots > L.maxSlots) w.in('depth', () => w.fail(`brings the deploy's buffer slots past ${L.maxSlots}`));
               const ids = w.list(a, 'buffers', L.maxBuffers);
               w.in('buffers', () =>
                 ids.forEach((id, k) =>
@@ -301,6 +298,11 @@ function walk(w: Walker, m: unknown): void {
                   }),
                 ),
               );
+              const depth = w.int(a, 'depth', 1, Number.MAX_SAFE_INTEGER);
+              const what = () => `${ids.length ? `buffer ${quote(ids[0] as string)}` : 'storage'} (colour ${color}) on ${quote(pe)}`;
+              if (depth > L.maxDepth) w.in('depth', () => w.fail(`asks ${depth} slots for ${what()}; at most ${L.maxDepth} are allowed (maxDepth)`));
+              slots += depth;
+              if (slots > L.maxSlots) w.in('depth', () => w.fail(`(${depth} slots for ${what()}) brings the deploy's buffer slots past ${L.maxSlots} (maxSlots)`));
             }),
           ),
         );
@@ -317,7 +319,7 @@ function walk(w: Walker, m: unknown): void {
               w.bool(f, 'barrier');
               const list = w.list(f, 'actions', L.maxActions);
               actions += list.length;
-              if (actions > L.maxActions) w.in('actions', () => w.fail(`brings the deploy's actions past ${L.maxActions}`));
+              if (actions > L.maxActions) w.in('actions', () => w.fail(`brings the deploy's actions past ${L.maxActions} (maxActions)`));
               w.in('actions', () => list.forEach((a, k) => w.in(k, () => action(a))));
             }),
           ),
@@ -326,9 +328,10 @@ function walk(w: Walker, m: unknown): void {
     ),
   );
 
-  function access(o: Obj, field: string): void {
+  /** A buffer access at `o[field]`; `seg` names it in the path (a quoted, cut port name). */
+  function access(o: Obj, field: string, seg = field): void {
     const a = o[field];
-    w.in(field, () => {
+    w.in(seg, () => {
       if (!isObj(a)) w.fail('must be an object', a);
       bufferRef(a, 'buffer');
       w.int(a, 'lag', 0, L.maxDepth);
@@ -337,7 +340,7 @@ function walk(w: Walker, m: unknown): void {
 
   function ports(o: Obj, field: string): void {
     const map = w.obj(o, field);
-    for (const port of w.keys(o, field, L.maxPorts)) w.in(field, () => access(map, port));
+    for (const port of w.keys(o, field, L.maxPorts)) w.in(field, () => access(map, port, w.key(port)));
   }
 
   function action(a: unknown): void {
