@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -158,6 +158,29 @@ describe('4: connections that have not logged in are capped and timed out', () =
     expect(statusLine(over.received)).toBe('HTTP/1.1 503 Service Unavailable');
     await Promise.all(many);
     expect(await login(agent.url, TOKEN, '127.0.0.44')).toMatchObject({ type: 'welcome' });
+  });
+
+  it('on a TLS port, a connection that never starts TLS is closed at the login timeout, and a logged-in one outlives it', async () => {
+    const dir = mkdtempSync(join(os.tmpdir(), 'pipeloom-tls-'));
+    const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    const tls = await startAgent({ devices: cpuDevices('h4'), token: TOKEN, port: 0, cert, key, limits: { loginTimeoutMs: 500 } });
+    try {
+      const ws = new WebSocket(tls.url, { ca: readFileSync(cert) });
+      const replies: string[] = [];
+      let wake = () => {};
+      ws.on('message', (d) => (replies.push(JSON.parse(String(d)).type), wake()));
+      const reply = (type: string) => new Promise<void>((r) => ((wake = () => replies.includes(type) && r()), wake()));
+      ws.on('open', () => ws.send(auth()));
+      await reply('welcome');
+      // A raw TCP connection, no TLS: closed at the deadline, after which the wss login still answers.
+      expect((await exchange(tls.port, [], { keepOpen: true })).closed).toBe(true);
+      ws.send(JSON.stringify({ type: 'ping', id: 1, t: 0 }));
+      await reply('pong');
+      ws.close();
+    } finally {
+      await tls.close();
+    }
   });
 
   it('an upgraded connection that never logs in is closed at the login timeout with the reason', async () => {

@@ -68,8 +68,8 @@ function setMaxPayload(ws: WebSocket, bytes: number): void {
 
 /** ws.close with a reason that always fits (ws throws on reasons over 123 bytes). */
 function closeWs(ws: WebSocket, code: number, reason: string): void {
-  if (ws.readyState === WebSocket.CLOSING || ws.readyState === WebSocket.CLOSED) return;
-  ws.close(code, closeReason(reason));
+  if (ws.readyState === WebSocket.CLOSED) return;
+  if (ws.readyState !== WebSocket.CLOSING) ws.close(code, closeReason(reason));
   // A client that never answers the close must not hold the socket (ws waits 30 s).
   setTimeout(() => ws.terminate(), 1000).unref();
 }
@@ -90,11 +90,6 @@ export class FrontDoor {
     this.counts = new PendingConnections(opts.limits);
     this.throttle = new LoginThrottle(opts.limits);
     this.log = new FrontDoorLog(opts.log, opts.limits);
-  }
-
-  /** Connections not logged in yet (tests, health). */
-  get pendingCount(): number {
-    return this.counts.count;
   }
 
   /** A new TCP connection (the server's 'connection' event): counted until it logs in or closes. */
