@@ -22,6 +22,8 @@ export const HANDSHAKE = {
   timeoutMs: 10_000,
   /** Longest host id or run id accepted in a hello. */
   maxId: 128,
+  /** Largest message either side takes before the other has proved itself. */
+  maxMessage: 64 << 10,
 } as const;
 
 export interface RunKeys {
@@ -107,7 +109,8 @@ export function answerPeer(frames: FrameSocket, me: string, hello: { host: strin
 export async function dialPeer(url: string, me: string, peer: string, keys: RunKeys, limits: { maxFrame: number; maxText: number }, timeoutMs: number = HANDSHAKE.timeoutMs): Promise<FrameSocket> {
   const deadline = Date.now() + timeoutMs;
   const up = await dialUpgrade(new URL(PEER_PATH, url).toString(), timeoutMs);
-  const frames = new FrameSocket(up.socket, up.head, 'client', limits);
+  // Until the dialled agent has proved itself it is a stranger: small messages only.
+  const frames = new FrameSocket(up.socket, up.head, 'client', { maxFrame: HANDSHAKE.maxMessage, maxText: HANDSHAKE.maxMessage });
   const t: Transcript = { dialler: me, dialled: peer, dialNonce: newNonce(), answerNonce: '' };
   try {
     await new Promise<void>((resolve, reject) => {
@@ -141,6 +144,7 @@ export async function dialPeer(url: string, me: string, peer: string, keys: RunK
           const parsed = parseMessage<PeerMessage>(text, ['peer-ready']);
           if (!parsed.ok) return fail('expected "peer-ready"');
           clearTimeout(timer);
+          frames.limits = limits;
           resolve();
         },
       };

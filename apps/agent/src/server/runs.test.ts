@@ -145,6 +145,11 @@ describe('peer links', () => {
     expect(await deployWithPeer(fakeUrl)).toContain('the agent at this address is not host h1');
   });
 
+  it('takes only small messages from the peer it dials until that peer has proved itself', async () => {
+    answer = (frames) => frames.sendText('x'.repeat(1 << 20));
+    expect(await deployWithPeer(fakeUrl)).toContain('exceeds the limit of 65536');
+  });
+
   it('gives up on a peer that never answers, within the handshake\'s time', async () => {
     answer = () => {};
     expect(await deployWithPeer(fakeUrl)).toContain('no answer to the peer handshake');
