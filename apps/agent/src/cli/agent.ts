@@ -23,6 +23,8 @@ const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token-file FILE [o
   --allow-origin LIST  comma-separated browser origins allowed (default http://127.0.0.1:*,http://localhost:*)
   --backend NAME       WebGPU backend: opengl (default, reaches llvmpipe), vulkan, metal, d3d12
   --emulate-gpus N     serve N GPU PEs sharing the first adapter (local runs of multi-GPU documents)
+  --cpu-memory BYTES   bytes the CPU PE offers for a run's buffers (default: half the memory free
+                       at start); a deploy needing more is refused, naming the buffer
   --link-rate BYTES    cap host-to-host sends at BYTES per second (to mimic a slower network)
   --max-message BYTES  largest text message accepted (default 16 MiB)
   --max-rate N         text messages per second per connection (default 2000)
@@ -91,7 +93,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'agent',
     argv,
-    { name: str, port: str, token: str, 'token-file': str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'login-timeout': str, 'max-pending': str, 'max-pending-per-address': str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
+    { name: str, port: str, token: str, 'token-file': str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'cpu-memory': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'login-timeout': str, 'max-pending': str, 'max-pending-per-address': str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
     HELP,
   );
   if (!args.ok) return args.code;
@@ -115,7 +117,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`pipeloom agent: no --token-file, PIPELOOM_TOKEN or --token given; generated ${token}`);
   }
   const nums: Record<string, number> = {};
-  for (const [flag, def] of [['port', 7070], ['emulate-gpus', 0], ['link-rate', 0], ['max-message', 16 << 20], ['max-rate', 2000], ['max-pending', DEFAULT_LIMITS.maxPending], ['max-pending-per-address', DEFAULT_LIMITS.maxPendingPerAddress]] as const) {
+  for (const [flag, def] of [['port', 7070], ['emulate-gpus', 0], ['link-rate', 0], ['cpu-memory', 0], ['max-message', 16 << 20], ['max-rate', 2000], ['max-pending', DEFAULT_LIMITS.maxPending], ['max-pending-per-address', DEFAULT_LIMITS.maxPendingPerAddress]] as const) {
     const raw = f.get(flag);
     const v = raw === undefined ? def : Number(raw);
     if (!Number.isInteger(v) || v < 0) {
@@ -146,7 +148,7 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
   }
-  const devices = await discover({ host: name, backend: f.get('backend'), emulateGpus: nums['emulate-gpus'] });
+  const devices = await discover({ host: name, backend: f.get('backend'), emulateGpus: nums['emulate-gpus'], cpuMemory: nums['cpu-memory'] || undefined });
   let server: AgentServer | undefined;
   try {
     server = await startAgent({

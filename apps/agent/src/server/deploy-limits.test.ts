@@ -305,3 +305,23 @@ describe("deployRefusal: the agent's own PEs", () => {
     expect(deployRefusal(valid, devices)).toBeNull();
   });
 });
+
+describe('pipeloom agent --cpu-memory', () => {
+  it('caps what the CPU PE offers: the agent reports it, and a run needing more is refused naming the PE', async () => {
+    const { spawnLocalAgents } = await import('../local/spawn.js');
+    const { connect, piic } = await import('../testing/fixtures.js');
+    const local = await spawnLocalAgents(['h0', 'h1'], { args: ['--cpu-memory', '4096'] });
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      expect(c.agents.map((a) => a.pes.find((p) => p.kind === 'cpu')?.memory)).toEqual([4096, 4096]);
+      // 64 x 64 f32 matrices: 16 KiB each, four times what the CPU PEs offer.
+      const r = await c.run(compileOrThrow(piic({ size: 64, iterations: 2 }), true), { iterations: 2 }).done;
+      c.close();
+      expect(r.ok).toBe(false);
+      // The coordinator checks the memory the agents report before it deploys; the agent checks again on arrival.
+      expect(r.failure?.message).toMatch(/buffers on cpu@h[01] need \d+ bytes/);
+    } finally {
+      await local.stop();
+    }
+  });
+});
