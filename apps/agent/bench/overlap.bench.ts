@@ -14,7 +14,7 @@
 // each transfer lasts at least that long (the bytes are still copied and checked). The sweep
 // is centred on nb_loop* where f0 + a*nb_loop* = stage, from two probe runs.
 //   npm run bench:overlap -- [--size BYTES] [--stage MS] [--iterations N] [--rounds N] [--loops 0,1,...] [--lp-threads N]
-import type { RunResult } from '@pipeloom/core/coordinator/coordinator';
+import type { RunResult } from '@pipeloom/core/run/coordinator';
 import { programHosts, type ProjectDocument } from '@pipeloom/core';
 import { availableParallelism } from 'node:os';
 import { arg, argList, cluster, compileOrThrow, cpuSeconds, cycleTime, meanDuration, median, ms, piicDoc, runOrThrow, sideFor, table } from './common.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TraceEvent } from '@pipeloom/core';
-import { STOP_WAIT_MS } from '@pipeloom/core/coordinator/coordinator';
+import { STOP_WAIT_MS } from '@pipeloom/core/run/coordinator';
 import { exited, spawnLocalAgents, stopAgent } from './local/spawn.js';
 import { compileOrThrow, connect, piic } from './testing/fixtures.js';
 import { finishedBefore, missing, traceKey } from './testing/finished.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { discover } from '../devices/discover.js';
 import { startAgent, type AgentServer } from '../server/server.js';
-import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/run.js';
+import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/host-run.js';
 import { DEFAULT_LIMITS, MIN_TOKEN_LENGTH } from '../server/security.js';
 import { parseCommandArgs, seconds } from './args.js';
 

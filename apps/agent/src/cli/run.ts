@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import WebSocket from 'ws';
 import { compile, formatSeconds, predict, programHosts, toChromeTrace, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
-import { Coordinator, ConnectError, type RunResult, type SocketLike } from '@pipeloom/core/coordinator/coordinator';
+import { Coordinator, ConnectError, type RunResult, type SocketLike } from '@pipeloom/core/run/coordinator';
 import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
 import { ProgressBar } from '../progress/bar.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';

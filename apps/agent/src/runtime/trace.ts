@@ -1,5 +1,5 @@
 import type { TraceEvent } from '@pipeloom/core';
-import type { ThreadStats } from '@pipeloom/core/coordinator/protocol';
+import type { ThreadStats } from '@pipeloom/core/run/protocol';
 
 // Trace events of every thread, sent in batches while the run goes on. Times are this
 // agent's clock in microseconds since the epoch; the coordinator maps them onto its own axis.

@@ -1,9 +1,9 @@
-import type { FromAgent, PeerMessage, ToAgent } from '@pipeloom/core/coordinator/protocol';
+import type { FromAgent, PeerMessage, ToAgent } from '@pipeloom/core/run/protocol';
 import type { Devices } from '../devices/discover.js';
 import type { FrameSocket } from '../peer/frames.js';
 import { answerPeer, dialPeer, HANDSHAKE, type RunKeys } from '../peer/handshake.js';
 import { PeerLink } from '../peer/link.js';
-import { processMemory, Run } from '../runtime/run.js';
+import { processMemory, HostRun } from '../runtime/host-run.js';
 import type { Limits } from './security.js';
 import { customWgslRefusal } from './wgsl-policy.js';
 import { deployRefusal, type DeployLimits } from './deploy-limits.js';
@@ -43,7 +43,7 @@ interface Active {
   /** Hosts allowed to dial this agent for the run (those before it in the run's order). */
   diallers: Set<string>;
   owner: Coordinator;
-  run?: Run;
+  run?: HostRun;
   links: Map<string, PeerLink>;
   finished: boolean;
 }
@@ -77,13 +77,13 @@ export class RunHost {
   }
 
   /** Frees a run's memory and threads; a PE thread stuck in a kernel puts the agent out of service. */
-  private release(run: Run): Promise<void> {
+  private release(run: HostRun): Promise<void> {
     const done = this.releaseNow(run);
     this.freeing = Promise.all([this.freeing, done.catch(() => {})]).then(() => undefined);
     return done;
   }
 
-  private async releaseNow(run: Run): Promise<void> {
+  private async releaseNow(run: HostRun): Promise<void> {
     await run.free();
     const pes = run.stuck;
     if (!pes.length || this.stuck) return;
@@ -182,7 +182,7 @@ export class RunHost {
       await this.linksFrom(a, 15_000);
       await this.freeing;
       if (this.active !== a) throw new Error('run replaced while deploying');
-      const run = await Run.prepare(m, this.opts.devices, a.links, (msg) => from.send(msg), { kernelTimeoutMs: this.opts.kernelTimeoutMs });
+      const run = await HostRun.prepare(m, this.opts.devices, a.links, (msg) => from.send(msg), { kernelTimeoutMs: this.opts.kernelTimeoutMs });
       if (this.active !== a) {
         void this.release(run);
         throw new Error('run stopped while deploying');

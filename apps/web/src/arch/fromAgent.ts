@@ -1,4 +1,4 @@
-import type { PeReport } from '@pipeloom/core/coordinator/protocol';
+import type { PeReport } from '@pipeloom/core/run/protocol';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
 import type { Change } from '../store/changes.js';
 import { defaultLink, newHostPosition, nextSlot } from './defaults.js';

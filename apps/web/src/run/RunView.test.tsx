@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { compile } from '@pipeloom/core/compile/compile';
 import { predict } from '@pipeloom/core/predict/predict';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
-import type { SocketLike } from '@pipeloom/core/coordinator/coordinator';
+import type { SocketLike } from '@pipeloom/core/run/coordinator';
 import { RunView } from './RunView.js';
 import { createRunStore, type RunStore } from './store.js';
 

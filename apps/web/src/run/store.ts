@@ -1,6 +1,6 @@
 import { createStore, useStore } from 'zustand';
-import { Coordinator, type AgentInfo, type Progress, type RunHandle, type RunResult, type SocketLike } from '@pipeloom/core/coordinator/coordinator';
-import type { FailureReport } from '@pipeloom/core/coordinator/protocol';
+import { Coordinator, type AgentInfo, type Progress, type RunHandle, type RunResult, type SocketLike } from '@pipeloom/core/run/coordinator';
+import type { FailureReport } from '@pipeloom/core/run/protocol';
 import type { ImplementationGraph } from '@pipeloom/core/compile/types';
 import type { Diagnostic } from '@pipeloom/core/diagnostics';
 import type { TraceEvent } from '@pipeloom/core/trace/event';

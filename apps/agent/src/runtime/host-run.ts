@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Action, PeProgram, TraceEvent } from '@pipeloom/core';
-import { transferKey, type FailureReport, type FromAgent, type ToAgent } from '@pipeloom/core/coordinator/protocol';
+import { transferKey, type FailureReport, type FromAgent, type ToAgent } from '@pipeloom/core/run/protocol';
 import { recvLane, sendLane } from '@pipeloom/core/trace/lanes';
 import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
@@ -41,7 +41,7 @@ export interface RunOptions {
 /** The time limit of one firing when the agent is given none: far above any real kernel, even on a CPU adapter. */
 export const DEFAULT_KERNEL_TIMEOUT_MS = 60_000;
 
-export class Run {
+export class HostRun {
   readonly trace: TraceRecorder;
   readonly barrier: ClusterBarrier;
   private workers: PeWorker[] = [];
@@ -80,8 +80,8 @@ export class Run {
   }
 
   /** Allocates every buffer, starts one thread per PE (devices opened, kernels prepared). Throws naming the PE or node. */
-  static async prepare(deploy: Deploy, devices: Devices, peers: Map<string, PeerLink>, send: (m: FromAgent) => void, opts: RunOptions = {}): Promise<Run> {
-    const run = new Run(deploy, devices, peers, send, opts);
+  static async prepare(deploy: Deploy, devices: Devices, peers: Map<string, PeerLink>, send: (m: FromAgent) => void, opts: RunOptions = {}): Promise<HostRun> {
+    const run = new HostRun(deploy, devices, peers, send, opts);
     try {
       await run.start();
       return run;
