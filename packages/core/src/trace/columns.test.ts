@@ -55,10 +55,24 @@ describe('TraceColumns', () => {
     for (let i = 0; i < n; i += 333) c.append(batch.slice(i, i + 333));
     expect(c.length).toBe(n);
     expect(c.names.length).toBe(7);
-    expect(c.event(4001)).toEqual({ host: 'h0', pe: 'gpu0', thread: 'main', kind: 'transfer', name: 'b4', buffer: 'b4', iteration: 4001, cycle: 4002, start: 40010, end: 40015, bytes: 4096 });
+    expect(c.event(4001)).toEqual({ host: 'h0', pe: 'gpu0', thread: 'main', kind: 'transfer', name: 'b4', iteration: 4001, cycle: 4002, start: 40010, end: 40015, bytes: 4096 });
     expect(c.minStart).toBe(0);
     expect(c.maxEnd).toBe((n - 1) * 10 + 5);
     expect(c.toEvents()).toHaveLength(n);
+  });
+
+  it('gives back each event as appended: a staged transfer keeps its buffer apart from its label', () => {
+    const via = '(nvlink, staged through host)';
+    const half = { kind: 'transfer' as const, buffer: 'bn_4', from: 'bn_3', iteration: 1, cycle: 3, bytes: 64 };
+    const events: TraceEvent[] = [
+      ev(0, 300, { ...half, pe: 'gpu0@h0', thread: 'send:gpu1@h0', name: `bn_4 gpu0@h0->host ${via}` }),
+      ev(0, 300, { ...half, pe: 'gpu1@h0', thread: 'recv:gpu0@h0', kind: 'wait', name: `wait bn_4 ${via}` }),
+      ev(300, 500, { ...half, pe: 'gpu1@h0', thread: 'recv:gpu0@h0', name: `bn_4 host->gpu1@h0 ${via}` }),
+      ev(500, 600, { pe: 'gpu1@h0', name: 'C', node: 'C', iteration: 1, cycle: 3 }),
+    ];
+    const c = new TraceColumns();
+    c.append(events);
+    expect(c.toEvents()).toEqual(events);
   });
 
   it('keeps a lane sorted when a batch arrives late', () => {

@@ -50,6 +50,10 @@ export class TraceColumns {
   cycle = new Int32Array(1024);
   /** Bytes moved (transfers); 0 when not applicable. */
   bytes = new Float64Array(1024);
+  /** The event's node, buffer and source buffer as interned names; -1 where the event has none. Kept apart from `name`, which is a label (a staged transfer's names its route). */
+  node = new Int32Array(1024);
+  buffer = new Int32Array(1024);
+  from = new Int32Array(1024);
   length = 0;
   /** Interned names: `name[i]` indexes this table. */
   readonly names: string[] = [];
@@ -123,7 +127,8 @@ export class TraceColumns {
   /** Appends a batch of events (any order); returns the number stored. */
   append(events: readonly TraceEvent[]): number {
     this.reserve(this.length + events.length);
-    for (const e of events) this.push(this.laneOf(e.host, e.pe, e.thread), KIND_CODE[e.kind], this.intern(e.name), e.iteration, e.cycle, e.start, e.end, e.bytes ?? 0);
+    const id = (s: string | undefined) => (s === undefined ? -1 : this.intern(s));
+    for (const e of events) this.push(this.laneOf(e.host, e.pe, e.thread), KIND_CODE[e.kind], this.intern(e.name), e.iteration, e.cycle, e.start, e.end, e.bytes ?? 0, id(e.node), id(e.buffer), id(e.from));
     return events.length;
   }
 
@@ -138,10 +143,13 @@ export class TraceColumns {
     this.iteration = grow(this.iteration, n);
     this.cycle = grow(this.cycle, n);
     this.bytes = grow(this.bytes, n);
+    this.node = grow(this.node, n);
+    this.buffer = grow(this.buffer, n);
+    this.from = grow(this.from, n);
   }
 
-  /** Appends one event from its fields (lane from `laneOf`, kind code from `KINDS`, name from `intern`). */
-  push(lane: number, kind: number, name: number, iteration: number, cycle: number, start: number, end: number, bytes: number): number {
+  /** Appends one event from its fields (lane from `laneOf`, kind code from `KINDS`, names from `intern`, -1 for no node / buffer / source). */
+  push(lane: number, kind: number, name: number, iteration: number, cycle: number, start: number, end: number, bytes: number, node = -1, buffer = -1, from = -1): number {
     const i = this.length;
     if (i >= this.start.length) this.reserve(i + 1);
     this.start[i] = start;
@@ -152,6 +160,9 @@ export class TraceColumns {
     this.iteration[i] = iteration;
     this.cycle[i] = cycle;
     this.bytes[i] = bytes;
+    this.node[i] = node;
+    this.buffer[i] = buffer;
+    this.from[i] = from;
     this.length = i + 1;
     if (start < this.minStart) this.minStart = start;
     if (end > this.maxEnd) this.maxEnd = end;
@@ -284,14 +295,13 @@ export class TraceColumns {
     return best;
   }
 
-  /** Rebuilds event i as an object (tooltips, export). */
+  /** Rebuilds event i as an object (tooltips, export): the fields it was appended with. */
   event(i: number): TraceEvent {
     const l = this.laneIndex[this.lane[i]].lane;
-    const kind = KINDS[this.kind[i]];
-    const name = this.names[this.name[i]];
-    const e: TraceEvent = { host: l.host, pe: l.pe, thread: l.thread, kind, name, iteration: this.iteration[i], cycle: this.cycle[i], start: this.start[i], end: this.end[i] };
-    if (kind === 'fire') e.node = name;
-    if (kind === 'transfer') e.buffer = name;
+    const e: TraceEvent = { host: l.host, pe: l.pe, thread: l.thread, kind: KINDS[this.kind[i]], name: this.names[this.name[i]], iteration: this.iteration[i], cycle: this.cycle[i], start: this.start[i], end: this.end[i] };
+    if (this.node[i] >= 0) e.node = this.names[this.node[i]];
+    if (this.buffer[i] >= 0) e.buffer = this.names[this.buffer[i]];
+    if (this.from[i] >= 0) e.from = this.names[this.from[i]];
     if (this.bytes[i]) e.bytes = this.bytes[i];
     return e;
   }

@@ -1,0 +1,139 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { predict } from '../predict/predict.js';
+import { TraceColumns } from '../trace/columns.js';
+import type { TraceEvent } from '../trace/event.js';
+import { analyseTrace, measuredTimes } from './analysis.js';
+
+const ev = (e: Partial<TraceEvent>): TraceEvent => ({ host: 'h0', pe: 'cpu@h0', thread: 'main', kind: 'fire', name: 'x', iteration: 0, cycle: 0, start: 0, end: 0, ...e });
+
+/**
+ * A barrier-mode run of 7 cycles (fill 2, iterations 6, so cycle 6 is the drain) whose cycles
+ * end at 300, 500, 600, 700, 800, 900, 950 µs: a slow first cycle, a 200 µs one, four steady
+ * ones of 100 µs and a 50 µs drain. In every cycle starting at s and ending at e:
+ *   cpu@h0 main:         fire [s, s+50], barrier [s+50, e]
+ *   gpu0@h0 recv:cpu@h0: transfer [s, s+20]
+ *   gpu0@h0 main:        wait [s, s+20], fire [s+20, s+40], barrier [s+40, e]
+ */
+function barrierRun(): TraceEvent[] {
+  const ends = [300, 500, 600, 700, 800, 900, 950];
+  const out: TraceEvent[] = [];
+  ends.forEach((e, k) => {
+    const s = k ? ends[k - 1] : 0;
+    const c = { cycle: k, iteration: k };
+    out.push(ev({ ...c, name: 'P', node: 'P', start: s, end: s + 50 }));
+    out.push(ev({ ...c, kind: 'barrier', name: 'barrier fire', start: s + 50, end: e }));
+    out.push(ev({ ...c, pe: 'gpu0@h0', thread: 'recv:cpu@h0', kind: 'transfer', name: 'bn_2', buffer: 'bn_2', from: 'bn_1', start: s, end: s + 20 }));
+    out.push(ev({ ...c, pe: 'gpu0@h0', kind: 'wait', name: 'wait bn_2', start: s, end: s + 20 }));
+    out.push(ev({ ...c, pe: 'gpu0@h0', name: 'I', node: 'I', start: s + 20, end: s + 40 }));
+    out.push(ev({ ...c, pe: 'gpu0@h0', kind: 'barrier', name: 'barrier fire', start: s + 40, end: e }));
+  });
+  return out;
+}
+
+describe('trace analysis', () => {
+  it('cycle time: the steady cycles only, fill and drain left out', () => {
+    const a = analyseTrace(barrierRun(), { fillCycles: 2, iterations: 6 });
+    expect(a.cycles).toBe(7);
+    expect(a.steady).toEqual({ from: 2, to: 5 });
+    // (900 - 500) µs over cycles 2..5.
+    expect(a.cycleTime).toBeCloseTo(100e-6, 12);
+    expect(a.throughput).toBeCloseTo(10_000, 6);
+    expect(a.cycleSpread).toEqual({ count: 4, p50: expect.closeTo(100e-6, 12), p95: expect.closeTo(100e-6, 12), max: expect.closeTo(100e-6, 12) });
+    // Without the iterations the drain counts: (950 - 500) / 5.
+    expect(analyseTrace(barrierRun(), { fillCycles: 2 }).cycleTime).toBeCloseTo(90e-6, 12);
+    // A live trace whose cycles after 4 are still arriving: (800 - 500) / 3.
+    expect(analyseTrace(barrierRun(), { fillCycles: 2, lastCycle: 4 }).cycleTime).toBeCloseTo(100e-6, 12);
+  });
+
+  it('with no steady cycle (iterations <= fill) the cycle time is the whole trace\'s mean', () => {
+    const a = analyseTrace(barrierRun(), { fillCycles: 2, iterations: 2 });
+    expect(a.steady).toBeNull();
+    expect(a.cycleTime).toBeCloseTo(950e-6 / 7, 12);
+  });
+
+  it('per lane: busy, barrier and wait seconds and their shares of the span', () => {
+    const a = analyseTrace(barrierRun(), { fillCycles: 2, iterations: 6 });
+    expect(a.span).toBeCloseTo(950e-6, 12);
+    const lane = (pe: string, thread: string) => a.lanes.find((l) => l.pe === pe && l.thread === thread)!;
+    expect(a.lanes.map((l) => `${l.pe} ${l.thread}`)).toEqual(['cpu@h0 main', 'gpu0@h0 main', 'gpu0@h0 recv:cpu@h0']);
+    expect(lane('cpu@h0', 'main')).toMatchObject({ busy: expect.closeTo(350e-6, 12), barrier: expect.closeTo(600e-6, 12), wait: 0, utilisation: expect.closeTo(350 / 950, 12) });
+    expect(lane('gpu0@h0', 'main')).toMatchObject({ busy: expect.closeTo(140e-6, 12), barrier: expect.closeTo(670e-6, 12), wait: expect.closeTo(140e-6, 12), waitShare: expect.closeTo(140 / 950, 12) });
+    expect(lane('gpu0@h0', 'recv:cpu@h0').utilisation).toBeCloseTo(140 / 950, 12);
+    // Of the 3 lanes x 950 µs: 630 busy, 1270 in barriers, 140 waiting.
+    expect(a.busyShare).toBeCloseTo(630 / 2850, 12);
+    expect(a.barrierShare).toBeCloseTo(1270 / 2850, 12);
+    expect(a.waitShare).toBeCloseTo(140 / 2850, 12);
+  });
+
+  it('measured / predicted', () => {
+    expect(analyseTrace(barrierRun(), { fillCycles: 2, iterations: 6, predictedCycleTime: 50e-6 }).ratio).toBeCloseTo(2, 9);
+    expect(analyseTrace(barrierRun()).ratio).toBeUndefined();
+  });
+
+  it('reads a column store and an event array alike', () => {
+    const c = new TraceColumns();
+    c.append(barrierRun());
+    expect(analyseTrace(c, { fillCycles: 2, iterations: 6 })).toEqual(analyseTrace(barrierRun(), { fillCycles: 2, iterations: 6 }));
+  });
+
+  it('counts concurrent transfers in one lane once', () => {
+    const base = { pe: 'gpu0@h0', thread: 'recv:cpu@h0', kind: 'transfer' as const };
+    const a = analyseTrace([ev({ ...base, name: 'bn_1', start: 0, end: 100 }), ev({ ...base, name: 'bn_2', start: 0, end: 100 }), ev({ ...base, name: 'bn_3', start: 50, end: 150 })]);
+    expect(a.lanes[0].busy).toBeCloseTo(150e-6, 12);
+    expect(a.lanes[0].utilisation).toBe(1);
+  });
+
+  it('is all zeros for no events', () => {
+    const a = analyseTrace([]);
+    expect(a).toMatchObject({ span: 0, cycles: 0, cycleTime: 0, throughput: 0, lanes: [], busyShare: 0 });
+  });
+
+  it('gives a predicted timeline its predicted cycle time, in both strategies', () => {
+    const piic = JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));
+    for (const barrier of [0, 20e-6]) {
+      const r = predict(piic, { nodeTimes: { P: 0, C: 0, I1: 1e-2, I2: 1e-2 }, iterations: 20, barrier });
+      if (!r.ok) throw new Error('does not predict');
+      for (const s of [r.prediction.overlap, r.prediction.noOverlap]) {
+        const a = analyseTrace(s.timeline, { fillCycles: s.fillCycles, iterations: s.iterations, predictedCycleTime: s.cycleTime });
+        expect(a.cycleTime).toBeCloseTo(s.cycleTime, 9);
+        expect(a.ratio).toBeCloseTo(1, 9);
+        // GPU-bound: with overlap the incrementers' GPU is busy most of the time.
+        const gpu = a.lanes.find((l) => l.pe === 'gpu0@h0' && l.thread === 'main')!;
+        expect(gpu.utilisation).toBeGreaterThan(s.overlap ? 0.5 : 0.3);
+        expect(gpu.utilisation).toBeLessThanOrEqual(1);
+        if (barrier) expect(a.barrierShare).toBeGreaterThan(0);
+      }
+    }
+  });
+});
+
+describe('measured times (calibration)', () => {
+  it('takes each node\'s mean firing time and each transfer\'s mean time per cycle, both ends summed', () => {
+    const t = measuredTimes([
+      ev({ kind: 'fire', node: 'P', start: 0, end: 1000 }),
+      ev({ kind: 'fire', node: 'P', cycle: 1, start: 0, end: 3000 }),
+      // A host-to-host transfer: the sender's send and the receiver's copy, in two cycles.
+      ev({ kind: 'transfer', buffer: 'b', from: 'a', cycle: 0, start: 0, end: 4000 }),
+      ev({ kind: 'transfer', host: 'h1', buffer: 'b', from: 'a', cycle: 0, start: 5000, end: 6000 }),
+      ev({ kind: 'transfer', buffer: 'b', from: 'a', cycle: 1, start: 0, end: 2000 }),
+      ev({ kind: 'transfer', host: 'h1', buffer: 'b', from: 'a', cycle: 1, start: 3000, end: 4000 }),
+      ev({ kind: 'wait', buffer: 'b', from: 'a', cycle: 1, start: 0, end: 9000 }),
+      ev({ kind: 'barrier', cycle: 1, start: 0, end: 9000 }),
+    ]);
+    expect(t.nodeTimes).toEqual({ P: 2e-3 });
+    expect(Object.keys(t.transferTimes)).toEqual(['a->b']);
+    expect(t.transferTimes['a->b']).toBeCloseTo(4e-3, 12);
+  });
+
+  it('keys a staged GPU-to-GPU transfer by its buffers, not by its labels', () => {
+    const via = '(nvlink, staged through host)';
+    const half = { kind: 'transfer' as const, buffer: 'bn_4', from: 'bn_3', cycle: 2 };
+    const t = measuredTimes([
+      ev({ ...half, pe: 'gpu0@h0', thread: 'send:gpu1@h0', name: `bn_4 gpu0@h0->host ${via}`, start: 0, end: 300 }),
+      ev({ ...half, pe: 'gpu1@h0', thread: 'recv:gpu0@h0', kind: 'wait', name: `wait bn_4 ${via}`, start: 0, end: 300 }),
+      ev({ ...half, pe: 'gpu1@h0', thread: 'recv:gpu0@h0', name: `bn_4 host->gpu1@h0 ${via}`, start: 300, end: 500 }),
+    ]);
+    expect(t.transferTimes).toEqual({ 'bn_3->bn_4': expect.closeTo(500e-6, 12) });
+  });
+});
