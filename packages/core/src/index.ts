@@ -29,7 +29,5 @@ export { randomDocument, layeredDocument, type RandomOptions } from './testing/g
 export { toChromeTrace, type ChromeTrace, type ChromeEvent } from './trace/chrome.js';
 export { traceStats, type TraceStats, type ThreadStats } from './trace/stats.js';
 export { analyseTrace, measuredTimes, type Trace, type AnalysisOptions, type TraceAnalysis, type LaneAnalysis } from './run/analysis.js';
-export { documentHash, canonicalJson, fnv1a64 } from './document/hash.js';
 export { sendLane, recvLane, isTransferLane, laneLabel, transferLanes, unionLength } from './trace/lanes.js';
 export { TraceColumns, KINDS as TRACE_KINDS, type Lane as TraceLane } from './trace/columns.js';
-export { CALIBRATION_FORMAT, calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, documentHash, parseCalibration, type Calibration, type CalibratedFiring, type CalibratedTiming, type CalibratedTransfer, type MeasuredTimes } from './run/calibration.js';
