@@ -1,0 +1,243 @@
+import { error, warning, type Diagnostic } from '../diagnostics.js';
+import { compileModel } from '../compile/compile.js';
+import type { ImplementationGraph } from '../compile/types.js';
+import type { Model } from '../document/model.js';
+import { nodeTime, type TimingOptions } from '../predict/timing.js';
+
+// A calibration: what this machine's PEs and links measured for a document's firings and
+// transfers (`pipeloom calibrate`), so predictions use them instead of the cost hints.
+// Keyed by what sets the time, not by node or buffer ids: a firing by kernel + params + PE,
+// a transfer by its two PEs and its bytes. A document edited after calibrating keeps the
+// entries that still match; the others fall back to the cost hints.
+
+export const CALIBRATION_FORMAT = 'pipeloom-calibration/v1';
+
+export interface CalibratedFiring {
+  kernel: string;
+  /** The node's params with the kernel's defaults filled in. */
+  params: Record<string, unknown>;
+  pe: string;
+  /** Mean seconds per firing. */
+  seconds: number;
+  /** Nodes this entry was measured on. */
+  nodes: number;
+}
+
+export interface CalibratedTransfer {
+  from: string;
+  to: string;
+  bytes: number;
+  /** Mean seconds per transfer (a host-to-host one: the sender's send plus the receiver's copy into its slot). */
+  seconds: number;
+  transfers: number;
+}
+
+export interface Calibration {
+  format: typeof CALIBRATION_FORMAT;
+  /** The document it was measured on: its name and `documentHash`. */
+  document: { name: string; hash: string };
+  /** Where: the coordinator's host name and CPU, each GPU PE's adapter. */
+  machine: { hostname: string; cpu: string; adapters: Record<string, string> };
+  /** ISO 8601, when it was measured. */
+  date: string;
+  iterations: number;
+  firings: CalibratedFiring[];
+  transfers: CalibratedTransfer[];
+}
+
+/** What the trace analysis measured in a run: mean seconds per firing by node, per transfer by `<from buffer>-><to buffer>`. */
+export interface MeasuredTimes {
+  nodeTimes: Record<string, number>;
+  transferTimes: Record<string, number>;
+}
+
+/** A value as JSON with object keys sorted: the same params written in another order are the same key. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * The hash of what sets a document's timing (its app, arch and mapping; not its name, options
+ * or layout): 64 bits as 16 hex digits, two 32-bit multiply-xor lanes over the canonical JSON.
+ * Not cryptographic: it tells a calibration's document from an edited one.
+ */
+export function documentHash(doc: { app?: unknown; arch?: unknown; mapping?: unknown }): string {
+  const text = canonical({ app: doc.app, arch: doc.arch, mapping: doc.mapping });
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (h2 >>> 0).toString(16).padStart(8, '0') + (h1 >>> 0).toString(16).padStart(8, '0');
+}
+
+const firingKey = (kernel: string, params: unknown, pe: string) => `${kernel} ${canonical(params)} @${pe}`;
+const transferKeyOf = (from: string, to: string, bytes: number) => `${from}->${to} ${bytes}`;
+
+/** Each transfer of an implementation graph: its key (`<from buffer>-><to buffer>`), its PEs and bytes. */
+function transfersOf(ig: ImplementationGraph): { key: string; from: string; to: string; bytes: number }[] {
+  const { buffers } = ig;
+  const { pes, transfer } = ig.programs;
+  const out: { key: string; from: string; to: string; bytes: number }[] = [];
+  for (let k = 0; k < buffers.count; k++) {
+    const source = transfer.from[k];
+    if (source < 0) continue;
+    out.push({ key: `${buffers.id[source]}->${buffers.id[k]}`, from: pes[buffers.pe[source]].pe, to: pes[buffers.pe[k]].pe, bytes: buffers.bytes[k] });
+  }
+  return out;
+}
+
+/**
+ * A calibration from runs' measured times: `runs` pairs each run's implementation graph with
+ * what the trace analysis measured in it (several runs, e.g. both strategies, are averaged).
+ */
+export function calibrationFrom(model: Model, runs: { ig: ImplementationGraph; measured: MeasuredTimes }[], meta: Pick<Calibration, 'machine' | 'date' | 'iterations'>): Calibration {
+  const firings = new Map<string, CalibratedFiring & { sum: number; n: number }>();
+  const transfers = new Map<string, CalibratedTransfer & { sum: number; n: number }>();
+  for (const { ig, measured } of runs) {
+    for (const [node, seconds] of Object.entries(measured.nodeTimes)) {
+      const n = model.node.get(node as never);
+      if (!n) continue;
+      const key = firingKey(n.kernel.id, n.params, n.pe);
+      let f = firings.get(key);
+      if (!f) firings.set(key, (f = { kernel: n.kernel.id, params: n.params as Record<string, unknown>, pe: n.pe, seconds: 0, nodes: 0, sum: 0, n: 0 }));
+      f.sum += seconds;
+      f.n++;
+    }
+    for (const t of transfersOf(ig)) {
+      const seconds = measured.transferTimes[t.key];
+      if (seconds === undefined) continue;
+      const key = transferKeyOf(t.from, t.to, t.bytes);
+      let e = transfers.get(key);
+      if (!e) transfers.set(key, (e = { from: t.from, to: t.to, bytes: t.bytes, seconds: 0, transfers: 0, sum: 0, n: 0 }));
+      e.sum += seconds;
+      e.n++;
+    }
+  }
+  return {
+    format: CALIBRATION_FORMAT,
+    document: { name: model.doc.name ?? '', hash: documentHash(model.doc) },
+    machine: meta.machine,
+    date: meta.date,
+    iterations: meta.iterations,
+    firings: [...firings.values()].map(({ sum, n, ...f }) => ({ ...f, seconds: sum / n, nodes: n })),
+    transfers: [...transfers.values()].map(({ sum, n, ...t }) => ({ ...t, seconds: sum / n, transfers: n })),
+  };
+}
+
+/**
+ * Reads a calibration file's text. A malformed one is a list of diagnostics naming the field
+ * (`calibration.firings[2].seconds`) and what to do; never throws.
+ */
+export function parseCalibration(text: string, file = 'calibration'): { ok: true; calibration: Calibration } | { ok: false; diagnostics: Diagnostic[] } {
+  const again = `run \`pipeloom calibrate\` again to rewrite ${file}`;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, diagnostics: [error(file, `not JSON: ${e instanceof Error ? e.message : String(e)}`, again)] };
+  }
+  const out: Diagnostic[] = [];
+  const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObj(raw)) return { ok: false, diagnostics: [error(file, 'not a calibration (expected a JSON object)', again)] };
+  if (raw.format !== CALIBRATION_FORMAT) out.push(error(`${file}.format`, `format must be "${CALIBRATION_FORMAT}", not ${JSON.stringify(raw.format) ?? 'missing'}`, again));
+  const doc = raw.document;
+  if (!isObj(doc) || typeof doc.hash !== 'string' || typeof doc.name !== 'string') out.push(error(`${file}.document`, 'must be { name, hash } (strings)', again));
+  const machine = raw.machine;
+  if (!isObj(machine) || typeof machine.hostname !== 'string' || typeof machine.cpu !== 'string' || !isObj(machine.adapters)) out.push(error(`${file}.machine`, 'must be { hostname, cpu, adapters }', again));
+  if (typeof raw.date !== 'string' || Number.isNaN(Date.parse(raw.date))) out.push(error(`${file}.date`, 'must be an ISO 8601 date', again));
+  const time = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+  const list = (name: 'firings' | 'transfers', check: (e: Record<string, unknown>) => string | undefined) => {
+    const xs = raw[name];
+    if (!Array.isArray(xs)) return void out.push(error(`${file}.${name}`, 'must be a list', again));
+    xs.forEach((e, i) => {
+      const why = isObj(e) ? check(e) : 'must be an object';
+      if (why) out.push(error(`${file}.${name}[${i}]`, why, again));
+    });
+  };
+  list('firings', (e) => (typeof e.kernel !== 'string' || typeof e.pe !== 'string' || !isObj(e.params) ? 'needs kernel, params and pe' : !time(e.seconds) ? 'seconds must be a number of at least 0' : undefined));
+  list('transfers', (e) => (typeof e.from !== 'string' || typeof e.to !== 'string' || !time(e.bytes) ? 'needs from, to and bytes' : !time(e.seconds) ? 'seconds must be a number of at least 0' : undefined));
+  if (out.length) return { ok: false, diagnostics: out };
+  return { ok: true, calibration: raw as unknown as Calibration };
+}
+
+export interface CalibratedTiming {
+  /** The predictor's overrides for this document (both strategies' transfer keys). */
+  timing: Required<TimingOptions>;
+  /** Firings and transfers of the document that found an entry, and how many there are. */
+  firings: { calibrated: number; total: number };
+  transfers: { calibrated: number; total: number };
+  /** Warnings: another document version, entries missing (those use the cost hints). */
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * The predictor's inputs from a calibration, for a document: each node's firing time where
+ * its kernel + params + PE were measured, each transfer's where its PEs and bytes were (under
+ * either strategy: their buffer ids differ). Whatever found no entry keeps its cost hint.
+ */
+export function calibratedTiming(model: Model, cal: Calibration, file = 'calibration'): CalibratedTiming {
+  const diagnostics: Diagnostic[] = [];
+  const hash = documentHash(model.doc);
+  if (cal.document.hash !== hash)
+    diagnostics.push(warning(file, `was measured on another version of the document (hash ${cal.document.hash}, now ${hash})`, 'entries for unchanged kernels, PEs and links are used, the others fall back to the cost hints; run `pipeloom calibrate` again'));
+  const firing = new Map(cal.firings.map((f) => [firingKey(f.kernel, f.params, f.pe), f.seconds]));
+  const transfer = new Map(cal.transfers.map((t) => [transferKeyOf(t.from, t.to, t.bytes), t.seconds]));
+  const nodeTimes: Record<string, number> = {};
+  const missing: string[] = [];
+  for (const n of model.nodes) {
+    const s = firing.get(firingKey(n.kernel.id, n.params, n.pe));
+    if (s === undefined) missing.push(`node ${n.id} (${n.kernel.id} on ${n.pe})`);
+    else nodeTimes[n.id] = s;
+  }
+  const transferTimes: Record<string, number> = {};
+  const seen = new Set<string>();
+  let found = 0;
+  for (const overlap of [true, false]) {
+    const r = compileModel(model, overlap);
+    if (!r.ok) continue;
+    for (const t of transfersOf(r.ig)) {
+      const s = transfer.get(transferKeyOf(t.from, t.to, t.bytes));
+      const what = `transfer ${t.from} -> ${t.to} (${t.bytes} bytes)`;
+      if (s === undefined) {
+        if (!seen.has(what)) missing.push(what);
+      } else {
+        transferTimes[t.key] = s;
+        if (!seen.has(what)) found++;
+      }
+      seen.add(what);
+    }
+  }
+  if (missing.length)
+    diagnostics.push(warning(file, `has no entry for ${missing.length > 3 ? `${missing.slice(0, 3).join(', ')} and ${missing.length - 3} more` : missing.join(', ')}`, 'those use the cost hints; run `pipeloom calibrate` again'));
+  const nodes = model.nodes.length;
+  return { timing: { nodeTimes, transferTimes }, firings: { calibrated: Object.keys(nodeTimes).length, total: nodes }, transfers: { calibrated: found, total: seen.size }, diagnostics };
+}
+
+/** `<document>.calibration.json`: where a document's calibration lives, beside it. */
+export function calibrationPath(documentPath: string): string {
+  return `${documentPath.replace(/\.json$/i, '')}.calibration.json`;
+}
+
+/**
+ * Emulated devices (a run's `emulateDevices`): the seconds each firing on a GPU PE lasts at
+ * least, by node: its calibrated time where `timing` has one, else its cost hint.
+ */
+export function deviceTimes(model: Model, timing: TimingOptions = {}): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const n of model.nodes) if (model.pe.get(n.pe)?.kind === 'gpu') out[n.id] = nodeTime(model, n.id, timing);
+  return out;
+}
