@@ -145,6 +145,7 @@ export class HostRun {
       watch: watchMemory(),
       epoch: this.watchdog.epoch,
       emulateLinks: this.deploy.emulateLinks ?? false,
+      emulateDevices: this.deploy.emulateDevices,
       staging: this.staging,
     };
     this.watchdog.watch(program, init.watch);

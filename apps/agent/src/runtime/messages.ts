@@ -24,6 +24,8 @@ export interface PeInit {
   epoch: number;
   /** Link emulation (emulate.ts): transfers last at least their link's time. */
   emulateLinks: boolean;
+  /** Device emulation (emulate.ts): seconds each firing of these nodes lasts at least. */
+  emulateDevices?: Record<string, number>;
   /** Staging memory of each GPU-to-GPU transfer of this host, by transferKey (staging.ts). */
   staging: Record<string, SharedArrayBuffer>;
 }

@@ -10,7 +10,7 @@ import { arriveAndWait } from './local-barrier.js';
 import type { FromPe, PeInit, ToPe } from './messages.js';
 import { Abort, AbortError } from './abort.js';
 import { FiringStamp } from './watchdog.js';
-import { holdForLink } from './emulate.js';
+import { holdForLink, holdUntil } from './emulate.js';
 import { isGpuToGpu, published, publish, stagingView, type Staging } from './staging.js';
 
 // One PE's thread of control (a worker thread): its fires in schedule order and the
@@ -294,6 +294,9 @@ class PeThread {
     } finally {
       this.stamp.end();
     }
+    // Emulated device: the kernel ran (and is checked below); the rest of its time is waited out.
+    const emulated = this.init.program.kind === 'gpu' ? this.init.emulateDevices?.[a.node] : undefined;
+    if (emulated) await this.guard(holdUntil(t0 + emulated * 1e6, nowUs));
     this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration: it, cycle: k, start: t0, end: nowUs() });
     if (report) {
       if (!report.ok) {

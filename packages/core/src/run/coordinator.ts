@@ -80,6 +80,13 @@ export interface RunOptions {
    * cluster the document describes (and bench:overlap sets Th and Tib).
    */
   emulateLinks?: boolean;
+  /**
+   * Device emulation: each firing of these nodes (the GPU ones; core `deviceTimes` gives their
+   * calibrated or cost-hint seconds) lasts at least that long. The kernel still runs and is
+   * checked; the rest is waited out on a timer, so on a machine whose GPUs are its own cores
+   * (llvmpipe) the firings leave the cores free, as real GPUs would.
+   */
+  emulateDevices?: Record<string, number>;
   /** Keep every event in the result (default true); long runs can stream them through onEvents only. */
   keepEvents?: boolean;
   /** Milliseconds of silence from an agent during a run before it is declared lost. Default 120 000: a kernel can hold an agent's event loop for seconds; a killed agent is caught at once by its socket closing. */
@@ -411,7 +418,7 @@ export class Coordinator {
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
     const secret = runSecret();
     for (const c of involved) {
-      c.send({ type: 'deploy', runId, secret, programs: hostPrograms(ig, [c.info.host]), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate, emulateLinks: opts.emulateLinks });
+      c.send({ type: 'deploy', runId, secret, programs: hostPrograms(ig, [c.info.host]), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate, emulateLinks: opts.emulateLinks, emulateDevices: opts.emulateDevices });
     }
     const deployed = await waitAll('deployed');
     cancel(clock, deployTimer as never);

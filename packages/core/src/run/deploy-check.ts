@@ -210,6 +210,11 @@ function walk(w: Walker, m: unknown): void {
   if (cycles < iterations) w.in('cycles', () => w.fail(`must be at least iterations (${iterations})`, cycles));
   if (m.linkRate !== undefined) w.num(m, 'linkRate', 0, Infinity);
   if (m.emulateLinks !== undefined) w.bool(m, 'emulateLinks');
+  if (m.emulateDevices !== undefined) {
+    // Seconds a firing lasts at least, by node: from 0 to an hour.
+    const d = w.obj(m, 'emulateDevices');
+    for (const node of w.keys(m, 'emulateDevices', L.maxActions)) w.in('emulateDevices', () => w.num(d, node, 0, 3600));
+  }
   // Microseconds between trace batches: 1 ms to a minute.
   if (m.traceInterval !== undefined) w.num(m, 'traceInterval', 1000, 60e6);
 

@@ -94,6 +94,8 @@ export type ToAgent =
       linkRate?: number;
       /** Each transfer lasts at least its link's latency + bytes / bandwidth (the document's figures). */
       emulateLinks?: boolean;
+      /** Each firing of these (GPU) nodes lasts at least this many seconds (emulated devices: calibrated or cost-hint time). */
+      emulateDevices?: Record<string, number>;
       /** Microseconds between trace batches (default 50 000). */
       traceInterval?: number;
     }
