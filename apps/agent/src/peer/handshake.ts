@@ -67,37 +67,57 @@ export function readHello(text: string): { ok: true; hello: Extract<PeerMessage,
 }
 
 /**
+ * One side's part of the exchange: sends `first`, then hands each text message to `step` until
+ * it calls `done` or `fail`. The deadline, a binary message or the link closing end it too;
+ * every failure closes the socket with a fixed reason.
+ */
+function exchange(
+  frames: FrameSocket,
+  deadline: number,
+  first: PeerMessage,
+  timedOut: string,
+  closed: (code: number, reason: string) => string,
+  step: (text: string, end: { fail(reason: string): void; done(): void }) => void,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => fail(timedOut), Math.max(0, deadline - Date.now()));
+    const fail = (reason: string) => {
+      clearTimeout(timer);
+      frames.close(CLOSE.auth, reason);
+      reject(new Error(reason));
+    };
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    frames.handlers = {
+      ...frames.handlers,
+      binaryStart: () => fail('unexpected binary message during the handshake'),
+      close: (code, reason) => {
+        clearTimeout(timer);
+        reject(new Error(closed(code, reason)));
+      },
+      text: (text) => step(text, { fail, done }),
+    };
+    frames.sendText(JSON.stringify(first));
+  });
+}
+
+/**
  * The dialled side, from a checked hello to an authenticated link. `keys` is the run's (the
  * caller found the run the hello names and checked the dialler belongs to it). Resolves once
  * the dialler has proved itself; rejects, closing the socket with a fixed reason, otherwise.
  */
 export function answerPeer(frames: FrameSocket, me: string, hello: { host: string; nonce: string }, keys: RunKeys, deadline: number): Promise<void> {
   const t: Transcript = { dialler: hello.host, dialled: me, dialNonce: hello.nonce, answerNonce: newNonce() };
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => fail('peer handshake timed out'), Math.max(0, deadline - Date.now()));
-    const fail = (reason: string) => {
-      clearTimeout(timer);
-      frames.close(CLOSE.auth, reason);
-      reject(new Error(reason));
-    };
-    frames.handlers = {
-      ...frames.handlers,
-      binaryStart: () => fail('not authenticated: the next message must be "peer-auth"'),
-      close: () => {
-        clearTimeout(timer);
-        reject(new Error('the peer closed the link during the handshake'));
-      },
-      text: (text) => {
-        const parsed = parseMessage<PeerMessage>(text, ['peer-auth']);
-        if (!parsed.ok) return fail('not authenticated: the next message must be "peer-auth"');
-        const m = parsed.message as Extract<PeerMessage, { type: 'peer-auth' }>;
-        if (!proofMatches(peerProof(keys, 'dialler', t), m.proof)) return fail('invalid proof: the peer does not hold this run\'s token and secret');
-        clearTimeout(timer);
-        frames.handlers = { ...frames.handlers, text: () => {}, close: () => {} };
-        resolve();
-      },
-    };
-    frames.sendText(JSON.stringify({ type: 'peer-challenge', host: me, nonce: t.answerNonce, proof: peerProof(keys, 'dialled', t) } satisfies PeerMessage));
+  const challenge: PeerMessage = { type: 'peer-challenge', host: me, nonce: t.answerNonce, proof: peerProof(keys, 'dialled', t) };
+  return exchange(frames, deadline, challenge, 'peer handshake timed out', () => 'the peer closed the link during the handshake', (text, { fail, done }) => {
+    const parsed = parseMessage<PeerMessage>(text, ['peer-auth']);
+    if (!parsed.ok) return fail('not authenticated: the next message must be "peer-auth"');
+    const m = parsed.message as Extract<PeerMessage, { type: 'peer-auth' }>;
+    if (!proofMatches(peerProof(keys, 'dialler', t), m.proof)) return fail('invalid proof: the peer does not hold this run\'s token and secret');
+    frames.handlers = { ...frames.handlers, text: () => {}, close: () => {} };
+    done();
   });
 }
 
@@ -112,43 +132,25 @@ export async function dialPeer(url: string, me: string, peer: string, keys: RunK
   // Until the dialled agent has proved itself it is a stranger: small messages only.
   const frames = new FrameSocket(up.socket, up.head, 'client', { maxFrame: HANDSHAKE.maxMessage, maxText: HANDSHAKE.maxMessage });
   const t: Transcript = { dialler: me, dialled: peer, dialNonce: newNonce(), answerNonce: '' };
+  const hello: PeerMessage = { type: 'peer-hello', version: PROTOCOL_VERSION, host: me, runId: keys.runId, nonce: t.dialNonce };
+  let proved = false;
   try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => fail('no answer to the peer handshake'), Math.max(0, deadline - Date.now()));
-      const fail = (reason: string) => {
-        clearTimeout(timer);
-        frames.close(CLOSE.auth, reason);
-        reject(new Error(reason));
-      };
-      let proved = false;
-      frames.handlers = {
-        ...frames.handlers,
-        binaryStart: () => fail('unexpected binary message during the handshake'),
-        close: (code, reason) => {
-          clearTimeout(timer);
-          reject(new Error(reason ? `closed: ${reason.slice(0, 123)}` : `closed (${code})`));
-        },
-        text: (text) => {
-          if (!proved) {
-            const parsed = parseMessage<PeerMessage>(text, ['peer-challenge']);
-            if (!parsed.ok) return fail('expected "peer-challenge"');
-            const m = parsed.message as Extract<PeerMessage, { type: 'peer-challenge' }>;
-            if (m.host !== peer) return fail(`the agent at this address is not host ${peer}`);
-            if (!isNonce(m.nonce)) return fail('malformed peer-challenge');
-            t.answerNonce = m.nonce;
-            if (!proofMatches(peerProof(keys, 'dialled', t), m.proof)) return fail('invalid proof: the agent at this address does not hold this run\'s token and secret');
-            proved = true;
-            frames.sendText(JSON.stringify({ type: 'peer-auth', proof: peerProof(keys, 'dialler', t) } satisfies PeerMessage));
-            return;
-          }
-          const parsed = parseMessage<PeerMessage>(text, ['peer-ready']);
-          if (!parsed.ok) return fail('expected "peer-ready"');
-          clearTimeout(timer);
-          frames.limits = limits;
-          resolve();
-        },
-      };
-      frames.sendText(JSON.stringify({ type: 'peer-hello', version: PROTOCOL_VERSION, host: me, runId: keys.runId, nonce: t.dialNonce } satisfies PeerMessage));
+    await exchange(frames, deadline, hello, 'no answer to the peer handshake', (code, reason) => (reason ? `closed: ${reason.slice(0, 123)}` : `closed (${code})`), (text, { fail, done }) => {
+      if (!proved) {
+        const parsed = parseMessage<PeerMessage>(text, ['peer-challenge']);
+        if (!parsed.ok) return fail('expected "peer-challenge"');
+        const m = parsed.message as Extract<PeerMessage, { type: 'peer-challenge' }>;
+        if (m.host !== peer) return fail(`the agent at this address is not host ${peer}`);
+        if (!isNonce(m.nonce)) return fail('malformed peer-challenge');
+        t.answerNonce = m.nonce;
+        if (!proofMatches(peerProof(keys, 'dialled', t), m.proof)) return fail('invalid proof: the agent at this address does not hold this run\'s token and secret');
+        proved = true;
+        frames.sendText(JSON.stringify({ type: 'peer-auth', proof: peerProof(keys, 'dialler', t) } satisfies PeerMessage));
+        return;
+      }
+      if (!parseMessage<PeerMessage>(text, ['peer-ready']).ok) return fail('expected "peer-ready"');
+      frames.limits = limits;
+      done();
     });
   } catch (e) {
     up.socket.destroy();
