@@ -22,7 +22,8 @@ export * from './trace/event.js';
 export { formatBytes, formatSeconds } from './util/units.js';
 export { mulberry32, randomInt } from './util/random.js';
 
-export { simulate, type SimulationResult } from './compile/simulate.js';
+export { simulate, type SimulationResult, type SimulateOptions } from './compile/simulate.js';
+export * from './run/contract.js';
 export { predict, predictStrategy, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction, type PhaseTime } from './predict/predict.js';
 export { nodeTime, transferTime, DEFAULT_RATES, type TimingOptions } from './predict/timing.js';
 export { randomDocument, layeredDocument, type RandomOptions } from './testing/generate.js';

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { compile } from './compile.js';
 import { bufferNodes } from './decode.js';
 import { simulate } from './simulate.js';
+import { allPrograms } from './decode.js';
+import { selfTimedPlan, SYNC_MODES } from '../run/contract.js';
 import { randomDocument } from '../testing/generate.js';
 import type { BufferNode, ImplementationGraph } from './types.js';
 
@@ -20,16 +22,26 @@ function compiled(p: { seed: number; nodes: number; hosts: number; maxGpus: numb
   return r.ig;
 }
 
-describe('programs simulated cycle by cycle', () => {
+/** Every PE's host and kind, as the plan takes them. */
+function pesOf(ig: ImplementationGraph) {
+  return Object.fromEntries(ig.programs.pes.map((p) => [p.pe, { host: p.host as string, kind: p.kind }]));
+}
+
+describe('programs simulated in both sync modes', () => {
   it('every firing reads exactly iteration k - L on every input, never a transient, on random graphs', () => {
     fc.assert(
-      fc.property(arbitraryDoc, (p) => {
+      fc.property(arbitraryDoc, fc.integer({ min: 0, max: 2 ** 31 - 1 }), (p, seed) => {
         const ig = compiled(p);
-        const sim = simulate(ig, 5);
-        expect(sim.violations).toEqual([]);
-        for (const n of ig.order) expect(sim.fires[n]).toBe(5);
+        for (const sync of SYNC_MODES) {
+          // Self-timed: two interleavings per graph (seeded random start order and durations).
+          for (const s of sync === 'barrier' ? [0] : [seed, seed + 1]) {
+            const sim = simulate(ig, 5, { sync, seed: s });
+            expect(sim.violations, sync).toEqual([]);
+            for (const n of ig.order) expect(sim.fires[n], `${sync} ${n}`).toBe(5);
+          }
+        }
       }),
-      { numRuns: 300 },
+      { numRuns: 200 },
     );
   });
 
@@ -40,6 +52,7 @@ describe('programs simulated cycle by cycle', () => {
       fc.property(fc.record({ seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }), nodes: fc.integer({ min: 80, max: 240 }), hosts: fc.integer({ min: 1, max: 2 }), maxGpus: fc.integer({ min: 0, max: 1 }), overlap: fc.boolean() }), (p) => {
         const ig = compiled(p);
         expect(simulate(ig, 3).violations).toEqual([]);
+        expect(simulate(ig, 3, { sync: 'self-timed', seed: p.seed }).violations).toEqual([]);
       }),
       { numRuns: 12 },
     );
@@ -52,10 +65,11 @@ describe('programs simulated cycle by cycle', () => {
       const r = compile(doc, { overlap });
       if (!r.ok) throw new Error('piic does not compile');
       expect(simulate(r.ig, 10).violations).toEqual([]);
+      for (let seed = 0; seed < 5; seed++) expect(simulate(r.ig, 10, { sync: 'self-timed', seed }).violations).toEqual([]);
     }
   });
 
-  it('reports a transient when a latency is one cycle too small', () => {
+  it('reports a transient when a latency is one cycle too small, in both sync modes', () => {
     const r = compile(randomDocument(7, { nodes: 6, hosts: 2, maxGpus: 2, overlap: true }));
     if (!r.ok) throw new Error('does not compile');
     const starts = r.ig.programs.fire.startCycle;
@@ -63,6 +77,62 @@ describe('programs simulated cycle by cycle', () => {
     if (delayed < 0) throw new Error('no delayed node in this graph');
     starts[delayed] -= 1;
     expect(simulate(r.ig, 4).violations.length).toBeGreaterThan(0);
+    expect(simulate(r.ig, 4, { sync: 'self-timed' }).violations.length).toBeGreaterThan(0);
+  });
+
+  it('self-timed: every wait targets an access earlier in barrier order (cycle, phase), so no run can deadlock', () => {
+    fc.assert(
+      fc.property(arbitraryDoc, (p) => {
+        const ig = compiled(p);
+        const programs = Object.values(allPrograms(ig));
+        const plan = selfTimedPlan(programs, pesOf(ig));
+        // Where each counter's action sits: its start cycle and phase.
+        const at = new Map<number, { start: number; phase: number }>();
+        for (const prog of programs) {
+          prog.phases.forEach((ph, f) =>
+            ph.actions.forEach((a, j) => {
+              const e = plan.actions[prog.pe][f][j];
+              for (const x of [e.access, e.send, e.receive]) if (x && a.op !== 'barrier') at.set(x.signal, { start: a.startCycle, phase: f });
+            }),
+          );
+        }
+        for (const prog of programs) {
+          for (const phase of plan.actions[prog.pe]) {
+            for (const e of phase) {
+              for (const x of [e.access, e.send, e.receive]) {
+                if (!x) continue;
+                const me = at.get(x.signal)!;
+                for (const w of x.waits) {
+                  const them = at.get(w.counter)!;
+                  // Iteration i waits for the target's iteration i + offset - 1, run in cycle start + i + offset - 1.
+                  const cycle = them.start + w.offset - 1;
+                  expect(cycle < me.start || (cycle === me.start && them.phase < me.phase), `${plan.counters[x.signal].name} waits ${plan.counters[w.counter].name}`).toBe(true);
+                }
+              }
+            }
+          }
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('self-timed: the waits on other buffers sharing a storage are needed (dropping them makes reads race)', () => {
+    // No overlap on one host with GPUs: memory colouring shares host and device storage
+    // between fire outputs and copies. With those waits, clean; without, some run races.
+    let failed = 0;
+    let shared = 0;
+    for (let seed = 0; seed < 40 && failed === 0; seed++) {
+      const ig = compiled({ seed, nodes: 10, hosts: 1, maxGpus: 2, overlap: false });
+      if (!Object.values(allPrograms(ig)).some((p) => p.allocations.some((a) => a.buffers.length > 1))) continue;
+      shared++;
+      for (let s = 0; s < 4; s++) {
+        expect(simulate(ig, 6, { sync: 'self-timed', seed: s }).violations).toEqual([]);
+        if (simulate(ig, 6, { sync: 'self-timed', seed: s, plan: { omitSharedStorageWaits: true } }).violations.length) failed++;
+      }
+    }
+    expect(shared).toBeGreaterThan(0);
+    expect(failed).toBeGreaterThan(0);
   });
 });
 

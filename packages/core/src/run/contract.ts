@@ -1,4 +1,4 @@
-import type { PeProgram } from '../compile/types.js';
+import type { Action, PeProgram } from '../compile/types.js';
 
 /**
  * The execution contract: what agents do with the per-PE programs (compile/decode.ts
@@ -113,11 +113,135 @@ export interface SelfTimedPlan {
   actions: Record<string, ActionPlan[][]>;
 }
 
-/** The self-timed plan of a run; `programs` is every program of the run (compile/decode.ts `allPrograms`). */
-export function selfTimedPlan(programs: readonly PeProgram[], pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }>): SelfTimedPlan {
-  void programs;
-  void pes;
-  throw new Error('selfTimedPlan: not written yet');
+/** Options of `selfTimedPlan`. */
+export interface PlanOptions {
+  /** Leave out a write's waits on accessors of other buffers sharing its storage: only for the test proving they are needed. */
+  omitSharedStorageWaits?: boolean;
+}
+
+/** One access to a storage, placed in barrier mode's order on the storage's PE. */
+interface StorageAccess {
+  counter: number;
+  /** Accesses of one stream are ordered by the stream itself: a PE's firings are one stream. */
+  stream: string;
+  buffer: string;
+  phase: number;
+  position: number;
+  startCycle: number;
+  lag: number;
+  write: boolean;
+}
+
+/**
+ * The self-timed plan of a run (see the header): `programs` is every program of the run
+ * (compile/decode.ts `allPrograms`), `pes` every PE's host and kind. Transfers are matched
+ * across programs by name (the buffers they connect), never by object identity, so programs
+ * parsed from JSON work too.
+ */
+export function selfTimedPlan(programs: readonly PeProgram[], pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }>, options: PlanOptions = {}): SelfTimedPlan {
+  const counters: Counter[] = [];
+  const counterOf = new Map<string, number>();
+  const counter = (name: string, host: string) => {
+    let c = counterOf.get(name);
+    if (c === undefined) {
+      counterOf.set(name, (c = counters.length));
+      counters.push({ name, host });
+    }
+    return c;
+  };
+  const hostOf = (pe: string) => {
+    const h = pes[pe]?.host;
+    if (h === undefined) throw new Error(`selfTimedPlan: no host for PE ${pe}`);
+    return h;
+  };
+  // The storage of each buffer (its PE and colour) and the storage's slots.
+  const storageOf = new Map<string, string>();
+  const slots = new Map<string, number>();
+  for (const p of programs) {
+    for (const a of p.allocations) {
+      const key = `${p.pe}/${a.color}`;
+      slots.set(key, Math.max(1, a.depth));
+      for (const b of a.buffers) storageOf.set(b, key);
+    }
+  }
+  const storage = (buffer: string) => {
+    const s = storageOf.get(buffer);
+    if (s === undefined) throw new Error(`selfTimedPlan: buffer ${buffer} has no storage`);
+    return s;
+  };
+
+  // Every access by storage, every buffer's writer, each counter's own accesses, and where
+  // each counter's action sits in the programs.
+  const byStorage = new Map<string, StorageAccess[]>();
+  const writer = new Map<string, StorageAccess>();
+  const own = new Map<number, StorageAccess[]>();
+  const credits = new Map<number, { counter: number; buffer: string }>();
+  const placed: { pe: string; phase: number; index: number; role: keyof ActionPlan; counter: number }[] = [];
+  const add = (s: StorageAccess) => {
+    const key = storage(s.buffer);
+    (byStorage.get(key) ?? byStorage.set(key, []).get(key)!).push(s);
+    if (s.write) writer.set(s.buffer, s);
+    (own.get(s.counter) ?? own.set(s.counter, []).get(s.counter)!).push(s);
+  };
+  for (const p of programs) {
+    p.phases.forEach((ph, phase) =>
+      ph.actions.forEach((a, position) => {
+        if (a.op === 'fire') {
+          const c = counter(`fire ${a.node}`, p.host);
+          const at = { counter: c, stream: `fires ${p.pe}`, phase, position, startCycle: a.startCycle };
+          for (const x of Object.values(a.inputs)) add({ ...at, buffer: x.buffer, lag: x.lag, write: false });
+          for (const x of Object.values(a.outputs)) add({ ...at, buffer: x.buffer, lag: x.lag, write: true });
+          placed.push({ pe: p.pe, phase, index: position, role: 'access', counter: c });
+          return;
+        }
+        if (a.op !== 'transfer') return;
+        const name = `${a.from.buffer}->${a.to.buffer}`;
+        const local = hostOf(a.fromPe) === hostOf(a.toPe);
+        const sender = p.pe === a.fromPe;
+        const c = counter(local ? `transfer ${name}` : `${sender ? 'send' : 'receive'} ${name}`, p.host);
+        const at = { counter: c, stream: counters[c].name, phase, position, startCycle: a.startCycle };
+        // Each PE listing the transfer places the access to its own storage.
+        if (sender) add({ ...at, buffer: a.from.buffer, lag: a.from.lag, write: false });
+        if (p.pe === a.toPe) add({ ...at, buffer: a.to.buffer, lag: a.to.lag, write: true });
+        if (!local && sender) credits.set(c, { counter: counter(`receive ${name}`, hostOf(a.toPe)), buffer: a.to.buffer });
+        placed.push({ pe: p.pe, phase, index: position, role: local ? 'access' : sender ? 'send' : 'receive', counter: c });
+      }),
+    );
+  }
+
+  const plans = new Map<number, Access>();
+  for (const [c, list] of own) {
+    const waits = new Map<number, number>();
+    const need = (target: number, offset: number) => waits.set(target, Math.max(offset, waits.get(target) ?? -Infinity));
+    for (const a of list) {
+      if (!a.write) {
+        // The write of the data iteration this read sees: barrier mode wrote it in cycle k - lag.
+        const w = writer.get(a.buffer);
+        if (!w) throw new Error(`selfTimedPlan: buffer ${a.buffer} has no writer`);
+        if (w.counter !== c && w.stream !== a.stream) need(w.counter, a.startCycle - a.lag - w.startCycle + 1);
+        continue;
+      }
+      // Every earlier access to the slot this write fills, of every buffer sharing the storage:
+      // each accessor's last one, d cycles back (d = 0: earlier in this cycle's order).
+      const key = storage(a.buffer);
+      const depth = slots.get(key)!;
+      for (const x of byStorage.get(key)!) {
+        if (x.counter === c || x.stream === a.stream) continue;
+        if (options.omitSharedStorageWaits && x.buffer !== a.buffer) continue;
+        let d = ((-x.lag % depth) + depth) % depth;
+        if (d === 0 && !(x.phase < a.phase || (x.phase === a.phase && x.position < a.position))) d = depth;
+        need(x.counter, a.startCycle - d - x.startCycle + 1);
+      }
+    }
+    const credit = credits.get(c);
+    if (credit) need(credit.counter, 1 - slots.get(storage(credit.buffer))!);
+    plans.set(c, { waits: [...waits].map(([counter, offset]) => ({ counter, offset })), signal: c });
+  }
+
+  const actions: SelfTimedPlan['actions'] = Object.create(null);
+  for (const p of programs) actions[p.pe] = p.phases.map((ph) => ph.actions.map(() => ({})));
+  for (const e of placed) actions[e.pe][e.phase][e.index] = { [e.role]: plans.get(e.counter) ?? { waits: [], signal: e.counter } };
+  return { counters, actions };
 }
 
 /** The part of a plan an agent serving `hosts` needs: every counter (ids are global), the actions of its PEs. */
@@ -126,4 +250,28 @@ export function planForHosts(plan: SelfTimedPlan, programs: readonly PeProgram[]
   const actions: SelfTimedPlan['actions'] = Object.create(null);
   for (const p of programs) if (wanted.has(p.host) && plan.actions[p.pe]) actions[p.pe] = plan.actions[p.pe];
   return { counters: plan.counters, actions };
+}
+
+/** A fire or transfer (what a phase runs besides its barrier). */
+export type RunAction = Exclude<Action, { op: 'barrier' }>;
+
+/** An action of a program active in some cycle: where it sits and the iteration it processes. */
+export interface ActiveAction {
+  phase: number;
+  index: number;
+  action: RunAction;
+  iteration: number;
+}
+
+/** What a PE does in cycle k of a barrier-mode run: each phase's actions active in k, with the iteration each processes. */
+export function cycleActions(program: PeProgram, k: number, iterations: number): ActiveAction[][] {
+  return program.phases.map((ph, phase) => {
+    const out: ActiveAction[] = [];
+    ph.actions.forEach((action, index) => {
+      if (action.op === 'barrier') return;
+      const iteration = iterationOf(action.startCycle, k, iterations);
+      if (iteration >= 0) out.push({ phase, index, action, iteration });
+    });
+    return out;
+  });
 }
