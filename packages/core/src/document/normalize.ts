@@ -9,7 +9,7 @@ export const DEFAULTS = {
   cpuMemory: 64 * 2 ** 30,
   gpuMemory: 16 * 2 ** 30,
   pcie: { bandwidth: 5e9, latency: 1e-5, duplex: true },
-  options: { overlap: true, iterations: 100 },
+  options: { overlap: true, iterations: 100, sync: 'self-timed' },
 } as const;
 
 export const cpuId = (host: string) => `cpu@${host}`;

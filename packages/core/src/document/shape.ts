@@ -1,4 +1,5 @@
 import { error, type Diagnostic } from '../diagnostics.js';
+import { SYNC_MODES } from '../run/contract.js';
 
 // The shape check: every field has the JSON type the format says, so the later passes can
 // trust the document. Runs on anything (a parsed file, a store snapshot) and never throws.
@@ -161,6 +162,7 @@ export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
     const o = doc.options;
     c.bool('options.overlap', o.overlap);
     c.number('options.iterations', o.iterations, { integer: true, min: 1, what: 'iterations' });
+    c.oneOf('options.sync', o.sync, [...SYNC_MODES], false);
   }
   return c.diagnostics;
 }

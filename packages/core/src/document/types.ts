@@ -1,4 +1,5 @@
 import type { Params } from '@pipeloom/kernels';
+import type { SyncMode } from '../run/contract.js';
 
 // The project document, format `pipeloom/v1`: what a user draws. JSON, published schema in
 // ./schema.json. Plain strings here (it is parsed JSON); the compiler brands ids once validated.
@@ -94,6 +95,13 @@ export interface RunOptions {
   /** Computation-communication overlap (double buffers, paper section 4.3). */
   overlap: boolean;
   iterations: number;
+  /**
+   * How agents synchronise (run/contract.ts): 'self-timed' (default) runs each firing and
+   * transfer as soon as its input slots hold its iteration and its output slots are free;
+   * 'barrier' ends every phase with a cluster-wide barrier (the paper's reference). Results
+   * are identical; the compiled programs are the same.
+   */
+  sync?: SyncMode;
 }
 
 export interface ProjectDocument {

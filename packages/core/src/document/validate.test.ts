@@ -147,6 +147,14 @@ describe('validate', () => {
     ]);
   });
 
+  it('takes options.sync self-timed (the default) or barrier, and names any other value', () => {
+    expect(normalize(doc()).options.sync).toBe('self-timed');
+    for (const sync of ['self-timed', 'barrier'] as const) expect(messages({ ...doc(), options: { ...doc().options, sync } })).toEqual([]);
+    const d = doc() as unknown as { options: Record<string, unknown> };
+    d.options.sync = 'lockstep';
+    expect(messages(d as unknown as ProjectDocument)).toEqual(['options.sync: must be one of self-timed, barrier, not "lockstep"']);
+  });
+
   it('rejects mappings to unknown PEs and of unknown nodes', () => {
     const d = doc();
     d.mapping.b = 'gpu9@h0';
