@@ -151,10 +151,8 @@ export function hostSlots(storage: SharedArrayBuffer[], info: { element: Element
   };
 }
 
-/** Slot of a buffer access in cycle k (LATENCY.md): ((k - lag) mod depth). */
-export function slotOf(cycle: number, lag: number, depth: number): number {
-  return (((cycle - lag) % depth) + depth) % depth;
-}
+/** Slot of a buffer access in cycle k: core's execution contract has the one copy. */
+export { slotOf } from '@pipeloom/core';
 
 export function depthOf(s: Slots): number {
   return s.kind === 'gpu' ? s.buffers.length : s.views.length;
