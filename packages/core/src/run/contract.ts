@@ -75,7 +75,9 @@ export interface Counter {
 /**
  * Before iteration i: wait until counters[counter] >= threshold(wait, i, iterations), that is
  * i + offset capped at `iterations` (an access beyond the run did not happen: the counter's
- * action finished all its iterations before it). A threshold <= 0 holds at once (fill).
+ * action finished all its iterations before it). A threshold <= 0 holds at once (fill). The cap
+ * matters: near the run's end a write may wait on an accessor that started earlier and has
+ * already stopped (offset > 1), and i + offset uncapped would never be reached.
  */
 export interface Wait {
   counter: number;
