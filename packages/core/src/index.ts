@@ -32,4 +32,4 @@ export { traceStats, type TraceStats, type ThreadStats } from './trace/stats.js'
 export { analyseTrace, measuredTimes, type Trace, type AnalysisOptions, type TraceAnalysis, type LaneAnalysis } from './run/analysis.js';
 export { sendLane, recvLane, isTransferLane, laneLabel, transferLanes, unionLength } from './trace/lanes.js';
 export { TraceColumns, KINDS as TRACE_KINDS, type Lane as TraceLane } from './trace/columns.js';
-export { CALIBRATION_FORMAT, calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, documentHash, parseCalibration, type Calibration, type CalibratedFiring, type CalibratedTiming, type CalibratedTransfer, type MeasuredTimes } from './run/calibration.js';
+export { CALIBRATION_FORMAT, calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, documentHash, parseCalibration, predictCalibrated, type Calibration, type CalibratedFiring, type CalibratedTiming, type CalibratedTransfer, type MeasuredTimes } from './run/calibration.js';

@@ -7,6 +7,7 @@ const commands: Record<string, Command> = {
   compile: { summary: 'compile a project document into its implementation graph', load: () => import('./compile.js') },
   predict: { summary: 'predict cycle time and timeline for both strategies', load: () => import('./predict.js') },
   run: { summary: 'run a project on agents (local ones by default)', load: () => import('./run.js') },
+  calibrate: { summary: 'measure firing and transfer times on agents for calibrated predictions', load: () => import('./calibrate.js') },
   agent: { summary: 'start an agent serving this host\'s processing elements', load: () => import('./agent.js') },
 };
 

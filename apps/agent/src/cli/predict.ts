@@ -1,17 +1,22 @@
 import { writeFile } from 'node:fs/promises';
-import { formatSeconds, predict, toChromeTrace, traceStats, type Prediction, type StrategyPrediction } from '@pipeloom/core';
+import { analyze, formatSeconds, predict, toChromeTrace, traceStats, type Prediction, type StrategyPrediction } from '@pipeloom/core';
 import { choice, parseCommandArgs, positiveInt } from './args.js';
+import { loadCalibration } from './calibration-file.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 
-const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json] [--overlap|--no-overlap] [--format text|json]
+const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json] [--overlap|--no-overlap] [--format text|json] [--calibration FILE|--no-calibration]
 
 Predicts the cycle time of both strategies (paper section 4.3) from the kernels' cost hints
-and the links' bandwidth and latency, the speedup of overlap, and a timeline.
+and the links' bandwidth and latency, the speedup of overlap, and a timeline. Where
+\`pipeloom calibrate\` wrote FILE.calibration.json beside the document, its measured firing
+and transfer times replace the cost hints (and the output says so).
 
   --iterations N            iterations of the run (default: the document's options.iterations)
   --trace FILE              write the predicted timeline as Chrome Trace Event JSON (Perfetto)
   --overlap, --no-overlap   strategy of the written trace (default: the document's options.overlap)
   --format text|json        text (default) or JSON
+  --calibration FILE        the calibration to use (default: the document's, when there is one)
+  --no-calibration          predict from the cost hints even where there is a calibration
 
 Exit status: 0 predicted, 1 failure (unreadable file, bad option), 2 invalid document.`;
 
@@ -19,7 +24,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'predict',
     argv,
-    { iterations: { type: 'string' }, trace: { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' } },
+    { iterations: { type: 'string' }, trace: { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' } },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -32,7 +37,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const read = await readDocument('predict', args.positionals[0]);
   if (!read.ok) return read.code;
-  const result = predict(read.doc, { iterations: iterations ?? undefined });
+  const { model } = analyze(read.doc);
+  const cal = args.values['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, args.values.calibration as string | undefined);
+  const result = cal ? cal.predict({ iterations: iterations ?? undefined }) : predict(read.doc, { iterations: iterations ?? undefined });
   if (!result.ok) {
     printDiagnostics(result.diagnostics);
     return EXIT.invalid;
@@ -50,8 +57,9 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.failure;
     }
   }
-  if (format === 'json') process.stdout.write(`${JSON.stringify(toJson(p), null, 2)}\n`);
-  else process.stdout.write(`${toText(read.doc.name, p)}\n`);
+  const calibration = cal && { file: cal.file, date: cal.calibration.date, machine: cal.calibration.machine };
+  if (format === 'json') process.stdout.write(`${JSON.stringify({ ...toJson(p), ...(calibration && { calibration }) }, null, 2)}\n`);
+  else process.stdout.write(`${toText(read.doc.name, p, cal?.note)}\n`);
   if (trace) {
     const covers = traced.timelineCycles < traced.cycles ? `cycles 0-${traced.timelineCycles - 1} of ${traced.cycles}` : `all ${traced.cycles} cycles`;
     console.error(`wrote ${trace}: ${traced.timeline.length} events (${covers}), ${overlap ? 'with' : 'without'} overlap (open it in https://ui.perfetto.dev)`);
@@ -77,11 +85,11 @@ export function toJson(p: Prediction) {
   return { noOverlap: strategyJson(p.noOverlap), overlap: strategyJson(p.overlap), speedup: p.speedup };
 }
 
-export function toText(name: string, p: Prediction): string {
+export function toText(name: string, p: Prediction, calibrated?: string): string {
   const row = (label: string, s: StrategyPrediction) =>
     `  ${label.padEnd(12)}${formatSeconds(s.cycleTime).padStart(12)}${`${fmt(s.throughput)} it/s`.padStart(16)}${String(s.fillCycles).padStart(7)}${formatSeconds(s.runTime).padStart(14)}`;
   const lines = [
-    `${name || 'untitled'}: predicted from cost hints and link bandwidths`,
+    `${name || 'untitled'}: ${calibrated ?? 'predicted from cost hints and link bandwidths'}`,
     '',
     `  ${'strategy'.padEnd(12)}${'cycle'.padStart(12)}${'throughput'.padStart(16)}${'fill'.padStart(7)}${`run (${p.overlap.iterations} it.)`.padStart(14)}`,
     row('no overlap', p.noOverlap),

@@ -65,6 +65,15 @@ export function IgView() {
             {(overlap ? result.prediction.overlap : result.prediction.noOverlap).throughput.toFixed(1)} it/s · overlap speedup ×{result.prediction.speedup.toFixed(2)}
           </span>
         )}
+        {result?.calibrated && (
+          <span
+            className="pred"
+            data-testid="ig-calibrated"
+            title={`Predicted with the project's calibration (${result.calibrated.date.slice(0, 16).replace('T', ' ')} UTC, ${result.calibrated.machine}): ${result.calibrated.firings.calibrated} of ${result.calibrated.firings.total} firings and ${result.calibrated.transfers.calibrated} of ${result.calibrated.transfers.total} transfers measured, the others from their cost hints${result.calibrated.diagnostics.map((d) => `; ${d.message}`).join('')}`}
+          >
+            calibrated {formatSeconds(overlap ? result.calibrated.overlap : result.calibrated.noOverlap)}
+          </span>
+        )}
         {result && <span className="muted">compiled in {formatMs(result.compileMs)}</span>}
       </div>
       {!strategy && (

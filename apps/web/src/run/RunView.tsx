@@ -15,6 +15,8 @@
  *   run-problems                 plan vs agents problems; run-failure: host, PE, node, iteration, why; run-stopped after Stop
  *   run-check                    consumer check result after a run (data-result: passed | failed)
  *   run-predicted                predicted cycle time and throughput of both strategies
+ *   run-calibrated               the same predicted with the project's calibration (row, when it has one)
+ *   run-save-calibration, run-open-calibration, run-clear-calibration   calibration buttons / file input
  *   timeline-canvas              the canvas (data-events: measured events)
  *   timeline-lanes               data-lanes (tracks drawn) and data-lanes-with-events (tracks with measured events)
  *   timeline-tooltip, timeline-follow
@@ -33,6 +35,7 @@ import { formatDuration } from '../timeline/viewport.js';
 import { useCompile } from '../worker/client.js';
 import { appRun, useRun, type RunStore } from './store.js';
 import { installBenchHook } from './bench.js';
+import { clearCalibration, openCalibration, saveRunAsCalibration, useCalibration } from './calibration.js';
 import './run.css';
 
 export interface RunViewProps {
@@ -72,6 +75,9 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
   useEffect(() => (new URLSearchParams(location.search).has('bench') ? installBenchHook(run, () => timeline.current) : undefined), [run]);
 
   const fromWorker = useCompile((s) => s.result?.prediction ?? null);
+  const calibrated = useCompile((s) => s.result?.calibrated);
+  const calibration = useCalibration((s) => s.calibration);
+  const calibrationProblems = useCalibration((s) => s.problems);
   const prediction = given === undefined ? fromWorker : given;
   const strategy = prediction ? (st.overlap ? prediction.overlap : prediction.noOverlap) : null;
   const predicted = useMemo(() => {
@@ -277,10 +283,54 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
                 <td>speedup</td>
                 <td colSpan={2}>{prediction.speedup.toFixed(2)}×</td>
               </tr>
+              {calibrated && (
+                <tr data-testid="run-calibrated" title={`with the calibration of ${calibrated.date.slice(0, 16).replace('T', ' ')} UTC (${calibrated.machine}): ${calibrated.firings.calibrated}/${calibrated.firings.total} firings, ${calibrated.transfers.calibrated}/${calibrated.transfers.total} transfers measured`}>
+                  <td>calibrated</td>
+                  <td colSpan={2}>{formatDuration((st.overlap ? calibrated.overlap : calibrated.noOverlap) * 1e6)}</td>
+                </tr>
+              )}
             </tbody>
           </table>
         ) : (
           <div className="muted">No prediction: the document does not compile.</div>
+        )}
+        <div className="run-buttons">
+          <button
+            data-testid="run-save-calibration"
+            disabled={st.status !== 'done' || !measured.length || !run.runGraph()}
+            onClick={() => run.runGraph() && saveRunAsCalibration(doc, run.runGraph()!, measured, { iterations: st.iterations })}
+            title="Keep this run's firing and transfer times as the project's calibration: predictions then use them instead of the cost hints"
+          >
+            Save as calibration
+          </button>
+          <label className="button" title="Open a calibration written by pipeloom calibrate">
+            Open calibration…
+            <input
+              data-testid="run-open-calibration"
+              type="file"
+              accept=".json,application/json"
+              hidden
+              onChange={(e) => {
+                const f = e.target.files?.[0];
+                if (f) void f.text().then((text) => openCalibration(text, f.name));
+                e.target.value = '';
+              }}
+            />
+          </label>
+          {calibration && (
+            <button data-testid="run-clear-calibration" onClick={clearCalibration} title={`measured ${calibration.date.slice(0, 16).replace('T', ' ')} UTC on ${calibration.machine.hostname}`}>
+              Clear calibration
+            </button>
+          )}
+        </div>
+        {calibrationProblems.length > 0 && (
+          <ul className="run-problems" data-testid="run-calibration-problems">
+            {calibrationProblems.map((p, i) => (
+              <li key={i} className={p.severity}>
+                {p.path}: {p.message}
+              </li>
+            ))}
+          </ul>
         )}
       </section>
       <section className="run-main">

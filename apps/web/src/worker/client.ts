@@ -3,6 +3,7 @@ import { createStore, useStore } from 'zustand';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
 import type { CompileApi, CompileOutput } from './protocol.js';
 import { projectStore } from '../store/project.js';
+import { calibrationStore } from '../run/calibration.js';
 
 // Recompiles in the worker after edits settle (debounced); results that arrive after a newer
 // request was sent are dropped, so the views never show a stale compile over a fresh one.
@@ -36,7 +37,7 @@ export function startCompiler(): () => void {
     const seq = ++sent;
     compileStore.setState({ status: 'compiling' });
     try {
-      const result = await remote.compile(doc);
+      const result = await remote.compile(doc, calibrationStore.getState().calibration);
       if (seq !== sent) return;
       compileStore.setState({ status: 'idle', result, revision, error: undefined });
     } catch (e) {
@@ -55,8 +56,13 @@ export function startCompiler(): () => void {
   const unsub = projectStore.subscribe((s, prev) => {
     if (s.revision !== prev.revision) schedule();
   });
+  // A calibration saved or opened changes the calibrated prediction.
+  const unsubCalibration = calibrationStore.subscribe((s, prev) => {
+    if (s.calibration !== prev.calibration) schedule();
+  });
   return () => {
     unsub();
+    unsubCalibration();
     clearTimeout(timer);
     worker.terminate();
   };

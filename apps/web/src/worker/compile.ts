@@ -1,8 +1,8 @@
-import { predict } from '@pipeloom/core';
+import { analyze, predict, predictCalibrated, type Calibration } from '@pipeloom/core';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
 import type { ImplementationGraph } from '@pipeloom/core/compile/types';
 import { layoutIg } from '../ig/layout.js';
-import type { CompileOutput, Strategy } from './protocol.js';
+import type { CalibratedCycle, CompileOutput, Strategy } from './protocol.js';
 
 // Compiles and predicts a document under both strategies and lays each IG out. A plain
 // function: the worker exposes it, tests call it directly.
@@ -14,7 +14,7 @@ import type { CompileOutput, Strategy } from './protocol.js';
  */
 export const PREVIEW_EVENTS = 20_000;
 
-export async function compileBoth(doc: ProjectDocument, now: () => number = () => performance.now()): Promise<CompileOutput> {
+export async function compileBoth(doc: ProjectDocument, now: () => number = () => performance.now(), calibration?: Calibration | null): Promise<CompileOutput> {
   const t0 = now();
   // predict() validates once and compiles both strategies (paper 4.3) before timing them.
   const r = predict(doc, { timelineEvents: PREVIEW_EVENTS });
@@ -23,5 +23,15 @@ export async function compileBoth(doc: ProjectDocument, now: () => number = () =
   const order = doc.arch.pes.map((p) => p.id);
   const lay = async (ig: ImplementationGraph): Promise<Strategy> => ({ ig, layout: await layoutIg(ig, doc.mapping, order) });
   const [overlap, noOverlap] = await Promise.all([lay(r.prediction.overlap.ig), lay(r.prediction.noOverlap.ig)]);
-  return { diagnostics: r.diagnostics, overlap, noOverlap, prediction: r.prediction, compileMs, ms: now() - t0 };
+  return { diagnostics: r.diagnostics, overlap, noOverlap, prediction: r.prediction, calibrated: calibration ? calibrated(doc, calibration) : undefined, compileMs, ms: now() - t0 };
+}
+
+/** Both strategies' cycle predicted with the project's calibration instead of the cost hints (no timeline). */
+function calibrated(doc: ProjectDocument, calibration: Calibration): CalibratedCycle | undefined {
+  const { model } = analyze(doc);
+  if (!model) return undefined;
+  const r = predictCalibrated(model, calibration, { timelineCycles: 1 });
+  if (!r.ok || !r.timing) return undefined;
+  const t = r.timing.overlap;
+  return { overlap: r.prediction.overlap.cycleTime, noOverlap: r.prediction.noOverlap.cycleTime, date: calibration.date, machine: calibration.machine.hostname, firings: t.firings, transfers: t.transfers, diagnostics: t.diagnostics };
 }

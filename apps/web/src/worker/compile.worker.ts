@@ -5,7 +5,7 @@ import { tidyDfg } from '../dfg/tidy.js';
 import type { CompileApi } from './protocol.js';
 
 const api: CompileApi = {
-  compile: (doc) => compileBoth(doc),
+  compile: (doc, calibration) => compileBoth(doc, undefined, calibration),
   tidy: (doc, sizes) => tidyDfg(doc, sizes),
 };
 

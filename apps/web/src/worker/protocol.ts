@@ -1,7 +1,7 @@
 import type { Diagnostic } from '@pipeloom/core/diagnostics';
 import type { ImplementationGraph } from '@pipeloom/core/compile/types';
 import type { ProjectDocument } from '@pipeloom/core/document/types';
-import type { Prediction } from '@pipeloom/core';
+import type { Calibration, Prediction } from '@pipeloom/core';
 import type { IgLayout } from '../ig/layout.js';
 
 // What the compile worker hands back: both strategies compiled, predicted and laid out, so
@@ -19,14 +19,30 @@ export interface CompileOutput {
   noOverlap: Strategy | null;
   /** The predictor's cycle time, phases and timeline for each strategy. */
   prediction: Prediction | null;
+  /** Both strategies' cycle predicted with the project's calibration, when it has one. */
+  calibrated?: CalibratedCycle;
   /** Wall time of validate + both compiles + both predictions, in ms. */
   compileMs: number;
   /** compileMs plus both layouts. */
   ms: number;
 }
 
+/** Cycle times predicted from a calibration's measured firing and transfer times. */
+export interface CalibratedCycle {
+  overlap: number;
+  noOverlap: number;
+  /** When and where it was measured. */
+  date: string;
+  machine: string;
+  /** Firings and transfers of the document it had a time for (the others keep their cost hints). */
+  firings: { calibrated: number; total: number };
+  transfers: { calibrated: number; total: number };
+  /** Another version of the document, entries missing. */
+  diagnostics: Diagnostic[];
+}
+
 export interface CompileApi {
-  compile(doc: ProjectDocument): Promise<CompileOutput>;
+  compile(doc: ProjectDocument, calibration?: Calibration | null): Promise<CompileOutput>;
   /** Positions for every DFG node from an ELK layered layout. */
   tidy(doc: ProjectDocument, sizes: Record<string, { width: number; height: number }>): Promise<Record<string, { x: number; y: number }>>;
 }

@@ -3,12 +3,16 @@ import { compileModel } from '../compile/compile.js';
 import type { ImplementationGraph } from '../compile/types.js';
 import type { Model } from '../document/model.js';
 import { nodeTime, type TimingOptions } from '../predict/timing.js';
+import { predict, type PredictOptions, type PredictResult } from '../predict/predict.js';
 
 // A calibration: what this machine's PEs and links measured for a document's firings and
 // transfers (`pipeloom calibrate`), so predictions use them instead of the cost hints.
 // Keyed by what sets the time, not by node or buffer ids: a firing by kernel + params + PE,
 // a transfer by its two PEs and its bytes. A document edited after calibrating keeps the
-// entries that still match; the others fall back to the cost hints.
+// entries that still match; the others fall back to the cost hints. Each entry also says the
+// strategy it was measured under: on a machine whose PEs share cores (llvmpipe) a firing
+// beside copies takes longer than alone, so a prediction takes the entry of its own strategy
+// where there is one.
 
 export const CALIBRATION_FORMAT = 'pipeloom-calibration/v1';
 
@@ -17,6 +21,8 @@ export interface CalibratedFiring {
   /** The node's params with the kernel's defaults filled in. */
   params: Record<string, unknown>;
   pe: string;
+  /** The strategy it was measured under (absent: any). */
+  overlap?: boolean;
   /** Mean seconds per firing. */
   seconds: number;
   /** Nodes this entry was measured on. */
@@ -27,6 +33,8 @@ export interface CalibratedTransfer {
   from: string;
   to: string;
   bytes: number;
+  /** The strategy it was measured under (absent: any). */
+  overlap?: boolean;
   /** Mean seconds per transfer (a host-to-host one: the sender's send plus the receiver's copy into its slot). */
   seconds: number;
   transfers: number;
@@ -86,6 +94,7 @@ export function documentHash(doc: { app?: unknown; arch?: unknown; mapping?: unk
 
 const firingKey = (kernel: string, params: unknown, pe: string) => `${kernel} ${canonical(params)} @${pe}`;
 const transferKeyOf = (from: string, to: string, bytes: number) => `${from}->${to} ${bytes}`;
+const strategyKey = (key: string, overlap: boolean | undefined) => `${key} ${overlap === undefined ? '' : overlap ? 'overlap' : 'no overlap'}`;
 
 /** Each transfer of an implementation graph: its key (`<from buffer>-><to buffer>`), its PEs and bytes. */
 function transfersOf(ig: ImplementationGraph): { key: string; from: string; to: string; bytes: number }[] {
@@ -102,7 +111,8 @@ function transfersOf(ig: ImplementationGraph): { key: string; from: string; to: 
 
 /**
  * A calibration from runs' measured times: `runs` pairs each run's implementation graph with
- * what the trace analysis measured in it (several runs, e.g. both strategies, are averaged).
+ * what the trace analysis measured in it (its steady cycles: the fill's first firings include
+ * one-time costs such as shader compiles). Each strategy's runs make their own entries.
  */
 export function calibrationFrom(model: Model, runs: { ig: ImplementationGraph; measured: MeasuredTimes }[], meta: Pick<Calibration, 'machine' | 'date' | 'iterations'>): Calibration {
   const firings = new Map<string, CalibratedFiring & { sum: number; n: number }>();
@@ -111,18 +121,18 @@ export function calibrationFrom(model: Model, runs: { ig: ImplementationGraph; m
     for (const [node, seconds] of Object.entries(measured.nodeTimes)) {
       const n = model.node.get(node as never);
       if (!n) continue;
-      const key = firingKey(n.kernel.id, n.params, n.pe);
+      const key = strategyKey(firingKey(n.kernel.id, n.params, n.pe), ig.overlap);
       let f = firings.get(key);
-      if (!f) firings.set(key, (f = { kernel: n.kernel.id, params: n.params as Record<string, unknown>, pe: n.pe, seconds: 0, nodes: 0, sum: 0, n: 0 }));
+      if (!f) firings.set(key, (f = { kernel: n.kernel.id, params: n.params as Record<string, unknown>, pe: n.pe, overlap: ig.overlap, seconds: 0, nodes: 0, sum: 0, n: 0 }));
       f.sum += seconds;
       f.n++;
     }
     for (const t of transfersOf(ig)) {
       const seconds = measured.transferTimes[t.key];
       if (seconds === undefined) continue;
-      const key = transferKeyOf(t.from, t.to, t.bytes);
+      const key = strategyKey(transferKeyOf(t.from, t.to, t.bytes), ig.overlap);
       let e = transfers.get(key);
-      if (!e) transfers.set(key, (e = { from: t.from, to: t.to, bytes: t.bytes, seconds: 0, transfers: 0, sum: 0, n: 0 }));
+      if (!e) transfers.set(key, (e = { from: t.from, to: t.to, bytes: t.bytes, overlap: ig.overlap, seconds: 0, transfers: 0, sum: 0, n: 0 }));
       e.sum += seconds;
       e.n++;
     }
@@ -168,8 +178,9 @@ export function parseCalibration(text: string, file = 'calibration'): { ok: true
       if (why) out.push(error(`${file}.${name}[${i}]`, why, again));
     });
   };
-  list('firings', (e) => (typeof e.kernel !== 'string' || typeof e.pe !== 'string' || !isObj(e.params) ? 'needs kernel, params and pe' : !time(e.seconds) ? 'seconds must be a number of at least 0' : undefined));
-  list('transfers', (e) => (typeof e.from !== 'string' || typeof e.to !== 'string' || !time(e.bytes) ? 'needs from, to and bytes' : !time(e.seconds) ? 'seconds must be a number of at least 0' : undefined));
+  const strategy = (e: Record<string, unknown>) => e.overlap === undefined || typeof e.overlap === 'boolean';
+  list('firings', (e) => (typeof e.kernel !== 'string' || typeof e.pe !== 'string' || !isObj(e.params) ? 'needs kernel, params and pe' : !time(e.seconds) ? 'seconds must be a number of at least 0' : !strategy(e) ? 'overlap must be true or false' : undefined));
+  list('transfers', (e) => (typeof e.from !== 'string' || typeof e.to !== 'string' || !time(e.bytes) ? 'needs from, to and bytes' : !time(e.seconds) ? 'seconds must be a number of at least 0' : !strategy(e) ? 'overlap must be true or false' : undefined));
   if (out.length) return { ok: false, diagnostics: out };
   return { ok: true, calibration: raw as unknown as Calibration };
 }
@@ -185,17 +196,34 @@ export interface CalibratedTiming {
 }
 
 /**
+ * The seconds of each key, for a strategy: the entries measured under it where there are
+ * some, else the mean of the key's entries under any strategy.
+ */
+function byKey<E extends { overlap?: boolean; seconds: number }>(entries: E[], key: (e: E) => string, overlap: boolean | undefined): Map<string, number> {
+  const own = new Map<string, number[]>();
+  const any = new Map<string, number[]>();
+  for (const e of entries) {
+    const k = key(e);
+    if (overlap !== undefined && e.overlap === overlap) own.set(k, [...(own.get(k) ?? []), e.seconds]);
+    any.set(k, [...(any.get(k) ?? []), e.seconds]);
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  return new Map([...any].map(([k, xs]) => [k, mean(own.get(k) ?? xs)]));
+}
+
+/**
  * The predictor's inputs from a calibration, for a document: each node's firing time where
  * its kernel + params + PE were measured, each transfer's where its PEs and bytes were (under
  * either strategy: their buffer ids differ). Whatever found no entry keeps its cost hint.
+ * `overlap`: the strategy predicted, whose own entries are taken first (default: any).
  */
-export function calibratedTiming(model: Model, cal: Calibration, file = 'calibration'): CalibratedTiming {
+export function calibratedTiming(model: Model, cal: Calibration, file = 'calibration', overlap?: boolean): CalibratedTiming {
   const diagnostics: Diagnostic[] = [];
   const hash = documentHash(model.doc);
   if (cal.document.hash !== hash)
     diagnostics.push(warning(file, `was measured on another version of the document (hash ${cal.document.hash}, now ${hash})`, 'entries for unchanged kernels, PEs and links are used, the others fall back to the cost hints; run `pipeloom calibrate` again'));
-  const firing = new Map(cal.firings.map((f) => [firingKey(f.kernel, f.params, f.pe), f.seconds]));
-  const transfer = new Map(cal.transfers.map((t) => [transferKeyOf(t.from, t.to, t.bytes), t.seconds]));
+  const firing = byKey(cal.firings, (f) => firingKey(f.kernel, f.params, f.pe), overlap);
+  const transfer = byKey(cal.transfers, (t) => transferKeyOf(t.from, t.to, t.bytes), overlap);
   const nodeTimes: Record<string, number> = {};
   const missing: string[] = [];
   for (const n of model.nodes) {
@@ -206,8 +234,8 @@ export function calibratedTiming(model: Model, cal: Calibration, file = 'calibra
   const transferTimes: Record<string, number> = {};
   const seen = new Set<string>();
   let found = 0;
-  for (const overlap of [true, false]) {
-    const r = compileModel(model, overlap);
+  for (const strategy of overlap === undefined ? [true, false] : [overlap]) {
+    const r = compileModel(model, strategy);
     if (!r.ok) continue;
     for (const t of transfersOf(r.ig)) {
       const s = transfer.get(transferKeyOf(t.from, t.to, t.bytes));
@@ -240,4 +268,19 @@ export function deviceTimes(model: Model, timing: TimingOptions = {}): Record<st
   const out: Record<string, number> = {};
   for (const n of model.nodes) if (model.pe.get(n.pe)?.kind === 'gpu') out[n.id] = nodeTime(model, n.id, timing);
   return out;
+}
+
+/**
+ * predict() with a calibration: each strategy from its own entries (`calibratedTiming`), the
+ * speedup between them. `timing` is what each strategy used (its warnings included).
+ */
+export function predictCalibrated(model: Model, cal: Calibration, opts: Omit<PredictOptions, 'nodeTimes' | 'transferTimes'> = {}, file = 'calibration'): PredictResult & { timing?: { overlap: CalibratedTiming; noOverlap: CalibratedTiming } } {
+  const timing = { overlap: calibratedTiming(model, cal, file, true), noOverlap: calibratedTiming(model, cal, file, false) };
+  const withOverlap = predict(model.doc, { ...opts, ...timing.overlap.timing });
+  const without = predict(model.doc, { ...opts, ...timing.noOverlap.timing });
+  if (!withOverlap.ok) return withOverlap;
+  if (!without.ok) return without;
+  const overlap = withOverlap.prediction.overlap;
+  const noOverlap = without.prediction.noOverlap;
+  return { ok: true, diagnostics: withOverlap.diagnostics, prediction: { overlap, noOverlap, speedup: overlap.cycleTime > 0 ? noOverlap.cycleTime / overlap.cycleTime : 1 }, timing };
 }

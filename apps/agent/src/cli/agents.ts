@@ -1,0 +1,83 @@
+import WebSocket from 'ws';
+import { programHosts, type ImplementationGraph } from '@pipeloom/core';
+import { Coordinator, ConnectError, type SocketLike } from '@pipeloom/core/run/coordinator';
+import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
+
+// The agents a command runs on: `--agents URLS --token T`, or one local agent per host of the
+// document (started here, stopped by `close`). Shared by `pipeloom run` and `pipeloom calibrate`.
+
+const wsConnect = (url: string) => new WebSocket(url, { maxPayload: 1 << 30 }) as unknown as SocketLike;
+
+export const nodeClock = {
+  now: () => performance.timeOrigin + performance.now(),
+  setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+  clearTimeout: (h: never) => clearTimeout(h),
+};
+
+export interface AgentFlags {
+  agents?: string;
+  token?: string;
+  /** Local agents only. */
+  linkRate?: number;
+  allowWgsl?: boolean;
+  kernelTimeout?: number | null;
+}
+
+export interface OpenAgents {
+  coordinator: Coordinator;
+  local?: LocalAgents;
+  close(): Promise<void>;
+}
+
+/** GPU PEs needed per host (gpu<i>@host needs i+1). */
+export function gpusPerHost(ig: ImplementationGraph): Record<string, number> {
+  // Keyed by the document's host ids: no prototype, so a host named "constructor" is a host.
+  const out: Record<string, number> = Object.create(null);
+  for (const p of ig.programs.pes) {
+    const m = /^gpu(\d+)@/.exec(p.pe);
+    if (m) out[p.host] = Math.max(out[p.host] ?? 0, Number(m[1]) + 1);
+  }
+  return out;
+}
+
+/** Connects to the agents (starting local ones first without --agents); a message on stderr and undefined when it cannot. */
+export async function openAgents(command: string, ig: ImplementationGraph, f: AgentFlags): Promise<OpenAgents | undefined> {
+  let local: LocalAgents | undefined;
+  let urls: string[];
+  let token: string;
+  if (typeof f.agents === 'string') {
+    urls = f.agents.split(',').map((s) => s.trim()).filter(Boolean);
+    token = f.token ?? process.env.PIPELOOM_TOKEN ?? '';
+    if (!token) {
+      console.error(`pipeloom ${command}: --agents needs --token (or env PIPELOOM_TOKEN)`);
+      return undefined;
+    }
+  } else {
+    local = await spawnLocalAgents(programHosts(ig), {
+      gpus: gpusPerHost(ig),
+      linkRate: f.linkRate,
+      args: [...(f.allowWgsl ? ['--allow-wgsl'] : []), ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : [])],
+      // Their log stays quiet, except a local agent that goes mid-run (a crash in native GPU
+      // code says nothing else): the run's failure names the host, this says how it ended.
+      log: (host, line) => line.startsWith('agent exited') && console.error(`\npipeloom ${command}: local agent ${host} ${line.slice('agent '.length)}`),
+    });
+    urls = local.agents.map((a) => a.url);
+    token = local.token;
+    console.error(`started ${local.agents.length} local agent(s): ${local.agents.map((a) => `${a.host} ${a.url}`).join(', ')}`);
+  }
+  try {
+    const coordinator = await Coordinator.connect(urls, { token, connect: wsConnect, clock: nodeClock });
+    return {
+      coordinator,
+      local,
+      close: async () => {
+        coordinator.close();
+        await local?.stop();
+      },
+    };
+  } catch (e) {
+    await local?.stop();
+    console.error(`pipeloom ${command}: ${e instanceof ConnectError ? e.message : String(e)}`);
+    return undefined;
+  }
+}

@@ -1,0 +1,76 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseCalibration } from '@pipeloom/core';
+import { piic, root } from '../testing/fixtures.js';
+
+// `pipeloom calibrate` on real local agents (loopback, llvmpipe), then `pipeloom predict`
+// reading the file it wrote beside the document.
+
+const bin = join(root, 'apps/agent/bin/pipeloom.js');
+const pipeloom = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, EGL_PLATFORM: 'surfaceless' } });
+/** The same, without blocking the test's event loop while agents run (waits for the exit). */
+const pipeloomAsync = (...args: string[]) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const p = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless' } });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+
+describe('pipeloom calibrate', () => {
+  it('measures every firing and transfer beside the document; predict then says it predicts with it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pipeloom-calibrate-'));
+    const file = join(dir, 'piic.json');
+    writeFileSync(file, JSON.stringify(piic({ iterations: 10 })));
+    const r = await pipeloomAsync('calibrate', file, '--iterations', '3');
+    expect(r.stderr).not.toMatch(/failed/);
+    expect(r.status).toBe(0);
+    const written = join(dir, 'piic.calibration.json');
+    expect(r.stdout).toContain(`wrote ${written}`);
+    const cal = parseCalibration(readFileSync(written, 'utf8'));
+    expect(cal.ok).toBe(true);
+    if (!cal.ok) return;
+    const c = cal.calibration;
+    // Four nodes (P, I1, I2, C on four PEs) under each strategy; every transfer of the route too.
+    expect(c.firings.map((f) => `${f.kernel} ${f.pe} ${f.overlap}`).sort()).toEqual(
+      ['matrix.consume cpu@h1', 'matrix.increment gpu0@h0', 'matrix.increment gpu0@h1', 'matrix.produce cpu@h0'].flatMap((k) => [`${k} false`, `${k} true`]),
+    );
+    expect(c.firings.every((f) => f.seconds > 0)).toBe(true);
+    expect(new Set(c.transfers.map((t) => `${t.from}->${t.to}`))).toEqual(new Set(['cpu@h0->gpu0@h0', 'gpu0@h0->cpu@h0', 'cpu@h0->cpu@h1', 'cpu@h1->gpu0@h1', 'gpu0@h1->cpu@h1']));
+    expect(c.machine.hostname).not.toBe('');
+    expect(Object.keys(c.machine.adapters).sort()).toEqual(['gpu0@h0', 'gpu0@h1']);
+
+    const p = pipeloom('predict', file);
+    expect(p.status).toBe(0);
+    expect(p.stdout).toContain(`predicted with calibration ${written} (${c.date.slice(0, 10)}`);
+    expect(p.stdout).toMatch(/4\/4 firings, 5\/5 transfers/);
+    const json = JSON.parse(pipeloom('predict', file, '--format', 'json').stdout);
+    expect(json.calibration.file).toBe(written);
+    // Without it: the cost hints, much faster than llvmpipe.
+    const hints = JSON.parse(pipeloom('predict', file, '--format', 'json', '--no-calibration').stdout);
+    expect(hints.calibration).toBeUndefined();
+    expect(json.overlap.cycleTime).toBeGreaterThan(hints.overlap.cycleTime);
+
+    // A document edited since: the entries that still match are used, and it says so.
+    const edited = JSON.parse(readFileSync(file, 'utf8'));
+    edited.app.nodes.find((n: { id: string }) => n.id === 'I2').params.nb_loop = 9;
+    writeFileSync(file, JSON.stringify(edited));
+    const stale = pipeloom('predict', file);
+    expect(stale.status).toBe(0);
+    expect(stale.stderr).toMatch(/was measured on another version of the document/);
+    expect(stale.stderr).toMatch(/has no entry for node I2 \(matrix.increment on gpu0@h1\)/);
+    expect(stale.stdout).toMatch(/3\/4 firings/);
+
+    // A malformed one is named and not used.
+    writeFileSync(written, JSON.stringify({ ...c, firings: [{ ...c.firings[0], seconds: -1 }] }));
+    const bad = pipeloom('predict', file);
+    expect(bad.status).toBe(0);
+    expect(bad.stderr).toContain(`warning: ${written}.firings[0]: seconds must be a number of at least 0`);
+    expect(bad.stdout).toContain('predicted from cost hints');
+  });
+});

@@ -1,0 +1,105 @@
+import { writeFile } from 'node:fs/promises';
+import { cpus, hostname } from 'node:os';
+import { analyze, calibrationFrom, calibrationPath, compileModel, formatSeconds, measuredTimes, nodeTime, type Calibration, type ImplementationGraph, type MeasuredTimes } from '@pipeloom/core';
+import { ProgressBar } from '../progress/bar.js';
+import { openAgents } from './agents.js';
+import { parseCommandArgs, positiveInt, seconds } from './args.js';
+import { EXIT, printDiagnostics, readDocument } from './read-document.js';
+
+const USAGE = `usage: pipeloom calibrate FILE [--iterations N] [--agents ws://...,...] [--token T] [--out FILE]
+
+Measures this machine: runs the project a few iterations under each strategy, so every node
+fires on its PE and every transfer crosses its link, and writes what each took in the steady
+cycles (the fill's first firings, with one-time costs such as shader compiles, are left out) to
+FILE.calibration.json (beside the document): per kernel + params + PE the seconds per firing,
+per link and size the seconds per transfer, with the document's hash, the machine and the date.
+\`pipeloom predict\` and \`pipeloom run\` use it when it is there.
+
+  --iterations N      steady cycles measured per strategy (default 10; the fill's cycles run first)
+  --agents URLS       comma-separated agent URLs (default: start one local agent per host)
+  --token T           the agents' token (or env PIPELOOM_TOKEN)
+  --out FILE          where to write it (default: beside the document)
+  --allow-wgsl        start the local agents with --allow-wgsl (custom.wgsl nodes)
+  --kernel-timeout S  the local agents' time limit of one firing, in seconds (default 60)
+
+Exit status: 0 written, 1 run failed or refused, 2 invalid document.`;
+
+export async function main(argv: string[]): Promise<number> {
+  const str = { type: 'string' } as const;
+  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str }, USAGE);
+  if (!args.ok) return args.code;
+  const v = args.values;
+  const iterations = positiveInt('calibrate', 'iterations', v.iterations);
+  const kernelTimeout = seconds('calibrate', 'kernel-timeout', v['kernel-timeout']);
+  if (iterations === undefined || kernelTimeout === undefined) return EXIT.failure;
+  const file = args.positionals[0];
+  const read = await readDocument('calibrate', file);
+  if (!read.ok) return read.code;
+  const { model, diagnostics } = analyze(read.doc);
+  if (!model) {
+    printDiagnostics(diagnostics);
+    return EXIT.invalid;
+  }
+  const igs: ImplementationGraph[] = [];
+  for (const overlap of [false, true]) {
+    const r = compileModel(model, overlap, [...diagnostics]);
+    if (!r.ok) {
+      printDiagnostics(r.diagnostics);
+      return EXIT.invalid;
+    }
+    igs.push(r.ig);
+  }
+  printDiagnostics(diagnostics);
+  const agents = await openAgents('calibrate', igs[0], { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout });
+  if (!agents) return EXIT.failure;
+  const runs: { ig: ImplementationGraph; measured: MeasuredTimes }[] = [];
+  const adapters: Record<string, string> = {};
+  try {
+    const problems = agents.coordinator.check(igs[0]);
+    if (problems.length) {
+      printDiagnostics(problems);
+      console.error('pipeloom calibrate: refused: the agents do not serve what the document maps onto');
+      return EXIT.failure;
+    }
+    for (const ig of igs) {
+      // Steady cycles: from the fill's end to the last iteration's start (the drain runs fewer nodes).
+      const steady = iterations ?? 10;
+      const total = ig.fillCycles + steady;
+      console.error(`calibrating ${ig.overlap ? 'with' : 'without'} overlap: ${total} iterations, the last ${steady} cycles measured`);
+      const bar = new ProgressBar();
+      const r = await agents.coordinator.run(ig, { iterations: total, onProgress: (p) => bar.update(p) }).done;
+      bar.done();
+      if (!r.ok) {
+        const f = r.failure!;
+        console.error(`pipeloom calibrate: run failed on host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`);
+        return EXIT.failure;
+      }
+      Object.assign(adapters, r.adapters);
+      runs.push({ ig, measured: measuredTimes(r.events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < total)) });
+    }
+  } finally {
+    await agents.close();
+  }
+  const cal = calibrationFrom(model, runs, { machine: { hostname: hostname(), cpu: cpus()[0]?.model ?? 'unknown', adapters }, date: new Date().toISOString(), iterations: iterations ?? 10 });
+  const out = typeof v.out === 'string' ? v.out : calibrationPath(file!);
+  try {
+    await writeFile(out, `${JSON.stringify(cal, null, 2)}\n`);
+  } catch (e) {
+    console.error(`pipeloom calibrate: cannot write ${out}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    return EXIT.failure;
+  }
+  process.stdout.write(`${toText(model, cal, out)}\n`);
+  return EXIT.ok;
+}
+
+function toText(model: NonNullable<ReturnType<typeof analyze>['model']>, cal: Calibration, out: string): string {
+  const lines = [`wrote ${out}: ${cal.firings.length} firings, ${cal.transfers.length} transfers measured on ${cal.machine.hostname} (${cal.machine.cpu}), document ${cal.document.hash}`, '', `  ${'firing'.padEnd(40)}${'measured'.padStart(12)}${'cost hint'.padStart(12)}`];
+  for (const f of cal.firings) {
+    const node = model.nodes.find((n) => n.kernel.id === f.kernel && n.pe === f.pe && JSON.stringify(n.params) === JSON.stringify(f.params));
+    const hint = node ? formatSeconds(nodeTime(model, node.id)) : '';
+    lines.push(`  ${`${f.kernel} on ${f.pe}`.padEnd(40)}${formatSeconds(f.seconds).padStart(12)}${hint.padStart(12)}${f.overlap === undefined ? '' : f.overlap ? '  (overlap)' : '  (no overlap)'}`);
+  }
+  lines.push('', `  ${'transfer'.padEnd(40)}${'measured'.padStart(12)}`);
+  for (const t of cal.transfers) lines.push(`  ${`${t.from} -> ${t.to}, ${t.bytes} B`.padEnd(40)}${formatSeconds(t.seconds).padStart(12)}${t.overlap === undefined ? '' : t.overlap ? '  (overlap)' : '  (no overlap)'}`);
+  return lines.join('\n');
+}
