@@ -1,0 +1,77 @@
+// bench:calibration — how well predictions match this machine, before and after calibrating.
+// For every example (or --examples a.json,b.json), every strategy and sync mode: calibrate as
+// `pipeloom calibrate` does (--cal-iterations per strategy), then a separate measured run
+// (--iterations), and print its steady cycle beside the cycle predicted from the cost hints and
+// the one predicted after calibration, with measured/predicted. Target: after calibration,
+// within 10% (0.90-1.10) everywhere. Also the cluster barrier's share of the measured cycle
+// and what is left between measured and calibrated (what the model does not see).
+//   npm run bench:calibration -- [--iterations N] [--cal-iterations N] [--examples a.json,...] [--syncs barrier,self-timed]
+import { readFileSync } from 'node:fs';
+import { hostname, cpus } from 'node:os';
+import { analyseTrace, analyze, calibrationFrom, compileModel, measuredTimes, parseDocument, predict, predictCalibrated, type ImplementationGraph, type MeasuredTimes } from '@pipeloom/core';
+import type { RunResult } from '@pipeloom/core/run/coordinator';
+import { openAgents } from '../src/cli/agents.js';
+import { arg, ms, table } from './common.js';
+
+const iterations = arg('iterations', 30);
+const calIterations = arg('cal-iterations', 10);
+const i = process.argv.indexOf('--examples');
+const names = i >= 0 ? process.argv[i + 1].split(',') : ['piic.json', 'piic-single-host.json', 'paper-fig5.json', 'saliency.json', 'granulometry.json', 'custom-wgsl.json'];
+const s = process.argv.indexOf('--syncs');
+const syncs = s >= 0 ? process.argv[s + 1].split(',') : ['barrier'];
+
+const rows: string[][] = [];
+const ratios: number[] = [];
+for (const name of names) {
+  const parsed = parseDocument(readFileSync(new URL(`../../../examples/${name}`, import.meta.url), 'utf8'));
+  if (!parsed.ok) throw new Error(`${name} does not parse`);
+  const doc = parsed.doc;
+  const model = analyze(doc).model!;
+  const igs: ImplementationGraph[] = [false, true].map((overlap) => {
+    const r = compileModel(model, overlap);
+    if (!r.ok) throw new Error(`${name} does not compile`);
+    return r.ig;
+  });
+  const agents = await openAgents('bench', igs[0], { allowWgsl: true });
+  if (!agents) throw new Error('no agents');
+  const runOrThrow = async (ig: ImplementationGraph, n: number, sync: string): Promise<RunResult> => {
+    // `sync` goes only where it is not the default, for coordinators without the option.
+    const r = await agents.coordinator.run(ig, { iterations: n, ...(sync !== 'barrier' && ({ sync } as object)) }).done;
+    if (!r.ok) throw new Error(`${name}: run failed: ${JSON.stringify(r.failure)}`);
+    return r;
+  };
+  try {
+    for (const sync of syncs) {
+      process.stderr.write(`${name} (${sync}): calibrating, ${calIterations} iterations per strategy\n`);
+      const runs: { ig: ImplementationGraph; measured: MeasuredTimes }[] = [];
+      // As `pipeloom calibrate`: the fill first, then calIterations steady cycles measured.
+      for (const ig of igs) {
+        const total = ig.fillCycles + calIterations;
+        const events = (await runOrThrow(ig, total, sync)).events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < total);
+        runs.push({ ig, measured: measuredTimes(events) });
+      }
+      const cal = calibrationFrom(model, runs, { machine: { hostname: hostname(), cpu: cpus()[0]?.model ?? '', adapters: {} }, date: new Date().toISOString(), iterations: calIterations });
+      const hints = predict(doc, { iterations, timelineCycles: 1 });
+      const calibrated = predictCalibrated(model, cal, { iterations, timelineCycles: 1 });
+      if (!hints.ok || !calibrated.ok) throw new Error(`${name}: predict failed`);
+      for (const ig of igs) {
+        process.stderr.write(`${name} (${sync}): measuring ${ig.overlap ? 'with' : 'without'} overlap, ${iterations} iterations\n`);
+        const r = await runOrThrow(ig, iterations, sync);
+        const measured = analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations }).cycleTime;
+        const pick = (p: typeof hints.prediction) => (ig.overlap ? p.overlap : p.noOverlap).cycleTime;
+        const h = pick(hints.prediction);
+        const c = pick(calibrated.prediction);
+        const barrier = Math.max(0, ...Object.values(r.barrierPerCycle)) / 1e6;
+        ratios.push(measured / c);
+        rows.push([name.replace(/\.json$/, ''), ig.overlap ? 'overlap' : 'no overlap', sync, ms(measured), ms(h), (measured / h).toFixed(2), ms(c), (measured / c).toFixed(2), ms(barrier), ms(measured - c)]);
+      }
+    }
+  } finally {
+    await agents.close();
+  }
+}
+console.log(`${hostname()}, ${cpus().length} x ${cpus()[0]?.model ?? '?'}; calibrated on ${calIterations} steady cycles per strategy, then measured in a separate run of ${iterations} iterations; cycle = steady state (fill excluded)\n`);
+console.log(table(['example', 'strategy', 'sync', 'measured ms', 'hints ms', 'meas/hints', 'calibrated ms', 'meas/calib', 'barrier ms/cycle', 'meas - calib ms'], rows));
+const within = ratios.filter((r) => r >= 0.9 && r <= 1.1).length;
+console.log(`\nafter calibration, within 10%: ${within} of ${ratios.length} (measured/calibrated ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}; target: all)`);
+process.exit(0);
