@@ -1,6 +1,6 @@
 // Shared by the agent benchmarks: documents, a local cluster, table printing.
 import { readFileSync } from 'node:fs';
-import { programHosts, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
+import { analyseTrace, programHosts, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
 import type { Coordinator, Progress, RunResult } from '@pipeloom/core/run/coordinator';
 import { spawnLocalAgents, type LocalAgents } from '../src/local/spawn.js';
 import { compileOrThrow, connect, piic } from '../src/testing/fixtures.js';
@@ -67,18 +67,8 @@ export async function runOrThrow(c: Cluster, ig: ImplementationGraph, iterations
   return r;
 }
 
-/** Steady-state seconds per cycle: the last phase's barrier ends on one PE, fill cycles skipped. */
-export function cycleTime(ig: ImplementationGraph, r: RunResult): number {
-  const last = ig.phases[ig.phases.length - 1];
-  const pe = ig.programs.pes.map((p) => p.pe as string).sort()[0];
-  const ends = new Map<number, number>();
-  for (const e of r.events) if (e.kind === 'barrier' && e.pe === pe && e.name === last) ends.set(e.cycle, e.end);
-  const from = Math.min(ig.fillCycles, r.cycles - 2);
-  const a = ends.get(from);
-  const b = ends.get(r.cycles - 1);
-  if (a === undefined || b === undefined || r.cycles - 1 <= from) return r.seconds / r.cycles;
-  return (b - a) / 1e6 / (r.cycles - 1 - from);
-}
+/** Steady-state seconds per cycle (core's trace analysis: fill and drain left out). */
+export const cycleTime = (ig: ImplementationGraph, r: RunResult): number => analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations: r.iterations }).cycleTime;
 
 /** Mean duration (seconds) of events matching `pred`, fill cycles included. */
 export function meanDuration(r: RunResult, pred: (e: RunResult['events'][number]) => boolean): number {

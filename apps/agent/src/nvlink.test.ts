@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { allPrograms, type ImplementationGraph, type ProjectDocument, type TraceEvent } from '@pipeloom/core';
+import { allPrograms, predict, toChromeTrace, TraceColumns, type ImplementationGraph, type ProjectDocument, type TraceEvent } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
 
@@ -76,6 +76,21 @@ describe('NVLink between two GPUs of one host', () => {
         expect(received[0]).toMatchObject({ name: `${t.to} host->gpu1@h0 (nvlink, staged through host)`, buffer: t.to, from: t.from });
         // Within the phase: each iteration is received in the cycle it was sent.
         expect(received.map((e) => e.cycle)).toEqual(sent.map((e) => e.cycle));
+        // The predicted timeline draws both halves' lanes too.
+        const predicted = predict(nvlinked(iterations));
+        if (!predicted.ok) throw new Error('must predict');
+        const lanes = (es: readonly TraceEvent[]) => new Set(es.filter((e) => e.kind !== 'barrier').map((e) => `${e.pe} ${e.thread}`));
+        expect(lanes(r.events)).toEqual(lanes(predicted.prediction[overlap ? 'overlap' : 'noOverlap'].timeline));
+        // Through the column store (the web app's path) the halves keep their buffers, so the
+        // exported flow arrows run I1's firing -> gpu0's read-back and gpu1's upload -> I2.
+        const columns = new TraceColumns();
+        columns.append(r.events);
+        const chrome = toChromeTrace(columns.toEvents(), ig).traceEvents;
+        const lane = (name: string) => chrome.find((e) => e.name === 'thread_name' && e.args?.name === name)!;
+        const arrowsAt = (ph: 's' | 'f', l: string, ts: number) => chrome.filter((e) => e.ph === ph && e.tid === lane(l).tid && e.ts === ts).length;
+        expect(arrowsAt('f', 'gpu0@h0 -> gpu1@h0', sent[0].start)).toBe(1);
+        expect(arrowsAt('f', 'gpu1@h0 <- gpu0@h0', received[0].start)).toBe(1);
+        expect(arrowsAt('s', 'gpu1@h0 <- gpu0@h0', received[0].start)).toBeGreaterThanOrEqual(1);
       } finally {
         c.close();
       }

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { compile, predict, type TraceEvent } from '@pipeloom/core';
+import { compile, documentHash, predict, toChromeTrace, type ChromeTrace, type TraceEvent } from '@pipeloom/core';
 import type { ChromeEvent } from '@pipeloom/core/trace/chrome';
 import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
 import { eventKey, finishedBefore, missing, traceKey } from './testing/finished.js';
@@ -29,6 +29,8 @@ afterAll(async () => {
 
 const fired = (events: TraceEvent[], node: string) => events.filter((e) => e.kind === 'fire' && e.node === node).map((e) => e.iteration);
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+/** A Chrome trace's numbering: each process's and thread's name -> its pid (and tid). */
+const numbering = (t: ChromeTrace) => new Map(t.traceEvents.filter((e) => e.ph === 'M' && e.name !== 'thread_sort_index').map((e) => [`${e.name} ${String(e.args?.name)}`, `${e.pid}/${e.tid}`]));
 
 describe('link emulation', () => {
   it('makes every transfer last at least its link\'s latency + bytes / bandwidth, values still exact', async () => {
@@ -77,7 +79,12 @@ describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C
         const lanes = (es: readonly TraceEvent[]) => new Set(es.filter((e) => e.kind !== 'barrier').map((e) => `${e.pe} ${e.thread}`));
         const predicted = predict(piic({ iterations: 20 }));
         if (!predicted.ok) throw new Error('P-I-I-C must predict');
-        expect(lanes(r.events)).toEqual(lanes(predicted.prediction[overlap ? 'overlap' : 'noOverlap'].timeline));
+        const plan = predicted.prediction[overlap ? 'overlap' : 'noOverlap'];
+        expect(lanes(r.events)).toEqual(lanes(plan.timeline));
+        // ... and their Chrome traces number each host and lane alike.
+        const [measuredTrace, predictedTrace] = [toChromeTrace(r.events, ig), toChromeTrace(plan.timeline, plan.ig)];
+        expect(numbering(measuredTrace).size).toBe(2 + lanes(plan.timeline).size);
+        expect(numbering(measuredTrace)).toEqual(numbering(predictedTrace));
         expect(r.events.some((e) => e.kind === 'barrier')).toBe(true);
         expect(r.dropped).toBe(0);
         // One time axis: every event lies within the run.
@@ -193,7 +200,19 @@ describe('pipeloom run (the CLI, local agents)', () => {
     expect(r.stdout).toMatch(/throughput +\d/);
     expect(r.stdout).toMatch(/cycle time .* measured, .* predicted/);
     expect(r.stdout).toMatch(/cpu@h1 main +\d/);
-    expect(JSON.parse(readFileSync(join(tmp, 'trace.json'), 'utf8')).traceEvents.length).toBeGreaterThan(0);
+    expect(r.stdout).toMatch(/barrier .*% of lane time in barriers, .*% waiting/);
+    const written = JSON.parse(readFileSync(join(tmp, 'trace.json'), 'utf8')) as ChromeTrace;
+    expect(written.traceEvents.length).toBeGreaterThan(0);
+    // The file says what it is: document and hash, strategy, sync mode, calibration, agents.
+    const agentVersion = (JSON.parse(readFileSync(join(root, 'apps/agent/package.json'), 'utf8')) as { version: string }).version;
+    expect(written.metadata).toEqual({
+      source: 'measured',
+      document: { name: piic().name, hash: documentHash(piic({ iterations: 8 })) },
+      strategy: 'no-overlap',
+      sync: 'barrier',
+      calibration: 'none',
+      agents: { h0: agentVersion, h1: agentVersion },
+    });
   });
 
   it('a failed check exits 1 naming host, node and iteration, and still writes the trace', () => {

@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { analyze, formatSeconds, predict, toChromeTrace, traceStats, type Prediction, type StrategyPrediction } from '@pipeloom/core';
+import { analyseTrace, analyze, formatSeconds, predict, toChromeTrace, type Prediction, type StrategyPrediction } from '@pipeloom/core';
 import { choice, parseCommandArgs, positiveInt } from './args.js';
 import { loadCalibration } from './calibration-file.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
@@ -68,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function strategyJson(s: StrategyPrediction) {
-  const stats = traceStats(s.timeline);
+  const analysis = analyseTrace(s.timeline);
   return {
     cycleTime: s.cycleTime,
     throughput: s.throughput,
@@ -77,7 +77,7 @@ function strategyJson(s: StrategyPrediction) {
     runTime: s.runTime,
     phases: s.phases,
     busy: s.busy,
-    utilisation: Object.fromEntries(stats.threads.map((t) => [`${t.pe} ${t.thread}`, t.utilisation])),
+    utilisation: Object.fromEntries(analysis.lanes.map((t) => [`${t.pe} ${t.thread}`, t.utilisation])),
   };
 }
 

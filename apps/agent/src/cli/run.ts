@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import WebSocket from 'ws';
-import { compile, formatSeconds, predict, programHosts, toChromeTrace, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
-import { Coordinator, ConnectError, type RunResult, type SocketLike } from '@pipeloom/core/run/coordinator';
+import { analyseTrace, compile, formatSeconds, measuredTimes, predict, programHosts, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
+import { Coordinator, ConnectError, type RunOptions, type RunResult, type SocketLike } from '@pipeloom/core/run/coordinator';
 import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
 import { ProgressBar } from '../progress/bar.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';
@@ -115,7 +115,8 @@ export async function main(argv: string[]): Promise<number> {
         return EXIT.failure;
       }
       const bar = new ProgressBar();
-      const handle = coordinator.run(ig, { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true });
+      const options: RunOptions = { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true };
+      const handle = coordinator.run(ig, options);
       const stopOnSignal = () => handle.stop('interrupted');
       process.once('SIGINT', stopOnSignal);
       const result = await handle.done;
@@ -123,7 +124,8 @@ export async function main(argv: string[]): Promise<number> {
       bar.done();
       if (typeof v.trace === 'string') {
         try {
-          await writeFile(v.trace, JSON.stringify(toChromeTrace(result.events, ig)));
+          const metadata = traceMetadata(doc, { source: 'measured', overlap: ig.overlap, agents: coordinator.agents });
+          await writeFile(v.trace, JSON.stringify(toChromeTrace(result.events, ig, metadata)));
           console.error(`wrote ${v.trace}: ${result.events.length} events (open it in https://ui.perfetto.dev)`);
         } catch (e) {
           console.error(`pipeloom run: cannot write ${v.trace}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
@@ -168,7 +170,7 @@ export interface RunSummary {
   seconds: number;
   /** Iterations per second over the whole run. */
   throughput: number;
-  /** Seconds per cycle in steady state (after the fill). */
+  /** Seconds per cycle in steady state (after the fill, before the drain). */
   cycleTime: number;
   /** Predicted from the document's nominal PE and link rates. */
   predictedCycleTime?: number;
@@ -179,6 +181,9 @@ export interface RunSummary {
   calibratedCycleTime?: number;
   /** Host -> microseconds per cycle between the last local arrival and the barrier release. */
   barrierPerCycle: Record<string, number>;
+  /** Shares of all lanes' time in barriers and waiting (trace analysis). */
+  barrierShare: number;
+  waitShare: number;
   threads: { host: string; pe: string; thread: string; utilisation: number }[];
   adapters: Record<string, string>;
   reports: RunResult['reports'];
@@ -187,22 +192,10 @@ export interface RunSummary {
 }
 
 export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunResult): RunSummary {
-  const lastPhase = ig.phases[ig.phases.length - 1];
-  const firstPe = ig.programs.pes.map((p) => p.pe as string).sort()[0];
-  const ends = new Map<number, number>();
-  for (const e of r.events) if (e.kind === 'barrier' && e.pe === firstPe && e.name === lastPhase) ends.set(e.cycle, e.end);
-  const from = Math.min(ig.fillCycles, r.cycles - 2);
-  const a = ends.get(from);
-  const b = ends.get(r.cycles - 1);
-  const cycleTime = a !== undefined && b !== undefined && r.iterations > ig.fillCycles && r.cycles - 1 > from ? (b - a) / 1e6 / (r.cycles - 1 - from) : r.seconds / Math.max(1, r.cycles);
-  let predictedCycleTime: number | undefined;
-  const p = predict(doc, { iterations: r.iterations });
-  if (p.ok) predictedCycleTime = (ig.overlap ? p.prediction.overlap : p.prediction.noOverlap).cycleTime;
-  let calibratedCycleTime: number | undefined;
-  if (r.events.length) {
-    const c = predict(doc, { iterations: r.iterations, ...measuredTimes(r.events) });
-    if (c.ok) calibratedCycleTime = (ig.overlap ? c.prediction.overlap : c.prediction.noOverlap).cycleTime;
-  }
+  const strategy = (p: ReturnType<typeof predict>) => (p.ok ? (ig.overlap ? p.prediction.overlap : p.prediction.noOverlap).cycleTime : undefined);
+  const predictedCycleTime = strategy(predict(doc, { iterations: r.iterations }));
+  const calibratedCycleTime = r.events.length ? strategy(predict(doc, { iterations: r.iterations, ...measuredTimes(r.events) })) : undefined;
+  const a = analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations: r.iterations });
   return {
     ok: r.ok,
     overlap: ig.overlap,
@@ -210,11 +203,14 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
     cycles: r.cycles,
     seconds: r.seconds,
     throughput: r.seconds ? r.iterations / r.seconds : 0,
-    cycleTime,
+    // No trace (a run that failed before its first cycle): the run's mean.
+    cycleTime: a.cycles ? a.cycleTime : r.seconds / Math.max(1, r.cycles),
     predictedCycleTime,
     calibratedCycleTime,
     barrierPerCycle: r.barrierPerCycle,
-    threads: r.threads.map((t) => ({ host: t.host, pe: t.pe, thread: t.thread, utilisation: r.seconds ? t.busy / 1e6 / r.seconds : 0 })).sort((x, y) => `${x.pe} ${x.thread}`.localeCompare(`${y.pe} ${y.thread}`)),
+    barrierShare: a.barrierShare,
+    waitShare: a.waitShare,
+    threads: a.lanes.map((l) => ({ host: l.host, pe: l.pe, thread: l.thread, utilisation: l.utilisation })),
     adapters: r.adapters,
     reports: r.reports,
     dropped: r.dropped,
@@ -222,34 +218,8 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
   };
 }
 
-/**
- * The predictor's inputs from a run's trace: the mean seconds per firing of each node, and of
- * each transfer (`<from buffer>-><to buffer>`) the mean per cycle of its events' durations
- * summed (a host-to-host transfer is the sender's send plus the receiver's copy into the slot).
- */
-export function measuredTimes(events: RunResult['events']): { nodeTimes: Record<string, number>; transferTimes: Record<string, number> } {
-  const fires = new Map<string, { sum: number; n: number }>();
-  const transfers = new Map<string, { sum: number; cycles: Set<number> }>();
-  for (const e of events) {
-    const d = (e.end - e.start) / 1e6;
-    if (e.kind === 'fire' && e.node) {
-      const f = fires.get(e.node) ?? { sum: 0, n: 0 };
-      f.sum += d;
-      f.n++;
-      fires.set(e.node, f);
-    } else if (e.kind === 'transfer' && e.buffer && e.from) {
-      const key = `${e.from}->${e.buffer}`;
-      const t = transfers.get(key) ?? { sum: 0, cycles: new Set<number>() };
-      t.sum += d;
-      t.cycles.add(e.cycle);
-      transfers.set(key, t);
-    }
-  }
-  return {
-    nodeTimes: Object.fromEntries([...fires].map(([k, f]) => [k, f.sum / f.n])),
-    transferTimes: Object.fromEntries([...transfers].map(([k, t]) => [k, t.sum / t.cycles.size])),
-  };
-}
+/** `pipeloom calibrate` reads the run's costs through here; they are core's trace analysis. */
+export { measuredTimes };
 
 function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
   if (!s.ok) {
@@ -266,7 +236,7 @@ function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
       `               ${formatSeconds(s.calibratedCycleTime)} predicted (measured kernel and transfer times), measured/predicted ${(s.cycleTime / s.calibratedCycleTime).toFixed(2)}: the runtime's overhead`,
     );
   lines.push(
-    `  barrier      ${Object.entries(s.barrierPerCycle).map(([h, us]) => `${h} ${us.toFixed(0)} µs/cycle`).join(', ') || 'n/a'}`,
+    `  barrier      ${Object.entries(s.barrierPerCycle).map(([h, us]) => `${h} ${us.toFixed(0)} µs/cycle`).join(', ') || 'n/a'}; ${(s.barrierShare * 100).toFixed(1)}% of lane time in barriers, ${(s.waitShare * 100).toFixed(1)}% waiting`,
   );
   if (Object.keys(s.adapters).length) lines.push(`  adapters     ${Object.entries(s.adapters).map(([pe, a]) => `${pe}: ${a}`).join('; ')}`);
   lines.push('  utilisation');

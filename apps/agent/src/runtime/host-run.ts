@@ -249,7 +249,6 @@ export class HostRun {
         type: 'done',
         runId: this.deploy.runId,
         cycles: this.deploy.cycles,
-        threads: this.trace.threadStats(),
         barrierPerCycle: this.deploy.cycles ? this.barrier.syncMicros / this.deploy.cycles : 0,
         reports: [...this.reports.values()],
         memory: { ...processMemory(), peHeaps: this.peHeaps.end },
@@ -325,7 +324,7 @@ export class HostRun {
       const t0 = Math.max(w0, await this.guard(link.receive(key, it, slot)));
       // Emulated, the bytes count as arrived once the link's time has passed since they began to.
       if (this.deploy.emulateLinks) await this.guard(holdForLink(t, t0, nowUs));
-      this.trace.add({ ...common, pe: t.toPe, kind: 'wait', name: `recv ${t.to.buffer}`, start: w0, end: t0 });
+      this.trace.add({ ...common, pe: t.toPe, kind: 'wait', name: `wait ${t.to.buffer}`, start: w0, end: t0 });
       this.trace.add({ ...common, pe: t.toPe, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
     }
   }

@@ -233,7 +233,7 @@ class PeThread {
         if (phase.barrier) {
           const t0 = nowUs();
           await this.barrier();
-          this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'barrier', name: phase.name, iteration: k, cycle: k, start: t0, end: nowUs() });
+          this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'barrier', name: `barrier ${phase.name}`, iteration: k, cycle: k, start: t0, end: nowUs() });
         }
       }
       this.cycle = k + 1;
@@ -436,7 +436,7 @@ class PeThread {
       await this.guard(published(s, it));
       const t1 = nowUs();
       await this.upload(s.bytes, dst.buffers[slotOf(k, t.to.lag, depthOf(dst))]);
-      this.trace({ ...common, thread: recvLane(t.fromPe), kind: 'wait', name: `recv ${t.to.buffer} ${via}`, start: t0, end: t1 });
+      this.trace({ ...common, thread: recvLane(t.fromPe), kind: 'wait', name: `wait ${t.to.buffer} ${via}`, start: t0, end: t1 });
       this.trace({ ...common, thread: recvLane(t.fromPe), kind: 'transfer', name: `${t.to.buffer} host->${t.toPe} ${via}`, start: t1, end: nowUs() });
     }
   }

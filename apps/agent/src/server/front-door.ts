@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -7,6 +8,9 @@ import { acceptUpgrade, closeReason, FrameSocket, PEER_PATH } from '../peer/fram
 import { readHello } from '../peer/handshake.js';
 import type { Coordinator, RunHost } from './runs.js';
 import { excerpt, FrontDoorLog, LoginThrottle, originAllowed, PendingConnections, RateLimit, tokenMatches, type Limits } from './security.js';
+
+/** This agent's package version, told in `welcome` so a run's trace names the agents it ran on. */
+const AGENT_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 // The agent's front door: every connection, coordinator (ws) or peer agent (`/peer`, the
 // agents' own framing), until it has authenticated, then the size and rate limits on what it
@@ -212,7 +216,7 @@ export class FrontDoor {
         if (pending) this.settle(pending.key, pending.p);
         setMaxPayload(ws, opts.limits.maxMessage);
         this.log.line('info', 'login', `coordinator logged in from ${from}`);
-        me.send({ type: 'welcome', version: PROTOCOL_VERSION, host: opts.host, pes: opts.pes });
+        me.send({ type: 'welcome', version: PROTOCOL_VERSION, host: opts.host, pes: opts.pes, agentVersion: AGENT_VERSION });
         return;
       }
       const parsed = parseMessage<ToAgent>(text, ['ping', 'deploy', 'start', 'stop']);

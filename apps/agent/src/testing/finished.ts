@@ -19,7 +19,7 @@ export function finishedBefore(ig: ImplementationGraph, host: string, cycles: nu
   for (const program of hostPrograms(ig, [host])) {
     for (let k = 0; k < cycles; k++) {
       for (const phase of program.phases) {
-        if (phase.barrier) out.add(eventKey(host, 'barrier', `${program.pe} ${phase.name}`, k));
+        if (phase.barrier) out.add(eventKey(host, 'barrier', `${program.pe} barrier ${phase.name}`, k));
         for (const a of phase.actions) {
           if (a.op === 'barrier' || k - a.startCycle < 0 || k - a.startCycle >= iterations) continue;
           if (a.op === 'fire') out.add(eventKey(host, 'fire', a.node, k));

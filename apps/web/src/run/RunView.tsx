@@ -29,7 +29,7 @@ import type { ProjectDocument } from '@pipeloom/core/document/types';
 import type { ImplementationGraph } from '@pipeloom/core/compile/types';
 import type { Prediction } from '@pipeloom/core/predict/predict';
 import { TraceColumns } from '@pipeloom/core/trace/columns';
-import { toChromeTrace } from '@pipeloom/core/trace/chrome';
+import { toChromeTrace, traceMetadata } from '@pipeloom/core/trace/chrome';
 import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
 import { useCompile } from '../worker/client.js';
@@ -95,7 +95,10 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
 
   const exportTrace = () => {
     const events = measured.length ? measured.toEvents() : (strategy?.timeline ?? []);
-    const blob = new Blob([JSON.stringify(toChromeTrace(events, (measured.length ? run.runGraph() : null) ?? ig))], { type: 'application/json' });
+    const graph = (measured.length ? run.runGraph() : null) ?? ig;
+    // The file says what it shows: document and hash, strategy, sync mode, calibration, agents.
+    const metadata = traceMetadata(doc, { source: measured.length ? 'measured' : 'predicted', overlap: graph?.overlap ?? st.overlap, agents: measured.length ? st.agents : undefined });
+    const blob = new Blob([JSON.stringify(toChromeTrace(events, graph, metadata))], { type: 'application/json' });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
     a.download = `${(doc.name || 'run').replace(/[^A-Za-z0-9_.-]+/g, '-')}-${measured.length ? 'trace' : 'predicted'}.json`;

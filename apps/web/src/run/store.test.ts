@@ -11,24 +11,27 @@ import { createRunStore } from './store.js';
 const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'gpu0@h0', thread: 'main', kind: 'fire', name: 'I1', iteration: 0, cycle: 0, start, end, ...over });
 
 describe('run store without agents', () => {
-  it('live batches land in the column store and per-lane utilisation follows them', () => {
+  it('live batches land in the column store; cycle time and per-lane utilisation follow them', () => {
     const run = createRunStore({ connect: wsConnect });
-    run.ingest([ev(0, 50), ev(50, 100, { kind: 'wait', name: 'bn_1' })]);
+    // Cycle 0 ends at 100 µs, cycle 1 at 300; cycle 2's events are still arriving.
+    run.ingest([ev(0, 50), ev(50, 100, { kind: 'wait', name: 'wait bn_1' })]);
     run.ingest([ev(0, 25, { thread: 'send:cpu@h1', kind: 'transfer', name: 'bn_2', bytes: 4096 })]);
-    run.progress({ cycle: 2, cycles: 10, elapsed: 0.5, iterationsPerSecond: 4 });
-    run.progress({ cycle: 6, cycles: 10, elapsed: 1.0, iterationsPerSecond: 6 });
+    run.ingest([ev(100, 150, { cycle: 1 }), ev(150, 300, { cycle: 1, kind: 'wait', name: 'wait bn_1' }), ev(300, 400, { cycle: 2 })]);
+    run.progress({ cycle: 1, cycles: 10, elapsed: 0.5, iterationsPerSecond: 4 });
+    run.progress({ cycle: 2, cycles: 10, elapsed: 1.0, iterationsPerSecond: 6 });
     run.publish();
     const s = run.store.getState();
-    expect(run.measured().length).toBe(3);
+    expect(run.measured().length).toBe(6);
     expect(s.traceVersion).toBe(run.measured().version);
-    expect(s.live.events).toBe(3);
-    expect(s.live.cycle).toBe(6);
+    expect(s.live.events).toBe(6);
+    expect(s.live.cycle).toBe(2);
     expect(s.live.iterationsPerSecond).toBe(6);
-    // (1.0 - 0.5) s over 4 cycles.
-    expect(s.live.cycleTime).toBeCloseTo(0.125);
+    // Cycle 1, the one complete after the first: 300 - 100 µs.
+    expect(s.live.cycleTime).toBeCloseTo(200e-6, 12);
+    // Of the 400 µs span: 200 firing on the main lane, 25 sending.
     expect(s.live.utilisation).toEqual([
       { key: 'h0/gpu0@h0/main', value: 0.5 },
-      { key: 'h0/gpu0@h0/send:cpu@h1', value: 0.25 },
+      { key: 'h0/gpu0@h0/send:cpu@h1', value: 0.0625 },
     ]);
   });
 

@@ -5,6 +5,7 @@ import type { ImplementationGraph } from '@pipeloom/core/compile/types';
 import type { Diagnostic } from '@pipeloom/core/diagnostics';
 import type { TraceEvent } from '@pipeloom/core/trace/event';
 import { TraceColumns } from '@pipeloom/core/trace/columns';
+import { analyseTrace } from '@pipeloom/core/run/analysis';
 
 // The Run view's state: connections, the run in progress and its live numbers. The measured
 // trace lives in a column store outside React state (it grows by thousands of events a
@@ -18,11 +19,11 @@ export interface LiveNumbers {
   cycle: number;
   cycles: number;
   iterationsPerSecond: number;
-  /** Seconds per cycle over the last second or so. */
+  /** Seconds per cycle in steady state so far (core's trace analysis of the cycles complete; before the fill is over, the mean since the start). */
   cycleTime: number;
   elapsed: number;
   events: number;
-  /** Busy fraction of each lane (fire + transfer time over the trace's span), keyed host/pe/thread. */
+  /** Busy fraction of each lane (fire + transfer time over the trace's span, trace analysis), keyed host/pe/thread. */
   utilisation: { key: string; value: number }[];
 }
 
@@ -72,11 +73,9 @@ export function createRunStore(deps: RunDeps = {}) {
   let handle: RunHandle | null = null;
   // The graph of the current (or last) run: the trace export draws its flows from it.
   let runIg: ImplementationGraph | null = null;
+  let runIterations: number | undefined;
   let measured = new TraceColumns();
-  // Busy microseconds per lane, accumulated as batches arrive.
-  let busy = new Float64Array(16);
   let progress: Progress | null = null;
-  const recent: { t: number; cycle: number }[] = [];
   let timer: ReturnType<typeof setInterval> | undefined;
   let seeded: object | null = null;
 
@@ -96,15 +95,11 @@ export function createRunStore(deps: RunDeps = {}) {
   }));
 
   const numbers = (): LiveNumbers => {
-    const span = measured.length ? measured.maxEnd - Math.min(0, measured.minStart) : 0;
-    const utilisation = measured.lanes().map((l) => ({ key: `${l.host}/${l.pe}/${l.thread}`, value: span > 0 ? Math.min(1, busy[l.index] / span) : 0 }));
-    let cycleTime = 0;
-    if (recent.length >= 2) {
-      const a = recent[0];
-      const b = recent[recent.length - 1];
-      if (b.cycle > a.cycle) cycleTime = (b.t - a.t) / (b.cycle - a.cycle);
-    }
     const p = progress;
+    // Cycles below the agents' slowest reported cycle are complete; later ones are still arriving.
+    const a = analyseTrace(measured, { fillCycles: runIg?.fillCycles, lastCycle: p ? p.cycle - 1 : undefined, iterations: runIterations });
+    const utilisation = a.lanes.map((l) => ({ key: `${l.host}/${l.pe}/${l.thread}`, value: l.utilisation }));
+    let cycleTime = a.cycleTime;
     if (!cycleTime && p && p.cycle > 0) cycleTime = p.elapsed / p.cycle;
     return { cycle: p?.cycle ?? 0, cycles: p?.cycles ?? 0, iterationsPerSecond: p?.iterationsPerSecond ?? 0, cycleTime, elapsed: p?.elapsed ?? 0, events: measured.length, utilisation };
   };
@@ -119,25 +114,15 @@ export function createRunStore(deps: RunDeps = {}) {
 
     /** Appends a batch of live events (the coordinator's onEvents). */
     ingest(events: readonly TraceEvent[]): void {
-      const first = measured.length;
       measured.append(events);
-      if (busy.length < measured.laneCount) {
-        const b = new Float64Array(measured.laneCount * 2);
-        b.set(busy);
-        busy = b;
-      }
-      // Busy time from the columns just written (kind 0 fire, 1 transfer).
-      const { lane, kind, start, end } = measured;
-      for (let i = first; i < measured.length; i++) if (kind[i] < 2) busy[lane[i]] += end[i] - start[i];
     },
 
     /** Starts a new, empty measured trace. */
     reset(): void {
       runIg = null;
+      runIterations = undefined;
       measured = new TraceColumns();
-      busy = new Float64Array(16);
       progress = null;
-      recent.length = 0;
       store.setState({ live: emptyLive(), traceVersion: 0 });
     },
 
@@ -150,9 +135,6 @@ export function createRunStore(deps: RunDeps = {}) {
 
     progress(p: Progress): void {
       progress = p;
-      const t = p.elapsed;
-      recent.push({ t, cycle: p.cycle });
-      while (recent.length > 2 && t - recent[0].t > 1) recent.shift();
     },
 
     setFields(patch: Partial<Pick<RunState, 'urls' | 'token' | 'overlap' | 'iterations' | 'emulateLinks'>>): void {
@@ -212,6 +194,7 @@ export function createRunStore(deps: RunDeps = {}) {
       runIg = ig;
       store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined });
       const { iterations, emulateLinks } = store.getState();
+      runIterations = iterations;
       handle = c.run(ig, { iterations, emulateLinks, keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
       timer = setInterval(publish, publishMs);
       const result = await handle.done;

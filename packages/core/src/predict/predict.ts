@@ -262,7 +262,7 @@ function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][],
       at += times[i].time;
       if (barrier > 0) {
         for (const pe of model.pes) {
-          events.push({ host: pe.host, pe: pe.id, thread: 'main', kind: 'barrier', name: `${times[i].name} barrier`, iteration: -1, cycle: k, start: us(at - barrier), end: us(at) });
+          events.push({ host: pe.host, pe: pe.id, thread: 'main', kind: 'barrier', name: `barrier ${times[i].name}`, iteration: -1, cycle: k, start: us(at - barrier), end: us(at) });
         }
       }
     });

@@ -75,7 +75,6 @@ export interface TraceAnalysis {
 // Kind codes of trace/columns.ts KINDS.
 const FIRE = 0;
 const TRANSFER = 1;
-const WAIT = 2;
 const BARRIER = 3;
 
 /** Cycle time, utilisation, barrier and wait shares and throughput of a timeline. */
@@ -85,12 +84,22 @@ export function analyseTrace(trace: Trace, opts: AnalysisOptions = {}): TraceAna
   const span = n ? (c.maxEnd - c.minStart) / 1e6 : 0;
 
   // Each cycle's end: the last end among its events.
+  const cycle = c.cycle;
+  const ends = c.end;
+  let done = new Float64Array(64).fill(-Infinity);
   let last = -1;
-  for (let i = 0; i < n; i++) if (c.cycle[i] > last) last = c.cycle[i];
-  const done = new Float64Array(last + 1).fill(-Infinity);
   for (let i = 0; i < n; i++) {
-    const k = c.cycle[i];
-    if (k >= 0 && c.end[i] > done[k]) done[k] = c.end[i];
+    const k = cycle[i];
+    if (k < 0) continue;
+    if (k > last) {
+      last = k;
+      if (k >= done.length) {
+        const grown = new Float64Array(Math.max(k + 1, done.length * 2)).fill(-Infinity);
+        grown.set(done);
+        done = grown;
+      }
+    }
+    if (ends[i] > done[k]) done[k] = ends[i];
   }
   const cycles = last + 1;
   // Steady state: every action runs (the fill is over, the drain not begun). Cycle k lasts
@@ -124,12 +133,36 @@ export function analyseTrace(trace: Trace, opts: AnalysisOptions = {}): TraceAna
     const kinds = c.laneKinds(lane.index);
     const starts = c.laneStarts(lane.index);
     const len = c.laneLength(lane.index);
-    const u = [new Union(), new Union(), new Union()];
+    const end = c.end;
+    // Three running unions (busy, barrier, wait), inlined: this loop runs over every event.
+    let bSum = 0, bFrom = 0, bTo = -Infinity;
+    let rSum = 0, rFrom = 0, rTo = -Infinity;
+    let wSum = 0, wFrom = 0, wTo = -Infinity;
     for (let k = 0; k < len; k++) {
       const kind = kinds[k];
-      u[kind === FIRE || kind === TRANSFER ? 0 : kind === BARRIER ? 1 : 2].add(starts[k], c.end[order[k]]);
+      const s = starts[k];
+      const e = end[order[k]];
+      if (kind === FIRE || kind === TRANSFER) {
+        if (s > bTo) {
+          if (bTo > bFrom) bSum += bTo - bFrom;
+          bFrom = s;
+          bTo = e;
+        } else if (e > bTo) bTo = e;
+      } else if (kind === BARRIER) {
+        if (s > rTo) {
+          if (rTo > rFrom) rSum += rTo - rFrom;
+          rFrom = s;
+          rTo = e;
+        } else if (e > rTo) rTo = e;
+      } else if (s > wTo) {
+        if (wTo > wFrom) wSum += wTo - wFrom;
+        wFrom = s;
+        wTo = e;
+      } else if (e > wTo) wTo = e;
     }
-    const [busy, barrier, wait] = u.map((x) => x.total() / 1e6);
+    const busy = (bTo > bFrom ? bSum + bTo - bFrom : bSum) / 1e6;
+    const barrier = (rTo > rFrom ? rSum + rTo - rFrom : rSum) / 1e6;
+    const wait = (wTo > wFrom ? wSum + wTo - wFrom : wSum) / 1e6;
     busyAll += busy;
     barrierAll += barrier;
     waitAll += wait;
@@ -151,23 +184,6 @@ export function analyseTrace(trace: Trace, opts: AnalysisOptions = {}): TraceAna
     barrierShare: of(barrierAll),
     waitShare: of(waitAll),
   };
-}
-
-/** Running union of intervals fed in start order. */
-class Union {
-  private sum = 0;
-  private from = 0;
-  private to = -Infinity;
-  add(start: number, end: number): void {
-    if (start > this.to) {
-      if (this.to > this.from) this.sum += this.to - this.from;
-      this.from = start;
-      this.to = end;
-    } else if (end > this.to) this.to = end;
-  }
-  total(): number {
-    return this.to > this.from ? this.sum + this.to - this.from : this.sum;
-  }
 }
 
 /**

@@ -20,7 +20,7 @@ import { error, type Diagnostic } from '../diagnostics.js';
 import { hostPrograms, lastStartCycle, programBytes, programHosts } from '../compile/decode.js';
 import type { ImplementationGraph } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
-import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type PeReport, type ProcessMemory, type ThreadStats, type ToAgent } from './protocol.js';
+import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type PeReport, type ProcessMemory, type ToAgent } from './protocol.js';
 
 /** The part of a WebSocket the coordinator uses; both `ws` and the browser's WebSocket fit. */
 export interface SocketLike {
@@ -56,6 +56,8 @@ export interface AgentInfo {
   offset: number;
   /** Round trip of the best clock sample, milliseconds. */
   rtt: number;
+  /** The agent package's version, where the agent says it (traces carry it). */
+  agentVersion?: string;
 }
 
 export interface Progress {
@@ -101,7 +103,6 @@ export interface RunResult {
   /** Wall seconds from start to the last agent's `done` (or the failure). */
   seconds: number;
   events: TraceEvent[];
-  threads: (ThreadStats & { host: string })[];
   /** Microseconds per cycle each host spent between its last local arrival and the barrier's release. */
   barrierPerCycle: Record<string, number>;
   reports: { host: string; node: string; iteration: number; values: Record<string, number | number[] | string> }[];
@@ -221,6 +222,7 @@ export class Coordinator {
       }, timeout);
       const samples: { offset: number; rtt: number }[] = [];
       let pes: PeReport[] = [];
+      let agentVersion: string | undefined;
       let host = '';
       const ping = (id: number) => conn.send({ type: 'ping', id, t: clock.now() });
       socket.onopen = () => conn.send({ type: 'auth', version: PROTOCOL_VERSION, token: opts.token });
@@ -246,6 +248,7 @@ export class Coordinator {
           welcomed = true;
           host = m.host;
           pes = m.pes;
+          agentVersion = typeof m.agentVersion === 'string' ? m.agentVersion.slice(0, 64) : undefined;
           ping(0);
         } else if (m.type === 'pong' && samples.length < 5) {
           const t1 = clock.now();
@@ -254,7 +257,7 @@ export class Coordinator {
           else {
             cancel(clock, timer as never);
             const best = samples.reduce((a, b) => (b.rtt < a.rtt ? b : a));
-            conn.info = { url, host, pes, offset: best.offset, rtt: best.rtt };
+            conn.info = { url, host, pes, offset: best.offset, rtt: best.rtt, agentVersion };
             resolve(conn);
           }
         } else for (const l of conn.listeners) l(m);
@@ -314,7 +317,7 @@ export class Coordinator {
     // Records keyed by host or PE ids (the document's words) have no prototype: a host named
     // "__proto__" or "constructor" is a host like any other.
     const byId = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
-    const result: RunResult = { ok: false, runId, iterations: opts.iterations, cycles, seconds: 0, events: [], threads: [], barrierPerCycle: byId(), reports: [], adapters: byId(), dropped: 0, eventCount: 0, memory: byId() };
+    const result: RunResult = { ok: false, runId, iterations: opts.iterations, cycles, seconds: 0, events: [], barrierPerCycle: byId(), reports: [], adapters: byId(), dropped: 0, eventCount: 0, memory: byId() };
     const problems = this.check(ig).filter((d) => d.severity === 'error');
     if (problems.length) {
       result.failure = { host: problems[0].path, message: problems.map((d) => d.message).join('; ') };
@@ -363,7 +366,6 @@ export class Coordinator {
             break;
           }
           case 'done':
-            for (const t of m.threads) result.threads.push({ ...t, host: c.info.host });
             result.barrierPerCycle[c.info.host] = m.barrierPerCycle;
             for (const r of m.reports) result.reports.push({ host: c.info.host, ...r });
             (result.memory[c.info.host] ??= {}).end = m.memory;

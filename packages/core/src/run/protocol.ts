@@ -50,16 +50,6 @@ export interface ProcessMemory {
   peHeaps?: Record<string, number>;
 }
 
-/** Per-thread totals an agent reports at the end of a run. */
-export interface ThreadStats {
-  pe: string;
-  thread: string;
-  /** Microseconds busy in fires and transfers. */
-  busy: number;
-  /** Microseconds waiting on data or barriers. */
-  waiting: number;
-}
-
 export interface FailureReport {
   host: string;
   pe?: string;
@@ -104,7 +94,8 @@ export type ToAgent =
 
 // Agent -> coordinator
 export type FromAgent =
-  | { type: 'welcome'; version: number; host: string; pes: PeReport[] }
+  /** `agentVersion`: the agent package's version (traces name it); absent from older agents. */
+  | { type: 'welcome'; version: number; host: string; pes: PeReport[]; agentVersion?: string }
   | { type: 'pong'; id: number; t: number; agent: number }
   | { type: 'deployed'; runId: string; adapters: Record<string, string>; allocated: Record<string, number>; memory?: ProcessMemory }
   | { type: 'started'; runId: string }
@@ -113,7 +104,6 @@ export type FromAgent =
       type: 'done';
       runId: string;
       cycles: number;
-      threads: ThreadStats[];
       /** Microseconds spent in cluster-wide barriers per cycle, averaged. */
       barrierPerCycle: number;
       reports: { node: string; iteration: number; values: Record<string, number | number[] | string> }[];
@@ -150,7 +140,7 @@ const REQUIRED: Record<string, string[]> = {
   deployed: ['runId'],
   started: ['runId'],
   trace: ['runId', 'events', 'cycle'],
-  done: ['runId', 'cycles', 'threads'],
+  done: ['runId', 'cycles'],
   failed: ['runId', 'failure'],
   stopped: ['runId'],
   error: ['message'],

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { predict } from '../predict/predict.js';
-import { toChromeTrace } from './chrome.js';
-import { traceStats } from './stats.js';
+import { documentHash } from '../run/calibration.js';
+import { toChromeTrace, traceMetadata } from './chrome.js';
 
 const piic = JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));
 
@@ -37,22 +37,24 @@ describe('Chrome trace export', () => {
     const pFire = trace.traceEvents.find((e) => e.ph === 'X' && e.name === 'P' && e.args?.iteration === 0)!;
     expect(starts.some((s) => s.tid === pFire.tid && s.ts === pFire.ts)).toBe(true);
   });
-});
 
-describe('trace summary', () => {
-  it('gives the cycle time, throughput and utilisation per thread', () => {
-    // GPU-bound: the incrementers take longer than any transfer.
-    const p = prediction(1e-2);
-    const s = traceStats(p.overlap.timeline);
-    expect(s.cycleTime.mean).toBeCloseTo(p.overlap.cycleTime * 1e6, 6);
-    expect(s.cycleTime.p95).toBeCloseTo(p.overlap.cycleTime * 1e6, 6);
-    expect(s.throughput).toBeCloseTo(1 / p.overlap.cycleTime, 3);
-    const gpu = s.threads.find((t) => t.pe === 'gpu0@h0' && t.thread === 'main')!;
-    expect(gpu.utilisation).toBeGreaterThan(0.5);
-    expect(gpu.utilisation).toBeLessThanOrEqual(1);
+  it('numbers hosts and lanes from the graph, whatever events there are and in whatever order', () => {
+    const p = prediction().overlap;
+    const meta = (events: typeof p.timeline) => toChromeTrace(events, p.ig).traceEvents.filter((e) => e.ph === 'M');
+    // A measured trace arrives in another order, and a failed run's may lack whole lanes.
+    const partial = [...p.timeline].reverse().filter((e) => e.host !== 'h0' || e.kind === 'fire');
+    expect(meta(partial)).toEqual(meta(p.timeline));
+    expect(meta([])).toEqual(meta(p.timeline));
   });
 
-  it('is empty for no events', () => {
-    expect(traceStats([]).throughput).toBe(0);
+  it('carries the document, its hash, strategy, sync mode, calibration and agents as metadata', () => {
+    const p = prediction().overlap;
+    const predicted = toChromeTrace(p.timeline, p.ig, traceMetadata(piic, { source: 'predicted', overlap: true }));
+    expect(predicted.metadata).toEqual({ source: 'predicted', document: { name: piic.name, hash: documentHash(piic) }, strategy: 'overlap', sync: 'barrier', calibration: 'none' });
+    const measured = traceMetadata(piic, { source: 'measured', overlap: false, sync: 'self-timed', calibration: 'piic.calibration.json', agents: [{ host: '__proto__', agentVersion: '0.1.0' }, { host: 'h1' }] });
+    expect(measured).toMatchObject({ strategy: 'no-overlap', sync: 'self-timed', calibration: 'piic.calibration.json' });
+    // A host named like an Object.prototype key is a host.
+    expect(JSON.stringify(measured.agents)).toBe('{"__proto__":"0.1.0","h1":"unknown"}');
+    expect(toChromeTrace([]).metadata).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import type { TraceEvent, TraceKind } from './event.js';
+import { compareLanes } from './lanes.js';
 
 // Trace events stored column-wise (Perfetto's way): one typed array per field instead of one
 // object per event, so a million events take tens of megabytes and a time-window query is a
@@ -80,10 +81,7 @@ export class TraceColumns {
   /** Lanes ordered by host, PE, then thread ('main' first), as the timeline draws them. */
   lanes(): Lane[] {
     if (!this.sortedLanes) {
-      const rank = (t: string) => (t === 'main' ? '' : t);
-      this.sortedLanes = this.laneIndex
-        .map((l) => l.lane)
-        .sort((a, b) => cmp(a.host, b.host) || cmp(a.pe, b.pe) || cmp(rank(a.thread), rank(b.thread)));
+      this.sortedLanes = this.laneIndex.map((l) => l.lane).sort(compareLanes);
     }
     return this.sortedLanes;
   }
@@ -324,4 +322,3 @@ function upperBound(starts: Float64Array, lo: number, hi: number, t: number): nu
   return lo;
 }
 
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

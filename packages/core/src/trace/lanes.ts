@@ -1,3 +1,5 @@
+import type { ImplementationGraph } from '../compile/types.js';
+
 // Transfer lanes: the threads a transfer is drawn on. One lane per direction and peer PE, so
 // the two directions of a full-duplex link (a GPU's uploads and read-backs in one overlapped
 // cycle) never pile up in one lane. The predictor and the agents both name lanes here, so a
@@ -21,34 +23,50 @@ export interface LanePe {
 }
 
 /**
- * Where a transfer is recorded. A copy between two PEs of one host is driven by the GPU's
- * thread (writeBuffer / mapAsync), so it is drawn on the GPU's PE; a host-to-host transfer is
- * drawn on both ends: the sender's send lane and the receiver's receive lane.
+ * Where a transfer is recorded. A copy between a CPU and a GPU of one host is driven by the
+ * GPU's thread (writeBuffer / mapAsync), so it is drawn on the GPU's PE. Two threads drive the
+ * others, and they are drawn on both ends, the sender's send lane and the receiver's receive
+ * lane: a host-to-host transfer, and a GPU-to-GPU copy of one host (staged through host
+ * memory: the source GPU reads back, the destination uploads; agent runtime/staging.ts).
  */
 export function transferLanes(fromPe: string, toPe: string, pe: (id: string) => LanePe): { pe: string; thread: string }[] {
   const from = pe(fromPe);
   const to = pe(toPe);
-  if (from.host !== to.host) return [{ pe: fromPe, thread: sendLane(toPe) }, { pe: toPe, thread: recvLane(fromPe) }];
+  if (from.host !== to.host || (from.kind === 'gpu' && to.kind === 'gpu')) return [{ pe: fromPe, thread: sendLane(toPe) }, { pe: toPe, thread: recvLane(fromPe) }];
   if (to.kind === 'gpu') return [{ pe: toPe, thread: recvLane(fromPe) }];
   return [{ pe: fromPe, thread: sendLane(toPe) }];
 }
 
-/**
- * Busy time of one thread as the union of its busy intervals, so concurrent transfers in
- * one lane count once (utilisation never exceeds 100%). Sorts a copy; O(n log n).
- */
-export function unionLength(intervals: readonly { start: number; end: number }[]): number {
-  const sorted = [...intervals].sort((a, b) => a.start - b.start);
-  let total = 0;
-  let from = -Infinity;
-  let to = -Infinity;
-  for (const { start, end } of sorted) {
-    if (start > to) {
-      if (to > from) total += to - from;
-      from = start;
-      to = end;
-    } else if (end > to) to = end;
-  }
-  if (to > from) total += to - from;
-  return total;
+export interface TraceLaneKey {
+  host: string;
+  pe: string;
+  thread: string;
 }
+
+/**
+ * Every lane a run of this graph draws on, predicted or measured: each PE's main thread and
+ * the lanes of each transfer, ordered host, PE, then thread (main first), as the timeline
+ * draws them. The Chrome export numbers processes and threads from this list, so the predicted
+ * and the measured trace of a document agree.
+ */
+export function graphLanes(ig: ImplementationGraph): TraceLaneKey[] {
+  const pes = ig.programs.pes;
+  const byId = new Map<string, LanePe>(pes.map((p) => [p.pe as string, { host: p.host as string, kind: p.kind }]));
+  const out = new Map<string, TraceLaneKey>();
+  const add = (host: string, pe: string, thread: string) => out.set(`${pe}\u0000${thread}`, { host, pe, thread });
+  for (const p of pes) add(p.host, p.pe, 'main');
+  const { from } = ig.programs.transfer;
+  for (let k = 0; k < from.length; k++) {
+    if (from[k] < 0) continue;
+    for (const l of transferLanes(pes[ig.buffers.pe[from[k]]].pe, pes[ig.buffers.pe[k]].pe, (id) => byId.get(id)!)) add(byId.get(l.pe)!.host, l.pe, l.thread);
+  }
+  return [...out.values()].sort(compareLanes);
+}
+
+/** Lane order: host, PE, then thread with 'main' first (TraceColumns.lanes() sorts alike). */
+export function compareLanes(a: TraceLaneKey, b: TraceLaneKey): number {
+  const rank = (t: string) => (t === 'main' ? '' : t);
+  return cmp(a.host, b.host) || cmp(a.pe, b.pe) || cmp(rank(a.thread), rank(b.thread));
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
