@@ -218,9 +218,6 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
   };
 }
 
-/** `pipeloom calibrate` reads the run's costs through here; they are core's trace analysis. */
-export { measuredTimes };
-
 function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
   if (!s.ok) {
     const reached = r.events.reduce((m, e) => Math.max(m, e.cycle + 1), 0);
