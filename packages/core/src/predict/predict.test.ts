@@ -4,19 +4,20 @@ import type { ProjectDocument } from '../document/types.js';
 import { layeredDocument } from '../testing/generate.js';
 import { predict, TIMELINE_EVENTS } from './predict.js';
 import { allPrograms } from '../compile/decode.js';
+import type { SyncMode } from '../run/contract.js';
 
 const piic = (): ProjectDocument => JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));
 const bytes = 2048 * 2048 * 4;
 const Th = 1e-5 + bytes / 5e9;
 const Tib = 2e-6 + bytes / 2.6e9;
 
-function cycleTimes(a: number) {
-  const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: a, I2: a } });
+function cycleTimes(a: number, sync: SyncMode = 'barrier') {
+  const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: a, I2: a }, sync });
   if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
   return r.prediction;
 }
 
-describe('P-I-I-C prediction (paper 5.1)', () => {
+describe('P-I-I-C prediction (paper 5.1), barrier mode', () => {
   it('without overlap T = Th + Tib + a*n', () => {
     for (const an of [0, 1e-3, 5e-3, 2e-2]) {
       const p = cycleTimes(an);
@@ -40,7 +41,7 @@ describe('P-I-I-C prediction (paper 5.1)', () => {
   it('a half-duplex PCIe link serialises the two copies of a cycle', () => {
     const doc = piic();
     for (const h of doc.arch.hosts) h.pcie = { bandwidth: 5e9, latency: 1e-5, duplex: false };
-    const r = predict(doc, { nodeTimes: { P: 0, C: 0, I1: 0, I2: 0 } });
+    const r = predict(doc, { nodeTimes: { P: 0, C: 0, I1: 0, I2: 0 }, sync: 'barrier' });
     if (!r.ok) throw new Error('does not predict');
     expect(r.prediction.noOverlap.cycleTime).toBeCloseTo(2 * Th + Tib, 12);
     expect(r.prediction.overlap.cycleTime).toBeCloseTo(Math.max(2 * Th, Tib), 12);
@@ -61,7 +62,7 @@ describe('P-I-I-C prediction (paper 5.1)', () => {
   });
 
   it('uses the kernels\' cost hints when no times are given', () => {
-    const r = predict(piic());
+    const r = predict(piic(), { sync: 'barrier' });
     if (!r.ok) throw new Error('does not predict');
     expect(r.prediction.noOverlap.cycleTime).toBeGreaterThan(Th + Tib);
     expect(r.prediction.speedup).toBeGreaterThan(1);
@@ -73,7 +74,7 @@ describe('P-I-I-C prediction (paper 5.1)', () => {
     const transferTimes: Record<string, number> = {};
     for (const p of Object.values(allPrograms(base.prediction.noOverlap.ig)))
       for (const ph of p.phases) for (const a of ph.actions) if (a.op === 'transfer') transferTimes[`${a.from.buffer}->${a.to.buffer}`] = p.host === a.fromPe.split('@')[1] && a.fromPe.startsWith('gpu') ? 3e-3 : 1e-3;
-    const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 2e-3, I2: 2e-3 }, transferTimes });
+    const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 2e-3, I2: 2e-3 }, transferTimes, sync: 'barrier' });
     if (!r.ok) throw new Error('does not predict');
     // Every transfer 1 ms except the GPU->CPU read-backs (3 ms): pcie phase 3 ms, cpu-cpu 1 ms, fire 2 ms.
     expect(r.prediction.noOverlap.cycleTime).toBeCloseTo(1e-3 + 3e-3 + 2e-3, 12);
@@ -89,11 +90,65 @@ describe('P-I-I-C prediction (paper 5.1)', () => {
   });
 });
 
+describe('P-I-I-C prediction, self-timed mode', () => {
+  it('is the document\'s mode unless asked, and says so', () => {
+    const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 1e-3, I2: 1e-3 } });
+    if (!r.ok) throw new Error('does not predict');
+    expect([r.prediction.overlap.sync, r.prediction.noOverlap.sync]).toEqual(['self-timed', 'self-timed']);
+    const doc = piic();
+    doc.options.sync = 'barrier';
+    const b = predict(doc);
+    if (!b.ok) throw new Error('does not predict');
+    expect(b.prediction.overlap.sync).toBe('barrier');
+  });
+
+  it('with overlap T = max(Th, Tib, a*n), as with barriers', () => {
+    for (const an of [0, 1e-3, 5e-3, 2e-2]) expect(cycleTimes(an, 'self-timed').overlap.cycleTime).toBeCloseTo(Math.max(Th, Tib, an), 12);
+  });
+
+  it('without overlap a single buffer\'s writer and reader take turns: T = max(Th + Tib, Th + a*n), not the sum of the phases', () => {
+    for (const an of [0, 1e-3, 5e-3, 2e-2]) {
+      const p = cycleTimes(an, 'self-timed');
+      expect(p.noOverlap.cycleTime).toBeCloseTo(Math.max(Th + Tib, Th + an), 12);
+      // Barrier mode adds the phases: Tib + Th + a*n.
+      if (an > 0) expect(p.noOverlap.cycleTime).toBeLessThan(cycleTimes(an).noOverlap.cycleTime);
+    }
+    expect(cycleTimes(0, 'self-timed').noOverlap.bottleneck).toMatch(/^bn_\d+: transfer .* \+ transfer .*, 1 slot$/);
+  });
+
+  it('draws waits as waits, no barriers, and a steady state at the predicted cycle', () => {
+    for (const overlap of [true, false]) {
+      const p = cycleTimes(5e-3, 'self-timed');
+      const s = overlap ? p.overlap : p.noOverlap;
+      expect(s.timeline.some((e) => e.kind === 'barrier')).toBe(false);
+      const waits = s.timeline.filter((e) => e.kind === 'wait');
+      expect(waits.length).toBeGreaterThan(0);
+      for (const w of waits) {
+        expect(w.name).toMatch(/^wait bn_\d+$/);
+        expect(w.end).toBeGreaterThan(w.start);
+      }
+      // Per lane, nothing overlaps: a wait ends where the action it held back starts.
+      const byLane = new Map<string, typeof s.timeline>();
+      for (const e of s.timeline) byLane.set(`${e.pe} ${e.thread}`, [...(byLane.get(`${e.pe} ${e.thread}`) ?? []), e]);
+      for (const lane of byLane.values()) for (let i = 1; i < lane.length; i++) expect(lane[i].start).toBeGreaterThanOrEqual(lane[i - 1].end - 1e-6);
+      // C fires once per predicted cycle once the pipeline is full.
+      const c = s.timeline.filter((e) => e.node === 'C');
+      const n = c.length - 1;
+      expect((c[n].start - c[n - 10].start) / 10).toBeCloseTo(s.cycleTime * 1e6, 3);
+      // The run: the first iteration's latency, then one cycle per further iteration.
+      const firstC = c[0].end / 1e6;
+      expect(s.runTime).toBeCloseTo(firstC + (s.iterations - 1) * s.cycleTime, 9);
+    }
+  });
+});
+
 describe('predicted timeline of a large graph', () => {
-  it('ends with the first whole cycle that reaches the event budget', () => {
+  it.each(['barrier', 'self-timed'] as const)('ends with the first whole cycle that reaches the event budget (%s)', (sync) => {
     const doc = layeredDocument(3, { nodes: 600, hosts: 8, gpus: 3 });
-    const r = predict(doc, { timelineEvents: 3000 });
+    const r = predict(doc, { timelineEvents: 3000, sync });
     if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
+    const longer = predict(doc, { timelineEvents: 1e9, sync });
+    if (!longer.ok) throw new Error('does not predict');
     for (const s of [r.prediction.overlap, r.prediction.noOverlap]) {
       expect(s.timeline.length).toBeGreaterThanOrEqual(3000);
       expect(s.timelineCycles).toBeLessThan(s.cycles);
@@ -102,8 +157,6 @@ describe('predicted timeline of a large graph', () => {
       // The cycle before the last stayed under the budget, so the budget stopped it at the last.
       expect(s.timeline.filter((e) => e.cycle < last).length).toBeLessThan(3000);
       // The events of the last cycle are all there: as many as the same cycle of a longer timeline.
-      const longer = predict(doc, { timelineEvents: 1e9 });
-      if (!longer.ok) throw new Error('does not predict');
       const whole = (s.overlap ? longer.prediction.overlap : longer.prediction.noOverlap).timeline.filter((e) => e.cycle === last);
       expect(s.timeline.filter((e) => e.cycle === last)).toHaveLength(whole.length);
     }

@@ -9,6 +9,7 @@ import type { Link } from '../document/types.js';
 import { analyze } from '../document/validate.js';
 import type { PeId } from '../ids.js';
 import type { TraceEvent } from '../trace/event.js';
+import type { SyncMode } from '../run/contract.js';
 import { transferLanes, type LanePe } from '../trace/lanes.js';
 import { nodeTime, transferTime, type TimingOptions } from './timing.js';
 
@@ -26,6 +27,8 @@ export interface PredictOptions extends TimingOptions {
    * browser's main thread handles.
    */
   timelineEvents?: number;
+  /** The sync mode modelled (run/contract.ts); default: the document's options.sync (self-timed when unset). */
+  sync?: SyncMode;
 }
 
 /** PredictOptions.timelineEvents when none is given. */
@@ -41,8 +44,16 @@ export interface PhaseTime {
 
 export interface StrategyPrediction {
   overlap: boolean;
+  /** The sync mode modelled. */
+  sync: SyncMode;
   /** Seconds per cycle in steady state (one iteration completes per cycle). */
   cycleTime: number;
+  /**
+   * What sets the cycle: barrier, the slowest phase's PE or link; self-timed, the busiest PE or
+   * link, or a storage slot's writer and reader taking turns (`bn_3: fire a + transfer bn_2->bn_3, 1 slot`).
+   */
+  bottleneck: string;
+  /** Phases of the programs; barrier: each with its barrier's cost; self-timed: no barrier. */
   phases: PhaseTime[];
   /** Busy seconds per cycle of each PE and link (`link a<->b` or `link a->b`). */
   busy: Record<string, number>;
@@ -52,7 +63,7 @@ export interface StrategyPrediction {
   iterations: number;
   /** Cycles of the whole run: last start cycle + iterations. */
   cycles: number;
-  /** Seconds for the whole run (cycles x cycle time). */
+  /** Seconds for the whole run: barrier, cycles x cycle time; self-timed, the first iteration's latency + (iterations - 1) x cycle time. */
   runTime: number;
   ig: ImplementationGraph;
   timeline: TraceEvent[];
@@ -71,10 +82,12 @@ export type PredictResult = { ok: true; prediction: Prediction; diagnostics: Dia
 
 /**
  * Predicts both strategies of paper 4.3 from per-node kernel times and link bandwidth and
- * latency. Without overlap a cycle is the sum over phases of the slowest PE or link in the
- * phase (plus its barrier); with overlap, the busiest PE or link. A full-duplex link carries
- * both directions at once; a half-duplex one serialises them. For P-I-I-C this gives
- * T = Th + Tib + a*n without overlap and max(Th, Tib, a*n) with.
+ * latency, in one sync mode. Barrier mode: without overlap a cycle is the sum over phases of
+ * the slowest PE or link in the phase (plus its barrier); with overlap, the busiest PE or
+ * link. For P-I-I-C this gives T = Th + Tib + a*n without overlap and max(Th, Tib, a*n) with.
+ * Self-timed mode (see `selfTimed`): the busiest PE or link, or a slot's writer and reader
+ * taking turns where the slots are few. A full-duplex link carries both directions at once; a
+ * half-duplex one serialises them.
  */
 export function predict(doc: unknown, opts: PredictOptions = {}): PredictResult {
   const { diagnostics, model } = analyze(doc);
@@ -117,7 +130,9 @@ class Resources {
 }
 
 export function predictStrategy(model: Model, ig: ImplementationGraph, opts: PredictOptions = {}): StrategyPrediction {
-  const barrier = opts.barrier ?? 0;
+  const sync = opts.sync ?? model.doc.options.sync ?? 'self-timed';
+  // Self-timed runs have no barrier.
+  const barrier = sync === 'barrier' ? (opts.barrier ?? 0) : 0;
   const iterations = opts.iterations ?? model.doc.options.iterations;
   const linkName = (l: Link, from: PeId, to: PeId) => (l.duplex ? `link ${from}->${to}` : `link ${l.a}<->${l.b}`);
   // Each phase's actions once: a transfer is listed by both its PEs, and counted by its sender's.
@@ -185,14 +200,39 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
   });
   const busy: Record<string, number> = {};
   for (const r of busyOrder) busy[resources.names[r]] = busyTime[r];
-  const cycleTime = phaseTimes.reduce((a, p) => a + p.time, 0);
   let last = 0;
   for (const ph of phases) for (const t of ph) last = Math.max(last, t.startCycle);
   const cycles = last + iterations;
-  const { events: timeline, cycles: timelineCycles } = buildTimeline(model, ig, phases, count, phaseTimes, cycleTime, barrier, iterations, Math.min(opts.timelineCycles ?? cycles, cycles, 200), opts.timelineEvents ?? TIMELINE_EVENTS);
+  const drawn = Math.min(opts.timelineCycles ?? cycles, cycles, 200);
+  const maxEvents = opts.timelineEvents ?? TIMELINE_EVENTS;
+  if (sync === 'self-timed') {
+    const st = selfTimed(model, ig, phases, resources, busyTime, iterations, drawn, maxEvents);
+    return {
+      overlap: ig.overlap,
+      sync,
+      cycleTime: st.cycleTime,
+      bottleneck: st.bottleneck,
+      phases: phaseTimes,
+      busy,
+      throughput: st.cycleTime > 0 ? 1 / st.cycleTime : Infinity,
+      fillCycles: ig.fillCycles,
+      iterations,
+      cycles,
+      runTime: st.latency + (iterations - 1) * st.cycleTime,
+      ig,
+      timeline: st.events,
+      timelineCycles: st.cycles,
+    };
+  }
+  const cycleTime = phaseTimes.reduce((a, p) => a + p.time, 0);
+  const { events: timeline, cycles: timelineCycles } = buildTimeline(model, ig, phases, count, phaseTimes, cycleTime, barrier, iterations, drawn, maxEvents);
+  let slowest: PhaseTime | undefined;
+  for (const ph of phaseTimes) if (!slowest || ph.time > slowest.time) slowest = ph;
   return {
     overlap: ig.overlap,
+    sync,
     cycleTime,
+    bottleneck: slowest?.bottleneck ?? '',
     phases: phaseTimes,
     busy,
     throughput: cycleTime > 0 ? 1 / cycleTime : Infinity,
@@ -204,6 +244,162 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
     timeline,
     timelineCycles,
   };
+}
+
+/**
+ * Self-timed mode (run/contract.ts): no barrier; each firing and transfer starts once its
+ * input is written, the slot it writes has been read (its previous occupant, `slots`
+ * iterations back), its own stream (a PE's firings, a transfer's iterations) and its PE or
+ * link are free. The cycle is what bounds a steady state: the busiest PE or link, or a
+ * buffer's writer and one of its readers taking turns through its slots ((writer + reader) /
+ * slots, which is what a single buffer costs without overlap). The first iteration's latency
+ * (fill) comes from running that schedule as soon as possible, which also draws the timeline,
+ * marking a PE or lane idle before an action its data held back as a `wait <buffer>` slice.
+ */
+function selfTimed(model: Model, ig: ImplementationGraph, phases: Timed[][], resources: Resources, busyTime: Float64Array, iterations: number, cycles: number, maxEvents: number): { cycleTime: number; bottleneck: string; latency: number; events: TraceEvent[]; cycles: number } {
+  const { buffers, order, programs } = ig;
+  const { transfer, fire } = programs;
+  const pes = programs.pes;
+  const fires = order.length;
+  // Actions by id: a firing's schedule position s, or fires + the number of the buffer a transfer fills.
+  const ids = fires + buffers.count;
+  const time = new Float64Array(ids);
+  const resource = new Int32Array(ids).fill(-1);
+  let last = 0;
+  for (const ph of phases) {
+    for (const t of ph) {
+      const id = t.entry < 0 ? -t.entry - 1 : fires + t.entry;
+      time[id] = t.time;
+      resource[id] = t.resource;
+      last = Math.max(last, t.startCycle);
+    }
+  }
+  const writer = (b: number) => (transfer.from[b] >= 0 ? fires + b : buffers.source[b]);
+  const slots = (b: number) => Math.max(1, pes[buffers.pe[b]].slots[buffers.color[b]]);
+  const readers = (b: number, each: (id: number) => void) => {
+    for (let j = buffers.consumers.start[b]; j < buffers.consumers.start[b + 1]; j++) each(buffers.consumers.node[j]);
+    for (let j = buffers.next.start[b]; j < buffers.next.start[b + 1]; j++) each(fires + buffers.next.list[j]);
+  };
+  const name = (id: number) => (id < fires ? `fire ${order[id]}` : `transfer ${buffers.id[transfer.from[id - fires]]}->${buffers.id[id - fires]}`);
+
+  // The cycle: the busiest resource, or the slowest writer-reader turn through a buffer's slots.
+  let cycleTime = 0;
+  let bottleneck = '';
+  busyTime.forEach((t, r) => {
+    if (t > cycleTime) [cycleTime, bottleneck] = [t, resources.names[r]];
+  });
+  let deepest = 1;
+  for (let b = 0; b < buffers.count; b++) {
+    const w = writer(b);
+    const d = slots(b);
+    deepest = Math.max(deepest, d);
+    readers(b, (r) => {
+      if (resource[r] === resource[w]) return; // one PE or link: its busy time counts both
+      const t = (time[w] + time[r]) / d;
+      if (t > cycleTime) [cycleTime, bottleneck] = [t, `${buffers.id[b]}: ${name(w)} + ${name(r)}, ${d} slot${d > 1 ? 's' : ''}`];
+    });
+  }
+
+  // As soon as possible, in barrier mode's order (every dependency comes earlier in it). End
+  // times are kept for the last `ring` iterations of each action: a reader is at most `slots`
+  // iterations behind the writer that waits for it.
+  const ring = deepest + 1;
+  const ends = new Float64Array(ids * ring);
+  const free = new Float64Array(resources.names.length);
+  const events: TraceEvent[] = [];
+  const us = (x: number) => x * 1e6;
+  // Each lane once, with when its last drawn action ended (where a wait drawn on it starts).
+  type Lane = { pe: string; host: string; thread: string; free: number };
+  const lanePe = (id: string): LanePe => model.pe.get(id as PeId)!;
+  const mainLanes: Lane[] = pes.map((p) => ({ pe: p.pe, host: p.host, thread: 'main', free: 0 }));
+  const laneByName = new Map<string, Lane>();
+  const lanes = new Map<number, Lane[]>();
+  const lanesOf = (p: number, q: number) => {
+    let l = lanes.get(p * pes.length + q);
+    if (!l) {
+      l = transferLanes(pes[p].pe, pes[q].pe, lanePe).map((x) => {
+        const key = `${x.pe} ${x.thread}`;
+        return laneByName.get(key) ?? laneByName.set(key, { ...x, host: lanePe(x.pe).host, free: 0 }).get(key)!;
+      });
+      lanes.set(p * pes.length + q, l);
+    }
+    return l;
+  };
+  let latency = 0;
+  let drawn = 0;
+  const simulated = Math.max(cycles, Math.min(last + 1, last + iterations));
+  for (let k = 0; k < simulated; k++) {
+    const draw = k < cycles && drawn === k;
+    for (const actions of phases) {
+      for (const t of actions) {
+        const i = k - t.startCycle;
+        if (i < 0 || i >= iterations) continue;
+        const id = t.entry < 0 ? -t.entry - 1 : fires + t.entry;
+        // When its inputs are written and the slots it writes have been read: the latest of
+        // those ends, and the buffer it was (`cause`). No closures here: this runs per action
+        // and iteration.
+        let ready = 0;
+        let cause = -1;
+        const inFrom = t.entry < 0 ? fire.inputs.start[id] : 0;
+        const inTo = t.entry < 0 ? fire.inputs.start[id + 1] : 1;
+        for (let j = inFrom; j < inTo; j++) {
+          const b = t.entry < 0 ? fire.inputs.buffer[j] : transfer.from[t.entry];
+          const at = ends[writer(b) * ring + (i % ring)];
+          if (at > ready) {
+            ready = at;
+            cause = b;
+          }
+        }
+        const outFrom = t.entry < 0 ? fire.outputs.start[id] : 0;
+        const outTo = t.entry < 0 ? fire.outputs.start[id + 1] : 1;
+        for (let j = outFrom; j < outTo; j++) {
+          const b = t.entry < 0 ? fire.outputs.buffer[j] : t.entry;
+          const back = i - slots(b);
+          if (back < 0) continue;
+          const slot = back % ring;
+          for (let x = buffers.consumers.start[b]; x < buffers.consumers.start[b + 1]; x++) {
+            const at = ends[buffers.consumers.node[x] * ring + slot];
+            if (at > ready) {
+              ready = at;
+              cause = b;
+            }
+          }
+          for (let x = buffers.next.start[b]; x < buffers.next.start[b + 1]; x++) {
+            const at = ends[(fires + buffers.next.list[x]) * ring + slot];
+            if (at > ready) {
+              ready = at;
+              cause = b;
+            }
+          }
+        }
+        const own = Math.max(free[t.resource], t.entry >= 0 && i > 0 ? ends[id * ring + ((i - 1) % ring)] : 0);
+        const start = Math.max(ready, own);
+        const finish = start + t.time;
+        ends[id * ring + (i % ring)] = finish;
+        free[t.resource] = finish;
+        if (i === 0) latency = Math.max(latency, finish);
+        if (!draw) continue;
+        const held = ready > own;
+        if (t.entry < 0) {
+          const lane = mainLanes[t.pe];
+          if (held && start > lane.free) events.push({ host: lane.host, pe: lane.pe, thread: 'main', kind: 'wait', name: `wait ${buffers.id[cause]}`, buffer: buffers.id[cause], iteration: i, cycle: k, start: us(lane.free), end: us(start) });
+          lane.free = finish;
+          events.push({ host: lane.host, pe: lane.pe, thread: 'main', kind: 'fire', name: order[id], node: order[id], iteration: i, cycle: k, start: us(start), end: us(finish) });
+        } else {
+          const to = t.entry;
+          const from = transfer.from[to];
+          for (const lane of lanesOf(buffers.pe[from], buffers.pe[to])) {
+            if (held && start > lane.free) events.push({ host: lane.host, pe: lane.pe, thread: lane.thread, kind: 'wait', name: `wait ${buffers.id[cause]}`, buffer: buffers.id[cause], iteration: i, cycle: k, start: us(lane.free), end: us(start) });
+            lane.free = finish;
+            events.push({ host: lane.host, pe: lane.pe, thread: lane.thread, kind: 'transfer', name: buffers.id[to], buffer: buffers.id[to], from: buffers.id[from], iteration: i, cycle: k, start: us(start), end: us(finish), bytes: buffers.bytes[to] });
+          }
+        }
+      }
+    }
+    // Whole cycles only, as in barrier mode: the budget is checked between them.
+    if (draw && ++drawn && events.length >= maxEvents) cycles = drawn;
+  }
+  return { cycleTime, bottleneck, latency, events, cycles: Math.min(drawn, cycles) };
 }
 
 function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][], resources: number, times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number, maxEvents: number): { events: TraceEvent[]; cycles: number } {
