@@ -2,17 +2,12 @@ import WebSocket from 'ws';
 import { programHosts, type ImplementationGraph } from '@pipeloom/core';
 import { Coordinator, ConnectError, type SocketLike } from '@pipeloom/core/run/coordinator';
 import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
+import { gpusPerHost, nodeClock } from './run.js';
 
 // The agents a command runs on: `--agents URLS --token T`, or one local agent per host of the
 // document (started here, stopped by `close`). Shared by `pipeloom run` and `pipeloom calibrate`.
 
 const wsConnect = (url: string) => new WebSocket(url, { maxPayload: 1 << 30 }) as unknown as SocketLike;
-
-export const nodeClock = {
-  now: () => performance.timeOrigin + performance.now(),
-  setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
-  clearTimeout: (h: never) => clearTimeout(h),
-};
 
 export interface AgentFlags {
   agents?: string;
@@ -27,17 +22,6 @@ export interface OpenAgents {
   coordinator: Coordinator;
   local?: LocalAgents;
   close(): Promise<void>;
-}
-
-/** GPU PEs needed per host (gpu<i>@host needs i+1). */
-export function gpusPerHost(ig: ImplementationGraph): Record<string, number> {
-  // Keyed by the document's host ids: no prototype, so a host named "constructor" is a host.
-  const out: Record<string, number> = Object.create(null);
-  for (const p of ig.programs.pes) {
-    const m = /^gpu(\d+)@/.exec(p.pe);
-    if (m) out[p.host] = Math.max(out[p.host] ?? 0, Number(m[1]) + 1);
-  }
-  return out;
 }
 
 /** Connects to the agents (starting local ones first without --agents); a message on stderr and undefined when it cannot. */

@@ -56,6 +56,19 @@ describe('pipeloom calibrate', () => {
     expect(hints.calibration).toBeUndefined();
     expect(json.overlap.cycleTime).toBeGreaterThan(hints.overlap.cycleTime);
 
+    // run: the strategy it ran, predicted from the hints and with the calibration, each against
+    // the measured cycle; with emulated devices each GPU firing lasts its calibrated time.
+    const run = await pipeloomAsync('run', file, '--iterations', '4', '--no-overlap', '--emulate-devices', '--trace', join(dir, 'trace.json'));
+    expect(run.stderr).not.toMatch(/failed/);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^ {2}strategy {5}no overlap$/m);
+    expect(run.stdout).toMatch(new RegExp(`predicted with calibration ${written.replace(/[.]/g, '[.]')} \\(${c.date.slice(0, 10)} [0-9:]+ UTC\\), measured/predicted \\d+\\.\\d\\d`));
+    const i1 = c.firings.find((f) => f.pe === 'gpu0@h0' && f.overlap === false)!.seconds;
+    const trace = JSON.parse(readFileSync(join(dir, 'trace.json'), 'utf8'));
+    const fires = trace.traceEvents.filter((e: { ph: string; cat?: string; name: string }) => e.ph === 'X' && e.cat === 'fire' && e.name === 'I1');
+    expect(fires).toHaveLength(4);
+    for (const f of fires) expect(f.dur).toBeGreaterThanOrEqual(i1 * 1e6 - 1);
+
     // A document edited since: the entries that still match are used, and it says so.
     const edited = JSON.parse(readFileSync(file, 'utf8'));
     edited.app.nodes.find((n: { id: string }) => n.id === 'I2').params.nb_loop = 9;

@@ -6,6 +6,8 @@ import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
 import { ProgressBar } from '../progress/bar.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
+import { analyze, calibratedTiming, deviceTimes } from '@pipeloom/core';
+import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
 
 const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json]
 
@@ -21,6 +23,10 @@ utilisation and predicted vs measured.
   --link-rate BYTES        cap host-to-host sends at BYTES per second (local agents only)
   --emulate-links          make every transfer last at least its link's time in the document
                            (latency + bytes / bandwidth): rehearse a cluster's timing locally
+  --emulate-devices        make every GPU firing last at least its calibrated time (else its
+                           cost hint): the kernel runs and is checked, the rest is waited out
+  --calibration FILE       the calibration to predict with (default: FILE.calibration.json
+                           beside the document, when there is one); --no-calibration: none
   --format text|json       summary as text (default) or JSON on stdout
   --allow-wgsl             start the local agents with --allow-wgsl, so custom.wgsl nodes
                            (WGSL written in the document) run; remote agents need it themselves
@@ -41,7 +47,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -71,6 +77,10 @@ export async function main(argv: string[]): Promise<number> {
   printDiagnostics(compiled.diagnostics);
   const ig = compiled.ig;
   const iterations = iterationsFlag ?? doc.options?.iterations ?? 100;
+  const { model } = analyze(doc);
+  const cal = v['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, v.calibration as string | undefined);
+  // Emulated devices: each GPU firing lasts its calibrated time under this strategy, else its cost hint.
+  const emulateDevices = v['emulate-devices'] && model ? deviceTimes(model, cal ? calibratedTiming(model, cal.calibration, cal.file, ig.overlap).timing : {}) : undefined;
 
   let local: LocalAgents | undefined;
   let urls: string[];
@@ -115,7 +125,7 @@ export async function main(argv: string[]): Promise<number> {
         return EXIT.failure;
       }
       const bar = new ProgressBar();
-      const options: RunOptions = { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true };
+      const options: RunOptions = { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true, emulateDevices };
       const handle = coordinator.run(ig, options);
       const stopOnSignal = () => handle.stop('interrupted');
       process.once('SIGINT', stopOnSignal);
@@ -131,7 +141,7 @@ export async function main(argv: string[]): Promise<number> {
           console.error(`pipeloom run: cannot write ${v.trace}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
         }
       }
-      const summary = summarize(doc, ig, result);
+      const summary = summarize(doc, ig, result, cal);
       if (format === 'json') process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       else process.stdout.write(`${toText(doc, summary, result)}\n`);
       if (!result.ok) {
@@ -172,8 +182,12 @@ export interface RunSummary {
   throughput: number;
   /** Seconds per cycle in steady state (after the fill, before the drain). */
   cycleTime: number;
+  /** The strategy it ran (one per run). */
+  strategy: 'overlap' | 'no overlap';
   /** Predicted from the document's nominal PE and link rates. */
   predictedCycleTime?: number;
+  /** Predicted with the document's calibration (`pipeloom calibrate`), when it has one. */
+  calibration?: { file: string; date: string; predictedCycleTime?: number };
   /**
    * Predicted from this run's own mean kernel and transfer times (no barriers, no hand-offs):
    * measured / calibrated is the runtime's overhead as the user sees it.
@@ -191,7 +205,7 @@ export interface RunSummary {
   failure?: RunResult['failure'];
 }
 
-export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunResult): RunSummary {
+export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunResult, cal?: LoadedCalibration): RunSummary {
   const strategy = (p: ReturnType<typeof predict>) => (p.ok ? (ig.overlap ? p.prediction.overlap : p.prediction.noOverlap).cycleTime : undefined);
   const predictedCycleTime = strategy(predict(doc, { iterations: r.iterations }));
   const calibratedCycleTime = r.events.length ? strategy(predict(doc, { iterations: r.iterations, ...measuredTimes(r.events) })) : undefined;
@@ -199,6 +213,8 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
   return {
     ok: r.ok,
     overlap: ig.overlap,
+    strategy: ig.overlap ? 'overlap' : 'no overlap',
+    calibration: cal && { file: cal.file, date: cal.calibration.date, predictedCycleTime: strategy(cal.predict({ iterations: r.iterations, timelineCycles: 1 })) },
     iterations: r.iterations,
     cycles: r.cycles,
     seconds: r.seconds,
@@ -226,8 +242,12 @@ function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
   const lines = [
     `${doc.name}: run complete, ${s.overlap ? 'with' : 'without'} overlap, ${s.iterations} iterations in ${s.cycles} cycles, ${formatSeconds(s.seconds)}`,
     `  throughput   ${s.throughput.toFixed(2)} it/s`,
+    `  strategy     ${s.strategy}`,
     `  cycle time   ${formatSeconds(s.cycleTime)} measured${s.predictedCycleTime !== undefined ? `, ${formatSeconds(s.predictedCycleTime)} predicted (document rates), measured/predicted ${(s.cycleTime / s.predictedCycleTime).toFixed(2)}` : ''}`,
   ];
+  const c = s.calibration;
+  if (c?.predictedCycleTime !== undefined)
+    lines.push(`               ${formatSeconds(c.predictedCycleTime)} predicted with calibration ${c.file} (${c.date.slice(0, 16).replace('T', ' ')} UTC), measured/predicted ${(s.cycleTime / c.predictedCycleTime).toFixed(2)}`);
   if (s.calibratedCycleTime !== undefined)
     lines.push(
       `               ${formatSeconds(s.calibratedCycleTime)} predicted (measured kernel and transfer times), measured/predicted ${(s.cycleTime / s.calibratedCycleTime).toFixed(2)}: the runtime's overhead`,
