@@ -5,6 +5,7 @@ import { layeredDocument } from '../testing/generate.js';
 import { predict, TIMELINE_EVENTS } from './predict.js';
 import { allPrograms } from '../compile/decode.js';
 import type { SyncMode } from '../run/contract.js';
+import { analyseTrace } from '../run/analysis.js';
 
 const piic = (): ProjectDocument => JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));
 const bytes = 2048 * 2048 * 4;
@@ -135,6 +136,8 @@ describe('P-I-I-C prediction, self-timed mode', () => {
       const c = s.timeline.filter((e) => e.node === 'C');
       const n = c.length - 1;
       expect((c[n].start - c[n - 10].start) / 10).toBeCloseTo(s.cycleTime * 1e6, 3);
+      // The trace analysis (steady state, fill excluded) reads the same cycle from it.
+      expect(analyseTrace(s.timeline, { fillCycles: s.fillCycles, iterations: s.iterations }).cycleTime).toBeCloseTo(s.cycleTime, 9);
       // The run: the first iteration's latency, then one cycle per further iteration.
       const firstC = c[0].end / 1e6;
       expect(s.runTime).toBeCloseTo(firstC + (s.iterations - 1) * s.cycleTime, 9);
