@@ -18,7 +18,7 @@ const calIterations = arg('cal-iterations', 10);
 const i = process.argv.indexOf('--examples');
 const names = i >= 0 ? process.argv[i + 1].split(',') : ['piic.json', 'piic-single-host.json', 'paper-fig5.json', 'saliency.json', 'granulometry.json', 'custom-wgsl.json'];
 const s = process.argv.indexOf('--syncs');
-const syncs = s >= 0 ? process.argv[s + 1].split(',') : ['barrier'];
+const syncs = (s >= 0 ? process.argv[s + 1].split(',') : ['barrier']) as ('barrier' | 'self-timed')[];
 
 const rows: string[][] = [];
 const ratios: number[] = [];
@@ -42,28 +42,36 @@ for (const name of names) {
   };
   try {
     for (const sync of syncs) {
-      process.stderr.write(`${name} (${sync}): calibrating, ${calIterations} iterations per strategy\n`);
-      const runs: { ig: ImplementationGraph; measured: MeasuredTimes }[] = [];
-      // As `pipeloom calibrate`: the fill first, then calIterations steady cycles measured.
-      for (const ig of igs) {
-        const total = ig.fillCycles + calIterations;
-        const events = (await runOrThrow(ig, total, sync)).events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < total);
-        runs.push({ ig, measured: measuredTimes(events) });
-      }
-      const cal = calibrationFrom(model, runs, { machine: { hostname: hostname(), cpu: cpus()[0]?.model ?? '', adapters: {} }, date: new Date().toISOString(), iterations: calIterations });
-      const hints = predict(doc, { iterations, timelineCycles: 1 });
-      const calibrated = predictCalibrated(model, cal, { iterations, timelineCycles: 1 });
-      if (!hints.ok || !calibrated.ok) throw new Error(`${name}: predict failed`);
-      for (const ig of igs) {
-        process.stderr.write(`${name} (${sync}): measuring ${ig.overlap ? 'with' : 'without'} overlap, ${iterations} iterations\n`);
-        const r = await runOrThrow(ig, iterations, sync);
-        const measured = analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations }).cycleTime;
-        const pick = (p: typeof hints.prediction) => (ig.overlap ? p.overlap : p.noOverlap).cycleTime;
-        const h = pick(hints.prediction);
-        const c = pick(calibrated.prediction);
-        const barrier = Math.max(0, ...Object.values(r.barrierPerCycle)) / 1e6;
-        ratios.push(measured / c);
-        rows.push([name.replace(/\.json$/, ''), ig.overlap ? 'overlap' : 'no overlap', sync, ms(measured), ms(h), (measured / h).toFixed(2), ms(c), (measured / c).toFixed(2), ms(barrier), ms(measured - c)]);
+      // One failed example or sync mode is a row saying so, not the end of the table.
+      try {
+        process.stderr.write(`${name} (${sync}): calibrating, ${calIterations} iterations per strategy\n`);
+        const runs: { ig: ImplementationGraph; measured: MeasuredTimes }[] = [];
+        // As `pipeloom calibrate`: the fill first, then calIterations steady cycles measured.
+        for (const ig of igs) {
+          const total = ig.fillCycles + calIterations;
+          const events = (await runOrThrow(ig, total, sync)).events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < total);
+          runs.push({ ig, measured: measuredTimes(events) });
+        }
+        const cal = calibrationFrom(model, runs, { machine: { hostname: hostname(), cpu: cpus()[0]?.model ?? '', adapters: {} }, date: new Date().toISOString(), iterations: calIterations });
+        // The model of the sync mode the runs use (predict's default is the document's).
+        const hints = predict(doc, { iterations, timelineCycles: 1, sync });
+        const calibrated = predictCalibrated(model, cal, { iterations, timelineCycles: 1, sync });
+        if (!hints.ok || !calibrated.ok) throw new Error(`${name}: predict failed`);
+        for (const ig of igs) {
+          process.stderr.write(`${name} (${sync}): measuring ${ig.overlap ? 'with' : 'without'} overlap, ${iterations} iterations\n`);
+          const r = await runOrThrow(ig, iterations, sync);
+          const measured = analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations }).cycleTime;
+          const pick = (p: typeof hints.prediction) => (ig.overlap ? p.overlap : p.noOverlap).cycleTime;
+          const h = pick(hints.prediction);
+          const c = pick(calibrated.prediction);
+          const barrier = Math.max(0, ...Object.values(r.barrierPerCycle)) / 1e6;
+          ratios.push(measured / c);
+          rows.push([name.replace(/\.json$/, ''), ig.overlap ? 'overlap' : 'no overlap', sync, ms(measured), ms(h), (measured / h).toFixed(2), ms(c), (measured / c).toFixed(2), ms(barrier), ms(measured - c)]);
+          process.stderr.write(`  ${rows[rows.length - 1].join(' | ')}\n`);
+        }
+      } catch (e) {
+        rows.push([name.replace(/\.json$/, ''), '-', sync, `failed: ${e instanceof Error ? e.message.slice(0, 120) : String(e)}`, '', '', '', '', '', '']);
+        process.stderr.write(`  ${rows[rows.length - 1].join(' | ')}\n`);
       }
     }
   } finally {

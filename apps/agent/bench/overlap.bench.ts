@@ -13,7 +13,12 @@
 // PCIe and InfiniBand bandwidths are set so that a copy of one matrix takes `--stage` ms, and
 // each transfer lasts at least that long (the bytes are still copied and checked). The sweep
 // is centred on nb_loop* where f0 + a*nb_loop* = stage, from two probe runs.
-//   npm run bench:overlap -- [--size BYTES] [--stage MS] [--iterations N] [--rounds N] [--loops 0,1,...] [--lp-threads N]
+// With --emulate-devices the GPUs are emulated too (`emulateDevices`, runtime/emulate.ts): I
+// runs a small real kernel (nb_loop 1, still checked by C) and its firing is padded to a
+// device time swept around the stage (--devices MS,... ; default 0.25-3 x stage), so the two
+// llvmpipe "GPUs" no longer fill both cores and copies can hide under compute as on real GPUs.
+// Every row says which: "llvmpipe" (real kernels, for machines with real GPUs) or "emulated".
+//   npm run bench:overlap -- [--size BYTES] [--stage MS] [--iterations N] [--rounds N] [--loops 0,1,...] [--lp-threads N] [--emulate-devices [--devices MS,...]] [--sync barrier|self-timed]
 import type { RunResult } from '@pipeloom/core/run/coordinator';
 import { programHosts, type ProjectDocument } from '@pipeloom/core';
 import { availableParallelism } from 'node:os';
@@ -24,11 +29,16 @@ const side = sideFor(bytes);
 const stage = arg('stage', 30) / 1000;
 const iterations = arg('iterations', 20);
 const rounds = arg('rounds', 3);
+const emulated = process.argv.includes('--emulate-devices');
+const syncAt = process.argv.indexOf('--sync');
+const sync = syncAt >= 0 ? process.argv[syncAt + 1] : 'barrier';
+const devicesLabel = emulated ? 'emulated' : 'llvmpipe';
 
 type Ev = RunResult['events'][number];
 /** P-I-I-C whose PCIe and InfiniBand move one matrix in `stage` seconds. */
 function docFor(n: number): ProjectDocument {
-  const doc = piicDoc(side, n, iterations);
+  // Emulated devices: `n` is the device's ms per firing, the kernel itself a small one.
+  const doc = piicDoc(side, emulated ? 1 : n, iterations);
   const matrix = side * side * 4;
   for (const h of doc.arch.hosts) (h as { pcie?: unknown }).pcie = { bandwidth: matrix / stage, latency: 0 };
   (doc.arch as { network?: unknown }).network = { kind: 'infiniband', bandwidth: matrix / stage, latency: 0 };
@@ -51,12 +61,16 @@ const busy = new Map<RunResult, number>();
 async function run(n: number, overlap: boolean): Promise<RunResult> {
   let from: { cpu: number; t: number } | undefined;
   let to: { cpu: number; t: number } | undefined;
-  const r = await runOrThrow(c, igFor(n, overlap), iterations, 0, true, true, (p) => {
+  const onProgress = (p: { cycle: number }) => {
     if (p.cycle < fill) return;
     const s = { cpu: cpuSeconds(pids), t: performance.now() };
     if (!from) from = s;
     else to = s;
-  });
+  };
+  const device = emulated ? { emulateDevices: { I1: n / 1000, I2: n / 1000 } } : {};
+  // `sync` goes only where it is not the default (coordinators before self-timed lack it).
+  const r = emulated || sync !== 'barrier' ? await c.coordinator.run(igFor(n, overlap), { iterations, keepEvents: true, emulateLinks: true, onProgress, ...device, ...(sync !== 'barrier' && ({ sync } as object)) }).done : await runOrThrow(c, igFor(n, overlap), iterations, 0, true, true, onProgress);
+  if (!r.ok) throw new Error(`run failed: ${JSON.stringify(r.failure)}`);
   if (from && to && to.t > from.t) busy.set(r, (to.cpu - from.cpu) / ((to.t - from.t) / 1000) / cores);
   return r;
 }
@@ -99,7 +113,7 @@ const tibOf = (r: RunResult, fill: number) => meanSpan(r, hostToHost, () => 'lin
 
 try {
   // Where the model peaks: the firing's cost at two points, the sweep centred where it equals the stage.
-  let loops = argList('loops', []);
+  let loops = emulated ? argList('devices', [0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3].map((f) => Math.round(stage * 1000 * f * 10) / 10)) : argList('loops', []);
   if (!loops.length) {
     const probe = 16;
     const f0 = meanDuration(await run(0, false), incFire);
@@ -124,7 +138,7 @@ try {
       point.speedups.push(cycleTime(igNo, no) / cycleTime(igOv, ov));
     }
     runs.push(point);
-    process.stderr.write(`nb_loop ${n}: ${ms(median(point.tNo))} ms / ${ms(median(point.tOv))} ms\n`);
+    process.stderr.write(`${emulated ? 'device ms' : 'nb_loop'} ${n}: ${ms(median(point.tNo))} ms / ${ms(median(point.tOv))} ms\n`);
   }
   // Model parameters from the runs without overlap (nothing competes with a phase there).
   const all = runs.flatMap((r) => r.no);
@@ -144,6 +158,8 @@ try {
   const rows = runs.map((r, i) => {
     const s = median(r.speedups);
     return [
+      devicesLabel,
+      sync,
       String(r.n),
       ms(median(r.tNo)),
       ms(median(r.tOv)),
@@ -153,15 +169,16 @@ try {
       (s / modelAt(r.n)).toFixed(2),
     ];
   });
-  console.log(`P-I-I-C on two local hosts, ${(bytes / (1 << 20)).toFixed(2)} MiB matrices, ${iterations} iterations per run, ${rounds} interleaved rounds per point (median, min-max), links emulated: PCIe and InfiniBand move a matrix in ${ms(stage)} ms`);
+  console.log(`P-I-I-C on two local hosts, ${(bytes / (1 << 20)).toFixed(2)} MiB matrices, ${iterations} iterations per run, ${rounds} interleaved rounds per point (median, min-max), links emulated: PCIe and InfiniBand move a matrix in ${ms(stage)} ms; devices ${emulated ? 'emulated: I runs nb_loop 1 and its firing lasts the row\'s device ms' : 'llvmpipe (real kernels)'}; sync ${sync}`);
   console.log(`${cores} cores; llvmpipe threads per agent: ${lpThreads >= 0 ? `${lpThreads} (LP_NUM_THREADS)` : "Mesa's default (one per core)"}`);
-  console.log(`measured without overlap: Th = ${ms(th)} ms, Tib = ${ms(tib)} ms, a = ${(a * 1e6).toFixed(1)} µs per loop, f0 = ${ms(f0)} ms per firing; model peak at nb_loop ${((Math.max(th, tib) - f0) / Math.max(a, 1e-12)).toFixed(1)}\n`);
-  console.log(table(['nb_loop', 'without ms/it', 'with ms/it', 'I firing ms', 'speedup', 'model', 'measured/model'], rows));
-  const speedupOf = (r: string[]) => Number(r[4].split(' ')[0]);
+  const unit = emulated ? 'device ms' : 'nb_loop';
+  console.log(`measured without overlap: Th = ${ms(th)} ms, Tib = ${ms(tib)} ms, a = ${(a * 1e6).toFixed(1)} µs per ${emulated ? 'device ms' : 'loop'}, f0 = ${ms(f0)} ms per firing; model peak at ${unit} ${((Math.max(th, tib) - f0) / Math.max(a, 1e-12)).toFixed(1)}\n`);
+  console.log(table(['devices', 'sync', unit, 'without ms/it', 'with ms/it', 'I firing ms', 'speedup', 'model', 'measured/model'], rows));
+  const speedupOf = (r: string[]) => Number(r[6].split(' ')[0]);
   const best = rows.reduce((b, r) => (speedupOf(r) > speedupOf(b) ? r : b));
   const models = runs.map((r) => modelAt(r.n));
   const atPeak = models.indexOf(Math.max(...models));
-  console.log(`\npeak measured speedup ${speedupOf(best).toFixed(2)} (nb_loop ${best[0]}), model peak ${models[atPeak].toFixed(2)} (nb_loop ${runs[atPeak].n}): ratio ${(speedupOf(best) / models[atPeak]).toFixed(2)} (target >= 0.95)`);
+  console.log(`\n${devicesLabel} devices, ${sync}: peak measured speedup ${speedupOf(best).toFixed(2)} (${unit} ${best[2]}), model peak ${models[atPeak].toFixed(2)} (${unit} ${runs[atPeak].n}): ratio ${(speedupOf(best) / models[atPeak]).toFixed(2)} (target >= 0.95)`);
   // Where the cycle with overlap goes beyond the model's max(Th, Tib, firing) at the peak.
   const peakRuns = runs[atPeak];
   const firingOv = median(peakRuns.ov.map((x) => meanDuration(x, incFire)));
@@ -176,7 +193,7 @@ try {
   const busyOf = (rs: RunResult[]) => median(rs.map((x) => busy.get(x) ?? NaN));
   const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(0)}%` : 'n/a');
   console.log(`at the model's peak, the agents and the coordinator kept ${pct(busyOf(peakRuns.ov))} of this machine's ${cores} cores busy with overlap (${pct(busyOf(peakRuns.no))} without)`);
-  console.log(`at the model's peak: measured ${speedupOf(rows[atPeak]).toFixed(2)} / model ${models[atPeak].toFixed(2)} = ${(speedupOf(rows[atPeak]) / models[atPeak]).toFixed(2)}; median measured/model over the sweep ${median(rows.map((r) => Number(r[6]))).toFixed(2)}`);
+  console.log(`at the model's peak: measured ${speedupOf(rows[atPeak]).toFixed(2)} / model ${models[atPeak].toFixed(2)} = ${(speedupOf(rows[atPeak]) / models[atPeak]).toFixed(2)}; median measured/model over the sweep ${median(rows.map((r) => Number(r[8]))).toFixed(2)}`);
 } finally {
   await c.close();
 }
