@@ -42,6 +42,22 @@ describe('pipeloom predict', () => {
     expect(out.speedup).toBeCloseTo(out.noOverlap.cycleTime / out.overlap.cycleTime, 12);
   });
 
+  it('models the document\'s sync mode (self-timed by default) in full and prints the other\'s cycles beside it; --sync picks', () => {
+    const r = pipeloom('predict', 'examples/piic.json');
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n')[0]).toMatch(/, self-timed$/);
+    expect(r.stdout).toContain('barrier (the other sync mode):');
+    const j = JSON.parse(pipeloom('predict', 'examples/piic.json', '--sync', 'barrier', '--format', 'json').stdout);
+    expect(j.sync).toBe('barrier');
+    expect(Object.keys(j.bySync).sort()).toEqual(['barrier', 'self-timed']);
+    expect(j.bySync.barrier.noOverlap.cycleTime).toBe(j.noOverlap.cycleTime);
+    // Without overlap, barriers add the phases up; self-timed, single buffers' writers and readers take turns.
+    expect(j.bySync['self-timed'].noOverlap.cycleTime).toBeLessThan(j.bySync.barrier.noOverlap.cycleTime);
+    const bad = pipeloom('predict', 'examples/piic.json', '--sync', 'lockstep');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('--sync must be one of self-timed, barrier');
+  });
+
   it('exits 1 on a bad --iterations and 1 on a missing file', () => {
     expect(pipeloom('predict', 'examples/piic.json', '--iterations', '0').status).toBe(1);
     const r = pipeloom('predict');

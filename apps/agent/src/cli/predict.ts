@@ -1,19 +1,21 @@
 import { writeFile } from 'node:fs/promises';
-import { analyseTrace, analyze, formatSeconds, predict, toChromeTrace, type Prediction, type StrategyPrediction } from '@pipeloom/core';
+import { analyseTrace, analyze, formatSeconds, predict, SYNC_MODES, toChromeTrace, type Prediction, type StrategyPrediction, type SyncMode } from '@pipeloom/core';
 import { choice, parseCommandArgs, positiveInt } from './args.js';
 import { loadCalibration } from './calibration-file.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 
-const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json] [--overlap|--no-overlap] [--format text|json] [--calibration FILE|--no-calibration]
+const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json] [--overlap|--no-overlap] [--sync self-timed|barrier] [--format text|json] [--calibration FILE|--no-calibration]
 
 Predicts the cycle time of both strategies (paper section 4.3) from the kernels' cost hints
 and the links' bandwidth and latency, the speedup of overlap, and a timeline. Where
 \`pipeloom calibrate\` wrote FILE.calibration.json beside the document, its measured firing
-and transfer times replace the cost hints (and the output says so).
+and transfer times replace the cost hints (and the output says so). The cycle of the other
+sync mode is printed beside the one modelled in full.
 
   --iterations N            iterations of the run (default: the document's options.iterations)
   --trace FILE              write the predicted timeline as Chrome Trace Event JSON (Perfetto)
   --overlap, --no-overlap   strategy of the written trace (default: the document's options.overlap)
+  --sync MODE               sync mode modelled in full, self-timed or barrier (default: the document's options.sync)
   --format text|json        text (default) or JSON
   --calibration FILE        the calibration to use (default: the document's, when there is one)
   --no-calibration          predict from the cost hints even where there is a calibration
@@ -24,13 +26,14 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'predict',
     argv,
-    { iterations: { type: 'string' }, trace: { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' } },
+    { iterations: { type: 'string' }, trace: { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, sync: { type: 'string' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' } },
     USAGE,
   );
   if (!args.ok) return args.code;
   const format = choice('predict', 'format', args.values.format, ['text', 'json'] as const, 'text');
   const iterations = positiveInt('predict', 'iterations', args.values.iterations);
-  if (!format || iterations === undefined) return EXIT.failure;
+  const syncArg = args.values.sync === undefined ? null : choice('predict', 'sync', args.values.sync, SYNC_MODES, 'self-timed');
+  if (!format || iterations === undefined || syncArg === undefined) return EXIT.failure;
   if (args.values.overlap && args.values['no-overlap']) {
     console.error('pipeloom predict: choose one of --overlap and --no-overlap');
     return EXIT.failure;
@@ -39,13 +42,17 @@ export async function main(argv: string[]): Promise<number> {
   if (!read.ok) return read.code;
   const { model } = analyze(read.doc);
   const cal = args.values['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, args.values.calibration as string | undefined);
-  const result = cal ? cal.predict({ iterations: iterations ?? undefined }) : predict(read.doc, { iterations: iterations ?? undefined });
+  const sync: SyncMode = syncArg ?? read.doc.options?.sync ?? 'self-timed';
+  const modelled = (mode: SyncMode) => (cal ? cal.predict({ iterations: iterations ?? undefined, sync: mode }) : predict(read.doc, { iterations: iterations ?? undefined, sync: mode }));
+  const result = modelled(sync);
   if (!result.ok) {
     printDiagnostics(result.diagnostics);
     return EXIT.invalid;
   }
   printDiagnostics(result.diagnostics);
   const p = result.prediction;
+  const otherResult = modelled(sync === 'barrier' ? 'self-timed' : 'barrier');
+  const other = otherResult.ok ? otherResult.prediction : undefined;
   const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : read.doc.options?.overlap ?? true;
   const traced = overlap ? p.overlap : p.noOverlap;
   const trace = typeof args.values.trace === 'string' ? args.values.trace : undefined;
@@ -58,8 +65,8 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   const calibration = cal && { file: cal.file, date: cal.calibration.date, machine: cal.calibration.machine };
-  if (format === 'json') process.stdout.write(`${JSON.stringify({ ...toJson(p), ...(calibration && { calibration }) }, null, 2)}\n`);
-  else process.stdout.write(`${toText(read.doc.name, p, cal?.note)}\n`);
+  if (format === 'json') process.stdout.write(`${JSON.stringify({ ...toJson(p, other), ...(calibration && { calibration }) }, null, 2)}\n`);
+  else process.stdout.write(`${toText(read.doc.name, p, cal?.note, other)}\n`);
   if (trace) {
     const covers = traced.timelineCycles < traced.cycles ? `cycles 0-${traced.timelineCycles - 1} of ${traced.cycles}` : `all ${traced.cycles} cycles`;
     console.error(`wrote ${trace}: ${traced.timeline.length} events (${covers}), ${overlap ? 'with' : 'without'} overlap (open it in https://ui.perfetto.dev)`);
@@ -70,7 +77,9 @@ export async function main(argv: string[]): Promise<number> {
 function strategyJson(s: StrategyPrediction) {
   const analysis = analyseTrace(s.timeline);
   return {
+    sync: s.sync,
     cycleTime: s.cycleTime,
+    bottleneck: s.bottleneck,
     throughput: s.throughput,
     fillCycles: s.fillCycles,
     cycles: s.cycles,
@@ -81,21 +90,26 @@ function strategyJson(s: StrategyPrediction) {
   };
 }
 
-export function toJson(p: Prediction) {
-  return { noOverlap: strategyJson(p.noOverlap), overlap: strategyJson(p.overlap), speedup: p.speedup };
+/** `other`: the same prediction in the other sync mode, whose cycles are listed beside. */
+export function toJson(p: Prediction, other?: Prediction) {
+  const cycles = (q: Prediction) => ({ noOverlap: { cycleTime: q.noOverlap.cycleTime, runTime: q.noOverlap.runTime }, overlap: { cycleTime: q.overlap.cycleTime, runTime: q.overlap.runTime }, speedup: q.speedup });
+  const bySync = Object.fromEntries([p, other].filter((q) => q !== undefined).map((q) => [q.overlap.sync, cycles(q)]));
+  return { sync: p.overlap.sync, noOverlap: strategyJson(p.noOverlap), overlap: strategyJson(p.overlap), speedup: p.speedup, bySync };
 }
 
-export function toText(name: string, p: Prediction, calibrated?: string): string {
+export function toText(name: string, p: Prediction, calibrated?: string, other?: Prediction): string {
   const row = (label: string, s: StrategyPrediction) =>
     `  ${label.padEnd(12)}${formatSeconds(s.cycleTime).padStart(12)}${`${fmt(s.throughput)} it/s`.padStart(16)}${String(s.fillCycles).padStart(7)}${formatSeconds(s.runTime).padStart(14)}`;
   const lines = [
-    `${name || 'untitled'}: ${calibrated ?? 'predicted from cost hints and link bandwidths'}`,
+    `${name || 'untitled'}: ${calibrated ?? 'predicted from cost hints and link bandwidths'}, ${p.overlap.sync}`,
     '',
     `  ${'strategy'.padEnd(12)}${'cycle'.padStart(12)}${'throughput'.padStart(16)}${'fill'.padStart(7)}${`run (${p.overlap.iterations} it.)`.padStart(14)}`,
     row('no overlap', p.noOverlap),
     row('overlap', p.overlap),
     '',
     `  speedup of overlap: ${p.speedup.toFixed(2)}x`,
+    `  cycle set by: ${p.noOverlap.bottleneck || '-'} (no overlap), ${p.overlap.bottleneck || '-'} (overlap)`,
+    ...(other ? ['', `${other.overlap.sync} (the other sync mode):`, row('no overlap', other.noOverlap), row('overlap', other.overlap), `  speedup of overlap: ${other.speedup.toFixed(2)}x`] : []),
     '',
     'without overlap, each cycle:',
     ...p.noOverlap.phases.map((ph) => `  ${ph.name.padEnd(12)}${formatSeconds(ph.time).padStart(12)}  ${ph.bottleneck ? `set by ${ph.bottleneck}` : '(empty)'}`),
