@@ -8,8 +8,7 @@
 //   npm run bench:calibration -- [--iterations N] [--cal-iterations N] [--examples a.json,...] [--syncs barrier,self-timed]
 import { readFileSync } from 'node:fs';
 import { hostname, cpus } from 'node:os';
-import { analyseTrace, analyze, calibrationFrom, compileModel, measuredTimes, parseDocument, predict, predictCalibrated, type ImplementationGraph, type MeasuredTimes } from '@pipeloom/core';
-import type { RunResult } from '@pipeloom/core/run/coordinator';
+import { analyseTrace, analyze, calibrationFrom, compileModel, measuredTimes, parseDocument, predict, predictCalibrated, type ImplementationGraph, type MeasuredTimes, type RunResult } from '@pipeloom/core';
 import { openAgents } from '../src/cli/agents.js';
 import { arg, ms, table } from './common.js';
 

@@ -1,7 +1,6 @@
 // Shared by the agent benchmarks: documents, a local cluster, table printing.
 import { readFileSync } from 'node:fs';
-import { analyseTrace, programHosts, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
-import type { Coordinator, Progress, RunResult } from '@pipeloom/core/run/coordinator';
+import { analyseTrace, programHosts, type ImplementationGraph, type ProjectDocument, type Coordinator, type Progress, type RunResult } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '../src/local/spawn.js';
 import { compileOrThrow, connect, piic } from '../src/testing/fixtures.js';
 import { gpusPerHost } from '../src/cli/run.js';

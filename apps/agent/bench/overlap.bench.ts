@@ -19,8 +19,7 @@
 // llvmpipe "GPUs" no longer fill both cores and copies can hide under compute as on real GPUs.
 // Every row says which: "llvmpipe" (real kernels, for machines with real GPUs) or "emulated".
 //   npm run bench:overlap -- [--size BYTES] [--stage MS] [--iterations N] [--rounds N] [--loops 0,1,...] [--lp-threads N] [--emulate-devices [--devices MS,...]] [--sync barrier|self-timed]
-import type { RunResult } from '@pipeloom/core/run/coordinator';
-import { programHosts, type ProjectDocument } from '@pipeloom/core';
+import { programHosts, type ProjectDocument, type RunResult } from '@pipeloom/core';
 import { availableParallelism } from 'node:os';
 import { arg, argList, cluster, compileOrThrow, cpuSeconds, cycleTime, meanDuration, median, ms, piicDoc, runOrThrow, sideFor, table } from './common.js';
 

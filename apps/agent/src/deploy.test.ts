@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, type PeReport } from '@pipeloom/core/run/protocol';
+import { PROTOCOL_VERSION, type PeReport } from '@pipeloom/core';
 import { exited, stopAgent } from './local/spawn.js';
 import { root } from './testing/fixtures.js';
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyze, deviceTimes } from '@pipeloom/core';
-import { checkDeploy } from '@pipeloom/core/run/deploy-check';
+import { analyze, deviceTimes, checkDeploy } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
 import { compileOrThrow, connect, piic } from './testing/fixtures.js';
 

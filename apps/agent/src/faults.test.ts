@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TraceEvent } from '@pipeloom/core';
-import { STOP_WAIT_MS } from '@pipeloom/core/run/coordinator';
+import { type TraceEvent, STOP_WAIT_MS } from '@pipeloom/core';
 import { exited, spawnLocalAgents, stopAgent } from './local/spawn.js';
 import { compileOrThrow, connect, piic } from './testing/fixtures.js';
 import { finishedBefore, missing, traceKey } from './testing/finished.js';

@@ -1,6 +1,5 @@
 import WebSocket from 'ws';
-import { programHosts, type ImplementationGraph } from '@pipeloom/core';
-import { Coordinator, ConnectError, type SocketLike } from '@pipeloom/core/run/coordinator';
+import { programHosts, type ImplementationGraph, Coordinator, ConnectError, type SocketLike } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
 import { gpusPerHost, nodeClock } from './run.js';
 

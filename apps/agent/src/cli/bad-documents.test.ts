@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { corpusCases } from '../../../../packages/core/src/robustness/corpus.js';
+import { corpusCases } from '@pipeloom/core/testing';
 
 // The CLI side of the bad-document corpus: each mistake exits 2 with the diagnostic on stderr
 // naming the element, and never a stack trace. Real `pipeloom` processes.

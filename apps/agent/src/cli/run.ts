@@ -1,7 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import WebSocket from 'ws';
-import { analyseTrace, compile, formatSeconds, measuredTimes, predict, programHosts, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
-import { Coordinator, ConnectError, type RunOptions, type RunResult, type SocketLike } from '@pipeloom/core/run/coordinator';
+import { analyseTrace, compile, formatSeconds, measuredTimes, predict, programHosts, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, Coordinator, ConnectError, type RunOptions, type RunResult, type SocketLike } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
 import { ProgressBar } from '../progress/bar.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import type { PeReport } from '@pipeloom/core/run/protocol';
+import type { PeReport } from '@pipeloom/core';
 
 // Device discovery: the host's CPU and every WebGPU adapter Dawn finds. The backend is a
 // setting (`--backend`); the OpenGL route reaches Mesa's llvmpipe on machines without a GPU.

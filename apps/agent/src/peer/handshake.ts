@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { CLOSE, parseMessage, PROTOCOL_VERSION, type PeerMessage } from '@pipeloom/core/run/protocol';
+import { CLOSE, parseMessage, PROTOCOL_VERSION, type PeerMessage } from '@pipeloom/core';
 import { dialUpgrade, FrameSocket, PEER_PATH } from './frames.js';
 
 // How two agents of a run open their link: a challenge-response in which neither side ever

@@ -1,4 +1,4 @@
-import { CLOSE, parseMessage, type PeerMessage } from '@pipeloom/core/run/protocol';
+import { CLOSE, parseMessage, type PeerMessage } from '@pipeloom/core';
 import { FrameSocket, WS_CLOSE } from './frames.js';
 
 // A direct agent-to-agent connection: buffer data as binary messages, barrier tokens as text.

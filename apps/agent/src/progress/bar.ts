@@ -1,4 +1,4 @@
-import type { Progress } from '@pipeloom/core/run/coordinator';
+import type { Progress } from '@pipeloom/core';
 
 // The run's progress on stderr: one redrawn line on a terminal, a plain line every few
 // seconds otherwise (CI logs).

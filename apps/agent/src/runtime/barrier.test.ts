@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { PeerMessage } from '@pipeloom/core/run/protocol';
+import type { PeerMessage } from '@pipeloom/core';
 import type { PeerLink } from '../peer/link.js';
 import { ClusterBarrier } from './barrier.js';
 

@@ -1,5 +1,4 @@
-import type { PeProgram, TraceEvent } from '@pipeloom/core';
-import type { FailureReport } from '@pipeloom/core/run/protocol';
+import type { PeProgram, TraceEvent, FailureReport } from '@pipeloom/core';
 import type { BufferInfo, HostStorage } from './memory.js';
 
 // Messages between an agent's main thread and its PE threads (worker_threads).

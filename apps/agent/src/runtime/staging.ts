@@ -1,5 +1,4 @@
-import type { Action, PeProgram } from '@pipeloom/core';
-import { transferKey } from '@pipeloom/core/run/protocol';
+import { type Action, type PeProgram, transferKey } from '@pipeloom/core';
 import { align4 } from './memory.js';
 
 // A copy between two GPUs of one host (an NVLink the compiler routed over) goes through host

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type DeployShapeLimits } from '@pipeloom/core/run/deploy-check';
+import { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type DeployShapeLimits } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
 import { align4 } from '../runtime/memory.js';
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { CLOSE, parseMessage, PROTOCOL_VERSION } from '@pipeloom/core/run/protocol';
+import { CLOSE, parseMessage, PROTOCOL_VERSION } from '@pipeloom/core';
 import { closeReason, PEER_PATH } from '../peer/frames.js';
 import { clientFrame, closeFrame, cpuDevices, exchange, fuzzCase, login, runCase, statusLine, upgradeRequest } from '../testing/front-door-fuzz.js';
 import { root } from '../testing/fixtures.js';

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
-import { CLOSE, parseMessage, PROTOCOL_VERSION, type PeReport, type ToAgent } from '@pipeloom/core/run/protocol';
+import { CLOSE, parseMessage, PROTOCOL_VERSION, type PeReport, type ToAgent } from '@pipeloom/core';
 import { acceptUpgrade, closeReason, FrameSocket, PEER_PATH } from '../peer/frames.js';
 import { readHello } from '../peer/handshake.js';
 import type { Coordinator, RunHost } from './runs.js';

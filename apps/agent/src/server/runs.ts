@@ -1,4 +1,4 @@
-import type { FromAgent, PeerMessage, ToAgent } from '@pipeloom/core/run/protocol';
+import type { FromAgent, PeerMessage, ToAgent } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
 import type { FrameSocket } from '../peer/frames.js';
 import { answerPeer, dialPeer, HANDSHAKE, type RunKeys } from '../peer/handshake.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { CLOSE, PROTOCOL_VERSION } from '@pipeloom/core/run/protocol';
+import { CLOSE, PROTOCOL_VERSION } from '@pipeloom/core';
 import { connect } from '../testing/fixtures.js';
 import { originAllowed, RateLimit, tokenMatches } from './security.js';
 import { startAgent, type AgentServer } from './server.js';

@@ -1,5 +1,5 @@
 import { CUSTOM_WGSL } from '@pipeloom/kernels';
-import type { PeProgram } from '@pipeloom/core/compile/types';
+import type { PeProgram } from '@pipeloom/core';
 
 // Only registered kernels run on an agent; `custom.wgsl` carries WGSL written in the document,
 // which an agent runs only when its operator opted in with --allow-wgsl.

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { compile, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
-import { Coordinator, type SocketLike } from '@pipeloom/core/run/coordinator';
+import { compile, type ImplementationGraph, type ProjectDocument, Coordinator, type SocketLike } from '@pipeloom/core';
 import { nodeClock } from '../cli/run.js';
 
 // Shared by the agent tests and benchmarks: small documents and a coordinator over `ws`.

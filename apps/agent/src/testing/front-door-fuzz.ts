@@ -3,7 +3,7 @@ import os from 'node:os';
 import net from 'node:net';
 import fc from 'fast-check';
 import WebSocket from 'ws';
-import { PROTOCOL_VERSION } from '@pipeloom/core/run/protocol';
+import { PROTOCOL_VERSION } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
 
 // The agent's front door seen from a stranger's raw TCP socket: arbitrary HTTP upgrade

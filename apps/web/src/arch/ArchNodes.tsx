@@ -1,6 +1,6 @@
 import { memo } from 'react';
 import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
-import type { Host, ProcessingElement } from '@pipeloom/core/document/types';
+import type { Host, ProcessingElement } from '@pipeloom/core';
 import { formatBytes } from '../lib/format.js';
 
 export type HostFlowNode = Node<{ host: Host; pes: number; errors: number }, 'host'>;

@@ -1,4 +1,4 @@
-import type { PeKind } from '@pipeloom/core/document/types';
+import type { PeKind } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
 import { newHostId, newHostPosition, newPe } from './defaults.js';
 import { AgentImport } from './AgentImport.js';

@@ -1,5 +1,4 @@
-import { Coordinator, type SocketLike } from '@pipeloom/core/run/coordinator';
-import type { PeReport } from '@pipeloom/core/run/protocol';
+import { Coordinator, type SocketLike, type PeReport } from '@pipeloom/core';
 
 // Asks an agent what it serves through core's coordinator (native WebSocket as its socket):
 // connect, authenticate, read the welcome, close. Rejects with the coordinator's sentence

@@ -1,4 +1,4 @@
-import type { Link, LinkKind, PeKind, ProcessingElement, ProjectDocument } from '@pipeloom/core/document/types';
+import type { Link, LinkKind, PeKind, ProcessingElement, ProjectDocument } from '@pipeloom/core';
 
 // Sensible starting values for new architecture elements; the inspector edits them.
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createProjectStore, emptyDocument } from '../store/project.js';
 import { changesFromAgent } from './fromAgent.js';
-import type { PeReport } from '@pipeloom/core/run/protocol';
+import type { PeReport } from '@pipeloom/core';
 
 const report: PeReport[] = [
   { id: 'cpu@h1', kind: 'cpu', name: 'x86', vendor: 'x', memory: 2 ** 34 },

@@ -1,8 +1,6 @@
-import type { PeReport } from '@pipeloom/core/run/protocol';
-import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { PeReport, ProjectDocument, ProcessingElement } from '@pipeloom/core';
 import type { Change } from '../store/changes.js';
 import { defaultLink, newHostPosition, nextSlot } from './defaults.js';
-import type { ProcessingElement } from '@pipeloom/core/document/types';
 
 /**
  * The changes that fill a host with what its agent reports: the host itself (created when

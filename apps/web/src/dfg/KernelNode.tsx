@@ -1,7 +1,7 @@
 import { memo } from 'react';
 import { Handle, Position, type Node, type NodeHandle, type NodeProps } from '@xyflow/react';
 import { findKernel, formatDataType } from '@pipeloom/kernels';
-import type { AppNode } from '@pipeloom/core/document/types';
+import type { AppNode } from '@pipeloom/core';
 import { portType } from '../lib/kernels.js';
 
 export type KernelNodeData = {

@@ -1,5 +1,5 @@
 import ELK from 'elkjs/lib/elk.bundled.js';
-import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { ProjectDocument } from '@pipeloom/core';
 
 // "Tidy": an ELK layered layout of the DFG, left to right, one port per handle side. Runs in
 // the worker; the result is applied as one undoable batch of moves.

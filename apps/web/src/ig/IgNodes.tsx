@@ -1,7 +1,7 @@
 import { memo } from 'react';
 import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
 import { formatDataType } from '@pipeloom/kernels';
-import type { BufferNode } from '@pipeloom/core/compile/types';
+import type { BufferNode } from '@pipeloom/core';
 import { formatBytes } from '../lib/format.js';
 import { memoryColor } from '../lib/colors.js';
 

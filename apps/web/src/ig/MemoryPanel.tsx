@@ -5,7 +5,7 @@ import { useShownStrategy } from './IgView.js';
 import { usePickedBuffer } from './igSelection.js';
 import { formatDataType } from '@pipeloom/kernels';
 import { useMemo } from 'react';
-import { bufferIndex, bufferNode, colorGroups, type ColorGroup } from '@pipeloom/core/compile/decode';
+import { bufferIndex, bufferNode, colorGroups, type ColorGroup } from '@pipeloom/core';
 
 // Per-PE memory: every buffer's own storage (before) against storage shared by colour
 // (after), the clique lower bound, and the PE's capacity.

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compile, layeredDocument, type ProjectDocument } from '@pipeloom/core';
+import { compile, type ProjectDocument } from '@pipeloom/core';
+import { layeredDocument } from '@pipeloom/core/testing';
 import { readDocument } from '../shell/documents.js';
 import { DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
 import { layoutIg } from './layout.js';

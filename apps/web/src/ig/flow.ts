@@ -1,6 +1,5 @@
 import { MarkerType, Position, type Edge, type Node, type NodeHandle } from '@xyflow/react';
-import type { ProjectDocument } from '@pipeloom/core/document/types';
-import { bufferIndex, bufferNode } from '@pipeloom/core/compile/decode';
+import { type ProjectDocument, bufferIndex, bufferNode } from '@pipeloom/core';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
 import { peColor } from '../lib/colors.js';
 import type { IgLayout } from './layout.js';

@@ -1,7 +1,6 @@
 import ELK from 'elkjs/lib/elk.bundled.js';
 import type { ElkNode } from 'elkjs/lib/elk-api.js';
-import { bufferNodes } from '@pipeloom/core/compile/decode';
-import type { ImplementationGraph } from '@pipeloom/core/compile/types';
+import { bufferNodes, type ImplementationGraph } from '@pipeloom/core';
 import { longestPathDepths } from '../lib/layers.js';
 
 // Lays out an implementation graph with elkjs: layered, left to right, one cluster per PE

@@ -1,4 +1,4 @@
-import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { ProjectDocument } from '@pipeloom/core';
 
 // Stable colours: a PE keeps its colour as long as it keeps its place in the architecture.
 const PE_COLORS = ['#3b82f6', '#f59e0b', '#10b981', '#ef4444', '#8b5cf6', '#06b6d4', '#ec4899', '#84cc16', '#f97316', '#6366f1'];

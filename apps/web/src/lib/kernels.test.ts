@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyDocument } from '../store/project.js';
 import { connectionProblem, freshNodeId } from './kernels.js';
-import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { ProjectDocument } from '@pipeloom/core';
 
 const doc: ProjectDocument = {
   ...emptyDocument(),

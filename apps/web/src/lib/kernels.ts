@@ -1,5 +1,5 @@
 import { findKernel, formatDataType, sameDataType, withDefaults, type DataType, type KernelSpec } from '@pipeloom/kernels';
-import type { AppNode, ProjectDocument } from '@pipeloom/core/document/types';
+import type { AppNode, ProjectDocument } from '@pipeloom/core';
 
 // Port types as the editor sees them: resolved from the node's params (defaults filled in),
 // with a readable reason when they cannot be resolved or do not match.

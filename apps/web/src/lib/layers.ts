@@ -1,4 +1,4 @@
-import { successorLists } from '@pipeloom/core/util/csr';
+import { successorLists } from '@pipeloom/core';
 
 /**
  * Each id's depth: the longest path to it from an id without incoming edges, in Kahn's order

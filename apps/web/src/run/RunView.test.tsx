@@ -7,10 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
-import { compile } from '@pipeloom/core/compile/compile';
-import { predict } from '@pipeloom/core/predict/predict';
-import type { ProjectDocument } from '@pipeloom/core/document/types';
-import type { SocketLike } from '@pipeloom/core/run/coordinator';
+import { compile, predict, type ProjectDocument, type SocketLike } from '@pipeloom/core';
 import { RunView } from './RunView.js';
 import { createRunStore, type RunStore } from './store.js';
 

@@ -25,11 +25,7 @@
  * `npm run bench:timeline` (see e2e/bench/timeline.bench.mjs).
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { ProjectDocument } from '@pipeloom/core/document/types';
-import type { ImplementationGraph } from '@pipeloom/core/compile/types';
-import type { Prediction } from '@pipeloom/core/predict/predict';
-import { TraceColumns } from '@pipeloom/core/trace/columns';
-import { toChromeTrace, traceMetadata } from '@pipeloom/core/trace/chrome';
+import { type ProjectDocument, type ImplementationGraph, type Prediction, TraceColumns, toChromeTrace, traceMetadata } from '@pipeloom/core';
 import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
 import { useCompile } from '../worker/client.js';

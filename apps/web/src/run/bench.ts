@@ -1,4 +1,4 @@
-import type { TraceEvent, TraceKind } from '@pipeloom/core/trace/event';
+import type { TraceEvent, TraceKind } from '@pipeloom/core';
 import type { TimelineHandle } from '../timeline/Timeline.js';
 import type { RunStore } from './store.js';
 

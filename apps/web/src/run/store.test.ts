@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TraceEvent } from '@pipeloom/core/trace/event';
+import { type TraceEvent, toChromeTrace } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '@pipeloom/agent/local/spawn';
 import { compileOrThrow, piic, wsConnect } from '@pipeloom/agent/testing/fixtures';
-import { toChromeTrace } from '@pipeloom/core/trace/chrome';
 import { createRunStore } from './store.js';
 
 // The Run view's store against real agent processes on loopback (the same coordinator the

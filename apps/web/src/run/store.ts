@@ -1,11 +1,5 @@
 import { createStore, useStore } from 'zustand';
-import { Coordinator, type AgentInfo, type Progress, type RunHandle, type RunResult, type SocketLike } from '@pipeloom/core/run/coordinator';
-import type { FailureReport } from '@pipeloom/core/run/protocol';
-import type { ImplementationGraph } from '@pipeloom/core/compile/types';
-import type { Diagnostic } from '@pipeloom/core/diagnostics';
-import type { TraceEvent } from '@pipeloom/core/trace/event';
-import { TraceColumns } from '@pipeloom/core/trace/columns';
-import { analyseTrace } from '@pipeloom/core/run/analysis';
+import { Coordinator, type AgentInfo, type Progress, type RunHandle, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, TraceColumns, analyseTrace } from '@pipeloom/core';
 
 // The Run view's state: connections, the run in progress and its live numbers. The measured
 // trace lives in a column store outside React state (it grows by thousands of events a

@@ -1,5 +1,5 @@
 import { findKernel, formatDataType, withDefaults, type ParamSpec, type ParamValue } from '@pipeloom/kernels';
-import type { AppNode, LinkKind, ProjectDocument } from '@pipeloom/core/document/types';
+import type { AppNode, LinkKind, ProjectDocument } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, linkKey, type Selection } from '../store/records.js';
 import { portType } from '../lib/kernels.js';

@@ -3,7 +3,7 @@ import { emptyDocument as newProject, projectStore, useProject } from '../store/
 import type { ViewId } from '../store/records.js';
 import { download, fromValue, readDocument } from './documents.js';
 import { examples } from './examples.js';
-import { formatDiagnostic } from '@pipeloom/core/diagnostics';
+import { formatDiagnostic } from '@pipeloom/core';
 
 const TABS: { id: ViewId; label: string; key: string }[] = [
   { id: 'dfg', label: 'Application', key: '1' },

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { corpusCases } from '../../../../packages/core/src/robustness/corpus.js';
+import { corpusCases } from '@pipeloom/core/testing';
 import { selectionForDiagnostic } from '../store/selection.js';
 import { compileBoth } from '../worker/compile.js';
 import { readDocument } from './documents.js';

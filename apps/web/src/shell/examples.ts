@@ -1,4 +1,4 @@
-import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { ProjectDocument } from '@pipeloom/core';
 
 // The paper's pipelines shipped in examples/, bundled at build time.
 const modules = import.meta.glob<{ default: ProjectDocument }>('../../../../examples/*.json', { eager: true });

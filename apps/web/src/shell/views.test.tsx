@@ -6,7 +6,7 @@ import { projectStore, emptyDocument } from '../store/project.js';
 import { compileStore } from '../worker/client.js';
 import { Problems } from './Problems.js';
 import { Inspector } from './Inspector.js';
-import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { ProjectDocument } from '@pipeloom/core';
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 

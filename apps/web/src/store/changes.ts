@@ -1,12 +1,4 @@
-import type {
-  AppEdge,
-  AppNode,
-  Host,
-  Link,
-  ProcessingElement,
-  ProjectDocument,
-  RunOptions,
-} from '@pipeloom/core/document/types';
+import type { AppEdge, AppNode, Host, Link, ProcessingElement, ProjectDocument, DocumentOptions } from '@pipeloom/core';
 import { edgeKey, linkKey, type EdgeKey, type LinkKey } from './records.js';
 
 // Every edit is a plain-data change object. The store applies it, records its inverse for
@@ -38,7 +30,7 @@ export type Change =
   | { type: 'link/remove'; key: LinkKey }
   | { type: 'link/update'; key: LinkKey; patch: Partial<Omit<Link, 'a' | 'b'>> }
   | { type: 'mapping/set'; node: string; pe: string | null }
-  | { type: 'options/update'; patch: Partial<RunOptions> }
+  | { type: 'options/update'; patch: Partial<DocumentOptions> }
   | { type: 'doc/update'; patch: { name?: string; description?: string } };
 
 /** A change that names a record the document does not hold: a programming error in the caller. */
