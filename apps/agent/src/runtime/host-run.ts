@@ -1,5 +1,8 @@
 import { Worker } from 'node:worker_threads';
-import { type Action, type PeProgram, type TraceEvent, transferKey, type FailureReport, type FromAgent, type ToAgent, recvLane, sendLane } from '@pipeloom/core';
+import type { Action, PeProgram, TraceEvent } from '@pipeloom/core';
+import { waitSlice } from '@pipeloom/core';
+import { transferKey, type FailureReport, type FromAgent, type ToAgent } from '@pipeloom/core/run/protocol';
+import { recvLane, sendLane } from '@pipeloom/core/trace/lanes';
 import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
 import { ClusterBarrier } from './barrier.js';
@@ -31,8 +34,7 @@ interface PeWorker {
   done: Promise<void>;
 }
 
-/** What the agent (not the deploy) bounds in a run on this host. */
-export interface HostRunLimits {
+export interface RunOptions {
   /** A firing running longer than this (ms) fails the run and leaves its PE thread stuck (watchdog.ts); 0 = no limit. */
   kernelTimeoutMs?: number;
 }
@@ -69,7 +71,7 @@ export class HostRun {
     readonly devices: Devices,
     readonly peers: Map<string, PeerLink>,
     readonly send: (m: FromAgent) => void,
-    opts: HostRunLimits,
+    opts: RunOptions,
   ) {
     this.watchdog = new Watchdog(opts.kernelTimeoutMs ?? DEFAULT_KERNEL_TIMEOUT_MS, performance.timeOrigin + performance.now(), (o) => this.overrun(o));
     this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: this.cycle, dropped }), deploy.traceInterval ?? 50_000);
@@ -79,7 +81,7 @@ export class HostRun {
   }
 
   /** Allocates every buffer, starts one thread per PE (devices opened, kernels prepared). Throws naming the PE or node. */
-  static async prepare(deploy: Deploy, devices: Devices, peers: Map<string, PeerLink>, send: (m: FromAgent) => void, opts: HostRunLimits = {}): Promise<HostRun> {
+  static async prepare(deploy: Deploy, devices: Devices, peers: Map<string, PeerLink>, send: (m: FromAgent) => void, opts: RunOptions = {}): Promise<HostRun> {
     const run = new HostRun(deploy, devices, peers, send, opts);
     try {
       await run.start();
@@ -323,7 +325,7 @@ export class HostRun {
       const t0 = Math.max(w0, await this.guard(link.receive(key, it, slot)));
       // Emulated, the bytes count as arrived once the link's time has passed since they began to.
       if (this.deploy.emulateLinks) await this.guard(holdForLink(t, t0, nowUs));
-      this.trace.add({ ...common, pe: t.toPe, kind: 'wait', name: `wait ${t.to.buffer}`, start: w0, end: t0 });
+      this.trace.add({ ...common, pe: t.toPe, kind: 'wait', name: waitSlice(t.to.buffer), start: w0, end: t0 });
       this.trace.add({ ...common, pe: t.toPe, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
     }
   }

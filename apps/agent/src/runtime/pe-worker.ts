@@ -1,7 +1,10 @@
 import { parentPort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getKernel, withDefaults, type GpuExecutor, type KernelSpec, type Params } from '@pipeloom/kernels';
-import { type Action, type TraceEvent, transferKey, type FailureReport, recvLane, sendLane } from '@pipeloom/core';
+import type { Action, TraceEvent } from '@pipeloom/core';
+import { barrierSlice, waitSlice } from '@pipeloom/core';
+import { transferKey, type FailureReport } from '@pipeloom/core/run/protocol';
+import { recvLane, sendLane } from '@pipeloom/core/trace/lanes';
 import { gpuFor } from '../devices/discover.js';
 import { align4, depthOf, hostSlots, PeMemory, slotOf, type GpuSlots, type HostSlots, type Slots } from './memory.js';
 import { arriveAndWait } from './local-barrier.js';
@@ -231,7 +234,7 @@ class PeThread {
         if (phase.barrier) {
           const t0 = nowUs();
           await this.barrier();
-          this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'barrier', name: `barrier ${phase.name}`, iteration: k, cycle: k, start: t0, end: nowUs() });
+          this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'barrier', name: barrierSlice(phase.name), iteration: k, cycle: k, start: t0, end: nowUs() });
         }
       }
       this.cycle = k + 1;
@@ -434,7 +437,7 @@ class PeThread {
       await this.guard(published(s, it));
       const t1 = nowUs();
       await this.upload(s.bytes, dst.buffers[slotOf(k, t.to.lag, depthOf(dst))]);
-      this.trace({ ...common, thread: recvLane(t.fromPe), kind: 'wait', name: `wait ${t.to.buffer} ${via}`, start: t0, end: t1 });
+      this.trace({ ...common, thread: recvLane(t.fromPe), kind: 'wait', name: waitSlice(t.to.buffer, via), start: t0, end: t1 });
       this.trace({ ...common, thread: recvLane(t.fromPe), kind: 'transfer', name: `${t.to.buffer} host->${t.toPe} ${via}`, start: t1, end: nowUs() });
     }
   }

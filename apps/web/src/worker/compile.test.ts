@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compile } from '@pipeloom/core';
-import { layeredDocument } from '@pipeloom/core/testing';
+import { compile, layeredDocument } from '@pipeloom/core';
 import { readDocument } from '../shell/documents.js';
 import { compileBoth, PREVIEW_EVENTS } from './compile.js';
 

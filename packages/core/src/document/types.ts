@@ -91,8 +91,7 @@ export interface ArchitectureGraph {
   network?: LinkSpec & { kind: LinkKind };
 }
 
-/** The document's `options`: how its application is compiled and run (the coordinator's per-run options are `RunOptions`, run/coordinator.ts). */
-export interface DocumentOptions {
+export interface RunOptions {
   /** Computation-communication overlap (double buffers, paper section 4.3). */
   overlap: boolean;
   iterations: number;
@@ -113,5 +112,5 @@ export interface ProjectDocument {
   arch: ArchitectureGraph;
   /** DFG node id -> PE id. */
   mapping: Record<string, string>;
-  options: DocumentOptions;
+  options: RunOptions;
 }

@@ -8,7 +8,7 @@ import type { Model } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import { analyze } from '../document/validate.js';
 import type { PeId } from '../ids.js';
-import type { TraceEvent } from '../trace/event.js';
+import { barrierSlice, waitSlice, type TraceEvent } from '../trace/event.js';
 import type { SyncMode } from '../run/contract.js';
 import { transferLanes, type LanePe } from '../trace/lanes.js';
 import { nodeTime, transferTime, type TimingOptions } from './timing.js';
@@ -382,14 +382,14 @@ function selfTimed(model: Model, ig: ImplementationGraph, phases: Timed[][], res
         const held = ready > own;
         if (t.entry < 0) {
           const lane = mainLanes[t.pe];
-          if (held && start > lane.free) events.push({ host: lane.host, pe: lane.pe, thread: 'main', kind: 'wait', name: `wait ${buffers.id[cause]}`, buffer: buffers.id[cause], iteration: i, cycle: k, start: us(lane.free), end: us(start) });
+          if (held && start > lane.free) events.push({ host: lane.host, pe: lane.pe, thread: 'main', kind: 'wait', name: waitSlice(buffers.id[cause]), buffer: buffers.id[cause], iteration: i, cycle: k, start: us(lane.free), end: us(start) });
           lane.free = finish;
           events.push({ host: lane.host, pe: lane.pe, thread: 'main', kind: 'fire', name: order[id], node: order[id], iteration: i, cycle: k, start: us(start), end: us(finish) });
         } else {
           const to = t.entry;
           const from = transfer.from[to];
           for (const lane of lanesOf(buffers.pe[from], buffers.pe[to])) {
-            if (held && start > lane.free) events.push({ host: lane.host, pe: lane.pe, thread: lane.thread, kind: 'wait', name: `wait ${buffers.id[cause]}`, buffer: buffers.id[cause], iteration: i, cycle: k, start: us(lane.free), end: us(start) });
+            if (held && start > lane.free) events.push({ host: lane.host, pe: lane.pe, thread: lane.thread, kind: 'wait', name: waitSlice(buffers.id[cause]), buffer: buffers.id[cause], iteration: i, cycle: k, start: us(lane.free), end: us(start) });
             lane.free = finish;
             events.push({ host: lane.host, pe: lane.pe, thread: lane.thread, kind: 'transfer', name: buffers.id[to], buffer: buffers.id[to], from: buffers.id[from], iteration: i, cycle: k, start: us(start), end: us(finish), bytes: buffers.bytes[to] });
           }
@@ -458,7 +458,7 @@ function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][],
       at += times[i].time;
       if (barrier > 0) {
         for (const pe of model.pes) {
-          events.push({ host: pe.host, pe: pe.id, thread: 'main', kind: 'barrier', name: `barrier ${times[i].name}`, iteration: -1, cycle: k, start: us(at - barrier), end: us(at) });
+          events.push({ host: pe.host, pe: pe.id, thread: 'main', kind: 'barrier', name: barrierSlice(times[i].name), iteration: -1, cycle: k, start: us(at - barrier), end: us(at) });
         }
       }
     });

@@ -20,3 +20,8 @@ export interface TraceEvent {
   end: number;
   bytes?: number;
 }
+
+/** A barrier slice's name: what it is and which phase it closes (the agents and the predictor name them alike). */
+export const barrierSlice = (phase: string) => `barrier ${phase}`;
+/** A wait slice's name: the buffer waited for (`detail`: how it comes, e.g. a staged copy's route). */
+export const waitSlice = (buffer: string, detail?: string) => (detail ? `wait ${buffer} ${detail}` : `wait ${buffer}`);
