@@ -10,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { layeredDocument } from '../../packages/core/src/testing/generate.ts';
+import { layeredDocument } from '@pipeloom/core/testing';
 import { buildAndServe, launch } from './serve.mjs';
 
 const i = process.argv.indexOf('--nodes');

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { layeredDocument } from '../../packages/core/src/testing/generate.js';
+import { layeredDocument } from '@pipeloom/core/testing';
 
 // A design far larger than a user draws by hand: it must open, compile and show its
 // implementation graph (a 2,100-node DFG is 8,600 IG elements: laid out by layering, not ELK,

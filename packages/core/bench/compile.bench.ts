@@ -3,7 +3,8 @@
 // 1,000 nodes (the baseline) and 10,000 nodes, both strategies. Median of several runs, in
 // wall time and in this process's CPU time (the latter is steadier on a shared machine).
 import { Session } from 'node:inspector/promises';
-import { compile, layeredDocument, type AccessList, type ImplementationGraph } from '../src/index.js';
+import { compile, type AccessList, type ImplementationGraph } from '../src/index.js';
+import { layeredDocument } from '../src/testing/index.js';
 
 const RUNS = 9;
 const HOSTS = 128;

@@ -1,5 +1,7 @@
 // @pipeloom/core: document, validation, compiler passes, predictor, trace model.
 // Pure TypeScript: no DOM, no Node, no clocks, no unseeded randomness.
+// This index is core's whole public surface (apps import nothing deeper); test documents are
+// in '@pipeloom/core/testing', which may use Node.
 
 export * from './ids.js';
 export * from './diagnostics.js';
@@ -26,9 +28,14 @@ export { simulate, type SimulationResult, type SimulateOptions } from './compile
 export * from './run/contract.js';
 export { predict, predictStrategy, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction, type PhaseTime } from './predict/predict.js';
 export { nodeTime, transferTime, DEFAULT_RATES, type TimingOptions } from './predict/timing.js';
-export { randomDocument, layeredDocument, type RandomOptions } from './testing/generate.js';
 export { toChromeTrace, traceMetadata, type ChromeTrace, type ChromeEvent, type TraceMetadata } from './trace/chrome.js';
 export { analyseTrace, measuredTimes, type Trace, type AnalysisOptions, type TraceAnalysis, type LaneAnalysis } from './run/analysis.js';
 export { sendLane, recvLane, isTransferLane, laneLabel, transferLanes, graphLanes, compareLanes, type TraceLaneKey } from './trace/lanes.js';
 export { TraceColumns, KINDS as TRACE_KINDS, type Lane as TraceLane } from './trace/columns.js';
 export { CALIBRATION_FORMAT, calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, documentHash, parseCalibration, predictCalibrated, type Calibration, type CalibratedFiring, type CalibratedTiming, type CalibratedTransfer, type MeasuredTimes } from './run/calibration.js';
+
+// The run: the coordinator, the agent protocol and the deploy checks agents apply.
+export * from './run/protocol.js';
+export * from './run/coordinator.js';
+export { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type Deploy, type DeployShapeLimits } from './run/deploy-check.js';
+export { successorLists } from './util/csr.js';

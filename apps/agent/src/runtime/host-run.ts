@@ -1,8 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { Action, PeProgram, TraceEvent } from '@pipeloom/core';
-import { waitSlice } from '@pipeloom/core';
-import { transferKey, type FailureReport, type FromAgent, type ToAgent } from '@pipeloom/core/run/protocol';
-import { recvLane, sendLane } from '@pipeloom/core/trace/lanes';
+import { type Action, type PeProgram, type TraceEvent, transferKey, type FailureReport, type FromAgent, type ToAgent, recvLane, sendLane, waitSlice } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
 import { ClusterBarrier } from './barrier.js';
@@ -34,7 +31,8 @@ interface PeWorker {
   done: Promise<void>;
 }
 
-export interface RunOptions {
+/** What the agent (not the deploy) bounds in a run on this host. */
+export interface HostRunLimits {
   /** A firing running longer than this (ms) fails the run and leaves its PE thread stuck (watchdog.ts); 0 = no limit. */
   kernelTimeoutMs?: number;
 }
@@ -71,7 +69,7 @@ export class HostRun {
     readonly devices: Devices,
     readonly peers: Map<string, PeerLink>,
     readonly send: (m: FromAgent) => void,
-    opts: RunOptions,
+    opts: HostRunLimits,
   ) {
     this.watchdog = new Watchdog(opts.kernelTimeoutMs ?? DEFAULT_KERNEL_TIMEOUT_MS, performance.timeOrigin + performance.now(), (o) => this.overrun(o));
     this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: this.cycle, dropped }), deploy.traceInterval ?? 50_000);
@@ -81,7 +79,7 @@ export class HostRun {
   }
 
   /** Allocates every buffer, starts one thread per PE (devices opened, kernels prepared). Throws naming the PE or node. */
-  static async prepare(deploy: Deploy, devices: Devices, peers: Map<string, PeerLink>, send: (m: FromAgent) => void, opts: RunOptions = {}): Promise<HostRun> {
+  static async prepare(deploy: Deploy, devices: Devices, peers: Map<string, PeerLink>, send: (m: FromAgent) => void, opts: HostRunLimits = {}): Promise<HostRun> {
     const run = new HostRun(deploy, devices, peers, send, opts);
     try {
       await run.start();

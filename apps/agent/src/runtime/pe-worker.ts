@@ -1,10 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getKernel, withDefaults, type GpuExecutor, type KernelSpec, type Params } from '@pipeloom/kernels';
-import type { Action, TraceEvent } from '@pipeloom/core';
-import { barrierSlice, waitSlice } from '@pipeloom/core';
-import { transferKey, type FailureReport } from '@pipeloom/core/run/protocol';
-import { recvLane, sendLane } from '@pipeloom/core/trace/lanes';
+import { type Action, type TraceEvent, transferKey, type FailureReport, recvLane, sendLane, barrierSlice, waitSlice } from '@pipeloom/core';
 import { gpuFor } from '../devices/discover.js';
 import { align4, depthOf, hostSlots, PeMemory, slotOf, type GpuSlots, type HostSlots, type Slots } from './memory.js';
 import { arriveAndWait } from './local-barrier.js';

@@ -1,5 +1,5 @@
 import { createStore, useStore } from 'zustand';
-import { FORMAT, type ProjectDocument } from '@pipeloom/core/document/types';
+import { FORMAT, type ProjectDocument } from '@pipeloom/core';
 import { applyChanges, ChangeError, type Change } from './changes.js';
 import { History } from './history.js';
 import type { Selection, ViewId } from './records.js';

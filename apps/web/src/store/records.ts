@@ -1,5 +1,4 @@
-import type { Brand } from '@pipeloom/core/ids';
-import type { AppEdge, Link } from '@pipeloom/core/document/types';
+import type { Brand, AppEdge, Link } from '@pipeloom/core';
 
 // Typed record ids for the elements the document stores without an id of their own:
 // an edge is named by its two port references, a link by its two PEs.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyDocument } from './project.js';
 import { selectionForDiagnostic, selectionForPath, viewForSelection } from './selection.js';
-import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { ProjectDocument } from '@pipeloom/core';
 
 const doc: ProjectDocument = {
   ...emptyDocument(),

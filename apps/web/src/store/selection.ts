@@ -1,4 +1,4 @@
-import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { ProjectDocument } from '@pipeloom/core';
 import { edgeKey, linkKey, type Selection, type ViewId } from './records.js';
 
 // A diagnostic's `path` (`app.nodes[2].params.width`, `mapping.b`, `arch.links[0]`) names

@@ -2,8 +2,7 @@
 import { act, createRef } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TraceColumns } from '@pipeloom/core/trace/columns';
-import type { TraceEvent } from '@pipeloom/core/trace/event';
+import { TraceColumns, type TraceEvent } from '@pipeloom/core';
 import { Timeline, type TimelineHandle } from './Timeline.js';
 
 // The timeline's input handling in jsdom. jsdom lays nothing out and has no canvas, so every

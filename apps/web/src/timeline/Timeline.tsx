@@ -1,5 +1,5 @@
 import { useEffect, useImperativeHandle, useRef, useState, type Ref } from 'react';
-import type { TraceColumns } from '@pipeloom/core/trace/columns';
+import type { TraceColumns } from '@pipeloom/core';
 import { KIND_COLORS, KIND_LABELS, pixel, rasterLane, tracks, type DrawStats, type Track } from './tracks.js';
 import { fit, formatDuration, formatTime, pan, ticks, zoom, type Window } from './viewport.js';
 import './timeline.css';

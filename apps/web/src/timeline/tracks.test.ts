@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TraceColumns } from '@pipeloom/core/trace/columns';
-import type { TraceEvent } from '@pipeloom/core/trace/event';
+import { TraceColumns, type TraceEvent } from '@pipeloom/core';
 import { pixel, rasterLane, tracks } from './tracks.js';
 
 const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'gpu0@h0', thread: 'main', kind: 'fire', name: 'I1', iteration: 0, cycle: 0, start, end, ...over });

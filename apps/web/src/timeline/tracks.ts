@@ -1,4 +1,4 @@
-import type { TraceColumns } from '@pipeloom/core/trace/columns';
+import type { TraceColumns } from '@pipeloom/core';
 import type { Window } from './viewport.js';
 
 // Tracks: one per host / PE / thread, like the paper's Fig 23. A track draws its lane from a

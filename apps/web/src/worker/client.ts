@@ -1,6 +1,6 @@
 import * as Comlink from 'comlink';
 import { createStore, useStore } from 'zustand';
-import type { ProjectDocument } from '@pipeloom/core/document/types';
+import type { ProjectDocument } from '@pipeloom/core';
 import type { CompileApi, CompileOutput } from './protocol.js';
 import { projectStore } from '../store/project.js';
 import { calibrationStore } from '../run/calibration.js';

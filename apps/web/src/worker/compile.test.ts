@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compile, layeredDocument } from '@pipeloom/core';
+import { compile } from '@pipeloom/core';
+import { layeredDocument } from '@pipeloom/core/testing';
 import { readDocument } from '../shell/documents.js';
 import { compileBoth, PREVIEW_EVENTS } from './compile.js';
 

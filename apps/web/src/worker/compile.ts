@@ -1,6 +1,4 @@
-import { analyze, predict, predictCalibrated, type Calibration } from '@pipeloom/core';
-import type { ProjectDocument } from '@pipeloom/core/document/types';
-import type { ImplementationGraph } from '@pipeloom/core/compile/types';
+import { analyze, predict, predictCalibrated, type Calibration, type ProjectDocument, type ImplementationGraph } from '@pipeloom/core';
 import { layoutIg } from '../ig/layout.js';
 import type { CalibratedCycle, CompileOutput, Strategy } from './protocol.js';
 

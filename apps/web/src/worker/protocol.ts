@@ -1,7 +1,4 @@
-import type { Diagnostic } from '@pipeloom/core/diagnostics';
-import type { ImplementationGraph } from '@pipeloom/core/compile/types';
-import type { ProjectDocument } from '@pipeloom/core/document/types';
-import type { Calibration, Prediction } from '@pipeloom/core';
+import type { Calibration, Prediction, Diagnostic, ImplementationGraph, ProjectDocument } from '@pipeloom/core';
 import type { IgLayout } from '../ig/layout.js';
 
 // What the compile worker hands back: both strategies compiled, predicted and laid out, so

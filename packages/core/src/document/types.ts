@@ -91,7 +91,8 @@ export interface ArchitectureGraph {
   network?: LinkSpec & { kind: LinkKind };
 }
 
-export interface RunOptions {
+/** The document's `options`: how its application is compiled and run (the coordinator's per-run options are `RunOptions`, run/coordinator.ts). */
+export interface DocumentOptions {
   /** Computation-communication overlap (double buffers, paper section 4.3). */
   overlap: boolean;
   iterations: number;
@@ -112,5 +113,5 @@ export interface ProjectDocument {
   arch: ArchitectureGraph;
   /** DFG node id -> PE id. */
   mapping: Record<string, string>;
-  options: RunOptions;
+  options: DocumentOptions;
 }

@@ -1,0 +1,5 @@
+// @pipeloom/core/testing: documents for tests and benches. Not in core's index: pinned.ts
+// reads examples/ with node:fs, and neither belongs in the web app's bundle.
+export { randomDocument, layeredDocument, type RandomOptions } from './generate.js';
+export { pinnedDocuments } from './pinned.js';
+export { corpusCases, type BadDocumentCase } from '../robustness/corpus.js';
