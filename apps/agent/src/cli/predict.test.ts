@@ -25,6 +25,8 @@ describe('pipeloom predict', () => {
     expect(t.traceEvents.some((e: { ph: string }) => e.ph === 's')).toBe(true);
     expect(r.stderr).toContain(`wrote ${trace}`);
     expect(r.stderr).toMatch(/\(all \d+ cycles\)/);
+    // What it is: the document (name, hash), the strategy and sync mode modelled, no calibration.
+    expect(t.metadata).toEqual({ source: 'predicted', document: { name: 'P-I-I-C on two hosts', hash: expect.stringMatching(/^[0-9a-f]{16}$/) }, strategy: 'overlap', sync: 'self-timed', calibration: 'none' });
   });
 
   it('a long run\'s trace says which cycles it covers (the first 200)', () => {

@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { analyseTrace, analyze, formatSeconds, predict, SYNC_MODES, toChromeTrace, type Prediction, type StrategyPrediction, type SyncMode } from '@pipeloom/core';
+import { analyseTrace, analyze, formatSeconds, predict, SYNC_MODES, toChromeTrace, traceMetadata, type Prediction, type StrategyPrediction, type SyncMode } from '@pipeloom/core';
 import { choice, parseCommandArgs, positiveInt } from './args.js';
 import { loadCalibration } from './calibration-file.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
@@ -58,7 +58,8 @@ export async function main(argv: string[]): Promise<number> {
   const trace = typeof args.values.trace === 'string' ? args.values.trace : undefined;
   if (trace) {
     try {
-      await writeFile(trace, JSON.stringify(toChromeTrace(traced.timeline, traced.ig)));
+      const metadata = traceMetadata(read.doc, { source: 'predicted', overlap, sync: traced.sync, calibration: cal?.file });
+      await writeFile(trace, JSON.stringify(toChromeTrace(traced.timeline, traced.ig, metadata)));
     } catch (e) {
       console.error(`pipeloom predict: cannot write ${trace}: ${(e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e))}`);
       return EXIT.failure;
