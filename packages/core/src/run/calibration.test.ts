@@ -57,6 +57,20 @@ describe('calibration', () => {
     }
   });
 
+  it('transfers come from the runs without overlap, where nothing queues beside them', () => {
+    const doc = example('piic.json');
+    const model = modelOf(doc);
+    const runs = [false, true].map((overlap) => ({ ig: igOf(doc, overlap), measured: measured(igOf(doc, overlap)) }));
+    // With overlap, each copy's span held its GPU's kernel too.
+    runs[1].measured.transferTimes = Object.fromEntries(Object.entries(runs[1].measured.transferTimes).map(([k, s]) => [k, s + 0.3]));
+    const cal = calibrationFrom(model, runs, meta);
+    const t = calibratedTiming(model, cal, 'calibration', true).timing.transferTimes;
+    const ig = igOf(doc, true);
+    for (const [k, s] of Object.entries(t)) if (k in runs[1].measured.transferTimes) expect(s).toBeCloseTo(runs[1].measured.transferTimes[k] - 0.3, 12);
+    expect(Object.keys(t).length).toBeGreaterThan(0);
+    expect(ig.overlap).toBe(true);
+  });
+
   it('a strategy measured alone lends its times to the other', () => {
     const doc = example('piic.json');
     const model = modelOf(doc);

@@ -11,8 +11,10 @@ import { predict, type PredictOptions, type PredictResult } from '../predict/pre
 // a transfer by its two PEs and its bytes. A document edited after calibrating keeps the
 // entries that still match; the others fall back to the cost hints. Each entry also says the
 // strategy it was measured under: on a machine whose PEs share cores (llvmpipe) a firing
-// beside copies takes longer than alone, so a prediction takes the entry of its own strategy
-// where there is one.
+// beside copies takes longer than alone, so a prediction takes the firings of its own strategy
+// where there are some. Transfers are taken from runs without overlap where there are some: with
+// overlap a copy to or from a GPU queues behind its kernel (one queue per device), so its
+// measured span holds the kernel's time too, which is the GPU's busy time, not the link's.
 
 export const CALIBRATION_FORMAT = 'pipeloom-calibration/v1';
 
@@ -215,7 +217,8 @@ function byKey<E extends { overlap?: boolean; seconds: number }>(entries: E[], k
  * The predictor's inputs from a calibration, for a document: each node's firing time where
  * its kernel + params + PE were measured, each transfer's where its PEs and bytes were (under
  * either strategy: their buffer ids differ). Whatever found no entry keeps its cost hint.
- * `overlap`: the strategy predicted, whose own entries are taken first (default: any).
+ * `overlap`: the strategy predicted, whose own firings are taken first (default: any);
+ * transfers measured without overlap are taken first for both (see the top of this file).
  */
 export function calibratedTiming(model: Model, cal: Calibration, file = 'calibration', overlap?: boolean): CalibratedTiming {
   const diagnostics: Diagnostic[] = [];
@@ -223,7 +226,7 @@ export function calibratedTiming(model: Model, cal: Calibration, file = 'calibra
   if (cal.document.hash !== hash)
     diagnostics.push(warning(file, `was measured on another version of the document (hash ${cal.document.hash}, now ${hash})`, 'entries for unchanged kernels, PEs and links are used, the others fall back to the cost hints; run `pipeloom calibrate` again'));
   const firing = byKey(cal.firings, (f) => firingKey(f.kernel, f.params, f.pe), overlap);
-  const transfer = byKey(cal.transfers, (t) => transferKeyOf(t.from, t.to, t.bytes), overlap);
+  const transfer = byKey(cal.transfers, (t) => transferKeyOf(t.from, t.to, t.bytes), false);
   const nodeTimes: Record<string, number> = {};
   const missing: string[] = [];
   for (const n of model.nodes) {
