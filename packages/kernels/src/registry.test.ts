@@ -11,7 +11,7 @@ describe('the kernel registry', () => {
   });
 
   it('gives every kernel ports, params with defaults, a cost, a CPU twin and WGSL', () => {
-    for (const k of listKernels()) {
+    for (const k of listKernels().map((s) => getKernel(s.id))) {
       expect(k.id).toMatch(/^[a-z]+\.[a-z-]+$/);
       expect(k.title && k.category && k.description).toBeTruthy();
       expect(k.gpu, k.id).toBeDefined();
@@ -56,7 +56,7 @@ describe('WGSL compile errors', () => {
   });
 
   it('every registered kernel prepares with its default params scaled down and records exactly the dispatches it declares', async () => {
-    for (const k of listKernels()) {
+    for (const k of listKernels().map((s) => getKernel(s.id))) {
       const small = withDefaults(k, Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, typeof s.default === 'number' && ['elements', 'pixels', 'voxels'].includes(s.unit ?? '') ? Math.min(Number(s.default), 32) : s.default])));
       const exec = await k.gpu!.prepare(t.device, small);
       const buffers = (ports: typeof k.inputs) => Object.fromEntries(ports.map((p) => [p.name, storageBuffer(t.device, dataTypeBytes(p.type(small)))]));

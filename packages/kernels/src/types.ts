@@ -1,8 +1,12 @@
 /// <reference types="@webgpu/types" />
-// The kernel registry is data: ports, params, sizes, cost hints, WGSL and a CPU twin.
-// The editor's palette, the compiler's byte sizes and the agent's executors all read it.
+// The kernel registry is data: ports, params, sizes, cost hints (the spec), WGSL and a CPU twin
+// (the implementation). The editor's palette and the compiler's byte sizes read specs
+// (specs.ts); the agent's executors read kernels (registry.ts).
 
 export type ElementType = 'f32' | 'u32' | 'i32' | 'u8';
+
+/** Threads per workgroup of every 1D kernel (within the compatibility limit of 256); specs bound sizes by it. */
+export const WORKGROUP = 64;
 
 export const ELEMENT_BYTES: Record<ElementType, number> = { f32: 4, u32: 4, i32: 4, u8: 1 };
 
@@ -113,10 +117,17 @@ export interface KernelSpec {
   cost: (params: Params) => CostHint;
   /** Runs on GPU PEs only (no CPU twin: `cpu` throws a KernelError); validation refuses a CPU mapping. */
   gpuOnly?: boolean;
+}
+
+/** How a kernel runs: its CPU twin and its WGSL. Kept apart from the spec so that what only reads specs loads no WGSL. */
+export interface KernelImplementation {
   /** The CPU twin; returns a report for checking/measuring kernels. */
   cpu: (firing: CpuFiring) => FiringReport | void;
   gpu?: GpuImplementation;
 }
+
+/** A kernel as the agents execute it: its spec and its implementation. */
+export type Kernel = KernelSpec & KernelImplementation;
 
 export class KernelError extends Error {
   constructor(

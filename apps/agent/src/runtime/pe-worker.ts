@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { getKernel, withDefaults, type GpuExecutor, type KernelSpec, type Params } from '@pipeloom/kernels';
+import { getKernel, withDefaults, type GpuExecutor, type Kernel, type Params } from '@pipeloom/kernels';
 import { type Action, type TraceEvent, transferKey, type FailureReport, recvLane, sendLane, barrierSlice, waitSlice } from '@pipeloom/core';
 import { gpuFor } from '../devices/discover.js';
 import { align4, depthOf, hostSlots, PeMemory, slotOf, type GpuSlots, type HostSlots, type Slots } from './memory.js';
@@ -24,7 +24,7 @@ type KernelReport = { ok: boolean; message?: string; values?: Record<string, num
 type PortSlots = Record<string, { slots: Slots; slot: number }>;
 
 interface PreparedFire {
-  kernel: KernelSpec;
+  kernel: Kernel;
   params: Params;
   state: Record<string, unknown>;
   gpu?: GpuExecutor;

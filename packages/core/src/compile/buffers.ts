@@ -1,4 +1,4 @@
-import { dataTypeBytes, type DataType } from '@pipeloom/kernels';
+import { dataTypeBytes, type DataType } from '@pipeloom/kernels/specs';
 import { bufferId, type BufferId } from '../ids.js';
 import type { Model, ModelNode } from '../document/model.js';
 import type { Link } from '../document/types.js';

@@ -1,4 +1,4 @@
-import type { DataType } from '@pipeloom/kernels';
+import type { DataType } from '@pipeloom/kernels/specs';
 import type { BufferId, HostId, NodeId, PeId } from '../ids.js';
 import type { Diagnostic } from '../diagnostics.js';
 import type { LinkKind } from '../document/types.js';

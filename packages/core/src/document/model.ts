@@ -1,4 +1,4 @@
-import type { DataType, KernelSpec, Params } from '@pipeloom/kernels';
+import type { DataType, KernelSpec, Params } from '@pipeloom/kernels/specs';
 import type { HostId, NodeId, PeId } from '../ids.js';
 import type { Link, ProjectDocument } from './types.js';
 

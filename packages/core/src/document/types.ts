@@ -1,4 +1,4 @@
-import type { Params } from '@pipeloom/kernels';
+import type { Params } from '@pipeloom/kernels/specs';
 import type { SyncMode } from '../run/contract.js';
 
 // The project document, format `pipeloom/v1`: what a user draws. JSON, published schema in

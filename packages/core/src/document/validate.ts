@@ -1,4 +1,4 @@
-import { CUSTOM_WGSL, dataTypeBytes, findKernel, formatDataType, listKernels, sameDataType, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels';
+import { CUSTOM_WGSL, dataTypeBytes, findKernel, formatDataType, listKernels, sameDataType, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels/specs';
 import { error, hasErrors, type Diagnostic } from '../diagnostics.js';
 import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';

@@ -1,5 +1,5 @@
 import { dataTypeBytes, withDefaults } from '../registry.js';
-import { ELEMENT_BYTES, type FiringReport, type GpuExecutor, type KernelSpec, type Params } from '../types.js';
+import { ELEMENT_BYTES, type FiringReport, type GpuExecutor, type Kernel, type Params } from '../types.js';
 import { readBuffer, storageBuffer, uploadBuffer } from './pipeline.js';
 
 // Runs kernels one firing at a time on the CPU twin or a WebGPU device, with typed arrays in
@@ -7,7 +7,7 @@ import { readBuffer, storageBuffer, uploadBuffer } from './pipeline.js';
 
 export type TypedArray = Float32Array | Uint32Array | Int32Array | Uint8Array;
 
-export function allocate(kernel: KernelSpec, params: Params, port: string, dir: 'in' | 'out'): TypedArray {
+export function allocate(kernel: Kernel, params: Params, port: string, dir: 'in' | 'out'): TypedArray {
   const spec = (dir === 'in' ? kernel.inputs : kernel.outputs).find((p) => p.name === port);
   if (!spec) throw new Error(`${kernel.id} has no ${dir}put "${port}"`);
   const t = spec.type(params);
@@ -21,7 +21,7 @@ export interface FiringResult {
 }
 
 /** One CPU firing; `state` persists across calls when passed again. */
-export function runCpu(kernel: KernelSpec, params: Params, inputs: Record<string, TypedArray>, iteration = 0, state: Record<string, unknown> = {}): FiringResult {
+export function runCpu(kernel: Kernel, params: Params, inputs: Record<string, TypedArray>, iteration = 0, state: Record<string, unknown> = {}): FiringResult {
   const p = withDefaults(kernel, params);
   const outputs: Record<string, TypedArray> = {};
   for (const o of kernel.outputs) outputs[o.name] = allocate(kernel, p, o.name, 'out');
@@ -33,13 +33,13 @@ export function runCpu(kernel: KernelSpec, params: Params, inputs: Record<string
 export class GpuRunner {
   private constructor(
     readonly device: GPUDevice,
-    readonly kernel: KernelSpec,
+    readonly kernel: Kernel,
     readonly params: Params,
     readonly executor: GpuExecutor,
     private readonly outBuffers: Record<string, GPUBuffer>,
   ) {}
 
-  static async create(device: GPUDevice, kernel: KernelSpec, params: Params): Promise<GpuRunner> {
+  static async create(device: GPUDevice, kernel: Kernel, params: Params): Promise<GpuRunner> {
     if (!kernel.gpu) throw new Error(`${kernel.id} has no GPU implementation`);
     const p = withDefaults(kernel, params);
     const executor = await kernel.gpu.prepare(device, p);

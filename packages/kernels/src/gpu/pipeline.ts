@@ -1,10 +1,9 @@
-import { KernelError } from '../types.js';
+import { KernelError, WORKGROUP } from '../types.js';
 
 // Shared WebGPU plumbing for every kernel: shader validation that names the kernel, uniform
 // buffers, dispatch sizing inside the 65535-per-dimension limit, read-back.
 
-/** Threads per workgroup of every 1D kernel here; within the compatibility limit of 256. */
-export const WORKGROUP = 64;
+export { WORKGROUP } from '../types.js';
 
 /**
  * Compiles `code` and builds a compute pipeline, turning WGSL errors into a KernelError that

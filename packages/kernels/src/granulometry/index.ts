@@ -1,4 +1,6 @@
-import { KernelError, type DataType, type FiringReport, type GpuExecutor, type KernelSpec, type ParamSpec, type Params } from '../types.js';
+import { KernelError, type FiringReport, type GpuExecutor, type Kernel, type Params } from '../types.js';
+import { implement } from '../implement.js';
+import { granulometrySpecs, voxels } from './spec.js';
 import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, linear, packWords, storageBuffer, uniformBuffer, uploadBuffer } from '../gpu/pipeline.js';
 import { fillBalls, placeBalls } from './volume.js';
 import { countOnes, openings, patternSpectrum, predominantSize, type Dims } from './morphology.js';
@@ -8,18 +10,8 @@ import { countOnes, openings, patternSpectrum, predominantSize, type Dims } from
 // opening of size n, count[0] = the volume itself) followed by the volume eroded `last` times.
 // That is all a later stage needs to go on with openings last+1.. (the Fig 19 split over GPUs).
 
-const dimParams: Record<string, ParamSpec> = {
-  depth: { type: 'int', default: 64, min: 3, max: 1024, unit: 'voxels', description: 'Volume depth' },
-  height: { type: 'int', default: 64, min: 3, max: 1024, unit: 'voxels', description: 'Volume height' },
-  width: { type: 'int', default: 64, min: 3, max: 1024, unit: 'voxels', description: 'Volume width' },
-};
-const levelsParam: ParamSpec = { type: 'int', default: 16, min: 2, max: 1024, unit: 'openings', description: 'Length of the curve: openings 0..levels-1 (0 is the volume itself)' };
 
 const dimsOf = (p: Params): Dims => ({ depth: Number(p.depth), height: Number(p.height), width: Number(p.width) });
-const voxels = (p: Params) => Number(p.depth) * Number(p.height) * Number(p.width);
-const volumeType = (p: Params): DataType => ({ kind: 'volume', element: 'u32', shape: [Number(p.depth), Number(p.height), Number(p.width)] });
-const stateType = (p: Params): DataType => ({ kind: 'granulometry', element: 'u32', shape: [Number(p.levels) + voxels(p)] });
-const curveType = (p: Params): DataType => ({ kind: 'curve', element: 'f32', shape: [2, Number(p.levels)] });
 
 function checkRange(p: Params): { first: number; last: number; levels: number } {
   const first = Number(p.first);
@@ -124,21 +116,8 @@ function curveReport(out: Float32Array, levels: number): FiringReport {
   return { ok: true, values: { predominant_size: predominantSize(spectrum), curve, spectrum } };
 }
 
-export const granulometryKernels: KernelSpec[] = [
-  {
-    id: 'granulometry.volume',
-    title: 'Sphere volume',
-    category: 'Granulometry',
-    description: 'Seeded synthetic binary volume of non-overlapping balls of one radius (the known predominant size); stands for the CPU reading the image.',
-    params: {
-      ...dimParams,
-      radius: { type: 'int', default: 5, min: 1, max: 200, unit: 'voxels', description: 'Radius of every ball (the expected predominant size)' },
-      spheres: { type: 'int', default: 12, min: 1, max: 4096, unit: 'balls', description: 'Balls to place (fewer if they do not fit)' },
-      seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, description: 'Placement seed' },
-    },
-    inputs: [],
-    outputs: [{ name: 'out', type: volumeType }],
-    cost: (p) => ({ flops: voxels(p) * 8 * Number(p.spheres), bytes: voxels(p) * 4 }),
+export const granulometryKernels: Kernel[] = implement(granulometrySpecs, {
+  'granulometry.volume': {
     cpu: ({ params, outputs, state }) => {
       const d = dimsOf(params);
       const balls = (state.balls ??= placeBalls(d.depth, d.height, d.width, Number(params.radius), Number(params.spheres), Number(params.seed))) as ReturnType<typeof placeBalls>;
@@ -164,25 +143,7 @@ export const granulometryKernels: KernelSpec[] = [
       },
     },
   },
-  {
-    id: 'granulometry.openings',
-    title: 'Openings first..last',
-    category: 'Granulometry',
-    description:
-      'Openings of size first..last by the 6-neighbour cross (opening n = n erosions then n dilations), counting the voxels left after each. Input: the volume (first = 1) or the state of the stage before; output: the state for the next stage or the curve.',
-    params: {
-      ...dimParams,
-      levels: levelsParam,
-      first: { type: 'int', default: 1, min: 1, max: 1023, unit: 'opening', description: 'First opening size done here (1 takes the raw volume)' },
-      last: { type: 'int', default: 15, min: 1, max: 1023, unit: 'opening', description: 'Last opening size done here (< levels)' },
-    },
-    inputs: [{ name: 'in', description: 'The volume when first = 1, else the state of the stage before', type: (p) => (Number(p.first) === 1 ? volumeType(p) : stateType(p)) }],
-    outputs: [{ name: 'out', type: stateType }],
-    cost: (p) => {
-      const k = Math.max(0, Number(p.last) - Number(p.first) + 1);
-      const ops = k + (Number(p.last) * (Number(p.last) + 1) - (Number(p.first) - 1) * Number(p.first)) / 2 + k;
-      return { flops: voxels(p) * 7 * ops, bytes: voxels(p) * 8 * ops };
-    },
+  'granulometry.openings': {
     cpu: ({ params, inputs, outputs }) => {
       const { first, last, levels } = checkRange(params);
       const dims = dimsOf(params);
@@ -250,15 +211,7 @@ export const granulometryKernels: KernelSpec[] = [
       },
     },
   },
-  {
-    id: 'granulometry.curve',
-    title: 'Granulometric curve',
-    category: 'Granulometry',
-    description: 'The granulometric curve (voxels left after each opening), its pattern spectrum (count[n] - count[n+1]) and the predominant size (the spectrum peak).',
-    params: { ...dimParams, levels: levelsParam },
-    inputs: [{ name: 'in', type: stateType }],
-    outputs: [{ name: 'out', description: 'Row 0: the curve; row 1: the pattern spectrum', type: curveType }],
-    cost: (p) => ({ flops: Number(p.levels) * 2, bytes: Number(p.levels) * 12 }),
+  'granulometry.curve': {
     cpu: ({ params, inputs, outputs }) => {
       const levels = Number(params.levels);
       const s = inputs.in as Uint32Array;
@@ -297,5 +250,5 @@ export const granulometryKernels: KernelSpec[] = [
       },
     },
   },
-];
+});
 

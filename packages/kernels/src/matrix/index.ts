@@ -1,4 +1,6 @@
-import { KernelError, type DataType, type FiringReport, type KernelSpec, type Params } from '../types.js';
+import { KernelError, type FiringReport, type Kernel, type Params } from '../types.js';
+import { implement } from '../implement.js';
+import { count, matrixSpecs } from './spec.js';
 import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, linear, packWords, uniformBuffer } from '../gpu/pipeline.js';
 import { checkAgainstExpected, fillWithIteration, mismatch } from '../gpu/fill-and-check.js';
 
@@ -6,13 +8,6 @@ import { checkAgainstExpected, fillWithIteration, mismatch } from '../gpu/fill-a
 // C checks. Values are f32: iteration numbers are exact up to 2^24 = 16,777,216 iterations,
 // beyond which P's fill (and C's expected value) round and C reports a mismatch.
 
-const matrixType = (p: Params): DataType => ({ kind: 'matrix', element: 'f32', shape: [Number(p.height), Number(p.width)] });
-const count = (p: Params) => Number(p.width) * Number(p.height);
-
-const sizeParams = {
-  width: { type: 'int', default: 1024, min: 1, max: 16384, unit: 'elements', description: 'Matrix width' },
-  height: { type: 'int', default: 1024, min: 1, max: 16384, unit: 'elements', description: 'Matrix height' },
-} as const;
 
 /** The Fig 13 increment: sum of 1/i^2 for i in 2..nb_loop+2 in f32, rounded (0 up to nb_loop 4, 1 from 5). */
 export function increment(nbLoop: number): number {
@@ -82,33 +77,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   out_[i] = a[i] + b[i];
 }`;
 
-export const matrixKernels: KernelSpec[] = [
-  {
-    id: 'matrix.produce',
-    title: 'Produce matrix',
-    category: 'Multi-host benchmark',
-    description: 'Fills a width x height f32 matrix with the iteration number (exact up to 2^24; the consumer refuses to check beyond).',
-    params: { ...sizeParams },
-    inputs: [],
-    outputs: [{ name: 'out', type: matrixType }],
-    cost: (p) => ({ flops: 0, bytes: count(p) * 4 }),
+export const matrixKernels: Kernel[] = implement(matrixSpecs, {
+  'matrix.produce': {
     cpu: ({ iteration, outputs }) => {
       (outputs.out as Float32Array).fill(iteration);
     },
     gpu: fillWithIteration('matrix.produce', 'produce', count),
   },
-  {
-    id: 'matrix.increment',
-    title: 'Increment matrix',
-    category: 'Multi-host benchmark',
-    description: 'The Fig 13 kernel: out = in + round(sum 1/i^2, i = 2..nb_loop+2), i.e. +0 for nb_loop <= 4, +1 from 5.',
-    params: {
-      ...sizeParams,
-      nb_loop: { type: 'int', default: 5, min: 0, max: 100000, unit: 'loops', description: 'Length of the series; sets the compute load' },
-    },
-    inputs: [{ name: 'in', type: matrixType }],
-    outputs: [{ name: 'out', type: matrixType }],
-    cost: (p) => ({ flops: count(p) * (3 * (Number(p.nb_loop) + 1) + 1), bytes: count(p) * 8 }),
+  'matrix.increment': {
     cpu: ({ params, inputs, outputs }) => {
       const one = increment(Number(params.nb_loop));
       const a = inputs.in as Float32Array;
@@ -131,24 +107,7 @@ export const matrixKernels: KernelSpec[] = [
       },
     },
   },
-  {
-    id: 'matrix.consume',
-    title: 'Consume matrix',
-    category: 'Multi-host benchmark',
-    description:
-      'Checks every element equals iteration + the Fig 13 increments of the incrementers upstream (+ expected_offset); a mismatch reports the iteration, first bad index and value.',
-    params: {
-      ...sizeParams,
-      increments: {
-        type: 'string',
-        default: '',
-        description: 'Comma-separated nb_loop of each incrementer upstream, e.g. "100,100"; each adds increment(nb_loop) (0 for nb_loop <= 4, else 1)',
-      },
-      expected_offset: { type: 'float', default: 0, unit: '', description: 'Constant added on top of the increments (kept for documents that state the sum directly)' },
-    },
-    inputs: [{ name: 'in', type: matrixType }],
-    outputs: [],
-    cost: (p) => ({ flops: count(p), bytes: count(p) * 4 }),
+  'matrix.consume': {
     cpu: ({ params, iteration, inputs }) => {
       const a = inputs.in as Float32Array;
       const want = expectedValue(params, iteration);
@@ -159,18 +118,7 @@ export const matrixKernels: KernelSpec[] = [
     },
     gpu: checkAgainstExpected('matrix.consume', { count, expected: expectedValue, refuse: beyondLimit }),
   },
-  {
-    id: 'matrix.add',
-    title: 'Add matrices',
-    category: 'Matrix',
-    description: 'Element-wise sum of two matrices: out = a + b.',
-    params: { ...sizeParams },
-    inputs: [
-      { name: 'a', type: matrixType },
-      { name: 'b', type: matrixType },
-    ],
-    outputs: [{ name: 'out', type: matrixType }],
-    cost: (p) => ({ flops: count(p), bytes: count(p) * 12 }),
+  'matrix.add': {
     cpu: ({ inputs, outputs }) => {
       const a = inputs.a as Float32Array;
       const b = inputs.b as Float32Array;
@@ -193,4 +141,4 @@ export const matrixKernels: KernelSpec[] = [
       },
     },
   },
-];
+});

@@ -1,4 +1,6 @@
-import type { DataType, GpuExecutor, KernelSpec, ParamSpec, Params } from '../types.js';
+import type { GpuExecutor, Kernel, Params } from '../types.js';
+import { implement } from '../implement.js';
+import { maps, px, saliencySpecs } from './spec.js';
 import { bindGroup, createPipeline, dispatch, linear, packWords, storageBuffer, uniformBuffer, uploadBuffer } from '../gpu/pipeline.js';
 import { plan, twiddleTable, type Pass } from './fft.js';
 import type { DispatchInfo } from '../types.js';
@@ -11,23 +13,8 @@ import { imageFile } from './image-file.js';
 // per step so that a mapping can cut it anywhere (Fig 24: the first five on GPU 0, the
 // normalizations on GPU 1).
 
-const sizeParams: Record<string, ParamSpec> = {
-  width: { type: 'int', default: 512, min: 2, max: 4096, unit: 'pixels', description: 'Image width (prime factors <= 13, e.g. 512 or 720)' },
-  height: { type: 'int', default: 512, min: 2, max: 4096, unit: 'pixels', description: 'Image height (prime factors <= 13, e.g. 512 or 576)' },
-};
-const bankParams: Record<string, ParamSpec> = {
-  ...sizeParams,
-  orientations: { type: 'int', default: 6, min: 1, max: 16, unit: 'orientations', description: 'Gabor orientations theta_i = i pi / orientations' },
-  frequencies: { type: 'int', default: 4, min: 1, max: 8, unit: 'bands', description: 'Gabor frequency bands f_j = 0.25 / 2^j cycles/pixel' },
-};
 
-const px = (p: Params) => Number(p.width) * Number(p.height);
-const maps = (p: Params) => Number(p.orientations) * Number(p.frequencies);
 const bp = (p: Params): BankParams => ({ width: Number(p.width), height: Number(p.height), orientations: Number(p.orientations), frequencies: Number(p.frequencies) });
-const imageType = (p: Params): DataType => ({ kind: 'image', element: 'f32', shape: [Number(p.height), Number(p.width)] });
-const spectrumType = (p: Params): DataType => ({ kind: 'spectrum', element: 'f32', shape: [Number(p.height), Number(p.width), 2] });
-const complexMapsType = (p: Params): DataType => ({ kind: 'complex-maps', element: 'f32', shape: [maps(p), Number(p.height), Number(p.width), 2] });
-const mapsType = (p: Params): DataType => ({ kind: 'maps', element: 'f32', shape: [maps(p), Number(p.height), Number(p.width)] });
 
 type Prep = (device: GPUDevice, params: Params) => Promise<GpuExecutor>;
 
@@ -121,24 +108,9 @@ function fftDispatches(p: Params, kernel: string, count: number): DispatchInfo[]
 }
 const statsDispatch = (p: Params): DispatchInfo => ({ module: 'stats', workgroups: [maps(p), 1, 1] });
 
-const fftFlops = (p: Params, count: number) => 5 * count * px(p) * Math.log2(Math.max(2, px(p)));
 
-export const saliencyKernels: KernelSpec[] = [
-  {
-    id: 'saliency.image',
-    title: 'Image source',
-    category: 'Visual saliency',
-    description:
-      "A grey-level image in [0, 1]: a PGM/PNG file (scene 'file') or a seeded synthetic scene, 'blob' (noise texture, dim dots, one large bright disc: the odd blob) or 'noise'. Made once; every firing emits it.",
-    params: {
-      ...sizeParams,
-      scene: { type: 'enum', default: 'blob', values: ['blob', 'noise', 'file'], description: "Synthetic scene, or 'file' for the PGM/PNG named by `file`" },
-      file: { type: 'string', default: '', description: "With scene 'file': the PGM (P2/P5) or PNG the host registered, resampled to width x height" },
-      seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, description: 'Scene seed' },
-    },
-    inputs: [],
-    outputs: [{ name: 'out', type: imageType }],
-    cost: (p) => ({ flops: 0, bytes: px(p) * 4 }),
+export const saliencyKernels: Kernel[] = implement(saliencySpecs, {
+  'saliency.image': {
     cpu: ({ params, outputs, state }) => {
       const out = outputs.out as Float32Array;
       if (!(state.image instanceof Float32Array)) state.image = sourceImage(params);
@@ -154,27 +126,11 @@ export const saliencyKernels: KernelSpec[] = [
       },
     },
   },
-  {
-    id: 'saliency.hanning',
-    title: 'Hanning filter',
-    category: 'Visual saliency',
-    description: 'r_fim = r_im x hann(x) x hann(y): fades the image towards its edges before the FFT.',
-    params: { ...sizeParams },
-    inputs: [{ name: 'in', type: imageType }],
-    outputs: [{ name: 'out', type: imageType }],
-    cost: (p) => ({ flops: px(p) * 2, bytes: px(p) * 8 }),
+  'saliency.hanning': {
     cpu: ({ params, inputs, outputs }) => hanningCpu(inputs.in as Float32Array, outputs.out as Float32Array, Number(params.width), Number(params.height)),
     gpu: { wgsl: { hanning: W.HANNING }, dispatches: (p) => [linear('hanning', px(p))], prepare: simple('saliency.hanning', 'hanning', W.HANNING, (p) => packWords([['u', Number(p.width)], ['u', Number(p.height)]]), px, ['in', 'out']) },
   },
-  {
-    id: 'saliency.fft',
-    title: 'FFT',
-    category: 'Visual saliency',
-    description: '2D forward FFT of the real image (mixed-radix Stockham, sizes with prime factors <= 13, no padding).',
-    params: { ...sizeParams },
-    inputs: [{ name: 'in', type: imageType }],
-    outputs: [{ name: 'out', type: spectrumType }],
-    cost: (p) => ({ flops: fftFlops(p, 1), bytes: px(p) * 8 * 2 * Math.ceil(Math.log2(Math.max(2, px(p))) / 2) }),
+  'saliency.fft': {
     cpu: ({ params, inputs, outputs }) => fftCpu(inputs.in as Float32Array, outputs.out as Float32Array, Number(params.width), Number(params.height)),
     gpu: {
       wgsl: { pack: W.PACK, fft_pass: W.FFT_PASS },
@@ -196,15 +152,7 @@ export const saliencyKernels: KernelSpec[] = [
       },
     },
   },
-  {
-    id: 'saliency.gabor',
-    title: 'Gabor filter bank',
-    category: 'Visual saliency',
-    description: 'cf_maps[i, j] = cf_fim x G_ij, the 24 (orientations x frequencies) filters of the G_ij formula applied in the frequency domain.',
-    params: { ...bankParams },
-    inputs: [{ name: 'in', type: spectrumType }],
-    outputs: [{ name: 'out', type: complexMapsType }],
-    cost: (p) => ({ flops: maps(p) * px(p) * 20, bytes: maps(p) * px(p) * 8 + px(p) * 8 }),
+  'saliency.gabor': {
     cpu: ({ params, inputs, outputs }) => gaborCpu(inputs.in as Float32Array, outputs.out as Float32Array, bp(params)),
     gpu: {
       wgsl: { gabor: W.GABOR },
@@ -212,15 +160,7 @@ export const saliencyKernels: KernelSpec[] = [
       prepare: simple('saliency.gabor', 'gabor', W.GABOR, (p) => packWords([['u', Number(p.width)], ['u', Number(p.height)], ['u', Number(p.orientations)], ['u', Number(p.frequencies)]]), (p) => maps(p) * px(p), ['in', 'out']),
     },
   },
-  {
-    id: 'saliency.ifft',
-    title: 'IFFT',
-    category: 'Visual saliency',
-    description: 'c_maps[i, j] = IFFT(cf_maps[i, j]) for every partial map (scaled by 1 / (width x height)).',
-    params: { ...bankParams },
-    inputs: [{ name: 'in', type: complexMapsType }],
-    outputs: [{ name: 'out', type: complexMapsType }],
-    cost: (p) => ({ flops: fftFlops(p, maps(p)), bytes: maps(p) * px(p) * 16 * 4 }),
+  'saliency.ifft': {
     cpu: ({ params, inputs, outputs }) => ifftCpu(inputs.in as Float32Array, outputs.out as Float32Array, bp(params)),
     gpu: {
       wgsl: { fft_pass: W.FFT_PASS },
@@ -231,20 +171,7 @@ export const saliencyKernels: KernelSpec[] = [
       },
     },
   },
-  {
-    id: 'saliency.interactions',
-    title: 'Interactions',
-    category: 'Visual saliency',
-    description:
-      'r_maps from the energy |c|^2 of each partial map: + excite x the same orientation at the neighbouring frequencies, - inhibit x the neighbouring orientations at the same frequency, clipped at 0.',
-    params: {
-      ...bankParams,
-      excite: { type: 'float', default: 0.5, min: 0, max: 4, description: 'Weight of the same orientation at neighbouring frequencies' },
-      inhibit: { type: 'float', default: 0.5, min: 0, max: 4, description: 'Weight of neighbouring orientations at the same frequency' },
-    },
-    inputs: [{ name: 'in', type: complexMapsType }],
-    outputs: [{ name: 'out', type: mapsType }],
-    cost: (p) => ({ flops: maps(p) * px(p) * 15, bytes: maps(p) * px(p) * (8 * 5 + 4) }),
+  'saliency.interactions': {
     cpu: ({ params, inputs, outputs }) => interactionsCpu(inputs.in as Float32Array, outputs.out as Float32Array, bp(params), Number(params.excite), Number(params.inhibit)),
     gpu: {
       wgsl: { interactions: W.INTERACTIONS },
@@ -259,44 +186,18 @@ export const saliencyKernels: KernelSpec[] = [
       ),
     },
   },
-  {
-    id: 'saliency.normalize',
-    title: 'Normalize',
-    category: 'Visual saliency',
-    description: 'Each partial map to the range [0, 1]: (m - min) / (max - min).',
-    params: { ...bankParams },
-    inputs: [{ name: 'in', type: mapsType }],
-    outputs: [{ name: 'out', type: mapsType }],
-    cost: (p) => ({ flops: maps(p) * px(p) * 5, bytes: maps(p) * px(p) * 12 }),
+  'saliency.normalize': {
     cpu: ({ params, inputs, outputs }) => normalizeCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params)),
     gpu: { wgsl: { stats: W.STATS, apply: W.APPLY }, dispatches: (p) => [statsDispatch(p), linear('apply', maps(p) * px(p))], prepare: statsThen('saliency.normalize', 'apply', W.APPLY, (p) => packWords([['u', px(p)], ['u', maps(p)], ['u', 0]]), (p) => maps(p) * px(p)) },
   },
-  {
-    id: 'saliency.itti',
-    title: "Itti's method",
-    category: 'Visual saliency',
-    description: 'Each partial map times (max(m) - mean(m))^2: maps with a few strong peaks win over maps with many.',
-    params: { ...bankParams },
-    inputs: [{ name: 'in', type: mapsType }],
-    outputs: [{ name: 'out', type: mapsType }],
-    cost: (p) => ({ flops: maps(p) * px(p) * 5, bytes: maps(p) * px(p) * 12 }),
+  'saliency.itti': {
     cpu: ({ params, inputs, outputs }) => ittiCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params)),
     gpu: { wgsl: { stats: W.STATS, apply: W.APPLY }, dispatches: (p) => [statsDispatch(p), linear('apply', maps(p) * px(p))], prepare: statsThen('saliency.itti', 'apply', W.APPLY, (p) => packWords([['u', px(p)], ['u', maps(p)], ['u', 1]]), (p) => maps(p) * px(p)) },
   },
-  {
-    id: 'saliency.fuse',
-    title: 'Normalize and fuse',
-    category: 'Visual saliency',
-    description: 'Divides the maps by their common maximum, suppresses values under the threshold and sums them: the static saliency map.',
-    params: { ...bankParams, threshold: { type: 'float', default: 0.1, min: 0, max: 1, description: 'Values under this fraction of the maximum are suppressed' } },
-    inputs: [{ name: 'in', type: mapsType }],
-    outputs: [{ name: 'out', type: imageType }],
-    cost: (p) => ({ flops: maps(p) * px(p) * 4, bytes: maps(p) * px(p) * 8 + px(p) * 4 }),
+  'saliency.fuse': {
     cpu: ({ params, inputs, outputs }) => fuseCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params), Number(params.threshold)),
     gpu: { wgsl: { stats: W.STATS, fuse: W.FUSE }, dispatches: (p) => [statsDispatch(p), linear('fuse', px(p))], prepare: statsThen('saliency.fuse', 'fuse', W.FUSE, (p) => packWords([['u', px(p)], ['u', maps(p)], ['f', Number(p.threshold)]]), px) },
   },
-];
+});
 
-/** The static pathway in order, for benches and checks: kernel ids of Algorithm 1's steps. */
-export const SALIENCY_PATHWAY = ['saliency.hanning', 'saliency.fft', 'saliency.gabor', 'saliency.ifft', 'saliency.interactions', 'saliency.normalize', 'saliency.itti', 'saliency.fuse'] as const;
-
+export { SALIENCY_PATHWAY } from './spec.js';

@@ -1,0 +1,70 @@
+import type { DataType, KernelSpec, Params } from '../types.js';
+
+// The multi-host benchmark's kernels as data (ports, params, cost hints); how they run is in
+// index.ts. Nothing here loads WGSL: core reads these through '@pipeloom/kernels/specs'.
+
+const matrixType = (p: Params): DataType => ({ kind: 'matrix', element: 'f32', shape: [Number(p.height), Number(p.width)] });
+export const count = (p: Params) => Number(p.width) * Number(p.height);
+
+const sizeParams = {
+  width: { type: 'int', default: 1024, min: 1, max: 16384, unit: 'elements', description: 'Matrix width' },
+  height: { type: 'int', default: 1024, min: 1, max: 16384, unit: 'elements', description: 'Matrix height' },
+} as const;
+
+export const matrixSpecs: KernelSpec[] = [
+  {
+    id: 'matrix.produce',
+    title: 'Produce matrix',
+    category: 'Multi-host benchmark',
+    description: 'Fills a width x height f32 matrix with the iteration number (exact up to 2^24; the consumer refuses to check beyond).',
+    params: { ...sizeParams },
+    inputs: [],
+    outputs: [{ name: 'out', type: matrixType }],
+    cost: (p) => ({ flops: 0, bytes: count(p) * 4 }),
+  },
+  {
+    id: 'matrix.increment',
+    title: 'Increment matrix',
+    category: 'Multi-host benchmark',
+    description: 'The Fig 13 kernel: out = in + round(sum 1/i^2, i = 2..nb_loop+2), i.e. +0 for nb_loop <= 4, +1 from 5.',
+    params: {
+      ...sizeParams,
+      nb_loop: { type: 'int', default: 5, min: 0, max: 100000, unit: 'loops', description: 'Length of the series; sets the compute load' },
+    },
+    inputs: [{ name: 'in', type: matrixType }],
+    outputs: [{ name: 'out', type: matrixType }],
+    cost: (p) => ({ flops: count(p) * (3 * (Number(p.nb_loop) + 1) + 1), bytes: count(p) * 8 }),
+  },
+  {
+    id: 'matrix.consume',
+    title: 'Consume matrix',
+    category: 'Multi-host benchmark',
+    description:
+      'Checks every element equals iteration + the Fig 13 increments of the incrementers upstream (+ expected_offset); a mismatch reports the iteration, first bad index and value.',
+    params: {
+      ...sizeParams,
+      increments: {
+        type: 'string',
+        default: '',
+        description: 'Comma-separated nb_loop of each incrementer upstream, e.g. "100,100"; each adds increment(nb_loop) (0 for nb_loop <= 4, else 1)',
+      },
+      expected_offset: { type: 'float', default: 0, unit: '', description: 'Constant added on top of the increments (kept for documents that state the sum directly)' },
+    },
+    inputs: [{ name: 'in', type: matrixType }],
+    outputs: [],
+    cost: (p) => ({ flops: count(p), bytes: count(p) * 4 }),
+  },
+  {
+    id: 'matrix.add',
+    title: 'Add matrices',
+    category: 'Matrix',
+    description: 'Element-wise sum of two matrices: out = a + b.',
+    params: { ...sizeParams },
+    inputs: [
+      { name: 'a', type: matrixType },
+      { name: 'b', type: matrixType },
+    ],
+    outputs: [{ name: 'out', type: matrixType }],
+    cost: (p) => ({ flops: count(p), bytes: count(p) * 12 }),
+  },
+];
