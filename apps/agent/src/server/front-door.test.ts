@@ -11,7 +11,8 @@ import { CLOSE, parseMessage, PROTOCOL_VERSION } from '@pipeloom/core';
 import { closeReason, PEER_PATH } from '../peer/frames.js';
 import { clientFrame, closeFrame, cpuDevices, exchange, fuzzCase, login, runCase, statusLine, upgradeRequest } from '../testing/front-door-fuzz.js';
 import { root } from '../testing/fixtures.js';
-import { FrontDoorLog, LoginThrottle } from './security.js';
+import { LoginThrottle } from './security.js';
+import { FrontDoorLog } from './front-door-log.js';
 import { startAgent, type AgentServer } from './server.js';
 
 // The front door before login (issue 17, items 1-5 and 11), each against a real agent on

@@ -6,8 +6,9 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { CLOSE, parseMessage, PROTOCOL_VERSION, type PeReport, type ToAgent } from '@pipeloom/core';
 import { acceptUpgrade, closeReason, FrameSocket, PEER_PATH } from '../peer/frames.js';
 import { readHello } from '../peer/handshake.js';
-import type { Coordinator, RunHost } from './runs.js';
-import { excerpt, FrontDoorLog, LoginThrottle, originAllowed, PendingConnections, RateLimit, tokenMatches, type Limits } from './security.js';
+import type { CoordinatorConnection, RunHost } from './runs.js';
+import { LoginThrottle, originAllowed, PendingConnections, RateLimit, tokenMatches, type Limits } from './security.js';
+import { excerpt, FrontDoorLog } from './front-door-log.js';
 
 /** This agent's package version, told in `welcome` so a run's trace names the agents it ran on. */
 const AGENT_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -171,7 +172,7 @@ export class FrontDoor {
       return;
     }
     const rate = new RateLimit(opts.limits.messagesPerSecond);
-    const me: Coordinator = { send: (m) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(m)) };
+    const me: CoordinatorConnection = { send: (m) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(m)) };
     let authed = false;
     const refuse = (code: number, reason: string) => {
       this.log.line('warn', 'malformed', `closed a connection from ${from}${authed ? '' : ' before login'}: ${reason}`);

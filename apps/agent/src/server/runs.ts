@@ -16,7 +16,7 @@ import { deployRefusal, type DeployLimits } from './deploy-limits.js';
 type Deploy = Extract<ToAgent, { type: 'deploy' }>;
 
 /** A coordinator's authenticated connection, as the run host sees it. */
-export interface Coordinator {
+export interface CoordinatorConnection {
   send(m: FromAgent): void;
 }
 
@@ -42,7 +42,7 @@ interface Active {
   keys: RunKeys;
   /** Hosts allowed to dial this agent for the run (those before it in the run's order). */
   diallers: Set<string>;
-  owner: Coordinator;
+  owner: CoordinatorConnection;
   run?: HostRun;
   links: Map<string, PeerLink>;
   finished: boolean;
@@ -103,7 +103,7 @@ export class RunHost {
   }
 
   /** A coordinator's message after login. Throws with a message for the coordinator. */
-  async handle(from: Coordinator, m: ToAgent): Promise<void> {
+  async handle(from: CoordinatorConnection, m: ToAgent): Promise<void> {
     switch (m.type) {
       case 'ping':
         from.send({ type: 'pong', id: m.id, t: m.t, agent: performance.timeOrigin + performance.now() });
@@ -135,17 +135,17 @@ export class RunHost {
   }
 
   /** The active run if `from` deployed it and `runId` names it; otherwise nothing (whose run it is stays unsaid). */
-  private mine(from: Coordinator, runId: unknown): Active | null {
+  private mine(from: CoordinatorConnection, runId: unknown): Active | null {
     const a = this.active;
     return a && a.owner === from && a.runId === runId ? a : null;
   }
 
   /** A coordinator's connection closed: its run, if any, ends. */
-  coordinatorGone(from: Coordinator): void {
+  coordinatorGone(from: CoordinatorConnection): void {
     if (this.active?.owner === from) this.endRun('the coordinator disconnected');
   }
 
-  private async deploy(from: Coordinator, m: Deploy): Promise<void> {
+  private async deploy(from: CoordinatorConnection, m: Deploy): Promise<void> {
     const host = this.host;
     if (this.stuck) throw new Error(`agent ${host} cannot take runs until it restarts: ${this.stuck}`);
     if (this.active && this.active.owner !== from) throw new Error(`agent ${host} is busy with another coordinator's run`);
