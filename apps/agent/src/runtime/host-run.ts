@@ -32,7 +32,6 @@ interface PeWorker {
 }
 
 /** What the agent (not the deploy) bounds in a run on this host. */
-/** What the agent (not the deploy) bounds in a run on this host. */
 export interface HostRunLimits {
   /** A firing running longer than this (ms) fails the run and leaves its PE thread stuck (watchdog.ts); 0 = no limit. */
   kernelTimeoutMs?: number;
