@@ -51,8 +51,8 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const staged = (events: TraceEvent[]) => events.filter((e) => e.kind === 'transfer' && e.name.includes('staged through host'));
 
 describe('NVLink between two GPUs of one host', () => {
-  for (const overlap of [false, true]) {
-    it(`copies gpu0 -> gpu1 through the host, consumer's checks exact every iteration, ${overlap ? 'with' : 'without'} overlap`, async () => {
+  for (const overlap of [false, true]) for (const sync of ['self-timed', 'barrier'] as const) {
+    it(`copies gpu0 -> gpu1 through the host, consumer's checks exact every iteration, ${overlap ? 'with' : 'without'} overlap, ${sync}`, async () => {
       const iterations = 12;
       const ig = compileOrThrow(nvlinked(iterations), overlap);
       // The compiler took the NVLink: one transfer straight from gpu0@h0 to gpu1@h0.
@@ -62,7 +62,7 @@ describe('NVLink between two GPUs of one host', () => {
       const c = await connect(agents.agents.map((a) => a.url), agents.token);
       try {
         expect(c.check(ig)).toEqual([]);
-        const r = await c.run(ig, { iterations }).done;
+        const r = await c.run(ig, { iterations, sync }).done;
         expect(r.failure).toBeUndefined();
         expect(r.ok).toBe(true);
         for (const n of ['P', 'I1', 'I2', 'C']) expect(fired(r.events, n)).toEqual(range(iterations));

@@ -58,13 +58,13 @@ describe('link emulation', () => {
 });
 
 describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C cpu@h1)', () => {
-  for (const overlap of [false, true]) {
-    it(`checks exact values every iteration ${overlap ? 'with' : 'without'} overlap`, async () => {
+  for (const overlap of [false, true]) for (const sync of ['self-timed', 'barrier'] as const) {
+    it(`checks exact values every iteration ${overlap ? 'with' : 'without'} overlap, ${sync}`, async () => {
       const c = await connect(urls(), agents.token);
       try {
         const ig = compileOrThrow(piic({ iterations: 20 }), overlap);
         expect(c.check(ig)).toEqual([]);
-        const r = await c.run(ig, { iterations: 20 }).done;
+        const r = await c.run(ig, { iterations: 20, sync }).done;
         expect(r.failure).toBeUndefined();
         expect(r.ok).toBe(true);
         // The consumer checked all 20 iterations, in order, on host 1's CPU.
@@ -84,7 +84,7 @@ describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C
         const [measuredTrace, predictedTrace] = [toChromeTrace(r.events, ig), toChromeTrace(plan.timeline, plan.ig)];
         expect(numbering(measuredTrace).size).toBe(2 + lanes(plan.timeline).size);
         expect(numbering(measuredTrace)).toEqual(numbering(predictedTrace));
-        expect(r.events.some((e) => e.kind === 'barrier')).toBe(true);
+        expect(r.events.some((e) => e.kind === 'barrier')).toBe(sync === 'barrier');
         expect(r.dropped).toBe(0);
         // One time axis: every event lies within the run.
         for (const e of r.events) {
@@ -104,7 +104,8 @@ describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C
       const ig = compileOrThrow(piic({ iterations: 10 }), true);
       // Deliberately wrong latency: C starts a cycle before its input has arrived.
       ig.programs.fire.startCycle[ig.order.indexOf('C' as never)] -= 1;
-      const r = await c.run(ig, { iterations: 10 }).done;
+      // Barrier mode: the trace's completeness below counts on barriers closing the cycles.
+      const r = await c.run(ig, { iterations: 10, sync: 'barrier' }).done;
       expect(r.ok).toBe(false);
       expect(r.failure).toMatchObject({ host: 'h1', pe: 'cpu@h1', node: 'C', iteration: 0 });
       expect(r.failure?.message).toMatch(/element 0 is .*expected 2/);
@@ -208,7 +209,7 @@ describe('pipeloom run (the CLI, local agents)', () => {
       source: 'measured',
       document: { name: piic().name, hash: documentHash(piic({ iterations: 8 })) },
       strategy: 'no-overlap',
-      sync: 'barrier',
+      sync: 'self-timed',
       calibration: 'none',
       agents: { h0: agentVersion, h1: agentVersion },
     });
@@ -221,7 +222,7 @@ describe('pipeloom run (the CLI, local agents)', () => {
     const file = join(tmp, 'wrong.json');
     writeFileSync(file, JSON.stringify(doc));
     const trace = join(tmp, 'wrong-trace.json');
-    const r = cli(file, '--trace', trace);
+    const r = cli(file, '--sync', 'barrier', '--trace', trace);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/failed on host h1, node C, iteration 0: .*expected 3/);
     // Kept: every event of both hosts in the cycles before C's first firing, and that firing.
@@ -256,7 +257,7 @@ describe('pipeloom run (the CLI, local agents)', () => {
     writeFileSync(file, JSON.stringify(doc));
     const trace = join(tmp, 'killed-trace.json');
     // Fault injection (pe-worker.ts): h1's agent kills its own process once cycles 0-4 are done.
-    const r = cliWith({ PIPELOOM_FAULT: 'kill:gpu0@h1:5' }, file, '--trace', trace);
+    const r = cliWith({ PIPELOOM_FAULT: 'kill:gpu0@h1:5' }, file, '--sync', 'barrier', '--trace', trace);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/failed on host h1: /);
     expect(r.stderr).toContain('pipeloom run: local agent h1 exited (signal SIGKILL)');

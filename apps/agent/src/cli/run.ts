@@ -18,6 +18,11 @@ utilisation and predicted vs measured.
   --token T                the agents' token (or env PIPELOOM_TOKEN); local agents get a random one
   --iterations N           iterations (default: the document's options.iterations)
   --overlap, --no-overlap  strategy (default: the document's options.overlap)
+  --sync self-timed|barrier
+                           how the agents synchronise (default: the document's options.sync,
+                           self-timed when unset): self-timed runs each firing and transfer
+                           once its data is there and its slot free; barrier ends every phase
+                           with a cluster-wide barrier (the paper's reference)
   --trace FILE             write the measured trace as Chrome Trace Event JSON (also on failure)
   --link-rate BYTES        cap host-to-host sends at BYTES per second (local agents only)
   --emulate-links          make every transfer last at least its link's time in the document
@@ -46,7 +51,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, sync: str },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -62,6 +67,10 @@ export async function main(argv: string[]): Promise<number> {
   const format = v.format ?? 'text';
   if (format !== 'text' && format !== 'json') {
     console.error(`pipeloom run: --format must be one of text, json, not "${String(format)}"`);
+    return EXIT.failure;
+  }
+  if (v.sync !== undefined && v.sync !== 'self-timed' && v.sync !== 'barrier') {
+    console.error(`pipeloom run: --sync must be one of self-timed, barrier, not "${String(v.sync).slice(0, 40)}"`);
     return EXIT.failure;
   }
   const read = await readDocument('run', args.positionals[0]);
@@ -124,7 +133,7 @@ export async function main(argv: string[]): Promise<number> {
         return EXIT.failure;
       }
       const bar = new ProgressBar();
-      const options: RunOptions = { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true, emulateDevices };
+      const options: RunOptions = { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true, emulateDevices, sync: (v.sync as RunOptions['sync']) ?? doc.options?.sync ?? 'self-timed' };
       const handle = coordinator.run(ig, options);
       const stopOnSignal = () => handle.stop('interrupted');
       process.once('SIGINT', stopOnSignal);
@@ -133,7 +142,7 @@ export async function main(argv: string[]): Promise<number> {
       bar.done();
       if (typeof v.trace === 'string') {
         try {
-          const metadata = traceMetadata(doc, { source: 'measured', overlap: ig.overlap, agents: coordinator.agents });
+          const metadata = traceMetadata(doc, { source: 'measured', overlap: ig.overlap, sync: options.sync, agents: coordinator.agents });
           await writeFile(v.trace, JSON.stringify(toChromeTrace(result.events, ig, metadata)));
           console.error(`wrote ${v.trace}: ${result.events.length} events (open it in https://ui.perfetto.dev)`);
         } catch (e) {

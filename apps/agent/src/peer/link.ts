@@ -85,7 +85,7 @@ export class PeerLink {
   ) {
     frames.handlers = {
       text: (s) => {
-        const parsed = parseMessage<PeerMessage>(s, ['barrier', 'abort']);
+        const parsed = parseMessage<PeerMessage>(s, ['barrier', 'credit', 'abort']);
         if (!parsed.ok) {
           this.protocolError(parsed.reason);
           return;

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { type Action, type PeProgram, type TraceEvent, transferKey, type FailureReport, type FromAgent, type ToAgent, recvLane, sendLane, waitSlice } from '@pipeloom/core';
+import { type Access, type Action, type PeProgram, type TraceEvent, transferKey, type FailureReport, type FromAgent, type ToAgent, recvLane, sendLane, waitSlice } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
 import { ClusterBarrier } from './barrier.js';
@@ -11,6 +11,7 @@ import { TraceRecorder } from './trace.js';
 import { watchMemory, Watchdog, type Overrun } from './watchdog.js';
 import { holdForLink } from './emulate.js';
 import { allocateStaging } from './staging.js';
+import { Counters, counterMemory } from './counters.js';
 
 // One run on one agent. Each PE of the host runs in its own thread (pe-worker.ts); this main
 // thread holds the host memory (shared with the PE threads), runs the host-to-host lanes
@@ -63,6 +64,11 @@ export class HostRun {
   /** Staging memory of the GPU-to-GPU transfers (staging.ts). */
   private staging: Record<string, SharedArrayBuffer> = {};
   readonly watchdog: Watchdog;
+  /** Self-timed execution (counters.ts): the host's counters, shared with its PE threads; absent in barrier mode. */
+  private readonly counterMemory: SharedArrayBuffer | undefined;
+  private readonly counters: Counters | undefined;
+  /** Self-timed progress: the cycle each PE thread and each host-to-host stream has got past. */
+  private readonly reached = new Map<string, number>();
 
   private constructor(
     readonly deploy: Deploy,
@@ -72,10 +78,14 @@ export class HostRun {
     opts: HostRunLimits,
   ) {
     this.watchdog = new Watchdog(opts.kernelTimeoutMs ?? DEFAULT_KERNEL_TIMEOUT_MS, performance.timeOrigin + performance.now(), (o) => this.overrun(o));
-    this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: this.cycle, dropped }), deploy.traceInterval ?? 50_000);
+    this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: this.reachedCycle(), dropped }), deploy.traceInterval ?? 50_000);
     // The PE threads meet the lanes (this thread) in shared memory (local-barrier.ts); this
     // thread alone then takes the host's part of the cluster barrier.
     this.barrier = new ClusterBarrier(devices.host, deploy.hosts.map((h) => h.id), 1, peers);
+    if (deploy.sync === 'self-timed' && deploy.plan) {
+      this.counterMemory = counterMemory(deploy.plan.counters.length);
+      this.counters = new Counters(this.counterMemory, deploy.iterations, this.aborts);
+    }
   }
 
   /** Allocates every buffer, starts one thread per PE (devices opened, kernels prepared). Throws naming the PE or node. */
@@ -146,6 +156,7 @@ export class HostRun {
       emulateLinks: this.deploy.emulateLinks ?? false,
       emulateDevices: this.deploy.emulateDevices,
       staging: this.staging,
+      selfTimed: this.counterMemory && { counters: this.counterMemory, plan: this.deploy.plan?.actions[program.pe] ?? [] },
     };
     this.watchdog.watch(program, init.watch);
     let resolveDone!: () => void;
@@ -165,6 +176,7 @@ export class HostRun {
             reject(new Error(m.message));
             break;
           case 'trace':
+            if (this.counters) this.reached.set(program.pe, m.cycle);
             for (const e of m.events) this.trace.add(e);
             break;
           case 'report':
@@ -242,7 +254,7 @@ export class HostRun {
     this.watchdog.start();
     for (const pw of this.workers) this.post(pw, { type: 'start' });
     try {
-      await this.guard(Promise.all([this.lanesLoop(), ...this.workers.map((w) => w.done)]));
+      await this.guard(Promise.all([this.counters ? this.streams() : this.lanesLoop(), ...this.workers.map((w) => w.done)]));
       this.trace.flush();
       this.send({
         type: 'done',
@@ -281,6 +293,94 @@ export class HostRun {
       }
       this.cycle = k + 1;
     }
+  }
+
+  /** Self-timed: the least cycle this host's PE threads and host-to-host streams have got past (barrier mode: the lanes' cycle). */
+  private reachedCycle(): number {
+    if (!this.counters) return this.cycle;
+    let least = this.deploy.cycles;
+    for (const pw of this.workers) least = Math.min(least, this.reached.get(pw.program.pe) ?? 0);
+    for (const [key, c] of this.reached) if (key.startsWith('lane ')) least = Math.min(least, c);
+    return least;
+  }
+
+  /**
+   * Self-timed: each host-to-host transfer's half on this host is a stream of its own, no
+   * barrier. A sending half waits for its source and for a credit from the receiving host (its
+   * destination slot is free); a receiving half waits for its destination slot here (the link
+   * holds bytes that come early), then tells the sender's host with a `credit`.
+   */
+  private async streams(): Promise<void> {
+    const me = this.devices.host;
+    const plan = this.deploy.plan!;
+    const work: Promise<void>[] = [];
+    for (const program of this.deploy.programs) {
+      program.phases.forEach((phase, p) =>
+        phase.actions.forEach((a, j) => {
+          if (a.op !== 'transfer' || this.hostOf(a.fromPe) === this.hostOf(a.toPe)) return;
+          const entry = plan.actions[program.pe]?.[p]?.[j];
+          const sending = a.fromPe === program.pe && this.hostOf(a.fromPe) === me;
+          const half = sending ? entry?.send : a.toPe === program.pe ? entry?.receive : undefined;
+          if (!half) throw new Error(`the self-timed plan has no ${sending ? 'send' : 'receive'} half for ${transferKey(a.from.buffer, a.to.buffer)} on ${program.pe}`);
+          work.push(this.laneStream(a, half, sending));
+        }),
+      );
+    }
+    await this.guard(Promise.all(work));
+  }
+
+  private async laneStream(t: Transfer, half: Access, sending: boolean): Promise<void> {
+    const counters = this.counters!;
+    const { iterations, cycles } = this.deploy;
+    const me = this.devices.host;
+    const key = `lane ${transferKey(t.from.buffer, t.to.buffer)}`;
+    const pe = sending ? t.fromPe : t.toPe;
+    const lane = sending ? sendLane(t.toPe) : recvLane(t.fromPe);
+    const sender = this.peers.get(this.hostOf(t.fromPe));
+    // Credits are coalesced: at most one pending per counter and link, sent with the latest value.
+    let crediting = false;
+    const credit = () => {
+      crediting = false;
+      if (!this.aborted) sender?.send({ type: 'credit', counter: half.signal, value: Atomics.load(counters.values, half.signal) });
+    };
+    this.reached.set(key, 0);
+    let yielded = performance.now();
+    for (let i = 0; i < iterations; i++) {
+      const k = t.startCycle + i;
+      const j = counters.blocked(half, i);
+      if (j >= 0) {
+        const t0 = nowUs();
+        const remote = this.deploy.plan!.counters[half.waits[j].counter]?.host !== me;
+        await counters.until(half, i, j);
+        // A sender waits for its source, or (a credit) for the destination slot on the other host.
+        const buffer = sending && !remote ? t.from.buffer : t.to.buffer;
+        this.trace.add({ host: me, pe, thread: lane, kind: 'wait', name: waitSlice(buffer), buffer, from: t.from.buffer, iteration: i, cycle: k, start: t0, end: nowUs(), bytes: t.bytes });
+      }
+      await this.hostToHost(t, k, i);
+      counters.signal(half, i);
+      if (!sending && half.signal >= 0 && !crediting) {
+        crediting = true;
+        setImmediate(credit);
+      }
+      this.reached.set(key, k + 1);
+      if (performance.now() - yielded > 10) {
+        await new Promise<void>((r) => setImmediate(r));
+        yielded = performance.now();
+      }
+      if (this.aborted) throw new AbortError(this.aborted);
+    }
+    this.reached.set(key, cycles);
+  }
+
+  /** A peer's credit (self-timed): counter `counter`, which lives on host `peer`, reached `value`. */
+  credit(peer: string, counter: unknown, value: unknown): void {
+    const c = this.counters;
+    if (!c) return;
+    if (!Number.isInteger(counter) || !Number.isInteger(value) || this.deploy.plan!.counters[counter as number]?.host !== peer) {
+      this.fail({ host: peer, message: `host ${peer} sent a credit for counter ${String(counter).slice(0, 20)}, which is not one of its counters` });
+      return;
+    }
+    c.set(counter as number, value as number);
   }
 
   private kindOf(pe: string): 'cpu' | 'gpu' {

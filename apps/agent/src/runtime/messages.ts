@@ -27,6 +27,8 @@ export interface PeInit {
   emulateDevices?: Record<string, number>;
   /** Staging memory of each GPU-to-GPU transfer of this host, by transferKey (staging.ts). */
   staging: Record<string, SharedArrayBuffer>;
+  /** Self-timed execution (counters.ts): the host's counters and this PE's part of the plan; absent in barrier mode. */
+  selfTimed?: { counters: SharedArrayBuffer; plan: import('@pipeloom/core').ActionPlan[][] };
 }
 
 export type ToPe = PeInit | { type: 'start' } | { type: 'abort'; reason: string } | { type: 'free' };

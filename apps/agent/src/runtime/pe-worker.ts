@@ -1,13 +1,14 @@
 import { parentPort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getKernel, withDefaults, type GpuExecutor, type Kernel, type Params } from '@pipeloom/kernels';
-import { type Action, type TraceEvent, transferKey, type FailureReport, recvLane, sendLane, barrierSlice, waitSlice } from '@pipeloom/core';
+import { type Access, type Action, type TraceEvent, transferKey, type FailureReport, recvLane, sendLane, barrierSlice, waitSlice } from '@pipeloom/core';
 import { gpuFor } from '../devices/discover.js';
 import { align4, depthOf, hostSlots, PeMemory, slotOf, type GpuSlots, type HostSlots, type Slots } from './memory.js';
 import { arriveAndWait } from './local-barrier.js';
 import type { FromPe, PeInit, ToPe } from './messages.js';
 import { Abort, AbortError } from './abort.js';
 import { FiringStamp } from './watchdog.js';
+import { Counters } from './counters.js';
 import { holdForLink, holdUntil } from './emulate.js';
 import { isGpuToGpu, published, publish, stagingView, type Staging } from './staging.js';
 
@@ -34,6 +35,8 @@ interface PreparedFire {
 
 
 const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
+/** Self-timed: a stream that never has to wait lets its thread's event loop in at least this often (ms). */
+const YIELD_MS = 10;
 const post = (m: FromPe) => parentPort!.postMessage(m);
 /** This thread's heap in use, after a collection where --expose-gc allows one. */
 const heapUsed = () => {
@@ -187,14 +190,14 @@ class PeThread {
 
   flush(): void {
     if (!this.events.length) return;
-    post({ type: 'trace', events: this.events, cycle: this.cycle });
+    post({ type: 'trace', events: this.events, cycle: this.reachedCycle() });
     this.events = [];
   }
 
   async run(): Promise<void> {
     this.timer = setInterval(() => this.flush(), Math.max(1, this.init.traceInterval / 1000));
     try {
-      await this.loop();
+      await (this.init.selfTimed ? this.streams() : this.loop());
       this.flush();
       post({ type: 'done', heapUsed: heapUsed() });
     } catch (e) {
@@ -235,11 +238,138 @@ class PeThread {
         }
       }
       this.cycle = k + 1;
-      if (k + 1 === fault?.cycle) {
-        if (fault.kind === 'lose-device') this.device?.destroy();
-        else process.kill(process.pid, 'SIGKILL');
+      this.injectFault(k, fault);
+    }
+  }
+
+  private injectFault(k: number, fault: PeThread['fault']): void {
+    if (k + 1 !== fault?.cycle) return;
+    if (fault.kind === 'lose-device') this.device?.destroy();
+    else process.kill(process.pid, 'SIGKILL');
+  }
+
+  /** Self-timed: the cycle each stream of this PE has got past (the PE's progress is the least). */
+  private reached: number[] | undefined;
+
+  private reachedCycle(): number {
+    if (!this.reached) return this.cycle;
+    let least = this.init.cycles;
+    for (const c of this.reached) least = Math.min(least, c);
+    return least;
+  }
+
+  /**
+   * Self-timed execution (core run/contract.ts, counters.ts): no barrier. The PE's firings are
+   * one stream in program order; each transfer it drives is a stream of its own (PREESM's one
+   * loop per actor and per communication), so a copy runs ahead of the firings, and they of it,
+   * until a counter stops it. Every wait is cut short by the run's abort.
+   */
+  private async streams(): Promise<void> {
+    const { plan, counters: memory } = this.init.selfTimed!;
+    const counters = new Counters(memory, this.init.iterations, this.aborts);
+    const planned = (p: number, j: number): Access => {
+      const access = plan[p]?.[j]?.access;
+      if (!access) throw new Error(`${this.pe}: the self-timed plan has no access for action ${j} of phase ${p}`);
+      return access;
+    };
+    const fires: { a: Fire; access: Access }[] = [];
+    const streams: Promise<void>[] = [];
+    const reached: number[] = (this.reached = []);
+    this.init.program.phases.forEach((phase, p) =>
+      phase.actions.forEach((a, j) => {
+        if (a.op === 'fire') fires.push({ a, access: planned(p, j) });
+        else if (a.op === 'transfer' && (this.staged.has(a) || this.drives(a))) streams.push(this.transferStream(a, planned(p, j), counters, reached.push(0) - 1));
+      }),
+    );
+    if (fires.length) streams.push(this.fireStream(fires, counters, reached.push(0) - 1));
+    await this.guard(Promise.all(streams));
+  }
+
+  private async fireStream(fires: { a: Fire; access: Access }[], counters: Counters, s: number): Promise<void> {
+    const { iterations, cycles } = this.init;
+    const fault = this.fault;
+    let yielded = performance.now();
+    for (let k = 0; k < cycles; k++) {
+      for (const { a, access } of fires) {
+        const i = k - a.startCycle;
+        if (i < 0 || i >= iterations) continue;
+        if (counters.blocked(access, i) >= 0) await this.waitFor(a, access, counters, i, k, 'main');
+        await this.fire(a, k, i);
+        counters.signal(access, i);
+      }
+      this.reached![s] = k + 1;
+      this.injectFault(k, fault);
+      yielded = await this.yieldSometimes(yielded);
+    }
+  }
+
+  private async transferStream(t: Transfer, access: Access, counters: Counters, s: number): Promise<void> {
+    const staged = this.staged.has(t);
+    const sending = t.fromPe === this.pe;
+    const lane = sending ? sendLane(t.toPe) : recvLane(t.fromPe);
+    let yielded = performance.now();
+    for (let i = 0; i < this.init.iterations; i++) {
+      const k = t.startCycle + i;
+      if (staged && !sending) {
+        // The source's half did the waits; the bytes' arrival is the staging flag (stagedHalf).
+        await this.stagedHalf(t, k, i);
+        counters.signal(access, i);
+      } else {
+        if (counters.blocked(access, i) >= 0) await this.waitFor(t, access, counters, i, k, lane);
+        if (staged) {
+          // One staging buffer per transfer: free once the destination has taken iteration i - 1.
+          if (Atomics.load(counters.values, access.signal) < i) await counters.atLeast(access.signal, i);
+          await this.stagedHalf(t, k, i);
+        } else {
+          await this.transfer(t, k, i);
+          counters.signal(access, i);
+        }
+      }
+      this.reached![s] = k + 1;
+      yielded = await this.yieldSometimes(yielded);
+    }
+    this.reached![s] = this.init.cycles;
+  }
+
+  /**
+   * A stream whose counters are all there never waits, and a CPU kernel never yields: let the
+   * event loop in (abort, trace flushes) every few milliseconds. Throws once the run aborted.
+   */
+  private async yieldSometimes(since: number): Promise<number> {
+    if (this.aborted) throw new AbortError(this.aborted);
+    const now = performance.now();
+    if (now - since < YIELD_MS) return since;
+    await new Promise<void>((r) => setImmediate(r));
+    if (this.aborted) throw new AbortError(this.aborted);
+    return performance.now();
+  }
+
+  /** Waits until `access` may run iteration i, traced as a wait on the buffer it waits for. */
+  private async waitFor(a: Fire | Transfer, access: Access, counters: Counters, i: number, k: number, thread: string): Promise<void> {
+    const t0 = nowUs();
+    // Another thread may have signalled since the caller looked.
+    const j = counters.blocked(access, i);
+    if (j < 0) return;
+    await counters.until(access, i, j);
+    this.trace({ host: this.init.host, pe: this.pe, thread, kind: 'wait', name: waitSlice(this.waitedBuffer(a, access.waits[j].counter)), iteration: i, cycle: k, start: t0, end: nowUs() });
+  }
+
+  /** The buffer a wait on `counter` is about: an input its writer fills, else (a free slot) the action's output. */
+  private waitedBuffer(a: Fire | Transfer, counter: number): string {
+    const plan = this.init.selfTimed!.plan;
+    const phases = this.init.program.phases;
+    const inputs = a.op === 'fire' ? Object.values(a.inputs).map((x) => x.buffer) : [a.from.buffer];
+    for (let p = 0; p < phases.length; p++) {
+      for (let j = 0; j < phases[p].actions.length; j++) {
+        const e = plan[p]?.[j];
+        if ((e?.access ?? e?.receive)?.signal !== counter) continue;
+        const w = phases[p].actions[j];
+        const wrote = w.op === 'fire' ? Object.values(w.outputs).map((x) => x.buffer) : w.op === 'transfer' ? [w.to.buffer] : [];
+        const hit = inputs.find((b) => wrote.includes(b));
+        if (hit) return hit;
       }
     }
+    return a.op === 'fire' ? (Object.values(a.outputs)[0]?.buffer ?? a.node) : a.to.buffer;
   }
 
   /**

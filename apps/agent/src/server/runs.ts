@@ -192,6 +192,7 @@ export class RunHost {
         link.rate = m.linkRate ?? this.opts.linkRate ?? 0;
         link.onMessage = (pm) => {
           if (pm.type === 'barrier') run.barrier.token(pm.seq, pm.round);
+          else if (pm.type === 'credit') run.credit(peer, pm.counter, pm.value);
           else if (pm.type === 'abort') run.abort(pm.message);
         };
         link.onClose = (reason) => {

@@ -1,5 +1,5 @@
 import { createStore, useStore } from 'zustand';
-import { Coordinator, type AgentInfo, type Progress, type RunHandle, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, TraceColumns, analyseTrace } from '@pipeloom/core';
+import { Coordinator, type AgentInfo, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, TraceColumns, analyseTrace } from '@pipeloom/core';
 
 // The Run view's state: connections, the run in progress and its live numbers. The measured
 // trace lives in a column store outside React state (it grows by thousands of events a
@@ -31,6 +31,8 @@ export interface RunState {
   iterations: number;
   /** Transfers last at least their link's time in the document (link emulation). */
   emulateLinks: boolean;
+  /** How the agents synchronise: the document's options.sync (self-timed when unset). */
+  sync?: RunOptions['sync'];
   status: RunStatus;
   /** Problems between the plan and what the agents serve (from Deploy / Start). */
   problems: Diagnostic[];
@@ -136,10 +138,10 @@ export function createRunStore(deps: RunDeps = {}) {
     },
 
     /** Takes strategy and iterations from a document's run options when they differ from the last seen; true if it did. */
-    seed(options: { overlap: boolean; iterations: number }): boolean {
+    seed(options: { overlap: boolean; iterations: number; sync?: RunOptions['sync'] }): boolean {
       if (options === seeded) return false;
       seeded = options;
-      store.setState({ overlap: options.overlap, iterations: options.iterations });
+      store.setState({ overlap: options.overlap, iterations: options.iterations, sync: options.sync });
       return true;
     },
 
@@ -187,9 +189,9 @@ export function createRunStore(deps: RunDeps = {}) {
       api.reset();
       runIg = ig;
       store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined });
-      const { iterations, emulateLinks } = store.getState();
+      const { iterations, emulateLinks, sync } = store.getState();
       runIterations = iterations;
-      handle = c.run(ig, { iterations, emulateLinks, keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
+      handle = c.run(ig, { iterations, emulateLinks, sync: sync ?? 'self-timed', keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
       timer = setInterval(publish, publishMs);
       const result = await handle.done;
       clearInterval(timer);

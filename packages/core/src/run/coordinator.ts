@@ -17,9 +17,10 @@
  * rejects with a ConnectError whose message names the agent and why (e.g. invalid token).
  */
 import { error, type Diagnostic } from '../diagnostics.js';
-import { hostPrograms, lastStartCycle, programBytes, programHosts } from '../compile/decode.js';
+import { allPrograms, hostPrograms, lastStartCycle, programBytes, programHosts } from '../compile/decode.js';
 import type { ImplementationGraph } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
+import { planForHosts, selfTimedPlan, type SyncMode } from './contract.js';
 import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type PeReport, type ProcessMemory, type ToAgent } from './protocol.js';
 
 /** The part of a WebSocket the coordinator uses; both `ws` and the browser's WebSocket fit. */
@@ -91,6 +92,8 @@ export interface RunOptions {
   emulateDevices?: Record<string, number>;
   /** Keep every event in the result (default true); long runs can stream them through onEvents only. */
   keepEvents?: boolean;
+  /** How the agents synchronise (run/contract.ts). Default barrier until the self-timed plan is written. */
+  sync?: SyncMode;
   /** Milliseconds of silence from an agent during a run before it is declared lost. Default 120 000: a kernel can hold an agent's event loop for seconds; a killed agent is caught at once by its socket closing. */
   heartbeat?: number;
 }
@@ -419,8 +422,13 @@ export class Coordinator {
     const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
     const secret = runSecret();
+    const sync = opts.sync ?? 'barrier';
+    // Self-timed: the plan needs every PE's program; each agent gets its host's part.
+    const programs = sync === 'self-timed' ? Object.values(allPrograms(ig)) : [];
+    const plan = sync === 'self-timed' ? selfTimedPlan(programs, pes) : undefined;
     for (const c of involved) {
-      c.send({ type: 'deploy', runId, secret, programs: hostPrograms(ig, [c.info.host]), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate, emulateLinks: opts.emulateLinks, emulateDevices: opts.emulateDevices });
+      const host = c.info.host;
+      c.send({ type: 'deploy', runId, secret, programs: hostPrograms(ig, [host]), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate, emulateLinks: opts.emulateLinks, emulateDevices: opts.emulateDevices, sync, plan: plan && planForHosts(plan, programs, [host]) });
     }
     const deployed = await waitAll('deployed');
     cancel(clock, deployTimer as never);

@@ -333,6 +333,63 @@ function walk(w: Walker, m: unknown): void {
     ),
   );
 
+  if (m.sync !== undefined) w.oneOf(m, 'sync', new Set(['self-timed', 'barrier']));
+  if (m.sync === 'self-timed') plan();
+
+  /** The self-timed plan (run/contract.ts): counter ids in range, one entry per action of this deploy's programs. */
+  function plan(): void {
+    const pl = w.obj(m as Obj, 'plan');
+    w.in('plan', () => {
+      const counters = w.list(pl, 'counters', 2 * L.maxActions);
+      w.in('counters', () =>
+        counters.forEach((c, i) =>
+          w.in(i, () => {
+            if (!isObj(c)) w.fail('must be an object', c);
+            w.str(c, 'name');
+            w.str(c, 'host');
+          }),
+        ),
+      );
+      const n = counters.length;
+      const byPe = w.obj(pl, 'actions');
+      w.in('actions', () =>
+        programs.forEach((p) => {
+          const { pe, phases } = p as { pe: string; phases: { actions: unknown[] }[] };
+          const planned = byPe[pe];
+          w.in(w.key(pe), () => {
+            if (!Array.isArray(planned) || planned.length !== phases.length) w.fail(`must list the ${phases.length} phases of ${quote(pe)}'s program`, planned);
+            planned.forEach((entries: unknown, j) =>
+              w.in(j, () => {
+                if (!Array.isArray(entries) || entries.length !== phases[j].actions.length) w.fail(`must list the ${phases[j].actions.length} actions of the phase`, entries);
+                entries.forEach((e: unknown, k) =>
+                  w.in(k, () => {
+                    if (!isObj(e)) w.fail('must be an object', e);
+                    for (const half of ['access', 'send', 'receive']) if (e[half] !== undefined) w.in(half, () => planAccess(e[half], n));
+                  }),
+                );
+              }),
+            );
+          });
+        }),
+      );
+    });
+  }
+
+  function planAccess(a: unknown, counters: number): void {
+    if (!isObj(a)) w.fail('must be an object', a);
+    w.int(a, 'signal', -1, counters - 1);
+    const waits = w.list(a, 'waits', L.maxActions);
+    w.in('waits', () =>
+      waits.forEach((x, i) =>
+        w.in(i, () => {
+          if (!isObj(x)) w.fail('must be an object', x);
+          w.int(x, 'counter', 0, counters - 1);
+          w.int(x, 'offset', -L.maxCycles, L.maxCycles);
+        }),
+      ),
+    );
+  }
+
   /** A buffer access at `o[field]`; `seg` names it in the path (a quoted, cut port name). */
   function access(o: Obj, field: string, seg = field): void {
     const a = o[field];

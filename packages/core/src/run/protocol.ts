@@ -1,5 +1,6 @@
 import type { PeProgram } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
+import type { SelfTimedPlan, SyncMode } from './contract.js';
 
 // The messages between a coordinator and its agents, and between agents (peer links).
 // JSON text frames; host-to-host data travels as binary frames on peer links only.
@@ -88,6 +89,10 @@ export type ToAgent =
       emulateDevices?: Record<string, number>;
       /** Microseconds between trace batches (default 50 000). */
       traceInterval?: number;
+      /** How the run synchronises (run/contract.ts); absent: barrier (agents before self-timed execution). */
+      sync?: SyncMode;
+      /** Self-timed: this host's part of the plan (planForHosts: every counter, this host's PEs' actions). */
+      plan?: SelfTimedPlan;
     }
   | { type: 'start'; runId: string }
   | { type: 'stop'; runId: string; reason: string };
@@ -125,6 +130,8 @@ export type PeerMessage =
   | { type: 'peer-ready'; host: string }
   /** A host's token in round `round` of cluster barrier `seq` (a dissemination barrier: agent runtime/barrier.ts). */
   | { type: 'barrier'; seq: number; round: number }
+  /** Self-timed: the sender's host learns that counter `counter` (a receiving half's, on the host sending this) reached `value`. */
+  | { type: 'credit'; counter: number; value: number }
   | { type: 'abort'; message: string };
 
 export type AnyMessage = ToAgent | FromAgent | PeerMessage;
@@ -149,6 +156,7 @@ const REQUIRED: Record<string, string[]> = {
   'peer-auth': ['proof'],
   'peer-ready': ['host'],
   barrier: ['seq', 'round'],
+  credit: ['counter', 'value'],
   abort: ['message'],
 };
 

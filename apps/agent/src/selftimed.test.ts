@@ -1,0 +1,169 @@
+import { readdirSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SYNC_MODES, type ImplementationGraph, type ProjectDocument, type RunResult, type TraceEvent } from '@pipeloom/core';
+import { gpusPerHost } from './cli/run.js';
+import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
+import { compileOrThrow, connect, example, piic, root } from './testing/fixtures.js';
+
+// Self-timed execution (core run/contract.ts; agent runtime/counters.ts) against barrier mode,
+// on real agent processes on loopback and real WebGPU (llvmpipe): every example, both
+// strategies, both sync modes, each kernel's own exact-value checks, and results identical
+// between the modes. Two-host examples (piic, paper-fig5) run more iterations than their
+// buffers have slots, so a sender must get credits back over the peer link to go on: a lost
+// or unsent credit would hang the run.
+
+const EXAMPLES = readdirSync(`${root}examples`)
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => f.slice(0, -'.json'.length))
+  .sort();
+
+/** An example at a size CI runs in seconds; the kernels check the same things. */
+function small(name: string): ProjectDocument {
+  const doc = example(name);
+  for (const n of doc.app.nodes) {
+    const p = (n.params ??= {});
+    if (name === 'granulometry') {
+      // Balls of radius 3 in 24^3, openings 1-5 on one GPU and 6-8 on the other.
+      p.depth = p.height = p.width = 24;
+      if ('radius' in p) Object.assign(p, { radius: 3, spheres: 4 });
+      if ('levels' in p) p.levels = 9;
+      if (n.id === 'open1') Object.assign(p, { first: 1, last: 5 });
+      if (n.id === 'open2') Object.assign(p, { first: 6, last: 8 });
+    } else if (name === 'saliency') Object.assign(p, { width: 64, height: 48 });
+    else if ('length' in p) p.length = 1024;
+    else if ('width' in p) Object.assign(p, { width: 32, height: 32 });
+  }
+  return doc;
+}
+
+let agents: LocalAgents;
+const agentLog: string[] = [];
+beforeAll(async () => {
+  // One pair of agents serves every example: as many GPUs per host as any example maps onto.
+  const gpus: Record<string, number> = {};
+  for (const name of EXAMPLES) for (const [h, n] of Object.entries(gpusPerHost(compileOrThrow(small(name), true)))) gpus[h] = Math.max(gpus[h] ?? 0, n);
+  agents = await spawnLocalAgents(['h0', 'h1'], { gpus, args: ['--allow-wgsl'], log: (host, line) => agentLog.push(`${host}: ${line}`) });
+});
+afterEach((ctx) => {
+  if (ctx.task.result?.state === 'fail') console.error(`agent log (last 100 lines):\n${agentLog.slice(-100).join('\n')}`);
+});
+afterAll(async () => {
+  await agents?.stop();
+});
+
+const urls = () => agents.agents.map((a) => a.url);
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+const fired = (events: TraceEvent[], node: string) => events.filter((e) => e.kind === 'fire' && e.node === node).map((e) => e.iteration);
+const deepest = (ig: ImplementationGraph) => ig.programs.pes.reduce((d, p) => Math.max(d, ...p.slots), 1);
+
+describe('every example, both strategies, both sync modes', () => {
+  for (const name of EXAMPLES) {
+    for (const overlap of [false, true]) {
+      it(`${name} ${overlap ? 'with' : 'without'} overlap: exact checks pass in both modes, with identical results`, async () => {
+        const ig = compileOrThrow(small(name), overlap);
+        // Past the fill, and round every buffer's slots a few times.
+        const iterations = ig.fillCycles + 3 * deepest(ig) + 2;
+        const c = await connect(urls(), agents.token);
+        const results: Partial<Record<(typeof SYNC_MODES)[number], RunResult>> = {};
+        try {
+          expect(c.check(ig)).toEqual([]);
+          for (const sync of SYNC_MODES) {
+            const r = await c.run(ig, { iterations, sync }).done;
+            expect(r.failure, sync).toBeUndefined();
+            expect(r.ok).toBe(true);
+            for (const node of ig.order) expect(fired(r.events, node), `${sync}: ${node}`).toEqual(range(iterations));
+            const barriers = r.events.filter((e) => e.kind === 'barrier');
+            if (sync === 'barrier') expect(barriers.length).toBeGreaterThan(0);
+            else expect(barriers).toEqual([]);
+            results[sync] = r;
+          }
+        } finally {
+          c.close();
+        }
+        // Same data in the same slots per iteration: every report the kernels made is the same.
+        const reports = (r: RunResult | undefined) => [...(r?.reports ?? [])].sort((a, b) => `${a.host} ${a.node}`.localeCompare(`${b.host} ${b.node}`));
+        expect(reports(results['self-timed'])).toEqual(reports(results.barrier));
+      });
+    }
+  }
+});
+
+describe('self-timed waits are traced and cut by abort', () => {
+  it('a self-timed P-I-I-C traces its waits as "wait <buffer>" slices, never a barrier', async () => {
+    const ig = compileOrThrow(piic({ iterations: 30 }), false);
+    const c = await connect(urls(), agents.token);
+    try {
+      const r = await c.run(ig, { iterations: 30, sync: 'self-timed' }).done;
+      expect(r.failure).toBeUndefined();
+      const waits = r.events.filter((e) => e.kind === 'wait');
+      // C on cpu@h1 waits for I2's results at least once (fill: the data is not there yet).
+      expect(waits.length).toBeGreaterThan(0);
+      const buffers = new Set<string>(ig.buffers.id);
+      for (const w of waits) expect(buffers.has(w.name.replace(/^wait /, '').split(' ')[0]), w.name).toBe(true);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('a self-timed run stopped mid-way ends on every agent, and they take the next run', async () => {
+    const c = await connect(urls(), agents.token);
+    try {
+      const ig = compileOrThrow(piic({ iterations: 1_000_000, size: 32 }), true);
+      let stoppedAt = 0;
+      const h = c.run(ig, {
+        iterations: 1_000_000,
+        sync: 'self-timed',
+        onProgress: (p) => {
+          if (stoppedAt || p.cycle <= 10) return;
+          stoppedAt = performance.now();
+          h.stop('enough');
+        },
+      });
+      const r = await h.done;
+      expect(r.failure).toEqual({ host: 'coordinator', message: 'enough' });
+      expect(performance.now() - stoppedAt).toBeLessThan(10_000);
+      // What both hosts had done is kept: C's checked iterations, in order from 0.
+      const checked = fired(r.events, 'C');
+      expect(checked.length).toBeGreaterThan(5);
+      expect(checked).toEqual(range(checked.length));
+      const again = await c.run(compileOrThrow(piic({ iterations: 3 }), true), { iterations: 3, sync: 'self-timed' }).done;
+      expect(again.failure).toBeUndefined();
+    } finally {
+      c.close();
+    }
+  });
+
+  it('an agent killed mid-run (self-timed): the run fails naming it, its streamed trace is kept', async () => {
+    const local = await spawnLocalAgents(['h0', 'h1']);
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      let killedAt = 0;
+      const streamed: TraceEvent[] = [];
+      const handle = c.run(compileOrThrow(piic({ iterations: 1_000_000, size: 32 }), true), {
+        iterations: 1_000_000,
+        sync: 'self-timed',
+        onEvents: (events) => {
+          if (killedAt) return;
+          streamed.push(...events.filter((e) => e.host === 'h1'));
+          if (streamed.filter((e) => e.kind === 'fire' && e.node === 'C').length > 5) {
+            killedAt = performance.now();
+            local.agents[1].process.kill('SIGKILL');
+          }
+        },
+      });
+      const r = await handle.done;
+      const stoppedAfter = performance.now() - killedAt;
+      c.close();
+      expect(killedAt).toBeGreaterThan(0);
+      expect(r.ok).toBe(false);
+      expect(r.failure?.message).toMatch(/h1/);
+      expect(stoppedAfter).toBeLessThan(5000);
+      const kept = new Set(r.events);
+      expect(streamed.filter((e) => !kept.has(e))).toEqual([]);
+      // h0 kept running until the failure reached it: its own events are there too.
+      expect(r.events.some((e) => e.host === 'h0' && e.kind === 'fire')).toBe(true);
+    } finally {
+      await local.stop();
+    }
+  });
+});
