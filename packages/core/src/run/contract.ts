@@ -32,12 +32,13 @@ import type { Action, PeProgram } from '../compile/types.js';
  * program order: cycle, then phase, then action), and each action's iterations run in order.
  * Any other grouping of the transfers into streams that keeps program order is also valid.
  *
- * Why it cannot deadlock: every wait targets an access that comes earlier in barrier mode's
- * order (an earlier cycle or phase, or an earlier firing of the same PE's stream), and every
- * stream runs in that order; barrier mode's order is a total order consistent with every wait,
- * so some unfinished action is always ready. Why results are identical: every slot holds,
- * when read, the data iteration barrier mode would have there (same writes, same slots, the
- * same happens-before for every pair of conflicting accesses).
+ * Why it cannot deadlock: every wait targets an access in an earlier cycle, or an earlier
+ * phase of the same cycle (simulate.test.ts checks it), every stream runs in barrier mode's
+ * order, and a receiving half waits only for its own sending half besides; so in any state the
+ * earliest unfinished action in that order (a send before its receive) can run. Capping
+ * thresholds at the run's iterations keeps this true at the run's end. Why results are
+ * identical: every slot holds, when read, the data iteration barrier mode would have there
+ * (same writes, same slots, the same happens-before for every pair of conflicting accesses).
  *
  * The plan needs every PE's programs (a credit names the receiving host's counter, and a
  * counter id must mean the same on every host): the coordinator computes it once and sends
