@@ -1,41 +1,15 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
 import { findKernel, listKernels } from './specs.js';
 import { getKernel } from './registry.js';
+import { loadedModules } from './testing/loaded-modules.js';
 
-const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'pipeloom-specs-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-// A module.register hook that writes every URL the loader resolves to a file: the modules an
-// entry really loads, whatever imports them, in a fresh Node process (tsx compiles the .ts).
-writeFileSync(
-  join(dir, 'hooks.mjs'),
-  `import { appendFileSync } from 'node:fs';
-export async function resolve(specifier, context, next) {
-  const r = await next(specifier, context);
-  appendFileSync(process.env.RESOLVED_LOG, r.url + '\\n');
-  return r;
-}`,
-);
-writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`);
 
 /** The files of packages/kernels/src that importing `entry` loads, with their text. */
-async function loaded(entry: string, name: string): Promise<{ file: string; text: string }[]> {
-  const log = join(dir, `${name}.log`);
-  writeFileSync(log, '');
-  const url = pathToFileURL(join(repo, 'packages/kernels/src', entry)).href;
-  await run(process.execPath, ['--import', 'tsx', '--import', pathToFileURL(join(dir, 'register.mjs')).href, '--input-type=module', '-e', `await import(${JSON.stringify(url)});`], {
-    cwd: repo,
-    env: { ...process.env, RESOLVED_LOG: log },
-  });
-  const urls = [...new Set(readFileSync(log, 'utf8').split('\n').filter(Boolean))];
+async function loaded(entry: string): Promise<{ file: string; text: string }[]> {
+  const urls = await loadedModules(fileURLToPath(new URL(entry, import.meta.url)), repo);
   return urls
     .filter((u) => u.startsWith('file:') && u.includes('/packages/kernels/src/'))
     .map((u) => fileURLToPath(u))
@@ -50,14 +24,14 @@ const DECODER = /export (async )?function decode(Png|Pgm|Image)\b/;
 
 describe('the specs entry (@pipeloom/kernels/specs)', () => {
   it('loads no WGSL source module and no image decoder', async () => {
-    const files = await loaded('specs.ts', 'specs');
+    const files = await loaded('./specs.ts');
     expect(files.map((f) => f.file)).toContain('matrix/spec.ts');
     expect(files.filter((f) => WGSL.test(f.text)).map((f) => f.file)).toEqual([]);
     expect(files.filter((f) => DECODER.test(f.text)).map((f) => f.file)).toEqual([]);
   }, 60_000);
 
   it('while the full entry loads both (the check sees what it looks for)', async () => {
-    const files = await loaded('index.ts', 'index');
+    const files = await loaded('./index.ts');
     expect(files.filter((f) => WGSL.test(f.text)).map((f) => f.file)).toEqual(expect.arrayContaining(['saliency/wgsl.ts', 'matrix/index.ts', 'gpu/pipeline.ts']));
     expect(files.filter((f) => DECODER.test(f.text)).map((f) => f.file)).toEqual(['saliency/image-file.ts']);
   }, 60_000);
