@@ -93,7 +93,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
     const events = measured.length ? measured.toEvents() : (strategy?.timeline ?? []);
     const graph = (measured.length ? run.runGraph() : null) ?? ig;
     // The file says what it shows: document and hash, strategy, sync mode, calibration, agents.
-    const metadata = traceMetadata(doc, { source: measured.length ? 'measured' : 'predicted', overlap: graph?.overlap ?? st.overlap, sync: measured.length ? undefined : strategy?.sync, agents: measured.length ? st.agents : undefined });
+    const metadata = traceMetadata(doc, { source: measured.length ? 'measured' : 'predicted', overlap: graph?.overlap ?? st.overlap, sync: measured.length ? (st.sync ?? 'self-timed') : strategy?.sync, agents: measured.length ? st.agents : undefined });
     const blob = new Blob([JSON.stringify(toChromeTrace(events, graph, metadata))], { type: 'application/json' });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
