@@ -61,7 +61,7 @@ describe('pipeloom calibrate', () => {
     const run = await pipeloomAsync('run', file, '--iterations', '4', '--no-overlap', '--emulate-devices', '--trace', join(dir, 'trace.json'));
     expect(run.stderr).not.toMatch(/failed/);
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^ {2}strategy {5}no overlap$/m);
+    expect(run.stdout).toMatch(/^ {2}strategy {5}no overlap, (self-timed|barrier) sync$/m);
     expect(run.stdout).toMatch(new RegExp(`predicted with calibration ${written.replace(/[.]/g, '[.]')} \\(${c.date.slice(0, 10)} [0-9:]+ UTC\\), measured/predicted \\d+\\.\\d\\d`));
     const i1 = c.firings.find((f) => f.pe === 'gpu0@h0' && f.overlap === false)!.seconds;
     const trace = JSON.parse(readFileSync(join(dir, 'trace.json'), 'utf8'));

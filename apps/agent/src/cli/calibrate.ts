@@ -3,10 +3,10 @@ import { cpus, hostname } from 'node:os';
 import { analyze, calibrationFrom, calibrationPath, compileModel, formatSeconds, measuredTimes, nodeTime, type Calibration, type ImplementationGraph, type MeasuredTimes } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { openAgents } from './agents.js';
-import { parseCommandArgs, positiveInt, seconds } from './args.js';
+import { choice, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 
-const USAGE = `usage: pipeloom calibrate FILE [--iterations N] [--agents ws://...,...] [--token T] [--out FILE]
+const USAGE = `usage: pipeloom calibrate FILE [--iterations N] [--agents ws://...,...] [--token T] [--out FILE] [--sync self-timed|barrier]
 
 Measures this machine: runs the project a few iterations under each strategy, so every node
 fires on its PE and every transfer crosses its link, and writes what each took in the steady
@@ -19,6 +19,7 @@ per link and size the seconds per transfer, with the document's hash, the machin
   --agents URLS       comma-separated agent URLs (default: start one local agent per host)
   --token T           the agents' token (or env PIPELOOM_TOKEN)
   --out FILE          where to write it (default: beside the document)
+  --sync MODE         how the agents synchronise while measuring (default: the document's)
   --allow-wgsl        start the local agents with --allow-wgsl (custom.wgsl nodes)
   --kernel-timeout S  the local agents' time limit of one firing, in seconds (default 60)
 
@@ -26,12 +27,13 @@ Exit status: 0 written, 1 run failed or refused, 2 invalid document.`;
 
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
-  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str }, USAGE);
+  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, sync: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str }, USAGE);
   if (!args.ok) return args.code;
   const v = args.values;
   const iterations = positiveInt('calibrate', 'iterations', v.iterations);
   const kernelTimeout = seconds('calibrate', 'kernel-timeout', v['kernel-timeout']);
-  if (iterations === undefined || kernelTimeout === undefined) return EXIT.failure;
+  const syncFlag = choice('calibrate', 'sync', v.sync, ['self-timed', 'barrier'] as const, 'self-timed');
+  if (iterations === undefined || kernelTimeout === undefined || !syncFlag) return EXIT.failure;
   const file = args.positionals[0];
   const read = await readDocument('calibrate', file);
   if (!read.ok) return read.code;
@@ -40,6 +42,8 @@ export async function main(argv: string[]): Promise<number> {
     printDiagnostics(diagnostics);
     return EXIT.invalid;
   }
+  // The sync mode measured in: --sync, else the document's (as `pipeloom run`).
+  const sync = v.sync !== undefined ? syncFlag : (model.doc.options.sync ?? 'self-timed');
   const igs: ImplementationGraph[] = [];
   for (const overlap of [false, true]) {
     const r = compileModel(model, overlap, [...diagnostics]);
@@ -67,7 +71,7 @@ export async function main(argv: string[]): Promise<number> {
       const total = ig.fillCycles + steady;
       console.error(`calibrating ${ig.overlap ? 'with' : 'without'} overlap: ${total} iterations, the last ${steady} cycles measured`);
       const bar = new ProgressBar();
-      const r = await agents.coordinator.run(ig, { iterations: total, onProgress: (p) => bar.update(p) }).done;
+      const r = await agents.coordinator.run(ig, { iterations: total, onProgress: (p) => bar.update(p), sync }).done;
       bar.done();
       if (!r.ok) {
         const f = r.failure!;

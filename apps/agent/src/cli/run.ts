@@ -142,14 +142,14 @@ export async function main(argv: string[]): Promise<number> {
       bar.done();
       if (typeof v.trace === 'string') {
         try {
-          const metadata = traceMetadata(doc, { source: 'measured', overlap: ig.overlap, sync: options.sync, agents: coordinator.agents });
+          const metadata = traceMetadata(doc, { source: 'measured', overlap: ig.overlap, sync: options.sync, calibration: cal?.file, agents: coordinator.agents });
           await writeFile(v.trace, JSON.stringify(toChromeTrace(result.events, ig, metadata)));
           console.error(`wrote ${v.trace}: ${result.events.length} events (open it in https://ui.perfetto.dev)`);
         } catch (e) {
           console.error(`pipeloom run: cannot write ${v.trace}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
         }
       }
-      const summary = summarize(doc, ig, result, cal);
+      const summary = summarize(doc, ig, result, cal, options.sync);
       if (format === 'json') process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       else process.stdout.write(`${toText(doc, summary, result)}\n`);
       if (!result.ok) {
@@ -192,6 +192,8 @@ export interface RunSummary {
   cycleTime: number;
   /** The strategy it ran (one per run). */
   strategy: 'overlap' | 'no overlap';
+  /** The sync mode it ran in (the predictions model the same). */
+  sync?: RunOptions['sync'];
   /** Predicted from the document's nominal PE and link rates. */
   predictedCycleTime?: number;
   /** Predicted with the document's calibration (`pipeloom calibrate`), when it has one. */
@@ -213,16 +215,18 @@ export interface RunSummary {
   failure?: RunResult['failure'];
 }
 
-export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunResult, cal?: LoadedCalibration): RunSummary {
+export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunResult, cal?: LoadedCalibration, sync?: RunOptions['sync']): RunSummary {
+  // Every prediction models the sync mode the run used (predict's default is the document's).
   const strategy = (p: ReturnType<typeof predict>) => (p.ok ? (ig.overlap ? p.prediction.overlap : p.prediction.noOverlap).cycleTime : undefined);
-  const predictedCycleTime = strategy(predict(doc, { iterations: r.iterations }));
-  const calibratedCycleTime = r.events.length ? strategy(predict(doc, { iterations: r.iterations, ...measuredTimes(r.events) })) : undefined;
+  const predictedCycleTime = strategy(predict(doc, { iterations: r.iterations, sync }));
+  const calibratedCycleTime = r.events.length ? strategy(predict(doc, { iterations: r.iterations, sync, ...measuredTimes(r.events) })) : undefined;
   const a = analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations: r.iterations });
   return {
     ok: r.ok,
     overlap: ig.overlap,
     strategy: ig.overlap ? 'overlap' : 'no overlap',
-    calibration: cal && { file: cal.file, date: cal.calibration.date, predictedCycleTime: strategy(cal.predict({ iterations: r.iterations, timelineCycles: 1 })) },
+    sync,
+    calibration: cal && { file: cal.file, date: cal.calibration.date, predictedCycleTime: strategy(cal.predict({ iterations: r.iterations, timelineCycles: 1, sync })) },
     iterations: r.iterations,
     cycles: r.cycles,
     seconds: r.seconds,
@@ -250,7 +254,7 @@ function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
   const lines = [
     `${doc.name}: run complete, ${s.overlap ? 'with' : 'without'} overlap, ${s.iterations} iterations in ${s.cycles} cycles, ${formatSeconds(s.seconds)}`,
     `  throughput   ${s.throughput.toFixed(2)} it/s`,
-    `  strategy     ${s.strategy}`,
+    `  strategy     ${s.strategy}${s.sync ? `, ${s.sync} sync` : ''}`,
     `  cycle time   ${formatSeconds(s.cycleTime)} measured${s.predictedCycleTime !== undefined ? `, ${formatSeconds(s.predictedCycleTime)} predicted (document rates), measured/predicted ${(s.cycleTime / s.predictedCycleTime).toFixed(2)}` : ''}`,
   ];
   const c = s.calibration;
