@@ -22,6 +22,9 @@ describe('faults', () => {
       const ig = longRun();
       const handle = c.run(ig, {
         iterations: 1_000_000,
+        // Barrier mode: the completeness of h0's trace below counts on barriers closing cycles
+        // (selftimed.test.ts has the self-timed case).
+        sync: 'barrier',
         onEvents: (events) => {
           if (killedAt) return;
           for (const e of events.filter((x) => x.host === 'h1')) {
@@ -98,6 +101,7 @@ describe('faults', () => {
       let stoppedAt = 0;
       const h = c.run(ig, {
         iterations: 1_000_000,
+        sync: 'barrier',
         onProgress: (p) => {
           if (stoppedAt || p.cycle <= 10) return;
           stoppedAt = p.cycle;
@@ -129,6 +133,7 @@ describe('faults', () => {
       let asked = 0;
       const h = c.run(ig, {
         iterations: 1_000_000,
+        sync: 'barrier',
         onProgress: (p) => {
           if (stoppedAt || p.cycle <= 10) return;
           stoppedAt = p.cycle;

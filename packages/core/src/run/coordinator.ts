@@ -92,7 +92,7 @@ export interface RunOptions {
   emulateDevices?: Record<string, number>;
   /** Keep every event in the result (default true); long runs can stream them through onEvents only. */
   keepEvents?: boolean;
-  /** How the agents synchronise (run/contract.ts). Default barrier until the self-timed plan is written. */
+  /** How the agents synchronise (run/contract.ts): 'self-timed' (default, as the document's options.sync) or 'barrier'. */
   sync?: SyncMode;
   /** Milliseconds of silence from an agent during a run before it is declared lost. Default 120 000: a kernel can hold an agent's event loop for seconds; a killed agent is caught at once by its socket closing. */
   heartbeat?: number;
@@ -422,7 +422,7 @@ export class Coordinator {
     const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
     const secret = runSecret();
-    const sync = opts.sync ?? 'barrier';
+    const sync = opts.sync ?? 'self-timed';
     // Self-timed: the plan needs every PE's program; each agent gets its host's part.
     const programs = sync === 'self-timed' ? Object.values(allPrograms(ig)) : [];
     const plan = sync === 'self-timed' ? selfTimedPlan(programs, pes) : undefined;
