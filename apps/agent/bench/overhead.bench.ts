@@ -3,13 +3,17 @@
 // matrix, it is written to the GPU, I increments it there, it is read back, C checks it.
 // The baseline that counts has the runtime's thread layout (one thread per PE, host buffers
 // shared, an Atomics barrier between phases: hand-loop.worker.ts); a one-thread loop is
-// printed beside it for reference. Ratio target <= 1.02 at 16 MiB. Also the fixed cost per
-// cycle per PE (tiny matrices) and the cluster barrier's cost per cycle on two hosts.
+// printed beside it for reference. Both sync modes of the runtime (self-timed, barrier) are
+// measured in the same rounds. Then P-I-I-C on two local hosts at 16-byte matrices against
+// its slowest PE's own work per iteration, by hand. Issue 18's targets, as ratios of this run:
+// 16 B fixed cost <= 20 µs per cycle per PE over the hand loop; 16 MiB runtime / hand loop
+// <= 1.01; P-I-I-C cycle <= 1.5 x the slowest PE's hand loop.
 import { Worker } from 'node:worker_threads';
 import { getKernel, withDefaults } from '@pipeloom/kernels';
 import { gpuFor } from '../src/devices/discover.js';
 import { readBack } from './read-back.js';
-import { arg, cluster, compileOrThrow, cycleTime, median, ms, picDoc, piicDoc, runOrThrow, sideFor, table, us } from './common.js';
+import { SYNC_MODES, type ImplementationGraph, type SyncMode } from '@pipeloom/core';
+import { arg, cluster, compileOrThrow, cycleTime, median, ms, picDoc, piicDoc, sideFor, table, us, type Cluster } from './common.js';
 
 const iterations = arg('iterations', 20);
 const nbLoop = arg('nb-loop', 5);
@@ -42,23 +46,28 @@ async function threadedLoop(side: number, iters: number): Promise<number> {
 
 const spread = (xs: number[]) => `${ms(Math.min(...xs))}-${ms(Math.max(...xs))}`;
 
-async function handLoop(side: number, iters: number): Promise<number> {
+/** A device, I's kernel and the buffers a hand loop needs. */
+async function openGpu(side: number, nb: number) {
   const gpu = await gpuFor('opengl');
   const adapter = (await gpu.requestAdapter({ featureLevel: 'compatibility' } as GPURequestAdapterOptions))!;
   const l = adapter.limits;
   const device = await adapter.requestDevice({ requiredLimits: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize } });
   const bytes = side * side * 4;
-  const produce = getKernel('matrix.produce');
   const inc = getKernel('matrix.increment');
-  const consume = getKernel('matrix.consume');
-  const pParams = withDefaults(produce, { width: side, height: side });
-  const iParams = withDefaults(inc, { width: side, height: side, nb_loop: nbLoop });
-  const cParams = withDefaults(consume, { width: side, height: side, increments: String(nbLoop) });
-  const exec = await inc.gpu!.prepare(device, iParams);
+  const exec = await inc.gpu!.prepare(device, withDefaults(inc, { width: side, height: side, nb_loop: nb }));
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   const gIn = device.createBuffer({ size: bytes, usage });
   const gOut = device.createBuffer({ size: bytes, usage });
   const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  return { device, exec, gIn, gOut, staging, bytes };
+}
+
+async function handLoop(side: number, iters: number): Promise<number> {
+  const { device, exec, gIn, gOut, staging, bytes } = await openGpu(side, nbLoop);
+  const produce = getKernel('matrix.produce');
+  const consume = getKernel('matrix.consume');
+  const pParams = withDefaults(produce, { width: side, height: side });
+  const cParams = withDefaults(consume, { width: side, height: side, increments: String(nbLoop) });
   const hIn = new Float32Array(side * side);
   const hOut = new Float32Array(side * side);
   // The same schedule the compiler gives the runtime (no overlap): per cycle k, the PCIe
@@ -98,57 +107,131 @@ async function handLoop(side: number, iters: number): Promise<number> {
   return t;
 }
 
+/**
+ * One PE's own work per iteration, by hand, as P-I-I-C's GPU PEs do it (the slowest of its
+ * PEs): write its input to the GPU, increment it there, read it back. Seconds per iteration.
+ */
+async function gpuPeLoop(side: number, nb: number, iters: number): Promise<number> {
+  const { device, exec, gIn, gOut, staging, bytes } = await openGpu(side, nb);
+  const hIn = new Float32Array(side * side);
+  const hOut = new Float32Array(side * side);
+  const once = async (i: number) => {
+    device.queue.writeBuffer(gIn, 0, hIn);
+    await device.queue.onSubmittedWorkDone();
+    const enc = device.createCommandEncoder();
+    exec.encode(enc, { iteration: i, inputs: { in: gIn }, outputs: { out: gOut } });
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    await readBack(device, gOut, staging, bytes, hOut);
+  };
+  for (let i = 0; i < 5; i++) await once(i);
+  const t0 = performance.now();
+  for (let i = 0; i < iters; i++) await once(i);
+  const t = (performance.now() - t0) / 1000 / iters;
+  exec.destroy();
+  device.destroy();
+  return t;
+}
+
+/** The runtime's steady seconds per cycle in one sync mode. */
+async function runtimeCycle(c: Cluster, ig: ImplementationGraph, iters: number, sync: SyncMode): Promise<number> {
+  const r = await c.coordinator.run(ig, { iterations: iters, sync, keepEvents: true }).done;
+  if (!r.ok) throw new Error(`run failed (${sync}): ${JSON.stringify(r.failure)}`);
+  return cycleTime(ig, r);
+}
+
 const rows: string[][] = [];
+/** Per sync mode: the median fixed cost per cycle per PE at 16 B (s) and the 16 MiB ratio. */
+const fixed: Partial<Record<SyncMode, number>> = {};
+const big: Partial<Record<SyncMode, number>> = {};
 for (const bytes of [16 << 20, 1 << 20, 16]) {
   const side = sideFor(bytes);
   const ig = compileOrThrow(picDoc(side, nbLoop, iterations), false);
-  // Interleave runtime and the hand loops, median of the rounds: the machine is shared.
+  // Interleave the modes and the hand loops, median of the rounds: the machine is shared.
   const c = await cluster(ig);
-  const runtime: number[] = [];
+  const runtime: Record<SyncMode, number[]> = { 'self-timed': [], barrier: [] };
+  const ratios: Record<SyncMode, number[]> = { 'self-timed': [], barrier: [] };
   const hand: number[] = [];
   const one: number[] = [];
-  const ratios: number[] = [];
   try {
-    await runOrThrow(c, ig, 3);
+    for (const sync of SYNC_MODES) await runtimeCycle(c, ig, 3, sync);
     await threadedLoop(side, 3);
     for (let round = 0; round < rounds; round++) {
       const h = await threadedLoop(side, iterations);
-      const r = cycleTime(ig, await runOrThrow(c, ig, iterations, undefined, true));
-      one.push(await handLoop(side, iterations));
       hand.push(h);
-      runtime.push(r);
-      ratios.push(r / h);
+      for (const sync of SYNC_MODES) {
+        const r = await runtimeCycle(c, ig, iterations, sync);
+        runtime[sync].push(r);
+        ratios[sync].push(r / h);
+      }
+      one.push(await handLoop(side, iterations));
     }
   } finally {
     await c.close();
   }
   const pes = ig.programs.pes.length;
   const h = median(hand);
-  const r = median(runtime);
-  rows.push([
-    bytes >= 1 << 20 ? `${bytes >> 20} MiB` : `${bytes} B`,
-    `${ms(h)} (${spread(hand)})`,
-    `${ms(r)} (${spread(runtime)})`,
-    `${median(ratios).toFixed(3)} (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`,
-    us((r - h) / pes),
-    ms(median(one)),
-  ]);
+  for (const sync of SYNC_MODES) {
+    const r = median(runtime[sync]);
+    const rs = ratios[sync];
+    rows.push([
+      bytes >= 1 << 20 ? `${bytes >> 20} MiB` : `${bytes} B`,
+      sync,
+      `${ms(h)} (${spread(hand)})`,
+      `${ms(r)} (${spread(runtime[sync])})`,
+      `${median(rs).toFixed(3)} (${Math.min(...rs).toFixed(2)}-${Math.max(...rs).toFixed(2)})`,
+      us((r - h) / pes),
+      ms(median(one)),
+    ]);
+    if (bytes === 16) fixed[sync] = (r - h) / pes;
+    if (bytes === 16 << 20) big[sync] = median(rs);
+  }
   if (ig.latency['C' as keyof typeof ig.latency] !== 2) throw new Error('the hand loop assumes C fires 2 cycles after P');
 }
 console.log(`P (cpu) -> I (gpu0) -> C (cpu) on one host, without overlap, nb_loop ${nbLoop}, ${iterations} iterations, ${rounds} interleaved rounds: median (min-max)`);
-console.log(table(['matrix', 'hand loop ms/cycle (thread per PE)', 'runtime ms/cycle', 'ratio (per round)', 'fixed µs/cycle/PE', 'one-thread loop ms/cycle'], rows));
+console.log(table(['matrix', 'sync', 'hand loop ms/cycle (thread per PE)', 'runtime ms/cycle', 'ratio (per round)', 'fixed µs/cycle/PE', 'one-thread loop ms/cycle'], rows));
 
-// The cluster barrier: two hosts, tiny matrices, three barriers per cycle without overlap.
-const ig2 = compileOrThrow(piicDoc(2, 0, iterations * 10), false);
+// P-I-I-C on two hosts, 16-byte matrices: the cycle against the slowest PE's own work.
+const piicIterations = iterations * 10;
+const ig2 = compileOrThrow(piicDoc(2, 0, piicIterations), false);
 const c2 = await cluster(ig2);
+const piic: Record<SyncMode, number[]> = { 'self-timed': [], barrier: [] };
+const work: number[] = [];
+const barrierHosts: Record<string, number[]> = {};
 try {
-  await runOrThrow(c2, ig2, 3);
-  const r = await runOrThrow(c2, ig2, iterations * 10);
-  const ct = cycleTime(ig2, r);
-  const barriers = ig2.phases.length;
-  console.log(`\nP-I-I-C on two hosts, 16-byte matrices, ${iterations * 10} iterations: ${us(ct)} µs per cycle (${barriers} cluster barriers per cycle)`);
-  console.log(table(['host', 'µs per cycle from last local arrival to release'], Object.entries(r.barrierPerCycle).map(([h, v]) => [h, v.toFixed(0)])));
+  for (const sync of SYNC_MODES) await runtimeCycle(c2, ig2, 3, sync);
+  for (let round = 0; round < 3; round++) {
+    work.push(await gpuPeLoop(2, 0, piicIterations));
+    for (const sync of SYNC_MODES) {
+      const r = await c2.coordinator.run(ig2, { iterations: piicIterations, sync, keepEvents: true }).done;
+      if (!r.ok) throw new Error(`run failed (${sync}): ${JSON.stringify(r.failure)}`);
+      piic[sync].push(cycleTime(ig2, r));
+      if (sync === 'barrier') for (const [h, v] of Object.entries(r.barrierPerCycle)) (barrierHosts[h] ??= []).push(v);
+    }
+  }
 } finally {
   await c2.close();
 }
+const w = median(work);
+console.log(`\nP-I-I-C on two hosts, 16-byte matrices, nb_loop 0, ${piicIterations} iterations, 3 interleaved rounds: median (min-max)`);
+console.log(
+  table(
+    ['sync', 'µs per cycle', 'slowest PE by hand µs/iteration', 'cycle / slowest PE'],
+    SYNC_MODES.map((sync) => [sync, `${us(median(piic[sync]))} (${us(Math.min(...piic[sync]))}-${us(Math.max(...piic[sync]))})`, `${us(w)} (${us(Math.min(...work))}-${us(Math.max(...work))})`, (median(piic[sync]) / w).toFixed(2)]),
+  ),
+);
+console.log(`barrier mode, µs per cycle from last local arrival to release (${ig2.phases.length} cluster barriers per cycle): ${Object.entries(barrierHosts).map(([h, v]) => `${h} ${median(v).toFixed(0)}`).join(', ')}`);
+
+const met = (ok: boolean) => (ok ? 'yes' : 'no');
+console.log('\nIssue 18 targets (ratios measured in this run)');
+console.log(
+  table(
+    ['target', 'goal', ...SYNC_MODES],
+    [
+      ['16 B: fixed µs/cycle/PE over the hand loop', '<= 20', ...SYNC_MODES.map((m) => `${us(fixed[m]!)} (${met(fixed[m]! <= 20e-6)})`)],
+      ['P-I-I-C 2 hosts: cycle / slowest PE by hand', '<= 1.5', ...SYNC_MODES.map((m) => `${(median(piic[m]) / w).toFixed(2)} (${met(median(piic[m]) / w <= 1.5)})`)],
+      ['16 MiB: runtime / hand loop', '<= 1.01', ...SYNC_MODES.map((m) => `${big[m]!.toFixed(3)} (${met(big[m]! <= 1.01)})`)],
+    ],
+  ),
+);
 process.exit(0);
