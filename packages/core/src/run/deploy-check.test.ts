@@ -117,6 +117,19 @@ describe('a malformed deploy is refused naming the element', () => {
     expect(await mutate((d) => delete (d as { pes?: unknown }).pes)).toBe('malformed deploy: pes must be an object (got undefined)');
   });
 
+  it('a self-timed plan whose counters, phases or actions do not match the programs', async () => {
+    expect(good.sync).toBe('self-timed');
+    const pe = good.programs[0].pe;
+    const busy = good.programs[0].phases.findIndex((f) => f.actions.length > 0);
+    const n = good.plan!.counters.length;
+    expect(await mutate((d) => (d.plan!.actions[pe][busy][0].access ?? d.plan!.actions[pe][busy][0].send ?? d.plan!.actions[pe][busy][0].receive)!.waits.push({ counter: n, offset: 1 }))).toMatch(
+      new RegExp(`^malformed deploy: plan\\.actions\\["${pe}"\\]\\[${busy}\\]\\[0\\]\\.(access|send|receive)\\.waits\\[\\d+\\]\\.counter must be an integer from 0 to ${n - 1} \\(got ${n}\\)$`),
+    );
+    expect(await mutate((d) => d.plan!.actions[pe].pop())).toBe(`malformed deploy: plan.actions["${pe}"] must list the ${good.programs[0].phases.length} phases of "${pe}"'s program (got a list)`);
+    expect(await mutate((d) => delete (d as { plan?: unknown }).plan)).toBe('malformed deploy: plan must be an object (got undefined)');
+    expect(await mutate((d) => ((d as { sync: unknown }).sync = 'eventually'))).toMatch(/^malformed deploy: sync must be one of/);
+  });
+
   it('references to buffers and PEs the deploy does not declare', async () => {
     expect(await mutate((d) => (d.programs[0].allocations[0].buffers[0] = 'constructor' as never))).toBe("malformed deploy: programs[0].allocations[0].buffers[0] must name a buffer in the deploy's buffers (got text \"constructor\")");
     expect(await mutate((d) => (d.programs[0].pe = 'gpu7@h0' as never))).toBe('malformed deploy: programs[0].pe names PE "gpu7@h0", which is not in the deploy\'s pes');
