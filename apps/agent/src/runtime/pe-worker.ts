@@ -188,9 +188,15 @@ class PeThread {
     this.events.push(e);
   }
 
+  /** The cycle the last batch reported. */
+  private posted = -1;
+
   flush(): void {
-    if (!this.events.length) return;
-    post({ type: 'trace', events: this.events, cycle: this.reachedCycle() });
+    // A PE with nothing to trace still reports its progress (self-timed: the host's is the least of its PEs').
+    const cycle = this.reachedCycle();
+    if (!this.events.length && cycle === this.posted) return;
+    this.posted = cycle;
+    post({ type: 'trace', events: this.events, cycle });
     this.events = [];
   }
 
