@@ -21,7 +21,7 @@
 //   npm run bench:overlap -- [--size BYTES] [--stage MS] [--iterations N] [--rounds N] [--loops 0,1,...] [--lp-threads N] [--emulate-devices [--devices MS,...]] [--sync barrier|self-timed]
 import { programHosts, type ProjectDocument, type RunResult } from '@pipeloom/core';
 import { availableParallelism } from 'node:os';
-import { arg, argList, cluster, compileOrThrow, cpuSeconds, cycleTime, meanDuration, median, ms, piicDoc, runOrThrow, sideFor, table } from './common.js';
+import { arg, argList, cluster, compileOrThrow, cpuSeconds, cycleTime, meanDuration, median, ms, piicDoc, sideFor, table } from './common.js';
 
 const bytes = arg('size', 1 << 20);
 const side = sideFor(bytes);
@@ -67,8 +67,8 @@ async function run(n: number, overlap: boolean): Promise<RunResult> {
     else to = s;
   };
   const device = emulated ? { emulateDevices: { I1: n / 1000, I2: n / 1000 } } : {};
-  // `sync` goes only where it is not the default (coordinators before self-timed lack it).
-  const r = emulated || sync !== 'barrier' ? await c.coordinator.run(igFor(n, overlap), { iterations, keepEvents: true, emulateLinks: true, onProgress, ...device, ...(sync !== 'barrier' && ({ sync } as object)) }).done : await runOrThrow(c, igFor(n, overlap), iterations, 0, true, true, onProgress);
+  // Always said: the coordinator's default sync mode has changed once already (barrier, then self-timed).
+  const r = await c.coordinator.run(igFor(n, overlap), { iterations, keepEvents: true, emulateLinks: true, onProgress, ...device, sync: sync as 'barrier' | 'self-timed' }).done;
   if (!r.ok) throw new Error(`run failed: ${JSON.stringify(r.failure)}`);
   if (from && to && to.t > from.t) busy.set(r, (to.cpu - from.cpu) / ((to.t - from.t) / 1000) / cores);
   return r;
