@@ -35,7 +35,7 @@ for (const name of names) {
   });
   const agents = await openAgents('bench', igs[0], { allowWgsl: true });
   if (!agents) throw new Error('no agents');
-  const runOrThrow = async (ig: ImplementationGraph, n: number, sync: string): Promise<RunResult> => {
+  const runOrThrow = async (ig: ImplementationGraph, n: number, sync: 'barrier' | 'self-timed'): Promise<RunResult> => {
     // Always said: the coordinator's default has changed once already (barrier, then self-timed).
     const r = await agents.coordinator.run(ig, { iterations: n, sync }).done;
     if (!r.ok) throw new Error(`${name}: run failed: ${JSON.stringify(r.failure)}`);

@@ -15,15 +15,16 @@ afterAll(async () => {
 });
 
 describe('emulated devices', () => {
-  for (const overlap of [false, true]) {
-    it(`P-I-I-C ${overlap ? 'with' : 'without'} overlap: every GPU firing lasts at least its calibrated time, values exact`, async () => {
+  const cases = (['barrier', 'self-timed'] as const).flatMap((sync) => [false, true].map((overlap) => ({ sync, overlap })));
+  for (const { sync, overlap } of cases) {
+    it(`P-I-I-C ${overlap ? 'with' : 'without'} overlap, ${sync}: every GPU firing lasts at least its calibrated time, values exact`, async () => {
       const doc = piic({ iterations: 4 });
       // A calibration's firing times for the two GPUs' nodes (P and C, on CPUs, are not emulated).
       const times = deviceTimes(analyze(doc).model!, { nodeTimes: { I1: 0.025, I2: 0.04, P: 5 } });
       expect(Object.keys(times).sort()).toEqual(['I1', 'I2']);
       const c = await connect(agents.agents.map((a) => a.url), agents.token);
       try {
-        const r = await c.run(compileOrThrow(doc, overlap), { iterations: 4, emulateDevices: times }).done;
+        const r = await c.run(compileOrThrow(doc, overlap), { iterations: 4, emulateDevices: times, sync }).done;
         expect(r.failure).toBeUndefined();
         expect(r.ok).toBe(true);
         const fires = r.events.filter((e) => e.kind === 'fire');
