@@ -156,6 +156,7 @@ describe('faults', () => {
     }
   });
 
+  // Twelve deploys, runs and stops: about 30 s alone, more beside other test files on 2 cores.
   it('runs stopped while GPU work is in flight, one after another, leave every agent up', async () => {
     // A PE thread torn down while one of its WebGPU promises is pending takes its whole
     // process down (dawn.node aborts), so stopping a run mid-firing must let them settle first.
@@ -177,7 +178,7 @@ describe('faults', () => {
     } finally {
       await local.stop();
     }
-  });
+  }, 180_000);
 
   it('a lost WebGPU device is reported naming the PE, not hung on; the agent takes the next run', async () => {
     const local = await spawnLocalAgents(['h0', 'h1'], { env: { PIPELOOM_FAULT: 'lose-device:gpu0@h1:10' } });
