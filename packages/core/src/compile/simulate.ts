@@ -53,21 +53,28 @@ export function simulate(ig: ImplementationGraph, iterations: number, options: S
  * thread in order; a thread sees the state at the phase's start plus its own writes. A slot
  * written by one thread and touched by another in the same phase is a race, reported.
  */
-function simulateBarrier(ig: ImplementationGraph, iterations: number, maxViolations: number): SimulationResult {
+/** What both modes' simulations start from: the run's programs, where each buffer lives, and the violations found so far. */
+function simulation(ig: ImplementationGraph, maxViolations: number) {
   const buffer = new Map(bufferNodes(ig).map((b) => [b.id, b]));
   const programs = Object.values(allPrograms(ig));
   const storage = storageMap(programs);
-  const state = new Map<string, Content>();
   const violations: string[] = [];
   const fires: Record<string, number> = Object.create(null);
   const report = (m: string) => {
     if (violations.length < maxViolations) violations.push(m);
   };
+  /** The storage slot an access touches in cycle k (PE, colour, slot). */
   const slotKey = (k: number, access: BufferAccess) => {
     const s = storage.get(access.buffer)!;
     if (s.depth < buffer.get(access.buffer)!.depth) report(`${access.buffer} has ${buffer.get(access.buffer)!.depth} slots but its storage ${s.depth}`);
     return `${s.pe}/${s.color}/${slotOf(k, access.lag, s.depth)}`;
   };
+  return { buffer, programs, storage, violations, fires, report, slotKey };
+}
+
+function simulateBarrier(ig: ImplementationGraph, iterations: number, maxViolations: number): SimulationResult {
+  const { buffer, programs, violations, fires, report, slotKey } = simulation(ig, maxViolations);
+  const state = new Map<string, Content>();
 
   const cycles = runCycles(programs, iterations);
   for (let k = 0; k < cycles; k++) {
@@ -147,20 +154,9 @@ interface Stream {
 function simulateSelfTimed(ig: ImplementationGraph, iterations: number, options: SimulateOptions): SimulationResult {
   const maxViolations = options.maxViolations ?? 20;
   const rand = mulberry32(options.seed ?? 1);
-  const buffer = new Map(bufferNodes(ig).map((b) => [b.id, b]));
-  const programs = Object.values(allPrograms(ig));
-  const storage = storageMap(programs);
+  const { buffer, programs, storage, violations, fires, report, slotKey } = simulation(ig, maxViolations);
   const pes = Object.fromEntries(programs.map((p) => [p.pe, { host: p.host as string, kind: p.kind }]));
   const plan: SelfTimedPlan = selfTimedPlan(programs, pes, options.plan);
-  const violations: string[] = [];
-  const fires: Record<string, number> = Object.create(null);
-  const report = (m: string) => {
-    if (violations.length < maxViolations) violations.push(m);
-  };
-  const slotKey = (k: number, access: BufferAccess) => {
-    const s = storage.get(access.buffer)!;
-    return `${s.pe}/${s.color}/${slotOf(k, access.lag, s.depth)}`;
-  };
 
   // Streams: each PE's firings in program order; each transfer (or half) over its iterations.
   const streams = new Map<string, Stream>();
