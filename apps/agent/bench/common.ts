@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { analyseTrace, programHosts, type ImplementationGraph, type ProjectDocument, type Coordinator, type Progress, type RunResult } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '../src/local/spawn.js';
 import { compileOrThrow, connect, piic } from '../src/testing/fixtures.js';
-import { gpusPerHost } from '../src/cli/run.js';
+import { gpusPerHost } from '../src/cli/agents.js';
 
 export { compileOrThrow, piic };
 

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SYNC_MODES, type ImplementationGraph, type ProjectDocument, type RunResult, type TraceEvent } from '@pipeloom/core';
-import { gpusPerHost } from './cli/run.js';
+import { gpusPerHost } from './cli/agents.js';
 import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
 import { compileOrThrow, connect, example, piic, root } from './testing/fixtures.js';
 

@@ -1,12 +1,29 @@
 import WebSocket from 'ws';
 import { programHosts, type ImplementationGraph, Coordinator, ConnectError, type SocketLike } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
-import { gpusPerHost, nodeClock } from './run.js';
 
 // The agents a command runs on: `--agents URLS --token T`, or one local agent per host of the
 // document (started here, stopped by `close`). Shared by `pipeloom run` and `pipeloom calibrate`.
 
 const wsConnect = (url: string) => new WebSocket(url, { maxPayload: 1 << 30 }) as unknown as SocketLike;
+
+/** The coordinator's clock in Node: wall milliseconds on the performance timeline. */
+export const nodeClock = {
+  now: () => performance.timeOrigin + performance.now(),
+  setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+  clearTimeout: (h: never) => clearTimeout(h),
+};
+
+/** GPU PEs needed per host (gpu<i>@host needs i+1). */
+export function gpusPerHost(ig: ImplementationGraph): Record<string, number> {
+  // Keyed by the document's host ids: no prototype, so a host named "constructor" is a host.
+  const out: Record<string, number> = Object.create(null);
+  for (const p of ig.programs.pes) {
+    const m = /^gpu(\d+)@/.exec(p.pe);
+    if (m) out[p.host] = Math.max(out[p.host] ?? 0, Number(m[1]) + 1);
+  }
+  return out;
+}
 
 export interface AgentFlags {
   agents?: string;

@@ -1,11 +1,9 @@
 import { writeFile } from 'node:fs/promises';
-import WebSocket from 'ws';
-import { analyseTrace, compile, formatSeconds, measuredTimes, predict, programHosts, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, Coordinator, ConnectError, type RunOptions, type RunResult, type SocketLike } from '@pipeloom/core';
-import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
+import { analyseTrace, analyze, calibratedTiming, compile, deviceTimes, formatSeconds, measuredTimes, predict, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
+import { openAgents } from './agents.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
-import { analyze, calibratedTiming, deviceTimes } from '@pipeloom/core';
 import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
 
 const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json]
@@ -37,14 +35,6 @@ utilisation and predicted vs measured.
   --kernel-timeout S       the local agents' time limit of one firing, in seconds (default 60)
 
 Exit status: 0 run complete and checks passed, 1 run failed or refused, 2 invalid document.`;
-
-const wsConnect = (url: string) => new WebSocket(url, { maxPayload: 1 << 30 }) as unknown as SocketLike;
-
-export const nodeClock = {
-  now: () => performance.timeOrigin + performance.now(),
-  setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
-  clearTimeout: (h: never) => clearTimeout(h),
-};
 
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
@@ -90,41 +80,11 @@ export async function main(argv: string[]): Promise<number> {
   // Emulated devices: each GPU firing lasts its calibrated time under this strategy, else its cost hint.
   const emulateDevices = v['emulate-devices'] && model ? deviceTimes(model, cal ? calibratedTiming(model, cal.calibration, cal.file, ig.overlap).timing : {}) : undefined;
 
-  let local: LocalAgents | undefined;
-  let urls: string[];
-  let token: string;
-  const cleanup = async () => {
-    await local?.stop();
-  };
   try {
-    if (typeof v.agents === 'string') {
-      urls = v.agents.split(',').map((s) => s.trim()).filter(Boolean);
-      token = (v.token as string | undefined) ?? process.env.PIPELOOM_TOKEN ?? '';
-      if (!token) {
-        console.error('pipeloom run: --agents needs --token (or env PIPELOOM_TOKEN)');
-        return EXIT.failure;
-      }
-    } else {
-      const hosts = programHosts(ig);
-      local = await spawnLocalAgents(hosts, {
-        gpus: gpusPerHost(ig),
-        linkRate: linkRate ?? undefined,
-        args: [...(v['allow-wgsl'] ? ['--allow-wgsl'] : []), ...(kernelTimeout !== null ? ['--kernel-timeout', String(kernelTimeout)] : [])],
-        // Their log stays quiet, except a local agent that goes mid-run (a crash in native GPU
-        // code says nothing else): the run's failure names the host, this says how it ended.
-        log: (host, line) => line.startsWith('agent exited') && console.error(`\npipeloom run: local agent ${host} ${line.slice('agent '.length)}`),
-      });
-      urls = local.agents.map((a) => a.url);
-      token = local.token;
-      console.error(`started ${local.agents.length} local agent(s): ${local.agents.map((a) => `${a.host} ${a.url}`).join(', ')}`);
-    }
-    let coordinator: Coordinator;
-    try {
-      coordinator = await Coordinator.connect(urls, { token, connect: wsConnect, clock: nodeClock });
-    } catch (e) {
-      console.error(`pipeloom run: ${e instanceof ConnectError ? e.message : String(e)}`);
-      return EXIT.failure;
-    }
+    // Local agents that cannot start throw here; the catch below names why.
+    const agents = await openAgents('run', ig, { agents: v.agents as string | undefined, token: v.token as string | undefined, linkRate: linkRate ?? undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout });
+    if (!agents) return EXIT.failure;
+    const { coordinator } = agents;
     try {
       const problems = coordinator.check(ig);
       if (problems.length) {
@@ -159,26 +119,14 @@ export async function main(argv: string[]): Promise<number> {
       }
       return EXIT.ok;
     } finally {
-      coordinator.close();
+      await agents.close();
     }
   } catch (e) {
     console.error(`pipeloom run: ${e instanceof Error ? e.message : String(e)}`);
     return EXIT.failure;
-  } finally {
-    await cleanup();
   }
 }
 
-/** GPU PEs needed per host (gpu<i>@host needs i+1). */
-export function gpusPerHost(ig: ImplementationGraph): Record<string, number> {
-  // Keyed by the document's host ids: no prototype, so a host named "constructor" is a host.
-  const out: Record<string, number> = Object.create(null);
-  for (const p of ig.programs.pes) {
-    const m = /^gpu(\d+)@/.exec(p.pe);
-    if (m) out[p.host] = Math.max(out[p.host] ?? 0, Number(m[1]) + 1);
-  }
-  return out;
-}
 
 export interface RunSummary {
   ok: boolean;

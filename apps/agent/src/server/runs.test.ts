@@ -7,7 +7,7 @@ import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Coordinator, type SocketLike, PROTOCOL_VERSION, type FromAgent, type ToAgent } from '@pipeloom/core';
-import { nodeClock } from '../cli/run.js';
+import { nodeClock } from '../cli/agents.js';
 import { spawnLocalAgents } from '../local/spawn.js';
 import { acceptUpgrade, FrameSocket } from '../peer/frames.js';
 import { compileOrThrow, connect, piic } from '../testing/fixtures.js';

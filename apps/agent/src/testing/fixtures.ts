@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { compile, type ImplementationGraph, type ProjectDocument, Coordinator, type SocketLike } from '@pipeloom/core';
-import { nodeClock } from '../cli/run.js';
+import { nodeClock } from '../cli/agents.js';
 
 // Shared by the agent tests and benchmarks: small documents and a coordinator over `ws`.
 
