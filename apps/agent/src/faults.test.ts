@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type TraceEvent, STOP_WAIT_MS } from '@pipeloom/core';
+import { STOP_WAIT_MS } from '@pipeloom/core';
 import { exited, spawnLocalAgents, stopAgent } from './local/spawn.js';
-import { compileOrThrow, connect, piic } from './testing/fixtures.js';
+import { compileOrThrow, connect, piic, runUntilKilled } from './testing/fixtures.js';
 import { finishedBefore, missing, traceKey } from './testing/finished.js';
 
 // Faults with real agent processes on loopback.
@@ -14,34 +14,12 @@ describe('faults', () => {
     const local = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => log.push(`${host}: ${line}`) });
     try {
       const c = await connect(local.agents.map((a) => a.url), local.token);
-      let killedAt = 0;
-      let consumed = 0;
-      /** What h1 had streamed when it was killed, and the last cycle it had reached. */
-      const streamed: TraceEvent[] = [];
-      let h1Cycle = 0;
       const ig = longRun();
-      const handle = c.run(ig, {
-        iterations: 1_000_000,
-        // Barrier mode: the completeness of h0's trace below counts on barriers closing cycles
-        // (selftimed.test.ts has the self-timed case).
-        sync: 'barrier',
-        onEvents: (events) => {
-          if (killedAt) return;
-          for (const e of events.filter((x) => x.host === 'h1')) {
-            streamed.push(e);
-            h1Cycle = Math.max(h1Cycle, e.cycle);
-          }
-          consumed += events.filter((e) => e.kind === 'fire' && e.node === 'C').length;
-          if (consumed > 5) {
-            killedAt = performance.now();
-            local.agents[1].process.kill('SIGKILL');
-          }
-        },
-      });
-      const r = await handle.done;
-      const stoppedAfter = performance.now() - killedAt;
+      // Barrier mode: the completeness of h0's trace below counts on barriers closing cycles
+      // (selftimed.test.ts has the self-timed case).
+      const { result: r, killed, stoppedAfter, streamed, lastCycle: h1Cycle } = await runUntilKilled(c, ig, local.agents[1], 'barrier');
       c.close();
-      expect(killedAt).toBeGreaterThan(0);
+      expect(killed).toBe(true);
       expect(r.ok).toBe(false);
       expect(r.failure?.message).toMatch(/h1/);
       expect(stoppedAfter).toBeLessThan(2000);

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SYNC_MODES, type ImplementationGraph, type ProjectDocument, type RunResult, type TraceEvent } from '@pipeloom/core';
 import { gpusPerHost } from './cli/agents.js';
 import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
-import { compileOrThrow, connect, example, piic, root } from './testing/fixtures.js';
+import { compileOrThrow, connect, example, piic, root, runUntilKilled } from './testing/fixtures.js';
 
 // Self-timed execution (core run/contract.ts; agent runtime/counters.ts) against barrier mode,
 // on real agent processes on loopback and real WebGPU (llvmpipe): every example, both
@@ -137,24 +137,9 @@ describe('self-timed waits are traced and cut by abort', () => {
     const local = await spawnLocalAgents(['h0', 'h1']);
     try {
       const c = await connect(local.agents.map((a) => a.url), local.token);
-      let killedAt = 0;
-      const streamed: TraceEvent[] = [];
-      const handle = c.run(compileOrThrow(piic({ iterations: 1_000_000, size: 32 }), true), {
-        iterations: 1_000_000,
-        sync: 'self-timed',
-        onEvents: (events) => {
-          if (killedAt) return;
-          streamed.push(...events.filter((e) => e.host === 'h1'));
-          if (streamed.filter((e) => e.kind === 'fire' && e.node === 'C').length > 5) {
-            killedAt = performance.now();
-            local.agents[1].process.kill('SIGKILL');
-          }
-        },
-      });
-      const r = await handle.done;
-      const stoppedAfter = performance.now() - killedAt;
+      const { result: r, killed, stoppedAfter, streamed } = await runUntilKilled(c, compileOrThrow(piic({ iterations: 1_000_000, size: 32 }), true), local.agents[1], 'self-timed');
       c.close();
-      expect(killedAt).toBeGreaterThan(0);
+      expect(killed).toBe(true);
       expect(r.ok).toBe(false);
       expect(r.failure?.message).toMatch(/h1/);
       expect(stoppedAfter).toBeLessThan(5000);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { compile, type ImplementationGraph, type ProjectDocument, Coordinator, type SocketLike } from '@pipeloom/core';
+import { compile, type ImplementationGraph, type ProjectDocument, Coordinator, type SocketLike, type SyncMode, type TraceEvent } from '@pipeloom/core';
 import { nodeClock } from '../cli/agents.js';
 
 // Shared by the agent tests and benchmarks: small documents and a coordinator over `ws`.
@@ -34,4 +34,36 @@ export const wsConnect = (url: string, headers?: Record<string, string>) => new 
 
 export function connect(urls: string[], token: string): Promise<Coordinator> {
   return Coordinator.connect(urls, { token, connect: (u) => wsConnect(u), clock: nodeClock });
+}
+
+/**
+ * Runs a long `ig` and kills `victim`'s agent process (SIGKILL) once the consumer C has fired
+ * more than 5 times. Returns the run's result, every event the victim had streamed before the
+ * kill and the last cycle they reached, and the milliseconds from the kill to the result.
+ */
+export async function runUntilKilled(c: Coordinator, ig: ImplementationGraph, victim: { host: string; process: { kill(signal: NodeJS.Signals): boolean } }, sync: SyncMode) {
+  let killedAt = 0;
+  let consumed = 0;
+  let lastCycle = 0;
+  const streamed: TraceEvent[] = [];
+  const handle = c.run(ig, {
+    iterations: 1_000_000,
+    sync,
+    onEvents: (events) => {
+      if (killedAt) return;
+      for (const e of events) {
+        if (e.host === victim.host) {
+          streamed.push(e);
+          lastCycle = Math.max(lastCycle, e.cycle);
+        }
+        if (e.kind === 'fire' && e.node === 'C') consumed++;
+      }
+      if (consumed > 5) {
+        killedAt = performance.now();
+        victim.process.kill('SIGKILL');
+      }
+    },
+  });
+  const result = await handle.done;
+  return { result, killed: killedAt > 0, stoppedAfter: performance.now() - killedAt, streamed, lastCycle };
 }
