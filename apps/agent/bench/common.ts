@@ -4,6 +4,7 @@ import { analyseTrace, programHosts, type ImplementationGraph, type ProjectDocum
 import { spawnLocalAgents, type LocalAgents } from '../src/local/spawn.js';
 import { compileOrThrow, connect, piic } from '../src/testing/fixtures.js';
 import { gpusPerHost } from '../src/cli/agents.js';
+import { gpuFor } from '../src/devices/discover.js';
 
 export { compileOrThrow, piic };
 
@@ -46,9 +47,30 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
+/**
+ * `--backend NAME`: the Dawn backend of the benches' GPUs, the local agents' and the hand
+ * loops' alike. 'opengl' (default) reaches llvmpipe; 'vulkan' a real GPU (local hosts share it).
+ */
+export const benchBackend = (() => {
+  const i = process.argv.indexOf('--backend');
+  return i >= 0 ? process.argv[i + 1] : 'opengl';
+})();
+/** What a table row says the GPUs were. */
+export const gpuLabel = (backend = benchBackend) => (backend === 'opengl' ? 'llvmpipe' : `real GPU (${backend})`);
+
+/** A device on `backend` with the adapter's buffer limits, for the hand-written baselines. */
+export async function openBenchDevice(backend = benchBackend): Promise<GPUDevice> {
+  const gpu = await gpuFor(backend);
+  const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility' } as GPURequestAdapterOptions);
+  if (!adapter) throw new Error(`no WebGPU adapter on backend ${backend}`);
+  const l = adapter.limits;
+  return adapter.requestDevice({ requiredLimits: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize } });
+}
+
 export async function cluster(ig: ImplementationGraph, linkRate?: number, env?: Record<string, string>): Promise<Cluster> {
   const hosts = programHosts(ig);
-  const local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate, env });
+  const args = benchBackend === 'opengl' ? undefined : ['--backend', benchBackend];
+  const local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate, env, args });
   const coordinator = await connect(local.agents.map((a) => a.url), local.token);
   return {
     local,

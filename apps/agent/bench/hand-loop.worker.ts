@@ -6,11 +6,13 @@
 // back through a mapped staging buffer) and fires I(k-1).
 import { parentPort, workerData } from 'node:worker_threads';
 import { getKernel, withDefaults } from '@pipeloom/kernels';
-import { gpuFor } from '../src/devices/discover.js';
+import { openBenchDevice } from './common.js';
 import { readBack } from './read-back.js';
 
 export interface HandLoopData {
   role: 'cpu' | 'gpu';
+  /** Dawn backend of the GPU thread's device (bench --backend). */
+  backend: string;
   side: number;
   nbLoop: number;
   iterations: number;
@@ -47,10 +49,7 @@ async function main(): Promise<void> {
   let step: (k: number, total: number, phase: 'pcie' | 'fire') => Promise<void>;
   let cleanup = () => {};
   if (d.role === 'gpu') {
-    const gpu = await gpuFor('opengl');
-    const adapter = (await gpu.requestAdapter({ featureLevel: 'compatibility' } as GPURequestAdapterOptions))!;
-    const l = adapter.limits;
-    const device = await adapter.requestDevice({ requiredLimits: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize } });
+    const device = await openBenchDevice(d.backend);
     const exec = await inc.gpu!.prepare(device, iParams);
     const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
     const gIn = device.createBuffer({ size: bytes, usage });

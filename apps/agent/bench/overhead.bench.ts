@@ -10,10 +10,9 @@
 // <= 1.01; P-I-I-C cycle <= 1.5 x the slowest PE's hand loop.
 import { Worker } from 'node:worker_threads';
 import { getKernel, withDefaults } from '@pipeloom/kernels';
-import { gpuFor } from '../src/devices/discover.js';
 import { readBack } from './read-back.js';
 import { SYNC_MODES, type ImplementationGraph, type SyncMode } from '@pipeloom/core';
-import { arg, cluster, compileOrThrow, cycleTime, median, ms, picDoc, piicDoc, sideFor, table, us, type Cluster } from './common.js';
+import { arg, benchBackend, cluster, gpuLabel, openBenchDevice, compileOrThrow, cycleTime, median, ms, picDoc, piicDoc, sideFor, table, us, type Cluster } from './common.js';
 
 const iterations = arg('iterations', 20);
 const nbLoop = arg('nb-loop', 5);
@@ -31,7 +30,7 @@ async function threadedLoop(side: number, iters: number): Promise<number> {
     (['cpu', 'gpu'] as const).map(
       (role) =>
         new Promise<number>((resolve, reject) => {
-          const w = new Worker(BOOT, { workerData: { ...shared, role } });
+          const w = new Worker(BOOT, { workerData: { ...shared, role, backend: benchBackend } });
           w.once('message', (m: { seconds?: number; error?: string }) => {
             void w.terminate();
             if (m.error !== undefined) reject(new Error(`hand loop ${role}: ${m.error}`));
@@ -48,10 +47,7 @@ const spread = (xs: number[]) => `${ms(Math.min(...xs))}-${ms(Math.max(...xs))}`
 
 /** A device, I's kernel and the buffers a hand loop needs. */
 async function openGpu(side: number, nb: number) {
-  const gpu = await gpuFor('opengl');
-  const adapter = (await gpu.requestAdapter({ featureLevel: 'compatibility' } as GPURequestAdapterOptions))!;
-  const l = adapter.limits;
-  const device = await adapter.requestDevice({ requiredLimits: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize } });
+  const device = await openBenchDevice();
   const bytes = side * side * 4;
   const inc = getKernel('matrix.increment');
   const exec = await inc.gpu!.prepare(device, withDefaults(inc, { width: side, height: side, nb_loop: nb }));
@@ -188,7 +184,7 @@ for (const bytes of [16 << 20, 1 << 20, 16]) {
   }
   if (ig.latency['C' as keyof typeof ig.latency] !== 2) throw new Error('the hand loop assumes C fires 2 cycles after P');
 }
-console.log(`P (cpu) -> I (gpu0) -> C (cpu) on one host, without overlap, nb_loop ${nbLoop}, ${iterations} iterations, ${rounds} interleaved rounds: median (min-max)`);
+console.log(`P (cpu) -> I (gpu0) -> C (cpu) on one host, GPU ${gpuLabel()}, without overlap, nb_loop ${nbLoop}, ${iterations} iterations, ${rounds} interleaved rounds: median (min-max)`);
 console.log(table(['matrix', 'sync', 'hand loop ms/cycle (thread per PE)', 'runtime ms/cycle', 'ratio (per round)', 'fixed µs/cycle/PE', 'one-thread loop ms/cycle'], rows));
 
 // P-I-I-C on two hosts, 16-byte matrices: the cycle against the slowest PE's own work.

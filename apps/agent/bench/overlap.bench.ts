@@ -18,10 +18,11 @@
 // device time swept around the stage (--devices MS,... ; default 0.25-3 x stage), so the two
 // llvmpipe "GPUs" no longer fill both cores and copies can hide under compute as on real GPUs.
 // Every row says which: "llvmpipe" (real kernels, for machines with real GPUs) or "emulated".
-//   npm run bench:overlap -- [--size BYTES] [--stage MS] [--iterations N] [--rounds N] [--loops 0,1,...] [--lp-threads N] [--emulate-devices [--devices MS,...]] [--sync barrier|self-timed]
+//   npm run bench:overlap -- [--size BYTES] [--stage MS] [--iterations N] [--rounds N] [--loops 0,1,...] [--lp-threads N] [--emulate-devices [--devices MS,...]] [--sync barrier|self-timed] [--backend vulkan]
 import { programHosts, type ProjectDocument, type RunResult } from '@pipeloom/core';
+import { getKernel } from '@pipeloom/kernels';
 import { availableParallelism } from 'node:os';
-import { arg, argList, cluster, compileOrThrow, cpuSeconds, cycleTime, meanDuration, median, ms, piicDoc, sideFor, table } from './common.js';
+import { arg, argList, cluster, gpuLabel, compileOrThrow, cpuSeconds, cycleTime, meanDuration, median, ms, piicDoc, sideFor, table } from './common.js';
 
 const bytes = arg('size', 1 << 20);
 const side = sideFor(bytes);
@@ -31,9 +32,11 @@ const rounds = arg('rounds', 3);
 const emulated = process.argv.includes('--emulate-devices');
 const syncAt = process.argv.indexOf('--sync');
 const sync = syncAt >= 0 ? process.argv[syncAt + 1] : 'barrier';
-const devicesLabel = emulated ? 'emulated' : 'llvmpipe';
+const devicesLabel = emulated ? 'emulated' : gpuLabel();
 
 type Ev = RunResult['events'][number];
+/** The largest nb_loop matrix.increment takes (its spec). */
+const NB_LOOP_MAX = getKernel('matrix.increment').params.nb_loop?.max ?? 100_000;
 /** P-I-I-C whose PCIe and InfiniBand move one matrix in `stage` seconds. */
 function docFor(n: number): ProjectDocument {
   // Emulated devices: `n` is the device's ms per firing, the kernel itself a small one.
@@ -114,11 +117,18 @@ try {
   // Where the model peaks: the firing's cost at two points, the sweep centred where it equals the stage.
   let loops = emulated ? argList('devices', [0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3].map((f) => Math.round(stage * 1000 * f * 10) / 10)) : argList('loops', []);
   if (!loops.length) {
-    const probe = 16;
     const f0 = meanDuration(await run(0, false), incFire);
-    const a0 = Math.max(1e-9, (meanDuration(await run(probe, false), incFire) - f0) / probe);
+    // A real GPU's loop costs ~1 µs: grow the probe until the firing's growth stands well
+    // above the noise (a quarter stage), so the slope is not read off jitter.
+    let probe = 16;
+    let fp = meanDuration(await run(probe, false), incFire);
+    while (fp - f0 < stage / 4 && probe * 4 <= NB_LOOP_MAX) {
+      probe *= 4;
+      fp = meanDuration(await run(probe, false), incFire);
+    }
+    const a0 = Math.max(1e-9, (fp - f0) / probe);
     const peak = Math.max(1, (stage - f0) / a0);
-    loops = [...new Set([0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3].map((f) => Math.max(0, Math.round(peak * f))))].sort((x, y) => x - y);
+    loops = [...new Set([0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3].map((f) => Math.min(NB_LOOP_MAX, Math.max(0, Math.round(peak * f)))))].sort((x, y) => x - y);
     process.stderr.write(`probe: firing ${ms(f0)} ms at nb_loop 0, a ~ ${(a0 * 1e6).toFixed(0)} µs/loop; stage ${ms(stage)} ms; model peak near nb_loop ${peak.toFixed(1)}\n`);
   }
   const runs: { n: number; no: RunResult[]; ov: RunResult[]; tNo: number[]; tOv: number[]; speedups: number[] }[] = [];
@@ -168,7 +178,7 @@ try {
       (s / modelAt(r.n)).toFixed(2),
     ];
   });
-  console.log(`P-I-I-C on two local hosts, ${(bytes / (1 << 20)).toFixed(2)} MiB matrices, ${iterations} iterations per run, ${rounds} interleaved rounds per point (median, min-max), links emulated: PCIe and InfiniBand move a matrix in ${ms(stage)} ms; devices ${emulated ? 'emulated: I runs nb_loop 1 and its firing lasts the row\'s device ms' : 'llvmpipe (real kernels)'}; sync ${sync}`);
+  console.log(`P-I-I-C on two local hosts, ${(bytes / (1 << 20)).toFixed(2)} MiB matrices, ${iterations} iterations per run, ${rounds} interleaved rounds per point (median, min-max), links emulated: PCIe and InfiniBand move a matrix in ${ms(stage)} ms; devices ${emulated ? 'emulated: I runs nb_loop 1 and its firing lasts the row\'s device ms' : `${devicesLabel} (real kernels)`}; sync ${sync}`);
   console.log(`${cores} cores; llvmpipe threads per agent: ${lpThreads >= 0 ? `${lpThreads} (LP_NUM_THREADS)` : "Mesa's default (one per core)"}`);
   const unit = emulated ? 'device ms' : 'nb_loop';
   console.log(`measured without overlap: Th = ${ms(th)} ms, Tib = ${ms(tib)} ms, a = ${(a * 1e6).toFixed(1)} µs per ${emulated ? 'device ms' : 'loop'}, f0 = ${ms(f0)} ms per firing; model peak at ${unit} ${((Math.max(th, tib) - f0) / Math.max(a, 1e-12)).toFixed(1)}\n`);
