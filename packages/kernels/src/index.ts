@@ -3,6 +3,8 @@
 // implementations (getKernel), WGSL plumbing and the image decoder.
 export * from './specs.js';
 export { getKernel } from './registry.js';
+export { defineKernel, LINEAR_ID, type KernelDefinition, type WgslKernel, type WgslPass } from './define.js';
+export { bindingProblems, wgslBindings, type WgslBinding } from './definition.js';
 export { increment, expectedValue, parseIncrements } from './matrix/index.js';
 export { patternSpectrum, predominantSize } from './granulometry/morphology.js';
 export { expectedVectorValue } from './custom/index.js';

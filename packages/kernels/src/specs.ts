@@ -2,21 +2,29 @@
 // helpers over them, without the implementations: no WGSL source, no CPU twin, no image
 // decoder is loaded from here (specs.test.ts checks it). Core reads kernels only through this.
 import { ELEMENT_BYTES, type DataType, type KernelSpec, type Params } from './types.js';
+import { type KernelProblem } from './definition.js';
 import { matrixSpecs } from './matrix/spec.js';
 import { granulometrySpecs } from './granulometry/spec.js';
 import { saliencySpecs } from './saliency/spec.js';
 import { customSpecs } from './custom/spec.js';
+import { genericSpecs } from './generic/spec.js';
 
 export * from './types.js';
+export { checkKernelSpec, defineKernelSpec, formatKernelProblem, kernelManifest, majorOf, portsFor, specFor, KernelDefinitionError, type KernelManifest, type KernelProblem, type KernelSpecInput, type PortManifest } from './definition.js';
 export { mulberry32 } from './random.js';
 export { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, MAX_VECTOR } from './custom/spec.js';
 export { SALIENCY_PATHWAY } from './saliency/spec.js';
+export { GENERIC_WORK } from './generic/spec.js';
 
-const all: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs];
+const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs];
 
+// One registry per process (or worker): the built-ins, then the kernels of the packages the
+// operator named (`--kernels`), registered by the loader. A package kernel is registered whole
+// (spec and implementation, one object), so `getKernel` finds it here too.
+const all: KernelSpec[] = [...builtins];
 const byId = new Map(all.map((k) => [k.id, k]));
 
-/** Every registered kernel's spec, in palette order. */
+/** Every registered kernel's spec, in palette order (built-ins first, then packages in load order). */
 export function listKernels(): readonly KernelSpec[] {
   return all;
 }
@@ -25,8 +33,47 @@ export function findKernel(id: string): KernelSpec | undefined {
   return byId.get(id);
 }
 
+/**
+ * Adds a package's kernels (each tagged with `from`, the package's path or name). A kernel
+ * whose id is already registered is refused, naming both packages; the others are added.
+ */
+export function registerKernels(kernels: readonly KernelSpec[], from: string): KernelProblem[] {
+  const problems: KernelProblem[] = [];
+  for (const k of kernels) {
+    const earlier = byId.get(k.id);
+    if (earlier) {
+      problems.push({ kernel: k.id, path: '', message: `is defined by both ${earlier.package ?? 'builtin'} and ${from}`, hint: 'load only one of them, or rename one kernel' });
+      continue;
+    }
+    const tagged = { ...k, package: from };
+    all.push(tagged);
+    byId.set(k.id, tagged);
+  }
+  return problems;
+}
+
+/** Up to `n` registered ids nearest to `id` (edit distance), for "unknown kernel" diagnostics. */
+export function nearestKernels(id: string, n = 3): string[] {
+  return all
+    .map((k) => ({ id: k.id, d: editDistance(id, k.id) }))
+    .sort((a, b) => a.d - b.d || a.id.localeCompare(b.id))
+    .slice(0, n)
+    .map((x) => x.id);
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}
+
 /** Params with defaults filled in for every param the kernel declares. */
 export function withDefaults(kernel: KernelSpec, params: Params | undefined): Params {
+  // (Variadic ports are expanded by portsFor / specFor, from these params.)
   const out: Params = {};
   for (const [name, spec] of Object.entries(kernel.params)) out[name] = params?.[name] ?? spec.default;
   return out;

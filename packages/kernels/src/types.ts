@@ -38,8 +38,16 @@ export interface ParamSpec {
 export interface PortSpec {
   name: string;
   description?: string;
-  /** Resolution function (the paper's term): the data type from the node's params. */
-  type: (params: Params) => DataType;
+  /**
+   * Resolution function (the paper's term): the data type from the node's params. A repeated
+   * port's copies get their index (0, 1, ...) as the second argument.
+   */
+  type: (params: Params, index?: number) => DataType;
+  /**
+   * Variadic: the name of an int param giving how many copies of this port a node has; copies
+   * are named `<name><i>` (`in0`, `in1`, ...). `portsFor` expands them.
+   */
+  repeat?: string;
 }
 
 /** Cost hint used by the predictor until measured times replace it. */
@@ -105,7 +113,12 @@ export interface GpuImplementation {
 }
 
 export interface KernelSpec {
+  /** Namespaced: `<package>.<name>` (`matrix.add`, `acme.sobel`). */
   id: string;
+  /** Semver (`1.2.0`); a deploy is refused when an agent has another major version. */
+  version: string;
+  /** Where the kernel comes from: `builtin`, or the package path or name it was loaded from. */
+  package?: string;
   title: string;
   category: string;
   description: string;
@@ -114,6 +127,8 @@ export interface KernelSpec {
   outputs: PortSpec[];
   /** Kernels with internal state across iterations declare it (the paper: pipelines need them). */
   stateful?: boolean;
+  /** False for kernels whose outputs are not a function of inputs, params and iteration (not replayable). Default true. */
+  deterministic?: boolean;
   cost: (params: Params) => CostHint;
   /** Runs on GPU PEs only (no CPU twin: `cpu` throws a KernelError); validation refuses a CPU mapping. */
   gpuOnly?: boolean;

@@ -81,7 +81,7 @@ describe('validate', () => {
     d.app.edges[1].from.port = 'result';
     const m = messages(d);
     expect(m).toContain('app.nodes[4].id: duplicate node id "a" (give each node its own id)');
-    expect(m.some((x) => x.startsWith('app.nodes[5].kernel: unknown kernel "no.such" (use one of: matrix.produce'))).toBe(true);
+    expect(m.some((x) => x.startsWith('app.nodes[5].kernel: unknown kernel "no.such" (nearest registered: '))).toBe(true);
     expect(m).toContain('app.edges[1].from.port: node "a" (matrix.increment) has no output port "result" (outputs: out)');
   });
 
@@ -90,7 +90,7 @@ describe('validate', () => {
     d.app.nodes[1].kernel = 'matrix.incremnt';
     const m = messages(d);
     expect(m).toHaveLength(1);
-    expect(m[0].startsWith('app.nodes[1].kernel: unknown kernel "matrix.incremnt" (use one of: matrix.produce')).toBe(true);
+    expect(m[0]).toBe('app.nodes[1].kernel: unknown kernel "matrix.incremnt" (nearest registered: matrix.increment, matrix.consume, matrix.add; a package\'s kernels need --kernels PATH_OR_PACKAGE)');
   });
 
   it('reports a param out of range once, not again as the data types it gives', () => {

@@ -1,4 +1,4 @@
-import { CUSTOM_WGSL, dataTypeBytes, findKernel, formatDataType, listKernels, sameDataType, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels/specs';
+import { CUSTOM_WGSL, dataTypeBytes, findKernel, formatDataType, nearestKernels, sameDataType, specFor, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels/specs';
 import { error, hasErrors, type Diagnostic } from '../diagnostics.js';
 import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';
@@ -71,7 +71,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     const kernel = findKernel(n.kernel);
     if (!kernel) {
       unknownKernel.add(n.id);
-      return fail(`${nodeAt(i)}.kernel`, `unknown kernel "${n.kernel}"`, `use one of: ${listKernels().map((k) => k.id).join(', ')}`);
+      return fail(`${nodeAt(i)}.kernel`, `unknown kernel "${n.kernel}"`, `nearest registered: ${nearestKernels(n.kernel).join(', ')}; a package's kernels need --kernels PATH_OR_PACKAGE`);
     }
     // for-in sees the keys in Object.keys order without building that array per node.
     for (const name in n.params) {
@@ -87,7 +87,10 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
         }
       }
     }
-    const m: ModelNode = { id: nodeId(n.id), index: i, kernel, params: defaults(kernel, n.params), pe: peId(''), peIndex: -1 };
+    const params = defaults(kernel, n.params);
+    // A variadic kernel's node gets the spec with its ports expanded for its params (`in0`..);
+    // every later pass reads ports from here, so arity is never assumed.
+    const m: ModelNode = { id: nodeId(n.id), index: i, kernel: specFor(kernel, params), params, pe: peId(''), peIndex: -1 };
     nodes.push(m);
     node.set(m.id, m);
   });

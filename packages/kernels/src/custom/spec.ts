@@ -1,3 +1,4 @@
+import { builtinSpecs } from '../definition.js';
 import { WORKGROUP, type DataType, type KernelSpec, type Params } from '../types.js';
 
 // The custom-WGSL kernels as data (ports, params, cost hints); how they run is in index.ts.
@@ -26,7 +27,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   output[i] = input[i] * 2.0 + 1.0;
 }`;
 
-export const customSpecs: KernelSpec[] = [
+export const customSpecs: KernelSpec[] = builtinSpecs([
   {
     id: 'vector.produce',
     title: 'Produce vector',
@@ -72,4 +73,4 @@ export const customSpecs: KernelSpec[] = [
     outputs: [],
     cost: (p) => ({ flops: length(p) * 2, bytes: length(p) * 4 }),
   },
-];
+]);

@@ -1,3 +1,4 @@
+import { builtinSpecs } from '../definition.js';
 import type { DataType, KernelSpec, ParamSpec, Params } from '../types.js';
 
 // Granulometry's kernels as data (ports, params, cost hints); how they run is in index.ts.
@@ -15,7 +16,7 @@ const volumeType = (p: Params): DataType => ({ kind: 'volume', element: 'u32', s
 const stateType = (p: Params): DataType => ({ kind: 'granulometry', element: 'u32', shape: [Number(p.levels) + voxels(p)] });
 const curveType = (p: Params): DataType => ({ kind: 'curve', element: 'f32', shape: [2, Number(p.levels)] });
 
-export const granulometrySpecs: KernelSpec[] = [
+export const granulometrySpecs: KernelSpec[] = builtinSpecs([
   {
     id: 'granulometry.volume',
     title: 'Sphere volume',
@@ -61,4 +62,4 @@ export const granulometrySpecs: KernelSpec[] = [
     outputs: [{ name: 'out', description: 'Row 0: the curve; row 1: the pattern spectrum', type: curveType }],
     cost: (p) => ({ flops: Number(p.levels) * 2, bytes: Number(p.levels) * 12 }),
   },
-];
+]);

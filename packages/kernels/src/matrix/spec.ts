@@ -1,3 +1,4 @@
+import { builtinSpecs } from '../definition.js';
 import type { DataType, KernelSpec, Params } from '../types.js';
 
 // The multi-host benchmark's kernels as data (ports, params, cost hints); how they run is in
@@ -11,7 +12,7 @@ const sizeParams = {
   height: { type: 'int', default: 1024, min: 1, max: 16384, unit: 'elements', description: 'Matrix height' },
 } as const;
 
-export const matrixSpecs: KernelSpec[] = [
+export const matrixSpecs: KernelSpec[] = builtinSpecs([
   {
     id: 'matrix.produce',
     title: 'Produce matrix',
@@ -67,4 +68,4 @@ export const matrixSpecs: KernelSpec[] = [
     outputs: [{ name: 'out', type: matrixType }],
     cost: (p) => ({ flops: count(p), bytes: count(p) * 12 }),
   },
-];
+]);

@@ -1,3 +1,4 @@
+import { builtinSpecs } from '../definition.js';
 import type { DataType, KernelSpec, ParamSpec, Params } from '../types.js';
 
 // The saliency pathway's kernels as data (ports, params, cost hints); how they run is in
@@ -23,7 +24,7 @@ const mapsType = (p: Params): DataType => ({ kind: 'maps', element: 'f32', shape
 
 const fftFlops = (p: Params, count: number) => 5 * count * px(p) * Math.log2(Math.max(2, px(p)));
 
-export const saliencySpecs: KernelSpec[] = [
+export const saliencySpecs: KernelSpec[] = builtinSpecs([
   {
     id: 'saliency.image',
     title: 'Image source',
@@ -125,7 +126,7 @@ export const saliencySpecs: KernelSpec[] = [
     outputs: [{ name: 'out', type: imageType }],
     cost: (p) => ({ flops: maps(p) * px(p) * 4, bytes: maps(p) * px(p) * 8 + px(p) * 4 }),
   },
-];
+]);
 
 /** The static pathway in order, for benches and checks: kernel ids of Algorithm 1's steps. */
 export const SALIENCY_PATHWAY = ['saliency.hanning', 'saliency.fft', 'saliency.gabor', 'saliency.ifft', 'saliency.interactions', 'saliency.normalize', 'saliency.itti', 'saliency.fuse'] as const;
