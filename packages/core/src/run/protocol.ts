@@ -1,3 +1,4 @@
+import type { KernelManifest } from '@pipeloom/kernels/specs';
 import type { PeProgram } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
 import type { SelfTimedPlan, SyncMode } from './contract.js';
@@ -99,8 +100,12 @@ export type ToAgent =
 
 // Agent -> coordinator
 export type FromAgent =
-  /** `agentVersion`: the agent package's version (traces name it); absent from older agents. */
-  | { type: 'welcome'; version: number; host: string; pes: PeReport[]; agentVersion?: string }
+  /**
+   * `agentVersion`: the agent package's version (traces name it); absent from older agents.
+   * `kernels`: the manifests (data, no code) of every kernel the agent can run, built-ins and
+   * the packages its operator loaded (`--kernels`); a deploy needing one it lacks is refused.
+   */
+  | { type: 'welcome'; version: number; host: string; pes: PeReport[]; agentVersion?: string; kernels?: KernelManifest[] }
   | { type: 'pong'; id: number; t: number; agent: number }
   | { type: 'deployed'; runId: string; adapters: Record<string, string>; allocated: Record<string, number>; memory?: ProcessMemory }
   | { type: 'started'; runId: string }
