@@ -39,3 +39,4 @@ export * from './run/protocol.js';
 export * from './run/coordinator.js';
 export { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type Deploy, type DeployShapeLimits } from './run/deploy-check.js';
 export { successorLists } from './util/csr.js';
+export { checkAgentKernels, kernelVersions, type AgentKernels } from './kernels.js';

@@ -5,6 +5,9 @@ import { startAgent, type AgentServer } from '../server/server.js';
 import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/host-run.js';
 import { DEFAULT_LIMITS, MIN_TOKEN_LENGTH } from '../server/security.js';
 import { parseCommandArgs, seconds } from './args.js';
+import { compileCheck, KERNELS_ENV, loadKernelPackages } from '../kernels/load.js';
+import { kernelManifest, listKernels } from '@pipeloom/kernels';
+import { openDevice } from '../devices/discover.js';
 
 // `pipeloom agent`: serve this host's PEs to coordinators.
 
@@ -31,6 +34,9 @@ const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token-file FILE [o
   --login-timeout S    seconds from connecting to a completed login (default ${DEFAULT_LIMITS.loginTimeoutMs / 1000})
   --max-pending N      connections not logged in yet, in total (default ${DEFAULT_LIMITS.maxPending})
   --max-pending-per-address N   the same from one address (default ${DEFAULT_LIMITS.maxPendingPerAddress})
+  --kernels PATH_OR_PACKAGE   load a kernel package (an ES module exporting defineKernel
+                       kernels: a file, a folder or an installed npm package) from this
+                       machine; repeatable. Only the operator names packages, never a document
   --allow-wgsl         run custom.wgsl nodes (WGSL written in the document, not in the kernel
                        registry); off by default: such deploys are refused
   --kernel-timeout S   time limit of one firing in seconds (default 60; 0 for none). A firing
@@ -93,7 +99,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'agent',
     argv,
-    { name: str, port: str, token: str, 'token-file': str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'cpu-memory': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'login-timeout': str, 'max-pending': str, 'max-pending-per-address': str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str },
+    { name: str, port: str, token: str, 'token-file': str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'cpu-memory': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'login-timeout': str, 'max-pending': str, 'max-pending-per-address': str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, kernels: { type: 'string', multiple: true } },
     HELP,
   );
   if (!args.ok) return args.code;
@@ -148,7 +154,22 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
   }
+  const packages = await loadKernelPackages((args.values.kernels as unknown as string[] | undefined) ?? []);
+  for (const p of packages.problems) console.error(`pipeloom agent: ${p}`);
+  if (packages.problems.length) return 2;
   const devices = await discover({ host: name, backend: f.get('backend'), emulateGpus: nums['emulate-gpus'], cpuMemory: nums['cpu-memory'] || undefined });
+  if (packages.packages.length) {
+    // PE threads load the same files (runtime/pe-worker-boot.mjs).
+    process.env[KERNELS_ENV] = JSON.stringify(packages.packages.map((p) => ({ name: p.name, file: p.file })));
+    const gpu = devices.gpus.values().next().value;
+    if (gpu) {
+      const device = await openDevice(gpu);
+      const bad = await compileCheck(packages.packages, device);
+      device.destroy();
+      for (const p of bad) console.error(`pipeloom agent: ${p}`);
+      if (bad.length) return 2;
+    }
+  }
   let server: AgentServer | undefined;
   try {
     server = await startAgent({
@@ -161,6 +182,7 @@ export async function main(argv: string[]): Promise<number> {
       allowOrigins: f.get('allow-origin') ? f.get('allow-origin')!.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
       linkRate: nums['link-rate'],
       allowWgsl,
+      kernels: listKernels().map(kernelManifest),
       kernelTimeoutMs: kernelTimeout * 1000,
       onStuck: (reason) => {
         // Any orderly exit joins the worker threads, and one held inside a native GPU call
@@ -186,6 +208,7 @@ export async function main(argv: string[]): Promise<number> {
   console.log(`listening ${server.url}`);
   if (allowWgsl) console.error(`[${name}] --allow-wgsl: custom WGSL from documents will run on this host's GPUs`);
   for (const pe of devices.pes) console.error(`[${name}] ${pe.id}: ${pe.name}${pe.backend ? ` (${pe.backend})` : ''}`);
+  for (const p of packages.packages) console.error(`[${name}] kernels from ${p.name}: ${p.kernels.join(', ')}`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);

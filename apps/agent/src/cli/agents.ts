@@ -32,6 +32,8 @@ export interface AgentFlags {
   linkRate?: number;
   allowWgsl?: boolean;
   kernelTimeout?: number | null;
+  /** Local agents only: kernel package files each loads (--kernels). */
+  kernels?: string[];
 }
 
 export interface OpenAgents {
@@ -56,7 +58,7 @@ export async function openAgents(command: string, ig: ImplementationGraph, f: Ag
     local = await spawnLocalAgents(programHosts(ig), {
       gpus: gpusPerHost(ig),
       linkRate: f.linkRate,
-      args: [...(f.allowWgsl ? ['--allow-wgsl'] : []), ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : [])],
+      args: [...(f.allowWgsl ? ['--allow-wgsl'] : []), ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : []), ...(f.kernels ?? []).flatMap((k) => ['--kernels', k])],
       // Their log stays quiet, except a local agent that goes mid-run (a crash in native GPU
       // code says nothing else): the run's failure names the host, this says how it ended.
       log: (host, line) => line.startsWith('agent exited') && console.error(`\npipeloom ${command}: local agent ${host} ${line.slice('agent '.length)}`),

@@ -4,6 +4,7 @@ import { analyze, calibrationFrom, calibrationPath, compileModel, formatSeconds,
 import { ProgressBar } from '../progress/bar.js';
 import { openAgents } from './agents.js';
 import { choice, parseCommandArgs, positiveInt, seconds } from './args.js';
+import { loadKernelPackages } from '../kernels/load.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 
 const USAGE = `usage: pipeloom calibrate FILE [--iterations N] [--agents ws://...,...] [--token T] [--out FILE] [--sync self-timed|barrier]
@@ -22,12 +23,13 @@ per link and size the seconds per transfer, with the document's hash, the machin
   --sync MODE         how the agents synchronise while measuring (default: the document's)
   --allow-wgsl        start the local agents with --allow-wgsl (custom.wgsl nodes)
   --kernel-timeout S  the local agents' time limit of one firing, in seconds (default 60)
+  --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents; repeatable
 
 Exit status: 0 written, 1 run failed or refused, 2 invalid document.`;
 
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
-  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, sync: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str }, USAGE);
+  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, sync: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, kernels: { type: 'string', multiple: true } }, USAGE);
   if (!args.ok) return args.code;
   const v = args.values;
   const iterations = positiveInt('calibrate', 'iterations', v.iterations);
@@ -35,6 +37,9 @@ export async function main(argv: string[]): Promise<number> {
   const syncFlag = choice('calibrate', 'sync', v.sync, ['self-timed', 'barrier'] as const, 'self-timed');
   if (iterations === undefined || kernelTimeout === undefined || !syncFlag) return EXIT.failure;
   const file = args.positionals[0];
+  const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? []);
+  for (const p of packages.problems) console.error(`pipeloom calibrate: ${p}`);
+  if (packages.problems.length) return EXIT.invalid;
   const read = await readDocument('calibrate', file);
   if (!read.ok) return read.code;
   const { model, diagnostics } = analyze(read.doc);
@@ -54,7 +59,7 @@ export async function main(argv: string[]): Promise<number> {
     igs.push(r.ig);
   }
   printDiagnostics(diagnostics);
-  const agents = await openAgents('calibrate', igs[0], { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout });
+  const agents = await openAgents('calibrate', igs[0], { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) });
   if (!agents) return EXIT.failure;
   const runs: { ig: ImplementationGraph; measured: MeasuredTimes }[] = [];
   const adapters: Record<string, string> = {};

@@ -1,6 +1,7 @@
 import { allPrograms, bufferNodes, compile, formatBytes, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
 import { choice, parseCommandArgs } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
+import { loadKernelsFlag } from '../kernels/load.js';
 
 const USAGE = `usage: pipeloom compile FILE [--overlap|--no-overlap] [--format text|json|dot]
 
@@ -10,11 +11,13 @@ per-PE memory before and after sharing with its lower bound.
 
   --overlap, --no-overlap   strategy (default: the document's options.overlap)
   --format text|json|dot    text (default), JSON, or Graphviz of the implementation graph
+  --kernels PATH_OR_PACKAGE  load a kernel package (an ES module exporting defineKernel kernels)
+                            before reading the document; repeatable
 
-Exit status: 0 compiled, 1 failure (unreadable file, bad option), 2 invalid document.`;
+Exit status: 0 compiled, 1 failure (unreadable file, bad option), 2 invalid document or kernel package.`;
 
 export async function main(argv: string[]): Promise<number> {
-  const args = parseCommandArgs('compile', argv, { overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' } }, USAGE);
+  const args = parseCommandArgs('compile', argv, { overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' }, kernels: { type: 'string', multiple: true } }, USAGE);
   if (!args.ok) return args.code;
   const format = choice('compile', 'format', args.values.format, ['text', 'json', 'dot'] as const, 'text');
   if (!format) return EXIT.failure;
@@ -26,6 +29,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`pipeloom compile: one document at a time, got ${args.positionals.length}\n\n${USAGE}`);
     return EXIT.failure;
   }
+  if (!(await loadKernelsFlag('compile', args.values.kernels as unknown as string[] | undefined))) return EXIT.invalid;
   const read = await readDocument('compile', args.positionals[0]);
   if (!read.ok) return read.code;
   const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : undefined;

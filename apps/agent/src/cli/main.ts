@@ -8,6 +8,7 @@ const commands: Record<string, Command> = {
   predict: { summary: 'predict cycle time and timeline for both strategies', load: () => import('./predict.js') },
   run: { summary: 'run a project on agents (local ones by default)', load: () => import('./run.js') },
   calibrate: { summary: 'measure firing and transfer times on agents for calibrated predictions', load: () => import('./calibrate.js') },
+  kernels: { summary: 'list the kernels (built-in and from --kernels packages) with ports, params and docs', load: () => import('./kernels.js') },
   agent: { summary: 'start an agent serving this host\'s processing elements', load: () => import('./agent.js') },
 };
 

@@ -3,6 +3,7 @@ import { analyseTrace, analyze, formatSeconds, predict, SYNC_MODES, toChromeTrac
 import { choice, parseCommandArgs, positiveInt } from './args.js';
 import { loadCalibration } from './calibration-file.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
+import { loadKernelsFlag } from '../kernels/load.js';
 
 const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json] [--overlap|--no-overlap] [--sync self-timed|barrier] [--format text|json] [--calibration FILE|--no-calibration]
 
@@ -19,14 +20,16 @@ sync mode is printed beside the one modelled in full.
   --format text|json        text (default) or JSON
   --calibration FILE        the calibration to use (default: the document's, when there is one)
   --no-calibration          predict from the cost hints even where there is a calibration
+  --kernels PATH_OR_PACKAGE  load a kernel package (an ES module exporting defineKernel kernels)
+                            before reading the document; repeatable
 
-Exit status: 0 predicted, 1 failure (unreadable file, bad option), 2 invalid document.`;
+Exit status: 0 predicted, 1 failure (unreadable file, bad option), 2 invalid document or kernel package.`;
 
 export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'predict',
     argv,
-    { iterations: { type: 'string' }, trace: { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, sync: { type: 'string' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' } },
+    { iterations: { type: 'string' }, trace: { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, sync: { type: 'string' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' }, kernels: { type: 'string', multiple: true } },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -38,6 +41,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error('pipeloom predict: choose one of --overlap and --no-overlap');
     return EXIT.failure;
   }
+  if (!(await loadKernelsFlag('predict', args.values.kernels as unknown as string[] | undefined))) return EXIT.invalid;
   const read = await readDocument('predict', args.positionals[0]);
   if (!read.ok) return read.code;
   const { model } = analyze(read.doc);

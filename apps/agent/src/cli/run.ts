@@ -1,9 +1,11 @@
 import { writeFile } from 'node:fs/promises';
-import { analyseTrace, analyze, calibratedTiming, compile, deviceTimes, formatSeconds, measuredTimes, predict, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
+import { analyseTrace, analyze, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { openAgents } from './agents.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
+import { loadKernelPackages } from '../kernels/load.js';
+import { GENERIC_WORK } from '@pipeloom/kernels';
 import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
 
 const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json]
@@ -33,6 +35,8 @@ utilisation and predicted vs measured.
   --allow-wgsl             start the local agents with --allow-wgsl, so custom.wgsl nodes
                            (WGSL written in the document) run; remote agents need it themselves
   --kernel-timeout S       the local agents' time limit of one firing, in seconds (default 60)
+  --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents (remote agents
+                           load their own: pipeloom agent --kernels); repeatable
 
 Exit status: 0 run complete and checks passed, 1 run failed or refused, 2 invalid document.`;
 
@@ -41,7 +45,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, sync: str },
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, sync: str, kernels: { type: 'string', multiple: true } },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -63,6 +67,9 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`pipeloom run: --sync must be one of self-timed, barrier, not "${String(v.sync).slice(0, 40)}"`);
     return EXIT.failure;
   }
+  const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? []);
+  for (const p of packages.problems) console.error(`pipeloom run: ${p}`);
+  if (packages.problems.length) return EXIT.invalid;
   const read = await readDocument('run', args.positionals[0]);
   if (!read.ok) return read.code;
   const doc = read.doc;
@@ -78,15 +85,15 @@ export async function main(argv: string[]): Promise<number> {
   const { model } = analyze(doc);
   const cal = v['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, v.calibration as string | undefined);
   // Emulated devices: each GPU firing lasts its calibrated time under this strategy, else its cost hint.
-  const emulateDevices = v['emulate-devices'] && model ? deviceTimes(model, cal ? calibratedTiming(model, cal.calibration, cal.file, ig.overlap).timing : {}) : undefined;
+  const emulateDevices = v['emulate-devices'] && model ? deviceTimes(model, cal ? calibratedTiming(model, cal.calibration, cal.file, ig.overlap).timing : {}) : standIns(model);
 
   try {
     // Local agents that cannot start throw here; the catch below names why.
-    const agents = await openAgents('run', ig, { agents: v.agents as string | undefined, token: v.token as string | undefined, linkRate: linkRate ?? undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout });
+    const agents = await openAgents('run', ig, { agents: v.agents as string | undefined, token: v.token as string | undefined, linkRate: linkRate ?? undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) });
     if (!agents) return EXIT.failure;
     const { coordinator } = agents;
     try {
-      const problems = coordinator.check(ig);
+      const problems = [...coordinator.check(ig), ...checkAgentKernels(ig, coordinator.agents)];
       if (problems.length) {
         printDiagnostics(problems);
         console.error('pipeloom run: refused: the agents do not serve what the document maps onto');
@@ -127,6 +134,18 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+
+/**
+ * generic.work stands in for a kernel not written yet: on a GPU PE its firings always last its
+ * cost hint's time (device emulation for those nodes only), so a prototype runs at the pace
+ * predicted for it. Undefined when the document has none.
+ */
+function standIns(model: ReturnType<typeof analyze>['model']): Record<string, number> | undefined {
+  if (!model) return undefined;
+  const times = deviceTimes(model);
+  const out = Object.fromEntries(Object.entries(times).filter(([id]) => model.node.get(id as never)?.kernel.id === GENERIC_WORK));
+  return Object.keys(out).length ? out : undefined;
+}
 
 export interface RunSummary {
   ok: boolean;

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { KernelManifest } from '@pipeloom/kernels';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -23,6 +24,8 @@ const AGENT_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', imp
 export interface FrontDoorOptions {
   host: string;
   pes: PeReport[];
+  /** The kernels this agent runs, as manifests (data), told at login. */
+  kernels?: KernelManifest[];
   token: string;
   origins: readonly string[];
   limits: Limits;
@@ -217,7 +220,7 @@ export class FrontDoor {
         if (pending) this.settle(pending.key, pending.p);
         setMaxPayload(ws, opts.limits.maxMessage);
         this.log.line('info', 'login', `coordinator logged in from ${from}`);
-        me.send({ type: 'welcome', version: PROTOCOL_VERSION, host: opts.host, pes: opts.pes, agentVersion: AGENT_VERSION });
+        me.send({ type: 'welcome', version: PROTOCOL_VERSION, host: opts.host, pes: opts.pes, agentVersion: AGENT_VERSION, kernels: opts.kernels });
         return;
       }
       const parsed = parseMessage<ToAgent>(text, ['ping', 'deploy', 'start', 'stop']);

@@ -5,7 +5,7 @@ import { answerPeer, dialPeer, HANDSHAKE, type RunKeys } from '../peer/handshake
 import { PeerLink } from '../peer/link.js';
 import { processMemory, HostRun } from '../runtime/host-run.js';
 import type { Limits } from './security.js';
-import { customWgslRefusal } from './wgsl-policy.js';
+import { customWgslRefusal, missingKernelRefusal } from './wgsl-policy.js';
 import { deployRefusal, type DeployLimits } from './deploy-limits.js';
 
 // The agent's one run at a time, and who may touch it. A run belongs to the coordinator
@@ -171,7 +171,7 @@ export class RunHost {
     try {
       if (me < 0) throw new Error(`agent ${host} is not among the run's hosts`);
       // Before any link or device work: a refused run costs nothing and the agent stays free.
-      const refusal = customWgslRefusal(host, m.programs, this.opts.allowWgsl ?? false);
+      const refusal = missingKernelRefusal(host, m.programs) ?? customWgslRefusal(host, m.programs, this.opts.allowWgsl ?? false);
       if (refusal) {
         this.opts.log(refusal);
         throw new Error(refusal);

@@ -1,4 +1,5 @@
 import { createServer as createHttp, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { kernelManifest, listKernels, type KernelManifest } from '@pipeloom/kernels';
 import { createServer as createHttps } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo, Socket } from 'node:net';
@@ -37,6 +38,8 @@ export interface AgentOptions {
   allowWgsl?: boolean;
   /** Time limit of one firing in ms (default DEFAULT_KERNEL_TIMEOUT_MS; 0 = none). */
   kernelTimeoutMs?: number;
+  /** The manifests told at login (default: every kernel registered in this process). */
+  kernels?: KernelManifest[];
   /**
    * A firing overran the limit and its PE thread is held by the kernel: only a new process
    * gets that PE back. Called once the run is freed; the CLI exits so a supervisor restarts
@@ -73,6 +76,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
   const door = new FrontDoor({
     host: opts.devices.host,
     pes: opts.devices.pes,
+    kernels: opts.kernels ?? listKernels().map(kernelManifest),
     token: opts.token,
     origins: opts.allowOrigins?.length ? opts.allowOrigins : DEFAULT_ORIGINS,
     limits,

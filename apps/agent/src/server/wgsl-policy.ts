@@ -1,4 +1,4 @@
-import { CUSTOM_WGSL } from '@pipeloom/kernels';
+import { CUSTOM_WGSL, findKernel } from '@pipeloom/kernels';
 import type { PeProgram } from '@pipeloom/core';
 
 // Only registered kernels run on an agent; `custom.wgsl` carries WGSL written in the document,
@@ -11,6 +11,22 @@ export function customWgslRefusal(host: string, programs: readonly PeProgram[], 
     for (const phase of program.phases ?? []) {
       for (const a of phase.actions ?? []) {
         if (a.op === 'fire' && a.kernel === CUSTOM_WGSL) return `agent ${host} refuses custom WGSL in node "${a.node}": start it with --allow-wgsl`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The refusal for a deploy firing a kernel this agent does not have (its operator did not load
+ * the package with --kernels); undefined when it has them all. Checked before anything is
+ * allocated, as the coordinator's own check should have caught it.
+ */
+export function missingKernelRefusal(host: string, programs: readonly PeProgram[]): string | undefined {
+  for (const program of programs) {
+    for (const phase of program.phases ?? []) {
+      for (const a of phase.actions ?? []) {
+        if (a.op === 'fire' && !findKernel(a.kernel)) return `agent ${host} has no kernel "${a.kernel}" (node "${a.node}"): start it with --kernels naming the package that defines it`;
       }
     }
   }

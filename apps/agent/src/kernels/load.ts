@@ -1,0 +1,134 @@
+import { existsSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { checkKernelSpec, formatKernelProblem, getKernel, KernelDefinitionError, registerKernels, withDefaults, type Kernel } from '@pipeloom/kernels';
+
+// Kernel packages (`--kernels PATH_OR_PACKAGE`): ES modules on this machine's disk, named by
+// its operator, never by a document. Each exports kernels made with defineKernel (named
+// exports, or a default export that is one kernel or a list). Loading registers them in this
+// process's registry; PE threads load the same list again (runtime/pe-worker-boot.mjs reads
+// KERNELS_ENV), since a worker has its own module instances.
+
+/** The environment variable through which PE threads learn the resolved package files. */
+export const KERNELS_ENV = 'PIPELOOM_KERNEL_PACKAGES';
+
+export interface LoadedPackages {
+  /** Each package as named and the file it resolved to. */
+  packages: { name: string; file: string; kernels: string[] }[];
+  /** One line each: the package, what went wrong, the fix. Empty when every package loaded. */
+  problems: string[];
+}
+
+/** Which file a `--kernels` value names: a path (file or folder with package.json / index) or an installed package. */
+function resolvePackage(name: string, cwd: string): { file?: string; problem?: string } {
+  const looksLikePath = name.startsWith('.') || isAbsolute(name) || name.includes('\\') || existsSync(resolve(cwd, name));
+  if (looksLikePath) {
+    const path = resolve(cwd, name);
+    if (!existsSync(path)) return { problem: `no such file or folder` };
+    if (statSync(path).isDirectory()) {
+      try {
+        // A folder is a package: its package.json's exports/main, or index.ts / index.js.
+        return { file: createRequire(`${path}/`).resolve(path) };
+      } catch {
+        for (const index of ['index.ts', 'index.js', 'index.mjs']) if (existsSync(resolve(path, index))) return { file: resolve(path, index) };
+        return { problem: 'is a folder with no package.json main or exports and no index.ts / index.js' };
+      }
+    }
+    return { file: path };
+  }
+  try {
+    return { file: createRequire(`${cwd}/`).resolve(name) };
+  } catch (e) {
+    return { problem: `is not a file and not an installed package (${(e as Error).message.split('\n')[0]}); install it (npm install ${name}) or give its path` };
+  }
+}
+
+/** Kernels among a module's exports: objects with an id and a CPU twin or GPU side, in export order. */
+function exportedKernels(mod: Record<string, unknown>): unknown[] {
+  const out: unknown[] = [];
+  const take = (v: unknown) => {
+    if (Array.isArray(v)) v.forEach(take);
+    else if (v && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string' && ('cpu' in v || 'gpu' in v) && !out.includes(v)) out.push(v);
+  };
+  // The default export first: its order is the author's (a namespace's keys are sorted).
+  take(mod.default);
+  for (const [key, v] of Object.entries(mod)) if (key !== 'default') take(v);
+  return out;
+}
+
+/**
+ * Loads and registers each package in order. A package that fails to import, exports no
+ * kernel, exports a bad definition or an id already registered is reported (never a stack),
+ * and its kernels are not registered.
+ */
+export async function loadKernelPackages(names: readonly string[], cwd = process.cwd()): Promise<LoadedPackages> {
+  const loaded: LoadedPackages = { packages: [], problems: [] };
+  for (const name of names) {
+    const { file, problem } = resolvePackage(name, cwd);
+    if (!file) {
+      loaded.problems.push(`kernel package ${name}: ${problem}`);
+      continue;
+    }
+    let mod: Record<string, unknown>;
+    try {
+      mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    } catch (e) {
+      if (e instanceof KernelDefinitionError) {
+        for (const p of e.problems) loaded.problems.push(`kernel package ${name}: ${formatKernelProblem(p)}`);
+      } else {
+        const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
+        loaded.problems.push(`kernel package ${name} (${file}) failed to load: ${message}`);
+      }
+      continue;
+    }
+    const kernels = exportedKernels(mod) as Kernel[];
+    if (!kernels.length) {
+      loaded.problems.push(`kernel package ${name} (${file}) exports no kernel (export kernels made with defineKernel from @pipeloom/kernels)`);
+      continue;
+    }
+    // Kernels not made with defineKernel get the same checks here.
+    const bad = kernels.flatMap((k) => checkKernelSpec(k));
+    if (bad.length) {
+      for (const p of bad) loaded.problems.push(`kernel package ${name}: ${formatKernelProblem(p)}`);
+      continue;
+    }
+    const duplicate = registerKernels(kernels, name);
+    for (const p of duplicate) loaded.problems.push(`kernel package ${name}: ${formatKernelProblem(p)}`);
+    loaded.packages.push({ name, file, kernels: kernels.filter((k) => !duplicate.some((p) => p.kernel === k.id)).map((k) => k.id) });
+  }
+  return loaded;
+}
+
+/**
+ * `--kernels` of a command: loads the packages, prints each problem on stderr; false when any
+ * (the command exits 2). Sets KERNELS_ENV so this process's PE threads load the same files.
+ */
+export async function loadKernelsFlag(command: string, names: readonly string[] | undefined): Promise<boolean> {
+  if (!names?.length) return true;
+  const loaded = await loadKernelPackages(names);
+  for (const p of loaded.problems) console.error(`pipeloom ${command}: ${p}`);
+  process.env[KERNELS_ENV] = JSON.stringify(loaded.packages.map((p) => ({ name: p.name, file: p.file })));
+  return loaded.problems.length === 0;
+}
+
+/**
+ * Compiles the WGSL of every package kernel registered from `packages` on `device` at its
+ * default params: a module that does not compile is a problem naming the package, the kernel
+ * and the line (found when the agent starts, not at a user's first run).
+ */
+export async function compileCheck(packages: LoadedPackages['packages'], device: GPUDevice): Promise<string[]> {
+  const problems: string[] = [];
+  for (const p of packages) {
+    for (const id of p.kernels) {
+      const k = getKernel(id);
+      if (!k.gpu) continue;
+      try {
+        (await k.gpu.prepare(device, withDefaults(k, {}))).destroy();
+      } catch (e) {
+        problems.push(`kernel package ${p.name}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+  }
+  return problems;
+}
