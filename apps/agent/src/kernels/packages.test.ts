@@ -1,0 +1,181 @@
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerKernels, findKernel, type KernelManifest } from '@pipeloom/kernels';
+import { spawnLocalAgents } from '../local/spawn.js';
+import { compileOrThrow, connect, example, root } from '../testing/fixtures.js';
+import { loadKernelPackages } from './load.js';
+
+// Kernel packages with real processes: a package copied to a temporary folder (as an operator
+// would install one), listed by `pipeloom kernels`, run end to end by `pipeloom run` on two
+// local agent processes that load it; and each bad package refused with exit 2 and a message
+// naming the package, the kernel and the fix.
+
+const BIN = join(root, 'apps/agent/bin/pipeloom.js');
+
+/** Runs the CLI to its end (no fixed sleeps: the process's exit is the event). */
+function pipeloom(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+let dir: string;
+let image: string;
+/** A package folder in the temporary dir holding `index.mjs` with `source`. */
+function pkg(name: string, source: string): string {
+  const at = join(dir, name);
+  mkdirSync(at, { recursive: true });
+  writeFileSync(join(at, 'index.mjs'), source);
+  return at;
+}
+
+// A kernel in plain JavaScript (a published package would ship built JS), WGSL bound in port order.
+const KERNEL = (id: string, wgsl: string, extra = '') => `import { defineKernel } from '@pipeloom/kernels';
+const vec = (p) => ({ kind: 'vector', element: 'f32', shape: [Number(p.n)] });
+export const k = defineKernel({
+  id: '${id}', version: '2.0.0', description: 'copies its input',
+  params: { n: { type: 'int', default: 8, min: 1, max: 1000, description: 'elements' } },
+  inputs: [{ name: 'in', type: vec }], outputs: [{ name: 'out', type: vec }],
+  cost: (p) => ({ flops: 0, bytes: 8 * Number(p.n) }),
+  cpu: ({ inputs, outputs }) => outputs.out.set(inputs.in),
+  gpu: { source: \`${wgsl}\`, passes: [{ threads: (p) => Number(p.n) }] },
+  ${extra}
+});
+`;
+const COPY = `@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> b: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (gid.x < arrayLength(&b)) { b[gid.x] = a[gid.x]; }
+}`;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pipeloom-kernels-'));
+  // As an installed package would, the temporary packages find @pipeloom/kernels in node_modules.
+  mkdirSync(join(dir, 'node_modules/@pipeloom'), { recursive: true });
+  symlinkSync(join(root, 'packages/kernels'), join(dir, 'node_modules/@pipeloom/kernels'));
+  image = join(dir, 'image');
+  cpSync(join(root, 'examples/kernels/image'), image, { recursive: true, filter: (f) => !f.endsWith('.test.ts') });
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('a kernel package in a temporary folder', () => {
+  it('is listed by pipeloom kernels with ports, params and docs, grouped under its path', async () => {
+    const r = await pipeloom('kernels', '--kernels', image, '--format', 'json');
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const list = JSON.parse(r.stdout) as KernelManifest[];
+    const read = list.find((k) => k.id === 'image.read')!;
+    expect(read).toMatchObject({ version: '1.0.0', package: image, title: 'Read YUV frame', cpu: true, gpu: true });
+    expect(read.outputs.map((p) => `${p.name}: ${p.type}`)).toEqual(['y: image<f32>[240x320]', 'u: image<f32>[120x160]', 'v: image<f32>[120x160]']);
+    expect(list.find((k) => k.id === 'image.display')!.inputs).toEqual([{ name: 'in', description: 'An image', type: 'image<f32>[240x320]', repeat: 'inputs' }]);
+    expect(list.find((k) => k.id === 'matrix.add')!.package).toBe('builtin');
+    const text = await pipeloom('kernels', '--kernels', image);
+    expect(text.stdout).toContain(`${image}:\n  image.read 1.0.0  Read YUV frame`);
+  });
+
+  for (const [strategy, sync] of [['--overlap', 'self-timed'], ['--no-overlap', 'barrier'], ['--overlap', 'barrier'], ['--no-overlap', 'self-timed']] as const) {
+    it(`runs examples/sobel.json on two local agents that load it (${strategy}, ${sync}): the display's check of every frame passes`, async () => {
+      const r = await pipeloom('run', 'examples/sobel.json', '--kernels', image, '--iterations', '6', strategy, '--sync', sync);
+      expect(r.stderr).toContain('started 2 local agent(s)');
+      expect(r.stdout).toContain('run complete');
+      expect(r.status).toBe(0);
+    }, 120_000);
+  }
+
+  it('a miswired document (u and v swapped into the display) fails the run, naming host, node and iteration', async () => {
+    const doc = example('sobel');
+    doc.app.edges[4].from.port = 'v';
+    doc.app.edges[5].from.port = 'u';
+    const file = join(dir, 'swapped.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const r = await pipeloom('run', file, '--kernels', image, '--iterations', '3');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/failed on host h1, node display, iteration 0: iteration 0: in1\[\d+\] is .*, expected/);
+  }, 120_000);
+
+  it('an agent without the package refuses the deploy before allocating, naming host, node, kernel and the flag', async () => {
+    // This process compiles with the package; the agents were started without it.
+    if (!findKernel('image.read')) expect((await loadKernelPackages([image])).problems).toEqual([]);
+    const local = await spawnLocalAgents(['h0', 'h1'], { gpus: { h0: 1, h1: 1 } });
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const r = await c.run(compileOrThrow(example('sobel'), true), { iterations: 2 }).done;
+      c.close();
+      expect(r.ok).toBe(false);
+      expect(r.failure?.message).toMatch(/agent h[01] has no kernel "image\.\w+" \(node "\w+"\): start it with --kernels naming the package that defines it/);
+      expect(r.events.filter((e) => e.kind === 'fire')).toEqual([]);
+    } finally {
+      await local.stop();
+    }
+  }, 120_000);
+});
+
+describe('bad kernel packages: exit 2, naming the package, the kernel and the fix', () => {
+  it('a package that fails to load: its path and the error', async () => {
+    const bad = pkg('broken', 'export const k = {;\n');
+    const r = await pipeloom('compile', 'examples/piic.json', '--kernels', bad);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`pipeloom compile: kernel package ${bad} (${join(bad, 'index.mjs')}) failed to load:`);
+    const missing = await pipeloom('predict', 'examples/piic.json', '--kernels', join(dir, 'nope'));
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toBe(`pipeloom predict: kernel package ${join(dir, 'nope')}: no such file or folder\n`);
+    const npm = await pipeloom('compile', 'examples/piic.json', '--kernels', 'pipeloom-no-such-package');
+    expect(npm.status).toBe(2);
+    expect(npm.stderr).toMatch(/kernel package pipeloom-no-such-package: is not a file and not an installed package .*; install it \(npm install pipeloom-no-such-package\) or give its path/);
+  });
+
+  it('two packages defining one id: both named', async () => {
+    const copy = join(dir, 'image-copy');
+    cpSync(image, copy, { recursive: true });
+    const r = await pipeloom('kernels', '--kernels', image, '--kernels', copy);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`pipeloom kernels: kernel package ${copy}: kernel "image.read": is defined by both ${image} and ${copy} (load only one of them, or rename one kernel)`);
+  });
+
+  it('WGSL that does not compile: the kernel and the line, from pipeloom kernels --check and from an agent at start', async () => {
+    const p = pkg('nocompile', KERNEL('bad.compile', COPY.replace('b[gid.x] = a[gid.x];', 'b[gid.x] = a[gid.x] + nope;')));
+    const r = await pipeloom('kernels', '--kernels', p, '--check');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/pipeloom kernels: kernel package .*nocompile: kernel "bad.compile": WGSL module "main" does not compile: .*nope.* \(line 4, column \d+\)/);
+    const agent = await pipeloom('agent', '--name', 'h0', '--port', '0', '--token', 'x'.repeat(32), '--kernels', p);
+    expect(agent.status).toBe(2);
+    expect(agent.stderr).toMatch(/pipeloom agent: kernel package .*nocompile: kernel "bad.compile": WGSL module "main" does not compile: .*\(line 4, column \d+\)/);
+  });
+
+  it('bindings that do not match the declared ports', async () => {
+    const p = pkg('bindings', KERNEL('bad.bindings', COPY.replace('@binding(1) var<storage, read_write> b', '@binding(2) var<storage, read_write> b')));
+    const r = await pipeloom('compile', 'examples/piic.json', '--kernels', p);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('kernel "bad.bindings" gpu.source: bindings do not match the declared ports: binding 1 (output "out") is missing: declare @group(0) @binding(1) var<storage, read_write>; @group(0) @binding(2) "b" (line 2) matches no declared port');
+  });
+
+  it('a port type function that throws for some params: the kernel and the params', async () => {
+    const p = pkg('throws', KERNEL('bad.type', COPY).replace("outputs: [{ name: 'out', type: vec }]", "outputs: [{ name: 'out', type: (p) => { if (Number(p.n) > 500) throw new Error('n above 500'); return vec(p); } }]"));
+    const r = await pipeloom('kernels', '--kernels', p);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('kernel "bad.type" outputs.out.type: throws (n above 500) for params {"n":1000}');
+  });
+
+  it('an unknown kernel: the nearest ids and the flag that loads packages', async () => {
+    const doc = example('sobel');
+    doc.app.nodes[1].kernel = 'image.sobl';
+    const file = join(dir, 'typo.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const r = await pipeloom('compile', file, '--kernels', image);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('app.nodes[1].kernel: unknown kernel "image.sobl" (nearest registered: image.sobel,');
+  });
+
+  it('registering a kernel id twice in one process names both packages (the registry, without processes)', () => {
+    const k = { ...findKernel('matrix.add')! };
+    expect(registerKernels([k], 'acme')).toEqual([{ kernel: 'matrix.add', path: '', message: 'is defined by both builtin and acme', hint: 'load only one of them, or rename one kernel' }]);
+  });
+});
