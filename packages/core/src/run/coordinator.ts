@@ -16,6 +16,7 @@
  * Failures never throw out of `run.done`: they come back as `result.failure`. `connect`
  * rejects with a ConnectError whose message names the agent and why (e.g. invalid token).
  */
+import type { KernelManifest } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../diagnostics.js';
 import { allPrograms, hostPrograms, lastStartCycle, programBytes, programHosts } from '../compile/decode.js';
 import type { ImplementationGraph } from '../compile/types.js';
@@ -59,6 +60,8 @@ export interface AgentInfo {
   rtt: number;
   /** The agent package's version, where the agent says it (traces carry it). */
   agentVersion?: string;
+  /** The kernels the agent runs, as it reported them at login (checkAgentKernels compares them). */
+  kernels?: KernelManifest[];
 }
 
 export interface Progress {
@@ -226,6 +229,7 @@ export class Coordinator {
       const samples: { offset: number; rtt: number }[] = [];
       let pes: PeReport[] = [];
       let agentVersion: string | undefined;
+      let kernels: KernelManifest[] | undefined;
       let host = '';
       const ping = (id: number) => conn.send({ type: 'ping', id, t: clock.now() });
       socket.onopen = () => conn.send({ type: 'auth', version: PROTOCOL_VERSION, token: opts.token });
@@ -252,6 +256,7 @@ export class Coordinator {
           host = m.host;
           pes = m.pes;
           agentVersion = typeof m.agentVersion === 'string' ? m.agentVersion.slice(0, 64) : undefined;
+          kernels = Array.isArray(m.kernels) ? m.kernels : undefined;
           ping(0);
         } else if (m.type === 'pong' && samples.length < 5) {
           const t1 = clock.now();
@@ -260,7 +265,7 @@ export class Coordinator {
           else {
             cancel(clock, timer as never);
             const best = samples.reduce((a, b) => (b.rtt < a.rtt ? b : a));
-            conn.info = { url, host, pes, offset: best.offset, rtt: best.rtt, agentVersion };
+            conn.info = { url, host, pes, offset: best.offset, rtt: best.rtt, agentVersion, kernels };
             resolve(conn);
           }
         } else for (const l of conn.listeners) l(m);
