@@ -38,7 +38,8 @@ utilisation and predicted vs measured.
   --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents (remote agents
                            load their own: pipeloom agent --kernels); repeatable
 
-Exit status: 0 run complete and checks passed, 1 run failed or refused, 2 invalid document.`;
+Exit status: 0 run complete and checks passed, 1 run failed or refused, 2 invalid document,
+kernel package, or a kernel an agent lacks or has in another major version.`;
 
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
@@ -93,11 +94,13 @@ export async function main(argv: string[]): Promise<number> {
     if (!agents) return EXIT.failure;
     const { coordinator } = agents;
     try {
-      const problems = [...coordinator.check(ig), ...checkAgentKernels(ig, coordinator.agents)];
-      if (problems.length) {
-        printDiagnostics(problems);
+      const problems = coordinator.check(ig);
+      // A kernel an agent lacks or has in another major version is a bad input (exit 2), found before anything is deployed.
+      const kernels = checkAgentKernels(ig, coordinator.agents);
+      if (problems.length || kernels.length) {
+        printDiagnostics([...problems, ...kernels]);
         console.error('pipeloom run: refused: the agents do not serve what the document maps onto');
-        return EXIT.failure;
+        return problems.length ? EXIT.failure : EXIT.invalid;
       }
       const bar = new ProgressBar();
       const options: RunOptions = { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true, emulateDevices, sync: (v.sync as RunOptions['sync']) ?? doc.options?.sync ?? 'self-timed' };

@@ -38,16 +38,15 @@ function pkg(name: string, source: string): string {
 }
 
 // A kernel in plain JavaScript (a published package would ship built JS), WGSL bound in port order.
-const KERNEL = (id: string, wgsl: string, extra = '') => `import { defineKernel } from '@pipeloom/kernels';
+const KERNEL = (id: string, wgsl: string, version = '2.0.0') => `import { defineKernel } from '@pipeloom/kernels';
 const vec = (p) => ({ kind: 'vector', element: 'f32', shape: [Number(p.n)] });
 export const k = defineKernel({
-  id: '${id}', version: '2.0.0', description: 'copies its input',
+  id: '${id}', version: '${version}', description: 'copies its input',
   params: { n: { type: 'int', default: 8, min: 1, max: 1000, description: 'elements' } },
   inputs: [{ name: 'in', type: vec }], outputs: [{ name: 'out', type: vec }],
   cost: (p) => ({ flops: 0, bytes: 8 * Number(p.n) }),
   cpu: ({ inputs, outputs }) => outputs.out.set(inputs.in),
   gpu: { source: \`${wgsl}\`, passes: [{ threads: (p) => Number(p.n) }] },
-  ${extra}
 });
 `;
 const COPY = `@group(0) @binding(0) var<storage, read> a: array<f32>;
@@ -173,6 +172,60 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('app.nodes[1].kernel: unknown kernel "image.sobl" (nearest registered: image.sobel,');
   });
+
+  it('another major version on an agent, or no such kernel there: refused before deploying, naming node, kernel, versions, host and the agents that have it', async () => {
+    const v1 = pkg('acme-v1', KERNEL('acme.copy', COPY, '1.4.0'));
+    const v2 = pkg('acme-v2', KERNEL('acme.copy', COPY, '2.0.0'));
+    const doc = {
+      format: 'pipeloom/v1',
+      name: 'acme copy',
+      app: {
+        nodes: [
+          { id: 'P', kernel: 'vector.produce', params: { length: 1000 } },
+          { id: 'K', kernel: 'acme.copy', params: { n: 1000 } },
+          { id: 'C', kernel: 'vector.check', params: { length: 1000, scale: 1, offset: 0 } },
+        ],
+        edges: [
+          { from: { node: 'P', port: 'out' }, to: { node: 'K', port: 'in' } },
+          { from: { node: 'K', port: 'out' }, to: { node: 'C', port: 'in' } },
+        ],
+      },
+      arch: { hosts: [{ id: 'h0', cpus: 1, gpus: 1, pcie: { bandwidth: 5e9, latency: 1e-5 } }] },
+      mapping: { P: 'cpu@h0', K: 'gpu0@h0', C: 'cpu@h0' },
+    };
+    const file = join(dir, 'acme.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const token = 'k'.repeat(32);
+    const run = (agents: { url: string }[], ...flags: string[]) => pipeloom('run', file, '--agents', agents.map((a) => a.url).join(','), '--token', token, '--iterations', '2', ...flags);
+    // The same package on both sides runs (the baseline of this test).
+    const same = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, token, args: ['--kernels', v1] });
+    try {
+      const r = await run(same.agents, '--kernels', v1);
+      expect(r.stdout).toContain('run complete');
+      expect(r.status).toBe(0);
+    } finally {
+      await same.stop();
+    }
+    const newer = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, token, args: ['--kernels', v2] });
+    try {
+      const r = await run(newer.agents, '--kernels', v1);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(/mapping\.K: node "K" was compiled with kernel acme\.copy 1\.4\.0, but agent h0 \(ws:\/\/[\d.:]+\) has 2\.0\.0 \(from .*acme-v2\), another major version \(load acme\.copy 1\.x on h0 \(--kernels\), or compile with the package the agents have\)/);
+    } finally {
+      await newer.stop();
+    }
+    // h0 lacks it, h1 has it: the refusal says which agent does.
+    const lacking = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, token });
+    const having = await spawnLocalAgents(['h1'], { token, args: ['--kernels', v1] });
+    try {
+      const r = await run([...lacking.agents, ...having.agents], '--kernels', v1);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(/mapping\.K: node "K" needs kernel acme\.copy 1\.4\.0, but agent h0 \(ws:\/\/[\d.:]+\) does not have it; agents that have it: h1 \(1\.4\.0\) \(start agent h0 with --kernels naming the package that defines acme\.copy, or map "K" to a host whose agent has it\)/);
+    } finally {
+      await lacking.stop();
+      await having.stop();
+    }
+  }, 120_000);
 
   it('registering a kernel id twice in one process names both packages (the registry, without processes)', () => {
     const k = { ...findKernel('matrix.add')! };
