@@ -1,0 +1,47 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { nodeTime, analyze } from '@pipeloom/core';
+import { describe, expect, it } from 'vitest';
+import { example, root } from '../testing/fixtures.js';
+
+// generic.work, a stand-in for a kernel not written yet, runs like a real one: `pipeloom run`
+// pads each of its GPU firings to its cost hint's time (device emulation for those nodes),
+// without --emulate-devices.
+
+function pipeloom(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), ...args], { cwd: root });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+describe('generic.work in a run', () => {
+  it('every GPU firing lasts at least its cost hint, on two local hosts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pipeloom-generic-'));
+    try {
+      const doc = example('generic-work');
+      // Small ports, heavy firings: the padding, not the data, sets each firing's time.
+      for (const n of doc.app.nodes) n.params = { ...n.params, bytes: 4096, ...(n.id === 'left' ? { flops: 3e10 } : {}) };
+      const file = join(dir, 'proto.json');
+      const trace = join(dir, 'trace.json');
+      writeFileSync(file, JSON.stringify(doc));
+      const want = nodeTime(analyze(doc).model!, 'left' as never) * 1e6;
+      expect(want).toBeGreaterThan(5_000);
+      const r = await pipeloom('run', file, '--iterations', '4', '--trace', trace);
+      expect(r.stdout).toContain('run complete');
+      expect(r.status).toBe(0);
+      const events = (JSON.parse(readFileSync(trace, 'utf8')) as { traceEvents: { name: string; ph: string; dur?: number; cat?: string }[] }).traceEvents;
+      const left = events.filter((e) => e.name === 'left' && e.ph === 'X' && e.dur !== undefined);
+      expect(left.length).toBe(4);
+      for (const e of left) expect(e.dur!).toBeGreaterThanOrEqual(want * 0.999);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
