@@ -105,6 +105,32 @@ describe('self-timed waits are traced and cut by abort', () => {
     }
   });
 
+  it('a GPU PE submits each self-timed cycle as one batch: its copies and firings of a cycle end together', async () => {
+    const ig = compileOrThrow(piic({ iterations: 30 }), false);
+    const c = await connect(urls(), agents.token);
+    try {
+      const r = await c.run(ig, { iterations: 30, sync: 'self-timed' }).done;
+      expect(r.failure).toBeUndefined();
+      const ends = new Map<string, Set<number>>();
+      let both = 0;
+      const kinds = new Map<string, Set<string>>();
+      for (const e of r.events) {
+        if (!e.pe.startsWith('gpu')) continue;
+        const key = `${e.pe} ${e.cycle}`;
+        if (e.kind !== 'fire' && e.kind !== 'transfer') continue;
+        (ends.get(key) ?? ends.set(key, new Set()).get(key)!).add(e.end);
+        (kinds.get(key) ?? kinds.set(key, new Set()).get(key)!).add(e.kind);
+      }
+      // gpu-batch.ts: a cycle's slices end when its batch completed (a wait on another thread
+      // completes a batch early, so some cycles have two). Separate waits would never end a
+      // copy and a firing at the same microsecond; batches do, in many cycles.
+      for (const [key, k] of kinds) if (k.size === 2 && ends.get(key)!.size === 1) both++;
+      expect(both).toBeGreaterThan(5);
+    } finally {
+      c.close();
+    }
+  });
+
   it('a self-timed run stopped mid-way ends on every agent, and they take the next run', async () => {
     const c = await connect(urls(), agents.token);
     try {

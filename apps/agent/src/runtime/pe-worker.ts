@@ -11,6 +11,7 @@ import { FiringStamp } from './watchdog.js';
 import { Counters } from './counters.js';
 import { holdForLink, holdUntil } from './emulate.js';
 import { isGpuToGpu, published, publish, stagingView, type Staging } from './staging.js';
+import { GpuBatch } from './gpu-batch.js';
 
 // One PE's thread of control (a worker thread): its fires in schedule order and the
 // same-host transfers it drives, phase by phase, meeting the others at each barrier in shared
@@ -272,23 +273,136 @@ class PeThread {
    */
   private async streams(): Promise<void> {
     const { plan, counters: memory } = this.init.selfTimed!;
-    const counters = new Counters(memory, this.init.iterations, this.aborts);
     const planned = (p: number, j: number): Access => {
       const access = plan[p]?.[j]?.access;
       if (!access) throw new Error(`${this.pe}: the self-timed plan has no access for action ${j} of phase ${p}`);
       return access;
     };
-    const fires: { a: Fire; access: Access }[] = [];
-    const streams: Promise<void>[] = [];
     const reached: number[] = (this.reached = []);
+    const batched = this.batchable();
+    if (batched) {
+      reached.push(0);
+      const counters = new Counters(memory, this.init.iterations, this.aborts);
+      return this.guard(this.batchStream(batched.map(([p, j, a]) => ({ a, access: planned(p, j) })), counters));
+    }
+    const fires: { a: Fire; access: Access }[] = [];
+    const transfers: { t: Transfer; access: Access }[] = [];
     this.init.program.phases.forEach((phase, p) =>
       phase.actions.forEach((a, j) => {
         if (a.op === 'fire') fires.push({ a, access: planned(p, j) });
-        else if (a.op === 'transfer' && (this.staged.has(a) || this.drives(a))) streams.push(this.transferStream(a, planned(p, j), counters, reached.push(0) - 1));
+        else if (a.op === 'transfer' && (this.staged.has(a) || this.drives(a))) transfers.push({ t: a, access: planned(p, j) });
       }),
     );
+    const counters = new Counters(memory, this.init.iterations, this.aborts);
+    const streams = transfers.map(({ t, access }) => this.transferStream(t, access, counters, reached.push(0) - 1));
     if (fires.length) streams.push(this.fireStream(fires, counters, reached.push(0) - 1));
     await this.guard(Promise.all(streams));
+  }
+
+  /**
+   * This GPU PE's actions in program order (phase by phase: an order every cycle's dependencies
+   * respect), when each cycle of them can be one queue submission (gpu-batch.ts): real kernels
+   * only (no CPU twin, no padded device time), copies between host and this GPU only, links
+   * not emulated. Else undefined: one stream per action, as on a CPU PE.
+   */
+  private batchable(): [number, number, Fire | Transfer][] | undefined {
+    if (this.init.program.kind !== 'gpu' || this.init.emulateLinks || this.staged.size) return undefined;
+    const emulated = this.init.emulateDevices ?? {};
+    const list: [number, number, Fire | Transfer][] = [];
+    for (const [p, phase] of this.init.program.phases.entries()) {
+      for (const [j, a] of phase.actions.entries()) {
+        if (a.op === 'fire') {
+          if (!this.fires.get(a)?.gpu || emulated[a.node]) return undefined;
+          list.push([p, j, a]);
+        } else if (a.op === 'transfer' && this.drives(a)) {
+          const src = this.slots(a.from.buffer).kind;
+          if (src === this.slots(a.to.buffer).kind) return undefined;
+          list.push([p, j, a]);
+        }
+      }
+    }
+    return list;
+  }
+
+  /**
+   * Self-timed on a GPU PE: each cycle's uploads, firings and read-backs go to the queue as one
+   * batch with one wait (gpu-batch.ts), instead of a wait per action. A wait on another thread
+   * first completes the batch, so no thread ever waits on work this one holds back. Each
+   * action's trace slice runs from its encoding to the batch's completion: the queue does not
+   * say when each part ended.
+   */
+  private async batchStream(actions: { a: Fire | Transfer; access: Access }[], counters: Counters): Promise<void> {
+    const { iterations, cycles, host } = this.init;
+    const fault = this.fault;
+    const batch = new GpuBatch(this.device!, counters, iterations);
+    const slices: TraceEvent[] = [];
+    const reports: { a: Fire; report: () => Promise<KernelReport | void>; it: number }[] = [];
+    let stamped = false;
+    const complete = async () => {
+      await batch.complete((p) => this.gpu(p));
+      if (stamped) this.stamp.end();
+      stamped = false;
+      const end = nowUs();
+      for (const e of slices) this.trace({ ...e, end });
+      slices.length = 0;
+      for (const r of reports) this.checkReport(r.a, r.it, await this.gpu(r.report()));
+      reports.length = 0;
+    };
+    let yielded = performance.now();
+    for (let k = 0; k < cycles; k++) {
+      for (const { a, access } of actions) {
+        const i = k - a.startCycle;
+        if (i < 0 || i >= iterations) continue;
+        if (batch.blocked(access, i) >= 0) {
+          if (batch.open) await complete();
+          if (counters.blocked(access, i) >= 0) await this.waitFor(a, access, counters, i, k, a.op === 'fire' ? 'main' : this.laneOf(a));
+        }
+        const start = nowUs();
+        if (a.op === 'fire') {
+          const f = this.fires.get(a)!;
+          const firing = { iteration: i, inputs: this.gpuBuffers(a.inputs, k), outputs: this.gpuBuffers(a.outputs, k) };
+          if (!stamped) this.stamp.begin(this.fireIndex.get(a)!, i);
+          stamped = true;
+          f.gpu!.encode(batch.commands, firing);
+          const report = f.gpu!.report;
+          if (report) reports.push({ a, it: i, report: () => report.call(f.gpu, firing) });
+          slices.push({ host, pe: this.pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration: i, cycle: k, start, end: start });
+        } else {
+          const src = this.slots(a.from.buffer);
+          const dst = this.slots(a.to.buffer);
+          const sSlot = slotOf(k, a.from.lag, depthOf(src));
+          const dSlot = slotOf(k, a.to.lag, depthOf(dst));
+          const size = align4(a.bytes);
+          if (src.kind === 'cpu') batch.write((dst as GpuSlots).buffers[dSlot], this.scratchFor(a.to.buffer, src.bytes[sSlot]), size);
+          else {
+            const into = (dst as HostSlots).bytes[dSlot];
+            batch.read(src.buffers[sSlot], this.stagingFor(`read ${a.to.buffer}`, align4(into.byteLength), GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST), align4(into.byteLength), into);
+          }
+          slices.push({ host, pe: this.pe, thread: this.laneOf(a), kind: 'transfer', name: a.to.buffer, buffer: a.to.buffer, from: a.from.buffer, iteration: i, cycle: k, start, end: start, bytes: a.bytes });
+        }
+        batch.signal(access, i);
+      }
+      if (batch.open) await complete();
+      this.reached![0] = k + 1;
+      this.injectFault(k, fault);
+      yielded = await this.yieldSometimes(yielded);
+    }
+  }
+
+  /** The GPU buffer slots a firing uses in cycle k, by port. */
+  private gpuBuffers(ports: Record<string, { buffer: string; lag: number }>, k: number): Record<string, GPUBuffer> {
+    const out: Record<string, GPUBuffer> = {};
+    for (const port in ports) {
+      const acc = ports[port];
+      const slots = this.memory.get(acc.buffer) as GpuSlots;
+      out[port] = slots.buffers[slotOf(k, acc.lag, depthOf(slots))];
+    }
+    return out;
+  }
+
+  /** The trace lane of a transfer on this PE: receiving from, or sending to, the other end. */
+  private laneOf(t: Transfer): string {
+    return t.fromPe === this.pe ? sendLane(t.toPe) : recvLane(t.fromPe);
   }
 
   private async fireStream(fires: { a: Fire; access: Access }[], counters: Counters, s: number): Promise<void> {
@@ -432,13 +546,17 @@ class PeThread {
     const emulated = this.init.program.kind === 'gpu' ? this.init.emulateDevices?.[a.node] : undefined;
     if (emulated) await this.guard(holdUntil(t0 + emulated * 1e6, nowUs));
     this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration: it, cycle: k, start: t0, end: nowUs() });
-    if (report) {
-      if (!report.ok) {
-        this.fail({ host: this.init.host, pe: this.pe, node: a.node, iteration: it, message: report.message ?? `node ${a.node} on ${this.pe}, iteration ${it}: check failed` });
-        throw new AbortError('check failed');
-      }
-      if (report.values) post({ type: 'report', node: a.node, iteration: it, values: report.values });
+    this.checkReport(a, it, report);
+  }
+
+  /** A firing's report: a failed check fails the run naming node and iteration; values go to the coordinator. */
+  private checkReport(a: Fire, it: number, report: KernelReport | void): void {
+    if (!report) return;
+    if (!report.ok) {
+      this.fail({ host: this.init.host, pe: this.pe, node: a.node, iteration: it, message: report.message ?? `node ${a.node} on ${this.pe}, iteration ${it}: check failed` });
+      throw new AbortError('check failed');
     }
+    if (report.values) post({ type: 'report', node: a.node, iteration: it, values: report.values });
   }
 
   /** One firing's kernel: the CPU kernel in place, or the GPU kernel (or a GPU PE's CPU twin) until its work is done. */
@@ -513,12 +631,17 @@ class PeThread {
    * ~14 ms for a mapped staging buffer).
    */
   private async upload(src: Uint8Array, dst: GPUBuffer): Promise<void> {
-    const size = align4(src.byteLength);
-    let scratch = this.scratchBytes.get(dst.label);
-    if (!scratch || scratch.byteLength < size) this.scratchBytes.set(dst.label, (scratch = new Uint8Array(size)));
-    scratch.set(src);
-    this.device!.queue.writeBuffer(dst, 0, scratch.buffer, 0, size);
+    this.device!.queue.writeBuffer(dst, 0, this.scratchFor(dst.label, src).buffer, 0, align4(src.byteLength));
     await this.gpu(this.device!.queue.onSubmittedWorkDone());
+  }
+
+  /** `src` copied into this key's private scratch bytes (grown to 4-byte multiples as needed). */
+  private scratchFor(key: string, src: Uint8Array): Uint8Array {
+    const size = align4(src.byteLength);
+    let scratch = this.scratchBytes.get(key);
+    if (!scratch || scratch.byteLength < size) this.scratchBytes.set(key, (scratch = new Uint8Array(size)));
+    scratch.set(src);
+    return scratch;
   }
 
   private async transfer(t: Transfer, k: number, it: number): Promise<void> {
