@@ -15,6 +15,12 @@ import { SYNC_MODES, type ImplementationGraph, type SyncMode } from '@pipeloom/c
 import { arg, benchBackend, cluster, gpuLabel, openBenchDevice, compileOrThrow, cycleTime, median, ms, picDoc, piicDoc, sideFor, table, us, type Cluster } from './common.js';
 
 const iterations = arg('iterations', 20);
+/**
+ * Iterations per run at a size: 16-byte cycles last ~0.2 ms, so 20 of them are mostly the
+ * first cycles' one-time costs (code not yet optimised, first submissions); small tokens run
+ * 50 times as many, for the steady state the targets are about.
+ */
+const itersFor = (bytes: number) => (bytes <= 1 << 16 ? iterations * 50 : iterations);
 const nbLoop = arg('nb-loop', 5);
 const rounds = arg('rounds', 5);
 
@@ -142,7 +148,8 @@ const fixed: Partial<Record<SyncMode, number>> = {};
 const big: Partial<Record<SyncMode, number>> = {};
 for (const bytes of [16 << 20, 1 << 20, 16]) {
   const side = sideFor(bytes);
-  const ig = compileOrThrow(picDoc(side, nbLoop, iterations), false);
+  const its = itersFor(bytes);
+  const ig = compileOrThrow(picDoc(side, nbLoop, its), false);
   // Interleave the modes and the hand loops, median of the rounds: the machine is shared.
   const c = await cluster(ig);
   const runtime: Record<SyncMode, number[]> = { 'self-timed': [], barrier: [] };
@@ -153,14 +160,14 @@ for (const bytes of [16 << 20, 1 << 20, 16]) {
     for (const sync of SYNC_MODES) await runtimeCycle(c, ig, 3, sync);
     await threadedLoop(side, 3);
     for (let round = 0; round < rounds; round++) {
-      const h = await threadedLoop(side, iterations);
+      const h = await threadedLoop(side, its);
       hand.push(h);
       for (const sync of SYNC_MODES) {
-        const r = await runtimeCycle(c, ig, iterations, sync);
+        const r = await runtimeCycle(c, ig, its, sync);
         runtime[sync].push(r);
         ratios[sync].push(r / h);
       }
-      one.push(await handLoop(side, iterations));
+      one.push(await handLoop(side, its));
     }
   } finally {
     await c.close();
@@ -184,11 +191,11 @@ for (const bytes of [16 << 20, 1 << 20, 16]) {
   }
   if (ig.latency['C' as keyof typeof ig.latency] !== 2) throw new Error('the hand loop assumes C fires 2 cycles after P');
 }
-console.log(`P (cpu) -> I (gpu0) -> C (cpu) on one host, GPU ${gpuLabel()}, without overlap, nb_loop ${nbLoop}, ${iterations} iterations, ${rounds} interleaved rounds: median (min-max)`);
+console.log(`P (cpu) -> I (gpu0) -> C (cpu) on one host, GPU ${gpuLabel()}, without overlap, nb_loop ${nbLoop}, ${iterations} iterations (${itersFor(16)} at 16 B), ${rounds} interleaved rounds: median (min-max)`);
 console.log(table(['matrix', 'sync', 'hand loop ms/cycle (thread per PE)', 'runtime ms/cycle', 'ratio (per round)', 'fixed µs/cycle/PE', 'one-thread loop ms/cycle'], rows));
 
 // P-I-I-C on two hosts, 16-byte matrices: the cycle against the slowest PE's own work.
-const piicIterations = iterations * 10;
+const piicIterations = itersFor(16);
 const ig2 = compileOrThrow(piicDoc(2, 0, piicIterations), false);
 const c2 = await cluster(ig2);
 const piic: Record<SyncMode, number[]> = { 'self-timed': [], barrier: [] };
