@@ -168,6 +168,7 @@ function countOf(spec: KernelSpec, port: PortSpec, params: Params): number {
  * `in0`, `in1`, `in2`); the spec's own lists when it has no repeated port.
  */
 export function portsFor(spec: KernelSpec, params: Params): { inputs: PortSpec[]; outputs: PortSpec[] } {
+  if (spec.ports) return declaredPorts(spec, params);
   const repeated = spec.inputs.some((p) => p.repeat) || spec.outputs.some((p) => p.repeat);
   if (!repeated) return spec;
   const counts = [...spec.inputs, ...spec.outputs].filter((p) => p.repeat).map((p) => countOf(spec, p, params));
@@ -186,6 +187,21 @@ export function portsFor(spec: KernelSpec, params: Params): { inputs: PortSpec[]
         });
       });
     ports = { inputs: expand(spec.inputs), outputs: expand(spec.outputs) };
+    byKey.set(key, ports);
+  }
+  return ports;
+}
+
+// Ports declared by params, made once per kernel and params (few nodes declare their own).
+const declared = new WeakMap<KernelSpec, Map<string, { inputs: PortSpec[]; outputs: PortSpec[] }>>();
+function declaredPorts(spec: KernelSpec, params: Params): { inputs: PortSpec[]; outputs: PortSpec[] } {
+  let byKey = declared.get(spec);
+  if (!byKey) declared.set(spec, (byKey = new Map()));
+  const key = JSON.stringify(params);
+  let ports = byKey.get(key);
+  if (!ports) {
+    if (byKey.size > 256) byKey.clear();
+    ports = spec.ports!(params);
     byKey.set(key, ports);
   }
   return ports;

@@ -4,7 +4,6 @@
 export * from './specs.js';
 export { getKernel } from './registry.js';
 export { defineKernel, LINEAR_ID, type KernelDefinition, type WgslKernel, type WgslPass } from './define.js';
-export { bindingProblems, wgslBindings, type WgslBinding } from './definition.js';
 export { increment, expectedValue, parseIncrements } from './matrix/index.js';
 export { patternSpectrum, predominantSize } from './granulometry/morphology.js';
 export { expectedVectorValue } from './custom/index.js';

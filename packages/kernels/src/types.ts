@@ -132,6 +132,12 @@ export interface KernelSpec {
   cost: (params: Params) => CostHint;
   /** Runs on GPU PEs only (no CPU twin: `cpu` throws a KernelError); validation refuses a CPU mapping. */
   gpuOnly?: boolean;
+  /**
+   * Ports declared by the node's params (custom.wgsl's `ports`): replaces `inputs` / `outputs`
+   * (which then show the default) for each node. Throws, with a message naming the param, when
+   * the params declare no valid ports.
+   */
+  ports?: (params: Params) => { inputs: PortSpec[]; outputs: PortSpec[] };
 }
 
 /** How a kernel runs: its CPU twin and its WGSL. Kept apart from the spec so that what only reads specs loads no WGSL. */

@@ -1,4 +1,4 @@
-import { CUSTOM_WGSL, dataTypeBytes, findKernel, formatDataType, nearestKernels, sameDataType, specFor, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels/specs';
+import { bindingProblems, CUSTOM_WGSL, dataTypeBytes, findKernel, formatDataType, nearestKernels, sameDataType, specFor, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels/specs';
 import { error, hasErrors, type Diagnostic } from '../diagnostics.js';
 import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';
@@ -90,7 +90,14 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     const params = defaults(kernel, n.params);
     // A variadic kernel's node gets the spec with its ports expanded for its params (`in0`..);
     // every later pass reads ports from here, so arity is never assumed.
-    const m: ModelNode = { id: nodeId(n.id), index: i, kernel: specFor(kernel, params), params, pe: peId(''), peIndex: -1 };
+    let own: KernelSpec;
+    try {
+      own = specFor(kernel, params);
+    } catch (e) {
+      unknownKernel.add(n.id);
+      return fail(`${nodeAt(i)}.params${kernel.params.ports ? '.ports' : ''}`, `node "${n.id}" (${kernel.id}): ${e instanceof Error ? e.message : String(e)}`, 'declare its ports as the kernel describes');
+    }
+    const m: ModelNode = { id: nodeId(n.id), index: i, kernel: own, params, pe: peId(''), peIndex: -1 };
     nodes.push(m);
     node.set(m.id, m);
   });
@@ -123,6 +130,10 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     }
     if (n.kernel.id === CUSTOM_WGSL && String(n.params.source ?? '').trim() === '') {
       fail(`${nodeAt(n.index)}.params.source`, `node "${n.id}" (${CUSTOM_WGSL}) has an empty WGSL source`, 'write a compute module with @compute @workgroup_size(64) fn main, reading binding 0 and writing binding 1');
+    } else if (n.kernel.id === CUSTOM_WGSL) {
+      // The module binds the node's ports in order (then, optionally, info): checked here, not at the first run.
+      const wrong = bindingProblems(String(n.params.source), n.kernel.inputs.map((p) => p.name), n.kernel.outputs.map((p) => p.name), 'optional');
+      if (wrong.length) fail(`${nodeAt(n.index)}.params.source`, `node "${n.id}" (${CUSTOM_WGSL}): its WGSL bindings do not match its ports: ${wrong.join('; ')}`, 'bind the ports in order (inputs var<storage, read>, outputs var<storage, read_write>), then info var<uniform>, or change params.ports');
     }
   }
 

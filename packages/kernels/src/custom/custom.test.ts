@@ -70,10 +70,42 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
       return (e as Error).message;
     };
     expect(await bad(CUSTOM_WGSL_EXAMPLE.replace('* 2.0', '* two'))).toMatch(/^kernel "custom.wgsl": WGSL module "main" does not compile: .*two/);
-    // Compiles, but binds the input read_write: the fixed layout refuses it.
-    expect(await bad(CUSTOM_WGSL_EXAMPLE.replace('var<storage, read> input', 'var<storage, read_write> input'))).toMatch(/^kernel "custom.wgsl": WGSL module "main" is invalid/);
+    // Compiles, but binds the input read_write: refused against its ports before compiling.
+    expect(await bad(CUSTOM_WGSL_EXAMPLE.replace('var<storage, read> input', 'var<storage, read_write> input'))).toBe(
+      'kernel "custom.wgsl": WGSL bindings do not match its ports: binding 0 "input" (line 1) is storage-read_write, but input "in" needs var<storage, read>',
+    );
     expect(await bad(CUSTOM_WGSL_EXAMPLE.replace('@workgroup_size(64)', '@workgroup_size(32)'))).toMatch(/workgroup_size\(64\)/);
     expect(await bad('  ')).toMatch(/source is empty/);
+  });
+});
+
+describe('custom WGSL with declared ports on the WebGPU adapter', () => {
+  let t: TestDevice;
+  beforeAll(async () => {
+    t = await createTestDevice();
+  });
+  afterAll(() => t?.destroy());
+
+  it('binds two inputs and two outputs of different types and sizes in port order', async () => {
+    const n = 333;
+    const source = `@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> b: array<u32>;
+@group(0) @binding(2) var<storage, read_write> sum: array<f32>;
+@group(0) @binding(3) var<storage, read_write> last: array<u32>;
+@group(0) @binding(4) var<uniform> info: vec4<u32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (gid.x >= info.x) { return; }
+  sum[gid.x] = a[gid.x] + f32(b[gid.x % 7u]);
+  if (gid.x == info.x - 1u) { last[0] = info.y; last[1] = b[6]; }
+}`;
+    const params = { length: n, source, ports: `a: f32[${n}], b: u32[7] -> sum: f32[${n}], last: u32[2]` };
+    const run = await GpuRunner.create(t.device, getKernel('custom.wgsl'), params);
+    const a = Float32Array.from({ length: n }, (_, i) => i / 4);
+    const b = Uint32Array.from([1, 2, 3, 4, 5, 6, 7]);
+    const got = await run.fire({ a, b }, 9);
+    expect(got.outputs.sum).toEqual(Float32Array.from(a, (x, i) => x + b[i % 7]));
+    expect(got.outputs.last).toEqual(Uint32Array.from([9, 7]));
+    run.destroy();
   });
 });
 

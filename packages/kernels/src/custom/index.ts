@@ -1,6 +1,7 @@
 import { KernelError, type Kernel, type Params } from '../types.js';
 import { implement } from '../implement.js';
-import { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, MAX_VECTOR, customSpecs, length } from './spec.js';
+import { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, MAX_VECTOR, customSpecs, declaredPorts, length } from './spec.js';
+import { bindingProblems } from '../definition.js';
 import { bindGroup, createPipeline, dispatch, dispatchSize, linear, uniformBuffer } from '../gpu/pipeline.js';
 import { checkAgainstExpected, fillWithIteration, mismatch } from '../gpu/fill-and-check.js';
 
@@ -18,16 +19,13 @@ function contractProblem(source: string): string | undefined {
   return undefined;
 }
 
-/** The bind group layout every custom module is held to (a module may leave `info` unused). */
-function customLayout(device: GPUDevice): GPUPipelineLayout {
-  const bgl = device.createBindGroupLayout({
-    label: `${CUSTOM_WGSL}/layout`,
-    entries: [
-      { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
-      { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
-      { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } },
-    ],
-  });
+/** The bind group layout a custom module is held to: its ports in order, then `info` (a module may leave `info` unused). */
+function customLayout(device: GPUDevice, inputs: number, outputs: number): GPUPipelineLayout {
+  const entries: GPUBindGroupLayoutEntry[] = [];
+  for (let i = 0; i < inputs; i++) entries.push({ binding: i, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } });
+  for (let i = 0; i < outputs; i++) entries.push({ binding: inputs + i, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } });
+  entries.push({ binding: inputs + outputs, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } });
+  const bgl = device.createBindGroupLayout({ label: `${CUSTOM_WGSL}/layout`, entries });
   return device.createPipelineLayout({ bindGroupLayouts: [bgl], label: `${CUSTOM_WGSL}/layout` });
 }
 
@@ -56,12 +54,21 @@ export const customKernels: Kernel[] = implement(customSpecs, {
         if (problem) throw new KernelError(CUSTOM_WGSL, problem);
         const n = length(params);
         if (dispatchSize(n)[1] !== 1) throw new KernelError(CUSTOM_WGSL, `length ${n} exceeds ${MAX_VECTOR} elements (one row of workgroups)`);
-        const pipeline = await createPipeline(device, CUSTOM_WGSL, 'main', source, 'main', customLayout(device));
+        let ports;
+        try {
+          ports = declaredPorts(params);
+        } catch (e) {
+          throw new KernelError(CUSTOM_WGSL, (e as Error).message);
+        }
+        const wrong = bindingProblems(source, ports.inputs.map((x) => x.name), ports.outputs.map((x) => x.name), 'optional');
+        if (wrong.length) throw new KernelError(CUSTOM_WGSL, `WGSL bindings do not match its ports: ${wrong.join('; ')}`);
+        const pipeline = await createPipeline(device, CUSTOM_WGSL, 'main', source, 'main', customLayout(device, ports.inputs.length, ports.outputs.length));
         const info = uniformBuffer(device, new Uint32Array([n, 0, 0, 0]), `${CUSTOM_WGSL}/info`);
         return {
           encode(encoder, f) {
             device.queue.writeBuffer(info, 0, new Uint32Array([n, f.iteration, 0, 0]));
-            dispatch(encoder, pipeline, bindGroup(device, pipeline, [f.inputs.in, f.outputs.out, info]), n, CUSTOM_WGSL);
+            const buffers = [...ports.inputs.map((x) => f.inputs[x.name]), ...ports.outputs.map((x) => f.outputs[x.name]), info];
+            dispatch(encoder, pipeline, bindGroup(device, pipeline, buffers), n, CUSTOM_WGSL);
           },
           destroy: () => info.destroy(),
         };

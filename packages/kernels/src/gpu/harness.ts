@@ -1,4 +1,5 @@
 import { dataTypeBytes, withDefaults } from '../registry.js';
+import { portsFor } from '../definition.js';
 import { ELEMENT_BYTES, type FiringReport, type GpuExecutor, type Kernel, type Params } from '../types.js';
 import { readBuffer, storageBuffer, uploadBuffer } from './pipeline.js';
 
@@ -8,7 +9,8 @@ import { readBuffer, storageBuffer, uploadBuffer } from './pipeline.js';
 export type TypedArray = Float32Array | Uint32Array | Int32Array | Uint8Array;
 
 export function allocate(kernel: Kernel, params: Params, port: string, dir: 'in' | 'out'): TypedArray {
-  const spec = (dir === 'in' ? kernel.inputs : kernel.outputs).find((p) => p.name === port);
+  const ports = portsFor(kernel, params);
+  const spec = (dir === 'in' ? ports.inputs : ports.outputs).find((p) => p.name === port);
   if (!spec) throw new Error(`${kernel.id} has no ${dir}put "${port}"`);
   const t = spec.type(params);
   const n = dataTypeBytes(t) / ELEMENT_BYTES[t.element];
@@ -24,7 +26,7 @@ export interface FiringResult {
 export function runCpu(kernel: Kernel, params: Params, inputs: Record<string, TypedArray>, iteration = 0, state: Record<string, unknown> = {}): FiringResult {
   const p = withDefaults(kernel, params);
   const outputs: Record<string, TypedArray> = {};
-  for (const o of kernel.outputs) outputs[o.name] = allocate(kernel, p, o.name, 'out');
+  for (const o of portsFor(kernel, p).outputs) outputs[o.name] = allocate(kernel, p, o.name, 'out');
   const report = kernel.cpu({ params: p, iteration, inputs, outputs, state }) ?? undefined;
   return { outputs, report };
 }
@@ -44,7 +46,7 @@ export class GpuRunner {
     const p = withDefaults(kernel, params);
     const executor = await kernel.gpu.prepare(device, p);
     const outs: Record<string, GPUBuffer> = {};
-    for (const o of kernel.outputs) outs[o.name] = storageBuffer(device, dataTypeBytes(o.type(p)), `${kernel.id}.${o.name}`);
+    for (const o of portsFor(kernel, p).outputs) outs[o.name] = storageBuffer(device, dataTypeBytes(o.type(p)), `${kernel.id}.${o.name}`);
     return new GpuRunner(device, kernel, p, executor, outs);
   }
 
@@ -68,7 +70,7 @@ export class GpuRunner {
     for (const [k, v] of Object.entries(inputs)) bufs[k] = uploadBuffer(this.device, v, `${this.kernel.id}.${k}`);
     const report = await this.fireBuffers(bufs, iteration);
     const outputs: Record<string, TypedArray> = {};
-    for (const o of this.kernel.outputs) {
+    for (const o of portsFor(this.kernel, this.params).outputs) {
       const like = allocate(this.kernel, this.params, o.name, 'out');
       const bytes = await readBuffer(this.device, this.outBuffers[o.name], like.byteLength);
       outputs[o.name] = new (like.constructor as new (b: ArrayBuffer) => TypedArray)(bytes);
