@@ -158,6 +158,11 @@ export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
       if (typeof v !== 'string' || v === '') c.fail(`mapping.${k}`, `must be a PE id, not ${describe(v)}`);
     }
   }
+  if (c.object('kernels', doc.kernels, false)) {
+    for (const [id, v] of Object.entries(doc.kernels!)) {
+      if (typeof v !== 'string' || v === '') c.fail(`kernels.${id}`, `must be a version such as "1.0.0", not ${describe(v)}`);
+    }
+  }
   if (c.object('options', doc.options, false)) {
     const o = doc.options;
     c.bool('options.overlap', o.overlap);

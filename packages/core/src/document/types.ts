@@ -114,4 +114,9 @@ export interface ProjectDocument {
   /** DFG node id -> PE id. */
   mapping: Record<string, string>;
   options: DocumentOptions;
+  /**
+   * Kernel id -> the version the document was made with (the designer writes it on save). A
+   * registry with another major version of one of them warns; absent ids are not checked.
+   */
+  kernels?: Record<string, string>;
 }

@@ -1,5 +1,5 @@
-import { bindingProblems, CUSTOM_WGSL, dataTypeBytes, findKernel, formatDataType, nearestKernels, sameDataType, specFor, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels/specs';
-import { error, hasErrors, type Diagnostic } from '../diagnostics.js';
+import { bindingProblems, CUSTOM_WGSL, dataTypeBytes, majorOf, findKernel, formatDataType, nearestKernels, sameDataType, specFor, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels/specs';
+import { error, hasErrors, warning, type Diagnostic } from '../diagnostics.js';
 import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';
 import type { EdgeLists, Model, ModelEdges, ModelNode, ModelPe } from './model.js';
@@ -101,6 +101,14 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     nodes.push(m);
     node.set(m.id, m);
   });
+
+  // The kernel versions the document was made with, against the registry's.
+  for (const [id, made] of Object.entries(doc.kernels ?? {})) {
+    const now = findKernel(id);
+    if (now && doc.app.nodes.some((n) => n.kernel === id) && majorOf(now.version) !== majorOf(made)) {
+      out.push(warning(`kernels.${id}`, `the document was made with ${id} ${made}; the registry has ${now.version} (from ${now.package ?? 'builtin'}), another major version`, `check the nodes using ${id} against ${now.version}, then save the document again`));
+    }
+  }
 
   // Mapping.
   for (const k of Object.keys(doc.mapping)) {
