@@ -4,11 +4,9 @@ import { compile } from './compile/compile.js';
 import { simulate } from './compile/simulate.js';
 import { parseDocument } from './document/parse.js';
 import schema from './document/schema.json' with { type: 'json' };
-import { registerKernels } from '@pipeloom/kernels/specs';
-import imageKernels from '../../../examples/kernels/image/index.js';
+import { registerExampleKernels } from './testing/example-kernels.js';
 
-// examples/sobel.json uses the example kernel package, loaded here as --kernels would.
-registerKernels(imageKernels, 'examples/kernels/image');
+registerExampleKernels();
 
 // Every examples/*.json, including ones added later, must match the schema, compile under both
 // strategies and run clean in the simulator.
