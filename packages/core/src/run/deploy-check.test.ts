@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { compile } from '../compile/compile.js';
 import type { ProjectDocument } from '../document/types.js';
 import { layeredDocument } from '../testing/generate.js';
+import { registerExampleKernels } from '../testing/example-kernels.js';
 import { Coordinator, type SocketLike } from './coordinator.js';
 import { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type Deploy } from './deploy-check.js';
 import { PROTOCOL_VERSION, type ToAgent } from './protocol.js';
@@ -11,7 +12,8 @@ import { PROTOCOL_VERSION, type ToAgent } from './protocol.js';
 // The positive cases are the deploy messages the coordinator itself sends: a real Coordinator
 // talks to in-memory agents that report the document's PEs and keep what they are sent.
 
-// Every examples/*.json, including ones added later.
+// Every examples/*.json, including ones added later (sobel.json's kernels from the example package).
+registerExampleKernels();
 const dir = new URL('../../../../examples/', import.meta.url);
 const EXAMPLES: Record<string, unknown> = Object.fromEntries(
   readdirSync(dir)
