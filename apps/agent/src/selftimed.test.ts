@@ -4,6 +4,7 @@ import { SYNC_MODES, type ImplementationGraph, type ProjectDocument, type RunRes
 import { gpusPerHost } from './cli/agents.js';
 import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
 import { compileOrThrow, connect, example, piic, root, runUntilKilled } from './testing/fixtures.js';
+import { loadKernelPackages } from './kernels/load.js';
 
 // Self-timed execution (core run/contract.ts; agent runtime/counters.ts) against barrier mode,
 // on real agent processes on loopback and real WebGPU (llvmpipe): every example, both
@@ -11,6 +12,10 @@ import { compileOrThrow, connect, example, piic, root, runUntilKilled } from './
 // between the modes. Two-host examples (piic, paper-fig5) run more iterations than their
 // buffers have slots, so a sender must get credits back over the peer link to go on: a lost
 // or unsent credit would hang the run.
+
+// examples/sobel.json's kernels come from the example package: loaded here and by the agents.
+const IMAGE = `${root}examples/kernels/image`;
+await loadKernelPackages([IMAGE]);
 
 const EXAMPLES = readdirSync(`${root}examples`)
   .filter((f) => f.endsWith('.json'))
@@ -30,6 +35,7 @@ function small(name: string): ProjectDocument {
       if (n.id === 'open1') Object.assign(p, { first: 1, last: 5 });
       if (n.id === 'open2') Object.assign(p, { first: 6, last: 8 });
     } else if (name === 'saliency') Object.assign(p, { width: 64, height: 48 });
+    else if (name === 'sobel') Object.assign(p, { width: 33, height: 17 }, 'sizes' in p ? { sizes: '33x17,17x9,17x9' } : {});
     else if ('length' in p) p.length = 1024;
     else if ('width' in p) Object.assign(p, { width: 32, height: 32 });
   }
@@ -42,7 +48,7 @@ beforeAll(async () => {
   // One pair of agents serves every example: as many GPUs per host as any example maps onto.
   const gpus: Record<string, number> = {};
   for (const name of EXAMPLES) for (const [h, n] of Object.entries(gpusPerHost(compileOrThrow(small(name), true)))) gpus[h] = Math.max(gpus[h] ?? 0, n);
-  agents = await spawnLocalAgents(['h0', 'h1'], { gpus, args: ['--allow-wgsl'], log: (host, line) => agentLog.push(`${host}: ${line}`) });
+  agents = await spawnLocalAgents(['h0', 'h1'], { gpus, args: ['--allow-wgsl', '--kernels', IMAGE], log: (host, line) => agentLog.push(`${host}: ${line}`) });
 });
 afterEach((ctx) => {
   if (ctx.task.result?.state === 'fail') console.error(`agent log (last 100 lines):\n${agentLog.slice(-100).join('\n')}`);
