@@ -2,8 +2,10 @@
 // on a 1,024-PE cluster (128 hosts x (1 CPU + 7 GPUs), InfiniBand between the CPUs), at
 // 1,000 nodes (the baseline) and 10,000 nodes, both strategies. Median of several runs, in
 // wall time and in this process's CPU time (the latter is steadier on a shared machine).
+// Then run setup: the coordinator's deploy messages for every host (the self-timed plan
+// included) of the same DFGs on 64 hosts, against compile() of the same graph in this run.
 import { Session } from 'node:inspector/promises';
-import { compile, type AccessList, type ImplementationGraph } from '../src/index.js';
+import { allPrograms, compile, deployMessages, deployTexts, lastStartCycle, programHosts, selfTimedPlan, type AccessList, type ImplementationGraph } from '../src/index.js';
 import { layeredDocument } from '../src/testing/index.js';
 
 const RUNS = 9;
@@ -50,12 +52,15 @@ for (const overlap of [true, false]) {
     rows.push([overlap ? 'overlap' : 'no overlap', r.nodes.toLocaleString('en'), r.edges.toLocaleString('en'), String(r.pes), r.buffers.toLocaleString('en'), r.ms.toFixed(1), r.min.toFixed(1), r.cpu.toFixed(1), (r.cpu / base.cpu).toFixed(2)]);
   }
 }
-const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-console.log(`compile() on ${HOSTS} hosts x (1 CPU + ${GPUS} GPUs), median of ${RUNS} runs, node ${process.version}`);
-for (const [i, r] of rows.entries()) {
-  console.log(`| ${r.map((c, j) => (j === 0 ? c.padEnd(widths[j]) : c.padStart(widths[j]))).join(' | ')} |`);
-  if (i === 0) console.log(`|${widths.map((w, j) => (j === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+function printTable(rows: string[][]) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const [i, r] of rows.entries()) {
+    console.log(`| ${r.map((c, j) => (j === 0 ? c.padEnd(widths[j]) : c.padStart(widths[j]))).join(' | ')} |`);
+    if (i === 0) console.log(`|${widths.map((w, j) => (j === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+  }
 }
+console.log(`compile() on ${HOSTS} hosts x (1 CPU + ${GPUS} GPUs), median of ${RUNS} runs, node ${process.version}`);
+printTable(rows);
 
 // What the output alone costs: a copy of the 10,000-node IG (the buffers' and programs'
 // columns, the memory reports), made the way compile() makes them, with nothing computed. The passes
@@ -102,6 +107,59 @@ for (const overlap of [true, false]) {
   }
   console.log(`${overlap ? 'overlap' : 'no overlap'}: copying the 10,000-node output alone takes ${median(times).toFixed(1)} ms (the floor for compile() with this output shape)`);
 }
+
+// Run setup: what the coordinator builds before a run starts (run/coordinator.ts
+// `deployMessages`: each host's programs, the self-timed plan and its part of it), on 64 hosts
+// x (1 CPU + 7 GPUs). `plan` is `selfTimedPlan` alone; `texts` is serialising every host's
+// message as the coordinator sends it (`deployTexts`: the parts all hosts share once), `each
+// whole` the same with JSON.stringify per message (each carries every PE, buffer and counter:
+// the protocol's shape, so its bytes grow with hosts x graph). Ratios: deploys to compile() of
+// the same graph in this run, and to the 1,000-node deploys.
+const SETUP_HOSTS = 64;
+const SETUP_RUNS = 5;
+function setup(nodes: number, overlap: boolean) {
+  const doc = layeredDocument(42, { nodes, hosts: SETUP_HOSTS, gpus: GPUS });
+  const r = compile(doc, { overlap });
+  if (!r.ok) throw new Error(r.diagnostics.map((d) => `${d.path}: ${d.message}`).join('\n'));
+  const ig = r.ig;
+  const hosts = programHosts(ig).map((id) => ({ id, url: `ws://${id}:7070` }));
+  const settings = (sync: 'self-timed' | 'barrier') => ({ runId: 'bench', secret: '0'.repeat(32), hosts, iterations: 100, cycles: lastStartCycle(ig) + 100, sync });
+  const programs = Object.values(allPrograms(ig));
+  const pes = Object.fromEntries(ig.programs.pes.map((p) => [p.pe, { host: p.host as string, kind: p.kind }]));
+  const t = { compile: [] as number[], selfTimed: [] as number[], plan: [] as number[], barrier: [] as number[], texts: [] as number[], json: [] as number[] };
+  let bytes = 0;
+  let counters = 0;
+  const time = (xs: number[], f: () => void) => {
+    const t0 = performance.now();
+    f();
+    xs.push(performance.now() - t0);
+  };
+  for (let i = 0; i < SETUP_RUNS; i++) {
+    time(t.compile, () => compile(doc, { overlap }));
+    let messages!: ReturnType<typeof deployMessages>;
+    time(t.selfTimed, () => (messages = deployMessages(ig, settings('self-timed'))));
+    time(t.plan, () => (counters = selfTimedPlan(programs, pes).counters.length));
+    time(t.barrier, () => deployMessages(ig, settings('barrier')));
+    time(t.texts, () => {
+      bytes = 0;
+      for (const text of deployTexts(messages).values()) bytes += text.length;
+    });
+    time(t.json, () => {
+      for (const m of messages.values()) JSON.stringify(m);
+    });
+  }
+  return { nodes, pes: ig.programs.pes.length, counters, bytes, compile: median(t.compile), selfTimed: median(t.selfTimed), plan: median(t.plan), barrier: median(t.barrier), texts: median(t.texts), json: median(t.json) };
+}
+const setupRows: string[][] = [['strategy', 'nodes', 'PEs', 'counters', 'compile ms', 'deploys ms (self-timed)', 'of it plan ms', 'deploys ms (barrier)', 'texts ms', 'each whole ms', 'MB sent', 'deploys / compile', 'x 1,000-node deploys']];
+for (const overlap of [true, false]) {
+  const base = setup(1000, overlap);
+  for (const r of [base, setup(10000, overlap)]) {
+    setupRows.push([overlap ? 'overlap' : 'no overlap', r.nodes.toLocaleString('en'), String(r.pes), r.counters.toLocaleString('en'), r.compile.toFixed(1), r.selfTimed.toFixed(1), r.plan.toFixed(1), r.barrier.toFixed(1), r.texts.toFixed(0), r.json.toFixed(0), (r.bytes / 1e6).toFixed(1), (r.selfTimed / r.compile).toFixed(2), (r.selfTimed / base.selfTimed).toFixed(2)]);
+  }
+}
+console.log(`\nrun setup (coordinator deployMessages) on ${SETUP_HOSTS} hosts x (1 CPU + ${GPUS} GPUs), median of ${SETUP_RUNS} runs`);
+printTable(setupRows);
+console.log('');
 
 // Pages the process takes afresh from the OS per compile (minor page faults): V8 gives freed
 // heap pages back and takes new ones, and each first touch of a page is a fault. What one

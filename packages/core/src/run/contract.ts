@@ -122,24 +122,73 @@ export interface PlanOptions {
   omitSharedStorageWaits?: boolean;
 }
 
-/** One access to a storage, placed in barrier mode's order on the storage's PE. */
-interface StorageAccess {
-  counter: number;
-  /** Accesses of one stream are ordered by the stream itself: a PE's firings are one stream. */
-  stream: string;
-  buffer: string;
-  phase: number;
-  position: number;
-  startCycle: number;
-  lag: number;
-  write: boolean;
+/** Roles of an action entry in a plan (`ActionPlan`'s fields). */
+const ACCESS = 0;
+const SEND = 1;
+const RECEIVE = 2;
+
+/**
+ * Accesses to storages, placed in barrier mode's order, one column per field (a 10,000-node
+ * graph has ~100,000 of them: an object and string keys per access cost over a second there).
+ * A stream is an int: a transfer's own counter, or -1 - k for the k-th PE's firings.
+ */
+class AccessColumns {
+  length = 0;
+  counter = new Int32Array(1024);
+  stream = new Int32Array(1024);
+  buffer = new Int32Array(1024);
+  phase = new Int32Array(1024);
+  position = new Int32Array(1024);
+  startCycle = new Float64Array(1024);
+  lag = new Float64Array(1024);
+  write = new Uint8Array(1024);
+
+  add(counter: number, stream: number, buffer: number, phase: number, position: number, startCycle: number, lag: number, write: boolean): number {
+    const i = this.length++;
+    if (i === this.counter.length) {
+      const grow = <T extends Int32Array | Float64Array | Uint8Array>(a: T): T => {
+        const b = new (a.constructor as new (n: number) => T)(2 * a.length);
+        b.set(a);
+        return b;
+      };
+      this.counter = grow(this.counter);
+      this.stream = grow(this.stream);
+      this.buffer = grow(this.buffer);
+      this.phase = grow(this.phase);
+      this.position = grow(this.position);
+      this.startCycle = grow(this.startCycle);
+      this.lag = grow(this.lag);
+      this.write = grow(this.write);
+    }
+    this.counter[i] = counter;
+    this.stream[i] = stream;
+    this.buffer[i] = buffer;
+    this.phase[i] = phase;
+    this.position[i] = position;
+    this.startCycle[i] = startCycle;
+    this.lag[i] = lag;
+    this.write[i] = write ? 1 : 0;
+    return i;
+  }
+
+  /** The accesses grouped by `key(i)` (< groups), each group in access order: start[g] .. start[g + 1] of list. */
+  groups(groups: number, key: (i: number) => number): { start: Int32Array; list: Int32Array } {
+    const start = new Int32Array(groups + 1);
+    for (let i = 0; i < this.length; i++) start[key(i) + 1]++;
+    for (let g = 0; g < groups; g++) start[g + 1] += start[g];
+    const next = start.slice(0, groups);
+    const list = new Int32Array(this.length);
+    for (let i = 0; i < this.length; i++) list[next[key(i)]++] = i;
+    return { start, list };
+  }
 }
 
 /**
  * The self-timed plan of a run (see the header): `programs` is every program of the run
  * (compile/decode.ts `allPrograms`), `pes` every PE's host and kind. Transfers are matched
  * across programs by name (the buffers they connect), never by object identity, so programs
- * parsed from JSON work too.
+ * parsed from JSON work too. Linear in the accesses plus, per write, the accesses sharing its
+ * storage (a handful: memory colouring shares a slot among a PE's few buffers).
  */
 export function selfTimedPlan(programs: readonly PeProgram[], pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }>, options: PlanOptions = {}): SelfTimedPlan {
   const counters: Counter[] = [];
@@ -157,93 +206,161 @@ export function selfTimedPlan(programs: readonly PeProgram[], pes: Record<string
     if (h === undefined) throw new Error(`selfTimedPlan: no host for PE ${pe}`);
     return h;
   };
-  // The storage of each buffer (its PE and colour) and the storage's slots.
-  const storageOf = new Map<string, string>();
-  const slots = new Map<string, number>();
+  // Buffers and storages (a PE's memory colour) by number: each buffer's storage (-1: none, as
+  // for a buffer only a transfer names), each storage's slots.
+  const bufferOf = new Map<string, number>();
+  const storageOfBuffer: number[] = [];
+  const buffer = (name: string) => {
+    let k = bufferOf.get(name);
+    if (k === undefined) bufferOf.set(name, (k = storageOfBuffer.push(-1) - 1));
+    return k;
+  };
+  const storageIds = new Map<string, Map<number, number>>();
+  const slots: number[] = [];
   for (const p of programs) {
+    let colors = storageIds.get(p.pe);
+    if (!colors) storageIds.set(p.pe, (colors = new Map()));
     for (const a of p.allocations) {
-      const key = `${p.pe}/${a.color}`;
-      slots.set(key, Math.max(1, a.depth));
-      for (const b of a.buffers) storageOf.set(b, key);
+      let s = colors.get(a.color);
+      if (s === undefined) colors.set(a.color, (s = slots.length));
+      slots[s] = Math.max(1, a.depth);
+      for (const b of a.buffers) storageOfBuffer[buffer(b)] = s;
     }
   }
-  const storage = (buffer: string) => {
-    const s = storageOf.get(buffer);
-    if (s === undefined) throw new Error(`selfTimedPlan: buffer ${buffer} has no storage`);
+  // Buffers numbered so far have a storage; only those are accessed. Typed arrays indexed by
+  // them stay dense (scattered writes into a plain array can turn it into a hash table).
+  const stored = storageOfBuffer.length;
+  const storage = (b: number) => {
+    const s = storageOfBuffer[b];
+    if (s < 0) throw new Error(`selfTimedPlan: buffer ${[...bufferOf.keys()][b]} has no storage`);
     return s;
   };
-
-  // Every access by storage, every buffer's writer, each counter's own accesses, and where
-  // each counter's action sits in the programs.
-  const byStorage = new Map<string, StorageAccess[]>();
-  const writer = new Map<string, StorageAccess>();
-  const own = new Map<number, StorageAccess[]>();
-  const credits = new Map<number, { counter: number; buffer: string }>();
-  const placed: { pe: string; phase: number; index: number; role: keyof ActionPlan; counter: number }[] = [];
-  const add = (s: StorageAccess) => {
-    const key = storage(s.buffer);
-    (byStorage.get(key) ?? byStorage.set(key, []).get(key)!).push(s);
-    if (s.write) writer.set(s.buffer, s);
-    (own.get(s.counter) ?? own.set(s.counter, []).get(s.counter)!).push(s);
+  // A transfer's counter by its role (0 both halves, 1 send, 2 receive) and buffers' numbers,
+  // remembered per destination buffer (it has one writer): the name is made once per counter,
+  // not once per PE listing the transfer. A different source there falls back to the name.
+  const memoFrom = [0, 1, 2].map(() => new Int32Array(stored).fill(-1));
+  const memoCounter = [0, 1, 2].map(() => new Int32Array(stored));
+  const transferCounter = (role: 0 | 1 | 2, from: number, to: number, a: Extract<Action, { op: 'transfer' }>, host: string) => {
+    if (to < stored && memoFrom[role][to] === from) return memoCounter[role][to];
+    const c = counter(`${role === 0 ? 'transfer' : role === 1 ? 'send' : 'receive'} ${a.from.buffer}->${a.to.buffer}`, host);
+    if (to < stored) {
+      memoFrom[role][to] = from;
+      memoCounter[role][to] = c;
+    }
+    return c;
   };
-  for (const p of programs) {
-    p.phases.forEach((ph, phase) =>
-      ph.actions.forEach((a, position) => {
+
+  // Every access, every buffer's writer, and where each counter's action sits in the programs
+  // (`placed`: program, phase, position, role, counter, five numbers per entry).
+  const acc = new AccessColumns();
+  const writer = new Int32Array(stored).fill(-1);
+  const credit: { counter: number; buffer: number }[] = [];
+  const placed: number[] = [];
+  const add = (counter: number, stream: number, b: number, phase: number, position: number, startCycle: number, lag: number, write: boolean) => {
+    storage(b);
+    const i = acc.add(counter, stream, b, phase, position, startCycle, lag, write);
+    if (write) writer[b] = i;
+  };
+  const fireStreams = new Map<string, number>();
+  programs.forEach((p, program) => {
+    let fires = fireStreams.get(p.pe);
+    if (fires === undefined) fireStreams.set(p.pe, (fires = -1 - fireStreams.size));
+    const phases = p.phases;
+    for (let phase = 0; phase < phases.length; phase++) {
+      const list = phases[phase].actions;
+      for (let position = 0; position < list.length; position++) {
+        const a = list[position];
         if (a.op === 'fire') {
           const c = counter(`fire ${a.node}`, p.host);
-          const at = { counter: c, stream: `fires ${p.pe}`, phase, position, startCycle: a.startCycle };
-          for (const x of Object.values(a.inputs)) add({ ...at, buffer: x.buffer, lag: x.lag, write: false });
-          for (const x of Object.values(a.outputs)) add({ ...at, buffer: x.buffer, lag: x.lag, write: true });
-          placed.push({ pe: p.pe, phase, index: position, role: 'access', counter: c });
-          return;
+          for (const x of Object.values(a.inputs)) add(c, fires, buffer(x.buffer), phase, position, a.startCycle, x.lag, false);
+          for (const x of Object.values(a.outputs)) add(c, fires, buffer(x.buffer), phase, position, a.startCycle, x.lag, true);
+          placed.push(program, phase, position, ACCESS, c);
+          continue;
         }
-        if (a.op !== 'transfer') return;
-        const name = `${a.from.buffer}->${a.to.buffer}`;
+        if (a.op !== 'transfer') continue;
         const local = hostOf(a.fromPe) === hostOf(a.toPe);
         const sender = p.pe === a.fromPe;
-        const c = counter(local ? `transfer ${name}` : `${sender ? 'send' : 'receive'} ${name}`, p.host);
-        const at = { counter: c, stream: counters[c].name, phase, position, startCycle: a.startCycle };
+        const from = buffer(a.from.buffer);
+        const to = buffer(a.to.buffer);
+        const c = transferCounter(local ? 0 : sender ? 1 : 2, from, to, a, p.host);
         // Each PE listing the transfer places the access to its own storage.
-        if (sender) add({ ...at, buffer: a.from.buffer, lag: a.from.lag, write: false });
-        if (p.pe === a.toPe) add({ ...at, buffer: a.to.buffer, lag: a.to.lag, write: true });
-        if (!local && sender) credits.set(c, { counter: counter(`receive ${name}`, hostOf(a.toPe)), buffer: a.to.buffer });
-        placed.push({ pe: p.pe, phase, index: position, role: local ? 'access' : sender ? 'send' : 'receive', counter: c });
-      }),
-    );
+        if (sender) add(c, c, from, phase, position, a.startCycle, a.from.lag, false);
+        if (p.pe === a.toPe) add(c, c, to, phase, position, a.startCycle, a.to.lag, true);
+        if (!local && sender) credit[c] = { counter: transferCounter(2, from, to, a, hostOf(a.toPe)), buffer: to };
+        placed.push(program, phase, position, local ? ACCESS : sender ? SEND : RECEIVE, c);
+      }
+    }
+  });
+
+  // The accesses of each storage and of each counter, in access order; counters in the order of
+  // their first access.
+  const byStorage = acc.groups(slots.length, (i) => storageOfBuffer[acc.buffer[i]]);
+  const own = acc.groups(counters.length, (i) => acc.counter[i]);
+  const owners: number[] = [];
+  const first = new Uint8Array(counters.length);
+  for (let i = 0; i < acc.length; i++) {
+    const c = acc.counter[i];
+    if (!first[c]) owners.push(c);
+    first[c] = 1;
   }
 
-  const plans = new Map<number, Access>();
-  for (const [c, list] of own) {
-    const waits = new Map<number, number>();
-    const need = (target: number, offset: number) => waits.set(target, Math.max(offset, waits.get(target) ?? -Infinity));
-    for (const a of list) {
-      if (!a.write) {
+  // Each counter's waits, one entry per target in first-need order, at the largest offset:
+  // `at[target]` is the entry's position while `owner[target]` says it belongs to this counter.
+  const plans: (Access | undefined)[] = new Array(counters.length);
+  const owner = new Int32Array(counters.length).fill(-1);
+  const at = new Int32Array(counters.length);
+  for (const c of owners) {
+    const waits: Wait[] = [];
+    const need = (target: number, offset: number) => {
+      if (owner[target] === c) {
+        const w = waits[at[target]];
+        if (offset > w.offset) w.offset = offset;
+      } else {
+        owner[target] = c;
+        at[target] = waits.push({ counter: target, offset }) - 1;
+      }
+    };
+    for (let o = own.start[c]; o < own.start[c + 1]; o++) {
+      const i = own.list[o];
+      const stream = acc.stream[i];
+      const b = acc.buffer[i];
+      if (!acc.write[i]) {
         // The write of the data iteration this read sees: barrier mode wrote it in cycle k - lag.
-        const w = writer.get(a.buffer);
-        if (!w) throw new Error(`selfTimedPlan: buffer ${a.buffer} has no writer`);
-        if (w.counter !== c && w.stream !== a.stream) need(w.counter, a.startCycle - a.lag - w.startCycle + 1);
+        const w = writer[b];
+        if (w < 0) throw new Error(`selfTimedPlan: buffer ${[...bufferOf.keys()][b]} has no writer`);
+        if (acc.counter[w] !== c && acc.stream[w] !== stream) need(acc.counter[w], acc.startCycle[i] - acc.lag[i] - acc.startCycle[w] + 1);
         continue;
       }
       // Every earlier access to the slot this write fills, of every buffer sharing the storage:
       // each accessor's last one, d cycles back (d = 0: earlier in this cycle's order).
-      const key = storage(a.buffer);
-      const depth = slots.get(key)!;
-      for (const x of byStorage.get(key)!) {
-        if (x.counter === c || x.stream === a.stream) continue;
-        if (options.omitSharedStorageWaits && x.buffer !== a.buffer) continue;
-        let d = ((-x.lag % depth) + depth) % depth;
-        if (d === 0 && !(x.phase < a.phase || (x.phase === a.phase && x.position < a.position))) d = depth;
-        need(x.counter, a.startCycle - d - x.startCycle + 1);
+      const s = storageOfBuffer[b];
+      const depth = slots[s];
+      const phase = acc.phase[i];
+      const position = acc.position[i];
+      for (let y = byStorage.start[s]; y < byStorage.start[s + 1]; y++) {
+        const x = byStorage.list[y];
+        if (acc.counter[x] === c || acc.stream[x] === stream) continue;
+        if (options.omitSharedStorageWaits && acc.buffer[x] !== b) continue;
+        let d = ((-acc.lag[x] % depth) + depth) % depth;
+        if (d === 0 && !(acc.phase[x] < phase || (acc.phase[x] === phase && acc.position[x] < position))) d = depth;
+        need(acc.counter[x], acc.startCycle[i] - d - acc.startCycle[x] + 1);
       }
     }
-    const credit = credits.get(c);
-    if (credit) need(credit.counter, 1 - slots.get(storage(credit.buffer))!);
-    plans.set(c, { waits: [...waits].map(([counter, offset]) => ({ counter, offset })), signal: c });
+    const cr = credit[c];
+    if (cr) need(cr.counter, 1 - slots[storage(cr.buffer)]);
+    plans[c] = { waits, signal: c };
   }
 
   const actions: SelfTimedPlan['actions'] = Object.create(null);
-  for (const p of programs) actions[p.pe] = p.phases.map((ph) => ph.actions.map(() => ({})));
-  for (const e of placed) actions[e.pe][e.phase][e.index] = { [e.role]: plans.get(e.counter) ?? { waits: [], signal: e.counter } };
+  for (const p of programs) actions[p.pe] = p.phases.map((ph) => new Array(ph.actions.length));
+  for (let e = 0; e < placed.length; e += 5) {
+    const c = placed[e + 4];
+    const x = plans[c] ?? { waits: [], signal: c };
+    const role = placed[e + 3];
+    actions[programs[placed[e]].pe][placed[e + 1]][placed[e + 2]] = role === ACCESS ? { access: x } : role === SEND ? { send: x } : { receive: x };
+  }
+  // Entries nothing placed (barriers) are empty.
+  for (const p of programs) for (const list of actions[p.pe]) for (let i = 0; i < list.length; i++) list[i] ??= {};
   return { counters, actions };
 }
 

@@ -18,10 +18,11 @@
  */
 import type { KernelManifest } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../diagnostics.js';
-import { allPrograms, hostPrograms, lastStartCycle, programBytes, programHosts } from '../compile/decode.js';
-import type { ImplementationGraph } from '../compile/types.js';
+import { allPrograms, lastStartCycle, programBytes, programHosts } from '../compile/decode.js';
+import type { ImplementationGraph, PeProgram } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
 import { planForHosts, selfTimedPlan, type SyncMode } from './contract.js';
+import type { Deploy } from './deploy-check.js';
 import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type PeReport, type ProcessMemory, type ToAgent } from './protocol.js';
 
 /** The part of a WebSocket the coordinator uses; both `ws` and the browser's WebSocket fit. */
@@ -145,11 +146,78 @@ class AgentConn {
     readonly socket: SocketLike,
   ) {}
   send(m: ToAgent): void {
-    if (!this.closed) this.socket.send(JSON.stringify(m));
+    this.sendText(JSON.stringify(m));
+  }
+  /** A message already serialised (deploys: see `deployTexts`). */
+  sendText(text: string): void {
+    if (!this.closed) this.socket.send(text);
   }
 }
 
 let runCounter = 0;
+
+/** What a run's deploy says besides the graph: `Deploy`'s fields that are the same for every host. */
+export type DeploySettings = Pick<Deploy, 'runId' | 'secret' | 'hosts' | 'iterations' | 'cycles' | 'linkRate' | 'emulateLinks' | 'emulateDevices'> & { sync: SyncMode };
+
+/**
+ * The deploy message of each host of `settings.hosts`, keyed by host id. Every PE's program is
+ * read from the IG once and grouped by host (one `hostPrograms` per host would read all of it
+ * per host), and the self-timed plan is made once and shared out with `planForHosts`.
+ */
+export function deployMessages(ig: ImplementationGraph, settings: DeploySettings): Map<string, Deploy> {
+  const { runId, secret, hosts, iterations, cycles, linkRate, emulateLinks, emulateDevices, sync } = settings;
+  const pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }> = {};
+  for (const p of ig.programs.pes) pes[p.pe] = { host: p.host, kind: p.kind };
+  const buffers: Record<string, { element: 'f32' | 'u32' | 'i32' | 'u8'; bytes: number }> = {};
+  const { id, type, types, bytes } = ig.buffers;
+  for (let k = 0; k < ig.buffers.count; k++) buffers[id[k]] = { element: types[type[k]].element, bytes: bytes[k] };
+  const programs = Object.values(allPrograms(ig));
+  const byHost = new Map<string, PeProgram[]>(hosts.map((h) => [h.id, []]));
+  for (const p of programs) byHost.get(p.host)?.push(p);
+  // Self-timed: the plan needs every PE's program; each agent gets its host's part.
+  const plan = sync === 'self-timed' ? selfTimedPlan(programs, pes) : undefined;
+  const out = new Map<string, Deploy>();
+  for (const { id: host } of hosts) {
+    out.set(host, { type: 'deploy', runId, secret, programs: byHost.get(host)!, hosts, iterations, cycles, pes, buffers, linkRate, emulateLinks, emulateDevices, sync, plan: plan && planForHosts(plan, programs, [host]) });
+  }
+  return out;
+}
+
+/**
+ * Each deploy as `JSON.stringify` writes it, byte for byte, with what every host's message
+ * shares (the same `hosts`, `pes`, `buffers` and plan `counters` objects) serialised once: they
+ * grow with the graph, and stringifying them once per host made setup O(hosts x graph).
+ */
+export function deployTexts(deploys: ReadonlyMap<string, Deploy>): Map<string, string> {
+  const cache = new Map<unknown, string>();
+  const once = (x: unknown) => {
+    let s = cache.get(x);
+    if (s === undefined) cache.set(x, (s = JSON.stringify(x)));
+    return s;
+  };
+  // An object's JSON from its fields' JSON, in its key order; undefined fields are left out, as JSON.stringify does.
+  const object = (o: object, field: (key: string, value: unknown) => string | undefined) => {
+    const parts: string[] = [];
+    for (const [key, value] of Object.entries(o)) {
+      const s = field(key, value);
+      if (s !== undefined) parts.push(`${JSON.stringify(key)}:${s}`);
+    }
+    return `{${parts.join(',')}}`;
+  };
+  const out = new Map<string, string>();
+  for (const [host, m] of deploys) {
+    out.set(
+      host,
+      object(m, (key, value) => {
+        if (value === undefined) return undefined;
+        if (key === 'hosts' || key === 'pes' || key === 'buffers') return once(value);
+        if (key === 'plan' && value !== null && typeof value === 'object') return object(value, (k, v) => (k === 'counters' ? once(v) : JSON.stringify(v)));
+        return JSON.stringify(value);
+      }),
+    );
+  }
+  return out;
+}
 
 /**
  * After a failure or a stop, how long the coordinator waits at most for the agents still up to
@@ -332,11 +400,6 @@ export class Coordinator {
       return result;
     }
     const involved = hostIds.map((h) => byHost.get(h)!);
-    const pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }> = {};
-    for (const p of ig.programs.pes) pes[p.pe] = { host: p.host, kind: p.kind };
-    const buffers: Record<string, { element: 'f32' | 'u32' | 'i32' | 'u8'; bytes: number }> = {};
-    const { id, type, types, bytes } = ig.buffers;
-    for (let k = 0; k < ig.buffers.count; k++) buffers[id[k]] = { element: types[type[k]].element, bytes: bytes[k] };
 
     let startMs = 0;
     const agentCycle = new Map<string, number>();
@@ -426,15 +489,8 @@ export class Coordinator {
     const timeout = this.opts.timeout ?? 20_000;
     const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
-    const secret = runSecret();
-    const sync = opts.sync ?? 'self-timed';
-    // Self-timed: the plan needs every PE's program; each agent gets its host's part.
-    const programs = sync === 'self-timed' ? Object.values(allPrograms(ig)) : [];
-    const plan = sync === 'self-timed' ? selfTimedPlan(programs, pes) : undefined;
-    for (const c of involved) {
-      const host = c.info.host;
-      c.send({ type: 'deploy', runId, secret, programs: hostPrograms(ig, [host]), hosts, iterations: opts.iterations, cycles, pes, buffers, linkRate: opts.linkRate, emulateLinks: opts.emulateLinks, emulateDevices: opts.emulateDevices, sync, plan: plan && planForHosts(plan, programs, [host]) });
-    }
+    const deploys = deployTexts(deployMessages(ig, { runId, secret: runSecret(), hosts, iterations: opts.iterations, cycles, sync: opts.sync ?? 'self-timed', linkRate: opts.linkRate, emulateLinks: opts.emulateLinks, emulateDevices: opts.emulateDevices }));
+    for (const c of involved) c.sendText(deploys.get(c.info.host)!);
     const deployed = await waitAll('deployed');
     cancel(clock, deployTimer as never);
     let heartbeat: unknown;
