@@ -29,7 +29,7 @@ export * from './run/contract.js';
 export { predict, predictStrategy, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction, type PhaseTime } from './predict/predict.js';
 export { nodeTime, transferTime, DEFAULT_RATES, type TimingOptions } from './predict/timing.js';
 export { toChromeTrace, traceMetadata, type ChromeTrace, type ChromeEvent, type TraceMetadata } from './trace/chrome.js';
-export { analyseTrace, measuredTimes, type Trace, type AnalysisOptions, type TraceAnalysis, type LaneAnalysis } from './run/analysis.js';
+export { analyseTrace, measuredTimes, TraceAccumulator, type Trace, type AnalysisOptions, type TraceAnalysis, type LaneAnalysis } from './run/analysis.js';
 export { sendLane, recvLane, isTransferLane, laneLabel, transferLanes, graphLanes, compareLanes, type TraceLaneKey } from './trace/lanes.js';
 export { TraceColumns, KINDS as TRACE_KINDS, type Lane as TraceLane } from './trace/columns.js';
 export { CALIBRATION_FORMAT, calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, documentHash, parseCalibration, predictCalibrated, type Calibration, type CalibratedFiring, type CalibratedTiming, type CalibratedTransfer, type MeasuredTimes } from './run/calibration.js';

@@ -13,6 +13,11 @@ export interface IngestReport {
   ingestMs: number;
   /** Milliseconds from the first batch to the last, timeline redraws included. */
   wallMs: number;
+  /** Milliseconds inside the store's publishes (the live numbers: trace analysis), and how many. */
+  publishMs: number;
+  publishes: number;
+  /** Milliseconds of the last publish, after the whole stream (nothing new since the one before). */
+  lastPublishMs: number;
 }
 
 export interface FrameReport {
@@ -64,6 +69,16 @@ export function installBenchHook(run: RunStore, timeline: () => TimelineHandle |
       timeline()?.follow();
       const next = syntheticBatches(total, batch);
       let ingestMs = 0;
+      let publishMs = 0;
+      let publishes = 0;
+      let lastPublishMs = 0;
+      const publish = () => {
+        const s = performance.now();
+        run.publish();
+        lastPublishMs = performance.now() - s;
+        publishMs += lastPublishMs;
+        publishes++;
+      };
       const t0 = performance.now();
       // Several batches per frame, as a fast stream delivers them; the timeline redraws between.
       let batches = 0;
@@ -72,15 +87,15 @@ export function installBenchHook(run: RunStore, timeline: () => TimelineHandle |
         run.ingest(b);
         ingestMs += performance.now() - s;
         if (++batches % 5 === 0) {
-          run.publish();
+          publish();
           await frame();
         }
       }
       const wallMs = performance.now() - t0;
-      run.publish();
+      publish();
       run.setStreaming(false);
       await frame();
-      return { events: run.measured().length, lanes: run.measured().laneCount, ingestMs, wallMs };
+      return { events: run.measured().length, lanes: run.measured().laneCount, ingestMs, wallMs, publishMs, publishes, lastPublishMs };
     },
 
     /** Zooms (in then out) or pans for `frames` frames, one step per animation frame. */

@@ -1,10 +1,11 @@
 import { createStore, useStore } from 'zustand';
-import { Coordinator, type AgentInfo, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, TraceColumns, analyseTrace } from '@pipeloom/core';
+import { Coordinator, type AgentInfo, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, TraceColumns, TraceAccumulator } from '@pipeloom/core';
 
 // The Run view's state: connections, the run in progress and its live numbers. The measured
 // trace lives in a column store outside React state (it grows by thousands of events a
 // second); the store only carries its version so views know to redraw, and the numbers are
-// published a few times a second rather than per batch.
+// published a few times a second rather than per batch, each from the events that arrived
+// since the last (core's TraceAccumulator), not from the whole trace again.
 
 export type ConnectionStatus = 'disconnected' | 'connecting' | 'connected' | 'failed';
 export type RunStatus = 'idle' | 'checked' | 'running' | 'stopping' | 'done' | 'failed' | 'stopped';
@@ -70,7 +71,8 @@ export function createRunStore(deps: RunDeps = {}) {
   // The graph of the current (or last) run: the trace export draws its flows from it.
   let runIg: ImplementationGraph | null = null;
   let runIterations: number | undefined;
-  let measured = new TraceColumns();
+  // The measured trace and its analysis so far.
+  let measured = new TraceAccumulator();
   let progress: Progress | null = null;
   let timer: ReturnType<typeof setInterval> | undefined;
   let seeded: object | null = null;
@@ -93,18 +95,18 @@ export function createRunStore(deps: RunDeps = {}) {
   const numbers = (): LiveNumbers => {
     const p = progress;
     // Cycles below the agents' slowest reported cycle are complete; later ones are still arriving.
-    const a = analyseTrace(measured, { fillCycles: runIg?.fillCycles, lastCycle: p ? p.cycle - 1 : undefined, iterations: runIterations });
+    const a = measured.analyse({ fillCycles: runIg?.fillCycles, lastCycle: p ? p.cycle - 1 : undefined, iterations: runIterations });
     const utilisation = a.lanes.map((l) => ({ key: `${l.host}/${l.pe}/${l.thread}`, value: l.utilisation }));
     let cycleTime = a.cycleTime;
     if (!cycleTime && p && p.cycle > 0) cycleTime = p.elapsed / p.cycle;
-    return { cycle: p?.cycle ?? 0, cycles: p?.cycles ?? 0, iterationsPerSecond: p?.iterationsPerSecond ?? 0, cycleTime, elapsed: p?.elapsed ?? 0, events: measured.length, utilisation };
+    return { cycle: p?.cycle ?? 0, cycles: p?.cycles ?? 0, iterationsPerSecond: p?.iterationsPerSecond ?? 0, cycleTime, elapsed: p?.elapsed ?? 0, events: measured.columns.length, utilisation };
   };
-  const publish = () => store.setState({ live: numbers(), traceVersion: measured.version });
+  const publish = () => store.setState({ live: numbers(), traceVersion: measured.columns.version });
 
   const api = {
     store,
     /** The measured trace of the current (or last) run. */
-    measured: () => measured,
+    measured: (): TraceColumns => measured.columns,
     /** The implementation graph the current (or last) run executed. */
     runGraph: () => runIg,
 
@@ -117,7 +119,7 @@ export function createRunStore(deps: RunDeps = {}) {
     reset(): void {
       runIg = null;
       runIterations = undefined;
-      measured = new TraceColumns();
+      measured = new TraceAccumulator();
       progress = null;
       store.setState({ live: emptyLive(), traceVersion: 0 });
     },

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { predict } from '../predict/predict.js';
 import { TraceColumns } from '../trace/columns.js';
 import type { TraceEvent } from '../trace/event.js';
-import { analyseTrace, measuredTimes } from './analysis.js';
+import { analyseTrace, measuredTimes, TraceAccumulator, type AnalysisOptions } from './analysis.js';
 
 const ev = (e: Partial<TraceEvent>): TraceEvent => ({ host: 'h0', pe: 'cpu@h0', thread: 'main', kind: 'fire', name: 'x', iteration: 0, cycle: 0, start: 0, end: 0, ...e });
 
@@ -105,6 +106,78 @@ describe('trace analysis', () => {
         if (barrier) expect(a.barrierShare).toBeGreaterThan(0);
       }
     }
+  });
+});
+
+describe('live analysis (TraceAccumulator)', () => {
+  // Events from a few lanes with random kinds, cycles (-1: outside any cycle), times and
+  // durations: lanes' events arrive out of order and overlap, as batches from several agents do.
+  const event = fc.record({
+    host: fc.constantFrom('h0', 'h1'),
+    pe: fc.constantFrom('cpu', 'gpu0'),
+    thread: fc.constantFrom('main', 'recv:cpu@h1'),
+    kind: fc.constantFrom('fire', 'transfer', 'wait', 'barrier'),
+    cycle: fc.integer({ min: -1, max: 12 }),
+    start: fc.oneof(fc.integer({ min: 0, max: 5000 }), fc.double({ min: 0, max: 5000, noNaN: true })),
+    duration: fc.oneof(fc.integer({ min: 0, max: 400 }), fc.double({ min: 0, max: 400, noNaN: true })),
+  }).map(({ duration, ...e }) => ev({ ...e, name: e.kind, iteration: e.cycle, end: e.start + duration }));
+  const options: fc.Arbitrary<AnalysisOptions> = fc.record(
+    { fillCycles: fc.integer({ min: 0, max: 4 }), iterations: fc.integer({ min: 0, max: 14 }), lastCycle: fc.integer({ min: -1, max: 13 }), predictedCycleTime: fc.double({ min: 1e-6, max: 1e-3, noNaN: true }) },
+    { requiredKeys: [] },
+  );
+
+  it('gives after every batch exactly what analyseTrace gives for all events so far, for any stream and any split', () => {
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 200 }), fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 12 }), fc.array(options, { minLength: 1, maxLength: 3 }), (events, cuts, asked) => {
+        const acc = new TraceAccumulator();
+        const bounds = [...new Set([0, ...cuts.map((x) => Math.min(x, events.length)), events.length])].sort((a, b) => a - b);
+        for (let b = 1; b < bounds.length; b++) {
+          acc.append(events.slice(bounds[b - 1], bounds[b]));
+          const all = events.slice(0, bounds[b]);
+          // Several questions between batches (a live view asks with its latest lastCycle).
+          for (const o of asked) expect(acc.analyse(o)).toStrictEqual(analyseTrace(all, o));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('the cycle spread is the sorted steady cycle lengths\' median, 95th percentile and maximum', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 400 }), fc.integer({ min: 0, max: 3 }), (lengths, fill) => {
+        // One event per cycle, back to back: cycle k ends at the sum of the first k + 1 lengths.
+        const events: TraceEvent[] = [];
+        let t = 0;
+        lengths.forEach((d, k) => events.push(ev({ cycle: k, start: t, end: (t += d) })));
+        const acc = new TraceAccumulator();
+        acc.append(events);
+        const a = acc.analyse({ fillCycles: fill });
+        const gaps = lengths.slice(Math.max(fill, 1)).map((d) => d / 1e6).sort((x, y) => x - y);
+        const at = (q: number) => gaps[Math.min(gaps.length - 1, Math.ceil(q * gaps.length) - 1)];
+        if (gaps.length) expect(a.cycleSpread).toEqual({ count: gaps.length, p50: at(0.5), p95: at(0.95), max: gaps[gaps.length - 1] });
+        else expect(a.cycleSpread.count).toBe(0);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a late event before a lane\'s swept part re-sweeps that lane', () => {
+    const acc = new TraceAccumulator();
+    acc.append([ev({ start: 100, end: 200 }), ev({ start: 300, end: 400 })]);
+    expect(acc.analyse().lanes[0].busy).toBeCloseTo(200e-6, 12);
+    // Arrives after the lane was swept, starts before both and covers the gap between them.
+    acc.append([ev({ start: 0, end: 350 })]);
+    expect(acc.analyse()).toStrictEqual(analyseTrace([ev({ start: 100, end: 200 }), ev({ start: 300, end: 400 }), ev({ start: 0, end: 350 })]));
+    expect(acc.analyse().lanes[0].busy).toBeCloseTo(400e-6, 12);
+  });
+
+  it('reads events appended to its column store directly', () => {
+    const c = new TraceColumns();
+    const acc = new TraceAccumulator(c);
+    c.append(barrierRun().slice(0, 20));
+    acc.analyse({ fillCycles: 2 });
+    c.append(barrierRun().slice(20));
+    expect(acc.analyse({ fillCycles: 2, iterations: 6 })).toStrictEqual(analyseTrace(barrierRun(), { fillCycles: 2, iterations: 6 }));
   });
 });
 

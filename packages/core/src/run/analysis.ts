@@ -3,8 +3,9 @@ import type { TraceEvent } from '../trace/event.js';
 
 // Trace analysis, once: what a predicted or measured timeline says about the run. The CLI's
 // summary, the benchmarks, the web app's live numbers and `pipeloom calibrate` all read it
-// here. It works on the column store (one pass over typed arrays, so the web app can re-run it
-// on a million streaming events a few times a second); an event array is first put into one.
+// here. It works on the column store (one pass over typed arrays); an event array is first put
+// into one. A live trace keeps a `TraceAccumulator`, which reads only the events that arrived
+// since its last answer.
 
 /** A timeline: the column store where the caller has one, else its events. */
 export type Trace = TraceColumns | readonly TraceEvent[];
@@ -79,111 +80,210 @@ const BARRIER = 3;
 
 /** Cycle time, utilisation, barrier and wait shares and throughput of a timeline. */
 export function analyseTrace(trace: Trace, opts: AnalysisOptions = {}): TraceAnalysis {
-  const c = columnsOf(trace);
-  const n = c.length;
-  const span = n ? (c.maxEnd - c.minStart) / 1e6 : 0;
+  return new TraceAccumulator(columnsOf(trace)).analyse(opts);
+}
 
-  // Each cycle's end: the last end among its events.
-  const cycle = c.cycle;
-  const ends = c.end;
-  let done = new Float64Array(64).fill(-Infinity);
-  let last = -1;
-  for (let i = 0; i < n; i++) {
-    const k = cycle[i];
-    if (k < 0) continue;
-    if (k > last) {
-      last = k;
-      if (k >= done.length) {
-        const grown = new Float64Array(Math.max(k + 1, done.length * 2)).fill(-Infinity);
-        grown.set(done);
-        done = grown;
+/** One lane's sweep in start order: a running union per kind of slice, and how far it got. */
+interface LaneSweep {
+  /** Positions of `laneOrder` swept, and the event at the last of them (to notice a late event inserted before it). */
+  swept: number;
+  lastEvent: number;
+  bSum: number;
+  bFrom: number;
+  bTo: number;
+  rSum: number;
+  rFrom: number;
+  rTo: number;
+  wSum: number;
+  wFrom: number;
+  wTo: number;
+}
+
+const sweepStart = (): LaneSweep => ({ swept: 0, lastEvent: -1, bSum: 0, bFrom: 0, bTo: -Infinity, rSum: 0, rFrom: 0, rTo: -Infinity, wSum: 0, wFrom: 0, wTo: -Infinity });
+
+/**
+ * `analyseTrace` of a growing trace, reading only what arrived since the last answer: a live
+ * run's numbers are asked for a few times a second while its trace grows to millions of events.
+ * Each cycle's end is a running maximum; each lane's unions continue from where the last sweep
+ * stopped (a late event inserted before that point, which another agent's batch can bring,
+ * re-sweeps that lane alone). What stays per answer is O(lanes + cycles). `analyseTrace` is
+ * this over a whole trace at once, so both give the same numbers by construction.
+ */
+export class TraceAccumulator {
+  /** Events read so far (indices into the column store). */
+  private seen = 0;
+  /** done[k]: the last end among cycle k's events. */
+  private done = new Float64Array(64).fill(-Infinity);
+  private last = -1;
+  private readonly sweeps: LaneSweep[] = [];
+  private gaps = new Float64Array(64);
+
+  constructor(readonly columns: TraceColumns = new TraceColumns()) {}
+
+  /** Appends a batch of events to the column store (events appended to it directly count too). */
+  append(events: readonly TraceEvent[]): void {
+    this.columns.append(events);
+  }
+
+  /** The analysis of every event in the column store: the numbers `analyseTrace` gives for it. */
+  analyse(opts: AnalysisOptions = {}): TraceAnalysis {
+    const c = this.columns;
+    this.catchUp();
+    const n = c.length;
+    const span = n ? (c.maxEnd - c.minStart) / 1e6 : 0;
+    const done = this.done;
+    const last = this.last;
+    const cycles = last + 1;
+    // Steady state: every action runs (the fill is over, the drain not begun). Cycle k lasts
+    // from cycle k - 1's end to its own; cycle fill - 1 exists, so the first steady cycle has a start.
+    const fill = Math.max(0, opts.fillCycles ?? 0);
+    let to = Math.min(last, opts.lastCycle ?? last);
+    if (opts.iterations !== undefined) to = Math.min(to, opts.iterations - 1);
+    const from = Math.max(fill, 1);
+    // The steady cycles' lengths, in a scratch array reused between answers.
+    if (this.gaps.length < cycles) this.gaps = new Float64Array(Math.max(cycles, 2 * this.gaps.length));
+    const gaps = this.gaps;
+    let count = 0;
+    let max = -Infinity;
+    let steady: TraceAnalysis['steady'] = null;
+    let cycleTime = 0;
+    if (to >= from && done[from - 1] > -Infinity && done[to] > -Infinity) {
+      steady = { from, to };
+      cycleTime = (done[to] - done[from - 1]) / 1e6 / (to - from + 1);
+      for (let k = from, prev = done[from - 1]; k <= to; k++) {
+        if (done[k] === -Infinity) continue;
+        const gap = (done[k] - prev) / 1e6;
+        gaps[count++] = gap;
+        if (gap > max) max = gap;
+        prev = done[k];
+      }
+    } else if (cycles > 0) cycleTime = span / cycles;
+    // Percentiles by selection, not sorting: a live trace asks for them a few times a second
+    // over tens of thousands of cycles. p95 is selected among the values at or above p50.
+    const rank = (q: number) => Math.min(count - 1, Math.ceil(q * count) - 1);
+    const p50 = count ? select(gaps, 0, count, rank(0.5)) : cycleTime;
+    const p95 = count ? select(gaps, rank(0.5), count, rank(0.95)) : cycleTime;
+
+    const lanes: LaneAnalysis[] = [];
+    let busyAll = 0;
+    let barrierAll = 0;
+    let waitAll = 0;
+    for (const lane of c.lanes()) {
+      const w = this.sweeps[lane.index];
+      const busy = (w.bTo > w.bFrom ? w.bSum + w.bTo - w.bFrom : w.bSum) / 1e6;
+      const barrier = (w.rTo > w.rFrom ? w.rSum + w.rTo - w.rFrom : w.rSum) / 1e6;
+      const wait = (w.wTo > w.wFrom ? w.wSum + w.wTo - w.wFrom : w.wSum) / 1e6;
+      busyAll += busy;
+      barrierAll += barrier;
+      waitAll += wait;
+      const share = (x: number) => (span > 0 ? Math.min(1, x / span) : 0);
+      lanes.push({ host: lane.host, pe: lane.pe, thread: lane.thread, busy, barrier, wait, utilisation: share(busy), barrierShare: share(barrier), waitShare: share(wait) });
+    }
+    const laneTime = span * lanes.length;
+    const of = (x: number) => (laneTime > 0 ? x / laneTime : 0);
+    return {
+      span,
+      cycles,
+      cycleTime,
+      steady,
+      cycleSpread: { count, p50, p95, max: count ? max : cycleTime },
+      throughput: cycleTime > 0 ? 1 / cycleTime : 0,
+      ratio: opts.predictedCycleTime ? cycleTime / opts.predictedCycleTime : undefined,
+      lanes,
+      busyShare: of(busyAll),
+      barrierShare: of(barrierAll),
+      waitShare: of(waitAll),
+    };
+  }
+
+  /** Reads the events that arrived since the last call: cycle ends, then each lane's new positions. */
+  private catchUp(): void {
+    const c = this.columns;
+    const n = c.length;
+    // Each cycle's end: the last end among its events.
+    const cycle = c.cycle;
+    const ends = c.end;
+    for (let i = this.seen; i < n; i++) {
+      const k = cycle[i];
+      if (k < 0) continue;
+      if (k > this.last) {
+        this.last = k;
+        if (k >= this.done.length) {
+          const grown = new Float64Array(Math.max(k + 1, this.done.length * 2)).fill(-Infinity);
+          grown.set(this.done);
+          this.done = grown;
+        }
+      }
+      if (ends[i] > this.done[k]) this.done[k] = ends[i];
+    }
+    this.seen = n;
+
+    // Per lane, one walk in start order with a running union per kind of slice.
+    for (let l = 0; l < c.laneCount; l++) {
+      const len = c.laneLength(l);
+      const order = c.laneOrder(l);
+      let w = this.sweeps[l];
+      // Events only ever get inserted into a lane's order, so the event last swept still sits
+      // at its position exactly when nothing was inserted before it.
+      if (!w || (w.swept > 0 && order[w.swept - 1] !== w.lastEvent)) this.sweeps[l] = w = sweepStart();
+      if (w.swept === len) continue;
+      const kinds = c.laneKinds(l);
+      const starts = c.laneStarts(l);
+      const end = c.end;
+      // Three running unions (busy, barrier, wait), inlined: this loop runs over every event.
+      let { bSum, bFrom, bTo, rSum, rFrom, rTo, wSum, wFrom, wTo } = w;
+      for (let k = w.swept; k < len; k++) {
+        const kind = kinds[k];
+        const s = starts[k];
+        const e = end[order[k]];
+        if (kind === FIRE || kind === TRANSFER) {
+          if (s > bTo) {
+            if (bTo > bFrom) bSum += bTo - bFrom;
+            bFrom = s;
+            bTo = e;
+          } else if (e > bTo) bTo = e;
+        } else if (kind === BARRIER) {
+          if (s > rTo) {
+            if (rTo > rFrom) rSum += rTo - rFrom;
+            rFrom = s;
+            rTo = e;
+          } else if (e > rTo) rTo = e;
+        } else if (s > wTo) {
+          if (wTo > wFrom) wSum += wTo - wFrom;
+          wFrom = s;
+          wTo = e;
+        } else if (e > wTo) wTo = e;
+      }
+      Object.assign(w, { swept: len, lastEvent: order[len - 1], bSum, bFrom, bTo, rSum, rFrom, rTo, wSum, wFrom, wTo });
+    }
+  }
+}
+
+/**
+ * The k-th smallest (0-based) of xs[lo, hi), with k in [lo, hi): Hoare's selection, O(hi - lo)
+ * on average. Reorders the range so that what precedes k is <= xs[k] and what follows is >= it.
+ */
+function select(xs: Float64Array, lo: number, hi: number, k: number): number {
+  let l = lo;
+  let h = hi - 1;
+  while (l < h) {
+    const pivot = xs[(l + h) >>> 1];
+    let i = l;
+    let j = h;
+    while (i <= j) {
+      while (xs[i] < pivot) i++;
+      while (xs[j] > pivot) j--;
+      if (i <= j) {
+        const t = xs[i];
+        xs[i++] = xs[j];
+        xs[j--] = t;
       }
     }
-    if (ends[i] > done[k]) done[k] = ends[i];
+    if (k <= j) h = j;
+    else if (k >= i) l = i;
+    else break;
   }
-  const cycles = last + 1;
-  // Steady state: every action runs (the fill is over, the drain not begun). Cycle k lasts
-  // from cycle k - 1's end to its own; cycle fill - 1 exists, so the first steady cycle has a start.
-  const fill = Math.max(0, opts.fillCycles ?? 0);
-  let to = Math.min(last, opts.lastCycle ?? last);
-  if (opts.iterations !== undefined) to = Math.min(to, opts.iterations - 1);
-  const from = Math.max(fill, 1);
-  const gaps: number[] = [];
-  let steady: TraceAnalysis['steady'] = null;
-  let cycleTime = 0;
-  if (to >= from && done[from - 1] > -Infinity && done[to] > -Infinity) {
-    steady = { from, to };
-    cycleTime = (done[to] - done[from - 1]) / 1e6 / (to - from + 1);
-    for (let k = from, prev = done[from - 1]; k <= to; k++) {
-      if (done[k] === -Infinity) continue;
-      gaps.push((done[k] - prev) / 1e6);
-      prev = done[k];
-    }
-  } else if (cycles > 0) cycleTime = span / cycles;
-  gaps.sort((a, b) => a - b);
-  const pct = (q: number) => (gaps.length ? gaps[Math.min(gaps.length - 1, Math.ceil(q * gaps.length) - 1)] : cycleTime);
-
-  // Per lane, one walk in start order with a running union per kind of slice.
-  const lanes: LaneAnalysis[] = [];
-  let busyAll = 0;
-  let barrierAll = 0;
-  let waitAll = 0;
-  for (const lane of c.lanes()) {
-    const order = c.laneOrder(lane.index);
-    const kinds = c.laneKinds(lane.index);
-    const starts = c.laneStarts(lane.index);
-    const len = c.laneLength(lane.index);
-    const end = c.end;
-    // Three running unions (busy, barrier, wait), inlined: this loop runs over every event.
-    let bSum = 0, bFrom = 0, bTo = -Infinity;
-    let rSum = 0, rFrom = 0, rTo = -Infinity;
-    let wSum = 0, wFrom = 0, wTo = -Infinity;
-    for (let k = 0; k < len; k++) {
-      const kind = kinds[k];
-      const s = starts[k];
-      const e = end[order[k]];
-      if (kind === FIRE || kind === TRANSFER) {
-        if (s > bTo) {
-          if (bTo > bFrom) bSum += bTo - bFrom;
-          bFrom = s;
-          bTo = e;
-        } else if (e > bTo) bTo = e;
-      } else if (kind === BARRIER) {
-        if (s > rTo) {
-          if (rTo > rFrom) rSum += rTo - rFrom;
-          rFrom = s;
-          rTo = e;
-        } else if (e > rTo) rTo = e;
-      } else if (s > wTo) {
-        if (wTo > wFrom) wSum += wTo - wFrom;
-        wFrom = s;
-        wTo = e;
-      } else if (e > wTo) wTo = e;
-    }
-    const busy = (bTo > bFrom ? bSum + bTo - bFrom : bSum) / 1e6;
-    const barrier = (rTo > rFrom ? rSum + rTo - rFrom : rSum) / 1e6;
-    const wait = (wTo > wFrom ? wSum + wTo - wFrom : wSum) / 1e6;
-    busyAll += busy;
-    barrierAll += barrier;
-    waitAll += wait;
-    const share = (x: number) => (span > 0 ? Math.min(1, x / span) : 0);
-    lanes.push({ host: lane.host, pe: lane.pe, thread: lane.thread, busy, barrier, wait, utilisation: share(busy), barrierShare: share(barrier), waitShare: share(wait) });
-  }
-  const laneTime = span * lanes.length;
-  const of = (x: number) => (laneTime > 0 ? x / laneTime : 0);
-  return {
-    span,
-    cycles,
-    cycleTime,
-    steady,
-    cycleSpread: { count: gaps.length, p50: pct(0.5), p95: pct(0.95), max: gaps.length ? gaps[gaps.length - 1] : cycleTime },
-    throughput: cycleTime > 0 ? 1 / cycleTime : 0,
-    ratio: opts.predictedCycleTime ? cycleTime / opts.predictedCycleTime : undefined,
-    lanes,
-    busyShare: of(busyAll),
-    barrierShare: of(barrierAll),
-    waitShare: of(waitAll),
-  };
+  return xs[k];
 }
 
 /**
