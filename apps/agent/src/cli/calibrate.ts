@@ -20,7 +20,8 @@ per link and size the seconds per transfer, with the document's hash, the machin
   --agents URLS       comma-separated agent URLs (default: start one local agent per host)
   --token T           the agents' token (or env PIPELOOM_TOKEN)
   --out FILE          where to write it (default: beside the document)
-  --sync MODE         how the agents synchronise while measuring (default: the document's)
+  --sync MODE         how the agents synchronise while measuring (default: barrier, where every
+                      firing and copy is waited for on its own, so each has its own time)
   --allow-wgsl        start the local agents with --allow-wgsl (custom.wgsl nodes)
   --kernel-timeout S  the local agents' time limit of one firing, in seconds (default 60)
   --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents; repeatable
@@ -34,7 +35,7 @@ export async function main(argv: string[]): Promise<number> {
   const v = args.values;
   const iterations = positiveInt('calibrate', 'iterations', v.iterations);
   const kernelTimeout = seconds('calibrate', 'kernel-timeout', v['kernel-timeout']);
-  const syncFlag = choice('calibrate', 'sync', v.sync, ['self-timed', 'barrier'] as const, 'self-timed');
+  const syncFlag = choice('calibrate', 'sync', v.sync, ['self-timed', 'barrier'] as const, 'barrier');
   if (iterations === undefined || kernelTimeout === undefined || !syncFlag) return EXIT.failure;
   const file = args.positionals[0];
   const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? []);
@@ -47,8 +48,10 @@ export async function main(argv: string[]): Promise<number> {
     printDiagnostics(diagnostics);
     return EXIT.invalid;
   }
-  // The sync mode measured in: --sync, else the document's (as `pipeloom run`).
-  const sync = v.sync !== undefined ? syncFlag : (model.doc.options.sync ?? 'self-timed');
+  // Barrier mode unless --sync says otherwise: self-timed, a GPU PE's cycle is one queue batch
+  // (agent runtime/gpu-batch.ts) and its slices all end with the batch, so a firing's slice
+  // would include the copies beside it. The times calibrated are the same in both modes.
+  const sync = syncFlag;
   const igs: ImplementationGraph[] = [];
   for (const overlap of [false, true]) {
     const r = compileModel(model, overlap, [...diagnostics]);
