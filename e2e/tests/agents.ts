@@ -27,13 +27,14 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-export async function startAgents(names: string[], basePort: number, token = 'e2e-token-0123456789'): Promise<LocalAgents> {
+/** `args`: more `pipeloom agent` options for every agent (e.g. `--kernels DIR`). */
+export async function startAgents(names: string[], basePort: number, token = 'e2e-token-0123456789', args: string[] = []): Promise<LocalAgents> {
   const procs: ChildProcess[] = [];
   let log = '';
   const urls: string[] = [];
   for (const [i, name] of names.entries()) {
     const port = basePort + i;
-    const p = spawn(process.execPath, ['apps/agent/bin/pipeloom.js', 'agent', '--name', name, '--port', String(port), '--token', token], {
+    const p = spawn(process.execPath, ['apps/agent/bin/pipeloom.js', 'agent', '--name', name, '--port', String(port), '--token', token, ...args], {
       cwd: ROOT,
       env: { ...process.env, EGL_PLATFORM: 'surfaceless' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,7 +2,7 @@ import { findKernel, majorOf, type KernelManifest } from '@pipeloom/kernels/spec
 import { error, type Diagnostic } from './diagnostics.js';
 import type { ImplementationGraph } from './compile/types.js';
 import { allPrograms } from './compile/decode.js';
-import type { Model } from './document/model.js';
+import type { ProjectDocument } from './document/types.js';
 
 // Kernel versions: which a document was made with (its `kernels` record) and which each agent
 // reports at login (`welcome.kernels`). A node whose kernel an agent lacks, or has in another
@@ -15,10 +15,16 @@ export interface AgentKernels {
   kernels?: readonly KernelManifest[];
 }
 
-/** Every kernel id -> version this model's nodes use (what a saved document keeps as `kernels`). */
-export function kernelVersions(model: Model): Record<string, string> {
+/**
+ * Every registered kernel id -> version the document's nodes use, sorted (what a saved document
+ * keeps as `kernels`); a node whose kernel is not registered keeps the version recorded before.
+ */
+export function kernelVersions(doc: Pick<ProjectDocument, 'app' | 'kernels'>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const n of model.nodes) out[n.kernel.id] = n.kernel.version;
+  for (const n of doc.app.nodes) {
+    const version = findKernel(n.kernel)?.version ?? doc.kernels?.[n.kernel];
+    if (version) out[n.kernel] = version;
+  }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 }
 

@@ -347,3 +347,51 @@ export function bindingProblems(source: string, inputs: readonly string[], outpu
   }
   return problems;
 }
+
+/** `kind<element>[AxB]` (formatDataType's text) back to a data type; undefined when it is not one. */
+function parseDataType(text: string): DataType | undefined {
+  const m = /^(.*)<(f32|u32|i32|u8)>\[(\d+(?:x\d+)*)\]$/.exec(text);
+  return m ? { kind: m[1], element: m[2] as DataType['element'], shape: m[3].split('x').map(Number) } : undefined;
+}
+
+/**
+ * A spec from a manifest an agent reported (data, no code), so the designer can place and
+ * check a package's kernels it has not loaded: each port keeps the type the manifest shows
+ * (the one at the default params; the package's own type functions run on the agents and in
+ * the CLI), variadic ports still expand from their count param, and the cost is its bytes.
+ */
+export function specFromManifest(m: KernelManifest): KernelSpec {
+  const port = (p: PortManifest): PortSpec => {
+    const t = parseDataType(p.type);
+    return {
+      name: p.name,
+      ...(p.description ? { description: p.description } : {}),
+      ...(p.repeat ? { repeat: p.repeat } : {}),
+      type: () => {
+        if (!t) throw new Error(`the agents reported no type for port ${p.name}`);
+        return t;
+      },
+    };
+  };
+  const inputs = m.inputs.map(port);
+  const outputs = m.outputs.map(port);
+  const bytes = [...inputs, ...outputs].reduce((sum, p) => {
+    const t = parseDataType(m.inputs.concat(m.outputs).find((x) => x.name === p.name)?.type ?? '');
+    return sum + (t ? t.shape.reduce((a, b) => a * b, 1) * ELEMENT_BYTES[t.element] : 0);
+  }, 0);
+  return {
+    id: m.id,
+    version: m.version,
+    package: m.package,
+    title: m.title,
+    category: m.category,
+    description: m.description,
+    params: m.params,
+    inputs,
+    outputs,
+    stateful: m.stateful,
+    deterministic: m.deterministic,
+    gpuOnly: m.gpuOnly,
+    cost: () => ({ flops: 0, bytes }),
+  };
+}

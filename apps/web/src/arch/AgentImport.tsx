@@ -3,6 +3,7 @@ import { projectStore } from '../store/project.js';
 import { agentsFromQuery } from '../shell/query.js';
 import { probeAgent } from './agentProbe.js';
 import { changesFromAgent } from './fromAgent.js';
+import { reportAgentKernels } from '../store/agentKernels.js';
 
 // "Add from agent": asks a running agent which PEs it serves and fills its host with them.
 export function AgentImport() {
@@ -17,6 +18,8 @@ export function AgentImport() {
     setStatus(null);
     try {
       const w = await probeAgent(url.trim(), token);
+      // Its kernels join the palette (grouped by package) before its PEs join the document.
+      reportAgentKernels(w.host, w.kernels);
       const st = projectStore.getState();
       const changes = changesFromAgent(st.doc, w.host, url.trim(), w.pes);
       if (changes.length) st.dispatch(changes, { label: `add from agent ${w.host}` });

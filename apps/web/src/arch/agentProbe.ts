@@ -1,4 +1,5 @@
 import { Coordinator, type SocketLike, type PeReport } from '@pipeloom/core';
+import type { KernelManifest } from '@pipeloom/kernels';
 
 // Asks an agent what it serves through core's coordinator (native WebSocket as its socket):
 // connect, authenticate, read the welcome, close. Rejects with the coordinator's sentence
@@ -7,6 +8,8 @@ import { Coordinator, type SocketLike, type PeReport } from '@pipeloom/core';
 export interface AgentWelcome {
   host: string;
   pes: PeReport[];
+  /** The kernels the agent runs (manifests), where it reports them. */
+  kernels?: KernelManifest[];
 }
 
 export const browserClock = {
@@ -24,7 +27,7 @@ export async function probeAgent(url: string, token: string, timeoutMs = 8000): 
   });
   try {
     const a = c.agents[0];
-    return { host: a.host, pes: a.pes };
+    return { host: a.host, pes: a.pes, kernels: a.kernels };
   } finally {
     c.close();
   }

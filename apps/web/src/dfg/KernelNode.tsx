@@ -2,7 +2,7 @@ import { memo } from 'react';
 import { Handle, Position, type Node, type NodeHandle, type NodeProps } from '@xyflow/react';
 import { findKernel, formatDataType } from '@pipeloom/kernels';
 import type { AppNode } from '@pipeloom/core';
-import { portType } from '../lib/kernels.js';
+import { nodePorts, portType } from '../lib/kernels.js';
 
 export type KernelNodeData = {
   node: AppNode;
@@ -52,8 +52,8 @@ const ESTIMATE = { width: 168, left: 4, right: 1, ports: 40, picker: 34 };
 function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
   const { node, color, errors } = data;
   const kernel = findKernel(node.kernel);
-  const inputs = kernel?.inputs ?? [];
-  const outputs = kernel?.outputs ?? [];
+  // Variadic kernels (a display's in0..in{n-1}) show the ports their params give.
+  const { inputs, outputs } = nodePorts(node);
   const rows = Math.max(inputs.length, outputs.length, 1);
   return (
     <div

@@ -1,13 +1,25 @@
-import { findKernel, formatDataType, sameDataType, withDefaults, type DataType, type KernelSpec } from '@pipeloom/kernels';
+import { findKernel, formatDataType, portsFor, sameDataType, withDefaults, type DataType, type KernelSpec, type PortSpec } from '@pipeloom/kernels';
 import type { AppNode, ProjectDocument } from '@pipeloom/core';
 
 // Port types as the editor sees them: resolved from the node's params (defaults filled in),
 // with a readable reason when they cannot be resolved or do not match.
 
+/** A node's ports for its params (variadic ports expanded, declared ones read); none when they cannot be read. */
+export function nodePorts(node: AppNode): { inputs: PortSpec[]; outputs: PortSpec[] } {
+  const kernel = findKernel(node.kernel);
+  if (!kernel) return { inputs: [], outputs: [] };
+  try {
+    return portsFor(kernel, withDefaults(kernel, node.params));
+  } catch {
+    return { inputs: [], outputs: [] };
+  }
+}
+
 export function portType(node: AppNode, port: string, side: 'in' | 'out'): { type?: DataType; error?: string; kernel?: KernelSpec } {
   const kernel = findKernel(node.kernel);
   if (!kernel) return { error: `kernel "${node.kernel}" is not registered` };
-  const spec = (side === 'in' ? kernel.inputs : kernel.outputs).find((p) => p.name === port);
+  const ports = nodePorts(node);
+  const spec = (side === 'in' ? ports.inputs : ports.outputs).find((p) => p.name === port);
   if (!spec) return { kernel, error: `${kernel.id} has no ${side === 'in' ? 'input' : 'output'} "${port}"` };
   try {
     return { kernel, type: spec.type(withDefaults(kernel, node.params)) };

@@ -2,7 +2,7 @@ import { findKernel, formatDataType, withDefaults, type ParamSpec, type ParamVal
 import type { AppNode, LinkKind, ProjectDocument } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, linkKey, type Selection } from '../store/records.js';
-import { portType } from '../lib/kernels.js';
+import { nodePorts, portType } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
 import { formatBytes } from '../lib/format.js';
 import { LINK_KINDS } from '../arch/defaults.js';
@@ -60,7 +60,11 @@ function NodeInspector({ doc, node }: { doc: ProjectDocument; node: AppNode }) {
       <div className="insp-row">
         <span className="muted">Kernel</span> <b>{kernel?.title ?? node.kernel}</b> <code>{node.kernel}</code>
       </div>
-      {kernel && <p className="help">{kernel.description}</p>}
+      {kernel && (
+        <p className="help">
+          {kernel.description} <span className="muted">({kernel.version}{kernel.package && kernel.package !== 'builtin' ? `, package ${kernel.package}` : ''})</span>
+        </p>
+      )}
       <Pepicker doc={doc} node={node.id} />
       {kernel && Object.keys(kernel.params).length > 0 && <div className="insp-section">Parameters</div>}
       {kernel && Object.entries(kernel.params).map(([name, spec]) => <ParamField key={`${node.id}.${name}`} node={node} name={name} spec={spec} />)}
@@ -69,7 +73,7 @@ function NodeInspector({ doc, node }: { doc: ProjectDocument; node: AppNode }) {
           <div className="insp-section">Ports</div>
           <table className="ports">
             <tbody>
-              {kernel.inputs.map((p) => {
+              {nodePorts(node).inputs.map((p) => {
                 const t = portType(node, p.name, 'in');
                 return (
                   <tr key={`i${p.name}`}>
@@ -79,7 +83,7 @@ function NodeInspector({ doc, node }: { doc: ProjectDocument; node: AppNode }) {
                   </tr>
                 );
               })}
-              {kernel.outputs.map((p) => {
+              {nodePorts(node).outputs.map((p) => {
                 const t = portType(node, p.name, 'out');
                 return (
                   <tr key={`o${p.name}`}>

@@ -1,4 +1,4 @@
-import { normalize, parseDocument, type Diagnostic, type ProcessingElement, type ProjectDocument } from '@pipeloom/core';
+import { kernelVersions, normalize, parseDocument, type Diagnostic, type ProcessingElement, type ProjectDocument } from '@pipeloom/core';
 import { hostSize, nextSlot } from '../arch/defaults.js';
 import { longestPathDepths } from '../lib/layers.js';
 
@@ -41,8 +41,11 @@ export function withPositions(doc: ProjectDocument): ProjectDocument {
   return { ...withPes, app: { ...doc.app, nodes }, arch: { ...withPes.arch, hosts } };
 }
 
+/** Saves the document with the kernel versions it was made with (`kernels`, checked when it is read again). */
 export function download(doc: ProjectDocument) {
-  const blob = new Blob([JSON.stringify(doc, null, 2) + '\n'], { type: 'application/json' });
+  const kernels = kernelVersions(doc);
+  const saved = Object.keys(kernels).length ? { ...doc, kernels } : doc;
+  const blob = new Blob([JSON.stringify(saved, null, 2) + '\n'], { type: 'application/json' });
   const a = document.createElement('a');
   a.href = URL.createObjectURL(blob);
   a.download = `${(doc.name || 'project').replace(/[^A-Za-z0-9_.-]+/g, '-')}.json`;

@@ -1,5 +1,6 @@
 import type { Calibration, Prediction, Diagnostic, ImplementationGraph, ProjectDocument } from '@pipeloom/core';
 import type { IgLayout } from '../ig/layout.js';
+import type { KernelManifest } from '@pipeloom/kernels';
 
 // What the compile worker hands back: both strategies compiled, predicted and laid out, so
 // the overlap toggle in the IG view flips without a round trip.
@@ -42,4 +43,6 @@ export interface CompileApi {
   compile(doc: ProjectDocument, calibration?: Calibration | null): Promise<CompileOutput>;
   /** Positions for every DFG node from an ELK layered layout. */
   tidy(doc: ProjectDocument, sizes: Record<string, { width: number; height: number }>): Promise<Record<string, { x: number; y: number }>>;
+  /** Registers package kernels the agents reported (manifests) in the worker's own registry. */
+  registerManifests(manifests: KernelManifest[]): void;
 }
