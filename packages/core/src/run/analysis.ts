@@ -291,17 +291,23 @@ function select(xs: Float64Array, lo: number, hi: number, k: number): number {
  * trace: what calibration stores and what `pipeloom run`'s "calibrated" prediction uses.
  * - nodeTimes[node]: the mean duration of the node's firings.
  * - transferTimes[`<from buffer>-><to buffer>`]: the mean, per cycle in which the transfer ran,
- *   of its events' durations summed: a host-to-host transfer is the sender's send plus the
- *   receiver's copy into the slot, a staged GPU-to-GPU one the read-back plus the upload.
+ *   of its span, from its events' first start to their last end: a host-to-host transfer from
+ *   the sender's first byte out to the receiver's copy into the slot done, a staged
+ *   GPU-to-GPU one from the read-back's start to the upload's end (the wait between them is
+ *   not an event of kind transfer, but lies within the span).
  * Waits and barriers are not costs: they are left out.
  */
 export function measuredTimes(trace: Trace): { nodeTimes: Record<string, number>; transferTimes: Record<string, number> } {
   const c = columnsOf(trace);
   const fires = new Map<number, { sum: number; n: number }>();
-  const transfers = new Map<string, { sum: number; cycles: Set<number> }>();
+  // Per transfer and cycle: its first start and last end over both halves. A host-to-host
+  // transfer's send and receive overlap in time (the receiver copies while bytes arrive), so
+  // their sum over-counted it (piic: 24.9 + 29.2 ms against a 31 ms span); the span is what the
+  // predictor's transfer time means (latency + bytes / bandwidth).
+  const transfers = new Map<string, Map<number, { start: number; end: number }>>();
   for (let i = 0; i < c.length; i++) {
-    const d = (c.end[i] - c.start[i]) / 1e6;
     if (c.kind[i] === FIRE && c.node[i] >= 0) {
+      const d = (c.end[i] - c.start[i]) / 1e6;
       const f = fires.get(c.node[i]);
       if (f) {
         f.sum += d;
@@ -309,14 +315,23 @@ export function measuredTimes(trace: Trace): { nodeTimes: Record<string, number>
       } else fires.set(c.node[i], { sum: d, n: 1 });
     } else if (c.kind[i] === TRANSFER && c.buffer[i] >= 0 && c.from[i] >= 0) {
       const key = `${c.names[c.from[i]]}->${c.names[c.buffer[i]]}`;
-      let t = transfers.get(key);
-      if (!t) transfers.set(key, (t = { sum: 0, cycles: new Set() }));
-      t.sum += d;
-      t.cycles.add(c.cycle[i]);
+      let cycles = transfers.get(key);
+      if (!cycles) transfers.set(key, (cycles = new Map()));
+      const span = cycles.get(c.cycle[i]);
+      if (!span) cycles.set(c.cycle[i], { start: c.start[i], end: c.end[i] });
+      else {
+        span.start = Math.min(span.start, c.start[i]);
+        span.end = Math.max(span.end, c.end[i]);
+      }
     }
   }
+  const meanSpan = (cycles: Map<number, { start: number; end: number }>) => {
+    let sum = 0;
+    for (const s of cycles.values()) sum += (s.end - s.start) / 1e6;
+    return sum / cycles.size;
+  };
   return {
     nodeTimes: Object.fromEntries([...fires].map(([k, f]) => [c.names[k], f.sum / f.n])),
-    transferTimes: Object.fromEntries([...transfers].map(([k, t]) => [k, t.sum / t.cycles.size])),
+    transferTimes: Object.fromEntries([...transfers].map(([k, t]) => [k, meanSpan(t)])),
   };
 }
