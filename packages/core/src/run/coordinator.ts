@@ -195,14 +195,15 @@ export function deployTexts(deploys: ReadonlyMap<string, Deploy>): Map<string, s
     if (s === undefined) cache.set(x, (s = JSON.stringify(x)));
     return s;
   };
-  // An object's JSON from its fields' JSON, in its key order; undefined fields are left out, as JSON.stringify does.
+  // An object's JSON from its fields' JSON, in its key order; undefined fields are left out, as
+  // JSON.stringify does. Joined with +, which links the shared strings rather than copying them.
   const object = (o: object, field: (key: string, value: unknown) => string | undefined) => {
-    const parts: string[] = [];
+    let text = '{';
     for (const [key, value] of Object.entries(o)) {
       const s = field(key, value);
-      if (s !== undefined) parts.push(`${JSON.stringify(key)}:${s}`);
+      if (s !== undefined) text += (text.length > 1 ? ',' : '') + JSON.stringify(key) + ':' + s;
     }
-    return `{${parts.join(',')}}`;
+    return text + '}';
   };
   const out = new Map<string, string>();
   for (const [host, m] of deploys) {
