@@ -200,6 +200,17 @@ describe('measured times (calibration)', () => {
     expect(t.transferTimes['a->b']).toBeCloseTo(5e-3, 12);
   });
 
+  it('a barrier costs what the last thread to arrive waited: per cycle and barrier the shortest slice, then the mean', () => {
+    const t = measuredTimes([
+      ev({ kind: 'barrier', name: 'barrier fire', cycle: 0, start: 0, end: 5000 }),
+      ev({ kind: 'barrier', name: 'barrier fire', pe: 'gpu0@h0', cycle: 0, start: 4000, end: 5000 }),
+      ev({ kind: 'barrier', name: 'barrier pcie', cycle: 0, start: 6000, end: 9000 }),
+      ev({ kind: 'barrier', name: 'barrier fire', cycle: 1, start: 0, end: 2000 }),
+    ]);
+    expect(t.barrier).toBeCloseTo((1e-3 + 3e-3 + 2e-3) / 3, 12);
+    expect(measuredTimes([ev({ kind: 'fire', node: 'P', start: 0, end: 1000 })]).barrier).toBeUndefined();
+  });
+
   it('keys a staged GPU-to-GPU transfer by its buffers, not by its labels', () => {
     const via = '(nvlink, staged through host)';
     const half = { kind: 'transfer' as const, buffer: 'bn_4', from: 'bn_3', cycle: 2 };

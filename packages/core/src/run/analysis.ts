@@ -295,11 +295,16 @@ function select(xs: Float64Array, lo: number, hi: number, k: number): number {
  *   the sender's first byte out to the receiver's copy into the slot done, a staged
  *   GPU-to-GPU one from the read-back's start to the upload's end (the wait between them is
  *   not an event of kind transfer, but lies within the span).
- * Waits and barriers are not costs: they are left out.
+ * - barrier (barrier-mode runs only): the mean seconds one cluster barrier costs, per cycle
+ *   and barrier the shortest slice of any thread (the last to arrive waited for nothing else).
+ * Waits are not costs, and a barrier's wait for the slowest thread is not: they are left out.
  */
-export function measuredTimes(trace: Trace): { nodeTimes: Record<string, number>; transferTimes: Record<string, number> } {
+export function measuredTimes(trace: Trace): { nodeTimes: Record<string, number>; transferTimes: Record<string, number>; barrier?: number } {
   const c = columnsOf(trace);
   const fires = new Map<number, { sum: number; n: number }>();
+  // Per cycle and barrier name, the shortest barrier slice: the last thread to arrive waited
+  // only for the barrier itself (gathering, the cluster round, the release).
+  const barriers = new Map<string, number>();
   // Per transfer and cycle: its first start and last end over both halves. A host-to-host
   // transfer's send and receive overlap in time (the receiver copies while bytes arrive), so
   // their sum over-counted it (piic: 24.9 + 29.2 ms against a 31 ms span); the span is what the
@@ -313,6 +318,11 @@ export function measuredTimes(trace: Trace): { nodeTimes: Record<string, number>
         f.sum += d;
         f.n++;
       } else fires.set(c.node[i], { sum: d, n: 1 });
+    } else if (c.kind[i] === BARRIER) {
+      const key = `${c.cycle[i]} ${c.name[i]}`;
+      const d = (c.end[i] - c.start[i]) / 1e6;
+      const least = barriers.get(key);
+      if (least === undefined || d < least) barriers.set(key, d);
     } else if (c.kind[i] === TRANSFER && c.buffer[i] >= 0 && c.from[i] >= 0) {
       const key = `${c.names[c.from[i]]}->${c.names[c.buffer[i]]}`;
       let cycles = transfers.get(key);
@@ -330,8 +340,11 @@ export function measuredTimes(trace: Trace): { nodeTimes: Record<string, number>
     for (const s of cycles.values()) sum += (s.end - s.start) / 1e6;
     return sum / cycles.size;
   };
+  let barrierSum = 0;
+  for (const d of barriers.values()) barrierSum += d;
   return {
     nodeTimes: Object.fromEntries([...fires].map(([k, f]) => [c.names[k], f.sum / f.n])),
     transferTimes: Object.fromEntries([...transfers].map(([k, t]) => [k, meanSpan(t)])),
+    ...(barriers.size ? { barrier: barrierSum / barriers.size } : {}),
   };
 }

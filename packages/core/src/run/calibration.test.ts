@@ -7,7 +7,7 @@ import type { ProjectDocument } from '../document/types.js';
 import { analyze } from '../document/validate.js';
 import { predict } from '../predict/predict.js';
 import { nodeTime } from '../predict/timing.js';
-import { calibratedTiming, calibrationFrom, calibrationPath, deviceTimes, documentHash, parseCalibration, type MeasuredTimes } from './calibration.js';
+import { calibratedTiming, calibrationFrom, calibrationPath, deviceTimes, documentHash, parseCalibration, predictCalibrated, type MeasuredTimes } from './calibration.js';
 
 const example = (name: string) => {
   const r = parseDocument(readFileSync(new URL(`../../../../examples/${name}`, import.meta.url), 'utf8'));
@@ -119,6 +119,31 @@ describe('calibration', () => {
     if (!r.ok) expect(r.diagnostics.map((d) => `${d.path}: ${d.message}`)).toEqual(['x.calibration.json.firings[1]: seconds must be a number of at least 0']);
     const notJson = parseCalibration('{', 'x.calibration.json');
     expect(!notJson.ok && notJson.diagnostics[0].hint).toMatch(/pipeloom calibrate/);
+  });
+
+  it('keeps the measured barrier cost, and barrier-mode predictions pay it once per barrier; self-timed ones never', () => {
+    const doc = example('piic.json');
+    const model = modelOf(doc);
+    const runs = [false, true].map((overlap) => ({ ig: igOf(doc, overlap), measured: { ...measured(igOf(doc, overlap)), barrier: overlap ? 3e-3 : 1e-3 } }));
+    const cal = calibrationFrom(model, runs, meta);
+    expect(cal.barrier).toBeCloseTo(2e-3, 12);
+    const without = { ...cal, barrier: undefined };
+    for (const sync of ['barrier', 'self-timed'] as const) {
+      const a = predictCalibrated(model, cal, { sync });
+      const b = predictCalibrated(model, without, { sync });
+      if (!a.ok || !b.ok) throw new Error('predicts');
+      for (const s of ['overlap', 'noOverlap'] as const) {
+        const [pa, pb] = [a.prediction[s], b.prediction[s]];
+        if (sync === 'self-timed') expect(pa.cycleTime, s).toBe(pb.cycleTime);
+        else {
+          // Every phase ends in a barrier: each takes the barrier's cost longer, and so does the cycle.
+          pa.phases.forEach((p, i) => expect(p.time - pb.phases[i].time, `${s} ${p.name}`).toBeCloseTo(2e-3, 12));
+          expect(pa.cycleTime - pb.cycleTime, s).toBeGreaterThanOrEqual(2e-3 - 1e-12);
+        }
+      }
+    }
+    const bad = parseCalibration(JSON.stringify({ ...cal, barrier: -1 }), 'x.calibration.json');
+    expect(!bad.ok && bad.diagnostics.map((d) => d.path)).toEqual(['x.calibration.json.barrier']);
   });
 
   it('emulated devices: GPU firings only, the calibrated time where there is one, else the cost hint', () => {

@@ -37,7 +37,7 @@ export interface CalibratedTransfer {
   bytes: number;
   /** The strategy it was measured under (absent: any). */
   overlap?: boolean;
-  /** Mean seconds per transfer (a host-to-host one: the sender's send plus the receiver's copy into its slot). */
+  /** Mean seconds per transfer (a host-to-host one: from the sender's first byte out to the receiver's copy into its slot done). */
   seconds: number;
   transfers: number;
 }
@@ -53,12 +53,15 @@ export interface Calibration {
   iterations: number;
   firings: CalibratedFiring[];
   transfers: CalibratedTransfer[];
+  /** Mean seconds one cluster barrier costs here (measured in barrier mode; the predictor's `barrier`). */
+  barrier?: number;
 }
 
-/** What the trace analysis measured in a run: mean seconds per firing by node, per transfer by `<from buffer>-><to buffer>`. */
+/** What the trace analysis measured in a run: mean seconds per firing by node, per transfer by `<from buffer>-><to buffer>`, per cluster barrier. */
 export interface MeasuredTimes {
   nodeTimes: Record<string, number>;
   transferTimes: Record<string, number>;
+  barrier?: number;
 }
 
 /** A value as JSON with object keys sorted: the same params written in another order are the same key. */
@@ -139,8 +142,10 @@ export function calibrationFrom(model: Model, runs: { ig: ImplementationGraph; m
       e.n++;
     }
   }
+  const barriers = runs.map((r) => r.measured.barrier).filter((b): b is number => b !== undefined);
   return {
     format: CALIBRATION_FORMAT,
+    ...(barriers.length ? { barrier: barriers.reduce((a, b) => a + b, 0) / barriers.length } : {}),
     document: { name: model.doc.name ?? '', hash: documentHash(model.doc) },
     machine: meta.machine,
     date: meta.date,
@@ -183,6 +188,7 @@ export function parseCalibration(text: string, file = 'calibration'): { ok: true
   const strategy = (e: Record<string, unknown>) => e.overlap === undefined || typeof e.overlap === 'boolean';
   list('firings', (e) => (typeof e.kernel !== 'string' || typeof e.pe !== 'string' || !isObj(e.params) ? 'needs kernel, params and pe' : !time(e.seconds) ? 'seconds must be a number of at least 0' : !strategy(e) ? 'overlap must be true or false' : undefined));
   list('transfers', (e) => (typeof e.from !== 'string' || typeof e.to !== 'string' || !time(e.bytes) ? 'needs from, to and bytes' : !time(e.seconds) ? 'seconds must be a number of at least 0' : !strategy(e) ? 'overlap must be true or false' : undefined));
+  if (raw.barrier !== undefined && !time(raw.barrier)) out.push(error(`${file}.barrier`, 'must be a number of seconds of at least 0', again));
   if (out.length) return { ok: false, diagnostics: out };
   return { ok: true, calibration: raw as unknown as Calibration };
 }
@@ -274,11 +280,13 @@ export function deviceTimes(model: Model, timing: TimingOptions = {}): Record<st
 }
 
 /**
- * predict() with a calibration: each strategy from its own entries (`calibratedTiming`), the
- * speedup between them. `timing` is what each strategy used (its warnings included).
+ * predict() with a calibration: each strategy from its own entries (`calibratedTiming`) and
+ * the calibrated barrier cost, the speedup between them. `timing` is what each strategy used (its warnings included).
  */
 export function predictCalibrated(model: Model, cal: Calibration, opts: Omit<PredictOptions, 'nodeTimes' | 'transferTimes'> = {}, file = 'calibration'): PredictResult & { timing?: { overlap: CalibratedTiming; noOverlap: CalibratedTiming } } {
   const timing = { overlap: calibratedTiming(model, cal, file, true), noOverlap: calibratedTiming(model, cal, file, false) };
+  // The barrier's measured cost, unless the caller sets one (self-timed predictions have none).
+  if (opts.barrier === undefined && cal.barrier !== undefined) opts = { ...opts, barrier: cal.barrier };
   const withOverlap = predict(model.doc, { ...opts, ...timing.overlap.timing });
   const without = predict(model.doc, { ...opts, ...timing.noOverlap.timing });
   if (!withOverlap.ok) return withOverlap;
