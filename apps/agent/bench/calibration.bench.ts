@@ -1,10 +1,10 @@
 // bench:calibration — how well predictions match this machine, before and after calibrating.
-// For every example (or --examples a.json,b.json), every strategy and sync mode: calibrate as
-// `pipeloom calibrate` does (--cal-iterations per strategy), then a separate measured run
+// For every example (or --examples a.json,b.json): calibrate as `pipeloom calibrate` does
+// (barrier mode, --cal-iterations per strategy); then for every sync mode and strategy a separate measured run
 // (--iterations), and print its steady cycle beside the cycle predicted from the cost hints and
 // the one predicted after calibration, with measured/predicted. Target: after calibration,
 // within 10% (0.90-1.10) everywhere. "own" is the cycle predicted from the measured run's own
-// steady firing times (transfers from the calibration's run without overlap): measured/own is
+// steady firing times (transfers from the calibration's run without overlap; barrier runs only): measured/own is
 // the model's error alone, own/calibrated the machine's drift between the calibrating and the
 // measured run. Last, the share of the lanes' time spent in barriers.
 //   npm run bench:calibration -- [--iterations N] [--cal-iterations N] [--examples a.json,...] [--syncs barrier,self-timed]
@@ -19,7 +19,7 @@ const calIterations = arg('cal-iterations', 10);
 const i = process.argv.indexOf('--examples');
 const names = i >= 0 ? process.argv[i + 1].split(',') : ['piic.json', 'piic-single-host.json', 'paper-fig5.json', 'saliency.json', 'granulometry.json', 'custom-wgsl.json'];
 const s = process.argv.indexOf('--syncs');
-const syncs = (s >= 0 ? process.argv[s + 1].split(',') : ['barrier']) as ('barrier' | 'self-timed')[];
+const syncs = (s >= 0 ? process.argv[s + 1].split(',') : ['barrier', 'self-timed']) as ('barrier' | 'self-timed')[];
 
 const rows: string[][] = [];
 const ratios: number[] = [];
@@ -42,18 +42,19 @@ for (const name of names) {
     return r;
   };
   try {
-    for (const sync of syncs) {
-      // One failed example or sync mode is a row saying so, not the end of the table.
-      try {
-        process.stderr.write(`${name} (${sync}): calibrating, ${calIterations} iterations per strategy\n`);
-        const runs: { ig: ImplementationGraph; measured: MeasuredTimes }[] = [];
-        // As `pipeloom calibrate`: the fill first, then calIterations steady cycles measured.
-        for (const ig of igs) {
-          const total = ig.fillCycles + calIterations;
-          const events = (await runOrThrow(ig, total, sync)).events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < total);
-          runs.push({ ig, measured: measuredTimes(events) });
-        }
-        const cal = calibrationFrom(model, runs, { machine: { hostname: hostname(), cpu: cpus()[0]?.model ?? '', adapters: {} }, date: new Date().toISOString(), iterations: calIterations });
+    // One failed example is a row saying so, not the end of the table.
+    try {
+      // As `pipeloom calibrate`: barrier mode (each firing and copy waited for on its own), the
+      // fill first, then calIterations steady cycles measured; the calibration serves both modes.
+      process.stderr.write(`${name}: calibrating (barrier), ${calIterations} iterations per strategy\n`);
+      const runs: { ig: ImplementationGraph; measured: MeasuredTimes }[] = [];
+      for (const ig of igs) {
+        const total = ig.fillCycles + calIterations;
+        const events = (await runOrThrow(ig, total, 'barrier')).events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < total);
+        runs.push({ ig, measured: measuredTimes(events) });
+      }
+      const cal = calibrationFrom(model, runs, { machine: { hostname: hostname(), cpu: cpus()[0]?.model ?? '', adapters: {} }, date: new Date().toISOString(), iterations: calIterations });
+      for (const sync of syncs) {
         // The model of the sync mode the runs use (predict's default is the document's).
         const hints = predict(doc, { iterations, timelineCycles: 1, sync });
         const calibrated = predictCalibrated(model, cal, { iterations, timelineCycles: 1, sync });
@@ -63,22 +64,28 @@ for (const name of names) {
           const r = await runOrThrow(ig, iterations, sync);
           const analysis = analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations });
           const measured = analysis.cycleTime;
-          const own = measuredTimes(r.events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < iterations));
-          const ownRuns = ig.overlap ? [{ ig: igs[0], measured: { nodeTimes: {}, transferTimes: runs[0].measured.transferTimes } }, { ig, measured: { nodeTimes: own.nodeTimes, transferTimes: {} } }] : [{ ig, measured: own }];
-          const ownCal = calibrationFrom(model, ownRuns, { ...cal, iterations });
-          const ownPrediction = predictCalibrated(model, ownCal, { iterations, timelineCycles: 1, sync });
           const pick = (p: typeof hints.prediction) => (ig.overlap ? p.overlap : p.noOverlap).cycleTime;
           const h = pick(hints.prediction);
           const c = pick(calibrated.prediction);
-          const o = ownPrediction.ok ? pick(ownPrediction.prediction) : NaN;
+          // "own": only where each action has its own slice (barrier mode; a self-timed GPU PE's
+          // slices all end with its cycle's batch).
+          let o = NaN;
+          if (sync === 'barrier') {
+            const own = measuredTimes(r.events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < iterations));
+            const ownRuns = ig.overlap ? [{ ig: igs[0], measured: { nodeTimes: {}, transferTimes: runs[0].measured.transferTimes } }, { ig, measured: { nodeTimes: own.nodeTimes, transferTimes: {}, barrier: own.barrier } }] : [{ ig, measured: own }];
+            const ownCal = calibrationFrom(model, ownRuns, { ...cal, iterations });
+            const ownPrediction = predictCalibrated(model, ownCal, { iterations, timelineCycles: 1, sync });
+            if (ownPrediction.ok) o = pick(ownPrediction.prediction);
+          }
           ratios.push(measured / c);
-          rows.push([name.replace(/\.json$/, ''), ig.overlap ? 'overlap' : 'no overlap', sync, ms(measured), ms(h), (measured / h).toFixed(2), ms(c), (measured / c).toFixed(2), ms(o), (measured / o).toFixed(2), (o / c).toFixed(2), `${(analysis.barrierShare * 100).toFixed(0)}%`]);
+          const na = (x: string) => (Number.isNaN(o) ? '-' : x);
+          rows.push([name.replace(/\.json$/, ''), ig.overlap ? 'overlap' : 'no overlap', sync, ms(measured), ms(h), (measured / h).toFixed(2), ms(c), (measured / c).toFixed(2), na(ms(o)), na((measured / o).toFixed(2)), na((o / c).toFixed(2)), `${(analysis.barrierShare * 100).toFixed(0)}%`]);
           process.stderr.write(`  ${rows[rows.length - 1].join(' | ')}\n`);
         }
-      } catch (e) {
-        rows.push([name.replace(/\.json$/, ''), '-', sync, `failed: ${e instanceof Error ? e.message.replace(/^.*"message":/, '').slice(0, 200) : String(e)}`, '', '', '', '', '', '', '', '']);
-        process.stderr.write(`  ${rows[rows.length - 1].join(' | ')}\n`);
       }
+    } catch (e) {
+      rows.push([name.replace(/\.json$/, ''), '-', '-', `failed: ${e instanceof Error ? e.message.replace(/^.*"message":/, '').slice(0, 200) : String(e)}`, '', '', '', '', '', '', '', '']);
+      process.stderr.write(`  ${rows[rows.length - 1].join(' | ')}\n`);
     }
   } finally {
     await agents.close();
