@@ -138,6 +138,23 @@ export interface KernelSpec {
    * the params declare no valid ports.
    */
   ports?: (params: Params) => { inputs: PortSpec[]; outputs: PortSpec[] };
+  /**
+   * What the outputs hold, where every element is `scale * iteration + offset` (exact: the
+   * matrix and vector kernels), from the inputs' (undefined where unknown). Lets checkers
+   * downstream derive what they expect from the graph.
+   */
+  values?: (params: Params, inputs: Record<string, IterationValue | undefined>) => Record<string, IterationValue | undefined>;
+  /**
+   * A checker's expectation derived from what its inputs hold: the params it sets (`params`)
+   * unless the document sets any of them itself (the override), or undefined when it cannot.
+   */
+  expects?: { params: string[]; derive: (inputs: Record<string, IterationValue | undefined>) => Params | undefined };
+}
+
+/** Every element of a stream equals scale * iteration + offset. */
+export interface IterationValue {
+  scale: number;
+  offset: number;
 }
 
 /** How a kernel runs: its CPU twin and its WGSL. Kept apart from the spec so that what only reads specs loads no WGSL. */

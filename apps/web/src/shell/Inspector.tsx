@@ -46,6 +46,24 @@ function ParamField({ node, name, spec }: { node: AppNode; name: string; spec: P
   }
 }
 
+/**
+ * A checker's expectation as compiled: derived from the graph upstream unless the document sets
+ * one of its expectation params (the override), read from the compiled firing's params.
+ */
+function Expectation({ node, params }: { node: AppNode; params: string[] }) {
+  const ig = useCompile((s) => s.result?.overlap?.ig ?? s.result?.noOverlap?.ig);
+  const at = ig ? ig.order.indexOf(node.id as never) : -1;
+  const fired = at >= 0 ? ig!.programs.fire.params[at] : undefined;
+  if (!fired) return null;
+  const overridden = params.some((p) => Object.hasOwn(node.params ?? {}, p));
+  const shown = params.filter((p) => p in fired).map((p) => `${p} = ${JSON.stringify(fired[p])}`).join(', ');
+  return (
+    <p className="help" data-testid="inspector-expectation">
+      Expects {shown} {overridden ? '(as set here: clear these params to derive them from the graph upstream)' : '(derived from the graph upstream; set a param to override)'}
+    </p>
+  );
+}
+
 function NodeInspector({ doc, node }: { doc: ProjectDocument; node: AppNode }) {
   const kernel = findKernel(node.kernel);
   return (
@@ -66,6 +84,7 @@ function NodeInspector({ doc, node }: { doc: ProjectDocument; node: AppNode }) {
         </p>
       )}
       <Pepicker doc={doc} node={node.id} />
+      {kernel?.expects && <Expectation node={node} params={kernel.expects.params} />}
       {kernel && Object.keys(kernel.params).length > 0 && <div className="insp-section">Parameters</div>}
       {kernel && Object.entries(kernel.params).map(([name, spec]) => <ParamField key={`${node.id}.${name}`} node={node} name={name} spec={spec} />)}
       {kernel && (

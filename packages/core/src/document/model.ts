@@ -66,4 +66,6 @@ export interface Model {
   outputs: EdgeLists;
   pes: ModelPe[];
   pe: Map<PeId, ModelPe>;
+  /** Checkers' expectation params derived from the graph upstream, by node id (document/expectations.ts). */
+  derived?: Map<string, Params>;
 }

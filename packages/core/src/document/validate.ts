@@ -4,6 +4,7 @@ import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';
 import type { EdgeLists, Model, ModelEdges, ModelNode, ModelPe } from './model.js';
 import { normalizeWithOrigins } from './normalize.js';
+import { deriveExpectations } from './expectations.js';
 import { checkShape, describe } from './shape.js';
 import type { ProjectDocument } from './types.js';
 import { successorLists } from '../util/csr.js';
@@ -259,6 +260,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
 
   const cycle = findCycle(nodes, edges.from, edges.to);
   if (cycle) fail('app.edges', `cycle ${cycle.join(' -> ')}`, 'a DFG is acyclic: remove one of these edges');
+  else model.derived = deriveExpectations(doc, nodes, edges);
 
   // Every edge between two PEs needs an architecture path.
   const component = components(pes);

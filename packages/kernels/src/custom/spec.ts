@@ -66,6 +66,7 @@ export const customSpecs: KernelSpec[] = builtinSpecs([
     inputs: [],
     outputs: [{ name: 'out', type: vectorType }],
     cost: (p) => ({ flops: 0, bytes: length(p) * 4 }),
+    values: () => ({ out: { scale: 1, offset: 0 } }),
   },
   {
     id: CUSTOM_WGSL,
@@ -108,5 +109,7 @@ export const customSpecs: KernelSpec[] = builtinSpecs([
     inputs: [{ name: 'in', type: vectorType }],
     outputs: [],
     cost: (p) => ({ flops: length(p) * 2, bytes: length(p) * 4 }),
+    // Behind user WGSL nothing is known: derived only straight from a producer.
+    expects: { params: ['scale', 'offset'], derive: ({ in: v }) => v && { scale: v.scale, offset: v.offset } },
   },
 ]);

@@ -1,6 +1,6 @@
 import { KernelError, type FiringReport, type Kernel, type Params } from '../types.js';
 import { implement } from '../implement.js';
-import { count, matrixSpecs } from './spec.js';
+import { count, increment, matrixSpecs } from './spec.js';
 import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, linear, packWords, uniformBuffer } from '../gpu/pipeline.js';
 import { checkAgainstExpected, fillWithIteration, mismatch } from '../gpu/fill-and-check.js';
 
@@ -9,15 +9,7 @@ import { checkAgainstExpected, fillWithIteration, mismatch } from '../gpu/fill-a
 // beyond which P's fill (and C's expected value) round and C reports a mismatch.
 
 
-/** The Fig 13 increment: sum of 1/i^2 for i in 2..nb_loop+2 in f32, rounded (0 up to nb_loop 4, 1 from 5). */
-export function increment(nbLoop: number): number {
-  let one = Math.fround(0);
-  for (let i = 2; i < nbLoop + 3; i++) {
-    const r = Math.fround(1 / i);
-    one = Math.fround(one + Math.fround(r * r));
-  }
-  return Math.trunc(Math.fround(one + 0.5));
-}
+export { increment } from './spec.js';
 
 /** Parses the consumer's `increments` param: comma-separated nb_loop values of the incrementers upstream. */
 export function parseIncrements(text: string): number[] {
@@ -30,10 +22,10 @@ export function parseIncrements(text: string): number[] {
   });
 }
 
-/** The value every element must hold when the consumer receives `iteration` (exact, not rounded). */
+/** The value every element must hold when the consumer receives `iteration`: scale x iteration + offset + increments (exact, not rounded). */
 export function expectedValue(params: Params, iteration: number): number {
   const upstream = parseIncrements(String(params.increments ?? '')).reduce((s, n) => s + increment(n), 0);
-  return iteration + Number(params.expected_offset ?? 0) + upstream;
+  return Number(params.scale ?? 1) * iteration + Number(params.expected_offset ?? 0) + upstream;
 }
 
 /** f32 holds every integer up to 2^24 only; past it two iterations can look alike. */

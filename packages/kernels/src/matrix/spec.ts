@@ -4,6 +4,16 @@ import type { DataType, KernelSpec, Params } from '../types.js';
 // The multi-host benchmark's kernels as data (ports, params, cost hints); how they run is in
 // index.ts. Nothing here loads WGSL: core reads these through '@pipeloom/kernels/specs'.
 
+/** The Fig 13 increment: sum of 1/i^2 for i in 2..nb_loop+2 in f32, rounded (0 up to nb_loop 4, 1 from 5). */
+export function increment(nbLoop: number): number {
+  let one = Math.fround(0);
+  for (let i = 2; i < nbLoop + 3; i++) {
+    const r = Math.fround(1 / i);
+    one = Math.fround(one + Math.fround(r * r));
+  }
+  return Math.trunc(Math.fround(one + 0.5));
+}
+
 const matrixType = (p: Params): DataType => ({ kind: 'matrix', element: 'f32', shape: [Number(p.height), Number(p.width)] });
 export const count = (p: Params) => Number(p.width) * Number(p.height);
 
@@ -22,6 +32,7 @@ export const matrixSpecs: KernelSpec[] = builtinSpecs([
     inputs: [],
     outputs: [{ name: 'out', type: matrixType }],
     cost: (p) => ({ flops: 0, bytes: count(p) * 4 }),
+    values: () => ({ out: { scale: 1, offset: 0 } }),
   },
   {
     id: 'matrix.increment',
@@ -35,13 +46,15 @@ export const matrixSpecs: KernelSpec[] = builtinSpecs([
     inputs: [{ name: 'in', type: matrixType }],
     outputs: [{ name: 'out', type: matrixType }],
     cost: (p) => ({ flops: count(p) * (3 * (Number(p.nb_loop) + 1) + 1), bytes: count(p) * 8 }),
+    values: (p, { in: v }) => ({ out: v && { scale: v.scale, offset: v.offset + increment(Number(p.nb_loop)) } }),
   },
   {
     id: 'matrix.consume',
     title: 'Consume matrix',
     category: 'Multi-host benchmark',
     description:
-      'Checks every element equals iteration + the Fig 13 increments of the incrementers upstream (+ expected_offset); a mismatch reports the iteration, first bad index and value.',
+      'Checks every element equals scale x iteration + the Fig 13 increments of the incrementers upstream (+ expected_offset); a mismatch reports the iteration, first bad index and value. ' +
+      'Left unset (increments, expected_offset, scale), the expectation is derived from the graph upstream, joins included (matrix.add of two streams: scale 2).',
     params: {
       ...sizeParams,
       increments: {
@@ -50,10 +63,12 @@ export const matrixSpecs: KernelSpec[] = builtinSpecs([
         description: 'Comma-separated nb_loop of each incrementer upstream, e.g. "100,100"; each adds increment(nb_loop) (0 for nb_loop <= 4, else 1)',
       },
       expected_offset: { type: 'float', default: 0, unit: '', description: 'Constant added on top of the increments (kept for documents that state the sum directly)' },
+      scale: { type: 'float', default: 1, description: 'Expected iterations per element: 2 after a matrix.add of two produced streams' },
     },
     inputs: [{ name: 'in', type: matrixType }],
     outputs: [],
     cost: (p) => ({ flops: count(p), bytes: count(p) * 4 }),
+    expects: { params: ['increments', 'expected_offset', 'scale'], derive: ({ in: v }) => v && { increments: '', expected_offset: v.offset, scale: v.scale } },
   },
   {
     id: 'matrix.add',
@@ -67,5 +82,6 @@ export const matrixSpecs: KernelSpec[] = builtinSpecs([
     ],
     outputs: [{ name: 'out', type: matrixType }],
     cost: (p) => ({ flops: count(p), bytes: count(p) * 12 }),
+    values: (_, { a, b }) => ({ out: a && b && { scale: a.scale + b.scale, offset: a.offset + b.offset } }),
   },
 ]);
