@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineKernel, type KernelDefinition } from './define.js';
-import { KernelDefinitionError, bindingProblems, formatKernelProblem, kernelManifest, portsFor } from './definition.js';
+import { KernelDefinitionError, bindingProblems, formatKernelProblem, kernelManifest, portsFor, specFromManifest } from './definition.js';
 import { GpuRunner, runCpu } from './gpu/harness.js';
 import { createTestDevice, type TestDevice } from './gpu/node-device.js';
 import { getKernel, listKernels } from './registry.js';
@@ -142,6 +142,14 @@ describe('defineKernel', () => {
     });
     expect(portsFor(join, { n: 3, inputs: 5 }).inputs.map((p) => p.name)).toEqual(['in0', 'in1', 'in2', 'in3', 'in4']);
     expect(refused({ ...sumDiff, inputs: [{ name: 'in', repeat: 'count', type: vec }] })).toEqual([expect.stringContaining('kernel "test.sumdiff" inputs[0].repeat: names "count", which is not an int param of this kernel')]);
+  });
+
+  it('a manifest (data) back to a spec the designer can place: ports, variadic counts and types at the defaults', () => {
+    const spec = specFromManifest(JSON.parse(JSON.stringify(kernelManifest(getKernel('generic.work')))));
+    expect(portsFor(spec, { inputs: 3, outputs: 1, bytes: 4096 }).inputs.map((p) => p.name)).toEqual(['in0', 'in1', 'in2']);
+    expect(spec.outputs[0].type({})).toEqual({ kind: 'bytes', element: 'u32', shape: [1024] });
+    expect(spec.cost({})).toEqual({ flops: 0, bytes: 8192 });
+    expect('cpu' in spec).toBe(false);
   });
 
   it('the built-ins went through the same checks, with a version and a package', () => {

@@ -87,12 +87,12 @@ function wgslProblems(id: string, gpu: WgslKernel, spec: ReturnType<typeof defin
   // prepare checks it again for the params of each node).
   const params: Params = {};
   for (const [name, p] of Object.entries(spec.params)) params[name] = p.default;
-  const problem = bindingsProblem(id, gpu, spec, params);
+  const problem = bindingsProblem(gpu, spec, params);
   if (problem) out.push({ kernel: id, path: 'gpu.source', message: problem, hint: 'bind the ports in order: inputs (var<storage, read>), outputs (var<storage, read_write>), then var<uniform> if the kernel has uniforms' });
   return out;
 }
 
-function bindingsProblem(id: string, gpu: WgslKernel, spec: ReturnType<typeof defineKernelSpec>, params: Params): string | undefined {
+function bindingsProblem(gpu: WgslKernel, spec: ReturnType<typeof defineKernelSpec>, params: Params): string | undefined {
   let source: string;
   try {
     source = typeof gpu.source === 'function' ? gpu.source(params) : gpu.source;
@@ -101,7 +101,6 @@ function bindingsProblem(id: string, gpu: WgslKernel, spec: ReturnType<typeof de
   }
   const ports = portsFor(spec, params);
   const problems = bindingProblems(source, ports.inputs.map((p) => p.name), ports.outputs.map((p) => p.name), gpu.uniforms ? 'required' : 'none');
-  void id;
   return problems.length ? `bindings do not match the declared ports: ${problems.join('; ')}` : undefined;
 }
 
@@ -118,7 +117,7 @@ function wgslImplementation(id: string, gpu: WgslKernel, spec: ReturnType<typeof
     wgsl: typeof gpu.source === 'string' ? { main: gpu.source } : {},
     dispatches: (p) => gpu.passes.map((pass): DispatchInfo => ({ module: pass.entry ?? 'main', workgroups: groups(pass, p), count: pass.count?.(p) ?? 1 })),
     async prepare(device: GPUDevice, params: Params): Promise<GpuExecutor> {
-      const problem = bindingsProblem(id, gpu, spec, params);
+      const problem = bindingsProblem(gpu, spec, params);
       if (problem) throw new KernelError(id, problem);
       const source = typeof gpu.source === 'function' ? gpu.source(params) : gpu.source;
       const ports = portsFor(spec, params);

@@ -375,8 +375,8 @@ export function specFromManifest(m: KernelManifest): KernelSpec {
   };
   const inputs = m.inputs.map(port);
   const outputs = m.outputs.map(port);
-  const bytes = [...inputs, ...outputs].reduce((sum, p) => {
-    const t = parseDataType(m.inputs.concat(m.outputs).find((x) => x.name === p.name)?.type ?? '');
+  const bytes = [...m.inputs, ...m.outputs].reduce((sum, p) => {
+    const t = parseDataType(p.type);
     return sum + (t ? t.shape.reduce((a, b) => a * b, 1) * ELEMENT_BYTES[t.element] : 0);
   }, 0);
   return {

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { cpus, hostname } from 'node:os';
-import { analyze, calibrationFrom, calibrationPath, compileModel, formatSeconds, measuredTimes, nodeTime, type Calibration, type ImplementationGraph, type MeasuredTimes } from '@pipeloom/core';
+import { analyze, calibrationFrom, checkAgentKernels, calibrationPath, compileModel, formatSeconds, measuredTimes, nodeTime, type Calibration, type ImplementationGraph, type MeasuredTimes } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { openAgents } from './agents.js';
 import { choice, parseCommandArgs, positiveInt, seconds } from './args.js';
@@ -68,10 +68,11 @@ export async function main(argv: string[]): Promise<number> {
   const adapters: Record<string, string> = {};
   try {
     const problems = agents.coordinator.check(igs[0]);
-    if (problems.length) {
-      printDiagnostics(problems);
+    const kernels = checkAgentKernels(igs[0], agents.coordinator.agents);
+    if (problems.length || kernels.length) {
+      printDiagnostics([...problems, ...kernels]);
       console.error('pipeloom calibrate: refused: the agents do not serve what the document maps onto');
-      return EXIT.failure;
+      return problems.length ? EXIT.failure : EXIT.invalid;
     }
     for (const ig of igs) {
       // Steady cycles: from the fill's end to the last iteration's start (the drain runs fewer nodes).
