@@ -42,6 +42,26 @@ export interface OpenAgents {
   close(): Promise<void>;
 }
 
+/**
+ * For kernels this process does not have: which of the agents at `urls` report them, as
+ * `h0 (1.0.0 from PKG)` by kernel id (connects, reads their logins, closes). Empty when the
+ * agents cannot be reached: the unknown-kernel diagnostics stand on their own.
+ */
+export async function agentsHaving(urls: string[], token: string, ids: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (!ids.length || !urls.length) return out;
+  try {
+    const c = await Coordinator.connect(urls, { token, connect: wsConnect, clock: nodeClock, timeout: 10_000 });
+    c.close();
+    for (const a of c.agents) {
+      for (const k of a.kernels ?? []) if (ids.includes(k.id)) out.set(k.id, [...(out.get(k.id) ?? []), `${a.host} (${k.version} from ${k.package})`]);
+    }
+  } catch {
+    // Unreachable agents: nothing more to say than the diagnostics.
+  }
+  return out;
+}
+
 /** Connects to the agents (starting local ones first without --agents); a message on stderr and undefined when it cannot. */
 export async function openAgents(command: string, ig: ImplementationGraph, f: AgentFlags): Promise<OpenAgents | undefined> {
   let local: LocalAgents | undefined;

@@ -1,11 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { analyseTrace, analyze, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
-import { openAgents } from './agents.js';
+import { agentsHaving, openAgents } from './agents.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelPackages } from '../kernels/load.js';
-import { GENERIC_WORK } from '@pipeloom/kernels';
+import { findKernel, GENERIC_WORK } from '@pipeloom/kernels';
 import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
 
 const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json]
@@ -78,6 +78,13 @@ export async function main(argv: string[]): Promise<number> {
   const compiled = compile(doc, { overlap });
   if (!compiled.ok) {
     printDiagnostics(compiled.diagnostics);
+    // A kernel unknown here but on the agents: say which have it (its package is loaded there, not here).
+    const unknown = [...new Set(doc.app.nodes.filter((n) => !findKernel(n.kernel)).map((n) => n.kernel))];
+    if (typeof v.agents === 'string' && unknown.length) {
+      const urls = v.agents.split(',').map((s) => s.trim()).filter(Boolean);
+      const having = await agentsHaving(urls, (v.token as string | undefined) ?? process.env.PIPELOOM_TOKEN ?? '', unknown);
+      for (const [id, where] of having) console.error(`kernels: ${id} is on agents ${where.join(', ')} (load its package here too: --kernels PATH_OR_PACKAGE)`);
+    }
     return EXIT.invalid;
   }
   printDiagnostics(compiled.diagnostics);

@@ -227,6 +227,19 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
     }
   }, 120_000);
 
+  it('an unknown kernel that the agents have: the diagnostic, then which agents have it and the flag', async () => {
+    const token = 'u'.repeat(32);
+    const local = await spawnLocalAgents(['h0', 'h1'], { gpus: { h0: 1, h1: 1 }, token, args: ['--kernels', image] });
+    try {
+      const r = await pipeloom('run', 'examples/sobel.json', '--agents', local.agents.map((a) => a.url).join(','), '--token', token, '--iterations', '2');
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain('app.nodes[1].kernel: unknown kernel "image.sobel" (nearest registered:');
+      expect(r.stderr).toContain(`kernels: image.sobel is on agents h0 (1.0.0 from ${image}), h1 (1.0.0 from ${image}) (load its package here too: --kernels PATH_OR_PACKAGE)`);
+    } finally {
+      await local.stop();
+    }
+  }, 120_000);
+
   it('registering a kernel id twice in one process names both packages (the registry, without processes)', () => {
     const k = { ...findKernel('matrix.add')! };
     expect(registerKernels([k], 'acme')).toEqual([{ kernel: 'matrix.add', path: '', message: 'is defined by both builtin and acme', hint: 'load only one of them, or rename one kernel' }]);
