@@ -12,11 +12,11 @@ import {
   type FinalConnectionState,
   type NodeChange,
 } from '@xyflow/react';
-import { findKernel, withDefaults, type DataType } from '@pipeloom/kernels';
+import { findKernel, type DataType } from '@pipeloom/kernels';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, type EdgeKey } from '../store/records.js';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, openingViewport, useMeasured, useSize, nextDragKey, pickedId } from '../lib/canvas.js';
-import { connectionProblem, freshNodeId, portType } from '../lib/kernels.js';
+import { connectionProblem, freshNodeId, portType, writtenParams } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
 import { useProblemCounts } from '../lib/problems.js';
 import { declaredHandles, estimatedSize, nodeTypes, type KernelFlowNode } from './KernelNode.js';
@@ -33,7 +33,7 @@ export function addKernelNode(kernelId: string, position: { x: number; y: number
   if (!kernel) return null;
   const { doc, dispatch, select } = projectStore.getState();
   const id = freshNodeId(doc, kernelId);
-  const ok = dispatch({ type: 'node/add', node: { id, kernel: kernelId, params: withDefaults(kernel, {}), position: { x: Math.round(position.x), y: Math.round(position.y) } } }, { label: `add ${id}` });
+  const ok = dispatch({ type: 'node/add', node: { id, kernel: kernelId, params: writtenParams(kernel, {}), position: { x: Math.round(position.x), y: Math.round(position.y) } } }, { label: `add ${id}` });
   if (ok) select({ kind: 'node', id });
   return ok ? id : null;
 }

@@ -1,8 +1,19 @@
-import { findKernel, formatDataType, portsFor, sameDataType, withDefaults, type DataType, type KernelSpec, type PortSpec } from '@pipeloom/kernels';
+import { findKernel, formatDataType, portsFor, sameDataType, withDefaults, type DataType, type KernelSpec, type ParamValue, type PortSpec } from '@pipeloom/kernels';
 import type { AppNode, ProjectDocument } from '@pipeloom/core';
 
 // Port types as the editor sees them: resolved from the node's params (defaults filled in),
 // with a readable reason when they cannot be resolved or do not match.
+
+/**
+ * The params the designer writes for a node: `params` with the kernel's defaults, except a
+ * checker's expectation params the node leaves unset (they are derived from the graph
+ * upstream until the user sets one).
+ */
+export function writtenParams(kernel: KernelSpec, params: AppNode['params'] | undefined): Record<string, ParamValue> {
+  const out = withDefaults(kernel, params);
+  for (const p of kernel.expects?.params ?? []) if (!Object.hasOwn(params ?? {}, p)) delete out[p];
+  return out;
+}
 
 /** A node's ports for its params (variadic ports expanded, declared ones read); none when they cannot be read. */
 export function nodePorts(node: AppNode): { inputs: PortSpec[]; outputs: PortSpec[] } {

@@ -2,7 +2,7 @@ import { findKernel, formatDataType, withDefaults, type ParamSpec, type ParamVal
 import type { AppNode, LinkKind, ProjectDocument } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, linkKey, type Selection } from '../store/records.js';
-import { nodePorts, portType } from '../lib/kernels.js';
+import { nodePorts, portType, writtenParams } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
 import { formatBytes } from '../lib/format.js';
 import { LINK_KINDS } from '../arch/defaults.js';
@@ -29,7 +29,7 @@ function ParamField({ node, name, spec }: { node: AppNode; name: string; spec: P
   const kernel = findKernel(node.kernel)!;
   const params = withDefaults(kernel, node.params);
   const value = params[name];
-  const commit = (v: ParamValue, coalesce?: string) => dispatch({ type: 'node/update', id: node.id, params: { ...params, [name]: v } }, { label: `${node.id}.${name}`, coalesce });
+  const commit = (v: ParamValue, coalesce?: string) => dispatch({ type: 'node/update', id: node.id, params: { ...writtenParams(kernel, node.params), [name]: v } }, { label: `${node.id}.${name}`, coalesce });
   const testid = `param-${name}`;
   switch (spec.type) {
     case 'int':
@@ -57,9 +57,19 @@ function Expectation({ node, params }: { node: AppNode; params: string[] }) {
   if (!fired) return null;
   const overridden = params.some((p) => Object.hasOwn(node.params ?? {}, p));
   const shown = params.filter((p) => p in fired).map((p) => `${p} = ${JSON.stringify(fired[p])}`).join(', ');
+  const derive = () => {
+    const rest = { ...(node.params ?? {}) };
+    for (const p of params) delete rest[p];
+    dispatch({ type: 'node/update', id: node.id, params: rest }, { label: `derive ${node.id}'s expectation` });
+  };
   return (
     <p className="help" data-testid="inspector-expectation">
-      Expects {shown} {overridden ? '(as set here: clear these params to derive them from the graph upstream)' : '(derived from the graph upstream; set a param to override)'}
+      Expects {shown} {overridden ? '(as set here)' : '(derived from the graph upstream; set a param to override)'}
+      {overridden && (
+        <button className="small" onClick={derive} data-testid="inspector-derive">
+          Derive from the graph
+        </button>
+      )}
     </p>
   );
 }
