@@ -3,7 +3,7 @@ import { choice, parseCommandArgs } from './args.js';
 import { EXIT } from './read-document.js';
 import { kernelsMarkdown, kernelsText } from '../kernels/docs.js';
 import { compileCheck, loadKernelPackages } from '../kernels/load.js';
-import { createTestDevice } from '@pipeloom/kernels/gpu/node-device';
+import { discover, openDevice } from '../devices/discover.js';
 
 const USAGE = `usage: pipeloom kernels [--kernels PATH_OR_PACKAGE]... [--format text|json|markdown] [--check]
 
@@ -32,9 +32,14 @@ export async function main(argv: string[]): Promise<number> {
   const loaded = await loadKernelPackages((args.values.kernels as unknown as string[] | undefined) ?? []);
   const problems = [...loaded.problems];
   if (args.values.check && loaded.packages.length) {
-    const t = await createTestDevice('default').catch(() => createTestDevice());
-    problems.push(...(await compileCheck(loaded.packages, t.device)));
-    t.destroy();
+    // The adapter an agent on this machine would use (opengl: llvmpipe where there is no GPU).
+    const gpu = (await discover({ host: 'local' })).gpus.values().next().value;
+    if (!gpu) problems.push('--check needs a WebGPU adapter, and this machine has none');
+    else {
+      const device = await openDevice(gpu);
+      problems.push(...(await compileCheck(loaded.packages, device)));
+      device.destroy();
+    }
   }
   for (const p of problems) console.error(`pipeloom kernels: ${p}`);
   const manifests = listKernels().map(kernelManifest);
