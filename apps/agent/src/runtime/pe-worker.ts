@@ -543,7 +543,8 @@ class PeThread {
       this.stamp.end();
     }
     // Emulated device: the kernel ran (and is checked below); the rest of its time is waited out.
-    const emulated = this.init.program.kind === 'gpu' ? this.init.emulateDevices?.[a.node] : undefined;
+    // The map names GPU nodes (--emulate-devices) and generic.work stand-ins on any PE.
+    const emulated = this.init.emulateDevices?.[a.node];
     if (emulated) await this.guard(holdUntil(t0 + emulated * 1e6, nowUs));
     this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration: it, cycle: k, start: t0, end: nowUs() });
     this.checkReport(a, it, report);
