@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { analyseTrace, analyze, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
+import { analyseTrace, analyze, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, nodeTime, measuredTimes, predict, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { agentsHaving, openAgents } from './agents.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';
@@ -93,7 +93,9 @@ export async function main(argv: string[]): Promise<number> {
   const { model } = analyze(doc);
   const cal = v['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, v.calibration as string | undefined);
   // Emulated devices: each GPU firing lasts its calibrated time under this strategy, else its cost hint.
-  const emulateDevices = v['emulate-devices'] && model ? deviceTimes(model, cal ? calibratedTiming(model, cal.calibration, cal.file, ig.overlap).timing : {}) : standIns(model);
+  const devices = v['emulate-devices'] && model ? deviceTimes(model, cal ? calibratedTiming(model, cal.calibration, cal.file, ig.overlap).timing : {}) : undefined;
+  const stand = standIns(model);
+  const emulateDevices = devices || stand ? { ...stand, ...devices } : undefined;
 
   try {
     // Local agents that cannot start throw here; the catch below names why.
@@ -146,14 +148,14 @@ export async function main(argv: string[]): Promise<number> {
 
 
 /**
- * generic.work stands in for a kernel not written yet: on a GPU PE its firings always last its
- * cost hint's time (device emulation for those nodes only), so a prototype runs at the pace
- * predicted for it. Undefined when the document has none.
+ * generic.work stands in for a kernel not written yet: on any PE its firings always last its
+ * cost hint's time on that PE (device emulation for those nodes only), so a prototype runs at
+ * the pace predicted for it. Undefined when the document has none.
  */
 function standIns(model: ReturnType<typeof analyze>['model']): Record<string, number> | undefined {
   if (!model) return undefined;
-  const times = deviceTimes(model);
-  const out = Object.fromEntries(Object.entries(times).filter(([id]) => model.node.get(id as never)?.kernel.id === GENERIC_WORK));
+  const out: Record<string, number> = {};
+  for (const n of model.nodes) if (n.kernel.id === GENERIC_WORK) out[n.id] = nodeTime(model, n.id);
   return Object.keys(out).length ? out : undefined;
 }
 

@@ -18,7 +18,7 @@ export const genericSpecs: KernelSpec[] = builtinSpecs([
     category: 'Prototyping',
     description:
       'Stands in for a kernel not written yet: `inputs` inputs and `outputs` outputs of `bytes` bytes each, costing `flops` per firing. ' +
-      'Its firings write zeros; the compiler, the predictor and runs (GPU firings padded to the cost hint with --emulate-devices, and always for this kernel) treat it as real.',
+      'Its firings write zeros; the compiler, the predictor and runs (each firing padded to its cost hint\'s time on its PE) treat it as real.',
     params: {
       inputs: { type: 'int', default: 1, min: 0, max: 32, unit: 'ports', description: 'Number of input ports (in0, in1, ...)' },
       outputs: { type: 'int', default: 1, min: 0, max: 32, unit: 'ports', description: 'Number of output ports (out0, out1, ...)' },
