@@ -1,5 +1,5 @@
 import { createStore, useStore } from 'zustand';
-import { Coordinator, type AgentInfo, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, TraceColumns, TraceAccumulator } from '@pipeloom/core';
+import { checkAgentKernels, Coordinator, type AgentInfo, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, TraceColumns, TraceAccumulator } from '@pipeloom/core';
 
 // The Run view's state: connections, the run in progress and its live numbers. The measured
 // trace lives in a column store outside React state (it grows by thousands of events a
@@ -178,7 +178,8 @@ export function createRunStore(deps: RunDeps = {}) {
         store.setState({ problems: [{ path: 'run', message: 'not connected to any agent', hint: 'enter the agent URLs and token, then Connect', severity: 'error' }] });
         return false;
       }
-      const problems = coordinator.check(ig);
+      // Kernels an agent lacks or has in another major version are refused here too (issue 19).
+      const problems = [...coordinator.check(ig), ...checkAgentKernels(ig, coordinator.agents)];
       const ok = !problems.some((d) => d.severity === 'error');
       store.setState({ problems, status: ok ? 'checked' : 'idle' });
       return ok;
