@@ -32,7 +32,7 @@ export { toChromeTrace, traceMetadata, type ChromeTrace, type ChromeEvent, type 
 export { analyseTrace, measuredTimes, TraceAccumulator, type Trace, type AnalysisOptions, type TraceAnalysis, type LaneAnalysis } from './run/analysis.js';
 export { sendLane, recvLane, isTransferLane, laneLabel, transferLanes, graphLanes, compareLanes, type TraceLaneKey } from './trace/lanes.js';
 export { TraceColumns, KINDS as TRACE_KINDS, type Lane as TraceLane } from './trace/columns.js';
-export { CALIBRATION_FORMAT, calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, documentHash, parseCalibration, predictCalibrated, type Calibration, type CalibratedFiring, type CalibratedTiming, type CalibratedTransfer, type MeasuredTimes } from './run/calibration.js';
+export { CALIBRATION_FORMAT, calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, documentHash, parseCalibration, predictCalibrated, standInTimes, type Calibration, type CalibratedFiring, type CalibratedTiming, type CalibratedTransfer, type MeasuredTimes } from './run/calibration.js';
 
 // The run: the coordinator, the agent protocol and the deploy checks agents apply.
 export * from './run/protocol.js';

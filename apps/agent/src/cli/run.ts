@@ -1,11 +1,11 @@
 import { writeFile } from 'node:fs/promises';
-import { analyseTrace, analyze, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, nodeTime, measuredTimes, predict, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
+import { analyseTrace, analyze, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, standInTimes, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { agentsHaving, openAgents } from './agents.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelPackages } from '../kernels/load.js';
-import { findKernel, GENERIC_WORK } from '@pipeloom/kernels';
+import { findKernel } from '@pipeloom/kernels';
 import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
 
 const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json]
@@ -94,7 +94,7 @@ export async function main(argv: string[]): Promise<number> {
   const cal = v['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, v.calibration as string | undefined);
   // Emulated devices: each GPU firing lasts its calibrated time under this strategy, else its cost hint.
   const devices = v['emulate-devices'] && model ? deviceTimes(model, cal ? calibratedTiming(model, cal.calibration, cal.file, ig.overlap).timing : {}) : undefined;
-  const stand = standIns(model);
+  const stand = model && standInTimes(model);
   const emulateDevices = devices || stand ? { ...stand, ...devices } : undefined;
 
   try {
@@ -146,18 +146,6 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-
-/**
- * generic.work stands in for a kernel not written yet: on any PE its firings always last its
- * cost hint's time on that PE (device emulation for those nodes only), so a prototype runs at
- * the pace predicted for it. Undefined when the document has none.
- */
-function standIns(model: ReturnType<typeof analyze>['model']): Record<string, number> | undefined {
-  if (!model) return undefined;
-  const out: Record<string, number> = {};
-  for (const n of model.nodes) if (n.kernel.id === GENERIC_WORK) out[n.id] = nodeTime(model, n.id);
-  return Object.keys(out).length ? out : undefined;
-}
 
 export interface RunSummary {
   ok: boolean;

@@ -72,6 +72,8 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
 
   const fromWorker = useCompile((s) => s.result?.prediction ?? null);
   const calibrated = useCompile((s) => s.result?.calibrated);
+  // generic.work firings last their cost hint's time in a run, as from the CLI.
+  const standIns = useCompile((s) => s.result?.standIns);
   const calibration = useCalibration((s) => s.calibration);
   const calibrationProblems = useCalibration((s) => s.problems);
   const prediction = given === undefined ? fromWorker : given;
@@ -172,7 +174,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
           <button data-testid="run-deploy" disabled={!connected || !ig || running} onClick={() => ig && run.deploy(ig)} title="Check the plan against what the agents serve (hosts, PEs, memory)">
             Deploy
           </button>
-          <button data-testid="run-start" className="primary" disabled={!connected || !ig || running} onClick={() => ig && void run.start(ig)} title="Send the programs to the agents and start">
+          <button data-testid="run-start" className="primary" disabled={!connected || !ig || running} onClick={() => ig && void run.start(ig, { emulateDevices: standIns })} title="Send the programs to the agents and start">
             Start
           </button>
           <button data-testid="run-stop" disabled={!running} onClick={() => run.stop()}>

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TraceEvent, toChromeTrace } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '@pipeloom/agent/local/spawn';
+import { readFileSync } from 'node:fs';
 import { compileOrThrow, piic, wsConnect } from '@pipeloom/agent/testing/fixtures';
+import { readDocument } from '../shell/documents.js';
+import { compileBoth } from '../worker/compile.js';
 import { createRunStore } from './store.js';
 
 // The Run view's store against real agent processes on loopback (the same coordinator the
@@ -136,6 +139,28 @@ describe('run store with real agents h0 and h1', () => {
       expect(s.status).toBe('stopped');
       expect(s.failure?.message).toContain('stopped by the user');
       expect(run.measured().length).toBeGreaterThan(0);
+    } finally {
+      run.dispose();
+    }
+  });
+
+  it('a generic.work prototype run from the designer lasts its cost hints: each firing at least its stand-in time', async () => {
+    // As the designer opens it (normalised), run 6 iterations.
+    const doc = readDocument(readFileSync(new URL('../../../../examples/generic-work.json', import.meta.url), 'utf8')).doc!;
+    // The GPU stages cost tens of ms (their kernels write zeros in well under one): only padding makes them last that long.
+    for (const n of doc.app.nodes) if (n.id === 'left' || n.id === 'right') n.params = { ...n.params, flops: n.id === 'left' ? 3e10 : 1.5e10 };
+    // What the Run view starts with: the compile worker's IG and stand-in times (core standInTimes).
+    const out = await compileBoth(doc);
+    expect(out.standIns && Object.keys(out.standIns).sort()).toEqual(['left', 'read', 'right', 'write']);
+    const run = await connected();
+    try {
+      run.setFields({ iterations: 6 });
+      const result = await run.start(out.overlap!.ig, { emulateDevices: out.standIns });
+      expect(result?.ok, JSON.stringify(result?.failure)).toBe(true);
+      const fires = run.measured().toEvents().filter((e) => e.kind === 'fire');
+      expect(fires.length).toBe(4 * 6);
+      for (const f of fires) expect(f.end - f.start, f.name).toBeGreaterThanOrEqual(out.standIns![f.node!] * 1e6 - 1);
+      expect(out.standIns!.left).toBeGreaterThan(0.02);
     } finally {
       run.dispose();
     }

@@ -185,8 +185,11 @@ export function createRunStore(deps: RunDeps = {}) {
       return ok;
     },
 
-    /** Deploys the programs, starts the run and streams its trace; resolves when it ends. */
-    async start(ig: ImplementationGraph): Promise<RunResult | null> {
+    /**
+     * Deploys the programs, starts the run and streams its trace; resolves when it ends.
+     * `emulateDevices`: seconds some nodes' firings last at least (generic.work stand-ins).
+     */
+    async start(ig: ImplementationGraph, extra: Pick<RunOptions, 'emulateDevices'> = {}): Promise<RunResult | null> {
       if (handle || !api.deploy(ig)) return null;
       const c = coordinator!;
       api.reset();
@@ -194,7 +197,7 @@ export function createRunStore(deps: RunDeps = {}) {
       store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined });
       const { iterations, emulateLinks, sync } = store.getState();
       runIterations = iterations;
-      handle = c.run(ig, { iterations, emulateLinks, sync: sync ?? 'self-timed', keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
+      handle = c.run(ig, { iterations, emulateLinks, emulateDevices: extra.emulateDevices, sync: sync ?? 'self-timed', keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
       timer = setInterval(publish, publishMs);
       const result = await handle.done;
       clearInterval(timer);

@@ -1,4 +1,5 @@
-import { analyze, predict, predictCalibrated, type Calibration, type ProjectDocument, type ImplementationGraph } from '@pipeloom/core';
+import { analyze, predict, predictCalibrated, standInTimes, type Calibration, type ProjectDocument, type ImplementationGraph } from '@pipeloom/core';
+import { GENERIC_WORK } from '@pipeloom/kernels';
 import { layoutIg } from '../ig/layout.js';
 import type { CalibratedCycle, CompileOutput, Strategy } from './protocol.js';
 
@@ -21,7 +22,14 @@ export async function compileBoth(doc: ProjectDocument, now: () => number = () =
   const order = doc.arch.pes.map((p) => p.id);
   const lay = async (ig: ImplementationGraph): Promise<Strategy> => ({ ig, layout: await layoutIg(ig, doc.mapping, order) });
   const [overlap, noOverlap] = await Promise.all([lay(r.prediction.overlap.ig), lay(r.prediction.noOverlap.ig)]);
-  return { diagnostics: r.diagnostics, overlap, noOverlap, prediction: r.prediction, calibrated: calibration ? calibrated(doc, calibration) : undefined, compileMs, ms: now() - t0 };
+  return { diagnostics: r.diagnostics, overlap, noOverlap, prediction: r.prediction, calibrated: calibration ? calibrated(doc, calibration) : undefined, standIns: standIns(doc), compileMs, ms: now() - t0 };
+}
+
+/** generic.work's run-time padding (core `standInTimes`); nothing to compute when the document has none. */
+function standIns(doc: ProjectDocument): Record<string, number> | undefined {
+  if (!doc.app.nodes.some((n) => n.kernel === GENERIC_WORK)) return undefined;
+  const { model } = analyze(doc);
+  return model ? standInTimes(model) : undefined;
 }
 
 /** Both strategies' cycle predicted with the project's calibration instead of the cost hints (no timeline). */

@@ -19,6 +19,8 @@ export interface CompileOutput {
   prediction: Prediction | null;
   /** Both strategies' cycle predicted with the project's calibration, when it has one. */
   calibrated?: CalibratedCycle;
+  /** Seconds each generic.work firing lasts in a run (core `standInTimes`), when the document has any. */
+  standIns?: Record<string, number>;
   /** Wall time of validate + both compiles + both predictions, in ms. */
   compileMs: number;
   /** compileMs plus both layouts. */

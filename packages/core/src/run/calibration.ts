@@ -4,6 +4,7 @@ import type { ImplementationGraph } from '../compile/types.js';
 import type { Model } from '../document/model.js';
 import { nodeTime, type TimingOptions } from '../predict/timing.js';
 import { predict, type PredictOptions, type PredictResult } from '../predict/predict.js';
+import { GENERIC_WORK } from '@pipeloom/kernels/specs';
 
 // A calibration: what this machine's PEs and links measured for a document's firings and
 // transfers (`pipeloom calibrate`), so predictions use them instead of the cost hints.
@@ -277,6 +278,18 @@ export function deviceTimes(model: Model, timing: TimingOptions = {}): Record<st
   const out: Record<string, number> = {};
   for (const n of model.nodes) if (model.pe.get(n.pe)?.kind === 'gpu') out[n.id] = nodeTime(model, n.id, timing);
   return out;
+}
+
+/**
+ * generic.work stands in for a kernel not written yet: on any PE its firings always last its
+ * cost hint's time on that PE (a run's `emulateDevices` for those nodes), so a prototype runs
+ * at the pace predicted for it, from the CLI and the designer alike. Undefined when the
+ * document has none.
+ */
+export function standInTimes(model: Model): Record<string, number> | undefined {
+  const out: Record<string, number> = {};
+  for (const n of model.nodes) if (n.kernel.id === GENERIC_WORK) out[n.id] = nodeTime(model, n.id);
+  return Object.keys(out).length ? out : undefined;
 }
 
 /**
