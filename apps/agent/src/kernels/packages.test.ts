@@ -227,6 +227,41 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
     }
   }, 120_000);
 
+  it('an agent with another major version refuses the deploy itself (a coordinator that did not check): node, kernel, both versions, host', async () => {
+    const v1 = pkg('acme-agent-v1', KERNEL('acme.copy1', COPY, '1.4.0'));
+    const v2 = pkg('acme-agent-v2', KERNEL('acme.copy1', COPY, '2.0.0'));
+    // This process compiles against 1.4.0 (the deploy says so); the agent has 2.0.0.
+    expect((await loadKernelPackages([v1])).problems).toEqual([]);
+    const doc = {
+      format: 'pipeloom/v1',
+      name: 'acme copy',
+      app: {
+        nodes: [
+          { id: 'P', kernel: 'vector.produce', params: { length: 1000 } },
+          { id: 'K', kernel: 'acme.copy1', params: { n: 1000 } },
+          { id: 'C', kernel: 'vector.check', params: { length: 1000, scale: 1, offset: 0 } },
+        ],
+        edges: [
+          { from: { node: 'P', port: 'out' }, to: { node: 'K', port: 'in' } },
+          { from: { node: 'K', port: 'out' }, to: { node: 'C', port: 'in' } },
+        ],
+      },
+      arch: { hosts: [{ id: 'h0', cpus: 1, gpus: 1, pcie: { bandwidth: 5e9, latency: 1e-5 } }] },
+      mapping: { P: 'cpu@h0', K: 'gpu0@h0', C: 'cpu@h0' },
+    } as unknown as Parameters<typeof compileOrThrow>[0];
+    const local = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, args: ['--kernels', v2] });
+    try {
+      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const r = await c.run(compileOrThrow(doc, true), { iterations: 2 }).done;
+      c.close();
+      expect(r.ok).toBe(false);
+      expect(r.failure?.message).toContain('agent h0 has kernel "acme.copy1" 2.0.0, but node "K" was compiled against 1.4.0 (another major version)');
+      expect(r.events.filter((e) => e.kind === 'fire')).toEqual([]);
+    } finally {
+      await local.stop();
+    }
+  }, 120_000);
+
   it('an unknown kernel that the agents have: the diagnostic, then which agents have it and the flag', async () => {
     const token = 'u'.repeat(32);
     const local = await spawnLocalAgents(['h0', 'h1'], { gpus: { h0: 1, h1: 1 }, token, args: ['--kernels', image] });

@@ -171,7 +171,7 @@ export class RunHost {
     try {
       if (me < 0) throw new Error(`agent ${host} is not among the run's hosts`);
       // Before any link or device work: a refused run costs nothing and the agent stays free.
-      const refusal = missingKernelRefusal(host, m.programs) ?? customWgslRefusal(host, m.programs, this.opts.allowWgsl ?? false);
+      const refusal = missingKernelRefusal(host, m.programs, m.kernels) ?? customWgslRefusal(host, m.programs, this.opts.allowWgsl ?? false);
       if (refusal) {
         this.opts.log(refusal);
         throw new Error(refusal);

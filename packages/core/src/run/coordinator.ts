@@ -16,7 +16,7 @@
  * Failures never throw out of `run.done`: they come back as `result.failure`. `connect`
  * rejects with a ConnectError whose message names the agent and why (e.g. invalid token).
  */
-import type { KernelManifest } from '@pipeloom/kernels/specs';
+import { findKernel, type KernelManifest } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../diagnostics.js';
 import { allPrograms, lastStartCycle, programBytes, programHosts } from '../compile/decode.js';
 import type { ImplementationGraph, PeProgram } from '../compile/types.js';
@@ -176,9 +176,22 @@ export function deployMessages(ig: ImplementationGraph, settings: DeploySettings
   for (const p of programs) byHost.get(p.host)?.push(p);
   // Self-timed: the plan needs every PE's program; each agent gets its host's part.
   const plan = sync === 'self-timed' ? selfTimedPlan(programs, pes) : undefined;
+  // The versions the graph was compiled against, where this registry knows the kernel (a
+  // browser's main thread may not know a package's): each agent checks its own against them.
+  const versions: Record<string, string> = {};
+  for (const p of programs) {
+    for (const phase of p.phases) {
+      for (const a of phase.actions) {
+        if (a.op !== 'fire' || a.kernel in versions) continue;
+        const v = findKernel(a.kernel)?.version;
+        if (v) versions[a.kernel] = v;
+      }
+    }
+  }
+  const kernels = Object.keys(versions).length ? versions : undefined;
   const out = new Map<string, Deploy>();
   for (const { id: host } of hosts) {
-    out.set(host, { type: 'deploy', runId, secret, programs: byHost.get(host)!, hosts, iterations, cycles, pes, buffers, linkRate, emulateLinks, emulateDevices, sync, plan: plan && planForHosts(plan, programs, [host]) });
+    out.set(host, { type: 'deploy', runId, secret, programs: byHost.get(host)!, hosts, iterations, cycles, pes, buffers, linkRate, emulateLinks, emulateDevices, kernels, sync, plan: plan && planForHosts(plan, programs, [host]) });
   }
   return out;
 }
@@ -211,7 +224,7 @@ export function deployTexts(deploys: ReadonlyMap<string, Deploy>): Map<string, s
       host,
       object(m, (key, value) => {
         if (value === undefined) return undefined;
-        if (key === 'hosts' || key === 'pes' || key === 'buffers') return once(value);
+        if (key === 'hosts' || key === 'pes' || key === 'buffers' || key === 'kernels') return once(value);
         if (key === 'plan' && value !== null && typeof value === 'object') return object(value, (k, v) => (k === 'counters' ? once(v) : JSON.stringify(v)));
         return JSON.stringify(value);
       }),

@@ -217,6 +217,11 @@ function walk(w: Walker, m: unknown): void {
   }
   // Microseconds between trace batches: 1 ms to a minute.
   if (m.traceInterval !== undefined) w.num(m, 'traceInterval', 1000, 60e6);
+  if (m.kernels !== undefined) {
+    // Kernel id -> semver version: no more kernels than actions, each a short string.
+    const k = w.obj(m, 'kernels');
+    for (const id of w.keys(m, 'kernels', L.maxActions)) w.in('kernels', () => w.str(k, id, 64));
+  }
 
   const hostIds = new Set<string>();
   const hosts = w.list(m, 'hosts', L.maxHosts);

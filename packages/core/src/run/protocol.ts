@@ -90,6 +90,8 @@ export type ToAgent =
       emulateDevices?: Record<string, number>;
       /** Microseconds between trace batches (default 50 000). */
       traceInterval?: number;
+      /** The version of each kernel the programs fire, as the coordinator compiled them; an agent with another major version refuses the deploy. */
+      kernels?: Record<string, string>;
       /** How the run synchronises (run/contract.ts); absent: barrier (agents before self-timed execution). */
       sync?: SyncMode;
       /** Self-timed: this host's part of the plan (planForHosts: every counter, this host's PEs' actions). */
