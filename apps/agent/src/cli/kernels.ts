@@ -42,6 +42,8 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   for (const p of problems) console.error(`pipeloom kernels: ${p}`);
+  // A package that did not load: the list would read as complete without it, so none is printed.
+  if (loaded.problems.length) return EXIT.invalid;
   const manifests = listKernels().map(kernelManifest);
   const out = format === 'json' ? JSON.stringify(manifests, null, 2) : format === 'markdown' ? kernelsMarkdown(manifests).trimEnd() : kernelsText(manifests);
   process.stdout.write(`${out}\n`);

@@ -123,6 +123,11 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
     const r = await pipeloom('compile', 'examples/piic.json', '--kernels', bad);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(`pipeloom compile: kernel package ${bad} (${join(bad, 'index.mjs')}) failed to load:`);
+    // pipeloom kernels names it and lists nothing: a list without the package would read as complete.
+    const listed = await pipeloom('kernels', '--kernels', bad);
+    expect(listed.status).toBe(2);
+    expect(listed.stdout).toBe('');
+    expect(listed.stderr).toContain(`pipeloom kernels: kernel package ${bad}`);
     const missing = await pipeloom('predict', 'examples/piic.json', '--kernels', join(dir, 'nope'));
     expect(missing.status).toBe(2);
     expect(missing.stderr).toBe(`pipeloom predict: kernel package ${join(dir, 'nope')}: no such file or folder\n`);
