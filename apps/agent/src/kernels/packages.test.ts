@@ -37,6 +37,25 @@ function pkg(name: string, source: string): string {
   return at;
 }
 
+/** P (vector.produce) -> K (`kernel`, a package's copy) -> C (vector.check) on one host's CPU and GPU. */
+const copyDocument = (kernel: string) => ({
+  format: 'pipeloom/v1',
+  name: 'acme copy',
+  app: {
+    nodes: [
+      { id: 'P', kernel: 'vector.produce', params: { length: 1000 } },
+      { id: 'K', kernel, params: { n: 1000 } },
+      { id: 'C', kernel: 'vector.check', params: { length: 1000, scale: 1, offset: 0 } },
+    ],
+    edges: [
+      { from: { node: 'P', port: 'out' }, to: { node: 'K', port: 'in' } },
+      { from: { node: 'K', port: 'out' }, to: { node: 'C', port: 'in' } },
+    ],
+  },
+  arch: { hosts: [{ id: 'h0', cpus: 1, gpus: 1, pcie: { bandwidth: 5e9, latency: 1e-5 } }] },
+  mapping: { P: 'cpu@h0', K: 'gpu0@h0', C: 'cpu@h0' },
+});
+
 // A kernel in plain JavaScript (a published package would ship built JS), WGSL bound in port order.
 const KERNEL = (id: string, wgsl: string, version = '2.0.0') => `import { defineKernel } from '@pipeloom/kernels';
 const vec = (p) => ({ kind: 'vector', element: 'f32', shape: [Number(p.n)] });
@@ -181,23 +200,7 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
   it('another major version on an agent, or no such kernel there: refused before deploying, naming node, kernel, versions, host and the agents that have it', async () => {
     const v1 = pkg('acme-v1', KERNEL('acme.copy', COPY, '1.4.0'));
     const v2 = pkg('acme-v2', KERNEL('acme.copy', COPY, '2.0.0'));
-    const doc = {
-      format: 'pipeloom/v1',
-      name: 'acme copy',
-      app: {
-        nodes: [
-          { id: 'P', kernel: 'vector.produce', params: { length: 1000 } },
-          { id: 'K', kernel: 'acme.copy', params: { n: 1000 } },
-          { id: 'C', kernel: 'vector.check', params: { length: 1000, scale: 1, offset: 0 } },
-        ],
-        edges: [
-          { from: { node: 'P', port: 'out' }, to: { node: 'K', port: 'in' } },
-          { from: { node: 'K', port: 'out' }, to: { node: 'C', port: 'in' } },
-        ],
-      },
-      arch: { hosts: [{ id: 'h0', cpus: 1, gpus: 1, pcie: { bandwidth: 5e9, latency: 1e-5 } }] },
-      mapping: { P: 'cpu@h0', K: 'gpu0@h0', C: 'cpu@h0' },
-    };
+    const doc = copyDocument('acme.copy');
     const file = join(dir, 'acme.json');
     writeFileSync(file, JSON.stringify(doc));
     const token = 'k'.repeat(32);
@@ -237,23 +240,7 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
     const v2 = pkg('acme-agent-v2', KERNEL('acme.copy1', COPY, '2.0.0'));
     // This process compiles against 1.4.0 (the deploy says so); the agent has 2.0.0.
     expect((await loadKernelPackages([v1])).problems).toEqual([]);
-    const doc = {
-      format: 'pipeloom/v1',
-      name: 'acme copy',
-      app: {
-        nodes: [
-          { id: 'P', kernel: 'vector.produce', params: { length: 1000 } },
-          { id: 'K', kernel: 'acme.copy1', params: { n: 1000 } },
-          { id: 'C', kernel: 'vector.check', params: { length: 1000, scale: 1, offset: 0 } },
-        ],
-        edges: [
-          { from: { node: 'P', port: 'out' }, to: { node: 'K', port: 'in' } },
-          { from: { node: 'K', port: 'out' }, to: { node: 'C', port: 'in' } },
-        ],
-      },
-      arch: { hosts: [{ id: 'h0', cpus: 1, gpus: 1, pcie: { bandwidth: 5e9, latency: 1e-5 } }] },
-      mapping: { P: 'cpu@h0', K: 'gpu0@h0', C: 'cpu@h0' },
-    } as unknown as Parameters<typeof compileOrThrow>[0];
+    const doc = copyDocument('acme.copy1') as unknown as Parameters<typeof compileOrThrow>[0];
     const local = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, args: ['--kernels', v2] });
     try {
       const c = await connect(local.agents.map((a) => a.url), local.token);

@@ -1,35 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { compile } from '../compile/compile.js';
-import type { ProjectDocument } from './types.js';
+import { checkedJoinDocument } from '../testing/join.js';
 import { analyze } from './validate.js';
 
-// P -> I1 (nb_loop 100: +1) -> add.a ; P -> I2 (nb_loop 3: +0) -> add.b ; add -> C.
-function joinDocument(consume: Record<string, number | string> = {}): ProjectDocument {
-  const size = { width: 8, height: 4 };
-  return {
-    format: 'pipeloom/v1',
-    name: 'checked join',
-    app: {
-      nodes: [
-        { id: 'P', kernel: 'matrix.produce', params: size },
-        { id: 'I1', kernel: 'matrix.increment', params: { ...size, nb_loop: 100 } },
-        { id: 'I2', kernel: 'matrix.increment', params: { ...size, nb_loop: 3 } },
-        { id: 'A', kernel: 'matrix.add', params: size },
-        { id: 'C', kernel: 'matrix.consume', params: { ...size, ...consume } },
-      ],
-      edges: [
-        { from: { node: 'P', port: 'out' }, to: { node: 'I1', port: 'in' } },
-        { from: { node: 'P', port: 'out' }, to: { node: 'I2', port: 'in' } },
-        { from: { node: 'I1', port: 'out' }, to: { node: 'A', port: 'a' } },
-        { from: { node: 'I2', port: 'out' }, to: { node: 'A', port: 'b' } },
-        { from: { node: 'A', port: 'out' }, to: { node: 'C', port: 'in' } },
-      ],
-    },
-    arch: { hosts: [{ id: 'h0', cpus: 1, gpus: 1, pcie: { bandwidth: 5e9, latency: 1e-5 } }], pes: [], links: [] },
-    mapping: { P: 'cpu@h0', I1: 'gpu0@h0', I2: 'cpu@h0', A: 'gpu0@h0', C: 'cpu@h0' },
-    options: { overlap: true, iterations: 10 },
-  };
-}
+// P -> I1 (nb_loop 100: +1) -> add.a ; P -> I2 (nb_loop 3: +0) -> add.b ; add -> C, on one host.
+const joinDocument = (consume: Record<string, number | string> = {}) => checkedJoinDocument({ width: 8, height: 4, nbLoop2: 3, hosts: 1, iterations: 10, consume });
 
 describe('checkers derive what they expect from the graph upstream', () => {
   it('a join is exact: C after add(I1(P), I2(P)) expects 2 x iteration + 1, in the model and in the fire params agents get', () => {

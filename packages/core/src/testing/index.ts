@@ -2,4 +2,5 @@
 // reads examples/ with node:fs, and neither belongs in the web app's bundle.
 export { randomDocument, layeredDocument, type RandomOptions } from './generate.js';
 export { pinnedDocuments } from './pinned.js';
+export { checkedJoinDocument } from './join.js';
 export { corpusCases, type BadDocumentCase } from '../robustness/corpus.js';
