@@ -6,7 +6,7 @@ import { newProject, shot } from './helpers.js';
 
 let agents: LocalAgents;
 test.beforeAll(async () => {
-  agents = await startAgents(['h1'], 7391);
+  agents = await startAgents(['h1']);
 });
 test.afterAll(async () => {
   await agents?.stop();

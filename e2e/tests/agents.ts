@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 // Real local agents for the run tests: `pipeloom agent` processes on loopback, one per host,
@@ -16,25 +16,17 @@ export interface LocalAgents {
   stop(): Promise<void>;
 }
 
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
-
-/** `args`: more `pipeloom agent` options for every agent (e.g. `--kernels DIR`). */
-export async function startAgents(names: string[], basePort: number, token = 'e2e-token-0123456789', args: string[] = []): Promise<LocalAgents> {
+/**
+ * `args`: more `pipeloom agent` options for every agent (e.g. `--kernels DIR`). Each agent
+ * listens on a port the system picks (`--port 0`) and says which: two test runs on one machine
+ * never meet each other's agents.
+ */
+export async function startAgents(names: string[], token = 'e2e-token-0123456789', args: string[] = []): Promise<LocalAgents> {
   const procs: ChildProcess[] = [];
   let log = '';
-  const urls: string[] = [];
-  for (const [i, name] of names.entries()) {
-    const port = basePort + i;
-    const p = spawn(process.execPath, ['apps/agent/bin/pipeloom.js', 'agent', '--name', name, '--port', String(port), '--token', token, ...args], {
+  const listening: Promise<string>[] = [];
+  for (const name of names) {
+    const p = spawn(process.execPath, ['apps/agent/bin/pipeloom.js', 'agent', '--name', name, '--port', '0', '--token', token, ...args], {
       cwd: ROOT,
       env: { ...process.env, EGL_PLATFORM: 'surfaceless' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -42,7 +34,16 @@ export async function startAgents(names: string[], basePort: number, token = 'e2
     p.stdout!.on('data', (d) => (log += `[${name}] ${d}`));
     p.stderr!.on('data', (d) => (log += `[${name}] ${d}`));
     procs.push(p);
-    urls.push(`ws://127.0.0.1:${port}`);
+    listening.push(
+      new Promise((resolve, reject) => {
+        createInterface({ input: p.stdout! }).once('line', (line) => {
+          const m = /^listening (\S+)/.exec(line);
+          if (m) resolve(m[1]);
+          else reject(new Error(`agent ${name} did not start: ${line}\n${log}`));
+        });
+        p.once('exit', (code) => reject(new Error(`agent ${name} exited (${code}) before listening:\n${log}`)));
+      }),
+    );
   }
   const stop = async () => {
     for (const p of procs) {
@@ -61,15 +62,12 @@ export async function startAgents(names: string[], basePort: number, token = 'e2
       }
     }
   };
-  const deadline = Date.now() + 30_000;
-  for (const [i, p] of procs.entries()) {
-    while (!(await portOpen(basePort + i))) {
-      if (p.exitCode !== null || Date.now() > deadline) {
-        await stop();
-        throw new Error(`agent ${names[i]} did not start listening on ${basePort + i}:\n${log}`);
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
+  let urls: string[];
+  try {
+    urls = await Promise.all(listening);
+  } catch (e) {
+    await stop();
+    throw e;
   }
   return { token, urls, query: `?agent=${urls.join(',')}&token=${token}`, logs: () => log, stop };
 }

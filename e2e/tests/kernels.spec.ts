@@ -21,7 +21,7 @@ test.beforeAll(async () => {
   symlinkSync(join(ROOT, 'packages/kernels'), join(dir, 'node_modules/@pipeloom/kernels'));
   pkg = join(dir, 'image');
   cpSync(join(ROOT, 'examples/kernels/image'), pkg, { recursive: true, filter: (f) => !f.endsWith('.test.ts') });
-  agents = await startAgents(['h1'], 7395, undefined, ['--kernels', pkg]);
+  agents = await startAgents(['h1'], undefined, ['--kernels', pkg]);
 });
 test.afterAll(async () => {
   await agents?.stop();

@@ -9,7 +9,7 @@ import { buildPiicFromPalette, mouseDrag, newProject, shot } from './helpers.js'
 
 let agents: LocalAgents;
 test.beforeAll(async () => {
-  agents = await startAgents(['h0', 'h1'], 7401);
+  agents = await startAgents(['h0', 'h1']);
 });
 test.afterAll(async () => {
   await agents?.stop();
