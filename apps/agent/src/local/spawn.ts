@@ -57,8 +57,11 @@ function startOne(host: string, token: string, opts: SpawnOptions): Promise<Loca
     opts.log?.(host, line);
   });
   // An agent that goes while serving says how (a crash in native code leaves no log line).
+  // Its exit can be delivered after a stop was asked for (a loaded machine reports the run's
+  // failure first), so only the ends a stop causes stay unsaid: SIGTERM, code 0, our SIGKILL.
   child.once('exit', (code, signal) => {
-    if (!stopping.has(child)) opts.log?.(host, `agent exited (${signal ? `signal ${signal}` : `code ${code}`})`);
+    const stopped = stopping.has(child) && (signal === 'SIGTERM' || code === 0 || killed.has(child));
+    if (!stopped) opts.log?.(host, `agent exited (${signal ? `signal ${signal}` : `code ${code}`})`);
   });
   return new Promise((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
@@ -74,6 +77,8 @@ function startOne(host: string, token: string, opts: SpawnOptions): Promise<Loca
 
 /** Agents being stopped on purpose: their exit is not reported. */
 const stopping = new WeakSet<ChildProcess>();
+/** Agents that did not stop within 2 s of SIGTERM and were killed. */
+const killed = new WeakSet<ChildProcess>();
 
 const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
 
@@ -86,7 +91,10 @@ export function exited(child: ChildProcess): Promise<void> {
 export async function stopAgent(child: ChildProcess): Promise<void> {
   if (hasExited(child)) return;
   stopping.add(child);
-  const t = setTimeout(() => child.kill('SIGKILL'), 2000);
+  const t = setTimeout(() => {
+    killed.add(child);
+    child.kill('SIGKILL');
+  }, 2000);
   child.kill('SIGTERM');
   await exited(child);
   clearTimeout(t);
