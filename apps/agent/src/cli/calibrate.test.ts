@@ -1,27 +1,16 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCalibration } from '@pipeloom/core';
-import { piic, root } from '../testing/fixtures.js';
+import { piic, pipeloomAsync, root } from '../testing/fixtures.js';
 
 // `pipeloom calibrate` on real local agents (loopback, llvmpipe), then `pipeloom predict`
 // reading the file it wrote beside the document.
 
 const bin = join(root, 'apps/agent/bin/pipeloom.js');
 const pipeloom = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, EGL_PLATFORM: 'surfaceless' } });
-/** The same, without blocking the test's event loop while agents run (waits for the exit). */
-const pipeloomAsync = (...args: string[]) =>
-  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const p = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless' } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-
 describe('pipeloom calibrate', () => {
   it('measures every firing and transfer beside the document; predict then says it predicts with it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pipeloom-calibrate-'));

@@ -1,25 +1,15 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeTime, analyze } from '@pipeloom/core';
 import { describe, expect, it } from 'vitest';
-import { example, root } from '../testing/fixtures.js';
+import { example, pipeloomAsync, root } from '../testing/fixtures.js';
 
 // generic.work, a stand-in for a kernel not written yet, runs like a real one: `pipeloom run`
 // pads each of its GPU firings to its cost hint's time (device emulation for those nodes),
 // without --emulate-devices.
 
-function pipeloom(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), ...args], { cwd: root });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const pipeloom = pipeloomAsync;
 
 describe('generic.work in a run', () => {
   it('every firing lasts at least its cost hint, on a GPU PE and on a CPU PE, on two local hosts', async () => {

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerKernels, findKernel, type KernelManifest } from '@pipeloom/kernels';
 import { spawnLocalAgents } from '../local/spawn.js';
-import { compileOrThrow, connect, example, root } from '../testing/fixtures.js';
+import { compileOrThrow, connect, example, pipeloomAsync, root } from '../testing/fixtures.js';
 import { loadKernelPackages } from './load.js';
 
 // Kernel packages with real processes: a package copied to a temporary folder (as an operator
@@ -13,19 +12,8 @@ import { loadKernelPackages } from './load.js';
 // local agent processes that load it; and each bad package refused with exit 2 and a message
 // naming the package, the kernel and the fix.
 
-const BIN = join(root, 'apps/agent/bin/pipeloom.js');
 
-/** Runs the CLI to its end (no fixed sleeps: the process's exit is the event). */
-function pipeloom(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const pipeloom = pipeloomAsync;
 
 let dir: string;
 let image: string;

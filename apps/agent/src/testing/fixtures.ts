@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { compile, type ImplementationGraph, type ProjectDocument, Coordinator, type SocketLike, type SyncMode, type TraceEvent } from '@pipeloom/core';
@@ -66,4 +68,16 @@ export async function runUntilKilled(c: Coordinator, ig: ImplementationGraph, vi
   });
   const result = await handle.done;
   return { result, killed: killedAt > 0, stoppedAfter: performance.now() - killedAt, streamed, lastCycle };
+}
+
+/** Runs the `pipeloom` CLI to its end without blocking the test's event loop (the process's exit is the event). */
+export function pipeloomAsync(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }
