@@ -22,7 +22,7 @@ export function piicDoc(side: number, nbLoop: number, iterations: number): Proje
 /** P (cpu) -> I (gpu0) -> C (cpu) on one host. */
 export function picDoc(side: number, nbLoop: number, iterations: number): ProjectDocument {
   return {
-    format: 'pipeloom/v1',
+    format: 'pipeloom/v2',
     name: 'P-I-C on one host',
     app: {
       nodes: [

@@ -39,9 +39,9 @@ describe('examples', () => {
 
 describe('schema checker', () => {
   it('catches what the schema forbids', () => {
-    const bad = { format: 'pipeloom/v2', app: { nodes: [{ id: '' }], edges: [] }, arch: { hosts: [], links: [{ a: 'x', b: 'y', kind: 'wifi', bandwidth: 0, latency: 0 }] }, mapping: { a: 3 } };
+    const bad = { format: 'pipeloom/v1', app: { nodes: [{ id: '' }], edges: [] }, arch: { hosts: [], links: [{ a: 'x', b: 'y', kind: 'wifi', bandwidth: 0, latency: 0 }] }, mapping: { a: 3 } };
     expect(checkSchema(schema, bad)).toEqual([
-      'format: must be "pipeloom/v2" === "pipeloom/v1"',
+      'format: must be "pipeloom/v1" === "pipeloom/v2"',
       'app.nodes[0]: missing "kernel"',
       'app.nodes[0].id: shorter than 1',
       'arch.links[0].bandwidth: not > 0',

@@ -40,3 +40,5 @@ export * from './run/coordinator.js';
 export { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type Deploy, type DeployShapeLimits } from './run/deploy-check.js';
 export { successorLists } from './util/csr.js';
 export { checkAgentKernels, kernelVersions, type AgentKernels } from './kernels.js';
+export { kernelIds, kernelNodes } from './document/walk.js';
+export { lowerDocument, type LowerOptions, type Lowered } from './document/lower.js';

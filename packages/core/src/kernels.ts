@@ -3,6 +3,7 @@ import { error, type Diagnostic } from './diagnostics.js';
 import type { ImplementationGraph } from './compile/types.js';
 import { allPrograms } from './compile/decode.js';
 import type { ProjectDocument } from './document/types.js';
+import { kernelIds } from './document/walk.js';
 
 // Kernel versions: which a document was made with (its `kernels` record) and which each agent
 // reports at login (`welcome.kernels`). A node whose kernel an agent lacks, or has in another
@@ -19,11 +20,11 @@ export interface AgentKernels {
  * Every registered kernel id -> version the document's nodes use, sorted (what a saved document
  * keeps as `kernels`); a node whose kernel is not registered keeps the version recorded before.
  */
-export function kernelVersions(doc: Pick<ProjectDocument, 'app' | 'kernels'>): Record<string, string> {
+export function kernelVersions(doc: Pick<ProjectDocument, 'app' | 'defs' | 'kernels'>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const n of doc.app.nodes) {
-    const version = findKernel(n.kernel)?.version ?? doc.kernels?.[n.kernel];
-    if (version) out[n.kernel] = version;
+  for (const id of kernelIds(doc)) {
+    const version = findKernel(id)?.version ?? doc.kernels?.[id];
+    if (version) out[id] = version;
   }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 }

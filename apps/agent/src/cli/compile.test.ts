@@ -40,7 +40,7 @@ describe('pipeloom compile', () => {
 
   it('exits 2 with one diagnostic per line on stderr for an invalid document', () => {
     const file = join(tmp, 'bad.json');
-    writeFileSync(file, JSON.stringify({ format: 'pipeloom/v1', app: { nodes: [{ id: 'a', kernel: 'matrix.produce' }], edges: [{ from: { node: 'a', port: 'out' }, to: { node: 'c9', port: 'in' } }] }, arch: { hosts: [{ id: 'h0', gpus: 1 }] }, mapping: {} }));
+    writeFileSync(file, JSON.stringify({ format: 'pipeloom/v2', app: { nodes: [{ id: 'a', kernel: 'matrix.produce' }], edges: [{ from: { node: 'a', port: 'out' }, to: { node: 'c9', port: 'in' } }] }, arch: { hosts: [{ id: 'h0', gpus: 1 }] }, mapping: {} }));
     const r = pipeloom('compile', file);
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
@@ -52,7 +52,7 @@ describe('pipeloom compile', () => {
 
   it('exits 2 naming the line and column of malformed JSON', () => {
     const file = join(tmp, 'broken.json');
-    writeFileSync(file, '{\n  "format": "pipeloom/v1",\n  "app": ,\n}');
+    writeFileSync(file, '{\n  "format": "pipeloom/v2",\n  "app": ,\n}');
     const r = pipeloom('compile', file);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^line 3, column 10: malformed JSON/);

@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { analyseTrace, analyze, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, standInTimes, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
+import { analyseTrace, analyze, kernelIds, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, standInTimes, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { agentsHaving, openAgents } from './agents.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';
@@ -79,7 +79,7 @@ export async function main(argv: string[]): Promise<number> {
   if (!compiled.ok) {
     printDiagnostics(compiled.diagnostics);
     // A kernel unknown here but on the agents: say which have it (its package is loaded there, not here).
-    const unknown = [...new Set(doc.app.nodes.filter((n) => !findKernel(n.kernel)).map((n) => n.kernel))];
+    const unknown = kernelIds(doc).filter((id) => !findKernel(id));
     if (typeof v.agents === 'string' && unknown.length) {
       const urls = v.agents.split(',').map((s) => s.trim()).filter(Boolean);
       const having = await agentsHaving(urls, (v.token as string | undefined) ?? process.env.PIPELOOM_TOKEN ?? '', unknown);

@@ -27,7 +27,7 @@ function pkg(name: string, source: string): string {
 
 /** P (vector.produce) -> K (`kernel`, a package's copy) -> C (vector.check) on one host's CPU and GPU. */
 const copyDocument = (kernel: string) => ({
-  format: 'pipeloom/v1',
+  format: 'pipeloom/v2',
   name: 'acme copy',
   app: {
     nodes: [

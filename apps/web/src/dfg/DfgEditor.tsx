@@ -57,14 +57,14 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
         const pe = doc.mapping[n.id];
         const measured = sizes.get(n.id);
         // Only until measured: a drawn node's own handles (React Flow's measure) are exact.
-        const estimate = declare && !measured ? estimatedSize(n.kernel, mapping) : undefined;
+        const estimate = declare && !measured ? estimatedSize(n.kernel ?? '', mapping) : undefined;
         return {
           id: n.id,
           type: 'kernel',
           position: n.position ?? { x: 40 + 220 * i, y: 80 },
           selected: (selection?.kind === 'node' && selection.id === n.id) || (selection?.kind === 'mapping' && selection.node === n.id),
           measured,
-          ...(estimate ? { initialWidth: estimate.width, initialHeight: estimate.height, handles: declaredHandles(n.kernel) } : {}),
+          ...(estimate ? { initialWidth: estimate.width, initialHeight: estimate.height, handles: declaredHandles(n.kernel ?? '') } : {}),
           data: {
             node: n,
             pe,

@@ -51,7 +51,7 @@ const ESTIMATE = { width: 168, left: 4, right: 1, ports: 40, picker: 34 };
 
 function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
   const { node, color, errors } = data;
-  const kernel = findKernel(node.kernel);
+  const kernel = findKernel(node.kernel ?? '');
   // Variadic kernels (a display's in0..in{n-1}) show the ports their params give.
   const { inputs, outputs } = nodePorts(node);
   const rows = Math.max(inputs.length, outputs.length, 1);

@@ -17,7 +17,7 @@ export function writtenParams(kernel: KernelSpec, params: AppNode['params'] | un
 
 /** A node's ports for its params (variadic ports expanded, declared ones read); none when they cannot be read. */
 export function nodePorts(node: AppNode): { inputs: PortSpec[]; outputs: PortSpec[] } {
-  const kernel = findKernel(node.kernel);
+  const kernel = findKernel(node.kernel ?? '');
   if (!kernel) return { inputs: [], outputs: [] };
   try {
     return portsFor(kernel, withDefaults(kernel, node.params));
@@ -27,7 +27,7 @@ export function nodePorts(node: AppNode): { inputs: PortSpec[]; outputs: PortSpe
 }
 
 export function portType(node: AppNode, port: string, side: 'in' | 'out'): { type?: DataType; error?: string; kernel?: KernelSpec } {
-  const kernel = findKernel(node.kernel);
+  const kernel = findKernel(node.kernel ?? '');
   if (!kernel) return { error: `kernel "${node.kernel}" is not registered` };
   const ports = nodePorts(node);
   const spec = (side === 'in' ? ports.inputs : ports.outputs).find((p) => p.name === port);

@@ -26,7 +26,7 @@ function Pepicker({ doc, node }: { doc: ProjectDocument; node: string }) {
 }
 
 function ParamField({ node, name, spec }: { node: AppNode; name: string; spec: ParamSpec }) {
-  const kernel = findKernel(node.kernel)!;
+  const kernel = findKernel(node.kernel ?? '')!;
   const params = withDefaults(kernel, node.params);
   const value = params[name];
   const commit = (v: ParamValue, coalesce?: string) => dispatch({ type: 'node/update', id: node.id, params: { ...writtenParams(kernel, node.params), [name]: v } }, { label: `${node.id}.${name}`, coalesce });
@@ -75,7 +75,7 @@ function Expectation({ node, params }: { node: AppNode; params: string[] }) {
 }
 
 function NodeInspector({ doc, node }: { doc: ProjectDocument; node: AppNode }) {
-  const kernel = findKernel(node.kernel);
+  const kernel = findKernel(node.kernel ?? '');
   return (
     <>
       <div className="insp-kind">DFG node</div>

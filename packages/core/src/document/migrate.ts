@@ -2,11 +2,15 @@ import { error, type Diagnostic } from '../diagnostics.js';
 import { FORMAT } from './types.js';
 
 // Every document carries its format version; a migration turns version n into n + 1, so a
-// document of any earlier version reaches the current one. Only v1 exists so far.
+// document of any earlier version reaches the current one.
 type Migration = (doc: Record<string, unknown>) => Record<string, unknown>;
 
-/** Versions in order; `up` migrates a document of that version to the next one. */
-const versions: { format: string; up?: Migration }[] = [{ format: FORMAT }];
+/**
+ * Versions in order; `up` migrates a document of that version to the next one.
+ * v1 -> v2: v2 added params, defs (composites), rates, delays and strict keys; a v1 document
+ * means the same in v2, so only its format changes.
+ */
+const versions: { format: string; up?: Migration }[] = [{ format: 'pipeloom/v1', up: (doc) => ({ ...doc }) }, { format: FORMAT }];
 
 export const CURRENT_FORMAT = FORMAT;
 

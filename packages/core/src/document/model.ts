@@ -1,6 +1,7 @@
 import type { DataType, KernelSpec, Params } from '@pipeloom/kernels/specs';
 import type { HostId, NodeId, PeId } from '../ids.js';
 import type { Link, ProjectDocument } from './types.js';
+import type { Lowered } from './lower.js';
 
 // A validated document with everything the passes look up resolved once: kernels, params
 // with defaults, PE of each node, each edge's data type and byte size, link adjacency.
@@ -66,6 +67,8 @@ export interface Model {
   outputs: EdgeLists;
   pes: ModelPe[];
   pe: Map<PeId, ModelPe>;
+  /** What lowering found: paths as written, repetitions, evaluated params (document/lower.ts). */
+  lowered: Lowered;
   /** Checkers' expectation params derived from the graph upstream, by node id (document/expectations.ts). */
   derived?: Map<string, Params>;
 }

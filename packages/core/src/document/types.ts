@@ -1,27 +1,105 @@
-import type { Params } from '@pipeloom/kernels/specs';
+import type { ParamValue, Params } from '@pipeloom/kernels/specs';
 import type { SyncMode } from '../run/contract.js';
 
-// The project document, format `pipeloom/v1`: what a user draws. JSON, published schema in
+// The project document, format `pipeloom/v2`: what a user draws. JSON, published schema in
 // ./schema.json. Plain strings here (it is parsed JSON); the compiler brands ids once validated.
+//
+// A document as written may use parameters (expressions), composite nodes (hierarchy), port
+// rates (synchronous dataflow) and delays (feedback). `lowerDocument` (lower.ts) turns it into
+// the lowered form the compiler reads: every value a number, no composite, single rate (each
+// firing of a multi-rate node is a node of its own, `slice#3`), delays counted in iterations.
+// The lowered form is a ProjectDocument too; the fields marked "lowered form" appear only there.
 
-export const FORMAT = 'pipeloom/v1';
+export const FORMAT = 'pipeloom/v2';
+
+/** A number, or an expression over the document's params (`"2 * N"`, `"W / 8"`; document/expr.ts). */
+export type Expr = number | string;
+
+/** A parameter: a value (or expression), optionally bounded; the bounds are checked after evaluation. */
+export interface ParamDef {
+  value: Expr;
+  min?: number;
+  max?: number;
+  /** The value must be a whole number (rates, sizes). */
+  integer?: boolean;
+  description?: string;
+}
+
+/** Parameter name -> value, expression or full definition. Names are identifiers ([A-Za-z_][A-Za-z0-9_]*). */
+export type DocumentParams = Record<string, Expr | ParamDef>;
+
+/** Initial tokens' values on a delayed edge: a constant (every element), or a source node run once per initial token. */
+export type EdgeInit = number | { node: string };
+
+/** What the lowered form keeps of `EdgeInit`: the constant, or the kernel (with its params) run once per initial token. */
+export type InitSpec = { value: number } | { node: string; kernel: string; params: Params };
+
+/** Part of a port's tokens, in the lowered form: tokens first .. first + count - 1 of the `of` tokens a firing's port holds. */
+export interface TokenRange {
+  first: number;
+  count: number;
+  of: number;
+}
+
+/** A reusable sub-graph: ports bound to inner ports, its own params (defaults an instance may override). */
+export interface CompositeDef {
+  description?: string;
+  /** The composite's params: defaults, overridden by an instance node's `params`; inner expressions see these, then the document's. */
+  params?: DocumentParams;
+  /** Each input feeds one or more inner inputs (types equal). */
+  inputs?: { name: string; to: PortRef[] }[];
+  /** Each output is one inner output. */
+  outputs?: { name: string; from: PortRef }[];
+  nodes: AppNode[];
+  edges: AppEdge[];
+}
 
 export interface PortRef {
   node: string;
   port: string;
 }
 
+/**
+ * A node: a kernel node (`kernel`), or a composite node, an instance of `defs[composite]` or
+ * with its inner graph inline (`graph`). Exactly one of kernel, composite and graph.
+ */
 export interface AppNode {
   id: string;
-  kernel: string;
-  params?: Params;
+  kernel?: string;
+  /** A composite from the document's `defs`. */
+  composite?: string;
+  /** A composite defined in place. */
+  graph?: CompositeDef;
+  /**
+   * Kernel params (a numeric param may be an expression string), or, on a composite node,
+   * values for the composite's params (numbers or expressions).
+   */
+  params?: Record<string, ParamValue>;
+  /** Tokens per firing of each port (default 1, or the kernel port's own rate); a port's data splits into that many equal tokens along its first dimension. */
+  rates?: Record<string, Expr>;
   /** Canvas position in the editor; ignored by the compiler. */
   position?: { x: number; y: number };
+  /** Editor state of a composite node: drawn collapsed (one box) or expanded in place. Ignored by the compiler. */
+  collapsed?: boolean;
+  /** Lowered form: this node is firing `index` of the `of` firings of document node `node` per iteration. */
+  firing?: { node: string; index: number; of: number };
 }
 
 export interface AppEdge {
   from: PortRef;
   to: PortRef;
+  /**
+   * Initial tokens on the edge (as written: tokens of the edge, an expression allowed; lowered
+   * form: whole iterations, the consumer's iteration k reads the producer's k - delay). A cycle
+   * is legal only through an edge with a delay.
+   */
+  delay?: Expr;
+  /** Values of the initial tokens; required with a delay. */
+  init?: EdgeInit | InitSpec;
+  /** Lowered form: the producer's tokens this edge carries (absent: all of them). */
+  fromTokens?: TokenRange;
+  /** Lowered form: where they land among the consumer's input tokens (absent: all of them). An input fed in parts has one edge per part. */
+  toTokens?: TokenRange;
 }
 
 export interface ApplicationGraph {
@@ -109,6 +187,10 @@ export interface ProjectDocument {
   format: typeof FORMAT;
   name: string;
   description?: string;
+  /** Document parameters, usable in node params, rates and delays (`--param N=4` overrides a value). */
+  params?: DocumentParams;
+  /** Reusable composites, by name; composite nodes instantiate them (`"composite": "seg"`). */
+  defs?: Record<string, CompositeDef>;
   app: ApplicationGraph;
   arch: ArchitectureGraph;
   /** DFG node id -> PE id. */

@@ -10,7 +10,7 @@ import { validate } from './validate.js';
 function doc(): ProjectDocument {
   const size = { width: 8, height: 8 };
   return {
-    format: 'pipeloom/v1',
+    format: 'pipeloom/v2',
     name: 'test',
     app: {
       nodes: [
@@ -165,11 +165,11 @@ describe('validate', () => {
   });
 
   it('rejects wrong JSON types field by field, never throwing', () => {
-    for (const bad of [null, 42, [], 'x', {}, { format: 'pipeloom/v1' }, { format: 'pipeloom/v1', app: { nodes: 'x', edges: [] }, arch: { hosts: [{}] }, mapping: [] }]) {
+    for (const bad of [null, 42, [], 'x', {}, { format: 'pipeloom/v2' }, { format: 'pipeloom/v2', app: { nodes: 'x', edges: [] }, arch: { hosts: [{}] }, mapping: [] }]) {
       expect(validate(bad).length).toBeGreaterThan(0);
       expect(compile(bad).ok).toBe(false);
     }
-    expect(messages({ format: 'pipeloom/v9' })).toEqual(['format: unknown format "pipeloom/v9" (set "format" to one of: pipeloom/v1)']);
+    expect(messages({ format: 'pipeloom/v9' })).toEqual(['format: unknown format "pipeloom/v9" (set "format" to one of: pipeloom/v1, pipeloom/v2)']);
   });
 
   it('reports a buffer larger than its PE memory: buffer bn_k (64 MiB) exceeds memory of gpu0@h0', () => {
@@ -186,7 +186,7 @@ describe('validate', () => {
 
 describe('parseDocument', () => {
   it('gives the line and column of malformed JSON, never throwing', () => {
-    const r = parseDocument('{\n  "format": "pipeloom/v1",\n  "app": }');
+    const r = parseDocument('{\n  "format": "pipeloom/v2",\n  "app": }');
     expect(r.ok).toBe(false);
     expect(r.diagnostics[0].path).toBe('line 3, column 10');
     expect(r.diagnostics[0].message).toMatch(/^malformed JSON/);

@@ -4,29 +4,37 @@ import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';
 import type { EdgeLists, Model, ModelEdges, ModelNode, ModelPe } from './model.js';
 import { normalizeWithOrigins } from './normalize.js';
+import { lowerDocument, type LowerOptions, type Lowered } from './lower.js';
 import { deriveExpectations } from './expectations.js';
 import { checkShape, describe } from './shape.js';
 import type { ProjectDocument } from './types.js';
 import { successorLists } from '../util/csr.js';
 
 /** Every mistake in a document, each naming the element and the fix; empty when valid. */
-export function validate(doc: unknown): Diagnostic[] {
-  return analyze(doc).diagnostics;
+export function validate(doc: unknown, opts: LowerOptions = {}): Diagnostic[] {
+  return analyze(doc, opts).diagnostics;
 }
 
-/** Migrates, checks the shape, normalises and checks the meaning; the model when valid. */
-export function analyze(input: unknown): { diagnostics: Diagnostic[]; model?: Model } {
+/**
+ * Migrates, checks the shape, lowers (params, composites, rates: lower.ts), normalises and
+ * checks the meaning; the model when valid. `model.lowered` keeps what lowering found.
+ */
+export function analyze(input: unknown, opts: LowerOptions = {}): { diagnostics: Diagnostic[]; model?: Model } {
   const migrated = migrate(input);
   if (!migrated.doc) return { diagnostics: migrated.diagnostics };
   const shape = checkShape(migrated.doc);
   if (shape.length) return { diagnostics: shape };
-  const { doc, pePaths, linkPaths } = normalizeWithOrigins(migrated.doc as unknown as ProjectDocument);
-  const diagnostics: Diagnostic[] = [];
-  const model = build(doc, pePaths, linkPaths, diagnostics);
+  const { lowered, diagnostics } = lowerDocument(migrated.doc as unknown as ProjectDocument, opts);
+  if (!lowered) return { diagnostics };
+  const { doc, pePaths, linkPaths } = normalizeWithOrigins(lowered.doc);
+  const model = build(doc, pePaths, linkPaths, lowered, diagnostics);
   return hasErrors(diagnostics) ? { diagnostics } : { diagnostics, model };
 }
 
-function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out: Diagnostic[]): Model {
+function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], lowered: Lowered, out: Diagnostic[]): Model {
+  // Diagnostics name nodes and edges as the user wrote them (lowering keeps their paths).
+  const nodeAt = (i: number) => lowered.nodePaths[i] ?? `app.nodes[${i}]`;
+  const edgeAt = (i: number) => lowered.edgePaths[i] ?? `app.edges[${i}]`;
   const fail = (path: string, message: string, hint?: string) => out.push(error(path, message, hint));
 
   // Architecture: hosts, PEs, links.
@@ -69,10 +77,10 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
   const badParams = new Set<string>();
   doc.app.nodes.forEach((n, i) => {
     if (node.has(nodeId(n.id))) return fail(`${nodeAt(i)}.id`, `duplicate node id "${n.id}"`, 'give each node its own id');
-    const kernel = findKernel(n.kernel);
+    const kernel = findKernel(n.kernel!);
     if (!kernel) {
       unknownKernel.add(n.id);
-      return fail(`${nodeAt(i)}.kernel`, `unknown kernel "${n.kernel}"`, `nearest registered: ${nearestKernels(n.kernel).join(', ')}; a package's kernels need --kernels PATH_OR_PACKAGE`);
+      return fail(`${nodeAt(i)}.kernel`, `unknown kernel "${n.kernel}"`, `nearest registered: ${nearestKernels(n.kernel!).join(', ')}; a package's kernels need --kernels PATH_OR_PACKAGE`);
     }
     // for-in sees the keys in Object.keys order without building that array per node.
     for (const name in n.params) {
@@ -187,7 +195,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
   const lastType: (DataType | undefined)[] = new Array(doc.app.nodes.length);
   const portType = (n: ModelNode, fn: (p: Params) => DataType): DataType | undefined => {
     if (lastFn[n.index] === fn) return lastType[n.index];
-    let type = resolve(n, fn, fail);
+    let type = resolve(n, fn, fail, nodeAt(n.index));
     if (!type) return undefined;
     const key = formatDataType(type);
     const seen = distinct.get(key);
@@ -255,7 +263,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], out
     }
   }
   const outputs = successorLists(doc.app.nodes.length, edges.from, identity(edgeCount));
-  const model: Model = { doc, nodes, node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe };
+  const model: Model = { doc, nodes, node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe, lowered };
   if (hasErrors(out)) return model;
 
   const cycle = findCycle(nodes, edges.from, edges.to);
@@ -305,16 +313,16 @@ function rangeOf(spec: ParamSpec): string {
   return spec.min !== undefined || spec.max !== undefined ? ` (range ${spec.min ?? '-inf'} .. ${spec.max ?? 'inf'})` : '';
 }
 
-function resolve(n: ModelNode, type: (p: ModelNode['params']) => DataType, fail: (p: string, m: string, h?: string) => void): DataType | undefined {
+function resolve(n: ModelNode, type: (p: ModelNode['params']) => DataType, fail: (p: string, m: string, h?: string) => void, at: string): DataType | undefined {
   try {
     const t = type(n.params);
     if (!positiveIntegers(t.shape)) {
-      fail(`${nodeAt(n.index)}.params`, `node "${n.id}" gives a data type of shape [${t.shape.join(', ')}]`, 'sizes must be positive integers; check the size params');
+      fail(`${at}.params`, `node "${n.id}" gives a data type of shape [${t.shape.join(', ')}]`, 'sizes must be positive integers; check the size params');
       return undefined;
     }
     return t;
   } catch (e) {
-    fail(`${nodeAt(n.index)}.params`, `node "${n.id}": its params give no data type (${e instanceof Error ? e.message : String(e)})`, 'check the params against the kernel');
+    fail(`${at}.params`, `node "${n.id}": its params give no data type (${e instanceof Error ? e.message : String(e)})`, 'check the params against the kernel');
     return undefined;
   }
 }
@@ -406,8 +414,6 @@ function identity(n: number): Int32Array {
   return out;
 }
 
-const nodeAt = (i: number) => `app.nodes[${i}]`;
-const edgeAt = (i: number) => `app.edges[${i}]`;
 
 // withDefaults() of the kernel registry, with each kernel's (static) param list read once
 // rather than once per node.

@@ -60,7 +60,7 @@ export function randomDocument(seed: number, o: RandomOptions): ProjectDocument 
   const mapping: Record<string, string> = {};
   for (const n of nodes) mapping[n.id] = pes[randomInt(rand, 0, pes.length - 1)];
   return {
-    format: 'pipeloom/v1',
+    format: 'pipeloom/v2',
     name: `random ${seed}`,
     app: { nodes, edges },
     arch: { hosts, pes: [], links },
@@ -105,7 +105,7 @@ export function layeredDocument(seed: number, o: { nodes: number; hosts: number;
     prev = layer;
   }
   return {
-    format: 'pipeloom/v1',
+    format: 'pipeloom/v2',
     name: `layered ${o.nodes}`,
     app: { nodes, edges },
     arch: {

@@ -9,7 +9,7 @@ export function checkedJoinDocument(opts: { width: number; height: number; nbLoo
   const size = { width: opts.width, height: opts.height };
   const pcie = { bandwidth: 5e9, latency: 1e-5 };
   return {
-    format: 'pipeloom/v1',
+    format: 'pipeloom/v2',
     name: 'checked join',
     app: {
       nodes: [

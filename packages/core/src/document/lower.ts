@@ -1,0 +1,57 @@
+import type { Diagnostic } from '../diagnostics.js';
+import { hasErrors } from '../diagnostics.js';
+import { flattenComposites } from './flatten.js';
+import { resolveParams } from './params.js';
+import { expandRates } from './rates.js';
+import type { ProjectDocument } from './types.js';
+
+// Lowering: the document as written -> the form the compiler reads. Each step is a module of
+// its own and reads the previous one's output:
+//   params.ts   parameters and expressions -> numbers (document, node params, rates, delays)
+//   flatten.ts  composite nodes -> their inner graphs, ids `seg/open`, mapping expanded
+//   rates.ts    port rates -> repetition vector -> one node per firing (`slice#3`), edges
+//               between firings carrying token ranges, delays in whole iterations
+// The result is a ProjectDocument without composites, expressions or rates above 1 (types.ts
+// "lowered form"), with, for every lowered node and edge, the path of what the user wrote, so
+// every later diagnostic names the element as written.
+
+export interface LowerOptions {
+  /** Parameter values that replace the document's (`--param N=4`, the designer's panel). */
+  params?: Record<string, number>;
+}
+
+export interface Lowered {
+  doc: ProjectDocument;
+  /** By lowered node index: the path of the node as written (`app.nodes[2]`, `app.nodes[4].graph.nodes[0]`, `defs.seg.nodes[1]`). */
+  nodePaths: string[];
+  /** By lowered edge index: the path of the edge as written. */
+  edgePaths: string[];
+  /** Firings per iteration of every node after flattening (1 for single-rate nodes), by flattened id. */
+  repetitions: Record<string, number>;
+  /** The evaluated document params, by name. */
+  params: Record<string, number>;
+}
+
+/** Lowers a document that passed the shape check; `lowered` is absent when any step found an error. */
+export function lowerDocument(doc: ProjectDocument, opts: LowerOptions = {}): { lowered?: Lowered; diagnostics: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
+  const resolved = resolveParams(doc, opts.params ?? {}, diagnostics);
+  if (!resolved || hasErrors(diagnostics)) return { diagnostics };
+  const flat = flattenComposites(resolved.doc, resolved.nodePaths, resolved.edgePaths, diagnostics);
+  if (!flat || hasErrors(diagnostics)) return { diagnostics };
+  const expanded = expandRates(flat.doc, flat.nodePaths, flat.edgePaths, diagnostics);
+  if (!expanded || hasErrors(diagnostics)) return { diagnostics };
+  return { lowered: { ...expanded, params: resolved.params }, diagnostics };
+}
+
+/** What each lowering step hands the next: the document so far and the paths as written of its nodes and edges. */
+export interface Stage {
+  doc: ProjectDocument;
+  nodePaths: string[];
+  edgePaths: string[];
+}
+
+/** The paths of a document's own nodes and edges (`app.nodes[i]`, `app.edges[i]`). */
+export function ownPaths(doc: ProjectDocument): { nodePaths: string[]; edgePaths: string[] } {
+  return { nodePaths: doc.app.nodes.map((_, i) => `app.nodes[${i}]`), edgePaths: doc.app.edges.map((_, i) => `app.edges[${i}]`) };
+}
