@@ -1,5 +1,6 @@
 import type { Diagnostic } from '../diagnostics.js';
 import { hasErrors } from '../diagnostics.js';
+import { prepareDelays } from './delays.js';
 import { flattenComposites } from './flatten.js';
 import { resolveParams } from './params.js';
 import { expandRates } from './rates.js';
@@ -9,6 +10,7 @@ import type { ProjectDocument } from './types.js';
 // its own and reads the previous one's output:
 //   params.ts   parameters and expressions -> numbers (document, node params, rates, delays)
 //   flatten.ts  composite nodes -> their inner graphs, ids `seg/open`, mapping expanded
+//   delays.ts   init nodes leave the graph; each delayed edge's `init` becomes an InitSpec
 //   rates.ts    port rates -> repetition vector -> one node per firing (`slice#3`), edges
 //               between firings carrying token ranges, delays in whole iterations
 // The result is a ProjectDocument without composites, expressions or rates above 1 (types.ts
@@ -39,7 +41,9 @@ export function lowerDocument(doc: ProjectDocument, opts: LowerOptions = {}): { 
   if (!resolved || hasErrors(diagnostics)) return { diagnostics };
   const flat = flattenComposites(resolved.doc, resolved.nodePaths, resolved.edgePaths, diagnostics);
   if (!flat || hasErrors(diagnostics)) return { diagnostics };
-  const expanded = expandRates(flat.doc, flat.nodePaths, flat.edgePaths, diagnostics);
+  const delayed = prepareDelays(flat, diagnostics);
+  if (!delayed || hasErrors(diagnostics)) return { diagnostics };
+  const expanded = expandRates(delayed.doc, delayed.nodePaths, delayed.edgePaths, diagnostics);
   if (!expanded || hasErrors(diagnostics)) return { diagnostics };
   return { lowered: { ...expanded, params: resolved.params }, diagnostics };
 }
