@@ -3,14 +3,14 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { corpusCases } from '@pipeloom/core/testing';
+import { badCorpus } from '@pipeloom/core/testing';
 
 // The CLI side of the bad-document corpus: each mistake exits 2 with the diagnostic on stderr
 // naming the element, and never a stack trace. Real `pipeloom` processes.
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../bin/pipeloom.js', import.meta.url));
 const dir = fileURLToPath(new URL('../../../../packages/core/corpus/bad', import.meta.url));
-const cases = corpusCases(JSON.parse(readFileSync(`${dir}/expected.json`, 'utf8')), dir);
+const cases = badCorpus(dir);
 
 async function pipeloom(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {

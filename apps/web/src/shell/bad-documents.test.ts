@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { corpusCases } from '@pipeloom/core/testing';
+import { badCorpus } from '@pipeloom/core/testing';
 import { selectionForDiagnostic } from '../store/selection.js';
 import { compileBoth } from '../worker/compile.js';
 import { readDocument } from './documents.js';
@@ -10,7 +10,7 @@ import { readDocument } from './documents.js';
 // parse error, or loads it and lists the diagnostic in Problems, where clicking it selects the
 // element at fault. Same files, same words as the CLI.
 const dir = fileURLToPath(new URL('../../../../packages/core/corpus/bad', import.meta.url));
-const cases = corpusCases(JSON.parse(readFileSync(`${dir}/expected.json`, 'utf8')), dir);
+const cases = badCorpus(dir);
 
 describe('opening a bad document in the designer', () => {
   for (const c of cases) {

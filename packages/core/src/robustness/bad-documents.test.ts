@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compile, parseDocument, type Diagnostic } from '../index.js';
-import { corpusCases } from './corpus.js';
+import { badCorpus } from '../testing/corpus.js';
 
 const dir = fileURLToPath(new URL('../../corpus/bad', import.meta.url));
-const cases = corpusCases(JSON.parse(readFileSync(`${dir}/expected.json`, 'utf8')), dir);
+const cases = badCorpus(dir);
 
 function diagnose(text: string): Diagnostic[] {
   const parsed = parseDocument(text);

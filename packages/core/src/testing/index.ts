@@ -4,3 +4,4 @@ export { randomDocument, layeredDocument, type RandomOptions } from './generate.
 export { pinnedDocuments } from './pinned.js';
 export { checkedJoinDocument } from './join.js';
 export { corpusCases, type BadDocumentCase } from '../robustness/corpus.js';
+export { badCorpus } from './corpus.js';
