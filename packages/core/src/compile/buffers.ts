@@ -68,6 +68,8 @@ export function insertBuffers(model: Model, order: readonly ModelNode[], router:
     bytes: new Float64Array(count),
     depth: new Int32Array(count).fill(1),
     color: new Int32Array(count).fill(-1),
+    view: new Int32Array(count).fill(-1),
+    viewOffset: new Float64Array(count),
     next: { start: new Int32Array(0), list: new Int32Array(0) },
     consumers: { start: new Int32Array(0), node: new Int32Array(reads), port: new Array(reads) },
   };

@@ -31,6 +31,14 @@ export interface Buffers {
   depth: Int32Array;
   /** Memory colour on its PE; buffers of one colour share storage. */
   color: Int32Array;
+  /**
+   * Views (multi-rate joins): -1, or the number of the buffer whose storage this one lives in,
+   * at byte `viewOffset` of it (the parts a join reads, laid out contiguously, so the consumer
+   * reads one range and nothing is copied). The memory pass colours a base and its views as one
+   * unit: they share the base's colour, at their offsets.
+   */
+  view: Int32Array;
+  viewOffset: Float64Array;
   /** Copies of buffer k on other PEs: next.list[next.start[k] .. next.start[k + 1]), in number order. */
   next: { start: Int32Array; list: Int32Array };
   /** Computation nodes on its PE reading buffer k: consumers.node[i] (schedule position) on input consumers.port[i], for i in start[k] .. start[k + 1]). */
@@ -136,8 +144,8 @@ export interface PeProgram {
   pe: PeId;
   host: HostId;
   kind: 'cpu' | 'gpu';
-  /** Buffers allocated on this PE: storage per colour, slots per depth. */
-  allocations: { color: number; bytes: number; depth: number; buffers: BufferId[] }[];
+  /** Buffers allocated on this PE: storage per colour, slots per depth; `offsets[i]` (absent: 0) is where buffers[i] starts in each slot (a view). */
+  allocations: { color: number; bytes: number; depth: number; buffers: BufferId[]; offsets?: number[] }[];
   /** The per-cycle phases, in order. Every PE runs the same number of phases so barriers line up. */
   phases: Phase[];
 }
