@@ -70,6 +70,8 @@ export function describe(v: unknown): string {
 export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
   const c = new Checker();
   if (doc.name !== undefined && typeof doc.name !== 'string') c.fail('name', `must be a string, not ${describe(doc.name)}`);
+  c.object('params', doc.params, false);
+  c.object('defs', doc.defs, false);
   if (c.object('app', doc.app)) {
     const app = doc.app;
     if (c.array('app.nodes', app.nodes)) {
@@ -80,7 +82,15 @@ export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
         const p = `app.nodes[${i}]`;
         if (!c.object(p, n)) return;
         c.string(`${p}.id`, n.id);
-        c.string(`${p}.kernel`, n.kernel);
+        // A kernel node, or a composite node (checked in full by the lowering's flatten step).
+        if (n.composite === undefined && n.graph === undefined) c.string(`${p}.kernel`, n.kernel);
+        else {
+          c.string(`${p}.composite`, n.composite, false);
+          c.object(`${p}.graph`, n.graph, false);
+        }
+        if (c.object(`${p}.rates`, n.rates, false)) {
+          for (const [k, v] of Object.entries(n.rates)) if (typeof v !== 'number' && typeof v !== 'string') c.fail(`${p}.rates.${k}`, `must be a number or an expression, not ${describe(v)}`);
+        }
         if (c.object(`${p}.params`, n.params, false)) {
           for (const [k, v] of Object.entries(n.params)) {
             if (!['number', 'string', 'boolean'].includes(typeof v)) c.fail(`${p}.params.${k}`, `must be a number, string or boolean, not ${describe(v)}`);
@@ -100,6 +110,7 @@ export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
             c.string(`${p}.${end}.port`, e[end].port);
           }
         }
+        if (e.delay !== undefined && typeof e.delay !== 'number' && typeof e.delay !== 'string') c.fail(`${p}.delay`, `must be a number or an expression, not ${describe(e.delay)}`);
       });
     }
   }
@@ -182,7 +193,7 @@ function positionIsRight(v: unknown): boolean {
 }
 
 function nodeIsRight(n: unknown): boolean {
-  if (!isObject(n) || !isName(n.id) || !isName(n.kernel) || !positionIsRight(n.position)) return false;
+  if (!isObject(n) || !isName(n.id) || !isName(n.kernel) || !positionIsRight(n.position) || n.rates !== undefined) return false;
   if (n.params === undefined) return true;
   if (!isObject(n.params)) return false;
   for (const k in n.params) {
@@ -194,7 +205,7 @@ function nodeIsRight(n: unknown): boolean {
 }
 
 function edgeIsRight(e: unknown): boolean {
-  return isObject(e) && isObject(e.from) && isName(e.from.node) && isName(e.from.port) && isObject(e.to) && isName(e.to.node) && isName(e.to.port);
+  return isObject(e) && e.delay === undefined && isObject(e.from) && isName(e.from.node) && isName(e.from.port) && isObject(e.to) && isName(e.to.node) && isName(e.to.port);
 }
 
 function linkIsRight(l: unknown): boolean {
