@@ -70,6 +70,7 @@ export function insertBuffers(model: Model, order: readonly ModelNode[], router:
     color: new Int32Array(count).fill(-1),
     view: new Int32Array(count).fill(-1),
     viewOffset: new Float64Array(count),
+    initial: new Int32Array(count),
     next: { start: new Int32Array(0), list: new Int32Array(0) },
     consumers: { start: new Int32Array(0), node: new Int32Array(reads), port: new Array(reads) },
   };

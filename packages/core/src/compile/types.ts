@@ -39,6 +39,12 @@ export interface Buffers {
    */
   view: Int32Array;
   viewOffset: Float64Array;
+  /**
+   * Delays: how many iterations of initial tokens the buffer holds before cycle 0 (the reader
+   * of a delayed edge reads them first); 0 for none. Its slots are filled before the run, so
+   * the memory pass never lets another buffer share its storage.
+   */
+  initial: Int32Array;
   /** Copies of buffer k on other PEs: next.list[next.start[k] .. next.start[k + 1]), in number order. */
   next: { start: Int32Array; list: Int32Array };
   /** Computation nodes on its PE reading buffer k: consumers.node[i] (schedule position) on input consumers.port[i], for i in start[k] .. start[k + 1]). */
