@@ -30,7 +30,9 @@ interface Target {
 /** A node of the graph being flattened, by its id as written there. */
 type Local =
   | { kind: 'kernel'; id: string; path: string; inputs?: string[]; outputs?: string[]; kernel?: string }
-  | { kind: 'composite'; id: string; path: string; def: string; inputs: Map<string, Target[]>; outputs: Map<string, PortRef> };
+  | { kind: 'composite'; id: string; path: string; def: string; inputs: Map<string, Target[] | undefined>; outputs: Map<string, PortRef | undefined> }
+  // A node already reported (unknown def, recursion...): what names it is not reported again.
+  | { kind: 'broken'; id: string; path: string };
 
 interface Level {
   nodes: unknown;
@@ -85,6 +87,9 @@ class Flattener {
     for (let i = 0; i < nodes.length && !this.tooBig; i++) {
       const n = nodes[i] as AppNode;
       const path = `${l.base}.nodes[${i}]`;
+      const broken = () => {
+        if (typeof n.id === 'string' && !locals.has(n.id)) locals.set(n.id, { kind: 'broken', id: l.prefix + n.id, path });
+      };
       if (!isObject(n) || typeof n.id !== 'string' || n.id === '') {
         // The document's own nodes passed the shape check; a def's are checked here.
         this.fail(inner ? path : `${path}.id`, 'a node needs an id (a non-empty string)', 'write { "id": "...", "kernel": "..." }');
@@ -93,10 +98,12 @@ class Flattener {
       const kinds = (['kernel', 'composite', 'graph'] as const).filter((k) => n[k] !== undefined);
       if (kinds.length > 1) {
         this.fail(path, `node "${l.prefix}${n.id}" has ${kinds.join(' and ')}: a node is one of a kernel node, a composite from defs or an inline graph`, `keep only one of ${kinds.join(', ')}`);
+        broken();
         continue;
       }
       if (kinds.length === 0) {
         this.fail(path, `node "${l.prefix}${n.id}" has no kernel, composite or graph`, 'name its kernel ("kernel": "matrix.increment") or its composite ("composite": "<defs name>")');
+        broken();
         continue;
       }
       if (locals.has(n.id)) {
@@ -109,6 +116,7 @@ class Flattener {
       if (n.kernel !== undefined) {
         if (typeof n.kernel !== 'string' || n.kernel === '') {
           this.fail(`${path}.kernel`, `node "${l.prefix}${n.id}": kernel must be a kernel id, not ${JSON.stringify(n.kernel)}`, 'name a registered kernel, e.g. matrix.increment');
+          broken();
           continue;
         }
         const id = l.prefix + n.id;
@@ -132,6 +140,7 @@ class Flattener {
       } else {
         const c = this.instance(n, path, l);
         if (c) locals.set(n.id, c);
+        else broken();
       }
       if (this.nodes.length > MAX_FLAT_NODES) {
         this.tooBig = true;
@@ -179,8 +188,9 @@ class Flattener {
     // A node that is not in the graph: validation reports the edge (by the flattened id).
     if (!local) return { node: prefix + ref.node, port: ref.port };
     if (local.kind === 'kernel') return { node: local.id, port: ref.port };
+    if (local.kind === 'broken') return undefined;
     const o = local.outputs.get(ref.port);
-    if (!o) this.fail(at, `composite node "${local.id}" has no output "${ref.port}"`, local.outputs.size ? `outputs: ${[...local.outputs.keys()].join(', ')}` : `declare it in ${local.def}.outputs`);
+    if (!local.outputs.has(ref.port)) this.fail(at, `composite node "${local.id}" has no output "${ref.port}"`, local.outputs.size ? `outputs: ${[...local.outputs.keys()].join(', ')}` : `declare it in ${local.def}.outputs`);
     return o;
   }
 
@@ -189,8 +199,10 @@ class Flattener {
     const local = locals.get(ref.node);
     if (!local) return [{ node: prefix + ref.node, port: ref.port, path }];
     if (local.kind === 'kernel') return [{ node: local.id, port: ref.port, path }];
+    if (local.kind === 'broken') return undefined;
     const t = local.inputs.get(ref.port);
     if (!t) {
+      if (local.inputs.has(ref.port)) return undefined;
       this.fail(at, `composite node "${local.id}" has no input "${ref.port}"`, local.inputs.size ? `inputs: ${[...local.inputs.keys()].join(', ')}` : `declare it in ${local.def}.inputs`);
       return undefined;
     }
@@ -246,7 +258,7 @@ class Flattener {
     const inner = this.level({ nodes: def.nodes, edges: def.edges, base: defPath, prefix: `${id}/`, scope, defs, depth: l.depth + 1 });
 
     // Inputs: each bound to one or more inner inputs, none bound twice.
-    const inputs = new Map<string, Target[]>();
+    const inputs = new Map<string, Target[] | undefined>();
     const bound = new Map<string, string>();
     const list = def.inputs === undefined ? [] : Array.isArray(def.inputs) ? def.inputs : (this.fail(`${defPath}.inputs`, 'inputs must be an array of { name, to: [{ node, port }] }'), []);
     list.forEach((input, k) => {
@@ -256,22 +268,24 @@ class Flattener {
       }
       if (inputs.has(input.name)) return this.fail(`${at}.name`, `${defPath} declares input "${input.name}" twice`, 'give each input its own name');
       const targets: Target[] = [];
+      let whole = true;
       input.to.forEach((ref, j) => {
         const bp = `${at}.to[${j}]`;
         const t = this.binding(ref, bp, 'input', inner.locals, defPath, input.name);
-        if (!t) return;
+        if (!t) return void (whole = false);
         const key = `${(ref as PortRef).node}\0${(ref as PortRef).port}`;
         const earlier = bound.get(key);
         if (earlier) return this.fail(bp, `inner input ${id}/${(ref as PortRef).node}.${(ref as PortRef).port} is bound twice (also by ${earlier})`, 'bind each inner input to one input of the composite');
         bound.set(key, bp);
+        if (t === 'broken') return void (whole = false);
         for (const x of t) targets.push({ ...x, path: t.length === 1 ? bp : x.path });
       });
       if (input.to.length === 0) this.fail(`${at}.to`, `input "${input.name}" of ${defPath} is bound to no inner input`, 'list the inner inputs it feeds in "to"');
-      inputs.set(input.name, targets);
+      inputs.set(input.name, whole ? targets : undefined);
     });
 
     // Outputs: each one inner output.
-    const outputs = new Map<string, PortRef>();
+    const outputs = new Map<string, PortRef | undefined>();
     const outs = def.outputs === undefined ? [] : Array.isArray(def.outputs) ? def.outputs : (this.fail(`${defPath}.outputs`, 'outputs must be an array of { name, from: { node, port } }'), []);
     outs.forEach((output, k) => {
       const at = `${defPath}.outputs[${k}]`;
@@ -280,11 +294,12 @@ class Flattener {
       }
       if (outputs.has(output.name)) return this.fail(`${at}.name`, `${defPath} declares output "${output.name}" twice`, 'give each output its own name');
       const t = this.binding(output.from, `${at}.from`, 'output', inner.locals, defPath, output.name);
-      if (t) outputs.set(output.name, { node: t[0].node, port: t[0].port });
+      outputs.set(output.name, t && t !== 'broken' ? { node: t[0].node, port: t[0].port } : undefined);
     });
 
     // Every inner input is bound or fed by an inner edge, not both.
     for (const local of inner.locals.values()) {
+      if (local.kind === 'broken') continue;
       const names = local.kind === 'kernel' ? local.inputs : [...local.inputs.keys()];
       const local_ = local.id.slice(id.length + 1);
       for (const port of names ?? []) {
@@ -298,8 +313,11 @@ class Flattener {
     return { kind: 'composite', id, path, def: defPath, inputs, outputs };
   }
 
-  /** The flattened ports a binding names (an inner composite's port expands to its own bindings). */
-  private binding(ref: unknown, at: string, side: 'input' | 'output', locals: Map<string, Local>, defPath: string, name: string): Target[] | undefined {
+  /**
+   * The flattened ports a binding names (an inner composite's port expands to its own bindings);
+   * 'broken' for a right binding to something already reported, undefined after a diagnostic.
+   */
+  private binding(ref: unknown, at: string, side: 'input' | 'output', locals: Map<string, Local>, defPath: string, name: string): Target[] | 'broken' | undefined {
     if (!isPortRef(ref)) {
       this.fail(at, `the binding of ${side} "${name}" of ${defPath} needs { "node", "port" }`, `name an inner node of ${defPath} and its ${side}`);
       return undefined;
@@ -310,6 +328,7 @@ class Flattener {
       this.fail(`${at}.node`, `${side} "${name}" of ${defPath} is bound to node "${ref.node}", which its graph does not have`, near ? `did you mean "${near}"?` : `add the node to ${defPath}.nodes`);
       return undefined;
     }
+    if (local.kind === 'broken') return 'broken';
     if (local.kind === 'kernel') {
       const ports = side === 'input' ? local.inputs : local.outputs;
       if (ports && !ports.includes(ref.port)) {
@@ -320,11 +339,13 @@ class Flattener {
     }
     if (side === 'input') {
       const t = local.inputs.get(ref.port);
-      if (!t) this.fail(`${at}.port`, `input "${name}" of ${defPath} is bound to ${ref.node}.${ref.port}, but composite node "${local.id}" has no input "${ref.port}"`, `inputs of ${ref.node}: ${[...local.inputs.keys()].join(', ') || 'none'}`);
+      if (!local.inputs.has(ref.port)) this.fail(`${at}.port`, `input "${name}" of ${defPath} is bound to ${ref.node}.${ref.port}, but composite node "${local.id}" has no input "${ref.port}"`, `inputs of ${ref.node}: ${[...local.inputs.keys()].join(', ') || 'none'}`);
+      else if (!t) return 'broken';
       return t;
     }
     const o = local.outputs.get(ref.port);
-    if (!o) this.fail(`${at}.port`, `output "${name}" of ${defPath} is bound to ${ref.node}.${ref.port}, but composite node "${local.id}" has no output "${ref.port}"`, `outputs of ${ref.node}: ${[...local.outputs.keys()].join(', ') || 'none'}`);
+    if (!local.outputs.has(ref.port)) this.fail(`${at}.port`, `output "${name}" of ${defPath} is bound to ${ref.node}.${ref.port}, but composite node "${local.id}" has no output "${ref.port}"`, `outputs of ${ref.node}: ${[...local.outputs.keys()].join(', ') || 'none'}`);
+    else if (!o) return 'broken';
     return o && [{ ...o, path: at }];
   }
 }
@@ -342,6 +363,12 @@ function isPortRef(v: unknown): v is PortRef {
 export function flattenComposites(doc: ProjectDocument, out: Diagnostic[], scope?: ParamScope): Stage | undefined {
   if (!isObject(doc.app)) return undefined;
   const root = scope ?? documentScope(doc, {}, out);
+  // Counted before anything is built: a def using another twice, 20 deep, is a million nodes.
+  const size = flatSize(doc.app, isObject(doc.defs) ? doc.defs : {}, new Map(), new Set(), 0);
+  if (size > MAX_FLAT_NODES) {
+    out.push(error('app.nodes', `flattening the composites gives ${size > 1e15 ? 'over 10^15' : size} nodes, more than ${MAX_FLAT_NODES}`, 'use fewer or smaller composites'));
+    return undefined;
+  }
   const f = new Flattener(doc, root, out);
   const top = f.level({ nodes: doc.app.nodes, edges: doc.app.edges, base: 'app', prefix: '', scope: root, defs: [], depth: 0 });
   // A composite's inputs are fed in the document's graph (its kernel nodes' inputs are validation's).
@@ -354,6 +381,29 @@ export function flattenComposites(doc: ProjectDocument, out: Diagnostic[], scope
   const mapping = f.composites.size ? expandMapping(doc.mapping, f.nodes, f.composites) : doc.mapping;
   const { defs: _defs, ...rest } = doc;
   return { doc: { ...rest, app: { nodes: f.nodes, edges: f.edges }, mapping }, nodePaths: f.nodePaths, edgePaths: f.edgePaths };
+}
+
+/** Nodes the graph flattens to (a def in a cycle, or nested too deep, counts 0: the flattener reports it). */
+function flatSize(graph: unknown, defs: Record<string, unknown>, memo: Map<string, number>, open: Set<string>, depth: number): number {
+  if (!isObject(graph) || !Array.isArray(graph.nodes) || depth > MAX_COMPOSITE_DEPTH) return 0;
+  let total = 0;
+  for (const n of graph.nodes) {
+    if (!isObject(n)) continue;
+    if (typeof n.composite === 'string' && Object.hasOwn(defs, n.composite)) {
+      const name = n.composite;
+      if (open.has(name)) continue;
+      let size = memo.get(name);
+      if (size === undefined) {
+        open.add(name);
+        size = flatSize(defs[name], defs, memo, open, depth + 1);
+        open.delete(name);
+        memo.set(name, size);
+      }
+      total += size;
+    } else if (n.graph !== undefined) total += flatSize(n.graph, defs, memo, open, depth + 1);
+    else total += 1;
+  }
+  return total;
 }
 
 /**

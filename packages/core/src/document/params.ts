@@ -32,6 +32,8 @@ interface Entry {
   bounds?: ParamDef;
   /** The value already known (an override). */
   given?: number;
+  /** Malformed (already reported): it fails, and what reads it is not reported again. */
+  broken?: boolean;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -143,8 +145,9 @@ function evaluateScope(entries: Entry[], parent: ParamScope | undefined, label: 
     }
   }
   for (const name of order) {
-    if (scope.failed.has(name)) continue;
     const e = byName.get(name)!;
+    if (e.broken) scope.failed.add(name);
+    if (scope.failed.has(name)) continue;
     // Own params shadow the parent's: lookups for this one see the scope as filled so far.
     const value = e.given ?? evaluateIn(e.written as Expr, e.readsIn ?? scope, e.path, what(name), out, parsed.get(name));
     if (value === undefined) {
@@ -189,10 +192,12 @@ function entriesOf(params: unknown, path: string, out: Diagnostic[]): Entry[] {
       const bad = (['min', 'max'] as const).find((k) => v[k] !== undefined && (typeof v[k] !== 'number' || !Number.isFinite(v[k])));
       if (bad) {
         out.push(error(`${at}.${bad}`, `parameter "${name}": ${bad} must be a number`, `write a number or leave ${bad} out`));
+        entries.push({ name, written: undefined, path: at, at, broken: true });
         continue;
       }
       if (v.integer !== undefined && typeof v.integer !== 'boolean') {
         out.push(error(`${at}.integer`, `parameter "${name}": integer must be true or false`));
+        entries.push({ name, written: undefined, path: at, at, broken: true });
         continue;
       }
       entries.push({ name, written: v.value, path: `${at}.value`, at, bounds: v as unknown as ParamDef });

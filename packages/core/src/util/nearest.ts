@@ -11,14 +11,19 @@ export function editDistance(a: string, b: string): number {
   return prev[b.length];
 }
 
-/** The candidate nearest to `name` (ties: the first listed); undefined when there are none. */
+/**
+ * The candidate nearest to `name`; among equally near ones, one that contains it or is contained
+ * in it (`N` for `NN`), then the first listed. Undefined when there are none.
+ */
 export function nearestName(name: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   // Long names are compared by their first 64 characters: the distance is quadratic.
   const short = name.slice(0, 64);
   for (const c of candidates) {
-    const d = editDistance(short, c.slice(0, 64));
+    const cut = c.slice(0, 64);
+    // Half a point for not sharing a substring: it only breaks ties.
+    const d = editDistance(short, cut) + (cut.includes(short) || short.includes(cut) ? 0 : 0.5);
     if (d < bestDistance) {
       best = c;
       bestDistance = d;
