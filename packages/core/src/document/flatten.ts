@@ -48,7 +48,7 @@ interface Level {
 }
 
 /** What flattening one graph gives: its nodes by id, and the edges feeding each of their inputs. */
-interface Flattened {
+interface LevelResult {
   locals: Map<string, Local>;
   /** `node\0port` -> paths of the edges of this graph feeding it. */
   fedBy: Map<string, string[]>;
@@ -79,7 +79,7 @@ class Flattener {
     this.out.push(error(path, message, hint));
   }
 
-  level(l: Level): Flattened {
+  level(l: Level): LevelResult {
     const locals = new Map<string, Local>();
     const fedBy = new Map<string, string[]>();
     const nodes = Array.isArray(l.nodes) ? l.nodes : [];
@@ -381,6 +381,25 @@ export function flattenComposites(doc: ProjectDocument, out: Diagnostic[], scope
   const mapping = f.composites.size ? expandMapping(doc.mapping, f.nodes, f.composites) : doc.mapping;
   const { defs: _defs, ...rest } = doc;
   return { doc: { ...rest, app: { nodes: f.nodes, edges: f.edges }, mapping }, nodePaths: f.nodePaths, edgePaths: f.edgePaths };
+}
+
+/** A document flattened for display: the graph the compiler reads, or the problems found. */
+export interface Flattened {
+  /** The document with every composite replaced by its inner graph and numbers for expressions; absent after an error. */
+  doc?: ProjectDocument;
+  /** By flattened node index: where the node is written (`defs.seg.nodes[1]`). */
+  nodePaths: string[];
+  /** By flattened edge index: where the edge (or, for an input bound to several inner inputs, the binding) is written. */
+  edgePaths: string[];
+  diagnostics: Diagnostic[];
+}
+
+/** The designer's flattened view: params evaluated (with `overrides`), composites expanded, mapping of whole composites expanded. */
+export function flattenDocument(doc: ProjectDocument, overrides: Record<string, number> = {}): Flattened {
+  const diagnostics: Diagnostic[] = [];
+  const flat = flattenComposites(doc, diagnostics, documentScope(doc, overrides, diagnostics));
+  if (!flat || diagnostics.some((d) => d.severity === 'error')) return { nodePaths: flat?.nodePaths ?? [], edgePaths: flat?.edgePaths ?? [], diagnostics };
+  return { doc: flat.doc, nodePaths: flat.nodePaths, edgePaths: flat.edgePaths, diagnostics };
 }
 
 /** Nodes the graph flattens to (a def in a cycle, or nested too deep, counts 0: the flattener reports it). */
