@@ -6,7 +6,7 @@ import { formatDiagnostic, parseDocument, type Diagnostic, type ProjectDocument 
 
 export const EXIT = { ok: 0, failure: 1, invalid: 2 } as const;
 
-export async function readDocument(command: string, file: string | undefined): Promise<{ ok: true; doc: ProjectDocument } | { ok: false; code: number }> {
+export async function readDocument(command: string, file: string | undefined): Promise<{ ok: true; doc: ProjectDocument } | { ok: false; code: number; diagnostics?: Diagnostic[] }> {
   if (!file) {
     console.error(`pipeloom ${command}: missing the project document (pipeloom ${command} FILE)`);
     return { ok: false, code: EXIT.failure };
@@ -23,9 +23,14 @@ export async function readDocument(command: string, file: string | undefined): P
   const parsed = parseDocument(text);
   if (!parsed.ok) {
     printDiagnostics(parsed.diagnostics);
-    return { ok: false, code: EXIT.invalid };
+    return { ok: false, code: EXIT.invalid, diagnostics: parsed.diagnostics };
   }
   return { ok: true, doc: parsed.doc };
+}
+
+/** A bad document's diagnostics for `--format json` on stdout: `{ ok: false, diagnostics: [{ severity, path, message, hint }] }`. */
+export function diagnosticsJson(diagnostics: readonly Diagnostic[]): string {
+  return JSON.stringify({ ok: false, diagnostics: diagnostics.map((d) => ({ severity: d.severity, path: d.path, message: d.message, ...(d.hint ? { hint: d.hint } : {}) })) }, null, 2);
 }
 
 /** One diagnostic per line on stderr: `path: message (hint)`. */
