@@ -11,6 +11,7 @@ export { parseDocument } from './document/parse.js';
 export { validate, analyze } from './document/validate.js';
 export { normalize, DEFAULTS as DOCUMENT_DEFAULTS } from './document/normalize.js';
 export { migrate, CURRENT_FORMAT } from './document/migrate.js';
+export { documentJsonSchema, type JsonSchemaOptions } from './document/schema.js';
 export type { Model, ModelNode, ModelEdges, EdgeLists, ModelPe } from './document/model.js';
 
 export * from './compile/types.js';

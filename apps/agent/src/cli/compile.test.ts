@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,6 +77,33 @@ describe('pipeloom compile', () => {
       'mapping: node "a" is not mapped (add "a": "<PE id>" to mapping)',
       'app.edges[0]: node "c9" does not exist (connect nodes listed in app.nodes)',
     ]);
+  });
+
+  it('with --format json, exits 2 and prints the diagnostics as JSON on stdout, the text on stderr', () => {
+    const file = join(tmp, 'keys.json');
+    const doc = JSON.parse(readFileSync(join(root, 'examples/piic.json'), 'utf8'));
+    doc.options.iteration = doc.options.iterations;
+    delete doc.options.iterations;
+    writeFileSync(file, JSON.stringify(doc));
+    const r = pipeloom('compile', file, '--format', 'json');
+    expect(r.status).toBe(2);
+    expect(JSON.parse(r.stdout)).toEqual({ ok: false, diagnostics: [{ severity: 'error', path: 'options.iteration', message: 'unknown key "iteration"', hint: 'did you mean "iterations"?' }] });
+    expect(r.stderr.trim()).toBe('options.iteration: unknown key "iteration" (did you mean "iterations"?)');
+    // A document that parses but does not compile (a node not mapped) reports the same way.
+    const unmapped = join(tmp, 'unmapped.json');
+    delete doc.mapping.C;
+    doc.options.iterations = 3;
+    delete doc.options.iteration;
+    writeFileSync(unmapped, JSON.stringify(doc));
+    const u = pipeloom('compile', unmapped, '--format', 'json');
+    expect(u.status).toBe(2);
+    expect(JSON.parse(u.stdout).diagnostics).toEqual([{ severity: 'error', path: 'mapping', message: 'node "C" is not mapped', hint: 'add "C": "<PE id>" to mapping' }]);
+    // Malformed JSON too, with its line and column as the path.
+    const broken = join(tmp, 'broken-json.json');
+    writeFileSync(broken, '{\n  "format": "pipeloom/v2",\n  "app": ,\n}');
+    const b = pipeloom('compile', broken, '--format', 'json');
+    expect(b.status).toBe(2);
+    expect(JSON.parse(b.stdout).diagnostics[0]).toMatchObject({ severity: 'error', path: 'line 3, column 10' });
   });
 
   it('exits 2 naming the line and column of malformed JSON', () => {

@@ -1,6 +1,6 @@
 import { allPrograms, bufferNodes, compile, formatBytes, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
 import { choice, parseCommandArgs } from './args.js';
-import { EXIT, printDiagnostics, readDocument } from './read-document.js';
+import { diagnosticsJson, EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelsFlag } from '../kernels/load.js';
 
 const USAGE = `usage: pipeloom compile FILE [--overlap|--no-overlap] [--format text|json|dot] [--param NAME=VALUE ...]
@@ -10,7 +10,9 @@ each node with (schedule, latency), each buffer bn_k with its PE, depth, colour 
 per-PE memory before and after sharing with its lower bound.
 
   --overlap, --no-overlap   strategy (default: the document's options.overlap)
-  --format text|json|dot    text (default), JSON, or Graphviz of the implementation graph
+  --format text|json|dot    text (default), JSON, or Graphviz of the implementation graph;
+                            with json, a bad document prints {"ok": false, "diagnostics": [...]}
+                            (each with severity, path, message, hint) on stdout too
   --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
                             the document's; repeatable
   --kernels PATH_OR_PACKAGE  load a kernel package (an ES module exporting defineKernel kernels)
@@ -33,11 +35,16 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (!(await loadKernelsFlag('compile', args.values.kernels as unknown as string[] | undefined))) return EXIT.invalid;
   const read = await readDocument('compile', args.positionals[0], args.values.param);
-  if (!read.ok) return read.code;
+  if (!read.ok) {
+    // A bad document, as JSON too for a program reading stdout (an unreadable file has no diagnostics).
+    if (format === 'json' && read.diagnostics) process.stdout.write(`${diagnosticsJson(read.diagnostics)}\n`);
+    return read.code;
+  }
   const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : undefined;
   const result = compile(read.doc, { overlap });
   if (!result.ok) {
     printDiagnostics(result.diagnostics);
+    if (format === 'json') process.stdout.write(`${diagnosticsJson(result.diagnostics)}\n`);
     return EXIT.invalid;
   }
   printDiagnostics(result.diagnostics);

@@ -126,9 +126,9 @@ describe('document parameters', () => {
   });
 
   it('reject malformed definitions as diagnostics', () => {
-    expect(problems(doc({ W: 8, H: 8, N: { value: 1, min: 'one' } as never }))).toEqual(['params.N.min: parameter "N": min must be a number (write a number or leave min out)']);
-    expect(problems(doc({ W: 8, H: 8, N: true as never }))[0]).toMatch(/^params.N: parameter "N" must be a number or an expression, not boolean/);
-    expect(problems(doc({ W: 8, H: 8, 'N-1': 1, N: 1 }))[0]).toMatch(/^params.N-1: parameter name "N-1" is not an identifier/);
+    expect(problems(doc({ W: 8, H: 8, N: { value: 1, min: 'one' } as never }))).toEqual(['params.N.min: must be a finite number, not "one"']);
+    expect(problems(doc({ W: 8, H: 8, N: true as never }))[0]).toMatch(/^params.N: must be a number, an expression/);
+    expect(problems(doc({ W: 8, H: 8, "N-1": 1, N: 1 }))[0]).toMatch(/^params.N-1: "N-1" is not a parameter name/);
   });
 
   it('give the parameter panel its rows', () => {

@@ -1,62 +1,19 @@
+import type * as z from 'zod';
 import { error, type Diagnostic } from '../diagnostics.js';
-import { SYNC_MODES } from '../run/contract.js';
+import { guardOf } from './guard.js';
+import { documentSchema } from './schema.js';
 
-// The shape check: every field has the JSON type the format says, so the later passes can
-// trust the document. Runs on anything (a parsed file, a store snapshot) and never throws.
+// The shape check: the document against its schema (schema.ts), every zod issue turned into
+// a diagnostic naming the element as written and the fix. Runs on anything (a parsed file, a
+// store snapshot) and never throws.
 
-const LINK_KINDS = ['pcie', 'infiniband', 'ethernet', 'nvlink', 'loopback'];
-/** A bound on the host shorthand, so a typo cannot ask for millions of PEs. */
-const MAX_GPUS = 64;
+type Issue = z.core.$ZodIssue;
+type Path = readonly PropertyKey[];
 
-class Checker {
-  readonly diagnostics: Diagnostic[] = [];
-  fail(path: string, message: string, hint?: string) {
-    this.diagnostics.push(error(path, message, hint));
-    return false;
-  }
-  object(path: string, v: unknown, required = true): v is Record<string, unknown> {
-    if (v === undefined && !required) return false;
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return true;
-    return this.fail(path, v === undefined ? 'is missing' : `must be an object, not ${describe(v)}`);
-  }
-  array(path: string, v: unknown, required = true): v is unknown[] {
-    if (v === undefined && !required) return false;
-    if (Array.isArray(v)) return true;
-    return this.fail(path, v === undefined ? 'is missing' : `must be an array, not ${describe(v)}`, v === undefined ? 'write [] for none' : undefined);
-  }
-  string(path: string, v: unknown, required = true) {
-    if (v === undefined && !required) return;
-    if (typeof v !== 'string' || v === '') this.fail(path, v === undefined ? 'is missing' : `must be a non-empty string, not ${describe(v)}`);
-  }
-  bool(path: string, v: unknown) {
-    if (v !== undefined && typeof v !== 'boolean') this.fail(path, `must be true or false, not ${describe(v)}`);
-  }
-  number(path: string, v: unknown, opts: { required?: boolean; positive?: boolean; min?: number; integer?: boolean; what?: string } = {}) {
-    if (v === undefined) {
-      if (opts.required) this.fail(path, 'is missing');
-      return;
-    }
-    if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail(path, `must be a finite number, not ${describe(v)}`);
-    if (opts.integer && !Number.isInteger(v)) return this.fail(path, `must be an integer, not ${v}`);
-    if (opts.positive && v <= 0) return this.fail(path, `${opts.what ?? 'value'} must be positive, not ${v}`, 'use a value greater than 0');
-    if (opts.min !== undefined && v < opts.min) return this.fail(path, `${opts.what ?? 'value'} must be at least ${opts.min}, not ${v}`);
-  }
-  oneOf(path: string, v: unknown, values: string[], required = true) {
-    if (v === undefined && !required) return;
-    if (typeof v !== 'string' || !values.includes(v)) this.fail(path, `must be one of ${values.join(', ')}, not ${describe(v)}`);
-  }
-  position(path: string, v: unknown) {
-    if (this.object(path, v, false)) {
-      this.number(`${path}.x`, v.x, { required: true });
-      this.number(`${path}.y`, v.y, { required: true });
-    }
-  }
-  linkSpec(path: string, v: Record<string, unknown>) {
-    this.number(`${path}.bandwidth`, v.bandwidth, { required: true, positive: true, what: 'bandwidth' });
-    this.number(`${path}.latency`, v.latency, { required: true, min: 0, what: 'latency' });
-    this.bool(`${path}.duplex`, v.duplex);
-  }
-}
+const guard = guardOf(documentSchema);
+
+/** Keys of the lowered form (types.ts): made by the compiler, never written in a document. */
+const LOWERED = new Set(['firing', 'fromTokens', 'toTokens']);
 
 export function describe(v: unknown): string {
   if (v === null) return 'null';
@@ -66,159 +23,206 @@ export function describe(v: unknown): string {
   return typeof v === 'object' ? 'an object' : typeof v;
 }
 
-/** Diagnostics for every field of the wrong JSON type; empty when the shape is right. */
+/** Diagnostics for every key the format does not have and every field of the wrong type; empty when the shape is right. */
 export function checkShape(doc: Record<string, unknown>): Diagnostic[] {
-  const c = new Checker();
-  if (doc.name !== undefined && typeof doc.name !== 'string') c.fail('name', `must be a string, not ${describe(doc.name)}`);
-  c.object('params', doc.params, false);
-  c.object('defs', doc.defs, false);
-  if (c.object('app', doc.app)) {
-    const app = doc.app;
-    if (c.array('app.nodes', app.nodes)) {
-      app.nodes.forEach((n, i) => {
-        // Paths are built only for an element that has a mistake: a valid 10,000-node
-        // document would otherwise build a hundred thousand strings nobody reads.
-        if (nodeIsRight(n)) return;
-        const p = `app.nodes[${i}]`;
-        if (!c.object(p, n)) return;
-        c.string(`${p}.id`, n.id);
-        // A kernel node, or a composite node (checked in full by the lowering's flatten step).
-        if (n.composite === undefined && n.graph === undefined) c.string(`${p}.kernel`, n.kernel);
-        else {
-          c.string(`${p}.composite`, n.composite, false);
-          c.object(`${p}.graph`, n.graph, false);
-        }
-        if (c.object(`${p}.rates`, n.rates, false)) {
-          for (const [k, v] of Object.entries(n.rates)) if (typeof v !== 'number' && typeof v !== 'string') c.fail(`${p}.rates.${k}`, `must be a number or an expression, not ${describe(v)}`);
-        }
-        if (c.object(`${p}.params`, n.params, false)) {
-          for (const [k, v] of Object.entries(n.params)) {
-            if (!['number', 'string', 'boolean'].includes(typeof v)) c.fail(`${p}.params.${k}`, `must be a number, string or boolean, not ${describe(v)}`);
-          }
-        }
-        c.position(`${p}.position`, n.position);
-      });
-    }
-    if (c.array('app.edges', app.edges)) {
-      app.edges.forEach((e, i) => {
-        if (edgeIsRight(e)) return;
-        const p = `app.edges[${i}]`;
-        if (!c.object(p, e)) return;
-        for (const end of ['from', 'to'] as const) {
-          if (c.object(`${p}.${end}`, e[end])) {
-            c.string(`${p}.${end}.node`, e[end].node);
-            c.string(`${p}.${end}.port`, e[end].port);
-          }
-        }
-        if (e.delay !== undefined && typeof e.delay !== 'number' && typeof e.delay !== 'string') c.fail(`${p}.delay`, `must be a number or an expression, not ${describe(e.delay)}`);
-      });
-    }
-  }
-  if (c.object('arch', doc.arch)) {
-    const arch = doc.arch;
-    if (c.array('arch.hosts', arch.hosts)) {
-      arch.hosts.forEach((h, i) => {
-        const p = `arch.hosts[${i}]`;
-        if (!c.object(p, h)) return;
-        c.string(`${p}.id`, h.id);
-        c.string(`${p}.agent`, h.agent, false);
-        c.position(`${p}.position`, h.position);
-        c.number(`${p}.cpus`, h.cpus, { integer: true, min: 0, what: 'cpus' });
-        if (typeof h.cpus === 'number' && h.cpus > 1) c.fail(`${p}.cpus`, `the host shorthand makes one CPU PE, not ${h.cpus}`, 'list further CPUs in arch.pes');
-        c.number(`${p}.gpus`, h.gpus, { integer: true, min: 0, what: 'gpus' });
-        if (typeof h.gpus === 'number' && h.gpus > MAX_GPUS) c.fail(`${p}.gpus`, `${h.gpus} GPUs on one host is more than the shorthand makes (${MAX_GPUS})`, 'list them in arch.pes');
-        c.number(`${p}.cpuMemory`, h.cpuMemory, { positive: true, what: 'memory' });
-        c.number(`${p}.gpuMemory`, h.gpuMemory, { positive: true, what: 'memory' });
-        if (c.object(`${p}.pcie`, h.pcie, false)) c.linkSpec(`${p}.pcie`, h.pcie);
-      });
-    }
-    if (c.array('arch.pes', arch.pes, false)) {
-      arch.pes.forEach((pe, i) => {
-        const p = `arch.pes[${i}]`;
-        if (!c.object(p, pe)) return;
-        c.string(`${p}.id`, pe.id);
-        c.string(`${p}.host`, pe.host);
-        c.oneOf(`${p}.kind`, pe.kind, ['cpu', 'gpu']);
-        c.number(`${p}.memory`, pe.memory, { required: true, positive: true, what: 'memory' });
-        c.number(`${p}.device`, pe.device, { integer: true, min: 0, what: 'device' });
-        c.number(`${p}.flops`, pe.flops, { positive: true, what: 'flops' });
-        c.number(`${p}.memoryBandwidth`, pe.memoryBandwidth, { positive: true, what: 'memory bandwidth' });
-        c.position(`${p}.position`, pe.position);
-      });
-    }
-    if (c.array('arch.links', arch.links, false)) {
-      arch.links.forEach((l, i) => {
-        if (linkIsRight(l)) return;
-        const p = `arch.links[${i}]`;
-        if (!c.object(p, l)) return;
-        c.string(`${p}.a`, l.a);
-        c.string(`${p}.b`, l.b);
-        c.oneOf(`${p}.kind`, l.kind, LINK_KINDS);
-        c.linkSpec(p, l);
-      });
-    }
-    if (c.object('arch.network', arch.network, false)) {
-      c.oneOf('arch.network.kind', arch.network.kind, LINK_KINDS);
-      c.linkSpec('arch.network', arch.network);
-    }
-  }
-  if (c.object('mapping', doc.mapping)) {
-    const mapping = doc.mapping;
-    for (const k of Object.keys(mapping)) {
-      const v = mapping[k];
-      if (typeof v !== 'string' || v === '') c.fail(`mapping.${k}`, `must be a PE id, not ${describe(v)}`);
-    }
-  }
-  if (c.object('kernels', doc.kernels, false)) {
-    for (const [id, v] of Object.entries(doc.kernels!)) {
-      if (typeof v !== 'string' || v === '') c.fail(`kernels.${id}`, `must be a version such as "1.0.0", not ${describe(v)}`);
-    }
-  }
-  if (c.object('options', doc.options, false)) {
-    const o = doc.options;
-    c.bool('options.overlap', o.overlap);
-    c.number('options.iterations', o.iterations, { integer: true, min: 1, what: 'iterations' });
-    c.oneOf('options.sync', o.sync, [...SYNC_MODES], false);
-  }
-  return c.diagnostics;
+  // Most documents are right: the guard says so without zod's copy of the document.
+  if (guard?.(doc)) return [];
+  const result = documentSchema.safeParse(doc);
+  if (result.success) return [];
+  const out: Diagnostic[] = [];
+  for (const issue of result.error.issues) mapIssue(issue, [], doc, out);
+  return renamed(out);
 }
 
-// Fast checks for the common elements, true only where checkShape would report nothing.
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isName = (v: unknown) => typeof v === 'string' && v !== '';
-const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-
-function positionIsRight(v: unknown): boolean {
-  return v === undefined || (isObject(v) && isFiniteNumber(v.x) && isFiniteNumber(v.y));
-}
-
-function nodeIsRight(n: unknown): boolean {
-  if (!isObject(n) || !isName(n.id) || !isName(n.kernel) || !positionIsRight(n.position) || n.rates !== undefined) return false;
-  if (n.params === undefined) return true;
-  if (!isObject(n.params)) return false;
-  for (const k in n.params) {
-    if (!Object.hasOwn(n.params, k)) continue;
-    const t = typeof n.params[k];
-    if (t !== 'number' && t !== 'string' && t !== 'boolean') return false;
+/** A required key missing beside an unknown key near its name (`mappings`): the fix is a rename, said on both. */
+function renamed(out: Diagnostic[]): Diagnostic[] {
+  const unknown = new Map(out.filter((d) => d.message.startsWith('unknown key')).map((d) => [d.path, d]));
+  for (const d of out) {
+    if (d.message !== 'is missing') continue;
+    const dot = d.path.lastIndexOf('.');
+    const [parent, key] = dot < 0 ? ['', d.path] : [d.path.slice(0, dot), d.path.slice(dot + 1)];
+    for (const [path, u] of unknown) {
+      const written = path.slice(parent ? parent.length + 1 : 0);
+      if ((parent ? path.startsWith(`${parent}.`) : !path.includes('.')) && !written.includes('.') && nearest(written, [key]) === key) {
+        d.hint = `it is written "${written}": rename that to "${key}"`;
+        u.hint = `rename it to "${key}"`;
+      }
+    }
   }
-  return true;
+  return out;
 }
 
-function edgeIsRight(e: unknown): boolean {
-  return isObject(e) && e.delay === undefined && isObject(e.from) && isName(e.from.node) && isName(e.from.port) && isObject(e.to) && isName(e.to.node) && isName(e.to.port);
+/** `app.nodes[3].params.width` from ['app', 'nodes', 3, 'params', 'width']. */
+export function formatPath(path: Path): string {
+  let s = '';
+  for (const k of path) s += typeof k === 'number' ? `[${k}]` : s ? `.${String(k)}` : String(k);
+  return s;
 }
 
-function linkIsRight(l: unknown): boolean {
-  return (
-    isObject(l) &&
-    isName(l.a) &&
-    isName(l.b) &&
-    typeof l.kind === 'string' &&
-    LINK_KINDS.includes(l.kind) &&
-    isFiniteNumber(l.bandwidth) &&
-    l.bandwidth > 0 &&
-    isFiniteNumber(l.latency) &&
-    l.latency >= 0 &&
-    (l.duplex === undefined || typeof l.duplex === 'boolean')
-  );
+function valueAt(root: unknown, path: Path): unknown {
+  let v = root;
+  for (const k of path) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
+}
+
+/** A custom text of schema.ts (`say`): message, newline, hint. */
+function custom(issue: Issue): { message: string; hint?: string } | undefined {
+  const at = issue.message.indexOf('\n');
+  if (at < 0) return undefined;
+  return { message: issue.message.slice(0, at), hint: issue.message.slice(at + 1) || undefined };
+}
+
+/** How a number field is named in a message (`bandwidth must be positive`). */
+function what(path: Path): string {
+  const key = String(path[path.length - 1] ?? 'value');
+  if (key === 'cpuMemory' || key === 'gpuMemory') return 'memory';
+  if (key === 'memoryBandwidth') return 'memory bandwidth';
+  return typeof path[path.length - 1] === 'string' ? key : 'value';
+}
+
+function mapIssue(issue: Issue, prefix: Path, root: unknown, out: Diagnostic[]): void {
+  const path = [...prefix, ...issue.path];
+  const at = formatPath(path);
+  const v = valueAt(root, path);
+  const own = custom(issue);
+  if (own && issue.code !== 'invalid_union') return void out.push(error(at, own.message, own.hint));
+  switch (issue.code) {
+    case 'unrecognized_keys':
+      for (const key of issue.keys) out.push(unknownKey(path, key));
+      return;
+    case 'invalid_union': {
+      // Report the alternative the value was meant to be: one whose own type it has (an
+      // object for `{ node }`), else the union's own message.
+      const fits = issue.errors.filter((branch) => !branch.some((i) => i.path.length === 0 && (i.code === 'invalid_type' || i.code === 'invalid_union')));
+      if (fits.length && typeof v === 'object' && v !== null) {
+        const best = fits.reduce((a, b) => (b.length < a.length ? b : a));
+        for (const i of best) mapIssue(i, path, root, out);
+        return;
+      }
+      // NaN and Infinity are numbers to typeof but no JSON value: say so rather than list the alternatives.
+      if (typeof v === 'number') return void out.push(error(at, `must be a finite number, not ${v}`));
+      return void out.push(error(at, own ? own.message : `must be ${expectedOf(issue)}, not ${describe(v)}`, own?.hint));
+    }
+    case 'invalid_type':
+      if (v === undefined) return void out.push(error(at, 'is missing', issue.expected === 'array' ? 'write [] for none' : undefined));
+      return void out.push(error(at, typeMessage(issue.expected, v)));
+    case 'invalid_value':
+      return void out.push(error(at, `must be one of ${issue.values.map(String).join(', ')}, not ${describe(v)}`));
+    case 'too_small':
+      if (issue.origin === 'string') return void out.push(error(at, `must be a non-empty string, not ${describe(v)}`));
+      if (Number(issue.minimum) === 0 && !issue.inclusive) return void out.push(error(at, `${what(path)} must be positive, not ${describe(v)}`, 'use a value greater than 0'));
+      return void out.push(error(at, `${what(path)} must be at least ${issue.minimum}, not ${describe(v)}`));
+    case 'too_big':
+      return void out.push(error(at, `${what(path)} must be at most ${issue.maximum}, not ${describe(v)}`));
+    case 'invalid_format':
+      if (issue.format === 'regex') return void out.push(error(at, `${describe(v)} is not a parameter name`, 'a name is a letter or _, then letters, digits or _'));
+      return void out.push(error(at, `must be a ${issue.format}, not ${describe(v)}`));
+    case 'invalid_key': {
+      const key = String(issue.path.length ? path[path.length - 1] : '');
+      return void out.push(error(at, `"${key}" is not a parameter name`, 'a name is a letter or _, then letters, digits or _'));
+    }
+    default:
+      out.push(error(at, issue.message));
+  }
+}
+
+function typeMessage(expected: string, v: unknown): string {
+  switch (expected) {
+    case 'object':
+      return `must be an object, not ${describe(v)}`;
+    case 'array':
+      return `must be an array, not ${describe(v)}`;
+    case 'string':
+      return `must be a string, not ${describe(v)}`;
+    case 'boolean':
+      return `must be true or false, not ${describe(v)}`;
+    case 'int':
+      return typeof v === 'number' && Number.isFinite(v) ? `must be an integer, not ${v}` : `must be an integer, not ${describe(v)}`;
+    case 'number':
+      return `must be a finite number, not ${describe(v)}`;
+    default:
+      return `must be ${expected}, not ${describe(v)}`;
+  }
+}
+
+function expectedOf(issue: Extract<Issue, { code: 'invalid_union' }>): string {
+  const kinds = issue.errors.flatMap((b) => b.filter((i) => i.path.length === 0 && i.code === 'invalid_type').map((i) => (i as { expected: string }).expected));
+  return [...new Set(kinds)].join(' or ') || 'something else';
+}
+
+function unknownKey(path: Path, key: string): Diagnostic {
+  const at = formatPath([...path, key]);
+  if (LOWERED.has(key)) return error(at, `unknown key "${key}"`, `"${key}" belongs to the lowered form the compiler makes, not to a document: remove it`);
+  if (path[path.length - 1] === 'init') return error(at, `unknown key "${key}"`, 'an edge\'s init is a number (the value of every initial token) or { "node": "<id of a source node>" }');
+  const valid = keysAt(path);
+  const near = nearest(key, valid);
+  return error(at, `unknown key "${key}"`, near ? `did you mean "${near}"?` : `keys here: ${valid.join(', ') || 'none'}`);
+}
+
+/** The keys the schema allows in the object at `path` (a document path, indices included). */
+export function keysAt(path: Path): string[] {
+  let at: z.core.$ZodType[] = [documentSchema];
+  for (const k of path) at = at.flatMap((s) => step(s, k));
+  return [...new Set(at.flatMap((s) => objectsOf(s).flatMap((o) => Object.keys(o._zod.def.shape))))];
+}
+
+/** The object schemas `s` may be (unwrapping optionals and unions). */
+function objectsOf(s: z.core.$ZodType): z.core.$ZodObject[] {
+  const def = s._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+  if (def.type === 'object') return [s as z.core.$ZodObject];
+  if (def.type === 'optional' || def.type === 'nullable' || def.type === 'default') return objectsOf(def.innerType as z.core.$ZodType);
+  if (def.type === 'union') return (def.options as z.core.$ZodType[]).flatMap(objectsOf);
+  if (def.type === 'lazy') return objectsOf((def.getter as () => z.core.$ZodType)());
+  return [];
+}
+
+function step(s: z.core.$ZodType, key: PropertyKey): z.core.$ZodType[] {
+  const def = s._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+    case 'default':
+      return step(def.innerType as z.core.$ZodType, key);
+    case 'lazy':
+      return step((def.getter as () => z.core.$ZodType)(), key);
+    case 'union':
+      return (def.options as z.core.$ZodType[]).flatMap((o) => step(o, key));
+    case 'object': {
+      const shape = (s as z.core.$ZodObject)._zod.def.shape;
+      return typeof key === 'string' && Object.hasOwn(shape, key) ? [shape[key]] : [];
+    }
+    case 'array':
+      return typeof key === 'number' ? [def.element as z.core.$ZodType] : [];
+    case 'record':
+      return [def.valueType as z.core.$ZodType];
+    default:
+      return [];
+  }
+}
+
+/** The valid key nearest `key` (edit distance, case ignored), when near enough to be a slip. */
+export function nearest(key: string, valid: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const k of valid) {
+    const d = editDistance(key.toLowerCase(), k.toLowerCase());
+    if (d < bestD) [best, bestD] = [k, d];
+  }
+  // A slip: a few edits, fewer than half the word (`mappings` -> `mapping`, not `foo` -> `app`),
+  // or the key spelt out (`maximum` -> `max`).
+  if (best !== undefined && bestD <= Math.max(1, Math.min(3, Math.floor(best.length / 2)))) return best;
+  return valid.find((k) => k.length >= 3 && key.toLowerCase().startsWith(k.toLowerCase()));
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
 }

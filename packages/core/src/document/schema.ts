@@ -1,0 +1,249 @@
+import { listKernels, type KernelSpec, type ParamSpec } from '@pipeloom/kernels/specs';
+import * as z from 'zod';
+import { SYNC_MODES } from '../run/contract.js';
+import { FORMAT } from './types.js';
+
+// The document's schema, defined once: checkShape (shape.ts) validates with it, and
+// schema.json is generated from it (scripts/schema.ts; a test keeps the committed file equal).
+// It says which keys exist and which JSON type each has; every object is strict, so a key it
+// does not name is an error. What needs the kernel registry or evaluated expressions (a
+// param's range, a rate of 0, a cycle) is checked by the lowering steps and validate.ts; the
+// published JSON Schema also carries each registered kernel's params (kernelParamsSchema) for
+// editors and outside validators.
+
+/**
+ * A custom issue text: the message, then the hint after a newline (shape.ts splits them). Only
+ * texts made here contain a newline, so the mapping tells them from zod's own.
+ */
+export const say = (message: string, hint = '') => `${message}\n${hint}`;
+
+/** Parameter and composite-param names: identifiers, so expressions can name them. */
+export const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A bound on the host shorthand, so a typo cannot ask for millions of PEs. */
+export const MAX_GPUS = 64;
+export const LINK_KINDS = ['pcie', 'infiniband', 'ethernet', 'nvlink', 'loopback'] as const;
+export const PE_KINDS = ['cpu', 'gpu'] as const;
+
+const name = z.string().min(1);
+const finite = z.number();
+const positive = z.number().positive();
+const expressionText = z.string().min(1).meta({ id: 'expression', description: 'An expression over the document params: numbers, + - * / %, min, max, parentheses, param names.' });
+/** A number or an expression (`"2 * N"`). */
+const expr = z.union([finite, expressionText], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number or an expression such as "2 * N"') : undefined) }).meta({ id: 'numberOrExpression' });
+const position = z.strictObject({ x: finite, y: finite }).meta({ id: 'position', description: 'Canvas position in the editor; ignored by the compiler.' });
+
+const paramDef = z.strictObject({
+  value: expr,
+  min: finite.optional(),
+  max: finite.optional(),
+  integer: z.boolean().optional().meta({ description: 'The value must be a whole number (rates, sizes).' }),
+  description: z.string().optional(),
+});
+const documentParams = z
+  .record(z.string().regex(PARAM_NAME), z.union([expr, paramDef], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number, an expression such as "2 * N", or { "value": ..., "min": ..., "max": ... }') : undefined) }))
+  .meta({ description: 'Parameter name -> value, expression or { value, min, max, integer }.' });
+
+const portRef = z.strictObject({ node: name, port: name });
+
+/** A node's params: kernel params (a numeric one may be an expression), or a composite node's values for its composite's params. */
+const nodeParams = z.record(z.string(), z.union([finite, z.string(), z.boolean()], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number, string or boolean') : undefined) }));
+
+// Defined before use by the getters below: a node may hold a composite inline, which holds nodes.
+// eslint-disable-next-line prefer-const
+let compositeDef: z.ZodType;
+
+export const nodeSchema = z
+  .strictObject({
+    id: name,
+    kernel: name.optional().meta({ description: 'A kernel id of the registry, e.g. matrix.increment.' }),
+    composite: name.optional().meta({ description: 'A composite of the document\'s defs.' }),
+    get graph() {
+      return compositeDef.optional();
+    },
+    params: nodeParams.optional(),
+    rates: z.record(z.string(), expr).optional().meta({ description: 'Tokens per firing of each port (default 1).' }),
+    position: position.optional(),
+    collapsed: z.boolean().optional().meta({ description: 'Editor state of a composite node; ignored by the compiler.' }),
+  })
+  // Two refinements, each a plain predicate (the guard runs it as is): at least one, at most one.
+  .refine((n) => n.kernel !== undefined || n.composite !== undefined || n.graph !== undefined, {
+    path: ['kernel'],
+    error: () => say('is missing', 'name a kernel, or make it a composite node with "composite" or "graph"'),
+  })
+  .refine((n) => Number(n.kernel !== undefined) + Number(n.composite !== undefined) + Number(n.graph !== undefined) <= 1, {
+    error: (iss) => say(`has both ${(['kernel', 'composite', 'graph'] as const).filter((k) => (iss.input as Record<string, unknown>)[k] !== undefined).join(' and ')}`, 'a node is a kernel node (kernel) or a composite node (composite, or graph inline): keep one'),
+  })
+  .meta({
+    id: 'node',
+    description: 'A kernel node (kernel) or a composite node (composite, or graph inline): exactly one of them.',
+    // (`properties` repeated so each alternative names what it requires: Ajv's strict mode asks it.)
+    oneOf: (['kernel', 'composite', 'graph'] as const).map((k) => ({ properties: { [k]: true }, required: [k] })),
+  });
+
+export const edgeSchema = z
+  .strictObject({
+    from: portRef,
+    to: portRef,
+    delay: expr.optional().meta({ description: 'Initial tokens on the edge; a cycle is legal only through a delayed edge.' }),
+    init: z
+      .union([finite, z.strictObject({ node: name })])
+      .optional()
+      .meta({ description: 'Values of the initial tokens: a constant, or { "node": id } of a source node run once per token.' }),
+  })
+  .meta({ id: 'edge' });
+
+compositeDef = z
+  .strictObject({
+    description: z.string().optional(),
+    params: documentParams.optional(),
+    inputs: z.array(z.strictObject({ name, to: z.array(portRef) })).optional(),
+    outputs: z.array(z.strictObject({ name, from: portRef })).optional(),
+    nodes: z.array(nodeSchema),
+    edges: z.array(edgeSchema),
+  })
+  .meta({ id: 'composite', description: 'A reusable sub-graph: inputs bound to inner inputs, outputs to inner outputs, its own params.' });
+
+const linkSpec = {
+  bandwidth: positive.meta({ description: 'Bytes per second, each direction.' }),
+  latency: z.number().min(0).meta({ description: 'Seconds per transfer.' }),
+  duplex: z.boolean().optional().meta({ description: 'Both directions at full bandwidth at once (default true).' }),
+};
+const linkKind = z.enum(LINK_KINDS);
+
+const host = z
+  .strictObject({
+    id: name,
+    agent: name.optional().meta({ description: 'Where the host\'s agent listens, e.g. ws://10.0.0.2:7070.' }),
+    position: position.optional(),
+    cpus: z
+      .number()
+      .int()
+      .min(0)
+      .max(1, { error: (iss) => say(`the host shorthand makes one CPU PE, not ${String(iss.input)}`, 'list further CPUs in arch.pes') })
+      .optional(),
+    gpus: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_GPUS, { error: (iss) => say(`${String(iss.input)} GPUs on one host is more than the shorthand makes (${MAX_GPUS})`, 'list them in arch.pes') })
+      .optional(),
+    cpuMemory: positive.optional(),
+    gpuMemory: positive.optional(),
+    pcie: z.strictObject(linkSpec).optional(),
+  })
+  .meta({ id: 'host' });
+
+const pe = z
+  .strictObject({
+    id: name,
+    host: name,
+    kind: z.enum(PE_KINDS),
+    memory: positive.meta({ description: 'Bytes available for buffers.' }),
+    device: z.number().int().min(0).optional(),
+    flops: positive.optional(),
+    memoryBandwidth: positive.optional(),
+    position: position.optional(),
+  })
+  .meta({ id: 'pe' });
+
+const link = z.strictObject({ a: name, b: name, kind: linkKind, ...linkSpec }).meta({ id: 'link' });
+
+/** The whole document, as written (lowered-form fields are not part of it). */
+export const documentSchema = z
+  .strictObject({
+    $schema: z.string().optional().meta({ description: 'Where an editor finds this schema.' }),
+    format: z.literal(FORMAT),
+    name: z.string().optional(),
+    description: z.string().optional(),
+    params: documentParams.optional(),
+    defs: z.record(name, compositeDef).optional(),
+    app: z.strictObject({ nodes: z.array(nodeSchema), edges: z.array(edgeSchema) }),
+    arch: z.strictObject({
+      hosts: z.array(host),
+      pes: z.array(pe).optional(),
+      links: z.array(link).optional(),
+      network: z.strictObject({ kind: linkKind, ...linkSpec }).optional().meta({ description: 'Shorthand: one link of this kind between the CPUs of every two hosts.' }),
+    }),
+    mapping: z.record(z.string(), name).meta({ description: 'DFG node id -> PE id.' }),
+    kernels: z.record(z.string(), name).optional().meta({ description: 'Kernel id -> the version (semver) the document was made with.' }),
+    options: z
+      .strictObject({
+        overlap: z.boolean().optional().meta({ description: 'Computation-communication overlap (default true).' }),
+        iterations: z.number().int().min(1).optional().meta({ description: 'Iterations of a run (default 100).' }),
+        sync: z.enum(SYNC_MODES).optional().meta({ description: 'self-timed (default) or barrier.' }),
+      })
+      .optional(),
+  })
+  .meta({
+    title: `Pipeloom project document (${FORMAT})`,
+    description: 'An application DFG, an architecture graph, a mapping of DFG nodes onto processing elements, and run options. See docs/document-format.md.',
+  });
+
+/**
+ * A kernel's params as a schema: each declared param with its type and range (a numeric one may
+ * be an expression), no other key. The JSON Schema carries one per registered kernel.
+ */
+export function kernelParamsSchema(kernel: KernelSpec): z.ZodType {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, spec] of Object.entries(kernel.params)) shape[key] = paramSchema(spec).optional();
+  return z.strictObject(shape);
+}
+
+function paramSchema(spec: ParamSpec): z.ZodType {
+  const about = { description: spec.unit ? `${spec.description} (${spec.unit})` : spec.description, default: spec.default };
+  if (spec.type === 'int' || spec.type === 'float') {
+    let n = spec.type === 'int' ? z.number().int() : z.number();
+    if (spec.min !== undefined) n = n.min(spec.min);
+    if (spec.max !== undefined) n = n.max(spec.max);
+    return z.union([n, expressionText]).meta(about);
+  }
+  if (spec.type === 'bool') return z.boolean().meta(about);
+  if (spec.type === 'enum') return z.enum((spec.values ?? []) as [string, ...string[]]).meta(about);
+  return z.string().meta(about);
+}
+
+/** Port names of a kernel as the JSON Schema annotates them (`in0`.. of a variadic port: `in<i>`, count from a param). */
+function portsOf(kernel: KernelSpec) {
+  const list = (ports: KernelSpec['inputs']) => ports.map((p) => (p.repeat ? { name: `${p.name}<i>`, count: p.repeat } : { name: p.name }));
+  return { inputs: list(kernel.inputs), outputs: list(kernel.outputs) };
+}
+
+export interface JsonSchemaOptions {
+  /** Refuse a kernel id not among `kernels` (the published file leaves ids open: a package may add kernels). */
+  closedKernels?: boolean;
+}
+
+/**
+ * The document's JSON Schema for the kernels registered now (built-ins and loaded packages):
+ * each kernel node's params are constrained by its kernel's (`if kernel is X then params ...`),
+ * and its ports are named in `x-ports` (edges refer to them). schema.json is this for the
+ * built-in kernels.
+ */
+export function documentJsonSchema(kernels: readonly KernelSpec[] = listKernels(), opts: JsonSchemaOptions = {}): Record<string, unknown> {
+  // One conversion for the document and every kernel's params, so they share $defs.
+  const both = z.toJSONSchema(z.strictObject({ document: documentSchema, params: z.strictObject(Object.fromEntries(kernels.map((k) => [k.id, kernelParamsSchema(k)]))) }), { target: 'draft-2020-12' }) as Schema;
+  const props = both.properties as Record<string, Schema>;
+  const params = props.params.properties as Record<string, Schema>;
+  const defs = both.$defs as Record<string, Schema>;
+  const node = defs.node;
+  if (kernels.length) {
+    node.allOf = kernels.map((k) => ({
+      if: { properties: { kernel: { const: k.id } }, required: ['kernel'] },
+      then: { description: `${k.id}: ${k.title}`, properties: { params: params[k.id] }, 'x-ports': portsOf(k) },
+    }));
+  }
+  if (opts.closedKernels) (node.properties as Record<string, Schema>).kernel.enum = kernels.map((k) => k.id);
+  return { $schema: both.$schema, $id: `https://pipeloom.dev/schema/${FORMAT.replace('/', '-')}.json`, ...props.document, $defs: defs };
+}
+
+type Schema = Record<string, unknown>;
+
+/** The published schema.json: the document's JSON Schema for the built-in kernels (a kernel package's own are added at run time by documentJsonSchema()). */
+export function publishedJsonSchema(): Record<string, unknown> {
+  return documentJsonSchema(listKernels().filter((k) => k.package === undefined || k.package === 'builtin'));
+}
+
+/** schema.json's text, as scripts/schema.ts writes it. */
+export function publishedJsonSchemaText(): string {
+  return `${JSON.stringify(publishedJsonSchema(), null, 2)}\n`;
+}
