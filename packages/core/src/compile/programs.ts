@@ -107,6 +107,7 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
       inputs.buffer[i] = table.read[e];
       inputs.offset[i] = table.readOffset[e];
       inputs.bytes[i] = model.edges.bytes[e];
+      inputs.origin[i] = model.edges.fromOffset[e];
       inputs.lag[i++] = lat.inputLag[e];
     }
     inputs.start[s + 1] = i;
@@ -122,7 +123,7 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
 }
 
 function accessList(owners: number, items: number): AccessList {
-  return { start: new Int32Array(owners + 1), port: new Array(items), buffer: new Int32Array(items), lag: new Int32Array(items), offset: new Float64Array(items), bytes: new Float64Array(items) };
+  return { start: new Int32Array(owners + 1), port: new Array(items), buffer: new Int32Array(items), lag: new Int32Array(items), offset: new Float64Array(items), bytes: new Float64Array(items), origin: new Float64Array(items) };
 }
 
 /** The edges feeding node n's inputs (one per port, or one per part). */

@@ -234,6 +234,11 @@ export interface AccessList {
    */
   offset: Float64Array;
   bytes: Float64Array;
+  /**
+   * Where the bytes read start in their source's output (the edge's part), whatever buffer
+   * holds them: what the read must see (compile/simulate.ts checks it); 0 for outputs.
+   */
+  origin: Float64Array;
 }
 
 export interface ImplementationGraph {
