@@ -49,6 +49,13 @@ describe('model of a lowered split/join', () => {
     expect(messages(whole)).toContainEqual(expect.stringMatching(/^app\.edges\[16\]\.to: input check\.in is fed whole by app\.edges\[16\] and in parts by app\.edges\[1\], .*remove the whole edge or the parts/));
   });
 
+  it("the checker's expectation is derived through the parts only when every part agrees", () => {
+    expect(analyze(doc()).model!.derived?.get('check')).toMatchObject({ expected_offset: 1, scale: 1 });
+    const odd = doc();
+    odd.app.nodes.find((n) => n.id === 'slice#5')!.params!.nb_loop = 0;
+    expect(analyze(odd).model!.derived?.get('check')).toBeUndefined();
+  });
+
   it('token types are compared, and a rate must split the first dimension evenly', () => {
     const uneven = splitJoinDocument({ slices: 8, width: 3, height: 12, arch: oneHost, pe: () => 'cpu@h0' });
     expect(messages(uneven)).toContainEqual(expect.stringMatching(/^app\.nodes\[0\]\.rates\.out: frame\.out is matrix<f32>\[12x3\]: its first dimension 12 does not split into 8 equal tokens/));
