@@ -447,6 +447,8 @@ function checkRates(doc: ProjectDocument, nodes: ModelNode[], nodeAt: (i: number
       if (!Object.hasOwn(written, port)) continue;
       const at = `${nodeAt(n.index)}.rates.${port}`;
       const spec = n.kernel.inputs.find((p) => p.name === port) ?? n.kernel.outputs.find((p) => p.name === port);
+      // A wrong rate is reported here once; its edges are not checked against it (NaN).
+      own[port] = NaN;
       if (!spec) {
         fail(at, `node "${n.id}" (${n.kernel.id}) has no port "${port}"`, `ports: ${[...n.kernel.inputs, ...n.kernel.outputs].map((p) => p.name).join(', ') || 'none'}`);
         continue;
@@ -499,6 +501,7 @@ function tokenEdge(
 ): boolean {
   const rOut = rates.get(from.index)?.[outName] ?? 1;
   const rIn = rates.get(to.index)?.[inName] ?? 1;
+  if (Number.isNaN(rOut) || Number.isNaN(rIn)) return false;
   const ft = e.fromTokens ?? { first: 0, count: rOut, of: rOut };
   const tt = e.toTokens ?? { first: 0, count: rIn, of: rIn };
   let ok = true;
@@ -585,6 +588,8 @@ function inputLists(
         fail(`${edgeAt(whole[0])}.to`, `input ${name} is fed whole by ${edgeAt(whole[0])} and in parts by ${parts.map(edgeAt).join(', ')}`, 'feed an input by one edge, or by one edge per part (toTokens) that together cover it: remove the whole edge or the parts');
         continue;
       }
+      // Ranges that are not whole numbers are reported with their edge (tokenEdge).
+      if (!parts.every((e) => [docEdges[e].toTokens!.first, docEdges[e].toTokens!.count].every(Number.isInteger))) continue;
       parts.sort((a, b) => docEdges[a].toTokens!.first - docEdges[b].toTokens!.first || a - b);
       const of = docEdges[parts[0]].toTokens!.of;
       let end = 0;
