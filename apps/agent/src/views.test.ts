@@ -3,6 +3,7 @@ import { type ProjectDocument, type TraceEvent } from '@pipeloom/core';
 import { splitJoinDocument } from '@pipeloom/core/testing';
 import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
+import { toText } from './cli/compile.js';
 
 // A hand-lowered 1 -> 8 split, 8 slices (matrix.increment on 1/8 of the rows each) and 8 -> 1
 // join into a checker (matrix.consume: every element must be the iteration + 1), on real agent
@@ -70,5 +71,14 @@ describe('1 -> 8 split, 8 slices, 8 -> 1 join, checked exactly', () => {
     } finally {
       c.close();
     }
+  });
+});
+
+describe('pipeloom compile shows the views', () => {
+  it('on one PE: the parts in one storage, 7 views and no gather in the memory report', () => {
+    const d = doc(() => 'cpu@h0');
+    const text = toText(d, compileOrThrow(d, false));
+    expect(text).toMatch(/slice#3\.out .* written by slice#3, in bn_1's storage at byte 1536; read by check\.in/);
+    expect(text).toMatch(/cpu@h0 .*; 7 views, 0 gathers$/m);
   });
 });
