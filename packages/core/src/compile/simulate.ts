@@ -5,8 +5,10 @@ import { allPrograms, bufferNodes } from './decode.js';
 import type { BufferAccess, ImplementationGraph, PeProgram } from './types.js';
 
 // A model of what agents do with the programs (run/contract.ts): which iteration of which
-// source each storage slot holds. Buffers of one memory colour share storage, so a wrong
-// colouring shows up as a wrong read. Barrier mode runs cycle by cycle; self-timed mode runs
+// source each byte range of each storage slot holds. Buffers of one memory colour share
+// storage, and views live at offsets in it, so a wrong colouring, a wrong offset or a part of
+// the wrong iteration shows up as a wrong read (each read is checked byte range by byte range
+// against the parts its edges carry). Barrier mode runs cycle by cycle; self-timed mode runs
 // the plan's waits event by event in a seeded random order with random durations. Together
 // they prove the latency pass, the phase order, the slot lags, the colouring and the
 // self-timed waits (property-tested over random graphs in simulate.test.ts).
