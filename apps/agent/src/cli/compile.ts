@@ -1,4 +1,4 @@
-import { allPrograms, bufferNodes, compile, formatBytes, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
+import { allPrograms, bufferNodes, compile, formatBytes, type ImplementationGraph, type MemoryReport, type ProjectDocument } from '@pipeloom/core';
 import { choice, parseCommandArgs } from './args.js';
 import { diagnosticsJson, EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelsFlag } from '../kernels/load.js';
@@ -73,10 +73,13 @@ export function toJson(doc: ProjectDocument, ig: ImplementationGraph) {
       bytes: b.bytes,
       color: b.color,
     })),
-    memory: Object.fromEntries(Object.entries(ig.memory).map(([pe, m]) => [pe, { before: m.before, after: m.after, lowerBound: m.lowerBound, capacity: m.capacity }])),
+    memory: Object.fromEntries(Object.entries(ig.memory).map(([pe, m]) => [pe, { before: m.before, after: m.after, lowerBound: m.lowerBound, capacity: m.capacity, ...joins(m) }])),
     programs: allPrograms(ig),
   };
 }
+
+/** A PE's join counts (views laid out, inputs gathered), where it has joins. */
+const joins = (m: MemoryReport) => (m.views || m.gathers ? { views: m.views, gathers: m.gathers, gatherBytes: m.gatherBytes } : {});
 
 const depthName = (d: number) => (d === 1 ? 'single' : d === 2 ? 'double' : `${d} slots`);
 
@@ -93,15 +96,17 @@ export function toText(doc: ProjectDocument, ig: ImplementationGraph): string {
   const buffers = bufferNodes(ig);
   const peWidth = Math.max(...buffers.map((b) => b.pe.length), 2);
   const idWidth = Math.max(...buffers.map((b) => b.id.length), 4);
-  for (const b of buffers) {
-    const from = 'node' in b.from ? `written by ${b.from.node}` : `copied from ${b.from.buffer}`;
+  for (const [k, b] of buffers.entries()) {
+    const view = ig.buffers.view[k] >= 0 ? `, in ${ig.buffers.id[ig.buffers.view[k]]}'s storage at byte ${ig.buffers.viewOffset[k]}` : '';
+    const from = ('node' in b.from ? `written by ${b.from.node}` : `copied from ${b.from.buffer}${ig.buffers.parentOffset[k] ? ` (its bytes from ${ig.buffers.parentOffset[k]})` : ''}`) + view;
     const to = [...b.next.map((x) => `-> ${x}`), ...b.consumers.map((c) => `read by ${c.node}.${c.port}`)].join(', ');
     lines.push(`  ${b.id.padEnd(idWidth)}  ${b.pe.padEnd(peWidth)}  ${`${b.source}.${b.port}`.padEnd(nodeWidth + 4)}  ${depthName(b.depth).padEnd(8)}  colour ${String(b.color).padEnd(3)} ${formatBytes(b.bytes).padStart(9)}  ${from}${to ? `; ${to}` : ''}`);
   }
   lines.push('', 'memory per PE (before / after sharing / lower bound, of capacity):');
   for (const [pe, m] of Object.entries(ig.memory)) {
     if (m.before === 0) continue;
-    lines.push(`  ${pe.padEnd(peWidth)}  ${formatBytes(m.before)} / ${formatBytes(m.after)} / ${formatBytes(m.lowerBound)}  of ${formatBytes(m.capacity)}`);
+    const j = m.views || m.gathers ? `; ${m.views} views, ${m.gathers} gathers${m.gathers ? ` (${formatBytes(m.gatherBytes ?? 0)} copied per cycle)` : ''}` : '';
+    lines.push(`  ${pe.padEnd(peWidth)}  ${formatBytes(m.before)} / ${formatBytes(m.after)} / ${formatBytes(m.lowerBound)}  of ${formatBytes(m.capacity)}${j}`);
   }
   return lines.join('\n');
 }

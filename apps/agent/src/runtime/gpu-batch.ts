@@ -50,9 +50,9 @@ export class GpuBatch {
   }
 
   /** Host bytes into a GPU buffer: a queue write after everything encoded so far. */
-  write(dst: GPUBuffer, scratch: Uint8Array, bytes: number): void {
+  write(dst: GPUBuffer, scratch: Uint8Array, bytes: number, offset = 0): void {
     this.flush();
-    this.device.queue.writeBuffer(dst, 0, scratch.buffer, scratch.byteOffset, bytes);
+    this.device.queue.writeBuffer(dst, offset, scratch.buffer, scratch.byteOffset, bytes);
     this.submitted = true;
   }
 
@@ -62,8 +62,8 @@ export class GpuBatch {
   }
 
   /** A GPU buffer to host bytes: copied into `staging` now, mapped and copied out in `complete`. */
-  read(src: GPUBuffer, staging: GPUBuffer, bytes: number, into: Uint8Array): void {
-    this.commands.copyBufferToBuffer(src, 0, staging, 0, bytes);
+  read(src: GPUBuffer, staging: GPUBuffer, bytes: number, into: Uint8Array, offset = 0): void {
+    this.commands.copyBufferToBuffer(src, offset, staging, 0, bytes);
     this.reads.push({ staging, bytes, into });
   }
 

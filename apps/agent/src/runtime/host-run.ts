@@ -4,7 +4,7 @@ import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
 import { ClusterBarrier } from './barrier.js';
 import { gather, localBarrierMemory, release } from './local-barrier.js';
-import { allocateHost, depthOf, hostSlots, slotOf, type HostSlots } from './memory.js';
+import { allocateHost, depthOf, hostBytes, hostSlots, slotOf, type HostSlots } from './memory.js';
 import type { FromPe, PeInit, ToPe } from './messages.js';
 import { Abort, AbortError } from './abort.js';
 import { TraceRecorder } from './trace.js';
@@ -410,14 +410,15 @@ export class HostRun {
     const common = { host: me, thread: fromHost === me ? sendLane(t.toPe) : recvLane(t.fromPe), buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, bytes: t.bytes };
     if (fromHost === me) {
       const src = this.slots(t.from.buffer);
-      const bytes = src.bytes[slotOf(k, t.from.lag, depthOf(src))];
+      // Only the transfer's range crosses (a split's part).
+      const bytes = hostBytes(src, slotOf(k, t.from.lag, depthOf(src)), t.from);
       const t0 = nowUs();
       await this.guard(link.sendFrame(key, it, bytes.subarray(0, t.bytes)));
       if (this.deploy.emulateLinks) await this.guard(holdForLink(t, t0, nowUs));
       this.trace.add({ ...common, pe: t.fromPe, kind: 'transfer', name: t.to.buffer, start: t0, end: nowUs() });
     } else {
       const dst = this.slots(t.to.buffer);
-      const slot = dst.bytes[slotOf(k, t.to.lag, depthOf(dst))];
+      const slot = hostBytes(dst, slotOf(k, t.to.lag, depthOf(dst)), t.to);
       // The link copies the bytes into the slot as they arrive: waiting ends at the first byte.
       const w0 = nowUs();
       const t0 = Math.max(w0, await this.guard(link.receive(key, it, slot)));

@@ -15,14 +15,54 @@ export interface HostSlots {
   kind: 'cpu';
   /** Typed views (the kernels' element type) per slot. */
   views: ArrayBufferView[];
-  /** Byte views per slot, the buffer's own size. */
+  /** Byte views per slot, the buffer's own size, at its place in the storage. */
   bytes: Uint8Array[];
+  /** The storage's slots, where the buffer starts in each (a view's offset: joins laid out in one storage), and its element. */
+  storage: SharedArrayBuffer[];
+  at: number;
+  element: ElementName;
+  /** Typed views of ranges (view accesses), made once per slot and range. */
+  ranges: Map<string, ArrayBufferView>;
 }
 
 export interface GpuSlots {
   kind: 'gpu';
   buffers: GPUBuffer[];
+  /** The storage's bytes per slot. */
   size: number;
+  /** Where the buffer starts in each slot (a view's offset), and its own bytes. */
+  at: number;
+  bytes: number;
+}
+
+/** What an access touches: all of its buffer, or a range of the buffer's place (core's BufferAccess offset/bytes). */
+export interface Range {
+  offset?: number;
+  bytes?: number;
+}
+
+/** Host bytes an access touches in one slot, typed as the buffer's element (a subarray view of the storage: no copy). */
+export function hostView(s: HostSlots, slot: number, r: Range): ArrayBufferView {
+  if (r.offset === undefined && r.bytes === undefined) return s.views[slot];
+  const key = `${slot}/${r.offset ?? 0}/${r.bytes}`;
+  let v = s.ranges.get(key);
+  if (!v) {
+    const View = VIEW[s.element] ?? Uint8Array;
+    const bytes = r.bytes ?? s.bytes[slot].byteLength;
+    s.ranges.set(key, (v = new View(s.storage[slot] as unknown as ArrayBuffer, s.at + (r.offset ?? 0), Math.floor(bytes / ELEMENT[s.element]))));
+  }
+  return v;
+}
+
+/** The same as bytes. */
+export function hostBytes(s: HostSlots, slot: number, r: Range): Uint8Array {
+  if (r.offset === undefined && r.bytes === undefined) return s.bytes[slot];
+  return new Uint8Array(s.storage[slot], s.at + (r.offset ?? 0), r.bytes ?? s.bytes[slot].byteLength);
+}
+
+/** Where an access's bytes lie in a GPU slot: byte offset and length. */
+export function gpuRange(s: GpuSlots, r: Range): { offset: number; bytes: number } {
+  return { offset: s.at + (r.offset ?? 0), bytes: r.bytes ?? s.bytes };
 }
 
 export type Slots = HostSlots | GpuSlots;
@@ -44,7 +84,7 @@ export class PeMemory {
 
   constructor(
     readonly program: PeProgram,
-    info: BufferInfo,
+    private readonly info: BufferInfo,
     device?: GPUDevice,
     /** Host storage from `allocateHost`, for CPU PEs. */
     host?: HostStorage,
@@ -90,7 +130,7 @@ export class PeMemory {
     }
     const validation = device.popErrorScope();
     const memory = device.popErrorScope();
-    for (const id of a.buffers) this.slots.set(id, { kind: 'gpu', buffers: storage, size });
+    a.buffers.forEach((id, i) => this.slots.set(id, { kind: 'gpu', buffers: storage, size, at: a.offsets?.[i] ?? 0, bytes: this.info[id]?.bytes ?? a.bytes }));
     return Promise.all([validation, memory]).then(
       ([v, m]) => {
         const error = thrown ?? (m ? `out of memory: ${m.message}` : v?.message);
@@ -116,8 +156,8 @@ export class PeMemory {
   }
 }
 
-/** Host buffers of one agent: buffer id -> one SharedArrayBuffer per slot (shared by a colour). */
-export type HostStorage = Record<string, SharedArrayBuffer[]>;
+/** Host buffers of one agent: buffer id -> one SharedArrayBuffer per slot (shared by a colour), and where the buffer starts in it (a view's offset). */
+export type HostStorage = Record<string, { slots: SharedArrayBuffer[]; at: number }>;
 
 /** Allocates the host storage of CPU programs: one SharedArrayBuffer per colour and slot. */
 export function allocateHost(programs: PeProgram[]): { storage: HostStorage; bytes: Record<string, number> } {
@@ -136,18 +176,23 @@ export function allocateHost(programs: PeProgram[]): { storage: HostStorage; byt
         throw new Error(`buffer ${a.buffers[0] ?? '-'} (colour ${a.color}) on ${program.pe}: ${depth} x ${size.toLocaleString('en-US')} bytes of host memory could not be allocated (${e instanceof Error ? e.message : String(e)})`);
       }
       bytes[program.pe] += size * depth;
-      for (const id of a.buffers) storage[id] = slots;
+      a.buffers.forEach((id, i) => (storage[id] = { slots, at: a.offsets?.[i] ?? 0 }));
     }
   }
   return { storage, bytes };
 }
 
-export function hostSlots(storage: SharedArrayBuffer[], info: { element: ElementName; bytes: number }): HostSlots {
+export function hostSlots(place: HostStorage[string], info: { element: ElementName; bytes: number }): HostSlots {
   const View = VIEW[info.element] ?? Uint8Array;
+  const { slots, at } = place;
   return {
     kind: 'cpu',
-    views: storage.map((buf) => new View(buf as unknown as ArrayBuffer, 0, Math.floor(info.bytes / ELEMENT[info.element]))),
-    bytes: storage.map((buf) => new Uint8Array(buf, 0, info.bytes)),
+    views: slots.map((buf) => new View(buf as unknown as ArrayBuffer, at, Math.floor(info.bytes / ELEMENT[info.element]))),
+    bytes: slots.map((buf) => new Uint8Array(buf, at, info.bytes)),
+    storage: slots,
+    at,
+    element: info.element,
+    ranges: new Map(),
   };
 }
 

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { getKernel, withDefaults, type GpuExecutor, type Kernel, type Params } from '@pipeloom/kernels';
 import { type Access, type Action, type TraceEvent, transferKey, type FailureReport, recvLane, sendLane, barrierSlice, waitSlice } from '@pipeloom/core';
 import { gpuFor } from '../devices/discover.js';
-import { align4, depthOf, hostSlots, PeMemory, slotOf, type GpuSlots, type HostSlots, type Slots } from './memory.js';
+import { align4, depthOf, gpuRange, hostBytes, hostSlots, hostView, PeMemory, slotOf, type GpuSlots, type HostSlots, type Range, type Slots } from './memory.js';
 import { arriveAndWait } from './local-barrier.js';
 import type { FromPe, PeInit, ToPe } from './messages.js';
 import { Abort, AbortError } from './abort.js';
@@ -22,8 +22,10 @@ type Fire = Extract<Action, { op: 'fire' }>;
 type Transfer = Extract<Action, { op: 'transfer' }>;
 
 type KernelReport = { ok: boolean; message?: string; values?: Record<string, number | number[] | string> };
-/** A firing's ports: each port's buffer slots and the slot this cycle uses. */
-type PortSlots = Record<string, { slots: Slots; slot: number }>;
+/** A firing's ports: each port's buffer slots, the slot this cycle uses and the range it touches (a view). */
+type PortSlots = Record<string, { slots: Slots; slot: number; range: Range }>;
+/** A firing's inputs fed in parts that are not views of one base: per port, its parts, gathered (copied) before it fires. */
+type GatherSlots = Record<string, { slots: Slots; slot: number; range: Range }[]>;
 
 interface PreparedFire {
   kernel: Kernel;
@@ -135,16 +137,27 @@ class PeThread {
         throw new Error(`node ${action.node} (${action.kernel}) on ${this.pe}: ${e instanceof Error ? e.message : String(e)}`);
       }
     } else {
-      const views = (ports: Record<string, { buffer: string }>) => Object.fromEntries(Object.entries(ports).map(([port, acc]) => [port, this.scratch(acc.buffer)]));
-      f.twin = { inputs: views(action.inputs), outputs: views(action.outputs) };
+      const views = (ports: Record<string, { buffer: string; bytes?: number }>) => Object.fromEntries(Object.entries(ports).map(([port, acc]) => [port, this.scratch(acc.buffer, acc.bytes)]));
+      f.twin = { inputs: { ...views(action.inputs), ...this.gatherScratches(action) }, outputs: views(action.outputs) };
     }
     return f;
   }
 
-  private scratch(buffer: string): ArrayBufferView {
+  /** Host scratch for `buffer`'s data (or `bytes` of it: a view access), typed as its element. */
+  private scratch(buffer: string, bytes?: number): ArrayBufferView {
     const info = this.init.buffers[buffer];
-    const buf = new ArrayBuffer(align4(info?.bytes ?? 0));
+    const buf = new ArrayBuffer(align4(bytes ?? info?.bytes ?? 0));
     return info?.element === 'f32' ? new Float32Array(buf) : info?.element === 'u32' ? new Uint32Array(buf) : info?.element === 'i32' ? new Int32Array(buf) : new Uint8Array(buf);
+  }
+
+  /** Per input gathered from parts (not views of one base): a host scratch of their total size, typed as the first part's buffer. */
+  private gatherScratches(a: Fire): Record<string, ArrayBufferView> {
+    const out: Record<string, ArrayBufferView> = {};
+    for (const [port, parts] of Object.entries(a.parts ?? {})) {
+      if (a.inputs[port]) continue;
+      out[port] = this.scratch(parts[0].buffer, parts.reduce((n, x) => n + (x.bytes ?? this.init.buffers[x.buffer]?.bytes ?? 0), 0));
+    }
+    return out;
   }
 
   // --- control
@@ -360,10 +373,11 @@ class PeThread {
         const start = nowUs();
         if (a.op === 'fire') {
           const f = this.fires.get(a)!;
-          const firing = { iteration: i, inputs: this.gpuBuffers(a.inputs, k), outputs: this.gpuBuffers(a.outputs, k) };
+          const { firing, after } = this.gpuFiring(a, this.pick(a.inputs, k), this.pick(a.outputs, k), this.gathers(a, k), i, batch.commands);
           if (!stamped) this.stamp.begin(this.fireIndex.get(a)!, i);
           stamped = true;
           f.gpu!.encode(batch.commands, firing);
+          after(batch.commands);
           const report = f.gpu!.report;
           if (report) reports.push({ a, it: i, report: () => report.call(f.gpu, firing) });
           slices.push({ host, pe: this.pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration: i, cycle: k, start, end: start });
@@ -373,10 +387,11 @@ class PeThread {
           const sSlot = slotOf(k, a.from.lag, depthOf(src));
           const dSlot = slotOf(k, a.to.lag, depthOf(dst));
           const size = align4(a.bytes);
-          if (src.kind === 'cpu') batch.write((dst as GpuSlots).buffers[dSlot], this.scratchFor(a.to.buffer, src.bytes[sSlot]), size);
+          // Only the transfer's range moves (a split's part), into the destination's place (a view).
+          if (src.kind === 'cpu') batch.write((dst as GpuSlots).buffers[dSlot], this.scratchFor(a.to.buffer, hostBytes(src, sSlot, a.from)), size, gpuRange(dst as GpuSlots, a.to).offset);
           else {
-            const into = (dst as HostSlots).bytes[dSlot];
-            batch.read(src.buffers[sSlot], this.stagingFor(`read ${a.to.buffer}`, align4(into.byteLength), GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST), align4(into.byteLength), into);
+            const into = hostBytes(dst as HostSlots, dSlot, a.to);
+            batch.read(src.buffers[sSlot], this.stagingFor(`read ${a.to.buffer}`, align4(into.byteLength), GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST), align4(into.byteLength), into, gpuRange(src, a.from).offset);
           }
           slices.push({ host, pe: this.pe, thread: this.laneOf(a), kind: 'transfer', name: a.to.buffer, buffer: a.to.buffer, from: a.from.buffer, iteration: i, cycle: k, start, end: start, bytes: a.bytes });
         }
@@ -387,17 +402,6 @@ class PeThread {
       this.injectFault(k, fault);
       yielded = await this.yieldSometimes(yielded);
     }
-  }
-
-  /** The GPU buffer slots a firing uses in cycle k, by port. */
-  private gpuBuffers(ports: Record<string, { buffer: string; lag: number }>, k: number): Record<string, GPUBuffer> {
-    const out: Record<string, GPUBuffer> = {};
-    for (const port in ports) {
-      const acc = ports[port];
-      const slots = this.memory.get(acc.buffer) as GpuSlots;
-      out[port] = slots.buffers[slotOf(k, acc.lag, depthOf(slots))];
-    }
-    return out;
   }
 
   /** The trace lane of a transfer on this PE: receiving from, or sending to, the other end. */
@@ -478,7 +482,7 @@ class PeThread {
   private waitedBuffer(a: Fire | Transfer, counter: number): string {
     const plan = this.init.selfTimed!.plan;
     const phases = this.init.program.phases;
-    const inputs = a.op === 'fire' ? Object.values(a.inputs).map((x) => x.buffer) : [a.from.buffer];
+    const inputs = a.op === 'fire' ? [...Object.values(a.inputs), ...Object.values(a.parts ?? {}).flat()].map((x) => x.buffer) : [a.from.buffer];
     for (let p = 0; p < phases.length; p++) {
       for (let j = 0; j < phases[p].actions.length; j++) {
         const e = plan[p]?.[j];
@@ -522,23 +526,40 @@ class PeThread {
     throw new Error(`buffer ${buffer} is not reachable from ${this.pe} (another GPU's buffer on the same host?)`);
   }
 
+  /** The slots, slot and range of each access in cycle k, by port. */
+  private pick(ports: Record<string, { buffer: string; lag: number } & Range>, k: number): PortSlots {
+    const out: PortSlots = {};
+    for (const [port, acc] of Object.entries(ports)) {
+      const slots = this.memory.get(acc.buffer);
+      out[port] = { slots, slot: slotOf(k, acc.lag, depthOf(slots)), range: acc };
+    }
+    return out;
+  }
+
+  /** The parts of a firing's gathered inputs in cycle k (each part with its own lag). */
+  private gathers(a: Fire, k: number): GatherSlots {
+    const out: GatherSlots = {};
+    if (!a.parts) return out;
+    for (const [port, parts] of Object.entries(a.parts)) {
+      if (a.inputs[port]) continue; // views of one base: read as one range
+      out[port] = parts.map((acc) => {
+        const slots = this.memory.get(acc.buffer);
+        return { slots, slot: slotOf(k, acc.lag, depthOf(slots)), range: acc };
+      });
+    }
+    return out;
+  }
+
   private async fire(a: Fire, k: number, it: number): Promise<void> {
     const f = this.fires.get(a)!;
-    const pick = (ports: Record<string, { buffer: string; lag: number }>) => {
-      const out: PortSlots = {};
-      for (const [port, acc] of Object.entries(ports)) {
-        const slots = this.memory.get(acc.buffer);
-        out[port] = { slots, slot: slotOf(k, acc.lag, depthOf(slots)) };
-      }
-      return out;
-    };
-    const ins = pick(a.inputs);
-    const outs = pick(a.outputs);
+    const ins = this.pick(a.inputs, k);
+    const outs = this.pick(a.outputs, k);
+    const gathers = this.gathers(a, k);
     const t0 = nowUs();
     let report: KernelReport | void;
     this.stamp.begin(this.fireIndex.get(a)!, it);
     try {
-      report = await this.runKernel(f, ins, outs, it);
+      report = await this.runKernel(a, f, ins, outs, gathers, it);
     } finally {
       this.stamp.end();
     }
@@ -561,33 +582,33 @@ class PeThread {
   }
 
   /** One firing's kernel: the CPU kernel in place, or the GPU kernel (or a GPU PE's CPU twin) until its work is done. */
-  private async runKernel(f: PreparedFire, ins: PortSlots, outs: PortSlots, it: number): Promise<KernelReport | void> {
+  private async runKernel(a: Fire, f: PreparedFire, ins: PortSlots, outs: PortSlots, gathers: GatherSlots, it: number): Promise<KernelReport | void> {
     let report: KernelReport | void = undefined;
     if (this.init.program.kind === 'cpu') {
-      const view = (x: { slots: Slots; slot: number }) => (x.slots as HostSlots).views[x.slot];
+      // Views are subarrays of the storage: a split's part, a join's parts laid out together.
+      const view = (x: PortSlots[string]) => hostView(x.slots as HostSlots, x.slot, x.range);
+      const inputs = Object.fromEntries(Object.entries(ins).map(([p, x]) => [p, view(x)]));
+      for (const [port, parts] of Object.entries(gathers)) inputs[port] = this.gatherHost(a, port, parts);
       report = f.kernel.cpu({
         params: f.params,
         iteration: it,
-        inputs: Object.fromEntries(Object.entries(ins).map(([p, x]) => [p, view(x)])),
+        inputs,
         outputs: Object.fromEntries(Object.entries(outs).map(([p, x]) => [p, view(x)])),
         state: f.state,
       });
     } else {
       const device = this.device!;
-      const buf = (x: { slots: Slots; slot: number }) => (x.slots as GpuSlots).buffers[x.slot];
-      const firing = {
-        iteration: it,
-        inputs: Object.fromEntries(Object.entries(ins).map(([p, x]) => [p, buf(x)])),
-        outputs: Object.fromEntries(Object.entries(outs).map(([p, x]) => [p, buf(x)])),
-      };
+      const encoder = device.createCommandEncoder();
+      const { firing, after } = this.gpuFiring(a, ins, outs, gathers, it, encoder);
       if (f.gpu) {
-        const encoder = device.createCommandEncoder();
         f.gpu.encode(encoder, firing);
+        after(encoder);
         device.queue.submit([encoder.finish()]);
         await this.gpu(device.queue.onSubmittedWorkDone());
         if (f.gpu.report) report = await this.gpu(f.gpu.report(firing));
       } else {
         // Kernels without WGSL: read inputs back, run the CPU twin, upload outputs.
+        device.queue.submit([encoder.finish()]);
         const twin = f.twin!;
         for (const [port, gbuf] of Object.entries(firing.inputs)) await this.readback(gbuf, twin.inputs[port]);
         report = f.kernel.cpu({ params: f.params, iteration: it, inputs: twin.inputs, outputs: twin.outputs, state: f.state });
@@ -595,10 +616,90 @@ class PeThread {
           const v = twin.outputs[port];
           device.queue.writeBuffer(gbuf, 0, v.buffer as ArrayBuffer, v.byteOffset, align4(v.byteLength));
         }
+        const copies = device.createCommandEncoder();
+        after(copies);
+        device.queue.submit([copies.finish()]);
         await this.gpu(device.queue.onSubmittedWorkDone());
       }
     }
     return report;
+  }
+
+  private gatherBuffers = new Map<string, ArrayBufferView>();
+
+  /** A CPU firing's input fed in parts that are not laid out together: the parts copied, in order, into one scratch (a gather). */
+  private gatherHost(a: Fire, port: string, parts: GatherSlots[string]): ArrayBufferView {
+    const key = `${a.node}.${port}`;
+    let into = this.gatherBuffers.get(key);
+    if (!into) this.gatherBuffers.set(key, (into = this.gatherScratches(a)[port]));
+    const bytes = new Uint8Array(into.buffer, into.byteOffset, into.byteLength);
+    let at = 0;
+    for (const x of parts) {
+      const part = hostBytes(x.slots as HostSlots, x.slot, x.range);
+      bytes.set(part, at);
+      at += part.byteLength;
+    }
+    return into;
+  }
+
+  private gpuScratch = new Map<string, GPUBuffer>();
+
+  /** A device buffer for `key`, at least `bytes` long (made once, grown when needed). */
+  private deviceScratch(key: string, bytes: number): GPUBuffer {
+    let b = this.gpuScratch.get(key);
+    if (!b || b.size < align4(bytes)) {
+      b?.destroy();
+      b = this.device!.createBuffer({ size: Math.max(16, align4(bytes)), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: `${this.pe} scratch ${key}` });
+      this.gpuScratch.set(key, b);
+    }
+    return b;
+  }
+
+  /**
+   * A GPU firing's buffers, encoding into `encoder` the copies its views need; `after` encodes
+   * the copies back once the kernel has run. An access at the start of its storage binds the
+   * storage itself. A view elsewhere (a split's part, a view of a join's base at an offset) is
+   * copied into a scratch buffer on the device first, and an output view back after the
+   * kernel: the kernels bind whole GPUBuffers (GpuFiring), so a storage-buffer binding with an
+   * offset (possible where it is a multiple of device.limits.minStorageBufferOffsetAlignment,
+   * 256 on most devices) is not offered to them; a device copy of the range is the fallback
+   * WebGPU needs anyway for the unaligned ones. Gathered inputs are copied part by part.
+   */
+  private gpuFiring(a: Fire, ins: PortSlots, outs: PortSlots, gathers: GatherSlots, it: number, encoder: GPUCommandEncoder): { firing: { iteration: number; inputs: Record<string, GPUBuffer>; outputs: Record<string, GPUBuffer> }; after: (e: GPUCommandEncoder) => void } {
+    const inputs: Record<string, GPUBuffer> = {};
+    const outputs: Record<string, GPUBuffer> = {};
+    const back: [GPUBuffer, GPUBuffer, number, number][] = [];
+    for (const [port, x] of Object.entries(ins)) {
+      const s = x.slots as GpuSlots;
+      const r = gpuRange(s, x.range);
+      if (r.offset === 0) inputs[port] = s.buffers[x.slot];
+      else {
+        const scratch = this.deviceScratch(`${a.node}.${port}`, r.bytes);
+        encoder.copyBufferToBuffer(s.buffers[x.slot], r.offset, scratch, 0, align4(r.bytes));
+        inputs[port] = scratch;
+      }
+    }
+    for (const [port, parts] of Object.entries(gathers)) {
+      const ranges = parts.map((x) => ({ s: x.slots as GpuSlots, slot: x.slot, r: gpuRange(x.slots as GpuSlots, x.range) }));
+      const scratch = this.deviceScratch(`${a.node}.${port}`, ranges.reduce((n, x) => n + x.r.bytes, 0));
+      let at = 0;
+      for (const { s, slot, r } of ranges) {
+        encoder.copyBufferToBuffer(s.buffers[slot], r.offset, scratch, at, align4(r.bytes));
+        at += r.bytes;
+      }
+      inputs[port] = scratch;
+    }
+    for (const [port, x] of Object.entries(outs)) {
+      const s = x.slots as GpuSlots;
+      const r = gpuRange(s, x.range);
+      if (r.offset === 0) outputs[port] = s.buffers[x.slot];
+      else {
+        const scratch = this.deviceScratch(`${a.node}.${port} out`, r.bytes);
+        outputs[port] = scratch;
+        back.push([scratch, s.buffers[x.slot], r.offset, align4(r.bytes)]);
+      }
+    }
+    return { firing: { iteration: it, inputs, outputs }, after: (e) => back.forEach(([from, to, offset, bytes]) => e.copyBufferToBuffer(from, 0, to, offset, bytes)) };
   }
 
   private stagingFor(key: string, size: number, usage: number): GPUBuffer {
@@ -612,12 +713,12 @@ class PeThread {
   }
 
   /** GPU buffer -> host bytes through a mappable staging buffer (one per key: two read-backs at once must not share one). */
-  private async readback(src: GPUBuffer, dst: ArrayBufferView, key = `read ${src.label}`): Promise<void> {
+  private async readback(src: GPUBuffer, dst: ArrayBufferView, key = `read ${src.label}`, offset = 0): Promise<void> {
     const device = this.device!;
     const size = align4(dst.byteLength);
     const staging = this.stagingFor(key, size, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
     const encoder = device.createCommandEncoder();
-    encoder.copyBufferToBuffer(src, 0, staging, 0, size);
+    encoder.copyBufferToBuffer(src, offset, staging, 0, size);
     device.queue.submit([encoder.finish()]);
     await this.gpu(staging.mapAsync(GPUMapMode.READ, 0, size));
     new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength).set(new Uint8Array(staging.getMappedRange(0, size), 0, dst.byteLength));
@@ -631,8 +732,8 @@ class PeThread {
    * a private scratch copy first (measured on Dawn's OpenGL backend at 16 MiB: ~3 ms, against
    * ~14 ms for a mapped staging buffer).
    */
-  private async upload(src: Uint8Array, dst: GPUBuffer): Promise<void> {
-    this.device!.queue.writeBuffer(dst, 0, this.scratchFor(dst.label, src).buffer, 0, align4(src.byteLength));
+  private async upload(src: Uint8Array, dst: GPUBuffer, offset = 0): Promise<void> {
+    this.device!.queue.writeBuffer(dst, offset, this.scratchFor(dst.label, src).buffer, 0, align4(src.byteLength));
     await this.gpu(this.device!.queue.onSubmittedWorkDone());
   }
 
@@ -652,13 +753,16 @@ class PeThread {
     const dst = this.slots(t.to.buffer);
     const sSlot = slotOf(k, t.from.lag, depthOf(src));
     const dSlot = slotOf(k, t.to.lag, depthOf(dst));
-    if (src.kind === 'cpu' && dst.kind === 'gpu') await this.upload(src.bytes[sSlot], dst.buffers[dSlot]);
-    else if (src.kind === 'gpu' && dst.kind === 'cpu') await this.readback(src.buffers[sSlot], dst.bytes[dSlot]);
-    else if (src.kind === 'cpu' && dst.kind === 'cpu') dst.bytes[dSlot].set(src.bytes[sSlot].subarray(0, dst.bytes[dSlot].byteLength));
-    else {
+    // Only the transfer's range moves (a split's part), into the destination's place (a view).
+    if (src.kind === 'cpu' && dst.kind === 'gpu') await this.upload(hostBytes(src, sSlot, t.from), dst.buffers[dSlot], gpuRange(dst, t.to).offset);
+    else if (src.kind === 'gpu' && dst.kind === 'cpu') await this.readback(src.buffers[sSlot], hostBytes(dst, dSlot, t.to), undefined, gpuRange(src, t.from).offset);
+    else if (src.kind === 'cpu' && dst.kind === 'cpu') {
+      const into = hostBytes(dst, dSlot, t.to);
+      into.set(hostBytes(src, sSlot, t.from).subarray(0, into.byteLength));
+    } else {
       // Two buffers on this GPU (the compiler does not produce these): a device copy.
       const enc = this.device!.createCommandEncoder();
-      enc.copyBufferToBuffer((src as GpuSlots).buffers[sSlot], 0, (dst as GpuSlots).buffers[dSlot], 0, align4(t.bytes));
+      enc.copyBufferToBuffer((src as GpuSlots).buffers[sSlot], gpuRange(src as GpuSlots, t.from).offset, (dst as GpuSlots).buffers[dSlot], gpuRange(dst as GpuSlots, t.to).offset, align4(t.bytes));
       this.device!.queue.submit([enc.finish()]);
       await this.gpu(this.device!.queue.onSubmittedWorkDone());
     }
@@ -685,7 +789,7 @@ class PeThread {
     const t0 = nowUs();
     if (t.fromPe === this.pe) {
       const src = this.memory.get(t.from.buffer) as GpuSlots;
-      await this.readback(src.buffers[slotOf(k, t.from.lag, depthOf(src))], s.bytes, `nvlink ${t.to.buffer}`);
+      await this.readback(src.buffers[slotOf(k, t.from.lag, depthOf(src))], s.bytes, `nvlink ${t.to.buffer}`, gpuRange(src, t.from).offset);
       if (this.init.emulateLinks) await this.guard(holdForLink(t, t0, nowUs));
       publish(s, it);
       this.trace({ ...common, thread: sendLane(t.toPe), kind: 'transfer', name: `${t.to.buffer} ${t.fromPe}->host ${via}`, start: t0, end: nowUs() });
@@ -693,7 +797,7 @@ class PeThread {
       const dst = this.memory.get(t.to.buffer) as GpuSlots;
       await this.guard(published(s, it));
       const t1 = nowUs();
-      await this.upload(s.bytes, dst.buffers[slotOf(k, t.to.lag, depthOf(dst))]);
+      await this.upload(s.bytes, dst.buffers[slotOf(k, t.to.lag, depthOf(dst))], gpuRange(dst, t.to).offset);
       this.trace({ ...common, thread: recvLane(t.fromPe), kind: 'wait', name: waitSlice(t.to.buffer, via), start: t0, end: t1 });
       this.trace({ ...common, thread: recvLane(t.fromPe), kind: 'transfer', name: `${t.to.buffer} host->${t.toPe} ${via}`, start: t1, end: nowUs() });
     }
@@ -707,6 +811,7 @@ class PeThread {
     clearInterval(this.timer);
     for (const f of this.fires.values()) f.gpu?.destroy();
     for (const s of this.staging.values()) s.destroy();
+    for (const s of this.gpuScratch.values()) s.destroy();
     this.memory?.free();
     this.device?.destroy();
     // A destroyed device settles what it still owed (dawn.node's polling delivers it). A

@@ -68,6 +68,7 @@ export function insertBuffers(model: Model, order: readonly ModelNode[], router:
     bytes: new Float64Array(count),
     depth: new Int32Array(count).fill(1),
     color: new Int32Array(count).fill(-1),
+    parentOffset: new Float64Array(count),
     view: new Int32Array(count).fill(-1),
     viewOffset: new Float64Array(count),
     initial: new Int32Array(count),
@@ -87,15 +88,16 @@ export function insertBuffers(model: Model, order: readonly ModelNode[], router:
       b.port[k] = p.name;
       b.parent[k] = -1;
       b.type[k] = typeOf(t);
-      b.bytes[k++] = e >= 0 ? edges.bytes[e] : dataTypeBytes(t);
+      b.bytes[k++] = e >= 0 ? edges.outputBytes[e] : dataTypeBytes(t);
     }
   }
   const links: (Link | undefined)[] = new Array(count);
   const read = new Int32Array(model.doc.app.edges.length).fill(-1);
+  const readOffset = new Float64Array(read.length);
   // Consumers are found in routing order: (buffer, edge) pairs, grouped by buffer below.
   const readBuffer = new Int32Array(reads);
   const readEdge = new Int32Array(reads);
-  walk.run(producers, { b, links, read, readBuffer, readEdge });
+  walk.run(producers, { b, links, read, readOffset, readBuffer, readEdge });
 
   b.next = childLists(b.parent);
   // Consumers grouped by buffer, each buffer's in the order found.
@@ -106,14 +108,18 @@ export function insertBuffers(model: Model, order: readonly ModelNode[], router:
     node[i] = position[edges.to[succ[i]]];
     port[i] = edges.toPort[succ[i]];
   }
-  return { buffers: b, links, table: { parent: b.parent, pe: b.pe, read, output, children: b.next } };
+  return { buffers: b, links, table: { parent: b.parent, pe: b.pe, read, readOffset, output, children: b.next } };
 }
+
+/** An output nobody reads: one part, the whole (its bytes do not matter: no edge matches). */
+const WHOLE = [0, 0];
 
 /** Where the second walk writes what it finds. */
 interface Fill {
   b: Buffers;
   links: (Link | undefined)[];
   read: Int32Array;
+  readOffset: Float64Array;
   readBuffer: Int32Array;
   readEdge: Int32Array;
 }
@@ -128,6 +134,7 @@ class RouteWalk {
   // that output's serial number, so nothing is cleared between outputs.
   private readonly stamp: Int32Array;
   private readonly held: Int32Array;
+  private readonly partList: number[] = [];
   constructor(
     private readonly model: Model,
     private readonly order: readonly ModelNode[],
@@ -152,12 +159,18 @@ class RouteWalk {
       for (let j = 0; j < ports.length; j++) {
         const name = ports[j].name;
         const root = output[n.index] + j;
+        // Each part of the output read (a lowered multi-rate split: an edge carrying some of its
+        // tokens) has its own tree of copies holding just that part; most outputs have one, the whole.
+        const parts = this.parts(n.index, name);
+        for (let r = 0; r < parts.length; r += 2) {
+        const partOffset = parts[r];
+        const partBytes = parts[r + 1];
         serial++;
         stamp[home] = serial;
         held[home] = root;
         for (let o = outputs.start[n.index]; o < outputs.start[n.index + 1]; o++) {
           const e = outputs.edge[o];
-          if (edges.fromPort[e] !== name) continue;
+          if (edges.fromPort[e] !== name || edges.fromOffset[e] !== partOffset || edges.bytes[e] !== partBytes) continue;
           const to = nodes[edges.to[e]];
           let prev = root;
           if (to.peIndex !== home) {
@@ -175,7 +188,8 @@ class RouteWalk {
                   b.port[k] = name;
                   b.parent[k] = prev;
                   b.type[k] = b.type[root];
-                  b.bytes[k] = b.bytes[root];
+                  b.bytes[k] = partBytes;
+                  b.parentOffset[k] = prev === root ? partOffset : 0;
                   fill.links[k] = router.link(via[i - 1]);
                 }
                 held[pe] = k;
@@ -187,12 +201,33 @@ class RouteWalk {
             fill.readBuffer[reads] = prev;
             fill.readEdge[reads] = e;
             fill.read[e] = prev;
+            fill.readOffset[e] = prev === root ? partOffset : 0;
           }
           reads++;
+        }
         }
       }
     }
     return { copies: next - first, reads };
+  }
+
+  /**
+   * The distinct parts of output `port` of node `node` its edges read, as (offset, bytes)
+   * pairs in first-read order: [0, whole] alone unless some edge carries part of it.
+   */
+  private parts(node: number, port: string): number[] {
+    const { edges, outputs } = this.model;
+    // One list reused from output to output: the walk reads it before asking for the next.
+    const out = this.partList;
+    out.length = 0;
+    for (let o = outputs.start[node]; o < outputs.start[node + 1]; o++) {
+      const e = outputs.edge[o];
+      if (edges.fromPort[e] !== port) continue;
+      let seen = false;
+      for (let r = 0; r < out.length && !seen; r += 2) seen = out[r] === edges.fromOffset[e] && out[r + 1] === edges.bytes[e];
+      if (!seen) out.push(edges.fromOffset[e], edges.bytes[e]);
+    }
+    return out.length ? out : WHOLE;
   }
 }
 

@@ -10,6 +10,7 @@ import { planPhases } from './phases.js';
 import { buildPrograms } from './programs.js';
 import { Router } from './route.js';
 import { schedule } from './schedule.js';
+import { layoutJoins, reportJoins } from './views.js';
 import type { NodeId } from '../ids.js';
 import type { Buffers, CompileResult, ImplementationGraph } from './types.js';
 
@@ -37,7 +38,9 @@ export function compileModel(model: Model, overlap: boolean, diagnostics: Diagno
   assignDepth(buffers, overlap);
   const plan = planPhases(model, buffers, table, overlap, links);
   const lat = computeLatency(model, nodes, buffers, table, plan, overlap);
+  const joins = layoutJoins(model, nodes, buffers, table, lat);
   const memory = colorMemory(model, nodes, buffers, table, plan, lat, overlap);
+  reportJoins(model, joins, memory);
   const programs = buildPrograms(model, nodes, buffers, table, plan, lat, memory);
 
   const problems = [...diagnostics, ...checkCapacity(model, order, buffers, memory)];

@@ -91,9 +91,18 @@ export function peProgram(ig: ImplementationGraph, pe: PeId | string): PeProgram
 function programAt(ig: ImplementationGraph, p: number, cache: ActionCache, colors: ColorGroup[]): PeProgram {
   const { pes, start, list } = ig.programs;
   const info = pes[p];
+  const { view, viewOffset } = ig.buffers;
   const allocations = colors.map((c, k) => {
     const depth = info.slots[k];
-    return { color: c.color, bytes: c.bytes / depth, depth, buffers: c.buffers };
+    const a: PeProgram['allocations'][number] = { color: c.color, bytes: c.bytes / depth, depth, buffers: c.buffers };
+    // Views (joins laid out in a base's storage) start at their offset in each slot.
+    let offsets: number[] | undefined;
+    c.buffers.forEach((id, i) => {
+      const b = bufferIndex(ig, id);
+      if (view[b] >= 0 && viewOffset[b] !== 0) (offsets ??= new Array(c.buffers.length).fill(0))[i] = viewOffset[b];
+    });
+    if (offsets) a.offsets = offsets;
+    return a;
   });
   const phases = ig.phases.map((name, f) => {
     const slot = p * ig.phases.length + f;
@@ -161,8 +170,10 @@ export class ActionCache {
   private readonly lag1: BufferAccess[] = [];
   constructor(private readonly ig: ImplementationGraph) {}
 
-  access(buffer: number, lag: number): BufferAccess {
+  access(buffer: number, lag: number, offset = 0, bytes = this.ig.buffers.bytes[buffer]): BufferAccess {
     const id = this.ig.buffers.id[buffer];
+    // A part of the buffer (a view): its own object, with the range.
+    if (offset !== 0 || bytes !== this.ig.buffers.bytes[buffer]) return { buffer: id, lag, offset, bytes };
     if (lag === 0) return (this.lag0[buffer] ??= { buffer: id, lag });
     if (lag === 1) return (this.lag1[buffer] ??= { buffer: id, lag });
     return { buffer: id, lag };
@@ -178,9 +189,11 @@ export class ActionCache {
   private transfer(k: number): Action {
     const { transfer, links } = this.ig.programs;
     const from = transfer.from[k];
+    const { bytes, parentOffset } = this.ig.buffers;
     return {
       op: 'transfer',
-      from: this.access(from, transfer.lag[k]),
+      // A copy of part of its parent reads just that range.
+      from: this.access(from, transfer.lag[k], parentOffset[k], bytes[k]),
       to: this.access(k, 0),
       fromPe: bufferPe(this.ig, from),
       toPe: bufferPe(this.ig, k),
@@ -192,11 +205,47 @@ export class ActionCache {
 
   private fire(s: number): Action {
     const { fire } = this.ig.programs;
+    const { port, buffer, lag, offset, bytes } = fire.inputs;
     const inputs: Record<string, BufferAccess> = {};
-    for (let i = fire.inputs.start[s]; i < fire.inputs.start[s + 1]; i++) inputs[fire.inputs.port[i]] = this.access(fire.inputs.buffer[i], fire.inputs.lag[i]);
+    let parts: Record<string, BufferAccess[]> | undefined;
+    for (let i = fire.inputs.start[s], end = fire.inputs.start[s + 1]; i < end; ) {
+      let last = i + 1;
+      while (last < end && port[last] === port[i]) last++;
+      if (last - i === 1) inputs[port[i]] = this.access(buffer[i], lag[i], offset[i], bytes[i]);
+      else {
+        // An input fed in parts: read as one range of the base where they are laid out as its views.
+        const list: BufferAccess[] = [];
+        for (let x = i; x < last; x++) list.push(this.access(buffer[x], lag[x], offset[x], bytes[x]));
+        (parts ??= {})[port[i]] = list;
+        const whole = this.joinedView(i, last);
+        if (whole) inputs[port[i]] = whole;
+      }
+      i = last;
+    }
     const outputs: Record<string, BufferAccess> = {};
     for (let i = fire.outputs.start[s]; i < fire.outputs.start[s + 1]; i++) outputs[fire.outputs.port[i]] = this.access(fire.outputs.buffer[i], 0);
-    return { op: 'fire', node: this.ig.order[s], kernel: fire.kernel[s], params: fire.params[s], startCycle: fire.startCycle[s], inputs, outputs };
+    const action: Action = { op: 'fire', node: this.ig.order[s], kernel: fire.kernel[s], params: fire.params[s], startCycle: fire.startCycle[s], inputs, outputs };
+    if (parts) action.parts = parts;
+    return action;
+  }
+
+  /**
+   * The one read of the parts i .. last - 1 of an input when they are laid out contiguously as
+   * views of the first (each a whole buffer, at the offset where it lands, read with one lag);
+   * undefined when they must be gathered.
+   */
+  private joinedView(i: number, last: number): BufferAccess | undefined {
+    const { buffer, lag, offset, bytes } = this.ig.programs.fire.inputs;
+    const b = this.ig.buffers;
+    const base = buffer[i];
+    let at = 0;
+    for (let x = i; x < last; x++) {
+      const k = buffer[x];
+      if (offset[x] !== 0 || bytes[x] !== b.bytes[k] || lag[x] !== lag[i]) return undefined;
+      if (x === i ? b.view[k] >= 0 : b.view[k] !== base || b.viewOffset[k] !== at) return undefined;
+      at += bytes[x];
+    }
+    return { buffer: b.id[base], lag: lag[i], offset: 0, bytes: at };
   }
 }
 

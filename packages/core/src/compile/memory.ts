@@ -4,6 +4,7 @@ import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
 import type { BufferTable } from './table.js';
 import type { Buffers, MemoryReport } from './types.js';
+import { viewUnits } from './views.js';
 
 /**
  * Paper 4.2.4, memory sharing per PE: buffers that are never live at the same time share
@@ -27,7 +28,9 @@ export function colorMemory(model: Model, order: readonly ModelNode[], buffers: 
   const reports = Object.create(null) as Record<PeId, MemoryReport>;
   // Buffer numbers per PE index, in buffer order.
   const byPe: number[][] = model.pes.map(() => []);
-  for (let i = 0; i < buffers.count; i++) byPe[table.pe[i]].push(i);
+  // Buffers laid out as views of a base (joins, views.ts) are coloured apart: colorViewUnits.
+  const unit = viewUnits(buffers);
+  for (let i = 0; i < buffers.count; i++) if (unit[i] < 0) byPe[table.pe[i]].push(i);
   // Per buffer number: the position of its write, of its last read in the same cycle (-1 for
   // none) and of its last read in the next cycle (-1 for none). Firings are numbered per PE.
   const count = buffers.count;
@@ -60,7 +63,34 @@ export function colorMemory(model: Model, order: readonly ModelNode[], buffers: 
     const length = Math.max(1, (overlap ? 0 : plan.fire) + firesOn[pe.index]);
     reports[pe.id] = colorPe(pe, byPe[pe.index], length, buffers, writeAt, readAt, wrapAt, scratch);
   }
+  colorViewUnits(model, buffers, unit, reports);
   return reports;
+}
+
+/**
+ * Views (compile/views.ts): each base with the buffers laid out in it gets a colour of its own
+ * on its PE, sized to the span they cover (the joined input) times their slots, and counted as
+ * live the whole cycle. Safe and simple, not tight: the colouring proper is to treat a unit as
+ * one buffer of that span and liveness.
+ */
+function colorViewUnits(model: Model, buffers: Buffers, unit: Int32Array, reports: Record<PeId, MemoryReport>): void {
+  const span = new Float64Array(buffers.count);
+  for (let i = 0; i < buffers.count; i++) {
+    const base = unit[i];
+    if (base >= 0) span[base] = Math.max(span[base], (buffers.view[i] >= 0 ? buffers.viewOffset[i] : 0) + buffers.bytes[i]);
+  }
+  for (let i = 0; i < buffers.count; i++) {
+    const base = unit[i];
+    if (base < 0) continue;
+    const report = reports[model.pes[buffers.pe[i]].id];
+    report.before += buffers.bytes[i] * buffers.depth[i];
+    if (base !== i) continue;
+    const size = span[i] * buffers.depth[i];
+    buffers.color[i] = report.colorBytes.push(size) - 1;
+    report.after += size;
+    report.lowerBound += size;
+  }
+  for (let i = 0; i < buffers.count; i++) if (unit[i] >= 0 && unit[i] !== i) buffers.color[i] = buffers.color[unit[i]];
 }
 
 /**

@@ -88,7 +88,8 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
   let inputCount = 0;
   let outputCount = 0;
   for (const n of order) {
-    inputCount += n.kernel.inputs.length;
+    // Every part of an input fed in parts is an item.
+    inputCount += fedCount(model, n);
     outputCount += n.kernel.outputs.length;
   }
   const inputs = accessList(order.length, inputCount);
@@ -104,12 +105,16 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
       const e = fed.edge[k];
       inputs.port[i] = model.edges.toPort[e];
       inputs.buffer[i] = table.read[e];
+      inputs.offset[i] = table.readOffset[e];
+      inputs.bytes[i] = model.edges.bytes[e];
+      inputs.origin[i] = model.edges.fromOffset[e];
       inputs.lag[i++] = lat.inputLag[e];
     }
     inputs.start[s + 1] = i;
     const ports = n.kernel.outputs;
     for (let j = 0; j < ports.length; j++) {
       outputs.port[o] = ports[j].name;
+      outputs.bytes[o] = buffers.bytes[table.output[n.index] + j];
       outputs.buffer[o++] = table.output[n.index] + j;
     }
     outputs.start[s + 1] = o;
@@ -118,5 +123,10 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
 }
 
 function accessList(owners: number, items: number): AccessList {
-  return { start: new Int32Array(owners + 1), port: new Array(items), buffer: new Int32Array(items), lag: new Int32Array(items) };
+  return { start: new Int32Array(owners + 1), port: new Array(items), buffer: new Int32Array(items), lag: new Int32Array(items), offset: new Float64Array(items), bytes: new Float64Array(items), origin: new Float64Array(items) };
+}
+
+/** The edges feeding node n's inputs (one per port, or one per part). */
+function fedCount(model: Model, n: ModelNode): number {
+  return model.inputs.start[n.index + 1] - model.inputs.start[n.index];
 }

@@ -5,8 +5,10 @@ import { allPrograms, bufferNodes } from './decode.js';
 import type { BufferAccess, ImplementationGraph, PeProgram } from './types.js';
 
 // A model of what agents do with the programs (run/contract.ts): which iteration of which
-// source each storage slot holds. Buffers of one memory colour share storage, so a wrong
-// colouring shows up as a wrong read. Barrier mode runs cycle by cycle; self-timed mode runs
+// source each byte range of each storage slot holds. Buffers of one memory colour share
+// storage, and views live at offsets in it, so a wrong colouring, a wrong offset or a part of
+// the wrong iteration shows up as a wrong read (each read is checked byte range by byte range
+// against the parts its edges carry). Barrier mode runs cycle by cycle; self-timed mode runs
 // the plan's waits event by event in a seeded random order with random durations. Together
 // they prove the latency pass, the phase order, the slot lags, the colouring and the
 // self-timed waits (property-tested over random graphs in simulate.test.ts).
@@ -30,19 +32,70 @@ export interface SimulateOptions {
   plan?: PlanOptions;
 }
 
-interface Content {
+/**
+ * What a range of a storage slot holds: bytes start .. end - 1 of the slot hold bytes origin ..
+ * of the output `source` (node.port) at `iteration`. A slot is a list of these (views and parts
+ * fill ranges of it); data read or in flight is the same, relative to the range read.
+ */
+interface Segment {
+  start: number;
+  end: number;
   source: string;
   iteration: number;
+  origin: number;
+}
+
+type Data = Segment[];
+
+/** What a read should see: consecutive pieces of outputs (a buffer's range; a joined input's parts). */
+interface Piece {
+  length: number;
+  source: string;
+  origin: number;
+}
+
+/** Bytes start .. end - 1 of a storage slot (`key`: PE/colour/slot). */
+interface Region {
+  key: string;
+  start: number;
+  end: number;
 }
 
 type Thread = { name: string; actions: RunAction[] };
 
-/** Storage of every buffer: its PE, colour and the colour's slots. */
-function storageMap(programs: readonly PeProgram[]): Map<BufferId, { pe: PeId; color: number; depth: number }> {
-  const storage = new Map<BufferId, { pe: PeId; color: number; depth: number }>();
-  for (const p of programs) for (const a of p.allocations) for (const b of a.buffers) storage.set(b, { pe: p.pe, color: a.color, depth: a.depth });
+/** Storage of every buffer: its PE, colour, the colour's slots and where the buffer starts in a slot (a view's offset). */
+function storageMap(programs: readonly PeProgram[]): Map<BufferId, { pe: PeId; color: number; depth: number; offset: number }> {
+  const storage = new Map<BufferId, { pe: PeId; color: number; depth: number; offset: number }>();
+  for (const p of programs) for (const a of p.allocations) a.buffers.forEach((b, i) => storage.set(b, { pe: p.pe, color: a.color, depth: a.depth, offset: a.offsets?.[i] ?? 0 }));
   return storage;
 }
+
+/** The part start .. end - 1 of a slot's (or data's) segments, relative to start. */
+function cut(data: Data, start: number, end: number): Data {
+  const out: Data = [];
+  for (const s of data) {
+    if (s.end <= start || s.start >= end) continue;
+    const from = Math.max(s.start, start);
+    out.push({ start: from - start, end: Math.min(s.end, end) - start, source: s.source, iteration: s.iteration, origin: s.origin + from - s.start });
+  }
+  return out;
+}
+
+/** `data` (relative segments) written at start .. end - 1 of a slot's segments: a new list. */
+function put(slot: Data, start: number, end: number, data: Data): Data {
+  const out: Data = [];
+  for (const s of slot) {
+    if (s.end <= start || s.start >= end) out.push(s);
+    else {
+      if (s.start < start) out.push({ ...s, end: start });
+      if (s.end > end) out.push({ ...s, start: end, origin: s.origin + end - s.start });
+    }
+  }
+  for (const s of data) out.push({ ...s, start: s.start + start, end: Math.min(s.end + start, end) });
+  return out.sort((a, b) => a.start - b.start);
+}
+
+const overlaps = (a: { start: number; end: number }, b: { start: number; end: number }) => a.start < b.end && b.start < a.end;
 
 export function simulate(ig: ImplementationGraph, iterations: number, options: SimulateOptions = {}): SimulationResult {
   return options.sync === 'self-timed' ? simulateSelfTimed(ig, iterations, options) : simulateBarrier(ig, iterations, options.maxViolations ?? 20);
@@ -63,18 +116,54 @@ function simulation(ig: ImplementationGraph, maxViolations: number) {
   const report = (m: string) => {
     if (violations.length < maxViolations) violations.push(m);
   };
-  /** The storage slot an access touches in cycle k (PE, colour, slot). */
-  const slotKey = (k: number, access: BufferAccess) => {
+  /** The range of a storage slot (PE, colour, slot) an access touches in cycle k: the buffer's place, or the access's range of it. */
+  const region = (k: number, access: BufferAccess): Region => {
     const s = storage.get(access.buffer)!;
-    if (s.depth < buffer.get(access.buffer)!.depth) report(`${access.buffer} has ${buffer.get(access.buffer)!.depth} slots but its storage ${s.depth}`);
-    return `${s.pe}/${s.color}/${slotOf(k, access.lag, s.depth)}`;
+    const b = buffer.get(access.buffer)!;
+    if (s.depth < b.depth) report(`${access.buffer} has ${b.depth} slots but its storage ${s.depth}`);
+    const start = s.offset + (access.offset ?? 0);
+    return { key: `${s.pe}/${s.color}/${slotOf(k, access.lag, s.depth)}`, start, end: start + (access.bytes ?? b.bytes) };
   };
-  return { buffer, programs, storage, violations, fires, report, slotKey };
+  // Where each buffer's bytes start in its source's output (a copy of a part holds a range of it).
+  const origin = new Map<BufferId, number>();
+  const b = ig.buffers;
+  for (let k = 0; k < b.count; k++) origin.set(b.id[k], (b.parent[k] >= 0 ? origin.get(b.id[b.parent[k]])! : 0) + b.parentOffset[k]);
+  /** What a read of `access` should see: its buffer's source, from the buffer's origin plus the access's offset. */
+  const expected = (access: BufferAccess): Piece[] => {
+    const x = buffer.get(access.buffer)!;
+    return [{ length: access.bytes ?? x.bytes, source: `${x.source}.${x.port}`, origin: origin.get(access.buffer)! + (access.offset ?? 0) }];
+  };
+  /**
+   * A firing's reads: each input with what it should see, and the parts of inputs fed in parts:
+   * read as one range where the parts are views of one base (`inputs` has the port), else each
+   * on its own (the agent gathers them).
+   */
+  // What each firing's inputs must see, from the IG's own record of the parts its edges carry
+  // (not from the accesses, whose offsets are what is checked): by node, by port, the pieces.
+  const { fire } = ig.programs;
+  const wants = new Map<string, Map<string, Piece[]>>();
+  ig.order.forEach((node, s) => {
+    const byPort = new Map<string, Piece[]>();
+    for (let i = fire.inputs.start[s]; i < fire.inputs.start[s + 1]; i++) {
+      const x = b.source[fire.inputs.buffer[i]];
+      const piece = { length: fire.inputs.bytes[i], source: `${ig.order[x]}.${b.port[fire.inputs.buffer[i]]}`, origin: fire.inputs.origin[i] };
+      (byPort.get(fire.inputs.port[i]) ?? byPort.set(fire.inputs.port[i], []).get(fire.inputs.port[i])!).push(piece);
+    }
+    wants.set(node, byPort);
+  });
+  const fireReads = (a: Extract<RunAction, { op: 'fire' }>): { who: string; access: BufferAccess; want: Piece[] }[] => {
+    const out: { who: string; access: BufferAccess; want: Piece[] }[] = [];
+    const want = wants.get(a.node)!;
+    for (const [port, access] of Object.entries(a.inputs)) out.push({ who: `${a.node}.${port}`, access, want: want.get(port)! });
+    for (const [port, list] of Object.entries(a.parts ?? {})) if (!a.inputs[port]) list.forEach((access, j) => out.push({ who: `${a.node}.${port} part ${j}`, access, want: [want.get(port)![j]] }));
+    return out;
+  };
+  return { buffer, programs, storage, violations, fires, report, region, expected, fireReads };
 }
 
 function simulateBarrier(ig: ImplementationGraph, iterations: number, maxViolations: number): SimulationResult {
-  const { buffer, programs, violations, fires, report, slotKey } = simulation(ig, maxViolations);
-  const state = new Map<string, Content>();
+  const { programs, violations, fires, report, region, expected, fireReads } = simulation(ig, maxViolations);
+  const state = new Map<string, Data>();
 
   const cycles = runCycles(programs, iterations);
   for (let k = 0; k < cycles; k++) {
@@ -89,50 +178,78 @@ function simulateBarrier(ig: ImplementationGraph, iterations: number, maxViolati
         }
         if (fireThread.actions.length) threads.push(fireThread);
       });
-      const writes = new Map<string, { thread: string; content: Content }>();
-      const reads = new Map<string, Set<string>>();
+      // Every range read and written in the phase, by slot, with its thread; the writes in order.
+      const writes: { thread: string; at: Region; data: Data }[] = [];
+      const reads: { thread: string; at: Region }[] = [];
+      const where = `cycle ${k}, phase ${ig.phases[ph]}`;
       for (const t of threads) {
-        const own = new Map<string, Content>();
-        const read = (key: string) => {
-          (reads.get(key) ?? reads.set(key, new Set()).get(key)!).add(t.name);
-          return own.get(key) ?? state.get(key);
+        const own: { at: Region; data: Data }[] = [];
+        // A thread sees the phase's starting state plus its own writes.
+        const read = (at: Region): Data => {
+          reads.push({ thread: t.name, at });
+          let slot = state.get(at.key) ?? [];
+          for (const w of own) if (w.at.key === at.key) slot = put(slot, w.at.start, w.at.end, w.data);
+          return cut(slot, at.start, at.end);
         };
-        const write = (key: string, content: Content) => {
-          const other = writes.get(key);
-          if (other && other.thread !== t.name) report(`cycle ${k}, phase ${ig.phases[ph]}: ${t.name} and ${other.thread} both write slot ${key}`);
-          own.set(key, content);
-          writes.set(key, { thread: t.name, content });
+        const write = (at: Region, data: Data) => {
+          for (const w of writes) if (w.thread !== t.name && w.at.key === at.key && overlaps(w.at, at)) report(`${where}: ${t.name} and ${w.thread} both write slot ${at.key} (bytes ${Math.max(at.start, w.at.start)}..)`);
+          own.push({ at, data });
+          writes.push({ thread: t.name, at, data });
         };
         for (const a of t.actions) {
           const it = k - a.startCycle;
-          const where = `cycle ${k}, phase ${ig.phases[ph]}`;
           if (a.op === 'transfer') {
-            const got = read(slotKey(k, a.from));
-            expectRead(report, where, `transfer ${a.from.buffer}->${a.to.buffer}`, a.from.buffer, buffer, got, it);
-            write(slotKey(k, a.to), got ?? { source: '?', iteration: -1 });
+            const who = `transfer ${a.from.buffer}->${a.to.buffer}`;
+            const got = read(region(k, a.from));
+            expectRead(report, where, who, a.from.buffer, got, expected(a.from), it);
+            write(region(k, a.to), got);
           } else {
             fires[a.node] = (fires[a.node] ?? 0) + 1;
-            for (const [port, access] of Object.entries(a.inputs)) expectRead(report, where, `${a.node}.${port}`, access.buffer, buffer, read(slotKey(k, access)), it);
-            for (const [port, access] of Object.entries(a.outputs)) write(slotKey(k, access), { source: `${a.node}.${port}`, iteration: it });
+            for (const r of fireReads(a)) expectRead(report, where, r.who, r.access.buffer, read(region(k, r.access)), r.want, it);
+            for (const [port, access] of Object.entries(a.outputs)) {
+              const at = region(k, access);
+              write(at, [{ start: 0, end: at.end - at.start, source: `${a.node}.${port}`, iteration: it, origin: 0 }]);
+            }
           }
         }
       }
-      for (const [key, w] of writes) {
-        for (const r of reads.get(key) ?? []) {
-          if (r !== w.thread) report(`cycle ${k}, phase ${ig.phases[ph]}: ${r} reads slot ${key} while ${w.thread} writes it`);
+      for (const w of writes) {
+        for (const r of reads) {
+          if (r.thread !== w.thread && r.at.key === w.at.key && overlaps(r.at, w.at)) report(`${where}: ${r.thread} reads slot ${w.at.key} while ${w.thread} writes it`);
         }
-        state.set(key, w.content);
       }
+      for (const w of writes) state.set(w.at.key, put(state.get(w.at.key) ?? [], w.at.start, w.at.end, w.data));
     }
   }
   return { violations, fires, cycles };
 }
 
-/** A read must see its buffer's source at exactly the iteration the action processes. */
-function expectRead(report: (m: string) => void, where: string, who: string, from: BufferId, buffer: Map<BufferId, { source: string; port: string }>, got: Content | undefined, it: number): void {
-  const src = buffer.get(from)!;
-  const want = `${src.source}.${src.port}`;
-  if (!got || got.source !== want || got.iteration !== it) report(`${where}: ${who} reads ${describe(got)} from ${from}, expected ${want} iteration ${it}`);
+/**
+ * A read must see, byte for byte, what it expects (its buffer's source at its origin, or each
+ * part of a joined input in turn) at exactly the iteration the action processes.
+ */
+function expectRead(report: (m: string) => void, where: string, who: string, from: BufferId, got: Data, want: Piece[], it: number): void {
+  let at = 0;
+  for (const piece of want) {
+    const end = at + piece.length;
+    let covered = at;
+    let wrong: string | undefined;
+    for (const s of got) {
+      if (s.end <= at || s.start >= end) continue;
+      if (s.start > covered) break;
+      const from = Math.max(s.start, at);
+      if (s.source !== piece.source || s.iteration !== it || s.origin + (from - s.start) !== piece.origin + (from - at)) {
+        wrong = `${s.source} iteration ${s.iteration} (bytes ${s.origin + (from - s.start)}..)`;
+        break;
+      }
+      covered = Math.min(s.end, end);
+    }
+    if (wrong || covered < end) {
+      report(`${where}: ${who} reads ${wrong ?? 'an empty slot (a transient)'} from ${from}${at ? ` at byte ${at}` : ''}, expected ${piece.source} iteration ${it}${piece.origin ? ` (bytes ${piece.origin}..)` : ''}`);
+      return;
+    }
+    at = end;
+  }
 }
 
 /** One stream of self-timed execution: a PE's firings, a transfer, or one half of a host-to-host transfer. */
@@ -141,20 +258,20 @@ interface Stream {
   /** Its items in program order: the action (or half), its plan and the iteration. */
   items: { action: RunAction; role: 'fire' | 'transfer' | 'send' | 'receive'; plan: Access; iteration: number }[];
   next: number;
-  /** In progress: when it ends and what it holds. */
-  busy?: { end: number; reads: { key: string; version: number; who: string }[]; writes: string[] };
+  /** In progress: when it ends, the ranges it reads (with the slot's write count when it began) and the ranges it writes. */
+  busy?: { end: number; reads: { at: Region; writes: number; who: string }[]; writes: Region[] };
 }
 
 /**
  * Self-timed mode: every stream's next item starts once its waits hold (a receive also once its
  * data arrived), in a seeded random order with random durations. A read must see the right
- * iteration when it starts and the slot must not change until it ends; a write holds its slot
- * while it runs. No runnable item with unfinished ones left is a deadlock.
+ * iteration when it starts and its range must not be written until it ends; a write holds its
+ * range while it runs. No runnable item with unfinished ones left is a deadlock.
  */
 function simulateSelfTimed(ig: ImplementationGraph, iterations: number, options: SimulateOptions): SimulationResult {
   const maxViolations = options.maxViolations ?? 20;
   const rand = mulberry32(options.seed ?? 1);
-  const { buffer, programs, storage, violations, fires, report, slotKey } = simulation(ig, maxViolations);
+  const { programs, violations, fires, report, region, expected, fireReads } = simulation(ig, maxViolations);
   const pes = Object.fromEntries(programs.map((p) => [p.pe, { host: p.host as string, kind: p.kind }]));
   const plan: SelfTimedPlan = selfTimedPlan(programs, pes, options.plan);
 
@@ -180,10 +297,11 @@ function simulateSelfTimed(ig: ImplementationGraph, iterations: number, options:
 
   const counters = new Int32Array(plan.counters.length);
   const counterIndex = new Map(plan.counters.map((c, i) => [c.name, i]));
-  const slots = new Map<string, { content?: Content; version: number; writing: number }>();
-  const slot = (key: string) => slots.get(key) ?? slots.set(key, { version: 0, writing: 0 }).get(key)!;
+  // Each slot: its contents, every write begun on it (ranges, in order) and the writes running.
+  const slots = new Map<string, { data: Data; begun: Region[]; writing: Region[] }>();
+  const slot = (key: string) => slots.get(key) ?? slots.set(key, { data: [], begun: [], writing: [] }).get(key)!;
   // Data in flight between hosts, by receive counter and iteration.
-  const inFlight = new Map<string, Content | undefined>();
+  const inFlight = new Map<string, Data>();
   const all = [...streams.values()];
   const ready = (s: Stream) => {
     const item = s.items[s.next];
@@ -197,63 +315,68 @@ function simulateSelfTimed(ig: ImplementationGraph, iterations: number, options:
     const k = a.startCycle + it;
     const where = `iteration ${it} (cycle ${k})`;
     const reads: NonNullable<Stream['busy']>['reads'] = [];
-    const writes: string[] = [];
-    const read = (access: BufferAccess, who: string) => {
-      const key = slotKey(k, access);
-      const x = slot(key);
-      if (x.writing) report(`${where}: ${who} reads slot ${key} while it is being written`);
-      reads.push({ key, version: x.version, who });
-      return x.content;
+    const writes: Region[] = [];
+    const read = (access: BufferAccess, who: string): Data => {
+      const at = region(k, access);
+      const x = slot(at.key);
+      if (x.writing.some((w) => overlaps(w, at))) report(`${where}: ${who} reads slot ${at.key} while it is being written`);
+      reads.push({ at, writes: x.begun.length, who });
+      return cut(x.data, at.start, at.end);
     };
-    const write = (access: BufferAccess, who: string) => {
-      const key = slotKey(k, access);
-      const x = slot(key);
-      if (x.writing) report(`${where}: ${who} writes slot ${key} while another write of it runs`);
-      x.writing++;
-      x.version++;
-      writes.push(key);
+    const write = (access: BufferAccess, who: string): Region => {
+      const at = region(k, access);
+      const x = slot(at.key);
+      if (x.writing.some((w) => overlaps(w, at))) report(`${where}: ${who} writes slot ${at.key} while another write of it runs`);
+      x.writing.push(at);
+      x.begun.push(at);
+      writes.push(at);
+      return at;
     };
-    let out: { key: string; content: Content | undefined }[] = [];
+    let out: { at?: Region; flight?: string; data: Data }[] = [];
     if (a.op === 'fire') {
       fires[a.node] = (fires[a.node] ?? 0) + 1;
-      for (const [port, access] of Object.entries(a.inputs)) expectRead(report, where, `${a.node}.${port}`, access.buffer, buffer, read(access, `${a.node}.${port}`), it);
+      for (const r of fireReads(a)) expectRead(report, where, r.who, r.access.buffer, read(r.access, r.who), r.want, it);
       out = Object.entries(a.outputs).map(([port, access]) => {
-        write(access, `${a.node}.${port}`);
-        return { key: slotKey(k, access), content: { source: `${a.node}.${port}`, iteration: it } };
+        const at = write(access, `${a.node}.${port}`);
+        return { at, data: [{ start: 0, end: at.end - at.start, source: `${a.node}.${port}`, iteration: it, origin: 0 }] };
       });
     } else {
       const who = `${role} ${a.from.buffer}->${a.to.buffer}`;
-      let data: Content | undefined;
+      let data: Data;
       if (role !== 'receive') {
         data = read(a.from, who);
-        expectRead(report, where, who, a.from.buffer, buffer, data, it);
+        expectRead(report, where, who, a.from.buffer, data, expected(a.from), it);
       } else {
-        data = inFlight.get(`${s.items[s.next].plan.signal}/${it}`);
+        data = inFlight.get(`${s.items[s.next].plan.signal}/${it}`) ?? [];
         inFlight.delete(`${s.items[s.next].plan.signal}/${it}`);
       }
-      if (role !== 'send') {
-        write(a.to, who);
-        out = [{ key: slotKey(k, a.to), content: data }];
-      } else {
-        out = [{ key: `${counterIndex.get(`receive ${a.from.buffer}->${a.to.buffer}`)}/${it}`, content: data }];
-      }
+      if (role !== 'send') out = [{ at: write(a.to, who), data }];
+      else out = [{ flight: `${counterIndex.get(`receive ${a.from.buffer}->${a.to.buffer}`)}/${it}`, data }];
     }
     s.busy = { end: now + randomInt(rand, 1, 9), reads, writes };
     return out;
   };
 
-  const pending = new Map<Stream, { key: string; content: Content | undefined }[]>();
+  const pending = new Map<Stream, { at?: Region; flight?: string; data: Data }[]>();
   const finish = (s: Stream) => {
     const busy = s.busy!;
     const item = s.items[s.next];
-    for (const r of busy.reads) if (slot(r.key).version !== r.version) report(`iteration ${item.iteration}: ${r.who} reads slot ${r.key} while another action writes it`);
-    for (const { key, content } of pending.get(s)!) {
-      if (item.role === 'send') inFlight.set(key, content);
-      else {
-        const x = slot(key);
-        x.content = content;
-        x.writing--;
-        x.version++;
+    for (const r of busy.reads) {
+      const x = slot(r.at.key);
+      // Writes begun since the read began, of its range (its own writes excluded).
+      for (let w = r.writes; w < x.begun.length; w++) {
+        if (overlaps(x.begun[w], r.at) && !busy.writes.includes(x.begun[w])) {
+          report(`iteration ${item.iteration}: ${r.who} reads slot ${r.at.key} while another action writes it`);
+          break;
+        }
+      }
+    }
+    for (const { at, flight, data } of pending.get(s)!) {
+      if (flight !== undefined) inFlight.set(flight, data);
+      else if (at) {
+        const x = slot(at.key);
+        x.data = put(x.data, at.start, at.end, data);
+        x.writing.splice(x.writing.indexOf(at), 1);
       }
     }
     counters[item.plan.signal] = item.iteration + 1;
@@ -286,8 +409,4 @@ function shuffle<T>(xs: T[], rand: () => number): T[] {
     [xs[i], xs[j]] = [xs[j], xs[i]];
   }
   return xs;
-}
-
-function describe(c: Content | undefined): string {
-  return c ? `${c.source} iteration ${c.iteration}` : 'an empty slot (a transient)';
 }

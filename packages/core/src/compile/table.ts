@@ -13,6 +13,8 @@ export interface BufferTable {
   pe: Int32Array;
   /** Per edge (by position in app.edges): the number of the buffer its consumer reads. */
   read: Int32Array;
+  /** Per edge: where the part it carries starts in that buffer, in bytes (0 for a whole read, or a buffer holding just the part); it reads model.edges.bytes. */
+  readOffset: Float64Array;
   /** Per node (by ModelNode.index): the number of its first output buffer; outputs follow in port order. */
   output: Int32Array;
   /** Copies of each buffer in buffer order (as `next` lists them): children of b are list[start[b] .. start[b + 1]). */

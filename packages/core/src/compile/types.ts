@@ -23,6 +23,12 @@ export interface Buffers {
   port: string[];
   /** The buffer it is copied from; -1 for the producer's own buffer (written by its source). */
   parent: Int32Array;
+  /**
+   * For a copy of part of its parent (a lowered multi-rate split read on another PE: only the
+   * part crosses): where that part starts in the parent, in bytes; its size is `bytes`. 0 for a
+   * whole copy.
+   */
+  parentOffset: Float64Array;
   /** Its data type: an index into `types`. */
   type: Int32Array;
   types: DataType[];
@@ -92,6 +98,11 @@ export interface MemoryReport {
   colorBytes: number[];
   /** PE capacity, for the UI. */
   capacity: number;
+  /** Buffers laid out as views in another's storage (the parts of joins read as one range: nothing copied). */
+  views?: number;
+  /** Inputs fed in parts that are not views: each firing gathers (copies) its parts into a scratch buffer of `gatherBytes` in all. */
+  gathers?: number;
+  gatherBytes?: number;
 }
 
 /**
@@ -106,6 +117,14 @@ export interface BufferAccess {
   buffer: BufferId;
   /** Cycles between the write and this read; > 1 only on inputs kept for a late sibling input. */
   lag: number;
+  /**
+   * A view (lowered multi-rate graphs): the access touches bytes offset .. offset + bytes of the
+   * buffer's place in its storage, not the whole buffer. Absent: offset 0, the buffer's bytes.
+   * A split's part reads a range of the producer's buffer; a join laid out as views reads from
+   * its base a range longer than the base itself, covering the parts laid out after it.
+   */
+  offset?: number;
+  bytes?: number;
 }
 
 /**
@@ -122,6 +141,14 @@ export type Action =
       startCycle: number;
       inputs: Record<string, BufferAccess>;
       outputs: Record<string, BufferAccess>;
+      /**
+       * Inputs fed in parts (a lowered multi-rate join), by port: each part's access, in the
+       * order they land in the input (contiguous, from byte 0). Where the parts are laid out as
+       * views of one base, `inputs` also has the port (one contiguous read of the base) and
+       * nothing is copied; where it has not, the agent gathers the parts into one scratch
+       * buffer (a copy) before the firing.
+       */
+      parts?: Record<string, BufferAccess[]>;
     }
   | {
       op: 'transfer';
@@ -200,6 +227,18 @@ export interface AccessList {
   port: string[];
   buffer: Int32Array;
   lag: Int32Array;
+  /**
+   * The bytes accessed in the buffer: offset[i] .. offset[i] + bytes[i] (a split's part reads a
+   * range of its producer's buffer). An input fed in parts (a join) has one item per part, with
+   * the same port, in the order they land.
+   */
+  offset: Float64Array;
+  bytes: Float64Array;
+  /**
+   * Where the bytes read start in their source's output (the edge's part), whatever buffer
+   * holds them: what the read must see (compile/simulate.ts checks it); 0 for outputs.
+   */
+  origin: Float64Array;
 }
 
 export interface ImplementationGraph {

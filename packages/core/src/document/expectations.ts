@@ -34,7 +34,14 @@ export function deriveExpectations(doc: ProjectDocument, nodes: ModelNode[], edg
     const i = ready.shift()!;
     const n = byIndex.get(i)!;
     const inputs: Record<string, IterationValue | undefined> = {};
-    for (const x of inputsOf.get(i) ?? []) inputs[x.port] = held.get(x.from)?.[x.fromPort];
+    const seen = new Set<string>();
+    for (const x of inputsOf.get(i) ?? []) {
+      const v = held.get(x.from)?.[x.fromPort];
+      // An input fed in parts (a multi-rate join) has one value only if every part agrees.
+      const before = inputs[x.port];
+      inputs[x.port] = !seen.has(x.port) ? v : before && v && before.scale === v.scale && before.offset === v.offset ? before : undefined;
+      seen.add(x.port);
+    }
     const expects = n.kernel.expects;
     if (expects) {
       const written = doc.app.nodes[n.index]?.params ?? {};

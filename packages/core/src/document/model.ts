@@ -31,8 +31,19 @@ export interface ModelEdges {
   to: Int32Array;
   /** The name of the input port of `to`. */
   toPort: string[];
+  /** The producer port's data type (all its tokens). */
   type: DataType[];
+  /**
+   * Bytes the edge carries: the producer port's size, or, for an edge carrying some of its
+   * tokens (lowered multi-rate graphs, `fromTokens`), the size of that part.
+   */
   bytes: number[];
+  /** Where the part starts in the producer port's data, in bytes (0 for a whole edge). */
+  fromOffset: Float64Array;
+  /** Where it lands in the consumer port's data, in bytes (0 unless the input is fed in parts, `toTokens`). */
+  toOffset: Float64Array;
+  /** The producer port's whole size in bytes (`bytes` unless the edge carries a part). */
+  outputBytes: number[];
 }
 
 /** Per node (by index), a list of edge indices: `edge[start[i] .. start[i + 1])`. */
@@ -61,7 +72,10 @@ export interface Model {
   nodes: ModelNode[];
   node: Map<NodeId, ModelNode>;
   edges: ModelEdges;
-  /** The edge feeding each input port, in kernel.inputs order (each input fed exactly once). */
+  /**
+   * The edges feeding each node's inputs, in kernel.inputs order: one per port, or, for a port
+   * fed in parts (a multi-rate join, `toTokens`), one per part in token order (they tile the port).
+   */
   inputs: EdgeLists;
   /** Each node's outgoing edges in document order. */
   outputs: EdgeLists;

@@ -165,7 +165,12 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     toPort: new Array(edgeCount),
     type: new Array(edgeCount),
     bytes: new Array(edgeCount),
+    fromOffset: new Float64Array(edgeCount),
+    toOffset: new Float64Array(edgeCount),
+    outputBytes: new Array(edgeCount),
   };
+  // Port rates of lowered multi-rate nodes (tokens per firing), checked once per node.
+  const rates = checkRates(doc, nodes, nodeAt, fail);
   // The edge feeding each input port, at firstInput[node index] + port index; -1 for none.
   const firstInput = new Int32Array(doc.app.nodes.length + 1);
   // The resolved type (and its size in bytes) of each output port, at firstOutput[node index] + port index.
@@ -179,7 +184,10 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     firstOutput[n.index] = outputCount;
     outputCount += n.kernel.outputs.length;
   }
-  const fedBy = new Int32Array(inputCount).fill(-1);
+  // The input port (its position counted from firstInput) each edge feeds; -1 for none. An
+  // input fed in parts has several edges (checked once all are known: checkParts).
+  const edgeSlot = new Int32Array(edgeCount).fill(-1);
+  const fedCount = new Int32Array(inputCount);
   const outType: (DataType | undefined)[] = new Array(outputCount);
   // One object per distinct data type: the IG's buffers and the model's edges share them (read
   // only), instead of keeping one type and shape per output for the whole compile.
@@ -217,7 +225,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     if (!to && !toUnknown) fail(edgeAt(i), `node "${e.to.node}" does not exist`, 'connect nodes listed in app.nodes');
     if (!from && to) {
       const j = portIndex(to.kernel.inputs, e.to.port);
-      if (j >= 0) fedBy[firstInput[to.index] + j] = i;
+      if (j >= 0) fedCount[(edgeSlot[i] = firstInput[to.index] + j)]++;
     }
     if (!from || !to) return;
     const outIndex = portIndex(from.kernel.outputs, e.from.port);
@@ -228,9 +236,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     if (!inPort) fail(`${edgeAt(i)}.to.port`, `node "${to.id}" (${to.kernel.id}) has no input port "${e.to.port}"`, `inputs: ${to.kernel.inputs.map((o) => o.name).join(', ') || 'none'}`);
     if (!outPort || !inPort) return;
     const slot = firstInput[to.index] + inIndex;
-    const earlier = fedBy[slot];
-    if (earlier >= 0) return fail(`${edgeAt(i)}.to`, `input ${to.id}.${inPort.name} is already fed by ${edgeAt(earlier)}`, 'an input port takes exactly one edge; remove one of them');
-    fedBy[slot] = i;
+    fedCount[(edgeSlot[i] = slot)]++;
     if (badParams.has(from.id) || badParams.has(to.id)) return;
     // An output feeding several edges resolves its type once (failures are reported per edge).
     const out = firstOutput[from.index] + outIndex;
@@ -242,26 +248,21 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     }
     const want = portType(to, inPort.type);
     if (!type || !want) return;
-    // Equal types are one object (interned above), so most edges pass on identity.
-    if (type !== want && !sameDataType(type, want)) {
-      return fail(edgeAt(i), `type mismatch: ${from.id}.${outPort.name} is ${formatDataType(type)} but ${to.id}.${inPort.name} expects ${formatDataType(want)}`, `give "${from.id}" and "${to.id}" matching size params`);
-    }
+    edges.outputBytes[i] = outBytes[out];
+    if (!e.fromTokens && !e.toTokens && !rates.has(from.index) && !rates.has(to.index)) {
+      // Equal types are one object (interned above), so most edges pass on identity.
+      if (type !== want && !sameDataType(type, want)) {
+        return fail(edgeAt(i), `type mismatch: ${from.id}.${outPort.name} is ${formatDataType(type)} but ${to.id}.${inPort.name} expects ${formatDataType(want)}`, `give "${from.id}" and "${to.id}" matching size params`);
+      }
+      edges.bytes[i] = outBytes[out];
+    } else if (!tokenEdge(e, i, edgeAt(i), from, outPort.name, type, rates, to, inPort.name, want, edges, fail)) return;
     edges.from[i] = from.index;
     edges.fromPort[i] = outPort.name;
     edges.to[i] = to.index;
     edges.toPort[i] = inPort.name;
     edges.type[i] = type;
-    edges.bytes[i] = outBytes[out];
   });
-  firstInput[doc.app.nodes.length] = inputCount;
-  const inputs: EdgeLists = { start: firstInput, edge: fedBy };
-  for (let i = 0; i < nodes.length; i++) {
-    const n = nodes[i];
-    const ports = n.kernel.inputs;
-    for (let j = 0; j < ports.length; j++) {
-      if (fedBy[firstInput[n.index] + j] < 0) fail(nodeAt(n.index), `input port "${ports[j].name}" of node "${n.id}" is not connected`, `add an edge to ${n.id}.${ports[j].name}`);
-    }
-  }
+  const inputs = inputLists(doc, nodes, firstInput, inputCount, edgeSlot, fedCount, edgeAt, nodeAt, fail);
   const outputs = successorLists(doc.app.nodes.length, edges.from, identity(edgeCount));
   const model: Model = { doc, nodes, node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe, lowered };
   if (hasErrors(out)) return model;
@@ -428,4 +429,182 @@ function defaults(kernel: KernelSpec, params: Params | undefined): Params {
 
 function listSome(ids: string[]): string {
   return ids.length > 8 ? `${ids.slice(0, 8).join(', ')}, ...` : ids.join(', ');
+}
+
+// Lowered multi-rate graphs (document/rates.ts): port rates, edges carrying some of a port's
+// tokens, inputs fed in parts. A port of rate r splits its data into r equal tokens along the
+// first dimension, so token t of a port of B bytes is bytes [t * B / r, (t + 1) * B / r).
+
+/** Node index -> its port rates (tokens per firing), for nodes that declare any; each rate checked (positive integer dividing the port's first dimension). */
+function checkRates(doc: ProjectDocument, nodes: ModelNode[], nodeAt: (i: number) => string, fail: (p: string, m: string, h?: string) => void): Map<number, Record<string, number>> {
+  const out = new Map<number, Record<string, number>>();
+  for (let i = 0; i < nodes.length; i++) {
+    const n = nodes[i];
+    const written = doc.app.nodes[n.index].rates;
+    if (!written) continue;
+    const own: Record<string, number> = {};
+    for (const port in written) {
+      if (!Object.hasOwn(written, port)) continue;
+      const at = `${nodeAt(n.index)}.rates.${port}`;
+      const spec = n.kernel.inputs.find((p) => p.name === port) ?? n.kernel.outputs.find((p) => p.name === port);
+      // A wrong rate is reported here once; its edges are not checked against it (NaN).
+      own[port] = NaN;
+      if (!spec) {
+        fail(at, `node "${n.id}" (${n.kernel.id}) has no port "${port}"`, `ports: ${[...n.kernel.inputs, ...n.kernel.outputs].map((p) => p.name).join(', ') || 'none'}`);
+        continue;
+      }
+      const r = written[port];
+      if (typeof r !== 'number' || !Number.isInteger(r) || r < 1) {
+        fail(at, `the rate of ${n.id}.${port} is ${describe(r)}, not a whole number of tokens`, 'a rate is a positive integer (tokens per firing)');
+        continue;
+      }
+      let type: DataType | undefined;
+      try {
+        type = spec.type(n.params);
+      } catch {
+        type = undefined; // the edges report a type that cannot be resolved
+      }
+      if (type && type.shape.length && type.shape[0] % r !== 0) {
+        fail(at, `${n.id}.${port} is ${formatDataType(type)}: its first dimension ${type.shape[0]} does not split into ${r} equal tokens`, `use a rate dividing ${type.shape[0]}, or a size that ${r} divides`);
+        continue;
+      }
+      own[port] = r;
+    }
+    out.set(n.index, own);
+  }
+  return out;
+}
+
+/** `kind<element>[rows/r x ...]`: one token of a port of type t and rate r. */
+function tokenType(t: DataType, r: number): string {
+  return formatDataType({ ...t, shape: t.shape.length ? [t.shape[0] / r, ...t.shape.slice(1)] : t.shape });
+}
+
+/**
+ * An edge of a multi-rate graph: its token ranges are ranges of its ports' rates, it lands as
+ * many tokens as it takes, and a token of the producer's port is a token of the consumer's
+ * (element type and bytes). Fills its byte range; false when something is wrong (reported).
+ */
+function tokenEdge(
+  e: ProjectDocument['app']['edges'][number],
+  i: number,
+  at: string,
+  from: ModelNode,
+  outName: string,
+  type: DataType,
+  rates: Map<number, Record<string, number>>,
+  to: ModelNode,
+  inName: string,
+  want: DataType,
+  edges: ModelEdges,
+  fail: (p: string, m: string, h?: string) => void,
+): boolean {
+  const rOut = rates.get(from.index)?.[outName] ?? 1;
+  const rIn = rates.get(to.index)?.[inName] ?? 1;
+  if (Number.isNaN(rOut) || Number.isNaN(rIn)) return false;
+  const ft = e.fromTokens ?? { first: 0, count: rOut, of: rOut };
+  const tt = e.toTokens ?? { first: 0, count: rIn, of: rIn };
+  let ok = true;
+  const range = (name: 'fromTokens' | 'toTokens', r: { first: number; count: number; of: number }, rate: number, node: ModelNode, port: string) => {
+    if (![r.first, r.count, r.of].every(Number.isInteger) || r.first < 0 || r.count < 1 || r.first + r.count > r.of) {
+      ok = false;
+      return fail(`${at}.${name}`, `${name} {first: ${r.first}, count: ${r.count}, of: ${r.of}} is not a range of ${node.id}.${port}'s tokens`, 'whole numbers with first >= 0, count >= 1 and first + count <= of');
+    }
+    if (r.of !== rate) {
+      ok = false;
+      fail(`${at}.${name}.of`, `${node.id}.${port} has ${rate} token${rate === 1 ? '' : 's'} per firing (its rate), not ${r.of}`, `set of to ${rate}, or give ${node.id}.${port} the rate ${r.of}`);
+    }
+  };
+  range('fromTokens', ft, rOut, from, outName);
+  range('toTokens', tt, rIn, to, inName);
+  if (!ok) return false;
+  if (ft.count !== tt.count) {
+    fail(at, `the edge takes ${ft.count} token${ft.count === 1 ? '' : 's'} of ${from.id}.${outName} but lands ${tt.count} in ${to.id}.${inName}`, 'give fromTokens and toTokens the same count');
+    return false;
+  }
+  const outToken = dataTypeBytes(type) / rOut;
+  const inToken = dataTypeBytes(want) / rIn;
+  if (type.element !== want.element || outToken !== inToken) {
+    fail(at, `token type mismatch: a token of ${from.id}.${outName} is ${tokenType(type, rOut)} but ${to.id}.${inName} takes ${tokenType(want, rIn)}`, `give "${from.id}" and "${to.id}" sizes and rates that make equal tokens (first dimension / rate)`);
+    return false;
+  }
+  edges.bytes[i] = ft.count * outToken;
+  edges.fromOffset[i] = ft.first * outToken;
+  edges.toOffset[i] = tt.first * inToken;
+  return true;
+}
+
+/**
+ * The edges feeding each node's input ports (model.inputs): per port in kernel order, its edge
+ * or its parts in token order. A port is fed by exactly one edge, or by parts (edges with
+ * `toTokens`) that tile its tokens: no gap, no overlap, no whole edge beside them.
+ */
+function inputLists(
+  doc: ProjectDocument,
+  nodes: ModelNode[],
+  firstInput: Int32Array,
+  inputCount: number,
+  edgeSlot: Int32Array,
+  fedCount: Int32Array,
+  edgeAt: (i: number) => string,
+  nodeAt: (i: number) => string,
+  fail: (p: string, m: string, h?: string) => void,
+): EdgeLists {
+  const slotStart = new Int32Array(inputCount + 1);
+  for (let s = 0; s < inputCount; s++) slotStart[s + 1] = slotStart[s] + fedCount[s];
+  const list = new Int32Array(slotStart[inputCount]);
+  const fill = slotStart.slice(0, inputCount);
+  for (let e = 0; e < edgeSlot.length; e++) if (edgeSlot[e] >= 0) list[fill[edgeSlot[e]]++] = e;
+  const docEdges = doc.app.edges;
+  const start = new Int32Array(doc.app.nodes.length + 1);
+  let at = 0;
+  for (let i = 0, k = 0; i <= doc.app.nodes.length; i++) {
+    // Nodes whose kernel is unknown have no ports: they start where the next one does.
+    while (k < nodes.length && nodes[k].index < i) k++;
+    if (k < nodes.length && nodes[k].index === i) at = slotStart[firstInput[i]];
+    else if (k >= nodes.length) at = slotStart[inputCount];
+    start[i] = at;
+  }
+  for (let k = 0; k < nodes.length; k++) {
+    const n = nodes[k];
+    const ports = n.kernel.inputs;
+    for (let j = 0; j < ports.length; j++) {
+      const s = firstInput[n.index] + j;
+      const from = slotStart[s];
+      const count = fedCount[s];
+      const name = `${n.id}.${ports[j].name}`;
+      if (count === 0) {
+        fail(nodeAt(n.index), `input port "${ports[j].name}" of node "${n.id}" is not connected`, `add an edge to ${name}`);
+        continue;
+      }
+      if (count === 1 && !docEdges[list[from]].toTokens) continue;
+      const whole: number[] = [];
+      const parts: number[] = [];
+      for (let x = from; x < from + count; x++) (docEdges[list[x]].toTokens ? parts : whole).push(list[x]);
+      if (!parts.length) {
+        for (const e of whole.slice(1)) fail(`${edgeAt(e)}.to`, `input ${name} is already fed by ${edgeAt(whole[0])}`, 'an input port takes exactly one edge; remove one of them');
+        continue;
+      }
+      if (whole.length) {
+        fail(`${edgeAt(whole[0])}.to`, `input ${name} is fed whole by ${edgeAt(whole[0])} and in parts by ${parts.map(edgeAt).join(', ')}`, 'feed an input by one edge, or by one edge per part (toTokens) that together cover it: remove the whole edge or the parts');
+        continue;
+      }
+      // Ranges that are not whole numbers are reported with their edge (tokenEdge).
+      if (!parts.every((e) => [docEdges[e].toTokens!.first, docEdges[e].toTokens!.count].every(Number.isInteger))) continue;
+      parts.sort((a, b) => docEdges[a].toTokens!.first - docEdges[b].toTokens!.first || a - b);
+      const of = docEdges[parts[0]].toTokens!.of;
+      let end = 0;
+      let last = -1;
+      for (const e of parts) {
+        const t = docEdges[e].toTokens!;
+        if (t.first > end) fail(`${edgeAt(e)}.toTokens`, `tokens ${end}..${t.first - 1} of ${name} are fed by no edge${last >= 0 ? ` (between ${edgeAt(last)} and ${edgeAt(e)})` : ''}`, `add an edge landing on tokens ${end}..${t.first - 1}, or widen a neighbour's toTokens`);
+        else if (t.first < end) fail(`${edgeAt(e)}.toTokens`, `${edgeAt(last)} and ${edgeAt(e)} both feed token ${t.first} of ${name}`, 'give each token of the input exactly one edge: fix first and count');
+        end = Math.max(end, t.first + t.count);
+        last = e;
+      }
+      if (end < of) fail(`${edgeAt(last)}.toTokens`, `tokens ${end}..${of - 1} of ${name} are fed by no edge (after ${edgeAt(last)})`, `add an edge landing on tokens ${end}..${of - 1}, or widen ${edgeAt(last)}'s toTokens`);
+      list.set(parts, from);
+    }
+  }
+  return { start, edge: list };
 }

@@ -11,6 +11,14 @@ import type { Action, PeProgram } from '../compile/types.js';
  * slot `slotOf(k, lag, depth)` of its storage (the memory colour's slots); a phase with
  * `barrier: true` ends with a cluster-wide barrier. Every firing reads iteration k - L.
  *
+ * Views (lowered multi-rate graphs): a buffer lives at its allocation offset in its storage's
+ * slot (`allocations[].offsets`), and an access with `offset`/`bytes` touches only that range
+ * of it (a split's part; a transfer moves only its range). A firing's input fed in parts
+ * (`parts`) reads every part with its own lag; where `inputs` also names the port, the parts
+ * are views laid out contiguously from that access's start and the firing reads that one
+ * range, else the agent gathers (copies) the parts in order into one scratch input first.
+ * Accesses to disjoint ranges of one slot do not conflict.
+ *
  * Self-timed mode (the default): no cluster-wide barrier. Iterations are global in this
  * single-rate DFG: the action processing iteration i touches the same slots barrier mode
  * would in cycle k = s + i, and runs as soon as its waits (`selfTimedPlan`) hold. Each action
@@ -273,6 +281,8 @@ export function selfTimedPlan(programs: readonly PeProgram[], pes: Record<string
         if (a.op === 'fire') {
           const c = counter(`fire ${a.node}`, p.host);
           for (const x of Object.values(a.inputs)) add(c, fires, buffer(x.buffer), phase, position, a.startCycle, x.lag, false);
+          // An input fed in parts reads each part (its own writer), views of one base or gathered.
+          if (a.parts) for (const list of Object.values(a.parts)) for (const x of list) add(c, fires, buffer(x.buffer), phase, position, a.startCycle, x.lag, false);
           for (const x of Object.values(a.outputs)) add(c, fires, buffer(x.buffer), phase, position, a.startCycle, x.lag, true);
           placed.push(program, phase, position, ACCESS, c);
           continue;

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { readdirSync, readFileSync } from 'node:fs';
 import { compile } from '../compile/compile.js';
 import type { ProjectDocument } from '../document/types.js';
-import { layeredDocument } from '../testing/generate.js';
+import { layeredDocument, splitJoinDocument } from '../testing/generate.js';
 import { registerExampleKernels } from '../testing/example-kernels.js';
 import { Coordinator, type SocketLike } from './coordinator.js';
 import { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type Deploy } from './deploy-check.js';
@@ -87,6 +87,24 @@ describe('deploy messages the coordinator sends pass the check', () => {
     const depth = Math.max(...deploys.flatMap((d) => d.programs.flatMap((p) => p.allocations.map((a) => a.depth))));
     expect(depth).toBeGreaterThan(2);
     for (const d of deploys) expect(reasonOf(d)).toBe('ok');
+  });
+});
+
+describe('split/join deploys (views, parts, ranges)', () => {
+  const doc = () => splitJoinDocument({ slices: 4, width: 2, height: 8, arch: (piicDoc as ProjectDocument).arch, pe: (id) => (id.startsWith('slice') && Number(id.slice(6)) % 2 ? 'cpu@h1' : 'cpu@h0') });
+  it('pass the check, and a view or a range past its storage is refused', async () => {
+    const one = await deploysOf(splitJoinDocument({ slices: 4, width: 2, height: 8, arch: (piicDoc as ProjectDocument).arch, pe: () => 'cpu@h0' }), false);
+    const two = await deploysOf(doc(), false);
+    for (const d of [...one, ...two]) expect(reasonOf(d)).toBe('ok');
+    const views = one.find((d) => d.programs.some((p) => p.allocations.some((a) => a.offsets)))!;
+    const bad = structuredClone(views);
+    const unit = bad.programs.flatMap((p) => p.allocations).find((a) => a.offsets)!;
+    unit.offsets![unit.offsets!.length - 1] += 4;
+    expect(reasonOf(bad)).toMatch(/allocations\[\d+\]\.buffers\[3\] is buffer "bn_\d+" of 16 bytes at offset 52, past the end of its allocation \(64\)/);
+    const far = structuredClone(views);
+    const slice = far.programs.flatMap((p) => p.phases.flatMap((ph) => ph.actions)).find((a) => a.op === 'fire' && a.node === 'slice#3')!;
+    if (slice.op === 'fire') slice.inputs.in.offset = 64;
+    expect(reasonOf(far)).toMatch(/inputs\["in"\] reads bytes 64\.\.79 of buffer "bn_0", past the 64 bytes of its storage/);
   });
 });
 

@@ -274,6 +274,8 @@ function walk(w: Walker, m: unknown): void {
     return id;
   };
 
+  // Where each allocated buffer lives: its offset in its storage's slot and the slot's bytes.
+  const placeOf = new Map<string, { at: number; bytes: number }>();
   const programs = w.list(m, 'programs', L.maxPrograms);
   let actions = 0;
   let allocations = 0;
@@ -299,12 +301,17 @@ function walk(w: Walker, m: unknown): void {
               const color = w.int(a, 'color', 0, L.maxAllocations);
               const bytes = w.int(a, 'bytes', 1, Number.MAX_SAFE_INTEGER);
               const ids = w.list(a, 'buffers', L.maxBuffers);
+              // Views (joins laid out in one storage): where each buffer starts in a slot.
+              const offsets = a.offsets === undefined ? undefined : w.list(a, 'offsets', ids.length);
+              if (offsets && offsets.length !== ids.length) w.in('offsets', () => w.fail(`has ${offsets.length} entries for ${ids.length} buffers`));
               w.in('buffers', () =>
                 ids.forEach((id, k) =>
                   w.in(k, () => {
                     if (typeof id !== 'string' || !has(buffers, id)) w.fail("must name a buffer in the deploy's buffers", id);
+                    const at = offsets ? w.in('offsets', () => w.int(offsets as unknown as Obj, String(k), 0, Number.MAX_SAFE_INTEGER)) : 0;
                     // The buffer's views are cut from this storage.
-                    if (bufferBytes(id) > bytes) w.fail(`is buffer ${quote(id)} of ${bufferBytes(id)} bytes, larger than its allocation (${bytes})`);
+                    if (at + bufferBytes(id) > bytes) w.fail(`is buffer ${quote(id)} of ${bufferBytes(id)} bytes${at ? ` at offset ${at}` : ''}, past the end of its allocation (${bytes})`);
+                    placeOf.set(id, { at, bytes });
                   }),
                 ),
               );
@@ -400,14 +407,35 @@ function walk(w: Walker, m: unknown): void {
     const a = o[field];
     w.in(seg, () => {
       if (!isObj(a)) w.fail('must be an object', a);
-      bufferRef(a, 'buffer');
+      const id = bufferRef(a, 'buffer');
       w.int(a, 'lag', 0, L.maxDepth);
+      // A view: a range of the buffer's place, inside its storage (a joined read spans the parts laid out after its base).
+      if (a.offset === undefined && a.bytes === undefined) return;
+      const offset = a.offset === undefined ? 0 : w.int(a, 'offset', 0, Number.MAX_SAFE_INTEGER);
+      const bytes = a.bytes === undefined ? bufferBytes(id) : w.int(a, 'bytes', 1, Number.MAX_SAFE_INTEGER);
+      const place = placeOf.get(id);
+      const room = place ? place.bytes - place.at : bufferBytes(id);
+      if (offset + bytes > room) w.fail(`reads bytes ${offset}..${offset + bytes - 1} of buffer ${quote(id)}, past the ${room} bytes of its storage from where it starts`);
     });
   }
 
   function ports(o: Obj, field: string): void {
     const map = w.obj(o, field);
     for (const port of w.keys(o, field, L.maxPorts)) w.in(field, () => access(map, port, w.key(port)));
+  }
+
+  /** A firing's inputs fed in parts: per port, a list of accesses. */
+  function parts(o: Obj): void {
+    if (o.parts === undefined) return;
+    const map = w.obj(o, 'parts');
+    for (const port of w.keys(o, 'parts', L.maxPorts)) {
+      w.in('parts', () =>
+        w.in(w.key(port), () => {
+          const list = w.list(map, port, L.maxActions);
+          list.forEach((_, i) => access(list as unknown as Obj, String(i), i as unknown as string));
+        }),
+      );
+    }
   }
 
   function action(a: unknown): void {
@@ -434,6 +462,7 @@ function walk(w: Walker, m: unknown): void {
       }
       ports(a, 'inputs');
       ports(a, 'outputs');
+      parts(a);
       return;
     }
     peRef(a, 'fromPe');

@@ -11,6 +11,12 @@ export interface RandomOptions {
   maxGpus: number;
   overlap: boolean;
   iterations?: number;
+  /**
+   * Lowered multi-rate groups too (the form document/rates.ts makes): a source's output split
+   * into 2 or 4 tokens, firings `sK#j` each taking one or two of them, joined back in parts into
+   * one node's input (matrices 4 rows high, so every split is even).
+   */
+  splitJoin?: boolean;
 }
 
 /**
@@ -21,18 +27,31 @@ export interface RandomOptions {
 export function randomDocument(seed: number, o: RandomOptions): ProjectDocument {
   const rand = mulberry32(seed);
   const size = randomInt(rand, 1, 3);
-  const params = { width: size, height: randomInt(rand, 1, 4) };
+  const params = { width: size, height: o.splitJoin ? 4 : randomInt(rand, 1, 4) };
   const nodes: AppNode[] = [];
   const edges: AppEdge[] = [];
   const sources: string[] = [];
+  // The rate of each source's output, once a split has set it.
+  const rateOf = new Map<string, number>();
   for (let i = 0; i < o.nodes; i++) {
     const id = `n${i}`;
+    if (o.splitJoin && sources.length && rand() < 0.3) {
+      addSplitJoin(rand, id, sources, rateOf, nodes, edges, params);
+      continue;
+    }
     const r = rand();
     const kind = sources.length === 0 || r < 0.15 ? 'produce' : r < 0.55 ? 'increment' : r < 0.8 ? 'add' : 'consume';
     nodes.push({ id, kernel: `matrix.${kind}`, params: { ...params } });
     const inputs = kind === 'produce' ? [] : kind === 'add' ? ['a', 'b'] : ['in'];
     for (const port of inputs) edges.push({ from: { node: sources[randomInt(rand, 0, sources.length - 1)], port: 'out' }, to: { node: id, port } });
     if (kind !== 'consume') sources.push(id);
+  }
+  // A whole edge from an output split into r tokens carries all r: its reader takes r per firing.
+  for (const e of edges) {
+    const r = rateOf.get(e.from.node);
+    if (r === undefined || e.fromTokens) continue;
+    const to = nodes.find((n) => n.id === e.to.node)!;
+    to.rates = { ...to.rates, [e.to.port]: r };
   }
   const hosts: Host[] = [];
   const links: Link[] = [];
@@ -66,6 +85,58 @@ export function randomDocument(seed: number, o: RandomOptions): ProjectDocument 
     arch: { hosts, pes: [], links },
     mapping,
     options: { overlap: o.overlap, iterations: o.iterations ?? 6 },
+  };
+}
+
+/**
+ * A split of a source into r tokens (the rate of its output: 2 or 4), firings `id#j` taking
+ * `per` tokens each (matrix.increment on a band of rows), and node `id` (matrix.increment,
+ * input rate r) fed by them in parts: the lowered form of a 1 -> r/per -> 1 multi-rate group.
+ */
+function addSplitJoin(rand: () => number, id: string, sources: string[], rateOf: Map<string, number>, nodes: AppNode[], edges: AppEdge[], params: { width: number; height: number }): void {
+  const src = sources[randomInt(rand, 0, sources.length - 1)];
+  let r = rateOf.get(src);
+  if (r === undefined) {
+    r = rand() < 0.5 ? 2 : 4;
+    rateOf.set(src, r);
+    const node = nodes.find((n) => n.id === src)!;
+    node.rates = { ...node.rates, out: r };
+  }
+  const per = r === 4 && rand() < 0.5 ? 2 : 1;
+  const firings = r / per;
+  for (let j = 0; j < firings; j++) {
+    const f = `${id}#${j}`;
+    nodes.push({ id: f, kernel: 'matrix.increment', params: { width: params.width, height: (params.height / r) * per }, ...(per > 1 ? { rates: { in: per, out: per } } : {}), firing: { node: id, index: j, of: firings } });
+    edges.push({ from: { node: src, port: 'out' }, to: { node: f, port: 'in' }, fromTokens: { first: j * per, count: per, of: r } });
+    edges.push({ from: { node: f, port: 'out' }, to: { node: id, port: 'in' }, toTokens: { first: j * per, count: per, of: r } });
+  }
+  nodes.push({ id, kernel: 'matrix.increment', params: { ...params }, rates: { in: r } });
+  sources.push(id);
+}
+
+/**
+ * A hand-lowered split/join: `frame` (matrix.produce, height x width, output rate `slices`)
+ * split into `slice#0` .. (matrix.increment on height / slices rows each), joined back in parts
+ * into `check` (matrix.consume, input rate `slices`). `pe(id)` maps each node.
+ */
+export function splitJoinDocument(o: { slices: number; width: number; height: number; nbLoop?: number; arch: ProjectDocument['arch']; pe: (id: string) => string; overlap?: boolean; iterations?: number; sync?: ProjectDocument['options']['sync'] }): ProjectDocument {
+  const n = o.slices;
+  const nodes: AppNode[] = [{ id: 'frame', kernel: 'matrix.produce', params: { width: o.width, height: o.height }, rates: { out: n } }];
+  const edges: AppEdge[] = [];
+  for (let j = 0; j < n; j++) {
+    const id = `slice#${j}`;
+    nodes.push({ id, kernel: 'matrix.increment', params: { width: o.width, height: o.height / n, nb_loop: o.nbLoop ?? 5 }, firing: { node: 'slice', index: j, of: n } });
+    edges.push({ from: { node: 'frame', port: 'out' }, to: { node: id, port: 'in' }, fromTokens: { first: j, count: 1, of: n } });
+    edges.push({ from: { node: id, port: 'out' }, to: { node: 'check', port: 'in' }, toTokens: { first: j, count: 1, of: n } });
+  }
+  nodes.push({ id: 'check', kernel: 'matrix.consume', params: { width: o.width, height: o.height }, rates: { in: n } });
+  return {
+    format: 'pipeloom/v2',
+    name: `split/join 1 -> ${n} -> 1`,
+    app: { nodes, edges },
+    arch: o.arch,
+    mapping: Object.fromEntries(nodes.map((x) => [x.id, o.pe(x.id)])),
+    options: { overlap: o.overlap ?? false, iterations: o.iterations ?? 6, ...(o.sync ? { sync: o.sync } : {}) },
   };
 }
 
