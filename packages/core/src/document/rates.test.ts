@@ -18,6 +18,14 @@ registerKernels(
       outputs: [{ name: 'out', type: (p) => ({ kind: 'bytes', element: 'u32', shape: [4 * Number(p.slices)] }), rate: (p) => Number(p.slices) }],
       cost: () => ({ flops: 0, bytes: 0 }),
     }),
+    defineKernelSpec({
+      id: 'test.counter',
+      version: '1.0.0',
+      description: 'Counts its firings',
+      stateful: true,
+      inputs: [{ name: 'in', type: () => ({ kind: 'bytes', element: 'u32', shape: [4] }) }],
+      cost: () => ({ flops: 0, bytes: 0 }),
+    }),
   ],
   'rates.test',
 );
@@ -122,6 +130,14 @@ describe('repetition vector', () => {
     const overridden = expand(document([slicer('s', { out: 2 }), work('b', 1, 0, { in0: 1 }, 16)], [edge('s.out', 'b.in0')]));
     expect(overridden.repetitions).toEqual({ s: 1, b: 2 });
     expect(overridden.doc!.app.nodes.map((n) => n.rates)).toEqual([{ out: 2 }, undefined, undefined]);
+  });
+});
+
+describe('stateful kernels', () => {
+  it('a stateful node firing several times per iteration is warned about: each firing keeps its own state', () => {
+    const { diagnostics, repetitions } = expand(document([work('a', 0, 1, { out0: 2 }), { id: 'k', kernel: 'test.counter' }], [edge('a.out0', 'k.in')]));
+    expect(repetitions).toEqual({ a: 1, k: 2 });
+    expect(diagnostics).toEqual(['warning: app.nodes[1]: node "k" (test.counter) keeps state across firings, and fires 2 times per iteration: each of its 2 firings keeps a state of its own (give it rates that make it fire once per iteration if its state must be one)']);
   });
 });
 

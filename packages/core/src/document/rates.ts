@@ -1,5 +1,5 @@
 import { declaredRate, findKernel, formatDataType, specFor, withDefaults, type KernelSpec, type PortSpec } from '@pipeloom/kernels/specs';
-import { error, type Diagnostic } from '../diagnostics.js';
+import { error, hasErrors, warning, type Diagnostic } from '../diagnostics.js';
 import type { Stage } from './lower.js';
 import type { AppEdge, AppNode, ProjectDocument } from './types.js';
 
@@ -73,10 +73,12 @@ export function expandRates(doc: ProjectDocument, nodePaths: string[], edgePaths
       idOf(i, 0);
       const clash = ids[i].find((id) => taken.has(id));
       if (clash) out.push(error(`${nodePaths[i]}.id`, `node "${n.id}" fires ${q[i]} times per iteration, and its firing "${clash}" has the id of another node`, `rename the node "${clash}": ids of the form <node>#<n> name firings`));
+      // Each firing becomes a node of its own, with its own state: not one state across firings.
+      if (n.kernel !== undefined && findKernel(n.kernel)?.stateful) out.push(warning(nodePaths[i], `node "${n.id}" (${n.kernel}) keeps state across firings, and fires ${q[i]} times per iteration: each of its ${q[i]} firings keeps a state of its own`, 'give it rates that make it fire once per iteration if its state must be one'));
     });
   }
   const mapping = mapFirings(doc.mapping, nodes, index, q, idOf, out);
-  if (out.length > before) return undefined;
+  if (hasErrors(out.slice(before))) return undefined;
 
   const lowNodes: AppNode[] = [];
   const lowNodePaths: string[] = [];
