@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defineKernelSpec, registerKernels } from '@pipeloom/kernels/specs';
@@ -130,6 +131,23 @@ describe('repetition vector', () => {
     const overridden = expand(document([slicer('s', { out: 2 }), work('b', 1, 0, { in0: 1 }, 16)], [edge('s.out', 'b.in0')]));
     expect(overridden.repetitions).toEqual({ s: 1, b: 2 });
     expect(overridden.doc!.app.nodes.map((n) => n.rates)).toEqual([{ out: 2 }, undefined, undefined]);
+  });
+});
+
+describe('examples/split-join.json', () => {
+  it('lowers to P, S#0..S#7 and C: repetitions 1, 8, 1; P.out token j feeds S#j, S#j fills C.in token j', () => {
+    const doc = JSON.parse(readFileSync(new URL('../../../../examples/split-join.json', import.meta.url), 'utf8')) as ProjectDocument;
+    const { lowered, diagnostics } = lowerDocument(doc);
+    expect(diagnostics).toEqual([]);
+    expect(lowered!.repetitions).toEqual({ P: 1, S: 8, C: 1 });
+    expect(lowered!.doc.app.nodes.map((n) => n.id)).toEqual(['P', 'S#0', 'S#1', 'S#2', 'S#3', 'S#4', 'S#5', 'S#6', 'S#7', 'C']);
+    const edges = lowered!.doc.app.edges;
+    expect(edges).toHaveLength(16);
+    for (let j = 0; j < 8; j++) {
+      expect(edges[j]).toEqual({ from: { node: 'P', port: 'out' }, to: { node: `S#${j}`, port: 'in' }, fromTokens: { first: j, count: 1, of: 8 }, toTokens: { first: 0, count: 1, of: 1 } });
+      expect(edges[8 + j]).toEqual({ from: { node: `S#${j}`, port: 'out' }, to: { node: 'C', port: 'in' }, fromTokens: { first: 0, count: 1, of: 1 }, toTokens: { first: j, count: 1, of: 8 } });
+    }
+    expect(Object.keys(lowered!.doc.mapping)).toEqual(['P', 'S#0', 'S#1', 'S#2', 'S#3', 'S#4', 'S#5', 'S#6', 'S#7', 'C']);
   });
 });
 
