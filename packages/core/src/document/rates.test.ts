@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defineKernelSpec, registerKernels } from '@pipeloom/kernels/specs';
 import { formatDiagnostic, type Diagnostic } from '../diagnostics.js';
+import { sdfDocument } from '../testing/sdf.js';
 import { analyze } from './validate.js';
 import { lowerDocument, ownPaths } from './lower.js';
 import { edgeParts, expandRates } from './rates.js';
@@ -342,6 +343,32 @@ describe('expansion to single rate (property)', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('sdfDocument (random SDF documents for compile and simulate)', () => {
+  it('lowers clean to its repetition vector; both ends of every lowered edge hold tokens of one size; every cycle carries a delay', () => {
+    for (let seed = 0; seed < 120; seed++) {
+      const { doc, q } = sdfDocument(seed, { nodes: 2 + (seed % 9), hosts: 1 + (seed % 2), maxGpus: 1, overlap: seed % 2 === 0, delays: seed % 3 !== 0 });
+      const { lowered, diagnostics } = lowerDocument(doc);
+      expect(diagnostics, `seed ${seed}`).toEqual([]);
+      expect(Object.values(lowered!.repetitions)).toEqual(q);
+      const byId = new Map(lowered!.doc.app.nodes.map((n) => [n.id, n]));
+      const tokenBytes = (id: string, port: string) => Number(byId.get(id)!.params!.bytes) / (byId.get(id)!.rates?.[port] === undefined ? 1 : Number(byId.get(id)!.rates![port]));
+      for (const e of lowered!.doc.app.edges) expect(tokenBytes(e.from.node, e.from.port), `seed ${seed}: ${ends(e)}`).toBe(tokenBytes(e.to.node, e.to.port));
+      // Kahn's algorithm over the edges without delay: the firings' graph within an iteration is acyclic.
+      const within = lowered!.doc.app.edges.filter((e) => !e.delay);
+      const indegree = new Map([...byId.keys()].map((id) => [id, 0]));
+      for (const e of within) indegree.set(e.to.node, indegree.get(e.to.node)! + 1);
+      const ready = [...indegree].filter(([, d]) => d === 0).map(([id]) => id);
+      let seen = 0;
+      while (ready.length) {
+        const id = ready.pop()!;
+        seen++;
+        for (const e of within) if (e.from.node === id && indegree.set(e.to.node, indegree.get(e.to.node)! - 1).get(e.to.node) === 0) ready.push(e.to.node);
+      }
+      expect(seen, `seed ${seed}`).toBe(byId.size);
+    }
   });
 });
 

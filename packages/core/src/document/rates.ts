@@ -25,10 +25,8 @@ export function expandRates(doc: ProjectDocument, nodePaths: string[], edgePaths
   const edges = doc.app.edges;
   const rates = nodes.map((n, i) => portRates(n, nodePaths[i], out));
   if (out.length > before) return undefined;
-  const repetitions: Record<string, number> = {};
-  for (let i = nodes.length - 1; i >= 0; i--) repetitions[nodes[i].id] = 1;
   // No rates anywhere (most documents) and no firing named in the mapping: single rate as written.
-  if (rates.every((r) => r === NO_RATES) && !namesFirings(doc.mapping)) return { doc, nodePaths, edgePaths, repetitions };
+  if (rates.every((r) => r === NO_RATES) && !namesFirings(doc.mapping)) return { doc, nodePaths, edgePaths, repetitions: byId(nodes, () => 1) };
 
   const index = new Map<string, number>();
   nodes.forEach((n, i) => {
@@ -124,8 +122,14 @@ export function expandRates(doc: ProjectDocument, nodePaths: string[], edgePaths
     }
   });
 
-  for (let i = nodes.length - 1; i >= 0; i--) repetitions[nodes[i].id] = q[i];
-  return { doc: { ...doc, app: { ...doc.app, nodes: lowNodes, edges: lowEdges }, mapping }, nodePaths: lowNodePaths, edgePaths: lowEdgePaths, repetitions };
+  return { doc: { ...doc, app: { ...doc.app, nodes: lowNodes, edges: lowEdges }, mapping }, nodePaths: lowNodePaths, edgePaths: lowEdgePaths, repetitions: byId(nodes, (i) => q[i]) };
+}
+
+/** Repetitions by node id, in node order; a duplicate id (validate reports it) keeps its first node's. */
+function byId(nodes: AppNode[], count: (i: number) => number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let i = 0; i < nodes.length; i++) if (!Object.hasOwn(out, nodes[i].id)) out[nodes[i].id] = count(i);
+  return out;
 }
 
 /** One lowered edge of a multi-rate edge: `count` tokens from one producer firing of one iteration to one consumer firing. */
