@@ -252,7 +252,8 @@ function divides(port: PortSpec, params: Record<string, number | string | boolea
   try {
     const t = port.type(params);
     const first = t.shape[0] ?? 1;
-    return first % r === 0 ? undefined : `its data ${formatDataType(t)} has ${first} along the first dimension`;
+    // A size that is not a whole number is a param mistake validate reports.
+    return !Number.isInteger(first) || first < 1 || first % r === 0 ? undefined : `its data ${formatDataType(t)} has ${first} along the first dimension`;
   } catch {
     return undefined;
   }
