@@ -42,7 +42,6 @@ describe('schema checker', () => {
     const bad = { format: 'pipeloom/v1', app: { nodes: [{ id: '' }], edges: [] }, arch: { hosts: [], links: [{ a: 'x', b: 'y', kind: 'wifi', bandwidth: 0, latency: 0 }] }, mapping: { a: 3 } };
     expect(checkSchema(schema, bad)).toEqual([
       'format: must be "pipeloom/v1" === "pipeloom/v2"',
-      'app.nodes[0]: missing "kernel"',
       'app.nodes[0].id: shorter than 1',
       'arch.links[0].bandwidth: not > 0',
       'arch.links[0].kind: not one of pcie, infiniband, ethernet, nvlink, loopback',

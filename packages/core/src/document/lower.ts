@@ -2,14 +2,16 @@ import type { Diagnostic } from '../diagnostics.js';
 import { hasErrors } from '../diagnostics.js';
 import { prepareDelays } from './delays.js';
 import { flattenComposites } from './flatten.js';
-import { resolveParams } from './params.js';
+import { documentScope } from './params.js';
 import { expandRates } from './rates.js';
 import type { ProjectDocument } from './types.js';
 
 // Lowering: the document as written -> the form the compiler reads. Each step is a module of
 // its own and reads the previous one's output:
-//   params.ts   parameters and expressions -> numbers (document, node params, rates, delays)
-//   flatten.ts  composite nodes -> their inner graphs, ids `seg/open`, mapping expanded
+//   params.ts   the document's parameters evaluated (with the overrides), in dependency order
+//   flatten.ts  composite nodes -> their inner graphs, ids `seg/open`, mapping expanded; each
+//               node and edge has its expressions (params, rates, delays) replaced by numbers
+//               (params.ts), read in the scope of the composite it is written in
 //   delays.ts   init nodes leave the graph; each delayed edge's `init` becomes an InitSpec
 //   rates.ts    port rates -> repetition vector -> one node per firing (`slice#3`), edges
 //               between firings carrying token ranges, delays in whole iterations
@@ -37,15 +39,16 @@ export interface Lowered {
 /** Lowers a document that passed the shape check; `lowered` is absent when any step found an error. */
 export function lowerDocument(doc: ProjectDocument, opts: LowerOptions = {}): { lowered?: Lowered; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
-  const resolved = resolveParams(doc, opts.params ?? {}, diagnostics);
-  if (!resolved || hasErrors(diagnostics)) return { diagnostics };
-  const flat = flattenComposites(resolved.doc, resolved.nodePaths, resolved.edgePaths, diagnostics);
+  // Parameters and composites go together: each composite instance has a scope of its own, so
+  // the flatten step substitutes every node and edge with the scope it is written in.
+  const scope = documentScope(doc, opts.params ?? {}, diagnostics);
+  const flat = flattenComposites(doc, diagnostics, scope);
   if (!flat || hasErrors(diagnostics)) return { diagnostics };
   const delayed = prepareDelays(flat, diagnostics);
   if (!delayed || hasErrors(diagnostics)) return { diagnostics };
   const expanded = expandRates(delayed.doc, delayed.nodePaths, delayed.edgePaths, diagnostics);
   if (!expanded || hasErrors(diagnostics)) return { diagnostics };
-  return { lowered: { ...expanded, params: resolved.params }, diagnostics };
+  return { lowered: { ...expanded, params: Object.fromEntries(scope.values) }, diagnostics };
 }
 
 /** What each lowering step hands the next: the document so far and the paths as written of its nodes and edges. */

@@ -121,13 +121,14 @@ describe('validate', () => {
     d.app.nodes[0].params = { width: -3, height: 2.5 };
     d.app.nodes[1].params = { width: 8, height: 8, nb_loop: Number.NaN };
     d.app.nodes[2].params = { width: 8, height: 8, colour: 3 };
-    d.app.nodes[3].params = { width: 'wide', height: 8 };
+    // (A string is an expression over the document's params: params.test.ts.)
+    d.app.nodes[3].params = { width: true, height: 8 };
     const m = messages(d);
     expect(m).toContain('app.nodes[0].params.width: param "width" is -3, below its minimum 1 (use a value (range 1 .. 16384))');
     expect(m).toContain('app.nodes[0].params.height: param "height" must be an integer, not 2.5 (use a whole number (range 1 .. 16384))');
     expect(m.some((x) => x.startsWith('app.nodes[1].params.nb_loop: param "nb_loop" must be a number, not NaN'))).toBe(true);
     expect(m).toContain('app.nodes[2].params.colour: kernel matrix.increment has no param "colour" (params: width, height, nb_loop)');
-    expect(m.some((x) => x.startsWith('app.nodes[3].params.width: param "width" must be a number, not "wide"'))).toBe(true);
+    expect(m.some((x) => x.startsWith('app.nodes[3].params.width: param "width" must be a number, not boolean'))).toBe(true);
   });
 
   it('rejects links to unknown PEs, PEs on unknown hosts, nonpositive bandwidth and iterations < 1', () => {

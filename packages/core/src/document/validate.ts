@@ -229,7 +229,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     if (!outPort || !inPort) return;
     const slot = firstInput[to.index] + inIndex;
     const earlier = fedBy[slot];
-    if (earlier >= 0) return fail(`${edgeAt(i)}.to`, `input ${to.id}.${inPort.name} is already fed by app.edges[${earlier}]`, 'an input port takes exactly one edge; remove one of them');
+    if (earlier >= 0) return fail(`${edgeAt(i)}.to`, `input ${to.id}.${inPort.name} is already fed by ${edgeAt(earlier)}`, 'an input port takes exactly one edge; remove one of them');
     fedBy[slot] = i;
     if (badParams.has(from.id) || badParams.has(to.id)) return;
     // An output feeding several edges resolves its type once (failures are reported per edge).
@@ -259,7 +259,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     const n = nodes[i];
     const ports = n.kernel.inputs;
     for (let j = 0; j < ports.length; j++) {
-      if (fedBy[firstInput[n.index] + j] < 0) fail(`app.nodes[${n.index}]`, `input port "${ports[j].name}" of node "${n.id}" is not connected`, `add an edge to ${n.id}.${ports[j].name}`);
+      if (fedBy[firstInput[n.index] + j] < 0) fail(nodeAt(n.index), `input port "${ports[j].name}" of node "${n.id}" is not connected`, `add an edge to ${n.id}.${ports[j].name}`);
     }
   }
   const outputs = successorLists(doc.app.nodes.length, edges.from, identity(edgeCount));
@@ -280,7 +280,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     const b = to.pe;
     if (component.get(a) !== component.get(b) && !reported.has(`${a}>${b}`)) {
       reported.add(`${a}>${b}`);
-      fail(`app.edges[${i}]`, `no architecture path from ${a} to ${b}`, `add a link between them, or map "${from.id}" and "${to.id}" to connected PEs`);
+      fail(edgeAt(i), `no architecture path from ${a} to ${b}`, `add a link between them, or map "${from.id}" and "${to.id}" to connected PEs`);
     }
   }
   return model;
