@@ -124,14 +124,14 @@ describe('repetition vector', () => {
     expect(analyze(d).diagnostics).toEqual([]);
   });
 
-  it('a kernel port may declare its rate (here from a param); the node\'s rates override it; a written rate of 1 is dropped', () => {
+  it('a kernel port may declare its rate (here from a param); the node\'s rates override it; the lowered node lists both', () => {
     const slicer = (id: string, rates?: Record<string, number>): AppNode => ({ id, kernel: 'test.slicer', params: { slices: 4 }, ...(rates ? { rates } : {}) });
     const own = expand(document([slicer('s'), work('b', 1, 0, undefined, 16)], [edge('s.out', 'b.in0')]));
     expect(own.repetitions).toEqual({ s: 1, b: 4 });
     expect(own.doc!.app.nodes[0].rates).toEqual({ out: 4 });
     const overridden = expand(document([slicer('s', { out: 2 }), work('b', 1, 0, { in0: 1 }, 16)], [edge('s.out', 'b.in0')]));
     expect(overridden.repetitions).toEqual({ s: 1, b: 2 });
-    expect(overridden.doc!.app.nodes.map((n) => n.rates)).toEqual([{ out: 2 }, undefined, undefined]);
+    expect(overridden.doc!.app.nodes.map((n) => n.rates)).toEqual([{ out: 2 }, { in0: 1 }, { in0: 1 }]);
   });
 });
 

@@ -81,17 +81,17 @@ export function expandRates(doc: ProjectDocument, nodePaths: string[], edgePaths
   const lowNodes: AppNode[] = [];
   const lowNodePaths: string[] = [];
   nodes.forEach((n, i) => {
-    if (q[i] === 1 && n.rates === undefined && rates[i] === NO_RATES) {
+    // The lowered form keeps the rates written and adds those the kernel's ports declare.
+    const written = n.rates ? Object.keys(n.rates).length : 0;
+    if (q[i] === 1 && rates[i].size === written) {
       lowNodes.push(n);
       lowNodePaths.push(nodePaths[i]);
       return;
     }
-    // The lowered form lists every port holding more than one token (kernel defaults included).
-    const own = Object.fromEntries([...rates[i]].filter(([, r]) => r !== 1));
-    const keep = Object.keys(own).length ? own : undefined;
+    const keep = rates[i].size ? Object.fromEntries(rates[i]) : undefined;
     const { rates: _written, ...rest } = n;
     if (q[i] === 1) {
-      lowNodes.push(keep ? { ...rest, rates: keep } : rest);
+      lowNodes.push({ ...rest, rates: keep });
       lowNodePaths.push(nodePaths[i]);
       return;
     }
