@@ -233,6 +233,12 @@ describe('rate diagnostics', () => {
     expect(diagnostics).toEqual(['app.nodes[3]: node "d" would fire 1000000000 times per iteration, more than 1,000,000 (the rates of a chain multiply: check the rates on the edges leading to it, and make producer and consumer rates closer)']);
   });
 
+  it('an expansion with too many edges is refused before it is built', () => {
+    const R = 900_000;
+    const { diagnostics } = expand(document([work('a', 0, 1, { out0: R }, R), work('b', 3, 0, undefined, 1)], [edge('a.out0', 'b.in0'), edge('a.out0', 'b.in1'), edge('a.out0', 'b.in2')]));
+    expect(diagnostics).toEqual(['app.edges: the expanded graph would have up to 2700006 edges, more than 2,000,000 (lower the rates of the nodes that fire most, or feed fewer inputs from them)']);
+  });
+
   it('a mapping entry for a firing that does not exist names the firings that do', () => {
     const d = document([work('A', 0, 1, { out0: 8 }, 16), work('B', 1, 0, undefined, 2)], [edge('A.out0', 'B.in0')], { A: 'cpu@h0', B: 'cpu@h0', 'B#9': 'gpu0@h0', 'A#1': 'gpu0@h0' });
     expect(expand(d).diagnostics).toEqual([

@@ -61,6 +61,14 @@ export function expandRates(doc: ProjectDocument, nodePaths: string[], edgePaths
   const q = single ? new Array<number>(nodes.length).fill(1) : repetitionVector(nodes, nodePaths, edgePaths, edges, from, to, produce, consume, out);
   if (!q) return undefined;
 
+  if (!single) {
+    // A multi-rate edge lowers to at most one part per producer firing, per consumer firing and per iteration change.
+    let parts = 0;
+    for (let e = 0; e < edges.length; e++) parts += from[e] < 0 ? 1 : q[from[e]] + q[to[e]] + 1;
+    if (parts > 2 * RATE_LIMIT) out.push(error('app.edges', `the expanded graph would have up to ${parts} edges, more than ${(2 * RATE_LIMIT).toLocaleString('en')}`, 'lower the rates of the nodes that fire most, or feed fewer inputs from them'));
+  }
+  if (hasErrors(out.slice(before))) return undefined;
+
   // Firing f of node i: its own id when it fires once.
   const ids: string[][] = new Array(nodes.length);
   const idOf = (i: number, f: number) => (q[i] === 1 ? nodes[i].id : (ids[i] ??= Array.from({ length: q[i] }, (_, k) => `${nodes[i].id}#${k}`))[f]);
