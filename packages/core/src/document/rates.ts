@@ -209,13 +209,14 @@ function portRates(n: AppNode, at: string, out: Diagnostic[]): ReadonlyMap<strin
   }
   const ports = spec ? [...spec.inputs.map((p) => ({ p, side: 'input' })), ...spec.outputs.map((p) => ({ p, side: 'output' }))] : [];
   for (const { p } of ports) {
-    if (p.rate === undefined) continue;
+    // A rate written on the node replaces the kernel's (even one the kernel cannot give).
+    if (p.rate === undefined || (n.rates && Object.hasOwn(n.rates, p.name))) continue;
     try {
       const r = declaredRate(p, params);
       if (Number.isInteger(r) && r >= 1) rates.set(p.name, r);
       else out.push(error(at, `kernel ${spec!.id} gives port ${p.name} of node "${n.id}" the rate ${JSON.stringify(r)}, not a positive integer`, `set the rate yourself: "rates": { "${p.name}": <tokens per firing> }`));
     } catch (e) {
-      if (!n.rates || !(p.name in n.rates)) out.push(error(at, `kernel ${spec!.id} cannot give the rate of port ${p.name} of node "${n.id}": ${e instanceof Error ? e.message : String(e)}`, `set the rate yourself: "rates": { "${p.name}": <tokens per firing> }`));
+      out.push(error(at, `kernel ${spec!.id} cannot give the rate of port ${p.name} of node "${n.id}": ${e instanceof Error ? e.message : String(e)}`, `set the rate yourself: "rates": { "${p.name}": <tokens per firing> }`));
     }
   }
   for (const [port, r] of Object.entries(n.rates ?? {})) {
