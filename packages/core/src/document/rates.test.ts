@@ -90,6 +90,44 @@ describe('repetition vector', () => {
     expect(lowered!.doc.mapping).toEqual({ P: 'cpu@h0', 'S#0': 'gpu0@h0', 'S#1': 'gpu0@h0', 'S#2': 'gpu0@h0', 'S#3': 'cpu@h0', 'S#4': 'gpu0@h0', 'S#5': 'gpu0@h0', 'S#6': 'gpu0@h0', 'S#7': 'gpu0@h0', C: 'cpu@h0' });
   });
 
+  it('with params and composites: rates from expressions, inner nodes as written, a whole composite and one inner firing mapped', () => {
+    const d: ProjectDocument = {
+      ...document([], []),
+      params: { N: 4, H: 32 },
+      defs: {
+        slice: {
+          params: { K: 1 },
+          inputs: [{ name: 'in', to: [{ node: 'inc', port: 'in' }] }],
+          outputs: [{ name: 'out', from: { node: 'inc', port: 'out' } }],
+          nodes: [{ id: 'inc', kernel: 'matrix.increment', params: { width: 8, height: 'H / N', nb_loop: 'K' } }],
+          edges: [],
+        },
+      },
+      app: {
+        nodes: [
+          { id: 'P', kernel: 'matrix.produce', params: { width: 8, height: 'H' }, rates: { out: 'N' } },
+          { id: 's', composite: 'slice' },
+          { id: 'C', kernel: 'matrix.consume', params: { width: 8, height: 'H' }, rates: { in: '2 * N / 2' } },
+        ],
+        edges: [edge('P.out', 's.in'), edge('s.out', 'C.in')],
+      },
+      mapping: { P: 'cpu@h0', s: 'gpu0@h0', 's/inc#2': 'cpu@h0', C: 'cpu@h0' },
+    };
+    const { lowered, diagnostics } = lowerDocument(d);
+    expect(diagnostics).toEqual([]);
+    expect(lowered!.repetitions).toEqual({ P: 1, 's/inc': 4, C: 1 });
+    expect(lowered!.doc.app.edges.map(ends)).toEqual([
+      ...[0, 1, 2, 3].map((j) => `P.out[${j}+1/4] -> s/inc#${j}.in[0+1/1]`),
+      ...[0, 1, 2, 3].map((j) => `s/inc#${j}.out[0+1/1] -> C.in[${j}+1/4]`),
+    ]);
+    expect(lowered!.doc.mapping).toEqual({ P: 'cpu@h0', 's/inc#0': 'gpu0@h0', 's/inc#1': 'gpu0@h0', 's/inc#2': 'cpu@h0', 's/inc#3': 'gpu0@h0', C: 'cpu@h0' });
+    expect(lowered!.nodePaths[1]).toBe('defs.slice.nodes[0]');
+    // A bad rate inside a composite is named where it is written.
+    const bad = structuredClone(d);
+    bad.defs!.slice.nodes[0].rates = { in: 0 };
+    expect(lowerDocument(bad).diagnostics.map(formatDiagnostic)).toEqual([expect.stringMatching(/^defs\.slice\.nodes\[0\]\.rates\.in: rate 0/)]);
+  });
+
   it('2 : 3 rates: A fires 3 times, B twice; tokens cross firings where the rates do not line up', () => {
     const { doc, repetitions, diagnostics } = expand(document([work('A', 0, 1, { out0: 2 }), work('B', 1, 0, { in0: 3 })], [edge('A.out0', 'B.in0')]));
     expect(diagnostics).toEqual([]);
