@@ -42,3 +42,8 @@ export { successorLists } from './util/csr.js';
 export { checkAgentKernels, kernelVersions, type AgentKernels } from './kernels.js';
 export { kernelIds, kernelNodes } from './document/walk.js';
 export { lowerDocument, type LowerOptions, type Lowered } from './document/lower.js';
+// Parameters and composites: the expression language, the designer's parameter panel, and the
+// flattened graph (ids `seg/open`, each node's and edge's path as written).
+export { evaluateExpression, parseExpression, MAX_EXPRESSION_LENGTH, MAX_EXPRESSION_DEPTH, type ExprScope, type ExprError } from './document/expr.js';
+export { paramTable, overrideParams, type ParamRow } from './document/params.js';
+export { flattenComposites, flattenDocument, MAX_COMPOSITE_DEPTH, MAX_FLAT_NODES, type Flattened as FlattenedDocument } from './document/flatten.js';

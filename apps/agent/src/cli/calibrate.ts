@@ -7,7 +7,7 @@ import { choice, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { loadKernelPackages } from '../kernels/load.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 
-const USAGE = `usage: pipeloom calibrate FILE [--iterations N] [--agents ws://...,...] [--token T] [--out FILE] [--sync self-timed|barrier]
+const USAGE = `usage: pipeloom calibrate FILE [--iterations N] [--agents ws://...,...] [--token T] [--out FILE] [--sync self-timed|barrier] [--param NAME=VALUE ...]
 
 Measures this machine: runs the project a few iterations under each strategy, so every node
 fires on its PE and every transfer crosses its link, and writes what each took in the steady
@@ -24,13 +24,15 @@ per link and size the seconds per transfer, with the document's hash, the machin
                       firing and copy is waited for on its own, so each has its own time)
   --allow-wgsl        start the local agents with --allow-wgsl (custom.wgsl nodes)
   --kernel-timeout S  the local agents' time limit of one firing, in seconds (default 60)
+  --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
+                            the document's; repeatable
   --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents; repeatable
 
 Exit status: 0 written, 1 run failed or refused, 2 invalid document.`;
 
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
-  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, sync: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, kernels: { type: 'string', multiple: true } }, USAGE);
+  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, sync: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } }, USAGE);
   if (!args.ok) return args.code;
   const v = args.values;
   const iterations = positiveInt('calibrate', 'iterations', v.iterations);
@@ -41,7 +43,7 @@ export async function main(argv: string[]): Promise<number> {
   const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? []);
   for (const p of packages.problems) console.error(`pipeloom calibrate: ${p}`);
   if (packages.problems.length) return EXIT.invalid;
-  const read = await readDocument('calibrate', file);
+  const read = await readDocument('calibrate', file, args.values.param);
   if (!read.ok) return read.code;
   const { model, diagnostics } = analyze(read.doc);
   if (!model) {

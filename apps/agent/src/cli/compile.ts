@@ -3,7 +3,7 @@ import { choice, parseCommandArgs } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelsFlag } from '../kernels/load.js';
 
-const USAGE = `usage: pipeloom compile FILE [--overlap|--no-overlap] [--format text|json|dot]
+const USAGE = `usage: pipeloom compile FILE [--overlap|--no-overlap] [--format text|json|dot] [--param NAME=VALUE ...]
 
 Compiles a project document into its implementation graph (paper section 4.2) and prints
 each node with (schedule, latency), each buffer bn_k with its PE, depth, colour and size, and
@@ -11,13 +11,15 @@ per-PE memory before and after sharing with its lower bound.
 
   --overlap, --no-overlap   strategy (default: the document's options.overlap)
   --format text|json|dot    text (default), JSON, or Graphviz of the implementation graph
+  --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
+                            the document's; repeatable
   --kernels PATH_OR_PACKAGE  load a kernel package (an ES module exporting defineKernel kernels)
                             before reading the document; repeatable
 
 Exit status: 0 compiled, 1 failure (unreadable file, bad option), 2 invalid document or kernel package.`;
 
 export async function main(argv: string[]): Promise<number> {
-  const args = parseCommandArgs('compile', argv, { overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' }, kernels: { type: 'string', multiple: true } }, USAGE);
+  const args = parseCommandArgs('compile', argv, { overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } }, USAGE);
   if (!args.ok) return args.code;
   const format = choice('compile', 'format', args.values.format, ['text', 'json', 'dot'] as const, 'text');
   if (!format) return EXIT.failure;
@@ -30,7 +32,7 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.failure;
   }
   if (!(await loadKernelsFlag('compile', args.values.kernels as unknown as string[] | undefined))) return EXIT.invalid;
-  const read = await readDocument('compile', args.positionals[0]);
+  const read = await readDocument('compile', args.positionals[0], args.values.param);
   if (!read.ok) return read.code;
   const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : undefined;
   const result = compile(read.doc, { overlap });

@@ -5,7 +5,7 @@ import { loadCalibration } from './calibration-file.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelsFlag } from '../kernels/load.js';
 
-const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json] [--overlap|--no-overlap] [--sync self-timed|barrier] [--format text|json] [--calibration FILE|--no-calibration]
+const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json] [--overlap|--no-overlap] [--sync self-timed|barrier] [--format text|json] [--calibration FILE|--no-calibration] [--param NAME=VALUE ...]
 
 Predicts the cycle time of both strategies (paper section 4.3) from the kernels' cost hints
 and the links' bandwidth and latency, the speedup of overlap, and a timeline. Where
@@ -20,6 +20,8 @@ sync mode is printed beside the one modelled in full.
   --format text|json        text (default) or JSON
   --calibration FILE        the calibration to use (default: the document's, when there is one)
   --no-calibration          predict from the cost hints even where there is a calibration
+  --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
+                            the document's; repeatable
   --kernels PATH_OR_PACKAGE  load a kernel package (an ES module exporting defineKernel kernels)
                             before reading the document; repeatable
 
@@ -29,7 +31,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'predict',
     argv,
-    { iterations: { type: 'string' }, trace: { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, sync: { type: 'string' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' }, kernels: { type: 'string', multiple: true } },
+    { iterations: { type: 'string' }, trace: { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, sync: { type: 'string' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -42,7 +44,7 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.failure;
   }
   if (!(await loadKernelsFlag('predict', args.values.kernels as unknown as string[] | undefined))) return EXIT.invalid;
-  const read = await readDocument('predict', args.positionals[0]);
+  const read = await readDocument('predict', args.positionals[0], args.values.param);
   if (!read.ok) return read.code;
   const { model } = analyze(read.doc);
   const cal = args.values['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, args.values.calibration as string | undefined);

@@ -1,12 +1,18 @@
 import { readFile } from 'node:fs/promises';
-import { formatDiagnostic, parseDocument, type Diagnostic, type ProjectDocument } from '@pipeloom/core';
+import { formatDiagnostic, overrideParams, parseDocument, type Diagnostic, type ProjectDocument } from '@pipeloom/core';
 
 // Reads and parses a project document for a command. Exit codes of every command:
 // 0 ok, 1 other failure (unreadable file, bad option), 2 invalid document.
 
 export const EXIT = { ok: 0, failure: 1, invalid: 2 } as const;
 
-export async function readDocument(command: string, file: string | undefined): Promise<{ ok: true; doc: ProjectDocument } | { ok: false; code: number }> {
+/**
+ * Reads and parses the document, with the values of `--param NAME=VALUE` (repeatable) in place of
+ * its params'. A malformed --param and one naming no parameter are reported; both exit 2.
+ */
+export async function readDocument(command: string, file: string | undefined, params?: unknown): Promise<{ ok: true; doc: ProjectDocument } | { ok: false; code: number }> {
+  const overrides = paramFlags(command, params);
+  if (!overrides) return { ok: false, code: EXIT.invalid };
   if (!file) {
     console.error(`pipeloom ${command}: missing the project document (pipeloom ${command} FILE)`);
     return { ok: false, code: EXIT.failure };
@@ -25,7 +31,31 @@ export async function readDocument(command: string, file: string | undefined): P
     printDiagnostics(parsed.diagnostics);
     return { ok: false, code: EXIT.invalid };
   }
-  return { ok: true, doc: parsed.doc };
+  const overridden = overrideParams(parsed.doc, overrides);
+  if (overridden.diagnostics.length) {
+    printDiagnostics(overridden.diagnostics);
+    return { ok: false, code: EXIT.invalid };
+  }
+  return { ok: true, doc: overridden.doc };
+}
+
+/** `--param` values as name -> number; undefined after printing what is malformed. */
+function paramFlags(command: string, flags: unknown): Record<string, number> | undefined {
+  const out: Record<string, number> = {};
+  for (const flag of Array.isArray(flags) ? (flags as unknown[]) : flags === undefined ? [] : [flags]) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(String(flag));
+    const value = m ? Number(m[2]) : NaN;
+    if (!m || m[2].trim() === '' || !Number.isFinite(value)) {
+      console.error(`pipeloom ${command}: --param must be NAME=NUMBER (e.g. --param N=4), not "${String(flag)}"`);
+      return undefined;
+    }
+    if (Object.hasOwn(out, m[1])) {
+      console.error(`pipeloom ${command}: --param ${m[1]} is given twice`);
+      return undefined;
+    }
+    Object.defineProperty(out, m[1], { value, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
 }
 
 /** One diagnostic per line on stderr: `path: message (hint)`. */

@@ -8,7 +8,7 @@ import { loadKernelPackages } from '../kernels/load.js';
 import { findKernel } from '@pipeloom/kernels';
 import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
 
-const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json]
+const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json] [--param NAME=VALUE ...]
 
 Runs a project on agents: compiles it, checks the agents serve every PE it maps onto,
 deploys each host's programs, runs, and prints throughput, cycle time, per-thread
@@ -35,6 +35,8 @@ utilisation and predicted vs measured.
   --allow-wgsl             start the local agents with --allow-wgsl, so custom.wgsl nodes
                            (WGSL written in the document) run; remote agents need it themselves
   --kernel-timeout S       the local agents' time limit of one firing, in seconds (default 60)
+  --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
+                            the document's; repeatable
   --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents (remote agents
                            load their own: pipeloom agent --kernels); repeatable
 
@@ -46,7 +48,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, sync: str, kernels: { type: 'string', multiple: true } },
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, sync: str, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -71,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
   const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? []);
   for (const p of packages.problems) console.error(`pipeloom run: ${p}`);
   if (packages.problems.length) return EXIT.invalid;
-  const read = await readDocument('run', args.positionals[0]);
+  const read = await readDocument('run', args.positionals[0], args.values.param);
   if (!read.ok) return read.code;
   const doc = read.doc;
   const overlap = v.overlap ? true : v['no-overlap'] ? false : undefined;

@@ -16,6 +16,8 @@ import type { Buffers, CompileResult, ImplementationGraph } from './types.js';
 export interface CompileOptions {
   /** Overrides the document's options.overlap. */
   overlap?: boolean;
+  /** Values replacing the document's params (`--param N=4`, the designer's parameter panel). */
+  params?: Record<string, number>;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface CompileOptions {
  * for a user mistake: an invalid document gives `{ ok: false, diagnostics }`.
  */
 export function compile(doc: unknown, opts: CompileOptions = {}): CompileResult {
-  const { diagnostics, model } = analyze(doc);
+  const { diagnostics, model } = analyze(doc, { params: opts.params });
   if (!model) return { ok: false, diagnostics };
   return compileModel(model, opts.overlap ?? model.doc.options.overlap, diagnostics);
 }

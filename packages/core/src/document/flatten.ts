@@ -18,6 +18,8 @@ export const MAX_COMPOSITE_DEPTH = 64;
 /** Most nodes a document may flatten to: a def using another twice, 20 deep, is a million nodes. */
 export const MAX_FLAT_NODES = 200_000;
 
+const KINDS = ['kernel', 'composite', 'graph'] as const;
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An inner input a composite input is bound to, with the path of the binding. */
@@ -48,7 +50,7 @@ interface Level {
 }
 
 /** What flattening one graph gives: its nodes by id, and the edges feeding each of their inputs. */
-interface Flattened {
+interface LevelResult {
   locals: Map<string, Local>;
   /** `node\0port` -> paths of the edges of this graph feeding it. */
   fedBy: Map<string, string[]>;
@@ -79,7 +81,7 @@ class Flattener {
     this.out.push(error(path, message, hint));
   }
 
-  level(l: Level): Flattened {
+  level(l: Level): LevelResult {
     const locals = new Map<string, Local>();
     const fedBy = new Map<string, string[]>();
     const nodes = Array.isArray(l.nodes) ? l.nodes : [];
@@ -87,23 +89,22 @@ class Flattener {
     for (let i = 0; i < nodes.length && !this.tooBig; i++) {
       const n = nodes[i] as AppNode;
       const path = `${l.base}.nodes[${i}]`;
-      const broken = () => {
-        if (typeof n.id === 'string' && !locals.has(n.id)) locals.set(n.id, { kind: 'broken', id: l.prefix + n.id, path });
-      };
       if (!isObject(n) || typeof n.id !== 'string' || n.id === '') {
         // The document's own nodes passed the shape check; a def's are checked here.
         this.fail(inner ? path : `${path}.id`, 'a node needs an id (a non-empty string)', 'write { "id": "...", "kernel": "..." }');
         continue;
       }
-      const kinds = (['kernel', 'composite', 'graph'] as const).filter((k) => n[k] !== undefined);
-      if (kinds.length > 1) {
+      // A loop-free count: this runs once per node of documents of 10,000 nodes.
+      const count = (n.kernel !== undefined ? 1 : 0) + (n.composite !== undefined ? 1 : 0) + (n.graph !== undefined ? 1 : 0);
+      if (count > 1) {
+        const kinds = KINDS.filter((k) => n[k] !== undefined);
         this.fail(path, `node "${l.prefix}${n.id}" has ${kinds.join(' and ')}: a node is one of a kernel node, a composite from defs or an inline graph`, `keep only one of ${kinds.join(', ')}`);
-        broken();
+        this.broken(locals, n, path, l.prefix);
         continue;
       }
-      if (kinds.length === 0) {
+      if (count === 0) {
         this.fail(path, `node "${l.prefix}${n.id}" has no kernel, composite or graph`, 'name its kernel ("kernel": "matrix.increment") or its composite ("composite": "<defs name>")');
-        broken();
+        this.broken(locals, n, path, l.prefix);
         continue;
       }
       if (locals.has(n.id)) {
@@ -116,7 +117,7 @@ class Flattener {
       if (n.kernel !== undefined) {
         if (typeof n.kernel !== 'string' || n.kernel === '') {
           this.fail(`${path}.kernel`, `node "${l.prefix}${n.id}": kernel must be a kernel id, not ${JSON.stringify(n.kernel)}`, 'name a registered kernel, e.g. matrix.increment');
-          broken();
+          this.broken(locals, n, path, l.prefix);
           continue;
         }
         const id = l.prefix + n.id;
@@ -140,7 +141,7 @@ class Flattener {
       } else {
         const c = this.instance(n, path, l);
         if (c) locals.set(n.id, c);
-        else broken();
+        else this.broken(locals, n, path, l.prefix);
       }
       if (this.nodes.length > MAX_FLAT_NODES) {
         this.tooBig = true;
@@ -170,6 +171,11 @@ class Flattener {
       else for (const t of to) this.pushEdge({ ...edge, from: { node: from.node, port: from.port }, to: { node: t.node, port: t.port } }, t.path);
     }
     return { locals, fedBy };
+  }
+
+  /** Records a node already reported, so what names it is not reported again. */
+  private broken(locals: Map<string, Local>, n: AppNode, path: string, prefix: string) {
+    if (typeof n.id === 'string' && !locals.has(n.id)) locals.set(n.id, { kind: 'broken', id: prefix + n.id, path });
   }
 
   private push(n: AppNode, path: string) {
@@ -381,6 +387,25 @@ export function flattenComposites(doc: ProjectDocument, out: Diagnostic[], scope
   const mapping = f.composites.size ? expandMapping(doc.mapping, f.nodes, f.composites) : doc.mapping;
   const { defs: _defs, ...rest } = doc;
   return { doc: { ...rest, app: { nodes: f.nodes, edges: f.edges }, mapping }, nodePaths: f.nodePaths, edgePaths: f.edgePaths };
+}
+
+/** A document flattened for display: the graph the compiler reads, or the problems found. */
+export interface Flattened {
+  /** The document with every composite replaced by its inner graph and numbers for expressions; absent after an error. */
+  doc?: ProjectDocument;
+  /** By flattened node index: where the node is written (`defs.seg.nodes[1]`). */
+  nodePaths: string[];
+  /** By flattened edge index: where the edge (or, for an input bound to several inner inputs, the binding) is written. */
+  edgePaths: string[];
+  diagnostics: Diagnostic[];
+}
+
+/** The designer's flattened view: params evaluated (with `overrides`), composites expanded, mapping of whole composites expanded. */
+export function flattenDocument(doc: ProjectDocument, overrides: Record<string, number> = {}): Flattened {
+  const diagnostics: Diagnostic[] = [];
+  const flat = flattenComposites(doc, diagnostics, documentScope(doc, overrides, diagnostics));
+  if (!flat || diagnostics.some((d) => d.severity === 'error')) return { nodePaths: flat?.nodePaths ?? [], edgePaths: flat?.edgePaths ?? [], diagnostics };
+  return { doc: flat.doc, nodePaths: flat.nodePaths, edgePaths: flat.edgePaths, diagnostics };
 }
 
 /** Nodes the graph flattens to (a def in a cycle, or nested too deep, counts 0: the flattener reports it). */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compile } from '../compile/compile.js';
@@ -33,7 +34,33 @@ function doc(params: DocumentParams, sizes: { width?: unknown; height?: unknown;
 
 const problems = (d: unknown, params?: Record<string, number>) => analyze(d, { params }).diagnostics.map(formatDiagnostic);
 
+const piic = (): ProjectDocument => JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));
+
 describe('document parameters', () => {
+  it('examples/piic.json written with W, H and N compiles exactly as its literal version', () => {
+    const written = piic();
+    const literal: ProjectDocument = { ...piic(), params: undefined };
+    const size = { width: 2048, height: 2048 };
+    literal.app.nodes = [
+      { id: 'P', kernel: 'matrix.produce', params: { ...size } },
+      { id: 'I1', kernel: 'matrix.increment', params: { ...size, nb_loop: 100 } },
+      { id: 'I2', kernel: 'matrix.increment', params: { ...size, nb_loop: 100 } },
+      { id: 'C', kernel: 'matrix.consume', params: { ...size, increments: '100,100' } },
+    ];
+    expect(Object.keys(written.params ?? {})).toEqual(['W', 'H', 'N']);
+    for (const overlap of [true, false]) {
+      const a = compile(written, { overlap });
+      const b = compile(literal, { overlap });
+      expect(a.ok && b.ok).toBe(true);
+      if (a.ok && b.ok) expect(a.ig).toEqual(b.ig);
+    }
+    // An override changes the compile: half the width, half the bytes of every buffer.
+    const half = compile(written, { params: { W: 1024 } });
+    const full = compile(written);
+    expect(half.ok && full.ok).toBe(true);
+    if (half.ok && full.ok) expect(Array.from(half.ig.buffers.bytes)).toEqual(Array.from(full.ig.buffers.bytes, (b) => b / 2));
+  });
+
   it('replace the expressions of numeric node params by their values, in dependency order', () => {
     // H reads W, declared after it; N is a full definition.
     const { lowered, diagnostics } = lowerDocument(doc({ H: 'W / 2', W: 64, N: { value: 'min(W, 3)', min: 1, integer: true } }));

@@ -321,3 +321,27 @@ export function paramTable(doc: ProjectDocument, overrides: Record<string, numbe
     return row;
   });
 }
+
+/**
+ * The document with its params' values replaced by `overrides` (`--param N=4`): definitions keep
+ * their bounds, checked when the document is compiled. An override naming no param is reported.
+ * For callers that hand the document on whole (predict, runs, calibration); compile and analyze
+ * take the overrides directly (`params` option).
+ */
+export function overrideParams(doc: ProjectDocument, overrides: Record<string, number>): { doc: ProjectDocument; diagnostics: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
+  const names = Object.keys(overrides);
+  if (names.length === 0) return { doc, diagnostics };
+  const params: DocumentParams = isObject(doc.params) ? { ...(doc.params as DocumentParams) } : {};
+  for (const name of names) {
+    if (!Object.hasOwn(params, name)) {
+      const near = nearestName(name, Object.keys(params));
+      diagnostics.push(error('params', `the override ${name}=${overrides[name]} names no parameter of the document`, near ? `did you mean "${near}"?` : 'the document declares no params'));
+      continue;
+    }
+    const v = params[name];
+    // defineProperty, not assignment: a param named __proto__ is a plain key.
+    Object.defineProperty(params, name, { value: isObject(v) ? { ...(v as ParamDef), value: overrides[name] } : overrides[name], enumerable: true, writable: true, configurable: true });
+  }
+  return { doc: { ...doc, params }, diagnostics };
+}
