@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineKernel, type KernelDefinition } from './define.js';
-import { KernelDefinitionError, bindingProblems, formatKernelProblem, kernelManifest, portsFor, specFromManifest } from './definition.js';
+import { KernelDefinitionError, bindingProblems, declaredRate, formatKernelProblem, kernelManifest, portsFor, specFromManifest } from './definition.js';
 import { GpuRunner, runCpu } from './gpu/harness.js';
 import { createTestDevice, type TestDevice } from './gpu/node-device.js';
 import { getKernel, listKernels } from './registry.js';
@@ -150,6 +150,26 @@ describe('defineKernel', () => {
     expect(spec.outputs[0].type({})).toEqual({ kind: 'bytes', element: 'u32', shape: [1024] });
     expect(spec.cost({})).toEqual({ flops: 0, bytes: 8192 });
     expect('cpu' in spec).toBe(false);
+  });
+
+  it('a port may declare its rate (tokens per firing), fixed or from params: checked at the probes, carried to variadic copies and manifests', () => {
+    const slicer = defineKernel({
+      ...sumDiff,
+      id: 'test.slicer',
+      params: { ...sumDiff.params, slices: { type: 'int', default: 4, min: 1, max: 8, description: 'tokens per firing' }, inputs: { type: 'int', default: 2, min: 1, max: 4, description: 'inputs' } },
+      inputs: [{ name: 'in', repeat: 'inputs', type: vec, rate: (p) => Number(p.slices) }],
+      outputs: [{ name: 'sum', type: vec, rate: 2 }],
+      cpu: () => undefined,
+      gpu: undefined,
+    });
+    expect(portsFor(slicer, { n: 8, inputs: 3, slices: 4 }).inputs.map((p) => declaredRate(p, { slices: 4 }))).toEqual([4, 4, 4]);
+    const m = kernelManifest(slicer);
+    expect(m.inputs[0]).toMatchObject({ name: 'in', rate: 4 });
+    expect(m.outputs[0]).toMatchObject({ name: 'sum', rate: 2 });
+    expect(declaredRate(specFromManifest(JSON.parse(JSON.stringify(m))).outputs[0], {})).toBe(2);
+    expect(kernelManifest(defineKernel(sumDiff)).inputs[0].rate).toBeUndefined();
+    expect(refused({ ...sumDiff, outputs: [{ name: 'sum', type: vec, rate: (p) => (Number(p.n) > 50_000 ? 0 : 1) }] })).toEqual([expect.stringMatching(/^kernel "test.sumdiff" outputs.sum.rate: gives 0, not a positive integer for params \{"n":100000\}/)]);
+    expect(refused({ ...sumDiff, outputs: [{ name: 'sum', type: vec, rate: 1.5 }] })).toEqual([expect.stringContaining('outputs.sum.rate: gives 1.5, not a positive integer')]);
   });
 
   it('the built-ins went through the same checks, with a version and a package', () => {

@@ -61,6 +61,7 @@ export function checkKernelSpec(spec: KernelSpec): KernelProblem[] {
         const p = params[port.repeat];
         if (!p || p.type !== 'int') bad(`${at}.repeat`, `names "${port.repeat}", which is not an int param of this kernel`, 'declare an int param (e.g. inputs: { type: "int", default: 2, min: 1, max: 16 }) and name it here');
       }
+      if (port?.rate !== undefined && typeof port.rate !== 'number' && typeof port.rate !== 'function') bad(`${at}.rate`, 'is neither a number nor a function', 'give rate: a positive integer, or (params) => a positive integer');
     });
   }
   const names = [...(spec.inputs ?? []), ...(spec.outputs ?? [])].map((p) => p?.name);
@@ -84,6 +85,11 @@ export function checkKernelSpec(spec: KernelSpec): KernelProblem[] {
         const problem = typeProblem(port, probe);
         if (problem) {
           bad(`${side}.${port.name}.type`, `${problem} for params ${JSON.stringify(probe)}`, 'make the type function accept every value in the params\' ranges, or narrow the ranges');
+          failed = true;
+        }
+        const wrongRate = rateProblem(port, probe);
+        if (wrongRate) {
+          bad(`${side}.${port.name}.rate`, `${wrongRate} for params ${JSON.stringify(probe)}`, 'give a positive integer (tokens per firing) for every value in the params\' ranges');
           failed = true;
         }
       }
@@ -147,6 +153,21 @@ function typeProblem(port: PortSpec, params: Params): string | undefined {
   return undefined;
 }
 
+function rateProblem(port: PortSpec, params: Params): string | undefined {
+  let r: number;
+  try {
+    r = declaredRate(port, params);
+  } catch (e) {
+    return `throws (${messageOf(e)})`;
+  }
+  return Number.isInteger(r) && r >= 1 ? undefined : `gives ${JSON.stringify(r)}, not a positive integer`;
+}
+
+/** The tokens per firing a kernel's port declares for these params (1 when it declares none); may throw (a package's function). */
+export function declaredRate(port: PortSpec, params: Params): number {
+  return port.rate === undefined ? 1 : typeof port.rate === 'number' ? port.rate : port.rate(params);
+}
+
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 // Expanded copies of a repeated port remember their index; the type function gets it.
@@ -181,7 +202,7 @@ export function portsFor(spec: KernelSpec, params: Params): { inputs: PortSpec[]
       list.flatMap((p) => {
         if (!p.repeat) return [p];
         return Array.from({ length: countOf(spec, p, params) }, (_, i) => {
-          const copy: PortSpec = { name: `${p.name}${i}`, description: p.description, type: (q: Params) => p.type(q, i) };
+          const copy: PortSpec = { name: `${p.name}${i}`, description: p.description, type: (q: Params) => p.type(q, i), ...(p.rate !== undefined ? { rate: p.rate } : {}) };
           copyIndex.set(copy, i);
           return copy;
         });
@@ -224,6 +245,8 @@ export interface PortManifest {
   /** `formatDataType` of the port's type at the default params (types are functions; this is the example). */
   type: string;
   repeat?: string;
+  /** Tokens per firing at the default params, when the port declares a rate. */
+  rate?: number;
 }
 
 /** What an agent reports about a kernel: data, no code (no type functions, no WGSL, no twin). */
@@ -256,7 +279,13 @@ export function kernelManifest(spec: KernelSpec & { cpu?: unknown; gpu?: unknown
     } catch {
       type = '?';
     }
-    return { name: p.name, ...(p.description ? { description: p.description } : {}), type, ...(p.repeat ? { repeat: p.repeat } : {}) };
+    let rate: number | undefined;
+    try {
+      rate = p.rate === undefined ? undefined : declaredRate(p, base);
+    } catch {
+      rate = undefined;
+    }
+    return { name: p.name, ...(p.description ? { description: p.description } : {}), type, ...(p.repeat ? { repeat: p.repeat } : {}), ...(rate !== undefined ? { rate } : {}) };
   };
   // Params as plain data: a JSON round trip drops nothing a ParamSpec holds.
   const params = JSON.parse(JSON.stringify(spec.params)) as Record<string, ParamSpec>;
@@ -367,6 +396,7 @@ export function specFromManifest(m: KernelManifest): KernelSpec {
       name: p.name,
       ...(p.description ? { description: p.description } : {}),
       ...(p.repeat ? { repeat: p.repeat } : {}),
+      ...(p.rate !== undefined ? { rate: p.rate } : {}),
       type: () => {
         if (!t) throw new Error(`the agents reported no type for port ${p.name}`);
         return t;

@@ -10,7 +10,7 @@ import { customSpecs } from './custom/spec.js';
 import { genericSpecs } from './generic/spec.js';
 
 export * from './types.js';
-export { bindingProblems, checkKernelSpec, defineKernelSpec, specFromManifest, formatKernelProblem, wgslBindings, type WgslBinding, kernelManifest, majorOf, portsFor, specFor, KernelDefinitionError, type KernelManifest, type KernelProblem, type KernelSpecInput, type PortManifest } from './definition.js';
+export { bindingProblems, checkKernelSpec, declaredRate, defineKernelSpec, specFromManifest, formatKernelProblem, wgslBindings, type WgslBinding, kernelManifest, majorOf, portsFor, specFor, KernelDefinitionError, type KernelManifest, type KernelProblem, type KernelSpecInput, type PortManifest } from './definition.js';
 export { mulberry32 } from './random.js';
 export { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, MAX_VECTOR } from './custom/spec.js';
 export { SALIENCY_PATHWAY } from './saliency/spec.js';

@@ -48,6 +48,11 @@ export interface PortSpec {
    * are named `<name><i>` (`in0`, `in1`, ...). `portsFor` expands them.
    */
   repeat?: string;
+  /**
+   * Tokens per firing (synchronous dataflow), default 1: the port's data splits into this many
+   * equal tokens along its first dimension. A node's `rates` overrides it.
+   */
+  rate?: number | ((params: Params) => number);
 }
 
 /** Cost hint used by the predictor until measured times replace it. */
