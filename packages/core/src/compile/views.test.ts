@@ -58,7 +58,7 @@ describe('model of a lowered split/join', () => {
 
   it('token types are compared, and a rate must split the first dimension evenly', () => {
     const uneven = splitJoinDocument({ slices: 8, width: 3, height: 12, arch: oneHost, pe: () => 'cpu@h0' });
-    expect(messages(uneven)).toContainEqual(expect.stringMatching(/^app\.nodes\[0\]\.rates\.out: frame\.out is matrix<f32>\[12x3\]: its first dimension 12 does not split into 8 equal tokens/));
+    expect(messages(uneven)).toContainEqual(expect.stringMatching(/^app\.nodes\[0\]\.rates\.out: rate 8 does not split port out of node \"frame\" into equal tokens/));
     const wide = doc();
     wide.app.nodes[1].params = { width: 3, height: 4, nb_loop: 5 };
     expect(messages(wide)).toContainEqual(expect.stringMatching(/token type mismatch: a token of frame\.out is matrix<f32>\[2x3\] but slice#0\.in takes matrix<f32>\[4x3\]/));

@@ -27,6 +27,12 @@ export function expandRates(doc: ProjectDocument, nodePaths: string[], edgePaths
   if (out.length > before) return undefined;
   // No rates anywhere (most documents) and no firing named in the mapping: single rate as written.
   if (rates.every((r) => r === NO_RATES) && !namesFirings(doc.mapping)) return { doc, nodePaths, edgePaths, repetitions: byId(nodes, () => 1) };
+  // A document a tool wrote in the lowered form (firings, token ranges) is not expanded again.
+  if (nodes.some((n) => n.firing) || edges.some((e) => e.fromTokens || e.toTokens)) {
+    const repetitions: Record<string, number> = {};
+    for (const n of nodes) repetitions[n.firing?.node ?? n.id] = n.firing?.of ?? 1;
+    return { doc, nodePaths, edgePaths, repetitions };
+  }
 
   const index = new Map<string, number>();
   nodes.forEach((n, i) => {

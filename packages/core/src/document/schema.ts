@@ -44,6 +44,11 @@ const documentParams = z
   .meta({ description: 'Parameter name -> value, expression or { value, min, max, integer }.' });
 
 const portRef = z.strictObject({ node: name, port: name });
+// The lowered multi-rate form (types.ts) may be written by a tool that makes the firings itself;
+// a document holding it is taken as lowered (rates.ts does not expand it again).
+const tokenRange = z
+  .strictObject({ first: z.int().min(0), count: z.int().min(1), of: z.int().min(1) })
+  .meta({ id: 'tokenRange', description: 'Lowered form: tokens first .. first + count - 1 of the `of` tokens a firing\'s port holds.' });
 
 /** A node's params: kernel params (a numeric one may be an expression), or a composite node's values for its composite's params. */
 const nodeParams = z.record(z.string(), z.union([finite, z.string(), z.boolean()], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number, string or boolean') : undefined) }));
@@ -64,6 +69,10 @@ export const nodeSchema = z
     rates: z.record(z.string(), expr).optional().meta({ description: 'Tokens per firing of each port (default 1).' }),
     position: position.optional(),
     collapsed: z.boolean().optional().meta({ description: 'Editor state of a composite node; ignored by the compiler.' }),
+    firing: z
+      .strictObject({ node: name, index: z.int().min(0), of: z.int().min(1) })
+      .optional()
+      .meta({ description: 'Lowered form: this node is firing `index` of the `of` firings of `node` per iteration.' }),
   })
   // Two refinements, each a plain predicate (the guard runs it as is): at least one, at most one.
   .refine((n) => n.kernel !== undefined || n.composite !== undefined || n.graph !== undefined, {
@@ -89,6 +98,8 @@ export const edgeSchema = z
       .union([finite, z.strictObject({ node: name })])
       .optional()
       .meta({ description: 'Values of the initial tokens: a constant, or { "node": id } of a source node run once per token.' }),
+    fromTokens: tokenRange.optional().meta({ description: 'Lowered form: the producer\'s tokens this edge carries.' }),
+    toTokens: tokenRange.optional().meta({ description: 'Lowered form: where they land among the consumer\'s input tokens.' }),
   })
   .meta({ id: 'edge' });
 
@@ -148,7 +159,7 @@ const pe = z
 
 const link = z.strictObject({ a: name, b: name, kind: linkKind, ...linkSpec }).meta({ id: 'link' });
 
-/** The whole document, as written (lowered-form fields are not part of it). */
+/** The whole document, as written (the lowered form's firings and token ranges included: tools may write them). */
 export const documentSchema = z
   .strictObject({
     $schema: z.string().optional().meta({ description: 'Where an editor finds this schema.' }),

@@ -12,8 +12,6 @@ type Path = readonly PropertyKey[];
 
 const guard = guardOf(documentSchema);
 
-/** Keys of the lowered form (types.ts): made by the compiler, never written in a document. */
-const LOWERED = new Set(['firing', 'fromTokens', 'toTokens']);
 
 export function describe(v: unknown): string {
   if (v === null) return 'null';
@@ -155,7 +153,6 @@ function expectedOf(issue: Extract<Issue, { code: 'invalid_union' }>): string {
 
 function unknownKey(path: Path, key: string): Diagnostic {
   const at = formatPath([...path, key]);
-  if (LOWERED.has(key)) return error(at, `unknown key "${key}"`, `"${key}" belongs to the lowered form the compiler makes, not to a document: remove it`);
   if (path[path.length - 1] === 'init') return error(at, `unknown key "${key}"`, 'an edge\'s init is a number (the value of every initial token) or { "node": "<id of a source node>" }');
   const valid = keysAt(path);
   const near = nearest(key, valid);
