@@ -181,6 +181,30 @@ export interface PeProgram {
   allocations: { color: number; bytes: number; depth: number; buffers: BufferId[]; offsets?: number[] }[];
   /** The per-cycle phases, in order. Every PE runs the same number of phases so barriers line up. */
   phases: Phase[];
+  /**
+   * Delays (feedback): storage slots the agent fills before the run with initial tokens, which
+   * a delayed edge's reader reads in its first iterations (the consumer's iteration k reads the
+   * producer's k - delay; for k < delay, initial token k). Absent or empty: none.
+   */
+  initial?: InitialFill[];
+}
+
+/**
+ * One slot of one buffer filled before the run: with `value` in every element (the buffer's
+ * element type), or with output `port` of the source kernel `kernel` (its params `params`, no
+ * inputs) fired once on its CPU twin for iteration `token` (the initial token's index). The
+ * bytes filled are offset .. offset + bytes of the buffer's place in the slot (absent: all).
+ */
+export interface InitialFill {
+  buffer: BufferId;
+  slot: number;
+  offset?: number;
+  bytes?: number;
+  value?: number;
+  kernel?: string;
+  params?: Record<string, number | string | boolean>;
+  port?: string;
+  token?: number;
 }
 
 /** The architecture link a transfer crosses, as the programs give it. */
