@@ -86,7 +86,7 @@ function copyOutput(ig: ImplementationGraph) {
   for (const [pe, m] of Object.entries(ig.memory)) memory[pe] = { ...m, colorBytes: m.colorBytes.slice() };
   // The programs are typed columns (see Programs in compile/types.ts): copies of those.
   const p = ig.programs;
-  const list = (l: AccessList) => ({ start: l.start.slice(), port: l.port.slice(), buffer: l.buffer.slice(), lag: l.lag.slice(), offset: l.offset.slice(), bytes: l.bytes.slice(), origin: l.origin.slice() });
+  const list = (l: AccessList) => ({ start: l.start.slice(), port: l.port.slice(), buffer: l.buffer.slice(), lag: l.lag.slice(), offset: l.offset.slice(), bytes: l.bytes.slice(), origin: l.origin.slice(), delay: l.delay.slice() });
   const programs = {
     pes: p.pes.map((x) => ({ ...x, slots: x.slots.slice() })),
     start: p.start.slice(),

@@ -4,7 +4,8 @@ import { analyze } from '../document/validate.js';
 import { formatBytes } from '../util/units.js';
 import { insertBuffers } from './buffers.js';
 import { assignDepth } from './depth.js';
-import { computeLatency } from './latency.js';
+import { computeLatency, type LoopProblem } from './latency.js';
+import { initialFills, markInitial } from './initial.js';
 import { colorMemory } from './memory.js';
 import { planPhases } from './phases.js';
 import { buildPrograms } from './programs.js';
@@ -35,13 +36,16 @@ export function compile(doc: unknown, opts: CompileOptions = {}): CompileResult 
 export function compileModel(model: Model, overlap: boolean, diagnostics: Diagnostic[] = [], router = new Router(model)): CompileResult {
   const { schedule: order_, order, nodes } = schedule(model);
   const { buffers, links, table } = insertBuffers(model, nodes, router);
+  const initial = markInitial(model, buffers, table);
   assignDepth(buffers, overlap);
   const plan = planPhases(model, buffers, table, overlap, links);
   const lat = computeLatency(model, nodes, buffers, table, plan, overlap);
+  if (initial.length || lat.loops.length) return { ok: false, diagnostics: [...diagnostics, ...initial, ...loopDiagnostics(model, lat.loops, overlap)] };
   const joins = layoutJoins(model, nodes, buffers, table, lat);
   const memory = colorMemory(model, nodes, buffers, table, plan, lat, overlap);
   reportJoins(model, joins, memory);
   const programs = buildPrograms(model, nodes, buffers, table, plan, lat, memory);
+  if (model.edges.delay.some((d) => d > 0)) programs.initial = initialFills(model, buffers, table, lat, programs);
 
   const problems = [...diagnostics, ...checkCapacity(model, order, buffers, memory)];
   if (problems.some((d) => d.severity === 'error')) return { ok: false, diagnostics: problems };
@@ -49,6 +53,51 @@ export function compileModel(model: Model, overlap: boolean, diagnostics: Diagno
   for (let i = 0; i < order.length; i++) fillCycles = Math.max(fillCycles, lat.start[i] + 1);
   const ig: ImplementationGraph = { overlap, schedule: order_, order, buffers, latency: lat.latency, memory, programs, fillCycles, phases: plan.names };
   return { ok: true, ig, diagnostics: problems };
+}
+
+/**
+ * A loop whose data takes longer round than its delay cannot fire once per cycle: named with
+ * the path round (the consumer of the delayed edge back to its producer) and the delay it needs.
+ */
+function loopDiagnostics(model: Model, loops: LoopProblem[], overlap: boolean): Diagnostic[] {
+  return loops.map(({ edge, cycles }) => {
+    const { edges } = model;
+    const at = model.lowered.edgePaths[edge] ?? `app.edges[${edge}]`;
+    const round = loopPath(model, edges.to[edge], edges.from[edge]);
+    const names = [...round.map((i) => model.nodes[i].id), model.nodes[edges.to[edge]].id];
+    const pes = [...new Set(round.map((i) => model.nodes[i].pe))];
+    const d = edges.delay[edge];
+    // The document writes a delay in tokens: an iteration is T of them (a multi-rate edge's).
+    const written = model.doc.app.edges[edge];
+    const producer = model.doc.app.nodes[edges.from[edge]];
+    const T = (producer.firing?.of ?? 1) * (written.fromTokens?.of ?? Number(producer.rates?.[edges.fromPort[edge]] ?? 1));
+    const need = T === 1 ? `${cycles}` : `${cycles * T} (${cycles} iterations of ${T} tokens)`;
+    return error(
+      `${at}.delay`,
+      `the loop ${names.join(' -> ')} carries ${d} iteration${d === 1 ? '' : 's'} of initial tokens, but its data takes ${cycles} cycles to go round on ${pes.join(', ')}${overlap ? ' with overlap' : ''}: every node fires once per cycle, so a loop needs at least as many iterations of delay as cycles round`,
+      `raise the delay to ${need}, map the loop's nodes onto one PE${overlap ? ', or turn overlap off' : ''}`,
+    );
+  });
+}
+
+/** Node indices on a path from `from` to `to` along edges without a delay (both ends included; [from] when none is found). */
+function loopPath(model: Model, from: number, to: number): number[] {
+  const { edges } = model;
+  const back = new Map<number, number>([[from, -1]]);
+  const queue = [from];
+  for (let q = 0; q < queue.length && !back.has(to); q++) {
+    const a = queue[q];
+    for (let k = model.outputs.start[a]; k < model.outputs.start[a + 1]; k++) {
+      const e = model.outputs.edge[k];
+      if (edges.delay[e] > 0 || back.has(edges.to[e])) continue;
+      back.set(edges.to[e], a);
+      queue.push(edges.to[e]);
+    }
+  }
+  if (!back.has(to)) return [from];
+  const path: number[] = [];
+  for (let x = to; x >= 0; x = back.get(x)!) path.push(x);
+  return path.reverse();
 }
 
 function checkCapacity(model: Model, order: NodeId[], buffers: Buffers, memory: ImplementationGraph['memory']): Diagnostic[] {

@@ -110,7 +110,8 @@ function programAt(ig: ImplementationGraph, p: number, cache: ActionCache, color
     for (let i = start[slot]; i < start[slot + 1]; i++) actions.push(cache.action(list[i]));
     return { name, actions, barrier: true };
   });
-  return { pe: info.pe, host: info.host, kind: info.kind, allocations, phases };
+  const initial = ig.programs.initial?.[p];
+  return { pe: info.pe, host: info.host, kind: info.kind, allocations, phases, ...(initial?.length ? { initial } : {}) };
 }
 
 /** Every PE's program, keyed by PE in architecture order (a transfer is one object in both of its PEs' programs). */

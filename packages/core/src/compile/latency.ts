@@ -14,8 +14,14 @@ export interface LatencyResult {
   /** By buffer number, for a buffer filled by a copy: the copy's first cycle and the lag of its read. */
   transferStart: Int32Array;
   transferLag: Int32Array;
-  /** By edge (position in app.edges): the lag of its consumer's read of the buffer table.read names. */
+  /**
+   * By edge (position in app.edges): the lag of its consumer's read of the buffer table.read
+   * names. A delayed edge's lag includes its delay: in cycle L + k the consumer reads what was
+   * written for iteration k - delay.
+   */
   inputLag: Int32Array;
+  /** Loops that need more delay than they carry (compile turns each into a diagnostic). */
+  loops: LoopProblem[];
 }
 
 /**
@@ -36,6 +42,14 @@ export interface LatencyResult {
  * cycles the early one is kept in a deeper buffer and read with a larger lag, so all inputs
  * of one firing belong to the same iteration.
  *
+ * Delays and loops (docs/document-format.md, "Delays and feedback"): every node fires once per
+ * cycle, so an edge with d iterations of delay read in cycle L + k must hold the producer's
+ * iteration k - d: L + d >= the cycle that iteration 0 becomes readable. Going round a loop,
+ * that cycle is the consumer's own L plus the cycles its data takes round (R), so a loop runs
+ * in static mode iff R <= d: its period (R cycles for d iterations) then never exceeds one
+ * cycle per iteration. A loop on one PE takes 0 cycles round (its nodes fire in schedule order
+ * in one cycle), a loop crossing PEs at least one per copy.
+ *
  * `order`: the model's nodes in schedule order (schedule.ts).
  */
 export function computeLatency(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, overlap: boolean): LatencyResult {
@@ -50,6 +64,7 @@ export function computeLatency(model: Model, order: readonly ModelNode[], buffer
   const start = new Int32Array(order.length);
   const inputLag = new Int32Array(table.read.length);
   const { children } = table;
+  const { delay } = model.edges;
 
   // One stack for every propagation: a buffer is pushed at most once per output, so the
   // buffer count bounds its depth.
@@ -72,34 +87,88 @@ export function computeLatency(model: Model, order: readonly ModelNode[], buffer
       }
     }
   };
+  // The first cycle a node can read a buffer's iteration 0: after an overlapped copy, the next.
+  const readable = (buffer: number) => written[buffer] + (overlap && table.parent[buffer] >= 0 ? 1 : 0);
 
+  // Delayed inputs (feedback) read iteration k - d in cycle L + k, so they only need
+  // L + d >= readable: a difference constraint that may point backwards in the schedule (a
+  // loop). The pass runs in schedule order with a lower bound per node; a violated delayed
+  // input raises its consumer's bound and the pass runs again (Bellman-Ford over the delayed
+  // edges: one more round per delayed edge on a chain). A loop whose data takes longer round
+  // than its delay never settles: each round raises it again, and it is reported.
+  const delayed: number[] = [];
+  for (let e = 0; e < delay.length; e++) if (delay[e] > 0) delayed.push(e);
+  const position = new Int32Array(model.doc.app.nodes.length);
+  order.forEach((n, s) => (position[n.index] = s));
+  const floor = new Int32Array(order.length);
+  // A delayed input read from its producer's own buffer on the PE, where the producer fires at
+  // or after the consumer in the cycle (a loop), sees that firing's write only next cycle.
+  const readableDelayed = (e: number) => {
+    const buffer = table.read[e];
+    const late = table.parent[buffer] < 0 && position[model.edges.from[e]] >= position[model.edges.to[e]];
+    return readable(buffer) + (late ? 1 : 0);
+  };
+  const baseDepth = delayed.length ? depth.slice() : depth;
   const inputs = model.inputs;
-  for (let s = 0; s < order.length; s++) {
-    const n = order[s];
-    const first = inputs.start[n.index];
-    const end = inputs.start[n.index + 1];
-    let L = 0;
-    for (let k = first; k < end; k++) {
-      const buffer = table.read[inputs.edge[k]];
-      const byTransfer = table.parent[buffer] >= 0;
-      L = Math.max(L, written[buffer] + (overlap && byTransfer ? 1 : 0));
+  const loops: LoopProblem[] = [];
+  for (let round = 0; ; round++) {
+    if (delayed.length) depth.set(baseDepth);
+    for (let s = 0; s < order.length; s++) {
+      const n = order[s];
+      const first = inputs.start[n.index];
+      const end = inputs.start[n.index + 1];
+      let L = floor[s];
+      for (let k = first; k < end; k++) if (delay[inputs.edge[k]] === 0) L = Math.max(L, readable(table.read[inputs.edge[k]]));
+      latency[n.id] = L;
+      start[s] = L;
+      for (let k = first; k < end; k++) {
+        const e = inputs.edge[k];
+        if (delay[e] > 0) continue;
+        const buffer = table.read[e];
+        const lag = L - written[buffer];
+        inputLag[e] = lag;
+        // A read lag cycles after the write needs lag + 1 slots (the writer is on the next one).
+        depth[buffer] = Math.max(depth[buffer], lag + 1);
+      }
+      for (let j = 0; j < n.kernel.outputs.length; j++) {
+        const out = table.output[n.index] + j;
+        written[out] = L;
+        phaseOf[out] = plan.fire;
+        propagate(out);
+      }
     }
-    latency[n.id] = L;
-    start[s] = L;
-    for (let k = first; k < end; k++) {
-      const e = inputs.edge[k];
-      const buffer = table.read[e];
-      const lag = L - written[buffer];
-      inputLag[e] = lag;
-      // A read lag cycles after the write needs lag + 1 slots (the writer is on the next one).
-      depth[buffer] = Math.max(depth[buffer], lag + 1);
+    let raised = false;
+    for (const e of delayed) {
+      const s = position[model.edges.to[e]];
+      const need = readableDelayed(e) - delay[e];
+      if (start[s] < need) {
+        floor[s] = need;
+        raised = true;
+      }
     }
-    for (let j = 0; j < n.kernel.outputs.length; j++) {
-      const out = table.output[n.index] + j;
-      written[out] = L;
-      phaseOf[out] = plan.fire;
-      propagate(out);
+    if (!raised) break;
+    if (round > delayed.length) {
+      // Still rising: a loop needs more initial tokens than it has. Report each violated edge once.
+      for (const e of delayed) {
+        const s = position[model.edges.to[e]];
+        const round = readableDelayed(e) - start[s];
+        if (round > delay[e]) loops.push({ edge: e, cycles: round });
+      }
+      break;
     }
   }
-  return { latency, start, written, transferStart, transferLag, inputLag };
+  for (const e of delayed) {
+    const buffer = table.read[e];
+    const lag = start[position[model.edges.to[e]]] + delay[e] - written[buffer];
+    inputLag[e] = lag;
+    // The d initial iterations sit in distinct slots until read (compile/initial.ts fills them).
+    depth[buffer] = Math.max(depth[buffer], lag + 1, delay[e]);
+  }
+  return { latency, start, written, transferStart, transferLag, inputLag, loops };
+}
+
+/** A delayed edge closing a loop whose data takes `cycles` cycles round, more than its delay: static mode cannot run it. */
+export interface LoopProblem {
+  edge: number;
+  cycles: number;
 }

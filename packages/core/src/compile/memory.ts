@@ -112,7 +112,8 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   const wrap = scratch.int(S.wrap, numbers.length);
   const live = scratch.float(length + 1);
   for (const number of numbers) {
-    if (depth[number] >= 2) {
+    // Initial tokens (delays) fill slots before the run: nothing else may use them.
+    if (depth[number] >= 2 || buffers.initial[number] > 0) {
       whole[wholes++] = number;
       continue;
     }

@@ -108,6 +108,7 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
       inputs.offset[i] = table.readOffset[e];
       inputs.bytes[i] = model.edges.bytes[e];
       inputs.origin[i] = model.edges.fromOffset[e];
+      inputs.delay[i] = model.edges.delay[e];
       inputs.lag[i++] = lat.inputLag[e];
     }
     inputs.start[s + 1] = i;
@@ -123,7 +124,7 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
 }
 
 function accessList(owners: number, items: number): AccessList {
-  return { start: new Int32Array(owners + 1), port: new Array(items), buffer: new Int32Array(items), lag: new Int32Array(items), offset: new Float64Array(items), bytes: new Float64Array(items), origin: new Float64Array(items) };
+  return { start: new Int32Array(owners + 1), port: new Array(items), buffer: new Int32Array(items), lag: new Int32Array(items), offset: new Float64Array(items), bytes: new Float64Array(items), origin: new Float64Array(items), delay: new Int32Array(items) };
 }
 
 /** The edges feeding node n's inputs (one per port, or one per part). */

@@ -3,7 +3,7 @@ import type { Model, ModelNode } from '../document/model.js';
 
 /**
  * Paper 4.2.1: a node is scheduled once all its predecessors are; a counter gives the firing
- * order. Nodes are visited in document order and predecessors in input-port order, so the
+ * order. Predecessors through a delayed edge do not count (it reads an earlier iteration). Nodes are visited in document order and predecessors in input-port order, so the
  * schedule is deterministic. Iterative (deep pipelines would overflow a recursive walk).
  */
 export function schedule(model: Model): { schedule: Record<NodeId, number>; order: NodeId[]; nodes: ModelNode[] } {
@@ -28,6 +28,8 @@ export function schedule(model: Model): { schedule: Record<NodeId, number>; orde
       state[n.index] = 1;
       pending.length = 0;
       for (let k = inputs.start[n.index]; k < inputs.start[n.index + 1]; k++) {
+        // A delayed input reads an earlier iteration: its producer may come later (a loop).
+        if (model.edges.delay[inputs.edge[k]] > 0) continue;
         const from = model.nodes[model.edges.from[inputs.edge[k]]];
         if (state[from.index] !== 2) pending.push(from);
       }

@@ -52,6 +52,8 @@ interface Piece {
   length: number;
   source: string;
   origin: number;
+  /** Iterations back (a delayed input reads the firing's iteration minus this). */
+  back?: number;
 }
 
 /** Bytes start .. end - 1 of a storage slot (`key`: PE/colour/slot). */
@@ -146,7 +148,7 @@ function simulation(ig: ImplementationGraph, maxViolations: number) {
     const byPort = new Map<string, Piece[]>();
     for (let i = fire.inputs.start[s]; i < fire.inputs.start[s + 1]; i++) {
       const x = b.source[fire.inputs.buffer[i]];
-      const piece = { length: fire.inputs.bytes[i], source: `${ig.order[x]}.${b.port[fire.inputs.buffer[i]]}`, origin: fire.inputs.origin[i] };
+      const piece = { length: fire.inputs.bytes[i], source: `${ig.order[x]}.${b.port[fire.inputs.buffer[i]]}`, origin: fire.inputs.origin[i], back: fire.inputs.delay[i] };
       (byPort.get(fire.inputs.port[i]) ?? byPort.set(fire.inputs.port[i], []).get(fire.inputs.port[i])!).push(piece);
     }
     wants.set(node, byPort);
@@ -158,12 +160,34 @@ function simulation(ig: ImplementationGraph, maxViolations: number) {
     for (const [port, list] of Object.entries(a.parts ?? {})) if (!a.inputs[port]) list.forEach((access, j) => out.push({ who: `${a.node}.${port} part ${j}`, access, want: [want.get(port)![j]] }));
     return out;
   };
-  return { buffer, programs, storage, violations, fires, report, region, expected, fireReads };
+  /**
+   * Delays: the slots agents fill before the run, as segments. Slot (written - j) mod slots
+   * holds what iteration -j would have put there, written = the first cycle of the buffer's
+   * writer (its copy, or its source's firing).
+   */
+  const initial = (): [string, Data][] => {
+    const out: [string, Data][] = [];
+    for (const p of programs) {
+      for (const f of p.initial ?? []) {
+        const k = ig.buffers.id.indexOf(f.buffer);
+        const s = storage.get(f.buffer)!;
+        const written = b.parent[k] >= 0 ? ig.programs.transfer.startCycle[k] : ig.programs.fire.startCycle[b.source[k]];
+        let j = 1;
+        while (slotOf(written - j, 0, s.depth) !== f.slot) j++;
+        const x = buffer.get(f.buffer)!;
+        const start = s.offset + (f.offset ?? 0);
+        const end = start + (f.bytes ?? x.bytes);
+        out.push([`${s.pe}/${s.color}/${f.slot}`, [{ start, end, source: `${x.source}.${x.port}`, iteration: -j, origin: origin.get(f.buffer)! + (f.offset ?? 0) }]]);
+      }
+    }
+    return out;
+  };
+  return { buffer, programs, storage, violations, fires, report, region, expected, fireReads, initial };
 }
 
 function simulateBarrier(ig: ImplementationGraph, iterations: number, maxViolations: number): SimulationResult {
-  const { programs, violations, fires, report, region, expected, fireReads } = simulation(ig, maxViolations);
-  const state = new Map<string, Data>();
+  const { programs, violations, fires, report, region, expected, fireReads, initial } = simulation(ig, maxViolations);
+  const state = new Map<string, Data>(initial());
 
   const cycles = runCycles(programs, iterations);
   for (let k = 0; k < cycles; k++) {
@@ -238,14 +262,14 @@ function expectRead(report: (m: string) => void, where: string, who: string, fro
       if (s.end <= at || s.start >= end) continue;
       if (s.start > covered) break;
       const from = Math.max(s.start, at);
-      if (s.source !== piece.source || s.iteration !== it || s.origin + (from - s.start) !== piece.origin + (from - at)) {
+      if (s.source !== piece.source || s.iteration !== it - (piece.back ?? 0) || s.origin + (from - s.start) !== piece.origin + (from - at)) {
         wrong = `${s.source} iteration ${s.iteration} (bytes ${s.origin + (from - s.start)}..)`;
         break;
       }
       covered = Math.min(s.end, end);
     }
     if (wrong || covered < end) {
-      report(`${where}: ${who} reads ${wrong ?? 'an empty slot (a transient)'} from ${from}${at ? ` at byte ${at}` : ''}, expected ${piece.source} iteration ${it}${piece.origin ? ` (bytes ${piece.origin}..)` : ''}`);
+      report(`${where}: ${who} reads ${wrong ?? 'an empty slot (a transient)'} from ${from}${at ? ` at byte ${at}` : ''}, expected ${piece.source} iteration ${it - (piece.back ?? 0)}${piece.origin ? ` (bytes ${piece.origin}..)` : ''}`);
       return;
     }
     at = end;
@@ -271,7 +295,7 @@ interface Stream {
 function simulateSelfTimed(ig: ImplementationGraph, iterations: number, options: SimulateOptions): SimulationResult {
   const maxViolations = options.maxViolations ?? 20;
   const rand = mulberry32(options.seed ?? 1);
-  const { programs, violations, fires, report, region, expected, fireReads } = simulation(ig, maxViolations);
+  const { programs, violations, fires, report, region, expected, fireReads, initial } = simulation(ig, maxViolations);
   const pes = Object.fromEntries(programs.map((p) => [p.pe, { host: p.host as string, kind: p.kind }]));
   const plan: SelfTimedPlan = selfTimedPlan(programs, pes, options.plan);
 
@@ -300,6 +324,7 @@ function simulateSelfTimed(ig: ImplementationGraph, iterations: number, options:
   // Each slot: its contents, every write begun on it (ranges, in order) and the writes running.
   const slots = new Map<string, { data: Data; begun: Region[]; writing: Region[] }>();
   const slot = (key: string) => slots.get(key) ?? slots.set(key, { data: [], begun: [], writing: [] }).get(key)!;
+  for (const [key, data] of initial()) slot(key).data = data;
   // Data in flight between hosts, by receive counter and iteration.
   const inFlight = new Map<string, Data>();
   const all = [...streams.values()];

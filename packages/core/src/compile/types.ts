@@ -243,6 +243,8 @@ export interface Programs {
     /** Outputs, likewise (lag 0). */
     outputs: AccessList;
   };
+  /** Delays: per PE (as `pes`), the slots filled with initial tokens before the run (compile/initial.ts); absent without delays. */
+  initial?: InitialFill[][];
 }
 
 /** Buffer accesses as flat lists: item i belongs to the owner o with start[o] <= i < start[o + 1]. */
@@ -263,6 +265,8 @@ export interface AccessList {
    * holds them: what the read must see (compile/simulate.ts checks it); 0 for outputs.
    */
   origin: Float64Array;
+  /** Iterations back (delays): the item reads what its source wrote for the firing's iteration - delay[i]; 0 for most. */
+  delay: Int32Array;
 }
 
 export interface ImplementationGraph {

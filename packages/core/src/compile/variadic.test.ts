@@ -118,6 +118,6 @@ describe('generic.work, the stand-in kernel', () => {
     const slow = predict(doc);
     const faster = predict({ ...doc, app: { ...doc.app, nodes: doc.app.nodes.map((n) => (n.id === 'left' ? { ...n, params: { ...n.params, flops: 1e9 } } : n)) } });
     if (!slow.ok || !faster.ok) throw new Error('does not predict');
-    expect(faster.prediction.overlap.cycleTime).toBeLessThan(slow.prediction.overlap.cycleTime);
+    expect(faster.prediction.overlap!.cycleTime).toBeLessThan(slow.prediction.overlap!.cycleTime);
   });
 });

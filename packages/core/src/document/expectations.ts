@@ -10,7 +10,8 @@ import type { ProjectDocument } from './types.js';
 
 /**
  * Fills the expectation params of every checker it can (in `nodes[i].params`) and returns
- * them by node id (what the inspector shows as derived). Expects an acyclic, type-checked model.
+ * them by node id (what the inspector shows as derived). Expects a type-checked model whose
+ * cycles all pass through delayed edges.
  */
 export function deriveExpectations(doc: ProjectDocument, nodes: ModelNode[], edges: ModelEdges): Map<string, Params> {
   const derived = new Map<string, Params>();
@@ -22,6 +23,8 @@ export function deriveExpectations(doc: ProjectDocument, nodes: ModelNode[], edg
   const inputsOf = new Map<number, { port: string; from: number; fromPort: string }[]>();
   for (const n of nodes) indegree.set(n.index, 0);
   for (let e = 0; e < edges.count; e++) {
+    // A delayed edge (feedback) brings values of earlier iterations: nothing is derived through it.
+    if (edges.delay[e] > 0) continue;
     const from = edges.from[e];
     const to = edges.to[e];
     indegree.set(to, (indegree.get(to) ?? 0) + 1);

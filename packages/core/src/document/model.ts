@@ -1,6 +1,6 @@
 import type { DataType, KernelSpec, Params } from '@pipeloom/kernels/specs';
 import type { HostId, NodeId, PeId } from '../ids.js';
-import type { Link, ProjectDocument } from './types.js';
+import type { InitSpec, Link, ProjectDocument } from './types.js';
 import type { Lowered } from './lower.js';
 
 // A validated document with everything the passes look up resolved once: kernels, params
@@ -44,6 +44,10 @@ export interface ModelEdges {
   toOffset: Float64Array;
   /** The producer port's whole size in bytes (`bytes` unless the edge carries a part). */
   outputBytes: number[];
+  /** Delays (feedback), in whole iterations: the consumer's iteration k reads the producer's k - delay; 0 for none. */
+  delay: Int32Array;
+  /** The initial tokens' values of a delayed edge (undefined for none). */
+  init: (InitSpec | undefined)[];
 }
 
 /** Per node (by index), a list of edge indices: `edge[start[i] .. start[i + 1])`. */

@@ -63,6 +63,15 @@ const SEMANTIC = new Set([
   'param-division-by-zero',
   'param-out-of-range',
   'param-not-integer',
+  // Delays: an init's values and a loop's delay are checked against the graph, its types and mapping.
+  'delay-without-init',
+  'init-without-delay',
+  'delay-fractional',
+  'delay-loop-too-short',
+  'init-node-with-inputs',
+  'init-node-type-mismatch',
+  'init-node-missing',
+  'init-node-connected',
 ]);
 /** Entries that are not JSON at all: the parser refuses them before any schema. */
 const NOT_JSON = new Set(['malformed-json']);

@@ -72,7 +72,7 @@ describe('validate', () => {
     d.app.nodes[1].kernel = 'matrix.add';
     d.app.edges.push({ from: { node: 'b', port: 'out' }, to: { node: 'a', port: 'b' } });
     d.app.edges[0].to.port = 'a';
-    expect(validate(d).map((x) => x.message)).toEqual(['cycle a -> b -> a']);
+    expect(validate(d).map((x) => x.message)).toEqual(['cycle a -> b -> a has no delay: no node of it can fire first']);
   });
 
   it('rejects duplicate ids, unknown kernels and unknown ports', () => {

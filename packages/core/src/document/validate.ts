@@ -7,7 +7,7 @@ import { normalizeWithOrigins } from './normalize.js';
 import { lowerDocument, type LowerOptions, type Lowered } from './lower.js';
 import { deriveExpectations } from './expectations.js';
 import { checkShape, describe } from './shape.js';
-import type { ProjectDocument } from './types.js';
+import type { InitSpec, ProjectDocument } from './types.js';
 import { successorLists } from '../util/csr.js';
 
 /** Every mistake in a document, each naming the element and the fix; empty when valid. */
@@ -168,6 +168,8 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     fromOffset: new Float64Array(edgeCount),
     toOffset: new Float64Array(edgeCount),
     outputBytes: new Array(edgeCount),
+    delay: new Int32Array(edgeCount),
+    init: new Array(edgeCount),
   };
   // Port rates of lowered multi-rate nodes (tokens per firing), checked once per node.
   const rates = checkRates(doc, nodes, nodeAt, fail);
@@ -256,6 +258,11 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
       }
       edges.bytes[i] = outBytes[out];
     } else if (!tokenEdge(e, i, edgeAt(i), from, outPort.name, type, rates, to, inPort.name, want, edges, fail)) return;
+    if (e.delay) {
+      edges.delay[i] = e.delay as number;
+      edges.init[i] = e.init as InitSpec;
+      if (!initFits(e, i, edgeAt(i), from.id, outPort.name, edges.bytes[i], type, fail)) return;
+    }
     edges.from[i] = from.index;
     edges.fromPort[i] = outPort.name;
     edges.to[i] = to.index;
@@ -267,8 +274,10 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
   const model: Model = { doc, nodes, node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe, lowered };
   if (hasErrors(out)) return model;
 
-  const cycle = findCycle(nodes, edges.from, edges.to);
-  if (cycle) fail('app.edges', `cycle ${cycle.join(' -> ')}`, 'a DFG is acyclic: remove one of these edges');
+  // A cycle is legal through a delayed edge (its initial tokens start the loop): look for one
+  // among the edges without a delay.
+  const cycle = edges.delay.some((d) => d > 0) ? findCycle(nodes, ...undelayed(edges)) : findCycle(nodes, edges.from, edges.to);
+  if (cycle) fail('app.edges', `cycle ${cycle.join(' -> ')} has no delay: no node of it can fire first`, 'give one of its edges initial tokens ("delay": 1 and an "init"), or remove one of these edges');
   else model.derived = deriveExpectations(doc, nodes, edges);
 
   // Every edge between two PEs needs an architecture path.
@@ -285,6 +294,55 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     }
   }
   return model;
+}
+
+/** The ends of the edges without a delay (a cycle through them alone cannot start). */
+function undelayed(edges: ModelEdges): [Int32Array, Int32Array] {
+  const keep: number[] = [];
+  for (let e = 0; e < edges.count; e++) if (edges.delay[e] === 0) keep.push(e);
+  return [Int32Array.from(keep, (e) => edges.from[e]), Int32Array.from(keep, (e) => edges.to[e])];
+}
+
+/**
+ * A delayed edge's initial tokens must be data of the edge's type: a constant the element type
+ * holds exactly, or a source node whose one output has the edge's type (its params checked
+ * as any node's).
+ */
+function initFits(e: ProjectDocument['app']['edges'][number], i: number, at: string, from: string, port: string, bytes: number, type: DataType, fail: (p: string, m: string, h?: string) => void): boolean {
+  const init = e.init as InitSpec | undefined;
+  if (!init) return true;
+  const what = `the initial tokens of ${from}.${port} -> ${e.to.node}.${e.to.port}`;
+  if ('value' in init) {
+    const v = init.value;
+    const range = { u32: [0, 2 ** 32 - 1], i32: [-(2 ** 31), 2 ** 31 - 1], u8: [0, 255] }[type.element as string];
+    if (range && (!Number.isInteger(v) || v < range[0] || v > range[1])) {
+      fail(`${at}.init`, `${what} are ${formatDataType(type)}, and ${v} is not a ${type.element} value`, `use an integer from ${range[0]} to ${range[1]}`);
+      return false;
+    }
+    return true;
+  }
+  const kernel = findKernel(init.kernel);
+  if (!kernel) return fail(`${at}.init`, `${what}: init node "${init.node}" has an unknown kernel "${init.kernel}"`), false;
+  for (const [name, v] of Object.entries(init.params)) {
+    const spec = kernel.params[name];
+    const problem = spec ? paramProblem(name, v, spec) : [`param "${name}" is not a param of ${kernel.id}`];
+    if (problem) return fail(`${at}.init`, `init node "${init.node}" (${kernel.id}): ${problem[0]}`, problem[1] ?? `params of ${kernel.id}: ${Object.keys(kernel.params).join(', ')}`), false;
+  }
+  let made: DataType;
+  try {
+    made = specFor(kernel, init.params).outputs[0].type(init.params);
+  } catch (x) {
+    return fail(`${at}.init`, `init node "${init.node}": its params give no data type (${x instanceof Error ? x.message : String(x)})`, 'check its params against the kernel'), false;
+  }
+  if (e.fromTokens || e.toTokens || bytes !== dataTypeBytes(type)) {
+    fail(`${at}.init`, `${what} are parts of a multi-rate edge's tokens; an init node makes whole outputs`, 'use a constant init on a multi-rate edge');
+    return false;
+  }
+  if (!sameDataType(made, type)) {
+    fail(`${at}.init`, `init node "${init.node}" makes ${formatDataType(made)} but ${what} are ${formatDataType(type)}`, `give "${init.node}" the size params of "${from}"`);
+    return false;
+  }
+  return true;
 }
 
 /** What is wrong with a param value, as [message, hint]; undefined when it is right. */
