@@ -64,7 +64,7 @@ for (const name of names) {
           const r = await runOrThrow(ig, iterations, sync);
           const analysis = analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations });
           const measured = analysis.cycleTime;
-          const pick = (p: typeof hints.prediction) => (ig.overlap ? p.overlap : p.noOverlap).cycleTime;
+          const pick = (p: typeof hints.prediction) => (ig.overlap ? p.overlap! : p.noOverlap!).cycleTime;
           const h = pick(hints.prediction);
           const c = pick(calibrated.prediction);
           // "own": only where each action has its own slice (barrier mode; a self-timed GPU PE's

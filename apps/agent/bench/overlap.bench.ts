@@ -170,7 +170,7 @@ try {
       const times = measuredTimes(r.no[Math.floor(r.no.length / 2)].events.filter((e) => e.cycle >= fill && e.cycle < iterations));
       const p = predict(docFor(r.n), { sync: 'self-timed', iterations, timelineCycles: 1, ...times });
       if (!p.ok) throw new Error(`predict: ${p.diagnostics.map((d) => d.message).join('; ')}`);
-      coreModel.set(r.n, { no: p.prediction.noOverlap.cycleTime, ov: p.prediction.overlap.cycleTime });
+      coreModel.set(r.n, { no: p.prediction.noOverlap!.cycleTime, ov: p.prediction.overlap!.cycleTime });
     }
   }
   const modelAt = (n: number) => {

@@ -80,7 +80,7 @@ describe('NVLink between two GPUs of one host', () => {
         const predicted = predict(nvlinked(iterations));
         if (!predicted.ok) throw new Error('must predict');
         const lanes = (es: readonly TraceEvent[]) => new Set(es.filter((e) => e.kind !== 'barrier').map((e) => `${e.pe} ${e.thread}`));
-        expect(lanes(r.events)).toEqual(lanes(predicted.prediction[overlap ? 'overlap' : 'noOverlap'].timeline));
+        expect(lanes(r.events)).toEqual(lanes(predicted.prediction[overlap ? 'overlap' : 'noOverlap']!.timeline));
         // Through the column store (the web app's path) the halves keep their buffers, so the
         // exported flow arrows run I1's firing -> gpu0's read-back and gpu1's upload -> I2.
         const columns = new TraceColumns();

@@ -78,7 +78,7 @@ describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C
         const lanes = (es: readonly TraceEvent[]) => new Set(es.filter((e) => e.kind !== 'barrier').map((e) => `${e.pe} ${e.thread}`));
         const predicted = predict(piic({ iterations: 20 }));
         if (!predicted.ok) throw new Error('P-I-I-C must predict');
-        const plan = predicted.prediction[overlap ? 'overlap' : 'noOverlap'];
+        const plan = predicted.prediction[overlap ? 'overlap' : 'noOverlap']!;
         expect(lanes(r.events)).toEqual(lanes(plan.timeline));
         // ... and their Chrome traces number each host and lane alike.
         const [measuredTrace, predictedTrace] = [toChromeTrace(r.events, ig), toChromeTrace(plan.timeline, plan.ig)];

@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { analyseTrace, analyze, formatSeconds, predict, SYNC_MODES, toChromeTrace, traceMetadata, type Prediction, type StrategyPrediction, type SyncMode } from '@pipeloom/core';
+import { analyseTrace, analyze, formatDiagnostic, formatSeconds, predict, SYNC_MODES, toChromeTrace, traceMetadata, type Prediction, type StrategyPrediction, type SyncMode } from '@pipeloom/core';
 import { choice, parseCommandArgs, positiveInt } from './args.js';
 import { loadCalibration } from './calibration-file.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
@@ -62,6 +62,12 @@ export async function main(argv: string[]): Promise<number> {
   const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : read.doc.options?.overlap ?? true;
   const traced = overlap ? p.overlap : p.noOverlap;
   const trace = typeof args.values.trace === 'string' ? args.values.trace : undefined;
+  if (!traced) {
+    // Only the strategy the document does not choose can be unavailable, and only when asked for by flag.
+    printDiagnostics((overlap ? p.unavailable?.overlap : p.unavailable?.noOverlap) ?? []);
+    console.error(`pipeloom predict: this document cannot run ${overlap ? 'with' : 'without'} overlap (above)`);
+    return EXIT.invalid;
+  }
   if (trace) {
     try {
       const metadata = traceMetadata(read.doc, { source: 'predicted', overlap, sync: traced.sync, calibration: cal?.file });
@@ -99,30 +105,37 @@ function strategyJson(s: StrategyPrediction) {
 
 /** `other`: the same prediction in the other sync mode, whose cycles are listed beside. */
 export function toJson(p: Prediction, other?: Prediction) {
-  const cycles = (q: Prediction) => ({ noOverlap: { cycleTime: q.noOverlap.cycleTime, runTime: q.noOverlap.runTime }, overlap: { cycleTime: q.overlap.cycleTime, runTime: q.overlap.runTime }, speedup: q.speedup });
-  const bySync = Object.fromEntries([p, other].filter((q) => q !== undefined).map((q) => [q.overlap.sync, cycles(q)]));
-  return { sync: p.overlap.sync, noOverlap: strategyJson(p.noOverlap), overlap: strategyJson(p.overlap), speedup: p.speedup, bySync };
+  const times = (s?: StrategyPrediction) => s && { cycleTime: s.cycleTime, runTime: s.runTime };
+  const cycles = (q: Prediction) => ({ noOverlap: times(q.noOverlap), overlap: times(q.overlap), speedup: q.speedup });
+  const bySync = Object.fromEntries([p, other].filter((q) => q !== undefined).map((q) => [shown(q).sync, cycles(q)]));
+  // A strategy that cannot compile (a loop's delay) is null, with its diagnostics under `unavailable`.
+  const unavailable = p.unavailable && Object.fromEntries(Object.entries(p.unavailable).map(([k, ds]) => [k, ds.map(formatDiagnostic)]));
+  return { sync: shown(p).sync, noOverlap: p.noOverlap ? strategyJson(p.noOverlap) : null, overlap: p.overlap ? strategyJson(p.overlap) : null, speedup: p.speedup, bySync, ...(unavailable && { unavailable }) };
 }
 
+/** A strategy the prediction has (the document's own always is). */
+const shown = (p: Prediction) => (p.overlap ?? p.noOverlap)!;
+
 export function toText(name: string, p: Prediction, calibrated?: string, other?: Prediction): string {
-  const row = (label: string, s: StrategyPrediction) =>
-    `  ${label.padEnd(12)}${formatSeconds(s.cycleTime).padStart(12)}${`${fmt(s.throughput)} it/s`.padStart(16)}${String(s.fillCycles).padStart(7)}${formatSeconds(s.runTime).padStart(14)}`;
+  const row = (label: string, s: StrategyPrediction | undefined, q: Prediction = p) =>
+    s
+      ? `  ${label.padEnd(12)}${formatSeconds(s.cycleTime).padStart(12)}${`${fmt(s.throughput)} it/s`.padStart(16)}${String(s.fillCycles).padStart(7)}${formatSeconds(s.runTime).padStart(14)}`
+      : `  ${label.padEnd(12)}not possible: ${(q.unavailable?.[label === 'overlap' ? 'overlap' : 'noOverlap'] ?? []).map((d) => d.message).join('; ')}`;
+  const first = shown(p);
   const lines = [
-    `${name || 'untitled'}: ${calibrated ?? 'predicted from cost hints and link bandwidths'}, ${p.overlap.sync}`,
+    `${name || 'untitled'}: ${calibrated ?? 'predicted from cost hints and link bandwidths'}, ${first.sync}`,
     '',
-    `  ${'strategy'.padEnd(12)}${'cycle'.padStart(12)}${'throughput'.padStart(16)}${'fill'.padStart(7)}${`run (${p.overlap.iterations} it.)`.padStart(14)}`,
+    `  ${'strategy'.padEnd(12)}${'cycle'.padStart(12)}${'throughput'.padStart(16)}${'fill'.padStart(7)}${`run (${first.iterations} it.)`.padStart(14)}`,
     row('no overlap', p.noOverlap),
     row('overlap', p.overlap),
     '',
-    `  speedup of overlap: ${p.speedup.toFixed(2)}x`,
-    `  cycle set by: ${p.noOverlap.bottleneck || '-'} (no overlap), ${p.overlap.bottleneck || '-'} (overlap)`,
-    ...(other ? ['', `${other.overlap.sync} (the other sync mode):`, row('no overlap', other.noOverlap), row('overlap', other.overlap), `  speedup of overlap: ${other.speedup.toFixed(2)}x`] : []),
-    '',
-    'without overlap, each cycle:',
-    ...p.noOverlap.phases.map((ph) => `  ${ph.name.padEnd(12)}${formatSeconds(ph.time).padStart(12)}  ${ph.bottleneck ? `set by ${ph.bottleneck}` : '(empty)'}`),
+    ...(p.overlap && p.noOverlap ? [`  speedup of overlap: ${p.speedup.toFixed(2)}x`] : []),
+    `  cycle set by: ${p.noOverlap?.bottleneck || '-'} (no overlap), ${p.overlap?.bottleneck || '-'} (overlap)`,
+    ...(other ? ['', `${shown(other).sync} (the other sync mode):`, row('no overlap', other.noOverlap, other), row('overlap', other.overlap, other), `  speedup of overlap: ${other.speedup.toFixed(2)}x`] : []),
+    ...(p.noOverlap ? ['', 'without overlap, each cycle:', ...p.noOverlap.phases.map((ph) => `  ${ph.name.padEnd(12)}${formatSeconds(ph.time).padStart(12)}  ${ph.bottleneck ? `set by ${ph.bottleneck}` : '(empty)'}`)] : []),
     '',
     'with overlap, busiest resources per cycle:',
-    ...Object.entries(p.overlap.busy)
+    ...Object.entries(p.overlap?.busy ?? {})
       .sort((a, b) => b[1] - a[1])
       .slice(0, 5)
       .map(([r, t]) => `  ${r.padEnd(30)}${formatSeconds(t).padStart(12)}`),

@@ -39,6 +39,8 @@ export function IgView() {
   const { strategy, result, overlap } = useShownStrategy();
   const status = useCompile((s) => s.status);
   const loads = useProject((s) => s.loads);
+  // The strategy the document does not choose may be impossible (a loop's delay): no line then.
+  const predicted = result?.prediction ? (overlap ? result.prediction.overlap : result.prediction.noOverlap) : undefined;
 
   const { nodes, edges } = useMemo(() => (strategy ? igFlow(strategy, doc) : { nodes: [] as Node[], edges: [] as Edge[] }), [strategy, doc]);
 
@@ -59,10 +61,9 @@ export function IgView() {
             {strategy.ig.buffers.count} buffer nodes · {strategy.ig.buffers.depth.filter((d) => d === 2).length} double · fill {strategy.ig.fillCycles} cycles · {overlap ? 'with' : 'without'} overlap
           </span>
         )}
-        {result?.prediction && (
+        {predicted && (
           <span className="pred" data-testid="ig-prediction" title="Predicted from kernel cost hints and link bandwidth and latency">
-            predicted cycle {formatSeconds((overlap ? result.prediction.overlap : result.prediction.noOverlap).cycleTime)} ·{' '}
-            {(overlap ? result.prediction.overlap : result.prediction.noOverlap).throughput.toFixed(1)} it/s · overlap speedup ×{result.prediction.speedup.toFixed(2)}
+            predicted cycle {formatSeconds(predicted.cycleTime)} · {predicted.throughput.toFixed(1)} it/s · overlap speedup ×{result!.prediction!.speedup.toFixed(2)}
           </span>
         )}
         {result?.calibrated && (

@@ -273,7 +273,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
                 <td>cycle</td>
                 <td>iterations/s</td>
               </tr>
-              {[prediction.overlap, prediction.noOverlap].map((p) => (
+              {[prediction.overlap, prediction.noOverlap].filter((p) => p !== undefined).map((p) => (
                 <tr key={String(p.overlap)} className={p.overlap === st.overlap ? 'on' : ''}>
                   <td>{p.overlap ? 'overlap' : 'no overlap'}</td>
                   <td>{formatDuration(p.cycleTime * 1e6)}</td>

@@ -29,20 +29,20 @@ describe('the designer\'s calibration', () => {
     if (!slow.ok) throw new Error('predict');
     // A run's measured trace, here the plan of a machine slower than the cost hints say.
     const trace = new TraceColumns();
-    trace.append(slow.prediction.noOverlap.timeline);
-    const cal = saveRunAsCalibration(doc, slow.prediction.noOverlap.ig, trace, { iterations: 100 }, new Date('2026-11-25T13:00:00Z'));
+    trace.append(slow.prediction.noOverlap!.timeline);
+    const cal = saveRunAsCalibration(doc, slow.prediction.noOverlap!.ig, trace, { iterations: 100 }, new Date('2026-11-25T13:00:00Z'));
     expect(cal?.firings).toHaveLength(4);
     expect(calibrationStore.getState().calibration).toEqual(cal);
     expect(JSON.parse(localStorage.getItem(CALIBRATION_KEY)!)).toEqual(cal);
 
     const out = await compileBoth(doc, undefined, calibrationStore.getState().calibration);
-    expect(out.calibrated?.noOverlap).toBeCloseTo(slow.prediction.noOverlap.cycleTime, 9);
+    expect(out.calibrated?.noOverlap).toBeCloseTo(slow.prediction.noOverlap!.cycleTime, 9);
     // The other strategy from the same firing and transfer times (its buffers differ, its links do not).
-    expect(out.calibrated?.overlap).toBeCloseTo(slow.prediction.overlap.cycleTime, 9);
+    expect(out.calibrated?.overlap).toBeCloseTo(slow.prediction.overlap!.cycleTime, 9);
     expect(out.calibrated?.firings).toEqual({ calibrated: 4, total: 4 });
     expect(out.calibrated?.date).toBe('2026-11-25T13:00:00.000Z');
     // The hints' prediction is unchanged beside it.
-    expect(out.prediction?.noOverlap.cycleTime).toBeLessThan(slow.prediction.noOverlap.cycleTime);
+    expect(out.prediction?.noOverlap!.cycleTime).toBeLessThan(slow.prediction.noOverlap!.cycleTime);
     // Without a calibration there is no calibrated line.
     expect((await compileBoth(doc)).calibrated).toBeUndefined();
   });
@@ -54,8 +54,8 @@ describe('the designer\'s calibration', () => {
     const trace = new TraceColumns();
     const p = predict(doc);
     if (!p.ok) throw new Error('predict');
-    trace.append(p.prediction.overlap.timeline);
-    const cal = saveRunAsCalibration(doc, p.prediction.overlap.ig, trace, { iterations: 10 })!;
+    trace.append(p.prediction.overlap!.timeline);
+    const cal = saveRunAsCalibration(doc, p.prediction.overlap!.ig, trace, { iterations: 10 })!;
     clearCalibration();
     expect(localStorage.getItem(CALIBRATION_KEY)).toBeNull();
 

@@ -16,13 +16,13 @@ describe('the compile worker', () => {
     const direct = compile(piic, { overlap: true });
     expect(out.overlap?.ig.buffers.count).toBe(direct.ok ? direct.ig.buffers.count : -1);
     expect(out.overlap!.layout.nodes.length).toBeGreaterThan(out.overlap!.ig.buffers.count);
-    expect(out.prediction!.overlap.cycleTime).toBeLessThanOrEqual(out.prediction!.noOverlap.cycleTime);
+    expect(out.prediction!.overlap!.cycleTime).toBeLessThanOrEqual(out.prediction!.noOverlap!.cycleTime);
   });
 
   it('reports an invalid document as diagnostics, with no graph', async () => {
     const broken = { ...piic, mapping: { ...piic.mapping, C: 'gpu7@h9' } };
     const out = await compileBoth(broken);
-    expect(out.overlap).toBeNull();
+    expect(out.overlap!).toBeNull();
     expect(out.diagnostics.some((d) => d.path.startsWith('mapping') && d.severity === 'error')).toBe(true);
   });
 
@@ -38,7 +38,7 @@ describe('the compile worker', () => {
     const out = await compileBoth(big);
     expect(out.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     for (const s of [out.overlap!, out.noOverlap!]) expect(s.layout.nodes.filter((n) => n.parent)).toHaveLength(s.ig.order.length + s.ig.buffers.count);
-    for (const p of [out.prediction!.overlap, out.prediction!.noOverlap]) {
+    for (const p of [out.prediction!.overlap!, out.prediction!.noOverlap!]) {
       expect(p.timeline.length).toBeGreaterThanOrEqual(PREVIEW_EVENTS);
       expect(p.timeline.filter((e) => e.cycle < p.timelineCycles - 1).length).toBeLessThan(PREVIEW_EVENTS);
       expect(p.timelineCycles).toBeLessThan(p.cycles);

@@ -21,8 +21,9 @@ export async function compileBoth(doc: ProjectDocument, now: () => number = () =
   if (!r.ok) return { diagnostics: r.diagnostics, overlap: null, noOverlap: null, prediction: null, compileMs, ms: now() - t0 };
   const order = doc.arch.pes.map((p) => p.id);
   const lay = async (ig: ImplementationGraph): Promise<Strategy> => ({ ig, layout: await layoutIg(ig, doc.mapping, order) });
-  const [overlap, noOverlap] = await Promise.all([lay(r.prediction.overlap.ig), lay(r.prediction.noOverlap.ig)]);
-  return { diagnostics: r.diagnostics, overlap, noOverlap, prediction: r.prediction, calibrated: calibration ? calibrated(doc, calibration) : undefined, standIns: standIns(doc), compileMs, ms: now() - t0 };
+  // The strategy the document does not choose may be impossible (a loop's delay): left out.
+  const [overlap, noOverlap] = await Promise.all([r.prediction.overlap && lay(r.prediction.overlap.ig), r.prediction.noOverlap && lay(r.prediction.noOverlap.ig)]);
+  return { diagnostics: r.diagnostics, overlap: overlap ?? null, noOverlap: noOverlap ?? null, prediction: r.prediction, calibrated: calibration ? calibrated(doc, calibration) : undefined, standIns: standIns(doc), compileMs, ms: now() - t0 };
 }
 
 /** generic.work's run-time padding (core `standInTimes`); nothing to compute when the document has none. */
@@ -39,5 +40,7 @@ function calibrated(doc: ProjectDocument, calibration: Calibration): CalibratedC
   const r = predictCalibrated(model, calibration, { timelineCycles: 1 });
   if (!r.ok || !r.timing) return undefined;
   const t = r.timing.overlap;
+  // A strategy that cannot compile (a loop's delay) has no calibrated cycle to show beside it.
+  if (!r.prediction.overlap || !r.prediction.noOverlap) return undefined;
   return { overlap: r.prediction.overlap.cycleTime, noOverlap: r.prediction.noOverlap.cycleTime, date: calibration.date, machine: calibration.machine.hostname, firings: t.firings, transfers: t.transfers, diagnostics: t.diagnostics };
 }

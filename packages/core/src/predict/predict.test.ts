@@ -22,13 +22,13 @@ describe('P-I-I-C prediction (paper 5.1), barrier mode', () => {
   it('without overlap T = Th + Tib + a*n', () => {
     for (const an of [0, 1e-3, 5e-3, 2e-2]) {
       const p = cycleTimes(an);
-      expect(p.noOverlap.cycleTime).toBeCloseTo(Th + Tib + an, 12);
-      expect(p.noOverlap.phases.map((x) => x.name)).toEqual(['cpu-cpu', 'pcie', 'fire']);
+      expect(p.noOverlap!.cycleTime).toBeCloseTo(Th + Tib + an, 12);
+      expect(p.noOverlap!.phases.map((x) => x.name)).toEqual(['cpu-cpu', 'pcie', 'fire']);
     }
   });
 
   it('with overlap T = max(Th, Tib, a*n)', () => {
-    for (const an of [0, 1e-3, 5e-3, 2e-2]) expect(cycleTimes(an).overlap.cycleTime).toBeCloseTo(Math.max(Th, Tib, an), 12);
+    for (const an of [0, 1e-3, 5e-3, 2e-2]) expect(cycleTimes(an).overlap!.cycleTime).toBeCloseTo(Math.max(Th, Tib, an), 12);
   });
 
   it('peaks at 1 + (Tib + Th) / max(Tib, Th) = 2 + Rib/Rh where a*n = max(Tib, Th)', () => {
@@ -44,15 +44,15 @@ describe('P-I-I-C prediction (paper 5.1), barrier mode', () => {
     for (const h of doc.arch.hosts) h.pcie = { bandwidth: 5e9, latency: 1e-5, duplex: false };
     const r = predict(doc, { nodeTimes: { P: 0, C: 0, I1: 0, I2: 0 }, sync: 'barrier' });
     if (!r.ok) throw new Error('does not predict');
-    expect(r.prediction.noOverlap.cycleTime).toBeCloseTo(2 * Th + Tib, 12);
-    expect(r.prediction.overlap.cycleTime).toBeCloseTo(Math.max(2 * Th, Tib), 12);
+    expect(r.prediction.noOverlap!.cycleTime).toBeCloseTo(2 * Th + Tib, 12);
+    expect(r.prediction.overlap!.cycleTime).toBeCloseTo(Math.max(2 * Th, Tib), 12);
   });
 
   it('predicts a timeline of firings and transfers for each cycle', () => {
     const p = cycleTimes(1e-3);
-    const tl = p.overlap.timeline;
+    const tl = p.overlap!.timeline;
     const c = tl.filter((e) => e.node === 'C');
-    expect(c[0].cycle).toBe(p.overlap.ig.latency['C' as never]);
+    expect(c[0].cycle).toBe(p.overlap!.ig.latency['C' as never]);
     expect(c[0].iteration).toBe(0);
     // Five transfers a cycle; the host-to-host one is drawn on both ends (send and receive lanes).
     const transfers = tl.filter((e) => e.kind === 'transfer' && e.cycle === 10);
@@ -65,7 +65,7 @@ describe('P-I-I-C prediction (paper 5.1), barrier mode', () => {
   it('uses the kernels\' cost hints when no times are given', () => {
     const r = predict(piic(), { sync: 'barrier' });
     if (!r.ok) throw new Error('does not predict');
-    expect(r.prediction.noOverlap.cycleTime).toBeGreaterThan(Th + Tib);
+    expect(r.prediction.noOverlap!.cycleTime).toBeGreaterThan(Th + Tib);
     expect(r.prediction.speedup).toBeGreaterThan(1);
   });
 
@@ -73,18 +73,18 @@ describe('P-I-I-C prediction (paper 5.1), barrier mode', () => {
     const base = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 0, I2: 0 } });
     if (!base.ok) throw new Error('does not predict');
     const transferTimes: Record<string, number> = {};
-    for (const p of Object.values(allPrograms(base.prediction.noOverlap.ig)))
+    for (const p of Object.values(allPrograms(base.prediction.noOverlap!.ig)))
       for (const ph of p.phases) for (const a of ph.actions) if (a.op === 'transfer') transferTimes[`${a.from.buffer}->${a.to.buffer}`] = p.host === a.fromPe.split('@')[1] && a.fromPe.startsWith('gpu') ? 3e-3 : 1e-3;
     const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 2e-3, I2: 2e-3 }, transferTimes, sync: 'barrier' });
     if (!r.ok) throw new Error('does not predict');
     // Every transfer 1 ms except the GPU->CPU read-backs (3 ms): pcie phase 3 ms, cpu-cpu 1 ms, fire 2 ms.
-    expect(r.prediction.noOverlap.cycleTime).toBeCloseTo(1e-3 + 3e-3 + 2e-3, 12);
-    expect(r.prediction.overlap.cycleTime).toBeCloseTo(3e-3, 12);
+    expect(r.prediction.noOverlap!.cycleTime).toBeCloseTo(1e-3 + 3e-3 + 2e-3, 12);
+    expect(r.prediction.overlap!.cycleTime).toBeCloseTo(3e-3, 12);
   });
 
   it('draws the whole run, up to 200 cycles, when the events fit', () => {
     const p = cycleTimes(1e-3);
-    for (const s of [p.overlap, p.noOverlap]) {
+    for (const s of [p.overlap!, p.noOverlap!]) {
       expect(s.timelineCycles).toBe(Math.min(s.cycles, 200));
       expect(Math.max(...s.timeline.map((e) => e.cycle))).toBe(s.timelineCycles - 1);
     }
@@ -95,32 +95,32 @@ describe('P-I-I-C prediction, self-timed mode', () => {
   it('is the document\'s mode unless asked, and says so', () => {
     const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 1e-3, I2: 1e-3 } });
     if (!r.ok) throw new Error('does not predict');
-    expect([r.prediction.overlap.sync, r.prediction.noOverlap.sync]).toEqual(['self-timed', 'self-timed']);
+    expect([r.prediction.overlap!.sync, r.prediction.noOverlap!.sync]).toEqual(['self-timed', 'self-timed']);
     const doc = piic();
     doc.options.sync = 'barrier';
     const b = predict(doc);
     if (!b.ok) throw new Error('does not predict');
-    expect(b.prediction.overlap.sync).toBe('barrier');
+    expect(b.prediction.overlap!.sync).toBe('barrier');
   });
 
   it('with overlap T = max(Th, Tib, a*n), as with barriers', () => {
-    for (const an of [0, 1e-3, 5e-3, 2e-2]) expect(cycleTimes(an, 'self-timed').overlap.cycleTime).toBeCloseTo(Math.max(Th, Tib, an), 12);
+    for (const an of [0, 1e-3, 5e-3, 2e-2]) expect(cycleTimes(an, 'self-timed').overlap!.cycleTime).toBeCloseTo(Math.max(Th, Tib, an), 12);
   });
 
   it('without overlap a single buffer\'s writer and reader take turns: T = max(Th + Tib, Th + a*n), not the sum of the phases', () => {
     for (const an of [0, 1e-3, 5e-3, 2e-2]) {
       const p = cycleTimes(an, 'self-timed');
-      expect(p.noOverlap.cycleTime).toBeCloseTo(Math.max(Th + Tib, Th + an), 12);
+      expect(p.noOverlap!.cycleTime).toBeCloseTo(Math.max(Th + Tib, Th + an), 12);
       // Barrier mode adds the phases: Tib + Th + a*n.
-      if (an > 0) expect(p.noOverlap.cycleTime).toBeLessThan(cycleTimes(an).noOverlap.cycleTime);
+      if (an > 0) expect(p.noOverlap!.cycleTime).toBeLessThan(cycleTimes(an).noOverlap!.cycleTime);
     }
-    expect(cycleTimes(0, 'self-timed').noOverlap.bottleneck).toMatch(/^bn_\d+: transfer .* \+ transfer .*, 1 slot$/);
+    expect(cycleTimes(0, 'self-timed').noOverlap!.bottleneck).toMatch(/^bn_\d+: transfer .* \+ transfer .*, 1 slot$/);
   });
 
   it('draws waits as waits, no barriers, and a steady state at the predicted cycle', () => {
     for (const overlap of [true, false]) {
       const p = cycleTimes(5e-3, 'self-timed');
-      const s = overlap ? p.overlap : p.noOverlap;
+      const s = overlap ? p.overlap! : p.noOverlap!;
       expect(s.timeline.some((e) => e.kind === 'barrier')).toBe(false);
       const waits = s.timeline.filter((e) => e.kind === 'wait');
       expect(waits.length).toBeGreaterThan(0);
@@ -152,7 +152,7 @@ describe('predicted timeline of a large graph', () => {
     if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
     const longer = predict(doc, { timelineEvents: 1e9, sync });
     if (!longer.ok) throw new Error('does not predict');
-    for (const s of [r.prediction.overlap, r.prediction.noOverlap]) {
+    for (const s of [r.prediction.overlap!, r.prediction.noOverlap!]) {
       expect(s.timeline.length).toBeGreaterThanOrEqual(3000);
       expect(s.timelineCycles).toBeLessThan(s.cycles);
       const last = s.timelineCycles - 1;
@@ -160,7 +160,7 @@ describe('predicted timeline of a large graph', () => {
       // The cycle before the last stayed under the budget, so the budget stopped it at the last.
       expect(s.timeline.filter((e) => e.cycle < last).length).toBeLessThan(3000);
       // The events of the last cycle are all there: as many as the same cycle of a longer timeline.
-      const whole = (s.overlap ? longer.prediction.overlap : longer.prediction.noOverlap).timeline.filter((e) => e.cycle === last);
+      const whole = (s.overlap ? longer.prediction.overlap! : longer.prediction.noOverlap!).timeline.filter((e) => e.cycle === last);
       expect(s.timeline.filter((e) => e.cycle === last)).toHaveLength(whole.length);
     }
     expect(TIMELINE_EVENTS).toBeGreaterThan(3000);

@@ -72,10 +72,17 @@ export interface StrategyPrediction {
 }
 
 export interface Prediction {
-  overlap: StrategyPrediction;
-  noOverlap: StrategyPrediction;
-  /** Cycle time without overlap / with. */
+  /**
+   * Each strategy's prediction. The strategy the document does not choose may be impossible
+   * where the document's is not (a loop's delay covers its cycles round without overlap, not
+   * with): it is then absent, and `unavailable` says why. The document's own is always there.
+   */
+  overlap?: StrategyPrediction;
+  noOverlap?: StrategyPrediction;
+  /** Cycle time without overlap / with (1 where a strategy is unavailable). */
   speedup: number;
+  /** Why a strategy could not be compiled (its errors), by strategy. */
+  unavailable?: { overlap?: Diagnostic[]; noOverlap?: Diagnostic[] };
 }
 
 export type PredictResult = { ok: true; prediction: Prediction; diagnostics: Diagnostic[] } | { ok: false; diagnostics: Diagnostic[] };
@@ -93,15 +100,18 @@ export function predict(doc: unknown, opts: PredictOptions = {}): PredictResult 
   const { diagnostics, model } = analyze(doc);
   if (!model) return { ok: false, diagnostics };
   const router = new Router(model);
-  const out: Partial<Record<'overlap' | 'noOverlap', StrategyPrediction>> = {};
+  const out: Pick<Prediction, 'overlap' | 'noOverlap' | 'unavailable'> = {};
   for (const overlap of [true, false]) {
+    const key = overlap ? 'overlap' : 'noOverlap';
     const r = compileModel(model, overlap, diagnostics, router);
-    if (!r.ok) return { ok: false, diagnostics: r.diagnostics };
-    out[overlap ? 'overlap' : 'noOverlap'] = predictStrategy(model, r.ig, opts);
+    if (r.ok) out[key] = predictStrategy(model, r.ig, opts);
+    // The document's own strategy must compile; the other may be impossible (a loop's delay).
+    else if (overlap === model.doc.options.overlap) return { ok: false, diagnostics: r.diagnostics };
+    else (out.unavailable ??= {})[key] = r.diagnostics.filter((d) => !diagnostics.includes(d));
   }
-  const speedup = out.overlap!.cycleTime > 0 ? out.noOverlap!.cycleTime / out.overlap!.cycleTime : 1;
-  const prediction = { overlap: out.overlap!, noOverlap: out.noOverlap!, speedup };
-  return { ok: true, prediction, diagnostics };
+  const { overlap, noOverlap, unavailable } = out;
+  const speedup = overlap && noOverlap && overlap.cycleTime > 0 ? noOverlap.cycleTime / overlap.cycleTime : 1;
+  return { ok: true, prediction: { overlap, noOverlap, speedup, ...(unavailable && { unavailable }) }, diagnostics };
 }
 
 /** One action of a phase, timed: an entry of `Programs.list` (a transfer's buffer number, or -1 - a firing's schedule position). */
@@ -247,6 +257,45 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
 }
 
 /**
+ * The slowest loop: for each delayed firing input (consumer C, buffer b, delay d), the longest
+ * chain of actions from C's firing to b's writer along undelayed dependencies (its time round),
+ * over d. Actions are taken in barrier mode's order (start cycle, phase, position), which every
+ * undelayed dependency of iteration 0 respects, so one pass per delayed input finds it.
+ */
+function loopBound(ig: ImplementationGraph, phases: Timed[][], time: Float64Array, writer: (b: number) => number): { time: number; name: string } {
+  const { fire, transfer } = ig.programs;
+  const fires = ig.order.length;
+  const delayed: number[] = [];
+  for (let j = 0; j < fire.inputs.delay.length; j++) if (fire.inputs.delay[j] > 0) delayed.push(j);
+  let worst = { time: 0, name: '' };
+  if (!delayed.length) return worst;
+  const steps: { t: Timed; f: number; position: number }[] = [];
+  phases.forEach((ph, f) => ph.forEach((t, position) => steps.push({ t, f, position })));
+  steps.sort((a, b) => a.t.startCycle - b.t.startCycle || a.f - b.f || a.position - b.position);
+  const owner = new Int32Array(fires + 1);
+  for (let s = 0; s < fires; s++) for (let j = fire.inputs.start[s]; j < fire.inputs.start[s + 1]; j++) owner[j] = s;
+  const longest = new Float64Array(time.length);
+  for (const j of delayed) {
+    const c = owner[j];
+    const target = writer(fire.inputs.buffer[j]);
+    longest.fill(-Infinity);
+    longest[c] = time[c];
+    for (const { t } of steps) {
+      const id = t.entry < 0 ? -t.entry - 1 : fires + t.entry;
+      if (id === c) continue;
+      let best = -Infinity;
+      if (t.entry < 0) {
+        for (let k = fire.inputs.start[id]; k < fire.inputs.start[id + 1]; k++) if (fire.inputs.delay[k] === 0) best = Math.max(best, longest[writer(fire.inputs.buffer[k])]);
+      } else best = longest[writer(transfer.from[t.entry])];
+      if (best > -Infinity) longest[id] = best + time[id];
+    }
+    const round = longest[target] / fire.inputs.delay[j];
+    if (round > worst.time) worst = { time: round, name: `loop through ${ig.order[c]}.${fire.inputs.port[j]} (delay ${fire.inputs.delay[j]})` };
+  }
+  return worst;
+}
+
+/**
  * Self-timed mode (run/contract.ts): no barrier; each firing and transfer starts once its
  * input is written, the slot it writes has been read (its previous occupant, `slots`
  * iterations back), its own stream (a PE's firings, a transfer's iterations) and its PE or
@@ -288,6 +337,10 @@ function selfTimed(model: Model, ig: ImplementationGraph, phases: Timed[][], res
   busyTime.forEach((t, r) => {
     if (t > cycleTime) [cycleTime, bottleneck] = [t, resources.names[r]];
   });
+  // A loop (a delayed input read back from downstream) runs d iterations per trip round: its
+  // actions' times round over d bound the cycle too.
+  const loop = loopBound(ig, phases, time, writer);
+  if (loop.time > cycleTime) [cycleTime, bottleneck] = [loop.time, loop.name];
   let deepest = 1;
   for (let b = 0; b < buffers.count; b++) {
     const w = writer(b);
@@ -344,7 +397,10 @@ function selfTimed(model: Model, ig: ImplementationGraph, phases: Timed[][], res
         const inTo = t.entry < 0 ? fire.inputs.start[id + 1] : 1;
         for (let j = inFrom; j < inTo; j++) {
           const b = t.entry < 0 ? fire.inputs.buffer[j] : transfer.from[t.entry];
-          const at = ends[writer(b) * ring + (i % ring)];
+          // A delayed input reads iteration i - delay: an initial token (ready at once) before 0.
+          const back = t.entry < 0 ? i - fire.inputs.delay[j] : i;
+          if (back < 0) continue;
+          const at = ends[writer(b) * ring + (back % ring)];
           if (at > ready) {
             ready = at;
             cause = b;

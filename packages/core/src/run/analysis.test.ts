@@ -95,7 +95,7 @@ describe('trace analysis', () => {
     for (const barrier of [0, 20e-6]) {
       const r = predict(piic, { nodeTimes: { P: 0, C: 0, I1: 1e-2, I2: 1e-2 }, iterations: 20, barrier, sync: 'barrier' });
       if (!r.ok) throw new Error('does not predict');
-      for (const s of [r.prediction.overlap, r.prediction.noOverlap]) {
+      for (const s of [r.prediction.overlap!, r.prediction.noOverlap!]) {
         const a = analyseTrace(s.timeline, { fillCycles: s.fillCycles, iterations: s.iterations, predictedCycleTime: s.cycleTime });
         expect(a.cycleTime).toBeCloseTo(s.cycleTime, 9);
         expect(a.ratio).toBeCloseTo(1, 9);

@@ -51,7 +51,7 @@ describe('calibration', () => {
         const viaCal = predict(doc, { ...t.timing, timelineCycles: 1 });
         const direct = predict(doc, { ...runs[i].measured, timelineCycles: 1 });
         if (!viaCal.ok || !direct.ok) throw new Error('predict failed');
-        const pick = (p: typeof direct.prediction) => (overlap ? p.overlap : p.noOverlap).cycleTime;
+        const pick = (p: typeof direct.prediction) => (overlap ? p.overlap! : p.noOverlap!).cycleTime;
         expect(pick(viaCal.prediction), `${file} overlap ${overlap}`).toBeCloseTo(pick(direct.prediction), 12);
       }
     }
@@ -133,7 +133,7 @@ describe('calibration', () => {
       const b = predictCalibrated(model, without, { sync });
       if (!a.ok || !b.ok) throw new Error('predicts');
       for (const s of ['overlap', 'noOverlap'] as const) {
-        const [pa, pb] = [a.prediction[s], b.prediction[s]];
+        const [pa, pb] = [a.prediction[s]!, b.prediction[s]!];
         if (sync === 'self-timed') expect(pa.cycleTime, s).toBe(pb.cycleTime);
         else {
           // Every phase ends in a barrier: each takes the barrier's cost longer, and so does the cycle.

@@ -306,5 +306,6 @@ export function predictCalibrated(model: Model, cal: Calibration, opts: Omit<Pre
   if (!without.ok) return without;
   const overlap = withOverlap.prediction.overlap;
   const noOverlap = without.prediction.noOverlap;
-  return { ok: true, diagnostics: withOverlap.diagnostics, prediction: { ...withOverlap.prediction, overlap, noOverlap, speedup: overlap.cycleTime > 0 ? noOverlap.cycleTime / overlap.cycleTime : 1 }, timing };
+  const speedup = overlap && noOverlap && overlap.cycleTime > 0 ? noOverlap.cycleTime / overlap.cycleTime : 1;
+  return { ok: true, diagnostics: withOverlap.diagnostics, prediction: { ...withOverlap.prediction, overlap, noOverlap, speedup }, timing };
 }

@@ -14,7 +14,7 @@ function prediction(a = 1e-3) {
 
 describe('Chrome trace export', () => {
   it('names a process per host and a thread per PE thread, with X events in microseconds', () => {
-    const p = prediction().overlap;
+    const p = prediction().overlap!;
     const trace = toChromeTrace(p.timeline, p.ig);
     const meta = trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'process_name').map((e) => e.args?.name);
     expect(meta).toEqual(['host h0', 'host h1']);
@@ -27,7 +27,7 @@ describe('Chrome trace export', () => {
   });
 
   it('draws flow arrows from each producer firing through its transfers to the consumer', () => {
-    const p = prediction().overlap;
+    const p = prediction().overlap!;
     const trace = toChromeTrace(p.timeline, p.ig);
     const starts = trace.traceEvents.filter((e) => e.ph === 's');
     const ends = trace.traceEvents.filter((e) => e.ph === 'f');
@@ -39,7 +39,7 @@ describe('Chrome trace export', () => {
   });
 
   it('numbers hosts and lanes from the graph, whatever events there are and in whatever order', () => {
-    const p = prediction().overlap;
+    const p = prediction().overlap!;
     const meta = (events: typeof p.timeline) => toChromeTrace(events, p.ig).traceEvents.filter((e) => e.ph === 'M');
     // A measured trace arrives in another order, and a failed run's may lack whole lanes.
     const partial = [...p.timeline].reverse().filter((e) => e.host !== 'h0' || e.kind === 'fire');
@@ -48,7 +48,7 @@ describe('Chrome trace export', () => {
   });
 
   it('carries the document, its hash, strategy, sync mode, calibration and agents as metadata', () => {
-    const p = prediction().overlap;
+    const p = prediction().overlap!;
     const predicted = toChromeTrace(p.timeline, p.ig, traceMetadata(piic, { source: 'predicted', overlap: true }));
     expect(predicted.metadata).toEqual({ source: 'predicted', document: { name: piic.name, hash: documentHash(piic) }, strategy: 'overlap', sync: 'barrier', calibration: 'none' });
     const measured = traceMetadata(piic, { source: 'measured', overlap: false, sync: 'self-timed', calibration: 'piic.calibration.json', agents: [{ host: '__proto__', agentVersion: '0.1.0' }, { host: 'h1' }] });
