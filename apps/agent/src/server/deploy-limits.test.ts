@@ -286,7 +286,7 @@ describe("deployRefusal: the agent's own PEs", () => {
 
   it('never throws, whatever arrives (mutated valid deploys and arbitrary values)', () => {
     const valid = deployFor('ws://127.0.0.1:1', 'r-fuzz');
-    const spoilt = fc.record({ program: fc.nat({ max: valid.programs.length - 1 }), field: fc.constantFrom('pe', 'host', 'kind', 'allocations', 'phases'), value: fc.jsonValue({ maxDepth: 2 }) });
+    const spoilt = fc.record({ program: fc.nat({ max: valid.programs.length - 1 }), field: fc.constantFrom('pe', 'host', 'kind', 'allocations', 'phases', 'initial'), value: fc.jsonValue({ maxDepth: 2 }) });
     fc.assert(
       fc.property(fc.oneof(fc.jsonValue(), spoilt.map((x) => ({ spoilt: x }))), (input) => {
         let m: unknown = input;
