@@ -12,6 +12,7 @@ import { watchMemory, Watchdog, type Overrun } from './watchdog.js';
 import { holdForLink } from './emulate.js';
 import { allocateStaging } from './staging.js';
 import { Counters, counterMemory } from './counters.js';
+import { fillHost } from './initial.js';
 
 // One run on one agent. Each PE of the host runs in its own thread (pe-worker.ts); this main
 // thread holds the host memory (shared with the PE threads), runs the host-to-host lanes
@@ -109,6 +110,8 @@ export class HostRun {
     }
     const { storage, bytes } = allocateHost(deploy.programs);
     this.hostBytes = bytes;
+    // Delays' initial tokens in host slots: once, here, before any PE thread can see the storage.
+    fillHost(me, deploy.programs, storage, deploy.buffers);
     for (const [id, s] of Object.entries(storage)) this.host.set(id, hostSlots(s, deploy.buffers[id]));
     // Host-to-host lanes, per phase: one occurrence per host (the sender's or receiver's program).
     const first = deploy.programs[0];

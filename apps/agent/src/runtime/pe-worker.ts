@@ -12,6 +12,7 @@ import { Counters } from './counters.js';
 import { holdForLink, holdUntil } from './emulate.js';
 import { isGpuToGpu, published, publish, stagingView, type Staging } from './staging.js';
 import { GpuBatch } from './gpu-batch.js';
+import { fillGpu } from './initial.js';
 
 // One PE's thread of control (a worker thread): its fires in schedule order and the
 // same-host transfers it drives, phase by phase, meeting the others at each barrier in shared
@@ -111,6 +112,8 @@ class PeThread {
     // A buffer WebGPU could not create refuses the deploy instead of being counted as allocated.
     const notCreated = await this.track(this.memory.created);
     if (notCreated) throw new Error(notCreated);
+    // Delays' initial tokens in this GPU's slots (host slots the main thread filled already).
+    if (program.kind === 'gpu') await fillGpu(this.init.host, program, this.memory, buffers, this.device!, (p) => this.track(p));
     for (const phase of program.phases) {
       for (const a of phase.actions) {
         if (a.op === 'transfer' && isGpuToGpu(a, this.init.pes)) this.stageHalf(a);

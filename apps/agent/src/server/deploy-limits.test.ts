@@ -238,6 +238,32 @@ describe('deploys the agent cannot hold are refused before anything is allocated
       s.close();
     }
   });
+
+  it('an initial token (a delay) from a kernel this agent lacks or from one with inputs is refused naming buffer and PE; constants deploy and run', async () => {
+    const s = await Session.open(agent.url);
+    try {
+      for (const [i, program] of [0, 1].entries()) {
+        const m = deployFor(agent.url, `r-initial-${i}`);
+        const p = m.programs[program] as unknown as { pe: string; allocations: { buffers: string[] }[]; initial?: unknown[] };
+        const id = p.allocations[0].buffers[0];
+        p.initial = [{ buffer: id, slot: 0, value: 0 }, i === 0 ? { buffer: id, slot: 0, kernel: 'acme.seed', token: 1 } : { buffer: id, slot: 0, kernel: 'matrix.add' }];
+        expect(await refusal(s, m)).toBe(
+          i === 0
+            ? `deploy on h0: initial token 1 of buffer ${id} (slot 0) on ${p.pe}: agent h0 has no kernel "acme.seed": start it with --kernels naming the package that defines it`
+            : `deploy on h0: initial of buffer ${id} (slot 0) on ${p.pe}: kernel "matrix.add" has inputs (a, b); an initial token comes from a source kernel, one without inputs`,
+        );
+      }
+      // A constant in a slot the run overwrites before it reads it: deployed (CPU and GPU programs alike) and run.
+      const m = deployFor(agent.url, 'r-initial-ok');
+      for (const p of m.programs as unknown as { allocations: { buffers: string[] }[]; initial?: unknown[] }[]) p.initial = [{ buffer: p.allocations[0].buffers[0], slot: 0, value: 7 }];
+      expect(await s.ask(m)).toMatchObject({ type: 'deployed' });
+      expect(await s.ask({ type: 'start', runId: 'r-initial-ok' }, ['done', 'failed', 'error'])).toMatchObject({ type: 'done' });
+      expect(await s.ask({ type: 'stop', runId: 'r-initial-ok', reason: 'test over' }, ['stopped'])).toMatchObject({ type: 'stopped', freed: true });
+      await runsClean(s, agent.url, 'r-after-initial');
+    } finally {
+      s.close();
+    }
+  });
 });
 
 describe("deployRefusal: the agent's own PEs", () => {
@@ -286,7 +312,7 @@ describe("deployRefusal: the agent's own PEs", () => {
 
   it('never throws, whatever arrives (mutated valid deploys and arbitrary values)', () => {
     const valid = deployFor('ws://127.0.0.1:1', 'r-fuzz');
-    const spoilt = fc.record({ program: fc.nat({ max: valid.programs.length - 1 }), field: fc.constantFrom('pe', 'host', 'kind', 'allocations', 'phases'), value: fc.jsonValue({ maxDepth: 2 }) });
+    const spoilt = fc.record({ program: fc.nat({ max: valid.programs.length - 1 }), field: fc.constantFrom('pe', 'host', 'kind', 'allocations', 'phases', 'initial'), value: fc.jsonValue({ maxDepth: 2 }) });
     fc.assert(
       fc.property(fc.oneof(fc.jsonValue(), spoilt.map((x) => ({ spoilt: x }))), (input) => {
         let m: unknown = input;

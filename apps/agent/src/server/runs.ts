@@ -7,6 +7,7 @@ import { processMemory, HostRun } from '../runtime/host-run.js';
 import type { Limits } from './security.js';
 import { customWgslRefusal, missingKernelRefusal } from './wgsl-policy.js';
 import { deployRefusal, type DeployLimits } from './deploy-limits.js';
+import { initialRefusal } from '../runtime/initial.js';
 
 // The agent's one run at a time, and who may touch it. A run belongs to the coordinator
 // connection that deployed it: only that connection starts or stops it, and its peer links
@@ -171,7 +172,7 @@ export class RunHost {
     try {
       if (me < 0) throw new Error(`agent ${host} is not among the run's hosts`);
       // Before any link or device work: a refused run costs nothing and the agent stays free.
-      const refusal = missingKernelRefusal(host, m.programs, m.kernels) ?? customWgslRefusal(host, m.programs, this.opts.allowWgsl ?? false);
+      const refusal = missingKernelRefusal(host, m.programs, m.kernels) ?? customWgslRefusal(host, m.programs, this.opts.allowWgsl ?? false) ?? initialRefusal(host, m.programs, m.buffers, m.kernels);
       if (refusal) {
         this.opts.log(refusal);
         throw new Error(refusal);

@@ -179,9 +179,96 @@ describe('a malformed deploy is refused naming the element', () => {
   });
 });
 
+/** Initial fills (delays) on a deploy's first program: a constant, a range, a source kernel's token. */
+function withInitial(d: Deploy): Deploy {
+  const out = structuredClone(d);
+  const p = out.programs[0];
+  const a = p.allocations[0];
+  const id = a.buffers[0];
+  const bytes = out.buffers[id].bytes;
+  p.initial = [
+    { buffer: id, slot: 0, value: 0 },
+    { buffer: id, slot: a.depth - 1, offset: 4, bytes: bytes - 8, value: -2.5 },
+    { buffer: id, slot: 0, kernel: 'matrix.produce', params: { width: 4, height: 2 }, port: 'out', token: 1 },
+  ];
+  return out;
+}
+
+describe('initial fills (delays) are bounded like allocations', () => {
+  let good: Deploy;
+  const base = async () => (good ??= withInitial((await deploysOf(structuredClone(piicDoc) as ProjectDocument, true))[0]));
+  const mutate = async (fn: (d: Deploy) => void, limits = DEPLOY_SHAPE_LIMITS) => {
+    const d = structuredClone(await base());
+    fn(d);
+    const r = checkDeploy(JSON.parse(JSON.stringify(d)), limits);
+    return r.ok ? 'ok' : r.reason;
+  };
+  const fills = (d: Deploy) => d.programs[0].initial as unknown as Record<string, unknown>[];
+
+  it('a constant, a range of a slot and a source kernel token pass', async () => {
+    expect(await mutate(() => {})).toBe('ok');
+    expect(await mutate((d) => delete d.programs[0].initial)).toBe('ok');
+    expect(await mutate((d) => (d.programs[0].initial = []))).toBe('ok');
+  });
+
+  it('refuses a slot past the allocation, a buffer of no allocation of the program, and ranges past the buffer', async () => {
+    const depth = (await base()).programs[0].allocations[0].depth;
+    const bytes = (await base()).buffers[(await base()).programs[0].allocations[0].buffers[0]].bytes;
+    expect(await mutate((d) => (fills(d)[2].slot = depth))).toBe(`malformed deploy: programs[0].initial[2].slot must be an integer from 0 to ${depth - 1} (got ${depth})`);
+    expect(await mutate((d) => (fills(d)[0].slot = -1))).toBe(`malformed deploy: programs[0].initial[0].slot must be an integer from 0 to ${depth - 1} (got -1)`);
+    const other = (await base()).programs[1].allocations[0].buffers[0];
+    expect(await mutate((d) => (fills(d)[1].buffer = other))).toBe(`malformed deploy: programs[0].initial[1].buffer names buffer "${other}", which is not among "${(await base()).programs[0].pe}"'s allocations`);
+    expect(await mutate((d) => (fills(d)[1].buffer = 'bn_999999'))).toMatch(/^malformed deploy: programs\[0\]\.initial\[1\]\.buffer names buffer "bn_999999", which is not among/);
+    expect(await mutate((d) => (fills(d)[1].offset = -4))).toBe(`malformed deploy: programs[0].initial[1].offset must be an integer from 0 to ${bytes - 1} (got -4)`);
+    expect(await mutate((d) => (fills(d)[1].offset = bytes))).toBe(`malformed deploy: programs[0].initial[1].offset must be an integer from 0 to ${bytes - 1} (got ${bytes})`);
+    expect(await mutate((d) => (fills(d)[1].bytes = bytes))).toBe(`malformed deploy: programs[0].initial[1].bytes must be an integer from 1 to ${bytes - 4} (got ${bytes})`);
+    expect(await mutate((d) => (fills(d)[1].bytes = 0))).toBe(`malformed deploy: programs[0].initial[1].bytes must be an integer from 1 to ${bytes - 4} (got 0)`);
+    expect(await mutate((d) => (fills(d)[0].bytes = 2.5))).toBe(`malformed deploy: programs[0].initial[0].bytes must be an integer from 1 to ${bytes} (got 2.5)`);
+  });
+
+  it('wants exactly one of value and kernel, a finite value in the buffer\'s element, a non-negative safe integer token', async () => {
+    expect(await mutate((d) => (fills(d)[2].value = 1))).toBe('malformed deploy: programs[0].initial[2] has both a value and a kernel; a fill has exactly one');
+    expect(await mutate((d) => delete fills(d)[0].value)).toBe('malformed deploy: programs[0].initial[0] has neither a value nor a kernel; a fill has exactly one');
+    // NaN and Infinity travel as null in JSON
+    expect(await mutate((d) => (fills(d)[1].value = Number.NaN))).toBe('malformed deploy: programs[0].initial[1].value must be a finite number (got null)');
+    expect(await mutate((d) => (fills(d)[1].value = '1'))).toBe('malformed deploy: programs[0].initial[1].value must be a finite number (got text "1")');
+    const id = (await base()).programs[0].allocations[0].buffers[0];
+    expect(await mutate((d) => ((d.buffers[id].element = 'u8'), (fills(d)[1].value = 256)))).toBe('malformed deploy: programs[0].initial[1].value must be an integer from 0 to 255 (got 256)');
+    expect(await mutate((d) => ((d.buffers[id].element = 'i32'), (fills(d)[1].value = 0.5)))).toBe('malformed deploy: programs[0].initial[1].value must be an integer from -2147483648 to 2147483647 (got 0.5)');
+    expect(await mutate((d) => ((d.buffers[id].element = 'u32'), (fills(d)[1].value = 7)))).toBe('ok');
+    expect(await mutate((d) => (fills(d)[2].token = -1))).toBe('malformed deploy: programs[0].initial[2].token must be an integer from 0 to 9007199254740991 (got -1)');
+    expect(await mutate((d) => (fills(d)[2].token = 2 ** 53))).toBe('malformed deploy: programs[0].initial[2].token must be an integer from 0 to 9007199254740991 (got 9007199254740992)');
+  });
+
+  it('bounds the kernel id, the port and the params as a fire action\'s', async () => {
+    expect(await mutate((d) => (fills(d)[2].kernel = 'k'.repeat(300)))).toBe('malformed deploy: programs[0].initial[2].kernel is 300 characters long; at most 256 are allowed');
+    expect(await mutate((d) => (fills(d)[2].kernel = 7))).toBe('malformed deploy: programs[0].initial[2].kernel must be a non-empty string (got 7)');
+    expect(await mutate((d) => (fills(d)[2].port = ''))).toBe('malformed deploy: programs[0].initial[2].port must be a non-empty string (got text "")');
+    expect(await mutate((d) => (fills(d)[2].params = { width: { deep: 1 } }))).toBe('malformed deploy: programs[0].initial[2].params["width"] must be a number, a boolean or text (got an object)');
+    expect(await mutate((d) => (fills(d)[2].params = 'width=4'))).toBe('malformed deploy: programs[0].initial[2].params must be an object (got text "width=4")');
+    expect(await mutate((d) => (fills(d)[2].params = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`p${i}`, i]))))).toBe('malformed deploy: programs[0].initial[2].params has 300 entries; at most 256 are allowed');
+    expect(await mutate((d) => (fills(d)[2].params = { source: 'x'.repeat(2 ** 20 + 1) }))).toBe('malformed deploy: programs[0].initial[2].params["source"] is 1048577 characters long; at most 1048576 are allowed');
+  });
+
+  it('bounds the list, per program and over the deploy (maxInitial)', async () => {
+    expect(await mutate((d) => ((d.programs[0] as { initial: unknown }).initial = { 0: {} }))).toBe('malformed deploy: programs[0].initial must be a list (got an object)');
+    expect(await mutate((d) => ((d.programs[0].initial as unknown[])[1] = 'zero'))).toBe('malformed deploy: programs[0].initial[1] must be an object (got text "zero")');
+    const limits = { ...DEPLOY_SHAPE_LIMITS, maxInitial: 4 };
+    expect(await mutate((d) => d.programs[0].initial!.push(...d.programs[0].initial!), limits)).toBe('malformed deploy: programs[0].initial has 6 entries; at most 4 are allowed');
+    expect(
+      await mutate((d) => {
+        const q = d.programs[1];
+        q.initial = [{ buffer: q.allocations[0].buffers[0], slot: 0, value: 1 }, { buffer: q.allocations[0].buffers[0], slot: 0, value: 1 }];
+      }, limits),
+    ).toBe("malformed deploy: programs[1].initial brings the deploy's initial fills past 4 (maxInitial)");
+  });
+});
+
 describe('the check is total', () => {
   it('gives ok or a reason for any JSON value and any mutation of a valid deploy, never throwing', async () => {
+    // One more deploy carries initial fills (delays), so that mutations reach them too.
     const valid = await deploysOf(structuredClone(piicDoc) as ProjectDocument, true);
+    valid.push(withInitial(valid[0]));
     /** Every path in a JSON value, to one of which a mutation applies. */
     const paths = (v: unknown, at: (string | number)[] = [], out: (string | number)[][] = []) => {
       out.push(at);

@@ -34,6 +34,8 @@ export interface DeployShapeLimits {
   maxDepth: number;
   /** Slots of all allocations together (each is one SharedArrayBuffer or GPUBuffer). */
   maxSlots: number;
+  /** Initial fills (delays' initial tokens, `PeProgram.initial`) of all programs together. */
+  maxInitial: number;
   maxIterations: number;
   maxCycles: number;
 }
@@ -52,6 +54,7 @@ export const DEPLOY_SHAPE_LIMITS: DeployShapeLimits = {
   maxPorts: 256,
   maxDepth: 256,
   maxSlots: 131_072,
+  maxInitial: 131_072,
   maxIterations: 2 ** 31 - 1,
   maxCycles: 2 ** 31 - 1,
 };
@@ -89,6 +92,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 const ELEMENTS = new Set(['f32', 'u32', 'i32', 'u8']);
 const KINDS = new Set(['cpu', 'gpu']);
+/** The values an integer element holds: a constant fill of such a buffer must be one of them. */
+const INT_RANGE: Record<string, [number, number]> = { u32: [0, 2 ** 32 - 1], i32: [-(2 ** 31), 2 ** 31 - 1], u8: [0, 255] };
 
 /**
  * Walks the message keeping the path of the element it is in (a stack of segments, joined
@@ -280,6 +285,7 @@ function walk(w: Walker, m: unknown): void {
   let actions = 0;
   let allocations = 0;
   let slots = 0;
+  let initial = 0;
   let phaseCount = -1;
   w.in('programs', () =>
     programs.forEach((p, i) =>
@@ -291,6 +297,8 @@ function walk(w: Walker, m: unknown): void {
         const declared = pes[pe] as { host: string; kind: string };
         if (declared.host !== host || declared.kind !== kind) w.fail(`is a ${kind} program on host ${quote(host)}, but pes[${quote(pe)}] is a ${declared.kind} on host ${quote(declared.host)}`);
 
+        // This program's buffers and their slots: what its initial fills may name.
+        const depthHere = new Map<string, number>();
         const allocs = w.list(p, 'allocations', L.maxAllocations);
         allocations += allocs.length;
         if (allocations > L.maxAllocations) w.in('allocations', () => w.fail(`brings the deploy's allocations past ${L.maxAllocations} (maxAllocations)`));
@@ -316,6 +324,7 @@ function walk(w: Walker, m: unknown): void {
                 ),
               );
               const depth = w.int(a, 'depth', 1, Number.MAX_SAFE_INTEGER);
+              for (const id of ids) depthHere.set(id as string, depth);
               const what = () => `${ids.length ? `buffer ${quote(ids[0] as string)}` : 'storage'} (colour ${color}) on ${quote(pe)}`;
               if (depth > L.maxDepth) w.in('depth', () => w.fail(`asks ${depth} slots for ${what()}; at most ${L.maxDepth} are allowed (maxDepth)`));
               slots += depth;
@@ -323,6 +332,13 @@ function walk(w: Walker, m: unknown): void {
             }),
           ),
         );
+
+        if (p.initial !== undefined) {
+          const fills = w.list(p, 'initial', L.maxInitial);
+          initial += fills.length;
+          if (initial > L.maxInitial) w.in('initial', () => w.fail(`brings the deploy's initial fills past ${L.maxInitial} (maxInitial)`));
+          w.in('initial', () => fills.forEach((f, j) => w.in(j, () => fill(f, depthHere, pe))));
+        }
 
         const phases = w.list(p, 'phases', L.maxPhases);
         // Every PE runs the same phases: a barrier one program lacks would hold the others forever.
@@ -438,6 +454,49 @@ function walk(w: Walker, m: unknown): void {
     }
   }
 
+  /** A firing's params (a fire action's, or an initial fill's source kernel's): bounded in count, each a number, a boolean or bounded text. */
+  function params(o: Obj): void {
+    const map = w.obj(o, 'params');
+    for (const name of w.keys(o, 'params', L.maxPorts)) {
+      const v = map[name];
+      w.in('params', () =>
+        w.in(w.key(name), () => {
+          if (typeof v === 'string') {
+            if (v.length > L.maxParamLength) w.fail(`is ${v.length} characters long; at most ${L.maxParamLength} are allowed`);
+          } else if (typeof v !== 'number' && typeof v !== 'boolean') w.fail('must be a number, a boolean or text', v);
+        }),
+      );
+    }
+  }
+
+  /**
+   * One initial fill of a program (a delayed edge's initial token): a slot of one of the
+   * program's own buffers, a range inside the buffer, and either a constant `value` (in the
+   * buffer's element type) or a source kernel's output (`kernel`, `params`, `port`, `token`).
+   */
+  function fill(f: unknown, depthHere: Map<string, number>, pe: string): void {
+    if (!isObj(f)) w.fail('must be an object', f);
+    const id = w.str(f, 'buffer');
+    const depth = depthHere.get(id);
+    if (depth === undefined) w.in('buffer', () => w.fail(`names buffer ${quote(id)}, which is not among ${quote(pe)}'s allocations`));
+    w.int(f, 'slot', 0, depth! - 1);
+    const size = bufferBytes(id);
+    const offset = f.offset === undefined ? 0 : w.int(f, 'offset', 0, size - 1);
+    if (f.bytes !== undefined) w.int(f, 'bytes', 1, size - offset);
+    const hasValue = f.value !== undefined;
+    const hasKernel = f.kernel !== undefined;
+    if (hasValue === hasKernel) w.fail(hasValue ? 'has both a value and a kernel; a fill has exactly one' : 'has neither a value nor a kernel; a fill has exactly one');
+    if (f.token !== undefined) w.int(f, 'token', 0, Number.MAX_SAFE_INTEGER);
+    if (hasValue) {
+      const element = (buffers[id] as { element: string }).element;
+      const range = INT_RANGE[element];
+      if (range) w.int(f, 'value', range[0], range[1]);
+      else if (typeof f.value !== 'number' || !Number.isFinite(f.value)) w.in('value', () => w.fail('must be a finite number', f.value));
+    } else w.str(f, 'kernel');
+    if (f.port !== undefined) w.str(f, 'port');
+    if (f.params !== undefined) params(f);
+  }
+
   function action(a: unknown): void {
     if (!isObj(a)) w.fail('must be an object', a);
     const op = w.oneOf(a, 'op', new Set(['fire', 'transfer', 'barrier']));
@@ -449,17 +508,7 @@ function walk(w: Walker, m: unknown): void {
     if (op === 'fire') {
       w.str(a, 'node');
       w.str(a, 'kernel');
-      const params = w.obj(a, 'params');
-      for (const name of w.keys(a, 'params', L.maxPorts)) {
-        const v = params[name];
-        w.in('params', () =>
-          w.in(w.key(name), () => {
-            if (typeof v === 'string') {
-              if (v.length > L.maxParamLength) w.fail(`is ${v.length} characters long; at most ${L.maxParamLength} are allowed`);
-            } else if (typeof v !== 'number' && typeof v !== 'boolean') w.fail('must be a number, a boolean or text', v);
-          }),
-        );
-      }
+      params(a);
       ports(a, 'inputs');
       ports(a, 'outputs');
       parts(a);

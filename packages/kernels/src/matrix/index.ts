@@ -22,10 +22,20 @@ export function parseIncrements(text: string): number[] {
   });
 }
 
-/** The value every element must hold when the consumer receives `iteration`: scale x iteration + offset + increments (exact, not rounded). */
+/**
+ * The value every element must hold when the consumer receives `iteration` k: scale x k +
+ * offset + increments (exact, not rounded); with `running_sum` d >= 1, the sum of that over
+ * i = k, k-d, k-2d, ... >= 0 (an accumulator fed back with delay d), in closed form with
+ * m = floor(k/d): scale x ((m+1)k - d m(m+1)/2) + (offset + increments)(m+1).
+ */
 export function expectedValue(params: Params, iteration: number): number {
   const upstream = parseIncrements(String(params.increments ?? '')).reduce((s, n) => s + increment(n), 0);
-  return Number(params.scale ?? 1) * iteration + Number(params.expected_offset ?? 0) + upstream;
+  const scale = Number(params.scale ?? 1);
+  const offset = Number(params.expected_offset ?? 0) + upstream;
+  const d = Number(params.running_sum ?? 0);
+  if (!(d >= 1)) return scale * iteration + offset;
+  const m = Math.floor(iteration / d);
+  return scale * ((m + 1) * iteration - (d * m * (m + 1)) / 2) + offset * (m + 1);
 }
 
 /** f32 holds every integer up to 2^24 only; past it two iterations can look alike. */

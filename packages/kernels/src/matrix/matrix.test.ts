@@ -21,6 +21,53 @@ describe('the Fig 13 increment rule', () => {
   });
 });
 
+describe('the consumer of a running sum (feedback with delay d)', () => {
+  // acc_k = x_k + acc_{k-d} (initial tokens 0), x_k = scale * k + offset: the brute-force sum.
+  const bySum = (k: number, d: number, scale: number, offset: number) => {
+    let s = 0;
+    for (let i = k; i >= 0; i -= d) s += scale * i + offset;
+    return s;
+  };
+
+  it('expects the closed form of the sum over k, k-d, k-2d, ... >= 0 for every delay', () => {
+    for (const d of [1, 2, 3, 7, 1_000_000])
+      for (const [scale, offset, increments] of [[1, 0, ''], [2, 3, ''], [1, 0, '5,5'], [0.5, 1, '']] as const)
+        for (let k = 0; k < 60; k++) {
+          const upstream = increments ? 2 : 0;
+          expect(expectedValue({ scale, expected_offset: offset, increments, running_sum: d }, k)).toBe(bySum(k, d, scale, offset + upstream));
+        }
+    expect(expectedValue({ running_sum: 0 }, 9)).toBe(9);
+    expect(expectedValue({ running_sum: 1 }, 99)).toBe(4950);
+  });
+
+  it('passes an accumulator loop fed by P through matrix.add, iteration by iteration, and fails a wrong delay', () => {
+    for (const d of [1, 3]) {
+      const acc: Float32Array[] = [];
+      const n = size.width * size.height;
+      for (let k = 0; k < 40; k++) {
+        const x = runCpu(getKernel('matrix.produce'), size, {}, k).outputs.out;
+        const back = k < d ? new Float32Array(n) : acc[k - d];
+        acc[k] = runCpu(getKernel('matrix.add'), size, { a: x, b: back }).outputs.out as Float32Array;
+        expect(runCpu(getKernel('matrix.consume'), { ...size, running_sum: d }, { in: acc[k] }, k).report).toEqual({ ok: true });
+        if (k > d) expect(runCpu(getKernel('matrix.consume'), { ...size, running_sum: d + 1 }, { in: acc[k] }, k).report?.ok).toBe(false);
+      }
+    }
+  });
+
+  it('refuses to check a sum beyond what f32 holds exactly, as for a plain stream', () => {
+    // sum 0..5792 = 16,776,528 is exact; sum 0..5793 = 16,782,321 is past 2^24
+    const m = new Float32Array(size.width * size.height).fill(16_776_528);
+    expect(runCpu(getKernel('matrix.consume'), { ...size, running_sum: 1 }, { in: m }, 5792).report).toEqual({ ok: true });
+    expect(runCpu(getKernel('matrix.consume'), { ...size, running_sum: 1 }, { in: m }, 5793).report?.message).toMatch(/iteration 5793: expected value 16782321 is not exact in f32/);
+  });
+
+  it('is an expectation param the derivation never sets', () => {
+    const spec = getKernel('matrix.consume');
+    expect(spec.expects?.params).toContain('running_sum');
+    expect(spec.expects?.derive({ in: { scale: 2, offset: 1 } })).toEqual({ increments: '', expected_offset: 1, scale: 2 });
+  });
+});
+
 describe('matrix kernels on the CPU', () => {
   it('P -> I(nb_loop 3) -> I(nb_loop 100) -> C passes with increments "3,100"', () => {
     const p = runCpu(getKernel('matrix.produce'), size, {}, 42).outputs.out;
@@ -109,6 +156,32 @@ describe('matrix kernels in WGSL on the WebGPU adapter', () => {
     expect((await good.fireBuffers({ in: runs[0].outputBuffers.out }, 2 ** 24))?.message).toMatch(/iteration 16777216: expected value 16777217 is not exact in f32/);
     expect(runCpu(getKernel('matrix.consume'), { ...size, increments: '100,4' }, { in: new Float32Array(size.width * size.height).fill(2 ** 24) }, 2 ** 24).report?.ok).toBe(false);
     for (const r of [...runs, good, plusOne]) r.destroy();
+  });
+
+  it('consume with running_sum checks an accumulator built on the device exactly as the CPU twin does', async () => {
+    const n = size.width * size.height;
+    const prod = await GpuRunner.create(t.device, getKernel('matrix.produce'), size);
+    const add = await GpuRunner.create(t.device, getKernel('matrix.add'), size);
+    for (const d of [1, 4]) {
+      const check = await GpuRunner.create(t.device, getKernel('matrix.consume'), { ...size, running_sum: d });
+      const wrong = await GpuRunner.create(t.device, getKernel('matrix.consume'), { ...size, running_sum: d + 1 });
+      const acc: Float32Array[] = [];
+      for (let k = 0; k < 24; k++) {
+        const x = (await prod.fire({}, k)).outputs.out as Float32Array;
+        acc[k] = (await add.fire({ a: x, b: k < d ? new Float32Array(n) : acc[k - d] })).outputs.out as Float32Array;
+        const cpu = runCpu(getKernel('matrix.consume'), { ...size, running_sum: d }, { in: acc[k] }, k).report;
+        expect((await check.fire({ in: acc[k] }, k)).report).toEqual(cpu);
+        expect(cpu).toEqual({ ok: true });
+        if (k > d) expect((await wrong.fire({ in: acc[k] }, k)).report).toEqual(runCpu(getKernel('matrix.consume'), { ...size, running_sum: d + 1 }, { in: acc[k] }, k).report);
+      }
+      check.destroy();
+      wrong.destroy();
+    }
+    const big = await GpuRunner.create(t.device, getKernel('matrix.consume'), { ...size, running_sum: 1 });
+    expect((await big.fire({ in: new Float32Array(n).fill(16_776_528) }, 5793)).report?.message).toMatch(/expected value 16782321 is not exact in f32/);
+    big.destroy();
+    prod.destroy();
+    add.destroy();
   });
 
   it('splits dispatches beyond 65535 workgroups', async () => {

@@ -54,7 +54,8 @@ export const matrixSpecs: KernelSpec[] = builtinSpecs([
     category: 'Multi-host benchmark',
     description:
       'Checks every element equals scale x iteration + the Fig 13 increments of the incrementers upstream (+ expected_offset); a mismatch reports the iteration, first bad index and value. ' +
-      'Left unset (increments, expected_offset, scale), the expectation is derived from the graph upstream, joins included (matrix.add of two streams: scale 2).',
+      'Left unset (increments, expected_offset, scale, running_sum), the expectation is derived from the graph upstream, joins included (matrix.add of two streams: scale 2); ' +
+      'running_sum d checks an accumulator fed back with delay d (set by hand, never derived).',
     params: {
       ...sizeParams,
       increments: {
@@ -64,11 +65,22 @@ export const matrixSpecs: KernelSpec[] = builtinSpecs([
       },
       expected_offset: { type: 'float', default: 0, unit: '', description: 'Constant added on top of the increments (kept for documents that state the sum directly)' },
       scale: { type: 'float', default: 1, description: 'Expected iterations per element: 2 after a matrix.add of two produced streams' },
+      running_sum: {
+        type: 'int',
+        default: 0,
+        min: 0,
+        max: 1_000_000,
+        unit: 'iterations',
+        description:
+          '0: off. d >= 1: the input accumulates over a feedback loop with delay d — element = sum over i = k, k-d, k-2d, ... >= 0 of what the other params expect at iteration i',
+      },
     },
     inputs: [{ name: 'in', type: matrixType }],
     outputs: [],
     cost: (p) => ({ flops: count(p), bytes: count(p) * 4 }),
-    expects: { params: ['increments', 'expected_offset', 'scale'], derive: ({ in: v }) => v && { increments: '', expected_offset: v.offset, scale: v.scale } },
+    // running_sum is part of the expectation but never derived: a document that sets it states
+    // the whole expectation by hand (the graph walk cannot see what a feedback loop accumulates).
+    expects: { params: ['increments', 'expected_offset', 'scale', 'running_sum'], derive: ({ in: v }) => v && { increments: '', expected_offset: v.offset, scale: v.scale } },
   },
   {
     id: 'matrix.add',
