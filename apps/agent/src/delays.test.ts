@@ -9,33 +9,9 @@ import { compileOrThrow, connect, example } from './testing/fixtures.js';
 // producer's k - delay (initial token k for k < delay). Every value is checked exactly by
 // matrix.consume, whose running_sum d expects an accumulator fed back with delay d.
 
-// Until the compiler's side of delays is merged (it refuses every cycle, delayed or not), these
-// tests are skipped; the probe goes once main's compiler emits `initial` and this file has run.
-const compilerTakesDelays = compile(
-  {
-    format: 'pipeloom/v2',
-    name: 'probe',
-    app: {
-      nodes: [
-        { id: 'P', kernel: 'matrix.produce', params: { width: 1, height: 1 } },
-        { id: 'A', kernel: 'matrix.add', params: { width: 1, height: 1 } },
-      ],
-      edges: [
-        { from: { node: 'P', port: 'out' }, to: { node: 'A', port: 'a' } },
-        { from: { node: 'A', port: 'out' }, to: { node: 'A', port: 'b' }, delay: 1, init: 0 },
-      ],
-    },
-    arch: example('piic').arch,
-    mapping: { P: 'cpu@h0', A: 'cpu@h0' },
-    options: { overlap: false, iterations: 1 },
-  } as unknown as ProjectDocument,
-  { overlap: false },
-).ok;
-
 let agents: LocalAgents;
 const agentLog: string[] = [];
 beforeAll(async () => {
-  if (!compilerTakesDelays) return;
   agents = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => agentLog.push(`${host}: ${line}`) });
 });
 afterEach((ctx) => {
@@ -96,7 +72,7 @@ function smallestDelay(make: (d: number) => ProjectDocument, overlap: boolean): 
   throw new Error(`no delay up to 16 compiles:\n${refusals.join('\n')}`);
 }
 
-describe.runIf(compilerTakesDelays)('an accumulator acc_k = acc_{k-1} + x_k (A.out -> A.b, delay 1, init 0), P on h0, A on h1', () => {
+describe('an accumulator acc_k = acc_{k-1} + x_k (A.out -> A.b, delay 1, init 0), P on h0, A on h1', () => {
   const doc = () =>
     document(
       [
@@ -130,7 +106,7 @@ describe.runIf(compilerTakesDelays)('an accumulator acc_k = acc_{k-1} + x_k (A.o
   });
 });
 
-describe.runIf(compilerTakesDelays)('a loop across hosts: A = x + B on h0, B = A + 0 on h1, B.out -> A.b delayed', () => {
+describe('a loop across hosts: A = x + B on h0, B = A + 0 on h1, B.out -> A.b delayed', () => {
   const doc = (d: number) =>
     document(
       [
@@ -154,7 +130,7 @@ describe.runIf(compilerTakesDelays)('a loop across hosts: A = x + B on h0, B = A
   }
 });
 
-describe.runIf(compilerTakesDelays)('initial tokens from a source node, written into a GPU PE slot', () => {
+describe('initial tokens from a source node, written into a GPU PE slot', () => {
   // X_k = P_k + 1 + 1 = k + 2 on gpu0@h1; X -> C delayed by 2, the initial tokens from seed
   // (matrix.produce: token t is t everywhere): C reads 0, 1 (the seed's), then X_{k-2} = k.
   // A constant init would give 0, 0: only the seed's token 1 makes iteration 1 pass.
