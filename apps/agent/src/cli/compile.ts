@@ -99,7 +99,9 @@ export function toText(doc: ProjectDocument, ig: ImplementationGraph): string {
   for (const [k, b] of buffers.entries()) {
     const view = ig.buffers.view[k] >= 0 ? `, in ${ig.buffers.id[ig.buffers.view[k]]}'s storage at byte ${ig.buffers.viewOffset[k]}` : '';
     const from = ('node' in b.from ? `written by ${b.from.node}` : `copied from ${b.from.buffer}${ig.buffers.parentOffset[k] ? ` (its bytes from ${ig.buffers.parentOffset[k]})` : ''}`) + view;
-    const to = [...b.next.map((x) => `-> ${x}`), ...b.consumers.map((c) => `read by ${c.node}.${c.port}`)].join(', ');
+    // Delays: the initial tokens filled before the run, read first by a delayed edge's consumer.
+    const initial = ig.buffers.initial[k] ? `, ${ig.buffers.initial[k]} initial iteration${ig.buffers.initial[k] === 1 ? '' : 's'}` : '';
+    const to = [...b.next.map((x) => `-> ${x}`), ...b.consumers.map((c) => `read by ${c.node}.${c.port}`)].join(', ') + initial;
     lines.push(`  ${b.id.padEnd(idWidth)}  ${b.pe.padEnd(peWidth)}  ${`${b.source}.${b.port}`.padEnd(nodeWidth + 4)}  ${depthName(b.depth).padEnd(8)}  colour ${String(b.color).padEnd(3)} ${formatBytes(b.bytes).padStart(9)}  ${from}${to ? `; ${to}` : ''}`);
   }
   lines.push('', 'memory per PE (before / after sharing / lower bound, of capacity):');

@@ -29,6 +29,21 @@ describe('pipeloom predict', () => {
     expect(t.metadata).toEqual({ source: 'predicted', document: { name: 'P-I-I-C on two hosts', hash: expect.stringMatching(/^[0-9a-f]{16}$/) }, strategy: 'overlap', sync: 'self-timed', calibration: 'none' });
   });
 
+  it('a loop whose delay covers its cycles round without overlap but not with: the other strategy is "not possible", with the delay it needs', () => {
+    const r = pipeloom('predict', 'examples/accumulator.json', '--no-overlap', '--param', 'D=4', '--format', 'json');
+    expect(r.status, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.noOverlap.cycleTime).toBeGreaterThan(0);
+    expect(j.overlap).toBeNull();
+    expect(j.unavailable.overlap[0]).toMatch(/^app\.edges\[5\]\.delay: the loop L -> R -> L carries 4 iterations of initial tokens, but its data takes 8 cycles to go round .*raise the delay to 8/);
+    const text = pipeloom('predict', 'examples/accumulator.json', '--no-overlap', '--param', 'D=4');
+    expect(text.stdout).toMatch(/^ {2}overlap +not possible: the loop L -> R -> L/m);
+    // With overlap asked for, the document cannot run: refused, exit 2.
+    const own = pipeloom('predict', 'examples/accumulator.json', '--overlap', '--param', 'D=4');
+    expect(own.status).toBe(2);
+    expect(own.stderr).toContain('raise the delay to 8');
+  });
+
   it('a long run\'s trace says which cycles it covers (the first 200)', () => {
     const trace = join(tmp, 'long.json');
     const r = pipeloom('predict', 'examples/piic.json', '--trace', trace, '--iterations', '500');

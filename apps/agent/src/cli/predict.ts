@@ -49,7 +49,8 @@ export async function main(argv: string[]): Promise<number> {
   const { model } = analyze(read.doc);
   const cal = args.values['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, args.values.calibration as string | undefined);
   const sync: SyncMode = syncArg ?? read.doc.options?.sync ?? 'self-timed';
-  const modelled = (mode: SyncMode) => (cal ? cal.predict({ iterations: iterations ?? undefined, sync: mode }) : predict(read.doc, { iterations: iterations ?? undefined, sync: mode }));
+  const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : read.doc.options?.overlap ?? true;
+  const modelled = (mode: SyncMode) => (cal ? cal.predict({ iterations: iterations ?? undefined, sync: mode, overlap }) : predict(read.doc, { iterations: iterations ?? undefined, sync: mode, overlap }));
   const result = modelled(sync);
   if (!result.ok) {
     printDiagnostics(result.diagnostics);
@@ -59,7 +60,6 @@ export async function main(argv: string[]): Promise<number> {
   const p = result.prediction;
   const otherResult = modelled(sync === 'barrier' ? 'self-timed' : 'barrier');
   const other = otherResult.ok ? otherResult.prediction : undefined;
-  const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : read.doc.options?.overlap ?? true;
   const traced = overlap ? p.overlap : p.noOverlap;
   const trace = typeof args.values.trace === 'string' ? args.values.trace : undefined;
   if (!traced) {
@@ -131,7 +131,7 @@ export function toText(name: string, p: Prediction, calibrated?: string, other?:
     '',
     ...(p.overlap && p.noOverlap ? [`  speedup of overlap: ${p.speedup.toFixed(2)}x`] : []),
     `  cycle set by: ${p.noOverlap?.bottleneck || '-'} (no overlap), ${p.overlap?.bottleneck || '-'} (overlap)`,
-    ...(other ? ['', `${shown(other).sync} (the other sync mode):`, row('no overlap', other.noOverlap, other), row('overlap', other.overlap, other), `  speedup of overlap: ${other.speedup.toFixed(2)}x`] : []),
+    ...(other ? ['', `${shown(other).sync} (the other sync mode):`, row('no overlap', other.noOverlap, other), row('overlap', other.overlap, other), ...(other.overlap && other.noOverlap ? [`  speedup of overlap: ${other.speedup.toFixed(2)}x`] : [])] : []),
     ...(p.noOverlap ? ['', 'without overlap, each cycle:', ...p.noOverlap.phases.map((ph) => `  ${ph.name.padEnd(12)}${formatSeconds(ph.time).padStart(12)}  ${ph.bottleneck ? `set by ${ph.bottleneck}` : '(empty)'}`)] : []),
     '',
     'with overlap, busiest resources per cycle:',

@@ -187,8 +187,8 @@ export interface RunSummary {
 export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunResult, cal?: LoadedCalibration, sync?: RunOptions['sync']): RunSummary {
   // Every prediction models the sync mode the run used (predict's default is the document's).
   const strategy = (p: ReturnType<typeof predict>) => (p.ok ? (ig.overlap ? p.prediction.overlap : p.prediction.noOverlap)?.cycleTime : undefined);
-  const predictedCycleTime = strategy(predict(doc, { iterations: r.iterations, sync }));
-  const calibratedCycleTime = r.events.length ? strategy(predict(doc, { iterations: r.iterations, sync, ...measuredTimes(r.events) })) : undefined;
+  const predictedCycleTime = strategy(predict(doc, { iterations: r.iterations, sync, overlap: ig.overlap }));
+  const calibratedCycleTime = r.events.length ? strategy(predict(doc, { iterations: r.iterations, sync, overlap: ig.overlap, ...measuredTimes(r.events) })) : undefined;
   const a = analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations: r.iterations });
   return {
     ok: r.ok,

@@ -29,6 +29,8 @@ export interface PredictOptions extends TimingOptions {
   timelineEvents?: number;
   /** The sync mode modelled (run/contract.ts); default: the document's options.sync (self-timed when unset). */
   sync?: SyncMode;
+  /** The strategy that must compile (default: the document's options.overlap); the other is predicted where it can be. */
+  overlap?: boolean;
 }
 
 /** PredictOptions.timelineEvents when none is given. */
@@ -106,7 +108,7 @@ export function predict(doc: unknown, opts: PredictOptions = {}): PredictResult 
     const r = compileModel(model, overlap, diagnostics, router);
     if (r.ok) out[key] = predictStrategy(model, r.ig, opts);
     // The document's own strategy must compile; the other may be impossible (a loop's delay).
-    else if (overlap === model.doc.options.overlap) return { ok: false, diagnostics: r.diagnostics };
+    else if (overlap === (opts.overlap ?? model.doc.options.overlap)) return { ok: false, diagnostics: r.diagnostics };
     else (out.unavailable ??= {})[key] = r.diagnostics.filter((d) => !diagnostics.includes(d));
   }
   const { overlap, noOverlap, unavailable } = out;
