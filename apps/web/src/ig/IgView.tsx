@@ -40,7 +40,8 @@ export function IgView() {
   const status = useCompile((s) => s.status);
   const loads = useProject((s) => s.loads);
 
-  const { nodes, edges } = useMemo(() => (strategy ? igFlow(strategy, doc) : { nodes: [] as Node[], edges: [] as Edge[] }), [strategy, doc]);
+  const lowered = useCompile((s) => s.result?.lowered);
+  const { nodes, edges } = useMemo(() => (strategy ? igFlow(strategy, doc, lowered) : { nodes: [] as Node[], edges: [] as Edge[] }), [strategy, doc, lowered]);
 
   const { ref, size } = useSize<HTMLDivElement>();
   const viewport = useMemo(
