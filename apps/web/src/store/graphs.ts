@@ -141,3 +141,21 @@ export function effectivePe(mapping: Record<string, string>, flatId: string): { 
   }
   return {};
 }
+
+/** Names of params declared by the composites the graph at `at` is written in (a def's, and each inline graph's on the way). */
+export function enclosingParams(doc: ProjectDocument, at: GraphAt | undefined): Set<string> {
+  const out = new Set<string>();
+  if (!at || isApp(at)) return out;
+  for (let k = 0; k <= (at.inline?.length ?? 0); k++) {
+    const g = graphAt(doc, { def: at.def, inline: at.inline?.slice(0, k) });
+    for (const name of Object.keys(g?.params ?? {})) out.add(name);
+  }
+  return out;
+}
+
+/** The parameter names an expression written in the graph at `at` may read: its composites' and the document's. */
+export function scopeNames(doc: ProjectDocument, at: GraphAt | undefined): Set<string> {
+  const out = enclosingParams(doc, at);
+  for (const name of Object.keys(doc.params ?? {})) out.add(name);
+  return out;
+}

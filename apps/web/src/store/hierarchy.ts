@@ -1,7 +1,7 @@
 import { findKernel } from '@pipeloom/kernels';
 import type { AppEdge, AppNode, CompositeDef, DocumentParams, Expr, ParamDef, PortRef, ProjectDocument } from '@pipeloom/core';
 import type { Bindings, Change } from './changes.js';
-import { compositeOf, graphAt, instancePrefixes, isApp, mappingKeysOf, type Graph, type GraphAt } from './graphs.js';
+import { compositeOf, enclosingParams, graphAt, instancePrefixes, isApp, mappingKeysOf, type Graph, type GraphAt } from './graphs.js';
 import { edgeKey } from './records.js';
 import { expressionNames, substituteNames } from '../lib/expressions.js';
 
@@ -224,17 +224,6 @@ function rebindOut(g: Graph, gid: string, c: CompositeDef, r: (p: PortRef) => Po
       return from ? [{ ...b, from: r(from) }] : [];
     }),
   };
-}
-
-/** Names of params declared by the composites the graph at `at` is written in (a def's, and each inline graph's on the way). */
-function enclosingParams(doc: ProjectDocument, at: GraphAt | undefined): Set<string> {
-  const out = new Set<string>();
-  if (!at || isApp(at)) return out;
-  for (let k = 0; k <= (at.inline?.length ?? 0); k++) {
-    const g = graphAt(doc, { def: at.def, inline: at.inline?.slice(0, k) });
-    for (const name of Object.keys(g?.params ?? {})) out.add(name);
-  }
-  return out;
 }
 
 const written = (v: Expr | ParamDef): Expr => (typeof v === 'object' && v !== null ? v.value : v);

@@ -3,7 +3,7 @@ import { GENERIC_WORK } from '@pipeloom/kernels';
 import { layoutIg } from '../ig/layout.js';
 import { tidyDfg } from '../dfg/tidy.js';
 import { walkInstances } from '../store/graphs.js';
-import type { CalibratedCycle, CompileOutput, LoweredView, Strategy } from './protocol.js';
+import { FIRING_SIZE, type CalibratedCycle, type CompileOutput, type LoweredView, type Strategy } from './protocol.js';
 
 // Compiles and predicts a document under both strategies and lays each IG out. A plain
 // function: the worker exposes it, tests call it directly.
@@ -30,9 +30,6 @@ export async function compileBoth(doc: ProjectDocument, now: () => number = () =
   const [overlap, noOverlap] = await Promise.all([lay(r.prediction.overlap.ig), lay(r.prediction.noOverlap.ig)]);
   return { diagnostics: r.diagnostics, overlap, noOverlap, prediction: r.prediction, calibrated: calibration ? calibrated(doc, calibration) : undefined, standIns: standIns(doc), ...(view ? { lowered: view } : {}), compileMs, ms: now() - t0 };
 }
-
-/** The size ELK gives each firing of the expanded graph (styles.css `.firing`). */
-export const FIRING_SIZE = { width: 150, height: 52 };
 
 /**
  * A document with rates or composites lowered (again: predict keeps its model to itself, and

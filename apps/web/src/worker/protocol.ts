@@ -29,6 +29,9 @@ export interface CompileOutput {
   ms: number;
 }
 
+/** The size ELK gives each firing of the expanded graph (dfg/ExpandedView.tsx draws them so). */
+export const FIRING_SIZE = { width: 150, height: 52 };
+
 /** The lowered document as the designer shows it: repetition counts on the DFG, the expanded graph read-only. */
 export interface LoweredView {
   /** Firings per iteration by flattened node id (`S`: 8, `s1/inc`: 1). */
