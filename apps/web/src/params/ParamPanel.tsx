@@ -32,7 +32,8 @@ function setParam(params: DocumentParams, name: string, text: string) {
 }
 
 /** One parameter: its value or expression (Enter or leaving the field commits), evaluated value or problem, bounds, description. */
-export function ParamEditor({ row, def, selected }: { row: ParamRow; def: Expr | ParamDef; selected: boolean }) {
+/** `ids` prefixes its test ids (`inspector-`), so the inspector's copy is told apart from the panel's. */
+export function ParamEditor({ row, def, selected, ids = '' }: { row: ParamRow; def: Expr | ParamDef; selected: boolean; ids?: string }) {
   const params = useProject((s) => s.doc.params) ?? {};
   const shown = String(row.written);
   const [text, setText] = useState(shown);
@@ -47,14 +48,14 @@ export function ParamEditor({ row, def, selected }: { row: ParamRow; def: Expr |
   };
   const bounds = [full?.min !== undefined ? `≥ ${full.min}` : '', full?.max !== undefined ? `≤ ${full.max}` : '', full?.integer ? 'integer' : ''].filter(Boolean).join(', ');
   return (
-    <div ref={ref} className={`param-row${selected ? ' selected' : ''}${row.error ? ' invalid' : ''}`} data-testid={`param-row-${row.name}`} onClick={() => projectStore.getState().select({ kind: 'param', name: row.name })}>
+    <div ref={ref} className={`param-row${selected ? ' selected' : ''}${row.error ? ' invalid' : ''}`} data-testid={`${ids}param-row-${row.name}`} onClick={() => projectStore.getState().select({ kind: 'param', name: row.name })}>
       <div className="param-head">
         <b className="mono">{row.name}</b>
         <input
           className="mono"
           value={text}
           spellCheck={false}
-          data-testid={`param-value-${row.name}`}
+          data-testid={`${ids}param-value-${row.name}`}
           onChange={(e) => setText(e.target.value)}
           onBlur={commit}
           onKeyDown={(e) => {
@@ -65,7 +66,7 @@ export function ParamEditor({ row, def, selected }: { row: ParamRow; def: Expr |
         <button
           className="icon"
           title={`Remove ${row.name}`}
-          data-testid={`param-remove-${row.name}`}
+          data-testid={`${ids}param-remove-${row.name}`}
           onClick={(e) => {
             e.stopPropagation();
             projectStore.getState().dispatch({ type: 'param/set', name: row.name, value: null }, { label: `remove param ${row.name}` });
@@ -74,7 +75,7 @@ export function ParamEditor({ row, def, selected }: { row: ParamRow; def: Expr |
           ×
         </button>
       </div>
-      <div className="param-eval" data-testid={`param-eval-${row.name}`}>
+      <div className="param-eval" data-testid={`${ids}param-eval-${row.name}`}>
         {row.value !== undefined ? <>= {formatNumber(row.value)}</> : <span className="field-error">{row.error}</span>}
         {bounds && <span className="muted"> ({bounds})</span>}
       </div>

@@ -49,7 +49,7 @@ function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Se
       return (
         <>
           <div className="insp-kind">Parameter</div>
-          <ParamEditor row={row} def={doc.params![row.name]} selected={false} />
+          <ParamEditor row={row} def={doc.params![row.name]} selected={false} ids="inspector-" />
           <p className="help">Node params, rates and delays read it by name (<code>2 * {row.name}</code>); the parameter panel lists them all.</p>
         </>
       );
