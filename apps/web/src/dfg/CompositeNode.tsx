@@ -40,7 +40,7 @@ function CompositeNodeView({ data, selected }: NodeProps<CompositeFlowNode>) {
         {data.pe && <span className="kn-pe" title="Processing element (the whole composite)">{data.pe}</span>}
       </div>
       <div className="kn-kernel">
-        <span title="Composite node">⧉ {data.label}</span>
+        <span title="Composite node">{data.label}</span>
         <span className="kn-actions nodrag">
           <button className="icon" title="Expand in place" onClick={data.onExpand} data-testid={`expand-${flowId}`}>
             ⊞
@@ -85,7 +85,7 @@ function GroupNodeView({ data, selected }: NodeProps<GroupFlowNode>) {
     <div className={`dfg-group${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`} style={color ? ({ '--pe': color } as React.CSSProperties) : undefined} data-testid={`dfg-group-${flowId}`}>
       <div className="dfg-group-head">
         <span className="kn-id">{node.id}</span>
-        <span className="muted">⧉ {data.label}</span>
+        <span className="muted">{data.label}</span>
         {data.pe && <span className="kn-pe">{data.pe}</span>}
         <span className="kn-actions nodrag">
           <button className="icon" title="Collapse to one node" onClick={data.onExpand} data-testid={`collapse-${flowId}`}>

@@ -27,7 +27,7 @@ import { problemKey, useProblemCounts } from '../lib/problems.js';
 import { useResolve } from '../lib/resolve.js';
 import { declaredHandles, estimatedSize } from './KernelNode.js';
 import { nodeTypes } from './CompositeNode.js';
-import { estimated, GROUP, levelFlow, sameGraph, type Where } from './levelFlow.js';
+import { estimated, expandChanges, GROUP, levelFlow, sameGraph, type Where } from './levelFlow.js';
 import { Breadcrumb } from './Breadcrumb.js';
 import { ExpandedView } from './ExpandedView.js';
 import { ungroup } from '../shell/NodeInspector.js';
@@ -94,7 +94,10 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
     const sizeOf = (flowId: string, n: AppNode) => sizes.get(flowId) ?? estimated(doc, n);
     const errorsOf = (id: string, nAt: GraphAt | undefined, flatId: string) => (problems.get(problemKey({ kind: 'node', id, ...at$(nAt) })) ?? 0) + (mapping ? (problems.get(`mapping:${flatId}`) ?? 0) : 0);
     const pick = (flatId: string) => (mapping ? { pes: peIds, onPick: (p: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node: flatId, pe: p }, { label: `map ${flatId}` }) } : {});
-    const toggle = (n: AppNode, nAt: GraphAt | undefined) => () => projectStore.getState().dispatch({ type: 'node/update', id: n.id, ...at$(nAt), collapsed: n.collapsed === false ? null : false }, { label: `${n.collapsed === false ? 'collapse' : 'expand'} ${n.id}` });
+    const toggle = (n: AppNode, nAt: GraphAt | undefined) => () => {
+      const st = projectStore.getState();
+      st.dispatch(expandChanges(st.doc, nAt, n, (id, x) => sizes.get(id) ?? estimated(st.doc, x)), { label: `${n.collapsed === false ? 'collapse' : 'expand'} ${n.id}` });
+    };
     const into = (flowId: string) => () => projectStore.getState().setLevel([...projectStore.getState().level, ...flowId.split('/')]);
     const ctxFor = (nAt: GraphAt | undefined, flatId: string, id: string): PortContext => ({ at: nAt, prefix: flatId.slice(0, flatId.length - id.length), resolve });
     const label = (n: AppNode) => (n.composite !== undefined ? `defs.${n.composite}` : 'inline graph');
@@ -344,7 +347,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
   if (showExpanded && !mapping) {
     return (
       <div className="canvas" ref={ref} data-testid="dfg-canvas">
-        <ExpandedView toggle={expandedToggle} />
+        <ExpandedView toggle={expandedToggle} size={size} />
       </div>
     );
   }

@@ -5,6 +5,7 @@ import type { AppNode, TokenRange } from '@pipeloom/core';
 import { useProject } from '../store/project.js';
 import { effectivePe } from '../store/graphs.js';
 import { peColor } from '../lib/colors.js';
+import { boundsOf, openingViewport } from '../lib/canvas.js';
 import { useCompile } from '../worker/client.js';
 import { FIRING_SIZE } from '../worker/protocol.js';
 
@@ -31,7 +32,7 @@ const types = { firing: memo(FiringNodeView) };
 
 const part = (t?: TokenRange) => (t && t.of > 1 ? (t.count === 1 ? `${t.first}/${t.of}` : `${t.first}..${t.first + t.count - 1}/${t.of}`) : undefined);
 
-export function ExpandedView({ toggle }: { toggle: React.ReactNode }) {
+export function ExpandedView({ toggle, size }: { toggle: React.ReactNode; size: { width: number; height: number } | null }) {
   const lowered = useCompile((s) => s.result?.lowered);
   const status = useCompile((s) => s.status);
   const doc = useProject((s) => s.doc);
@@ -47,8 +48,14 @@ export function ExpandedView({ toggle }: { toggle: React.ReactNode }) {
     });
     return { nodes, edges };
   }, [lowered, doc]);
+  // The whole graph in view (down to a small zoom: 8 firings of 3 nodes are a tall column).
+  const viewport = useMemo(
+    () => (size ? openingViewport(boundsOf(nodes.map((n) => ({ ...n.position, ...FIRING_SIZE }))), size.width, size.height, { minZoom: 0.2, maxZoom: 1.1 }) : undefined),
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [size, lowered === undefined],
+  );
   return (
-    <ReactFlow nodes={nodes} edges={edges} nodeTypes={types} fitView fitViewOptions={{ padding: 0.15, maxZoom: 1.1 }} nodesDraggable={false} nodesConnectable={false} elementsSelectable={false} minZoom={0.05} maxZoom={1.5} proOptions={{ hideAttribution: true }} data-testid="expanded-graph">
+    <ReactFlow key={String(lowered === undefined)} nodes={nodes} edges={edges} nodeTypes={types} defaultViewport={viewport} nodesDraggable={false} nodesConnectable={false} elementsSelectable={false} minZoom={0.05} maxZoom={1.5} proOptions={{ hideAttribution: true }} data-testid="expanded-graph">
       <Background gap={16} size={1} />
       <Controls showInteractive={false} />
       <Panel position="top-left">

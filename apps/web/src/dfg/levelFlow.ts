@@ -2,6 +2,7 @@ import type { Edge, Node } from '@xyflow/react';
 import type { AppEdge, AppNode, ProjectDocument } from '@pipeloom/core';
 import { compositeOf, graphAt, graphKey, innerAt, isComposite, type Graph, type GraphAt } from '../store/graphs.js';
 import { edgeKey, type EdgeKey } from '../store/records.js';
+import type { Change } from '../store/changes.js';
 import { longestPathDepths } from '../lib/layers.js';
 import { estimatedSize } from './KernelNode.js';
 
@@ -144,5 +145,32 @@ export function levelFlow(input: LevelInput): LevelFlow {
   return { nodes, edges, where };
 }
 
-/** The selection a flow element stands for. */
+/**
+ * Expanding a composite in place (or collapsing it back): its `collapsed` flag, and the nodes
+ * to its right moved by the difference in width so the group does not cover them. One step.
+ */
+export function expandChanges(doc: ProjectDocument, at: GraphAt | undefined, n: AppNode, sizeOf: SizeOf): Change[] {
+  const g = graphAt(doc, at);
+  const c = compositeOf(doc, n);
+  const where = at && (at.def !== undefined || at.inline?.length) ? { at } : {};
+  const expanding = n.collapsed !== false;
+  const flag: Change = { type: 'node/update', id: n.id, ...where, collapsed: expanding ? false : null };
+  if (!g || !c || !n.position) return [flag];
+  const pos = placed(c);
+  let inner = 0;
+  for (const x of c.nodes) inner = Math.max(inner, pos.get(x.id)!.x + sizeOf(`${n.id}/${x.id}`, x).width);
+  // The collapsed box's own size: a measured one is the group's while expanded.
+  const box = estimated(doc, n).width;
+  const dx = Math.max(0, Math.round(inner + 2 * GROUP.pad - box));
+  const x0 = n.position.x;
+  const moves: Change[] = [];
+  for (const o of g.nodes) {
+    if (o.id === n.id || !o.position || o.position.x <= x0) continue;
+    const x = expanding ? o.position.x + dx : Math.max(x0 + box + 40, o.position.x - dx);
+    if (x !== o.position.x) moves.push({ type: 'node/move', id: o.id, ...where, position: { x, y: o.position.y } });
+  }
+  return [flag, ...moves];
+}
+
+/** Whether two GraphAt name the same graph. */
 export const sameGraph = (a: GraphAt | undefined, b: GraphAt | undefined) => graphKey(a) === graphKey(b);

@@ -3,6 +3,7 @@ import type { AppNode, Expr, ImplementationGraph, ProjectDocument } from '@pipel
 import { projectStore, useProject } from '../store/project.js';
 import { compositeOf, effectivePe, graphAt, graphKey, instancePrefixes, isComposite, levelAt, scopeNames, type GraphAt } from '../store/graphs.js';
 import { ungroupChanges } from '../store/hierarchy.js';
+import { estimated, expandChanges } from '../dfg/levelFlow.js';
 import { compositePorts, nodePorts, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
 import { useResolve } from '../lib/resolve.js';
 import { writtenValue } from '../params/ParamPanel.js';
@@ -90,7 +91,7 @@ function Rates({ doc, node, at, ports, flatId }: { doc: ProjectDocument; node: A
       {ports.map((p) => (
         <ExprField
           key={`${p.side}.${p.name}`}
-          label={`${p.side} ${p.name}`}
+          label={`${p.name} (${p.side})`}
           value={node.rates?.[p.name] ?? ''}
           placeholder={String(p.rate ?? 1)}
           names={scopeNames(doc, at)}
@@ -262,7 +263,7 @@ function CompositeInspector({ doc, node, at }: { doc: ProjectDocument; node: App
             Enter
           </button>
         )}
-        <button onClick={() => dispatch({ type: 'node/update', id: node.id, ...at$(at), collapsed: collapsed ? false : null }, { label: `${collapsed ? 'expand' : 'collapse'} ${node.id}` })} data-testid="inspector-expand">
+        <button onClick={() => dispatch(expandChanges(doc, at, node, (_, n) => estimated(doc, n)), { label: `${collapsed ? 'expand' : 'collapse'} ${node.id}` })} data-testid="inspector-expand">
           {collapsed ? 'Expand in place' : 'Collapse'}
         </button>
         <button onClick={() => ungroup(doc, at, node.id)} data-testid="inspector-ungroup" title="Put the inner nodes in its place (undoable)">
