@@ -1,4 +1,4 @@
-import { useCallback, useMemo, useRef } from 'react';
+import { useCallback, useMemo, useRef, useState } from 'react';
 import {
   Background,
   Controls,
@@ -10,167 +10,281 @@ import {
   type Edge,
   type EdgeChange,
   type FinalConnectionState,
+  type Node,
   type NodeChange,
 } from '@xyflow/react';
-import { findKernel, type DataType } from '@pipeloom/kernels';
+import { findKernel, formatDataType, type DataType } from '@pipeloom/kernels';
+import type { AppNode } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
-import { edgeKey, type EdgeKey } from '../store/records.js';
-import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, openingViewport, useMeasured, useSize, nextDragKey, pickedId } from '../lib/canvas.js';
-import { connectionProblem, freshNodeId, portType, writtenParams } from '../lib/kernels.js';
+import type { Change } from '../store/changes.js';
+import type { Selection } from '../store/records.js';
+import { compositeOf, effectivePe, graphAt, graphKey, isApp, isComposite, levelAt, levelPrefix, type GraphAt } from '../store/graphs.js';
+import { groupChanges } from '../store/hierarchy.js';
+import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, openingViewport, useMeasured, useSize, nextDragKey } from '../lib/canvas.js';
+import { compositePorts, connectionProblem, freshNodeId, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
-import { useProblemCounts } from '../lib/problems.js';
-import { declaredHandles, estimatedSize, nodeTypes, type KernelFlowNode } from './KernelNode.js';
-import { compilerApi } from '../worker/client.js';
+import { problemKey, useProblemCounts } from '../lib/problems.js';
+import { useResolve } from '../lib/resolve.js';
+import { declaredHandles, estimatedSize } from './KernelNode.js';
+import { nodeTypes } from './CompositeNode.js';
+import { estimated, expandChanges, GROUP, levelFlow, sameGraph, type Where } from './levelFlow.js';
+import { Breadcrumb } from './Breadcrumb.js';
+import { ExpandedView } from './ExpandedView.js';
+import { ungroup } from '../shell/NodeInspector.js';
+import { compilerApi, useCompile } from '../worker/client.js';
 
 export const KERNEL_MIME = 'application/pipeloom-kernel';
 
 /** Edge labels stay short: `f32 64×64`; the full type is in the inspector and port tooltips. */
 const shortType = (t: DataType) => `${t.element} ${t.shape.join('×')}`;
 
-/** Adds a node of `kernelId` with default params at a flow position; returns its id. */
-export function addKernelNode(kernelId: string, position: { x: number; y: number }): string | null {
+const at$ = (at: GraphAt | undefined) => (at && !isApp(at) ? { at } : {});
+
+/** The graph the canvas shows now (the level's), never undefined: the app graph when the level went stale. */
+function shownAt(): GraphAt | undefined {
+  const { doc, level } = projectStore.getState();
+  return levelAt(doc, level);
+}
+
+/** Adds a node of `kernelId` with default params to the graph shown, at a flow position (default: beside its last node); returns its id. */
+export function addKernelNode(kernelId: string, position?: { x: number; y: number }): string | null {
   const kernel = findKernel(kernelId);
   if (!kernel) return null;
   const { doc, dispatch, select } = projectStore.getState();
-  const id = freshNodeId(doc, kernelId);
-  const ok = dispatch({ type: 'node/add', node: { id, kernel: kernelId, params: writtenParams(kernel, {}), position: { x: Math.round(position.x), y: Math.round(position.y) } } }, { label: `add ${id}` });
-  if (ok) select({ kind: 'node', id });
+  const at = shownAt();
+  const g = graphAt(doc, at) ?? doc.app;
+  const last = g.nodes.at(-1)?.position;
+  const p = position ?? (last ? { x: last.x + 300, y: last.y } : { x: 40, y: 80 });
+  const id = freshNodeId(doc, kernelId, at);
+  const ok = dispatch({ type: 'node/add', node: { id, kernel: kernelId, params: writtenParams(kernel, {}), position: { x: Math.round(p.x), y: Math.round(p.y) } }, ...at$(at) }, { label: `add ${id}` });
+  if (ok) select({ kind: 'node', id, ...at$(at) });
   return ok ? id : null;
 }
+
+const isSelected = (s: Selection | null, w: Where | undefined, mapping: boolean) => {
+  if (!s || !w) return false;
+  if (w.kind === 'node') return (s.kind === 'node' && s.id === w.id && sameGraph(s.at, w.at)) || (mapping && s.kind === 'mapping' && s.node === w.flatId);
+  return s.kind === 'edge' && s.key === w.key && sameGraph(s.at, w.at);
+};
 
 export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
   const doc = useProject((s) => s.doc);
   const selection = useProject((s) => s.selection);
+  const level = useProject((s) => s.level);
+  const showExpanded = useProject((s) => s.expandedGraph);
+  const repetitions = useCompile((s) => s.result?.lowered?.repetitions);
   const problems = useProblemCounts();
+  const resolve = useResolve();
   const { sizes, tick, take } = useMeasured();
   const flow = useReactFlow();
   const dragKey = useRef<string | null>(null);
+  // Nodes picked together (ctrl-click, shift-drag box) for Group; the store holds one selection.
+  const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
   const mapping = mode === 'mapping';
 
+  const at = levelAt(doc, level);
+  const prefix = levelPrefix(level);
   const peIds = useMemo(() => doc.arch.pes.map((p) => p.id), [doc.arch.pes]);
-  const nodes: KernelFlowNode[] = useMemo(
-    () => {
-      // Large graphs draw only what is in view; their nodes state a size and handles until
-      // measured, so React Flow need not draw every one of them first (KernelNode.tsx).
-      const declare = doc.app.nodes.length > DRAW_IN_VIEW_ONLY_ABOVE;
-      return doc.app.nodes.map((n, i) => {
-        const pe = doc.mapping[n.id];
-        const measured = sizes.get(n.id);
-        // Only until measured: a drawn node's own handles (React Flow's measure) are exact.
-        const estimate = declare && !measured ? estimatedSize(n.kernel ?? '', mapping) : undefined;
+
+  const built = useMemo(() => {
+    const g = graphAt(doc, at);
+    // Large graphs draw only what is in view; their nodes state a size and handles until
+    // measured, so React Flow need not draw every one of them first (KernelNode.tsx).
+    const declare = (g?.nodes.length ?? 0) > DRAW_IN_VIEW_ONLY_ABOVE;
+    const sizeOf = (flowId: string, n: AppNode) => sizes.get(flowId) ?? estimated(doc, n);
+    const errorsOf = (id: string, nAt: GraphAt | undefined, flatId: string) => (problems.get(problemKey({ kind: 'node', id, ...at$(nAt) })) ?? 0) + (mapping ? (problems.get(`mapping:${flatId}`) ?? 0) : 0);
+    const pick = (flatId: string) => (mapping ? { pes: peIds, onPick: (p: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node: flatId, pe: p }, { label: `map ${flatId}` }) } : {});
+    const toggle = (n: AppNode, nAt: GraphAt | undefined) => () => {
+      const st = projectStore.getState();
+      st.dispatch(expandChanges(st.doc, nAt, n, (id, x) => sizes.get(id) ?? estimated(st.doc, x)), { label: `${n.collapsed === false ? 'collapse' : 'expand'} ${n.id}` });
+    };
+    const into = (flowId: string) => () => projectStore.getState().setLevel([...projectStore.getState().level, ...flowId.split('/')]);
+    const ctxFor = (nAt: GraphAt | undefined, flatId: string, id: string): PortContext => ({ at: nAt, prefix: flatId.slice(0, flatId.length - id.length), resolve });
+    const label = (n: AppNode) => (n.composite !== undefined ? `defs.${n.composite}` : 'inline graph');
+    return levelFlow({
+      doc,
+      at,
+      prefix,
+      sizeOf,
+      node: (n, flowId, flatId, nAt) => {
+        const pe = effectivePe(doc.mapping, flatId).pe;
+        const base = { measured: sizes.get(flowId), data: {} as Record<string, unknown> };
+        if (isComposite(n)) {
+          const ports = compositePorts(doc, n);
+          const ctx = ctxFor(nAt, flatId, n.id);
+          const types: Record<string, string> = {};
+          for (const p of ports.inputs) {
+            const t = portTypeAt(doc, ctx, n, p, 'in');
+            types[`in.${p}`] = t.type ? formatDataType(t.type) : (t.error ?? '');
+          }
+          for (const p of ports.outputs) {
+            const t = portTypeAt(doc, ctx, n, p, 'out');
+            types[`out.${p}`] = t.type ? formatDataType(t.type) : (t.error ?? '');
+          }
+          return { ...base, type: 'composite', data: { node: n, flowId, label: label(n), ...ports, types, pe, color: peColor(doc, pe), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
+        }
+        const estimate = declare && !sizes.get(flowId) ? estimatedSize(n.kernel ?? '', mapping) : undefined;
         return {
-          id: n.id,
+          ...base,
           type: 'kernel',
-          position: n.position ?? { x: 40 + 220 * i, y: 80 },
-          selected: (selection?.kind === 'node' && selection.id === n.id) || (selection?.kind === 'mapping' && selection.node === n.id),
-          measured,
           ...(estimate ? { initialWidth: estimate.width, initialHeight: estimate.height, handles: declaredHandles(n.kernel ?? '') } : {}),
-          data: {
-            node: n,
-            pe,
-            color: peColor(doc, pe),
-            errors: (problems.get(`node:${n.id}`) ?? 0) + (mapping ? (problems.get(`mapping:${n.id}`) ?? 0) : 0),
-            ...(mapping ? { pes: peIds, onPick: (p: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node: n.id, pe: p }, { label: `map ${n.id}` }) } : {}),
-          },
+          data: { node: n, resolved: resolve(flatId, n), flowId, q: repetitions?.[flatId], pe, color: peColor(doc, pe), errors: errorsOf(n.id, nAt, flatId), ...pick(flatId) },
         };
-      });
-    },
+      },
+      group: (n, flowId, flatId, nAt) => {
+        const pe = effectivePe(doc.mapping, flatId).pe;
+        return { type: 'group', data: { node: n, flowId, label: label(n), pe, color: peColor(doc, pe), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
+      },
+      edge: (e, id, src, inner) => {
+        const t = portTypeAt(doc, ctxFor(src.at, src.flatId, src.node.id), src.node, e.from.port, 'out').type;
+        return {
+          label: t ? shortType(t) : undefined,
+          labelBgPadding: [4, 2] as [number, number],
+          labelStyle: { fontSize: 10 },
+          // Above the group boxes they run inside.
+          ...(inner ? { zIndex: 1 } : {}),
+        };
+      },
+    });
     // eslint-disable-next-line react-hooks/exhaustive-deps
-    [doc, selection, problems, tick, mapping, peIds],
+  }, [doc, at && graphKey(at), prefix, problems, tick, mapping, peIds, resolve, repetitions]);
+
+  const nodes: Node[] = useMemo(() => built.nodes.map((n) => ({ ...n, selected: picked.has(n.id) || isSelected(selection, built.where.get(n.id), mapping) })), [built, selection, picked, mapping]);
+  const edges: Edge[] = useMemo(
+    () =>
+      built.edges.map((e) => {
+        const w = built.where.get(e.id);
+        const k = w?.kind === 'edge' ? problemKey({ kind: 'edge', key: w.key, ...at$(w.at) }) : '';
+        const a = built.where.get(e.source);
+        const b = built.where.get(e.target);
+        const pa = a?.kind === 'node' ? effectivePe(doc.mapping, a.flatId).pe : undefined;
+        const pb = b?.kind === 'node' ? effectivePe(doc.mapping, b.flatId).pe : undefined;
+        return { ...e, selected: isSelected(selection, w, mapping), className: `${problems.get(k) ? 'edge-error' : ''}${mapping && pa && pb && pa !== pb ? ' edge-crossing' : ''}` };
+      }),
+    [built, selection, problems, mapping, doc.mapping],
   );
 
-  const edges: Edge[] = useMemo(() => {
-    // By id, once per render: a search per edge was quadratic on large graphs.
-    const byId = new Map(doc.app.nodes.map((n) => [n.id, n]));
-    return doc.app.edges.map((e) => {
-      const k = edgeKey(e);
-      const src = byId.get(e.from.node);
-      const t = src ? portType(src, e.from.port, 'out').type : undefined;
-      const sel = selection?.kind === 'edge' && selection.key === k;
-      const pe = doc.mapping[e.from.node];
-      const crossing = pe && doc.mapping[e.to.node] && doc.mapping[e.to.node] !== pe;
-      return {
-        id: k,
-        source: e.from.node,
-        sourceHandle: e.from.port,
-        target: e.to.node,
-        targetHandle: e.to.port,
-        selected: sel,
-        label: t ? shortType(t) : undefined,
-        className: `${problems.get(`edge:${k}`) ? 'edge-error' : ''}${mapping && crossing ? ' edge-crossing' : ''}`,
-        labelBgPadding: [4, 2] as [number, number],
-        labelStyle: { fontSize: 10 },
-      };
-    });
-  }, [doc, selection, problems, mapping]);
-
   const onNodesChange = useCallback(
-    (changes: NodeChange<KernelFlowNode>[]) => {
+    (changes: NodeChange[]) => {
       take(changes);
       const st = projectStore.getState();
-      const moves = [];
+      const moves: Change[] = [];
+      let next: Set<string> | undefined;
+      let primary: Where | undefined;
       for (const c of changes) {
-        if (c.type === 'position' && c.position) moves.push({ type: 'node/move' as const, id: c.id, position: { x: Math.round(c.position.x), y: Math.round(c.position.y) } });
+        const w = 'id' in c ? built.where.get(c.id) : undefined;
+        if (c.type === 'position' && c.position && w?.kind === 'node') {
+          // Children of an expanded composite are placed relative to its box, below its header.
+          const inner = c.id.includes('/');
+          const p = inner ? { x: c.position.x - GROUP.pad, y: c.position.y - GROUP.top } : c.position;
+          moves.push({ type: 'node/move', id: w.id, ...at$(w.at), position: { x: Math.round(p.x), y: Math.round(p.y) } });
+        }
+        if (c.type === 'select') {
+          next ??= new Set(picked);
+          if (c.selected) {
+            next.add(c.id);
+            primary = w;
+          } else next.delete(c.id);
+        }
       }
       if (moves.length) {
         dragKey.current ??= nextDragKey('dfg');
         st.dispatch(moves, { label: 'move', coalesce: dragKey.current });
       }
-      const picked = pickedId(changes);
-      if (picked) st.select(mapping ? { kind: 'mapping', node: picked } : { kind: 'node', id: picked });
+      if (next) setPicked(next);
+      if (primary?.kind === 'node') st.select(mapping ? { kind: 'mapping', node: primary.flatId } : { kind: 'node', id: primary.id, ...at$(primary.at) });
     },
-    [take, mapping],
+    [take, mapping, built, picked],
   );
 
   const onEdgesChange = useCallback(
     (changes: EdgeChange[]) => {
-      const st = projectStore.getState();
-      const picked = pickedId(changes);
-      if (picked) st.select({ kind: 'edge', key: picked as EdgeKey });
+      for (const c of changes) {
+        if (c.type !== 'select' || !c.selected) continue;
+        const w = built.where.get(c.id);
+        if (w?.kind === 'edge') projectStore.getState().select({ kind: 'edge', key: w.key, ...at$(w.at) });
+      }
     },
-    [mapping],
+    [built],
   );
 
   // Delete key: one history entry; edges of deleted nodes go with their node's removal.
-  const onDelete = useCallback(({ nodes: ns, edges: es }: { nodes: { id: string }[]; edges: { id: string; source: string; target: string }[] }) => {
-    const gone = new Set(ns.map((n) => n.id));
-    const changes = [
-      ...es.filter((e) => !gone.has(e.source) && !gone.has(e.target)).map((e) => ({ type: 'edge/remove' as const, key: e.id as EdgeKey })),
-      ...ns.map((n) => ({ type: 'node/remove' as const, id: n.id })),
-    ];
-    if (changes.length) projectStore.getState().dispatch(changes, { label: ns.length ? `delete ${ns.map((n) => n.id).join(', ')}` : 'delete edge' });
-  }, []);
+  const onDelete = useCallback(
+    ({ nodes: ns, edges: es }: { nodes: { id: string }[]; edges: { id: string }[] }) => {
+      const gone = ns.map((n) => built.where.get(n.id)).filter((w): w is Extract<Where, { kind: 'node' }> => w?.kind === 'node');
+      const goneIds = new Set(gone.map((w) => `${graphKey(w.at)}:${w.id}`));
+      // A node inside a deleted composite goes with it.
+      const kept = gone.filter((w) => !gone.some((o) => w.flatId.startsWith(`${o.flatId}/`)));
+      const edgeChanges = new Map<string, Change>();
+      for (const e of es) {
+        const w = built.where.get(e.id);
+        if (w?.kind !== 'edge') continue;
+        const g = graphAt(projectStore.getState().doc, w.at);
+        const edge = g?.edges.find((x) => `${x.from.node}.${x.from.port}->${x.to.node}.${x.to.port}` === w.key);
+        if (edge && (goneIds.has(`${graphKey(w.at)}:${edge.from.node}`) || goneIds.has(`${graphKey(w.at)}:${edge.to.node}`))) continue;
+        edgeChanges.set(`${graphKey(w.at)}:${w.key}`, { type: 'edge/remove', key: w.key, ...at$(w.at) });
+      }
+      const changes: Change[] = [...edgeChanges.values(), ...kept.map((w) => ({ type: 'node/remove' as const, id: w.id, ...at$(w.at) }))];
+      if (changes.length) projectStore.getState().dispatch(changes, { label: kept.length ? `delete ${kept.map((w) => w.id).join(', ')}` : 'delete edge' });
+      setPicked(new Set());
+    },
+    [built],
+  );
 
-  const onConnect = useCallback((c: Connection) => {
-    const st = projectStore.getState();
-    const from = { node: c.source, port: c.sourceHandle ?? '' };
-    const to = { node: c.target, port: c.targetHandle ?? '' };
-    const problem = connectionProblem(st.doc, from, to);
-    if (problem) {
-      st.toast(`Connection refused: ${problem}`, 'error');
-      return;
-    }
-    st.dispatch({ type: 'edge/add', edge: { from, to } }, { label: `connect ${from.node} -> ${to.node}` });
-  }, []);
+  /** The graph both ends are in and their ids there, or why the connection is refused. */
+  const ends = useCallback(
+    (source: string, target: string) => {
+      const a = built.where.get(source);
+      const b = built.where.get(target);
+      if (a?.kind !== 'node' || b?.kind !== 'node') return { problem: 'both ends must be nodes' };
+      if (!sameGraph(a.at, b.at)) return { problem: 'the two nodes are in different graphs: enter the composite to connect inside it, or connect to its ports' };
+      return { a, b };
+    },
+    [built],
+  );
+
+  const problemOf = useCallback(
+    (source: string, sourceHandle: string, target: string, targetHandle: string) => {
+      const r = ends(source, target);
+      if (!('a' in r) || !r.a || !r.b) return { problem: r.problem ?? 'refused' };
+      const ctx: PortContext = { at: r.a.at, prefix: r.a.flatId.slice(0, r.a.flatId.length - r.a.id.length), resolve };
+      const from = { node: r.a.id, port: sourceHandle };
+      const to = { node: r.b.id, port: targetHandle };
+      return { problem: connectionProblem(projectStore.getState().doc, from, to, ctx), from, to, at: r.a.at };
+    },
+    [ends, resolve],
+  );
+
+  const onConnect = useCallback(
+    (c: Connection) => {
+      const st = projectStore.getState();
+      const r = problemOf(c.source, c.sourceHandle ?? '', c.target, c.targetHandle ?? '');
+      if (r.problem || !('from' in r) || !r.from || !r.to) {
+        st.toast(`Connection refused: ${r.problem}`, 'error');
+        return;
+      }
+      st.dispatch({ type: 'edge/add', edge: { from: r.from, to: r.to }, ...at$(r.at) }, { label: `connect ${r.from.node} -> ${r.to.node}` });
+    },
+    [problemOf],
+  );
 
   // Live feedback while dragging a connection: the handle under the pointer turns red when
   // the connection would be refused; releasing there says why.
-  const isValidConnection = useCallback((c: Connection | Edge) => {
-    const doc = projectStore.getState().doc;
-    return !connectionProblem(doc, { node: c.source, port: c.sourceHandle ?? '' }, { node: c.target, port: c.targetHandle ?? '' });
-  }, []);
+  const isValidConnection = useCallback((c: Connection | Edge) => !problemOf(c.source, c.sourceHandle ?? '', c.target, c.targetHandle ?? '').problem, [problemOf]);
 
-  const onConnectEnd = useCallback((_: MouseEvent | TouchEvent, state: FinalConnectionState) => {
-    if (state.isValid !== false || !state.fromHandle || !state.toHandle) return;
-    const [a, b] = state.fromHandle.type === 'source' ? [state.fromHandle, state.toHandle] : [state.toHandle, state.fromHandle];
-    if (a.type === b.type) {
-      projectStore.getState().toast(`Connection refused: connect an output (right side) to an input (left side)`, 'error');
-      return;
-    }
-    const st = projectStore.getState();
-    const problem = connectionProblem(st.doc, { node: a.nodeId, port: a.id ?? '' }, { node: b.nodeId, port: b.id ?? '' });
-    if (problem) st.toast(`Connection refused: ${problem}`, 'error');
-  }, []);
+  const onConnectEnd = useCallback(
+    (_: MouseEvent | TouchEvent, state: FinalConnectionState) => {
+      if (state.isValid !== false || !state.fromHandle || !state.toHandle) return;
+      const [a, b] = state.fromHandle.type === 'source' ? [state.fromHandle, state.toHandle] : [state.toHandle, state.fromHandle];
+      if (a.type === b.type) {
+        projectStore.getState().toast(`Connection refused: connect an output (right side) to an input (left side)`, 'error');
+        return;
+      }
+      const r = problemOf(a.nodeId, a.id ?? '', b.nodeId, b.id ?? '');
+      if (r.problem) projectStore.getState().toast(`Connection refused: ${r.problem}`, 'error');
+    },
+    [problemOf],
+  );
 
   const onDrop = useCallback(
     (e: React.DragEvent) => {
@@ -185,28 +299,63 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
 
   const tidy = async () => {
     const api = compilerApi();
-    if (!api) return;
-    const sz: Record<string, { width: number; height: number }> = {};
-    for (const [id, s] of sizes) sz[id] = s;
-    const pos = await api.tidy(projectStore.getState().doc, sz);
     const st = projectStore.getState();
-    const moves = st.doc.app.nodes.filter((n) => pos[n.id]).map((n) => ({ type: 'node/move' as const, id: n.id, position: pos[n.id] }));
-    if (moves.length) st.dispatch(moves, { label: 'tidy' });
+    const g = graphAt(st.doc, at);
+    if (!api || !g) return;
+    const sz: Record<string, { width: number; height: number }> = {};
+    for (const n of g.nodes) sz[n.id] = sizes.get(n.id) ?? estimated(st.doc, n);
+    const pos = await api.tidy({ ...st.doc, app: { nodes: g.nodes, edges: g.edges } }, sz);
+    const moves = g.nodes.filter((n) => pos[n.id]).map((n) => ({ type: 'node/move' as const, id: n.id, position: pos[n.id], ...at$(at) }));
+    if (moves.length) projectStore.getState().dispatch(moves, { label: 'tidy' });
     requestAnimationFrame(() => flow.fitView({ padding: 0.2, maxZoom: 1.2, duration: 200 }));
   };
+
+  // Group: the picked nodes of one graph (the level's, or one expanded composite's inside).
+  const groupable = useMemo(() => {
+    const ws = [...picked].map((id) => built.where.get(id)).filter((w): w is Extract<Where, { kind: 'node' }> => w?.kind === 'node');
+    if (!ws.length || !ws.every((w) => sameGraph(w.at, ws[0].at))) return undefined;
+    return { at: ws[0].at, ids: ws.map((w) => w.id) };
+  }, [picked, built]);
+  const group = () => {
+    if (!groupable) return;
+    const st = projectStore.getState();
+    const r = groupChanges(st.doc, groupable.at, groupable.ids);
+    if ('error' in r) return st.toast(r.error, 'error');
+    if (st.dispatch(r.changes, { label: `group ${groupable.ids.join(', ')}` })) {
+      setPicked(new Set());
+      st.select({ kind: 'node', id: r.id, ...at$(groupable.at) });
+    }
+  };
+  const sel = selection?.kind === 'node' ? graphAt(doc, selection.at)?.nodes.find((n) => n.id === selection.id) : undefined;
+  const ungroupable = sel && isComposite(sel) && compositeOf(doc, sel) && selection?.kind === 'node' ? { at: selection.at, id: sel.id } : undefined;
 
   const { ref, size } = useSize<HTMLDivElement>();
   const viewport = useMemo(() => {
     if (!size) return undefined;
-    const rects = nodes.map((n) => ({ ...n.position, width: sizes.get(n.id)?.width ?? 170, height: sizes.get(n.id)?.height ?? (mapping ? 110 : 80) }));
+    const rects = nodes.filter((n) => !n.parentId).map((n) => ({ ...n.position, width: sizes.get(n.id)?.width ?? (n.width as number | undefined) ?? 170, height: sizes.get(n.id)?.height ?? (n.height as number | undefined) ?? (mapping ? 110 : 80) }));
     return rects.length ? openingViewport(boundsOf(rects), size.width, size.height, { minZoom: 0.7, maxZoom: 1.1 }) : { x: 0, y: 0, zoom: 1 };
     // The opening viewport only: later edits keep the user's pan and zoom.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [size]);
 
+  const expandedToggle = (
+    <label className="toggle" title="The single-rate graph the compiler reads: each firing of a multi-rate node (S#0 … S#7), composites flattened; read-only">
+      <input type="checkbox" checked={showExpanded} onChange={(e) => projectStore.getState().showExpanded(e.target.checked)} data-testid="show-expanded" /> Show expanded graph
+    </label>
+  );
+
+  if (showExpanded && !mapping) {
+    return (
+      <div className="canvas" ref={ref} data-testid="dfg-canvas">
+        <ExpandedView toggle={expandedToggle} size={size} />
+      </div>
+    );
+  }
+
   return (
-    <div className="canvas" ref={ref} data-testid={mapping ? 'mapping-canvas' : 'dfg-canvas'} onDragOver={(e) => { if (!mapping) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } }} onDrop={mapping ? undefined : onDrop}>
+    <div className="canvas" ref={ref} data-testid={mapping ? 'mapping-canvas' : 'dfg-canvas'} data-level={level.join('/')} onDragOver={(e) => { if (!mapping) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } }} onDrop={mapping ? undefined : onDrop}>
       {viewport && <ReactFlow
+        key={graphKey(at)}
         defaultViewport={viewport}
         nodes={nodes}
         edges={edges}
@@ -222,7 +371,13 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
           dragKey.current = null;
           projectStore.getState().seal();
         }}
-        onPaneClick={() => projectStore.getState().select(null)}
+        onNodeDoubleClick={(_, n) => {
+          if (n.type === 'composite' || n.type === 'group') projectStore.getState().setLevel([...level, ...n.id.split('/')]);
+        }}
+        onPaneClick={() => {
+          setPicked(new Set());
+          projectStore.getState().select(null);
+        }}
         deleteKeyCode={mapping ? null : ['Delete', 'Backspace']}
         minZoom={0.1}
         maxZoom={1.5}
@@ -231,11 +386,23 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
       >
         <Background gap={16} size={1} />
         <Controls showInteractive={false} fitViewOptions={{ padding: 0.2, maxZoom: 1.2 }} />
-        <Panel position="top-right">
-          <button onClick={tidy} title="Lay the DFG out left to right (undoable)" data-testid="tidy">
-            Tidy layout
-          </button>
+        <Panel position="top-left">
+          <Breadcrumb />
         </Panel>
+        {!mapping && (
+          <Panel position="top-right" className="canvas-actions">
+            <button onClick={group} disabled={!groupable} title="Make one composite node of the selected nodes (Ctrl+click or Shift+drag to select several; undoable)" data-testid="group">
+              Group
+            </button>
+            <button onClick={() => ungroupable && ungroup(doc, ungroupable.at, ungroupable.id)} disabled={!ungroupable} title="Put the selected composite's inner nodes in its place (undoable)" data-testid="ungroup">
+              Ungroup
+            </button>
+            <button onClick={tidy} title="Lay the graph shown out left to right (undoable)" data-testid="tidy">
+              Tidy layout
+            </button>
+            {expandedToggle}
+          </Panel>
+        )}
         {nodes.length <= MINIMAP_UP_TO && <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />}
       </ReactFlow>}
     </div>

@@ -6,6 +6,12 @@ import { nodePorts, portType } from '../lib/kernels.js';
 
 export type KernelNodeData = {
   node: AppNode;
+  /** The node with its expressions evaluated (lib/resolve.ts): its ports and types. */
+  resolved?: AppNode;
+  /** Its path from the canvas's level (`s1/inc` inside an expanded composite): test ids and handles. */
+  flowId?: string;
+  /** Firings per iteration, shown when above 1 (`×8`). */
+  q?: number;
   pe?: string;
   color?: string;
   errors: number;
@@ -51,37 +57,44 @@ const ESTIMATE = { width: 168, left: 4, right: 1, ports: 40, picker: 34 };
 
 function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
   const { node, color, errors } = data;
+  const resolved = data.resolved ?? node;
+  const flowId = data.flowId ?? node.id;
   const kernel = findKernel(node.kernel ?? '');
   // Variadic kernels (a display's in0..in{n-1}) show the ports their params give.
-  const { inputs, outputs } = nodePorts(node);
+  const { inputs, outputs } = nodePorts(resolved);
   const rows = Math.max(inputs.length, outputs.length, 1);
   return (
     <div
       className={`kn${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`}
       style={color ? ({ '--pe': color } as React.CSSProperties) : undefined}
-      data-testid={`dfg-node-${node.id}`}
+      data-testid={`dfg-node-${flowId}`}
     >
       <div className="kn-head">
         <span className="kn-id">{node.id}</span>
+        {data.q !== undefined && data.q > 1 && (
+          <span className="kn-reps" title={`fires ${data.q} times per iteration (${flowId}#0 … #${data.q - 1})`} data-testid={`reps-${flowId}`}>
+            ×{data.q}
+          </span>
+        )}
         {data.pe && <span className="kn-pe" title="Processing element">{data.pe}</span>}
       </div>
       <div className="kn-kernel" title={kernel?.description}>{kernel?.title ?? `unknown kernel ${node.kernel}`}</div>
       <div className="kn-ports" style={{ height: rows * PORT_ROW }}>
         {inputs.map((p, i) => {
-          const t = portType(node, p.name, 'in');
+          const t = portType(resolved, p.name, 'in');
           return (
             <div key={`in-${p.name}`} className="kn-port in" style={{ top: i * PORT_ROW }} title={t.type ? formatDataType(t.type) : t.error}>
-              <Handle type="target" position={Position.Left} id={p.name} data-testid={`handle-${node.id}-in-${p.name}`} />
+              <Handle type="target" position={Position.Left} id={p.name} data-testid={`handle-${flowId}-in-${p.name}`} />
               <span>{p.name}</span>
             </div>
           );
         })}
         {outputs.map((p, i) => {
-          const t = portType(node, p.name, 'out');
+          const t = portType(resolved, p.name, 'out');
           return (
             <div key={`out-${p.name}`} className="kn-port out" style={{ top: i * PORT_ROW }} title={t.type ? formatDataType(t.type) : t.error}>
               <span>{p.name}</span>
-              <Handle type="source" position={Position.Right} id={p.name} data-testid={`handle-${node.id}-out-${p.name}`} />
+              <Handle type="source" position={Position.Right} id={p.name} data-testid={`handle-${flowId}-out-${p.name}`} />
             </div>
           );
         })}
@@ -90,7 +103,7 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
         <select
           className="kn-pick nodrag"
           value={data.pe ?? ''}
-          data-testid={`map-pick-${node.id}`}
+          data-testid={`map-pick-${flowId}`}
           onChange={(e) => data.onPick!(e.target.value || null)}
         >
           <option value="">unmapped</option>
@@ -107,4 +120,3 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
 }
 
 export const KernelNode = memo(KernelNodeView);
-export const nodeTypes = { kernel: KernelNode };

@@ -1,7 +1,6 @@
 import { useEffect, useMemo, useState } from 'react';
 import { listKernels, type KernelSpec } from '@pipeloom/kernels';
 import { KERNEL_MIME, addKernelNode } from './DfgEditor.js';
-import { projectStore } from '../store/project.js';
 import { reportAgentKernels, useAgentKernels } from '../store/agentKernels.js';
 import { appRun, useRun } from '../run/store.js';
 
@@ -38,11 +37,7 @@ export function Palette() {
       .flatMap(([host, ks]) => ks.filter((k) => k.id === id).map((k) => `${host} ${k.version}`))
       .join(', ');
 
-  const addBeside = (id: string) => {
-    const nodes = projectStore.getState().doc.app.nodes;
-    const last = nodes.at(-1)?.position;
-    addKernelNode(id, last ? { x: last.x + 300, y: last.y } : { x: 40, y: 80 });
-  };
+  const addBeside = (id: string) => addKernelNode(id);
 
   const docs = (k: KernelSpec) =>
     [

@@ -42,7 +42,8 @@ export function IgView() {
   // The strategy the document does not choose may be impossible (a loop's delay): no line then.
   const predicted = result?.prediction ? (overlap ? result.prediction.overlap : result.prediction.noOverlap) : undefined;
 
-  const { nodes, edges } = useMemo(() => (strategy ? igFlow(strategy, doc) : { nodes: [] as Node[], edges: [] as Edge[] }), [strategy, doc]);
+  const lowered = useCompile((s) => s.result?.lowered);
+  const { nodes, edges } = useMemo(() => (strategy ? igFlow(strategy, doc, lowered) : { nodes: [] as Node[], edges: [] as Edge[] }), [strategy, doc, lowered]);
 
   const { ref, size } = useSize<HTMLDivElement>();
   const viewport = useMemo(

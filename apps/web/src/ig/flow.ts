@@ -3,7 +3,7 @@ import { type ProjectDocument, bufferIndex, bufferNode } from '@pipeloom/core';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
 import { peColor } from '../lib/colors.js';
 import type { IgLayout } from './layout.js';
-import type { Strategy } from '../worker/protocol.js';
+import type { LoweredView, Strategy } from '../worker/protocol.js';
 
 // The IG view's React Flow nodes and edges, from a laid-out strategy: lanes, computations
 // and buffers with the data their node components draw.
@@ -23,9 +23,11 @@ export function declaredHandles(n: { kind: string; width: number; height: number
   ];
 }
 
-export function igFlow({ ig, layout }: Strategy, doc: ProjectDocument): { nodes: Node[]; edges: Edge[] } {
-  // By id, once per render: a search per IG node was quadratic on large graphs.
-  const appNodes = new Map(doc.app.nodes.map((n) => [n.id, n]));
+export function igFlow({ ig, layout }: Strategy, doc: ProjectDocument, lowered?: LoweredView): { nodes: Node[]; edges: Edge[] } {
+  // By id, once per render: a search per IG node was quadratic on large graphs. A document
+  // with composites or rates names lowered nodes (`s1/inc`, `S#3`): those of the lowered view.
+  const appNodes = new Map<string, { kernel?: string }>(doc.app.nodes.map((n) => [n.id, n]));
+  for (const n of lowered?.expanded.nodes ?? []) appNodes.set(n.id, n);
   const peKinds = new Map(doc.arch.pes.map((p) => [p.id, p.kind]));
   const declare = layout.nodes.length > DRAW_IN_VIEW_ONLY_ABOVE;
   const nodes: Node[] = layout.nodes.map((n) => {
@@ -40,7 +42,7 @@ export function igFlow({ ig, layout }: Strategy, doc: ProjectDocument): { nodes:
     return {
       ...base,
       type: 'igNode',
-      data: { id, kernel: app?.kernel ?? '', schedule: (ig.schedule as Record<string, number>)[id], latency: (ig.latency as Record<string, number>)[id], color: peColor(doc, doc.mapping[id]) },
+      data: { id, kernel: app?.kernel ?? '', schedule: (ig.schedule as Record<string, number>)[id], latency: (ig.latency as Record<string, number>)[id], color: peColor(doc, n.parent ? n.parent.slice('pe:'.length) : doc.mapping[id]) },
     };
   });
   const edges: Edge[] = layout.edges.map((e) => ({

@@ -85,6 +85,9 @@ type Sizes = Map<string, { width: number; height: number }>;
 /** x of every member from ELK's layered layout (data flow order, edge lengths and crossings minimised). */
 async function elkX(g: Graph, sizeOf: Sizes): Promise<Map<string, number>> {
   elk ??= new ELK();
+  // ELK's ids are member numbers: it refuses some characters of flattened and firing ids (`s1/inc`, `S#3`).
+  const ids = [...sizeOf.keys()];
+  const number = new Map(ids.map((id, i) => [id, `m${i}`]));
   const root: ElkNode = {
     id: 'root',
     layoutOptions: {
@@ -94,11 +97,11 @@ async function elkX(g: Graph, sizeOf: Sizes): Promise<Map<string, number>> {
       'elk.spacing.nodeNode': '18',
       'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
     },
-    children: [...sizeOf].map(([id, size]) => ({ id, ...size })),
-    edges: g.edges.map((e) => ({ id: e.id, sources: [e.source], targets: [e.target] })),
+    children: [...sizeOf].map(([id, size]) => ({ id: number.get(id)!, ...size })),
+    edges: g.edges.filter((e) => number.has(e.source) && number.has(e.target)).map((e, i) => ({ id: `e${i}`, sources: [number.get(e.source)!], targets: [number.get(e.target)!] })),
   };
   const out = await elk.layout(root);
-  return new Map((out.children ?? []).map((c) => [c.id, c.x ?? 0]));
+  return new Map((out.children ?? []).map((c) => [ids[Number(c.id.slice(1))], c.x ?? 0]));
 }
 
 /**

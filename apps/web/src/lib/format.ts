@@ -24,3 +24,6 @@ export function formatSeconds(s: number): string {
 }
 
 export const formatMs = (ms: number) => (ms < 10 ? `${ms.toFixed(1)} ms` : `${Math.round(ms)} ms`);
+
+/** A parameter's or a rate's value: whole numbers as they are, others to 6 significant digits. */
+export const formatNumber = (v: number) => (Number.isInteger(v) ? String(v) : String(+v.toPrecision(6)));

@@ -1,5 +1,6 @@
 import { findKernel, formatDataType, portsFor, sameDataType, withDefaults, type DataType, type KernelSpec, type ParamValue, type PortSpec } from '@pipeloom/kernels';
 import type { AppNode, ProjectDocument } from '@pipeloom/core';
+import { compositeOf, graphAt, innerAt, type GraphAt } from '../store/graphs.js';
 
 // Port types as the editor sees them: resolved from the node's params (defaults filled in),
 // with a readable reason when they cannot be resolved or do not match.
@@ -39,26 +40,57 @@ export function portType(node: AppNode, port: string, side: 'in' | 'out'): { typ
   }
 }
 
-/** Why connecting from.port to to.port is refused, or null when it is fine. */
-export function connectionProblem(doc: ProjectDocument, from: { node: string; port: string }, to: { node: string; port: string }): string | null {
+/**
+ * Where a graph's nodes are read: the graph (`at`), the flattened id prefix of the instance shown
+ * (`s1/`), and the nodes with their expressions evaluated (lib/resolve.ts).
+ */
+export interface PortContext {
+  at?: GraphAt;
+  prefix: string;
+  resolve: (flatId: string, written: AppNode) => AppNode;
+}
+
+const AS_WRITTEN: PortContext = { prefix: '', resolve: (_, n) => n };
+
+/** A composite node's port names: its def's (or inline graph's) inputs and outputs. */
+export function compositePorts(doc: ProjectDocument, node: AppNode): { inputs: string[]; outputs: string[] } {
+  const c = compositeOf(doc, node);
+  return { inputs: (c?.inputs ?? []).map((p) => p.name), outputs: (c?.outputs ?? []).map((p) => p.name) };
+}
+
+/** A port's type where the node is written: a kernel node's from its evaluated params, a composite's from the inner port it is bound to. */
+export function portTypeAt(doc: ProjectDocument, ctx: PortContext, node: AppNode, port: string, side: 'in' | 'out', depth = 0): { type?: DataType; error?: string } {
+  if (node.kernel !== undefined) return portType(ctx.resolve(`${ctx.prefix}${node.id}`, node), port, side);
+  const c = compositeOf(doc, node);
+  const inner = innerAt(ctx.at, node);
+  if (!c || !inner || depth > 64) return { error: `${node.id} is not a kernel or a known composite` };
+  const ref = side === 'in' ? c.inputs?.find((p) => p.name === port)?.to[0] : c.outputs?.find((p) => p.name === port)?.from;
+  const n = ref && c.nodes.find((x) => x.id === ref.node);
+  if (!ref || !n) return { error: `composite ${node.id} has no ${side === 'in' ? 'input' : 'output'} "${port}" bound to an inner port` };
+  return portTypeAt(doc, { ...ctx, at: inner, prefix: `${ctx.prefix}${node.id}/` }, n, ref.port, side, depth + 1);
+}
+
+/** Why connecting from.port to to.port in the graph at `ctx.at` is refused, or null when it is fine. */
+export function connectionProblem(doc: ProjectDocument, from: { node: string; port: string }, to: { node: string; port: string }, ctx: PortContext = AS_WRITTEN): string | null {
   if (from.node === to.node) return `a node cannot feed itself (${from.node})`;
-  const src = doc.app.nodes.find((n) => n.id === from.node);
-  const dst = doc.app.nodes.find((n) => n.id === to.node);
-  if (!src || !dst) return 'both ends must be nodes of the DFG';
-  const fed = doc.app.edges.find((e) => e.to.node === to.node && e.to.port === to.port);
+  const g = graphAt(doc, ctx.at) ?? doc.app;
+  const src = g.nodes.find((n) => n.id === from.node);
+  const dst = g.nodes.find((n) => n.id === to.node);
+  if (!src || !dst) return 'both ends must be nodes of the graph shown (enter a composite to connect inside it)';
+  const fed = g.edges.find((e) => e.to.node === to.node && e.to.port === to.port);
   if (fed) return `${to.node}.${to.port} is already fed by ${fed.from.node}.${fed.from.port}; remove that edge first`;
-  const a = portType(src, from.port, 'out');
-  const b = portType(dst, to.port, 'in');
+  const a = portTypeAt(doc, ctx, src, from.port, 'out');
+  const b = portTypeAt(doc, ctx, dst, to.port, 'in');
   if (a.error) return a.error;
   if (b.error) return b.error;
   if (!sameDataType(a.type!, b.type!)) {
     return `type mismatch: ${from.node}.${from.port} produces ${formatDataType(a.type!)} but ${to.node}.${to.port} expects ${formatDataType(b.type!)}`;
   }
-  if (reaches(doc, to.node, from.node)) return `${from.node} -> ${to.node} would close a cycle; a DFG has none`;
+  if (reaches(g.edges, to.node, from.node)) return `${from.node} -> ${to.node} would close a cycle; a DFG has none`;
   return null;
 }
 
-function reaches(doc: ProjectDocument, start: string, goal: string): boolean {
+function reaches(edges: ProjectDocument['app']['edges'], start: string, goal: string): boolean {
   const seen = new Set<string>();
   const stack = [start];
   while (stack.length) {
@@ -66,15 +98,15 @@ function reaches(doc: ProjectDocument, start: string, goal: string): boolean {
     if (n === goal) return true;
     if (seen.has(n)) continue;
     seen.add(n);
-    for (const e of doc.app.edges) if (e.from.node === n) stack.push(e.to.node);
+    for (const e of edges) if (e.from.node === n) stack.push(e.to.node);
   }
   return false;
 }
 
-/** A fresh node id from the kernel's short name: produce, increment, increment2, ... */
-export function freshNodeId(doc: ProjectDocument, kernelId: string): string {
+/** A fresh node id (in the graph at `at`) from the kernel's short name: produce, increment, increment2, ... */
+export function freshNodeId(doc: ProjectDocument, kernelId: string, at?: GraphAt): string {
   const base = kernelId.split('.').pop()!.replace(/[^A-Za-z0-9_]/g, '_');
-  const taken = new Set(doc.app.nodes.map((n) => n.id));
+  const taken = new Set((graphAt(doc, at) ?? doc.app).nodes.map((n) => n.id));
   if (!taken.has(base)) return base;
   for (let i = 2; ; i++) if (!taken.has(`${base}${i}`)) return `${base}${i}`;
 }

@@ -2,8 +2,16 @@ import { useMemo } from 'react';
 import { useCompile } from '../worker/client.js';
 import { useProject } from '../store/project.js';
 import { selectionForDiagnostic } from '../store/selection.js';
+import { graphKey, isApp } from '../store/graphs.js';
+import type { Selection } from '../store/records.js';
 
-/** Count of error diagnostics per selected element key (`node:p`, `pe:cpu@h0`, ...). */
+/** The key a selection's problems are counted under: `node:p`, `pe:cpu@h0`; inside a composite `node:defs.stage:add`. */
+export function problemKey(s: Selection): string {
+  const inGraph = (s.kind === 'node' || s.kind === 'edge') && !isApp(s.at) ? `${graphKey(s.at)}:` : '';
+  return s.kind === 'node' ? `node:${inGraph}${s.id}` : s.kind === 'pe' ? `pe:${s.id}` : s.kind === 'host' ? `host:${s.id}` : s.kind === 'mapping' ? `mapping:${s.node}` : s.kind === 'edge' ? `edge:${inGraph}${s.key}` : s.kind === 'link' ? `link:${s.key}` : s.kind === 'param' ? `param:${s.name}` : 'options';
+}
+
+/** Count of error diagnostics per selected element key (`problemKey`). */
 export function useProblemCounts(): Map<string, number> {
   const diags = useCompile((s) => s.result?.diagnostics);
   const doc = useProject((s) => s.doc);
@@ -13,7 +21,7 @@ export function useProblemCounts(): Map<string, number> {
       if (d.severity !== 'error') continue;
       const s = selectionForDiagnostic(doc, d);
       if (!s) continue;
-      const k = s.kind === 'node' ? `node:${s.id}` : s.kind === 'pe' ? `pe:${s.id}` : s.kind === 'host' ? `host:${s.id}` : s.kind === 'mapping' ? `mapping:${s.node}` : s.kind === 'edge' ? `edge:${s.key}` : s.kind === 'link' ? `link:${s.key}` : 'options';
+      const k = problemKey(s);
       m.set(k, (m.get(k) ?? 0) + 1);
     }
     return m;

@@ -1,19 +1,25 @@
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { projectStore, useProject } from '../store/project.js';
 import { peColor } from '../lib/colors.js';
+import { flatNodes } from '../lib/resolve.js';
+import { effectivePe } from '../store/graphs.js';
 
 const NODE_MIME = 'application/pipeloom-node';
 
-// PEs grouped by host as drop targets; DFG nodes as chips. Drag a chip onto a PE to map it,
-// onto "unmapped" to clear it.
+// PEs grouped by host as drop targets; DFG nodes as chips, by flattened id: a composite (`s1`,
+// mapping every inner node not mapped itself) and each node inside it (`s1/inc`). A node
+// mapped through its composite sits in that PE's zone, its chip faded. Drag a chip onto a PE
+// to map it, onto "unmapped" to clear its own entry.
 export function MappingPanel() {
   const doc = useProject((s) => s.doc);
+  const all = useMemo(() => flatNodes(doc), [doc]);
   const selection = useProject((s) => s.selection);
   const [over, setOver] = useState<string | null>(null);
   const set = (node: string, pe: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node, pe }, { label: `map ${node}` });
 
   const zone = (key: string, pe: string | null, title: React.ReactNode, color?: string) => {
-    const nodes = doc.app.nodes.filter((n) => (pe ? doc.mapping[n.id] === pe : !doc.mapping[n.id] || !doc.arch.pes.some((p) => p.id === doc.mapping[n.id])));
+    const on = (id: string) => effectivePe(doc.mapping, id).pe;
+    const nodes = all.filter((n) => (pe ? on(n.id) === pe : !on(n.id) || !doc.arch.pes.some((p) => p.id === on(n.id))));
     return (
       <div
         key={key}
@@ -37,7 +43,8 @@ export function MappingPanel() {
           {nodes.map((n) => (
             <span
               key={n.id}
-              className={`chip${(selection?.kind === 'mapping' && selection.node === n.id) || (selection?.kind === 'node' && selection.id === n.id) ? ' selected' : ''}`}
+              className={`chip${n.composite ? ' composite' : ''}${!Object.hasOwn(doc.mapping, n.id) && on(n.id) ? ' inherited' : ''}${(selection?.kind === 'mapping' && selection.node === n.id) || (selection?.kind === 'node' && !selection.at && selection.id === n.id) ? ' selected' : ''}`}
+              title={n.composite ? `${n.id}: every node inside not mapped itself` : Object.hasOwn(doc.mapping, n.id) ? undefined : effectivePe(doc.mapping, n.id).from ? `through ${effectivePe(doc.mapping, n.id).from}` : undefined}
               draggable
               data-testid={`map-chip-${n.id}`}
               onDragStart={(e) => e.dataTransfer.setData(NODE_MIME, n.id)}

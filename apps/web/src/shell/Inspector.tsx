@@ -1,8 +1,12 @@
-import { findKernel, formatDataType, withDefaults, type ParamSpec, type ParamValue } from '@pipeloom/kernels';
-import type { AppNode, LinkKind, ProjectDocument } from '@pipeloom/core';
+import { formatDataType } from '@pipeloom/kernels';
+import { paramTable, type LinkKind, type ProjectDocument } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, linkKey, type Selection } from '../store/records.js';
-import { nodePorts, portType, writtenParams } from '../lib/kernels.js';
+import { portTypeAt } from '../lib/kernels.js';
+import { useResolve } from '../lib/resolve.js';
+import { graphAt, instancePrefixes } from '../store/graphs.js';
+import { NodeInspector, PePicker } from './NodeInspector.js';
+import { ParamEditor } from '../params/ParamPanel.js';
 import { peColor } from '../lib/colors.js';
 import { formatBytes } from '../lib/format.js';
 import { LINK_KINDS } from '../arch/defaults.js';
@@ -12,126 +16,6 @@ import { selectionForDiagnostic, sameSelection } from '../store/selection.js';
 
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
 const GiB = 2 ** 30;
-
-function Pepicker({ doc, node }: { doc: ProjectDocument; node: string }) {
-  return (
-    <SelectField
-      label="Mapped on"
-      value={doc.mapping[node] ?? ''}
-      testid="inspector-pe"
-      options={[{ value: '', label: 'unmapped' }, ...doc.arch.pes.map((p) => ({ value: p.id, label: `${p.id} (${p.kind})` }))]}
-      onCommit={(pe) => dispatch({ type: 'mapping/set', node, pe: pe || null }, { label: `map ${node}` })}
-    />
-  );
-}
-
-function ParamField({ node, name, spec }: { node: AppNode; name: string; spec: ParamSpec }) {
-  const kernel = findKernel(node.kernel ?? '')!;
-  const params = withDefaults(kernel, node.params);
-  const value = params[name];
-  const commit = (v: ParamValue, coalesce?: string) => dispatch({ type: 'node/update', id: node.id, params: { ...writtenParams(kernel, node.params), [name]: v } }, { label: `${node.id}.${name}`, coalesce });
-  const testid = `param-${name}`;
-  switch (spec.type) {
-    case 'int':
-    case 'float':
-      return (
-        <NumberField label={name} title={spec.description} value={Number(value)} min={spec.min} max={spec.max} integer={spec.type === 'int'} unit={spec.unit} testid={testid} onCommit={commit} />
-      );
-    case 'bool':
-      return <CheckField label={name} value={Boolean(value)} testid={testid} onCommit={commit} />;
-    case 'enum':
-      return <SelectField label={name} value={String(value)} options={(spec.values ?? []).map((v) => ({ value: v, label: v }))} testid={testid} onCommit={commit} />;
-    case 'string':
-      return <TextField label={name} value={String(value)} multiline={spec.multiline} testid={testid} onCommit={(v) => void commit(v)} />;
-  }
-}
-
-/**
- * A checker's expectation as compiled: derived from the graph upstream unless the document sets
- * one of its expectation params (the override), read from the compiled firing's params.
- */
-function Expectation({ node, params }: { node: AppNode; params: string[] }) {
-  const ig = useCompile((s) => s.result?.overlap?.ig ?? s.result?.noOverlap?.ig);
-  const at = ig ? ig.order.indexOf(node.id as never) : -1;
-  const fired = at >= 0 ? ig!.programs.fire.params[at] : undefined;
-  if (!fired) return null;
-  const overridden = params.some((p) => Object.hasOwn(node.params ?? {}, p));
-  const shown = params.filter((p) => p in fired).map((p) => `${p} = ${JSON.stringify(fired[p])}`).join(', ');
-  const derive = () => {
-    const rest = { ...(node.params ?? {}) };
-    for (const p of params) delete rest[p];
-    dispatch({ type: 'node/update', id: node.id, params: rest }, { label: `derive ${node.id}'s expectation` });
-  };
-  return (
-    <p className="help" data-testid="inspector-expectation">
-      Expects {shown} {overridden ? '(as set here)' : '(derived from the graph upstream; set a param to override)'}
-      {overridden && (
-        <button className="small" onClick={derive} data-testid="inspector-derive">
-          Derive from the graph
-        </button>
-      )}
-    </p>
-  );
-}
-
-function NodeInspector({ doc, node }: { doc: ProjectDocument; node: AppNode }) {
-  const kernel = findKernel(node.kernel ?? '');
-  return (
-    <>
-      <div className="insp-kind">DFG node</div>
-      <TextField
-        label="Id"
-        value={node.id}
-        testid="inspector-id"
-        onCommit={(to) => validId(to) ?? (doc.app.nodes.some((n) => n.id === to) ? `${to} exists` : (dispatch({ type: 'node/rename', id: node.id, to }, { label: `rename ${node.id}` }), projectStore.getState().select({ kind: 'node', id: to }), null))}
-      />
-      <div className="insp-row">
-        <span className="muted">Kernel</span> <b>{kernel?.title ?? node.kernel}</b> <code>{node.kernel}</code>
-      </div>
-      {kernel && (
-        <p className="help">
-          {kernel.description} <span className="muted">({kernel.version}{kernel.package && kernel.package !== 'builtin' ? `, package ${kernel.package}` : ''})</span>
-        </p>
-      )}
-      <Pepicker doc={doc} node={node.id} />
-      {kernel?.expects && <Expectation node={node} params={kernel.expects.params} />}
-      {kernel && Object.keys(kernel.params).length > 0 && <div className="insp-section">Parameters</div>}
-      {kernel && Object.entries(kernel.params).map(([name, spec]) => <ParamField key={`${node.id}.${name}`} node={node} name={name} spec={spec} />)}
-      {kernel && (
-        <>
-          <div className="insp-section">Ports</div>
-          <table className="ports">
-            <tbody>
-              {nodePorts(node).inputs.map((p) => {
-                const t = portType(node, p.name, 'in');
-                return (
-                  <tr key={`i${p.name}`}>
-                    <td>in</td>
-                    <td>{p.name}</td>
-                    <td className="mono">{t.type ? formatDataType(t.type) : t.error}</td>
-                  </tr>
-                );
-              })}
-              {nodePorts(node).outputs.map((p) => {
-                const t = portType(node, p.name, 'out');
-                return (
-                  <tr key={`o${p.name}`}>
-                    <td>out</td>
-                    <td>{p.name}</td>
-                    <td className="mono">{t.type ? formatDataType(t.type) : t.error}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </>
-      )}
-      <button className="danger" data-testid="inspector-delete" onClick={() => dispatch({ type: 'node/remove', id: node.id }, { label: `delete ${node.id}` })}>
-        Delete node
-      </button>
-    </>
-  );
-}
 
 function ProjectInspector({ doc }: { doc: ProjectDocument }) {
   return (
@@ -152,11 +36,23 @@ function ProjectInspector({ doc }: { doc: ProjectDocument }) {
 }
 
 function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Selection | null }) {
+  const resolve = useResolve();
   if (!selection || selection.kind === 'options') return <ProjectInspector doc={doc} />;
   switch (selection.kind) {
     case 'node': {
-      const node = doc.app.nodes.find((n) => n.id === selection.id);
-      return node ? <NodeInspector doc={doc} node={node} /> : <ProjectInspector doc={doc} />;
+      const node = graphAt(doc, selection.at)?.nodes.find((n) => n.id === selection.id);
+      return node ? <NodeInspector doc={doc} node={node} at={selection.at} /> : <ProjectInspector doc={doc} />;
+    }
+    case 'param': {
+      const row = paramTable(doc).find((r) => r.name === selection.name);
+      if (!row) return <ProjectInspector doc={doc} />;
+      return (
+        <>
+          <div className="insp-kind">Parameter</div>
+          <ParamEditor row={row} def={doc.params![row.name]} selected={false} ids="inspector-" />
+          <p className="help">Node params, rates and delays read it by name (<code>2 * {row.name}</code>); the parameter panel lists them all.</p>
+        </>
+      );
     }
     case 'mapping': {
       const node = doc.app.nodes.find((n) => n.id === selection.node);
@@ -166,15 +62,16 @@ function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Se
           <div className="insp-row">
             Node <b>{selection.node}</b> {node ? '' : <span className="field-error">is not in the DFG</span>}
           </div>
-          {node ? <Pepicker doc={doc} node={node.id} /> : <button onClick={() => dispatch({ type: 'mapping/set', node: selection.node, pe: null })}>Remove entry</button>}
+          {node || selection.node.includes('/') ? <PePicker doc={doc} flatId={selection.node} /> : <button onClick={() => dispatch({ type: 'mapping/set', node: selection.node, pe: null })}>Remove entry</button>}
         </>
       );
     }
     case 'edge': {
-      const e = doc.app.edges.find((x) => edgeKey(x) === selection.key);
-      if (!e) return <ProjectInspector doc={doc} />;
-      const src = doc.app.nodes.find((n) => n.id === e.from.node);
-      const t = src ? portType(src, e.from.port, 'out') : undefined;
+      const g = graphAt(doc, selection.at);
+      const e = g?.edges.find((x) => edgeKey(x) === selection.key);
+      if (!g || !e) return <ProjectInspector doc={doc} />;
+      const src = g.nodes.find((n) => n.id === e.from.node);
+      const t = src ? portTypeAt(doc, { at: selection.at, prefix: instancePrefixes(doc, selection.at)[0] ?? '', resolve }, src, e.from.port, 'out') : undefined;
       return (
         <>
           <div className="insp-kind">DFG edge</div>
@@ -182,7 +79,7 @@ function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Se
             {e.from.node}.{e.from.port} → {e.to.node}.{e.to.port}
           </div>
           <div className="insp-row">Carries <span className="mono">{t?.type ? formatDataType(t.type) : t?.error ?? '?'}</span></div>
-          <button className="danger" onClick={() => dispatch({ type: 'edge/remove', key: selection.key })}>Delete edge</button>
+          <button className="danger" onClick={() => dispatch({ type: 'edge/remove', key: selection.key, ...(selection.at ? { at: selection.at } : {}) })}>Delete edge</button>
         </>
       );
     }

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import { parseExpression, type Expr } from '@pipeloom/core';
 import { projectStore } from '../store/project.js';
 
 // Inspector fields. A field commits each valid keystroke as a change that coalesces with the
@@ -154,3 +155,86 @@ export function CheckField(props: { label: string; value: boolean; onCommit: (v:
 }
 
 export const validId = (s: string) => (/^[A-Za-z_][A-Za-z0-9_@.\-]*$/.test(s) ? null : 'letters, digits, _ @ . - ; starts with a letter');
+
+/**
+ * A number or an expression over the parameters in scope (`names`): a number is checked against
+ * the range as in NumberField; an expression must parse and read only names in scope, and shows
+ * its value (`evaluated`, from core's evaluation of the document). Valid text commits on each
+ * keystroke, coalesced per field visit like NumberField.
+ */
+export function ExprField(props: {
+  label: string;
+  value: Expr;
+  evaluated?: number;
+  names: ReadonlySet<string>;
+  onCommit: (v: Expr, coalesce: string) => void;
+  min?: number;
+  max?: number;
+  integer?: boolean;
+  unit?: string;
+  testid?: string;
+  title?: string;
+  placeholder?: string;
+}) {
+  const shown = String(props.value);
+  const [text, setText] = useState(shown);
+  const burst = useBurstKey(props.label);
+  useEffect(() => setText(shown), [shown]);
+  const check = (t: string): { value?: Expr; problem: string | null } => {
+    const trimmed = t.trim();
+    if (trimmed === '') return { problem: props.placeholder !== undefined ? null : 'enter a number or an expression' };
+    const n = Number(trimmed);
+    if (Number.isFinite(n)) {
+      if (props.integer && !Number.isInteger(n)) return { problem: 'must be a whole number' };
+      if (props.min !== undefined && n < props.min) return { problem: `at least ${props.min}` };
+      if (props.max !== undefined && n > props.max) return { problem: `at most ${props.max}` };
+      return { value: n, problem: null };
+    }
+    const p = parseExpression(trimmed);
+    if (!p.ok) return { problem: p.error.message };
+    const unknown = p.names.find((x) => !props.names.has(x));
+    if (unknown) return { problem: `unknown parameter "${unknown}"` };
+    return { value: trimmed, problem: null };
+  };
+  const { problem } = check(text);
+  const range = props.max !== undefined ? `${props.min ?? '−∞'} … ${props.max}` : '';
+  const isExpr = typeof props.value === 'string' && props.value.trim() !== '';
+  return (
+    <label className={`field${problem ? ' invalid' : ''}`} title={props.title}>
+      <span className="field-label">{props.label}</span>
+      <span className="field-input">
+        <input
+          type="text"
+          className={isExpr ? 'mono' : undefined}
+          value={text}
+          placeholder={props.placeholder}
+          spellCheck={false}
+          data-testid={props.testid}
+          onFocus={burst.onFocus}
+          onBlur={() => {
+            burst.onBlur();
+            if (problem) setText(shown);
+          }}
+          onChange={(e) => {
+            setText(e.target.value);
+            const r = check(e.target.value);
+            if (r.problem) return;
+            const v = r.value ?? '';
+            if (v !== props.value) props.onCommit(v, burst.key);
+          }}
+        />
+        {props.unit && <span className="unit">{props.unit}</span>}
+      </span>
+      {problem ? (
+        <span className="field-error" data-testid={props.testid ? `${props.testid}-error` : undefined}>
+          {problem}
+          {range ? ` (${range})` : ''}
+        </span>
+      ) : isExpr && props.evaluated !== undefined ? (
+        <span className="field-hint" data-testid={props.testid ? `${props.testid}-value` : undefined}>= {props.evaluated}{range ? ` (${range})` : ''}</span>
+      ) : range ? (
+        <span className="field-hint">{range}</span>
+      ) : null}
+    </label>
+  );
+}

@@ -1,21 +1,34 @@
-import type { AppEdge, AppNode, Host, Link, ProcessingElement, ProjectDocument, DocumentOptions } from '@pipeloom/core';
+import type { AppEdge, AppNode, CompositeDef, DocumentParams, Expr, Host, Link, ParamDef, ProcessingElement, ProjectDocument, DocumentOptions } from '@pipeloom/core';
 import { edgeKey, linkKey, type EdgeKey, type LinkKey } from './records.js';
+import { graphAt, graphKey, instancePrefixes, isApp, mappingKeysOf, withGraph, type Graph, type GraphAt } from './graphs.js';
 
 // Every edit is a plain-data change object. The store applies it, records its inverse for
 // undo, and the same object could be validated or sent elsewhere. Primitive changes touch one
 // record; removals that cascade (a node takes its edges and mapping entry with it) are
 // expanded into primitives first, so every primitive has a one-record inverse.
+//
+// Node and edge changes name the graph they edit (`at`, store/graphs.ts): the app graph when
+// absent, else a def's or an inline composite's. A node's mapping entries are found through
+// every instance of that graph (`s1/inc` and `s2/inc` for a node of a def used twice).
 
 type Pos = { x: number; y: number };
 
+/** Composite ports: what `graph/ports` sets. */
+export type Bindings = Pick<CompositeDef, 'inputs' | 'outputs'>;
+
 export type Change =
-  | { type: 'node/add'; node: AppNode; index?: number }
-  | { type: 'node/remove'; id: string }
-  | { type: 'node/update'; id: string; kernel?: string; params?: AppNode['params'] }
-  | { type: 'node/move'; id: string; position: Pos }
-  | { type: 'node/rename'; id: string; to: string }
-  | { type: 'edge/add'; edge: AppEdge; index?: number }
-  | { type: 'edge/remove'; key: EdgeKey }
+  | { type: 'node/add'; node: AppNode; index?: number; at?: GraphAt }
+  | { type: 'node/remove'; id: string; at?: GraphAt }
+  /** `null` removes the field (params, rates; collapsed back to the default, drawn collapsed). */
+  | { type: 'node/update'; id: string; at?: GraphAt; kernel?: string; params?: AppNode['params'] | null; rates?: AppNode['rates'] | null; collapsed?: boolean | null }
+  | { type: 'node/move'; id: string; position: Pos; at?: GraphAt }
+  | { type: 'node/rename'; id: string; to: string; at?: GraphAt }
+  | { type: 'edge/add'; edge: AppEdge; index?: number; at?: GraphAt }
+  | { type: 'edge/remove'; key: EdgeKey; at?: GraphAt }
+  /** A composite's (def's or inline graph's) input and output bindings, each replaced whole when given. */
+  | { type: 'graph/ports'; at: GraphAt; inputs?: Bindings['inputs'] | null; outputs?: Bindings['outputs'] | null }
+  /** A document parameter set (added at `index` of the params' order when new) or removed (`null`). */
+  | { type: 'param/set'; name: string; value: Expr | ParamDef | null; index?: number }
   | { type: 'host/add'; host: Host; index?: number }
   | { type: 'host/remove'; id: string }
   | { type: 'host/update'; id: string; patch: Partial<Omit<Host, 'id'>> }
@@ -45,9 +58,14 @@ export class ChangeError extends Error {
 export function expand(doc: ProjectDocument, c: Change): Change[] {
   switch (c.type) {
     case 'node/remove': {
-      const edges = doc.app.edges.filter((e) => e.from.node === c.id || e.to.node === c.id);
-      const out: Change[] = edges.map((e) => ({ type: 'edge/remove', key: edgeKey(e) }));
-      if (c.id in doc.mapping) out.push({ type: 'mapping/set', node: c.id, pe: null });
+      const g = graphAt(doc, c.at);
+      if (!g) return [c];
+      const edges = g.edges.filter((e) => e.from.node === c.id || e.to.node === c.id);
+      const out: Change[] = edges.map((e) => ({ type: 'edge/remove', key: edgeKey(e), ...(c.at ? { at: c.at } : {}) }));
+      // Inside a composite, the bindings naming the node go with it.
+      const ports = c.at && !isApp(c.at) ? unbind(g, c.id) : undefined;
+      if (ports) out.push({ type: 'graph/ports', at: c.at!, ...ports });
+      for (const k of mappingKeysOf(doc.mapping, instancePrefixes(doc, c.at), c.id)) out.push({ type: 'mapping/set', node: k, pe: null });
       out.push(c);
       return out;
     }
@@ -73,6 +91,16 @@ export function expand(doc: ProjectDocument, c: Change): Change[] {
   }
 }
 
+/** A composite's bindings without those naming inner node `id` (an input left binding nothing is dropped); undefined when none named it. */
+function unbind(g: Graph, id: string): Bindings | undefined {
+  const names = (g.inputs ?? []).some((i) => i.to.some((t) => t.node === id)) || (g.outputs ?? []).some((o) => o.from.node === id);
+  if (!names) return undefined;
+  return {
+    inputs: (g.inputs ?? []).map((i) => ({ ...i, to: i.to.filter((t) => t.node !== id) })).filter((i) => i.to.length),
+    outputs: (g.outputs ?? []).filter((o) => o.from.node !== id),
+  };
+}
+
 const insert = <T,>(list: T[], item: T, index?: number) => {
   const out = list.slice();
   out.splice(index === undefined || index < 0 || index > out.length ? out.length : index, 0, item);
@@ -87,7 +115,14 @@ function indexOrThrow<T>(list: T[], pred: (x: T) => boolean, c: Change, what: st
   return i;
 }
 
-const withApp = (d: ProjectDocument, app: Partial<ProjectDocument['app']>): ProjectDocument => ({ ...d, app: { ...d.app, ...app } });
+/** `{ at }` when the change names a graph, so inverses name the same one and app-graph changes stay as written. */
+const atOf = (c: { at?: GraphAt }) => (c.at ? { at: c.at } : {});
+
+function graphOrThrow(doc: ProjectDocument, c: Change & { at?: GraphAt }): Graph {
+  const g = graphAt(doc, c.at);
+  if (!g) throw new ChangeError(c, `no graph ${graphKey(c.at)}`);
+  return g;
+}
 const withArch = (d: ProjectDocument, arch: Partial<ProjectDocument['arch']>): ProjectDocument => ({ ...d, arch: { ...d.arch, ...arch } });
 
 function pick<T extends object>(obj: T, keys: string[]): Partial<T> {
@@ -100,64 +135,109 @@ function pick<T extends object>(obj: T, keys: string[]): Partial<T> {
 export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectDocument; inverse: Change[] } {
   switch (c.type) {
     case 'node/add': {
-      if (doc.app.nodes.some((n) => n.id === c.node.id)) throw new ChangeError(c, `node "${c.node.id}" exists`);
-      return { doc: withApp(doc, { nodes: insert(doc.app.nodes, c.node, c.index) }), inverse: [{ type: 'node/remove', id: c.node.id }] };
+      const g = graphOrThrow(doc, c);
+      if (g.nodes.some((n) => n.id === c.node.id)) throw new ChangeError(c, `node "${c.node.id}" exists`);
+      return { doc: withGraph(doc, c.at, (x) => ({ ...x, nodes: insert(x.nodes, c.node, c.index) })), inverse: [{ type: 'node/remove', id: c.node.id, ...atOf(c) }] };
     }
     case 'node/remove': {
-      const i = indexOrThrow(doc.app.nodes, (n) => n.id === c.id, c, `node "${c.id}"`);
+      const g = graphOrThrow(doc, c);
+      const i = indexOrThrow(g.nodes, (n) => n.id === c.id, c, `node "${c.id}"`);
       return {
-        doc: withApp(doc, { nodes: doc.app.nodes.filter((_, j) => j !== i) }),
-        inverse: [{ type: 'node/add', node: doc.app.nodes[i], index: i }],
+        doc: withGraph(doc, c.at, (x) => ({ ...x, nodes: x.nodes.filter((_, j) => j !== i) })),
+        inverse: [{ type: 'node/add', node: g.nodes[i], index: i, ...atOf(c) }],
       };
     }
     case 'node/update': {
-      const i = indexOrThrow(doc.app.nodes, (n) => n.id === c.id, c, `node "${c.id}"`);
-      const old = doc.app.nodes[i];
+      const g = graphOrThrow(doc, c);
+      const i = indexOrThrow(g.nodes, (n) => n.id === c.id, c, `node "${c.id}"`);
+      const old = g.nodes[i];
       const next: AppNode = { ...old };
-      if (c.kernel !== undefined) next.kernel = c.kernel;
-      if (c.params !== undefined) next.params = c.params;
-      return {
-        doc: withApp(doc, { nodes: replaceAt(doc.app.nodes, i, next) }),
-        inverse: [{ type: 'node/update', id: c.id, ...(c.kernel !== undefined ? { kernel: old.kernel } : {}), ...(c.params !== undefined ? { params: old.params ?? {} } : {}) }],
-      };
+      const inverse: Change = { type: 'node/update', id: c.id, ...atOf(c) };
+      if (c.kernel !== undefined) {
+        next.kernel = c.kernel;
+        inverse.kernel = old.kernel;
+      }
+      for (const field of ['params', 'rates', 'collapsed'] as const) {
+        const v = c[field];
+        if (v === undefined) continue;
+        if (v === null) delete next[field];
+        else (next as unknown as Record<string, unknown>)[field] = v;
+        (inverse as Record<string, unknown>)[field] = old[field] ?? null;
+      }
+      return { doc: withGraph(doc, c.at, (x) => ({ ...x, nodes: replaceAt(x.nodes, i, next) })), inverse: [inverse] };
     }
     case 'node/move': {
-      const i = indexOrThrow(doc.app.nodes, (n) => n.id === c.id, c, `node "${c.id}"`);
-      const old = doc.app.nodes[i];
+      const g = graphOrThrow(doc, c);
+      const i = indexOrThrow(g.nodes, (n) => n.id === c.id, c, `node "${c.id}"`);
+      const old = g.nodes[i];
       return {
-        doc: withApp(doc, { nodes: replaceAt(doc.app.nodes, i, { ...old, position: c.position }) }),
-        inverse: [{ type: 'node/move', id: c.id, position: old.position ?? { x: 0, y: 0 } }],
+        doc: withGraph(doc, c.at, (x) => ({ ...x, nodes: replaceAt(x.nodes, i, { ...old, position: c.position }) })),
+        inverse: [{ type: 'node/move', id: c.id, position: old.position ?? { x: 0, y: 0 }, ...atOf(c) }],
       };
     }
     case 'node/rename': {
-      const i = indexOrThrow(doc.app.nodes, (n) => n.id === c.id, c, `node "${c.id}"`);
-      if (doc.app.nodes.some((n) => n.id === c.to)) throw new ChangeError(c, `node "${c.to}" exists`);
+      const g = graphOrThrow(doc, c);
+      const i = indexOrThrow(g.nodes, (n) => n.id === c.id, c, `node "${c.id}"`);
+      if (g.nodes.some((n) => n.id === c.to)) throw new ChangeError(c, `node "${c.to}" exists`);
       const r = (id: string) => (id === c.id ? c.to : id);
+      const ref = <T extends { node: string }>(p: T): T => ({ ...p, node: r(p.node) });
+      // Mapping entries of every instance: `s1/inc` -> `s1/inc2`, firings `S#3` and inner `s1/add` alike.
+      const prefixes = instancePrefixes(doc, c.at);
+      const renamed = new Map<string, string>();
+      for (const k of mappingKeysOf(doc.mapping, prefixes, c.id)) {
+        const p = prefixes.find((x) => k.startsWith(`${x}${c.id}`) && /^($|[/#])/.test(k.slice(x.length + c.id.length)))!;
+        renamed.set(k, `${p}${c.to}${k.slice(p.length + c.id.length)}`);
+      }
       const mapping: Record<string, string> = {};
-      for (const [k, v] of Object.entries(doc.mapping)) mapping[r(k)] = v;
-      return {
-        doc: {
-          ...doc,
-          app: {
-            nodes: replaceAt(doc.app.nodes, i, { ...doc.app.nodes[i], id: c.to }),
-            edges: doc.app.edges.map((e) => ({ from: { ...e.from, node: r(e.from.node) }, to: { ...e.to, node: r(e.to.node) } })),
-          },
-          mapping,
-        },
-        inverse: [{ type: 'node/rename', id: c.to, to: c.id }],
-      };
+      for (const [k, v] of Object.entries(doc.mapping)) mapping[renamed.get(k) ?? k] = v;
+      const next = withGraph(doc, c.at, (x) => ({
+        ...x,
+        nodes: replaceAt(x.nodes, i, { ...x.nodes[i], id: c.to }),
+        edges: x.edges.map((e) => ({ ...e, from: ref(e.from), to: ref(e.to) })),
+        ...(x.inputs ? { inputs: x.inputs.map((b) => ({ ...b, to: b.to.map(ref) })) } : {}),
+        ...(x.outputs ? { outputs: x.outputs.map((b) => ({ ...b, from: ref(b.from) })) } : {}),
+      }));
+      return { doc: { ...next, mapping }, inverse: [{ type: 'node/rename', id: c.to, to: c.id, ...atOf(c) }] };
     }
     case 'edge/add': {
+      const g = graphOrThrow(doc, c);
       const k = edgeKey(c.edge);
-      if (doc.app.edges.some((e) => edgeKey(e) === k)) throw new ChangeError(c, `edge ${k} exists`);
-      return { doc: withApp(doc, { edges: insert(doc.app.edges, c.edge, c.index) }), inverse: [{ type: 'edge/remove', key: k }] };
+      if (g.edges.some((e) => edgeKey(e) === k)) throw new ChangeError(c, `edge ${k} exists`);
+      return { doc: withGraph(doc, c.at, (x) => ({ ...x, edges: insert(x.edges, c.edge, c.index) })), inverse: [{ type: 'edge/remove', key: k, ...atOf(c) }] };
     }
     case 'edge/remove': {
-      const i = indexOrThrow(doc.app.edges, (e) => edgeKey(e) === c.key, c, `edge ${c.key}`);
+      const g = graphOrThrow(doc, c);
+      const i = indexOrThrow(g.edges, (e) => edgeKey(e) === c.key, c, `edge ${c.key}`);
       return {
-        doc: withApp(doc, { edges: doc.app.edges.filter((_, j) => j !== i) }),
-        inverse: [{ type: 'edge/add', edge: doc.app.edges[i], index: i }],
+        doc: withGraph(doc, c.at, (x) => ({ ...x, edges: x.edges.filter((_, j) => j !== i) })),
+        inverse: [{ type: 'edge/add', edge: g.edges[i], index: i, ...atOf(c) }],
       };
+    }
+    case 'graph/ports': {
+      const g = graphOrThrow(doc, c);
+      if (isApp(c.at)) throw new ChangeError(c, 'the app graph has no ports');
+      const inverse: Change = { type: 'graph/ports', at: c.at };
+      const next: Graph = { ...g };
+      for (const field of ['inputs', 'outputs'] as const) {
+        const v = c[field];
+        if (v === undefined) continue;
+        if (v === null) delete next[field];
+        else (next as Record<string, unknown>)[field] = v;
+        (inverse as Record<string, unknown>)[field] = g[field] ?? null;
+      }
+      return { doc: withGraph(doc, c.at, () => next), inverse: [inverse] };
+    }
+    case 'param/set': {
+      const params: DocumentParams = doc.params ?? {};
+      const names = Object.keys(params);
+      const at = names.indexOf(c.name);
+      if (c.value === null && at < 0) throw new ChangeError(c, `no param "${c.name}"`);
+      // Rebuilt in order: a new param goes where asked, an existing one keeps its place.
+      const entries = Object.entries(params).filter(([k]) => k !== c.name);
+      if (c.value !== null) entries.splice(at >= 0 ? at : c.index === undefined || c.index < 0 || c.index > entries.length ? entries.length : c.index, 0, [c.name, c.value]);
+      const next: ProjectDocument = { ...doc, params: Object.fromEntries(entries) };
+      if (!entries.length && doc.params === undefined) delete next.params;
+      return { doc: next, inverse: [{ type: 'param/set', name: c.name, value: at >= 0 ? params[c.name] : null, ...(at >= 0 ? { index: at } : {}) }] };
     }
     case 'host/add': {
       if (doc.arch.hosts.some((h) => h.id === c.host.id)) throw new ChangeError(c, `host "${c.host.id}" exists`);

@@ -4,6 +4,7 @@ import { applyChanges, ChangeError, type Change } from './changes.js';
 import { History } from './history.js';
 import type { Selection, ViewId } from './records.js';
 import { viewForSelection } from './selection.js';
+import { instancePrefixes, isApp, validLevel } from './graphs.js';
 
 // The designer's one store: the document, the one history across all graphs, the selection
 // and the current view. Components read slices; every edit goes through `dispatch`.
@@ -22,6 +23,10 @@ export interface ProjectState {
   loads: number;
   selection: Selection | null;
   view: ViewId;
+  /** The composite instances entered on the DFG canvas, from the top (`['s1', 'inner']`); empty: the app graph. */
+  level: string[];
+  /** The DFG canvas shows the lowered single-rate graph (firings), read-only. */
+  expandedGraph: boolean;
   canUndo: boolean;
   canRedo: boolean;
   undoLabel?: string;
@@ -35,6 +40,9 @@ export interface ProjectState {
   load(doc: ProjectDocument): void;
   select(s: Selection | null, opts?: { reveal?: boolean }): void;
   setView(v: ViewId): void;
+  /** Shows the graph of the composite instances `level` on the DFG canvas (the breadcrumb). */
+  setLevel(level: string[]): void;
+  showExpanded(on: boolean): void;
   toast(message: string, kind?: Toast['kind']): void;
   dismiss(id: number): void;
 }
@@ -54,7 +62,9 @@ export function emptyDocument(): ProjectDocument {
   };
 }
 
-const layoutOnly = (cs: Change[]) => cs.every((c) => c.type === 'node/move' || c.type === 'host/move' || c.type === 'pe/move');
+// Moves, and drawing a composite collapsed or expanded: the compiler sees none of them.
+const layoutOnly = (cs: Change[]) =>
+  cs.every((c) => c.type === 'node/move' || c.type === 'host/move' || c.type === 'pe/move' || (c.type === 'node/update' && c.collapsed !== undefined && c.params === undefined && c.rates === undefined && c.kernel === undefined));
 
 function describe(cs: Change[]): string {
   const c = cs[cs.length - 1];
@@ -77,6 +87,8 @@ export function createProjectStore(initial: ProjectDocument = emptyDocument()) {
       loads: 0,
       selection: null,
       view: 'dfg',
+      level: [],
+      expandedGraph: false,
       canUndo: false,
       canRedo: false,
       toasts: [],
@@ -86,7 +98,7 @@ export function createProjectStore(initial: ProjectDocument = emptyDocument()) {
         try {
           const r = applyEntry(list);
           history.record({ label: opts.label ?? describe(list), forward: r.forward, inverse: r.inverse, coalesce: opts.coalesce });
-          set({ doc: r.doc, revision: layoutOnly(r.forward) ? get().revision : get().revision + 1, ...sync() });
+          set({ doc: r.doc, revision: layoutOnly(r.forward) ? get().revision : get().revision + 1, level: validLevel(r.doc, get().level), ...sync() });
           return true;
         } catch (e) {
           if (!(e instanceof ChangeError)) throw e;
@@ -103,24 +115,37 @@ export function createProjectStore(initial: ProjectDocument = emptyDocument()) {
         if (!e) return;
         const r = applyEntry(e.inverse);
         history.pushRedo(e);
-        set({ doc: r.doc, revision: get().revision + 1, ...sync() });
+        set({ doc: r.doc, revision: get().revision + 1, level: validLevel(r.doc, get().level), ...sync() });
       },
       redo() {
         const e = history.takeRedo();
         if (!e) return;
         const r = applyEntry(e.forward);
         history.pushUndo(e);
-        set({ doc: r.doc, revision: get().revision + 1, ...sync() });
+        set({ doc: r.doc, revision: get().revision + 1, level: validLevel(r.doc, get().level), ...sync() });
       },
       load(doc) {
         history.clear();
-        set({ doc, revision: get().revision + 1, loads: get().loads + 1, selection: null, ...sync() });
+        set({ doc, revision: get().revision + 1, loads: get().loads + 1, selection: null, level: [], expandedGraph: false, ...sync() });
       },
       select(s, opts = {}) {
-        set(s && opts.reveal ? { selection: s, view: viewForSelection(s) } : { selection: s });
+        if (!s || !opts.reveal) return set({ selection: s });
+        // A node or edge inside a composite is shown inside its first instance.
+        let level = get().level;
+        if (s.kind === 'node' || s.kind === 'edge') {
+          const first = isApp(s.at) ? '' : instancePrefixes(get().doc, s.at)[0];
+          if (first !== undefined) level = first ? first.slice(0, -1).split('/') : [];
+        }
+        set({ selection: s, view: viewForSelection(s), level });
       },
       setView(v) {
         set({ view: v });
+      },
+      setLevel(level) {
+        set({ level: validLevel(get().doc, level), selection: null });
+      },
+      showExpanded(on) {
+        set({ expandedGraph: on });
       },
       toast(message, kind = 'info') {
         const id = ++toastSeq;

@@ -58,3 +58,30 @@ describe('a diagnostic on a whole section', () => {
     expect(selectionForDiagnostic(doc, { path: 'mapping', message: 'node "c" is not mapped' })).toEqual({ kind: 'mapping', node: 'c' });
   });
 });
+
+describe('paths into composites and parameters', () => {
+  const composite: ProjectDocument = {
+    ...doc,
+    params: { N: 2 },
+    defs: { stage: { nodes: [{ id: 'inc', kernel: 'matrix.increment' }, { id: 'add', kernel: 'matrix.add' }], edges: [{ from: { node: 'inc', port: 'out' }, to: { node: 'add', port: 'a' } }] } },
+    app: {
+      nodes: [
+        { id: 's1', composite: 'stage' },
+        { id: 'g', graph: { nodes: [{ id: 'x', kernel: 'matrix.increment' }], edges: [] } },
+      ],
+      edges: [],
+    },
+  };
+  it('a def\'s node or edge is selected where it is written', () => {
+    expect(selectionForPath(composite, 'defs.stage.nodes[1].params.width')).toEqual({ kind: 'node', id: 'add', at: { def: 'stage' } });
+    expect(selectionForPath(composite, 'defs.stage.edges[0]')).toEqual({ kind: 'edge', key: 'inc.out->add.a', at: { def: 'stage' } });
+  });
+  it('an inline graph\'s node is selected inside its composite node', () => {
+    expect(selectionForPath(composite, 'app.nodes[1].graph.nodes[0].params.nb_loop')).toEqual({ kind: 'node', id: 'x', at: { inline: ['g'] } });
+  });
+  it('a parameter\'s expression selects its row', () => {
+    expect(selectionForPath(composite, 'params.N.value')).toEqual({ kind: 'param', name: 'N' });
+    expect(viewForSelection({ kind: 'param', name: 'N' })).toBe('dfg');
+    expect(selectionForPath(composite, 'params.M')).toBeNull();
+  });
+});

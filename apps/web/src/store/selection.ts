@@ -1,8 +1,35 @@
 import type { ProjectDocument } from '@pipeloom/core';
 import { edgeKey, linkKey, type Selection, type ViewId } from './records.js';
+import { graphAt, type GraphAt } from './graphs.js';
 
 // A diagnostic's `path` (`app.nodes[2].params.width`, `mapping.b`, `arch.links[0]`) names
-// the element to select and the view that shows it.
+// the element to select and the view that shows it. Paths into composites name where the
+// element is written (`defs.stage.nodes[1]`, `app.nodes[4].graph.edges[0]`); a parameter's
+// (`params.N`, `params.N.value`) selects its row of the parameter panel.
+
+const GRAPH_HEAD = /^(?:app|defs\.([A-Za-z_][A-Za-z0-9_]*))/;
+const STEP = /^\.(nodes|edges)\[(\d+)\](\.graph(?=\.))?/;
+
+/** A node or edge inside a composite (or any node or edge written by index), from a path that walks into graphs. */
+function graphSelection(doc: ProjectDocument, path: string): Selection | null {
+  const head = GRAPH_HEAD.exec(path);
+  if (!head) return null;
+  const at: GraphAt = head[1] !== undefined ? { def: head[1], inline: [] } : { inline: [] };
+  let rest = path.slice(head[0].length);
+  for (;;) {
+    const g = graphAt(doc, at);
+    const m = STEP.exec(rest);
+    if (!g || !m) return null;
+    const i = Number(m[2]);
+    const where = at.def === undefined && !at.inline!.length ? {} : { at: { ...(at.def !== undefined ? { def: at.def } : {}), ...(at.inline!.length ? { inline: at.inline } : {}) } };
+    if (m[1] === 'edges') return g.edges[i] ? { kind: 'edge', key: edgeKey(g.edges[i]), ...where } : null;
+    const n = g.nodes[i];
+    if (!n) return null;
+    if (!m[3]) return { kind: 'node', id: n.id, ...where };
+    at.inline!.push(n.id);
+    rest = rest.slice(m[0].length);
+  }
+}
 
 const LIST = /^(app\.nodes|app\.edges|arch\.hosts|arch\.pes|arch\.links)(?:\[([^\]]+)\]|\.([A-Za-z0-9_@:\-]+))/;
 
@@ -13,6 +40,9 @@ function at<T>(list: T[], ref: string, idOf: (x: T) => string): T | undefined {
 }
 
 export function selectionForPath(doc: ProjectDocument, path: string): Selection | null {
+  const p = /^params\.([A-Za-z_][A-Za-z0-9_]*)/.exec(path);
+  if (p) return doc.params && Object.hasOwn(doc.params, p[1]) ? { kind: 'param', name: p[1] } : null;
+  if (path.startsWith('defs.') || /^app\.nodes\[\d+\]\.graph\./.test(path)) return graphSelection(doc, path);
   const m = LIST.exec(path);
   if (m) {
     const ref = m[2] ?? m[3];
@@ -50,6 +80,7 @@ export function viewForSelection(s: Selection): ViewId {
   switch (s.kind) {
     case 'node':
     case 'edge':
+    case 'param':
       return 'dfg';
     case 'host':
     case 'pe':

@@ -46,3 +46,25 @@ describe('the compile worker', () => {
   });
 });
 
+
+describe('the lowered view for rates and composites', () => {
+  const file = (name: string) => readDocument(readFileSync(new URL(`../../../../examples/${name}`, import.meta.url), 'utf8')).doc!;
+
+  it('split-join: S fires 8 times; the expanded graph has S#0..S#7 between P and C, laid out left to right', async () => {
+    const out = await compileBoth(file('split-join.json'));
+    expect(out.lowered!.repetitions).toEqual({ P: 1, S: 8, C: 1 });
+    const ids = out.lowered!.expanded.nodes.map((n) => n.id);
+    expect(ids).toEqual(['P', ...Array.from({ length: 8 }, (_, i) => `S#${i}`), 'C']);
+    expect(out.lowered!.expanded.edges).toHaveLength(16);
+    expect(out.lowered!.expanded.edges[3]).toMatchObject({ from: { node: 'P' }, to: { node: 'S#3' }, fromTokens: { first: 3, count: 1, of: 8 } });
+    const x = (id: string) => out.lowered!.expanded.nodes.find((n) => n.id === id)!.position.x;
+    expect(x('P')).toBeLessThan(x('S#0'));
+    expect(x('S#7')).toBeLessThan(x('C'));
+  });
+
+  it('composites are flattened in it; a document without rates or composites has none', async () => {
+    const out = await compileBoth(file('composite.json'));
+    expect(out.lowered!.expanded.nodes.map((n) => n.id)).toEqual(['P', 's1/inc', 's1/add', 's2/inc', 's2/add', 'C']);
+    expect((await compileBoth(piic)).lowered).toBeUndefined();
+  });
+});

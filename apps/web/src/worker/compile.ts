@@ -1,7 +1,9 @@
-import { analyze, predict, predictCalibrated, standInTimes, type Calibration, type ProjectDocument, type ImplementationGraph } from '@pipeloom/core';
+import { analyze, lowerDocument, predict, type Lowered, predictCalibrated, standInTimes, type Calibration, type ProjectDocument, type ImplementationGraph } from '@pipeloom/core';
 import { GENERIC_WORK } from '@pipeloom/kernels';
 import { layoutIg } from '../ig/layout.js';
-import type { CalibratedCycle, CompileOutput, Strategy } from './protocol.js';
+import { tidyDfg } from '../dfg/tidy.js';
+import { walkInstances } from '../store/graphs.js';
+import { FIRING_SIZE, type CalibratedCycle, type CompileOutput, type LoweredView, type Strategy } from './protocol.js';
 
 // Compiles and predicts a document under both strategies and lays each IG out. A plain
 // function: the worker exposes it, tests call it directly.
@@ -18,12 +20,49 @@ export async function compileBoth(doc: ProjectDocument, now: () => number = () =
   // predict() validates once and compiles both strategies (paper 4.3) before timing them.
   const r = predict(doc, { timelineEvents: PREVIEW_EVENTS });
   const compileMs = now() - t0;
-  if (!r.ok) return { diagnostics: r.diagnostics, overlap: null, noOverlap: null, prediction: null, compileMs, ms: now() - t0 };
+  const low = lowered(doc);
+  const view = low && (await loweredView(low));
+  if (!r.ok) return { diagnostics: r.diagnostics, overlap: null, noOverlap: null, prediction: null, ...(view ? { lowered: view } : {}), compileMs, ms: now() - t0 };
   const order = doc.arch.pes.map((p) => p.id);
-  const lay = async (ig: ImplementationGraph): Promise<Strategy> => ({ ig, layout: await layoutIg(ig, doc.mapping, order) });
+  // The IG names lowered nodes (`s1/inc`, `S#3`): their PEs are in the lowered mapping.
+  const mapping = low?.doc.mapping ?? doc.mapping;
+  const lay = async (ig: ImplementationGraph): Promise<Strategy> => ({ ig, layout: await layoutIg(ig, mapping, order) });
   // The strategy the document does not choose may be impossible (a loop's delay): left out.
   const [overlap, noOverlap] = await Promise.all([r.prediction.overlap && lay(r.prediction.overlap.ig), r.prediction.noOverlap && lay(r.prediction.noOverlap.ig)]);
-  return { diagnostics: r.diagnostics, overlap: overlap ?? null, noOverlap: noOverlap ?? null, prediction: r.prediction, calibrated: calibration ? calibrated(doc, calibration) : undefined, standIns: standIns(doc), compileMs, ms: now() - t0 };
+  return { diagnostics: r.diagnostics, overlap: overlap ?? null, noOverlap: noOverlap ?? null, prediction: r.prediction, calibrated: calibration ? calibrated(doc, calibration) : undefined, standIns: standIns(doc), ...(view ? { lowered: view } : {}), compileMs, ms: now() - t0 };
+}
+
+/**
+ * A document with rates or composites lowered (again: predict keeps its model to itself, and
+ * lowering is a small part of compiling); undefined for others, and when lowering finds a
+ * problem (the diagnostics say which).
+ */
+function lowered(doc: ProjectDocument): Lowered | undefined {
+  let multi = false;
+  walkInstances(doc, (n) => {
+    if (n.rates || n.composite !== undefined || n.graph) multi = true;
+  });
+  if (!multi) return undefined;
+  try {
+    return lowerDocument(doc).lowered;
+  } catch {
+    // A document whose shape is broken: validation has reported it.
+    return undefined;
+  }
+}
+
+/** Repetition counts and the expanded graph laid out. */
+async function loweredView(lowered: Lowered): Promise<LoweredView> {
+  const { nodes, edges } = lowered.doc.app;
+  const sizes = Object.fromEntries(nodes.map((n) => [n.id, FIRING_SIZE]));
+  const at = await tidyDfg(lowered.doc, sizes);
+  return {
+    repetitions: lowered.repetitions,
+    expanded: {
+      nodes: nodes.map((n) => ({ id: n.id, kernel: n.kernel, ...(n.firing ? { firing: n.firing } : {}), position: at[n.id] ?? { x: 0, y: 0 } })),
+      edges: edges.map((e) => ({ from: e.from, to: e.to, ...(e.fromTokens ? { fromTokens: e.fromTokens } : {}), ...(e.toTokens ? { toTokens: e.toTokens } : {}), ...(e.delay ? { delay: e.delay } : {}) })),
+    },
+  };
 }
 
 /** generic.work's run-time padding (core `standInTimes`); nothing to compute when the document has none. */

@@ -1,4 +1,4 @@
-import type { Calibration, Prediction, Diagnostic, ImplementationGraph, ProjectDocument } from '@pipeloom/core';
+import type { AppEdge, AppNode, Calibration, Prediction, Diagnostic, ImplementationGraph, ProjectDocument } from '@pipeloom/core';
 import type { IgLayout } from '../ig/layout.js';
 import type { KernelManifest } from '@pipeloom/kernels';
 
@@ -21,10 +21,23 @@ export interface CompileOutput {
   calibrated?: CalibratedCycle;
   /** Seconds each generic.work firing lasts in a run (core `standInTimes`), when the document has any. */
   standIns?: Record<string, number>;
+  /** What lowering made of a document with rates or composites (absent for others: every node fires once). */
+  lowered?: LoweredView;
   /** Wall time of validate + both compiles + both predictions, in ms. */
   compileMs: number;
   /** compileMs plus both layouts. */
   ms: number;
+}
+
+/** The size ELK gives each firing of the expanded graph (dfg/ExpandedView.tsx draws them so). */
+export const FIRING_SIZE = { width: 150, height: 52 };
+
+/** The lowered document as the designer shows it: repetition counts on the DFG, the expanded graph read-only. */
+export interface LoweredView {
+  /** Firings per iteration by flattened node id (`S`: 8, `s1/inc`: 1). */
+  repetitions: Record<string, number>;
+  /** The single-rate graph the compiler reads: firings `S#0` .. `S#7`, composites flattened, edges with the tokens they carry, laid out by ELK. */
+  expanded: { nodes: (Pick<AppNode, 'id' | 'kernel' | 'firing'> & { position: { x: number; y: number } })[]; edges: Pick<AppEdge, 'from' | 'to' | 'fromTokens' | 'toTokens' | 'delay'>[] };
 }
 
 /** Cycle times predicted from a calibration's measured firing and transfer times. */
