@@ -21,7 +21,7 @@ import type { Selection } from '../store/records.js';
 import { compositeOf, effectivePe, graphAt, graphKey, isApp, isComposite, levelAt, levelPrefix, type GraphAt } from '../store/graphs.js';
 import { groupChanges } from '../store/hierarchy.js';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, openingViewport, useMeasured, useSize, nextDragKey } from '../lib/canvas.js';
-import { compositePorts, connectionProblem, freshNodeId, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
+import { closesLoop, compositePorts, connectionProblem, freshNodeId, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
 import { problemKey, useProblemCounts } from '../lib/problems.js';
 import { useResolve } from '../lib/resolve.js';
@@ -138,7 +138,8 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
       edge: (e, id, src, inner) => {
         const t = portTypeAt(doc, ctxFor(src.at, src.flatId, src.node.id), src.node, e.from.port, 'out').type;
         return {
-          label: t ? shortType(t) : undefined,
+          // A delayed edge (feedback) says how many initial tokens it carries.
+          label: t ? `${shortType(t)}${e.delay ? ` · delay ${e.delay}` : ''}` : e.delay ? `delay ${e.delay}` : undefined,
           labelBgPadding: [4, 2] as [number, number],
           labelStyle: { fontSize: 10 },
           // Above the group boxes they run inside.
@@ -263,9 +264,12 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
         st.toast(`Connection refused: ${r.problem}`, 'error');
         return;
       }
-      st.dispatch({ type: 'edge/add', edge: { from: r.from, to: r.to }, ...at$(r.at) }, { label: `connect ${r.from.node} -> ${r.to.node}` });
+      // An edge closing a loop needs initial tokens to start it: one iteration of zeros, set in the inspector.
+      const loop = closesLoop(st.doc, r.from, r.to, { at: r.at, prefix: '', resolve });
+      st.dispatch({ type: 'edge/add', edge: { from: r.from, to: r.to, ...(loop ? { delay: 1, init: 0 } : {}) }, ...at$(r.at) }, { label: `connect ${r.from.node} -> ${r.to.node}` });
+      if (loop) st.toast(`${r.from.node} -> ${r.to.node} closes a loop: it carries 1 initial token of zeros (delay 1, init 0); change them in the inspector`, 'info');
     },
-    [problemOf],
+    [problemOf, resolve],
   );
 
   // Live feedback while dragging a connection: the handle under the pointer turns red when

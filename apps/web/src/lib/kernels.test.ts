@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { emptyDocument } from '../store/project.js';
-import { connectionProblem, freshNodeId } from './kernels.js';
+import { closesLoop, connectionProblem, freshNodeId } from './kernels.js';
 import type { ProjectDocument } from '@pipeloom/core';
 
 const doc: ProjectDocument = {
@@ -28,10 +28,13 @@ describe('connections are checked against the kernels\' port types', () => {
   it('an input already fed says by what', () => {
     expect(connectionProblem(doc, { node: 'small', port: 'out' }, { node: 'i', port: 'in' })).toMatch(/already fed by p.out/);
   });
-  it('a cycle is refused', () => {
+  it('a connection closing a loop (or a node feeding itself) is allowed, and said to close one: the editor gives it a delay', () => {
     const d2 = { ...doc, app: { ...doc.app, edges: [{ from: { node: 'i', port: 'out' }, to: { node: 'c', port: 'in' } }] } };
     d2.app.nodes = doc.app.nodes.map((n) => (n.id === 'c' ? { id: 'c', kernel: 'matrix.increment', params: { width: 64, height: 64 } } : n));
-    expect(connectionProblem(d2, { node: 'c', port: 'out' }, { node: 'i', port: 'in' })).toBe('c -> i would close a cycle; a DFG has none');
+    expect(connectionProblem(d2, { node: 'c', port: 'out' }, { node: 'i', port: 'in' })).toBeNull();
+    expect(closesLoop(d2, { node: 'c' }, { node: 'i' })).toBe(true);
+    expect(closesLoop(d2, { node: 'i' }, { node: 'i' })).toBe(true);
+    expect(closesLoop(d2, { node: 'p' }, { node: 'i' })).toBe(false);
   });
   it('new node ids come from the kernel name and never collide', () => {
     expect(freshNodeId(doc, 'matrix.increment')).toBe('increment');

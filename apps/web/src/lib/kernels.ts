@@ -72,7 +72,6 @@ export function portTypeAt(doc: ProjectDocument, ctx: PortContext, node: AppNode
 
 /** Why connecting from.port to to.port in the graph at `ctx.at` is refused, or null when it is fine. */
 export function connectionProblem(doc: ProjectDocument, from: { node: string; port: string }, to: { node: string; port: string }, ctx: PortContext = AS_WRITTEN): string | null {
-  if (from.node === to.node) return `a node cannot feed itself (${from.node})`;
   const g = graphAt(doc, ctx.at) ?? doc.app;
   const src = g.nodes.find((n) => n.id === from.node);
   const dst = g.nodes.find((n) => n.id === to.node);
@@ -86,8 +85,16 @@ export function connectionProblem(doc: ProjectDocument, from: { node: string; po
   if (!sameDataType(a.type!, b.type!)) {
     return `type mismatch: ${from.node}.${from.port} produces ${formatDataType(a.type!)} but ${to.node}.${to.port} expects ${formatDataType(b.type!)}`;
   }
-  if (reaches(g.edges, to.node, from.node)) return `${from.node} -> ${to.node} would close a cycle; a DFG has none`;
   return null;
+}
+
+/**
+ * Whether an edge from -> to closes a loop (a node feeding itself, or a path back from `to`):
+ * the designer gives such an edge a delay (initial tokens) so the loop can start.
+ */
+export function closesLoop(doc: ProjectDocument, from: { node: string }, to: { node: string }, ctx: PortContext = AS_WRITTEN): boolean {
+  const g = graphAt(doc, ctx.at) ?? doc.app;
+  return from.node === to.node || reaches(g.edges, to.node, from.node);
 }
 
 function reaches(edges: ProjectDocument['app']['edges'], start: string, goal: string): boolean {

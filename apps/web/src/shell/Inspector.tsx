@@ -1,11 +1,9 @@
-import { formatDataType } from '@pipeloom/kernels';
 import { paramTable, type LinkKind, type ProjectDocument } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, linkKey, type Selection } from '../store/records.js';
-import { portTypeAt } from '../lib/kernels.js';
-import { useResolve } from '../lib/resolve.js';
-import { graphAt, instancePrefixes } from '../store/graphs.js';
+import { graphAt } from '../store/graphs.js';
 import { NodeInspector, PePicker } from './NodeInspector.js';
+import { EdgeInspector } from './EdgeInspector.js';
 import { ParamEditor } from '../params/ParamPanel.js';
 import { peColor } from '../lib/colors.js';
 import { formatBytes } from '../lib/format.js';
@@ -36,7 +34,6 @@ function ProjectInspector({ doc }: { doc: ProjectDocument }) {
 }
 
 function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Selection | null }) {
-  const resolve = useResolve();
   if (!selection || selection.kind === 'options') return <ProjectInspector doc={doc} />;
   switch (selection.kind) {
     case 'node': {
@@ -70,18 +67,7 @@ function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Se
       const g = graphAt(doc, selection.at);
       const e = g?.edges.find((x) => edgeKey(x) === selection.key);
       if (!g || !e) return <ProjectInspector doc={doc} />;
-      const src = g.nodes.find((n) => n.id === e.from.node);
-      const t = src ? portTypeAt(doc, { at: selection.at, prefix: instancePrefixes(doc, selection.at)[0] ?? '', resolve }, src, e.from.port, 'out') : undefined;
-      return (
-        <>
-          <div className="insp-kind">DFG edge</div>
-          <div className="insp-row mono">
-            {e.from.node}.{e.from.port} → {e.to.node}.{e.to.port}
-          </div>
-          <div className="insp-row">Carries <span className="mono">{t?.type ? formatDataType(t.type) : t?.error ?? '?'}</span></div>
-          <button className="danger" onClick={() => dispatch({ type: 'edge/remove', key: selection.key, ...(selection.at ? { at: selection.at } : {}) })}>Delete edge</button>
-        </>
-      );
+      return <EdgeInspector doc={doc} edge={e} at={selection.at} />;
     }
     case 'host': {
       const h = doc.arch.hosts.find((x) => x.id === selection.id);

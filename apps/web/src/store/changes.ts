@@ -25,6 +25,8 @@ export type Change =
   | { type: 'node/rename'; id: string; to: string; at?: GraphAt }
   | { type: 'edge/add'; edge: AppEdge; index?: number; at?: GraphAt }
   | { type: 'edge/remove'; key: EdgeKey; at?: GraphAt }
+  /** A DFG edge's delay (initial tokens) and their init values; `null` removes the field. */
+  | { type: 'edge/update'; key: EdgeKey; at?: GraphAt; delay?: AppEdge['delay'] | null; init?: AppEdge['init'] | null }
   /** A composite's (def's or inline graph's) input and output bindings, each replaced whole when given. */
   | { type: 'graph/ports'; at: GraphAt; inputs?: Bindings['inputs'] | null; outputs?: Bindings['outputs'] | null }
   /** A document parameter set (added at `index` of the params' order when new) or removed (`null`). */
@@ -212,6 +214,21 @@ export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectD
         doc: withGraph(doc, c.at, (x) => ({ ...x, edges: x.edges.filter((_, j) => j !== i) })),
         inverse: [{ type: 'edge/add', edge: g.edges[i], index: i, ...atOf(c) }],
       };
+    }
+    case 'edge/update': {
+      const g = graphOrThrow(doc, c);
+      const i = indexOrThrow(g.edges, (e) => edgeKey(e) === c.key, c, `edge ${c.key}`);
+      const old = g.edges[i];
+      const next: AppEdge = { ...old };
+      const inverse: Change = { type: 'edge/update', key: c.key, ...atOf(c) };
+      for (const field of ['delay', 'init'] as const) {
+        const v = c[field];
+        if (v === undefined) continue;
+        if (v === null) delete next[field];
+        else (next as unknown as Record<string, unknown>)[field] = v;
+        (inverse as Record<string, unknown>)[field] = old[field] ?? null;
+      }
+      return { doc: withGraph(doc, c.at, (x) => ({ ...x, edges: replaceAt(x.edges, i, next) })), inverse: [inverse] };
     }
     case 'graph/ports': {
       const g = graphOrThrow(doc, c);

@@ -34,6 +34,20 @@ describe('project store history', () => {
     expect(s.getState().doc.arch.pes.map((p) => p.id)).toEqual(['cpu@h0', 'cpu@h1']);
   });
 
+  it("an edge's delay and init are set and removed as one undoable change each, restoring the edge exactly", () => {
+    const s = store();
+    const built = s.getState().doc;
+    const key = edgeKey(built.app.edges[0]);
+    s.getState().dispatch({ type: 'edge/update', key, delay: 'N', init: { node: 'seed' } });
+    expect(s.getState().doc.app.edges[0]).toEqual({ ...built.app.edges[0], delay: 'N', init: { node: 'seed' } });
+    s.getState().dispatch({ type: 'edge/update', key, delay: null, init: null });
+    expect(s.getState().doc.app.edges[0]).toEqual(built.app.edges[0]);
+    s.getState().undo();
+    expect(s.getState().doc.app.edges[0].delay).toBe('N');
+    s.getState().undo();
+    expect(s.getState().doc).toEqual(built);
+  });
+
   it('removing a node takes its edges and mapping entry, and one undo brings all back', () => {
     const s = store();
     s.getState().dispatch({ type: 'mapping/set', node: 'i1', pe: 'cpu@h0' });
