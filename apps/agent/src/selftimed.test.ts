@@ -1,8 +1,9 @@
 import { readdirSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SYNC_MODES, type ImplementationGraph, type ProjectDocument, type RunResult, type TraceEvent } from '@pipeloom/core';
 import { gpusPerHost } from './cli/agents.js';
-import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
+import { spawnLocalAgents } from './local/spawn.js';
+import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example, piic, root, runUntilKilled } from './testing/fixtures.js';
 import { loadKernelPackages } from './kernels/load.js';
 
@@ -25,6 +26,12 @@ const EXAMPLES = readdirSync(`${root}examples`)
 /** An example at a size CI runs in seconds; the kernels check the same things. */
 function small(name: string): ProjectDocument {
   const doc = example(name);
+  // A document sized by params (W x H matrices, composites' inner nodes included) is shrunk there.
+  for (const size of ['W', 'H'] as const) if (doc.params?.[size] !== undefined) doc.params[size] = 32;
+  // Literal sizes scale down together, so a split's slices still tile their frame (split-join: 512 -> 32, 64 -> 4).
+  const sizes = doc.app.nodes.flatMap((n) => [n.params?.width, n.params?.height]).filter((x): x is number => typeof x === 'number');
+  const k = Math.max(1, ...sizes) / 32;
+  const scale = sizes.every((x) => Number.isInteger(x / k)) ? (x: number) => x / k : () => 32;
   for (const n of doc.app.nodes) {
     const p = (n.params ??= {});
     if (name === 'granulometry') {
@@ -37,27 +44,19 @@ function small(name: string): ProjectDocument {
     } else if (name === 'saliency') Object.assign(p, { width: 64, height: 48 });
     else if (name === 'sobel') Object.assign(p, { width: 33, height: 17 }, 'sizes' in p ? { sizes: '33x17,17x9,17x9' } : {});
     else if ('length' in p) p.length = 1024;
-    else if ('width' in p) Object.assign(p, { width: 32, height: 32 });
+    else if (typeof p.width === 'number' && typeof p.height === 'number') Object.assign(p, { width: scale(p.width), height: scale(p.height) });
   }
   return doc;
 }
 
-let agents: LocalAgents;
-const agentLog: string[] = [];
-beforeAll(async () => {
-  // One pair of agents serves every example: as many GPUs per host as any example maps onto.
+// One pair of agents serves every example: as many GPUs per host as any example maps onto.
+const agentsOf = agentsForSuite(['h0', 'h1'], () => {
   const gpus: Record<string, number> = {};
   for (const name of EXAMPLES) for (const [h, n] of Object.entries(gpusPerHost(compileOrThrow(small(name), true)))) gpus[h] = Math.max(gpus[h] ?? 0, n);
-  agents = await spawnLocalAgents(['h0', 'h1'], { gpus, args: ['--allow-wgsl', '--kernels', IMAGE], log: (host, line) => agentLog.push(`${host}: ${line}`) });
-});
-afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(`agent log (last 100 lines):\n${agentLog.slice(-100).join('\n')}`);
-});
-afterAll(async () => {
-  await agents?.stop();
+  return { gpus, args: ['--allow-wgsl', '--kernels', IMAGE] };
 });
 
-const urls = () => agents.agents.map((a) => a.url);
+const urls = () => agentsOf().agents.map((a) => a.url);
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const fired = (events: TraceEvent[], node: string) => events.filter((e) => e.kind === 'fire' && e.node === node).map((e) => e.iteration);
 const deepest = (ig: ImplementationGraph) => ig.programs.pes.reduce((d, p) => Math.max(d, ...p.slots), 1);
@@ -69,7 +68,7 @@ describe('every example, both strategies, both sync modes', () => {
         const ig = compileOrThrow(small(name), overlap);
         // Past the fill, and round every buffer's slots a few times.
         const iterations = ig.fillCycles + 3 * deepest(ig) + 2;
-        const c = await connect(urls(), agents.token);
+        const c = await connect(urls(), agentsOf().token);
         const results: Partial<Record<(typeof SYNC_MODES)[number], RunResult>> = {};
         try {
           expect(c.check(ig)).toEqual([]);
@@ -97,7 +96,7 @@ describe('every example, both strategies, both sync modes', () => {
 describe('self-timed waits are traced and cut by abort', () => {
   it('a self-timed P-I-I-C traces its waits as "wait <buffer>" slices, never a barrier', async () => {
     const ig = compileOrThrow(piic({ iterations: 30 }), false);
-    const c = await connect(urls(), agents.token);
+    const c = await connect(urls(), agentsOf().token);
     try {
       const r = await c.run(ig, { iterations: 30, sync: 'self-timed' }).done;
       expect(r.failure).toBeUndefined();
@@ -113,7 +112,7 @@ describe('self-timed waits are traced and cut by abort', () => {
 
   it('a GPU PE submits each self-timed cycle as one batch: its copies and firings of a cycle end together', async () => {
     const ig = compileOrThrow(piic({ iterations: 30 }), false);
-    const c = await connect(urls(), agents.token);
+    const c = await connect(urls(), agentsOf().token);
     try {
       const r = await c.run(ig, { iterations: 30, sync: 'self-timed' }).done;
       expect(r.failure).toBeUndefined();
@@ -138,7 +137,7 @@ describe('self-timed waits are traced and cut by abort', () => {
   });
 
   it('a self-timed run stopped mid-way ends on every agent, and they take the next run', async () => {
-    const c = await connect(urls(), agents.token);
+    const c = await connect(urls(), agentsOf().token);
     try {
       const ig = compileOrThrow(piic({ iterations: 1_000_000, size: 32 }), true);
       let stoppedAt = 0;
