@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compile, hostPrograms, SYNC_MODES, type ImplementationGraph, type ProjectDocument, type TraceEvent } from '@pipeloom/core';
-import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
+import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
 
 // Delays (feedback edges) on real agent processes on loopback, real WebGPU (llvmpipe) for the
@@ -9,17 +9,7 @@ import { compileOrThrow, connect, example } from './testing/fixtures.js';
 // producer's k - delay (initial token k for k < delay). Every value is checked exactly by
 // matrix.consume, whose running_sum d expects an accumulator fed back with delay d.
 
-let agents: LocalAgents;
-const agentLog: string[] = [];
-beforeAll(async () => {
-  agents = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => agentLog.push(`${host}: ${line}`) });
-});
-afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(`agent log (last 100 lines):\n${agentLog.slice(-100).join('\n')}`);
-});
-afterAll(async () => {
-  await agents?.stop();
-});
+const agentsOf = agentsForSuite(['h0', 'h1']);
 
 const ITERATIONS = 100;
 const size = { width: 8, height: 4 };
@@ -47,7 +37,7 @@ function document(nodes: { id: string; kernel: string; params?: Record<string, n
 
 /** Runs `ig` in both sync modes and expects every node to fire every iteration, every check passing. */
 async function runsExactly(ig: ImplementationGraph): Promise<void> {
-  const c = await connect(agents.agents.map((a) => a.url), agents.token);
+  const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
   try {
     expect(c.check(ig)).toEqual([]);
     for (const sync of SYNC_MODES) {
@@ -94,7 +84,7 @@ describe('an accumulator acc_k = acc_{k-1} + x_k (A.out -> A.b, delay 1, init 0)
   it('a wrong init is caught: init 5 adds 5 to every sum', async () => {
     const d = doc();
     d.app.edges[1].init = 5;
-    const c = await connect(agents.agents.map((a) => a.url), agents.token);
+    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
     try {
       const r = await c.run(compileOrThrow(d, false), { iterations: 3, sync: 'barrier' }).done;
       expect(r.ok).toBe(false);
@@ -155,7 +145,7 @@ describe('initial tokens from a source node, written into a GPU PE slot', () => 
   }
 
   it('a constant init in its place is caught at iteration 1', async () => {
-    const c = await connect(agents.agents.map((a) => a.url), agents.token);
+    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
     try {
       const r = await c.run(compileOrThrow(doc(0), false), { iterations: 3, sync: 'barrier' }).done;
       expect(r.ok).toBe(false);

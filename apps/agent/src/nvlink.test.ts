@@ -1,6 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { allPrograms, predict, toChromeTrace, TraceColumns, type ImplementationGraph, type ProjectDocument, type TraceEvent } from '@pipeloom/core';
-import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
+import { spawnLocalAgents } from './local/spawn.js';
+import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
 
 // A GPU-to-GPU link (NVLink) inside one host: the compiler routes I1's output from gpu0@h0 to
@@ -8,17 +9,7 @@ import { compileOrThrow, connect, example } from './testing/fixtures.js';
 // the phase the compiler placed it, so the consumer's exact checks hold. Real agent, real
 // WebGPU (two emulated GPU PEs on the CPU adapter).
 
-let agents: LocalAgents;
-const agentLog: string[] = [];
-beforeAll(async () => {
-  agents = await spawnLocalAgents(['h0'], { gpus: { h0: 2 }, log: (host, line) => agentLog.push(`${host}: ${line}`) });
-});
-afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(`agent log (last 100 lines):\n${agentLog.slice(-100).join('\n')}`);
-});
-afterAll(async () => {
-  await agents?.stop();
-});
+const agentsOf = agentsForSuite(['h0'], { gpus: { h0: 2 } });
 
 /** P-I-I-C on one host, P cpu, I1 gpu0, I2 gpu1, C cpu, with an NVLink between the two GPUs. */
 function nvlinked(iterations: number, nvlink = { bandwidth: 2e10, latency: 1e-6 }): ProjectDocument {
@@ -59,7 +50,7 @@ describe('NVLink between two GPUs of one host', () => {
       const direct = gpuToGpu(ig);
       expect(direct).toEqual([expect.objectContaining({ fromPe: 'gpu0@h0', toPe: 'gpu1@h0', kind: 'nvlink' })]);
       const [t] = direct;
-      const c = await connect(agents.agents.map((a) => a.url), agents.token);
+      const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
       try {
         expect(c.check(ig)).toEqual([]);
         const r = await c.run(ig, { iterations, sync }).done;
@@ -98,7 +89,7 @@ describe('NVLink between two GPUs of one host', () => {
   }
 
   it('a run stopped mid-way ends on both GPU threads, and the agent takes the next run', async () => {
-    const c = await connect(agents.agents.map((a) => a.url), agents.token);
+    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
     try {
       const h = c.run(compileOrThrow(nvlinked(1_000_000), true), { iterations: 1_000_000, onProgress: (p) => p.cycle > 5 && h.stop('enough') });
       expect((await h.done).failure).toEqual({ host: 'coordinator', message: 'enough' });
@@ -135,7 +126,7 @@ describe('NVLink between two GPUs of one host', () => {
     doc.arch.hosts[0].pcie = { bandwidth: 0.8192e6, latency: 0 };
     const ig = compileOrThrow(doc, true);
     expect(gpuToGpu(ig)).toHaveLength(1);
-    const c = await connect(agents.agents.map((a) => a.url), agents.token);
+    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
     try {
       const r = await c.run(ig, { iterations, emulateLinks: true }).done;
       expect(r.failure).toBeUndefined();

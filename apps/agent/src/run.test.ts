@@ -2,29 +2,17 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compile, documentHash, predict, toChromeTrace, type ChromeTrace, type TraceEvent, type ChromeEvent } from '@pipeloom/core';
-import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
+import { spawnLocalAgents } from './local/spawn.js';
+import { agentsForSuite } from './testing/suite.js';
 import { eventKey, finishedBefore, missing, traceKey } from './testing/finished.js';
 import { compileOrThrow, connect, example, piic, root } from './testing/fixtures.js';
 
 // Real agent processes on loopback, real WebGPU (llvmpipe) for the GPU PEs.
 
-let agents: LocalAgents;
-const urls = () => agents.agents.map((a) => a.url);
-
-// The agents' stderr (their log), printed when a test fails: a run that fails for a reason on
-// the agents' side says it there.
-const agentLog: string[] = [];
-beforeAll(async () => {
-  agents = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => agentLog.push(`${host}: ${line}`) });
-});
-afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(`agent log (last 100 lines):\n${agentLog.slice(-100).join('\n')}`);
-});
-afterAll(async () => {
-  await agents?.stop();
-});
+const agentsOf = agentsForSuite(['h0', 'h1']);
+const urls = () => agentsOf().agents.map((a) => a.url);
 
 const fired = (events: TraceEvent[], node: string) => events.filter((e) => e.kind === 'fire' && e.node === node).map((e) => e.iteration);
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -37,7 +25,7 @@ describe('link emulation', () => {
     const doc = piic({ iterations: 4 });
     for (const h of doc.arch.hosts) (h as { pcie?: unknown }).pcie = { bandwidth: 1.6384e6, latency: 0 };
     (doc.arch as { network?: unknown }).network = { kind: 'infiniband', bandwidth: 0.8192e6, latency: 0 };
-    const c = await connect(urls(), agents.token);
+    const c = await connect(urls(), agentsOf().token);
     try {
       const ig = compileOrThrow(doc, true);
       const r = await c.run(ig, { iterations: 4, emulateLinks: true }).done;
@@ -60,7 +48,7 @@ describe('link emulation', () => {
 describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C cpu@h1)', () => {
   for (const overlap of [false, true]) for (const sync of ['self-timed', 'barrier'] as const) {
     it(`checks exact values every iteration ${overlap ? 'with' : 'without'} overlap, ${sync}`, async () => {
-      const c = await connect(urls(), agents.token);
+      const c = await connect(urls(), agentsOf().token);
       try {
         const ig = compileOrThrow(piic({ iterations: 20 }), overlap);
         expect(c.check(ig)).toEqual([]);
@@ -99,7 +87,7 @@ describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C
   }
 
   it('a transient value fails the run (consumer fires one cycle too early)', async () => {
-    const c = await connect(urls(), agents.token);
+    const c = await connect(urls(), agentsOf().token);
     try {
       const ig = compileOrThrow(piic({ iterations: 10 }), true);
       // Deliberately wrong latency: C starts a cycle before its input has arrived.
@@ -129,7 +117,7 @@ describe('refusals', () => {
     doc.arch.hosts[1].gpus = 2;
     doc.mapping.I2 = 'gpu1@h1';
     const ig = compileOrThrow(doc, true);
-    const c = await connect(urls(), agents.token);
+    const c = await connect(urls(), agentsOf().token);
     try {
       const problems = c.check(ig);
       expect(problems.map((d) => d.message)).toEqual([expect.stringMatching(/^agent h1 \(ws:\/\/127\.0\.0\.1:\d+\) has no PE gpu1@h1; it serves cpu@h1, gpu0@h1/)]);
@@ -142,7 +130,7 @@ describe('refusals', () => {
   });
 
   it('a host without an agent is refused naming the host', async () => {
-    const c = await connect([agents.agents[0].url], agents.token);
+    const c = await connect([agentsOf().agents[0].url], agentsOf().token);
     try {
       expect(c.check(compileOrThrow(piic(), true)).map((d) => d.message)).toContain('no agent serves host h1 (connected agents serve: h0)');
     } finally {

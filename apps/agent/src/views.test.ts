@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type ProjectDocument, type TraceEvent } from '@pipeloom/core';
 import { splitJoinDocument } from '@pipeloom/core/testing';
-import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
+import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
 import { toText } from './cli/compile.js';
 
@@ -11,17 +11,7 @@ import { toText } from './cli/compile.js';
 // views of the frame's buffer (or copies of just the part where they cross a PE); the join's
 // parts are laid out as views of one buffer where they can be, gathered where not.
 
-let agents: LocalAgents;
-const agentLog: string[] = [];
-beforeAll(async () => {
-  agents = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => agentLog.push(`${host}: ${line}`) });
-});
-afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(`agent log (last 100 lines):\n${agentLog.slice(-100).join('\n')}`);
-});
-afterAll(async () => {
-  await agents?.stop();
-});
+const agentsOf = agentsForSuite(['h0', 'h1']);
 
 const ITERATIONS = 12;
 const fired = (events: TraceEvent[], node: string) => events.filter((e) => e.kind === 'fire' && e.node === node).map((e) => e.iteration);
@@ -43,7 +33,7 @@ describe('1 -> 8 split, 8 slices, 8 -> 1 join, checked exactly', () => {
   for (const [name, pe, joins] of mappings) {
     for (const sync of ['self-timed', 'barrier'] as const) {
       it(`${name}, ${sync}`, async () => {
-        const c = await connect(agents.agents.map((a) => a.url), agents.token);
+        const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
         try {
           const ig = compileOrThrow(doc(pe), false);
           expect(ig.memory[pe('check') as never]).toMatchObject(joins);
@@ -63,7 +53,7 @@ describe('1 -> 8 split, 8 slices, 8 -> 1 join, checked exactly', () => {
   it('a wrong slice is caught: the checker sees the value of the slice that did not increment', async () => {
     const d = doc(() => 'cpu@h0');
     d.app.nodes.find((n) => n.id === 'slice#5')!.params!.nb_loop = 0; // increments by 0
-    const c = await connect(agents.agents.map((a) => a.url), agents.token);
+    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
     try {
       const r = await c.run(compileOrThrow(d, false), { iterations: 2, sync: 'barrier' }).done;
       expect(r.ok).toBe(false);
