@@ -114,6 +114,13 @@ export class ArcColouring {
     this.by = 'fit';
     if (n === 0) return 0;
     const L = Math.max(1, length);
+    // An arc read again next cycle at or after its start is live everywhere: one interval.
+    for (let i = 0; i < n; i++) {
+      if (this.wrap[i] < 0 || this.wrap[i] < this.from[i] - 1) continue;
+      this.from[i] = 0;
+      this.to[i] = L - 1;
+      this.wrap[i] = -1;
+    }
     this.bounds(n, L, o.levelWork ?? LEVEL_WORK);
     this.rotate(n, L);
     const bound = Math.max(this.clique, this.levels);
