@@ -565,9 +565,9 @@ export class ArcColouring {
 }
 
 export interface ColourOptions {
-  /** Colour exactly (branch and bound) where a PE has at most this many items (default 20). */
+  /** Colour exactly (branch and bound) where a PE has at most this many items (default 24, at most 31). */
   exactItems?: number;
-  /** Nodes the exact search may visit per PE (default 20,000). */
+  /** Nodes the exact search may visit per PE (default 5,000: about a millisecond). */
   exactNodes?: number;
   /** Local search where a PE has at most this many items (default 4,000). */
   searchItems?: number;
@@ -576,8 +576,8 @@ export interface ColourOptions {
   levelWork?: number;
 }
 
-const EXACT_ITEMS = 20;
-const EXACT_NODES = 20_000;
+const EXACT_ITEMS = 24;
+const EXACT_NODES = 5_000;
 const SEARCH_ITEMS = 4_000;
 const SEARCH_PASSES = 4;
 const LEVEL_WORK = 1 << 20;
