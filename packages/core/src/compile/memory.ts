@@ -123,52 +123,40 @@ export function memoryItems(model: Model, order: readonly ModelNode[], buffers: 
   }
   for (let i = 0; i < count; i++) if (unit[i] >= 0 && unit[i] !== i) item[i] = item[unit[i]];
 
-  // Each item's span, slots, first write, last read this cycle and next, over its members.
+  // Over each item's members: its span (in `weight` until the end), slots, first write (`from`),
+  // last read this cycle (`to`) and next cycle (`wrap`); then each is made one of the three forms.
   const { bytes, depth, initial, view, viewOffset } = buffers;
-  const span = new Float64Array(items);
+  const weight = new Float64Array(items);
   const slots = new Int32Array(items);
-  const first = new Int32Array(items).fill(0x7fffffff);
-  const end = new Int32Array(items);
-  const wrapEnd = new Int32Array(items).fill(-1);
   const whole = new Uint8Array(items);
+  const from = new Int32Array(items).fill(0x7fffffff);
+  const to = new Int32Array(items);
+  const wrap = new Int32Array(items).fill(-1);
   for (let i = 0; i < count; i++) {
     const k = item[i];
-    span[k] = Math.max(span[k], (view[i] >= 0 ? viewOffset[i] : 0) + bytes[i]);
+    weight[k] = Math.max(weight[k], (view[i] >= 0 ? viewOffset[i] : 0) + bytes[i]);
     slots[k] = Math.max(slots[k], depth[i]);
     if (depth[i] >= 2 || initial[i] > 0) whole[k] = 1;
-    first[k] = Math.min(first[k], writeAt[i]);
-    end[k] = Math.max(end[k], writeAt[i], readAt[i]);
-    wrapEnd[k] = Math.max(wrapEnd[k], wrapAt[i]);
+    from[k] = Math.min(from[k], writeAt[i]);
+    to[k] = Math.max(to[k], writeAt[i], readAt[i]);
+    wrap[k] = Math.max(wrap[k], wrapAt[i]);
   }
   const length = new Int32Array(pes);
   for (let p = 0; p < pes; p++) length[p] = Math.max(1, (overlap ? 0 : plan.fire) + firesOn[p]);
-  const weight = new Float64Array(items);
-  const from = new Int32Array(items);
-  const to = new Int32Array(items);
-  const wrap = new Int32Array(items);
   for (let p = 0; p < pes; p++) {
     const last = length[p] - 1;
     for (let k = start[p]; k < start[p + 1]; k++) {
-      weight[k] = span[k] * slots[k];
-      const w = first[k];
+      weight[k] *= slots[k];
       if (whole[k]) {
         from[k] = -1;
         to[k] = last;
         wrap[k] = -1;
-      } else if (wrapEnd[k] < 0) {
-        from[k] = w;
-        to[k] = end[k];
-        wrap[k] = -1;
-      } else if (wrapEnd[k] >= w - 1) {
+      } else if (wrap[k] >= 0 && wrap[k] >= from[k] - 1) {
         // Read next cycle at or after its write: live at every position.
         from[k] = 0;
         to[k] = last;
         wrap[k] = -1;
-      } else {
-        from[k] = w;
-        to[k] = last;
-        wrap[k] = wrapEnd[k];
-      }
+      } else if (wrap[k] >= 0) to[k] = last;
     }
   }
   return { start, length, item, buffer, weight, from, to, wrap };
