@@ -18,12 +18,15 @@
  *      else into a new colour. Every colour is opened by its heaviest member, so costs only grow
  *      when a colour is opened, and with equal weights this is the left-edge algorithm, exact on
  *      interval graphs.
- *   3. Local search: a colour's heaviest members move to other colours where they fit, where
- *      that saves more than it raises the receiving colours.
+ *   3. Where that meets no bound, a sweep too (intervals by start, each into a free colour: the
+ *      cheapest as heavy as it, else the heaviest, raised), and a local search from both: a
+ *      colour's heaviest members move to other colours they fit, where that saves more than it
+ *      raises the receiving colours.
  *   4. Exactly, where the PE has few items (`exactItems`): branch and bound over the items by
  *      weight (each joins a colour it fits or opens one), pruned by a clique bound per position,
  *      stopped after `exactNodes` nodes so compile time stays bounded and deterministic.
- * Steps 3 and 4 are skipped once the cost meets a lower bound.
+ * Steps 3 and 4 are skipped once the cost meets a lower bound. Deterministic: ties go to the
+ * lower item or colour number.
  *
  * Working arrays are kept from PE to PE (a compile colours every PE: 1,024 on the bench graph).
  */
@@ -143,7 +146,7 @@ export class ArcColouring {
         for (let round = 0; round < 2 && cost > bound; round++) {
           if (round === 1) color.set(alt.subarray(0, n));
           const colors = this.compact(n);
-          const searched = this.search(n, L, colors, this.total(n, colors), o.searchPasses ?? SEARCH_PASSES);
+          const searched = this.search(n, colors, this.total(n, colors), o.searchPasses ?? SEARCH_PASSES);
           if (searched < cost) {
             cost = searched;
             by = 'search';
@@ -172,7 +175,7 @@ export class ArcColouring {
   private bounds(n: number, L: number, work: number): void {
     const { from, to, wrap, weight } = this;
     const live = this.floats(L + 1);
-    for (let i = 0; i < n; i++) addArc(live, from[i], to[i], wrap[i], L, weight[i]);
+    for (let i = 0; i < n; i++) addArc(live, from[i], to[i], wrap[i], weight[i]);
     let peak = 0;
     for (let x = 0, acc = 0; x < L; x++) peak = Math.max(peak, (acc += live[x]));
     this.clique = peak;
@@ -193,7 +196,7 @@ export class ArcColouring {
       const w = weight[order[k]];
       for (; k < n && weight[order[k]] === w; k++) {
         const i = order[k];
-        addArcCount(count, from[i], to[i], wrap[i], L);
+        addArc(count, from[i], to[i], wrap[i], 1);
       }
       let most = 0;
       for (let x = 0, acc = 0; x < L; x++) most = Math.max(most, (acc += count[x]));
@@ -449,7 +452,7 @@ export class ArcColouring {
    * colours they fit, each where it raises the receiver least; kept where that saves more than
    * it raises. Passes over the colours until one saves nothing, at most `passes`.
    */
-  private search(n: number, L: number, colors: number, cost: number, passes: number): number {
+  private search(n: number, colors: number, cost: number, passes: number): number {
     const { weight, color, first, next, colorCost, moved, target } = this;
     // Members of each colour as linked lists, heaviest first (items by weight: `order`).
     const order = this.order;
@@ -483,7 +486,7 @@ export class ArcColouring {
           for (let d = 0; d < colors; d++) {
             if (d === c || first[d] < 0) continue;
             const up = Math.max(0, weight[i] - colorCost[d]);
-            if (up >= least || !this.fits(i, d, L, moved, target, m)) continue;
+            if (up >= least || !this.fits(i, d, moved, target, m)) continue;
             least = up;
             pick = d;
             if (up === 0) break;
@@ -512,23 +515,22 @@ export class ArcColouring {
   }
 
   /** Whether item i conflicts with no member of colour d, nor with the items tentatively moved there. */
-  private fits(i: number, d: number, L: number, moved: Int32Array, target: Int32Array, m: number): boolean {
-    for (let j = this.first[d]; j >= 0; j = this.next[j]) if (this.meets(i, j, L)) return false;
-    for (let k = 0; k < m; k++) if (target[k] === d && this.meets(i, moved[k], L)) return false;
+  private fits(i: number, d: number, moved: Int32Array, target: Int32Array, m: number): boolean {
+    for (let j = this.first[d]; j >= 0; j = this.next[j]) if (this.meets(i, j)) return false;
+    for (let k = 0; k < m; k++) if (target[k] === d && this.meets(i, moved[k])) return false;
     return true;
   }
 
   /** Whether rotated items i and j share a position. */
-  meets(i: number, j: number, L: number): boolean {
+  meets(i: number, j: number): boolean {
     const { s, e, cross } = this;
     if (cross[i] && cross[j]) return true;
     if (cross[i]) return s[j] <= e[i] || e[j] >= s[i];
     if (cross[j]) return s[i] <= e[j] || e[i] >= s[j];
-    void L;
     return s[i] <= e[j] && s[j] <= e[i];
   }
 
-  /** Colours after the search may have emptied some: numbers 0 .. count - 1 again. */
+  /** One past the highest colour number in use (the search may have emptied some below it: `renumber` closes the gaps). */
   private compact(n: number): number {
     let colors = 0;
     for (let i = 0; i < n; i++) colors = Math.max(colors, this.color[i] + 1);
@@ -548,9 +550,9 @@ export class ArcColouring {
     return colors;
   }
 
-  /** The rotated item i: [s, e] or, crossing, tail start s and head end e (for Exact). */
-  item(i: number): { s: number; e: number; cross: boolean } {
-    return { s: this.s[i], e: this.e[i], cross: this.cross[i] === 1 };
+  /** Whether rotated item i is live at position x. */
+  liveAt(i: number, x: number): boolean {
+    return this.cross[i] ? x >= this.s[i] || x <= this.e[i] : x >= this.s[i] && x <= this.e[i];
   }
 
   private floats(size: number): Float64Array {
@@ -583,24 +585,13 @@ const SEARCH_PASSES = 4;
 const LEVEL_WORK = 1 << 20;
 
 /** Adds weight w over an item's positions to a difference array of length L + 1. */
-function addArc(live: Float64Array, from: number, to: number, wrap: number, L: number, w: number): void {
+function addArc(live: Float64Array | Int32Array, from: number, to: number, wrap: number, w: number): void {
   live[from] += w;
   live[to + 1] -= w;
   if (wrap >= 0) {
     live[0] += w;
     live[wrap + 1] -= w;
   }
-  void L;
-}
-
-function addArcCount(live: Int32Array, from: number, to: number, wrap: number, L: number): void {
-  live[from]++;
-  live[to + 1]--;
-  if (wrap >= 0) {
-    live[0]++;
-    live[wrap + 1]--;
-  }
-  void L;
 }
 
 /**
@@ -640,15 +631,12 @@ class Exact {
     this.w = new Float64Array(n);
     for (let t = 0; t < n; t++) this.w[t] = c.weight[byOrder[t]];
     this.conflicts = new Int32Array(n);
-    for (let t = 0; t < n; t++) for (let u = 0; u < n; u++) if (t !== u && c.meets(byOrder[t], byOrder[u], L)) this.conflicts[t] |= 1 << u;
+    for (let t = 0; t < n; t++) for (let u = 0; u < n; u++) if (t !== u && c.meets(byOrder[t], byOrder[u])) this.conflicts[t] |= 1 << u;
     // The items live at each position (rotated), distinct sets only.
     const sets = new Set<number>();
     for (let x = 0; x < L; x++) {
       let mask = 0;
-      for (let t = 0; t < n; t++) {
-        const it = c.item(byOrder[t]);
-        if (it.cross ? x >= it.s || x <= it.e : x >= it.s && x <= it.e) mask |= 1 << t;
-      }
+      for (let t = 0; t < n; t++) if (c.liveAt(byOrder[t], x)) mask |= 1 << t;
       if (mask & (mask - 1)) sets.add(mask);
     }
     this.cliques = Int32Array.from(sets);
