@@ -15,8 +15,9 @@ import { viewUnits } from './views.js';
  * schedule order (with overlap only the firings: transfers run beside them).
  *
  * What is coloured are items (`memoryItems`): a buffer, or a view unit (a join's parts laid
- * out in one storage, compile/views.ts) taken as one item of the unit's span with the union of
- * its members' liveness.
+ * out in one storage, compile/views.ts) taken as one item of the unit's span (bytes x slots),
+ * live from its members' first write to the last read of any of them, so it shares storage
+ * with other buffers where they are not live together (the parts keep their offsets in it).
  *   - An item with 2 or more slots keeps data across the cycle boundary (a transfer or a later
  *     firing reads last cycle's slot while this cycle's is written), and one holding initial
  *     tokens (a delay) is filled before the run: live the whole cycle, a colour of its own.
@@ -207,5 +208,6 @@ function colorPe(p: number, capacity: number, items: MemoryItems, itemColor: Int
   for (let k = first; k < last; k++) if (weight[k] > sizes[itemColor[k]]) sizes[itemColor[k]] = weight[k];
   let after = 0;
   for (let c = 0; c < colors; c++) after += sizes[c];
+  // `before` is summed over the buffers by the caller (a unit's members each count).
   return { before: 0, after, lowerBound: wholeBytes + colouring.clique, colorBytes: sizes, capacity };
 }
