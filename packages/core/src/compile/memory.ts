@@ -1,5 +1,6 @@
 import type { PeId } from '../ids.js';
-import type { Model, ModelNode, ModelPe } from '../document/model.js';
+import type { Model, ModelNode } from '../document/model.js';
+import { ArcColouring } from './colour.js';
 import type { LatencyResult } from './latency.js';
 import type { PhasePlan } from './phases.js';
 import type { BufferTable } from './table.js';
@@ -12,25 +13,72 @@ import { viewUnits } from './views.js';
  * incompatible) is not enough once transfers and cycles are in play, so liveness is computed
  * on one cycle of the PE, as positions: each transfer phase, then each firing on this PE in
  * schedule order (with overlap only the firings: transfers run beside them).
- *   - A buffer with 2 or more slots keeps data across the cycle boundary (a transfer or a later
- *     firing reads last cycle's slot while this cycle's is written): live the whole cycle,
- *     incompatible with every other buffer on its PE, so it gets a colour of its own.
- *   - A single buffer is live from its write to its last read; a read one cycle later (a
- *     transfer phase reading what a firing wrote last cycle) wraps round the cycle's end.
- * Two buffers live at a common position (ends included: a firing reading one and writing the
- * other is the paper's rule) are incompatible. DSatur colours each PE's graph; a colour is
- * allocated at its largest member (bytes x slots). The lower bound is the heaviest set of
- * buffers live at one position, a clique.
+ *
+ * What is coloured are items (`memoryItems`): a buffer, or a view unit (a join's parts laid
+ * out in one storage, compile/views.ts) taken as one item of the unit's span (bytes x slots),
+ * live from its members' first write to the last read of any of them, so it shares storage
+ * with other buffers where they are not live together (the parts keep their offsets in it).
+ *   - An item with 2 or more slots keeps data across the cycle boundary (a transfer or a later
+ *     firing reads last cycle's slot while this cycle's is written), and one holding initial
+ *     tokens (a delay) is filled before the run: live the whole cycle, a colour of its own.
+ *   - A single item is live from its first write to its last read; a read one cycle later (a
+ *     transfer phase reading what a firing wrote last cycle) wraps round the cycle's end, so
+ *     liveness is an arc of the cycle.
+ * Two items live at a common position (ends included: a firing reading one and writing the
+ * other is the paper's rule) are incompatible. A colour is allocated at its largest member
+ * (bytes x slots); colour.ts colours each PE's arcs to make the sum small (weighted interval
+ * colouring, then local search, exactly where the PE has few items). The lower bound is the
+ * heaviest set of items live at one position, a clique.
  *
  * `order`: the model's nodes in schedule order (schedule.ts).
  */
 export function colorMemory(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, overlap: boolean): Record<PeId, MemoryReport> {
+  const items = memoryItems(model, order, buffers, table, plan, lat, overlap);
+  const itemColor = new Int32Array(items.buffer.length);
+  const colouring = new ArcColouring();
+  // The global colour of each of a PE's arc colours (at most one per item).
+  let most = 0;
+  for (let p = 0; p < model.pes.length; p++) most = Math.max(most, items.start[p + 1] - items.start[p]);
+  const global = new Int32Array(most);
+  const byIndex = model.pes.map((pe) => colorPe(pe.index, pe.memory, items, itemColor, colouring, global));
+  // Every buffer takes its item's colour; `before` counts each buffer, views included.
+  const { bytes, depth, color } = buffers;
+  for (let i = 0; i < buffers.count; i++) {
+    color[i] = itemColor[items.item[i]];
+    byIndex[table.pe[i]].before += bytes[i] * depth[i];
+  }
   const reports = Object.create(null) as Record<PeId, MemoryReport>;
-  // Buffer numbers per PE index, in buffer order.
-  const byPe: number[][] = model.pes.map(() => []);
-  // Buffers laid out as views of a base (joins, views.ts) are coloured apart: colorViewUnits.
-  const unit = viewUnits(buffers);
-  for (let i = 0; i < buffers.count; i++) if (unit[i] < 0) byPe[table.pe[i]].push(i);
+  for (const pe of model.pes) reports[pe.id] = byIndex[pe.index];
+  return reports;
+}
+
+/**
+ * What the memory pass colours, by PE: items (a buffer, or a view unit) with their liveness
+ * on one cycle of positions and their size. Items of the PE at index p are the numbers
+ * start[p] .. start[p + 1]), in the order of their first buffer.
+ */
+export interface MemoryItems {
+  start: Int32Array;
+  /** Positions in one cycle of each PE (at least 1). */
+  length: Int32Array;
+  /** By buffer number: its item (a view unit's members all have the base's). */
+  item: Int32Array;
+  /** By item: its first buffer (a unit's base). */
+  buffer: Int32Array;
+  /** Bytes x slots; a unit's span (from its base to the end of its last part) x slots. */
+  weight: Float64Array;
+  /**
+   * Where the item is live: -1 in `from` for the whole cycle (a colour of its own); else
+   * positions from .. to, and 0 .. wrap too where wrap >= 0 (then to is the cycle's last
+   * position). An item live at every position but kept single is [0, length - 1].
+   */
+  from: Int32Array;
+  to: Int32Array;
+  wrap: Int32Array;
+}
+
+/** Liveness of every buffer and view unit of every PE, as `colorMemory` colours them. */
+export function memoryItems(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, overlap: boolean): MemoryItems {
   // Per buffer number: the position of its write, of its last read in the same cycle (-1 for
   // none) and of its last read in the next cycle (-1 for none). Firings are numbered per PE.
   const count = buffers.count;
@@ -58,329 +106,108 @@ export function colorMemory(model: Model, order: readonly ModelNode[], buffers: 
     else wrapAt[from] = Math.max(wrapAt[from], pos);
   }
 
-  const scratch = new Scratch();
-  for (const pe of model.pes) {
-    const length = Math.max(1, (overlap ? 0 : plan.fire) + firesOn[pe.index]);
-    reports[pe.id] = colorPe(pe, byPe[pe.index], length, buffers, writeAt, readAt, wrapAt, scratch);
+  // Items: every buffer that is not a view of another; a unit's views join their base's item.
+  const unit = viewUnits(buffers);
+  const pes = model.pes.length;
+  const start = new Int32Array(pes + 1);
+  for (let i = 0; i < count; i++) if (unit[i] < 0 || unit[i] === i) start[table.pe[i] + 1]++;
+  for (let p = 0; p < pes; p++) start[p + 1] += start[p];
+  const items = start[pes];
+  const fill = start.slice(0, pes);
+  const item = new Int32Array(count);
+  const buffer = new Int32Array(items);
+  for (let i = 0; i < count; i++) {
+    if (unit[i] >= 0 && unit[i] !== i) continue;
+    const k = fill[table.pe[i]]++;
+    item[i] = k;
+    buffer[k] = i;
   }
-  colorViewUnits(model, buffers, unit, reports);
-  return reports;
+  for (let i = 0; i < count; i++) if (unit[i] >= 0 && unit[i] !== i) item[i] = item[unit[i]];
+
+  // Over each item's members: its span (in `weight` until the end), slots, first write (`from`),
+  // last read this cycle (`to`) and next cycle (`wrap`); then each is made one of the three forms.
+  const { bytes, depth, initial, view, viewOffset } = buffers;
+  const weight = new Float64Array(items);
+  const slots = new Int32Array(items);
+  const whole = new Uint8Array(items);
+  const from = new Int32Array(items).fill(0x7fffffff);
+  const to = new Int32Array(items);
+  const wrap = new Int32Array(items).fill(-1);
+  for (let i = 0; i < count; i++) {
+    const k = item[i];
+    weight[k] = Math.max(weight[k], (view[i] >= 0 ? viewOffset[i] : 0) + bytes[i]);
+    slots[k] = Math.max(slots[k], depth[i]);
+    if (depth[i] >= 2 || initial[i] > 0) whole[k] = 1;
+    from[k] = Math.min(from[k], writeAt[i]);
+    to[k] = Math.max(to[k], writeAt[i], readAt[i]);
+    wrap[k] = Math.max(wrap[k], wrapAt[i]);
+  }
+  const length = new Int32Array(pes);
+  for (let p = 0; p < pes; p++) length[p] = Math.max(1, (overlap ? 0 : plan.fire) + firesOn[p]);
+  for (let p = 0; p < pes; p++) {
+    const last = length[p] - 1;
+    for (let k = start[p]; k < start[p + 1]; k++) {
+      weight[k] *= slots[k];
+      if (whole[k]) {
+        from[k] = -1;
+        to[k] = last;
+        wrap[k] = -1;
+      } else if (wrap[k] >= 0 && wrap[k] >= from[k] - 1) {
+        // Read next cycle at or after its write: live at every position.
+        from[k] = 0;
+        to[k] = last;
+        wrap[k] = -1;
+      } else if (wrap[k] >= 0) to[k] = last;
+    }
+  }
+  return { start, length, item, buffer, weight, from, to, wrap };
 }
 
 /**
- * Views (compile/views.ts): each base with the buffers laid out in it gets a colour of its own
- * on its PE, sized to the span they cover (the joined input) times their slots, and counted as
- * live the whole cycle. Safe and simple, not tight: the colouring proper is to treat a unit as
- * one buffer of that span and liveness.
+ * One PE's colouring and report (colours in `itemColor`, by item). Its own function, called once
+ * per PE, so that V8 optimises it after a few PEs.
  */
-function colorViewUnits(model: Model, buffers: Buffers, unit: Int32Array, reports: Record<PeId, MemoryReport>): void {
-  const span = new Float64Array(buffers.count);
-  for (let i = 0; i < buffers.count; i++) {
-    const base = unit[i];
-    if (base >= 0) span[base] = Math.max(span[base], (buffers.view[i] >= 0 ? buffers.viewOffset[i] : 0) + buffers.bytes[i]);
-  }
-  for (let i = 0; i < buffers.count; i++) {
-    const base = unit[i];
-    if (base < 0) continue;
-    const report = reports[model.pes[buffers.pe[i]].id];
-    report.before += buffers.bytes[i] * buffers.depth[i];
-    if (base !== i) continue;
-    const size = span[i] * buffers.depth[i];
-    buffers.color[i] = report.colorBytes.push(size) - 1;
-    report.after += size;
-    report.lowerBound += size;
-  }
-  for (let i = 0; i < buffers.count; i++) if (unit[i] >= 0 && unit[i] !== i) buffers.color[i] = buffers.color[unit[i]];
-}
-
-/**
- * One PE's colouring and report. Its own function, called once per PE, so that V8 optimises
- * it after a few PEs: as the body of one loop run once per compile, it ran mostly unoptimised.
- */
-function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffers, writeAt: Int32Array, readAt: Int32Array, wrapAt: Int32Array, scratch: Scratch): MemoryReport {
-  const { bytes, depth } = buffers;
-  // Buffer numbers: those live the whole cycle, and those live over a range of positions.
-  const whole = scratch.int(S.whole, numbers.length);
-  const ranged = scratch.int(S.ranged, numbers.length);
-  let wholes = 0;
-  let n = 0;
-  // Where each single buffer is live: [from, to], and for one read again next cycle also
-  // [0, wrap] (wrap -1 for none; a wrap reaching `from` makes the whole cycle, kept as
-  // [0, length - 1], so equal position sets have equal triples). And the live-weight profile.
-  const from = scratch.int(S.from, numbers.length);
-  const to = scratch.int(S.to, numbers.length);
-  const wrap = scratch.int(S.wrap, numbers.length);
-  const live = scratch.float(length + 1);
-  for (const number of numbers) {
-    // Initial tokens (delays) fill slots before the run: nothing else may use them.
-    if (depth[number] >= 2 || buffers.initial[number] > 0) {
-      whole[wholes++] = number;
-      continue;
-    }
-    const w = writeAt[number];
-    const wraps = wrapAt[number];
-    const i = n++;
-    ranged[i] = number;
-    const weight = bytes[number];
-    if (wraps < 0) {
-      const end = Math.max(w, readAt[number]);
-      from[i] = w;
-      to[i] = end;
-      wrap[i] = -1;
-      live[w] += weight;
-      live[end + 1] -= weight;
-    } else {
-      const r = Math.min(wraps, w - 1);
-      from[i] = r === w - 1 ? 0 : w;
-      to[i] = length - 1;
-      wrap[i] = r === w - 1 ? -1 : r;
-      live[w] += weight;
-      live[length] -= weight;
-      live[0] += weight;
-      live[r + 1] -= weight;
-    }
-  }
-
-  // Colours: one per multi-slot buffer, then DSatur over the single buffers.
-  let colors = 0;
+function colorPe(p: number, capacity: number, items: MemoryItems, itemColor: Int32Array, colouring: ArcColouring, global: Int32Array): MemoryReport {
+  const { start, weight, from, to, wrap } = items;
+  const first = start[p];
+  const last = start[p + 1];
+  // Whole-cycle items take a colour each; the others are arcs for colour.ts.
+  let arcs = 0;
   let wholeBytes = 0;
-  for (let k = 0; k < wholes; k++) {
-    buffers.color[whole[k]] = colors++;
-    wholeBytes += bytes[whole[k]] * depth[whole[k]];
+  for (let k = first; k < last; k++) {
+    if (from[k] < 0) wholeBytes += weight[k];
+    else arcs++;
   }
-  const base = colors;
-  // Buffers live at exactly the same positions have the same neighbours (and conflict with
-  // each other): DSatur runs on these classes, which keeps it linear in the buffers of a
-  // busy PE (a host CPU relaying hundreds of copies) while choosing exactly as it would
-  // buffer by buffer. Classes are found through an open-addressing table over the
-  // (from, to, wrap) triples: cls[i] is the class of single buffer i, m counts them, and
-  // each class keeps its triple.
-  const cls = scratch.int(S.cls, n);
-  const classFrom = scratch.int(S.classFrom, n);
-  const classTo = scratch.int(S.classTo, n);
-  const classWrap = scratch.int(S.classWrap, n);
-  const size = tableSize(n);
-  const slots = scratch.int(S.slots, size).fill(-1, 0, size);
-  let m = 0;
-  for (let i = 0; i < n; i++) {
-    const h = Math.imul(Math.imul(Math.imul(from[i] + 1, 0x9e3779b1) ^ to[i], 0x85ebca6b) ^ (wrap[i] + 1), 0xc2b2ae35);
-    let at = (h ^ (h >>> 15)) & (size - 1);
-    for (;;) {
-      const c = slots[at];
-      if (c < 0) {
-        slots[at] = m;
-        classFrom[m] = from[i];
-        classTo[m] = to[i];
-        classWrap[m] = wrap[i];
-        cls[i] = m++;
-        break;
+  colouring.reserve(arcs);
+  for (let k = first, a = 0; k < last; k++) {
+    if (from[k] < 0) continue;
+    colouring.from[a] = from[k];
+    colouring.to[a] = to[k];
+    colouring.wrap[a] = wrap[k];
+    colouring.weight[a++] = weight[k];
+  }
+  colouring.colour(arcs, items.length[p]);
+  // Colours numbered in the order of the items (by first buffer), whole-cycle ones included:
+  // the arcs' colours come numbered by their first item, so each is new when first met.
+  const number = colouring.color;
+  let colors = 0;
+  let seen = 0;
+  for (let k = first, a = 0; k < last; k++) {
+    if (from[k] < 0) itemColor[k] = colors++;
+    else {
+      const c = number[a++];
+      // An arc colour met for the first time is the next one; an earlier one was numbered then.
+      if (c === seen) {
+        global[c] = colors++;
+        seen++;
       }
-      if (classFrom[c] === from[i] && classTo[c] === to[i] && classWrap[c] === wrap[i]) {
-        cls[i] = c;
-        break;
-      }
-      at = (at + 1) & (size - 1);
+      itemColor[k] = global[c];
     }
   }
-  // Each class's members in buffer order: members[memberStart[a] .. memberStart[a + 1]).
-  const memberStart = scratch.int(S.memberStart, m + 1);
-  for (let i = 0; i < n; i++) memberStart[cls[i] + 1]++;
-  for (let a = 0; a < m; a++) memberStart[a + 1] += memberStart[a];
-  const members = scratch.int(S.members, n);
-  const fill = scratch.int(S.fill, m);
-  for (let i = 0; i < n; i++) members[memberStart[cls[i]] + fill[cls[i]]++] = i;
-
-  // The classes each class meets (shares a position with, itself included), as a bitset row
-  // of W words per class, built in one sweep over the positions. Two intervals meet when each
-  // starts before the other ends; with `started` (classes begun by x: a plain interval's from,
-  // a wrapped class's from) and `ended` (classes over before x: a plain interval's to, a
-  // wrapped class's low part [0, wrap]), a plain class [s, e] meets
-  //   the plain classes in started(e) & ~ended(s), and the wrapped ones in started(e) | ~ended(s);
-  // a wrapped class [from, end] + [0, wrap] meets every wrapped class, the classes started by
-  // its wrap and those not ended before its from. Each row costs O(W) words; testing every
-  // pair of classes had been quadratic in the classes of a busy PE (hundreds per PE on a
-  // 64-PE cluster without overlap, 10,000 on a single CPU).
-  const W = (m + 31) >>> 5;
-  const last = m & 31 ? (1 << (m & 31)) - 1 : -1; // the valid bits of a row's last word
-  // Classes by where they start (from) and where their first part ends (to, or wrap): CSR by position.
-  const startAt = scratch.int(S.startAt, length + 1);
-  const endAt = scratch.int(S.endAt, length + 1);
-  for (let a = 0; a < m; a++) {
-    startAt[classFrom[a] + 1]++;
-    endAt[(classWrap[a] < 0 ? classTo[a] : classWrap[a]) + 1]++;
-  }
-  for (let x = 0; x < length; x++) {
-    startAt[x + 1] += startAt[x];
-    endAt[x + 1] += endAt[x];
-  }
-  const starting = scratch.int(S.starting, m);
-  const ending = scratch.int(S.ending, m);
-  const placed = scratch.int(S.placed, 2 * length);
-  for (let a = 0; a < m; a++) {
-    const x = classFrom[a];
-    starting[startAt[x] + placed[x]++] = a;
-    const y = classWrap[a] < 0 ? classTo[a] : classWrap[a];
-    ending[endAt[y] + placed[length + y]++] = a;
-  }
-  const wrapped = scratch.int(S.wrapped, W);
-  for (let a = 0; a < m; a++) if (classWrap[a] >= 0) wrapped[a >>> 5] |= 1 << (a & 31);
-  const started = scratch.int(S.started, W);
-  const ended = scratch.int(S.ended, W);
-  const meets = scratch.int(S.meets, m * W);
-  for (let x = 0; x < length; x++) {
-    for (let k = startAt[x]; k < startAt[x + 1]; k++) started[starting[k] >>> 5] |= 1 << (starting[k] & 31);
-    for (let k = startAt[x]; k < startAt[x + 1]; k++) {
-      // Not ended before x: plain classes keep it to AND with started(e); wrapped ones OR it in.
-      const row = starting[k] * W;
-      if (classWrap[starting[k]] < 0) for (let w = 0; w < W; w++) meets[row + w] = ~ended[w];
-      else for (let w = 0; w < W; w++) meets[row + w] |= ~ended[w] | wrapped[w];
-      meets[row + W - 1] &= last;
-    }
-    for (let k = endAt[x]; k < endAt[x + 1]; k++) {
-      const row = ending[k] * W;
-      if (classWrap[ending[k]] < 0) {
-        for (let w = 0; w < W; w++) {
-          const open = meets[row + w];
-          meets[row + w] = (started[w] & open) | (wrapped[w] & (started[w] | open));
-        }
-      } else for (let w = 0; w < W; w++) meets[row + w] = started[w];
-    }
-    for (let k = endAt[x]; k < endAt[x + 1]; k++) ended[ending[k] >>> 5] |= 1 << (ending[k] & 31);
-  }
-  // A buffer's degree: every buffer of every class it meets, itself excluded.
-  const degree = scratch.int(S.degree, m);
-  const next = scratch.int(S.next, m); // position in `members` of each class's first uncoloured member
-  const head = scratch.int(S.head, m); // that member's number
-  // Classes with uncoloured members (the order does not matter: the pick is a strict maximum).
-  const alive = scratch.int(S.alive, m);
-  for (let a = 0; a < m; a++) {
-    let d = -1;
-    for (let k = 0; k < W; k++) {
-      for (let bits = meets[a * W + k]; bits !== 0; bits &= bits - 1) {
-        const b = (k << 5) + 31 - Math.clz32(bits & -bits);
-        d += memberStart[b + 1] - memberStart[b];
-      }
-    }
-    degree[a] = d;
-    next[a] = memberStart[a];
-    head[a] = members[memberStart[a]];
-    alive[a] = a;
-  }
-  const color = scratch.int(S.color, n).fill(-1, 0, n);
-  const satCount = scratch.int(S.satCount, m);
-  // A buffer's colour is the lowest not in its saturation, which holds at most its degree's
-  // worth: colours stay below the largest degree + 1, and the saturation rows need no more bits.
-  let colorsAtMost = 1;
-  for (let a = 0; a < m; a++) colorsAtMost = Math.max(colorsAtMost, degree[a] + 1);
-  // Saturation bits, a row of `row` words per class.
-  const row = (colorsAtMost >>> 5) + 1;
-  const satBits = scratch.int(S.satBits, m * row);
-  // The same by colour: a row of W words per colour, the classes whose saturation holds it.
-  const saturated = scratch.int(S.saturated, colorsAtMost * W);
-  let alives = m;
-  for (let step = 0; step < n; step++) {
-    let at = 0;
-    let pick = alive[0];
-    for (let k = 1; k < alives; k++) {
-      const a = alive[k];
-      if (satCount[a] > satCount[pick] || (satCount[a] === satCount[pick] && (degree[a] > degree[pick] || (degree[a] === degree[pick] && head[a] < head[pick])))) {
-        pick = a;
-        at = k;
-      }
-    }
-    // The smallest colour not in the class's saturation: the lowest zero bit.
-    let c = 0;
-    for (let k = pick * row; ; k++) {
-      const w = satBits[k];
-      if (w !== -1) {
-        const free = ~w;
-        c = (k - pick * row) * 32 + (31 - Math.clz32(free & -free));
-        break;
-      }
-    }
-    color[head[pick]] = c;
-    if (++next[pick] < memberStart[pick + 1]) head[pick] = members[next[pick]];
-    else alive[at] = alive[--alives];
-    // Every class the pick meets now has colour c in its saturation: those new to it, a
-    // word of classes at a time.
-    const word = c >>> 5;
-    const bit = 1 << (c & 31);
-    for (let k = 0; k < W; k++) {
-      const met = meets[pick * W + k];
-      let fresh = met & ~saturated[c * W + k];
-      if (fresh === 0) continue;
-      saturated[c * W + k] |= met;
-      for (; fresh !== 0; fresh &= fresh - 1) {
-        const b = (k << 5) + 31 - Math.clz32(fresh & -fresh);
-        satBits[b * row + word] |= bit;
-        satCount[b]++;
-      }
-    }
-  }
-  let used = 0;
-  for (let i = 0; i < n; i++) {
-    buffers.color[ranged[i]] = base + color[i];
-    used = Math.max(used, color[i] + 1);
-  }
-  colors = base + used;
-
-  // Each colour's storage: its largest member's bytes x depth. Which buffers a colour holds is
-  // buffers.color (decode.ts colorGroups lists them): a list per colour here was 35,000 small
-  // arrays and objects per compile on the bench graph, kept with the result.
   const sizes: number[] = new Array(colors).fill(0);
-  let before = 0;
-  for (const number of numbers) {
-    const size = bytes[number] * depth[number];
-    before += size;
-    const c = buffers.color[number];
-    if (size > sizes[c]) sizes[c] = size;
-  }
+  for (let k = first; k < last; k++) if (weight[k] > sizes[itemColor[k]]) sizes[itemColor[k]] = weight[k];
   let after = 0;
   for (let c = 0; c < colors; c++) after += sizes[c];
-  let peak = 0;
-  for (let i = 0, acc = 0; i < length; i++) peak = Math.max(peak, (acc += live[i]));
-  return {
-    before,
-    after,
-    lowerBound: wholeBytes + peak,
-    colorBytes: sizes,
-    capacity: pe.memory,
-  };
-}
-
-/** A power of two at least twice `n` (an open-addressing table that stays at most half full). */
-function tableSize(n: number): number {
-  let size = 16;
-  while (size < 2 * n) size *= 2;
-  return size;
-}
-
-/** The working arrays of colorPe, by name (Scratch keeps one of each). */
-const S = {
-  whole: 0, ranged: 1, from: 2, to: 3, wrap: 4, cls: 5, classFrom: 6, classTo: 7, classWrap: 8, slots: 9,
-  memberStart: 10, members: 11, fill: 12, startAt: 13, endAt: 14, starting: 15, ending: 16, placed: 17,
-  wrapped: 18, started: 19, ended: 20, meets: 21, degree: 22, next: 23, head: 24, alive: 25, color: 26,
-  satCount: 27, satBits: 28, saturated: 29,
-} as const;
-
-/**
- * Working arrays reused from PE to PE: a compile colours every PE (1,024 on the bench graph),
- * and eight fresh typed arrays for each were most of the pass's 8 MB of garbage per compile.
- * Each array handed out is zeroed over the length asked for, and only that part is read.
- */
-class Scratch {
-  private readonly ints: Int32Array[] = [];
-  private floats = new Float64Array(64);
-
-  /** Working array number `k`, at least `size` long, zeroed over [0, size). */
-  int(k: number, size: number): Int32Array {
-    let a = this.ints[k];
-    if (!a || a.length < size) this.ints[k] = a = new Int32Array(Math.max(64, size, 2 * (a?.length ?? 0)));
-    return a.fill(0, 0, size);
-  }
-
-  float(size: number): Float64Array {
-    if (this.floats.length < size) this.floats = new Float64Array(Math.max(size, 2 * this.floats.length));
-    return this.floats.fill(0, 0, size);
-  }
+  // `before` is summed over the buffers by the caller (a unit's members each count).
+  return { before: 0, after, lowerBound: wholeBytes + colouring.clique, colorBytes: sizes, capacity };
 }
