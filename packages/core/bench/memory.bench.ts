@@ -21,6 +21,7 @@ import { layoutJoins } from '../src/compile/views.js';
 import { layeredDocument, randomDocument, sdfDocument } from '../src/testing/index.js';
 import { registerExampleKernels } from '../src/testing/example-kernels.js';
 import { colorMemoryDsatur } from './memory-dsatur.js';
+import { slicedPipeline } from '../src/testing/sliced.js';
 
 registerExampleKernels();
 
@@ -125,25 +126,6 @@ function run(docs: Passes[], runs: number): { old: Result; now: Result; pes: num
   return { old, now, levels, pes: docs.reduce((s, p) => s + p.model.pes.length, 0), buffers: docs.reduce((s, p) => s + p.buffers.count, 0) };
 }
 
-const oneCore: ProjectDocument['arch'] = { hosts: [{ id: 'h0', cpus: 1, gpus: 0 }], pes: [], links: [] };
-
-/** The 50-node sliced pipeline of memory.test.ts: a frame in `slices` slices, 48 / slices stages, joined back. */
-function slicedPipeline(slices: number): ProjectDocument {
-  const stages = 48 / slices;
-  const nodes: ProjectDocument['app']['nodes'] = [{ id: 'frame', kernel: 'matrix.produce', params: { width: 4, height: 2 * slices }, rates: { out: slices } }];
-  const edges: ProjectDocument['app']['edges'] = [];
-  for (let k = 0; k < stages; k++) {
-    for (let j = 0; j < slices; j++) {
-      const id = `s${k}#${j}`;
-      nodes.push({ id, kernel: 'matrix.increment', params: { width: 4, height: 2 }, firing: { node: `s${k}`, index: j, of: slices } });
-      if (k === 0) edges.push({ from: { node: 'frame', port: 'out' }, to: { node: id, port: 'in' }, fromTokens: { first: j, count: 1, of: slices } });
-      else edges.push({ from: { node: `s${k - 1}#${j}`, port: 'out' }, to: { node: id, port: 'in' } });
-    }
-  }
-  nodes.push({ id: 'check', kernel: 'matrix.consume', params: { width: 4, height: 2 * slices }, rates: { in: slices } });
-  for (let j = 0; j < slices; j++) edges.push({ from: { node: `s${stages - 1}#${j}`, port: 'out' }, to: { node: 'check', port: 'in' }, toTokens: { first: j, count: 1, of: slices } });
-  return { format: 'pipeloom/v2', name: 'sliced', app: { nodes, edges }, arch: oneCore, mapping: Object.fromEntries(nodes.map((n) => [n.id, 'cpu@h0'])), options: { overlap: false, iterations: 4 } };
-}
 
 const seeds = (n: number) => Array.from({ length: n }, (_, s) => s);
 const cases: [string, () => Passes[], number][] = [

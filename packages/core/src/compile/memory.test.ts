@@ -8,6 +8,7 @@ import { compile } from './compile.js';
 import { allPrograms, bufferIndex } from './decode.js';
 import { simulate } from './simulate.js';
 import type { BufferAccess, ImplementationGraph } from './types.js';
+import { slicedPipeline } from '../testing/sliced.js';
 
 registerExampleKernels();
 
@@ -15,31 +16,6 @@ function ig(doc: unknown, overlap?: boolean): ImplementationGraph {
   const r = compile(doc, { overlap });
   if (!r.ok) throw new Error(r.diagnostics.map((d) => `${d.path}: ${d.message}`).join('\n'));
   return r.ig;
-}
-
-const oneCore: ProjectDocument['arch'] = { hosts: [{ id: 'h0', cpus: 1, gpus: 0 }], pes: [], links: [] };
-
-/**
- * A sliced pipeline of 50 nodes: `frame` (rate out `slices`) split into slices, `48 / slices`
- * stages of one firing per slice (matrix.increment on its 2 rows, stage by stage), joined back
- * into `check`. The slices read the frame in place and the last stage writes straight into the
- * joined input (views), so the frame and that input are slice-count-sized, everything else a slice.
- */
-function slicedPipeline(slices: number): ProjectDocument {
-  const stages = 48 / slices;
-  const nodes: ProjectDocument['app']['nodes'] = [{ id: 'frame', kernel: 'matrix.produce', params: { width: 4, height: 2 * slices }, rates: { out: slices } }];
-  const edges: ProjectDocument['app']['edges'] = [];
-  for (let k = 0; k < stages; k++) {
-    for (let j = 0; j < slices; j++) {
-      const id = `s${k}#${j}`;
-      nodes.push({ id, kernel: 'matrix.increment', params: { width: 4, height: 2 }, firing: { node: `s${k}`, index: j, of: slices } });
-      if (k === 0) edges.push({ from: { node: 'frame', port: 'out' }, to: { node: id, port: 'in' }, fromTokens: { first: j, count: 1, of: slices } });
-      else edges.push({ from: { node: `s${k - 1}#${j}`, port: 'out' }, to: { node: id, port: 'in' } });
-    }
-  }
-  nodes.push({ id: 'check', kernel: 'matrix.consume', params: { width: 4, height: 2 * slices, increments: String(stages) }, rates: { in: slices } });
-  for (let j = 0; j < slices; j++) edges.push({ from: { node: `s${stages - 1}#${j}`, port: 'out' }, to: { node: 'check', port: 'in' }, toTokens: { first: j, count: 1, of: slices } });
-  return { format: 'pipeloom/v2', name: `sliced pipeline ${slices} x ${stages}`, app: { nodes, edges }, arch: oneCore, mapping: Object.fromEntries(nodes.map((n) => [n.id, 'cpu@h0'])), options: { overlap: false, iterations: 4 } };
 }
 
 describe('memory sharing on a 50-node sliced pipeline, one core, without overlap', () => {

@@ -6,3 +6,4 @@ export { pinnedDocuments } from './pinned.js';
 export { checkedJoinDocument } from './join.js';
 export { corpusCases, type BadDocumentCase } from '../robustness/corpus.js';
 export { badCorpus } from './corpus.js';
+export { slicedPipeline } from './sliced.js';
