@@ -6,7 +6,6 @@
 // can beat, often above the clique where sizes differ), and the pass's median time.
 import { analyze } from '../src/document/validate.js';
 import type { Model, ModelNode } from '../src/document/model.js';
-import type { ProjectDocument } from '../src/document/types.js';
 import { insertBuffers } from '../src/compile/buffers.js';
 import { ArcColouring } from '../src/compile/colour.js';
 import { assignDepth } from '../src/compile/depth.js';

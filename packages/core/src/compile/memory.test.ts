@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ProjectDocument } from '../document/types.js';
 import { randomDocument } from '../testing/generate.js';
 import { sdfDocument } from '../testing/sdf.js';
 import { registerExampleKernels } from '../testing/example-kernels.js';
