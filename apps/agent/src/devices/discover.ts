@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import type { PeReport } from '@pipeloom/core';
+import type { MachineIdentity, PeCapabilities, PeReport } from '@pipeloom/core';
 
 // Device discovery: the host's CPU and every WebGPU adapter Dawn finds. The backend is a
 // setting (`--backend`); the OpenGL route reaches Mesa's llvmpipe on machines without a GPU.
@@ -15,6 +17,8 @@ export interface GpuHandle {
 
 export interface Devices {
   host: string;
+  /** The machine this agent runs on (two agents on one machine report the same id); absent in hand-made test devices. */
+  machine?: MachineIdentity;
   pes: PeReport[];
   /** GPU PE id -> the adapter serving it. */
   gpus: Map<string, GpuHandle>;
@@ -60,6 +64,7 @@ export async function discover(opts: DiscoverOptions): Promise<Devices> {
       memory: opts.cpuMemory ?? Math.floor(os.freemem() / 2),
     },
   ];
+  pes[0].capabilities = { kind: 'cpu', cores: cpus.length, memory: pes[0].memory, vendor: os.arch(), description: pes[0].name };
   const gpus = new Map<string, GpuHandle>();
   const adapters: GpuHandle[] = [];
   // The chosen backend first; the OpenGL route (Mesa's llvmpipe without a GPU) as the fallback.
@@ -97,9 +102,57 @@ export async function discover(opts: DiscoverOptions): Promise<Devices> {
       limits: { maxBufferSize: Number(a.adapter.limits.maxBufferSize), maxStorageBufferBindingSize: a.adapter.limits.maxStorageBufferBindingSize },
       adapter: a.index,
       backend: a.backend,
+      capabilities: adapterCapabilities(a),
     });
   }
-  return { host: opts.host, pes, gpus };
+  return { host: opts.host, machine: machineIdentity(), pes, gpus };
+}
+
+/** Names of software rasterisers in an adapter's description or device (how `software` is derived besides Dawn's fallback flag). */
+const SOFTWARE = /\b(llvmpipe|lavapipe|softpipe|swiftshader|swrast|warp|microsoft basic render)\b/i;
+
+/** What a GPU PE offers a node's `requires` (core run/requires.ts): the adapter's info, features and limits. */
+function adapterCapabilities(a: GpuHandle): PeCapabilities {
+  const { adapter } = a;
+  const info = adapter.info as GPUAdapterInfo & { isFallbackAdapter?: boolean };
+  const limits: Record<string, number> = {};
+  // GPUSupportedLimits' fields are getters on its prototype: walk the prototype for their names.
+  for (const name of Object.keys(Object.getOwnPropertyDescriptors(Object.getPrototypeOf(adapter.limits)))) {
+    const v = (adapter.limits as unknown as Record<string, unknown>)[name];
+    if (typeof v === 'number') limits[name] = v;
+  }
+  const named = SOFTWARE.exec(`${info.description} ${info.device} ${info.architecture}`);
+  const software = Boolean(info.isFallbackAdapter) || named !== null;
+  const level = (adapter as GPUAdapter & { featureLevel?: string }).featureLevel;
+  return {
+    kind: 'gpu',
+    memory: Number(adapter.limits.maxBufferSize) * 4,
+    vendor: info.vendor || undefined,
+    architecture: info.architecture || undefined,
+    device: info.device || undefined,
+    description: info.description || undefined,
+    backend: a.backend,
+    // Adapters are requested at the compatibility level (ENVIRONMENT.md); one reporting "core" offers more.
+    featureLevel: level === 'core' || adapter.features.has('core-features-and-limits') ? 'core' : 'compatibility',
+    features: [...adapter.features].map(String).sort(),
+    limits,
+    software,
+    softwareWhy: info.isFallbackAdapter ? 'WebGPU reports a fallback adapter' : named ? `its adapter info names ${named[1]}, a software rasteriser` : 'no software rasteriser named, not a fallback adapter',
+  };
+}
+
+/** The hostname and a hash of the OS machine id (never the id itself); the hostname's hash where there is none. */
+export function machineIdentity(): MachineIdentity {
+  let id = '';
+  for (const f of ['/etc/machine-id', '/var/lib/dbus/machine-id']) {
+    try {
+      id = readFileSync(f, 'utf8').trim();
+      if (id) break;
+    } catch {
+      // Not on this system: try the next, else the hostname.
+    }
+  }
+  return { hostname: os.hostname(), id: createHash('sha256').update(`pipeloom:${id || os.hostname()}`).digest('hex').slice(0, 16) };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
-import { CLOSE, parseMessage, PROTOCOL_VERSION, type PeReport, type ToAgent } from '@pipeloom/core';
+import { CLOSE, parseMessage, PROTOCOL_VERSION, type MachineIdentity, type PeReport, type ToAgent } from '@pipeloom/core';
 import { acceptUpgrade, closeReason, FrameSocket, PEER_PATH } from '../peer/frames.js';
 import { readHello } from '../peer/handshake.js';
 import type { CoordinatorConnection, RunHost } from './runs.js';
@@ -23,6 +23,8 @@ const AGENT_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', imp
 
 export interface FrontDoorOptions {
   host: string;
+  /** The machine the agent runs on, told at login (the coordinator refuses two agents claiming one hardware adapter). */
+  machine?: MachineIdentity;
   pes: PeReport[];
   /** The kernels this agent runs, as manifests (data), told at login. */
   kernels?: KernelManifest[];
@@ -220,7 +222,7 @@ export class FrontDoor {
         if (pending) this.settle(pending.key, pending.p);
         setMaxPayload(ws, opts.limits.maxMessage);
         this.log.line('info', 'login', `coordinator logged in from ${from}`);
-        me.send({ type: 'welcome', version: PROTOCOL_VERSION, host: opts.host, pes: opts.pes, agentVersion: AGENT_VERSION, kernels: opts.kernels });
+        me.send({ type: 'welcome', version: PROTOCOL_VERSION, host: opts.host, pes: opts.pes, agentVersion: AGENT_VERSION, kernels: opts.kernels, ...(opts.machine ? { machine: opts.machine } : {}) });
         return;
       }
       const parsed = parseMessage<ToAgent>(text, ['ping', 'deploy', 'start', 'stop']);

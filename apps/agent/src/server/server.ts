@@ -75,6 +75,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
   });
   const door = new FrontDoor({
     host: opts.devices.host,
+    machine: opts.devices.machine,
     pes: opts.devices.pes,
     kernels: opts.kernels ?? listKernels().map(kernelManifest),
     token: opts.token,

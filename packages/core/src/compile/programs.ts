@@ -85,6 +85,7 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
   const kernel: string[] = new Array(order.length);
   const params: Programs['fire']['params'] = new Array(order.length);
   const fireStart = new Int32Array(order.length);
+  const requires: Programs['fire']['requires'] = order.map((n) => n.requires);
   let inputCount = 0;
   let outputCount = 0;
   for (const n of order) {
@@ -120,7 +121,7 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
     }
     outputs.start[s + 1] = o;
   }
-  return { pes, start, list, transfer: { from, lag, startCycle, link: linkOf }, links, fire: { kernel, params, startCycle: fireStart, inputs, outputs } };
+  return { pes, start, list, transfer: { from, lag, startCycle, link: linkOf }, links, fire: { kernel, params, startCycle: fireStart, inputs, outputs, requires } };
 }
 
 function accessList(owners: number, items: number): AccessList {

@@ -2,6 +2,7 @@ import type { DataType } from '@pipeloom/kernels/specs';
 import type { BufferId, HostId, NodeId, PeId } from '../ids.js';
 import type { Diagnostic } from '../diagnostics.js';
 import type { LinkKind } from '../document/types.js';
+import type { Clause } from '../run/requires.js';
 
 // The implementation graph (IG, paper section 4.2): the DFG with buffer nodes inserted along
 // architecture paths, each pass adding its part.
@@ -242,6 +243,8 @@ export interface Programs {
     inputs: AccessList;
     /** Outputs, likewise (lag 0). */
     outputs: AccessList;
+    /** The capability clauses each firing's PE must meet (its node's `requires`; undefined for none): Coordinator.check tests them against the agents. */
+    requires: (Clause[] | undefined)[];
   };
   /** Delays: per PE (as `pes`), the slots filled with initial tokens before the run (compile/initial.ts); absent without delays. */
   initial?: InitialFill[][];

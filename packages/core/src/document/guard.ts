@@ -126,6 +126,8 @@ function checkSource(c: Check, x: string, constant: (c: unknown) => string): str
   switch (d.check) {
     case 'min_length':
       return `${x}.length >= ${Number(d.minimum)}`;
+    case 'max_length':
+      return `${x}.length <= ${Number(d.maximum)}`;
     case 'greater_than':
       return `${x} ${d.inclusive ? '>=' : '>'} ${Number(d.value)}`;
     case 'less_than':
@@ -272,6 +274,10 @@ function checkGuard(c: Check): Guard & { minLength?: number } {
     case 'min_length': {
       const min = d.minimum as number;
       return Object.assign((v: unknown) => (v as { length: number }).length >= min, { minLength: min });
+    }
+    case 'max_length': {
+      const max = d.maximum as number;
+      return (v) => (v as { length: number }).length <= max;
     }
     case 'greater_than': {
       const min = d.value as number;

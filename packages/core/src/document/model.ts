@@ -2,6 +2,7 @@ import type { DataType, KernelSpec, Params } from '@pipeloom/kernels/specs';
 import type { HostId, NodeId, PeId } from '../ids.js';
 import type { InitSpec, Link, ProjectDocument } from './types.js';
 import type { Lowered } from './lower.js';
+import type { Clause } from '../run/requires.js';
 
 // A validated document with everything the passes look up resolved once: kernels, params
 // with defaults, PE of each node, each edge's data type and byte size, link adjacency.
@@ -15,6 +16,8 @@ export interface ModelNode {
   pe: PeId;
   /** Index of `pe` in Model.pes (-1 while unmapped). */
   peIndex: number;
+  /** Capability clauses its PE must meet (the node's `requires`, parsed). */
+  requires?: Clause[];
 }
 
 /**

@@ -72,6 +72,10 @@ const SEMANTIC = new Set([
   'init-node-type-mismatch',
   'init-node-missing',
   'init-node-connected',
+  // Requirements: a clause is text; its keys, values and the PE it meets are checked once parsed.
+  'requires-unknown-key',
+  'requires-kind-mismatch',
+  'requires-contradiction',
 ]);
 /** Entries that are not JSON at all: the parser refuses them before any schema. */
 const NOT_JSON = new Set(['malformed-json']);

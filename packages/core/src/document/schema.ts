@@ -67,6 +67,11 @@ export const nodeSchema = z
     },
     params: nodeParams.optional(),
     rates: z.record(z.string(), expr).optional().meta({ description: 'Tokens per firing of each port (default 1).' }),
+    requires: z
+      .array(z.string().max(200))
+      .max(32)
+      .optional()
+      .meta({ description: 'Capability clauses KEY OP VALUE the PE firing this kernel node must meet (kind, software, backend, vendor, featureLevel, feature, limit.<name>, cores, memory; = != >= <= > <).' }),
     position: position.optional(),
     collapsed: z.boolean().optional().meta({ description: 'Editor state of a composite node; ignored by the compiler.' }),
     firing: z
@@ -78,6 +83,10 @@ export const nodeSchema = z
   .refine((n) => n.kernel !== undefined || n.composite !== undefined || n.graph !== undefined, {
     path: ['kernel'],
     error: () => say('is missing', 'name a kernel, or make it a composite node with "composite" or "graph"'),
+  })
+  .refine((n) => n.requires === undefined || n.kernel !== undefined, {
+    path: ['requires'],
+    error: () => say('is for kernel nodes', 'write the requirements on the composite\'s inner kernel nodes'),
   })
   .refine((n) => Number(n.kernel !== undefined) + Number(n.composite !== undefined) + Number(n.graph !== undefined) <= 1, {
     error: (iss) => say(`has both ${(['kernel', 'composite', 'graph'] as const).filter((k) => (iss.input as Record<string, unknown>)[k] !== undefined).join(' and ')}`, 'a node is a kernel node (kernel) or a composite node (composite, or graph inline): keep one'),

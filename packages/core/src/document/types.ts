@@ -77,6 +77,8 @@ export interface AppNode {
   params?: Record<string, ParamValue>;
   /** Tokens per firing of each port (default 1, or the kernel port's own rate); a port's data splits into that many equal tokens along its first dimension. */
   rates?: Record<string, Expr>;
+  /** Capability clauses the PE firing this kernel node must meet, KEY OP VALUE (`kind=gpu`, `software=false`, `limit.maxStorageBufferBindingSize>=268435456`); run/requires.ts. */
+  requires?: string[];
   /** Canvas position in the editor; ignored by the compiler. */
   position?: { x: number; y: number };
   /** Editor state of a composite node: drawn collapsed (one box) or expanded in place. Ignored by the compiler. */

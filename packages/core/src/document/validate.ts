@@ -9,6 +9,7 @@ import { deriveExpectations } from './expectations.js';
 import { checkShape, describe } from './shape.js';
 import type { InitSpec, ProjectDocument } from './types.js';
 import { successorLists } from '../util/csr.js';
+import { failingClause, parseRequires } from '../run/requires.js';
 
 /** Every mistake in a document, each naming the element and the fix; empty when valid. */
 export function validate(doc: unknown, opts: LowerOptions = {}): Diagnostic[] {
@@ -107,6 +108,11 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
       return fail(`${nodeAt(i)}.params${kernel.params.ports ? '.ports' : ''}`, `node "${n.id}" (${kernel.id}): ${e instanceof Error ? e.message : String(e)}`, 'declare its ports as the kernel describes');
     }
     const m: ModelNode = { id: nodeId(n.id), index: i, kernel: own, params, pe: peId(''), peIndex: -1 };
+    if (n.requires?.length) {
+      const r = parseRequires(n.requires, `${nodeAt(i)}.requires`);
+      out.push(...r.diagnostics);
+      m.requires = r.clauses;
+    }
     nodes.push(m);
     node.set(m.id, m);
   });
@@ -141,6 +147,9 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     if (!Object.hasOwn(doc.mapping, n.id)) fail('mapping', `node "${n.id}" is not mapped`, `add "${n.id}": "<PE id>" to mapping`);
     // Kernels without a CPU twin (user WGSL) can only fire on a GPU PE.
     const on = n.pe ? pe.get(n.pe) : undefined;
+    // The PE's kind is known now; the rest of `requires` is checked against the agents' reports (Coordinator.check).
+    const kind = on && n.requires ? failingClause({ kind: on.kind }, n.requires.filter((c) => c.key === 'kind')) : undefined;
+    if (on && kind) fail(`mapping.${n.id}`, `node "${n.id}" requires ${kind.text}, but is mapped to ${on.id}, a ${on.kind} PE`, `map it to a PE meeting ${kind.text}: ${listSome(pes.filter((x) => !failingClause({ kind: x.kind }, [kind])).map((x) => x.id))}`);
     if (n.kernel.gpuOnly && on && on.kind === 'cpu') {
       const gpus = pes.filter((x) => x.kind === 'gpu').map((x) => x.id);
       fail(`mapping.${n.id}`, `node "${n.id}" (${n.kernel.id}) runs on GPU PEs only, but is mapped to the CPU PE ${on.id}`, gpus.length ? `map it to a GPU PE: ${listSome(gpus)}` : 'map it to a GPU PE (add one to arch.pes)');

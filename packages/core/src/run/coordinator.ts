@@ -23,7 +23,8 @@ import type { ImplementationGraph, PeProgram } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
 import { planForHosts, selfTimedPlan, type SyncMode } from './contract.js';
 import type { Deploy } from './deploy-check.js';
-import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type PeReport, type ProcessMemory, type ToAgent } from './protocol.js';
+import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type MachineIdentity, type PeReport, type ProcessMemory, type ToAgent } from './protocol.js';
+import { boundedCapabilities, failingClause, reported } from './requires.js';
 
 /** The part of a WebSocket the coordinator uses; both `ws` and the browser's WebSocket fit. */
 export interface SocketLike {
@@ -63,6 +64,8 @@ export interface AgentInfo {
   agentVersion?: string;
   /** The kernels the agent runs, as it reported them at login (checkAgentKernels compares them). */
   kernels?: KernelManifest[];
+  /** The machine it runs on, as it said at login. */
+  machine?: MachineIdentity;
 }
 
 export interface Progress {
@@ -312,6 +315,7 @@ export class Coordinator {
       let pes: PeReport[] = [];
       let agentVersion: string | undefined;
       let kernels: KernelManifest[] | undefined;
+      let machine: MachineIdentity | undefined;
       let host = '';
       const ping = (id: number) => conn.send({ type: 'ping', id, t: clock.now() });
       socket.onopen = () => conn.send({ type: 'auth', version: PROTOCOL_VERSION, token: opts.token });
@@ -336,7 +340,10 @@ export class Coordinator {
         if (m.type === 'welcome' && !welcomed) {
           welcomed = true;
           host = m.host;
-          pes = m.pes;
+          // What `requires` is checked against, kept bounded and typed.
+          pes = Array.isArray(m.pes) ? m.pes.slice(0, 4096).map((p) => ({ ...p, capabilities: boundedCapabilities(p?.capabilities) })) : [];
+          const mi = m.machine as Partial<MachineIdentity> | undefined;
+          machine = typeof mi?.hostname === 'string' && typeof mi.id === 'string' ? { hostname: mi.hostname.slice(0, 256), id: mi.id.slice(0, 64) } : undefined;
           agentVersion = typeof m.agentVersion === 'string' ? m.agentVersion.slice(0, 64) : undefined;
           kernels = Array.isArray(m.kernels) ? m.kernels : undefined;
           ping(0);
@@ -347,7 +354,7 @@ export class Coordinator {
           else {
             cancel(clock, timer as never);
             const best = samples.reduce((a, b) => (b.rtt < a.rtt ? b : a));
-            conn.info = { url, host, pes, offset: best.offset, rtt: best.rtt, agentVersion, kernels };
+            conn.info = { url, host, pes, offset: best.offset, rtt: best.rtt, agentVersion, kernels, machine };
             resolve(conn);
           }
         } else for (const l of conn.listeners) l(m);
@@ -383,7 +390,11 @@ export class Coordinator {
       const { total, largest } = programBytes(ig, p);
       if (total > pe.memory) out.push(error(`mapping.${program.pe}`, `buffers on ${program.pe} need ${total} bytes; agent ${program.host} offers ${pe.memory}`, 'map fewer nodes there or shrink the data'));
       if (pe.limits && largest > pe.limits.maxBufferSize) out.push(error(`mapping.${program.pe}`, `a buffer of ${largest} bytes on ${program.pe} exceeds the adapter's maxBufferSize (${pe.limits!.maxBufferSize})`, 'shrink the data'));
+      // Kernels bind whole buffers: each must fit one storage binding too.
+      else if (pe.limits && largest > pe.limits.maxStorageBufferBindingSize) out.push(error(`mapping.${program.pe}`, `a buffer of ${largest} bytes on ${program.pe} exceeds the adapter's maxStorageBufferBindingSize (${pe.limits.maxStorageBufferBindingSize})`, 'shrink the data, or map its nodes onto a PE with a larger binding limit'));
+      out.push(...requirementProblems(ig, p, pe, agent));
     }
+    out.push(...sharedAdapters(this.conns.map((c) => c.info)));
     return out;
   }
 
@@ -570,4 +581,46 @@ export class Coordinator {
   close(): void {
     for (const c of this.conns) if (!c.closed) c.socket.close(1000, 'coordinator done');
   }
+}
+
+/** Each firing mapped onto `pe` whose node's `requires` the PE fails, with the first failing clause and what the PE reports. */
+function requirementProblems(ig: ImplementationGraph, p: number, pe: PeReport, agent: AgentInfo): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const { fire, start, list, pes } = ig.programs;
+  const phases = ig.phases.length;
+  for (let i = start[p * phases]; i < start[(p + 1) * phases]; i++) {
+    if (list[i] >= 0) continue;
+    const s = -list[i] - 1;
+    const clauses = fire.requires[s];
+    if (!clauses?.length) continue;
+    const node = ig.order[s];
+    if (!pe.capabilities) {
+      out.push(error(`mapping.${node}`, `node "${node}" requires ${clauses.map((c) => c.text).join(', ')}, but agent ${agent.host} (${agent.url}) reports no capabilities for ${pes[p].pe}`, 'update the agent: its version predates capability reports'));
+      continue;
+    }
+    const failing = failingClause(pe.capabilities, clauses);
+    if (failing) out.push(error(`mapping.${node}`, `node "${node}" requires ${failing.text}, but ${pes[p].pe} on agent ${agent.host} fails it: ${reported(pe.capabilities, failing)}`, `map "${node}" onto a PE that meets its requires (\`pipeloom agents --match "${clauses.map((c) => c.text).join(',')}"\` lists them), or relax the requirement`));
+  }
+  return out;
+}
+
+/** Two agents on one machine that both serve one hardware adapter (software adapters are shared freely): a refusal naming both. */
+export function sharedAdapters(agents: readonly AgentInfo[]): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const claimed = new Map<string, AgentInfo>();
+  for (const a of agents) {
+    if (!a.machine) continue;
+    const own = new Set<string>();
+    for (const pe of a.pes) {
+      const c = pe.capabilities;
+      if (!c || c.kind !== 'gpu' || c.software !== false) continue;
+      const key = `${a.machine.id}|${c.vendor}|${c.architecture}|${c.device}|${c.description}|${pe.adapter ?? 0}`;
+      if (own.has(key)) continue;
+      own.add(key);
+      const other = claimed.get(key);
+      if (other && other !== a) out.push(error(`arch.hosts.${a.host}`, `agents ${other.host} (${other.url}) and ${a.host} (${a.url}) run on one machine (${a.machine.hostname}) and both claim its adapter ${c.description ?? c.device ?? '?'}`, 'give each agent its own adapters on that machine (one agent per machine serves all of its GPUs)'));
+      else claimed.set(key, a);
+    }
+  }
+  return out;
 }

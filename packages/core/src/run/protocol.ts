@@ -2,6 +2,7 @@ import type { KernelManifest } from '@pipeloom/kernels/specs';
 import type { PeProgram } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
 import type { SelfTimedPlan, SyncMode } from './contract.js';
+import type { PeCapabilities } from './requires.js';
 
 // The messages between a coordinator and its agents, and between agents (peer links).
 // JSON text frames; host-to-host data travels as binary frames on peer links only.
@@ -41,6 +42,14 @@ export interface PeReport {
   adapter?: number;
   /** For GPUs: which WebGPU backend this agent uses (e.g. 'opengl', 'vulkan'). */
   backend?: string;
+  /** What a node's `requires` is checked against (run/requires.ts). */
+  capabilities?: PeCapabilities;
+}
+
+/** The machine an agent runs on: its hostname and a hash of the OS machine id (two agents on one machine share it). */
+export interface MachineIdentity {
+  hostname: string;
+  id: string;
 }
 
 /** An agent process's memory, bytes. */
@@ -107,7 +116,7 @@ export type FromAgent =
    * `kernels`: the manifests (data, no code) of every kernel the agent can run, built-ins and
    * the packages its operator loaded (`--kernels`); a deploy needing one it lacks is refused.
    */
-  | { type: 'welcome'; version: number; host: string; pes: PeReport[]; agentVersion?: string; kernels?: KernelManifest[] }
+  | { type: 'welcome'; version: number; host: string; pes: PeReport[]; agentVersion?: string; kernels?: KernelManifest[]; machine?: MachineIdentity }
   | { type: 'pong'; id: number; t: number; agent: number }
   | { type: 'deployed'; runId: string; adapters: Record<string, string>; allocated: Record<string, number>; memory?: ProcessMemory }
   | { type: 'started'; runId: string }
