@@ -10,6 +10,7 @@ const commands: Record<string, Command> = {
   calibrate: { summary: 'measure firing and transfer times on agents for calibrated predictions', load: () => import('./calibrate.js') },
   kernels: { summary: 'list the kernels (built-in and from --kernels packages) with ports, params and docs', load: () => import('./kernels.js') },
   agent: { summary: 'start an agent serving this host\'s processing elements', load: () => import('./agent.js') },
+  import: { summary: 'import a PREESM project (.pi, .slam, .scenario) as a document', load: () => import('./import.js') },
 };
 
 export function usage(): string {
