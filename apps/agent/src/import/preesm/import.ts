@@ -445,7 +445,7 @@ class Context {
   private translatable(text: string, file: string, line: number | undefined, element: string): boolean {
     const p = parseExpression(text);
     if (p.ok) return true;
-    this.issues.error(file, line, element, `expression ${JSON.stringify(text)} is not one Pipeloom evaluates: ${p.error.message}`, 'write it with numbers, parameter names, + - * / %, parentheses, min and max');
+    this.issues.error(file, line, element, p.error.message, 'Pipeloom evaluates numbers, parameter names, + - * / %, parentheses, min and max: rewrite the expression with those');
     return false;
   }
 
@@ -457,7 +457,7 @@ class Context {
   private evaluate(text: string, valueOf: (n: string) => number | undefined, file: string, line: number | undefined, element: string): number | undefined {
     const r = evaluateExpression(text, valueOf);
     if (r.ok) return r.value;
-    this.issues.error(file, line, element, `expression ${JSON.stringify(text)}: ${r.error.message}`, 'every name must be a parameter of the graph (or a configuration input connected to one)');
+    this.issues.error(file, line, element, r.error.message, 'every name must be a parameter of the graph (or a configuration input connected to one)');
     return undefined;
   }
 }

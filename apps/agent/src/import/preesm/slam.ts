@@ -147,6 +147,9 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
       }
     }
   }
+  // Cores in the design's order (the walk above visits them in link order).
+  const rank = new Map(operators.map((op, i) => [op, i]));
+  for (const ops of hostOps) ops.sort((a, b) => rank.get(a)! - rank.get(b)!);
   const hostIds = hostMemories.map((mems, h) => {
     const base = (mems.find((m) => byName.get(m)!.type === 'parallelComNode') ?? mems[0] ?? hostOps[h][0]).replace(/[^A-Za-z0-9_.-]/g, '_');
     return base;
@@ -160,6 +163,8 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
     hostIds[h] = u;
   });
 
+  // Per second from per time unit, without the float residue of the division (1 / 1e-9).
+  const perSecond = (x: number) => Number((x / timeUnit).toPrecision(15));
   const speedOf = (name: string) => {
     const c = byName.get(name)!;
     return c.speed !== undefined && c.speed > 0 ? c.speed : undefined;
@@ -177,14 +182,14 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
       peOf.set(op, id);
       definitionOf.set(op, byName.get(op)!.definition);
       // Memory is shared by the host's cores; each PE gets its share for buffers.
-      pes.push({ id, host: hostIds[h], kind: 'cpu', memory: memSize ? Math.floor(memSize / ops.length) : DEFAULT_MEMORY, flops: 1 / timeUnit, memoryBandwidth: 1e15 });
+      pes.push({ id, host: hostIds[h], kind: 'cpu', memory: memSize ? Math.floor(memSize / ops.length) : DEFAULT_MEMORY, flops: perSecond(1), memoryBandwidth: 1e15 });
     }
     const speeds = mems.map((m) => speedOf(m.instance)).filter((s): s is number => s !== undefined);
     const speed = speeds.length ? Math.min(...speeds) : undefined;
     if (ops.length > 1 && speed === undefined) issues.warn(file, mems[0]?.line, `memory ${hostMemories[h][0]}`, 'has no speed: the cores sharing it are linked at 1 byte per time unit', 'give its parallelComNode a slam:speed');
     for (let i = 0; i < ops.length; i++) {
       for (let j = i + 1; j < ops.length; j++) {
-        links.push({ a: peOf.get(ops[i])!, b: peOf.get(ops[j])!, kind: 'loopback', bandwidth: (speed ?? 1) / timeUnit, latency: 0, duplex: true });
+        links.push({ a: peOf.get(ops[i])!, b: peOf.get(ops[j])!, kind: 'loopback', bandwidth: perSecond(speed ?? 1), latency: 0, duplex: true });
       }
     }
   });
@@ -214,7 +219,7 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
     for (const [other, speed] of best) {
       if (other < h) continue;
       const s = Number.isFinite(speed) ? speed : 1;
-      links.push({ a: peOf.get(hostOps[h][0])!, b: peOf.get(hostOps[other][0])!, kind: 'ethernet', bandwidth: s / timeUnit, latency: 0, duplex: true });
+      links.push({ a: peOf.get(hostOps[h][0])!, b: peOf.get(hostOps[other][0])!, kind: 'ethernet', bandwidth: perSecond(s), latency: 0, duplex: true });
     }
   }
   for (const op of operators) {
