@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { findKernel, portsFor, withDefaults } from '../specs.js';
+import { findKernel, portsFor, withDefaults, type Params } from '../specs.js';
 import { GENERIC_WORK, genericPorts } from './spec.js';
 
 const spec = findKernel(GENERIC_WORK)!;
-const sizes = (ports: ReturnType<typeof genericPorts>['inputs'], params: Record<string, number | string>) => ports.map((p) => [p.name, p.type(params).shape[0] * 4]);
+const sizes = (ports: ReturnType<typeof genericPorts>['inputs'], params: Params) => ports.map((p) => [p.name, p.type(params).shape[0] * 4]);
 
 describe('generic.work ports', () => {
   it('without `ports`: inputs in0.. and outputs out0.. of `bytes` each, as before', () => {
