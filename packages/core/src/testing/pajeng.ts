@@ -61,6 +61,19 @@ function parseDump(out: string): PajeDump {
   return d;
 }
 
+/** The extra fields of each host container's creation (the trace's metadata): host name -> field -> value. */
+export function pajeHostFields(text: string): Map<string, Record<string, string>> {
+  const names = ['source', 'document', 'hash', 'strategy', 'sync', 'calibration', 'agent'];
+  const out = new Map<string, Record<string, string>>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('10 ')) continue;
+    // Paje fields: words, or quoted strings (no escapes).
+    const f = (line.match(/"[^"]*"|\S+/g) ?? []).map((w) => w.replace(/^"(.*)"$/, '$1'));
+    out.set(f[5], Object.fromEntries(names.map((n, k) => [n, f[6 + k]])));
+  }
+  return out;
+}
+
 /**
  * State counts per `<lane label> <kind>`, the lane labelled as the Chrome export's thread names
  * are (trace/lanes.ts laneLabel; a container is named `<pe> <thread>`, overflow rows `(2)`...).

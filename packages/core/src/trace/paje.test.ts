@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { predict } from '../predict/predict.js';
-import { chromeSliceCounts, pajeStateCounts, pjDump } from '../testing/pajeng.js';
+import { chromeSliceCounts, pajeHostFields, pajeStateCounts, pjDump } from '../testing/pajeng.js';
 import { toChromeTrace, traceMetadata } from './chrome.js';
 import type { TraceEvent } from './event.js';
 import { toPajeTrace } from './paje.js';
@@ -55,14 +55,14 @@ describe('Paje trace export', () => {
     expect(d.containers.find((c) => c.name === 'cpu0 main (2)')?.parent).toBe('cpu0');
   });
 
-  it('keeps each event\'s fields, a name with quotes, commas or line breaks, and the metadata as a comment', () => {
+  it('keeps each event\'s fields, a name with quotes, commas or line breaks, and the metadata on each host', () => {
     const events = [
       ev(0, 1.5, { kind: 'transfer', name: 'bn_4 gpu0@h0->host (nvlink, staged through "host")\n', buffer: 'bn_4', from: 'bn_3', iteration: 3, cycle: 5, bytes: 4096 }),
       ev(-2, 0, { kind: 'wait', name: 'wait bn_4', buffer: 'bn_4', thread: 'recv:gpu1', pe: 'gpu0' }),
     ];
-    const metadata = traceMetadata(piic, { source: 'measured', overlap: true, agents: [{ host: 'h0', agentVersion: '0.1.0' }] });
+    const metadata = traceMetadata({ ...piic, name: 'P-I-I-C "two", hosts' }, { source: 'measured', overlap: true, agents: [{ host: 'h0', agentVersion: '0.1.0' }] });
     const text = toPajeTrace(events, undefined, metadata);
-    expect(JSON.parse(text.split('\n')[0].replace(/^# pipeloom /, ''))).toEqual(metadata);
+    expect(pajeHostFields(text).get('host h0')).toEqual({ source: 'measured', document: "P-I-I-C 'two', hosts", hash: metadata.document.hash, strategy: 'overlap', sync: 'barrier', calibration: 'none', agent: '0.1.0' });
     const d = pjDump(text);
     const [transfer] = d.states.filter((s) => s.kind === 'transfer');
     expect(transfer).toMatchObject({ value: "bn_4 gpu0@h0->host (nvlink, staged through 'host') ", iteration: 3, cycle: 5, bytes: 4096, node: '-', buffer: 'bn_4', start: 0, end: 1.5e-6 });

@@ -54,6 +54,20 @@ const HEADER = `%EventDef PajeDefineContainerType 0
 %	Container string
 %	Name string
 %EndEventDef
+%EventDef PajeCreateContainer 10
+%	Time date
+%	Alias string
+%	Type string
+%	Container string
+%	Name string
+%	Source string
+%	Document string
+%	Hash string
+%	Strategy string
+%	Sync string
+%	Calibration string
+%	Agent string
+%EndEventDef
 %EventDef PajeDestroyContainer 5
 %	Time date
 %	Type string
@@ -114,7 +128,9 @@ const rowName = (pe: string, thread: string, row: number) => (row ? `${laneName(
 /**
  * Converts trace events to a Paje trace (text). Lanes and flows are the Chrome export's
  * (`toChromeTrace` with the same arguments): each `X` slice is one state, each flow one link.
- * The metadata is written as a `#` comment line of JSON at the top.
+ * The metadata goes on each host container as extra fields (Source, Document, Hash, Strategy,
+ * Sync, Calibration, Agent: the host's agent version, `-` for a prediction); not as a `#`
+ * comment, which ViTE warns about.
  */
 export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGraph, metadata?: TraceMetadata): string {
   const defs: string[] = [];
@@ -156,8 +172,8 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
   const pes = new Map<string, string>();
   const containers: string[] = [];
   const created: { alias: string; type: string }[] = [];
-  const create = (alias: string, type: string, parent: string, name: string) => {
-    containers.push(`4 ${secondsText(t0)} ${alias} ${type} ${parent} ${str(name)}`);
+  const create = (alias: string, type: string, parent: string, name: string, fields?: string) => {
+    containers.push(fields ? `10 ${secondsText(t0)} ${alias} ${type} ${parent} ${str(name)} ${fields}` : `4 ${secondsText(t0)} ${alias} ${type} ${parent} ${str(name)}`);
     created.push({ alias, type });
   };
   let laneCount = 0;
@@ -165,7 +181,7 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
     let host = hosts.get(l.host);
     if (host === undefined) {
       hosts.set(l.host, (host = `h${hosts.size + 1}`));
-      create(host, 'HOST', '0', `host ${l.host}`);
+      create(host, 'HOST', '0', `host ${l.host}`, metadata && hostFields(metadata, l.host));
     }
     let pe = pes.get(l.pe);
     if (pe === undefined) {
@@ -215,11 +231,16 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
   // in a valid order with times that never decrease, keep that order.
   ops.sort((a, b) => a.t - b.t);
   const out: string[] = [];
-  if (metadata) out.push(`# pipeloom ${JSON.stringify(metadata).replace(/[\r\n]/g, ' ')}`);
-  out.push(HEADER + defs.join('\n'));
+  out.push(HEADER.trimEnd(), ...defs);
   out.push(...containers);
   for (const o of ops) out.push(o.pop ? `7 ${secondsText(o.t)} ${o.pop} S` : o.line!);
   // Innermost first: a container is destroyed after everything in it.
   for (let c = created.length - 1; c >= 0; c--) out.push(`5 ${secondsText(t1)} ${created[c].type} ${created[c].alias}`);
   return `${out.join('\n')}\n`;
+}
+
+/** A host container's extra fields: the trace's metadata, with this host's agent version. */
+function hostFields(m: TraceMetadata, host: string): string {
+  const agent = m.agents ? (Object.hasOwn(m.agents, host) ? m.agents[host] : 'unknown') : '-';
+  return [m.source, m.document.name, m.document.hash, m.strategy, m.sync, m.calibration, agent].map(str).join(' ');
 }
