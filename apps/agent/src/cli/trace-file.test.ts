@@ -41,6 +41,17 @@ describe('pipeloom predict --trace FILE.paje', () => {
     }
   });
 
+  it('--trace FILE.csv writes a header and a row per event it reports', async () => {
+    const file = join(tmp, 'piic.csv');
+    const r = await pipeloomAsync('predict', 'examples/piic.json', '--iterations', '5', '--trace', file);
+    expect(r.status, r.stderr).toBe(0);
+    const wrote = /wrote .*piic\.csv: (\d+) events .*\(one row per event, for pandas or R\)/.exec(r.stderr);
+    expect(wrote, r.stderr).not.toBeNull();
+    const lines = readFileSync(file, 'utf8').split('\r\n');
+    expect(lines[0]).toBe('lane,kind,name,iteration,start,duration,bytes,cycle,host,pe,thread,node,buffer');
+    expect(lines).toHaveLength(Number(wrote![1]) + 2);
+  });
+
   it('refuses an unknown --trace-format, or one without --trace, naming the flag, before predicting', async () => {
     const bad = await pipeloomAsync('predict', 'examples/piic.json', '--trace', join(tmp, 'x.txt'), '--trace-format', 'otf2');
     expect(bad.status).toBe(1);

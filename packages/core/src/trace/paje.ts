@@ -119,9 +119,6 @@ const HEADER = `%EventDef PajeDefineContainerType 0
  */
 const str = (s: string) => `"${s.replace(/"/g, "'").replace(/[\r\n]+/g, ' ')}"`;
 
-/** An extra field: `-` where the event has none (PajeNG misreads an empty `""`). */
-const field = (s: string | undefined) => (s ? str(s) : '-');
-
 /** A lane row's container name, unique across the trace (pj_dump prints names, not paths): the lane's name, `(2)`... on overflow rows. */
 const rowName = (pe: string, thread: string, row: number) => (row ? `${laneName(pe, thread)} (${row + 1})` : laneName(pe, thread));
 
@@ -133,41 +130,41 @@ const rowName = (pe: string, thread: string, row: number) => (row ? `${laneName(
  * comment, which ViTE warns about.
  */
 export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGraph, metadata?: TraceMetadata): string {
-  const defs: string[] = [];
-  // Timed lines; a pop's line is made when written (`pop`: the container alias).
-  const ops: { t: number; line?: string; pop?: string }[] = [];
-  const start = events.map((e) => nanoseconds(e.start));
-  // A negative duration (a measured clock stepping back) is drawn as zero, as Chrome's is.
-  const end = events.map((e, i) => Math.max(start[i], nanoseconds(e.end)));
+  const n = events.length;
+  const start = new Float64Array(n);
+  const end = new Float64Array(n);
   let t0 = 0;
   let t1 = 0;
-  for (let i = 0; i < events.length; i++) {
+  for (let i = 0; i < n; i++) {
+    start[i] = nanoseconds(events[i].start);
+    // A negative duration (a measured clock stepping back) is drawn as zero, as Chrome's is.
+    end[i] = Math.max(start[i], nanoseconds(events[i].end));
     if (start[i] < t0) t0 = start[i];
     if (end[i] > t1) t1 = end[i];
   }
 
   // Entity values: one per kind and name, so a node and a buffer of one name stay apart.
+  const defs: string[] = [];
   const values = new Map<string, string>();
-  const valueOf = (e: TraceEvent) => {
+  const value = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    const e = events[i];
     const key = `${e.kind}\u0000${e.name}`;
     let alias = values.get(key);
     if (alias === undefined) {
       values.set(key, (alias = `v${values.size + 1}`));
       defs.push(`3 ${alias} S ${str(e.name)} "${KIND_COLOR[e.kind]}"`);
     }
-    return alias;
-  };
+    value[i] = alias;
+  }
 
-  // Each event's row of its lane: the first row whose open states it nests in.
   const byLane = new Map<string, number[]>();
-  events.forEach((e, i) => {
-    const key = `${e.pe}\u0000${e.thread}`;
+  for (let i = 0; i < n; i++) {
+    const key = `${events[i].pe}\u0000${events[i].thread}`;
     const list = byLane.get(key);
     if (list) list.push(i);
     else byLane.set(key, [i]);
-  });
-  const containerOf: string[] = new Array(events.length);
-  const lanes = exportLanes(events, ig);
+  }
   const hosts = new Map<string, string>();
   const pes = new Map<string, string>();
   const containers: string[] = [];
@@ -176,8 +173,25 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
     containers.push(fields ? `10 ${secondsText(t0)} ${alias} ${type} ${parent} ${str(name)} ${fields}` : `4 ${secondsText(t0)} ${alias} ${type} ${parent} ${str(name)}`);
     created.push({ alias, type });
   };
-  let laneCount = 0;
-  for (const l of lanes) {
+
+  // Timed operations as columns (a trace may hold millions): time, what (push, pop, link
+  // start, link end) and of what (event, row alias, flow). Written once sorted by time.
+  const PUSH = 0;
+  const POP = 1;
+  const LINK_START = 2;
+  const LINK_END = 3;
+  const opT: number[] = [];
+  const opKind: number[] = [];
+  const opOf: number[] = [];
+  const op = (t: number, kind: number, of: number) => {
+    opT.push(t);
+    opKind.push(kind);
+    opOf.push(of);
+  };
+  const rowAlias: string[] = [];
+  const rowOf = new Int32Array(n);
+
+  for (const l of exportLanes(events, ig)) {
     let host = hosts.get(l.host);
     if (host === undefined) {
       hosts.set(l.host, (host = `h${hosts.size + 1}`));
@@ -188,52 +202,80 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
       pes.set(l.pe, (pe = `p${pes.size + 1}`));
       create(pe, 'PE', host, l.pe);
     }
-    const rows: { alias: string; open: number[] }[] = [];
+    const peAlias = pe;
+    // Each event's row of its lane: the first row whose open states it nests in.
+    const rows: { id: number; open: number[] }[] = [];
     const row = (r: number) => {
       if (!rows[r]) {
-        const alias = `l${++laneCount}`;
-        create(alias, 'LANE', pe!, rowName(l.pe, l.thread, r));
-        rows[r] = { alias, open: [] };
+        const id = rowAlias.length;
+        rowAlias.push(`l${id + 1}`);
+        create(rowAlias[id], 'LANE', peAlias, rowName(l.pe, l.thread, r));
+        rows[r] = { id, open: [] };
       }
       return rows[r];
     };
+    const pop = (r: { id: number; open: number[] }, until: number) => {
+      // The top of a row's stack ends first (states nest), so pops come out in time order.
+      while (r.open.length && r.open[r.open.length - 1] <= until) op(r.open.pop()!, POP, r.id);
+    };
     row(0);
     const mine = (byLane.get(`${l.pe}\u0000${l.thread}`) ?? []).sort((a, b) => start[a] - start[b] || end[b] - end[a] || a - b);
-    const pop = (r: { alias: string; open: number[] }, until: number) => {
-      // The top of a row's stack ends first (states nest), so pops come out in time order.
-      while (r.open.length && r.open[r.open.length - 1] <= until) ops.push({ t: r.open.pop()!, pop: r.alias });
-    };
     for (const i of mine) {
-      let r = 0;
-      for (;; r++) {
-        const target = row(r);
+      let target = row(0);
+      for (let r = 1; ; r++) {
         pop(target, start[i]);
         const top = target.open[target.open.length - 1];
         if (top === undefined || top >= end[i]) break;
+        target = row(r);
       }
-      const target = rows[r];
-      const e = events[i];
-      containerOf[i] = target.alias;
+      rowOf[i] = target.id;
       target.open.push(end[i]);
-      ops.push({ t: start[i], line: `6 ${secondsText(start[i])} ${target.alias} S ${valueOf(e)} ${e.kind} ${e.iteration} ${e.cycle} ${e.bytes ?? 0} ${field(e.node)} ${field(e.buffer)}` });
+      op(start[i], PUSH, i);
     }
     for (const r of rows) pop(r, Infinity);
   }
+  const flows = dataFlows(events, ig);
+  flows.forEach(([i, j], f) => {
+    op(start[i], LINK_START, f);
+    op(start[j], LINK_END, f);
+  });
 
-  let key = 0;
-  for (const [i, j] of dataFlows(events, ig)) {
-    const k = `f${++key}`;
-    ops.push({ t: start[i], line: `8 ${secondsText(start[i])} 0 D ${containerOf[i]} "data" ${k}` });
-    ops.push({ t: start[j], line: `9 ${secondsText(start[j])} 0 D ${containerOf[j]} "data" ${k}` });
+  // Paje reads events in time order. Ties keep the order listed, so a row's pushes and pops,
+  // listed in a valid order with times that never decrease, keep that order.
+  const order = new Uint32Array(opT.length);
+  for (let k = 0; k < order.length; k++) order[k] = k;
+  order.sort((a, b) => opT[a] - opT[b] || a - b);
+
+  const names = new Map<string, string>();
+  const field = (s: string | undefined) => {
+    // An extra field: `-` where the event has none (PajeNG misreads an empty `""`).
+    if (!s) return '-';
+    let q = names.get(s);
+    if (q === undefined) names.set(s, (q = str(s)));
+    return q;
+  };
+  const out: string[] = [HEADER.trimEnd()];
+  for (const d of defs) out.push(d);
+  for (const c of containers) out.push(c);
+  for (const k of order) {
+    const t = secondsText(opT[k]);
+    const of = opOf[k];
+    switch (opKind[k]) {
+      case PUSH: {
+        const e = events[of];
+        out.push(`6 ${t} ${rowAlias[rowOf[of]]} S ${value[of]} ${e.kind} ${e.iteration} ${e.cycle} ${e.bytes ?? 0} ${field(e.node)} ${field(e.buffer)}`);
+        break;
+      }
+      case POP:
+        out.push(`7 ${t} ${rowAlias[of]} S`);
+        break;
+      case LINK_START:
+        out.push(`8 ${t} 0 D ${rowAlias[rowOf[flows[of][0]]]} "data" f${of + 1}`);
+        break;
+      default:
+        out.push(`9 ${t} 0 D ${rowAlias[rowOf[flows[of][1]]]} "data" f${of + 1}`);
+    }
   }
-
-  // Paje reads events in time order. The sort is stable, so a row's pushes and pops, listed
-  // in a valid order with times that never decrease, keep that order.
-  ops.sort((a, b) => a.t - b.t);
-  const out: string[] = [];
-  out.push(HEADER.trimEnd(), ...defs);
-  out.push(...containers);
-  for (const o of ops) out.push(o.pop ? `7 ${secondsText(o.t)} ${o.pop} S` : o.line!);
   // Innermost first: a container is destroyed after everything in it.
   for (let c = created.length - 1; c >= 0; c--) out.push(`5 ${secondsText(t1)} ${created[c].type} ${created[c].alias}`);
   return `${out.join('\n')}\n`;
