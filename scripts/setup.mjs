@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // openssl makes the TLS tests' certificates; systemd's systemd-analyze checks the agent's unit file,
 // and strace what the unit's system-call filter would meet.
-const DEBIAN = ['libegl1', 'libegl-mesa0', 'libgl1-mesa-dri', 'libgles2', 'chromium', 'openssl', 'systemd', 'strace'];
+// pajeng's pj_dump reads the Paje trace exports back (core trace/paje.test.ts, agent cli/trace-file.test.ts).
+const DEBIAN = ['libegl1', 'libegl-mesa0', 'libgl1-mesa-dri', 'libgles2', 'chromium', 'openssl', 'systemd', 'strace', 'pajeng'];
 
 function installed(pkg) {
   const r = spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' });

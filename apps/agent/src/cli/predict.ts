@@ -1,11 +1,11 @@
-import { writeFile } from 'node:fs/promises';
-import { analyseTrace, analyze, formatDiagnostic, formatSeconds, predict, SYNC_MODES, toChromeTrace, traceMetadata, type Prediction, type StrategyPrediction, type SyncMode } from '@pipeloom/core';
+import { analyseTrace, analyze, formatDiagnostic, formatSeconds, predict, SYNC_MODES, traceMetadata, type Prediction, type StrategyPrediction, type SyncMode } from '@pipeloom/core';
 import { choice, parseCommandArgs, positiveInt } from './args.js';
 import { loadCalibration } from './calibration-file.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelsFlag } from '../kernels/load.js';
+import { traceFormatUsage, TRACE_VIEWER, traceFormat, writeTraceFile } from './trace-file.js';
 
-const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json] [--overlap|--no-overlap] [--sync self-timed|barrier] [--format text|json] [--calibration FILE|--no-calibration] [--param NAME=VALUE ...]
+const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json|.paje|.csv] [--overlap|--no-overlap] [--sync self-timed|barrier] [--format text|json] [--calibration FILE|--no-calibration] [--param NAME=VALUE ...]
 
 Predicts the cycle time of both strategies (paper section 4.3) from the kernels' cost hints
 and the links' bandwidth and latency, the speedup of overlap, and a timeline. Where
@@ -14,7 +14,9 @@ and transfer times replace the cost hints (and the output says so). The cycle of
 sync mode is printed beside the one modelled in full.
 
   --iterations N            iterations of the run (default: the document's options.iterations)
-  --trace FILE              write the predicted timeline as Chrome Trace Event JSON (Perfetto)
+  --trace FILE              write the predicted timeline, as Chrome Trace Event JSON (Perfetto)
+                            unless the extension or --trace-format says otherwise
+  ${traceFormatUsage(28)}
   --overlap, --no-overlap   strategy of the written trace (default: the document's options.overlap)
   --sync MODE               sync mode modelled in full, self-timed or barrier (default: the document's options.sync)
   --format text|json        text (default) or JSON
@@ -31,14 +33,16 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'predict',
     argv,
-    { iterations: { type: 'string' }, trace: { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, sync: { type: 'string' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
+    { iterations: { type: 'string' }, trace: { type: 'string' }, 'trace-format': { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, sync: { type: 'string' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
     USAGE,
   );
   if (!args.ok) return args.code;
   const format = choice('predict', 'format', args.values.format, ['text', 'json'] as const, 'text');
   const iterations = positiveInt('predict', 'iterations', args.values.iterations);
   const syncArg = args.values.sync === undefined ? null : choice('predict', 'sync', args.values.sync, SYNC_MODES, 'self-timed');
-  if (!format || iterations === undefined || syncArg === undefined) return EXIT.failure;
+  const trace = typeof args.values.trace === 'string' ? args.values.trace : undefined;
+  const traceAs = traceFormat('predict', trace, args.values['trace-format']);
+  if (!format || iterations === undefined || syncArg === undefined || !traceAs) return EXIT.failure;
   if (args.values.overlap && args.values['no-overlap']) {
     console.error('pipeloom predict: choose one of --overlap and --no-overlap');
     return EXIT.failure;
@@ -61,7 +65,6 @@ export async function main(argv: string[]): Promise<number> {
   const otherResult = modelled(sync === 'barrier' ? 'self-timed' : 'barrier');
   const other = otherResult.ok ? otherResult.prediction : undefined;
   const traced = overlap ? p.overlap : p.noOverlap;
-  const trace = typeof args.values.trace === 'string' ? args.values.trace : undefined;
   if (!traced) {
     // Only the strategy the document does not choose can be unavailable, and only when asked for by flag.
     printDiagnostics((overlap ? p.unavailable?.overlap : p.unavailable?.noOverlap) ?? []);
@@ -71,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
   if (trace) {
     try {
       const metadata = traceMetadata(read.doc, { source: 'predicted', overlap, sync: traced.sync, calibration: cal?.file });
-      await writeFile(trace, JSON.stringify(toChromeTrace(traced.timeline, traced.ig, metadata)));
+      await writeTraceFile(trace, traceAs, traced.timeline, traced.ig, metadata);
     } catch (e) {
       console.error(`pipeloom predict: cannot write ${trace}: ${(e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e))}`);
       return EXIT.failure;
@@ -82,7 +85,7 @@ export async function main(argv: string[]): Promise<number> {
   else process.stdout.write(`${toText(read.doc.name, p, cal?.note, other)}\n`);
   if (trace) {
     const covers = traced.timelineCycles < traced.cycles ? `cycles 0-${traced.timelineCycles - 1} of ${traced.cycles}` : `all ${traced.cycles} cycles`;
-    console.error(`wrote ${trace}: ${traced.timeline.length} events (${covers}), ${overlap ? 'with' : 'without'} overlap (open it in https://ui.perfetto.dev)`);
+    console.error(`wrote ${trace}: ${traced.timeline.length} events (${covers}), ${overlap ? 'with' : 'without'} overlap (${TRACE_VIEWER[traceAs]})`);
   }
   return EXIT.ok;
 }

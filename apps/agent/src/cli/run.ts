@@ -1,5 +1,4 @@
-import { writeFile } from 'node:fs/promises';
-import { analyseTrace, analyze, kernelIds, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, standInTimes, toChromeTrace, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
+import { analyseTrace, analyze, kernelIds, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, standInTimes, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { agentsHaving, openAgents } from './agents.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';
@@ -7,8 +6,9 @@ import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelPackages } from '../kernels/load.js';
 import { findKernel } from '@pipeloom/kernels';
 import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
+import { traceFormatUsage, TRACE_VIEWER, traceFormat, writeTraceFile } from './trace-file.js';
 
-const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json] [--param NAME=VALUE ...]
+const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json|.paje|.csv] [--param NAME=VALUE ...]
 
 Runs a project on agents: compiles it, checks the agents serve every PE it maps onto,
 deploys each host's programs, runs, and prints throughput, cycle time, per-thread
@@ -23,7 +23,9 @@ utilisation and predicted vs measured.
                            self-timed when unset): self-timed runs each firing and transfer
                            once its data is there and its slot free; barrier ends every phase
                            with a cluster-wide barrier (the paper's reference)
-  --trace FILE             write the measured trace as Chrome Trace Event JSON (also on failure)
+  --trace FILE             write the measured trace (also on failure), as Chrome Trace Event JSON
+                           unless the extension or --trace-format says otherwise
+  ${traceFormatUsage(27)}
   --link-rate BYTES        cap host-to-host sends at BYTES per second (local agents only)
   --emulate-links          make every transfer last at least its link's time in the document
                            (latency + bytes / bandwidth): rehearse a cluster's timing locally
@@ -48,7 +50,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, sync: str, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'trace-format': str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, sync: str, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -56,7 +58,9 @@ export async function main(argv: string[]): Promise<number> {
   const iterationsFlag = positiveInt('run', 'iterations', v.iterations);
   const linkRate = positiveInt('run', 'link-rate', v['link-rate']);
   const kernelTimeout = seconds('run', 'kernel-timeout', v['kernel-timeout']);
-  if (iterationsFlag === undefined || linkRate === undefined || kernelTimeout === undefined) return EXIT.failure;
+  const traceFile = typeof v.trace === 'string' ? v.trace : undefined;
+  const traceAs = traceFormat('run', traceFile, v['trace-format']);
+  if (iterationsFlag === undefined || linkRate === undefined || kernelTimeout === undefined || !traceAs) return EXIT.failure;
   if (v.overlap && v['no-overlap']) {
     console.error('pipeloom run: choose one of --overlap and --no-overlap');
     return EXIT.failure;
@@ -121,13 +125,13 @@ export async function main(argv: string[]): Promise<number> {
       const result = await handle.done;
       process.off('SIGINT', stopOnSignal);
       bar.done();
-      if (typeof v.trace === 'string') {
+      if (traceFile) {
         try {
           const metadata = traceMetadata(doc, { source: 'measured', overlap: ig.overlap, sync: options.sync, calibration: cal?.file, agents: coordinator.agents });
-          await writeFile(v.trace, JSON.stringify(toChromeTrace(result.events, ig, metadata)));
-          console.error(`wrote ${v.trace}: ${result.events.length} events (open it in https://ui.perfetto.dev)`);
+          await writeTraceFile(traceFile, traceAs, result.events, ig, metadata);
+          console.error(`wrote ${traceFile}: ${result.events.length} events (${TRACE_VIEWER[traceAs]})`);
         } catch (e) {
-          console.error(`pipeloom run: cannot write ${v.trace}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+          console.error(`pipeloom run: cannot write ${traceFile}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
         }
       }
       const summary = summarize(doc, ig, result, cal, options.sync);

@@ -7,3 +7,4 @@ export { checkedJoinDocument } from './join.js';
 export { corpusCases, type BadDocumentCase } from '../robustness/corpus.js';
 export { badCorpus } from './corpus.js';
 export { slicedPipeline } from './sliced.js';
+export { pjDump, pajeHostFields, pajeStateCounts, chromeSliceCounts, type PajeDump, type PajeState } from './pajeng.js';

@@ -1,10 +1,10 @@
-import { bufferNodes } from '../compile/decode.js';
-import type { BufferNode, ImplementationGraph } from '../compile/types.js';
+import type { ImplementationGraph } from '../compile/types.js';
 import type { ProjectDocument } from '../document/types.js';
 import { documentHash } from '../run/calibration.js';
 import type { SyncMode } from '../run/contract.js';
 import type { TraceEvent } from './event.js';
-import { compareLanes, graphLanes, laneLabel, type TraceLaneKey } from './lanes.js';
+import { dataFlows, exportLanes } from './flows.js';
+import { laneLabel } from './lanes.js';
 
 // Chrome Trace Event JSON, which Perfetto and chrome://tracing open: one process per host,
 // one thread per PE thread (its main thread and one lane per peer), complete (`X`) events in
@@ -78,35 +78,19 @@ export function toChromeTrace(events: readonly TraceEvent[], ig?: Implementation
   const out: ChromeEvent[] = [];
   const pids = new Map<string, number>();
   const tids = new Map<string, number>();
-  const pidOf = (host: string) => {
-    let pid = pids.get(host);
+  for (const l of exportLanes(events, ig)) {
+    let pid = pids.get(l.host);
     if (pid === undefined) {
-      pids.set(host, (pid = pids.size + 1));
-      out.push({ name: 'process_name', ph: 'M', pid, tid: 0, args: { name: `host ${host}` } });
+      pids.set(l.host, (pid = pids.size + 1));
+      out.push({ name: 'process_name', ph: 'M', pid, tid: 0, args: { name: `host ${l.host}` } });
     }
-    return pid;
-  };
-  const tidOf = (e: TraceLaneKey) => {
-    const key = `${e.pe}\u0000${e.thread}`;
-    let tid = tids.get(key);
-    if (tid === undefined) {
-      const pid = pidOf(e.host);
-      tids.set(key, (tid = tids.size + 1));
-      const name = laneLabel(e.pe, e.thread);
-      out.push({ name: 'thread_name', ph: 'M', pid, tid, args: { name } });
-      out.push({ name: 'thread_sort_index', ph: 'M', pid, tid, args: { sort_index: tid } });
-    }
-    return tid;
-  };
-  const seen = new Map<string, TraceLaneKey>();
-  for (const e of events) if (!seen.has(`${e.pe}\u0000${e.thread}`)) seen.set(`${e.pe}\u0000${e.thread}`, e);
-  for (const l of ig ? graphLanes(ig) : []) tidOf(l);
-  for (const l of [...seen.values()].sort(compareLanes)) tidOf(l);
-  const placed: { e: TraceEvent; pid: number; tid: number }[] = [];
-  for (const e of events) {
-    const pid = pidOf(e.host);
-    const tid = tidOf(e);
-    placed.push({ e, pid, tid });
+    const tid = tids.size + 1;
+    tids.set(`${l.pe}\u0000${l.thread}`, tid);
+    out.push({ name: 'thread_name', ph: 'M', pid, tid, args: { name: laneLabel(l.pe, l.thread) } });
+    out.push({ name: 'thread_sort_index', ph: 'M', pid, tid, args: { sort_index: tid } });
+  }
+  const placed = events.map((e) => ({ e, pid: pids.get(e.host)!, tid: tids.get(`${e.pe}\u0000${e.thread}`)! }));
+  for (const { e, pid, tid } of placed) {
     const args: Record<string, unknown> = { iteration: e.iteration, cycle: e.cycle };
     if (e.node) args.node = e.node;
     if (e.buffer) args.buffer = e.buffer;
@@ -114,43 +98,14 @@ export function toChromeTrace(events: readonly TraceEvent[], ig?: Implementation
     if (e.bytes !== undefined) args.bytes = e.bytes;
     out.push({ name: e.name, cat: e.kind, ph: 'X', pid, tid, ts: e.start, dur: Math.max(0, e.end - e.start), args });
   }
-
-  // Flows: who reads the data an event wrote, in the same iteration.
-  const transfersFrom = new Map<string, typeof placed>();
-  const fireOf = new Map<string, (typeof placed)[number]>();
-  for (const p of placed) {
-    if (p.e.kind === 'transfer' && p.e.from) push(transfersFrom, `${p.e.from}|${p.e.iteration}`, p);
-    if (p.e.kind === 'fire' && p.e.node) fireOf.set(`${p.e.node}|${p.e.iteration}`, p);
-  }
-  const all = ig ? bufferNodes(ig) : [];
-  const buffers = new Map(all.map((b) => [b.id as string, b]));
-  const produced = new Map<string, BufferNode[]>();
-  for (const b of all) if ('node' in b.from) push(produced, b.from.node as string, b);
+  // Flow arrows: who reads the data an event wrote, in the same iteration (trace/flows.ts).
   let flow = 0;
-  const link = (a: (typeof placed)[number], b: (typeof placed)[number]) => {
+  for (const [i, j] of dataFlows(events, ig)) {
+    const a = placed[i];
+    const b = placed[j];
     const id = ++flow;
     out.push({ name: 'data', cat: 'flow', ph: 's', id, pid: a.pid, tid: a.tid, ts: a.e.start });
     out.push({ name: 'data', cat: 'flow', ph: 'f', bp: 'e', id, pid: b.pid, tid: b.tid, ts: b.e.start });
-  };
-  for (const p of placed) {
-    if (p.e.kind === 'transfer' && p.e.buffer) {
-      for (const next of transfersFrom.get(`${p.e.buffer}|${p.e.iteration}`) ?? []) link(p, next);
-      for (const c of buffers.get(p.e.buffer)?.consumers ?? []) {
-        const f = fireOf.get(`${c.node}|${p.e.iteration}`);
-        if (f) link(p, f);
-      }
-    }
-    if (p.e.kind === 'fire' && p.e.node) {
-      for (const b of produced.get(p.e.node) ?? []) {
-        for (const next of transfersFrom.get(`${b.id}|${p.e.iteration}`) ?? []) link(p, next);
-      }
-    }
   }
   return metadata ? { traceEvents: out, displayTimeUnit: 'ms', metadata } : { traceEvents: out, displayTimeUnit: 'ms' };
-}
-
-function push<K, V>(m: Map<K, V[]>, k: K, v: V) {
-  const list = m.get(k);
-  if (list) list.push(v);
-  else m.set(k, [v]);
 }

@@ -17,6 +17,9 @@ export function laneLabel(pe: string, thread: string): string {
   return `${pe} ${thread}`;
 }
 
+/** A lane's name in text (the run summary's threads, the CSV and Paje exports): `gpu0@h0 main`, `gpu0@h0 send:cpu@h1`; unique across a trace. */
+export const laneName = (pe: string, thread: string) => `${pe} ${thread}`;
+
 export interface LanePe {
   host: string;
   kind: 'cpu' | 'gpu';

@@ -18,3 +18,13 @@ export function formatSeconds(s: number): string {
   if (s >= 1e-3) return `${+(s * 1e3).toFixed(3)} ms`;
   return `${+(s * 1e6).toFixed(3)} µs`;
 }
+
+/** Whole nanoseconds nearest to a time in microseconds (trace exports compare and print these). */
+export const nanoseconds = (us: number): number => Math.round(us * 1000);
+
+/** Nanoseconds as decimal seconds with nine places, never in exponent notation: `-0.000001500`. */
+export function secondsText(ns: number): string {
+  const a = Math.abs(ns);
+  const whole = Math.floor(a / 1e9);
+  return `${ns < 0 ? '-' : ''}${whole}.${String(a - whole * 1e9).padStart(9, '0')}`;
+}
