@@ -59,7 +59,8 @@ export function rangeStats(c: TraceColumns, t0: number, t1: number): RangeStats 
     let n = 0;
     for (let k = from; k < to; k++) {
       const i = order[k];
-      if (c.end[i] < t0) continue;
+      // Overlapping the range: touching its edge is not.
+      if (c.end[i] <= t0 || c.start[i] >= t1) continue;
       n++;
       if (c.kind[i] === FIRE || c.kind[i] === TRANSFER) {
         starts.push(c.start[i]);
