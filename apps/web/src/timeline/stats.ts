@@ -107,3 +107,16 @@ export function busyPerCycle(c: TraceColumns, from: number, to: number): Map<str
   }
   return out;
 }
+
+/** The largest cycle number in a store (-1 when empty). */
+export function lastCycle(c: TraceColumns): number {
+  let m = -1;
+  for (let i = 0; i < c.length; i++) if (c.cycle[i] > m) m = c.cycle[i];
+  return m;
+}
+
+/** The steady cycles of a trace: from the fill's end to the last iteration's start (all cycles when there are none past the fill). */
+export function steadyCycles(c: TraceColumns, fill: number, iterations: number): { from: number; to: number } {
+  const to = Math.min(lastCycle(c), Math.max(0, iterations - 1));
+  return { from: to >= fill ? fill : 0, to };
+}
