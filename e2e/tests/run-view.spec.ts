@@ -158,6 +158,7 @@ test('results belong to the revision they ran: an edit marks them modified since
   await page.getByTestId('run-deploy').click();
   await expect(fresh).toHaveAttribute('data-state', 'current');
   await expect(page.getByTestId('run-outcome')).toHaveAttribute('data-state', 'checked');
+  await expect(page.getByTestId('run-check')).toHaveCount(0);
   await shot(page, 'run-view-3-modified');
 
   // Run again, then open another project: its results are not this one's.

@@ -219,6 +219,11 @@ export function createRunStore(deps: RunDeps = {}) {
       // Kernels an agent lacks or has in another major version are refused here too (issue 19).
       const problems = [...coordinator.check(ig), ...checkAgentKernels(ig, coordinator.agents)];
       const ok = !problems.some((d) => d.severity === 'error');
+      // A run of an earlier revision is not this one's: its check and trace go with the deploy of the new one.
+      if (freshness(store.getState()) === 'modified') {
+        api.reset();
+        store.setState({ result: undefined, failure: undefined });
+      }
       store.setState({ problems, status: ok ? 'checked' : 'idle', ran: store.getState().seen });
       return ok;
     },
