@@ -7,6 +7,7 @@ import { projectStore } from './store/project.js';
 import { startCompiler } from './worker/client.js';
 import { autosave, fromValue, restoreAutosave } from './shell/documents.js';
 import { examples } from './shell/examples.js';
+import { appRun } from './run/store.js';
 
 // Start where the user left off; a first visit opens the P-I-I-C example.
 const restored = restoreAutosave();
@@ -21,6 +22,12 @@ projectStore.subscribe((s, prev) => {
   timer = setTimeout(() => autosave(projectStore.getState().doc), 300);
 });
 addEventListener('beforeunload', () => autosave(projectStore.getState().doc));
+
+// The Run view's results belong to the revision they ran, whether or not its tab is open: an
+// edit marks them modified since deploy, opening another project clears them.
+const observe = () => appRun.observe({ revision: projectStore.getState().revision, loads: projectStore.getState().loads });
+observe();
+projectStore.subscribe(observe);
 
 startCompiler();
 

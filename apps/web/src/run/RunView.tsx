@@ -6,20 +6,27 @@
  *   run-urls, run-token          agent URLs (comma separated) and token fields
  *   run-connect, run-disconnect  buttons; run-connection shows the status (data-status)
  *   run-agent-<host>             one per connected agent, listing its PEs
- *   run-overlap, run-iterations  strategy checkbox and iteration count
+ *   run-overlap, run-iterations  strategy checkbox (the document's options.overlap) and iteration count
  *   run-emulate-links            link emulation checkbox
  *   run-deploy, run-start, run-stop, run-export   buttons
- *   run-status                   data-status: idle | checked | running | stopping | done | failed | stopped
+ *   run-view                     data-revision (the document's), data-compiled-revision and data-compiles (the compile worker's)
+ *   run-outcome                  the bar at the top: data-state none | checked | running | calibrating | passed | failed | stopped
+ *   run-freshness                data-state: none | current | modified (the document changed since Deploy / the run)
+ *   run-estimate                 the run's predicted duration for the iterations set (data-seconds)
+ *   run-status                   data-status: idle | checked | running | stopping | done | failed | stopped | calibrating
  *   run-cycle, run-throughput, run-cycle-time, run-events   live numbers (throughput in iterations/s)
  *   run-utilisation              per-lane utilisation table
  *   run-problems                 plan vs agents problems; run-failure: host, PE, node, iteration, why; run-stopped after Stop
  *   run-check                    consumer check result after a run (data-result: passed | failed)
  *   run-predicted                predicted cycle time and throughput of both strategies
  *   run-calibrated               the same predicted with the project's calibration (row, when it has one)
+ *   run-compare                  measured / predicted per cycle (row run-compare-cycle) and per lane (rows run-compare-lane, data-lane)
+ *   run-predicted-source         the plan drawn under the lanes: hints (cost hints) | calibration
+ *   run-calibrate                measures the connected agents (core calibration); run-calibrate-error when it failed
  *   run-save-calibration, run-open-calibration, run-clear-calibration   calibration buttons / file input
  *   timeline-canvas              the canvas (data-events: measured events)
  *   timeline-lanes               data-lanes (tracks drawn) and data-lanes-with-events (tracks with measured events)
- *   timeline-tooltip, timeline-follow
+ *   timeline-tooltip, timeline-follow, timeline-flows (data-flows on the canvas), timeline-range (selection statistics)
  *
  * With `?bench` in the page URL, `window.__pipeloomBench` drives the timeline for
  * `npm run bench:timeline` (see e2e/bench/timeline.bench.mjs).
@@ -28,10 +35,11 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { type ProjectDocument, type ImplementationGraph, type Prediction, TraceColumns, toChromeTrace, traceMetadata } from '@pipeloom/core';
 import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
+import { busyPerCycle, steadyCycles } from '../timeline/stats.js';
 import { useCompile } from '../worker/client.js';
-import { appRun, useRun, type RunStore } from './store.js';
+import { appRun, freshness, useRun, type DocumentRevision, type RunState, type RunStore } from './store.js';
 import { installBenchHook } from './bench.js';
-import { clearCalibration, openCalibration, saveRunAsCalibration, useCalibration } from './calibration.js';
+import { adoptCalibration, clearCalibration, openCalibration, saveRunAsCalibration, useCalibration } from './calibration.js';
 import './run.css';
 
 export interface RunViewProps {
@@ -43,11 +51,20 @@ export interface RunViewProps {
   prediction?: Prediction | null;
   /** The run store (tests pass their own). */
   run?: RunStore;
+  /** The document's revision: a run's check and results belong to the revision they ran. */
+  revision?: DocumentRevision;
+  /** Sets the document's strategy (its options.overlap, one undo step); absent: shown, not editable. */
+  onOverlap?: (overlap: boolean) => void;
 }
 
-export function RunView({ document: doc, compiled, agents, prediction: given, run = appRun }: RunViewProps) {
+export function RunView({ document: doc, compiled, agents, prediction: given, run = appRun, revision, onOverlap }: RunViewProps) {
   const st = useRun(run, (s) => s);
   const timeline = useRef<TimelineHandle>(null);
+  const overlap = doc.options.overlap;
+
+  useEffect(() => {
+    if (revision) run.observe(revision);
+  }, [revision, run]);
 
   // Prefill the connection once from the query string, and connect when it carries the token
   // (the URL `npm start` prints): the designer opens ready to run.
@@ -61,8 +78,8 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
-  // Strategy and iterations follow the document's run options whenever those change (a load,
-  // an edit in the inspector), and are the user's own between such changes.
+  // Iterations follow the document's run options whenever those change (a load, an edit in the
+  // inspector), and are the user's own between such changes. The strategy is the document's.
   const [iterText, setIterText] = useState(String(st.iterations));
   useEffect(() => {
     if (run.seed(doc.options)) setIterText(String(doc.options.iterations));
@@ -71,23 +88,38 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
   useEffect(() => (new URLSearchParams(location.search).has('bench') ? installBenchHook(run, () => timeline.current) : undefined), [run]);
 
   const fromWorker = useCompile((s) => s.result?.prediction ?? null);
+  const compiles = useCompile((s) => s.compiles);
+  const compiledRevision = useCompile((s) => s.revision);
   const calibrated = useCompile((s) => s.result?.calibrated);
   // generic.work firings last their cost hint's time in a run, as from the CLI.
   const standIns = useCompile((s) => s.result?.standIns);
   const calibration = useCalibration((s) => s.calibration);
   const calibrationProblems = useCalibration((s) => s.problems);
   const prediction = given === undefined ? fromWorker : given;
-  const strategy = prediction ? (st.overlap ? prediction.overlap : prediction.noOverlap) : null;
+  const strategy = prediction ? (overlap ? prediction.overlap : prediction.noOverlap) : null;
+  // The plan under the lanes: from the calibration when the project has one (the run's own
+  // scale: this machine's measured times), else from the cost hints.
+  const [sourceChoice, setSource] = useState<'hints' | 'calibration' | null>(null);
+  const source = calibrated && sourceChoice !== 'hints' ? 'calibration' : 'hints';
+  const plannedEvents = strategy ? (source === 'calibration' && calibrated ? (overlap ? calibrated.timeline.overlap : calibrated.timeline.noOverlap) : strategy.timeline) : null;
   const predicted = useMemo(() => {
-    if (!strategy) return undefined;
+    if (!plannedEvents) return undefined;
     const c = new TraceColumns();
-    c.append(strategy.timeline);
+    c.append(plannedEvents);
     return c;
-  }, [strategy]);
+  }, [plannedEvents]);
+  const plannedCycle = strategy ? (source === 'calibration' && calibrated ? (overlap ? calibrated.overlap : calibrated.noOverlap) : strategy.cycleTime) : 0;
+  // The run's duration for the iterations set: the plan's run time moved by a cycle per iteration more or fewer.
+  const estimate = useMemo(() => {
+    if (!strategy) return null;
+    const base = source === 'calibration' && calibrated ? { runTime: overlap ? calibrated.runTime.overlap : calibrated.runTime.noOverlap, iterations: calibrated.runTime.iterations } : strategy;
+    return Math.max(plannedCycle, base.runTime + (st.iterations - base.iterations) * plannedCycle);
+  }, [strategy, source, calibrated, overlap, plannedCycle, st.iterations]);
 
-  const ig = compiled ? (st.overlap ? compiled.overlap : compiled.noOverlap) : undefined;
+  const ig = compiled ? (overlap ? compiled.overlap : compiled.noOverlap) : undefined;
   const measured = run.measured();
-  const running = st.status === 'running' || st.status === 'stopping';
+  const running = st.status === 'running' || st.status === 'stopping' || st.status === 'calibrating';
+  const fresh = freshness(st);
   const connected = st.connection === 'connected';
   const live = st.live;
 
@@ -95,7 +127,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
     const events = measured.length ? measured.toEvents() : (strategy?.timeline ?? []);
     const graph = (measured.length ? run.runGraph() : null) ?? ig;
     // The file says what it shows: document and hash, strategy, sync mode, calibration, agents.
-    const metadata = traceMetadata(doc, { source: measured.length ? 'measured' : 'predicted', overlap: graph?.overlap ?? st.overlap, sync: measured.length ? (st.sync ?? 'self-timed') : strategy?.sync, agents: measured.length ? st.agents : undefined });
+    const metadata = traceMetadata(doc, { source: measured.length ? 'measured' : 'predicted', overlap: graph?.overlap ?? overlap, sync: measured.length ? (st.sync ?? 'self-timed') : strategy?.sync, agents: measured.length ? st.agents : undefined });
     const blob = new Blob([JSON.stringify(toChromeTrace(events, graph, metadata))], { type: 'application/json' });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
@@ -104,8 +136,18 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
     setTimeout(() => URL.revokeObjectURL(a.href), 1000);
   };
 
+  const calibrate = () => {
+    if (!compiled) return;
+    void run.calibrate(doc, compiled).then((cal) => {
+      if (!cal) return;
+      adoptCalibration(cal);
+      setSource('calibration');
+    });
+  };
+
   return (
-    <div className="run-view" data-testid="run-view">
+    <div className="run-view" data-testid="run-view" data-compiles={compiles} data-revision={revision?.revision} data-compiled-revision={compiledRevision}>
+      <Outcome st={st} live={live} fresh={fresh} estimate={running ? null : estimate} source={source} />
       <section className="run-side">
         <h3>Agents</h3>
         <label className="run-field">
@@ -143,8 +185,8 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         ))}
 
         <h3>Run</h3>
-        <label className="run-field check">
-          <input type="checkbox" data-testid="run-overlap" checked={st.overlap} disabled={running} onChange={(e) => run.setFields({ overlap: e.target.checked })} />
+        <label className="run-field check" title="The document's strategy (also in the IG view and the document inspector): both are compiled, flipping it swaps which one runs">
+          <input type="checkbox" data-testid="run-overlap" checked={overlap} disabled={running || !onOverlap} onChange={(e) => onOverlap?.(e.target.checked)} />
           <span>Computation-communication overlap</span>
         </label>
         <label className="run-field check" title="Each transfer lasts at least what its link in the document takes (latency + bytes / bandwidth): rehearse the cluster's timing on this machine">
@@ -192,7 +234,6 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
             ))}
           </ul>
         )}
-        {st.status === 'checked' && <div className="run-ok">The agents serve every host and PE of the plan, with room for its buffers.</div>}
 
         <h3>Live</h3>
         <table className="run-numbers">
@@ -242,22 +283,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
             </tbody>
           </table>
         )}
-        {st.status === 'stopped' && (
-          <div className="run-stopped" data-testid="run-stopped">
-            Stopped at cycle {live.cycle} of {live.cycles}. The trace so far is kept below and can be exported.
-          </div>
-        )}
-        {st.failure && st.status !== 'stopped' && (
-          <div className="run-failure" data-testid="run-failure">
-            <b>Run failed on {st.failure.host}</b>
-            {st.failure.pe && <> · PE {st.failure.pe}</>}
-            {st.failure.node && <> · node {st.failure.node}</>}
-            {st.failure.iteration !== undefined && <> · iteration {st.failure.iteration}</>}
-            <div>{st.failure.message}</div>
-            <div className="muted">The trace so far is kept below and can be exported.</div>
-          </div>
-        )}
-        {st.result && <CheckResult result={st.result} failure={st.failure} status={st.status} />}
+        {!running && live.events > 0 && predicted && <Compare measured={measured} predicted={predicted} st={st} fill={run.runGraph()?.fillCycles ?? 0} planIterations={strategy?.iterations ?? 0} plannedCycle={plannedCycle} />}
         <div className="run-buttons">
           <button data-testid="run-export" onClick={exportTrace} disabled={!measured.length && !strategy} title="Chrome trace JSON (open in Perfetto or chrome://tracing)">
             Export {measured.length ? 'trace' : 'predicted trace'}
@@ -274,7 +300,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
                 <td>iterations/s</td>
               </tr>
               {[prediction.overlap, prediction.noOverlap].filter((p) => p !== undefined).map((p) => (
-                <tr key={String(p.overlap)} className={p.overlap === st.overlap ? 'on' : ''}>
+                <tr key={String(p.overlap)} className={p.overlap === overlap ? 'on' : ''}>
                   <td>{p.overlap ? 'overlap' : 'no overlap'}</td>
                   <td>{formatDuration(p.cycleTime * 1e6)}</td>
                   <td>{p.throughput.toFixed(1)}</td>
@@ -287,7 +313,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
               {calibrated && (
                 <tr data-testid="run-calibrated" title={`with the calibration of ${calibrated.date.slice(0, 16).replace('T', ' ')} UTC (${calibrated.machine}): ${calibrated.firings.calibrated}/${calibrated.firings.total} firings, ${calibrated.transfers.calibrated}/${calibrated.transfers.total} transfers measured`}>
                   <td>calibrated</td>
-                  <td colSpan={2}>{formatDuration((st.overlap ? calibrated.overlap : calibrated.noOverlap) * 1e6)}</td>
+                  <td colSpan={2}>{formatDuration((overlap ? calibrated.overlap : calibrated.noOverlap) * 1e6)}</td>
                 </tr>
               )}
             </tbody>
@@ -295,7 +321,24 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         ) : (
           <div className="muted">No prediction: the document does not compile.</div>
         )}
+        {calibrated && (
+          <label className="run-field" title="The plan drawn under each lane of the timeline">
+            <span>Plan from</span>
+            <select data-testid="run-predicted-source" value={source} onChange={(e) => setSource(e.target.value as 'hints' | 'calibration')}>
+              <option value="calibration">the calibration</option>
+              <option value="hints">the cost hints</option>
+            </select>
+          </label>
+        )}
         <div className="run-buttons">
+          <button
+            data-testid="run-calibrate"
+            disabled={!connected || !compiled || running}
+            onClick={calibrate}
+            title={`Measure the connected agents: each strategy runs its fill plus 10 cycles in barrier mode, and every firing's and transfer's mean time becomes the project's calibration (as pipeloom calibrate)`}
+          >
+            {st.status === 'calibrating' ? `Calibrating ${st.calibration?.strategy ?? ''}…` : 'Calibrate'}
+          </button>
           <button
             data-testid="run-save-calibration"
             disabled={st.status !== 'done' || !measured.length || !run.runGraph()}
@@ -324,6 +367,11 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
             </button>
           )}
         </div>
+        {st.calibration?.error && (
+          <div className="run-error" data-testid="run-calibrate-error">
+            {st.calibration.error}
+          </div>
+        )}
         {calibrationProblems.length > 0 && (
           <ul className="run-problems" data-testid="run-calibration-problems">
             {calibrationProblems.map((p, i) => (
@@ -335,9 +383,102 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         )}
       </section>
       <section className="run-main">
-        <Timeline ref={timeline} measured={measured} predicted={predicted} live={st.streaming} version={st.traceVersion} />
+        <Timeline ref={timeline} measured={measured} predicted={predicted} graph={run.runGraph()} live={st.streaming} version={st.traceVersion} />
       </section>
     </div>
+  );
+}
+
+type Fresh = ReturnType<typeof freshness>;
+
+/** The bar at the top: what the run came to (pass/fail and the first failing check), whether it is of the document as it is, and how long a run should take. */
+function Outcome({ st, live, fresh, estimate, source }: { st: RunState; live: RunState['live']; fresh: Fresh; estimate: number | null; source: 'hints' | 'calibration' }) {
+  const state =
+    st.status === 'calibrating' ? 'calibrating' : st.status === 'running' || st.status === 'stopping' ? 'running' : st.status === 'stopped' ? 'stopped' : st.result ? (st.result.ok ? 'passed' : 'failed') : st.status === 'failed' ? 'failed' : st.status === 'checked' ? 'checked' : 'none';
+  return (
+    <header className={`run-outcome ${state}${fresh === 'modified' ? ' stale' : ''}`} data-testid="run-outcome" data-state={state}>
+      <div className="run-outcome-line">
+        {state === 'none' && <span className="muted">No run yet: connect to the agents, then Start.</span>}
+        {state === 'checked' && <span className="run-ok">Deployed: the agents serve every host and PE of the plan, with room for its buffers.</span>}
+        {state === 'running' && (
+          <span>
+            <b>Running</b>: cycle {live.cycle} / {live.cycles || '—'}
+          </span>
+        )}
+        {state === 'calibrating' && (
+          <span>
+            <b>Calibrating</b> {st.calibration?.strategy ? `(${st.calibration.strategy})` : ''}: measuring each firing and transfer on the agents…
+          </span>
+        )}
+        {estimate !== null && (
+          <span className="run-estimate" data-testid="run-estimate" data-seconds={estimate} title={source === 'calibration' ? "Predicted with the project's calibration (this machine's measured times)" : 'Predicted from the kernels\' cost hints; Calibrate for this machine\'s times'}>
+            estimated {formatDuration(estimate * 1e6)} for {st.iterations} iterations ({source === 'calibration' ? 'calibrated' : 'cost hints'})
+          </span>
+        )}
+        {fresh !== 'none' && (
+          <span className={`run-fresh ${fresh}`} data-testid="run-freshness" data-state={fresh} title={fresh === 'modified' ? 'Deploy or Start again to check and run the document as it is' : undefined}>
+            {fresh === 'modified' ? 'modified since deploy: shown results are of an earlier revision' : 'of the document as it is'}
+          </span>
+        )}
+      </div>
+      {st.status === 'stopped' && (
+        <div className="run-stopped" data-testid="run-stopped">
+          Stopped at cycle {live.cycle} of {live.cycles}. The trace so far is kept below and can be exported.
+        </div>
+      )}
+      {st.failure && st.status !== 'stopped' && (
+        <div className="run-failure" data-testid="run-failure">
+          <b>Run failed on {st.failure.host}</b>
+          {st.failure.pe && <> · PE {st.failure.pe}</>}
+          {st.failure.node && <> · node {st.failure.node}</>}
+          {st.failure.iteration !== undefined && <> · iteration {st.failure.iteration}</>}
+          <div>{st.failure.message}</div>
+          <div className="muted">The trace so far is kept below and can be exported.</div>
+        </div>
+      )}
+      {st.result && <CheckResult result={st.result} failure={st.failure} status={st.status} />}
+    </header>
+  );
+}
+
+/** Measured against predicted, per cycle and per lane (busy time per steady cycle): where the run departs from its plan. */
+function Compare({ measured, predicted, st, fill, planIterations, plannedCycle }: { measured: TraceColumns; predicted: TraceColumns; st: RunState; fill: number; planIterations: number; plannedCycle: number }) {
+  const rows = useMemo(() => {
+    const m = steadyCycles(measured, fill, st.iterations);
+    const p = steadyCycles(predicted, fill, planIterations);
+    const mb = busyPerCycle(measured, m.from, m.to);
+    const pb = busyPerCycle(predicted, p.from, p.to);
+    return [...new Set([...mb.keys(), ...pb.keys()])].sort().map((key) => ({ key, measured: mb.get(key), predicted: pb.get(key) }));
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [measured, predicted, fill, planIterations, st.iterations, st.traceVersion]);
+  const ratio = (a?: number, b?: number) => (a !== undefined && b ? `${(a / b).toFixed(2)}×` : '—');
+  const us = (v?: number) => (v === undefined ? '—' : formatDuration(v));
+  const cycle = st.live.cycleTime;
+  return (
+    <table className="run-numbers run-compare" data-testid="run-compare">
+      <tbody>
+        <tr>
+          <td>per cycle</td>
+          <td>measured</td>
+          <td>predicted</td>
+          <td>m/p</td>
+        </tr>
+        <tr data-testid="run-compare-cycle" data-ratio={plannedCycle ? cycle / plannedCycle : undefined}>
+          <td>cycle</td>
+          <td>{us(cycle * 1e6)}</td>
+          <td>{us(plannedCycle * 1e6)}</td>
+          <td>{ratio(cycle, plannedCycle)}</td>
+        </tr>
+        {rows.map((r) => (
+          <tr key={r.key} data-testid="run-compare-lane" data-lane={r.key} data-ratio={r.measured !== undefined && r.predicted ? r.measured / r.predicted : undefined} title="Busy time (firings and transfers) per steady cycle">
+            <td className="mono">{r.key}</td>
+            <td>{us(r.measured)}</td>
+            <td>{us(r.predicted)}</td>
+            <td>{ratio(r.measured, r.predicted)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 

@@ -70,6 +70,11 @@ export function openCalibration(text: string, file = 'calibration'): boolean {
   return true;
 }
 
+/** Makes a calibration measured in the designer (the Run view's Calibrate) the project's. */
+export function adoptCalibration(calibration: Calibration): void {
+  keep(calibration);
+}
+
 export function clearCalibration(): void {
   keep(null);
 }

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { compileOrThrow, piic, wsConnect } from '@pipeloom/agent/testing/fixtures';
 import { readDocument } from '../shell/documents.js';
 import { compileBoth } from '../worker/compile.js';
-import { createRunStore } from './store.js';
+import { CALIBRATE_ITERATIONS, createRunStore, freshness } from './store.js';
 
 // The Run view's store against real agent processes on loopback (the same coordinator the
 // browser uses, over `ws` instead of the browser's WebSocket).
@@ -41,6 +41,35 @@ describe('run store without agents', () => {
     const run = createRunStore({ connect: wsConnect });
     await run.connect();
     expect(run.store.getState()).toMatchObject({ connection: 'failed', connectError: expect.stringContaining('agent URL') });
+  });
+
+  it('the strategy is not the run store\'s: seeding takes iterations and sync from the document, never overlap', () => {
+    const run = createRunStore({ connect: wsConnect });
+    expect(run.seed({ iterations: 7, sync: 'barrier' })).toBe(true);
+    expect(run.store.getState()).toMatchObject({ iterations: 7, sync: 'barrier' });
+    expect('overlap' in run.store.getState()).toBe(false);
+  });
+
+  it('an edit marks results of an earlier revision; a load clears the check, the results and the trace', () => {
+    const run = createRunStore({ connect: wsConnect });
+    run.observe({ revision: 4, loads: 1 });
+    expect(freshness(run.store.getState())).toBe('none');
+    // What a finished run leaves (start() sets `ran` through deploy).
+    run.ingest([ev(0, 50)]);
+    run.store.setState({ ran: { revision: 4, loads: 1 }, status: 'done', result: { ok: true, seconds: 1, cycles: 3, reports: [], dropped: 0 } });
+    expect(freshness(run.store.getState())).toBe('current');
+    run.observe({ revision: 5, loads: 1 });
+    expect(freshness(run.store.getState())).toBe('modified');
+    expect(run.store.getState().result?.ok).toBe(true);
+    expect(run.measured().length).toBe(1);
+    // Undoing is an edit too: the revision moves on, the results stay of revision 4.
+    run.observe({ revision: 6, loads: 1 });
+    expect(freshness(run.store.getState())).toBe('modified');
+    run.observe({ revision: 7, loads: 2 });
+    const s = run.store.getState();
+    expect(freshness(s)).toBe('none');
+    expect(s).toMatchObject({ status: 'idle', result: undefined, failure: undefined, problems: [] });
+    expect(run.measured().length).toBe(0);
   });
 
   it('deploy before connecting is a problem naming the fix, not an exception', () => {
@@ -161,6 +190,52 @@ describe('run store with real agents h0 and h1', () => {
       expect(fires.length).toBe(4 * 6);
       for (const f of fires) expect(f.end - f.start, f.name).toBeGreaterThanOrEqual(out.standIns![f.node!] * 1e6 - 1);
       expect(out.standIns!.left).toBeGreaterThan(0.02);
+    } finally {
+      run.dispose();
+    }
+  });
+
+  it('Deploy after an edit checks the document as it is and drops the run of the earlier revision', async () => {
+    const run = await connected();
+    try {
+      run.observe({ revision: 1, loads: 1 });
+      run.setFields({ iterations: 4 });
+      expect((await run.start(compileOrThrow(piic(), true)))?.ok).toBe(true);
+      expect(freshness(run.store.getState())).toBe('current');
+      run.observe({ revision: 2, loads: 1 });
+      expect(freshness(run.store.getState())).toBe('modified');
+      expect(run.deploy(compileOrThrow(piic(), false))).toBe(true);
+      const s = run.store.getState();
+      expect(freshness(s)).toBe('current');
+      expect(s).toMatchObject({ status: 'checked', result: undefined });
+      expect(run.measured().length).toBe(0);
+    } finally {
+      run.dispose();
+    }
+  });
+
+  it('Calibrate runs each strategy\'s fill plus the steady cycles in barrier mode and measures every firing and transfer', async () => {
+    const run = await connected();
+    try {
+      const doc = piic();
+      const compiled = { overlap: compileOrThrow(doc, true), noOverlap: compileOrThrow(doc, false) };
+      const seen: string[] = [];
+      const unsub = run.store.subscribe((st) => {
+        const k = `${st.status} ${st.calibration?.strategy ?? ''}`;
+        if (seen[seen.length - 1] !== k) seen.push(k);
+      });
+      const cal = await run.calibrate(doc, compiled, () => new Date('2026-11-27T10:00:00Z'));
+      unsub();
+      expect(cal, JSON.stringify(run.store.getState().calibration)).not.toBeNull();
+      expect(seen).toEqual(expect.arrayContaining(['calibrating no overlap', 'calibrating overlap']));
+      expect(run.store.getState().status).toBe('idle');
+      expect(cal!.iterations).toBe(CALIBRATE_ITERATIONS);
+      expect(cal!.date).toBe('2026-11-27T10:00:00.000Z');
+      expect(cal!.machine.hostname).toBe('h0, h1');
+      // Every node on its PE, under each strategy; every transfer of the plan.
+      expect(new Set(cal!.firings.map((f) => `${f.kernel}@${f.pe}`))).toEqual(new Set(['matrix.produce@cpu@h0', 'matrix.increment@gpu0@h0', 'matrix.increment@gpu0@h1', 'matrix.consume@cpu@h1']));
+      for (const f of cal!.firings) expect(f.seconds).toBeGreaterThan(0);
+      expect(cal!.transfers.length).toBeGreaterThanOrEqual(3);
     } finally {
       run.dispose();
     }

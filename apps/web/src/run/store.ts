@@ -1,5 +1,5 @@
 import { createStore, useStore } from 'zustand';
-import { checkAgentKernels, Coordinator, type AgentInfo, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, TraceColumns, TraceAccumulator } from '@pipeloom/core';
+import { analyze, calibrationFrom, checkAgentKernels, Coordinator, measuredTimes, type AgentInfo, type Calibration, type MeasuredTimes, type ProjectDocument, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, TraceColumns, TraceAccumulator } from '@pipeloom/core';
 
 // The Run view's state: connections, the run in progress and its live numbers. The measured
 // trace lives in a column store outside React state (it grows by thousands of events a
@@ -8,7 +8,13 @@ import { checkAgentKernels, Coordinator, type AgentInfo, type Progress, type Run
 // since the last (core's TraceAccumulator), not from the whole trace again.
 
 export type ConnectionStatus = 'disconnected' | 'connecting' | 'connected' | 'failed';
-export type RunStatus = 'idle' | 'checked' | 'running' | 'stopping' | 'done' | 'failed' | 'stopped';
+export type RunStatus = 'idle' | 'checked' | 'running' | 'stopping' | 'done' | 'failed' | 'stopped' | 'calibrating';
+
+/** A document revision as the designer counts them: every edit the compiler sees bumps `revision`, every load bumps `loads`. */
+export interface DocumentRevision {
+  revision: number;
+  loads: number;
+}
 
 export interface LiveNumbers {
   cycle: number;
@@ -28,7 +34,6 @@ export interface RunState {
   connection: ConnectionStatus;
   connectError?: string;
   agents: AgentInfo[];
-  overlap: boolean;
   iterations: number;
   /** Transfers last at least their link's time in the document (link emulation). */
   emulateLinks: boolean;
@@ -45,7 +50,22 @@ export interface RunState {
   traceVersion: number;
   /** Events are streaming in (a run, or the timeline benchmark): the timeline polls every frame. */
   streaming: boolean;
+  /** The document's revision now (the designer reports each edit and load). */
+  seen: DocumentRevision;
+  /** The revision the last Deploy or run was of: its check and results belong to it. */
+  ran?: DocumentRevision;
+  /** The calibration run in progress: which strategy, and why the last one failed. */
+  calibration?: { strategy?: 'overlap' | 'no overlap'; error?: string };
 }
+
+/** Whether the deploy check and results shown are of the document as it is ('current'), of an earlier revision ('modified'), or there are none. */
+export function freshness(s: Pick<RunState, 'seen' | 'ran'>): 'none' | 'current' | 'modified' {
+  if (!s.ran) return 'none';
+  return s.ran.revision === s.seen.revision && s.ran.loads === s.seen.loads ? 'current' : 'modified';
+}
+
+/** Steady cycles measured per strategy by Calibrate (as `pipeloom calibrate`'s default). */
+export const CALIBRATE_ITERATIONS = 10;
 
 const emptyLive = (): LiveNumbers => ({ cycle: 0, cycles: 0, iterationsPerSecond: 0, cycleTime: 0, elapsed: 0, events: 0, utilisation: [] });
 
@@ -82,7 +102,6 @@ export function createRunStore(deps: RunDeps = {}) {
     token: '',
     connection: 'disconnected',
     agents: [],
-    overlap: true,
     iterations: 50,
     emulateLinks: false,
     status: 'idle',
@@ -90,6 +109,7 @@ export function createRunStore(deps: RunDeps = {}) {
     live: emptyLive(),
     traceVersion: 0,
     streaming: false,
+    seen: { revision: 0, loads: 0 },
   }));
 
   const numbers = (): LiveNumbers => {
@@ -135,16 +155,34 @@ export function createRunStore(deps: RunDeps = {}) {
       progress = p;
     },
 
-    setFields(patch: Partial<Pick<RunState, 'urls' | 'token' | 'overlap' | 'iterations' | 'emulateLinks'>>): void {
+    setFields(patch: Partial<Pick<RunState, 'urls' | 'token' | 'iterations' | 'emulateLinks'>>): void {
       store.setState(patch);
     },
 
-    /** Takes strategy and iterations from a document's run options when they differ from the last seen; true if it did. */
-    seed(options: { overlap: boolean; iterations: number; sync?: RunOptions['sync'] }): boolean {
+    /**
+     * Takes iterations and sync mode from a document's run options when they differ from the last
+     * seen; true if it did. The strategy is never copied: it is the document's `options.overlap`.
+     */
+    seed(options: { iterations: number; sync?: RunOptions['sync'] }): boolean {
       if (options === seeded) return false;
       seeded = options;
-      store.setState({ overlap: options.overlap, iterations: options.iterations, sync: options.sync });
+      store.setState({ iterations: options.iterations, sync: options.sync });
       return true;
+    },
+
+    /**
+     * The document's revision now. An edit leaves the results shown but marks them of an earlier
+     * revision (freshness 'modified'); a load (another project) stops a run of the old one and
+     * clears its check, results and trace: they belong to a document no longer open.
+     */
+    observe(rev: DocumentRevision): void {
+      const { seen } = store.getState();
+      if (rev.revision === seen.revision && rev.loads === seen.loads) return;
+      store.setState({ seen: rev });
+      if (rev.loads === seen.loads) return;
+      handle?.stop('another project was opened');
+      api.reset();
+      store.setState({ status: handle ? 'stopping' : 'idle', problems: [], failure: undefined, result: undefined, ran: undefined, calibration: undefined });
     },
 
     async connect(): Promise<void> {
@@ -181,7 +219,12 @@ export function createRunStore(deps: RunDeps = {}) {
       // Kernels an agent lacks or has in another major version are refused here too (issue 19).
       const problems = [...coordinator.check(ig), ...checkAgentKernels(ig, coordinator.agents)];
       const ok = !problems.some((d) => d.severity === 'error');
-      store.setState({ problems, status: ok ? 'checked' : 'idle' });
+      // A run of an earlier revision is not this one's: its check and trace go with the deploy of the new one.
+      if (freshness(store.getState()) === 'modified') {
+        api.reset();
+        store.setState({ result: undefined, failure: undefined });
+      }
+      store.setState({ problems, status: ok ? 'checked' : 'idle', ran: store.getState().seen });
       return ok;
     },
 
@@ -203,6 +246,12 @@ export function createRunStore(deps: RunDeps = {}) {
       clearInterval(timer);
       handle = null;
       const stopped = store.getState().status === 'stopping';
+      // A load cleared this run while it stopped: nothing of it is shown.
+      if (!store.getState().ran) {
+        store.setState({ status: 'idle', streaming: false });
+        api.reset();
+        return result;
+      }
       if (result.seconds > 0 && progress) progress = { ...progress, elapsed: result.seconds, iterationsPerSecond: progress.cycle / result.seconds };
       store.setState({
         status: result.ok ? 'done' : stopped ? 'stopped' : 'failed',
@@ -212,6 +261,40 @@ export function createRunStore(deps: RunDeps = {}) {
       });
       publish();
       return result;
+    },
+
+    /**
+     * Measures the connected agents as `pipeloom calibrate` does: each strategy of the document
+     * runs its fill plus CALIBRATE_ITERATIONS steady cycles in barrier mode (each firing and copy
+     * waited for on its own), and the steady cycles' mean firing and transfer times become the
+     * calibration. Resolves with it, or null when a run fails or the agents refuse the plan.
+     */
+    async calibrate(doc: ProjectDocument, compiled: { overlap: ImplementationGraph; noOverlap: ImplementationGraph }, now = () => new Date()): Promise<Calibration | null> {
+      if (handle || !api.deploy(compiled.noOverlap)) return null;
+      const { model } = analyze(doc);
+      if (!model) return null;
+      const c = coordinator!;
+      const runs: { ig: ImplementationGraph; measured: MeasuredTimes }[] = [];
+      const adapters: Record<string, string> = {};
+      for (const ig of [compiled.noOverlap, compiled.overlap]) {
+        const total = ig.fillCycles + CALIBRATE_ITERATIONS;
+        store.setState({ status: 'calibrating', calibration: { strategy: ig.overlap ? 'overlap' : 'no overlap' } });
+        handle = c.run(ig, { iterations: total, sync: 'barrier', keepEvents: true });
+        const r = await handle.done;
+        handle = null;
+        if (!r.ok) {
+          const f = r.failure;
+          const where = f ? `host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}` : 'the run did not finish';
+          store.setState({ status: 'idle', calibration: { error: `calibrating ${ig.overlap ? 'with' : 'without'} overlap failed on ${where}` } });
+          return null;
+        }
+        Object.assign(adapters, r.adapters);
+        runs.push({ ig, measured: measuredTimes(r.events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < total)) });
+      }
+      const agents = store.getState().agents.map((a) => a.host).join(', ');
+      const cal = calibrationFrom(model, runs, { machine: { hostname: agents || 'agents', cpu: 'measured by the designer on the connected agents', adapters }, date: now().toISOString(), iterations: CALIBRATE_ITERATIONS });
+      store.setState({ status: 'idle', calibration: undefined });
+      return cal;
     },
 
     stop(): void {

@@ -1,18 +1,23 @@
-import { useMemo } from 'react';
+import { useCallback, useMemo } from 'react';
 import { RunView } from '../run/RunView.js';
-import { useProject } from '../store/project.js';
+import { projectStore, useProject } from '../store/project.js';
 import { useCompile } from '../worker/client.js';
 import { agentsFromQuery } from './query.js';
 
 // The Run view is its own module (apps/web/src/run); the shell mounts it as a tab with the
-// document, both compiled strategies and the agents named in the page's query string.
+// document and its revision, both compiled strategies and the agents named in the page's query
+// string. The strategy checkbox edits the document's options.overlap, as the IG view's does.
 export function RunTab() {
   const doc = useProject((s) => s.doc);
+  const revision = useProject((s) => s.revision);
+  const loads = useProject((s) => s.loads);
+  const rev = useMemo(() => ({ revision, loads }), [revision, loads]);
   const result = useCompile((s) => s.result);
   const compiled = useMemo(
     () => (result?.overlap && result?.noOverlap ? { overlap: result.overlap.ig, noOverlap: result.noOverlap.ig } : undefined),
     [result],
   );
   const agents = useMemo(agentsFromQuery, []);
-  return <RunView document={doc} compiled={compiled} agents={agents} />;
+  const onOverlap = useCallback((overlap: boolean) => projectStore.getState().dispatch({ type: 'options/update', patch: { overlap } }, { label: overlap ? 'overlap on' : 'overlap off' }), []);
+  return <RunView document={doc} compiled={compiled} agents={agents} revision={rev} onOverlap={onOverlap} />;
 }

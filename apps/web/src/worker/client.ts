@@ -7,16 +7,33 @@ import { calibrationStore } from '../run/calibration.js';
 
 // Recompiles in the worker after edits settle (debounced); results that arrive after a newer
 // request was sent are dropped, so the views never show a stale compile over a fresh one.
+// Flipping the strategy (options.overlap) compiles nothing: the worker compiled both.
+
+/**
+ * Whether `next` differs from `prev` only in options.overlap, with both strategies of `result`
+ * compiled: the compile output holds for both documents. (Edits replace what they change and
+ * share the rest, so comparing references is enough.)
+ */
+export function onlyStrategyChanged(prev: ProjectDocument, next: ProjectDocument, result: CompileOutput | null): boolean {
+  if (!result?.overlap || !result.noOverlap || prev === next || prev.options.overlap === next.options.overlap) return false;
+  const keys = new Set([...Object.keys(prev), ...Object.keys(next)]);
+  for (const k of keys) if (k !== 'options' && prev[k as keyof ProjectDocument] !== next[k as keyof ProjectDocument]) return false;
+  const opts = new Set([...Object.keys(prev.options), ...Object.keys(next.options)]);
+  for (const k of opts) if (k !== 'overlap' && prev.options[k as keyof typeof prev.options] !== next.options[k as keyof typeof next.options]) return false;
+  return true;
+}
 
 export interface CompileState {
   status: 'idle' | 'compiling' | 'failed';
   result: CompileOutput | null;
   /** Revision of the document the result belongs to. */
   revision: number;
+  /** Compiles the worker has run (a strategy flip reuses the pair it has: no compile). */
+  compiles: number;
   error?: string;
 }
 
-export const compileStore = createStore<CompileState>()(() => ({ status: 'idle', result: null, revision: -1 }));
+export const compileStore = createStore<CompileState>()(() => ({ status: 'idle', result: null, revision: -1, compiles: 0 }));
 export const useCompile = <T,>(sel: (s: CompileState) => T) => useStore(compileStore, sel);
 
 const DEBOUNCE_MS = 150;
@@ -32,6 +49,8 @@ export function startCompiler(): () => void {
   api = remote;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let sent = 0;
+  // The document the result in compileStore was compiled from.
+  let compiled: ProjectDocument | null = null;
 
   const run = async (doc: ProjectDocument, revision: number) => {
     const seq = ++sent;
@@ -39,7 +58,8 @@ export function startCompiler(): () => void {
     try {
       const result = await remote.compile(doc, calibrationStore.getState().calibration);
       if (seq !== sent) return;
-      compileStore.setState({ status: 'idle', result, revision, error: undefined });
+      compiled = doc;
+      compileStore.setState({ status: 'idle', result, revision, error: undefined, compiles: compileStore.getState().compiles + 1 });
     } catch (e) {
       if (seq !== sent) return;
       compileStore.setState({ status: 'failed', error: e instanceof Error ? e.message : String(e) });
@@ -49,12 +69,23 @@ export function startCompiler(): () => void {
   const schedule = () => {
     clearTimeout(timer);
     const { doc, revision } = projectStore.getState();
-    timer = setTimeout(() => run(doc, revision), DEBOUNCE_MS);
+    timer = setTimeout(() => {
+      timer = undefined;
+      void run(doc, revision);
+    }, DEBOUNCE_MS);
   };
 
   schedule();
   const unsub = projectStore.subscribe((s, prev) => {
-    if (s.revision !== prev.revision) schedule();
+    if (s.revision === prev.revision) return;
+    const c = compileStore.getState();
+    // Nothing pending and only the strategy flipped: the result holds, now for this revision.
+    if (!timer && compiled && c.status === 'idle' && onlyStrategyChanged(compiled, s.doc, c.result)) {
+      compiled = s.doc;
+      compileStore.setState({ revision: s.revision });
+      return;
+    }
+    schedule();
   });
   // A calibration saved or opened changes the calibrated prediction.
   const unsubCalibration = calibrationStore.subscribe((s, prev) => {

@@ -76,10 +76,22 @@ function standIns(doc: ProjectDocument): Record<string, number> | undefined {
 function calibrated(doc: ProjectDocument, calibration: Calibration): CalibratedCycle | undefined {
   const { model } = analyze(doc);
   if (!model) return undefined;
-  const r = predictCalibrated(model, calibration, { timelineCycles: 1 });
+  // Its timelines too, as long as the cost hints' preview: the Run view draws the plan from them.
+  const r = predictCalibrated(model, calibration, { timelineEvents: PREVIEW_EVENTS });
   if (!r.ok || !r.timing) return undefined;
   const t = r.timing.overlap;
   // A strategy that cannot compile (a loop's delay) has no calibrated cycle to show beside it.
-  if (!r.prediction.overlap || !r.prediction.noOverlap) return undefined;
-  return { overlap: r.prediction.overlap.cycleTime, noOverlap: r.prediction.noOverlap.cycleTime, date: calibration.date, machine: calibration.machine.hostname, firings: t.firings, transfers: t.transfers, diagnostics: t.diagnostics };
+  const { overlap, noOverlap } = r.prediction;
+  if (!overlap || !noOverlap) return undefined;
+  return {
+    overlap: overlap.cycleTime,
+    noOverlap: noOverlap.cycleTime,
+    runTime: { overlap: overlap.runTime, noOverlap: noOverlap.runTime, iterations: overlap.iterations },
+    timeline: { overlap: overlap.timeline, noOverlap: noOverlap.timeline },
+    date: calibration.date,
+    machine: calibration.machine.hostname,
+    firings: t.firings,
+    transfers: t.transfers,
+    diagnostics: t.diagnostics,
+  };
 }

@@ -1,4 +1,4 @@
-import type { AppEdge, AppNode, Calibration, Prediction, Diagnostic, ImplementationGraph, ProjectDocument } from '@pipeloom/core';
+import type { AppEdge, AppNode, Calibration, Prediction, Diagnostic, ImplementationGraph, ProjectDocument, TraceEvent } from '@pipeloom/core';
 import type { IgLayout } from '../ig/layout.js';
 import type { KernelManifest } from '@pipeloom/kernels';
 
@@ -44,6 +44,10 @@ export interface LoweredView {
 export interface CalibratedCycle {
   overlap: number;
   noOverlap: number;
+  /** Seconds for the document's iterations under each strategy, with the calibration. */
+  runTime: { overlap: number; noOverlap: number; iterations: number };
+  /** Each strategy's plan with the calibrated times (the first cycles, as the cost hints' preview). */
+  timeline: { overlap: TraceEvent[]; noOverlap: TraceEvent[] };
   /** When and where it was measured. */
   date: string;
   machine: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TraceColumns, type TraceEvent } from '@pipeloom/core';
-import { pixel, rasterLane, tracks } from './tracks.js';
+import { lanePairs, pixel, rasterLane } from './raster.js';
 
 const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'gpu0@h0', thread: 'main', kind: 'fire', name: 'I1', iteration: 0, cycle: 0, start, end, ...over });
 const COLORS = [1, 2, 3, 4]; // fire, transfer, wait, barrier
@@ -14,7 +14,7 @@ const row = (c: TraceColumns, t0: number, t1: number, width = 100) => {
   return { px: [...px.subarray(0, width)], named, boxes: stats.boxes };
 };
 
-describe('timeline tracks', () => {
+describe('timeline raster', () => {
   it('paints each event over its pixels in its kind colour, names only wide ones', () => {
     const c = new TraceColumns();
     c.append([ev(10, 40), ev(50, 55, { kind: 'barrier', name: 'phase 1' }), ev(120, 130)]);
@@ -50,7 +50,7 @@ describe('timeline tracks', () => {
     m.append([ev(0, 1, { thread: 'send:cpu@h1' }), ev(0, 1)]);
     const p = new TraceColumns();
     p.append([ev(0, 1), ev(0, 1, { host: 'h1', pe: 'cpu@h1' })]);
-    expect(tracks(m, p).map((t) => [t.key, t.measured >= 0, t.predicted >= 0])).toEqual([
+    expect(lanePairs(m, p).map((t) => [t.key, t.measured >= 0, t.predicted >= 0])).toEqual([
       ['h0/gpu0@h0/main', true, true],
       ['h0/gpu0@h0/send:cpu@h1', true, false],
       ['h1/cpu@h1/main', false, true],

@@ -1,15 +1,17 @@
 import type { TraceColumns } from '@pipeloom/core';
 import type { Window } from './viewport.js';
+import { EVENT_KINDS } from './kinds/index.js';
 
-// Tracks: one per host / PE / thread, like the paper's Fig 23. A track draws its lane from a
+// Lanes: one per host / PE / thread, like the paper's Fig 23. A slice track draws its lane from a
 // column store for a time window: a binary search finds the first visible event, and runs of
 // events narrower than a pixel are merged into one box by jumping (binary search again) to
 // the first event of the next pixel, so a frame costs about one step per pixel, not per event.
 
-export const KIND_COLORS = ['#3b82f6', '#f59e0b', '#cbd5e1', '#ef4444'] as const; // fire, transfer, wait, barrier
-export const KIND_LABELS = ['fire', 'transfer', 'wait', 'barrier'] as const;
+/** Slice colours by core's kind code (the registered event kinds'). */
+export const KIND_COLORS: readonly string[] = EVENT_KINDS.map((k) => k.color);
 
-export interface Track {
+/** A lane (host / PE / thread) and where it is in each store. */
+export interface LanePair {
   key: string;
   host: string;
   pe: string;
@@ -23,8 +25,8 @@ export interface Track {
 export const laneKey = (host: string, pe: string, thread: string) => `${host}/${pe}/${thread}`;
 
 /** The union of both stores' lanes, ordered host, PE, main thread first. */
-export function tracks(measured: TraceColumns, predicted?: TraceColumns): Track[] {
-  const map = new Map<string, Track>();
+export function lanePairs(measured: TraceColumns, predicted?: TraceColumns): LanePair[] {
+  const map = new Map<string, LanePair>();
   for (const l of measured.lanes()) map.set(laneKey(l.host, l.pe, l.thread), { key: laneKey(l.host, l.pe, l.thread), host: l.host, pe: l.pe, thread: l.thread, measured: l.index, predicted: -1 });
   if (predicted)
     for (const l of predicted.lanes()) {

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { TraceColumns, type TraceEvent } from '@pipeloom/core';
+import { buildTracks, layoutRows, registerTrackKind, trackKinds, GROUP_PAD, TRACK_GAP, type Frame, type Track, type TrackKind } from './track.js';
+import './tracks/index.js';
+import { EVENT_KINDS } from './kinds/index.js';
+
+const ev = (over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'cpu@h0', thread: 'main', kind: 'fire', name: 'P', iteration: 0, cycle: 0, start: 0, end: 10, ...over });
+const store = (events: TraceEvent[]) => {
+  const c = new TraceColumns();
+  c.append(events);
+  return c;
+};
+const frame = (width = 100, rows = 20): Frame => ({ px: new Uint32Array(width * rows), stride: width, x0: 0, width, dpr: 1, win: { t0: 0, t1: 100 }, labels: [], boxes: 0 });
+
+describe('track registry', () => {
+  it('has the built-in kinds, and the event kinds in core kind-code order', () => {
+    expect(trackKinds().map((k) => k.id)).toEqual(expect.arrayContaining(['slices', 'predicted', 'in-flight']));
+    expect(EVENT_KINDS.map((k) => k.id)).toEqual(['fire', 'transfer', 'wait', 'barrier']);
+  });
+
+  it('a lane stacks its measured slices then its plan; switched-off kinds make no tracks', () => {
+    const m = store([ev(), ev({ host: 'h1', pe: 'cpu@h1' })]);
+    const p = store([ev({ start: 0, end: 12 }), ev({ thread: 'send:gpu0@h0', kind: 'transfer', name: 'bn_1' })]);
+    const on = buildTracks({ measured: m, predicted: p, shown: new Set(['predicted']) });
+    expect(on.map((t) => `${t.kind} ${t.host}/${t.thread}`)).toEqual(['slices h0/main', 'predicted h0/main', 'slices h0/send:gpu0@h0', 'predicted h0/send:gpu0@h0', 'slices h1/main']);
+    const off = buildTracks({ measured: m, predicted: p, shown: new Set() });
+    expect(off.map((t) => t.kind)).toEqual(['slices', 'slices']);
+    // Counters are opt-in: a host-wide track after the host's lanes.
+    const counters = buildTracks({ measured: store([ev(), ev({ thread: 'send:cpu@h1', kind: 'transfer', start: 2, end: 8 })]), shown: new Set(['in-flight']) });
+    expect(counters.map((t) => `${t.kind} ${t.label}`)).toEqual(['slices h0 · cpu@h0 · main', 'slices h0 · cpu@h0 · send:cpu@h1', 'in-flight h0 · transfers in flight']);
+  });
+
+  it('a kind registered later adds its tracks without touching the timeline, and replaces one of the same id', () => {
+    const made: string[] = [];
+    const marker = (label: string): TrackKind => ({
+      id: 'test-marker',
+      tracks: ({ measured }) =>
+        measured.lanes().map((l): Track => ({ kind: 'test-marker', host: l.host, pe: l.pe, thread: l.thread, order: 5, label, height: 4, measuredLane: -1, paint: (f) => void made.push(`${label}@${f.width}`), hit: () => [label] })),
+    });
+    const before = trackKinds().length;
+    registerTrackKind(marker('a'));
+    registerTrackKind(marker('b'));
+    expect(trackKinds().length).toBe(before + 1);
+    const t = buildTracks({ measured: store([ev()]), shown: new Set() });
+    expect(t.map((x) => x.kind)).toEqual(['slices', 'test-marker']);
+    t[1].paint(frame(), 0, 4, 2);
+    expect(made).toEqual(['b@100']);
+    expect(t[1].hit(5, 0)).toEqual(['b']);
+    // Leave the registry as the other tests expect it.
+    (trackKinds() as TrackKind[]).splice(trackKinds().findIndex((k) => k.id === 'test-marker'), 1);
+  });
+
+  it('lays tracks out lane group by lane group, padded, the plan 1 px under its lane', () => {
+    const m = store([ev(), ev({ host: 'h1', pe: 'cpu@h1' })]);
+    const p = store([ev()]);
+    const { rows, height, groups } = layoutRows(buildTracks({ measured: m, predicted: p, shown: new Set(['predicted']) }));
+    expect(rows.map((r) => [r.track.kind, r.top, r.first, r.group])).toEqual([
+      ['slices', GROUP_PAD, true, 0],
+      ['predicted', GROUP_PAD + 16 + TRACK_GAP, false, 0],
+      ['slices', 2 * GROUP_PAD + 16 + TRACK_GAP + 7 + GROUP_PAD, true, 1],
+    ]);
+    expect(groups.map((g) => g.host)).toEqual(['h0', 'h1']);
+    expect(height).toBe(groups[1].top + groups[1].height);
+  });
+
+  it('slice tracks paint in their kind colour and name wide slices; hits describe the event with what its kind adds', () => {
+    const m = store([ev({ start: 0, end: 60 }), ev({ thread: 'recv:cpu@h1', kind: 'transfer', name: 'bn_2', buffer: 'bn_2', from: 'bn_1', start: 10, end: 20, bytes: 4096 })]);
+    const [main, recv] = buildTracks({ measured: m, shown: new Set() });
+    const f = frame();
+    main.paint(f, 0, 16, 8);
+    expect(f.labels).toEqual([{ text: 'P', x0: 0, x1: 60, y: 8 }]);
+    expect(f.px[30]).not.toBe(0);
+    expect(recv.hit(15, 0)).toEqual(['transfer bn_2', 'h0 · cpu@h0 · recv:cpu@h1', 'iteration 0 · cycle 0', '10.0 µs at 10 µs', '4,096 bytes', 'bn_1 -> bn_2']);
+    expect(recv.hit(50, 0)).toBeNull();
+  });
+
+  it('the in-flight counter paints the most transfers at once in each pixel, scaled to the run\'s most', () => {
+    const m = store([
+      ev({ thread: 'send:a', kind: 'transfer', start: 0, end: 50 }),
+      ev({ thread: 'send:b', kind: 'transfer', start: 20, end: 30 }),
+      ev({ thread: 'send:b', kind: 'transfer', start: 30, end: 40 }),
+    ]);
+    const t = buildTracks({ measured: m, shown: new Set(['in-flight']) }).find((x) => x.kind === 'in-flight')!;
+    const f = frame(100, 10);
+    t.paint(f, 0, 10, 5);
+    const column = (x: number) => [...Array(10).keys()].filter((y) => f.px[y * 100 + x] !== 0).length;
+    expect(column(10)).toBe(5);
+    expect(column(25)).toBe(10);
+    expect(column(35)).toBe(10);
+    expect(column(45)).toBe(5);
+    expect(column(60)).toBe(0);
+    expect(t.hit(25, 0)![0]).toBe('2 transfers in flight');
+  });
+});
