@@ -122,7 +122,7 @@ export function Toolbar() {
           their own (it sat under the minimap), so the designer credits it once, here, always visible. */}
       <span className="credits">
         <a className="react-flow__attribution" href="https://reactflow.dev" target="_blank" rel="noopener noreferrer" title="The canvases are drawn with React Flow (MIT licence)" data-testid="attribution">React Flow</a>
-        {import.meta.env.PROD && <a href="licenses.md" target="_blank" rel="noopener noreferrer" title="Licences of the libraries bundled in the designer" data-testid="licenses">licences</a>}
+        {import.meta.env.PROD && <a href="licenses.txt" target="_blank" rel="noopener noreferrer" title="Licences of the libraries bundled in the designer" data-testid="licenses">licences</a>}
       </span>
     </header>
   );
