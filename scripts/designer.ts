@@ -40,8 +40,13 @@ export async function serveDesigner(opts: ServeOptions = {}): Promise<DesignerSe
   // Rolldown's plugin timings are for whoever works on the build, not for someone starting the designer.
   await build({ configFile: CONFIG, logLevel: 'warn', build: { outDir, emptyOutDir: true, rolldownOptions: { checks: { bundlerTimings: false } } } });
   const buildMs = performance.now() - t0;
-  const site = await preview({ configFile: CONFIG, logLevel: 'warn', preview: server, build: { outDir } });
-  return { url: urlOf(site.resolvedUrls?.local[0], site.httpServer.address()), buildMs, close: () => site.close() };
+  return { ...(await previewDesigner(outDir, port)), buildMs };
+}
+
+/** Serves a build already in `outDir` with `vite preview`. */
+export async function previewDesigner(outDir: string, port = 5173): Promise<DesignerServer> {
+  const site = await preview({ configFile: CONFIG, logLevel: 'warn', preview: { port, strictPort: false, host: '127.0.0.1' }, build: { outDir } });
+  return { url: urlOf(site.resolvedUrls?.local[0], site.httpServer.address()), close: () => site.close() };
 }
 
 // Vite reports the port it was asked for; with port 0 the one bound is the address's.
