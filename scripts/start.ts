@@ -1,28 +1,62 @@
 // `npm start`: the designer served on loopback beside local agents for hosts h0 and h1 (each
 // with three GPU PEs, the paper's Fig 6 cluster), so every example in the examples menu runs
 // out of the box. The printed URL carries the agents and their token to the Run view.
-import { createServer } from 'vite';
+//
+// The designer is served as users get it: a production build (`vite build`) under `vite
+// preview`. `npm run dev` (`--dev`) serves Vite's dev server instead, for people changing the
+// designer. `--out DIR` puts the build elsewhere than apps/web/dist.
+import { resolve } from 'node:path';
 import { spawnLocalAgents } from '../apps/agent/src/local/spawn.js';
+import { serveDesigner } from './designer.js';
 
 const HOSTS = ['h0', 'h1'];
 const GPUS_PER_HOST = 3;
 const port = Number(process.env.PORT ?? 5173);
+const args = process.argv.slice(2);
+const dev = args.includes('--dev');
+const out = args.indexOf('--out');
+for (const [i, a] of args.entries()) {
+  if (a !== '--dev' && a !== '--out' && args[i - 1] !== '--out') {
+    console.error(`pipeloom start: unknown argument "${a}" (use --dev for the dev server, --out DIR for the build folder)`);
+    process.exit(2);
+  }
+}
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`pipeloom start: PORT must be a port number (0-65535), not "${process.env.PORT}"`);
+  process.exit(2);
+}
+if (out >= 0 && !args[out + 1]) {
+  console.error('pipeloom start: --out needs a folder');
+  process.exit(2);
+}
 
-const agents = await spawnLocalAgents(HOSTS, {
-  gpus: Object.fromEntries(HOSTS.map((h) => [h, GPUS_PER_HOST])),
-  log: (host, line) => {
-    if (!/artificially reduced/.test(line)) console.error(`[agent ${host}] ${line}`);
-  },
-});
-
-const server = await createServer({ configFile: new URL('../vite.config.ts', import.meta.url).pathname, server: { port, strictPort: false, host: '127.0.0.1' }, logLevel: 'warn' });
-await server.listen();
-const base = server.resolvedUrls?.local[0] ?? `http://127.0.0.1:${port}/`;
+if (!dev) console.log('building the designer (vite build) and starting the agents ...');
+// The build and the agents' start-up overlap; if either fails the other is stopped.
+const [agentsR, serverR] = await Promise.allSettled([
+  spawnLocalAgents(HOSTS, {
+    gpus: Object.fromEntries(HOSTS.map((h) => [h, GPUS_PER_HOST])),
+    log: (host, line) => {
+      if (!/artificially reduced/.test(line)) console.error(`[agent ${host}] ${line}`);
+    },
+  }),
+  serveDesigner({ dev, port, outDir: out >= 0 ? resolve(args[out + 1]) : undefined }),
+]);
+if (agentsR.status === 'rejected' || serverR.status === 'rejected') {
+  const why = (r: PromiseSettledResult<unknown>) => (r.status === 'rejected' ? String((r.reason as Error)?.message ?? r.reason) : '');
+  if (agentsR.status === 'rejected') console.error(`pipeloom start: the local agents did not start: ${why(agentsR)}`);
+  if (serverR.status === 'rejected') console.error(`pipeloom start: the designer could not be ${dev ? 'served' : 'built and served'}: ${why(serverR)}`);
+  await Promise.allSettled([agentsR.status === 'fulfilled' && agentsR.value.stop(), serverR.status === 'fulfilled' && serverR.value.close()]);
+  process.exit(1);
+}
+const agents = agentsR.value;
+const server = serverR.value;
+const base = server.url;
 // Left unencoded so the URL stays readable; the Run view parses it with URLSearchParams.
 const query = `agent=${agents.agents.map((a) => a.url).join(',')}&token=${agents.token}`;
 
 console.log(`
   Pipeloom designer   ${base}?${query}
+  served              ${dev ? 'by the Vite dev server (npm run dev)' : `as a production build (built in ${((server.buildMs ?? 0) / 1000).toFixed(1)} s), vite preview`}
   local agents        ${agents.agents.map((a) => `${a.host} ${a.url}`).join(', ')} (${GPUS_PER_HOST} GPU PEs each)
 
   Open the URL, pick an example from the menu (P-I-I-C is loaded first), and press Run.

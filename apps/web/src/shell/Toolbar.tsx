@@ -3,7 +3,8 @@ import { emptyDocument as newProject, projectStore, useProject } from '../store/
 import type { ViewId } from '../store/records.js';
 import { download, fromValue, readDocument } from './documents.js';
 import { examples } from './examples.js';
-import { formatDiagnostic } from '@pipeloom/core';
+import { readRecent, recentProjects, rememberProject, type RecentEntry } from './recent.js';
+import { formatDiagnostic, type ProjectDocument } from '@pipeloom/core';
 
 const TABS: { id: ViewId; label: string; key: string }[] = [
   { id: 'dfg', label: 'Application', key: '1' },
@@ -14,12 +15,32 @@ const TABS: { id: ViewId; label: string; key: string }[] = [
 ];
 export { TABS };
 
+/**
+ * Puts `doc` in place of the project as one undo step; the project it replaces is also kept
+ * under Recent, so neither undo nor a reload loses it.
+ */
+function replaceProject(doc: ProjectDocument, what: string) {
+  const st = projectStore.getState();
+  const before = st.doc;
+  const kept = rememberProject(before);
+  st.open(doc, `open ${what}`);
+  if (kept === 'too large') st.toast(`Loaded ${what}. "${before.name}" is too large for Recent: Undo brings it back, Save keeps it`);
+  else if (kept === 'blank') st.toast(`Loaded ${what}`);
+  else st.toast(`Loaded ${what}. Undo (Ctrl+Z) brings back "${before.name}"`);
+}
+
+const ago = (ms: number) => {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  return s < 60 ? 'just now' : s < 3600 ? `${Math.round(s / 60)} min ago` : s < 86400 ? `${Math.round(s / 3600)} h ago` : new Date(ms).toLocaleDateString();
+};
+
 export function Toolbar() {
   const view = useProject((s) => s.view);
   const name = useProject((s) => s.doc.name);
   const { canUndo, canRedo, undoLabel, redoLabel } = useProject((s) => s);
   const file = useRef<HTMLInputElement>(null);
-  const [menu, setMenu] = useState(false);
+  const [menu, setMenu] = useState<'examples' | 'recent' | null>(null);
+  const [recent, setRecent] = useState<RecentEntry[]>([]);
   const st = projectStore.getState;
 
   const open = async (f: File) => {
@@ -28,8 +49,13 @@ export function Toolbar() {
       st().toast(`Cannot open ${f.name}: ${r.diagnostics.map(formatDiagnostic).join('; ')}`, 'error');
       return;
     }
-    st().load(r.doc);
-    st().toast(`Opened ${f.name}`);
+    replaceProject(r.doc, f.name);
+  };
+  const reopen = (e: RecentEntry) => {
+    setMenu(null);
+    const r = readRecent(e);
+    if (r.doc) replaceProject(r.doc, `"${e.name}" from Recent`);
+    else st().toast(`Cannot reopen "${e.name}": ${r.error}`, 'error');
   };
 
   return (
@@ -37,14 +63,28 @@ export function Toolbar() {
       <div className="brand">Pipeloom</div>
       <div className="doc-name" title="Project name (edit it in the inspector with nothing selected)" data-testid="doc-name">{name}</div>
       <div className="tb-group">
-        <button onClick={() => { if (confirm('Start a new empty project? Unsaved changes stay only in the undo history of this tab.')) st().load(newProject()); }} data-testid="new">New</button>
+        <button onClick={() => { if (confirm('Start a new empty project? Undo (Ctrl+Z) brings this one back, and Recent keeps it after a reload.')) replaceProject(newProject(), 'a new project'); }} data-testid="new">New</button>
         <button onClick={() => file.current?.click()} data-testid="open">Open…</button>
         <input ref={file} type="file" accept=".json,application/json" hidden data-testid="open-input" onChange={(e) => { const f = e.target.files?.[0]; if (f) void open(f); e.target.value = ''; }} />
         <button onClick={() => download(st().doc)} data-testid="save">Save</button>
         <div className="menu-anchor">
-          <button onClick={() => setMenu((m) => !m)} data-testid="examples">Examples ▾</button>
-          {menu && (
-            <div className="menu" data-testid="examples-menu" onMouseLeave={() => setMenu(false)}>
+          <button onClick={() => { setRecent(recentProjects()); setMenu((m) => (m === 'recent' ? null : 'recent')); }} title="Projects you left by New, Open…, an example or another recent one, with their last edits" data-testid="recent">Recent ▾</button>
+          {menu === 'recent' && (
+            <div className="menu" data-testid="recent-menu" onMouseLeave={() => setMenu(null)}>
+              {recent.length === 0 && <div className="menu-item muted">No recent projects yet: a project you leave by New, Open… or an example is kept here</div>}
+              {recent.map((e, i) => (
+                <div key={`${e.savedAt}-${i}`} className="menu-item" data-testid={`recent-${i}`} onClick={() => reopen(e)}>
+                  <b>{e.name}</b>
+                  <span className="muted">{e.nodes} node{e.nodes === 1 ? '' : 's'} · left {ago(e.savedAt)}</span>
+                </div>
+              ))}
+            </div>
+          )}
+        </div>
+        <div className="menu-anchor">
+          <button onClick={() => setMenu((m) => (m === 'examples' ? null : 'examples'))} data-testid="examples">Examples ▾</button>
+          {menu === 'examples' && (
+            <div className="menu" data-testid="examples-menu" onMouseLeave={() => setMenu(null)}>
               {examples.length === 0 && <div className="menu-item muted">No examples found</div>}
               {examples.map((ex) => (
                 <div
@@ -52,12 +92,10 @@ export function Toolbar() {
                   className="menu-item"
                   data-testid={`example-${ex.file}`}
                   onClick={() => {
-                    setMenu(false);
+                    setMenu(null);
                     const r = fromValue(ex.doc);
-                    if (r.doc) {
-                      st().load(r.doc);
-                      st().toast(`Loaded ${ex.file}`);
-                    } else st().toast(`${ex.file}: ${r.diagnostics.map(formatDiagnostic).join('; ')}`, 'error');
+                    if (r.doc) replaceProject(r.doc, ex.file);
+                    else st().toast(`${ex.file}: ${r.diagnostics.map(formatDiagnostic).join('; ')}`, 'error');
                   }}
                 >
                   <b>{ex.doc.name ?? ex.file}</b>
@@ -80,6 +118,12 @@ export function Toolbar() {
           </button>
         ))}
       </nav>
+      {/* React Flow asks users who do not subscribe to Pro to keep its attribution; the canvases hide
+          their own (it sat under the minimap), so the designer credits it once, here, always visible. */}
+      <span className="credits">
+        <a className="react-flow__attribution" href="https://reactflow.dev" target="_blank" rel="noopener noreferrer" title="The canvases are drawn with React Flow (MIT licence)" data-testid="attribution">React Flow</a>
+        {import.meta.env.PROD && <a href="licenses.txt" target="_blank" rel="noopener noreferrer" title="Licences of the libraries bundled in the designer" data-testid="licenses">licences</a>}
+      </span>
     </header>
   );
 }

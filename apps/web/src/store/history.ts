@@ -1,14 +1,19 @@
+import type { ProjectDocument } from '@pipeloom/core';
 import type { Change } from './changes.js';
 
 // One history for the whole project: an entry holds the changes of one user action across
 // any of the three graphs, and the changes that undo it. Entries sharing a coalesce key
-// (one drag, one typing burst in a field) merge, so a drag is one undo step.
+// (one drag, one typing burst in a field) merge, so a drag is one undo step. Loading a
+// whole document (an example, Open…, New, a recent project) is one entry too: it keeps the
+// documents on both sides, so undo brings back the project that was replaced.
 
 export interface HistoryEntry {
   label: string;
   forward: Change[];
   inverse: Change[];
   coalesce?: string;
+  /** A whole-document load: undo restores `before`, redo `after` (forward and inverse are empty). */
+  replace?: { before: ProjectDocument; after: ProjectDocument };
 }
 
 export class History {
@@ -34,10 +39,10 @@ export class History {
   }
 
   record(entry: HistoryEntry): void {
-    if (!entry.forward.length) return;
+    if (!entry.forward.length && !entry.replace) return;
     this.redos = [];
     const top = this.undos.at(-1);
-    if (entry.coalesce && top?.coalesce === entry.coalesce) {
+    if (entry.coalesce && top?.coalesce === entry.coalesce && !top.replace) {
       // The earliest inverse restores the state before the first change of the burst.
       top.forward = [...top.forward, ...entry.forward];
       top.inverse = [...entry.inverse, ...top.inverse];

@@ -162,3 +162,45 @@ describe('project store history', () => {
     expect(s.getState().doc).toBe(before);
   });
 });
+
+describe('loading a whole document', () => {
+  const other = () => ({ ...emptyDocument(), name: 'other', app: { nodes: [{ id: 'q', kernel: 'matrix.produce', params: { width: 8, height: 8 } }], edges: [] } });
+
+  it('open is one undo step: undo brings back the replaced project with its edits, redo the opened one', () => {
+    const s = store();
+    s.getState().dispatch({ type: 'doc/update', patch: { name: 'mine' } });
+    const mine = s.getState().doc;
+    const loads = s.getState().loads;
+    s.getState().select({ kind: 'node', id: 'p' });
+    s.getState().open(other(), 'open other.json');
+    expect(s.getState().doc.name).toBe('other');
+    expect(s.getState().selection).toBeNull();
+    expect(s.getState().undoLabel).toBe('open other.json');
+    s.getState().undo();
+    expect(s.getState().doc).toBe(mine);
+    expect(s.getState().loads).toBe(loads + 2);
+    // The edits made before the load are still below it.
+    s.getState().undo();
+    expect(s.getState().doc.name).toBe('untitled');
+    s.getState().redo();
+    s.getState().redo();
+    expect(s.getState().doc.name).toBe('other');
+  });
+
+  it('an edit after an open does not merge into it, and undoing it keeps the opened project', () => {
+    const s = store();
+    s.getState().dispatch({ type: 'doc/update', patch: { name: 'typing' } }, { coalesce: 'name' });
+    s.getState().open(other(), 'open other');
+    s.getState().dispatch({ type: 'doc/update', patch: { name: 'other 2' } }, { coalesce: 'name' });
+    s.getState().undo();
+    expect(s.getState().doc.name).toBe('other');
+    s.getState().undo();
+    expect(s.getState().doc.name).toBe('typing');
+  });
+
+  it('load (the restored autosave at start) clears the history', () => {
+    const s = store();
+    s.getState().load(other());
+    expect(s.getState().canUndo).toBe(false);
+  });
+});

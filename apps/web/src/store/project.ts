@@ -37,7 +37,10 @@ export interface ProjectState {
   seal(): void;
   undo(): void;
   redo(): void;
+  /** The session's first document (the autosave restored on start): no undo step, history cleared. */
   load(doc: ProjectDocument): void;
+  /** Replaces the document as one undo step (an example, Open…, New, a recent project): undo brings the replaced one back. */
+  open(doc: ProjectDocument, label: string): void;
   select(s: Selection | null, opts?: { reveal?: boolean }): void;
   setView(v: ViewId): void;
   /** Shows the graph of the composite instances `level` on the DFG canvas (the breadcrumb). */
@@ -77,10 +80,10 @@ export function createProjectStore(initial: ProjectDocument = emptyDocument()) {
   const history = new History();
   return createStore<ProjectState>()((set, get) => {
     const sync = () => ({ canUndo: history.canUndo, canRedo: history.canRedo, undoLabel: history.undoLabel, redoLabel: history.redoLabel });
-    const applyEntry = (cs: Change[]) => {
-      const r = applyChanges(get().doc, cs);
-      return r;
-    };
+    const applyEntry = (cs: Change[]) => applyChanges(get().doc, cs);
+    // A whole document in place of another: canvases refit, selection and level start over.
+    const replaceWith = (doc: ProjectDocument) =>
+      set({ doc, revision: get().revision + 1, loads: get().loads + 1, selection: null, level: [], expandedGraph: false, ...sync() });
     return {
       doc: initial,
       revision: 0,
@@ -113,6 +116,10 @@ export function createProjectStore(initial: ProjectDocument = emptyDocument()) {
         history.seal();
         const e = history.takeUndo();
         if (!e) return;
+        if (e.replace) {
+          history.pushRedo(e);
+          return replaceWith(e.replace.before);
+        }
         const r = applyEntry(e.inverse);
         history.pushRedo(e);
         set({ doc: r.doc, revision: get().revision + 1, level: validLevel(r.doc, get().level), ...sync() });
@@ -120,13 +127,22 @@ export function createProjectStore(initial: ProjectDocument = emptyDocument()) {
       redo() {
         const e = history.takeRedo();
         if (!e) return;
+        if (e.replace) {
+          history.pushUndo(e);
+          return replaceWith(e.replace.after);
+        }
         const r = applyEntry(e.forward);
         history.pushUndo(e);
         set({ doc: r.doc, revision: get().revision + 1, level: validLevel(r.doc, get().level), ...sync() });
       },
       load(doc) {
         history.clear();
-        set({ doc, revision: get().revision + 1, loads: get().loads + 1, selection: null, level: [], expandedGraph: false, ...sync() });
+        replaceWith(doc);
+      },
+      open(doc, label) {
+        history.seal();
+        history.record({ label, forward: [], inverse: [], replace: { before: get().doc, after: doc } });
+        replaceWith(doc);
       },
       select(s, opts = {}) {
         if (!s || !opts.reveal) return set({ selection: s });
