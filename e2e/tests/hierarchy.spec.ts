@@ -16,6 +16,11 @@ const noErrors = (page: Page) => expect(page.getByTestId('problem-count')).toHav
 test('the parameter panel edits N and W: the compiled output follows, a bad expression is a problem naming the param, kept as typed', async ({ page }) => {
   await openExample(page, 'piic.json', 'P');
   await noErrors(page);
+  // The implementation graph's memory at W = 2048, to see the recompile after each change.
+  await page.getByTestId('tab-ig').click();
+  await expect(page.getByTestId('memory-panel')).toContainText('MiB');
+  const at2048 = await page.getByTestId('memory-panel').innerText();
+  await page.getByTestId('tab-dfg').click();
   await expect(page.getByTestId('param-eval-W')).toHaveText(/= 2048/);
   await expect(page.getByTestId('param-row-W')).toContainText('matrix width');
   // The nodes read W: their ports show the evaluated type.
@@ -28,8 +33,8 @@ test('the parameter panel edits N and W: the compiled output follows, a bad expr
   await expect(page.locator('.react-flow__edge-text').first()).toHaveText('f32 2048×1024');
   await noErrors(page);
   await page.getByTestId('tab-ig').click();
-  await expect(page.getByTestId('memory-panel')).toContainText('MiB');
-  const memory = await page.getByTestId('memory-panel').innerText();
+  // The worker's recompile lands after the edit: wait for the memory to change from W = 2048's.
+  await expect.poll(() => page.getByTestId('memory-panel').innerText()).not.toBe(at2048);
   await page.getByTestId('tab-dfg').click();
 
   // N as an expression of W; then a typo: the problem names N and the text stays.
@@ -54,7 +59,7 @@ test('the parameter panel edits N and W: the compiled output follows, a bad expr
   await page.getByTestId('undo').click();
   await expect(page.getByTestId('param-eval-W')).toHaveText(/= 2048/);
   await page.getByTestId('tab-ig').click();
-  await expect.poll(() => page.getByTestId('memory-panel').innerText()).not.toBe(memory);
+  await expect.poll(() => page.getByTestId('memory-panel').innerText()).toBe(at2048);
   await page.getByTestId('tab-dfg').click();
 
   // Add and remove a parameter.
@@ -160,8 +165,8 @@ test('group two nodes, undo, redo, ungroup: one step each, the compile unchanged
   await openExample(page, 'piic.json', 'I1');
   await noErrors(page);
   await page.getByTestId('tab-ig').click();
-  await expect(page.getByTestId('memory-panel')).toContainText('MiB');
-  const memory = await page.getByTestId('memory-panel').innerText();
+  // The worker's recompile lands after the edit: wait for the memory to change from W = 2048's.
+  await expect.poll(() => page.getByTestId('memory-panel').innerText()).not.toBe(at2048);
   await page.getByTestId('tab-dfg').click();
 
   await page.getByTestId('dfg-node-I1').locator('.kn-head').click();
