@@ -6,6 +6,7 @@ import { ungroupChanges } from '../store/hierarchy.js';
 import { estimated, expandChanges } from '../dfg/levelFlow.js';
 import { compositePorts, nodePorts, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
 import { useResolve } from '../lib/resolve.js';
+import { paramDoc } from '../lib/kernelDocs.js';
 import { writtenValue } from '../params/ParamPanel.js';
 import { useCompile } from '../worker/client.js';
 import { CheckField, ExprField, SelectField, TextField, validId } from './fields.js';
@@ -43,7 +44,19 @@ export function PePicker({ doc, flatId }: { doc: ProjectDocument; flatId: string
   );
 }
 
-function ParamField({ doc, node, at, name, spec, evaluated }: { doc: ProjectDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
+/** A kernel param's field with its description, unit, range and default written under it. */
+function ParamField(props: { doc: ProjectDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
+  return (
+    <>
+      <ParamInput {...props} />
+      <div className="param-doc" data-testid={`param-${props.name}-doc`}>
+        {paramDoc(props.spec)}
+      </div>
+    </>
+  );
+}
+
+function ParamInput({ doc, node, at, name, spec, evaluated }: { doc: ProjectDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
   const kernel = findKernel(node.kernel ?? '')!;
   const written = writtenParams(kernel, node.params);
   const value = written[name];
@@ -55,7 +68,7 @@ function ParamField({ doc, node, at, name, spec, evaluated }: { doc: ProjectDocu
       return (
         <ExprField
           label={name}
-          title={spec.description}
+          title={paramDoc(spec)}
           value={typeof value === 'number' || typeof value === 'string' ? value : Number(value)}
           evaluated={typeof evaluated === 'number' ? evaluated : undefined}
           names={scopeNames(doc, at)}
