@@ -41,16 +41,21 @@ test('P-I-I-C from the palette with every param at its default passes its check 
   await addPiicNodes(page);
   await connectPiic(page);
 
-  // Nothing typed into the consumer: it expects what the two incrementers (nb_loop 5: +1 each) make.
+  // Nothing typed into the consumer: its expectation params are empty, each described in place.
   await selectNode(page, 'consume');
   await expect(page.getByTestId('param-increments')).toHaveValue('');
-  await expect(page.getByTestId('inspector-expectation')).toContainText('expected_offset = 2, scale = 1');
-  await expect(page.getByTestId('inspector-expectation')).toContainText('derived from the graph upstream');
-  // The param's description is on the panel, not only in a tooltip.
+  await expect(page.getByTestId('param-increments')).toHaveAttribute('placeholder', 'derived from the graph');
+  await expect(page.getByTestId('param-expected_offset')).toHaveValue('');
   await expect(page.getByTestId('param-increments-doc')).toContainText('Comma-separated nb_loop of each incrementer upstream');
-  await shot(page, 'first-run-derived');
+  await expect(page.getByTestId('inspector-expectation')).toContainText('derived when the document compiles');
 
   await mapOnAgent(page, { produce: 'cpu@h0', increment: 'gpu0@h0', increment2: 'gpu0@h0', consume: 'cpu@h0' });
+  // Compiled: it expects what the two incrementers (nb_loop 5: +1 each) make.
+  await page.getByTestId('tab-dfg').click();
+  await selectNode(page, 'consume');
+  await expect(page.getByTestId('inspector-expectation')).toContainText('expected_offset = 2, scale = 1');
+  await expect(page.getByTestId('inspector-expectation')).toContainText('derived from the graph upstream');
+  await shot(page, 'first-run-derived');
   await runAndPass(page, '5');
   await expect(page.getByTestId('run-check')).toContainText('passed');
 });
@@ -72,10 +77,10 @@ test('a join (matrix.add of two incremented streams) is checked exactly: scale 2
   await connect(page, 'produce2.out', 'add.b');
   await connect(page, 'add.out', 'consume.in');
   await expect(page.locator('.react-flow__edge')).toHaveCount(4);
+  await mapOnAgent(page, { produce: 'cpu@h0', increment: 'gpu0@h0', produce2: 'cpu@h0', add: 'gpu0@h0', consume: 'cpu@h0' });
+  await page.getByTestId('tab-dfg').click();
   await selectNode(page, 'consume');
   // (iteration + 1) + iteration: scale 2, offset 1.
   await expect(page.getByTestId('inspector-expectation')).toContainText('expected_offset = 1, scale = 2');
-
-  await mapOnAgent(page, { produce: 'cpu@h0', increment: 'gpu0@h0', produce2: 'cpu@h0', add: 'gpu0@h0', consume: 'cpu@h0' });
   await runAndPass(page, '10');
 });

@@ -111,7 +111,7 @@ export function Palette() {
                 {k.inputs.length ? k.inputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'} → {k.outputs.length ? k.outputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'}
               </div>
               {g.pkg && (
-                <div className="pi-doc" data-testid={`palette-doc-${k.id}`}>
+                <div className="pi-doc" data-testid={`palette-doc-${k.id}`} title={k.description}>
                   {k.version}
                   {reportedBy(k.id) ? ` · on ${reportedBy(k.id)}` : ''} · {k.description}
                 </div>

@@ -1,5 +1,5 @@
-import { useCallback, useLayoutEffect, useRef, useState } from 'react';
-import type { NodeChange } from '@xyflow/react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useReactFlow, type NodeChange } from '@xyflow/react';
 
 // React Flow measures nodes and reports sizes as changes; the document does not store them,
 // so each canvas keeps the measurements beside it and hands them back on every render.
@@ -86,15 +86,53 @@ export function boundsOf(rects: readonly { x: number; y: number; width: number; 
   return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
 }
 
-/** The size of a container element, once laid out (canvases mount when it is known). */
+/**
+ * The size of a container element, once laid out (canvases mount when it is known), and
+ * again whenever it changes (the window resized, a panel collapsed).
+ */
 export function useSize<T extends HTMLElement>() {
   const ref = useRef<T>(null);
   const [size, setSize] = useState<{ width: number; height: number } | null>(null);
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
-    const r = el.getBoundingClientRect();
-    setSize({ width: r.width, height: r.height });
+    const take = () => {
+      const r = el.getBoundingClientRect();
+      setSize((s) => (s && Math.abs(s.width - r.width) < 1 && Math.abs(s.height - r.height) < 1 ? s : { width: r.width, height: r.height }));
+    };
+    take();
+    const ro = new ResizeObserver(take);
+    ro.observe(el);
+    return () => ro.disconnect();
   }, []);
   return { ref, size };
 }
+
+/**
+ * Fits the view again when the canvas changes size after it opened, so a resized window shows
+ * the same graph rather than a corner of it. Large graphs (drawn only in view) keep their
+ * viewport: fitting them would put every node in view, unreadable and slow.
+ */
+export function useRefitOnResize(size: { width: number; height: number } | null, nodes: number, fitViewOptions: { padding?: number; maxZoom?: number; minZoom?: number } = {}) {
+  const flow = useReactFlow();
+  const first = useRef<{ width: number; height: number } | null>(null);
+  useEffect(() => {
+    if (!size) return;
+    if (!first.current) {
+      first.current = size;
+      return;
+    }
+    if (nodes === 0 || nodes > DRAW_IN_VIEW_ONLY_ABOVE) return;
+    const frame = requestAnimationFrame(() => void flow.fitView({ padding: 0.2, maxZoom: 1.1, ...fitViewOptions }));
+    return () => cancelAnimationFrame(frame);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [size]);
+}
+
+/**
+ * Below this canvas size the minimap (200 x 150 in a corner) would cover a good part of the
+ * graph: a 1280 x 720 window leaves the DFG canvas about 760 x 530, so it is left out there.
+ */
+export const MINIMAP_MIN_CANVAS = { width: 900, height: 560 };
+
+export const minimapFits = (size: { width: number; height: number } | null) => !!size && size.width >= MINIMAP_MIN_CANVAS.width && size.height >= MINIMAP_MIN_CANVAS.height;

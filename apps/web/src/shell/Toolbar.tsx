@@ -35,7 +35,7 @@ export function Toolbar() {
   return (
     <header className="toolbar" data-testid="toolbar">
       <div className="brand">Pipeloom</div>
-      <div className="doc-name" title="Project name (edit it in the inspector with nothing selected)" data-testid="doc-name">{name}</div>
+      <div className="doc-name" title={`${name}: the project name (edit it in the inspector with nothing selected)`} data-testid="doc-name">{name}</div>
       <div className="tb-group">
         <button onClick={() => { if (confirm('Start a new empty project? Unsaved changes stay only in the undo history of this tab.')) st().load(newProject()); }} data-testid="new">New</button>
         <button onClick={() => file.current?.click()} data-testid="open">Open…</button>
