@@ -11,7 +11,7 @@ test('+ GPU adds the GPU with its PCIe link to the host CPU, one undo step', asy
   await page.getByTestId('add-gpu').click();
   await expect(page.getByTestId('arch-pe-gpu0@h0')).toBeVisible();
   await expect(page.locator('.react-flow__edge')).toHaveCount(1);
-  await expect(page.locator('.react-flow__edge-text')).toContainText('pcie · 12.0 GB/s');
+  await expect(page.locator('.react-flow__edge-text')).toContainText('pcie · 12 GB/s · 10 µs');
   await shot(page, 'arch-defaults-gpu');
   await page.locator('.react-flow__pane').click();
   await page.keyboard.press('Control+z');
