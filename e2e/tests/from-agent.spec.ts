@@ -30,5 +30,5 @@ test('an agent with three emulated GPUs on one adapter fills its host with three
   await page.getByTestId('agent-add').click();
   await expect(page.getByTestId('agent-status')).toContainText('h1: 4 PE(s) reported, 0 added', { timeout: 20_000 });
   const skipped = page.getByTestId('agent-skipped');
-  for (const pe of ['cpu@h1', 'gpu0@h1', 'gpu1@h1', 'gpu2@h1']) await expect(skipped).toContainText(`Not added: ${pe}: already in the architecture (kept as you edited it)`);
+  for (const pe of ['cpu@h1', 'gpu0@h1', 'gpu1@h1', 'gpu2@h1']) await expect(skipped).toContainText(`Not added: ${pe}: already in the architecture (kept as it is)`);
 });

@@ -51,7 +51,7 @@ describe('add from agent', () => {
     s.getState().dispatch({ type: 'pe/update', id: 'cpu@h0', patch: { memory: 123 } });
     const again = changesFromAgent(s.getState().doc, 'h0', 'ws://a', report.map((p) => ({ ...p, id: p.id.replace('@h1', '@h0') })));
     expect(again.changes).toEqual([]);
-    expect(again.skipped).toEqual(['cpu@h0: already in the architecture (kept as you edited it)', 'gpu0@h0: already in the architecture (kept as you edited it)', 'gpu1@h0: already in the architecture (kept as you edited it)']);
+    expect(again.skipped).toEqual(['cpu@h0: already in the architecture (kept as it is)', 'gpu0@h0: already in the architecture (kept as it is)', 'gpu1@h0: already in the architecture (kept as it is)']);
     expect(s.getState().doc.arch.pes.find((p) => p.id === 'cpu@h0')?.memory).toBe(123);
   });
 

@@ -5,7 +5,7 @@ import { defaultLink, newHostPosition, nextSlot } from './defaults.js';
 /** What "Add from agent" does with one host's report: the changes, and why each PE it skips was skipped. */
 export interface FromAgent {
   changes: Change[];
-  /** `gpu0@h1: already in the architecture (kept as you edited it)`. */
+  /** `gpu0@h1: already in the architecture (kept as it is)`. */
   skipped: string[];
 }
 
@@ -33,7 +33,7 @@ export function changesFromAgent(doc: ProjectDocument, host: string, url: string
     }
     const other = owner.get(id);
     if (other !== undefined) {
-      skipped.push(other === host ? `${id}: already in the architecture (kept as you edited it)` : `${id}: the id is taken by a PE of host ${other}`);
+      skipped.push(other === host ? `${id}: already in the architecture (kept as it is)` : `${id}: the id is taken by a PE of host ${other}`);
       continue;
     }
     owner.set(id, host);

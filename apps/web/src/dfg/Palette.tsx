@@ -150,9 +150,9 @@ function KernelHelp({ kernel: k, reportedBy, onClose }: { kernel: KernelSpec; re
           {Object.entries(k.params).map(([n, p]) => (
             <div key={n} data-testid={`palette-help-param-${n}`}>
               <dt>
-                <code>{n}</code> <span className="muted">{paramFacts(p)}</span>
+                <code>{n}</code> {p.description}
               </dt>
-              <dd>{p.description}</dd>
+              <dd>{paramFacts(p)}</dd>
             </div>
           ))}
         </dl>
