@@ -29,10 +29,10 @@ test('walkthrough: a pipeline built from scratch passes on its first Run', async
   await newProject(page);
   await page.goto(`/${agents.query}`);
 
-  // 1. Kernels from the palette; the help panel shows the one clicked.
+  // 1. Kernels from the palette; the help panel, open since the clicks, follows the pointer.
   await page.getByTestId('tab-dfg').click();
   await addPiicNodes(page);
-  await page.getByTestId('palette-matrix.increment').focus();
+  await page.getByTestId('palette-matrix.increment').hover();
   await expect(page.getByTestId('palette-help')).toContainText('Increment matrix');
   await snap(page, '1-palette');
 

@@ -2,7 +2,7 @@ import { useCallback, useMemo, useRef } from 'react';
 import { Background, ConnectionMode, Controls, ReactFlow, type Connection, type Edge, type EdgeChange, type NodeChange } from '@xyflow/react';
 import { projectStore, useProject } from '../store/project.js';
 import { linkKey, type LinkKey } from '../store/records.js';
-import { useMeasured, nextDragKey, pickedId, useRefitOnResize, useSize } from '../lib/canvas.js';
+import { useMeasured, nextDragKey, pickedId, useRefitOnResize } from '../lib/canvas.js';
 import { peColor } from '../lib/colors.js';
 import { formatRate, formatSeconds } from '../lib/format.js';
 import { useProblemCounts } from '../lib/problems.js';
@@ -21,7 +21,6 @@ export function ArchEditor() {
   const problems = useProblemCounts();
   const { sizes, tick, take } = useMeasured();
   const dragKey = useRef<string | null>(null);
-  const { ref, size } = useSize<HTMLDivElement>();
 
   const abs = useMemo(() => {
     const m = new Map<string, { x: number; y: number }>();
@@ -165,10 +164,10 @@ export function ArchEditor() {
     if (st.dispatch({ type: 'link/add', link }, { label: `link ${a} - ${b}` })) st.select({ kind: 'link', key: linkKey(link) });
   }, []);
 
-  useRefitOnResize(size, nodes.length, { padding: 0.2, maxZoom: 1.2 });
+  useRefitOnResize(nodes.length, { padding: 0.2, maxZoom: 1.2 });
 
   return (
-    <div className="canvas" data-testid="arch-canvas" ref={ref}>
+    <div className="canvas" data-testid="arch-canvas">
       <ReactFlow
         nodes={nodes}
         edges={edges}

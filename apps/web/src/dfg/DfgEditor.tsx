@@ -337,11 +337,11 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
   const viewport = useMemo(() => {
     if (!size) return undefined;
     const rects = nodes.filter((n) => !n.parentId).map((n) => ({ ...n.position, width: sizes.get(n.id)?.width ?? (n.width as number | undefined) ?? 170, height: sizes.get(n.id)?.height ?? (n.height as number | undefined) ?? (mapping ? 110 : 80) }));
-    return rects.length ? openingViewport(boundsOf(rects), size.width, size.height, { minZoom: 0.7, maxZoom: 1.1 }) : { x: 0, y: 0, zoom: 1 };
+    return rects.length ? openingViewport(boundsOf(rects), size.width, size.height, { minZoom: 0.7, maxZoom: 1.1, fitDownTo: 0.5 }) : { x: 0, y: 0, zoom: 1 };
     // The opening viewport only (the first size): later edits keep the user's pan and zoom.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [!!size]);
-  useRefitOnResize(size, nodes.length, { padding: 0.2, maxZoom: 1.1 });
+  useRefitOnResize(nodes.length, { padding: 0.2, maxZoom: 1.1 });
 
   const expandedToggle = (
     <label className="toggle" title="The single-rate graph the compiler reads: each firing of a multi-rate node (S#0 … S#7), composites flattened; read-only">

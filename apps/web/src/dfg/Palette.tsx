@@ -9,9 +9,9 @@ import { kernelDocLines, paramFacts, portLine } from '../lib/kernelDocs.js';
 // reported by the connected agents) under its own heading, with its docs. Drag a kernel onto
 // the canvas, or click it to drop it beside the last node. From the keyboard: Tab reaches the
 // items, arrow keys move between them, Enter (or Space) adds one. Hovering shows the docs as a
-// tooltip; the help panel under the list opens on the item focused (clicked or reached by
-// keyboard) and then follows the pointer: opening only then keeps the list from shifting
-// under a moving pointer.
+// tooltip; the help panel under the list opens on the item reached by keyboard or added by a
+// click (after the click, never on mousedown: the list shrinking under a pressed button would
+// lose the click) and then follows the pointer.
 export function Palette() {
   const [filter, setFilter] = useState('');
   const [help, setHelp] = useState<string | null>(null);
@@ -98,13 +98,16 @@ export function Palette() {
               title={docs(k)}
               data-testid={`palette-${k.id}`}
               onMouseEnter={() => help !== null && setHelp(k.id)}
-              onFocus={() => setHelp(k.id)}
+              onFocus={(e) => e.currentTarget.matches(':focus-visible') && setHelp(k.id)}
               onKeyDown={(e) => onItemKey(e, k.id)}
               onDragStart={(e) => {
                 e.dataTransfer.setData(KERNEL_MIME, k.id);
                 e.dataTransfer.effectAllowed = 'copy';
               }}
-              onClick={() => addBeside(k.id)}
+              onClick={() => {
+                addBeside(k.id);
+                setHelp(k.id);
+              }}
             >
               <div className="pi-title">{k.title}</div>
               <div className="pi-ports">

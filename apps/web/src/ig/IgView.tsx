@@ -63,7 +63,7 @@ export function IgView() {
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [!!size, !!strategy],
   );
-  useRefitOnResize(size, nodes.length, FIT);
+  useRefitOnResize(nodes.length, FIT);
 
   return (
     <div className="canvas ig" data-testid="ig-canvas" ref={ref}>

@@ -61,9 +61,12 @@ export const DRAW_IN_VIEW_ONLY_ABOVE = 500;
  */
 export const MINIMAP_UP_TO = 2000;
 
-export function openingViewport(b: Bounds, width: number, height: number, opts: { minZoom?: number; maxZoom?: number; pad?: number } = {}) {
-  const { minZoom = 0.7, maxZoom = 1.1, pad = 40 } = opts;
+export function openingViewport(b: Bounds, width: number, height: number, opts: { minZoom?: number; maxZoom?: number; pad?: number; fitDownTo?: number } = {}) {
+  const { maxZoom = 1.1, pad = 40 } = opts;
   const fit = Math.min((width - 2 * pad) / Math.max(b.width, 1), (height - 2 * pad) / Math.max(b.height, 1));
+  // A graph that fits at `fitDownTo` or closer opens whole (a small window must not cut off
+  // the last node); a larger one opens readable at `minZoom`, anchored at its source.
+  const minZoom = opts.fitDownTo !== undefined && fit >= opts.fitDownTo ? opts.fitDownTo : (opts.minZoom ?? 0.7);
   const zoom = Math.max(minZoom, Math.min(maxZoom, fit));
   const x = fit >= minZoom ? (width - b.width * zoom) / 2 - b.x * zoom : pad - b.x * zoom;
   const y = b.height * zoom <= height - 2 * pad ? (height - b.height * zoom) / 2 - b.y * zoom : pad - b.y * zoom;
@@ -109,24 +112,31 @@ export function useSize<T extends HTMLElement>() {
 }
 
 /**
- * Fits the view again when the canvas changes size after it opened, so a resized window shows
- * the same graph rather than a corner of it. Large graphs (drawn only in view) keep their
- * viewport: fitting them would put every node in view, unreadable and slow.
+ * Fits the view again when the window is resized, so a resized window shows the same graph
+ * rather than a corner of it. Only the window: the canvas also changes height as the Problems
+ * list grows and shrinks, and refitting then would move nodes under the pointer mid-drag.
+ * Large graphs (drawn only in view) keep their viewport: fitting them would put every node in
+ * view, unreadable and slow.
  */
-export function useRefitOnResize(size: { width: number; height: number } | null, nodes: number, fitViewOptions: { padding?: number; maxZoom?: number; minZoom?: number } = {}) {
+export function useRefitOnResize(nodes: number, fitViewOptions: { padding?: number; maxZoom?: number; minZoom?: number } = {}) {
   const flow = useReactFlow();
-  const first = useRef<{ width: number; height: number } | null>(null);
+  const latest = useRef({ nodes, fitViewOptions });
+  latest.current = { nodes, fitViewOptions };
   useEffect(() => {
-    if (!size) return;
-    if (!first.current) {
-      first.current = size;
-      return;
-    }
-    if (nodes === 0 || nodes > DRAW_IN_VIEW_ONLY_ABOVE) return;
-    const frame = requestAnimationFrame(() => void flow.fitView({ padding: 0.2, maxZoom: 1.1, ...fitViewOptions }));
-    return () => cancelAnimationFrame(frame);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [size]);
+    let frame = 0;
+    const onResize = () => {
+      cancelAnimationFrame(frame);
+      const { nodes: n, fitViewOptions: o } = latest.current;
+      if (n === 0 || n > DRAW_IN_VIEW_ONLY_ABOVE) return;
+      // After the layout has settled at the new size.
+      frame = requestAnimationFrame(() => void flow.fitView({ padding: 0.2, maxZoom: 1.1, ...o }));
+    };
+    window.addEventListener('resize', onResize);
+    return () => {
+      window.removeEventListener('resize', onResize);
+      cancelAnimationFrame(frame);
+    };
+  }, [flow]);
 }
 
 /**
