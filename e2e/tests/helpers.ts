@@ -62,16 +62,16 @@ export async function addPiicNodes(page: Page, at = { x: 120, y: 200 }) {
   for (const id of PIIC) await expect(page.getByTestId(`dfg-node-${id}`)).toBeVisible();
 }
 
-/** 64x64 matrices so a run is quick; the consumer checks the two incrementers' Fig 13 increments. */
+/**
+ * 64x64 matrices so a run is quick. The consumer's expectation is left to the designer: it is
+ * derived from the graph upstream (the two incrementers' Fig 13 increments).
+ */
 export async function setPiicParams(page: Page) {
   for (const id of PIIC) {
     await selectNode(page, id);
     await setField(page, 'param-width', '64');
     await setField(page, 'param-height', '64');
   }
-  await selectNode(page, 'consume');
-  // The incrementers' nb_loop (default 5): the consumer derives its expected value from the Fig 13 rule.
-  await setField(page, 'param-increments', '5,5');
 }
 
 /** P -> I -> I -> C edges, by dragging from each output handle to the next input. */
@@ -82,7 +82,7 @@ export async function connectPiic(page: Page) {
   await expect(page.locator('.react-flow__edge')).toHaveCount(3);
 }
 
-/** P -> I -> I -> C from the palette, 64x64 matrices, the consumer checking the two incrementers' Fig 13 increments. */
+/** P -> I -> I -> C from the palette, 64x64 matrices, the consumer checking what it derives from the graph upstream. */
 export async function buildPiicFromPalette(page: Page) {
   await page.getByTestId('tab-dfg').click();
   await addPiicNodes(page);

@@ -45,7 +45,9 @@ test('the parameter panel edits N and W: the compiled output follows, a bad expr
   await page.getByTestId('param-value-N').fill('2 * Q');
   await page.getByTestId('param-value-N').press('Enter');
   const problem = page.getByTestId('problem').filter({ hasText: 'unknown parameter "Q"' }).first();
-  await expect(problem).toContainText('params.N');
+  // In the designer's words (the document path is the tooltip).
+  await expect(problem).toContainText('parameter N (Parameters)');
+  await expect(problem).toHaveAttribute('title', /params\.N/);
   await expect(page.getByTestId('param-value-N')).toHaveValue('2 * Q');
   await expect(page.getByTestId('param-eval-N')).toContainText('unknown parameter "Q"');
   await problem.click();

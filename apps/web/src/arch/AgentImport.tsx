@@ -11,7 +11,7 @@ export function AgentImport() {
   const [url, setUrl] = useState(first?.url ?? 'ws://127.0.0.1:7070');
   const [token, setToken] = useState(first?.token ?? '');
   const [busy, setBusy] = useState(false);
-  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null);
+  const [status, setStatus] = useState<{ ok: boolean; text: string; skipped?: string[] } | null>(null);
 
   const run = async () => {
     setBusy(true);
@@ -21,11 +21,11 @@ export function AgentImport() {
       // Its kernels join the palette (grouped by package) before its PEs join the document.
       reportAgentKernels(w.host, w.kernels);
       const st = projectStore.getState();
-      const changes = changesFromAgent(st.doc, w.host, url.trim(), w.pes);
+      const { changes, skipped } = changesFromAgent(st.doc, w.host, url.trim(), w.pes);
       if (changes.length) st.dispatch(changes, { label: `add from agent ${w.host}` });
       st.select({ kind: 'host', id: w.host });
       const pes = changes.filter((c) => c.type === 'pe/add').length;
-      setStatus({ ok: true, text: `${w.host}: ${w.pes.length} PE(s) reported, ${pes} added` });
+      setStatus({ ok: true, text: `${w.host}: ${w.pes.length} PE(s) reported, ${pes} added`, skipped });
     } catch (e) {
       setStatus({ ok: false, text: e instanceof Error ? e.message : String(e) });
     } finally {
@@ -52,6 +52,13 @@ export function AgentImport() {
         {busy ? 'Asking…' : 'Add from agent'}
       </button>
       {status && <div className={status.ok ? 'ok-text' : 'field-error'} data-testid="agent-status">{status.text}</div>}
+      {status?.skipped && status.skipped.length > 0 && (
+        <ul className="agent-skipped" data-testid="agent-skipped">
+          {status.skipped.map((s) => (
+            <li key={s}>Not added: {s}</li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }

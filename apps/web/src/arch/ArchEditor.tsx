@@ -2,7 +2,7 @@ import { useCallback, useMemo, useRef } from 'react';
 import { Background, ConnectionMode, Controls, ReactFlow, type Connection, type Edge, type EdgeChange, type NodeChange } from '@xyflow/react';
 import { projectStore, useProject } from '../store/project.js';
 import { linkKey, type LinkKey } from '../store/records.js';
-import { useMeasured, nextDragKey, pickedId } from '../lib/canvas.js';
+import { useMeasured, nextDragKey, pickedId, useRefitOnResize } from '../lib/canvas.js';
 import { peColor } from '../lib/colors.js';
 import { formatRate, formatSeconds } from '../lib/format.js';
 import { useProblemCounts } from '../lib/problems.js';
@@ -163,6 +163,8 @@ export function ArchEditor() {
     const link = defaultLink(st.doc, a, b);
     if (st.dispatch({ type: 'link/add', link }, { label: `link ${a} - ${b}` })) st.select({ kind: 'link', key: linkKey(link) });
   }, []);
+
+  useRefitOnResize(nodes.length, { padding: 0.2, maxZoom: 1.2 });
 
   return (
     <div className="canvas" data-testid="arch-canvas">

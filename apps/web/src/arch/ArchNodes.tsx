@@ -11,7 +11,7 @@ function HostView({ data, selected }: NodeProps<HostFlowNode>) {
     <div className={`host${selected ? ' selected' : ''}${data.errors ? ' has-error' : ''}`} data-testid={`arch-host-${data.host.id}`}>
       <div className="host-head">
         <span className="host-id">{data.host.id}</span>
-        <span className="host-agent">{data.host.agent ?? 'no agent URL'}</span>
+        <span className="host-agent" title={data.host.agent ?? 'no agent URL'}>{data.host.agent ?? 'no agent URL'}</span>
       </div>
     </div>
   );

@@ -1,6 +1,6 @@
 import type { PeKind } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
-import { newHostId, newHostPosition, newPe } from './defaults.js';
+import { gpuLink, newHostId, newHostPosition, newPe } from './defaults.js';
 import { AgentImport } from './AgentImport.js';
 
 /** The host an "add PE" button targets: the selected one, else the selected PE's, else the first. */
@@ -33,7 +33,9 @@ export function addPe(kind: PeKind, host = targetHost()): string | undefined {
     return;
   }
   const pe = newPe(st.doc, host, kind);
-  if (st.dispatch({ type: 'pe/add', pe }, { label: `add ${pe.id}` })) st.select({ kind: 'pe', id: pe.id });
+  // A GPU comes with its PCIe link to the host's CPU: one undo step removes both.
+  const link = kind === 'gpu' ? gpuLink(st.doc, pe) : undefined;
+  if (st.dispatch([{ type: 'pe/add', pe }, ...(link ? [{ type: 'link/add' as const, link }] : [])], { label: `add ${pe.id}` })) st.select({ kind: 'pe', id: pe.id });
   return pe.id;
 }
 
@@ -47,7 +49,7 @@ export function ArchPanel() {
         <button onClick={() => addPe('cpu')} disabled={!hosts} data-testid="add-cpu">+ CPU in selected host</button>
         <button onClick={() => addPe('gpu')} disabled={!hosts} data-testid="add-gpu">+ GPU in selected host</button>
       </div>
-      <p className="help">Drag from one PE's edge to another's to add a link; select it to set kind, bandwidth and latency. Delete removes the selection.</p>
+      <p className="help">A new GPU comes linked to its host's CPU by PCIe. Drag from one PE's edge to another's to add a link; select it to set kind, bandwidth and latency (a new kind brings its typical values, except those you edited). Delete removes the selection.</p>
       <AgentImport />
     </div>
   );

@@ -1,4 +1,4 @@
-import type { Link, LinkKind, PeKind, ProcessingElement, ProjectDocument } from '@pipeloom/core';
+import { DOCUMENT_DEFAULTS, type Link, type LinkKind, type PeKind, type ProcessingElement, type ProjectDocument } from '@pipeloom/core';
 
 // Sensible starting values for new architecture elements; the inspector edits them.
 
@@ -11,6 +11,27 @@ export const LINK_DEFAULTS: Record<LinkKind, { bandwidth: number; latency: numbe
 };
 
 export const LINK_KINDS = Object.keys(LINK_DEFAULTS) as LinkKind[];
+
+/**
+ * What switching a link to `kind` changes: the kind, and its typical bandwidth and latency
+ * in place of each value the user had not edited. A value counts as not edited while it is
+ * the old kind's typical one (the designer's, or core's shorthand PCIe default for a link a
+ * shorthand host expanded into); nothing else remembers who typed what.
+ */
+export function linkKindPatch(link: Link, kind: LinkKind): Partial<Omit<Link, 'a' | 'b'>> {
+  const typical = (field: 'bandwidth' | 'latency') => link[field] === LINK_DEFAULTS[link.kind][field] || (link.kind === 'pcie' && link[field] === DOCUMENT_DEFAULTS.pcie[field]);
+  return {
+    kind,
+    ...(typical('bandwidth') ? { bandwidth: LINK_DEFAULTS[kind].bandwidth } : {}),
+    ...(typical('latency') ? { latency: LINK_DEFAULTS[kind].latency } : {}),
+  };
+}
+
+/** The PCIe link a new GPU gets to its host's first CPU, if the host has one. */
+export function gpuLink(doc: ProjectDocument, gpu: ProcessingElement): Link | undefined {
+  const cpu = doc.arch.pes.find((p) => p.host === gpu.host && p.kind === 'cpu');
+  return cpu ? defaultLink({ ...doc, arch: { ...doc.arch, pes: [...doc.arch.pes, gpu] } }, cpu.id, gpu.id) : undefined;
+}
 
 export function defaultLink(doc: ProjectDocument, a: string, b: string): Link {
   const pa = doc.arch.pes.find((p) => p.id === a);

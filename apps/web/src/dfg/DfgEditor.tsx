@@ -20,7 +20,7 @@ import type { Change } from '../store/changes.js';
 import type { Selection } from '../store/records.js';
 import { compositeOf, effectivePe, graphAt, graphKey, isApp, isComposite, levelAt, levelPrefix, type GraphAt } from '../store/graphs.js';
 import { groupChanges } from '../store/hierarchy.js';
-import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, openingViewport, useMeasured, useSize, nextDragKey } from '../lib/canvas.js';
+import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, minimapFits, openingViewport, useMeasured, useRefitOnResize, useSize, nextDragKey } from '../lib/canvas.js';
 import { closesLoop, compositePorts, connectionProblem, freshNodeId, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
 import { problemKey, useProblemCounts } from '../lib/problems.js';
@@ -337,10 +337,11 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
   const viewport = useMemo(() => {
     if (!size) return undefined;
     const rects = nodes.filter((n) => !n.parentId).map((n) => ({ ...n.position, width: sizes.get(n.id)?.width ?? (n.width as number | undefined) ?? 170, height: sizes.get(n.id)?.height ?? (n.height as number | undefined) ?? (mapping ? 110 : 80) }));
-    return rects.length ? openingViewport(boundsOf(rects), size.width, size.height, { minZoom: 0.7, maxZoom: 1.1 }) : { x: 0, y: 0, zoom: 1 };
-    // The opening viewport only: later edits keep the user's pan and zoom.
+    return rects.length ? openingViewport(boundsOf(rects), size.width, size.height, { minZoom: 0.7, maxZoom: 1.1, fitDownTo: 0.5 }) : { x: 0, y: 0, zoom: 1 };
+    // The opening viewport only (the first size): later edits keep the user's pan and zoom.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [size]);
+  }, [!!size]);
+  useRefitOnResize(nodes.length, { padding: 0.2, maxZoom: 1.1 });
 
   const expandedToggle = (
     <label className="toggle" title="The single-rate graph the compiler reads: each firing of a multi-rate node (S#0 … S#7), composites flattened; read-only">
@@ -407,7 +408,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
             {expandedToggle}
           </Panel>
         )}
-        {nodes.length <= MINIMAP_UP_TO && <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />}
+        {nodes.length <= MINIMAP_UP_TO && minimapFits(size) && <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />}
       </ReactFlow>}
     </div>
   );

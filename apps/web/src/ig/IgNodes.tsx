@@ -13,10 +13,10 @@ function ComputeView({ data, selected }: NodeProps<IgComputeNode>) {
   return (
     <div className={`ig-node${selected ? ' selected' : ''}`} style={data.color ? ({ '--pe': data.color } as React.CSSProperties) : undefined} data-testid={`ig-node-${data.id}`}>
       <Handle type="target" position={Position.Left} isConnectable={false} />
-      <div className="ig-label">
+      <div className="ig-label" title={`${data.id} on its PE: schedule ${data.schedule ?? '?'}, latency ${data.latency ?? '?'} cycles`}>
         {data.id} <span className="ig-sl">({data.schedule ?? '?'}, {data.latency ?? '?'})</span>
       </div>
-      <div className="ig-kernel">{data.kernel}</div>
+      <div className="ig-kernel" title={data.kernel}>{data.kernel}</div>
       <Handle type="source" position={Position.Right} isConnectable={false} />
     </div>
   );

@@ -3,7 +3,7 @@ import { Background, Controls, ReactFlow, type Edge, type Node } from '@xyflow/r
 import { useProject, projectStore } from '../store/project.js';
 import { useCompile } from '../worker/client.js';
 import { formatMs, formatSeconds } from '../lib/format.js';
-import { DRAW_IN_VIEW_ONLY_ABOVE, openingViewport, useSize } from '../lib/canvas.js';
+import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, openingViewport, useRefitOnResize, useSize } from '../lib/canvas.js';
 import { igNodeTypes } from './IgNodes.js';
 import { dataBounds, igFlow } from './flow.js';
 import { igSelection } from './igSelection.js';
@@ -34,6 +34,17 @@ export function OverlapToggle() {
   );
 }
 
+/** Fitting zooms out no further than this; a graph that needs more opens at a readable zoom at its source. */
+const FIT_MIN_ZOOM = 0.3;
+const FIT = { padding: 0.08, maxZoom: 1.1, minZoom: FIT_MIN_ZOOM };
+
+/** The whole graph, lanes included, when it fits at FIT_MIN_ZOOM or closer; else its first data at a readable zoom. */
+function igOpening(layout: Parameters<typeof dataBounds>[0], width: number, height: number) {
+  const all = boundsOf(layout.filter((n) => n.kind === 'pe'));
+  const fit = Math.min((width - 80) / Math.max(all.width, 1), (height - 80) / Math.max(all.height, 1));
+  return fit >= FIT_MIN_ZOOM ? openingViewport(all, width, height, { minZoom: FIT_MIN_ZOOM, maxZoom: 1.1 }) : openingViewport(dataBounds(layout), width, height, { minZoom: 0.75 });
+}
+
 export function IgView() {
   const doc = useProject((s) => s.doc);
   const { strategy, result, overlap } = useShownStrategy();
@@ -47,11 +58,12 @@ export function IgView() {
 
   const { ref, size } = useSize<HTMLDivElement>();
   const viewport = useMemo(
-    () => (size && strategy ? openingViewport(dataBounds(strategy.layout.nodes), size.width, size.height - 40, { minZoom: 0.75 }) : undefined),
+    () => (size && strategy ? igOpening(strategy.layout.nodes, size.width, size.height - 40) : undefined),
     // Only the first layout of a mount matters: later edits keep the user's viewport.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-    [size, !!strategy],
+    [!!size, !!strategy],
   );
+  useRefitOnResize(nodes.length, FIT);
 
   return (
     <div className="canvas ig" data-testid="ig-canvas" ref={ref}>
@@ -103,7 +115,7 @@ export function IgView() {
         onPaneClick={() => igSelection.setState({ buffer: null })}
       >
         <Background gap={16} size={1} />
-        <Controls showInteractive={false} fitViewOptions={{ padding: 0.08, maxZoom: 1.1 }} />
+        <Controls showInteractive={false} fitViewOptions={FIT} />
       </ReactFlow>}
     </div>
   );

@@ -63,9 +63,9 @@ export function MemoryPanel() {
               <tbody>
                 {pred.phases.map((ph) => (
                   <tr key={ph.name}>
-                    <td>{ph.name}</td>
+                    <td title={ph.name}>{ph.name}</td>
                     <td className="mono">{formatSeconds(ph.time)}</td>
-                    <td className="muted">{ph.bottleneck}</td>
+                    <td className="muted" title={ph.bottleneck} data-testid="phase-bottleneck">{ph.bottleneck}</td>
                   </tr>
                 ))}
               </tbody>

@@ -1,5 +1,5 @@
-import { useCallback, useLayoutEffect, useRef, useState } from 'react';
-import type { NodeChange } from '@xyflow/react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useReactFlow, type NodeChange } from '@xyflow/react';
 
 // React Flow measures nodes and reports sizes as changes; the document does not store them,
 // so each canvas keeps the measurements beside it and hands them back on every render.
@@ -61,9 +61,12 @@ export const DRAW_IN_VIEW_ONLY_ABOVE = 500;
  */
 export const MINIMAP_UP_TO = 2000;
 
-export function openingViewport(b: Bounds, width: number, height: number, opts: { minZoom?: number; maxZoom?: number; pad?: number } = {}) {
-  const { minZoom = 0.7, maxZoom = 1.1, pad = 40 } = opts;
+export function openingViewport(b: Bounds, width: number, height: number, opts: { minZoom?: number; maxZoom?: number; pad?: number; fitDownTo?: number } = {}) {
+  const { maxZoom = 1.1, pad = 40 } = opts;
   const fit = Math.min((width - 2 * pad) / Math.max(b.width, 1), (height - 2 * pad) / Math.max(b.height, 1));
+  // A graph that fits at `fitDownTo` or closer opens whole (a small window must not cut off
+  // the last node); a larger one opens readable at `minZoom`, anchored at its source.
+  const minZoom = opts.fitDownTo !== undefined && fit >= opts.fitDownTo ? opts.fitDownTo : (opts.minZoom ?? 0.7);
   const zoom = Math.max(minZoom, Math.min(maxZoom, fit));
   const x = fit >= minZoom ? (width - b.width * zoom) / 2 - b.x * zoom : pad - b.x * zoom;
   const y = b.height * zoom <= height - 2 * pad ? (height - b.height * zoom) / 2 - b.y * zoom : pad - b.y * zoom;
@@ -86,15 +89,60 @@ export function boundsOf(rects: readonly { x: number; y: number; width: number; 
   return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
 }
 
-/** The size of a container element, once laid out (canvases mount when it is known). */
+/**
+ * The size of a container element, once laid out (canvases mount when it is known), and
+ * again whenever it changes (the window resized, a panel collapsed).
+ */
 export function useSize<T extends HTMLElement>() {
   const ref = useRef<T>(null);
   const [size, setSize] = useState<{ width: number; height: number } | null>(null);
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return;
-    const r = el.getBoundingClientRect();
-    setSize({ width: r.width, height: r.height });
+    const take = () => {
+      const r = el.getBoundingClientRect();
+      setSize((s) => (s && Math.abs(s.width - r.width) < 1 && Math.abs(s.height - r.height) < 1 ? s : { width: r.width, height: r.height }));
+    };
+    take();
+    const ro = new ResizeObserver(take);
+    ro.observe(el);
+    return () => ro.disconnect();
   }, []);
   return { ref, size };
 }
+
+/**
+ * Fits the view again when the window is resized, so a resized window shows the same graph
+ * rather than a corner of it. Only the window: the canvas also changes height as the Problems
+ * list grows and shrinks, and refitting then would move nodes under the pointer mid-drag.
+ * Large graphs (drawn only in view) keep their viewport: fitting them would put every node in
+ * view, unreadable and slow.
+ */
+export function useRefitOnResize(nodes: number, fitViewOptions: { padding?: number; maxZoom?: number; minZoom?: number } = {}) {
+  const flow = useReactFlow();
+  const latest = useRef({ nodes, fitViewOptions });
+  latest.current = { nodes, fitViewOptions };
+  useEffect(() => {
+    let frame = 0;
+    const onResize = () => {
+      cancelAnimationFrame(frame);
+      const { nodes: n, fitViewOptions: o } = latest.current;
+      if (n === 0 || n > DRAW_IN_VIEW_ONLY_ABOVE) return;
+      // After the layout has settled at the new size.
+      frame = requestAnimationFrame(() => void flow.fitView({ padding: 0.2, maxZoom: 1.1, ...o }));
+    };
+    window.addEventListener('resize', onResize);
+    return () => {
+      window.removeEventListener('resize', onResize);
+      cancelAnimationFrame(frame);
+    };
+  }, [flow]);
+}
+
+/**
+ * Below this canvas size the minimap (200 x 150 in a corner) would cover a good part of the
+ * graph: a 1280 x 720 window leaves the DFG canvas about 760 x 530, so it is left out there.
+ */
+export const MINIMAP_MIN_CANVAS = { width: 900, height: 560 };
+
+export const minimapFits = (size: { width: number; height: number } | null) => !!size && size.width >= MINIMAP_MIN_CANVAS.width && size.height >= MINIMAP_MIN_CANVAS.height;

@@ -7,10 +7,11 @@ import { EdgeInspector } from './EdgeInspector.js';
 import { ParamEditor } from '../params/ParamPanel.js';
 import { peColor } from '../lib/colors.js';
 import { formatBytes } from '../lib/format.js';
-import { LINK_KINDS } from '../arch/defaults.js';
+import { LINK_KINDS, linkKindPatch } from '../arch/defaults.js';
 import { CheckField, NumberField, SelectField, TextField, validId } from './fields.js';
 import { useCompile } from '../worker/client.js';
 import { selectionForDiagnostic, sameSelection } from '../store/selection.js';
+import { inWords } from '../lib/words.js';
 
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
 const GiB = 2 ** 30;
@@ -123,7 +124,7 @@ function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Se
         <>
           <div className="insp-kind">Link</div>
           <div className="insp-row mono">{l.a} ↔ {l.b}</div>
-          <SelectField<LinkKind> label="Kind" value={l.kind} testid="inspector-link-kind" options={LINK_KINDS.map((k) => ({ value: k, label: k }))} onCommit={(kind) => dispatch({ type: 'link/update', key, patch: { kind } })} />
+          <SelectField<LinkKind> label="Kind" value={l.kind} testid="inspector-link-kind" options={LINK_KINDS.map((k) => ({ value: k, label: k }))} onCommit={(kind) => dispatch({ type: 'link/update', key, patch: linkKindPatch(l, kind) }, { label: `${key} ${kind}` })} />
           <NumberField label="Bandwidth" value={l.bandwidth} scale={1e9} min={1} unit="GB/s" testid="inspector-bandwidth" onCommit={(bandwidth, coalesce) => dispatch({ type: 'link/update', key, patch: { bandwidth } }, { coalesce })} />
           <NumberField label="Latency" value={l.latency} scale={1e-6} min={0} unit="µs" testid="inspector-latency" onCommit={(latency, coalesce) => dispatch({ type: 'link/update', key, patch: { latency } }, { coalesce })} />
           <CheckField label="Full duplex" value={l.duplex} onCommit={(duplex) => dispatch({ type: 'link/update', key, patch: { duplex } })} />
@@ -145,12 +146,15 @@ export function Inspector() {
       <InspectorBody doc={doc} selection={selection} />
       {mine.length > 0 && (
         <div className="insp-problems">
-          {mine.map((d, i) => (
-            <div key={i} className={`diag ${d.severity}`}>
-              <b>{d.path}</b> {d.message}
-              {d.hint && <div className="hint">{d.hint}</div>}
-            </div>
-          ))}
+          {mine.map((d, i) => {
+            const w = inWords(doc, d);
+            return (
+              <div key={i} className={`diag ${d.severity}`} title={`In the document: ${d.path || 'document'}`}>
+                {w.text}
+                {w.hint && <div className="hint">{w.hint}</div>}
+              </div>
+            );
+          })}
         </div>
       )}
     </div>

@@ -6,6 +6,7 @@ import { ungroupChanges } from '../store/hierarchy.js';
 import { estimated, expandChanges } from '../dfg/levelFlow.js';
 import { compositePorts, nodePorts, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
 import { useResolve } from '../lib/resolve.js';
+import { paramDoc } from '../lib/kernelDocs.js';
 import { writtenValue } from '../params/ParamPanel.js';
 import { useCompile } from '../worker/client.js';
 import { CheckField, ExprField, SelectField, TextField, validId } from './fields.js';
@@ -43,11 +44,31 @@ export function PePicker({ doc, flatId }: { doc: ProjectDocument; flatId: string
   );
 }
 
-function ParamField({ doc, node, at, name, spec, evaluated }: { doc: ProjectDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
+/** A kernel param's field with its description, unit, range and default written under it. */
+function ParamField(props: { doc: ProjectDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
+  return (
+    <>
+      <ParamInput {...props} />
+      <div className="param-doc" data-testid={`param-${props.name}-doc`}>
+        {paramDoc(props.spec)}
+      </div>
+    </>
+  );
+}
+
+function ParamInput({ doc, node, at, name, spec, evaluated }: { doc: ProjectDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
   const kernel = findKernel(node.kernel ?? '')!;
   const written = writtenParams(kernel, node.params);
   const value = written[name];
-  const commit = (v: ParamValue, coalesce?: string) => dispatch({ type: 'node/update', id: node.id, ...at$(at), params: { ...written, [name]: v } }, { label: `${node.id}.${name}`, coalesce });
+  // A checker's expectation param left unset is derived from the graph: shown empty, and
+  // emptying it again goes back to the derivation.
+  const derivable = kernel.expects?.params.includes(name) ?? false;
+  const placeholder = derivable ? 'derived from the graph' : undefined;
+  const commit = (v: ParamValue, coalesce?: string) => {
+    const params = { ...written, [name]: v };
+    if (derivable && v === '') delete params[name];
+    dispatch({ type: 'node/update', id: node.id, ...at$(at), params }, { label: `${node.id}.${name}`, coalesce });
+  };
   const testid = `param-${name}`;
   switch (spec.type) {
     case 'int':
@@ -55,8 +76,9 @@ function ParamField({ doc, node, at, name, spec, evaluated }: { doc: ProjectDocu
       return (
         <ExprField
           label={name}
-          title={spec.description}
-          value={typeof value === 'number' || typeof value === 'string' ? value : Number(value)}
+          title={paramDoc(spec)}
+          value={value === undefined ? '' : typeof value === 'number' || typeof value === 'string' ? value : Number(value)}
+          placeholder={placeholder}
           evaluated={typeof evaluated === 'number' ? evaluated : undefined}
           names={scopeNames(doc, at)}
           min={spec.min}
@@ -72,7 +94,7 @@ function ParamField({ doc, node, at, name, spec, evaluated }: { doc: ProjectDocu
     case 'enum':
       return <SelectField label={name} value={String(value)} options={(spec.values ?? []).map((v) => ({ value: v, label: v }))} testid={testid} onCommit={commit} />;
     case 'string':
-      return <TextField label={name} value={String(value)} multiline={spec.multiline} testid={testid} onCommit={(v) => void commit(v)} />;
+      return <TextField label={name} value={value === undefined ? '' : String(value)} placeholder={placeholder} multiline={spec.multiline} testid={testid} onCommit={(v) => void commit(v)} />;
   }
 }
 
@@ -162,6 +184,11 @@ function KernelInspector({ doc, node, at }: { doc: ProjectDocument; node: AppNod
         </p>
       )}
       <PePicker doc={doc} flatId={flatId} />
+      {kernel?.expects && !expects && (
+        <p className="help" data-testid="inspector-expectation">
+          Expects what the graph upstream makes: derived when the document compiles (every node mapped), or set a param below to state it.
+        </p>
+      )}
       {expects && (
         <p className="help" data-testid="inspector-expectation">
           Expects {expects.shown} {expects.overridden ? '(as set here)' : '(derived from the graph upstream; set a param to override)'}

@@ -2,9 +2,11 @@ import { useProject, projectStore } from '../store/project.js';
 import { useCompile } from '../worker/client.js';
 import { selectionForDiagnostic } from '../store/selection.js';
 import { formatMs } from '../lib/format.js';
+import { inWords } from '../lib/words.js';
 
-// The bottom bar: every diagnostic from validation and compilation; clicking one selects the
-// element its path names and switches to the view that shows it.
+// The bottom bar: every diagnostic from validation and compilation, in the designer's words
+// (lib/words.ts; the JSON path is the tooltip); clicking one selects the element its path
+// names and switches to the view that shows it.
 export function Problems({ collapsed, onToggle }: { collapsed?: boolean; onToggle?: () => void }) {
   const doc = useProject((s) => s.doc);
   const { result, status, error } = useCompile((s) => s);
@@ -31,18 +33,18 @@ export function Problems({ collapsed, onToggle }: { collapsed?: boolean; onToggl
         {diags.length === 0 && result && <div className="empty">No problems: the implementation graph is ready.</div>}
         {diags.map((d, i) => {
           const sel = selectionForDiagnostic(doc, d);
+          const w = inWords(doc, d);
           return (
             <div
               key={i}
               className={`diag ${d.severity}${sel ? ' clickable' : ''}`}
               data-testid="problem"
               onClick={() => sel && projectStore.getState().select(sel, { reveal: true })}
-              title={sel ? 'Select the element' : undefined}
+              title={`${sel ? 'Click to select the element. ' : ''}In the document: ${d.path || 'document'}`}
             >
               <span className="sev">{d.severity === 'error' ? '●' : '▲'}</span>
-              <span className="path">{d.path || 'document'}</span>
-              <span className="msg">{d.message}</span>
-              {d.hint && <span className="hint">{d.hint}</span>}
+              <span className="msg">{w.text}</span>
+              {w.hint && <span className="hint">{w.hint}</span>}
             </div>
           );
         })}

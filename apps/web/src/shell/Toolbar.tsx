@@ -61,7 +61,7 @@ export function Toolbar() {
   return (
     <header className="toolbar" data-testid="toolbar">
       <div className="brand">Pipeloom</div>
-      <div className="doc-name" title="Project name (edit it in the inspector with nothing selected)" data-testid="doc-name">{name}</div>
+      <div className="doc-name" title={`${name}: the project name (edit it in the inspector with nothing selected)`} data-testid="doc-name">{name}</div>
       <div className="tb-group">
         <button onClick={() => { if (confirm('Start a new empty project? Undo (Ctrl+Z) brings this one back, and Recent keeps it after a reload.')) replaceProject(newProject(), 'a new project'); }} data-testid="new">New</button>
         <button onClick={() => file.current?.click()} data-testid="open">Open…</button>

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { emptyDocument } from '../store/project.js';
+import { gpuLink, LINK_DEFAULTS, linkKindPatch, newPe } from './defaults.js';
+import type { Link } from '@pipeloom/core';
+
+describe('architecture defaults', () => {
+  it("switching a link's kind brings that kind's typical bandwidth and latency", () => {
+    const l: Link = { a: 'cpu@h0', b: 'cpu@h1', kind: 'ethernet', ...LINK_DEFAULTS.ethernet };
+    expect(linkKindPatch(l, 'infiniband')).toEqual({ kind: 'infiniband', bandwidth: LINK_DEFAULTS.infiniband.bandwidth, latency: LINK_DEFAULTS.infiniband.latency });
+  });
+
+  it('a value the user edited is kept, the other follows the kind', () => {
+    const l: Link = { a: 'cpu@h0', b: 'cpu@h1', kind: 'ethernet', ...LINK_DEFAULTS.ethernet, bandwidth: 7e9 };
+    expect(linkKindPatch(l, 'infiniband')).toEqual({ kind: 'infiniband', latency: LINK_DEFAULTS.infiniband.latency });
+  });
+
+  it("a PCIe link expanded from a shorthand host (core's default) counts as typical", () => {
+    const l: Link = { a: 'cpu@h0', b: 'gpu0@h0', kind: 'pcie', bandwidth: 5e9, latency: 1e-5, duplex: true };
+    expect(linkKindPatch(l, 'nvlink')).toEqual({ kind: 'nvlink', bandwidth: LINK_DEFAULTS.nvlink.bandwidth, latency: LINK_DEFAULTS.nvlink.latency });
+  });
+
+  it("a new GPU's link is PCIe to its host's CPU; a host without a CPU gets none", () => {
+    const doc = emptyDocument();
+    const withHost = { ...doc, arch: { ...doc.arch, hosts: [{ id: 'h0' }], pes: [] } };
+    const cpu = newPe(withHost, 'h0', 'cpu');
+    const d = { ...withHost, arch: { ...withHost.arch, pes: [cpu] } };
+    const gpu = newPe(d, 'h0', 'gpu');
+    expect(gpuLink(d, gpu)).toMatchObject({ a: 'cpu@h0', b: 'gpu0@h0', kind: 'pcie' });
+    expect(gpuLink(withHost, gpu)).toBeUndefined();
+  });
+});
