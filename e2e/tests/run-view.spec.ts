@@ -173,3 +173,21 @@ test('results belong to the revision they ran: an edit marks them modified since
   await expect(page.getByTestId('timeline-canvas')).toHaveAttribute('data-events', '0');
   await expect(page.getByTestId('run-compare')).toHaveCount(0);
 });
+
+test('at 1280x720 the agent list folds away so Live stays in view; a deploy problem names the agent URLs field, not a CLI flag', async ({ page }) => {
+  await open(page, 'P-I-I-C small');
+  await toRun(page);
+  await expect(page.getByTestId('run-agent-h0')).toBeVisible();
+  await page.getByTestId('run-agents').locator('summary').click();
+  await expect(page.getByTestId('run-agent-h0')).toBeHidden();
+  await expect(page.getByTestId('run-agents').locator('summary')).toHaveText('2 agents: h0, h1');
+  // A host no connected agent serves: the problem says where to add its URL in the designer.
+  await page.getByTestId('run-urls').fill(agents.urls[0]);
+  await page.getByTestId('run-connect').click();
+  await expect(page.getByTestId('run-connection')).toHaveAttribute('data-status', 'connected', { timeout: 20_000 });
+  await page.getByTestId('run-deploy').click();
+  const problems = page.getByTestId('run-problems');
+  await expect(problems).toContainText('no agent serves host h1');
+  await expect(problems).toContainText("the Run view's agent URLs field");
+  await expect(problems).not.toContainText('--agents');
+});

@@ -41,6 +41,7 @@ import { appRun, freshness, useRun, type DocumentRevision, type RunState, type R
 import { installBenchHook } from './bench.js';
 import { adoptCalibration, clearCalibration, openCalibration, saveRunAsCalibration, useCalibration } from './calibration.js';
 import './run.css';
+import { deployInWords } from '../lib/words.js';
 
 export interface RunViewProps {
   document: ProjectDocument;
@@ -170,19 +171,28 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
           </span>
         </div>
         {st.connectError && <div className="run-error">{st.connectError}</div>}
-        {st.agents.map((a) => (
-          <div key={a.host} className="run-agent" data-testid={`run-agent-${a.host}`}>
-            <b>{a.host}</b> <span className="muted">{a.url}</span>
-            <ul>
-              {a.pes.map((p) => (
-                <li key={p.id}>
-                  <code>{p.id}</code> {p.kind} · {p.name}
-                  {p.backend ? ` (${p.backend})` : ''}
-                </li>
-              ))}
-            </ul>
-          </div>
-        ))}
+        {st.agents.length > 0 && (
+          // Collapsible, so Live and Checks stay in view on a small screen with many agents.
+          <details className="run-agents" data-testid="run-agents" open={st.agents.length <= 2}>
+            <summary>
+              {st.agents.length} agent{st.agents.length === 1 ? '' : 's'}: {st.agents.map((a) => a.host).join(', ')}
+            </summary>
+            {st.agents.map((a) => (
+              <div key={a.host} className="run-agent" data-testid={`run-agent-${a.host}`}>
+                <b>{a.host}</b> <span className="muted">{a.url}</span>
+                <ul>
+                  {a.pes.map((p) => (
+                    <li key={p.id} title={p.capabilities?.softwareWhy}>
+                      <code>{p.id}</code> {p.kind} · {p.name}
+                      {p.backend ? ` (${p.backend})` : ''}
+                      {p.capabilities?.software ? ' · software' : ''}
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            ))}
+          </details>
+        )}
 
         <h3>Run</h3>
         <label className="run-field check" title="The document's strategy (also in the IG view and the document inspector): both are compiled, flipping it swaps which one runs">
@@ -226,8 +236,8 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         {!ig && <div className="run-error">The document does not compile; fix the problems listed below first.</div>}
         {st.problems.length > 0 && (
           <ul className="run-problems" data-testid="run-problems">
-            {st.problems.map((p, i) => (
-              <li key={i} className={p.severity}>
+            {st.problems.map(deployInWords).map((p, i) => (
+              <li key={i} className={st.problems[i].severity}>
                 {p.message}
                 {p.hint && <div className="muted">{p.hint}</div>}
               </li>
