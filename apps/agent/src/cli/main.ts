@@ -1,6 +1,9 @@
+import { VERSION } from '../version.js';
+
 // Dispatches `pipeloom <command>` to one module per command; each exports
 // `main(argv): Promise<number>` returning the exit code (0 ok, 1 failure, 2 invalid document;
-// 2 as well for a command that does not exist).
+// 2 as well for a command that does not exist, and for no command at all: the usage goes to
+// stderr then, as a usage error). `pipeloom help CMD` is `pipeloom CMD --help`.
 type Command = { summary: string; load: () => Promise<{ main: (argv: string[]) => Promise<number> }> };
 
 const commands: Record<string, Command> = {
@@ -16,20 +19,39 @@ const commands: Record<string, Command> = {
 
 export function usage(): string {
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`);
-  return `usage: pipeloom <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun \`pipeloom <command> --help\` for a command's options.`;
+  return `usage: pipeloom <command> [options]\n       pipeloom help <command>\n       pipeloom --version\n\ncommands:\n${lines.join('\n')}\n\nRun \`pipeloom help <command>\` (or \`pipeloom <command> --help\`) for a command's options.`;
 }
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h') {
-    console.log(usage());
-    return name ? 0 : 1;
-  }
-  // Own commands only: `constructor` or `toString` are names a user types, not commands.
-  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
-  if (!command) {
-    console.error(`pipeloom: unknown command "${name}"\n\n${usage()}`);
+  if (!name) {
+    console.error(usage());
     return 2;
   }
-  return (await command.load()).main(rest);
+  if (name === '--help' || name === '-h') {
+    console.log(usage());
+    return 0;
+  }
+  if (name === '--version' || name === '-v') {
+    console.log(`pipeloom ${VERSION}`);
+    return 0;
+  }
+  if (name === 'help') {
+    if (!rest[0]) {
+      console.log(usage());
+      return 0;
+    }
+    const command = lookup(rest[0]);
+    return command ? (await command.load()).main(['--help']) : 2;
+  }
+  const command = lookup(name);
+  return command ? (await command.load()).main(rest) : 2;
+}
+
+/** The command named `name`, or undefined after printing that there is none. */
+function lookup(name: string): Command | undefined {
+  // Own commands only: `constructor` or `toString` are names a user types, not commands.
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!command) console.error(`pipeloom: unknown command "${name.slice(0, 60)}"\n\n${usage()}`);
+  return command;
 }

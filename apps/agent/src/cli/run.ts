@@ -7,6 +7,7 @@ import { loadKernelPackages } from '../kernels/load.js';
 import { findKernel } from '@pipeloom/kernels';
 import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
 import { traceFormatUsage, TRACE_VIEWER, traceFormat, writeTraceFile } from './trace-file.js';
+import { EXIT_INTERRUPTED, Interrupt, INTERRUPTED } from './interrupt.js';
 
 const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json|.paje|.csv] [--param NAME=VALUE ...]
 
@@ -103,12 +104,15 @@ export async function main(argv: string[]): Promise<number> {
   const stand = model && standInTimes(model);
   const emulateDevices = devices || stand ? { ...stand, ...devices } : undefined;
 
+  const interrupt = new Interrupt('run');
   try {
     // Local agents that cannot start throw here; the catch below names why.
     const agents = await openAgents('run', ig, { agents: v.agents as string | undefined, token: v.token as string | undefined, linkRate: linkRate ?? undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) });
-    if (!agents) return EXIT.failure;
+    if (!agents) return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;
     const { coordinator } = agents;
+    interrupt.onForce = () => agents.local?.kill();
     try {
+      if (interrupt.interrupted) return EXIT_INTERRUPTED;
       const problems = coordinator.check(ig);
       // A kernel an agent lacks or has in another major version is a bad input (exit 2), found before anything is deployed.
       const kernels = checkAgentKernels(ig, coordinator.agents);
@@ -120,10 +124,9 @@ export async function main(argv: string[]): Promise<number> {
       const bar = new ProgressBar();
       const options: RunOptions = { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true, emulateDevices, sync: (v.sync as RunOptions['sync']) ?? doc.options?.sync ?? 'self-timed' };
       const handle = coordinator.run(ig, options);
-      const stopOnSignal = () => handle.stop('interrupted');
-      process.once('SIGINT', stopOnSignal);
+      interrupt.onStop = () => handle.stop(INTERRUPTED);
       const result = await handle.done;
-      process.off('SIGINT', stopOnSignal);
+      interrupt.onStop = undefined;
       bar.done();
       if (traceFile) {
         try {
@@ -137,6 +140,8 @@ export async function main(argv: string[]): Promise<number> {
       const summary = summarize(doc, ig, result, cal, options.sync);
       if (format === 'json') process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       else process.stdout.write(`${toText(doc, summary, result)}\n`);
+      // Stopped on purpose: its summary and trace stand; the local agents stop in `finally`.
+      if (interrupt.interrupted) return EXIT_INTERRUPTED;
       if (!result.ok) {
         const f = result.failure!;
         console.error(`pipeloom run: failed on host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`);
@@ -148,7 +153,9 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (e) {
     console.error(`pipeloom run: ${e instanceof Error ? e.message : String(e)}`);
-    return EXIT.failure;
+    return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;
+  } finally {
+    interrupt.dispose();
   }
 }
 
@@ -176,7 +183,7 @@ export interface RunSummary {
    * measured / calibrated is the runtime's overhead as the user sees it.
    */
   calibratedCycleTime?: number;
-  /** Host -> microseconds per cycle between the last local arrival and the barrier release. */
+  /** Host -> seconds per cycle between the last local arrival and the barrier release (seconds, as every time here). */
   barrierPerCycle: Record<string, number>;
   /** Shares of all lanes' time in barriers and waiting (trace analysis). */
   barrierShare: number;
@@ -208,7 +215,8 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
     cycleTime: a.cycles ? a.cycleTime : r.seconds / Math.max(1, r.cycles),
     predictedCycleTime,
     calibratedCycleTime,
-    barrierPerCycle: r.barrierPerCycle,
+    // The agents report µs (protocol); the summary speaks seconds throughout.
+    barrierPerCycle: Object.fromEntries(Object.entries(r.barrierPerCycle).map(([h, us]) => [h, us / 1e6])),
     barrierShare: a.barrierShare,
     waitShare: a.waitShare,
     threads: a.lanes.map((l) => ({ host: l.host, pe: l.pe, thread: l.thread, utilisation: l.utilisation })),
@@ -222,7 +230,7 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
 function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
   if (!s.ok) {
     const reached = r.events.reduce((m, e) => Math.max(m, e.cycle + 1), 0);
-    return `${doc.name}: run FAILED at cycle ${reached} of ${s.cycles}, ${s.overlap ? 'with' : 'without'} overlap, after ${formatSeconds(s.seconds)}; ${r.events.length} trace events kept`;
+    return `${doc.name}: run ${s.failure?.message === INTERRUPTED ? 'interrupted' : 'FAILED'} at cycle ${reached} of ${s.cycles}, ${s.overlap ? 'with' : 'without'} overlap, after ${formatSeconds(s.seconds)}; ${r.events.length} trace events kept`;
   }
   const lines = [
     `${doc.name}: run complete, ${s.overlap ? 'with' : 'without'} overlap, ${s.iterations} iterations in ${s.cycles} cycles, ${formatSeconds(s.seconds)}`,
@@ -238,7 +246,7 @@ function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
       `               ${formatSeconds(s.calibratedCycleTime)} predicted (measured kernel and transfer times), measured/predicted ${(s.cycleTime / s.calibratedCycleTime).toFixed(2)}: the runtime's overhead`,
     );
   lines.push(
-    `  barrier      ${Object.entries(s.barrierPerCycle).map(([h, us]) => `${h} ${us.toFixed(0)} µs/cycle`).join(', ') || 'n/a'}; ${(s.barrierShare * 100).toFixed(1)}% of lane time in barriers, ${(s.waitShare * 100).toFixed(1)}% waiting`,
+    `  barrier      ${Object.entries(s.barrierPerCycle).map(([h, t]) => `${h} ${(t * 1e6).toFixed(0)} µs/cycle`).join(', ') || 'n/a'}; ${(s.barrierShare * 100).toFixed(1)}% of lane time in barriers, ${(s.waitShare * 100).toFixed(1)}% waiting`,
   );
   if (Object.keys(s.adapters).length) lines.push(`  adapters     ${Object.entries(s.adapters).map(([pe, a]) => `${pe}: ${a}`).join('; ')}`);
   lines.push('  utilisation');

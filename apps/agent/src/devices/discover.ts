@@ -72,7 +72,9 @@ export async function discover(opts: DiscoverOptions): Promise<Devices> {
     try {
       const gpu = await gpuFor(b);
       // Dawn exposes one adapter per power preference at most; ask both and keep distinct ones.
-      for (const pref of ['high-performance', 'low-power'] as const) {
+      // Its OpenGL backend has one (the EGL display's), and each request prints Dawn's two
+      // "artificially reduced" warnings again: ask it once.
+      for (const pref of b === 'opengl' ? (['high-performance'] as const) : (['high-performance', 'low-power'] as const)) {
         const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility', powerPreference: pref } as GPURequestAdapterOptions);
         if (!adapter) continue;
         const info = adapter.info;

@@ -78,7 +78,9 @@ export async function loadKernelPackages(names: readonly string[], cwd = process
         for (const p of e.problems) loaded.problems.push(`kernel package ${name}: ${formatKernelProblem(p)}`);
       } else {
         const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
-        loaded.problems.push(`kernel package ${name} (${file}) failed to load: ${message}`);
+        // An installed CLI runs without tsx (a checkout has it): its kernel packages are JavaScript.
+        const ts = /\.[cm]?ts$/.test(file) && (e as NodeJS.ErrnoException).code === 'ERR_UNKNOWN_FILE_EXTENSION' ? ' (an installed pipeloom loads JavaScript: build the package to JavaScript first)' : '';
+        loaded.problems.push(`kernel package ${name} (${file}) failed to load: ${message}${ts}`);
       }
       continue;
     }

@@ -18,6 +18,8 @@ export interface LocalAgents {
   token: string;
   agents: LocalAgent[];
   stop(): Promise<void>;
+  /** SIGKILL to every agent at once, for a command leaving without waiting (a second Ctrl-C). */
+  kill(): void;
 }
 
 export interface SpawnOptions {
@@ -33,6 +35,11 @@ export interface SpawnOptions {
   log?: (host: string, line: string) => void;
 }
 
+/** Dawn prints these on every adapter request (native code, straight to stderr); harmless. */
+const DAWN_NOTICE = /^Warning: \w+ artificially reduced from \d+ to \d+/;
+/** Which of them this process has passed on already. */
+const dawnNotices = new Set<string>();
+
 export async function spawnLocalAgents(hosts: string[], opts: SpawnOptions = {}): Promise<LocalAgents> {
   const token = opts.token ?? randomBytes(16).toString('hex');
   const started = await Promise.allSettled(hosts.map((h) => startOne(h, token, opts)));
@@ -45,7 +52,10 @@ export async function spawnLocalAgents(hosts: string[], opts: SpawnOptions = {})
     await stop();
     throw failed.reason;
   }
-  return { token, agents, stop };
+  const kill = () => {
+    for (const a of agents) if (!hasExited(a.process)) a.process.kill('SIGKILL');
+  };
+  return { token, agents, stop, kill };
 }
 
 function startOne(host: string, token: string, opts: SpawnOptions): Promise<LocalAgent> {
@@ -53,6 +63,12 @@ function startOne(host: string, token: string, opts: SpawnOptions): Promise<Loca
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env, PIPELOOM_TOKEN: token, EGL_PLATFORM: process.env.EGL_PLATFORM ?? 'surfaceless' } });
   const errLines: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {
+    // Dawn's harmless notices, the same from every agent at every start: shown once.
+    if (DAWN_NOTICE.test(line)) {
+      if (!dawnNotices.has(line)) opts.log?.(host, line);
+      dawnNotices.add(line);
+      return;
+    }
     if (errLines.length < 50) errLines.push(line);
     opts.log?.(host, line);
   });

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { KernelManifest } from '@pipeloom/kernels';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -10,9 +9,9 @@ import { readHello } from '../peer/handshake.js';
 import type { CoordinatorConnection, RunHost } from './runs.js';
 import { LoginThrottle, originAllowed, PendingConnections, RateLimit, tokenMatches, type Limits } from './security.js';
 import { excerpt, FrontDoorLog } from './front-door-log.js';
+import { VERSION } from '../version.js';
 
 /** This agent's package version, told in `welcome` so a run's trace names the agents it ran on. */
-const AGENT_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 // The agent's front door: every connection, coordinator (ws) or peer agent (`/peer`, the
 // agents' own framing), until it has authenticated, then the size and rate limits on what it
@@ -222,7 +221,7 @@ export class FrontDoor {
         if (pending) this.settle(pending.key, pending.p);
         setMaxPayload(ws, opts.limits.maxMessage);
         this.log.line('info', 'login', `coordinator logged in from ${from}`);
-        me.send({ type: 'welcome', version: PROTOCOL_VERSION, host: opts.host, pes: opts.pes, agentVersion: AGENT_VERSION, kernels: opts.kernels, ...(opts.machine ? { machine: opts.machine } : {}) });
+        me.send({ type: 'welcome', version: PROTOCOL_VERSION, host: opts.host, pes: opts.pes, agentVersion: VERSION, kernels: opts.kernels, ...(opts.machine ? { machine: opts.machine } : {}) });
         return;
       }
       const parsed = parseMessage<ToAgent>(text, ['ping', 'deploy', 'start', 'stop']);
