@@ -42,6 +42,7 @@ export * from './run/protocol.js';
 export * from './run/coordinator.js';
 export { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type Deploy, type DeployShapeLimits } from './run/deploy-check.js';
 export { parseRequires, failingClause, reported, boundedCapabilities, WEBGPU_FEATURES, WEBGPU_LIMITS, type Clause, type Op, type PeCapabilities } from './run/requires.js';
+export { taskBagPolicy, simulateBag, oldestFirst, type BagTask, type Policy, type PolicyState, type PoolPe, type Assignment, type Placed } from './run/policy.js';
 export { successorLists } from './util/csr.js';
 export { checkAgentKernels, kernelVersions, type AgentKernels } from './kernels.js';
 export { kernelIds, kernelNodes } from './document/walk.js';
