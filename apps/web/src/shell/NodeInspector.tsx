@@ -10,6 +10,7 @@ import { paramDoc } from '../lib/kernelDocs.js';
 import { writtenValue } from '../params/ParamPanel.js';
 import { useCompile } from '../worker/client.js';
 import { CheckField, ExprField, SelectField, TextField, validId } from './fields.js';
+import { RequiresField } from './RequiresField.js';
 
 // The inspector of a DFG node, kernel or composite, wherever it is written (the app graph, a
 // def, an inline graph): id, PE, params (numbers or expressions over the params in scope),
@@ -210,6 +211,7 @@ function KernelInspector({ doc, node, at }: { doc: ProjectDocument; node: AppNod
           ports={[...ports.inputs.map((p) => ({ name: p.name, side: 'in' as const, rate: typeof p.rate === 'number' ? p.rate : undefined })), ...ports.outputs.map((p) => ({ name: p.name, side: 'out' as const, rate: typeof p.rate === 'number' ? p.rate : undefined }))]}
         />
       )}
+      {kernel && <RequiresField key={`${graphKey(at)}.${node.id}.requires`} node={node} at={at} />}
       {kernel && (
         <>
           <div className="insp-section">Ports</div>

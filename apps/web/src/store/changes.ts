@@ -20,7 +20,7 @@ export type Change =
   | { type: 'node/add'; node: AppNode; index?: number; at?: GraphAt }
   | { type: 'node/remove'; id: string; at?: GraphAt }
   /** `null` removes the field (params, rates; collapsed back to the default, drawn collapsed). */
-  | { type: 'node/update'; id: string; at?: GraphAt; kernel?: string; params?: AppNode['params'] | null; rates?: AppNode['rates'] | null; collapsed?: boolean | null }
+  | { type: 'node/update'; id: string; at?: GraphAt; kernel?: string; params?: AppNode['params'] | null; rates?: AppNode['rates'] | null; collapsed?: boolean | null; requires?: AppNode['requires'] | null }
   | { type: 'node/move'; id: string; position: Pos; at?: GraphAt }
   | { type: 'node/rename'; id: string; to: string; at?: GraphAt }
   | { type: 'edge/add'; edge: AppEdge; index?: number; at?: GraphAt }
@@ -159,7 +159,7 @@ export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectD
         next.kernel = c.kernel;
         inverse.kernel = old.kernel;
       }
-      for (const field of ['params', 'rates', 'collapsed'] as const) {
+      for (const field of ['params', 'rates', 'collapsed', 'requires'] as const) {
         const v = c[field];
         if (v === undefined) continue;
         if (v === null) delete next[field];
