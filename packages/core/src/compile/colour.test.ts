@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ArcColouring } from './colour.js';
+import { optimalColouringCost } from '../testing/colouring.js';
 
 // Arcs on a cycle of L positions: [from, to], and [0, wrap] too where wrap >= 0 (then to = L - 1).
 interface Arc {
@@ -26,27 +27,9 @@ function colour(arcs: Arc[], L: number, o = {}) {
   return { count, color: Array.from(c.color.subarray(0, arcs.length)), cost: c.cost, clique: c.clique, levels: c.levels, optimal: c.optimal, by: c.by };
 }
 
-/** The least cost over every colouring: items in turn join a group they meet none of, or start one. */
+/** The least cost over every colouring (core testing's brute force), arcs conflicting where they meet. */
 function bruteForce(arcs: Arc[], L: number): number {
-  const groups: number[][] = [];
-  let best = Infinity;
-  const walk = (i: number) => {
-    if (i === arcs.length) {
-      best = Math.min(best, groups.reduce((s, g) => s + Math.max(...g.map((k) => arcs[k].weight)), 0));
-      return;
-    }
-    for (const g of groups) {
-      if (g.some((k) => meet(arcs[k], arcs[i], L))) continue;
-      g.push(i);
-      walk(i + 1);
-      g.pop();
-    }
-    groups.push([i]);
-    walk(i + 1);
-    groups.pop();
-  };
-  walk(0);
-  return best;
+  return optimalColouringCost(arcs.map((x) => x.weight), (i, j) => meet(arcs[i], arcs[j], L));
 }
 
 const arbitraryArcs = (most: number) =>

@@ -8,6 +8,7 @@ import { allPrograms, bufferIndex } from './decode.js';
 import { simulate } from './simulate.js';
 import type { BufferAccess, ImplementationGraph } from './types.js';
 import { slicedPipeline } from '../testing/sliced.js';
+import { optimalColouringCost } from '../testing/colouring.js';
 
 registerExampleKernels();
 
@@ -139,25 +140,7 @@ function itemsOf(g: ImplementationGraph, p: number, life: Life[]) {
 
 function optimum(items: { weight: number; set: boolean[] }[]): number {
   const meet = (a: boolean[], b: boolean[]) => a.some((x, i) => x && b[i]);
-  const groups: number[][] = [];
-  let best = Infinity;
-  const walk = (i: number) => {
-    if (i === items.length) {
-      best = Math.min(best, groups.reduce((s, g) => s + Math.max(...g.map((k) => items[k].weight)), 0));
-      return;
-    }
-    for (const g of groups) {
-      if (g.some((k) => meet(items[k].set, items[i].set))) continue;
-      g.push(i);
-      walk(i + 1);
-      g.pop();
-    }
-    groups.push([i]);
-    walk(i + 1);
-    groups.pop();
-  };
-  walk(0);
-  return best;
+  return optimalColouringCost(items.map((x) => x.weight), (i, j) => meet(items[i].set, items[j].set));
 }
 
 const arbitraryDoc = fc.record({
