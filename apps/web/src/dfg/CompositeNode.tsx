@@ -2,6 +2,7 @@ import { memo } from 'react';
 import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
 import type { AppNode } from '@pipeloom/core';
 import { KernelNode } from './KernelNode.js';
+import { PePick } from './PePick.js';
 
 // Composite nodes on the DFG canvas. Collapsed: one box with the composite's ports as handles,
 // like a kernel node. Expanded in place: a group box (React Flow parent) whose children are the
@@ -64,16 +65,7 @@ function CompositeNodeView({ data, selected }: NodeProps<CompositeFlowNode>) {
           </div>
         ))}
       </div>
-      {data.pes && data.onPick && (
-        <select className="kn-pick nodrag" value={data.pe ?? ''} data-testid={`map-pick-${flowId}`} onChange={(e) => data.onPick!(e.target.value || null)}>
-          <option value="">unmapped</option>
-          {data.pes.map((p) => (
-            <option key={p} value={p}>
-              {p}
-            </option>
-          ))}
-        </select>
-      )}
+      <PePick flowId={flowId} pe={data.pe} pes={data.pes} onPick={data.onPick} />
       {errors > 0 && <div className="kn-badge" title={`${errors} problem(s)`}>{errors}</div>}
     </div>
   );
@@ -96,16 +88,7 @@ function GroupNodeView({ data, selected }: NodeProps<GroupFlowNode>) {
           </button>
         </span>
       </div>
-      {data.pes && data.onPick && (
-        <select className="kn-pick nodrag" value={data.pe ?? ''} data-testid={`map-pick-${flowId}`} onChange={(e) => data.onPick!(e.target.value || null)}>
-          <option value="">unmapped</option>
-          {data.pes.map((p) => (
-            <option key={p} value={p}>
-              {p}
-            </option>
-          ))}
-        </select>
-      )}
+      <PePick flowId={flowId} pe={data.pe} pes={data.pes} onPick={data.onPick} />
     </div>
   );
 }

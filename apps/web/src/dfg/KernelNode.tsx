@@ -3,6 +3,7 @@ import { Handle, Position, type Node, type NodeHandle, type NodeProps } from '@x
 import { findKernel, formatDataType } from '@pipeloom/kernels';
 import type { AppNode } from '@pipeloom/core';
 import { nodePorts, portType } from '../lib/kernels.js';
+import { PePick } from './PePick.js';
 
 export type KernelNodeData = {
   node: AppNode;
@@ -99,21 +100,7 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
           );
         })}
       </div>
-      {data.pes && data.onPick && (
-        <select
-          className="kn-pick nodrag"
-          value={data.pe ?? ''}
-          data-testid={`map-pick-${flowId}`}
-          onChange={(e) => data.onPick!(e.target.value || null)}
-        >
-          <option value="">unmapped</option>
-          {data.pes.map((p) => (
-            <option key={p} value={p}>
-              {p}
-            </option>
-          ))}
-        </select>
-      )}
+      <PePick flowId={flowId} pe={data.pe} pes={data.pes} onPick={data.onPick} />
       {errors > 0 && <div className="kn-badge" title={`${errors} problem(s)`}>{errors}</div>}
     </div>
   );
