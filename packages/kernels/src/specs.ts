@@ -8,6 +8,7 @@ import { granulometrySpecs } from './granulometry/spec.js';
 import { saliencySpecs } from './saliency/spec.js';
 import { customSpecs } from './custom/spec.js';
 import { genericSpecs } from './generic/spec.js';
+import { mlemSpecs } from './mlem/spec.js';
 
 export * from './types.js';
 export { bindingProblems, checkKernelSpec, declaredRate, defineKernelSpec, specFromManifest, formatKernelProblem, wgslBindings, type WgslBinding, kernelManifest, majorOf, portsFor, specFor, KernelDefinitionError, type KernelManifest, type KernelProblem, type KernelSpecInput, type PortManifest } from './definition.js';
@@ -16,7 +17,7 @@ export { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, MAX_VECTOR } from './custom/spec.js';
 export { SALIENCY_PATHWAY } from './saliency/spec.js';
 export { GENERIC_WORK } from './generic/spec.js';
 
-const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs];
+const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs, ...mlemSpecs];
 
 // One registry per process (or worker): the built-ins, then the kernels of the packages the
 // operator named (`--kernels`), registered by the loader. A package kernel is registered whole
