@@ -159,13 +159,7 @@ export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectD
         next.kernel = c.kernel;
         inverse.kernel = old.kernel;
       }
-      for (const field of ['params', 'rates', 'collapsed', 'requires'] as const) {
-        const v = c[field];
-        if (v === undefined) continue;
-        if (v === null) delete next[field];
-        else (next as unknown as Record<string, unknown>)[field] = v;
-        (inverse as Record<string, unknown>)[field] = old[field] ?? null;
-      }
+      patchFields(next, old, c, inverse, ['params', 'rates', 'collapsed', 'requires']);
       return { doc: withGraph(doc, c.at, (x) => ({ ...x, nodes: replaceAt(x.nodes, i, next) })), inverse: [inverse] };
     }
     case 'node/move': {
@@ -221,13 +215,7 @@ export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectD
       const old = g.edges[i];
       const next: AppEdge = { ...old };
       const inverse: Change = { type: 'edge/update', key: c.key, ...atOf(c) };
-      for (const field of ['delay', 'init'] as const) {
-        const v = c[field];
-        if (v === undefined) continue;
-        if (v === null) delete next[field];
-        else (next as unknown as Record<string, unknown>)[field] = v;
-        (inverse as Record<string, unknown>)[field] = old[field] ?? null;
-      }
+      patchFields(next, old, c, inverse, ['delay', 'init']);
       return { doc: withGraph(doc, c.at, (x) => ({ ...x, edges: replaceAt(x.edges, i, next) })), inverse: [inverse] };
     }
     case 'graph/ports': {
@@ -235,13 +223,7 @@ export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectD
       if (isApp(c.at)) throw new ChangeError(c, 'the app graph has no ports');
       const inverse: Change = { type: 'graph/ports', at: c.at };
       const next: Graph = { ...g };
-      for (const field of ['inputs', 'outputs'] as const) {
-        const v = c[field];
-        if (v === undefined) continue;
-        if (v === null) delete next[field];
-        else (next as Record<string, unknown>)[field] = v;
-        (inverse as Record<string, unknown>)[field] = g[field] ?? null;
-      }
+      patchFields(next, g, c, inverse, ['inputs', 'outputs']);
       return { doc: withGraph(doc, c.at, () => next), inverse: [inverse] };
     }
     case 'param/set': {
@@ -402,3 +384,18 @@ export function applyChanges(doc: ProjectDocument, changes: readonly Change[]): 
 
 /** True when a change only moves things on a canvas: the compiler ignores it. */
 export const isLayoutOnly = (c: Change) => c.type === 'node/move' || c.type === 'host/move' || c.type === 'pe/move';
+
+/**
+ * The optional fields of an update change applied to `next` (a copy of `old`): a value sets the
+ * field, `null` removes it, absent leaves it; `inverse` gets what undoes each (the old value, or
+ * `null` where there was none).
+ */
+function patchFields<T extends object, K extends keyof T & string>(next: T, old: T, change: Partial<Record<K, unknown>>, inverse: Change, fields: readonly K[]): void {
+  for (const field of fields) {
+    const v = change[field];
+    if (v === undefined) continue;
+    if (v === null) delete next[field];
+    else (next as Record<string, unknown>)[field] = v;
+    (inverse as Record<string, unknown>)[field] = old[field] ?? null;
+  }
+}
