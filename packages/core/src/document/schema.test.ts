@@ -251,7 +251,7 @@ describe('the shape check (checkShape, from the same schema)', () => {
       ['a node inside a composite', (d) => (d.defs.seg.nodes[1].param = {}), 'defs.seg.nodes[1].param: unknown key "param" (did you mean "params"?)'],
       ['an inline graph', (d) => (d.app.nodes[2].graph.nodes[0].rate = {}), 'app.nodes[2].graph.nodes[0].rate: unknown key "rate" (did you mean "rates"?)'],
       ['a binding', (d) => (d.defs.seg.inputs[0].too = []), 'defs.seg.inputs[0].too: unknown key "too" (did you mean "to"?)'],
-      ['far from any key', (d) => (d.options.colour = 'red'), 'options.colour: unknown key "colour" (keys here: overlap, iterations, sync)'],
+      ['far from any key', (d) => (d.options.colour = 'red'), 'options.colour: unknown key "colour" (keys here: overlap, iterations, sync, mode, window, prefetch)'],
     ];
     for (const [where, change, want] of cases) {
       const d = everyFeature() as Record<string, any>;

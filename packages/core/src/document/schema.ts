@@ -1,6 +1,6 @@
 import { listKernels, type KernelSpec, type ParamSpec } from '@pipeloom/kernels/specs';
 import * as z from 'zod';
-import { SYNC_MODES } from '../run/contract.js';
+import { EXECUTION_MODES, SYNC_MODES } from '../run/contract.js';
 import { FORMAT } from './types.js';
 
 // The document's schema, defined once: checkShape (shape.ts) validates with it, and
@@ -191,6 +191,9 @@ export const documentSchema = z
         overlap: z.boolean().optional().meta({ description: 'Computation-communication overlap (default true).' }),
         iterations: z.number().int().min(1).optional().meta({ description: 'Iterations of a run (default 100).' }),
         sync: z.enum(SYNC_MODES).optional().meta({ description: 'self-timed (default) or barrier.' }),
+        mode: z.enum(EXECUTION_MODES).optional().meta({ description: 'static (default): the compiled programs on the mapping; taskbag: tasks placed at run time on capable PEs.' }),
+        window: z.int().min(1).max(64).optional().meta({ description: 'Task-bag: most iterations in flight (default 2).' }),
+        prefetch: z.union([z.int().min(1).max(64), z.literal('unbounded')]).optional().meta({ description: 'Task-bag: most tasks a PE holds given and not done (default 2); unbounded: the Boss/Worker paper\'s literal reading.' }),
       })
       .optional(),
   })

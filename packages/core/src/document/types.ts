@@ -1,5 +1,5 @@
 import type { ParamValue, Params } from '@pipeloom/kernels/specs';
-import type { SyncMode } from '../run/contract.js';
+import type { ExecutionMode, SyncMode } from '../run/contract.js';
 
 // The project document, format `pipeloom/v2`: what a user draws. JSON, published schema in
 // ./schema.json. Plain strings here (it is parsed JSON); the compiler brands ids once validated.
@@ -183,6 +183,12 @@ export interface DocumentOptions {
    * are identical; the compiled programs are the same.
    */
   sync?: SyncMode;
+  /** 'static' (default): the compiled programs on the mapping; 'taskbag': tasks placed at run time on capable PEs (the mapping is not used). */
+  mode?: ExecutionMode;
+  /** Task-bag: at most this many iterations in flight (default 2). */
+  window?: number;
+  /** Task-bag: most tasks a PE holds given and not done (default 2: its next inputs arrive while one runs); 'unbounded' is the Boss/Worker paper's literal reading. */
+  prefetch?: number | 'unbounded';
 }
 
 export interface ProjectDocument {

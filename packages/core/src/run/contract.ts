@@ -57,6 +57,16 @@ export type SyncMode = 'self-timed' | 'barrier';
 
 export const SYNC_MODES: readonly SyncMode[] = ['self-timed', 'barrier'];
 
+/**
+ * How a run places firings (issue 23): 'static' (default) runs the compiled PACCO programs on
+ * the mapping; 'taskbag' hands each task (one firing of one node for one iteration) to an idle,
+ * else the least-loaded, capable PE at run time (run/taskbag/, run/policy.ts). One document,
+ * one set of agents and traces, so the two can be compared.
+ */
+export type ExecutionMode = 'static' | 'taskbag';
+
+export const EXECUTION_MODES: readonly ExecutionMode[] = ['static', 'taskbag'];
+
 /** Slot of a buffer access in cycle k (LATENCY.md): ((k - lag) mod depth), depth = its storage's slots. */
 export function slotOf(k: number, lag: number, depth: number): number {
   return (((k - lag) % depth) + depth) % depth;

@@ -3,6 +3,7 @@ import type { PeProgram } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
 import type { SelfTimedPlan, SyncMode } from './contract.js';
 import type { PeCapabilities } from './requires.js';
+import type { InitSpec } from '../document/types.js';
 
 // The messages between a coordinator and its agents, and between agents (peer links).
 // JSON text frames; host-to-host data travels as binary frames on peer links only.
@@ -106,8 +107,78 @@ export type ToAgent =
       /** Self-timed: this host's part of the plan (planForHosts: every counter, this host's PEs' actions). */
       plan?: SelfTimedPlan;
     }
+  | BagDeploy
+  | BagTaskMessage
+  /** Task-bag mode: these outputs (keys of `task` outputs) are no longer needed by any consumer. */
+  | { type: 'free'; runId: string; keys: string[] }
   | { type: 'start'; runId: string }
   | { type: 'stop'; runId: string; reason: string };
+
+// Task-bag mode (issue 23, run/taskbag/): the coordinator hands out one task (one firing of one
+// node for one iteration) at a time; data never passes through it. An output is named by a key,
+// `<node>:<port>@<iteration>`, made by the coordinator and opaque to agents; the executing agent
+// pulls each input from the agent that holds it (peer `pull`), caching it by key so several
+// shares on one agent fetch the estimate once, and keeps its outputs until `free`.
+
+/** A node of a task-bag run, as agents execute it: index in `BagDeploy.nodes` = the node's index in the model. */
+export interface BagNodeSpec {
+  id: string;
+  kernel: string;
+  /** Resolved params (defaults filled, expressions evaluated). */
+  params: Record<string, number | string | boolean>;
+}
+
+/** Coordinator -> agent: a task-bag run's nodes; the agent answers `deployed` (nothing is allocated until tasks come). */
+export interface BagDeploy {
+  type: 'bag-deploy';
+  runId: string;
+  /** The run's secret: peer links (pulls) prove it, as in static runs. */
+  secret: string;
+  /** Every agent of the run with its URL (where pulls go). */
+  hosts: { id: string; url: string }[];
+  nodes: BagNodeSpec[];
+  /** The version of each kernel the nodes fire; another major version refuses the deploy. */
+  kernels?: Record<string, string>;
+  /** Each firing of these (GPU) nodes lasts at least this many seconds (device emulation, as in static runs). */
+  emulateDevices?: Record<string, number>;
+  /**
+   * A labelled emulation of slower PEs (bench:taskbag): after each task on PE `pe`, the PE sleeps
+   * (factor - 1) x the task's run time, using no core.
+   */
+  slow?: Record<string, number>;
+  /** Microseconds between trace batches (default 50 000). */
+  traceInterval?: number;
+}
+
+/** Where one input of a task comes from: parts of producers' outputs (pulled by key from `host`), or initial tokens. */
+export interface BagInput {
+  port: string;
+  /** Bytes of the whole input. */
+  bytes: number;
+  /** Parts copied into the input: `bytes` bytes from `offset` of output `key` (held by `host`) to `at` of the input. */
+  parts?: { key: string; host: string; offset: number; bytes: number; at: number }[];
+  /** A delayed edge's initial tokens (iteration < delay): a constant in every element, or its source kernel run once. */
+  init?: InitSpec;
+  /** The element type of the input (views and constant fills). */
+  element: 'f32' | 'u32' | 'i32' | 'u8';
+}
+
+/** Coordinator -> agent: run one task on one of the agent's PEs. */
+export interface BagTaskMessage {
+  type: 'task';
+  runId: string;
+  /** `node[share]@iteration` (`node@iteration` for an unsplit node): one commit per id. */
+  id: string;
+  /** Index in `BagDeploy.nodes`. */
+  node: number;
+  iteration: number;
+  /** 1, 2, 3: the attempt (a requeued task's next one); a result names it, and a superseded attempt's result is discarded. */
+  attempt: number;
+  pe: string;
+  inputs: BagInput[];
+  /** Each output port's key and bytes: the agent keeps it under the key until `free`. */
+  outputs: { port: string; key: string; bytes: number }[];
+}
 
 // Agent -> coordinator
 export type FromAgent =
@@ -132,6 +203,13 @@ export type FromAgent =
       memory?: ProcessMemory;
     }
   | { type: 'failed'; runId: string; failure: FailureReport }
+  /** Task-bag: a task's outputs are held (under their keys); `ms`: how its time went on the agent. */
+  | { type: 'task-done'; runId: string; id: string; attempt: number; pe: string; ms: { pull: number; run: number } }
+  /**
+   * Task-bag: a task could not run. `lost`: a host an input could not be pulled from (its outputs
+   * are gone; the coordinator recomputes them); otherwise the kernel or device failed.
+   */
+  | { type: 'task-failed'; runId: string; id: string; attempt: number; pe: string; message: string; lost?: string }
   | { type: 'stopped'; runId: string; freed: boolean }
   | { type: 'error'; message: string };
 
@@ -148,7 +226,10 @@ export type PeerMessage =
   | { type: 'barrier'; seq: number; round: number }
   /** Self-timed: the sender's host learns that counter `counter` (a receiving half's, on the host sending this) reached `value`. */
   | { type: 'credit'; counter: number; value: number }
-  | { type: 'abort'; message: string };
+  | { type: 'abort'; message: string }
+  /** Task-bag: asks the dialled agent for output `key`; answered by its bytes (binary frames, peer/frames.ts) or `pull-miss`. */
+  | { type: 'pull'; id: number; key: string }
+  | { type: 'pull-miss'; id: number; key: string };
 
 export type AnyMessage = ToAgent | FromAgent | PeerMessage;
 
@@ -158,6 +239,13 @@ const REQUIRED: Record<string, string[]> = {
   deploy: ['runId', 'secret', 'programs', 'hosts', 'iterations', 'cycles', 'pes', 'buffers'],
   start: ['runId'],
   stop: ['runId'],
+  'bag-deploy': ['runId', 'secret', 'hosts', 'nodes'],
+  task: ['runId', 'id', 'node', 'iteration', 'attempt', 'pe', 'inputs', 'outputs'],
+  free: ['runId', 'keys'],
+  'task-done': ['runId', 'id', 'attempt', 'pe', 'ms'],
+  'task-failed': ['runId', 'id', 'attempt', 'pe', 'message'],
+  pull: ['id', 'key'],
+  'pull-miss': ['id', 'key'],
   welcome: ['version', 'host', 'pes'],
   pong: ['id', 't', 'agent'],
   deployed: ['runId'],

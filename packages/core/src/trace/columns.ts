@@ -7,8 +7,8 @@ import { compareLanes } from './lanes.js';
 // own index sorted by start plus a running maximum of end times, which is what makes a
 // window query exact even when a long event started before the window.
 
-export const KINDS: readonly TraceKind[] = ['fire', 'transfer', 'wait', 'barrier'];
-const KIND_CODE: Record<TraceKind, number> = { fire: 0, transfer: 1, wait: 2, barrier: 3 };
+export const KINDS: readonly TraceKind[] = ['fire', 'transfer', 'wait', 'barrier', 'counter'];
+const KIND_CODE: Record<TraceKind, number> = { fire: 0, transfer: 1, wait: 2, barrier: 3, counter: 4 };
 
 export interface Lane {
   index: number;

@@ -1,5 +1,6 @@
 // One event model for predicted and measured timelines.
-export type TraceKind = 'fire' | 'transfer' | 'wait' | 'barrier';
+/** `counter`: a sampled value (`value`), drawn as a counter track (the task bag's depth). */
+export type TraceKind = 'fire' | 'transfer' | 'wait' | 'barrier' | 'counter';
 
 export interface TraceEvent {
   host: string;
@@ -19,7 +20,14 @@ export interface TraceEvent {
   start: number;
   end: number;
   bytes?: number;
+  /** Task-bag runs: the task a fire (or pull) belongs to; its slice is labelled `node[share]@iteration (attempt)`. */
+  task?: { id: string; share?: number; attempt: number };
+  /** `counter` events: the value from `start` on. */
+  value?: number;
 }
+
+/** A task's slice label: `projbp[3]@5 (2)`; the attempt is shown from the second on. */
+export const taskSlice = (id: string, attempt: number) => (attempt > 1 ? `${id} (${attempt})` : id);
 
 /** A barrier slice's name: what it is and which phase it closes (the agents and the predictor name them alike). */
 export const barrierSlice = (phase: string) => `barrier ${phase}`;

@@ -22,6 +22,7 @@ const KIND_COLOR: Record<TraceKind, string> = {
   transfer: '0.961 0.620 0.043',
   wait: '0.796 0.835 0.882',
   barrier: '0.937 0.267 0.267',
+  counter: '0.5 0.5 0.5',
 };
 
 const HEADER = `%EventDef PajeDefineContainerType 0
