@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname, cpus } from 'node:os';
 import { analyseTrace, analyze, calibrationFrom, compileModel, measuredTimes, parseDocument, predict, predictCalibrated, type ImplementationGraph, type MeasuredTimes, type RunResult } from '@pipeloom/core';
-import { openAgents } from '../src/cli/agents.js';
+import { clusterOf, openAgents } from '../src/cli/agents.js';
 import { arg, ms, table } from './common.js';
 
 const iterations = arg('iterations', 30);
@@ -33,7 +33,7 @@ for (const name of names) {
     if (!r.ok) throw new Error(`${name} does not compile`);
     return r.ig;
   });
-  const agents = await openAgents('bench', igs[0], { allowWgsl: true });
+  const agents = await openAgents('bench', clusterOf(igs[0]), { allowWgsl: true });
   if (!agents) throw new Error('no agents');
   const runOrThrow = async (ig: ImplementationGraph, n: number, sync: 'barrier' | 'self-timed'): Promise<RunResult> => {
     // Always said: the coordinator's default has changed once already (barrier, then self-timed).

@@ -52,3 +52,5 @@ export { lowerDocument, type LowerOptions, type Lowered } from './document/lower
 export { evaluateExpression, parseExpression, MAX_EXPRESSION_LENGTH, MAX_EXPRESSION_DEPTH, type ExprScope, type ExprError } from './document/expr.js';
 export { paramTable, overrideParams, type ParamRow } from './document/params.js';
 export { flattenComposites, flattenDocument, MAX_COMPOSITE_DEPTH, MAX_FLAT_NODES, type Flattened as FlattenedDocument } from './document/flatten.js';
+export { bagGraph, outputKey, taskId, type BagGraph, type BagGraphNode, type BagPart } from './run/taskbag/graph.js';
+export { TaskBag, type BagCommand, type BagCounts, type BagOptions, type BagPe } from './run/taskbag/bag.js';

@@ -63,7 +63,16 @@ export async function agentsHaving(urls: string[], token: string, ids: string[])
 }
 
 /** Connects to the agents (starting local ones first without --agents); a message on stderr and undefined when it cannot. */
-export async function openAgents(command: string, ig: ImplementationGraph, f: AgentFlags): Promise<OpenAgents | undefined> {
+/** The hosts local agents are started for, and the GPUs each serves. */
+export interface LocalCluster {
+  hosts: string[];
+  gpus: Record<string, number>;
+}
+
+/** The hosts of a compiled graph's programs and their GPUs. */
+export const clusterOf = (ig: ImplementationGraph): LocalCluster => ({ hosts: programHosts(ig), gpus: gpusPerHost(ig) });
+
+export async function openAgents(command: string, cluster: LocalCluster, f: AgentFlags): Promise<OpenAgents | undefined> {
   let local: LocalAgents | undefined;
   let urls: string[];
   let token: string;
@@ -75,8 +84,8 @@ export async function openAgents(command: string, ig: ImplementationGraph, f: Ag
       return undefined;
     }
   } else {
-    local = await spawnLocalAgents(programHosts(ig), {
-      gpus: gpusPerHost(ig),
+    local = await spawnLocalAgents(cluster.hosts, {
+      gpus: cluster.gpus,
       linkRate: f.linkRate,
       args: [...(f.allowWgsl ? ['--allow-wgsl'] : []), ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : []), ...(f.kernels ?? []).flatMap((k) => ['--kernels', k])],
       // Their log stays quiet, except a local agent that goes mid-run (a crash in native GPU

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { cpus, hostname } from 'node:os';
 import { analyze, calibrationFrom, checkAgentKernels, calibrationPath, compileModel, formatSeconds, measuredTimes, nodeTime, type Calibration, type ImplementationGraph, type MeasuredTimes } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
-import { openAgents } from './agents.js';
+import { clusterOf, openAgents } from './agents.js';
 import { EXIT_INTERRUPTED, Interrupt, INTERRUPTED } from './interrupt.js';
 import { choice, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { loadKernelPackages } from '../kernels/load.js';
@@ -66,7 +66,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   printDiagnostics(diagnostics);
   const interrupt = new Interrupt('calibrate');
-  const agents = await openAgents('calibrate', igs[0], { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) });
+  const agents = await openAgents('calibrate', clusterOf(igs[0]), { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) });
   if (!agents) {
     interrupt.dispose();
     return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;

@@ -1,6 +1,6 @@
 import { analyseTrace, analyze, kernelIds, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, standInTimes, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
-import { agentsHaving, openAgents } from './agents.js';
+import { agentsHaving, clusterOf, openAgents } from './agents.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelPackages } from '../kernels/load.js';
@@ -8,8 +8,9 @@ import { findKernel } from '@pipeloom/kernels';
 import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
 import { traceFormatUsage, TRACE_VIEWER, traceFormat, writeTraceFile } from './trace-file.js';
 import { EXIT_INTERRUPTED, Interrupt, INTERRUPTED } from './interrupt.js';
+import { runBagCommand } from './run-bag.js';
 
-const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--trace out.json|.paje|.csv] [--param NAME=VALUE ...]
+const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--mode static|taskbag] [--trace out.json|.paje|.csv] [--param NAME=VALUE ...]
 
 Runs a project on agents: compiles it, checks the agents serve every PE it maps onto,
 deploys each host's programs, runs, and prints throughput, cycle time, per-thread
@@ -24,6 +25,15 @@ utilisation and predicted vs measured.
                            self-timed when unset): self-timed runs each firing and transfer
                            once its data is there and its slot free; barrier ends every phase
                            with a cluster-wide barrier (the paper's reference)
+  --mode static|taskbag    static (default: the document's options.mode): the compiled programs
+                           on the mapping; taskbag: each task (one node, one iteration, one
+                           share) goes at run time to an idle, else the least-loaded, PE that
+                           meets the node's requires (the mapping is not used)
+  --window N               taskbag: most iterations in flight (default: options.window, 2)
+  --prefetch N|unbounded   taskbag: most tasks a PE holds given and not done (default:
+                           options.prefetch, 2); unbounded: the Boss/Worker paper's literal reading
+  --slow PE=S              taskbag, a labelled emulation: PE sleeps (S - 1) x each task's run
+                           time after it, using no core (rehearse unequal PEs); repeatable
   --trace FILE             write the measured trace (also on failure), as Chrome Trace Event JSON
                            unless the extension or --trace-format says otherwise
   ${traceFormatUsage(27)}
@@ -51,7 +61,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'trace-format': str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, sync: str, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'trace-format': str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, sync: str, mode: str, window: str, prefetch: str, slow: { type: 'string', multiple: true }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -75,12 +85,31 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`pipeloom run: --sync must be one of self-timed, barrier, not "${String(v.sync).slice(0, 40)}"`);
     return EXIT.failure;
   }
+  if (v.mode !== undefined && v.mode !== 'static' && v.mode !== 'taskbag') {
+    console.error(`pipeloom run: --mode must be one of static, taskbag, not "${String(v.mode).slice(0, 40)}"`);
+    return EXIT.failure;
+  }
+  const windowFlag = positiveInt('run', 'window', v.window);
+  const prefetchFlag = v.prefetch === 'unbounded' ? 'unbounded' : positiveInt('run', 'prefetch', v.prefetch);
+  const slow = slowFlags((v.slow as unknown as string[] | undefined) ?? []);
+  if (windowFlag === undefined || prefetchFlag === undefined || !slow) return EXIT.failure;
   const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? []);
   for (const p of packages.problems) console.error(`pipeloom run: ${p}`);
   if (packages.problems.length) return EXIT.invalid;
   const read = await readDocument('run', args.positionals[0], args.values.param);
   if (!read.ok) return read.code;
   const doc = read.doc;
+  if ((v.mode ?? doc.options?.mode) === 'taskbag') {
+    return runBagCommand(doc, {
+      iterations: iterationsFlag ?? doc.options?.iterations ?? 100,
+      window: windowFlag ?? doc.options?.window,
+      prefetch: prefetchFlag ?? doc.options?.prefetch,
+      slow,
+      format,
+      trace: traceFile ? { file: traceFile, as: traceAs } : undefined,
+      agents: { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) },
+    });
+  }
   const overlap = v.overlap ? true : v['no-overlap'] ? false : undefined;
   const compiled = compile(doc, { overlap });
   if (!compiled.ok) {
@@ -107,7 +136,7 @@ export async function main(argv: string[]): Promise<number> {
   const interrupt = new Interrupt('run');
   try {
     // Local agents that cannot start throw here; the catch below names why.
-    const agents = await openAgents('run', ig, { agents: v.agents as string | undefined, token: v.token as string | undefined, linkRate: linkRate ?? undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) });
+    const agents = await openAgents('run', clusterOf(ig), { agents: v.agents as string | undefined, token: v.token as string | undefined, linkRate: linkRate ?? undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) });
     if (!agents) return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;
     const { coordinator } = agents;
     interrupt.onForce = () => agents.local?.kill();
@@ -159,6 +188,20 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+
+/** `--slow PE=S` flags: PE id -> factor (>= 1); undefined after printing what is wrong. */
+function slowFlags(flags: readonly string[]): Record<string, number> | undefined {
+  const out: Record<string, number> = Object.create(null);
+  for (const f of flags) {
+    const m = /^([^=\s]{1,200})=(\d+(?:\.\d+)?)$/.exec(f);
+    if (!m || Number(m[2]) < 1 || Number(m[2]) > 1000) {
+      console.error(`pipeloom run: --slow takes PE=FACTOR with a factor from 1 to 1000 (e.g. --slow cpu@h1=4), not "${f.slice(0, 60)}"`);
+      return undefined;
+    }
+    out[m[1]] = Number(m[2]);
+  }
+  return out;
+}
 
 export interface RunSummary {
   ok: boolean;

@@ -25,6 +25,9 @@ import { planForHosts, selfTimedPlan, type SyncMode } from './contract.js';
 import type { Deploy } from './deploy-check.js';
 import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type MachineIdentity, type PeReport, type ProcessMemory, type ToAgent } from './protocol.js';
 import { boundedCapabilities, failingClause, reported } from './requires.js';
+import { taskBagPolicy } from './policy.js';
+import { kernelMajor, TaskBag, type BagCommand, type BagCounts, type BagPe } from './taskbag/bag.js';
+import type { BagGraph } from './taskbag/graph.js';
 
 /** The part of a WebSocket the coordinator uses; both `ws` and the browser's WebSocket fit. */
 export interface SocketLike {
@@ -124,6 +127,22 @@ export interface RunResult {
   /** Each agent process's memory after deploy and at the end of the run. */
   memory: Record<string, { start?: ProcessMemory; end?: ProcessMemory }>;
   failure?: FailureReport;
+  /** Task-bag runs: what the bag did (commits, discarded late results, requeues, recomputes) and how many tasks each PE ran. */
+  bag?: BagCounts & { perPe: Record<string, number>; heartbeat: number };
+}
+
+/** A task-bag run's options (run/taskbag/): the bag's window and the policy's prefetch besides what every run takes. */
+export interface BagRunOptions extends Pick<RunOptions, 'iterations' | 'onProgress' | 'onEvents' | 'keepEvents' | 'emulateDevices'> {
+  /** Most iterations in flight (default 2). */
+  window?: number;
+  /** Most tasks a PE holds given and not done (default 2); 'unbounded': the paper's literal reading. */
+  prefetch?: number | 'unbounded';
+  /** Milliseconds of silence after which an agent leaves the pool (default 2000): its tasks are requeued. */
+  heartbeat?: number;
+  /** A labelled emulation of slower PEs: PE id -> factor s (the agent sleeps (s - 1) x each task's run time after it). */
+  slow?: Record<string, number>;
+  /** Tries of one task before the run fails (default 3). */
+  attempts?: number;
 }
 
 export interface RunHandle {
@@ -447,13 +466,8 @@ export class Coordinator {
         if ('runId' in m && m.runId !== runId) return;
         switch (m.type) {
           case 'trace': {
-            const base = startMs * 1000 + offsetUs;
-            const events = m.events.map((e) => ({ ...e, start: e.start - base, end: e.end - base }));
-            result.eventCount += events.length;
-            if (opts.keepEvents !== false) for (const e of events) result.events.push(e);
-            result.dropped += m.dropped ?? 0;
+            relayTrace(m, startMs * 1000 + offsetUs, result, opts);
             agentCycle.set(c.info.host, m.cycle);
-            opts.onEvents?.(events);
             if (opts.onProgress && startMs) {
               const cycle = Math.min(...involved.map((k) => agentCycle.get(k.info.host) ?? 0));
               const elapsed = (clock.now() - startMs) / 1000;
@@ -489,28 +503,7 @@ export class Coordinator {
     }
 
     // Deploy everywhere, then start everywhere.
-    const waitAll = (type: 'deployed' | 'started') =>
-      Promise.race([
-        Promise.all(
-          involved.map(
-            (c) =>
-              new Promise<void>((resolve) => {
-                const l: Listener = (m) => {
-                  if (m.type === type && m.runId === runId) {
-                    c.listeners.delete(l);
-                    if (m.type === 'deployed') {
-                      Object.assign(result.adapters, m.adapters);
-                      (result.memory[c.info.host] ??= {}).start = m.memory;
-                    }
-                    resolve();
-                  }
-                };
-                c.listeners.add(l);
-              }),
-          ),
-        ).then(() => true),
-        finished.then(() => false),
-      ]);
+    const waitAll = (type: 'deployed' | 'started') => answered(involved, runId, type, result, finished);
     const timeout = this.opts.timeout ?? 20_000;
     const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
@@ -549,6 +542,206 @@ export class Coordinator {
     return result;
   }
 
+  /**
+   * The pool of a task-bag run: every PE of every connected agent, and each node that no PE of
+   * it can run, with each PE's first failing clause (the run is refused before it starts).
+   */
+  checkBag(graph: BagGraph): Diagnostic[] {
+    const pool = this.pool();
+    const bag = new TaskBag(graph, pool, { iterations: 1, policy: taskBagPolicy() });
+    return bag.unplaceable().map(({ node }) => {
+      const why = pool.map((pe) => {
+        const failing = pe.capabilities && node.requires?.length ? failingClause(pe.capabilities, node.requires) : undefined;
+        const lacks = pe.kernels && node.version && !pe.kernels.has(kernelMajor(node.kernel, node.version));
+        return `${pe.id} on ${pe.host}: ${lacks ? `its agent lacks kernel ${node.kernel} ${node.version} (or has another major version; load it with --kernels)` : failing ? `fails ${failing.text} (${reported(pe.capabilities!, failing)})` : pe.capabilities ? 'its buffers do not fit (memory or binding limits), or the kernel has no WGSL for a GPU' : 'reports no capabilities'}`;
+      });
+      const clauses = node.requires?.map((c) => c.text).join(',') ?? '';
+      return error(`app.nodes.${node.id}`, `node "${node.id}" has no PE to run on among the connected agents: ${why.join('; ') || 'none connected'}`, clauses ? `connect an agent with a PE that meets ${clauses} (\`pipeloom agents --match "${clauses}"\` lists them), or relax the requirement` : 'connect an agent whose PEs can hold its buffers, or shrink the data');
+    });
+  }
+
+  private pool(): BagPe[] {
+    return this.conns
+      .filter((c) => !c.closed)
+      .flatMap((c) => {
+        const kernels = c.info.kernels && new Set(c.info.kernels.filter((k) => typeof k?.id === 'string' && typeof k.version === 'string').map((k) => kernelMajor(k.id, k.version)));
+        return c.info.pes.map((pe) => ({ id: pe.id, host: c.info.host, capabilities: pe.capabilities, kernels }));
+      });
+  }
+
+  /**
+   * Runs `graph` in task-bag mode on every connected agent: tasks go to idle, else least-loaded,
+   * capable PEs as they become ready (run/taskbag/bag.ts, run/policy.ts). The agents pull inputs
+   * from one another; nothing but tasks and their receipts passes through here.
+   */
+  runBag(graph: BagGraph, opts: BagRunOptions): RunHandle {
+    const runId = `bag-${Math.floor(this.opts.clock.now()).toString(36)}-${++runCounter}`;
+    let stopRequested: string | null = null;
+    let stopNow: (reason: string) => void = (r) => (stopRequested = r);
+    const done = this.executeBag(runId, graph, opts, (fn) => {
+      stopNow = fn;
+      if (stopRequested) fn(stopRequested);
+    });
+    return { runId, done, stop: (reason = 'stopped by the user') => stopNow(reason) };
+  }
+
+  private async executeBag(runId: string, graph: BagGraph, opts: BagRunOptions, onStoppable: (stop: (reason: string) => void) => void): Promise<RunResult> {
+    const { clock } = this.opts;
+    const byId = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+    const result: RunResult = { ok: false, runId, iterations: opts.iterations, cycles: opts.iterations, seconds: 0, events: [], barrierPerCycle: byId(), reports: [], adapters: byId(), dropped: 0, eventCount: 0, memory: byId() };
+    const heartbeatMs = opts.heartbeat ?? 2000;
+    const problems = this.checkBag(graph);
+    if (problems.length) {
+      result.failure = { host: problems[0].path, message: problems.map((d) => d.message).join('; ') };
+      return result;
+    }
+    const involved = this.conns.filter((c) => !c.closed);
+    const bag = new TaskBag(graph, this.pool(), { iterations: opts.iterations, window: opts.window, policy: taskBagPolicy({ prefetch: opts.prefetch }), attempts: opts.attempts });
+    const perPe: Record<string, number> = byId();
+    result.bag = { ...bag.counts, perPe, heartbeat: heartbeatMs };
+    let startMs = 0;
+    let finish!: (failure?: FailureReport) => void;
+    const finished = new Promise<FailureReport | undefined>((resolve) => {
+      let over = false;
+      finish = (failure) => {
+        if (over) return;
+        over = true;
+        bag.end();
+        resolve(failure);
+      };
+    });
+    onStoppable((reason) => finish({ host: 'coordinator', message: reason }));
+    const byHost = new Map(involved.map((c) => [c.info.host, c]));
+    const gone = new Set<string>();
+
+    // The bag's depth and tasks in flight as counter events, whenever they change.
+    let lastDepth = -1;
+    let lastFlight = -1;
+    const counters = () => {
+      if (!startMs) return;
+      const depth = bag.depth;
+      const flight = bag.inFlight;
+      if (depth === lastDepth && flight === lastFlight) return;
+      const t = (clock.now() - startMs) * 1000;
+      const events: TraceEvent[] = [];
+      const counter = (name: string, value: number): TraceEvent => ({ host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name, value, start: t, end: t, iteration: -1, cycle: -1 });
+      if (depth !== lastDepth) events.push(counter('bag depth', depth));
+      if (flight !== lastFlight) events.push(counter('in flight', flight));
+      lastDepth = depth;
+      lastFlight = flight;
+      result.eventCount += events.length;
+      if (opts.keepEvents !== false) result.events.push(...events);
+      opts.onEvents?.(events);
+    };
+    const take = (cmds: BagCommand[]) => {
+      for (const cmd of cmds) {
+        if (cmd.type === 'task') byHost.get(cmd.host)?.send({ type: 'task', runId, ...cmd.task });
+        else if (cmd.type === 'free') byHost.get(cmd.host)?.send({ type: 'free', runId, keys: cmd.keys });
+        else if (cmd.type === 'finished') finish();
+        else finish(cmd.failure);
+      }
+      Object.assign(result.bag!, bag.counts);
+      counters();
+      if (opts.onProgress && startMs) {
+        const elapsed = (clock.now() - startMs) / 1000;
+        const cycle = Math.floor(bag.counts.committed / Math.max(1, graph.nodes.length));
+        opts.onProgress({ cycle, cycles: opts.iterations, elapsed, iterationsPerSecond: elapsed > 0 ? cycle / elapsed : 0 });
+      }
+    };
+    const leave = (c: AgentConn, reason: string) => {
+      if (gone.has(c.info.host)) return;
+      gone.add(c.info.host);
+      if (startMs) take(bag.leave(c.info.host, reason));
+      else finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) ${reason} before the run started` });
+    };
+
+    const cleanups: (() => void)[] = [];
+    for (const c of involved) {
+      const offsetUs = c.info.offset * 1000;
+      const host = c.info.host;
+      const listener: Listener = (m) => {
+        if ('runId' in m && m.runId !== runId) return;
+        switch (m.type) {
+          case 'trace':
+            relayTrace(m, startMs * 1000 + offsetUs, result, opts);
+            break;
+          case 'task-done': {
+            const before = bag.counts.committed;
+            take(bag.done(host, m));
+            if (bag.counts.committed > before) {
+              perPe[m.pe] = (perPe[m.pe] ?? 0) + 1;
+              const at = m.id.lastIndexOf('@');
+              if (m.values && typeof m.values === 'object') result.reports.push({ host, node: m.id.slice(0, at), iteration: Number(m.id.slice(at + 1)), values: m.values });
+            }
+            break;
+          }
+          case 'task-failed':
+            take(bag.failed(host, { ...m, lost: typeof m.lost === 'string' && byHost.has(m.lost) ? m.lost : undefined }));
+            break;
+          case 'failed':
+            leave(c, `failed: ${m.failure?.message ?? 'unknown'}`);
+            break;
+          case 'error':
+            leave(c, `reported an error: ${m.message}`);
+            break;
+          default:
+            break;
+        }
+      };
+      const onClose = (reason: string) => leave(c, `disconnected: ${reason}`);
+      c.listeners.add(listener);
+      c.closeListeners.add(onClose);
+      if (c.closed) onClose(c.closed);
+      cleanups.push(() => {
+        c.listeners.delete(listener);
+        c.closeListeners.delete(onClose);
+      });
+    }
+
+    const timeout = this.opts.timeout ?? 20_000;
+    const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
+    const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
+    const kernels: Record<string, string> = {};
+    for (const n of graph.nodes) {
+      const v = findKernel(n.kernel)?.version;
+      if (v) kernels[n.kernel] = v;
+    }
+    const deploy = JSON.stringify({ type: 'bag-deploy', runId, secret: runSecret(), hosts, nodes: graph.nodes.map((n) => ({ id: n.id, kernel: n.kernel, params: n.params })), kernels, emulateDevices: opts.emulateDevices, slow: opts.slow } satisfies ToAgent);
+    for (const c of involved) c.sendText(deploy);
+    const deployed = await answered(involved, runId, 'deployed', result, finished);
+    cancel(clock, deployTimer as never);
+    let heartbeat: unknown;
+    if (deployed) {
+      startMs = clock.now();
+      for (const c of involved) c.send({ type: 'start', runId });
+      // Heartbeats: a ping every quarter of the limit; an agent silent past it leaves the pool.
+      const beat = () => {
+        const now = clock.now();
+        for (const c of involved) {
+          if (gone.has(c.info.host) || c.closed) continue;
+          if (now - Math.max(c.lastHeard, startMs) > heartbeatMs) leave(c, `silent for ${heartbeatMs / 1000} s`);
+          else c.send({ type: 'ping', id: -1, t: now });
+        }
+        heartbeat = later(clock, beat, heartbeatMs / 4);
+      };
+      heartbeat = later(clock, beat, heartbeatMs / 4);
+      take(bag.start());
+    }
+    const failure = await finished;
+    if (heartbeat !== undefined) cancel(clock, heartbeat as never);
+    result.seconds = startMs ? (clock.now() - startMs) / 1000 : 0;
+    for (const c of involved) c.send({ type: 'stop', runId, reason: failure ? `run failed: ${failure.message}` : 'run complete' });
+    // Every agent flushes its last trace batches before `stopped` (after a success too: tasks
+    // report done before their trace batch goes out).
+    await this.stopped(involved, runId);
+    for (const f of cleanups) f();
+    Object.assign(result.bag!, bag.counts);
+    result.events.sort((a, b) => a.start - b.start);
+    result.ok = !failure;
+    if (failure) result.failure = failure;
+    return result;
+  }
+
   /** Resolves once each of `conns` has answered `stopped` for the run or closed, or after STOP_WAIT_MS. */
   private stopped(conns: AgentConn[], runId: string): Promise<void> {
     const { clock } = this.opts;
@@ -581,6 +774,40 @@ export class Coordinator {
   close(): void {
     for (const c of this.conns) if (!c.closed) c.socket.close(1000, 'coordinator done');
   }
+}
+
+/** A trace batch onto the coordinator's time axis (`base`: the agent's clock at the run's start, µs), into the result and the listener. */
+function relayTrace(m: Extract<FromAgent, { type: 'trace' }>, base: number, result: RunResult, opts: Pick<RunOptions, 'keepEvents' | 'onEvents'>): void {
+  const events = m.events.map((e) => ({ ...e, start: e.start - base, end: e.end - base }));
+  result.eventCount += events.length;
+  if (opts.keepEvents !== false) for (const e of events) result.events.push(e);
+  result.dropped += m.dropped ?? 0;
+  opts.onEvents?.(events);
+}
+
+/** Resolves true once every one of `conns` answered `type` for the run (deploys record adapters and memory), false if the run ends first. */
+function answered(conns: AgentConn[], runId: string, type: 'deployed' | 'started', result: RunResult, finished: Promise<unknown>): Promise<boolean> {
+  return Promise.race([
+    Promise.all(
+      conns.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            const l: Listener = (m) => {
+              if (m.type === type && m.runId === runId) {
+                c.listeners.delete(l);
+                if (m.type === 'deployed') {
+                  Object.assign(result.adapters, m.adapters);
+                  (result.memory[c.info.host] ??= {}).start = m.memory;
+                }
+                resolve();
+              }
+            };
+            c.listeners.add(l);
+          }),
+      ),
+    ).then(() => true),
+    finished.then(() => false),
+  ]);
 }
 
 /** Each firing mapped onto `pe` whose node's `requires` the PE fails, with the first failing clause and what the PE reports. */

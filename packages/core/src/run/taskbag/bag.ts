@@ -1,3 +1,4 @@
+import { majorOf } from '@pipeloom/kernels/specs';
 import type { FailureReport, BagInput, BagTaskMessage } from '../protocol.js';
 import type { Policy, PolicyState, BagTask } from '../policy.js';
 import { failingClause, type PeCapabilities } from '../requires.js';
@@ -14,7 +15,12 @@ export interface BagPe {
   id: string;
   host: string;
   capabilities?: PeCapabilities;
+  /** The kernels its agent has, as `id@major` (absent: not reported, any is assumed). */
+  kernels?: ReadonlySet<string>;
 }
+
+/** How a PE's agent names a kernel it has, major version included. */
+export const kernelMajor = (id: string, version: string) => `${id}@${majorOf(version)}`;
 
 export interface BagOptions {
   iterations: number;
@@ -59,8 +65,9 @@ interface Task {
   lastHost?: string;
 }
 
-/** Why a task has no PE to run on: its requires, or buffers larger than every PE can hold. */
-function capableOf(node: BagGraphNode, pe: BagPe): boolean {
+/** Whether `pe` can run `node`: its agent has the kernel (same major version), the PE meets its requires, its buffers fit. */
+export function capableOf(node: BagGraphNode, pe: BagPe): boolean {
+  if (pe.kernels && node.version && !pe.kernels.has(kernelMajor(node.kernel, node.version))) return false;
   const caps = pe.capabilities;
   if (!caps) return !node.requires?.length;
   if (node.requires?.length && failingClause(caps, node.requires)) return false;

@@ -27,6 +27,8 @@ export interface BagGraphNode {
   /** Document (lowered) order: the policy's tie-break between tasks of one iteration. */
   order: number;
   kernel: string;
+  /** The kernel's version as this side knows it: a PE whose agent has another major version cannot run it. */
+  version?: string;
   params: Params;
   /** Share j of a split node (its `share` marker), for labels and the policy's order. */
   share?: number;
@@ -62,6 +64,7 @@ export function bagGraph(model: Model): { graph?: BagGraph; diagnostics: Diagnos
       id: n.id,
       order: i,
       kernel: n.kernel.id,
+      version: n.kernel.version,
       params: n.params,
       share: lowered.share?.index,
       requires: n.requires,
