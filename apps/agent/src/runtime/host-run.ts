@@ -158,6 +158,7 @@ export class HostRun {
       epoch: this.watchdog.epoch,
       emulateLinks: this.deploy.emulateLinks ?? false,
       emulateDevices: this.deploy.emulateDevices,
+      slow: this.deploy.slow?.[program.pe],
       staging: this.staging,
       selfTimed: this.counterMemory && { counters: this.counterMemory, plan: this.deploy.plan?.actions[program.pe] ?? [] },
     };

@@ -25,6 +25,8 @@ export interface PeInit {
   emulateLinks: boolean;
   /** Device emulation (emulate.ts): seconds each firing of these nodes lasts at least. */
   emulateDevices?: Record<string, number>;
+  /** Slow-PE emulation: after each firing this PE sleeps (slow - 1) x the firing's time. */
+  slow?: number;
   /** Staging memory of each GPU-to-GPU transfer of this host, by transferKey (staging.ts). */
   staging: Record<string, SharedArrayBuffer>;
   /** Self-timed execution (counters.ts): the host's counters and this PE's part of the plan; absent in barrier mode. */

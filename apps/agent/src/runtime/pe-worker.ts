@@ -570,6 +570,9 @@ class PeThread {
     // The map names GPU nodes (--emulate-devices) and generic.work stand-ins on any PE.
     const emulated = this.init.emulateDevices?.[a.node];
     if (emulated) await this.guard(holdUntil(t0 + emulated * 1e6, nowUs));
+    // A slowed PE (a labelled emulation): the firing lasts `slow` times as long, the rest on a timer.
+    const slow = this.init.slow;
+    if (slow && slow > 1) await this.guard(holdUntil(t0 + (nowUs() - t0) * slow, nowUs));
     this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'fire', name: a.node, node: a.node, iteration: it, cycle: k, start: t0, end: nowUs() });
     this.checkReport(a, it, report);
   }

@@ -100,6 +100,8 @@ export interface RunOptions {
    * (llvmpipe) the firings leave the cores free, as real GPUs would.
    */
   emulateDevices?: Record<string, number>;
+  /** A labelled emulation of slower PEs: PE id -> factor s; after each firing the PE sleeps (s - 1) x its time, using no core. */
+  slow?: Record<string, number>;
   /** Keep every event in the result (default true); long runs can stream them through onEvents only. */
   keepEvents?: boolean;
   /** How the agents synchronise (run/contract.ts): 'self-timed' (default, as the document's options.sync) or 'barrier'. */
@@ -179,7 +181,7 @@ class AgentConn {
 let runCounter = 0;
 
 /** What a run's deploy says besides the graph: `Deploy`'s fields that are the same for every host. */
-export type DeploySettings = Pick<Deploy, 'runId' | 'secret' | 'hosts' | 'iterations' | 'cycles' | 'linkRate' | 'emulateLinks' | 'emulateDevices'> & { sync: SyncMode };
+export type DeploySettings = Pick<Deploy, 'runId' | 'secret' | 'hosts' | 'iterations' | 'cycles' | 'linkRate' | 'emulateLinks' | 'emulateDevices' | 'slow'> & { sync: SyncMode };
 
 /**
  * The deploy message of each host of `settings.hosts`, keyed by host id. Every PE's program is
@@ -187,7 +189,7 @@ export type DeploySettings = Pick<Deploy, 'runId' | 'secret' | 'hosts' | 'iterat
  * per host), and the self-timed plan is made once and shared out with `planForHosts`.
  */
 export function deployMessages(ig: ImplementationGraph, settings: DeploySettings): Map<string, Deploy> {
-  const { runId, secret, hosts, iterations, cycles, linkRate, emulateLinks, emulateDevices, sync } = settings;
+  const { runId, secret, hosts, iterations, cycles, linkRate, emulateLinks, emulateDevices, slow, sync } = settings;
   const pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }> = {};
   for (const p of ig.programs.pes) pes[p.pe] = { host: p.host, kind: p.kind };
   const buffers: Record<string, { element: 'f32' | 'u32' | 'i32' | 'u8'; bytes: number }> = {};
@@ -213,7 +215,7 @@ export function deployMessages(ig: ImplementationGraph, settings: DeploySettings
   const kernels = Object.keys(versions).length ? versions : undefined;
   const out = new Map<string, Deploy>();
   for (const { id: host } of hosts) {
-    out.set(host, { type: 'deploy', runId, secret, programs: byHost.get(host)!, hosts, iterations, cycles, pes, buffers, linkRate, emulateLinks, emulateDevices, kernels, sync, plan: plan && planForHosts(plan, programs, [host]) });
+    out.set(host, { type: 'deploy', runId, secret, programs: byHost.get(host)!, hosts, iterations, cycles, pes, buffers, linkRate, emulateLinks, emulateDevices, slow, kernels, sync, plan: plan && planForHosts(plan, programs, [host]) });
   }
   return out;
 }
@@ -507,7 +509,7 @@ export class Coordinator {
     const timeout = this.opts.timeout ?? 20_000;
     const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
-    const deploys = deployTexts(deployMessages(ig, { runId, secret: runSecret(), hosts, iterations: opts.iterations, cycles, sync: opts.sync ?? 'self-timed', linkRate: opts.linkRate, emulateLinks: opts.emulateLinks, emulateDevices: opts.emulateDevices }));
+    const deploys = deployTexts(deployMessages(ig, { runId, secret: runSecret(), hosts, iterations: opts.iterations, cycles, sync: opts.sync ?? 'self-timed', linkRate: opts.linkRate, emulateLinks: opts.emulateLinks, emulateDevices: opts.emulateDevices, slow: opts.slow }));
     for (const c of involved) c.sendText(deploys.get(c.info.host)!);
     const deployed = await waitAll('deployed');
     cancel(clock, deployTimer as never);

@@ -126,6 +126,9 @@ describe('a malformed deploy is refused naming the element', () => {
     expect(await mutate((d) => ((d.programs[0].allocations[0] as { bytes: unknown }).bytes = 'lots'))).toBe('malformed deploy: programs[0].allocations[0].bytes must be an integer from 1 to 9007199254740991 (got text "lots")');
     expect(await mutate((d) => ((Object.values(d.buffers)[0] as { bytes: unknown }).bytes = 2.5))).toMatch(/^malformed deploy: buffers\["bn_\d+"\]\.bytes must be an integer/);
     expect(await mutate((d) => (d.iterations = 0))).toBe('malformed deploy: iterations must be an integer from 1 to 2147483647 (got 0)');
+    // The slowed-PE emulation's factors: 1 to 1000 per PE.
+    expect(await mutate((d) => (d.slow = { [d.programs[0].pe]: 4 }))).toBe('ok');
+    expect(await mutate((d) => (d.slow = { [d.programs[0].pe]: 0.5 }))).toMatch(/^malformed deploy: slow\[?.*must be a number from 1 to 1000 \(got 0.5\)$/);
   });
 
   it('nested fields of the wrong kind', async () => {

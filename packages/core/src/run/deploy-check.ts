@@ -220,6 +220,11 @@ function walk(w: Walker, m: unknown): void {
     const d = w.obj(m, 'emulateDevices');
     for (const node of w.keys(m, 'emulateDevices', L.maxActions)) w.in('emulateDevices', () => w.num(d, node, 0, 3600));
   }
+  if (m.slow !== undefined) {
+    // Slow-down factors by PE: 1 to 1000.
+    const d = w.obj(m, 'slow');
+    for (const pe of w.keys(m, 'slow', L.maxPes)) w.in('slow', () => w.num(d, pe, 1, 1000));
+  }
   // Microseconds between trace batches: 1 ms to a minute.
   if (m.traceInterval !== undefined) w.num(m, 'traceInterval', 1000, 60e6);
   if (m.kernels !== undefined) {

@@ -98,6 +98,8 @@ export type ToAgent =
       emulateLinks?: boolean;
       /** Each firing of these (GPU) nodes lasts at least this many seconds (emulated devices: calibrated or cost-hint time). */
       emulateDevices?: Record<string, number>;
+      /** A labelled emulation of slower PEs (bench:taskbag's static baseline): after each firing on PE `pe`, it sleeps (factor - 1) x the firing's time, using no core. */
+      slow?: Record<string, number>;
       /** Microseconds between trace batches (default 50 000). */
       traceInterval?: number;
       /** The version of each kernel the programs fire, as the coordinator compiled them; an agent with another major version refuses the deploy. */
