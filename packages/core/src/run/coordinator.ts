@@ -145,6 +145,8 @@ export interface BagRunOptions extends Pick<RunOptions, 'iterations' | 'onProgre
   slow?: Record<string, number>;
   /** Tries of one task before the run fails (default 3). */
   attempts?: number;
+  /** Only these PEs form the pool (default: every PE of every connected agent). */
+  pes?: readonly string[];
 }
 
 export interface RunHandle {
@@ -548,8 +550,10 @@ export class Coordinator {
    * The pool of a task-bag run: every PE of every connected agent, and each node that no PE of
    * it can run, with each PE's first failing clause (the run is refused before it starts).
    */
-  checkBag(graph: BagGraph): Diagnostic[] {
-    const pool = this.pool();
+  checkBag(graph: BagGraph, only?: readonly string[]): Diagnostic[] {
+    const pool = this.pool(only);
+    const unknown = only?.filter((id) => !this.conns.some((c) => c.info.pes.some((p) => p.id === id))) ?? [];
+    if (unknown.length) return [error('run.pes', `no connected agent serves PE ${unknown.join(', ')}`, `name PEs the agents report: ${this.pool().map((p) => p.id).join(', ')}`)];
     const bag = new TaskBag(graph, pool, { iterations: 1, policy: taskBagPolicy() });
     return bag.unplaceable().map(({ node }) => {
       const why = pool.map((pe) => {
@@ -562,13 +566,14 @@ export class Coordinator {
     });
   }
 
-  private pool(): BagPe[] {
-    return this.conns
+  private pool(only?: readonly string[]): BagPe[] {
+    const pool = this.conns
       .filter((c) => !c.closed)
       .flatMap((c) => {
         const kernels = c.info.kernels && new Set(c.info.kernels.filter((k) => typeof k?.id === 'string' && typeof k.version === 'string').map((k) => kernelMajor(k.id, k.version)));
         return c.info.pes.map((pe) => ({ id: pe.id, host: c.info.host, capabilities: pe.capabilities, kernels }));
       });
+    return only ? pool.filter((pe) => only.includes(pe.id)) : pool;
   }
 
   /**
@@ -592,13 +597,13 @@ export class Coordinator {
     const byId = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
     const result: RunResult = { ok: false, runId, iterations: opts.iterations, cycles: opts.iterations, seconds: 0, events: [], barrierPerCycle: byId(), reports: [], adapters: byId(), dropped: 0, eventCount: 0, memory: byId() };
     const heartbeatMs = opts.heartbeat ?? 2000;
-    const problems = this.checkBag(graph);
+    const problems = this.checkBag(graph, opts.pes);
     if (problems.length) {
       result.failure = { host: problems[0].path, message: problems.map((d) => d.message).join('; ') };
       return result;
     }
     const involved = this.conns.filter((c) => !c.closed);
-    const bag = new TaskBag(graph, this.pool(), { iterations: opts.iterations, window: opts.window, policy: taskBagPolicy({ prefetch: opts.prefetch }), attempts: opts.attempts });
+    const bag = new TaskBag(graph, this.pool(opts.pes), { iterations: opts.iterations, window: opts.window, policy: taskBagPolicy({ prefetch: opts.prefetch }), attempts: opts.attempts });
     const perPe: Record<string, number> = byId();
     result.bag = { ...bag.counts, perPe, heartbeat: heartbeatMs };
     let startMs = 0;
