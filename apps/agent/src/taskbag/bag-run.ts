@@ -150,7 +150,7 @@ export class BagRun {
     try {
       inputs = await q.gathered!;
     } catch (e) {
-      if (e instanceof LostError) return this.failed(t, `input of ${t.id} could not be pulled: ${shortMessage(e)}`, e.host);
+      if (e instanceof LostError) return this.failed(t, `an input could not be pulled: ${shortMessage(e)}`, e.host);
       return this.failed(t, shortMessage(e));
     }
     if (this.stopped) return;

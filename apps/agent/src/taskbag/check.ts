@@ -59,7 +59,11 @@ class Walk {
 
   fail(msg: string, got?: unknown): never {
     let at = '';
-    for (const s of this.path) at += typeof s === 'number' ? `[${s}]` : at ? `.${s}` : s;
+    // Map keys are the sender's: a long one is cut as quoted values are.
+    for (const seg of this.path) {
+      const s = typeof seg === 'string' && seg.length > 64 ? quote(seg) : seg;
+      at += typeof s === 'number' ? `[${s}]` : at ? `.${s}` : s;
+    }
     throw new Refusal(`malformed ${this.what}: ${at || this.what} ${msg}${arguments.length > 1 ? ` (got ${describe(got)})` : ''}`);
   }
 
@@ -341,7 +345,8 @@ function checkInput(w: Walk, o: Obj, bytes: number, element: string, hosts: Read
         return;
       }
       w.in('node', () => w.str(init.node));
-      w.in('kernel', () => w.str(init.kernel));
+      const kernel = w.in('kernel', () => w.str(init.kernel));
+      if (!findKernel(kernel)) w.failAt('kernel', 'is not a kernel this agent has: start it with --kernels naming the package that defines it', kernel);
       // The source kernel's params are checked where it runs (runtime/initial.ts), against the kernel.
       w.in('params', () => {
         const p = w.obj(init.params);

@@ -1,4 +1,4 @@
-import type { BagInput } from '@pipeloom/core';
+import { quote, type BagInput } from '@pipeloom/core';
 import { Initial } from '../runtime/initial.js';
 import type { BufferInfo } from '../runtime/memory.js';
 import { sharedBytes, type DataStore } from './pulls.js';
@@ -33,7 +33,7 @@ export class InputGatherer {
     const out = sharedBytes(input.bytes);
     parts.forEach((p, j) => {
       const src = sources[j];
-      if (p.offset + p.bytes > src.byteLength) throw new Error(`input "${input.port}": part ${j} reads bytes ${p.offset}..${p.offset + p.bytes} of output ${p.key.slice(0, 80)}, which holds ${src.byteLength}`);
+      if (p.offset + p.bytes > src.byteLength) throw new Error(`input "${input.port}": part ${j} reads bytes ${p.offset}..${p.offset + p.bytes} of output ${quote(p.key)}, which holds ${src.byteLength}`);
       if (input.combine === 'sum') {
         const View = VIEW[input.element];
         const size = View.BYTES_PER_ELEMENT;

@@ -1,4 +1,4 @@
-import { CLOSE, type PeerMessage } from '@pipeloom/core';
+import { CLOSE, quote, type PeerMessage } from '@pipeloom/core';
 import type { PeerLink } from '../peer/link.js';
 
 // Where a task-bag run's data lives on this agent, and how it moves between agents: the
@@ -104,7 +104,7 @@ export class DataStore {
   get(host: string, key: string, pe: string): Promise<Uint8Array> {
     const here = this.outputs.get(key) ?? this.pulled.get(key);
     if (here) return Promise.resolve(here);
-    if (host === this.me) return Promise.reject(new LostError(host, `output ${key.slice(0, 80)} is not held on ${host}`));
+    if (host === this.me) return Promise.reject(new LostError(host, `output ${quote(key)} is not held on ${host}`));
     let p = this.fetching.get(key);
     if (!p) {
       p = this.pull(host, key, pe).finally(() => this.fetching.delete(key));
@@ -156,7 +156,7 @@ export class DataStore {
       else void link.sendFrame(m.key, m.id, bytes).catch(() => {});
     } else if (m.type === 'pull-miss') {
       const p = this.pending.get(m.id);
-      if (p && p.host === host) p.reject(new LostError(host, `${host} no longer holds output ${p.key.slice(0, 80)} (pull-miss)`));
+      if (p && p.host === host) p.reject(new LostError(host, `${host} no longer holds output ${quote(p.key)} (pull-miss)`));
     } else if (m.type === 'abort') {
       // Static runs' peer abort means nothing here: the coordinator decides what a failure costs.
     } else link.frames.close(CLOSE.protocol, `"${m.type}" is not used in task-bag runs`);

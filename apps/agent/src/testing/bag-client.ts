@@ -10,6 +10,8 @@ import { DataStore } from '../taskbag/pulls.js';
 
 export class BagClient {
   private readonly got: FromAgent[] = [];
+  /** Every message the agent sent, in order. */
+  readonly all: FromAgent[] = [];
   private waiters: { pred: (m: FromAgent) => boolean; resolve: (m: FromAgent) => void }[] = [];
   readonly events: TraceEvent[] = [];
   closed: { code: number; reason: string } | null = null;
@@ -19,6 +21,7 @@ export class BagClient {
     ws.on('message', (d) => {
       const m = JSON.parse(String(d)) as FromAgent;
       if (m.type === 'trace') this.events.push(...m.events);
+      this.all.push(m);
       this.got.push(m);
       for (const w of [...this.waiters]) {
         if (w.pred(m)) {
