@@ -24,6 +24,7 @@ const runId = `bag-${randomBytes(4).toString('hex')}`;
 const secret = randomBytes(16).toString('hex');
 let clients: Record<string, BagClient>;
 let probe: BagProbe;
+const deployed: Record<string, FromAgent> = {};
 
 const deploy = (hosts: { id: string; url: string }[]): BagDeploy => ({
   type: 'bag-deploy',
@@ -78,7 +79,7 @@ beforeAll(async () => {
   for (const c of Object.values(clients)) c.send(deploy(hosts));
   // The probe is the run's first host: the agents wait for it to dial them before `deployed`.
   probe = await BagProbe.dial('probe', agents, { token, secret, runId });
-  for (const c of Object.values(clients)) await c.next((m) => m.type === 'deployed' || m.type === 'error');
+  for (const [host, c] of Object.entries(clients)) deployed[host] = await c.next((m) => m.type === 'deployed' || m.type === 'error');
   for (const c of Object.values(clients)) c.send({ type: 'start', runId });
   for (const c of Object.values(clients)) await c.next((m) => m.type === 'started');
 });
@@ -89,6 +90,12 @@ afterAll(() => {
 });
 
 describe('task-bag executor: MLEM at size 8 on two agents', () => {
+  it('deployed names the adapter each GPU PE opens, and allocates nothing', () => {
+    expect(deployed.A).toMatchObject({ type: 'deployed', allocated: {}, adapters: {} });
+    expect(deployed.B).toMatchObject({ type: 'deployed', allocated: {} });
+    expect((deployed.B as { adapters: Record<string, string> }).adapters['gpu0@B']).toMatch(/\(opengl\)$/);
+  });
+
   it('a phantom task on A, two projbp shares on B pulling the sinogram once, an update on A summing the shares: each equal to the CPU twins', async () => {
     const { A, B } = clients;
     A.send({
