@@ -135,7 +135,12 @@ export class BagRun {
       while (lane.queue.length && !this.stopped) {
         const q = lane.queue[0];
         this.gatherAhead(lane);
-        await this.runTask(lane, q);
+        try {
+          await this.runTask(lane, q);
+        } catch (e) {
+          // Whatever goes wrong with one task is that task's failure, never the agent's.
+          this.failed(q.checked.task, shortMessage(e));
+        }
         lane.queue.shift();
         this.outstanding--;
       }
