@@ -161,7 +161,7 @@ export function machineIdentity(): MachineIdentity {
  * A device for one run, from a fresh adapter (an adapter gives one device only), with the
  * buffer limits raised to what the adapter allows.
  */
-export async function openDevice(handle: GpuHandle): Promise<GPUDevice> {
+export async function openDevice(handle: Pick<GpuHandle, 'backend' | 'powerPreference' | 'name'>): Promise<GPUDevice> {
   const gpu = await gpuFor(handle.backend);
   const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility', powerPreference: handle.powerPreference } as GPURequestAdapterOptions);
   if (!adapter) throw new Error(`adapter ${handle.name} is gone`);

@@ -15,6 +15,8 @@ const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
 
 interface Waiter {
   dst: Uint8Array;
+  /** Where the bytes go when their size is known only from the message (a task-bag pull's answer): made at its header. */
+  alloc?: (bytes: number) => Uint8Array;
   resolve: (firstByteUs: number) => void;
 }
 
@@ -85,7 +87,7 @@ export class PeerLink {
   ) {
     frames.handlers = {
       text: (s) => {
-        const parsed = parseMessage<PeerMessage>(s, ['barrier', 'credit', 'abort']);
+        const parsed = parseMessage<PeerMessage>(s, ['barrier', 'credit', 'abort', 'pull', 'pull-miss']);
         if (!parsed.ok) {
           this.protocolError(parsed.reason);
           return;
@@ -174,6 +176,32 @@ export class PeerLink {
     return new Promise((resolve) => c.waiters.set(iteration, { dst, resolve }));
   }
 
+  /**
+   * Takes the next message of `key` for `iteration`, whatever its size (`alloc` makes its
+   * buffer once its header says how many bytes come; the frame limit bounds them). Resolves
+   * with the bytes and the time (µs) their first bytes came in.
+   */
+  receiveAny(key: string, iteration: number, alloc: (bytes: number) => Uint8Array): Promise<{ bytes: Uint8Array; firstByteUs: number }> {
+    const c = this.channel(key);
+    const ready = c.held.get(iteration);
+    if (ready) {
+      c.held.delete(iteration);
+      const bytes = alloc(ready.length);
+      this.deliver(c, ready, bytes);
+      return Promise.resolve({ bytes, firstByteUs: ready.firstByteUs });
+    }
+    return new Promise((resolve) => {
+      const w: Waiter = { dst: EMPTY, alloc, resolve: (firstByteUs) => resolve({ bytes: w.dst, firstByteUs }) };
+      c.waiters.set(iteration, w);
+    });
+  }
+
+  /** Drops what the link keeps for `key` (its waiters never resolve): a task-bag output that was freed. */
+  forget(key: string): void {
+    if (this.last?.key === key) this.last = null;
+    this.channels.delete(key);
+  }
+
   private channel(key: string): Channel {
     let c = this.channels.get(key);
     if (!c) this.channels.set(key, (c = { key, wire: Buffer.from(key, 'utf8'), waiters: new Map(), held: new Map(), spare: null }));
@@ -253,6 +281,7 @@ export class PeerLink {
     m.iteration = iteration;
     const w = c.waiters.get(iteration);
     if (w) {
+      if (w.alloc) w.dst = w.alloc(size);
       if (size > w.dst.byteLength) return this.protocolError(`transfer ${c.key} of ${size} bytes does not fit its slot of ${w.dst.byteLength}`);
       c.waiters.delete(iteration);
       m.waiter = w;

@@ -1,8 +1,10 @@
 // Entry of a PE thread: loads the kernel packages the agent loaded (a worker has its own
-// registry; the agent passes the resolved files in PIPELOOM_KERNEL_PACKAGES), then the thread.
+// registry; the agent passes the resolved files in PIPELOOM_KERNEL_PACKAGES), then the thread:
+// a static run's (pe-worker) or the one `workerData.entry` names (a task-bag PE's).
 // In a checkout the thread is TypeScript: tsx is registered here, since a loader registered in
 // the main thread does not reach workers. An installed package is built JavaScript.
 import { existsSync } from 'node:fs';
+import { workerData } from 'node:worker_threads';
 
 const ext = existsSync(new URL('./pe-worker.ts', import.meta.url)) ? '.ts' : '.js';
 if (ext === '.ts') {
@@ -15,4 +17,5 @@ if (packages) {
   // The agent already refused to start on any problem; the same files load the same way here.
   await loadKernelPackages(JSON.parse(packages).map((p) => p.file));
 }
-await import(`./pe-worker${ext}`);
+const entry = workerData?.entry === 'taskbag' ? '../taskbag/task-worker' : './pe-worker';
+await import(`${entry}${ext}`);

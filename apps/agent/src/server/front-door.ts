@@ -176,12 +176,12 @@ export class FrontDoor {
       return;
     }
     const rate = new RateLimit(opts.limits.messagesPerSecond);
-    const me: CoordinatorConnection = { send: (m) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(m)) };
     let authed = false;
     const refuse = (code: number, reason: string) => {
       this.log.line('warn', 'malformed', `closed a connection from ${from}${authed ? '' : ' before login'}: ${reason}`);
       closeWs(ws, code, reason);
     };
+    const me: CoordinatorConnection = { send: (m) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(m)), close: refuse };
     if (pending) pending.p.expire = () => closeWs(ws, CLOSE.auth, 'no token: the first message must authenticate');
     else {
       // A socket the door did not count (no 'connection' event reached it): still bounded.
@@ -224,7 +224,7 @@ export class FrontDoor {
         me.send({ type: 'welcome', version: PROTOCOL_VERSION, host: opts.host, pes: opts.pes, agentVersion: VERSION, kernels: opts.kernels, ...(opts.machine ? { machine: opts.machine } : {}) });
         return;
       }
-      const parsed = parseMessage<ToAgent>(text, ['ping', 'deploy', 'start', 'stop']);
+      const parsed = parseMessage<ToAgent>(text, ['ping', 'deploy', 'start', 'stop', 'bag-deploy', 'task', 'free']);
       if (!parsed.ok) return refuse(CLOSE.protocol, parsed.reason);
       void opts.runs.handle(me, parsed.message).catch((e) => me.send({ type: 'error', message: e instanceof Error ? e.message : String(e) }));
     });

@@ -1,4 +1,4 @@
-import type { FromAgent, PeerMessage, ToAgent } from '@pipeloom/core';
+import { CLOSE, type BagDeploy, type FromAgent, type PeerMessage, type ToAgent } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
 import type { FrameSocket } from '../peer/frames.js';
 import { answerPeer, dialPeer, HANDSHAKE, type RunKeys } from '../peer/handshake.js';
@@ -8,6 +8,9 @@ import type { Limits } from './security.js';
 import { customWgslRefusal, missingKernelRefusal } from './wgsl-policy.js';
 import { deployRefusal, type DeployLimits } from './deploy-limits.js';
 import { initialRefusal } from '../runtime/initial.js';
+import { BagRun } from '../taskbag/bag-run.js';
+import { checkBagDeploy, checkFree, checkTask, type BagNode } from '../taskbag/check.js';
+import { DEPLOY_LIMITS } from './deploy-limits.js';
 
 // The agent's one run at a time, and who may touch it. A run belongs to the coordinator
 // connection that deployed it: only that connection starts or stops it, and its peer links
@@ -19,6 +22,8 @@ type Deploy = Extract<ToAgent, { type: 'deploy' }>;
 /** A coordinator's authenticated connection, as the run host sees it. */
 export interface CoordinatorConnection {
   send(m: FromAgent): void;
+  /** Closes the connection with a reason (a malformed message). */
+  close(code: number, reason: string): void;
 }
 
 export interface RunHostOptions {
@@ -45,6 +50,8 @@ interface Active {
   diallers: Set<string>;
   owner: CoordinatorConnection;
   run?: HostRun;
+  /** A task-bag run (taskbag/): its nodes and hosts, as checked at bag-deploy. */
+  bag?: { run: BagRun; nodes: BagNode[]; hosts: Set<string> };
   links: Map<string, PeerLink>;
   finished: boolean;
 }
@@ -99,6 +106,7 @@ export class RunHost {
     this.active = null;
     a.run?.abort(reason);
     if (a.run) void this.release(a.run);
+    if (a.bag) this.freeing = Promise.all([this.freeing, a.bag.run.stop().catch(() => {})]).then(() => undefined);
     for (const l of a.links.values()) l.close(reason);
     this.opts.log(`run ${a.runId} ended: ${reason}`);
   }
@@ -111,8 +119,29 @@ export class RunHost {
         return;
       case 'deploy':
         return this.deploy(from, m);
+      case 'bag-deploy':
+        return this.bagDeploy(from, m);
+      case 'task': {
+        const a = this.mine(from, m.runId);
+        if (!a?.bag) throw new Error(`no task-bag run of this coordinator is deployed on ${this.host}`);
+        const r = checkTask(m, a.bag.nodes, a.bag.hosts, this.opts.devices, this.opts.deployLimits ?? DEPLOY_LIMITS);
+        if (!r.ok) return from.close(CLOSE.protocol, r.reason);
+        a.bag.run.task(r.checked);
+        return;
+      }
+      case 'free': {
+        const r = checkFree(m);
+        if (!r.ok) return from.close(CLOSE.protocol, r.reason);
+        this.mine(from, m.runId)?.bag?.run.free(r.keys);
+        return;
+      }
       case 'start': {
         const a = this.mine(from, m.runId);
+        if (a?.bag) {
+          from.send({ type: 'started', runId: a.runId });
+          a.bag.run.start();
+          return;
+        }
         if (!a?.run) throw new Error(`no run of this coordinator is deployed on ${this.host}`);
         from.send({ type: 'started', runId: a.runId });
         const run = a.run;
@@ -177,10 +206,7 @@ export class RunHost {
         this.opts.log(refusal);
         throw new Error(refusal);
       }
-      for (const w of this.waiting) if (w.runId === a.runId) w.wake();
-      // Lower index dials higher: each pair gets one link.
-      await Promise.all(m.hosts.slice(me + 1).map(async (h) => a.links.set(h.id, await this.dial(a, h.id, h.url))));
-      await this.linksFrom(a, 15_000);
+      await this.connectLinks(a, m.hosts, me);
       await this.freeing;
       if (this.active !== a) throw new Error('run replaced while deploying');
       const run = await HostRun.prepare(m, this.opts.devices, a.links, (msg) => from.send(msg), { kernelTimeoutMs: this.opts.kernelTimeoutMs });
@@ -204,6 +230,53 @@ export class RunHost {
     } catch (e) {
       if (this.active === a) this.endRun('deploy failed');
       throw new Error(`deploy on ${host}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** Every link of the run: dialled to later hosts, waited for from earlier ones. */
+  private async connectLinks(a: Active, hosts: { id: string; url: string }[], me: number): Promise<void> {
+    for (const w of this.waiting) if (w.runId === a.runId) w.wake();
+    // Lower index dials higher: each pair gets one link.
+    await Promise.all(hosts.slice(me + 1).map(async (h) => a.links.set(h.id, await this.dial(a, h.id, h.url))));
+    await this.linksFrom(a, 15_000);
+  }
+
+  /**
+   * A task-bag run (taskbag/): checked, linked to every other agent of the run (pulls go over
+   * those links), then `deployed`; nothing is allocated and no PE thread starts until tasks come.
+   */
+  private async bagDeploy(from: CoordinatorConnection, m: BagDeploy): Promise<void> {
+    const host = this.host;
+    if (this.stuck) throw new Error(`agent ${host} cannot take runs until it restarts: ${this.stuck}`);
+    if (this.active && this.active.owner !== from) throw new Error(`agent ${host} is busy with another coordinator's run`);
+    const checked = checkBagDeploy(m, this.opts.devices, { allowWgsl: this.opts.allowWgsl ?? false });
+    if (!checked.ok) {
+      this.opts.log(`bag-deploy on ${host}: ${checked.reason}`);
+      throw new Error(`bag-deploy on ${host}: ${checked.reason}`);
+    }
+    if (this.active) this.endRun('replaced by a new deploy');
+    const me = m.hosts.findIndex((h) => h.id === host);
+    const a: Active = {
+      runId: m.runId,
+      keys: { token: this.opts.token, secret: m.secret, runId: m.runId },
+      diallers: new Set(m.hosts.slice(0, me).map((h) => h.id)),
+      owner: from,
+      links: new Map(),
+      finished: false,
+    };
+    this.active = a;
+    try {
+      await this.connectLinks(a, m.hosts, me);
+      await this.freeing;
+      if (this.active !== a) throw new Error('run stopped while deploying');
+      for (const link of a.links.values()) link.rate = this.opts.linkRate ?? 0;
+      const maxBytes = (this.opts.deployLimits ?? DEPLOY_LIMITS).maxHostBytes;
+      const run = new BagRun(m, checked.nodes, this.opts.devices, a.links, (msg) => from.send(msg), maxBytes);
+      a.bag = { run, nodes: checked.nodes, hosts: new Set(m.hosts.map((h) => h.id)) };
+      from.send({ type: 'deployed', runId: m.runId, adapters: run.adapters, allocated: {}, memory: processMemory() });
+    } catch (e) {
+      if (this.active === a) this.endRun('deploy failed');
+      throw new Error(`bag-deploy on ${host}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
@@ -285,7 +358,7 @@ export class RunHost {
   }
 
   private runFor(runId: string): Active | null {
-    return this.active?.runId === runId && !this.active.run ? this.active : null;
+    return this.active?.runId === runId && !this.active.run && !this.active.bag ? this.active : null;
   }
 
   /** Ends the run and waits until its memory is free (agent shutdown). */

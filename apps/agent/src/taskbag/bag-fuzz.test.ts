@@ -1,0 +1,157 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { FromAgent } from '@pipeloom/core';
+import { startAgent, type AgentServer } from '../server/server.js';
+import { cpuDevices } from '../testing/front-door-fuzz.js';
+import { BagClient } from '../testing/bag-client.js';
+
+// The task-bag messages from a logged-in coordinator, fuzzed (fast-check): malformed
+// bag-deploy, task and free messages after a good bag-deploy. Whatever comes, the agent does
+// not crash, answers with an error, a task result or a close whose reason fits a close frame,
+// never sends back more of the sender's bytes than a short quote, and takes the next login.
+
+const TOKEN = 'bag-fuzz-token-0123456789abcdef';
+const HOST = 'fz';
+const RUN = 'fuzz-run';
+/** A sender's string no answer may carry back whole: a run of more than 64 of its characters would be an echo. */
+const MARKER = 'Q'.repeat(300);
+const ECHO = 'Q'.repeat(65);
+let agent: AgentServer;
+
+beforeAll(async () => {
+  agent = await startAgent({ devices: cpuDevices(HOST), token: TOKEN, port: 0, limits: { loginFailuresFree: Number.MAX_SAFE_INTEGER, messagesPerSecond: 100_000 } });
+});
+
+afterAll(async () => {
+  await agent?.close();
+});
+
+const wrong = fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}), fc.string({ maxLength: 20 }), fc.constant(MARKER), fc.constant(-1), fc.constant(2 ** 53));
+const maybe = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 4, arbitrary: good }, { weight: 1, arbitrary: wrong });
+const id = fc.oneof(fc.constantFrom('a', 'phantom:sinogram@0', 'x[1]@0'), fc.constant(MARKER), fc.nat(700).map((n) => 'k'.repeat(n)));
+const small = fc.constantFrom(8, 0, -1, 2.5, 1e9, 256 + 1);
+
+const nodes = fc.oneof(
+  fc.constant([
+    { id: 'phantom', kernel: 'mlem.phantom', params: { size: 8, angles: 4 } },
+    { id: 'projbp', kernel: 'mlem.projbp', params: { size: 8, angles: 4 } },
+  ]),
+  fc.array(
+    fc.record(
+      { id: maybe(id), kernel: maybe(fc.constantFrom('mlem.phantom', 'mlem.projbp', 'custom.wgsl', 'nope.kernel', MARKER)), params: maybe(fc.dictionary(fc.oneof(fc.constantFrom('size', 'angles', 'share', 'shares'), fc.constant(MARKER)), maybe(small), { maxKeys: 4 })) },
+      { requiredKeys: [] },
+    ),
+    { maxLength: 4 },
+  ),
+  wrong,
+);
+
+const bagDeploy = fc.record(
+  {
+    type: fc.constant('bag-deploy'),
+    runId: maybe(fc.constant(RUN)),
+    secret: maybe(fc.constantFrom('0123456789abcdef0123', 'short', MARKER)),
+    hosts: maybe(fc.oneof(fc.constant([{ id: HOST, url: 'ws://127.0.0.1:1' }]), fc.array(fc.record({ id: maybe(id), url: maybe(fc.constantFrom('ws://127.0.0.1:1', MARKER)) }, { requiredKeys: [] }), { maxLength: 3 }))),
+    nodes,
+    kernels: fc.option(maybe(fc.dictionary(fc.constantFrom('mlem.phantom', MARKER), maybe(fc.constantFrom('1.0.0', '2.0.0', MARKER)), { maxKeys: 2 })), { nil: undefined }),
+    emulateDevices: fc.option(maybe(fc.dictionary(fc.constantFrom('phantom', MARKER), maybe(fc.double()), { maxKeys: 2 })), { nil: undefined }),
+    slow: fc.option(maybe(fc.dictionary(fc.constantFrom(`cpu@${HOST}`, MARKER), maybe(fc.constantFrom(1, 2, 0, 1e6, Number.NaN)), { maxKeys: 2 })), { nil: undefined }),
+    traceInterval: fc.option(maybe(fc.constantFrom(10_000, 0, 1e12)), { nil: undefined }),
+  },
+  { requiredKeys: ['type'] },
+);
+
+const part = fc.record({ key: maybe(id), host: maybe(fc.constantFrom(HOST, 'elsewhere', MARKER)), offset: maybe(fc.constantFrom(0, 4, 1 << 30)), bytes: maybe(fc.constantFrom(0, 2048, 1024, 3)), at: maybe(fc.constantFrom(0, 1024, 4096)) }, { requiredKeys: [] });
+const input = fc.record(
+  {
+    port: maybe(fc.constantFrom('estimate', 'sinogram', 'nope', MARKER)),
+    bytes: maybe(fc.constantFrom(2048, 1024, 5, 1 << 40)),
+    element: maybe(fc.constantFrom('f32', 'u8', MARKER)),
+    parts: fc.option(maybe(fc.array(part, { maxLength: 3 })), { nil: undefined }),
+    init: fc.option(maybe(fc.oneof(fc.record({ value: maybe(fc.double()) }), fc.record({ node: maybe(id), kernel: maybe(fc.constantFrom('mlem.phantom', MARKER)), params: maybe(fc.dictionary(fc.constantFrom('size', MARKER), maybe(small), { maxKeys: 2 })) }, { requiredKeys: [] }))), { nil: undefined }),
+    combine: fc.option(maybe(fc.constantFrom('sum', MARKER)), { nil: undefined }),
+  },
+  { requiredKeys: [] },
+);
+const output = fc.record({ port: maybe(fc.constantFrom('backprojection', 'truth', 'sinogram', 'sensitivity', MARKER)), key: maybe(id), bytes: maybe(fc.constantFrom(2048, 1024, 1 << 40)) }, { requiredKeys: [] });
+
+const task = fc.record(
+  {
+    type: fc.constant('task'),
+    runId: maybe(fc.constant(RUN)),
+    id: maybe(id),
+    node: maybe(fc.constantFrom(0, 1, 2, -1, 65_536)),
+    iteration: maybe(fc.constantFrom(0, 1, -1, 2 ** 31)),
+    attempt: maybe(fc.constantFrom(1, 2, 0)),
+    pe: maybe(fc.constantFrom(`cpu@${HOST}`, `gpu0@${HOST}`, MARKER)),
+    params: fc.option(maybe(fc.dictionary(fc.constantFrom('shares', 'share', 'size', MARKER), maybe(small), { maxKeys: 3 })), { nil: undefined }),
+    inputs: maybe(fc.array(input, { maxLength: 3 })),
+    outputs: maybe(fc.array(output, { maxLength: 4 })),
+  },
+  { requiredKeys: ['type'] },
+);
+
+/** Good tasks with at most one field changed: they pass the check or fail it on that field; those that run end in task-done or task-failed. */
+const goodPhantom = { type: 'task', runId: RUN, id: 'phantom@0', node: 0, iteration: 0, attempt: 1, pe: `cpu@${HOST}`, inputs: [], outputs: [{ port: 'truth', key: 't', bytes: 2048 }, { port: 'sinogram', key: 's', bytes: 1024 }, { port: 'sensitivity', key: 'n', bytes: 2048 }] };
+const goodProjbp = {
+  type: 'task', runId: RUN, id: 'projbp[1]@0', node: 1, iteration: 0, attempt: 1, pe: `cpu@${HOST}`, params: { shares: 2, share: 1 },
+  inputs: [{ port: 'estimate', bytes: 2048, element: 'f32', init: { value: 1 } }, { port: 'sinogram', bytes: 1024, element: 'f32', parts: [{ key: 's', host: HOST, offset: 0, bytes: 1024, at: 0 }] }],
+  outputs: [{ port: 'backprojection', key: 'b', bytes: 2048 }],
+};
+const nearTask = fc.tuple(fc.constantFrom(goodPhantom, goodProjbp), fc.option(fc.constantFrom('id', 'node', 'iteration', 'attempt', 'pe', 'params', 'inputs', 'outputs'), { nil: undefined }), wrong).map(([good, field, value]) => (field ? { ...good, [field]: value } : good));
+
+const free = fc.record({ type: fc.constant('free'), runId: maybe(fc.constant(RUN)), keys: maybe(fc.oneof(fc.array(maybe(id), { maxLength: 5 }), fc.nat(70_000).map((n) => Array.from({ length: n }, () => 'k')))) }, { requiredKeys: ['type'] });
+
+/** Opens a connection and deploys the good run; retried while the agent still ends the last case's run (its connection closing). */
+async function deployed(): Promise<BagClient> {
+  for (let attempt = 0; ; attempt++) {
+    const c = await BagClient.connect(agent.url, TOKEN);
+    c.send({ type: 'bag-deploy', runId: RUN, secret: '0123456789abcdef0123', hosts: [{ id: HOST, url: agent.url }], nodes: [{ id: 'phantom', kernel: 'mlem.phantom', params: { size: 8, angles: 4 } }, { id: 'projbp', kernel: 'mlem.projbp', params: { size: 8, angles: 4 } }] });
+    const m = await c.next((x) => x.type === 'deployed' || x.type === 'error');
+    if (m.type === 'deployed') return c;
+    c.close();
+    await c.whenClosed();
+    if (attempt > 50 || !/busy/.test((m as { message: string }).message)) throw new Error(`good bag-deploy refused: ${(m as { message: string }).message}`);
+  }
+}
+
+/** What an answer carries of the sender's text: everything but its trace and the task id it names. */
+function carried(m: FromAgent): string {
+  if (m.type === 'trace') return '';
+  const { id: _id, ...rest } = m as Record<string, unknown>;
+  return JSON.stringify(rest);
+}
+
+it('malformed bag-deploy, task and free messages never crash the agent, never echo the sender\'s bytes, and close with bounded reasons', async () => {
+  const runs = Number(process.env.FUZZ_RUNS ?? 60);
+  const seen: Record<string, number> = {};
+  const count = (k: string) => (seen[k] = (seen[k] ?? 0) + 1);
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.oneof(bagDeploy, task, nearTask, nearTask, free), { minLength: 1, maxLength: 4 }), async (messages) => {
+      const c = await deployed();
+      c.send({ type: 'start', runId: RUN });
+      for (const m of messages) c.send(m);
+      // A pong after the case's messages: each was handled (or the connection closed on one).
+      c.send({ type: 'ping', id: 7, t: 0 });
+      const end = await Promise.race([c.next((m) => m.type === 'pong', 30_000).then(() => null), c.whenClosed(30_000)]);
+      count(end ? 'closed' : 'answered');
+      for (const m of c.all) count(m.type);
+      if (end) {
+        expect(end.code).toBe(4002);
+        expect(Buffer.byteLength(end.reason)).toBeLessThanOrEqual(123);
+        expect(end.reason).not.toContain(ECHO);
+      } else {
+        c.send({ type: 'stop', runId: RUN, reason: 'case over' });
+        await c.next((m) => m.type === 'stopped');
+      }
+      for (const m of c.all) expect(carried(m)).not.toContain(ECHO);
+      c.close();
+      await c.whenClosed();
+    }),
+    { numRuns: runs, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+  );
+  console.log(`bag fuzz: ${runs} cases; ${JSON.stringify(seen)}`);
+  // Still serving: a fresh login and a good deploy.
+  const c = await deployed();
+  c.close();
+}, 300_000);
