@@ -28,6 +28,9 @@ interface Queued {
   gatherEnd: number;
 }
 
+/** A task's run on its PE thread: when, and what a checking kernel reported. */
+type Ran = { start: number; end: number; values?: Record<string, number | number[] | string> };
+
 interface Lane {
   pe: string;
   kind: 'cpu' | 'gpu';
@@ -37,7 +40,7 @@ interface Lane {
   ready?: Promise<void>;
   /** Why this PE runs no more tasks (its device was lost, its thread ended). */
   dead?: string;
-  runs: Map<number, { resolve: (t: { start: number; end: number }) => void; reject: (e: Error) => void }>;
+  runs: Map<number, { resolve: (t: Ran) => void; reject: (e: Error) => void }>;
 }
 
 /** A task's share, from its id `node[j]@iteration`. */
@@ -162,7 +165,7 @@ export class BagRun {
     const outBytes = t.outputs.reduce((n, o) => n + o.bytes, 0);
     if (!this.store.room(outBytes)) return this.failed(t, `agent ${this.devices.host} holds ${this.store.held} bytes of outputs; ${outBytes} more would pass its limit of ${this.store.maxBytes} (maxHostBytes)`);
     const outputs = Object.fromEntries(t.outputs.map((o) => [o.port, sharedBytes(o.bytes)]));
-    let ran: { start: number; end: number };
+    let ran: Ran;
     try {
       if (lane.dead) throw new Error(lane.dead);
       await this.startWorker(lane);
@@ -196,7 +199,7 @@ export class BagRun {
       end,
       task: share === undefined ? { id: t.id, attempt: t.attempt } : { id: t.id, share, attempt: t.attempt },
     } satisfies TraceEvent);
-    this.send({ type: 'task-done', runId: this.runId, id: t.id, attempt: t.attempt, pe: t.pe, ms: { pull: (q.gatherEnd - q.gatherStart) / 1000, run: (end - ran.start) / 1000 } });
+    this.send({ type: 'task-done', runId: this.runId, id: t.id, attempt: t.attempt, pe: t.pe, ms: { pull: (q.gatherEnd - q.gatherStart) / 1000, run: (end - ran.start) / 1000 }, ...(ran.values ? { values: ran.values } : {}) });
   }
 
   private failed(t: CheckedTask['task'], message: string, lost?: string): void {
@@ -230,7 +233,7 @@ export class BagRun {
           case 'failed': {
             const r = lane.runs.get(m.seq);
             lane.runs.delete(m.seq);
-            if (m.type === 'done') r?.resolve({ start: m.start, end: m.end });
+            if (m.type === 'done') r?.resolve({ start: m.start, end: m.end, values: m.values });
             else r?.reject(new Error(m.message));
             break;
           }
@@ -260,7 +263,7 @@ export class BagRun {
     lane.worker?.postMessage(m);
   }
 
-  private runOn(lane: Lane, m: Extract<ToTaskPe, { type: 'run' }>): Promise<{ start: number; end: number }> {
+  private runOn(lane: Lane, m: Extract<ToTaskPe, { type: 'run' }>): Promise<Ran> {
     return new Promise((resolve, reject) => {
       if (lane.dead) return reject(new Error(lane.dead));
       lane.runs.set(m.seq, { resolve, reject });

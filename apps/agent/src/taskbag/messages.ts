@@ -27,7 +27,8 @@ export type FromTaskPe =
   | { type: 'ready'; adapter?: string }
   | { type: 'error'; message: string }
   /** `start`, `end`: µs on this machine's clock (timeOrigin-based, the same in every thread). */
-  | { type: 'done'; seq: number; start: number; end: number }
+  /** `values`: what a checking or measuring kernel reported (forwarded in task-done). */
+  | { type: 'done'; seq: number; start: number; end: number; values?: Record<string, number | number[] | string> }
   | { type: 'failed'; seq: number; message: string }
   /** The PE's device is gone: every task given to it fails. */
   | { type: 'lost'; message: string }

@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dataTypeBytes, ELEMENT_BYTES, getKernel, GpuRunner, portsFor, type Kernel, type Params, type TypedArray } from '@pipeloom/kernels';
+import { dataTypeBytes, ELEMENT_BYTES, getKernel, GpuRunner, portsFor, type FiringReport, type Kernel, type Params, type TypedArray } from '@pipeloom/kernels';
 import { openDevice } from '../devices/discover.js';
 import { shortMessage, type FromTaskPe, type TaskPeInit, type TaskRun, type ToTaskPe } from './messages.js';
 
@@ -63,9 +63,8 @@ class TaskPe {
     const start = nowUs();
     try {
       const kernel = getKernel(m.kernel);
-      if (this.device && kernel.gpu) await this.onGpu(m, kernel);
-      else this.onCpu(m, kernel);
-      post({ type: 'done', seq: m.seq, start, end: nowUs() });
+      const report = this.device && kernel.gpu ? await this.onGpu(m, kernel) : this.onCpu(m, kernel);
+      post({ type: 'done', seq: m.seq, start, end: nowUs(), ...(report?.values ? { values: report.values } : {}) });
     } catch (e) {
       post({ type: 'failed', seq: m.seq, message: this.lost ?? shortMessage(e) });
     }
@@ -83,13 +82,14 @@ class TaskPe {
     return out;
   }
 
-  private onCpu(m: TaskRun, kernel: Kernel): void {
+  private onCpu(m: TaskRun, kernel: Kernel): FiringReport | undefined {
     if (kernel.gpuOnly) throw new Error(`kernel "${kernel.id}" has no CPU twin; ${this.init.pe} is a CPU`);
     const report = kernel.cpu({ params: m.params, iteration: m.iteration, inputs: this.views(kernel, m.params, m.inputs, 'inputs'), outputs: this.views(kernel, m.params, m.outputs, 'outputs'), state: {} });
     if (report && report.ok === false) throw new Error(report.message ?? `kernel "${kernel.id}" reported a failure`);
+    return report ?? undefined;
   }
 
-  private async onGpu(m: TaskRun, kernel: Kernel): Promise<void> {
+  private async onGpu(m: TaskRun, kernel: Kernel): Promise<FiringReport | undefined> {
     const key = `${m.node} ${JSON.stringify(m.params)}`;
     let runner = this.runners.get(key);
     if (!runner) {
@@ -109,6 +109,7 @@ class TaskPe {
       const into = m.outputs[o.name];
       into.set(new Uint8Array(got.buffer, got.byteOffset, Math.min(got.byteLength, into.byteLength, dataTypeBytes(o.type(m.params)))));
     }
+    return result.report;
   }
 
   /** Destroys the prepared kernels and the device, then waits (up to `settleMs`) for WebGPU promises to settle. */
