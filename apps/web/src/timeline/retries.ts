@@ -31,10 +31,11 @@ export function retriedIn(c: TraceColumns, lane: number): readonly number[] {
 }
 
 /**
- * Hatches the retried events of a lane that show in the window: diagonal stripes in `color`
- * every 4 px over the slice's own colour, and a 1 px frame, so a requeue reads at any zoom.
+ * Hatches the retried events of a lane that show in the window: a 1 px frame in `frame` and
+ * diagonal stripes in `stripe` every 4 px over the slice's own colour (light, so its name
+ * stays readable), so a requeue reads at any zoom.
  */
-export function markRetries(px: Uint32Array, stride: number, c: TraceColumns, lane: number, t0: number, t1: number, x0: number, width: number, y0: number, y1: number, color: number): number {
+export function markRetries(px: Uint32Array, stride: number, c: TraceColumns, lane: number, t0: number, t1: number, x0: number, width: number, y0: number, y1: number, frame: number, stripe: number): number {
   if (lane < 0) return 0;
   const list = retriedIn(c, lane);
   if (!list.length) return 0;
@@ -48,7 +49,10 @@ export function markRetries(px: Uint32Array, stride: number, c: TraceColumns, la
     for (let y = y0; y < y1; y++) {
       const row = y * stride + x0;
       const edge = y === y0 || y === y1 - 1;
-      for (let x = a; x < b; x++) if (edge || x === a || x === b - 1 || (x + y) % 4 === 0) px[row + x] = color;
+      for (let x = a; x < b; x++) {
+        if (edge || x === a || x === b - 1) px[row + x] = frame;
+        else if ((x + y) % 4 === 0) px[row + x] = stripe;
+      }
     }
     marked++;
   }

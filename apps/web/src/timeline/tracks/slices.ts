@@ -10,7 +10,9 @@ import { describeEvent } from './describe.js';
 // of counter samples gets counter tracks instead (tracks/counters.ts).
 
 const COLORS = KIND_COLORS.map((c) => pixel(c));
+/** A requeued task's frame and hatching (retries.ts). */
 export const RETRY_COLOR = pixel('#1e3a8a');
+export const RETRY_STRIPE = pixel('#bfdbfe');
 export const SLICE_HEIGHT = 16;
 
 export const slices: TrackKind = {
@@ -30,7 +32,7 @@ export const slices: TrackKind = {
         const named: number[] = [];
         const stats = { boxes: 0 };
         rasterLane(f.px, f.stride, measured, l.measured, f.win, f.x0, f.width, y0, y1, COLORS, named, 40 * f.dpr, stats);
-        f.boxes += stats.boxes + markRetries(f.px, f.stride, measured, l.measured, f.win.t0, f.win.t1, f.x0, f.width, y0, y1, RETRY_COLOR);
+        f.boxes += stats.boxes + markRetries(f.px, f.stride, measured, l.measured, f.win.t0, f.win.t1, f.x0, f.width, y0, y1, RETRY_COLOR, RETRY_STRIPE);
         const scale = f.width / f.dpr / (f.win.t1 - f.win.t0);
         for (const i of named) f.labels.push({ text: measured.names[measured.name[i]], x0: (measured.start[i] - f.win.t0) * scale, x1: (measured.end[i] - f.win.t0) * scale, y: mid });
       },
