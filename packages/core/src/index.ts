@@ -30,11 +30,12 @@ export * from './run/contract.js';
 export { predict, predictStrategy, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction, type PhaseTime } from './predict/predict.js';
 export { nodeTime, transferTime, DEFAULT_RATES, type TimingOptions } from './predict/timing.js';
 export { toChromeTrace, traceMetadata, type ChromeTrace, type ChromeEvent, type TraceMetadata } from './trace/chrome.js';
+export { readChromeTrace, TRACE_FILE_LIMITS, type ReadTraceResult, type TraceFileLimits } from './trace/chrome-read.js';
 export { toPajeTrace } from './trace/paje.js';
 export { toTraceCsv, TRACE_CSV_COLUMNS } from './trace/csv.js';
 export { analyseTrace, measuredTimes, TraceAccumulator, type Trace, type AnalysisOptions, type TraceAnalysis, type LaneAnalysis } from './run/analysis.js';
 export { sendLane, recvLane, isTransferLane, laneLabel, laneName, transferLanes, graphLanes, compareLanes, type TraceLaneKey } from './trace/lanes.js';
-export { TraceColumns, KINDS as TRACE_KINDS, type Lane as TraceLane } from './trace/columns.js';
+export { TraceColumns, KINDS as TRACE_KINDS, COUNTER as TRACE_COUNTER, type Lane as TraceLane } from './trace/columns.js';
 export { CALIBRATION_FORMAT, calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, documentHash, parseCalibration, predictCalibrated, standInTimes, type Calibration, type CalibratedFiring, type CalibratedTiming, type CalibratedTransfer, type MeasuredTimes } from './run/calibration.js';
 
 // The run: the coordinator, the agent protocol and the deploy checks agents apply.

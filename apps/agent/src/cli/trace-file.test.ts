@@ -48,7 +48,7 @@ describe('pipeloom predict --trace FILE.paje', () => {
     const wrote = /wrote .*piic\.csv: (\d+) events .*\(one row per event, for pandas or R\)/.exec(r.stderr);
     expect(wrote, r.stderr).not.toBeNull();
     const lines = readFileSync(file, 'utf8').split('\r\n');
-    expect(lines[0]).toBe('lane,kind,name,iteration,start,duration,bytes,cycle,host,pe,thread,node,buffer');
+    expect(lines[0]).toBe('lane,kind,name,iteration,start,duration,bytes,cycle,host,pe,thread,node,buffer,value,task,share,attempt');
     expect(lines).toHaveLength(Number(wrote![1]) + 2);
   });
 

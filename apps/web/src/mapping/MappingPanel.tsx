@@ -62,6 +62,12 @@ export function MappingPanel() {
   return (
     <div className="panel" data-testid="mapping-panel">
       <div className="panel-title">Mapping</div>
+      {doc.options.mode === 'taskbag' && (
+        // Shown, not hidden: the document keeps the mapping for a static run.
+        <p className="map-unused" role="note" data-testid="mapping-unused">
+          Not used in task-bag mode: tasks go to capable PEs at run time. The mapping is kept for static runs (Execution mode in the project's run options).
+        </p>
+      )}
       {zone('unmapped', null, 'Unmapped')}
       {doc.arch.hosts.map((h) => (
         <div key={h.id} className="map-host">

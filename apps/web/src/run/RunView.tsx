@@ -32,7 +32,7 @@
  * `npm run bench:timeline` (see e2e/bench/timeline.bench.mjs).
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { type ProjectDocument, type ImplementationGraph, type Prediction, TraceColumns, toChromeTrace, traceMetadata } from '@pipeloom/core';
+import { type ProjectDocument, type ImplementationGraph, type Prediction, TraceColumns, toChromeTrace, traceMetadata, TRACE_FILE_LIMITS } from '@pipeloom/core';
 import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
 import { busyPerCycle, steadyCycles } from '../timeline/stats.js';
@@ -298,7 +298,44 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
           <button data-testid="run-export" onClick={exportTrace} disabled={!measured.length && !strategy} title="Chrome trace JSON (open in Perfetto or chrome://tracing)">
             Export {measured.length ? 'trace' : 'predicted trace'}
           </button>
+          <label className="button" title="Show a trace exported here or written by pipeloom run --trace (Chrome trace JSON) in place of the last run's">
+            Open trace…
+            <input
+              data-testid="run-open-trace"
+              type="file"
+              accept=".json,application/json"
+              hidden
+              disabled={running}
+              onChange={(e) => {
+                const f = e.target.files?.[0];
+                // Too large a file is refused before it is read.
+                if (f) void (f.size > TRACE_FILE_LIMITS.maxChars ? Promise.resolve(null) : f.text()).then((text) => run.openTrace(text, f.name, f.size));
+                e.target.value = '';
+              }}
+            />
+          </label>
         </div>
+        {st.opened && (
+          <div className="muted" data-testid="run-opened-trace">
+            Showing {st.opened.file}: {st.opened.events.toLocaleString('en')} events
+            {st.opened.metadata && (
+              <>
+                {' '}
+                ({st.opened.metadata.source} {st.opened.metadata.document.name}, {st.opened.metadata.strategy}, {st.opened.metadata.sync})
+              </>
+            )}
+          </div>
+        )}
+        {st.traceProblems.length > 0 && (
+          <ul className="run-problems" data-testid="run-trace-problems">
+            {st.traceProblems.map((p, i) => (
+              <li key={i} className={p.severity}>
+                {p.path}: {p.message}
+                {p.hint && <span className="muted"> ({p.hint})</span>}
+              </li>
+            ))}
+          </ul>
+        )}
 
         <h3>Predicted</h3>
         {prediction ? (

@@ -72,6 +72,25 @@ describe('run store without agents', () => {
     expect(run.measured().length).toBe(0);
   });
 
+  it('opens a saved task-bag trace in place of the last run\'s; a file that is not a trace leaves it and says why', () => {
+    const run = createRunStore({ connect: wsConnect });
+    run.ingest([ev(0, 50)]);
+    const saved = [
+      ev(0, 40, { name: 'projbp[1]@0 (2)', node: 'projbp', cycle: -1, task: { id: 'projbp[1]@0', share: 1, attempt: 2 } }),
+      { host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name: 'bag depth', value: 3, start: 0, end: 0, iteration: -1, cycle: -1 } satisfies TraceEvent,
+    ];
+    expect(run.openTrace(JSON.stringify(toChromeTrace(saved)), 'bag.json')).toBe(true);
+    expect(run.measured().toEvents()).toEqual(saved);
+    expect(run.store.getState()).toMatchObject({ opened: { file: 'bag.json', events: 2 }, traceProblems: [], live: { events: 2 } });
+    // Busy time is the fire's alone: the bag's lane is no lane of the run.
+    expect(run.store.getState().live.utilisation.map((u) => u.key)).toEqual(['h0/gpu0@h0/main']);
+    expect(run.openTrace('{"format":"pipeloom/v1"}', 'project.json')).toBe(false);
+    expect(run.store.getState().traceProblems[0]).toMatchObject({ path: 'project.json: traceEvents', message: 'is missing: this is not a Chrome trace' });
+    expect(run.measured().length).toBe(2);
+    expect(run.openTrace(null, 'huge.json', 2 ** 40)).toBe(false);
+    expect(run.store.getState().traceProblems[0].message).toMatch(/^is 1048576 MiB, more than the 512 MiB/);
+  });
+
   it('deploy before connecting is a problem naming the fix, not an exception', () => {
     const run = createRunStore({ connect: wsConnect });
     expect(run.deploy(compileOrThrow(piic(), true))).toBe(false);

@@ -1,5 +1,5 @@
 import { createStore, useStore } from 'zustand';
-import { analyze, calibrationFrom, checkAgentKernels, Coordinator, measuredTimes, type AgentInfo, type Calibration, type MeasuredTimes, type ProjectDocument, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, TraceColumns, TraceAccumulator } from '@pipeloom/core';
+import { analyze, calibrationFrom, checkAgentKernels, Coordinator, measuredTimes, type AgentInfo, type Calibration, type MeasuredTimes, type ProjectDocument, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, type TraceMetadata, TraceColumns, TraceAccumulator, readChromeTrace, TRACE_FILE_LIMITS } from '@pipeloom/core';
 
 // The Run view's state: connections, the run in progress and its live numbers. The measured
 // trace lives in a column store outside React state (it grows by thousands of events a
@@ -56,6 +56,10 @@ export interface RunState {
   ran?: DocumentRevision;
   /** The calibration run in progress: which strategy, and why the last one failed. */
   calibration?: { strategy?: 'overlap' | 'no overlap'; error?: string };
+  /** A saved trace opened in place of a run's (Open trace…): its file, what its metadata says it is. */
+  opened?: { file: string; events: number; metadata?: TraceMetadata };
+  /** Why the last trace file opened was not taken (the trace shown is kept). */
+  traceProblems: Diagnostic[];
 }
 
 /** Whether the deploy check and results shown are of the document as it is ('current'), of an earlier revision ('modified'), or there are none. */
@@ -110,6 +114,7 @@ export function createRunStore(deps: RunDeps = {}) {
     traceVersion: 0,
     streaming: false,
     seen: { revision: 0, loads: 0 },
+    traceProblems: [],
   }));
 
   const numbers = (): LiveNumbers => {
@@ -141,7 +146,32 @@ export function createRunStore(deps: RunDeps = {}) {
       runIterations = undefined;
       measured = new TraceAccumulator();
       progress = null;
-      store.setState({ live: emptyLive(), traceVersion: 0 });
+      store.setState({ live: emptyLive(), traceVersion: 0, opened: undefined });
+    },
+
+    /**
+     * Shows a saved trace (a Chrome trace JSON the Run view exported or `pipeloom run --trace`
+     * wrote; `size` its bytes, checked before reading) in place of the last run's. A file that
+     * is not one, or a run in progress, leaves the trace shown as it is and says why.
+     */
+    openTrace(text: string | null, file: string, size = text?.length ?? 0): boolean {
+      const refuse = (message: string, hint: string) => {
+        store.setState({ traceProblems: [{ path: file, message, hint, severity: 'error' }] });
+        return false;
+      };
+      const { status } = store.getState();
+      if (status === 'running' || status === 'stopping' || status === 'calibrating') return refuse('a run is in progress', 'stop it, or wait for it to end, before opening a trace');
+      if (size > TRACE_FILE_LIMITS.maxChars || text === null) return refuse(`is ${(size / 2 ** 20).toFixed(0)} MiB, more than the ${TRACE_FILE_LIMITS.maxChars / 2 ** 20} MiB a trace may have`, 'export a shorter run (fewer iterations)');
+      const r = readChromeTrace(text);
+      if (!r.ok) {
+        store.setState({ traceProblems: r.diagnostics.map((d) => ({ ...d, path: d.path === 'trace' ? file : `${file}: ${d.path}` })) });
+        return false;
+      }
+      api.reset();
+      measured.append(r.events);
+      store.setState({ status: 'idle', problems: [], failure: undefined, result: undefined, ran: undefined, traceProblems: [], opened: { file, events: r.events.length, metadata: r.metadata } });
+      publish();
+      return true;
     },
 
     /** Publishes the live numbers now (they are otherwise published every `publishMs` while running). */

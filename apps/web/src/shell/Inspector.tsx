@@ -12,6 +12,7 @@ import { CheckField, NumberField, SelectField, TextField, validId } from './fiel
 import { useCompile } from '../worker/client.js';
 import { selectionForDiagnostic, sameSelection } from '../store/selection.js';
 import { inWords } from '../lib/words.js';
+import { ModeFields } from './ModeFields.js';
 
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
 const GiB = 2 ** 30;
@@ -25,6 +26,7 @@ function ProjectInspector({ doc }: { doc: ProjectDocument }) {
       <div className="insp-section">Run options</div>
       <CheckField label="Computation-communication overlap" value={doc.options.overlap} testid="option-overlap" onCommit={(overlap) => dispatch({ type: 'options/update', patch: { overlap } }, { label: 'overlap' })} />
       <NumberField label="Iterations" value={doc.options.iterations} min={1} max={1e9} integer testid="option-iterations" onCommit={(iterations, coalesce) => dispatch({ type: 'options/update', patch: { iterations } }, { label: 'iterations', coalesce })} />
+      <ModeFields options={doc.options} />
       <div className="insp-section">Summary</div>
       <div className="insp-row">
         {doc.app.nodes.length} nodes · {doc.app.edges.length} edges · {doc.arch.hosts.length} hosts · {doc.arch.pes.length} PEs · {doc.arch.links.length} links

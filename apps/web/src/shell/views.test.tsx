@@ -6,6 +6,7 @@ import { projectStore, emptyDocument } from '../store/project.js';
 import { compileStore } from '../worker/client.js';
 import { Problems } from './Problems.js';
 import { Inspector } from './Inspector.js';
+import { MappingPanel } from '../mapping/MappingPanel.js';
 import type { ProjectDocument } from '@pipeloom/core';
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -111,6 +112,48 @@ describe('Inspector', () => {
     });
     act(() => box.dispatchEvent(new FocusEvent('focusout', { bubbles: true })));
     expect(projectStore.getState().doc.app.nodes[0].params?.source).toBe(source);
+  });
+
+  it('the run options switch to task bag with window and prefetch (a number or unbounded), each an undo step; the mapping says it is not used', () => {
+    projectStore.getState().select(null);
+    act(() => root.render(<><Inspector /><MappingPanel /></>));
+    expect(q('option-window')).toBeNull();
+    expect(q('mapping-unused')).toBeNull();
+    const mode = q('option-mode') as HTMLSelectElement;
+    const choose = (value: string) =>
+      act(() => {
+        mode.value = value;
+        mode.dispatchEvent(new Event('change', { bubbles: true }));
+      });
+    choose('taskbag');
+    const options = () => projectStore.getState().doc.options;
+    expect(options().mode).toBe('taskbag');
+    expect((q('option-window') as HTMLInputElement).value).toBe('2');
+    expect((q('option-prefetch') as HTMLInputElement).value).toBe('2');
+    expect(q('mapping-unused')!.textContent).toContain('Not used in task-bag mode');
+    // The mapping is kept, not hidden.
+    expect(q('map-chip-p')).not.toBeNull();
+    type(q('option-window') as HTMLInputElement, '65');
+    expect(q('option-window-error')!.textContent).toContain('at most 64');
+    type(q('option-window') as HTMLInputElement, '4');
+    act(() => q('option-window')!.dispatchEvent(new FocusEvent('focusout', { bubbles: true })));
+    expect(options().window).toBe(4);
+    act(() => (q('option-prefetch-unbounded') as HTMLInputElement).click());
+    expect(options().prefetch).toBe('unbounded');
+    expect(q('option-prefetch')).toBeNull();
+    // Back to static keeps window and prefetch; undo walks back one edit at a time.
+    choose('static');
+    expect(options()).toMatchObject({ mode: 'static', window: 4, prefetch: 'unbounded' });
+    expect(q('mapping-unused')).toBeNull();
+    act(() => projectStore.getState().undo());
+    expect(options().mode).toBe('taskbag');
+    act(() => projectStore.getState().undo());
+    expect(options().prefetch).toBeUndefined();
+    act(() => projectStore.getState().undo());
+    expect(options().window).toBeUndefined();
+    act(() => projectStore.getState().undo());
+    expect(options().mode).toBeUndefined();
+    expect(projectStore.getState().doc.mapping).toEqual({ p: 'cpu@h0' });
   });
 
   it('the PE picker maps the selected node', () => {

@@ -2,7 +2,7 @@ import { useEffect, useImperativeHandle, useMemo, useRef, useState, type Ref } f
 import type { ImplementationGraph, TraceColumns } from '@pipeloom/core';
 import { EVENT_KINDS } from './kinds/index.js';
 import { lanePairs } from './raster.js';
-import { buildTracks, layoutRows, trackKinds, type Track } from './track.js';
+import { buildTracks, layoutRows, trackKinds, tracksSignature, type Track } from './track.js';
 import './tracks/index.js';
 import { FlowIndex } from './flows.js';
 import { paintFrame, type Layout, type Surface } from './paint.js';
@@ -96,11 +96,12 @@ export function Timeline({ measured, predicted, graph, showPredicted = true, liv
 
   // The tracks, rebuilt when the stores, their lanes (a run's first events) or the kinds shown change.
   const ensureTracks = () => {
-    const sig = `${L.measured.laneCount}:${L.predicted?.laneCount ?? 0}:${[...L.shown].join()}`;
+    const src = { measured: L.measured, predicted: L.predicted, graph: L.graph, shown: L.shown };
+    const sig = `${L.measured.laneCount}:${L.predicted?.laneCount ?? 0}:${[...L.shown].join()}:${tracksSignature(src)}`;
     if (sig === L.sig && L.built?.[0] === L.measured && L.built[1] === L.predicted && L.built[2] === L.graph) return;
     L.sig = sig;
     L.built = [L.measured, L.predicted, L.graph];
-    L.tracks = buildTracks({ measured: L.measured, predicted: L.predicted, graph: L.graph, shown: L.shown });
+    L.tracks = buildTracks(src);
     L.layout = layoutRows(L.tracks);
   };
 

@@ -52,6 +52,8 @@ export function rangeStats(c: TraceColumns, t0: number, t1: number): RangeStats 
   let events = 0;
   const lanes: LaneRangeStats[] = [];
   for (const l of c.lanes()) {
+    // Counter samples (the task bag's depth) are no lane's busy or idle time.
+    if (c.isCounterLane(l.index)) continue;
     const [from, to] = c.window(l.index, t0, t1);
     const order = c.laneOrder(l.index);
     const starts: number[] = [];

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { TraceColumns, type TraceEvent } from '@pipeloom/core';
-import { buildTracks, layoutRows, registerTrackKind, trackKinds, GROUP_PAD, TRACK_GAP, type Frame, type Track, type TrackKind } from './track.js';
+import { buildTracks, layoutRows, registerTrackKind, trackKinds, tracksSignature, GROUP_PAD, TRACK_GAP, type Frame, type Track, type TrackKind } from './track.js';
 import './tracks/index.js';
+import { RETRY_COLOR, RETRY_STRIPE } from './tracks/slices.js';
+import { pixel } from './raster.js';
 import { EVENT_KINDS } from './kinds/index.js';
 
 const ev = (over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'cpu@h0', thread: 'main', kind: 'fire', name: 'P', iteration: 0, cycle: 0, start: 0, end: 10, ...over });
@@ -14,8 +16,8 @@ const frame = (width = 100, rows = 20): Frame => ({ px: new Uint32Array(width * 
 
 describe('track registry', () => {
   it('has the built-in kinds, and the event kinds in core kind-code order', () => {
-    expect(trackKinds().map((k) => k.id)).toEqual(expect.arrayContaining(['slices', 'predicted', 'in-flight']));
-    expect(EVENT_KINDS.map((k) => k.id)).toEqual(['fire', 'transfer', 'wait', 'barrier']);
+    expect(trackKinds().map((k) => k.id)).toEqual(expect.arrayContaining(['slices', 'predicted', 'in-flight', 'counters']));
+    expect(EVENT_KINDS.map((k) => k.id)).toEqual(['fire', 'transfer', 'wait', 'barrier', 'counter']);
   });
 
   it('a lane stacks its measured slices then its plan; switched-off kinds make no tracks', () => {
@@ -90,5 +92,53 @@ describe('track registry', () => {
     expect(column(45)).toBe(5);
     expect(column(60)).toBe(0);
     expect(t.hit(25, 0)![0]).toBe('2 transfers in flight');
+  });
+
+  const sample = (start: number, value: number, name = 'bag depth'): TraceEvent => ({ host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name, value, start, end: start, iteration: -1, cycle: -1 });
+
+  it('the bag\'s samples make a counter track per counter instead of a slice track; a counter first sampled later rebuilds the tracks', () => {
+    const m = store([ev(), sample(0, 4), sample(5, 3)]);
+    const src = { measured: m, shown: new Set<string>() };
+    const before = tracksSignature(src);
+    expect(buildTracks(src).map((t) => `${t.kind} ${t.label}`)).toEqual(['counters coordinator · bag depth', 'slices h0 · cpu@h0 · main']);
+    m.append([sample(6, 1, 'in flight')]);
+    expect(tracksSignature(src)).not.toBe(before);
+    expect(buildTracks(src).map((t) => `${t.kind} ${t.label}`)).toEqual(['counters coordinator · bag depth', 'counters coordinator · in flight', 'slices h0 · cpu@h0 · main']);
+  });
+
+  it('a counter track draws its value as a step line over a filled area, scaled to the run\'s largest, with its value on hover', () => {
+    const m = store([sample(10, 4), sample(40, 2), sample(70, 0)]);
+    const [t] = buildTracks({ measured: m, shown: new Set() });
+    const f = frame(100, 12);
+    t.paint(f, 0, 12, 6);
+    const line = pixel('#0d9488');
+    // The line's row in each column (rows 11 .. 1 hold 0 .. 4).
+    const lineRow = (x: number) => [...Array(12).keys()].find((y) => f.px[y * 100 + x] === line);
+    expect(lineRow(5)).toBeUndefined();
+    expect(lineRow(20)).toBe(1);
+    expect(lineRow(50)).toBe(6);
+    expect(lineRow(80)).toBe(11);
+    // Where it steps (x 40: 4 -> 2), the line spans both levels.
+    expect([...Array(12).keys()].filter((y) => f.px[y * 100 + 40] === line)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(f.px[11 * 100 + 20]).not.toBe(0);
+    expect(t.hit(50, 0)).toEqual(['bag depth 2', 'coordinator · bag at 50 µs', 'at most 4 in the run']);
+    expect(t.hit(5, 0)).toBeNull();
+  });
+
+  it('labels task slices by their name, hatches a second attempt and says its task, share and attempt', () => {
+    const task = (share: number, attempt: number, start: number, end: number) =>
+      ev({ name: attempt > 1 ? `projbp[${share}]@0 (${attempt})` : `projbp[${share}]@0`, node: 'projbp', cycle: -1, start, end, task: { id: `projbp[${share}]@0`, share, attempt } });
+    const m = store([task(0, 1, 0, 45), task(1, 2, 50, 95)]);
+    const [lane] = buildTracks({ measured: m, shown: new Set() });
+    const f = frame(100, 16);
+    lane.paint(f, 0, 16, 8);
+    expect(f.labels.map((l) => l.text)).toEqual(['projbp[0]@0', 'projbp[1]@0 (2)']);
+    const count = (color: number, x0: number, x1: number) => f.px.subarray(0, 16 * 100).filter((p, k) => k % 100 >= x0 && k % 100 < x1 && p === color).length;
+    expect(count(RETRY_COLOR, 0, 45) + count(RETRY_STRIPE, 0, 45)).toBe(0);
+    // Framed: both rows and both columns of its edge (45 + 45 + 14 + 14 pixels).
+    expect(count(RETRY_COLOR, 50, 95)).toBe(118);
+    expect(count(RETRY_STRIPE, 50, 95)).toBeGreaterThan(100);
+    expect(lane.hit(70, 0)).toContain('task projbp[1]@0 · share 1 · attempt 2 (requeued)');
+    expect(lane.hit(20, 0)).toContain('task projbp[0]@0 · share 0 · attempt 1');
   });
 });

@@ -57,6 +57,8 @@ export interface TrackKind {
   readonly id: string;
   /** A switch in the key bar (off by default unless `on`); absent: always drawn. */
   readonly toggle?: { label: string; title: string; swatch: string; on: boolean };
+  /** What its tracks depend on beyond the stores' lanes (a counter first sampled in a lane already drawn); cheap, asked each frame. */
+  signature?(src: TrackSource): string;
   tracks(src: TrackSource): Track[];
 }
 
@@ -75,6 +77,13 @@ const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 // Main thread first in a PE; a host's own tracks (pe '') after its PEs.
 const threadRank = (t: string) => (t === 'main' ? '' : t);
 const peRank = (p: string) => (p === '' ? '\uffff' : p);
+
+/** The kinds' signatures for the data: the tracks are rebuilt when it changes. */
+export function tracksSignature(src: TrackSource, kinds: readonly TrackKind[] = registry): string {
+  let s = '';
+  for (const k of kinds) if (k.signature && (!k.toggle || src.shown.has(k.id))) s += `${k.id}:${k.signature(src)};`;
+  return s;
+}
 
 /** Every kind's tracks for the data, ordered host, PE, thread, then by kind order. */
 export function buildTracks(src: TrackSource, kinds: readonly TrackKind[] = registry): Track[] {

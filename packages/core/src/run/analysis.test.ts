@@ -67,6 +67,14 @@ describe('trace analysis', () => {
     expect(a.waitShare).toBeCloseTo(140 / 2850, 12);
   });
 
+  it('leaves counter samples out: the bag\'s lane is no lane of the run, and samples before or after the slices widen nothing', () => {
+    const counters: TraceEvent[] = [-100, 0, 400, 2000].map((start, k) => ({ host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name: k % 2 ? 'in flight' : 'bag depth', value: k, start, end: start, iteration: -1, cycle: -1 }));
+    const plain = analyseTrace(barrierRun(), { fillCycles: 2, iterations: 6 });
+    expect(analyseTrace([...counters, ...barrierRun()], { fillCycles: 2, iterations: 6 })).toStrictEqual(plain);
+    // A sample numbered with a cycle is still no cycle's end.
+    expect(analyseTrace([...barrierRun(), { ...counters[3], cycle: 3 }], { fillCycles: 2, iterations: 6 })).toStrictEqual(plain);
+  });
+
   it('measured / predicted', () => {
     expect(analyseTrace(barrierRun(), { fillCycles: 2, iterations: 6, predictedCycleTime: 50e-6 }).ratio).toBeCloseTo(2, 9);
     expect(analyseTrace(barrierRun()).ratio).toBeUndefined();

@@ -1,4 +1,4 @@
-import { TraceColumns } from '../trace/columns.js';
+import { COUNTER, TraceColumns } from '../trace/columns.js';
 import type { TraceEvent } from '../trace/event.js';
 
 // Trace analysis, once: what a predicted or measured timeline says about the run. The CLI's
@@ -130,7 +130,8 @@ export class TraceAccumulator {
     const c = this.columns;
     this.catchUp();
     const n = c.length;
-    const span = n ? (c.maxEnd - c.minStart) / 1e6 : 0;
+    // Counter samples (the task bag's depth) are not time spent: the span is the slices'.
+    const span = n && c.sliceEnd > c.sliceStart ? (c.sliceEnd - c.sliceStart) / 1e6 : 0;
     const done = this.done;
     const last = this.last;
     const cycles = last + 1;
@@ -169,6 +170,8 @@ export class TraceAccumulator {
     let barrierAll = 0;
     let waitAll = 0;
     for (const lane of c.lanes()) {
+      // A lane of counter samples has no busy or idle time: it is not a lane of the run's threads.
+      if (c.isCounterLane(lane.index)) continue;
       const w = this.sweeps[lane.index];
       const busy = (w.bTo > w.bFrom ? w.bSum + w.bTo - w.bFrom : w.bSum) / 1e6;
       const barrier = (w.rTo > w.rFrom ? w.rSum + w.rTo - w.rFrom : w.rSum) / 1e6;
@@ -203,9 +206,10 @@ export class TraceAccumulator {
     // Each cycle's end: the last end among its events.
     const cycle = c.cycle;
     const ends = c.end;
+    const kinds = c.kind;
     for (let i = this.seen; i < n; i++) {
       const k = cycle[i];
-      if (k < 0) continue;
+      if (k < 0 || kinds[i] === COUNTER) continue;
       if (k > this.last) {
         this.last = k;
         if (k >= this.done.length) {
@@ -236,6 +240,7 @@ export class TraceAccumulator {
         const kind = kinds[k];
         const s = starts[k];
         const e = end[order[k]];
+        if (kind === COUNTER) continue;
         if (kind === FIRE || kind === TRANSFER) {
           if (s > bTo) {
             if (bTo > bFrom) bSum += bTo - bFrom;

@@ -25,6 +25,8 @@ export interface PajeState {
 
 export interface PajeDump {
   containers: { parent: string; type: string; name: string }[];
+  /** Variables' values (counter samples): each holds `value` over [start, end). */
+  variables: { container: string; type: string; start: number; end: number; value: number }[];
   states: PajeState[];
   links: { start: number; end: number; from: string; to: string; key: string }[];
 }
@@ -45,7 +47,7 @@ export function pjDump(text: string): PajeDump {
 }
 
 function parseDump(out: string): PajeDump {
-  const d: PajeDump = { containers: [], states: [], links: [] };
+  const d: PajeDump = { containers: [], variables: [], states: [], links: [] };
   for (const line of out.split('\n')) {
     if (!line) continue;
     // ", "-separated; a value may hold ", " itself (a staged transfer's route), so it is what
@@ -55,7 +57,8 @@ function parseDump(out: string): PajeDump {
     else if (f[0] === 'State') {
       const x = f.slice(-6);
       d.states.push({ container: f[1], start: +f[3], end: +f[4], imbrication: +f[6], value: f.slice(7, -6).join(', '), kind: x[0], iteration: +x[1], cycle: +x[2], bytes: +x[3], node: x[4], buffer: x[5] });
-    } else if (f[0] === 'Link') d.links.push({ start: +f[3], end: +f[4], from: f[7], to: f[8], key: f[9] });
+    } else if (f[0] === 'Variable') d.variables.push({ container: f[1], type: f[2], start: +f[3], end: +f[4], value: +f[6] });
+    else if (f[0] === 'Link') d.links.push({ start: +f[3], end: +f[4], from: f[7], to: f[8], key: f[9] });
     else throw new Error(`pj_dump printed an unexpected line: ${line}`);
   }
   return d;

@@ -8,11 +8,13 @@ import { laneLabel } from './lanes.js';
 
 // Chrome Trace Event JSON, which Perfetto and chrome://tracing open: one process per host,
 // one thread per PE thread (its main thread and one lane per peer), complete (`X`) events in
-// microseconds, metadata naming processes and threads, and flow arrows along the data.
+// microseconds, counter (`C`) events for sampled values (the task bag's depth), metadata
+// naming processes and threads, and flow arrows along the data. trace/chrome-read.ts reads it
+// back to the same events.
 
 export interface ChromeEvent {
   name: string;
-  ph: 'X' | 'M' | 's' | 'f';
+  ph: 'X' | 'C' | 'M' | 's' | 'f';
   pid: number;
   tid: number;
   ts?: number;
@@ -86,17 +88,32 @@ export function toChromeTrace(events: readonly TraceEvent[], ig?: Implementation
     }
     const tid = tids.size + 1;
     tids.set(`${l.pe}\u0000${l.thread}`, tid);
-    out.push({ name: 'thread_name', ph: 'M', pid, tid, args: { name: laneLabel(l.pe, l.thread) } });
+    // pe and thread beside the label: a reader gets the lane back exactly (viewers show `name`).
+    out.push({ name: 'thread_name', ph: 'M', pid, tid, args: { name: laneLabel(l.pe, l.thread), pe: l.pe, thread: l.thread } });
     out.push({ name: 'thread_sort_index', ph: 'M', pid, tid, args: { sort_index: tid } });
   }
   const placed = events.map((e) => ({ e, pid: pids.get(e.host)!, tid: tids.get(`${e.pe}\u0000${e.thread}`)! }));
   for (const { e, pid, tid } of placed) {
+    if (e.kind === 'counter') {
+      // Viewers plot every argument of a `C` event as a series, so the value goes alone: a
+      // counter sample has iteration and cycle -1 and ends where it starts (trace/event.ts).
+      out.push({ name: e.name, cat: e.kind, ph: 'C', pid, tid, ts: e.start, args: { value: e.value ?? 0 } });
+      continue;
+    }
     const args: Record<string, unknown> = { iteration: e.iteration, cycle: e.cycle };
     if (e.node) args.node = e.node;
     if (e.buffer) args.buffer = e.buffer;
     if (e.from) args.from = e.from;
     if (e.bytes !== undefined) args.bytes = e.bytes;
-    out.push({ name: e.name, cat: e.kind, ph: 'X', pid, tid, ts: e.start, dur: Math.max(0, e.end - e.start), args });
+    if (e.task) {
+      args.task = e.task.id;
+      if (e.task.share !== undefined) args.share = e.task.share;
+      args.attempt = e.task.attempt;
+    }
+    const dur = Math.max(0, e.end - e.start);
+    // start + (end - start) is not always end in floating point (nor for a clock that stepped back): then the end goes too, so a reader gets it exactly.
+    if (e.start + dur !== e.end) args.end = e.end;
+    out.push({ name: e.name, cat: e.kind, ph: 'X', pid, tid, ts: e.start, dur, args });
   }
   // Flow arrows: who reads the data an event wrote, in the same iteration (trace/flows.ts).
   let flow = 0;

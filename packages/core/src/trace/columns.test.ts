@@ -131,4 +131,20 @@ describe('TraceColumns', () => {
       }),
     );
   });
+
+  it('keeps a task-bag fire\'s task and a counter\'s value, and tells a lane of counters from a slice lane', () => {
+    const c = new TraceColumns();
+    const fire = ev(0, 10, { name: 'projbp[3]@5 (2)', node: 'projbp', iteration: 5, cycle: -1, task: { id: 'projbp[3]@5', share: 3, attempt: 2 } });
+    const solo = ev(10, 20, { name: 'update@5', node: 'update', iteration: 5, cycle: -1, task: { id: 'update@5', attempt: 1 } });
+    const depth = (start: number, value: number): TraceEvent => ({ host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name: 'bag depth', value, start, end: start, iteration: -1, cycle: -1 });
+    c.append([fire, solo, depth(0, 36), depth(4, 0), depth(9, 0.5)]);
+    expect(c.event(0)).toEqual(fire);
+    expect(c.event(1)).toEqual(solo);
+    expect(c.event(4)).toEqual(depth(9, 0.5));
+    expect(c.event(3).value).toBe(0);
+    expect(c.isCounterLane(c.findLane('coordinator', 'bag', 'bag'))).toBe(true);
+    expect(c.isCounterLane(c.findLane('h0', 'gpu0', 'main'))).toBe(false);
+    expect(c.sliceStart).toBe(0);
+    expect(c.sliceEnd).toBe(20);
+  });
 });

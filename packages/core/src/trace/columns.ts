@@ -9,6 +9,8 @@ import { compareLanes } from './lanes.js';
 
 export const KINDS: readonly TraceKind[] = ['fire', 'transfer', 'wait', 'barrier', 'counter'];
 const KIND_CODE: Record<TraceKind, number> = { fire: 0, transfer: 1, wait: 2, barrier: 3, counter: 4 };
+/** The kind code of `counter` events: samples, not slices (no duration, no busy time). */
+export const COUNTER = KIND_CODE.counter;
 
 export interface Lane {
   index: number;
@@ -37,6 +39,8 @@ class LaneIndex {
   maxEnd = new Float64Array(64);
   /** Longest event in the lane (microseconds). */
   longest = 0;
+  /** Counter samples among its events: a lane of samples only is a counter lane, not a slice lane. */
+  counters = 0;
   length = 0;
   constructor(readonly lane: Lane) {}
 }
@@ -55,12 +59,21 @@ export class TraceColumns {
   node = new Int32Array(1024);
   buffer = new Int32Array(1024);
   from = new Int32Array(1024);
+  /** A counter's sampled value; NaN for the other kinds. */
+  value = new Float64Array(1024);
+  /** Task-bag fires: the task id interned (-1: not a task), its share (-1: none) and attempt (0: not a task). */
+  task = new Int32Array(1024);
+  share = new Int32Array(1024);
+  attempt = new Int32Array(1024);
   length = 0;
   /** Interned names: `name[i]` indexes this table. */
   readonly names: string[] = [];
   /** Earliest start and latest end seen (Infinity / -Infinity when empty). */
   minStart = Infinity;
   maxEnd = -Infinity;
+  /** The same over slices alone (counters left out): the span analysis measures busy and idle time against. */
+  sliceStart = Infinity;
+  sliceEnd = -Infinity;
   /** Bumped on every change, so views know when to redraw. */
   version = 0;
 
@@ -126,7 +139,11 @@ export class TraceColumns {
   append(events: readonly TraceEvent[]): number {
     this.reserve(this.length + events.length);
     const id = (s: string | undefined) => (s === undefined ? -1 : this.intern(s));
-    for (const e of events) this.push(this.laneOf(e.host, e.pe, e.thread), KIND_CODE[e.kind], this.intern(e.name), e.iteration, e.cycle, e.start, e.end, e.bytes ?? 0, id(e.node), id(e.buffer), id(e.from));
+    for (const e of events) {
+      const i = this.push(this.laneOf(e.host, e.pe, e.thread), KIND_CODE[e.kind], this.intern(e.name), e.iteration, e.cycle, e.start, e.end, e.bytes ?? 0, id(e.node), id(e.buffer), id(e.from));
+      if (e.value !== undefined) this.value[i] = e.value;
+      if (e.task) this.setTask(i, this.intern(e.task.id), e.task.share ?? -1, e.task.attempt);
+    }
     return events.length;
   }
 
@@ -144,10 +161,18 @@ export class TraceColumns {
     this.node = grow(this.node, n);
     this.buffer = grow(this.buffer, n);
     this.from = grow(this.from, n);
+    this.value = grow(this.value, n);
+    this.task = grow(this.task, n);
+    this.share = grow(this.share, n);
+    this.attempt = grow(this.attempt, n);
   }
 
-  /** Appends one event from its fields (lane from `laneOf`, kind code from `KINDS`, names from `intern`, -1 for no node / buffer / source). */
-  push(lane: number, kind: number, name: number, iteration: number, cycle: number, start: number, end: number, bytes: number, node = -1, buffer = -1, from = -1): number {
+  /**
+   * Appends one event from its fields (lane from `laneOf`, kind code from `KINDS`, names from
+   * `intern`, -1 for no node / buffer / source); `value` is a counter's sample (NaN: none).
+   * A task-bag fire's task is set after, with `setTask`.
+   */
+  push(lane: number, kind: number, name: number, iteration: number, cycle: number, start: number, end: number, bytes: number, node = -1, buffer = -1, from = -1, value = NaN): number {
     const i = this.length;
     if (i >= this.start.length) this.reserve(i + 1);
     this.start[i] = start;
@@ -161,12 +186,35 @@ export class TraceColumns {
     this.node[i] = node;
     this.buffer[i] = buffer;
     this.from[i] = from;
+    this.value[i] = value;
+    this.task[i] = -1;
+    this.share[i] = -1;
+    this.attempt[i] = 0;
     this.length = i + 1;
     if (start < this.minStart) this.minStart = start;
     if (end > this.maxEnd) this.maxEnd = end;
+    if (kind === COUNTER) this.laneIndex[lane].counters++;
+    else {
+      if (start < this.sliceStart) this.sliceStart = start;
+      if (end > this.sliceEnd) this.sliceEnd = end;
+    }
     this.index(this.laneIndex[lane], i);
     this.version++;
     return i;
+  }
+
+  /** Marks event i as a task's: its id (interned), share (-1: none) and attempt (1 the first). */
+  setTask(i: number, id: number, share: number, attempt: number): void {
+    this.task[i] = id;
+    this.share[i] = share;
+    this.attempt[i] = attempt;
+    this.version++;
+  }
+
+  /** Whether the lane holds counter samples only (the task bag's `coordinator / bag` lane): a counter track draws it, not a slice track. */
+  isCounterLane(lane: number): boolean {
+    const li = this.laneIndex[lane];
+    return !!li && li.length > 0 && li.counters === li.length;
   }
 
   private index(li: LaneIndex, i: number): void {
@@ -301,6 +349,8 @@ export class TraceColumns {
     if (this.buffer[i] >= 0) e.buffer = this.names[this.buffer[i]];
     if (this.from[i] >= 0) e.from = this.names[this.from[i]];
     if (this.bytes[i]) e.bytes = this.bytes[i];
+    if (this.task[i] >= 0) e.task = this.share[i] >= 0 ? { id: this.names[this.task[i]], share: this.share[i], attempt: this.attempt[i] } : { id: this.names[this.task[i]], attempt: this.attempt[i] };
+    if (!Number.isNaN(this.value[i])) e.value = this.value[i];
     return e;
   }
 

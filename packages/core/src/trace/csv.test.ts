@@ -57,10 +57,26 @@ describe('per-event CSV trace', () => {
     const objects = rows.slice(1).map((r) => Object.fromEntries(r.map((v, k) => [rows[0][k], v])));
     // In start order; times in seconds.
     expect(objects).toEqual([
-      { lane: 'gpu0@h1 main', kind: 'wait', name: 'wait bn_4', iteration: '0', start: '-0.000003000', duration: '0.000002000', bytes: '', cycle: '0', host: 'h1', pe: 'gpu0@h1', thread: 'main', node: '', buffer: '' },
-      { lane: 'cpu0 main', kind: 'fire', name: 'P', iteration: '0', start: '0.000000000', duration: '0.000001250', bytes: '', cycle: '0', host: 'h0', pe: 'cpu0', thread: 'main', node: 'P', buffer: '' },
-      { lane: 'cpu0 send:cpu,1', kind: 'transfer', name: events[0].name, iteration: '1', start: '0.000002500', duration: '0.000001500', bytes: '4096', cycle: '3', host: 'h0', pe: 'cpu0', thread: 'send:cpu,1', node: '', buffer: 'bn_4' },
+      { lane: 'gpu0@h1 main', kind: 'wait', name: 'wait bn_4', iteration: '0', start: '-0.000003000', duration: '0.000002000', bytes: '', cycle: '0', host: 'h1', pe: 'gpu0@h1', thread: 'main', node: '', buffer: '', value: '', task: '', share: '', attempt: '' },
+      { lane: 'cpu0 main', kind: 'fire', name: 'P', iteration: '0', start: '0.000000000', duration: '0.000001250', bytes: '', cycle: '0', host: 'h0', pe: 'cpu0', thread: 'main', node: 'P', buffer: '', value: '', task: '', share: '', attempt: '' },
+      { lane: 'cpu0 send:cpu,1', kind: 'transfer', name: events[0].name, iteration: '1', start: '0.000002500', duration: '0.000001500', bytes: '4096', cycle: '3', host: 'h0', pe: 'cpu0', thread: 'send:cpu,1', node: '', buffer: 'bn_4', value: '', task: '', share: '', attempt: '' },
     ]);
+  });
+
+  it('gives a counter sample its value and a task-bag fire its task, share and attempt', () => {
+    const events: TraceEvent[] = [
+      { host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name: 'bag depth', value: 36, start: 0, end: 0, iteration: -1, cycle: -1 },
+      ev(1, 2, { name: 'projbp[3]@5 (2)', node: 'projbp', iteration: 5, cycle: -1, task: { id: 'projbp[3]@5', share: 3, attempt: 2 } }),
+      ev(2, 3, { name: 'update@5', node: 'update', iteration: 5, cycle: -1, task: { id: 'update@5', attempt: 1 } }),
+    ];
+    const rows = parseCsv(toTraceCsv(events));
+    const col = (name: string) => rows.slice(1).map((r) => r[rows[0].indexOf(name)]);
+    expect(col('kind')).toEqual(['counter', 'fire', 'fire']);
+    expect(col('duration')).toEqual(['0.000000000', '0.000001000', '0.000001000']);
+    expect(col('value')).toEqual(['36', '', '']);
+    expect(col('task')).toEqual(['', 'projbp[3]@5', 'update@5']);
+    expect(col('share')).toEqual(['', '3', '']);
+    expect(col('attempt')).toEqual(['', '2', '1']);
   });
 
   it('has one row per event of a predicted run, with its duration', () => {

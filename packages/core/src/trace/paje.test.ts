@@ -80,4 +80,15 @@ describe('Paje trace export', () => {
     // Without the graph: transfer -> next transfer of the same data.
     expect(d.links).toEqual([{ start: 1e-6, end: 3e-6, from: 'cpu0 send:cpu1', to: 'cpu1 recv:cpu0', key: 'f1' }]);
   });
+
+  it('writes counter samples as variables on their lane, holding each value until the next sample, and a task\'s label as its state', () => {
+    const sample = (start: number, value: number, name = 'bag depth'): TraceEvent => ({ host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name, value, start, end: start, iteration: -1, cycle: -1 });
+    const events = [sample(0, 4), sample(0, 0, 'in flight'), ev(1, 5, { name: 'projbp[0]@0 (2)', node: 'projbp', task: { id: 'projbp[0]@0', share: 0, attempt: 2 } }), sample(2, 3), sample(2, 1, 'in flight'), sample(6, 0)];
+    const d = pjDump(toPajeTrace(events));
+    expect(d.states.map((s) => `${s.container} ${s.value}`)).toEqual(['cpu0 main projbp[0]@0 (2)']);
+    expect(d.containers.find((c) => c.name === 'bag bag')).toMatchObject({ parent: 'bag', type: 'Lane' });
+    const v = (type: string) => d.variables.filter((x) => x.type === type).map((x) => [x.start * 1e6, x.end * 1e6, x.value].map((n) => Math.round(n * 1e3) / 1e3));
+    expect(v('bag depth')).toEqual([[0, 2, 4], [2, 6, 3], [6, 6, 0]]);
+    expect(v('in flight')).toEqual([[0, 2, 0], [2, 6, 1]]);
+  });
 });

@@ -10,6 +10,9 @@ import { laneName } from './lanes.js';
 // whose values are the events' names, coloured by kind (fire, transfer, wait, barrier) as the
 // web timeline colours them, with the kind, iteration, cycle, bytes (0: none), node and buffer
 // (-: none) as extra fields; a link per data flow (trace/flows.ts). Times in seconds, to the nanosecond.
+// A task-bag fire's task is in its state's value, its label `node[share]@iteration (attempt)`.
+// Counter samples (the task bag's depth) are Paje variables: a variable type per counter name
+// on lanes, set on their lane (PajeSetVariable), which ViTE draws as a curve.
 //
 // Paje states of one container form a stack (push/pop), so they must nest. Events that cross
 // (one starts inside another and ends after it) go on an overflow lane beside theirs, named
@@ -22,7 +25,7 @@ const KIND_COLOR: Record<TraceKind, string> = {
   transfer: '0.961 0.620 0.043',
   wait: '0.796 0.835 0.882',
   barrier: '0.937 0.267 0.267',
-  counter: '0.5 0.5 0.5',
+  counter: '0.051 0.580 0.533',
 };
 
 const HEADER = `%EventDef PajeDefineContainerType 0
@@ -107,6 +110,18 @@ const HEADER = `%EventDef PajeDefineContainerType 0
 %	Value string
 %	Key string
 %EndEventDef
+%EventDef PajeDefineVariableType 11
+%	Alias string
+%	Type string
+%	Name string
+%	Color color
+%EndEventDef
+%EventDef PajeSetVariable 12
+%	Time date
+%	Container string
+%	Type string
+%	Value double
+%EndEventDef
 0 HOST 0 "Host"
 0 PE HOST "PE"
 0 LANE PE "Lane"
@@ -148,8 +163,18 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
   const defs: string[] = [];
   const values = new Map<string, string>();
   const value = new Array<string>(n);
+  const variables = new Map<string, string>();
   for (let i = 0; i < n; i++) {
     const e = events[i];
+    if (e.kind === 'counter') {
+      let alias = variables.get(e.name);
+      if (alias === undefined) {
+        variables.set(e.name, (alias = `V${variables.size + 1}`));
+        defs.push(`11 ${alias} LANE ${str(e.name)} "${KIND_COLOR.counter}"`);
+      }
+      value[i] = alias;
+      continue;
+    }
     const key = `${e.kind}\u0000${e.name}`;
     let alias = values.get(key);
     if (alias === undefined) {
@@ -160,7 +185,13 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
   }
 
   const byLane = new Map<string, number[]>();
+  const samples: number[] = [];
   for (let i = 0; i < n; i++) {
+    // A sample is no state: it sets its lane's variable (below), so it never nests or overflows.
+    if (events[i].kind === 'counter') {
+      samples.push(i);
+      continue;
+    }
     const key = `${events[i].pe}\u0000${events[i].thread}`;
     const list = byLane.get(key);
     if (list) list.push(i);
@@ -181,6 +212,7 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
   const POP = 1;
   const LINK_START = 2;
   const LINK_END = 3;
+  const SET = 4;
   const opT: number[] = [];
   const opKind: number[] = [];
   const opOf: number[] = [];
@@ -191,6 +223,7 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
   };
   const rowAlias: string[] = [];
   const rowOf = new Int32Array(n);
+  const laneRow = new Map<string, number>();
 
   for (const l of exportLanes(events, ig)) {
     let host = hosts.get(l.host);
@@ -219,7 +252,7 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
       // The top of a row's stack ends first (states nest), so pops come out in time order.
       while (r.open.length && r.open[r.open.length - 1] <= until) op(r.open.pop()!, POP, r.id);
     };
-    row(0);
+    laneRow.set(`${l.pe}\u0000${l.thread}`, row(0).id);
     const mine = (byLane.get(`${l.pe}\u0000${l.thread}`) ?? []).sort((a, b) => start[a] - start[b] || end[b] - end[a] || a - b);
     for (const i of mine) {
       let target = row(0);
@@ -234,6 +267,10 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
       op(start[i], PUSH, i);
     }
     for (const r of rows) pop(r, Infinity);
+  }
+  for (const i of samples) {
+    rowOf[i] = laneRow.get(`${events[i].pe}\u0000${events[i].thread}`)!;
+    op(start[i], SET, i);
   }
   const flows = dataFlows(events, ig);
   flows.forEach(([i, j], f) => {
@@ -269,6 +306,9 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
       }
       case POP:
         out.push(`7 ${t} ${rowAlias[of]} S`);
+        break;
+      case SET:
+        out.push(`12 ${t} ${rowAlias[rowOf[of]]} ${value[of]} ${events[of].value ?? 0}`);
         break;
       case LINK_START:
         out.push(`8 ${t} 0 D ${rowAlias[rowOf[flows[of][0]]]} "data" f${of + 1}`);
