@@ -200,7 +200,15 @@ export const documentSchema = z
       network: z.strictObject({ kind: linkKind, ...linkSpec }).optional().meta({ description: 'Shorthand: one link of this kind between the CPUs of every two hosts.' }),
     }),
     mapping: z
-      .record(z.string(), z.union([name, z.array(name).min(1).max(MAX_PE_LIST)], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a PE id, or a non-empty list of PE ids (for a node with tasks)', `map it as "cpu@h0", or ["gpu0@h0", "cpu@h0"] with at most ${MAX_PE_LIST}`) : undefined) }))
+      .record(z.string(), z.union(
+          [
+            name,
+            z
+              .array(name)
+              .min(1, { error: () => say('is an empty list of PEs', 'list the PE ids the node\'s shares take in turn, e.g. ["gpu0@h0", "cpu@h0"]') })
+              .max(MAX_PE_LIST, { error: (iss) => say(`lists ${(iss.input as unknown[]).length} PEs, more than ${MAX_PE_LIST}`, 'list each PE once') }),
+          ],
+          { error: (iss) => (iss.code === 'invalid_union' ? say('must be a PE id, or a non-empty list of PE ids (for a node with tasks)', `map it as "cpu@h0", or ["gpu0@h0", "cpu@h0"] with at most ${MAX_PE_LIST}`) : undefined) }))
       .meta({ description: 'DFG node id -> PE id, or (a node with tasks) a list of PE ids its shares take in turn.' }),
     kernels: z.record(z.string(), name).optional().meta({ description: 'Kernel id -> the version (semver) the document was made with.' }),
     options: z

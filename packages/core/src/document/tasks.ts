@@ -2,7 +2,6 @@ import { declaredRate, findKernel, GENERIC_SUM, specFor, withDefaults, type Data
 import { error, type Diagnostic } from '../diagnostics.js';
 import type { Stage } from './lower.js';
 import { normalize } from './normalize.js';
-import { MAX_PE_LIST } from './schema.js';
 import type { AppEdge, AppNode, MappingTarget, WrittenDocument } from './types.js';
 
 // Split nodes (`tasks: K`, the Boss/Worker issue): a node whose kernel declares a split
@@ -41,8 +40,8 @@ export function expandTasks(stage: Stage<WrittenDocument>, out: Diagnostic[]): S
     const i = index.get(key);
     if (i === undefined) out.push(error(`mapping.${key}`, `node "${key}" does not exist`, 'remove this entry or add the node to app.nodes'));
     else if (nodes[i].tasks === undefined) out.push(error(`mapping.${key}`, `node "${key}" is mapped to a list of PEs, but has no tasks: a list spreads a node's shares`, `map it to one PE ("${list[0]}"), or give it "tasks" (its kernel must split)`));
-    if (list.length > MAX_PE_LIST) out.push(error(`mapping.${key}`, `lists ${list.length} PEs, more than ${MAX_PE_LIST}`, 'list each PE once'));
-    list.slice(0, MAX_PE_LIST).forEach((pe, j) => {
+    // (The shape check bounds a list's length: schema.ts MAX_PE_LIST.)
+    list.forEach((pe, j) => {
       if (!pes.has(pe)) out.push(error(`mapping.${key}[${j}]`, `PE "${pe}" does not exist`, `list PEs of arch: ${[...pes].slice(0, 8).join(', ')}${pes.size > 8 ? ', ...' : ''}`));
     });
   }
