@@ -19,9 +19,6 @@ const matchesSchema = ajv.compile(schema);
 // strategies and run clean in the simulator.
 const dir = new URL('../../../examples/', import.meta.url);
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
-// Params a document needs with overlap: a feedback loop across PEs takes more cycles round with
-// overlap (compile.ts's loop rule), so mlem.json's delay D (2 as shipped, for no overlap) is 4 there.
-const withOverlap: Record<string, Record<string, number>> = { 'mlem.json': { D: 4 } };
 
 describe('examples', () => {
   it('exist', () => {
@@ -39,7 +36,7 @@ describe('examples', () => {
       expect(parsed.diagnostics).toEqual([]);
       if (!parsed.ok) return;
       for (const overlap of [true, false]) {
-        const r = compile(parsed.doc, { overlap, params: overlap ? withOverlap[file] : undefined });
+        const r = compile(parsed.doc, { overlap });
         expect(r.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
         if (r.ok) expect(simulate(r.ig, 3).violations).toEqual([]);
       }

@@ -55,7 +55,7 @@ describe('tasks: K lowered to shares and a combine', () => {
     expect(edges).toEqual(
       expect.arrayContaining([
         ...[0, 1, 2].map((j) => ({ e: `phantom.sinogram -> projbp[${j}].sinogram`, at: 'app.edges[0]' })),
-        ...[0, 1, 2].map((j) => ({ e: `update.estimate -> projbp[${j}].estimate delay 2 init {"value":1}`, at: 'app.edges[1]' })),
+        ...[0, 1, 2].map((j) => ({ e: `update.estimate -> projbp[${j}].estimate delay 4 init {"value":1}`, at: 'app.edges[1]' })),
         { e: 'projbp.sum -> update.backprojection', at: 'app.edges[2]' },
         ...[0, 1, 2].map((j) => ({ e: `projbp[${j}].backprojection -> projbp.in${j}`, at: 'app.nodes[1].tasks' })),
       ]),
