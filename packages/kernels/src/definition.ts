@@ -1,4 +1,4 @@
-import { ELEMENT_BYTES, type DataType, type KernelSpec, type ParamSpec, type Params, type PortSpec } from './types.js';
+import { ELEMENT_BYTES, type DataType, type KernelSpec, type KernelSplit, type ParamSpec, type Params, type PortSpec } from './types.js';
 
 // What a kernel definition must satisfy, for built-ins and packages alike, and what is read
 // from one without running it: the ports a node's params give (variadic ports expanded) and
@@ -66,6 +66,7 @@ export function checkKernelSpec(spec: KernelSpec): KernelProblem[] {
   }
   const names = [...(spec.inputs ?? []), ...(spec.outputs ?? [])].map((p) => p?.name);
   for (const n of new Set(names.filter((n, i) => names.indexOf(n) !== i))) bad('inputs', `two ports are named "${n}"`, 'give every input and output its own name');
+  if (spec.split !== undefined) checkSplit(spec, bad);
   if (out.length) return out;
   // A type function that throws or gives no valid type for some params the kernel accepts is
   // found here, not at a user's compile: probe the defaults and each numeric param's bounds.
@@ -107,6 +108,32 @@ export function checkKernelSpec(spec: KernelSpec): KernelProblem[] {
     if (out.length) break;
   }
   return out;
+}
+
+/** A split names three distinct int params and a combine rule; its kernel has one output, element f32 (what `generic.sum` adds). */
+function checkSplit(spec: KernelSpec, bad: (path: string, message: string, hint?: string) => void): void {
+  const split = spec.split;
+  if (typeof split !== 'object' || split === null) return bad('split', 'is not an object', 'give split: { count, index, range, combine: "sum" }');
+  const named = new Set<string>();
+  for (const field of ['count', 'index', 'range'] as const) {
+    const name = split[field];
+    const p = typeof name === 'string' ? spec.params?.[name] : undefined;
+    if (!p || p.type !== 'int') bad(`split.${field}`, `names ${JSON.stringify(name)}, which is not an int param of this kernel`, `declare an int param and name it here (${field === 'count' ? 'K, how many shares' : field === 'index' ? 'j < K, this share' : 'the bound on K'})`);
+    else if (named.has(name)) bad(`split.${field}`, `names "${name}", already named by another split field`, 'count, index and range are three different params');
+    named.add(name);
+  }
+  if (split.combine !== 'sum') bad('split.combine', `${JSON.stringify(split.combine)} is not a combine rule`, 'use "sum" (the shares\' outputs added in share order)');
+  if (spec.ports !== undefined) bad('split', 'is declared on a kernel whose ports come from its params', 'a split kernel declares its one output in outputs');
+  const outs = Array.isArray(spec.outputs) ? spec.outputs : [];
+  if (outs.length !== 1 || outs[0]?.repeat !== undefined) return bad('outputs', `a split kernel has exactly one output; this one has ${outs[0]?.repeat !== undefined ? 'a repeated output' : outs.length}`, 'give it one output: the shares\' outputs are summed into it');
+  try {
+    const base: Params = {};
+    for (const [name, p] of Object.entries(spec.params ?? {})) base[name] = p.default;
+    const t = outs[0].type(base);
+    if (t?.element !== 'f32') bad(`outputs.${outs[0].name}.type`, `a split kernel's output has element f32; this one has ${String(t?.element)}`, 'sum shares in f32, or drop the split');
+  } catch {
+    // The port probe below names a type function that throws.
+  }
 }
 
 function checkParam(name: string, p: ParamSpec, bad: (path: string, message: string, hint?: string) => void): void {
@@ -263,6 +290,8 @@ export interface KernelManifest {
   stateful: boolean;
   deterministic: boolean;
   gpuOnly: boolean;
+  /** How a firing splits into shares (a node's `tasks`), when the kernel declares it. */
+  split?: KernelSplit;
   /** Has a CPU twin / a GPU implementation (absent from specs-only manifests). */
   cpu?: boolean;
   gpu?: boolean;
@@ -302,6 +331,7 @@ export function kernelManifest(spec: KernelSpec & { cpu?: unknown; gpu?: unknown
     stateful: spec.stateful === true,
     deterministic: spec.deterministic !== false,
     gpuOnly: spec.gpuOnly === true,
+    ...(spec.split ? { split: { ...spec.split } } : {}),
     ...('cpu' in spec || 'gpu' in spec ? { cpu: typeof spec.cpu === 'function', gpu: spec.gpu !== undefined } : {}),
   };
 }
@@ -422,6 +452,7 @@ export function specFromManifest(m: KernelManifest): KernelSpec {
     stateful: m.stateful,
     deterministic: m.deterministic,
     gpuOnly: m.gpuOnly,
+    ...(m.split ? { split: m.split } : {}),
     cost: () => ({ flops: 0, bytes }),
   };
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataTypeBytes, getKernel, listKernels, withDefaults } from './registry.js';
+import { portsFor } from './definition.js';
 import { KernelError } from './types.js';
 import { createPipeline, storageBuffer } from './gpu/pipeline.js';
 import { createTestDevice, type TestDevice } from './gpu/node-device.js';
@@ -60,7 +61,8 @@ describe('WGSL compile errors', () => {
       const small = withDefaults(k, Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, typeof s.default === 'number' && ['elements', 'pixels', 'voxels'].includes(s.unit ?? '') ? Math.min(Number(s.default), 32) : s.default])));
       const exec = await k.gpu!.prepare(t.device, small);
       const buffers = (ports: typeof k.inputs) => Object.fromEntries(ports.map((p) => [p.name, storageBuffer(t.device, dataTypeBytes(p.type(small)))]));
-      const firing = { iteration: 0, inputs: buffers(k.inputs), outputs: buffers(k.outputs) };
+      const ports = portsFor(k, small);
+      const firing = { iteration: 0, inputs: buffers(ports.inputs), outputs: buffers(ports.outputs) };
       // record what encode does through a wrapped encoder: module (pipeline label) and workgroups
       const seen: string[] = [];
       const real = t.device.createCommandEncoder();

@@ -15,7 +15,7 @@ export { bindingProblems, checkKernelSpec, declaredRate, defineKernelSpec, specF
 export { mulberry32 } from './random.js';
 export { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, MAX_VECTOR } from './custom/spec.js';
 export { SALIENCY_PATHWAY } from './saliency/spec.js';
-export { GENERIC_WORK } from './generic/spec.js';
+export { GENERIC_SUM, GENERIC_WORK } from './generic/spec.js';
 
 const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs, ...mlemSpecs];
 

@@ -154,6 +154,26 @@ export interface KernelSpec {
    * unless the document sets any of them itself (the override), or undefined when it cannot.
    */
   expects?: { params: string[]; derive: (inputs: Record<string, IterationValue | undefined>) => Params | undefined };
+  /**
+   * The kernel's work splits into K shares (a node's `tasks: K`): what lets one firing become K
+   * tasks that run anywhere, then a combine. Such a kernel has one output, element f32.
+   */
+  split?: KernelSplit;
+}
+
+/**
+ * How a kernel's firing splits into shares: share j of K takes the interleaved subset j, j + K,
+ * j + 2K, ... of its work (the kernel's job), and `combine` joins the shares' outputs.
+ */
+export interface KernelSplit {
+  /** The int param giving K, how many shares. */
+  count: string;
+  /** The int param giving this share's j < K. */
+  index: string;
+  /** The int param bounding K (K <= params[range]: each share needs one item of work). */
+  range: string;
+  /** `sum`: the node's output is the sum of the shares' outputs, in share order (`generic.sum`). */
+  combine: 'sum';
 }
 
 /** Every element of a stream equals scale * iteration + offset. */

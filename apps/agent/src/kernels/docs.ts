@@ -32,6 +32,11 @@ function params(k: KernelManifest): string[] {
   return ['| param | type | default | range | unit | description |', '|---|---|---|---|---|---|', ...rows.map(([n, p]) => `| \`${n}\` | ${p.type} | ${cell(shown(p.default))} | ${range(p)} | ${p.unit ?? ''} | ${cell(p.description)} |`), ''];
 }
 
+/** What a node's `tasks` does with this kernel, in a line. */
+function splitText(s: NonNullable<KernelManifest['split']>): string {
+  return `Splits: a node's tasks K sets ${s.count} = K (K <= ${s.range}), share j sets ${s.index} = j; combine: ${s.combine} of the shares' outputs in share order`;
+}
+
 export function kernelsMarkdown(kernels: readonly KernelManifest[]): string {
   const out = [
     '# Kernels',
@@ -45,7 +50,7 @@ export function kernelsMarkdown(kernels: readonly KernelManifest[]): string {
     out.push(`## Package \`${pkg}\``, '');
     for (const k of list) {
       const flags = [k.gpuOnly ? 'GPU PEs only' : '', k.stateful ? 'keeps state across iterations' : '', k.deterministic ? '' : 'not deterministic'].filter(Boolean);
-      out.push(`### \`${k.id}\` ${k.version}: ${k.title}`, '', `${k.description}${flags.length ? ` (${flags.join('; ')})` : ''}`, '', ...ports(k), ...params(k));
+      out.push(`### \`${k.id}\` ${k.version}: ${k.title}`, '', `${k.description}${flags.length ? ` (${flags.join('; ')})` : ''}`, '', ...(k.split ? [`${splitText(k.split)}.`, ''] : []), ...ports(k), ...params(k));
     }
   }
   return `${out.join('\n').trimEnd()}\n`;
@@ -61,6 +66,7 @@ export function kernelsText(kernels: readonly KernelManifest[]): string {
       const port = (p: KernelManifest['inputs'][number]) => `${p.name}${p.repeat ? `0..${p.repeat}-1` : ''}: ${p.type}`;
       if (k.inputs.length) out.push(`    in:  ${k.inputs.map(port).join(', ')}`);
       if (k.outputs.length) out.push(`    out: ${k.outputs.map(port).join(', ')}`);
+      if (k.split) out.push(`    ${splitText(k.split)}`);
       for (const [n, p] of Object.entries(k.params)) out.push(`    ${n}: ${p.type} = ${shown(p.default)}${range(p) ? ` [${range(p).replace(/\\\|/g, '|')}]` : ''}${p.unit ? ` ${p.unit}` : ''}: ${p.description}`);
     }
   }

@@ -1,7 +1,7 @@
 import { findKernel, specFor, withDefaults } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../diagnostics.js';
 import type { Stage } from './lower.js';
-import type { AppEdge, InitSpec } from './types.js';
+import type { AppEdge, InitSpec, WrittenDocument } from './types.js';
 
 // Delays (feedback): an edge with `delay: d` carries d initial tokens, read by the consumer's
 // first firings; `init` gives their values, a constant or a source node run once per token.
@@ -10,7 +10,7 @@ import type { AppEdge, InitSpec } from './types.js';
 // graph (it fires before the run, never in it). Cycles and the static schedule's loop rule are
 // validate's and the latency pass's (docs/document-format.md, "Delays and feedback").
 
-export function prepareDelays(stage: Stage, out: Diagnostic[]): Stage | undefined {
+export function prepareDelays(stage: Stage<WrittenDocument>, out: Diagnostic[]): Stage<WrittenDocument> | undefined {
   const { doc, nodePaths, edgePaths } = stage;
   const edges = doc.app.edges;
   if (!edges.some((e) => e.delay !== undefined || e.init !== undefined)) return stage;
@@ -66,7 +66,7 @@ export function prepareDelays(stage: Stage, out: Diagnostic[]): Stage | undefine
 }
 
 /** The lowered InitSpec of an edge's `init`, or undefined after a diagnostic. */
-function initSpec(init: NonNullable<AppEdge['init']>, at: string, what: string, nodes: Stage['doc']['app']['nodes'], nodePaths: string[], index: Map<string, number>, out: Diagnostic[]): InitSpec | undefined {
+function initSpec(init: NonNullable<AppEdge['init']>, at: string, what: string, nodes: WrittenDocument['app']['nodes'], nodePaths: string[], index: Map<string, number>, out: Diagnostic[]): InitSpec | undefined {
   if (typeof init === 'number') {
     if (!Number.isFinite(init)) {
       out.push(error(at, `${what}: init ${init} is not a finite number`, 'write the value of every element of the initial tokens'));

@@ -3,7 +3,7 @@ import { error, type Diagnostic } from '../diagnostics.js';
 import { nearestName } from '../util/nearest.js';
 import type { Stage } from './lower.js';
 import { compositeScope, documentScope, substituteEdge, substituteNode, type ParamScope } from './params.js';
-import type { AppEdge, AppNode, CompositeDef, PortRef, ProjectDocument } from './types.js';
+import type { AppEdge, AppNode, CompositeDef, PortRef, ProjectDocument, WrittenDocument } from './types.js';
 
 // Hierarchy: composite nodes -> their inner graphs, at any depth. An inner node's id becomes
 // `outer/inner` (`seg/open`, `a/b/c`); an edge to a composite's input becomes one edge to each
@@ -68,7 +68,7 @@ class Flattener {
   private tooBig = false;
 
   constructor(
-    private readonly doc: ProjectDocument,
+    private readonly doc: WrittenDocument,
     private readonly root: ParamScope,
     private readonly out: Diagnostic[],
   ) {}
@@ -366,7 +366,7 @@ function isPortRef(v: unknown): v is PortRef {
  * and the path where it is written. `scope` holds the document's evaluated params (default: as
  * written, no overrides). Never throws; undefined only when the document has no app graph.
  */
-export function flattenComposites(doc: ProjectDocument, out: Diagnostic[], scope?: ParamScope): Stage | undefined {
+export function flattenComposites<D extends WrittenDocument>(doc: D, out: Diagnostic[], scope?: ParamScope): Stage<D> | undefined {
   if (!isObject(doc.app)) return undefined;
   const root = scope ?? documentScope(doc, {}, out);
   // Counted before anything is built: a def using another twice, 20 deep, is a million nodes.
@@ -386,7 +386,7 @@ export function flattenComposites(doc: ProjectDocument, out: Diagnostic[], scope
   }
   const mapping = f.composites.size ? expandMapping(doc.mapping, f.nodes, f.composites) : doc.mapping;
   const { defs: _defs, ...rest } = doc;
-  return { doc: { ...rest, app: { nodes: f.nodes, edges: f.edges }, mapping }, nodePaths: f.nodePaths, edgePaths: f.edgePaths };
+  return { doc: { ...rest, app: { nodes: f.nodes, edges: f.edges }, mapping } as D, nodePaths: f.nodePaths, edgePaths: f.edgePaths };
 }
 
 /** A document flattened for display: the graph the compiler reads, or the problems found. */
@@ -436,9 +436,9 @@ function flatSize(graph: unknown, defs: Record<string, unknown>, memo: Map<strin
  * not named themselves (the nearest enclosing composite named wins). Other entries are kept,
  * including ones naming no node (validation reports them).
  */
-function expandMapping(mapping: Record<string, string>, nodes: AppNode[], composites: Set<string>): Record<string, string> {
+function expandMapping<V>(mapping: Record<string, V>, nodes: AppNode[], composites: Set<string>): Record<string, V> {
   if (!isObject(mapping)) return mapping;
-  const out: Record<string, string> = {};
+  const out: Record<string, V> = {};
   for (const k of Object.keys(mapping)) if (!composites.has(k)) out[k] = mapping[k];
   for (const n of nodes) {
     if (Object.hasOwn(out, n.id)) continue;

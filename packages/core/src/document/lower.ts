@@ -4,7 +4,8 @@ import { prepareDelays } from './delays.js';
 import { flattenComposites } from './flatten.js';
 import { documentScope } from './params.js';
 import { expandRates } from './rates.js';
-import type { ProjectDocument } from './types.js';
+import { expandTasks } from './tasks.js';
+import type { ProjectDocument, WrittenDocument } from './types.js';
 
 // Lowering: the document as written -> the form the compiler reads. Each step is a module of
 // its own and reads the previous one's output:
@@ -13,9 +14,11 @@ import type { ProjectDocument } from './types.js';
 //               node and edge has its expressions (params, rates, delays) replaced by numbers
 //               (params.ts), read in the scope of the composite it is written in
 //   delays.ts   init nodes leave the graph; each delayed edge's `init` becomes an InitSpec
+//   tasks.ts    a node with `tasks: K` -> K shares `X[j]` and a combine `X` (generic.sum);
+//               a mapping's PE lists -> one PE per node
 //   rates.ts    port rates -> repetition vector -> one node per firing (`slice#3`), edges
 //               between firings carrying token ranges, delays in whole iterations
-// The result is a ProjectDocument without composites, expressions or rates above 1 (types.ts
+// The result is a ProjectDocument without composites, expressions, tasks or rates above 1 (types.ts
 // "lowered form"), with, for every lowered node and edge, the path of what the user wrote, so
 // every later diagnostic names the element as written.
 
@@ -37,7 +40,7 @@ export interface Lowered {
 }
 
 /** Lowers a document that passed the shape check; `lowered` is absent when any step found an error. */
-export function lowerDocument(doc: ProjectDocument, opts: LowerOptions = {}): { lowered?: Lowered; diagnostics: Diagnostic[] } {
+export function lowerDocument(doc: WrittenDocument, opts: LowerOptions = {}): { lowered?: Lowered; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   // Parameters and composites go together: each composite instance has a scope of its own, so
   // the flatten step substitutes every node and edge with the scope it is written in.
@@ -46,19 +49,21 @@ export function lowerDocument(doc: ProjectDocument, opts: LowerOptions = {}): { 
   if (!flat || hasErrors(diagnostics)) return { diagnostics };
   const delayed = prepareDelays(flat, diagnostics);
   if (!delayed || hasErrors(diagnostics)) return { diagnostics };
-  const expanded = expandRates(delayed.doc, delayed.nodePaths, delayed.edgePaths, diagnostics);
+  const split = expandTasks(delayed, diagnostics);
+  if (!split || hasErrors(diagnostics)) return { diagnostics };
+  const expanded = expandRates(split.doc, split.nodePaths, split.edgePaths, diagnostics);
   if (!expanded || hasErrors(diagnostics)) return { diagnostics };
   return { lowered: { ...expanded, params: Object.fromEntries(scope.values) }, diagnostics };
 }
 
 /** What each lowering step hands the next: the document so far and the paths as written of its nodes and edges. */
-export interface Stage {
-  doc: ProjectDocument;
+export interface Stage<D extends WrittenDocument = ProjectDocument> {
+  doc: D;
   nodePaths: string[];
   edgePaths: string[];
 }
 
 /** The paths of a document's own nodes and edges (`app.nodes[i]`, `app.edges[i]`). */
-export function ownPaths(doc: ProjectDocument): { nodePaths: string[]; edgePaths: string[] } {
+export function ownPaths(doc: WrittenDocument): { nodePaths: string[]; edgePaths: string[] } {
   return { nodePaths: doc.app.nodes.map((_, i) => `app.nodes[${i}]`), edgePaths: doc.app.edges.map((_, i) => `app.edges[${i}]`) };
 }

@@ -2,7 +2,7 @@ import { findKernel, type ParamValue } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../diagnostics.js';
 import { nearestName } from '../util/nearest.js';
 import { evaluateParsed, parseExpression, type ExprNode } from './expr.js';
-import type { AppEdge, AppNode, CompositeDef, DocumentParams, Expr, ParamDef, ProjectDocument } from './types.js';
+import type { AppEdge, AppNode, CompositeDef, DocumentParams, Expr, ParamDef, ProjectDocument, WrittenDocument } from './types.js';
 
 // Parameters: the document's `params` (and each composite instance's) evaluated in dependency
 // order into a scope, and the expressions of node params, rates and edge delays replaced by
@@ -207,7 +207,7 @@ function entriesOf(params: unknown, path: string, out: Diagnostic[]): Entry[] {
 }
 
 /** The document's params evaluated, `overrides` (`--param N=4`) replacing values; an override naming no param is reported. */
-export function documentScope(doc: ProjectDocument, overrides: Record<string, number>, out: Diagnostic[]): ParamScope {
+export function documentScope(doc: WrittenDocument, overrides: Record<string, number>, out: Diagnostic[]): ParamScope {
   const entries = entriesOf(doc.params, 'params', out);
   const byName = new Map(entries.map((e) => [e.name, e]));
   for (const [name, value] of Object.entries(overrides)) {
@@ -251,7 +251,7 @@ export function compositeScope(def: CompositeDef, defPath: string, instance: App
 
 /**
  * A kernel node with its expressions replaced by values: numeric params (int and float in the
- * kernel's spec) and rates. A node of an unknown kernel is returned as it is (validation reports
+ * kernel's spec), rates and tasks. A node of an unknown kernel is returned as it is (validation reports
  * the kernel). `id` names it in messages (the flattened id).
  */
 export function substituteNode(n: AppNode, path: string, scope: ParamScope | undefined, out: Diagnostic[]): AppNode {
@@ -278,7 +278,8 @@ export function substituteNode(n: AppNode, path: string, scope: ParamScope | und
       rates![port] = value ?? v;
     }
   }
-  return params === n.params && rates === n.rates ? n : { ...n, params, rates };
+  const tasks = typeof n.tasks === 'string' ? (evaluateIn(n.tasks, scope, `${path}.tasks`, `node "${n.id}" tasks`, out) ?? n.tasks) : n.tasks;
+  return params === n.params && rates === n.rates && tasks === n.tasks ? n : { ...n, params, rates, ...(tasks !== undefined ? { tasks } : {}) };
 }
 
 /** An edge with its delay expression replaced by its value. */

@@ -76,6 +76,16 @@ const SEMANTIC = new Set([
   'requires-unknown-key',
   'requires-kind-mismatch',
   'requires-contradiction',
+  // Tasks: a count is checked once evaluated (an expression) against the kernel's split; a PE
+  // list against the node's tasks and the PEs; tasks on a composite is refused by schema.ts's
+  // refinement, which schema.json does not carry.
+  'tasks-zero',
+  'tasks-negative',
+  'tasks-above-range',
+  'tasks-without-split',
+  'tasks-on-composite',
+  'pe-list-without-tasks',
+  'pe-list-unknown-pe',
 ]);
 /** Entries that are not JSON at all: the parser refuses them before any schema. */
 const NOT_JSON = new Set(['malformed-json']);

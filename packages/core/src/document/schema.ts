@@ -21,6 +21,8 @@ export const say = (message: string, hint = '') => `${message}\n${hint}`;
 export const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** A bound on the host shorthand, so a typo cannot ask for millions of PEs. */
 export const MAX_GPUS = 64;
+/** Most PEs one mapping entry may list (a node with tasks spreads its shares over them). */
+export const MAX_PE_LIST = 4096;
 export const LINK_KINDS = ['pcie', 'infiniband', 'ethernet', 'nvlink', 'loopback'] as const;
 export const PE_KINDS = ['cpu', 'gpu'] as const;
 
@@ -72,12 +74,21 @@ export const nodeSchema = z
       .max(32)
       .optional()
       .meta({ description: 'Capability clauses KEY OP VALUE the PE firing this kernel node must meet (kind, software, backend, vendor, featureLevel, feature, limit.<name>, cores, memory; = != >= <= > <).' }),
+    tasks: expr.optional().meta({ description: 'Kernel nodes whose kernel declares a split: run each firing as this many shares (tasks), then a combine summing them in share order.' }),
     position: position.optional(),
     collapsed: z.boolean().optional().meta({ description: 'Editor state of a composite node; ignored by the compiler.' }),
     firing: z
       .strictObject({ node: name, index: z.int().min(0), of: z.int().min(1) })
       .optional()
       .meta({ description: 'Lowered form: this node is firing `index` of the `of` firings of `node` per iteration.' }),
+    share: z
+      .strictObject({ node: name, index: z.int().min(0), of: z.int().min(1) })
+      .optional()
+      .meta({ description: 'Lowered form: this node is share `index` of the `of` shares of `node` (its tasks).' }),
+    combine: z
+      .strictObject({ node: name, of: z.int().min(1) })
+      .optional()
+      .meta({ description: 'Lowered form: this node (generic.sum) sums the `of` shares of `node`.' }),
   })
   // Two refinements, each a plain predicate (the guard runs it as is): at least one, at most one.
   .refine((n) => n.kernel !== undefined || n.composite !== undefined || n.graph !== undefined, {
@@ -87,6 +98,10 @@ export const nodeSchema = z
   .refine((n) => n.requires === undefined || n.kernel !== undefined, {
     path: ['requires'],
     error: () => say('is for kernel nodes', 'write the requirements on the composite\'s inner kernel nodes'),
+  })
+  .refine((n) => n.tasks === undefined || n.kernel !== undefined, {
+    path: ['tasks'],
+    error: () => say('is for kernel nodes', 'write tasks on the composite\'s inner kernel node whose kernel splits'),
   })
   .refine((n) => Number(n.kernel !== undefined) + Number(n.composite !== undefined) + Number(n.graph !== undefined) <= 1, {
     error: (iss) => say(`has both ${(['kernel', 'composite', 'graph'] as const).filter((k) => (iss.input as Record<string, unknown>)[k] !== undefined).join(' and ')}`, 'a node is a kernel node (kernel) or a composite node (composite, or graph inline): keep one'),
@@ -184,7 +199,17 @@ export const documentSchema = z
       links: z.array(link).optional(),
       network: z.strictObject({ kind: linkKind, ...linkSpec }).optional().meta({ description: 'Shorthand: one link of this kind between the CPUs of every two hosts.' }),
     }),
-    mapping: z.record(z.string(), name).meta({ description: 'DFG node id -> PE id.' }),
+    mapping: z
+      .record(z.string(), z.union(
+          [
+            name,
+            z
+              .array(name)
+              .min(1, { error: () => say('is an empty list of PEs', 'list the PE ids the node\'s shares take in turn, e.g. ["gpu0@h0", "cpu@h0"]') })
+              .max(MAX_PE_LIST, { error: (iss) => say(`lists ${(iss.input as unknown[]).length} PEs, more than ${MAX_PE_LIST}`, 'list each PE once') }),
+          ],
+          { error: (iss) => (iss.code === 'invalid_union' ? say('must be a PE id, or a non-empty list of PE ids (for a node with tasks)', `map it as "cpu@h0", or ["gpu0@h0", "cpu@h0"] with at most ${MAX_PE_LIST}`) : undefined) }))
+      .meta({ description: 'DFG node id -> PE id, or (a node with tasks) a list of PE ids its shares take in turn.' }),
     kernels: z.record(z.string(), name).optional().meta({ description: 'Kernel id -> the version (semver) the document was made with.' }),
     options: z
       .strictObject({

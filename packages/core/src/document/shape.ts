@@ -101,7 +101,7 @@ function mapIssue(issue: Issue, prefix: Path, root: unknown, out: Diagnostic[]):
         return;
       }
       // NaN and Infinity are numbers to typeof but no JSON value: say so rather than list the alternatives.
-      if (typeof v === 'number') return void out.push(error(at, `must be a finite number, not ${v}`));
+      if (typeof v === 'number' && !Number.isFinite(v)) return void out.push(error(at, `must be a finite number, not ${v}`));
       return void out.push(error(at, own ? own.message : `must be ${expectedOf(issue)}, not ${describe(v)}`, own?.hint));
     }
     case 'invalid_type':

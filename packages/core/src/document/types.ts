@@ -85,6 +85,16 @@ export interface AppNode {
   collapsed?: boolean;
   /** Lowered form: this node is firing `index` of the `of` firings of document node `node` per iteration. */
   firing?: { node: string; index: number; of: number };
+  /**
+   * Kernel nodes whose kernel declares a split: run each firing as this many shares (tasks),
+   * share j taking the interleaved part j, j + K, ... of the work, then a combine summing them
+   * in share order (document/tasks.ts). A number or an expression over the document params.
+   */
+  tasks?: Expr;
+  /** Lowered form: this node is share `index` of the `of` shares of document node `node` (`X[3]`). */
+  share?: { node: string; index: number; of: number };
+  /** Lowered form: this node (`generic.sum`, keeping the id `node`) sums the `of` shares of document node `node`. */
+  combine?: { node: string; of: number };
 }
 
 export interface AppEdge {
@@ -171,6 +181,9 @@ export interface ArchitectureGraph {
   network?: LinkSpec & { kind: LinkKind };
 }
 
+/** A document as written: a node with `tasks` may be mapped onto a list of PEs. */
+export type WrittenDocument = ProjectDocument<MappingTarget>;
+
 /** The document's `options`: how its application is compiled and run (the coordinator's per-run options are `RunOptions`, run/coordinator.ts). */
 export interface DocumentOptions {
   /** Computation-communication overlap (double buffers, paper section 4.3). */
@@ -191,7 +204,15 @@ export interface DocumentOptions {
   prefetch?: number | 'unbounded';
 }
 
-export interface ProjectDocument {
+/** Where a node runs: a PE id, or, for a node with `tasks`, a list of PE ids its shares take in turn. */
+export type MappingTarget = string | string[];
+
+/**
+ * A project document. `ProjectDocument` (the default) maps each node onto one PE: the lowered
+ * form, and what the designer edits today; `WrittenDocument` is a document as written, whose
+ * mapping may send a node with `tasks` onto a list of PEs (lowering expands it: tasks.ts).
+ */
+export interface ProjectDocument<Target extends MappingTarget = string> {
   format: typeof FORMAT;
   name: string;
   description?: string;
@@ -201,8 +222,8 @@ export interface ProjectDocument {
   defs?: Record<string, CompositeDef>;
   app: ApplicationGraph;
   arch: ArchitectureGraph;
-  /** DFG node id -> PE id. */
-  mapping: Record<string, string>;
+  /** DFG node id -> PE id (a written document: or a list of PE ids for a node with `tasks`). */
+  mapping: Record<string, Target>;
   options: DocumentOptions;
   /**
    * Kernel id -> the version the document was made with (the designer writes it on save). A

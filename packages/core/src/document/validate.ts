@@ -7,7 +7,7 @@ import { normalizeWithOrigins } from './normalize.js';
 import { lowerDocument, type LowerOptions, type Lowered } from './lower.js';
 import { deriveExpectations } from './expectations.js';
 import { checkShape, describe } from './shape.js';
-import type { InitSpec, ProjectDocument } from './types.js';
+import type { InitSpec, ProjectDocument, WrittenDocument } from './types.js';
 import { successorLists } from '../util/csr.js';
 import { failingClause, parseRequires } from '../run/requires.js';
 
@@ -25,7 +25,7 @@ export function analyze(input: unknown, opts: LowerOptions = {}): { diagnostics:
   if (!migrated.doc) return { diagnostics: migrated.diagnostics };
   const shape = checkShape(migrated.doc);
   if (shape.length) return { diagnostics: shape };
-  const { lowered, diagnostics } = lowerDocument(migrated.doc as unknown as ProjectDocument, opts);
+  const { lowered, diagnostics } = lowerDocument(migrated.doc as unknown as WrittenDocument, opts);
   if (!lowered) return { diagnostics };
   const { doc, pePaths, linkPaths } = normalizeWithOrigins(lowered.doc);
   const model = build(doc, pePaths, linkPaths, lowered, diagnostics);

@@ -6,6 +6,25 @@ import type { DataType, KernelSpec, Params, PortSpec } from '../types.js';
 // padded to the cost hint's time by device emulation) before its real kernels exist.
 
 export const GENERIC_WORK = 'generic.work';
+/** The combine of a split node (`tasks: K`): its K shares' outputs added in share order. */
+export const GENERIC_SUM = 'generic.sum';
+
+/** Most inputs `generic.sum` adds (the most shares a node's `tasks` may ask). */
+export const MAX_SUM_INPUTS = 4096;
+/** Most elements of what `generic.sum` adds (1 GiB of f32). */
+const MAX_SUM_ELEMENTS = 1 << 28;
+
+/** `generic.sum`'s extents from its `shape` param ("16,16,16"); throws naming the param and the fix. */
+export function sumShape(p: Params): number[] {
+  const text = String(p.shape ?? '').trim();
+  const parts = text.split(',').map((x) => x.trim());
+  if (!text || parts.length > 8 || !parts.every((x) => /^[1-9]\d{0,9}$/.test(x))) throw new Error(`param shape: "${text}" is not a list of up to 8 positive extents, e.g. "16,16,16"`);
+  const shape = parts.map(Number);
+  const elements = shape.reduce((a, b) => a * b, 1);
+  if (elements > MAX_SUM_ELEMENTS) throw new Error(`param shape: "${text}" has ${elements} elements, more than ${MAX_SUM_ELEMENTS}`);
+  return shape;
+}
+const sumType = (p: Params): DataType => ({ kind: String(p.kind ?? '') || 'vector', element: 'f32', shape: sumShape(p) });
 
 /** Words of one port: `bytes` rounded up to whole u32 words (GPU copies move 4-byte words). */
 const words = (p: Params) => Math.ceil(Number(p.bytes) / 4);
@@ -74,5 +93,25 @@ export const genericSpecs: KernelSpec[] = builtinSpecs([
     outputs: [{ name: 'out', repeat: 'outputs', description: 'Zeros, `bytes` bytes', type: bytesType }],
     ports: genericPorts,
     cost: (p) => ({ flops: Number(p.flops), bytes: firingBytes(p) }),
+  },
+  {
+    id: GENERIC_SUM,
+    title: 'Sum',
+    category: 'Prototyping',
+    description:
+      'The combine of a node with `tasks: K` (lowering adds it): out = in0 + in1 + ... + in(count-1), element by element in input order, ' +
+      'each addition rounded to f32, the same on CPU and GPU PEs, so a split node\'s result does not depend on where its shares ran.',
+    params: {
+      count: { type: 'int', default: 2, min: 1, max: MAX_SUM_INPUTS, unit: 'inputs', description: 'Inputs added (in0, in1, ...): the shares of the split node' },
+      kind: { type: 'string', default: 'vector', description: 'The data kind of the inputs and the output (e.g. volume)' },
+      shape: { type: 'string', default: '1024', description: 'Extents of the inputs and the output, outermost first (e.g. "16,16,16")' },
+    },
+    inputs: [{ name: 'in', repeat: 'count', description: 'One share\'s output', type: sumType }],
+    outputs: [{ name: 'sum', description: 'The inputs\' sum, in input order', type: sumType }],
+    cost: (p) => {
+      const n = sumShape(p).reduce((a, b) => a * b, 1);
+      const k = Number(p.count);
+      return { flops: Math.max(0, k - 1) * n, bytes: (k + 1) * n * 4 };
+    },
   },
 ]);

@@ -1,4 +1,4 @@
-import { KernelError, type Kernel, type Params } from '../types.js';
+import { KernelError, type FiringReport, type Kernel, type Params } from '../types.js';
 import { implement } from '../implement.js';
 import { binCount, mlemSpecs, shareAngles, voxelCount } from './spec.js';
 import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, linear, packWords, storageBuffer, uniformBuffer, uploadBuffer } from '../gpu/pipeline.js';
@@ -203,6 +203,48 @@ export class GpuProjector {
   }
 }
 
+// mlem.error, pass 1: each of `groups` workgroups sums, over a strided share of the voxels,
+// (e - t)^2, t^2 and e into partials[group]; pass 2: one thread adds the partials in order.
+// (Workgroup memory instead of float atomics, which WGSL lacks.)
+const ERROR_GROUPS = 256;
+const WGSL_ERROR_PARTIAL = /* wgsl */ `
+struct U { n: u32, groups: u32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read> est: array<f32>;
+@group(0) @binding(2) var<storage, read> truth: array<f32>;
+@group(0) @binding(3) var<storage, read_write> partials: array<vec4<f32>>;
+var<workgroup> acc: array<vec4<f32>, ${WORKGROUP}>;
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+  var s = vec4<f32>(0.0);
+  for (var i = wid.x * ${WORKGROUP}u + lid; i < u.n; i += u.groups * ${WORKGROUP}u) {
+    let d = est[i] - truth[i];
+    s += vec4<f32>(d * d, truth[i] * truth[i], est[i], 0.0);
+  }
+  acc[lid] = s;
+  workgroupBarrier();
+  if (lid == 0u) {
+    var total = vec4<f32>(0.0);
+    for (var k = 0u; k < ${WORKGROUP}u; k++) { total += acc[k]; }
+    partials[wid.x] = total;
+  }
+}`;
+const WGSL_ERROR_TOTAL = /* wgsl */ `
+struct U { n: u32, groups: u32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read_write> partials: array<vec4<f32>>;
+@compute @workgroup_size(1)
+fn main() {
+  var total = vec4<f32>(0.0);
+  for (var g = 0u; g < u.groups; g++) { total += partials[g]; }
+  partials[0] = total;
+}`;
+
+/** mlem.error's report from the sums of (e - t)^2, t^2 and e. */
+function errorReport(squaredError: number, squaredTruth: number, activity: number): FiringReport {
+  return { ok: true, values: { error: squaredTruth > 0 ? Math.sqrt(squaredError / squaredTruth) : Math.sqrt(squaredError), activity } };
+}
+
 interface PhantomData {
   key: string;
   truth: Float32Array;
@@ -281,6 +323,59 @@ export const mlemKernels: Kernel[] = implement(mlemSpecs, {
             g.encodeBackproject(encoder, f.outputs.backprojection);
           },
           destroy: () => g.destroy(),
+        };
+      },
+    },
+  },
+  'mlem.error': {
+    cpu: ({ inputs }) => {
+      const e = inputs.estimate as Float32Array;
+      const t = inputs.truth as Float32Array;
+      let se = 0;
+      let st = 0;
+      let sum = 0;
+      for (let i = 0; i < e.length; i++) {
+        se += (e[i] - t[i]) ** 2;
+        st += t[i] * t[i];
+        sum += e[i];
+      }
+      return errorReport(se, st, sum);
+    },
+    gpu: {
+      wgsl: { partial: WGSL_ERROR_PARTIAL, total: WGSL_ERROR_TOTAL },
+      dispatches: (p) => [{ module: 'partial', workgroups: [Math.min(ERROR_GROUPS, Math.ceil(voxelCount(p) / WORKGROUP)), 1, 1] }, { module: 'total', workgroups: [1, 1, 1] }],
+      async prepare(device, params) {
+        const n = voxelCount(params);
+        const groups = Math.min(ERROR_GROUPS, Math.ceil(n / WORKGROUP));
+        const [partial, total] = await Promise.all([createPipeline(device, 'mlem.error', 'partial', WGSL_ERROR_PARTIAL), createPipeline(device, 'mlem.error', 'total', WGSL_ERROR_TOTAL)]);
+        const uni = uniformBuffer(device, packWords([['u', n], ['u', groups]]), 'mlem.error.uniforms');
+        const partials = storageBuffer(device, groups * 16, 'mlem.error.partials');
+        const staging = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: 'mlem.error.staging' });
+        return {
+          encode(encoder, f) {
+            let pass = encoder.beginComputePass({ label: 'mlem.error/partial' });
+            pass.setPipeline(partial);
+            pass.setBindGroup(0, bindGroup(device, partial, [uni, f.inputs.estimate, f.inputs.truth, partials]));
+            pass.dispatchWorkgroups(groups);
+            pass.end();
+            pass = encoder.beginComputePass({ label: 'mlem.error/total' });
+            pass.setPipeline(total);
+            pass.setBindGroup(0, bindGroup(device, total, [uni, partials]));
+            pass.dispatchWorkgroups(1);
+            pass.end();
+            encoder.copyBufferToBuffer(partials, 0, staging, 0, 16);
+          },
+          async report() {
+            await staging.mapAsync(GPUMapMode.READ);
+            const r = new Float32Array(staging.getMappedRange().slice(0));
+            staging.unmap();
+            return errorReport(r[0], r[1], r[2]);
+          },
+          destroy() {
+            uni.destroy();
+            partials.destroy();
+            staging.destroy();
+          },
         };
       },
     },

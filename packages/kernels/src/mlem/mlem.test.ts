@@ -181,6 +181,15 @@ describe('MLEM on the CPU twin', () => {
     }
   });
 
+  it('mlem.error reports the relative L2 error to the phantom and the total activity, and never fails', () => {
+    const flat = new Float32Array(N ** 3).fill(1);
+    const r = runCpu(getKernel('mlem.error'), { size: N }, { estimate: flat, truth }).report!;
+    expect(r.ok).toBe(true);
+    expect(r.values!.error).toBeCloseTo(relError(flat, truth), 12);
+    expect(r.values!.activity).toBe(N ** 3);
+    expect(runCpu(getKernel('mlem.error'), { size: N }, { estimate: truth, truth }).report!.values!.error).toBe(0);
+  });
+
   it('refuses a share outside its split, naming the kernel and the fix', () => {
     expect(() => anglesOf({ ...volume, angles: 180, shares: 200, share: 0 })).toThrow(/mlem.projbp.*shares 200 > angles 180.*lower shares to 180/);
     expect(() => anglesOf({ ...volume, shares: 4, share: 4 })).toThrow(/share 4 is not below shares 4/);
@@ -257,6 +266,16 @@ describe('MLEM in WGSL on the WebGPU adapter', () => {
     for (const r of [...projbp, upd]) r.destroy();
     return est;
   }
+
+  it('mlem.error on the device reports what the CPU twin reports (f32 sums: 1e-5 relative)', async () => {
+    const est = seeded(N ** 3, 8, 0.5, 2);
+    const run = await GpuRunner.create(t.device, getKernel('mlem.error'), { size: N });
+    const got = (await run.fire({ estimate: est, truth })).report!;
+    const want = runCpu(getKernel('mlem.error'), { size: N }, { estimate: est, truth }).report!;
+    expect(got.ok).toBe(true);
+    for (const key of ['error', 'activity']) expect(Math.abs(Number(got.values![key]) - Number(want.values![key])) / Number(want.values![key]), key).toBeLessThan(1e-5);
+    run.destroy();
+  });
 
   it('projbp and update match the CPU twin', async () => {
     const est = seeded(N ** 3, 6, 0.5, 2);

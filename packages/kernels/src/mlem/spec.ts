@@ -75,6 +75,7 @@ export const mlemSpecs: KernelSpec[] = builtinSpecs([
       { name: 'sinogram', description: 'n', type: sinogramType },
     ],
     outputs: [{ name: 'backprojection', description: 'P^T (n / P lambda) over this share\'s angles', type: volumeType }],
+    split: { count: 'shares', index: 'share', range: 'angles', combine: 'sum' },
     cost: (p) => {
       const m = Math.ceil(Number(p.angles) / Math.max(1, Number(p.shares)));
       return { flops: voxelCount(p) * m * PROJBP_FLOPS_PER_VOXEL_ANGLE, bytes: (2 * voxelCount(p) + binCount(p) + 2 * m * Number(p.size) ** 2) * 4 };
@@ -93,5 +94,20 @@ export const mlemSpecs: KernelSpec[] = builtinSpecs([
     ],
     outputs: [{ name: 'estimate', description: 'the next lambda', type: volumeType }],
     cost: (p) => ({ flops: 2 * voxelCount(p), bytes: 16 * voxelCount(p) }),
+  },
+  {
+    id: 'mlem.error',
+    title: 'MLEM error',
+    category: 'MLEM',
+    description:
+      'Measures an estimate against the phantom each iteration: reports the relative L2 error ||lambda - lambda_true|| / ||lambda_true|| (`error`) and the total activity sum(lambda) (`activity`). ' +
+      'It measures and never fails a run.',
+    params: { size: sizeParam },
+    inputs: [
+      { name: 'estimate', description: 'lambda', type: volumeType },
+      { name: 'truth', description: 'lambda_true, the phantom', type: volumeType },
+    ],
+    outputs: [],
+    cost: (p) => ({ flops: 4 * voxelCount(p), bytes: 8 * voxelCount(p) }),
   },
 ]);
