@@ -26,6 +26,7 @@ const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token-file FILE [o
   --allow-origin LIST  comma-separated browser origins allowed (default http://127.0.0.1:*,http://localhost:*)
   --backend NAME       WebGPU backend: opengl (default, reaches llvmpipe), vulkan, metal, d3d12
   --emulate-gpus N     serve N GPU PEs sharing the first adapter (local runs of multi-GPU documents)
+  --cpu-only           serve the CPU PE only, whatever adapters the machine has
   --cpu-memory BYTES   bytes the CPU PE offers for a run's buffers (default: half the memory free
                        at start); a deploy needing more is refused, naming the buffer
   --link-rate BYTES    cap host-to-host sends at BYTES per second (to mimic a slower network)
@@ -99,7 +100,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'agent',
     argv,
-    { name: str, port: str, token: str, 'token-file': str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'cpu-memory': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'login-timeout': str, 'max-pending': str, 'max-pending-per-address': str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, kernels: { type: 'string', multiple: true } },
+    { name: str, port: str, token: str, 'token-file': str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'cpu-memory': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'login-timeout': str, 'max-pending': str, 'max-pending-per-address': str, 'allow-wgsl': { type: 'boolean' }, 'cpu-only': { type: 'boolean' }, 'kernel-timeout': str, kernels: { type: 'string', multiple: true } },
     HELP,
   );
   if (!args.ok) return args.code;
@@ -157,7 +158,7 @@ export async function main(argv: string[]): Promise<number> {
   const packages = await loadKernelPackages((args.values.kernels as unknown as string[] | undefined) ?? []);
   for (const p of packages.problems) console.error(`pipeloom agent: ${p}`);
   if (packages.problems.length) return 2;
-  const devices = await discover({ host: name, backend: f.get('backend'), emulateGpus: nums['emulate-gpus'], cpuMemory: nums['cpu-memory'] || undefined });
+  const devices = await discover({ host: name, backend: f.get('backend'), emulateGpus: nums['emulate-gpus'], cpuOnly: args.values['cpu-only'] === true, cpuMemory: nums['cpu-memory'] || undefined });
   if (packages.packages.length) {
     // PE threads load the same files (runtime/pe-worker-boot.mjs).
     process.env[KERNELS_ENV] = JSON.stringify(packages.packages.map((p) => ({ name: p.name, file: p.file })));

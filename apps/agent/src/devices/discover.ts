@@ -33,6 +33,8 @@ export interface DiscoverOptions {
    * documents that need more GPUs than the machine has). 0 = one PE per adapter.
    */
   emulateGpus?: number;
+  /** Serve the CPU only, whatever adapters the machine has (their GPUs are kept for other work). */
+  cpuOnly?: boolean;
   /** Bytes the CPU PE offers for buffers (default: half the free memory). */
   cpuMemory?: number;
 }
@@ -68,7 +70,7 @@ export async function discover(opts: DiscoverOptions): Promise<Devices> {
   const gpus = new Map<string, GpuHandle>();
   const adapters: GpuHandle[] = [];
   // The chosen backend first; the OpenGL route (Mesa's llvmpipe without a GPU) as the fallback.
-  for (const b of backend === 'opengl' ? ['opengl'] : [backend, 'opengl']) {
+  for (const b of opts.cpuOnly ? [] : backend === 'opengl' ? ['opengl'] : [backend, 'opengl']) {
     try {
       const gpu = await gpuFor(b);
       // Dawn exposes one adapter per power preference at most; ask both and keep distinct ones.

@@ -25,6 +25,8 @@ export interface LocalAgents {
 export interface SpawnOptions {
   /** GPU PEs each agent must serve (emulated on the machine's adapters when it has fewer). */
   gpus?: Record<string, number>;
+  /** Hosts whose agents serve their CPU only (`--cpu-only`). */
+  cpuOnly?: readonly string[];
   linkRate?: number;
   token?: string;
   /** Extra environment for every agent (e.g. PIPELOOM_FAULT in tests). */
@@ -59,7 +61,7 @@ export async function spawnLocalAgents(hosts: string[], opts: SpawnOptions = {})
 }
 
 function startOne(host: string, token: string, opts: SpawnOptions): Promise<LocalAgent> {
-  const args = ['--expose-gc', BIN, 'agent', '--name', host, '--port', '0', '--emulate-gpus', String(opts.gpus?.[host] ?? 0), ...(opts.linkRate ? ['--link-rate', String(opts.linkRate)] : []), ...(opts.args ?? [])];
+  const args = ['--expose-gc', BIN, 'agent', '--name', host, '--port', '0', '--emulate-gpus', String(opts.gpus?.[host] ?? 0), ...(opts.cpuOnly?.includes(host) ? ['--cpu-only'] : []), ...(opts.linkRate ? ['--link-rate', String(opts.linkRate)] : []), ...(opts.args ?? [])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env, PIPELOOM_TOKEN: token, EGL_PLATFORM: process.env.EGL_PLATFORM ?? 'surfaceless' } });
   const errLines: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {

@@ -69,7 +69,6 @@ const input = fc.record(
     element: maybe(fc.constantFrom('f32', 'u8', MARKER)),
     parts: fc.option(maybe(fc.array(part, { maxLength: 3 })), { nil: undefined }),
     init: fc.option(maybe(fc.oneof(fc.record({ value: maybe(fc.double()) }), fc.record({ node: maybe(id), kernel: maybe(fc.constantFrom('mlem.phantom', MARKER)), params: maybe(fc.dictionary(fc.constantFrom('size', MARKER), maybe(small), { maxKeys: 2 })) }, { requiredKeys: [] }))), { nil: undefined }),
-    combine: fc.option(maybe(fc.constantFrom('sum', MARKER)), { nil: undefined }),
   },
   { requiredKeys: [] },
 );

@@ -20,7 +20,7 @@ export const BAG_LIMITS = {
   maxPorts: DEPLOY_SHAPE_LIMITS.maxPorts,
   /** Characters of one string param (custom.wgsl carries its source in one). */
   maxParamLength: DEPLOY_SHAPE_LIMITS.maxParamLength,
-  /** Parts of one input (a combine of up to this many shares). */
+  /** Parts of one input (a port fed in parts: a multi-rate join). */
   maxParts: 4096,
   /** Keys of one `free`. */
   maxFreeKeys: 65_536,
@@ -265,8 +265,7 @@ export function checkTask(m: unknown, nodes: readonly BagNode[], hosts: Readonly
     const pe = devices.pes.find((p) => p.id === peId);
     if (!pe) w.failAt('pe', `is not one of agent ${devices.host}'s PEs (${devices.pes.map((p) => p.id).join(', ')})`, peId);
     const node = nodes[index];
-    if (t.params !== undefined) w.in('params', () => checkParams(w, node.kernel, t.params));
-    const params = t.params === undefined ? node.params : { ...node.params, ...(t.params as Params) };
+    const params = node.params;
     let ports: { inputs: PortSpec[]; outputs: PortSpec[] };
     try {
       ports = portsFor(node.kernel, params);
@@ -336,7 +335,6 @@ export function checkTask(m: unknown, nodes: readonly BagNode[], hosts: Readonly
 /** One input: parts (each inside the input, from a host of the run; summed parts aligned to the element) or initial tokens. */
 function checkInput(w: Walk, o: Obj, bytes: number, element: string, hosts: ReadonlySet<string>): void {
   if ((o.parts === undefined) === (o.init === undefined)) w.fail('must have either parts or init');
-  if (o.combine !== undefined && o.combine !== 'sum') w.in('combine', () => w.fail('must be "sum" when given', o.combine));
   if (o.init !== undefined) {
     w.in('init', () => {
       const init = w.obj(o.init) as Partial<Record<string, unknown>>;
@@ -358,8 +356,6 @@ function checkInput(w: Walk, o: Obj, bytes: number, element: string, hosts: Read
     });
     return;
   }
-  const size = ELEMENT_BYTES[element] ?? 1;
-  const sum = o.combine === 'sum';
   const parts = w.in('parts', () => w.list(o.parts, BAG_LIMITS.maxParts, 1));
   parts.forEach((v, j) =>
     w.in('parts', () =>
@@ -372,7 +368,6 @@ function checkInput(w: Walk, o: Obj, bytes: number, element: string, hosts: Read
         const count = w.in('bytes', () => w.int(p.bytes, 0, bytes));
         const at = w.in('at', () => w.int(p.at, 0, bytes));
         if (at + count > bytes) w.fail(`copies ${n(count)} bytes to ${n(at)}, past the input's ${n(bytes)}`);
-        if (sum && (offset % size || count % size || at % size)) w.fail(`is summed as ${element}: offset, bytes and at must be multiples of ${size}`);
       }),
     ),
   );

@@ -4,8 +4,7 @@ import type { BufferInfo } from '../runtime/memory.js';
 import { sharedBytes, type DataStore } from './pulls.js';
 
 // A task's input made whole on this agent before its kernel runs: parts of producers' outputs
-// (held here or pulled: pulls.ts) copied to their places, or added in order (a split node's
-// combine), or a delayed edge's initial tokens: a constant, or a source kernel run once on its
+// (held here or pulled: pulls.ts) copied to their places, or a delayed edge's initial tokens: a constant, or a source kernel run once on its
 // CPU twin (runtime/initial.ts makes both, as for static runs, and keeps a kernel's bytes).
 
 const VIEW = { f32: Float32Array, u32: Uint32Array, i32: Int32Array, u8: Uint8Array } as const;
@@ -34,14 +33,7 @@ export class InputGatherer {
     parts.forEach((p, j) => {
       const src = sources[j];
       if (p.offset + p.bytes > src.byteLength) throw new Error(`input "${input.port}": part ${j} reads bytes ${p.offset}..${p.offset + p.bytes} of output ${quote(p.key)}, which holds ${src.byteLength}`);
-      if (input.combine === 'sum') {
-        const View = VIEW[input.element];
-        const size = View.BYTES_PER_ELEMENT;
-        const into = new View(out.buffer as unknown as ArrayBuffer, out.byteOffset + p.at, p.bytes / size);
-        // A copy when the part is not aligned to its element in the output's memory.
-        const from = (src.byteOffset + p.offset) % size ? new View(src.slice(p.offset, p.offset + p.bytes).buffer) : new View(src.buffer as ArrayBuffer, src.byteOffset + p.offset, p.bytes / size);
-        for (let i = 0; i < into.length; i++) into[i] += from[i];
-      } else out.set(src.subarray(p.offset, p.offset + p.bytes), p.at);
+      out.set(src.subarray(p.offset, p.offset + p.bytes), p.at);
     });
     return out;
   }

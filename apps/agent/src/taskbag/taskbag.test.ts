@@ -31,12 +31,17 @@ const deploy = (hosts: { id: string; url: string }[]): BagDeploy => ({
   runId,
   secret,
   hosts,
+  // The lowered form of projbp with tasks: 2 (core document/tasks.ts): two shares and their sum; a
+  // share outside its split last, for the failing kernel's test.
   nodes: [
     { id: 'phantom', kernel: 'mlem.phantom', params: phantomParams },
-    { id: 'projbp', kernel: 'mlem.projbp', params: projbpParams },
+    { id: 'projbp[0]', kernel: 'mlem.projbp', params: { ...projbpParams, shares: K, share: 0 } },
+    { id: 'projbp[1]', kernel: 'mlem.projbp', params: { ...projbpParams, shares: K, share: 1 } },
+    { id: 'projbp', kernel: 'generic.sum', params: { count: K, kind: 'volume', shape: `${N},${N},${N}` } },
     { id: 'update', kernel: 'mlem.update', params: { size: N } },
+    { id: 'projbp[5]', kernel: 'mlem.projbp', params: { ...projbpParams, shares: K, share: 5 } },
   ],
-  kernels: { 'mlem.phantom': '1.0.0', 'mlem.projbp': '1.0.0', 'mlem.update': '1.0.0' },
+  kernels: { 'mlem.phantom': '1.0.0', 'mlem.projbp': '1.0.0', 'mlem.update': '1.0.0', 'generic.sum': '1.0.0' },
   traceInterval: 10_000,
 });
 
@@ -48,11 +53,10 @@ function projbpTask(share: number, opts: { pe: string; key: string; attempt?: nu
     type: 'task',
     runId,
     id: `projbp[${share}]@0`,
-    node: 1,
+    node: 1 + share,
     iteration: 0,
     attempt: opts.attempt ?? 1,
     pe: opts.pe,
-    params: { shares: K, share },
     inputs: [ones, { port: 'sinogram', bytes: SINOGRAM, element: 'f32', parts: [part('phantom:sinogram@0', opts.sinogramFrom ?? 'A', SINOGRAM)] }],
     outputs: [{ port: 'backprojection', key: opts.key, bytes: VOLUME }],
   };
@@ -96,7 +100,7 @@ describe('task-bag executor: MLEM at size 8 on two agents', () => {
     expect((deployed.B as { adapters: Record<string, string> }).adapters['gpu0@B']).toMatch(/\(opengl\)$/);
   });
 
-  it('a phantom task on A, two projbp shares on B pulling the sinogram once, an update on A summing the shares: each equal to the CPU twins', async () => {
+  it('a phantom task on A, two projbp shares on B pulling the sinogram once, their sum and an update on A: each equal to the CPU twins', async () => {
     const { A, B } = clients;
     A.send({
       type: 'task',
@@ -123,14 +127,26 @@ describe('task-bag executor: MLEM at size 8 on two agents', () => {
     A.send({
       type: 'task',
       runId,
+      id: 'projbp@0',
+      node: 3,
+      iteration: 0,
+      attempt: 1,
+      pe: 'cpu@A',
+      inputs: [0, 1].map((j) => ({ port: `in${j}`, bytes: VOLUME, element: 'f32' as const, parts: [part(`projbp[${j}]:backprojection@0`, 'B', VOLUME)] })),
+      outputs: [{ port: 'sum', key: 'projbp:sum@0', bytes: VOLUME }],
+    } satisfies BagTaskMessage);
+    done(await A.result('projbp@0'));
+    A.send({
+      type: 'task',
+      runId,
       id: 'update@0',
-      node: 2,
+      node: 4,
       iteration: 0,
       attempt: 1,
       pe: 'cpu@A',
       inputs: [
         { ...ones, port: 'previous' },
-        { port: 'backprojection', bytes: VOLUME, element: 'f32', combine: 'sum', parts: [part('projbp[0]:backprojection@0', 'B', VOLUME), part('projbp[1]:backprojection@0', 'B', VOLUME)] },
+        { port: 'backprojection', bytes: VOLUME, element: 'f32', parts: [part('projbp:sum@0', 'A', VOLUME)] },
         { port: 'sensitivity', bytes: VOLUME, element: 'f32', parts: [part('phantom:sensitivity@0', 'A', VOLUME)] },
       ],
       outputs: [{ port: 'estimate', key: 'update:estimate@0', bytes: VOLUME }],
@@ -148,7 +164,7 @@ describe('task-bag executor: MLEM at size 8 on two agents', () => {
     expect(sinogramPulls).toHaveLength(1);
     expect(sinogramPulls[0]).toMatchObject({ host: 'B', thread: 'recv:A', bytes: SINOGRAM });
     const fire = B.events.find((e) => e.kind === 'fire' && e.name === 'projbp[1]@0');
-    expect(fire).toMatchObject({ pe: 'cpu@B', thread: 'main', node: 'projbp', iteration: 0, cycle: 0, task: { id: 'projbp[1]@0', share: 1, attempt: 1 } });
+    expect(fire).toMatchObject({ pe: 'cpu@B', thread: 'main', node: 'projbp[1]', iteration: 0, cycle: 0, task: { id: 'projbp[1]@0', share: 1, attempt: 1 } });
   });
 
   it('a GPU PE (llvmpipe) gives the CPU twin\'s back-projection within float tolerance, labelled as a second attempt', async () => {
@@ -180,8 +196,7 @@ describe('task-bag executor: MLEM at size 8 on two agents', () => {
   it('a kernel that cannot run fails its task with a short message and leaves the agent serving', async () => {
     const { B } = clients;
     // A share outside its split: the kernel's own guard throws.
-    const bad = projbpTask(0, { pe: 'cpu@B', key: 'bad', attempt: 4, sinogramFrom: 'B' });
-    bad.params = { shares: K, share: 5 };
+    const bad = { ...projbpTask(0, { pe: 'cpu@B', key: 'bad', attempt: 4, sinogramFrom: 'B' }), node: 5 };
     bad.inputs[1] = { port: 'sinogram', bytes: SINOGRAM, element: 'f32', init: { value: 1 } };
     B.send(bad);
     const r = await B.result('projbp[0]@0', 4);

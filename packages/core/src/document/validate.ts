@@ -146,7 +146,8 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
     const n = nodes[i];
     if (!Object.hasOwn(doc.mapping, n.id)) fail('mapping', `node "${n.id}" is not mapped`, `add "${n.id}": "<PE id>" to mapping`);
     // Kernels without a CPU twin (user WGSL) can only fire on a GPU PE.
-    const on = n.pe ? pe.get(n.pe) : undefined;
+    // Task-bag mode places tasks at run time (run/taskbag/): the mapping's PE is not where it runs.
+    const on = n.pe && doc.options?.mode !== 'taskbag' ? pe.get(n.pe) : undefined;
     // The PE's kind is known now; the rest of `requires` is checked against the agents' reports (Coordinator.check).
     const kind = on && n.requires ? failingClause({ kind: on.kind }, n.requires.filter((c) => c.key === 'kind')) : undefined;
     if (on && kind) fail(`mapping.${n.id}`, `node "${n.id}" requires ${kind.text}, but is mapped to ${on.id}, a ${on.kind} PE`, `map it to a PE meeting ${kind.text}: ${listSome(pes.filter((x) => !failingClause({ kind: x.kind }, [kind])).map((x) => x.id))}`);

@@ -163,12 +163,6 @@ export interface BagInput {
   init?: InitSpec;
   /** The element type of the input (views and constant fills). */
   element: 'f32' | 'u32' | 'i32' | 'u8';
-  /**
-   * 'sum': the parts are added element by element, in the order given, into a zeroed input (a
-   * split node's combine: its shares' partial outputs, in share order); absent: each part is
-   * copied to its `at`.
-   */
-  combine?: 'sum';
 }
 
 /** Coordinator -> agent: run one task on one of the agent's PEs. */
@@ -183,8 +177,6 @@ export interface BagTaskMessage {
   /** 1, 2, 3: the attempt (a requeued task's next one); a result names it, and a superseded attempt's result is discarded. */
   attempt: number;
   pe: string;
-  /** Params this task sets over its node's (a share: the kernel's split params, e.g. `{ shares: 4, share: 3 }`). */
-  params?: Record<string, number | string | boolean>;
   inputs: BagInput[];
   /** Each output port's key and bytes: the agent keeps it under the key until `free`. */
   outputs: { port: string; key: string; bytes: number }[];
