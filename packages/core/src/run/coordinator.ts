@@ -147,6 +147,8 @@ export interface BagRunOptions extends Pick<RunOptions, 'iterations' | 'onProgre
   attempts?: number;
   /** Only these PEs form the pool (default: every PE of every connected agent). */
   pes?: readonly string[];
+  /** The bag's counts after every event (commits, requeues, discarded results): live numbers for a UI, and what fault tests wait for. */
+  onBag?: (counts: BagCounts & { depth: number; inFlight: number }) => void;
 }
 
 export interface RunHandle {
@@ -649,6 +651,7 @@ export class Coordinator {
       }
       Object.assign(result.bag!, bag.counts);
       counters();
+      opts.onBag?.({ ...bag.counts, depth: bag.depth, inFlight: bag.inFlight });
       if (opts.onProgress && startMs) {
         const elapsed = (clock.now() - startMs) / 1000;
         const cycle = Math.floor(bag.counts.committed / Math.max(1, graph.nodes.length));
