@@ -307,7 +307,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
               </td>
             </tr>
             <tr>
-              <td>Cycle time</td>
+              <td title={shownBag ? 'Elapsed time over the iterations complete (iterations overlap as the window allows)' : undefined}>{shownBag ? 'Per iteration' : 'Cycle time'}</td>
               <td data-testid="run-cycle-time">{live.cycleTime ? formatDuration(live.cycleTime * 1e6) : '—'}</td>
             </tr>
             <tr>
@@ -379,6 +379,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         )}
 
         <h3>Predicted</h3>
+        {taskbag && <div className="muted">Of the static mapping: task-bag runs place tasks at run time and are not predicted.</div>}
         {prediction ? (
           <table className="run-numbers" data-testid="run-predicted">
             <tbody>
@@ -518,7 +519,7 @@ function Outcome({ st, live, fresh, estimate, source }: { st: RunState; live: Ru
       </div>
       {st.status === 'stopped' && (
         <div className="run-stopped" data-testid="run-stopped">
-          Stopped at cycle {live.cycle} of {live.cycles}. The trace so far is kept below and can be exported.
+          {st.mode === 'taskbag' && st.bag ? `Stopped with ${st.bag.committed} of ${st.bag.tasks} tasks committed.` : `Stopped at cycle ${live.cycle} of ${live.cycles}.`} The trace so far is kept below and can be exported.
         </div>
       )}
       {st.failure && st.status !== 'stopped' && (

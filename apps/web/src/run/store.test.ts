@@ -309,6 +309,8 @@ describe('run store with real agents h0 and h1', () => {
       expect(Object.values(perPe).reduce((a, b) => a + b, 0)).toBe(tasks);
       for (const pe of Object.keys(perPe)) expect(['cpu@h0', 'gpu0@h0', 'cpu@h1', 'gpu0@h1']).toContain(pe);
       expect(s.live.cycle).toBe(4);
+      // Per iteration: the run's time over its iterations (no cycles to analyse).
+      expect(s.live.cycleTime).toBeCloseTo(result!.seconds / 4, 9);
       // The trace streamed into the column store: one slice per task id, named node@iteration, and the coordinator's counters.
       const events = run.measured().toEvents();
       const fires = events.filter((e) => e.kind === 'fire').map((e) => e.name).sort();

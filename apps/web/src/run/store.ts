@@ -135,7 +135,9 @@ export function createRunStore(deps: RunDeps = {}) {
     // Cycles below the agents' slowest reported cycle are complete; later ones are still arriving.
     const a = measured.analyse({ fillCycles: runIg?.fillCycles, lastCycle: p ? p.cycle - 1 : undefined, iterations: runIterations });
     const utilisation = a.lanes.map((l) => ({ key: `${l.host}/${l.pe}/${l.thread}`, value: l.utilisation }));
-    let cycleTime = a.cycleTime;
+    // A task-bag run has no cycles: its iterations overlap as the window allows, so its time
+    // per iteration is the elapsed time over the iterations complete.
+    let cycleTime = bagNow ? 0 : a.cycleTime;
     if (!cycleTime && p && p.cycle > 0) cycleTime = p.elapsed / p.cycle;
     return { cycle: p?.cycle ?? 0, cycles: p?.cycles ?? 0, iterationsPerSecond: p?.iterationsPerSecond ?? 0, cycleTime, elapsed: p?.elapsed ?? 0, events: measured.columns.length, utilisation };
   };
