@@ -6,7 +6,10 @@
  *   run-urls, run-token          agent URLs (comma separated) and token fields
  *   run-connect, run-disconnect  buttons; run-connection shows the status (data-status)
  *   run-agent-<host>             one per connected agent, listing its PEs
- *   run-overlap, run-iterations  strategy checkbox (the document's options.overlap) and iteration count
+ *   run-overlap, run-iterations  strategy checkbox (the document's options.overlap; disabled in task-bag mode) and iteration count
+ *   run-mode                     task-bag mode's line (data-mode taskbag; absent in static mode); run-bag-problems: why the mode cannot run the document
+ *   run-bag                      a task-bag run's live bag: rows run-bag-committed, -requeued, -discarded, -recomputed, -depth, -in-flight (data-value each)
+ *   run-bag-per-pe               after a task-bag run: tasks each PE committed (rows data-pe, data-value)
  *   run-emulate-links            link emulation checkbox
  *   run-deploy, run-start, run-stop, run-export   buttons
  *   run-view                     data-revision (the document's), data-compiled-revision and data-compiles (the compile worker's)
@@ -16,7 +19,7 @@
  *   run-status                   data-status: idle | checked | running | stopping | done | failed | stopped | calibrating
  *   run-cycle, run-throughput, run-cycle-time, run-events   live numbers (throughput in iterations/s)
  *   run-utilisation              per-lane utilisation table
- *   run-problems                 plan vs agents problems; run-failure: host, PE, node, iteration, why; run-stopped after Stop
+ *   run-problems                 plan vs agents problems (task-bag: nodes no connected PE can run, each PE with why); run-failure: host, PE, node, iteration, why; run-stopped after Stop
  *   run-check                    consumer check result after a run (data-result: passed | failed)
  *   run-predicted                predicted cycle time and throughput of both strategies
  *   run-calibrated               the same predicted with the project's calibration (row, when it has one)
@@ -37,7 +40,7 @@ import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
 import { busyPerCycle, steadyCycles } from '../timeline/stats.js';
 import { useCompile } from '../worker/client.js';
-import { appRun, freshness, useRun, type DocumentRevision, type RunState, type RunStore } from './store.js';
+import { appRun, freshness, useRun, type BagNumbers as BagNumbersT, type DocumentRevision, type RunState, type RunStore } from './store.js';
 import { installBenchHook } from './bench.js';
 import { adoptCalibration, clearCalibration, openCalibration, saveRunAsCalibration, useCalibration } from './calibration.js';
 import './run.css';
@@ -118,6 +121,19 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
   }, [strategy, source, calibrated, overlap, plannedCycle, st.iterations]);
 
   const ig = compiled ? (overlap ? compiled.overlap : compiled.noOverlap) : undefined;
+  // Task-bag mode runs the task graph the worker made, not the compiled programs: the mapping and
+  // the strategy play no part, so the static plan's estimate and comparison are not shown for it.
+  const taskbag = doc.options.mode === 'taskbag';
+  const bagPlan = useCompile((s) => s.result?.bag);
+  const bagGraph = taskbag ? bagPlan?.graph : undefined;
+  const runnable = taskbag ? bagGraph !== undefined : ig !== undefined;
+  const deploy = () => (taskbag ? bagGraph && run.deployBag(bagGraph) : ig && run.deploy(ig));
+  const start = () => {
+    if (taskbag) {
+      if (bagGraph) void run.startBag(bagGraph, { iterations: st.iterations, window: doc.options.window, prefetch: doc.options.prefetch, emulateDevices: standIns });
+    } else if (ig) void run.start(ig, { emulateDevices: standIns });
+  };
+  const shownBag = st.mode === 'taskbag';
   const measured = run.measured();
   const running = st.status === 'running' || st.status === 'stopping' || st.status === 'calibrating';
   const fresh = freshness(st);
@@ -148,7 +164,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
 
   return (
     <div className="run-view" data-testid="run-view" data-compiles={compiles} data-revision={revision?.revision} data-compiled-revision={compiledRevision}>
-      <Outcome st={st} live={live} fresh={fresh} estimate={running ? null : estimate} source={source} />
+      <Outcome st={st} live={live} fresh={fresh} estimate={running || taskbag ? null : estimate} source={source} />
       <section className="run-side">
         <h3>Agents</h3>
         <label className="run-field">
@@ -195,8 +211,16 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         )}
 
         <h3>Run</h3>
-        <label className="run-field check" title="The document's strategy (also in the IG view and the document inspector): both are compiled, flipping it swaps which one runs">
-          <input type="checkbox" data-testid="run-overlap" checked={overlap} disabled={running || !onOverlap} onChange={(e) => onOverlap?.(e.target.checked)} />
+        {taskbag && (
+          <div className="run-mode" data-testid="run-mode" data-mode="taskbag">
+            <b>Task-bag mode</b>: each task goes at run time to an idle, else the least-loaded, PE that can run it (window {doc.options.window ?? 2}, prefetch {doc.options.prefetch ?? 2}); the mapping is not used.
+          </div>
+        )}
+        <label
+          className="run-field check"
+          title={taskbag ? 'Not used in task-bag mode: tasks are handed out at run time, there is no compiled schedule to overlap (switch the document to static mode in its run options)' : "The document's strategy (also in the IG view and the document inspector): both are compiled, flipping it swaps which one runs"}
+        >
+          <input type="checkbox" data-testid="run-overlap" checked={overlap} disabled={running || !onOverlap || taskbag} onChange={(e) => onOverlap?.(e.target.checked)} />
           <span>Computation-communication overlap</span>
         </label>
         <label className="run-field check" title="Each transfer lasts at least what its link in the document takes (latency + bytes / bandwidth): rehearse the cluster's timing on this machine">
@@ -223,17 +247,33 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
           />
         </label>
         <div className="run-buttons">
-          <button data-testid="run-deploy" disabled={!connected || !ig || running} onClick={() => ig && run.deploy(ig)} title="Check the plan against what the agents serve (hosts, PEs, memory)">
+          <button
+            data-testid="run-deploy"
+            disabled={!connected || !runnable || running}
+            onClick={deploy}
+            title={taskbag ? 'Check that some PE of the connected agents can run every node (its kernel, its requires, its buffers)' : 'Check the plan against what the agents serve (hosts, PEs, memory)'}
+          >
             Deploy
           </button>
-          <button data-testid="run-start" className="primary" disabled={!connected || !ig || running} onClick={() => ig && void run.start(ig, { emulateDevices: standIns })} title="Send the programs to the agents and start">
+          <button data-testid="run-start" className="primary" disabled={!connected || !runnable || running} onClick={start} title={taskbag ? 'Hand the tasks to the agents\' PEs as they become ready' : 'Send the programs to the agents and start'}>
             Start
           </button>
           <button data-testid="run-stop" disabled={!running} onClick={() => run.stop()}>
             Stop
           </button>
         </div>
-        {!ig && <div className="run-error">The document does not compile; fix the problems listed below first.</div>}
+        {taskbag && bagPlan && !bagPlan.graph ? (
+          <ul className="run-problems" data-testid="run-bag-problems">
+            {bagPlan.diagnostics.map((d, i) => (
+              <li key={i} className={d.severity}>
+                Task-bag mode cannot run this document: {d.message}
+                {d.hint && <div className="muted">{d.hint}</div>}
+              </li>
+            ))}
+          </ul>
+        ) : (
+          !runnable && <div className="run-error">The document does not compile; fix the problems listed below first.</div>
+        )}
         {st.problems.length > 0 && (
           <ul className="run-problems" data-testid="run-problems">
             {st.problems.map(deployInWords).map((p, i) => (
@@ -255,7 +295,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
               </td>
             </tr>
             <tr>
-              <td>Cycle</td>
+              <td title={shownBag ? 'Iterations whose tasks are all committed (about: committed tasks over tasks per iteration)' : undefined}>{shownBag ? 'Iteration' : 'Cycle'}</td>
               <td data-testid="run-cycle">
                 {live.cycle} / {live.cycles || '—'}
               </td>
@@ -267,7 +307,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
               </td>
             </tr>
             <tr>
-              <td>Cycle time</td>
+              <td title={shownBag ? 'Elapsed time over the iterations complete (iterations overlap as the window allows)' : undefined}>{shownBag ? 'Per iteration' : 'Cycle time'}</td>
               <td data-testid="run-cycle-time">{live.cycleTime ? formatDuration(live.cycleTime * 1e6) : '—'}</td>
             </tr>
             <tr>
@@ -276,6 +316,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
             </tr>
           </tbody>
         </table>
+        {shownBag && st.bag && <BagNumbers bag={st.bag} perPe={st.result?.bag?.perPe} />}
         {live.utilisation.length > 0 && (
           <table className="run-util" data-testid="run-utilisation">
             <tbody>
@@ -293,7 +334,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
             </tbody>
           </table>
         )}
-        {!running && live.events > 0 && predicted && <Compare measured={measured} predicted={predicted} st={st} fill={run.runGraph()?.fillCycles ?? 0} planIterations={strategy?.iterations ?? 0} plannedCycle={plannedCycle} />}
+        {!running && !shownBag && live.events > 0 && predicted && <Compare measured={measured} predicted={predicted} st={st} fill={run.runGraph()?.fillCycles ?? 0} planIterations={strategy?.iterations ?? 0} plannedCycle={plannedCycle} />}
         <div className="run-buttons">
           <button data-testid="run-export" onClick={exportTrace} disabled={!measured.length && !strategy} title="Chrome trace JSON (open in Perfetto or chrome://tracing)">
             Export {measured.length ? 'trace' : 'predicted trace'}
@@ -338,6 +379,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         )}
 
         <h3>Predicted</h3>
+        {taskbag && <div className="muted">Of the static mapping: task-bag runs place tasks at run time and are not predicted.</div>}
         {prediction ? (
           <table className="run-numbers" data-testid="run-predicted">
             <tbody>
@@ -430,7 +472,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         )}
       </section>
       <section className="run-main">
-        <Timeline ref={timeline} measured={measured} predicted={predicted} graph={run.runGraph()} live={st.streaming} version={st.traceVersion} />
+        <Timeline ref={timeline} measured={measured} predicted={taskbag ? undefined : predicted} graph={run.runGraph()} live={st.streaming} version={st.traceVersion} />
       </section>
     </div>
   );
@@ -446,12 +488,19 @@ function Outcome({ st, live, fresh, estimate, source }: { st: RunState; live: Ru
     <header className={`run-outcome ${state}${fresh === 'modified' ? ' stale' : ''}`} data-testid="run-outcome" data-state={state}>
       <div className="run-outcome-line">
         {state === 'none' && <span className="muted">No run yet: connect to the agents, then Start.</span>}
-        {state === 'checked' && <span className="run-ok">Deployed: the agents serve every host and PE of the plan, with room for its buffers.</span>}
-        {state === 'running' && (
-          <span>
-            <b>Running</b>: cycle {live.cycle} / {live.cycles || '—'}
-          </span>
+        {state === 'checked' && (
+          <span className="run-ok">{st.mode === 'taskbag' ? 'Checked: for every node some PE of the connected agents has its kernel, meets its requires and holds its buffers.' : 'Deployed: the agents serve every host and PE of the plan, with room for its buffers.'}</span>
         )}
+        {state === 'running' &&
+          (st.mode === 'taskbag' && st.bag ? (
+            <span>
+              <b>Running in task-bag mode</b>: {st.bag.committed} / {st.bag.tasks} tasks committed
+            </span>
+          ) : (
+            <span>
+              <b>Running</b>: cycle {live.cycle} / {live.cycles || '—'}
+            </span>
+          ))}
         {state === 'calibrating' && (
           <span>
             <b>Calibrating</b> {st.calibration?.strategy ? `(${st.calibration.strategy})` : ''}: measuring each firing and transfer on the agents…
@@ -470,7 +519,7 @@ function Outcome({ st, live, fresh, estimate, source }: { st: RunState; live: Ru
       </div>
       {st.status === 'stopped' && (
         <div className="run-stopped" data-testid="run-stopped">
-          Stopped at cycle {live.cycle} of {live.cycles}. The trace so far is kept below and can be exported.
+          {st.mode === 'taskbag' && st.bag ? `Stopped with ${st.bag.committed} of ${st.bag.tasks} tasks committed.` : `Stopped at cycle ${live.cycle} of ${live.cycles}.`} The trace so far is kept below and can be exported.
         </div>
       )}
       {st.failure && st.status !== 'stopped' && (
@@ -537,7 +586,7 @@ function CheckResult({ result, failure, status }: { result: NonNullable<ReturnTy
     <div className={`run-check ${passed ? 'passed' : 'failed'}`} data-testid="run-check" data-result={passed ? 'passed' : 'failed'}>
       {passed ? (
         <>
-          <b>Checks passed</b>: {result.cycles} cycles in {result.seconds.toFixed(2)} s
+          <b>Checks passed</b>: {result.bag ? `${result.bag.committed} tasks, ${result.cycles} iterations in task-bag mode` : `${result.cycles} cycles`} in {result.seconds.toFixed(2)} s
           {result.dropped > 0 && <>, {result.dropped} trace events dropped by the agents</>}
           {result.reports.map((r) => (
             <div key={`${r.host}/${r.node}`} className="mono">
@@ -552,6 +601,53 @@ function CheckResult({ result, failure, status }: { result: NonNullable<ReturnTy
         </>
       )}
     </div>
+  );
+}
+
+/** A task-bag run's bag: live while it runs, its final counts and each PE's tasks after. */
+function BagNumbers({ bag, perPe }: { bag: BagNumbersT; perPe?: Record<string, number> }) {
+  const rows: { id: string; label: string; value: number; text?: string; title: string }[] = [
+    { id: 'committed', label: 'Tasks', value: bag.committed, text: `${bag.committed} / ${bag.tasks} committed`, title: 'Tasks committed (exactly one result each) of all the run has: one per node and iteration' },
+    { id: 'requeued', label: 'Requeued', value: bag.requeued, title: 'Tasks put back in the bag: their PE left the pool, or they failed and were tried again' },
+    { id: 'discarded', label: 'Discarded', value: bag.discarded, title: 'Late results of superseded attempts (or of agents that had left), thrown away' },
+    { id: 'recomputed', label: 'Recomputed', value: bag.recomputed, title: 'Committed tasks run again because the agent holding their outputs left' },
+    { id: 'depth', label: 'Bag depth', value: bag.depth, title: 'Ready tasks not yet given to a PE (no free capable PE)' },
+    { id: 'in-flight', label: 'In flight', value: bag.inFlight, title: 'Tasks given to a PE and not done' },
+  ];
+  return (
+    <>
+      <table className="run-numbers" data-testid="run-bag">
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id} title={r.title}>
+              <td>{r.label}</td>
+              <td data-testid={`run-bag-${r.id}`} data-value={r.value}>
+                {r.text ?? r.value}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {perPe && Object.keys(perPe).length > 0 && (
+        <table className="run-util" data-testid="run-bag-per-pe" title="Tasks each PE committed">
+          <tbody>
+            {Object.entries(perPe)
+              .sort(([a], [b]) => a.localeCompare(b))
+              .map(([pe, n]) => (
+                <tr key={pe} data-pe={pe} data-value={n}>
+                  <td className="mono">{pe}</td>
+                  <td>
+                    <span className="run-bar">
+                      <span style={{ width: `${((n / Math.max(1, bag.committed)) * 100).toFixed(1)}%` }} />
+                    </span>
+                  </td>
+                  <td>{n} tasks</td>
+                </tr>
+              ))}
+          </tbody>
+        </table>
+      )}
+    </>
   );
 }
 

@@ -1,14 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TraceEvent, toChromeTrace } from '@pipeloom/core';
+import { type BagGraph, type ProjectDocument, type TraceEvent, toChromeTrace } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '@pipeloom/agent/local/spawn';
 import { readFileSync } from 'node:fs';
 import { compileOrThrow, piic, wsConnect } from '@pipeloom/agent/testing/fixtures';
 import { readDocument } from '../shell/documents.js';
 import { compileBoth } from '../worker/compile.js';
-import { CALIBRATE_ITERATIONS, createRunStore, freshness } from './store.js';
+import { CALIBRATE_ITERATIONS, createRunStore, freshness, type BagNumbers } from './store.js';
 
 // The Run view's store against real agent processes on loopback (the same coordinator the
 // browser uses, over `ws` instead of the browser's WebSocket).
+
+/** examples/mlem.json in task-bag mode at 8^3 and 12 angles: a task takes milliseconds on llvmpipe or a CPU. */
+function smallMlem(iterations: number, edit: (doc: ProjectDocument) => void = () => {}): ProjectDocument {
+  const doc = readDocument(readFileSync(new URL('../../../../examples/mlem.json', import.meta.url), 'utf8')).doc!;
+  const params = doc.params as Record<string, { value: number }>;
+  params.N.value = 8;
+  params.A.value = 12;
+  doc.options = { ...doc.options, mode: 'taskbag', iterations, window: 2, prefetch: 2 };
+  edit(doc);
+  return doc;
+}
+
+/** The task graph the compile worker hands the Run view. */
+async function bagOf(doc: ProjectDocument): Promise<BagGraph> {
+  const out = await compileBoth(doc);
+  expect(out.bag?.diagnostics).toEqual([]);
+  return out.bag!.graph!;
+}
 
 const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'gpu0@h0', thread: 'main', kind: 'fire', name: 'I1', iteration: 0, cycle: 0, start, end, ...over });
 
@@ -95,6 +113,14 @@ describe('run store without agents', () => {
     const run = createRunStore({ connect: wsConnect });
     expect(run.deploy(compileOrThrow(piic(), true))).toBe(false);
     expect(run.store.getState().problems[0]).toMatchObject({ message: 'not connected to any agent', hint: expect.stringContaining('Connect') });
+  });
+
+  it('a task-bag deploy or start before connecting is the same problem, and starts nothing', async () => {
+    const run = createRunStore({ connect: wsConnect });
+    const graph = (await compileBoth(smallMlem(2))).bag!.graph!;
+    expect(run.deployBag(graph)).toBe(false);
+    expect(await run.startBag(graph)).toBeNull();
+    expect(run.store.getState()).toMatchObject({ status: 'idle', problems: [expect.objectContaining({ message: 'not connected to any agent' })] });
   });
 });
 
@@ -255,6 +281,119 @@ describe('run store with real agents h0 and h1', () => {
       expect(new Set(cal!.firings.map((f) => `${f.kernel}@${f.pe}`))).toEqual(new Set(['matrix.produce@cpu@h0', 'matrix.increment@gpu0@h0', 'matrix.increment@gpu0@h1', 'matrix.consume@cpu@h1']));
       for (const f of cal!.firings) expect(f.seconds).toBeGreaterThan(0);
       expect(cal!.transfers.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      run.dispose();
+    }
+  });
+
+  it('a task-bag run of MLEM: live bag numbers while it runs; at the end every task committed once, tasks per PE, the bag counter tracks and one task slice per task', async () => {
+    const doc = smallMlem(4);
+    const graph = await bagOf(doc);
+    const run = await connected();
+    try {
+      run.setFields({ iterations: 4 });
+      const live: BagNumbers[] = [];
+      const unsub = run.store.subscribe((s) => s.status === 'running' && s.bag && live[live.length - 1] !== s.bag && live.push(s.bag));
+      const result = await run.startBag(graph, { window: doc.options.window, prefetch: doc.options.prefetch });
+      unsub();
+      expect(result?.ok, JSON.stringify(result?.failure)).toBe(true);
+      const s = run.store.getState();
+      const tasks = 4 * graph.nodes.length;
+      expect(s).toMatchObject({ status: 'done', mode: 'taskbag', streaming: false, failure: undefined, problems: [] });
+      // Published while running: it starts from none committed of all the run's tasks, and only grows.
+      expect(live[0]).toMatchObject({ tasks, committed: 0 });
+      for (let i = 1; i < live.length; i++) expect(live[i].committed).toBeGreaterThanOrEqual(live[i - 1].committed);
+      expect(s.bag).toEqual({ tasks, committed: tasks, requeued: 0, discarded: 0, recomputed: 0, depth: 0, inFlight: 0 });
+      expect(s.result?.bag).toMatchObject({ tasks, committed: tasks, discarded: 0 });
+      const perPe = s.result!.bag!.perPe;
+      expect(Object.values(perPe).reduce((a, b) => a + b, 0)).toBe(tasks);
+      for (const pe of Object.keys(perPe)) expect(['cpu@h0', 'gpu0@h0', 'cpu@h1', 'gpu0@h1']).toContain(pe);
+      expect(s.live.cycle).toBe(4);
+      // Per iteration: the run's time over its iterations (no cycles to analyse).
+      expect(s.live.cycleTime).toBeCloseTo(result!.seconds / 4, 9);
+      // The trace streamed into the column store: one slice per task id, named node@iteration, and the coordinator's counters.
+      const events = run.measured().toEvents();
+      const fires = events.filter((e) => e.kind === 'fire').map((e) => e.name).sort();
+      expect(fires).toEqual(graph.nodes.flatMap((n) => [0, 1, 2, 3].map((i) => `${n.id}@${i}`)).sort());
+      const counters = new Set(events.filter((e) => e.kind === 'counter').map((e) => `${e.host}/${e.pe} ${e.name}`));
+      expect(counters).toEqual(new Set(['coordinator/bag bag depth', 'coordinator/bag in flight']));
+      expect(run.runGraph()).toBeNull();
+    } finally {
+      run.dispose();
+    }
+  });
+
+  it('Deploy in task-bag mode checks the pool: a node no connected PE can run lists each PE with why and the fix, and Start refuses it', async () => {
+    // software=false: every GPU here is llvmpipe, and a CPU PE is no hardware adapter either.
+    const graph = await bagOf(smallMlem(2, (doc) => (doc.app.nodes.find((n) => n.id === 'update')!.requires = ['software=false'])));
+    const run = await connected();
+    try {
+      expect(run.deployBag(graph)).toBe(false);
+      const [p, ...more] = run.store.getState().problems;
+      expect(more).toEqual([]);
+      expect(p.message).toMatch(/^node "update" has no PE to run on among the connected agents: /);
+      for (const pe of ['cpu@h0', 'gpu0@h0', 'cpu@h1', 'gpu0@h1']) expect(p.message).toContain(`${pe} on ${pe.split('@')[1]}: fails software=false`);
+      expect(p.hint).toContain('relax the requirement');
+      expect(run.store.getState()).toMatchObject({ status: 'idle', mode: 'taskbag' });
+      expect(await run.startBag(graph)).toBeNull();
+      expect(run.measured().length).toBe(0);
+      // Without the requirement it passes.
+      expect(run.deployBag(await bagOf(smallMlem(2)))).toBe(true);
+      expect(run.store.getState()).toMatchObject({ status: 'checked', problems: [] });
+    } finally {
+      run.dispose();
+    }
+  });
+
+  it('a task that fails on every try fails the task-bag run naming host, node and iteration; the trace so far is kept', async () => {
+    // P-I-I-C whose consumer expects 5 more than the incrementers add: C@0 fails its check each time.
+    const doc = piic({ iterations: 3 });
+    doc.options = { ...doc.options, mode: 'taskbag' };
+    doc.app.nodes = doc.app.nodes.map((n) => (n.id === 'C' ? { ...n, params: { ...n.params, expected_offset: 5 } } : n));
+    // As the designer holds it (normalised: every PE explicit).
+    const graph = await bagOf(readDocument(JSON.stringify(doc)).doc!);
+    const run = await connected();
+    try {
+      run.setFields({ iterations: 3 });
+      // Window 1: iteration 1's tasks wait for iteration 0, so C@0 is the one that fails.
+      const result = await run.startBag(graph, { window: 1 });
+      expect(result?.ok).toBe(false);
+      const s = run.store.getState();
+      expect(s.status).toBe('failed');
+      expect(s.failure).toMatchObject({ node: 'C', iteration: 0, message: expect.stringMatching(/^task C@0 of node "C" .* failed 3 times, last on agent h[01]: .*expected/) });
+      expect(['h0', 'h1']).toContain(s.failure!.host);
+      expect(s.result).toMatchObject({ ok: false, bag: { committed: expect.any(Number) } });
+      expect(s.bag!.committed).toBeLessThan(s.bag!.tasks);
+      // The committed tasks' slices stay for the timeline and the export.
+      expect(run.measured().toEvents().filter((e) => e.kind === 'fire').map((e) => e.name)).toEqual(expect.arrayContaining(['P@0', 'I1@0', 'I2@0']));
+    } finally {
+      run.dispose();
+    }
+  });
+
+  it('Stop ends a task-bag run as stopped and keeps the trace so far', async () => {
+    const graph = await bagOf(smallMlem(10_000));
+    const run = await connected();
+    try {
+      run.setFields({ iterations: 10_000 });
+      const done = run.startBag(graph);
+      // Wait for some tasks to commit (the live numbers are published every 50 ms), then stop.
+      await new Promise<void>((resolve) => {
+        const unsub = run.store.subscribe((s) => {
+          if ((s.bag?.committed ?? 0) >= 6) {
+            unsub();
+            resolve();
+          }
+        });
+      });
+      run.stop();
+      const result = await done;
+      expect(result?.ok).toBe(false);
+      const s = run.store.getState();
+      expect(s.status).toBe('stopped');
+      expect(s.failure?.message).toContain('stopped by the user');
+      expect(s.bag!.committed).toBeGreaterThanOrEqual(6);
+      expect(run.measured().length).toBeGreaterThan(0);
     } finally {
       run.dispose();
     }

@@ -1,5 +1,5 @@
 import { createStore, useStore } from 'zustand';
-import { analyze, calibrationFrom, checkAgentKernels, Coordinator, measuredTimes, type AgentInfo, type Calibration, type MeasuredTimes, type ProjectDocument, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, type TraceMetadata, TraceColumns, TraceAccumulator, readChromeTrace, TRACE_FILE_LIMITS } from '@pipeloom/core';
+import { analyze, calibrationFrom, checkAgentKernels, Coordinator, measuredTimes, type AgentInfo, type BagCounts, type BagGraph, type BagRunOptions, type Calibration, type MeasuredTimes, type ProjectDocument, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, type TraceMetadata, TraceColumns, TraceAccumulator, readChromeTrace, TRACE_FILE_LIMITS } from '@pipeloom/core';
 
 // The Run view's state: connections, the run in progress and its live numbers. The measured
 // trace lives in a column store outside React state (it grows by thousands of events a
@@ -28,6 +28,12 @@ export interface LiveNumbers {
   utilisation: { key: string; value: number }[];
 }
 
+/** A task-bag run's bag as it goes (core's onBag): tasks committed of all, requeued, late results discarded, recomputed, ready and not given (depth), given and not done (in flight). */
+export type BagNumbers = BagCounts & { depth: number; inFlight: number };
+
+/** What a task-bag run is started with besides its task graph (the document's run options). */
+export type BagStartOptions = Pick<BagRunOptions, 'window' | 'prefetch' | 'emulateDevices'> & { iterations?: number };
+
 export interface RunState {
   urls: string;
   token: string;
@@ -43,8 +49,12 @@ export interface RunState {
   /** Problems between the plan and what the agents serve (from Deploy / Start). */
   problems: Diagnostic[];
   failure?: FailureReport;
-  /** Per-node reports from checking kernels, and whether the run's checks passed. */
-  result?: { ok: boolean; seconds: number; cycles: number; reports: RunResult['reports']; dropped: number };
+  /** Per-node reports from checking kernels, and whether the run's checks passed; a task-bag run's bag counts and tasks per PE. */
+  result?: { ok: boolean; seconds: number; cycles: number; reports: RunResult['reports']; dropped: number; bag?: RunResult['bag'] };
+  /** The mode of the run (or check) shown: the compiled programs on the mapping, or the task bag. */
+  mode: 'static' | 'taskbag';
+  /** A task-bag run's live bag numbers (published with the other live numbers), kept after it ends. */
+  bag?: BagNumbers;
   live: LiveNumbers;
   /** Version of the measured trace (bumped when batches arrive). */
   traceVersion: number;
@@ -98,6 +108,8 @@ export function createRunStore(deps: RunDeps = {}) {
   // The measured trace and its analysis so far.
   let measured = new TraceAccumulator();
   let progress: Progress | null = null;
+  // The bag's latest counts (onBag fires per task event; published with the live numbers).
+  let bagNow: BagNumbers | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
   let seeded: object | null = null;
 
@@ -109,6 +121,7 @@ export function createRunStore(deps: RunDeps = {}) {
     iterations: 50,
     emulateLinks: false,
     status: 'idle',
+    mode: 'static',
     problems: [],
     live: emptyLive(),
     traceVersion: 0,
@@ -122,11 +135,39 @@ export function createRunStore(deps: RunDeps = {}) {
     // Cycles below the agents' slowest reported cycle are complete; later ones are still arriving.
     const a = measured.analyse({ fillCycles: runIg?.fillCycles, lastCycle: p ? p.cycle - 1 : undefined, iterations: runIterations });
     const utilisation = a.lanes.map((l) => ({ key: `${l.host}/${l.pe}/${l.thread}`, value: l.utilisation }));
-    let cycleTime = a.cycleTime;
+    // A task-bag run has no cycles: its iterations overlap as the window allows, so its time
+    // per iteration is the elapsed time over the iterations complete.
+    let cycleTime = bagNow ? 0 : a.cycleTime;
     if (!cycleTime && p && p.cycle > 0) cycleTime = p.elapsed / p.cycle;
     return { cycle: p?.cycle ?? 0, cycles: p?.cycles ?? 0, iterationsPerSecond: p?.iterationsPerSecond ?? 0, cycleTime, elapsed: p?.elapsed ?? 0, events: measured.columns.length, utilisation };
   };
-  const publish = () => store.setState({ live: numbers(), traceVersion: measured.columns.version });
+  const publish = () => store.setState({ live: numbers(), traceVersion: measured.columns.version, ...(bagNow ? { bag: bagNow } : {}) });
+
+  /** Publishes the run's numbers while it goes and its outcome when it ends (static and task-bag runs alike). */
+  const follow = async (h: RunHandle): Promise<RunResult> => {
+    timer = setInterval(publish, publishMs);
+    const result = await h.done;
+    clearInterval(timer);
+    handle = null;
+    const stopped = store.getState().status === 'stopping';
+    // A load cleared this run while it stopped: nothing of it is shown.
+    if (!store.getState().ran) {
+      store.setState({ status: 'idle', streaming: false });
+      api.reset();
+      return result;
+    }
+    if (result.seconds > 0 && progress) progress = { ...progress, elapsed: result.seconds, iterationsPerSecond: progress.cycle / result.seconds };
+    // The bag's final counts: a last onBag may not have come (a run refused before it started).
+    if (result.bag && bagNow) bagNow = { ...bagNow, ...pickCounts(result.bag) };
+    store.setState({
+      status: result.ok ? 'done' : stopped ? 'stopped' : 'failed',
+      streaming: false,
+      failure: result.failure,
+      result: { ok: result.ok, seconds: result.seconds, cycles: result.cycles, reports: result.reports, dropped: result.dropped, ...(result.bag ? { bag: result.bag } : {}) },
+    });
+    publish();
+    return result;
+  };
 
   const api = {
     store,
@@ -146,7 +187,8 @@ export function createRunStore(deps: RunDeps = {}) {
       runIterations = undefined;
       measured = new TraceAccumulator();
       progress = null;
-      store.setState({ live: emptyLive(), traceVersion: 0, opened: undefined });
+      bagNow = undefined;
+      store.setState({ live: emptyLive(), traceVersion: 0, opened: undefined, bag: undefined });
     },
 
     /**
@@ -243,7 +285,7 @@ export function createRunStore(deps: RunDeps = {}) {
     /** Checks the plan against what the connected agents serve: hosts, PEs, memory. */
     deploy(ig: ImplementationGraph): boolean {
       if (!coordinator) {
-        store.setState({ problems: [{ path: 'run', message: 'not connected to any agent', hint: 'enter the agent URLs and token, then Connect', severity: 'error' }] });
+        store.setState({ problems: [notConnected()] });
         return false;
       }
       // Kernels an agent lacks or has in another major version are refused here too (issue 19).
@@ -254,7 +296,27 @@ export function createRunStore(deps: RunDeps = {}) {
         api.reset();
         store.setState({ result: undefined, failure: undefined });
       }
-      store.setState({ problems, status: ok ? 'checked' : 'idle', ran: store.getState().seen });
+      store.setState({ problems, status: ok ? 'checked' : 'idle', mode: 'static', ran: store.getState().seen });
+      return ok;
+    },
+
+    /**
+     * Deploy in task-bag mode: checks that some PE of the connected agents can run each node of
+     * the task graph (core checkBag: its kernel, its requires, its buffers); each node no PE can
+     * run is a problem listing every PE with why, and the fix.
+     */
+    deployBag(graph: BagGraph): boolean {
+      if (!coordinator) {
+        store.setState({ problems: [notConnected()] });
+        return false;
+      }
+      const problems = coordinator.checkBag(graph);
+      const ok = !problems.some((d) => d.severity === 'error');
+      if (freshness(store.getState()) === 'modified') {
+        api.reset();
+        store.setState({ result: undefined, failure: undefined });
+      }
+      store.setState({ problems, status: ok ? 'checked' : 'idle', mode: 'taskbag', ran: store.getState().seen });
       return ok;
     },
 
@@ -271,26 +333,33 @@ export function createRunStore(deps: RunDeps = {}) {
       const { iterations, emulateLinks, sync } = store.getState();
       runIterations = iterations;
       handle = c.run(ig, { iterations, emulateLinks, emulateDevices: extra.emulateDevices, sync: sync ?? 'self-timed', keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
-      timer = setInterval(publish, publishMs);
-      const result = await handle.done;
-      clearInterval(timer);
-      handle = null;
-      const stopped = store.getState().status === 'stopping';
-      // A load cleared this run while it stopped: nothing of it is shown.
-      if (!store.getState().ran) {
-        store.setState({ status: 'idle', streaming: false });
-        api.reset();
-        return result;
-      }
-      if (result.seconds > 0 && progress) progress = { ...progress, elapsed: result.seconds, iterationsPerSecond: progress.cycle / result.seconds };
-      store.setState({
-        status: result.ok ? 'done' : stopped ? 'stopped' : 'failed',
-        streaming: false,
-        failure: result.failure,
-        result: { ok: result.ok, seconds: result.seconds, cycles: result.cycles, reports: result.reports, dropped: result.dropped },
+      return follow(handle);
+    },
+
+    /**
+     * The task-bag counterpart of `start`: checks the pool (deployBag), then hands the graph's
+     * tasks to the agents' PEs at run time (core runBag) and streams the trace, the progress and
+     * the bag's numbers; resolves when it ends. Iterations default to the store's.
+     */
+    async startBag(graph: BagGraph, opts: BagStartOptions = {}): Promise<RunResult | null> {
+      if (handle || !api.deployBag(graph)) return null;
+      const c = coordinator!;
+      api.reset();
+      const iterations = opts.iterations ?? store.getState().iterations;
+      runIterations = iterations;
+      bagNow = { tasks: iterations * graph.nodes.length, committed: 0, requeued: 0, discarded: 0, recomputed: 0, depth: 0, inFlight: 0 };
+      store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined, bag: bagNow });
+      handle = c.runBag(graph, {
+        iterations,
+        window: opts.window,
+        prefetch: opts.prefetch,
+        emulateDevices: opts.emulateDevices,
+        keepEvents: false,
+        onEvents: (ev) => api.ingest(ev),
+        onProgress: (p) => api.progress(p),
+        onBag: (b) => (bagNow = b),
       });
-      publish();
-      return result;
+      return follow(handle);
     },
 
     /**
@@ -342,6 +411,10 @@ export function createRunStore(deps: RunDeps = {}) {
 }
 
 export type RunStore = ReturnType<typeof createRunStore>;
+
+const notConnected = (): Diagnostic => ({ path: 'run', message: 'not connected to any agent', hint: 'enter the agent URLs and token, then Connect', severity: 'error' });
+
+const pickCounts = (b: BagCounts): BagCounts => ({ tasks: b.tasks, committed: b.committed, discarded: b.discarded, requeued: b.requeued, recomputed: b.recomputed });
 
 /** The designer's Run view state; it outlives the tab so a run keeps going while you edit. */
 export const appRun = createRunStore();

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compile } from '@pipeloom/core';
+import { compile, type ProjectDocument } from '@pipeloom/core';
 import { layeredDocument } from '@pipeloom/core/testing';
 import { readDocument } from '../shell/documents.js';
 import { compileBoth, PREVIEW_EVENTS } from './compile.js';
@@ -66,5 +66,43 @@ describe('the lowered view for rates and composites', () => {
     const out = await compileBoth(file('composite.json'));
     expect(out.lowered!.expanded.nodes.map((n) => n.id)).toEqual(['P', 's1/inc', 's1/add', 's2/inc', 's2/add', 'C']);
     expect((await compileBoth(piic)).lowered).toBeUndefined();
+  });
+});
+
+describe('the task graph for task-bag mode', () => {
+  const file = (name: string) => readDocument(readFileSync(new URL(`../../../../examples/${name}`, import.meta.url), 'utf8')).doc!;
+  const taskbag = (doc: ProjectDocument): ProjectDocument => ({ ...doc, options: { ...doc.options, mode: 'taskbag' } });
+
+  it('MLEM in task-bag mode: the graph runBag takes, plain data that survives a structured clone (comlink)', async () => {
+    const out = await compileBoth(taskbag(file('mlem.json')));
+    expect(out.bag?.diagnostics).toEqual([]);
+    const graph = out.bag!.graph!;
+    expect(graph.nodes.map((n) => n.id)).toEqual(['phantom', 'projbp', 'update']);
+    // update reads its own estimate one iteration back, and projbp's back-projection of this one.
+    const update = graph.nodes[2];
+    expect(update.inputs.flatMap((i) => i.parts.map((p) => `${graph.nodes[p.from].id}.${p.port}->${i.port} delay ${p.delay}`)).sort()).toEqual([
+      'phantom.sensitivity->sensitivity delay 0',
+      'projbp.backprojection->backprojection delay 0',
+      'update.estimate->previous delay 1',
+    ]);
+    expect(structuredClone(graph)).toEqual(graph);
+  });
+
+  it('a static document has no task graph; a document that does not validate has none either', async () => {
+    expect((await compileBoth(file('mlem.json'))).bag).toBeUndefined();
+    const broken = taskbag({ ...piic, mapping: { ...piic.mapping, C: 'gpu7@h9' } });
+    const out = await compileBoth(broken);
+    expect(out.bag).toBeUndefined();
+    expect(out.diagnostics.some((d) => d.severity === 'error')).toBe(true);
+  });
+
+  it('a document the mode cannot run: no graph, and why, in the bag plan and in the problems list', async () => {
+    // Split-join with a delay on S -> C: C's input is fed in 8 parts, each read an iteration back.
+    const doc = taskbag(file('split-join.json'));
+    doc.app.edges = doc.app.edges.map((e, i) => (i === 1 ? { ...e, delay: 1, init: 0 } : e));
+    const out = await compileBoth(doc);
+    expect(out.bag?.graph).toBeUndefined();
+    expect(out.bag!.diagnostics).toEqual([expect.objectContaining({ path: 'app.nodes[2]', message: expect.stringContaining('input "in" of node "C" is fed in parts with a delay'), hint: expect.stringContaining('static mode') })]);
+    expect(out.diagnostics).toEqual(expect.arrayContaining(out.bag!.diagnostics));
   });
 });

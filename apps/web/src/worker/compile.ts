@@ -1,9 +1,9 @@
-import { analyze, lowerDocument, predict, type Lowered, predictCalibrated, standInTimes, type Calibration, type ProjectDocument, type ImplementationGraph } from '@pipeloom/core';
+import { analyze, bagGraph, lowerDocument, predict, type Lowered, predictCalibrated, standInTimes, type Calibration, type Model, type ProjectDocument, type ImplementationGraph } from '@pipeloom/core';
 import { GENERIC_WORK } from '@pipeloom/kernels';
 import { layoutIg } from '../ig/layout.js';
 import { tidyDfg } from '../dfg/tidy.js';
 import { walkInstances } from '../store/graphs.js';
-import { FIRING_SIZE, type CalibratedCycle, type CompileOutput, type LoweredView, type Strategy } from './protocol.js';
+import { FIRING_SIZE, type BagPlan, type CalibratedCycle, type CompileOutput, type LoweredView, type Strategy } from './protocol.js';
 
 // Compiles and predicts a document under both strategies and lays each IG out. A plain
 // function: the worker exposes it, tests call it directly.
@@ -23,13 +23,30 @@ export async function compileBoth(doc: ProjectDocument, now: () => number = () =
   const low = lowered(doc);
   const view = low && (await loweredView(low));
   if (!r.ok) return { diagnostics: r.diagnostics, overlap: null, noOverlap: null, prediction: null, ...(view ? { lowered: view } : {}), compileMs, ms: now() - t0 };
+  // The model that stand-ins, the calibrated prediction and the task graph share: analysed
+  // once, and only when one of them is wanted (predict keeps its own to itself).
+  let analysed: Model | undefined | null = null;
+  const model = () => (analysed === null ? (analysed = analyze(doc).model) : analysed);
+  const bag = doc.options.mode === 'taskbag' ? bagPlan(model()) : undefined;
+  const diagnostics = bag ? [...r.diagnostics, ...bag.diagnostics] : r.diagnostics;
   const order = doc.arch.pes.map((p) => p.id);
   // The IG names lowered nodes (`s1/inc`, `S#3`): their PEs are in the lowered mapping.
   const mapping = low?.doc.mapping ?? doc.mapping;
   const lay = async (ig: ImplementationGraph): Promise<Strategy> => ({ ig, layout: await layoutIg(ig, mapping, order) });
   // The strategy the document does not choose may be impossible (a loop's delay): left out.
   const [overlap, noOverlap] = await Promise.all([r.prediction.overlap && lay(r.prediction.overlap.ig), r.prediction.noOverlap && lay(r.prediction.noOverlap.ig)]);
-  return { diagnostics: r.diagnostics, overlap: overlap ?? null, noOverlap: noOverlap ?? null, prediction: r.prediction, calibrated: calibration ? calibrated(doc, calibration) : undefined, standIns: standIns(doc), ...(view ? { lowered: view } : {}), compileMs, ms: now() - t0 };
+  return {
+    diagnostics,
+    overlap: overlap ?? null,
+    noOverlap: noOverlap ?? null,
+    prediction: r.prediction,
+    calibrated: calibration ? calibrated(model(), calibration) : undefined,
+    standIns: standIns(doc, model),
+    ...(view ? { lowered: view } : {}),
+    ...(bag ? { bag } : {}),
+    compileMs,
+    ms: now() - t0,
+  };
 }
 
 /**
@@ -66,15 +83,19 @@ async function loweredView(lowered: Lowered): Promise<LoweredView> {
 }
 
 /** generic.work's run-time padding (core `standInTimes`); nothing to compute when the document has none. */
-function standIns(doc: ProjectDocument): Record<string, number> | undefined {
+function standIns(doc: ProjectDocument, model: () => Model | undefined): Record<string, number> | undefined {
   if (!doc.app.nodes.some((n) => n.kernel === GENERIC_WORK)) return undefined;
-  const { model } = analyze(doc);
-  return model ? standInTimes(model) : undefined;
+  const m = model();
+  return m ? standInTimes(m) : undefined;
+}
+
+/** The task graph of a task-bag document (core `bagGraph`); none for a model that did not validate (its diagnostics say why). */
+function bagPlan(model: Model | undefined): BagPlan | undefined {
+  return model ? bagGraph(model) : undefined;
 }
 
 /** Both strategies' cycle predicted with the project's calibration instead of the cost hints (no timeline). */
-function calibrated(doc: ProjectDocument, calibration: Calibration): CalibratedCycle | undefined {
-  const { model } = analyze(doc);
+function calibrated(model: Model | undefined, calibration: Calibration): CalibratedCycle | undefined {
   if (!model) return undefined;
   // Its timelines too, as long as the cost hints' preview: the Run view draws the plan from them.
   const r = predictCalibrated(model, calibration, { timelineEvents: PREVIEW_EVENTS });

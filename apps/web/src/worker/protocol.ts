@@ -1,4 +1,4 @@
-import type { AppEdge, AppNode, Calibration, Prediction, Diagnostic, ImplementationGraph, ProjectDocument, TraceEvent } from '@pipeloom/core';
+import type { AppEdge, AppNode, BagGraph, Calibration, Prediction, Diagnostic, ImplementationGraph, ProjectDocument, TraceEvent } from '@pipeloom/core';
 import type { IgLayout } from '../ig/layout.js';
 import type { KernelManifest } from '@pipeloom/kernels';
 
@@ -23,6 +23,8 @@ export interface CompileOutput {
   standIns?: Record<string, number>;
   /** What lowering made of a document with rates or composites (absent for others: every node fires once). */
   lowered?: LoweredView;
+  /** Task-bag mode (options.mode 'taskbag') on a document that validates: what the Run view starts. */
+  bag?: BagPlan;
   /** Wall time of validate + both compiles + both predictions, in ms. */
   compileMs: number;
   /** compileMs plus both layouts. */
@@ -38,6 +40,15 @@ export interface LoweredView {
   repetitions: Record<string, number>;
   /** The single-rate graph the compiler reads: firings `S#0` .. `S#7`, composites flattened, edges with the tokens they carry, laid out by ELK. */
   expanded: { nodes: (Pick<AppNode, 'id' | 'kernel' | 'firing'> & { position: { x: number; y: number } })[]; edges: Pick<AppEdge, 'from' | 'to' | 'fromTokens' | 'toTokens' | 'delay'>[] };
+}
+
+/**
+ * The task graph core's runBag takes (plain data: it crosses comlink), or, without one, the
+ * diagnostics saying why task-bag mode cannot run the document (also in `diagnostics`).
+ */
+export interface BagPlan {
+  graph?: BagGraph;
+  diagnostics: Diagnostic[];
 }
 
 /** Cycle times predicted from a calibration's measured firing and transfer times. */
