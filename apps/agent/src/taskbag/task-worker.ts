@@ -19,6 +19,12 @@ class TaskPe {
   private freed = false;
   private readonly runners = new Map<string, GpuRunner>();
   /**
+   * Each node's kernel state on this PE, kept across its tasks as a static PE keeps it across
+   * cycles: a source caches what it computed (the phantom), and a stateful kernel's tasks are
+   * pinned to one PE by the bag (core run/taskbag/bag.ts), so its state stays whole.
+   */
+  private readonly states = new Map<number, Record<string, unknown>>();
+  /**
    * WebGPU promises not settled yet: dawn.node aborts the process when a thread is torn down
    * with one pending, so `free` waits for them (as runtime/pe-worker.ts does).
    */
@@ -84,7 +90,9 @@ class TaskPe {
 
   private onCpu(m: TaskRun, kernel: Kernel): FiringReport | undefined {
     if (kernel.gpuOnly) throw new Error(`kernel "${kernel.id}" has no CPU twin; ${this.init.pe} is a CPU`);
-    const report = kernel.cpu({ params: m.params, iteration: m.iteration, inputs: this.views(kernel, m.params, m.inputs, 'inputs'), outputs: this.views(kernel, m.params, m.outputs, 'outputs'), state: {} });
+    let state = this.states.get(m.node);
+    if (!state) this.states.set(m.node, (state = {}));
+    const report = kernel.cpu({ params: m.params, iteration: m.iteration, inputs: this.views(kernel, m.params, m.inputs, 'inputs'), outputs: this.views(kernel, m.params, m.outputs, 'outputs'), state });
     if (report && report.ok === false) throw new Error(report.message ?? `kernel "${kernel.id}" reported a failure`);
     return report ?? undefined;
   }

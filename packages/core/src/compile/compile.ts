@@ -60,7 +60,16 @@ export function compileModel(model: Model, overlap: boolean, diagnostics: Diagno
  * the path round (the consumer of the delayed edge back to its producer) and the delay it needs.
  */
 function loopDiagnostics(model: Model, loops: LoopProblem[], overlap: boolean): Diagnostic[] {
-  return loops.map(({ edge, cycles }) => {
+  // One message per edge as written: a split node's K shares make K loops through one edge, and
+  // the user needs the worst of them (the delay it needs), not K near-copies.
+  const worst = new Map<string, { loop: LoopProblem; count: number }>();
+  for (const loop of loops) {
+    const at = model.lowered.edgePaths[loop.edge] ?? `app.edges[${loop.edge}]`;
+    const seen = worst.get(at);
+    if (!seen) worst.set(at, { loop, count: 1 });
+    else worst.set(at, { loop: loop.cycles > seen.loop.cycles ? loop : seen.loop, count: seen.count + 1 });
+  }
+  return [...worst.values()].map(({ loop: { edge, cycles }, count }) => {
     const { edges } = model;
     const at = model.lowered.edgePaths[edge] ?? `app.edges[${edge}]`;
     const round = loopPath(model, edges.to[edge], edges.from[edge]);
@@ -74,7 +83,7 @@ function loopDiagnostics(model: Model, loops: LoopProblem[], overlap: boolean): 
     const need = T === 1 ? `${cycles}` : `${cycles * T} (${cycles} iterations of ${T} tokens)`;
     return error(
       `${at}.delay`,
-      `the loop ${names.join(' -> ')} carries ${d} iteration${d === 1 ? '' : 's'} of initial tokens, but its data takes ${cycles} cycles to go round on ${pes.join(', ')}${overlap ? ' with overlap' : ''}: every node fires once per cycle, so a loop needs at least as many iterations of delay as cycles round`,
+      `the loop ${names.join(' -> ')} carries ${d} iteration${d === 1 ? '' : 's'} of initial tokens, but its data takes ${cycles} cycles to go round on ${pes.join(', ')}${overlap ? ' with overlap' : ''}: every node fires once per cycle, so a loop needs at least as many iterations of delay as cycles round${count > 1 ? ` (the longest of ${count} loops through this edge)` : ''}`,
       `raise the delay to ${need}, map the loop's nodes onto one PE${overlap ? ', or turn overlap off' : ''}`,
     );
   });

@@ -129,4 +129,14 @@ describe('tasks refused, naming the element and the fix', () => {
     doc.mapping.projbp = 3;
     expect(errors(doc)[0]).toMatch(/^mapping.projbp: must be a PE id, or a non-empty list of PE ids/);
   });
+
+  it('a loop too short for its shares on two PEs is one message for the edge as written, with the delay it needs', () => {
+    const r = compile(withTasks(6), { overlap: false, params: { D: 1 } });
+    expect(r.ok).toBe(false);
+    const loops = r.diagnostics.filter((d) => d.path.endsWith('.delay'));
+    expect(loops.map((d) => d.path)).toEqual(['app.edges[1].delay', 'app.edges[4].delay'].filter((p) => loops.some((d) => d.path === p)));
+    expect(new Set(loops.map((d) => d.path)).size).toBe(loops.length);
+    expect(loops[0].message).toMatch(/takes 2 cycles to go round .* \(the longest of 6 loops through this edge\)$/);
+    expect(loops[0].hint).toMatch(/^raise the delay to 2/);
+  });
 });

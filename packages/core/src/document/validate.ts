@@ -290,10 +290,11 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
   if (cycle) fail('app.edges', `cycle ${cycle.join(' -> ')} has no delay: no node of it can fire first`, 'give one of its edges initial tokens ("delay": 1 and an "init"), or remove one of these edges');
   else model.derived = deriveExpectations(doc, nodes, edges);
 
-  // Every edge between two PEs needs an architecture path.
+  // Every edge between two PEs needs an architecture path (in static mode: task-bag agents pull
+  // from one another whatever the mapping says).
   const component = components(pes);
   const reported = new Set<string>();
-  for (let i = 0; i < edgeCount; i++) {
+  for (let i = 0; i < (doc.options?.mode === 'taskbag' ? 0 : edgeCount); i++) {
     const from = nodes[edges.from[i]];
     const to = nodes[edges.to[i]];
     const a = from.pe;
