@@ -73,7 +73,7 @@ function staticOf(make: (delay: number) => ProjectDocument): { ig: Implementatio
   for (let delay = D; ; delay++) {
     const r = compile(make(delay));
     if (r.ok) return { ig: r.ig, delay };
-    if (delay >= 16 || !r.diagnostics.every((d) => d.path.endsWith('.delay'))) return orThrow(undefined, 'compile', r.diagnostics);
+    if (delay >= 16 || !r.diagnostics.every((d) => d.path.endsWith('.delay'))) throw new Error(`compile: ${JSON.stringify(r.diagnostics)}`);
   }
 }
 const bagOf = (doc: ProjectDocument): BagGraph => {
