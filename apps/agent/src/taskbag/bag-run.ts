@@ -166,11 +166,14 @@ export class BagRun {
     if (!this.store.room(outBytes)) return this.failed(t, `agent ${this.devices.host} holds ${this.store.held} bytes of outputs; ${outBytes} more would pass its limit of ${this.store.maxBytes} (maxHostBytes)`);
     const outputs = Object.fromEntries(t.outputs.map((o) => [o.port, sharedBytes(o.bytes)]));
     let ran: Ran;
+    const tried = nowUs();
     try {
       if (lane.dead) throw new Error(lane.dead);
       await this.startWorker(lane);
       ran = await this.runOn(lane, { type: 'run', seq: ++this.seq, node: t.node, kernel: node.kernel.id, params, iteration: t.iteration, inputs, outputs });
     } catch (e) {
+      // The failed attempt is drawn too: a node failing three times shows three slices.
+      if (!this.stopped) this.fired(t, node.id, tried, nowUs(), true);
       return this.failed(t, shortMessage(e));
     }
     if (this.stopped) return;
@@ -185,21 +188,26 @@ export class BagRun {
     if (this.stopped) return;
     const end = nowUs();
     for (const o of t.outputs) this.store.keep(o.key, outputs[o.port]);
+    this.fired(t, node.id, ran.start, end, false);
+    this.send({ type: 'task-done', runId: this.runId, id: t.id, attempt: t.attempt, pe: t.pe, ms: { pull: (q.gatherEnd - q.gatherStart) / 1000, run: (end - ran.start) / 1000 }, ...(ran.values ? { values: ran.values } : {}) });
+  }
+
+  /** A task's fire slice (`failed`: the kernel or its PE failed; named so). */
+  private fired(t: CheckedTask['task'], node: string, start: number, end: number, failed: boolean): void {
     const share = shareOf(t.id);
     this.trace.add({
       host: this.devices.host,
       pe: t.pe,
       thread: 'main',
       kind: 'fire',
-      name: taskSlice(t.id, t.attempt),
-      node: node.id,
+      name: `${taskSlice(t.id, t.attempt)}${failed ? ' failed' : ''}`,
+      node,
       iteration: t.iteration,
       cycle: t.iteration,
-      start: ran.start,
+      start,
       end,
       task: share === undefined ? { id: t.id, attempt: t.attempt } : { id: t.id, share, attempt: t.attempt },
     } satisfies TraceEvent);
-    this.send({ type: 'task-done', runId: this.runId, id: t.id, attempt: t.attempt, pe: t.pe, ms: { pull: (q.gatherEnd - q.gatherStart) / 1000, run: (end - ran.start) / 1000 }, ...(ran.values ? { values: ran.values } : {}) });
   }
 
   private failed(t: CheckedTask['task'], message: string, lost?: string): void {

@@ -235,6 +235,7 @@ describe('task-bag executor: MLEM at size 8 on two agents', () => {
     const s = await B.next((m) => m.type === 'stopped');
     expect(s).toMatchObject({ freed: true });
     expect(B.events.length).toBeGreaterThanOrEqual(before);
-    expect(B.events.filter((e) => e.kind === 'fire').map((e) => e.name).sort()).toEqual(['projbp[0]@0', 'projbp[0]@0 (2)', 'projbp[1]@0']);
+    // The failed attempt is drawn too, named so.
+    expect(B.events.filter((e) => e.kind === 'fire').map((e) => e.name).sort()).toEqual(['projbp[0]@0', 'projbp[0]@0 (2)', 'projbp[0]@0 (4) failed', 'projbp[1]@0']);
   });
 });
