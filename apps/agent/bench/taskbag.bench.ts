@@ -12,12 +12,12 @@
 // passed through the coordinator (0: agents pull from one another).
 // Targets: equal PEs within 5% of static at K = 36; s = 4, K = 36: >= 0.9 of the simulated speedup.
 //
-// Flags: --size N --angles A --k 2,12,36,180 --slow 1,2,4 --iterations 6 --delay 2.
+// Flags: --size N --angles A --k 2,12,36,180 --slow 1,2,4 --iterations 6 --delay 2 --rounds 3.
 import WebSocket from 'ws';
 import { analyze, bagGraph, compile, Coordinator, simulateBag, taskBagPolicy, type BagGraph, type BagTask, type ImplementationGraph, type ProjectDocument, type RunResult, type SocketLike } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '../src/local/spawn.js';
 import { nodeClock } from '../src/cli/agents.js';
-import { arg, argList, table } from './common.js';
+import { arg, argList, median, table } from './common.js';
 
 process.env.EGL_PLATFORM ??= 'surfaceless';
 const N = arg('size', 32);
@@ -32,6 +32,8 @@ const ITERATIONS = arg('iterations', 6);
  * the same work per iteration as the paper's D = 1, two interleaved sequences.
  */
 const D = arg('delay', 2);
+/** Runs of each configuration; the median per-iteration time is reported (a 2-core machine's noise). */
+const ROUNDS = arg('rounds', 3);
 
 /** The MLEM example at N^3, A angles, projbp split K ways over `pes` (static: equal shares each), phantom and update on the first. */
 function mlem(k: number, pes: string[], hosts: { id: string; cpus: number; gpus: number }[], delay = D): ProjectDocument {
@@ -138,14 +140,19 @@ async function pair(label: string, hosts: { id: string; cpus: number; gpus: numb
       const slow = s > 1 ? { [pes[1]]: s } : undefined;
       for (const k of kList) {
         const plan = staticOf((delay) => mlem(k, pes, hosts, delay));
-        const st = okOrThrow(await cl.c.run(plan.ig, { iterations: ITERATIONS, slow, sync: 'self-timed' }).done, `static K=${k} s=${s}`);
-        const tStatic = perIteration(st);
+        const statics: number[] = [];
+        for (let round = 0; round < ROUNDS; round++) statics.push(perIteration(okOrThrow(await cl.c.run(plan.ig, { iterations: ITERATIONS, slow, sync: 'self-timed' }).done, `static K=${k} s=${s}`)));
+        const tStatic = median(statics);
         // The task bag runs the same document, loop delay included.
         const graph = bagOf(mlem(k, pes, hosts, plan.delay));
         for (const prefetch of [1, 2, 'unbounded'] as const) {
-          const r = okOrThrow(await cl.c.runBag(graph, { iterations: ITERATIONS, prefetch, slow, pes }).done, `taskbag K=${k} s=${s} prefetch ${prefetch}`);
-          const t = perIteration(r);
-          const sim = simulated(r, k, pes);
+          const runs: { t: number; sim: number }[] = [];
+          for (let round = 0; round < ROUNDS; round++) {
+            const r = okOrThrow(await cl.c.runBag(graph, { iterations: ITERATIONS, prefetch, slow, pes }).done, `taskbag K=${k} s=${s} prefetch ${prefetch}`);
+            runs.push({ t: perIteration(r), sim: simulated(r, k, pes) });
+          }
+          // The round with the median time, and the simulation from that round's own task times.
+          const { t, sim } = [...runs].sort((a, b) => a.t - b.t)[Math.floor(runs.length / 2)];
           const ideal = label.startsWith('slowed') ? (s + 1) / 2 : NaN;
           rows.push([label, String(plan.delay), String(s), String(k), String(prefetch), msOf(tStatic), msOf(t), f2(tStatic / t), Number.isNaN(ideal) ? '-' : f2(ideal), f2(tStatic / sim), f2(sim / t)]);
           console.error(rows.at(-1)!.join(' | '));
