@@ -53,6 +53,8 @@ export interface PortSpec {
    * equal tokens along its first dimension. A node's `rates` overrides it.
    */
   rate?: number | ((params: Params) => number);
+  /** The port's values must be above 0; says why (a delayed edge's constant init of 0 or less into it is refused). */
+  positive?: string;
 }
 
 /** Cost hint used by the predictor until measured times replace it. */

@@ -41,6 +41,15 @@ export function prepareDelays(stage: Stage<WrittenDocument>, out: Diagnostic[]):
     if (e.init === undefined) return e;
     const init = initSpec(e.init, `${at}.init`, what, doc.app.nodes, nodePaths, index, out);
     if (!init) return e;
+    if ('value' in init && init.value <= 0) {
+      // A port whose values must be positive (an MLEM estimate: a zero voxel stays zero) cannot start from 0 or less.
+      const to = doc.app.nodes[index.get(e.to.node) ?? -1];
+      const port = to?.kernel ? findKernel(to.kernel)?.inputs.find((p) => p.name === e.to.port) : undefined;
+      if (port?.positive) {
+        out.push(error(`${at}.init`, `${what}: init ${init.value}, but input "${e.to.port}" of ${to!.kernel} takes values above 0 (${port.positive})`, 'give the initial tokens a value above 0, e.g. "init": 1 (the flat start)'));
+        return e;
+      }
+    }
     if ('node' in init) initNodes.add(index.get(init.node)!);
     return { ...e, init };
   });

@@ -13,6 +13,9 @@ export const MAX_ANGLES = 720;
 const sizeParam: ParamSpec = { type: 'int', default: 32, min: 2, max: MAX_SIZE, unit: 'voxels', description: 'N: the volume is N x N x N voxels, N detector bins per slice' };
 const anglesParam: ParamSpec = { type: 'int', default: 36, min: 1, max: MAX_ANGLES, unit: 'angles', description: 'A: projection angles pi a / A, a = 0..A-1 (over 180 degrees)' };
 
+/** Why an estimate must start above 0. */
+const ESTIMATE_POSITIVE = 'an MLEM estimate: the update is multiplicative, so a voxel at 0 stays 0 and the reconstruction is lost';
+
 export const voxelCount = (p: Params) => Number(p.size) ** 3;
 export const binCount = (p: Params) => Number(p.angles) * Number(p.size) ** 2;
 
@@ -71,7 +74,7 @@ export const mlemSpecs: KernelSpec[] = builtinSpecs([
       share: { type: 'int', default: 0, min: 0, max: MAX_ANGLES - 1, unit: 'share', description: 'j < K: this node takes angles j, j + K, j + 2K, ...' },
     },
     inputs: [
-      { name: 'estimate', description: 'lambda', type: volumeType },
+      { name: 'estimate', description: 'lambda', type: volumeType, positive: ESTIMATE_POSITIVE },
       { name: 'sinogram', description: 'n', type: sinogramType },
     ],
     outputs: [{ name: 'backprojection', description: 'P^T (n / P lambda) over this share\'s angles', type: volumeType }],
@@ -88,7 +91,7 @@ export const mlemSpecs: KernelSpec[] = builtinSpecs([
     description: 'The multiplicative update lambda <- lambda / s * P^T(n / P lambda); 0 where s = 0.',
     params: { size: sizeParam },
     inputs: [
-      { name: 'previous', description: 'lambda of the iteration before', type: volumeType },
+      { name: 'previous', description: 'lambda of the iteration before', type: volumeType, positive: ESTIMATE_POSITIVE },
       { name: 'backprojection', description: 'P^T (n / P lambda), all shares summed', type: volumeType },
       { name: 'sensitivity', description: 's = P^T 1', type: volumeType },
     ],
