@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseRequires } from '../requires.js';
+import { failingClause, parseRequires, type PeCapabilities } from '../requires.js';
 import { taskBagPolicy } from '../policy.js';
 import { TaskBag, type BagCommand, type BagPe } from './bag.js';
 import type { BagGraph, BagGraphNode } from './graph.js';
@@ -193,5 +194,33 @@ describe('the task bag (pure)', () => {
     const graph = mlemLike(1);
     graph.nodes[1].requires = parseRequires(['kind=gpu'], 'x').clauses;
     expect(new TaskBag(graph, pes(['a']), { iterations: 1, policy: taskBagPolicy() }).unplaceable().map((u) => u.node.id)).toEqual(['work[0]']);
+  });
+
+  it('random PE pools and requirements: a task never goes to a PE failing its node\'s requires; a node no PE meets is refused before the start', () => {
+    const caps = fc.record({ kind: fc.constantFrom('cpu' as const, 'gpu' as const), cores: fc.integer({ min: 1, max: 16 }), software: fc.boolean(), backend: fc.constantFrom('opengl', 'vulkan') }).map((c): PeCapabilities => (c.kind === 'cpu' ? { kind: 'cpu', cores: c.cores } : { kind: 'gpu', software: c.software, backend: c.backend }));
+    const clause = fc.constantFrom('kind=gpu', 'kind=cpu', 'software=false', 'backend=vulkan', 'cores>=8', 'cores<4');
+    fc.assert(
+      fc.property(fc.array(caps, { minLength: 1, maxLength: 6 }), fc.array(fc.array(clause, { maxLength: 2 }), { minLength: 6, maxLength: 6 }), fc.integer({ min: 1, max: 3 }), (pool, requires, iterations) => {
+        const graph = mlemLike(3);
+        graph.nodes.forEach((n, i) => {
+          const parsed = parseRequires(requires[i], 'x');
+          // Contradictory lists are the parser's to refuse; here each list is one a user could write.
+          if (!parsed.diagnostics.length) n.requires = parsed.clauses;
+        });
+        const pes: BagPe[] = pool.map((capabilities, i) => ({ id: `pe${i}`, host: `h${i % 3}`, capabilities }));
+        const bag = new TaskBag(graph, pes, { iterations, policy: taskBagPolicy() });
+        const unmet = graph.nodes.filter((n) => !pes.some((pe) => !n.requires?.length || !failingClause(pe.capabilities!, n.requires)));
+        expect(bag.unplaceable().map((u) => u.node.id)).toEqual(unmet.map((n) => n.id));
+        if (unmet.length) return;
+        const { runs, end } = drive(bag);
+        expect(end).toEqual({ type: 'finished' });
+        for (const r of runs) {
+          const node = graph.nodes.find((n) => r.task.id.startsWith(`${n.id}@`))!;
+          const pe = pes.find((p) => p.id === r.task.pe)!;
+          expect(node.requires?.length ? failingClause(pe.capabilities!, node.requires) : undefined).toBeUndefined();
+        }
+      }),
+      { numRuns: 150 },
+    );
   });
 });
