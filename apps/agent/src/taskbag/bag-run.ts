@@ -174,7 +174,8 @@ export class BagRun {
     } catch (e) {
       // The failed attempt is drawn too: a node failing three times shows three slices.
       if (!this.stopped) this.fired(t, node.id, tried, nowUs(), true);
-      return this.failed(t, shortMessage(e));
+      // A dead lane (device lost, thread gone) can run nothing more: the coordinator takes the PE out of its pool.
+      return this.failed(t, shortMessage(e), undefined, lane.dead !== undefined);
     }
     if (this.stopped) return;
     // Device emulation (as static runs: at least this long), then the labelled slow-PE emulation: (s - 1) x the run's time, on a timer.
@@ -210,9 +211,9 @@ export class BagRun {
     } satisfies TraceEvent);
   }
 
-  private failed(t: CheckedTask['task'], message: string, lost?: string): void {
+  private failed(t: CheckedTask['task'], message: string, lost?: string, peLost = false): void {
     if (this.stopped) return;
-    this.send({ type: 'task-failed', runId: this.runId, id: t.id, attempt: t.attempt, pe: t.pe, message: message.slice(0, 300), ...(lost === undefined ? {} : { lost }) });
+    this.send({ type: 'task-failed', runId: this.runId, id: t.id, attempt: t.attempt, pe: t.pe, message: message.slice(0, 300), ...(lost === undefined ? {} : { lost }), ...(peLost ? { peLost } : {}) });
   }
 
   /** The PE's thread, started with its first task (a GPU PE opens its device there). */

@@ -210,8 +210,9 @@ export type FromAgent =
   /**
    * Task-bag: a task could not run. `lost`: a host an input could not be pulled from (its outputs
    * are gone; the coordinator recomputes them); otherwise the kernel or device failed.
+   * `peLost`: the PE can run nothing more (its device lost, its thread gone): it leaves the pool.
    */
-  | { type: 'task-failed'; runId: string; id: string; attempt: number; pe: string; message: string; lost?: string }
+  | { type: 'task-failed'; runId: string; id: string; attempt: number; pe: string; message: string; lost?: string; peLost?: boolean }
   | { type: 'stopped'; runId: string; freed: boolean }
   | { type: 'error'; message: string };
 

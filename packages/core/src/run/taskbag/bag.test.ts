@@ -173,7 +173,7 @@ describe('the task bag (pure)', () => {
     const out = bag.leave('g', 'socket closed');
     expect(out).toHaveLength(1);
     expect(out[0]).toMatchObject({ type: 'fail', failure: { host: 'g', node: 'work[0]', iteration: 0 } });
-    expect((out[0] as { failure: { message: string } }).failure.message).toMatch(/no capable PE left for task work\[0\]@0, share 0 of node "work\[0\]" \(requires kind=gpu\).*agent g: socket closed/);
+    expect((out[0] as { failure: { message: string } }).failure.message).toMatch(/no capable PE left for task work\[0\]@0, share 0 of node "work\[0\]" \(requires kind=gpu\); the last capable one was on agent g: agent g left: socket closed/);
   });
 
   it('never places a task on a PE failing its requires, nor one whose buffers do not fit', () => {
@@ -222,5 +222,39 @@ describe('the task bag (pure)', () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it('a PE whose device is lost leaves the pool: its task goes elsewhere, it gets no other, the agent\'s outputs stay', () => {
+    const graph = mlemLike(4);
+    const pool: BagPe[] = [...pes(['a', 'b']), { id: 'gpu0@b', host: 'b', capabilities: { kind: 'gpu', limits: { maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 } } }];
+    const bag = new TaskBag(graph, pool, { iterations: 3, policy: taskBagPolicy() });
+    let failedOnce = false;
+    const queues = new Map<string, Given[]>();
+    const runs: Given[] = [];
+    let end: BagCommand | undefined;
+    const take = (cmds: BagCommand[]) => {
+      for (const c of cmds) {
+        if (c.type === 'task') (queues.get(c.task.pe) ?? queues.set(c.task.pe, []).get(c.task.pe)!).push({ host: c.host, task: c.task });
+        else if (c.type !== 'free') end = c;
+      }
+    };
+    take(bag.start());
+    for (let guard = 0; !end && guard < 10_000; guard++) {
+      const pe = [...queues.keys()].find((p) => queues.get(p)!.length);
+      if (!pe) break;
+      const g = queues.get(pe)!.shift()!;
+      if (pe === 'gpu0@b' && !failedOnce) {
+        failedOnce = true;
+        take(bag.failed(g.host, { id: g.task.id, attempt: g.task.attempt, pe, message: 'device lost', peLost: true }));
+        continue;
+      }
+      runs.push(g);
+      take(bag.done(g.host, { id: g.task.id, attempt: g.task.attempt, pe: g.task.pe }));
+    }
+    expect(failedOnce).toBe(true);
+    expect(end).toEqual({ type: 'finished' });
+    // Whatever gpu0@b still held when it failed was requeued; it ran nothing after.
+    expect(runs.filter((r) => r.task.pe === 'gpu0@b')).toEqual([]);
+    expect(bag.counts).toMatchObject({ committed: graph.nodes.length * 3, recomputed: 0 });
   });
 });

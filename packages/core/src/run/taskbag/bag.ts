@@ -170,8 +170,11 @@ export class TaskBag {
     return [...out, ...this.step()];
   }
 
-  /** An agent says a task failed. `lost`: a host an input could not be pulled from; its outputs are recomputed. */
-  failed(host: string, m: { id: string; attempt: number; pe: string; message: string; lost?: string }): BagCommand[] {
+  /**
+   * An agent says a task failed. `lost`: a host an input could not be pulled from; its outputs are
+   * recomputed. `peLost`: the PE can run nothing more (device lost): it leaves the pool.
+   */
+  failed(host: string, m: { id: string; attempt: number; pe: string; message: string; lost?: string; peLost?: boolean }): BagCommand[] {
     if (this.over) return [];
     const t = this.find(m.id);
     if (!t || t.status !== 'given' || t.attempt !== m.attempt || t.pe !== m.pe || t.host !== host) {
@@ -183,20 +186,27 @@ export class TaskBag {
     t.lastError = m.message;
     this.counts.requeued++;
     if (m.lost) for (const p of this.producers(t)) if (p.held === m.lost) this.lose(p);
+    if (m.peLost) return this.leavePes((pe) => pe.id === m.pe, host, `${m.pe} failed: ${m.message}`, false);
     return this.step();
   }
 
   /** An agent left (socket closed, heartbeats stopped, device lost): its PEs leave the pool; its tasks and outputs are redone. */
   leave(host: string, reason: string): BagCommand[] {
+    return this.leavePes((pe) => pe.host === host, host, `agent ${host} left: ${reason}`, true);
+  }
+
+  /** PEs leave the pool: their given tasks go back to the bag; with their agent (`outputsLost`), its outputs are recomputed. */
+  private leavePes(which: (pe: BagPe) => boolean, host: string, reason: string, outputsLost: boolean): BagCommand[] {
     if (this.over) return [];
-    const leaving = this.pool.filter((p) => p.host === host);
-    if (!leaving.length) return [];
-    this.pool = this.pool.filter((p) => p.host !== host);
-    this.state = { pes: this.state.pes.filter((p) => !leaving.some((l) => l.id === p.id)), pointer: 0 };
+    const leaving = this.pool.filter(which);
+    if (!leaving.length) return this.step();
+    const gone = new Set(leaving.map((p) => p.id));
+    this.pool = this.pool.filter((p) => !gone.has(p.id));
+    this.state = { pes: this.state.pes.filter((p) => !gone.has(p.id)), pointer: 0 };
     for (const t of this.tasks) {
-      if (t.status === 'given' && t.host === host) {
+      if (t.status === 'given' && t.pe !== undefined && gone.has(t.pe)) {
         t.status = 'waiting';
-        t.lastError = `agent ${host} left: ${reason}`;
+        t.lastError = reason;
         this.release(t);
         t.pe = t.host = undefined;
         this.counts.requeued++;
@@ -205,10 +215,10 @@ export class TaskBag {
     for (const [node, pe] of this.pinned) {
       if (leaving.some((l) => l.id === pe) && this.tasks.some((t) => t.node === node && t.status !== 'committed')) {
         const n = this.graph.nodes[node];
-        return this.fail({ host, pe, node: n.id, message: `node "${n.id}" keeps state across iterations on ${pe}, which left with agent ${host} (${reason}); task-bag mode cannot rebuild it: run this document in static mode or restart the run` });
+        return this.fail({ host, pe, node: n.id, message: `node "${n.id}" keeps state across iterations on ${pe}, which left the pool (${reason}); task-bag mode cannot rebuild it: run this document in static mode or restart the run` });
       }
     }
-    for (const t of this.tasks) if (t.held === host) this.lose(t);
+    if (outputsLost) for (const t of this.tasks) if (t.held === host) this.lose(t);
     // A node no PE left can run fails the run now, not when its task comes up.
     for (const t of this.tasks) {
       if (t.status === 'committed') continue;
