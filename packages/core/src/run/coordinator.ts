@@ -425,10 +425,15 @@ export class Coordinator {
 
   /** Deploys and starts a run. Check first: a run of a graph that fails `check` is refused as a failure. */
   run(ig: ImplementationGraph, opts: RunOptions): RunHandle {
-    const runId = `run-${Math.floor(this.opts.clock.now()).toString(36)}-${++runCounter}`;
+    return this.handle('run', (runId, onStoppable) => this.execute(runId, ig, opts, onStoppable));
+  }
+
+  /** A run's handle: its id, its result, and a stop that works before the run can be stopped too (it waits until it can). */
+  private handle(prefix: string, start: (runId: string, onStoppable: (stop: (reason: string) => void) => void) => Promise<RunResult>): RunHandle {
+    const runId = `${prefix}-${Math.floor(this.opts.clock.now()).toString(36)}-${++runCounter}`;
     let stopRequested: string | null = null;
     let stopNow: (reason: string) => void = (r) => (stopRequested = r);
-    const done = this.execute(runId, ig, opts, (fn) => {
+    const done = start(runId, (fn) => {
       stopNow = fn;
       if (stopRequested) fn(stopRequested);
     });
@@ -584,14 +589,7 @@ export class Coordinator {
    * from one another; nothing but tasks and their receipts passes through here.
    */
   runBag(graph: BagGraph, opts: BagRunOptions): RunHandle {
-    const runId = `bag-${Math.floor(this.opts.clock.now()).toString(36)}-${++runCounter}`;
-    let stopRequested: string | null = null;
-    let stopNow: (reason: string) => void = (r) => (stopRequested = r);
-    const done = this.executeBag(runId, graph, opts, (fn) => {
-      stopNow = fn;
-      if (stopRequested) fn(stopRequested);
-    });
-    return { runId, done, stop: (reason = 'stopped by the user') => stopNow(reason) };
+    return this.handle('bag', (runId, onStoppable) => this.executeBag(runId, graph, opts, onStoppable));
   }
 
   private async executeBag(runId: string, graph: BagGraph, opts: BagRunOptions, onStoppable: (stop: (reason: string) => void) => void): Promise<RunResult> {
