@@ -459,15 +459,7 @@ export class Coordinator {
     let startMs = 0;
     const agentCycle = new Map<string, number>();
     const doneHosts = new Set<string>();
-    let finish!: (failure?: FailureReport) => void;
-    const finished = new Promise<FailureReport | undefined>((resolve) => {
-      let over = false;
-      finish = (failure) => {
-        if (over) return;
-        over = true;
-        resolve(failure);
-      };
-    });
+    const { finish, finished } = ending();
     onStoppable((reason) => finish({ host: 'coordinator', message: reason }));
 
     const cleanups: (() => void)[] = [];
@@ -607,16 +599,7 @@ export class Coordinator {
     const perPe: Record<string, number> = byId();
     result.bag = { ...bag.counts, perPe, heartbeat: heartbeatMs };
     let startMs = 0;
-    let finish!: (failure?: FailureReport) => void;
-    const finished = new Promise<FailureReport | undefined>((resolve) => {
-      let over = false;
-      finish = (failure) => {
-        if (over) return;
-        over = true;
-        bag.end();
-        resolve(failure);
-      };
-    });
+    const { finish, finished } = ending(() => bag.end());
     onStoppable((reason) => finish({ host: 'coordinator', message: reason }));
     const byHost = new Map(involved.map((c) => [c.info.host, c]));
     const gone = new Set<string>();
@@ -782,6 +765,21 @@ export class Coordinator {
   close(): void {
     for (const c of this.conns) if (!c.closed) c.socket.close(1000, 'coordinator done');
   }
+}
+
+/** A run's end, once: the first `finish` (a failure, or none for success) settles `finished`; later ones do nothing. */
+function ending(onEnd?: () => void): { finish: (failure?: FailureReport) => void; finished: Promise<FailureReport | undefined> } {
+  let finish!: (failure?: FailureReport) => void;
+  const finished = new Promise<FailureReport | undefined>((resolve) => {
+    let over = false;
+    finish = (failure) => {
+      if (over) return;
+      over = true;
+      onEnd?.();
+      resolve(failure);
+    };
+  });
+  return { finish, finished };
 }
 
 /** A trace batch onto the coordinator's time axis (`base`: the agent's clock at the run's start, µs), into the result and the listener. */
