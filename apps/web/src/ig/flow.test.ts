@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compile, type ProjectDocument } from '@pipeloom/core';
+import { compile, type WrittenDocument } from '@pipeloom/core';
 import { layeredDocument } from '@pipeloom/core/testing';
 import { readDocument } from '../shell/documents.js';
 import { DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
 import { layoutIg } from './layout.js';
 import { dataBounds, declaredHandles, igFlow } from './flow.js';
 
-async function strategyOf(doc: ProjectDocument) {
+async function strategyOf(doc: WrittenDocument) {
   const r = compile(doc, { overlap: true });
   if (!r.ok) throw new Error('does not compile');
   return { ig: r.ig, layout: await layoutIg(r.ig, doc.mapping, doc.arch.pes.map((p) => p.id)) };

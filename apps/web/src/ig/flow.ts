@@ -1,7 +1,8 @@
 import { MarkerType, Position, type Edge, type Node, type NodeHandle } from '@xyflow/react';
-import { type ProjectDocument, bufferIndex, bufferNode } from '@pipeloom/core';
+import { type WrittenDocument, bufferIndex, bufferNode } from '@pipeloom/core';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
 import { peColor } from '../lib/colors.js';
+import { loweredPe } from '../store/targets.js';
 import type { IgLayout } from './layout.js';
 import type { LoweredView, Strategy } from '../worker/protocol.js';
 
@@ -23,7 +24,7 @@ export function declaredHandles(n: { kind: string; width: number; height: number
   ];
 }
 
-export function igFlow({ ig, layout }: Strategy, doc: ProjectDocument, lowered?: LoweredView): { nodes: Node[]; edges: Edge[] } {
+export function igFlow({ ig, layout }: Strategy, doc: WrittenDocument, lowered?: LoweredView): { nodes: Node[]; edges: Edge[] } {
   // By id, once per render: a search per IG node was quadratic on large graphs. A document
   // with composites or rates names lowered nodes (`s1/inc`, `S#3`): those of the lowered view.
   const appNodes = new Map<string, { kernel?: string }>(doc.app.nodes.map((n) => [n.id, n]));
@@ -42,7 +43,7 @@ export function igFlow({ ig, layout }: Strategy, doc: ProjectDocument, lowered?:
     return {
       ...base,
       type: 'igNode',
-      data: { id, kernel: app?.kernel ?? '', schedule: (ig.schedule as Record<string, number>)[id], latency: (ig.latency as Record<string, number>)[id], color: peColor(doc, n.parent ? n.parent.slice('pe:'.length) : doc.mapping[id]) },
+      data: { id, kernel: app?.kernel ?? '', schedule: (ig.schedule as Record<string, number>)[id], latency: (ig.latency as Record<string, number>)[id], color: peColor(doc, n.parent ? n.parent.slice('pe:'.length) : loweredPe(doc.mapping, id)) },
     };
   });
   const edges: Edge[] = layout.edges.map((e) => ({

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { emptyDocument } from '../store/project.js';
 import { closesLoop, connectionProblem, freshNodeId } from './kernels.js';
-import type { ProjectDocument } from '@pipeloom/core';
+import type { WrittenDocument } from '@pipeloom/core';
 
-const doc: ProjectDocument = {
+const doc: WrittenDocument = {
   ...emptyDocument(),
   app: {
     nodes: [

@@ -1,4 +1,4 @@
-import { analyze, lowerDocument, predict, type Lowered, predictCalibrated, standInTimes, type Calibration, type ProjectDocument, type ImplementationGraph } from '@pipeloom/core';
+import { analyze, lowerDocument, predict, type Lowered, predictCalibrated, standInTimes, type Calibration, type WrittenDocument, type ImplementationGraph } from '@pipeloom/core';
 import { GENERIC_WORK } from '@pipeloom/kernels';
 import { layoutIg } from '../ig/layout.js';
 import { tidyDfg } from '../dfg/tidy.js';
@@ -15,7 +15,7 @@ import { FIRING_SIZE, type CalibratedCycle, type CompileOutput, type LoweredView
  */
 export const PREVIEW_EVENTS = 20_000;
 
-export async function compileBoth(doc: ProjectDocument, now: () => number = () => performance.now(), calibration?: Calibration | null): Promise<CompileOutput> {
+export async function compileBoth(doc: WrittenDocument, now: () => number = () => performance.now(), calibration?: Calibration | null): Promise<CompileOutput> {
   const t0 = now();
   // predict() validates once and compiles both strategies (paper 4.3) before timing them.
   const r = predict(doc, { timelineEvents: PREVIEW_EVENTS });
@@ -37,7 +37,7 @@ export async function compileBoth(doc: ProjectDocument, now: () => number = () =
  * lowering is a small part of compiling); undefined for others, and when lowering finds a
  * problem (the diagnostics say which).
  */
-function lowered(doc: ProjectDocument): Lowered | undefined {
+function lowered(doc: WrittenDocument): Lowered | undefined {
   let multi = false;
   walkInstances(doc, (n) => {
     if (n.rates || n.composite !== undefined || n.graph) multi = true;
@@ -66,14 +66,14 @@ async function loweredView(lowered: Lowered): Promise<LoweredView> {
 }
 
 /** generic.work's run-time padding (core `standInTimes`); nothing to compute when the document has none. */
-function standIns(doc: ProjectDocument): Record<string, number> | undefined {
+function standIns(doc: WrittenDocument): Record<string, number> | undefined {
   if (!doc.app.nodes.some((n) => n.kernel === GENERIC_WORK)) return undefined;
   const { model } = analyze(doc);
   return model ? standInTimes(model) : undefined;
 }
 
 /** Both strategies' cycle predicted with the project's calibration instead of the cost hints (no timeline). */
-function calibrated(doc: ProjectDocument, calibration: Calibration): CalibratedCycle | undefined {
+function calibrated(doc: WrittenDocument, calibration: Calibration): CalibratedCycle | undefined {
   const { model } = analyze(doc);
   if (!model) return undefined;
   // Its timelines too, as long as the cost hints' preview: the Run view draws the plan from them.
