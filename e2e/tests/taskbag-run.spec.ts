@@ -36,7 +36,7 @@ function smallMlem(): Buffer {
 const COUNTER: [number, number, number] = [13, 148, 136];
 const FIRE: [number, number, number] = [59, 130, 246];
 
-/** Up to 24 points (CSS px over the canvas, inside the tracks) drawn in this colour, one per CSS row at most. */
+/** Up to 24 points (CSS px over the canvas, inside the tracks) drawn in this colour, one per CSS row at most, spread over all the rows that have it (every track gets its share). */
 async function pixelsOf(page: Page, rgb: [number, number, number]): Promise<[number, number][]> {
   return page.getByTestId('timeline-canvas').evaluate(
     (el, [[r, g, b], gutter, ruler]) => {
@@ -44,13 +44,15 @@ async function pixelsOf(page: Page, rgb: [number, number, number]): Promise<[num
       const d = cv.getContext('2d')!.getImageData(0, 0, cv.width, cv.height).data;
       const dpr = cv.width / cv.clientWidth;
       const rows = new Map<number, number>();
-      for (let k = 0; k < d.length && rows.size < 24; k += 4) {
+      for (let k = 0; k < d.length; k += 4) {
         if (d[k] !== r || d[k + 1] !== g || d[k + 2] !== b) continue;
         const x = (k / 4) % cv.width;
         const y = Math.floor(k / 4 / cv.width / dpr);
         if (x / dpr > gutter + 2 && y > ruler + 2 && !rows.has(y)) rows.set(y, x / dpr);
       }
-      return [...rows].map(([y, x]) => [x, y] as [number, number]);
+      const all = [...rows].map(([y, x]) => [x, y] as [number, number]);
+      const step = Math.max(1, all.length / 24);
+      return Array.from({ length: Math.min(24, all.length) }, (_, i) => all[Math.floor(i * step)]);
     },
     [rgb, GUTTER, RULER] as const,
   );
