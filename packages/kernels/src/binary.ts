@@ -157,6 +157,7 @@ export function binaryProblems(def: BinaryOperatorSpec): KernelProblem[] {
         });
     }
   }
+  if (typeof def.cost !== 'function') bad('cost', 'is not a function', 'give cost: (params) => ({ flops, bytes }) of one application');
   if (typeof def.words !== 'function') {
     bad('words', 'is not a function', 'give words: (params) => W, the payload words of one element (0 .. 1000)');
     return out;
@@ -186,7 +187,6 @@ export function binaryProblems(def: BinaryOperatorSpec): KernelProblem[] {
       break;
     }
   }
-  if (typeof def.cost !== 'function') bad('cost', 'is not a function', 'give cost: (params) => ({ flops, bytes }) of one application');
   return out;
 }
 

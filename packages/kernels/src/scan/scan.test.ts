@@ -35,7 +35,7 @@ const payloadOf = (t: TypedArray, W: number, j: number) => Array.from(t.subarray
 
 /** x_j of the known answer, embedded in the top-left of a k x k identity (k >= 3). */
 function knownX(j: number, k: number): number[] {
-  const m = Array.from({ length: k * k }, (_, e) => (Math.floor(e / k) === e % k ? 1 : 0));
+  const m: number[] = Array.from({ length: k * k }, (_, e) => (Math.floor(e / k) === e % k ? 1 : 0));
   m[0 * k + 1] = 1;
   m[1 * k + 2] = j % MULMOD_PRIME;
   return m;
