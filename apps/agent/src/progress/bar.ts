@@ -23,7 +23,7 @@ const fraction = (p: Progress) => (p.cycles ? Math.min(1, p.cycle / p.cycles) : 
 /** The plain line (no terminal): every figure, no bar. */
 export function plainLine(p: Progress): string {
   const left = eta(p);
-  return `progress: ${(fraction(p) * 100).toFixed(0)}%  cycle ${p.cycle}/${p.cycles}  ${p.iterationsPerSecond.toFixed(1)} it/s  ${shortDuration(p.elapsed)}${left === undefined ? '' : `  eta ${shortDuration(left)}`}`;
+  return `progress: ${(fraction(p) * 100).toFixed(0)}%  ${p.unit ?? 'cycle'} ${p.cycle}/${p.cycles}  ${p.iterationsPerSecond.toFixed(1)} it/s  ${shortDuration(p.elapsed)}${left === undefined ? '' : `  eta ${shortDuration(left)}`}`;
 }
 
 /**
@@ -37,7 +37,7 @@ export function terminalLine(p: Progress, columns: number): string {
   const pct = `${(frac * 100).toFixed(0).padStart(3)}%`;
   const left = eta(p);
   const etaText = `eta ${left === undefined ? '--' : shortDuration(left)}`;
-  const cycle = `cycle ${p.cycle}/${p.cycles}`;
+  const cycle = `${p.unit ?? 'cycle'} ${p.cycle}/${p.cycles}`;
   const choices = [
     [cycle, `${p.iterationsPerSecond.toFixed(1)} it/s`, shortDuration(p.elapsed), etaText],
     [cycle, shortDuration(p.elapsed), etaText],

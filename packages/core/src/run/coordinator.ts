@@ -78,6 +78,8 @@ export interface Progress {
   iterationsPerSecond: number;
   /** Seconds since start. */
   elapsed: number;
+  /** What `cycle` counts: cycles of a static run (default), or iterations committed of a task-bag run (it has no cycles). */
+  unit?: 'cycle' | 'iteration';
 }
 
 export interface RunOptions {
@@ -636,7 +638,7 @@ export class Coordinator {
       if (opts.onProgress && startMs) {
         const elapsed = (clock.now() - startMs) / 1000;
         const cycle = Math.floor(bag.counts.committed / Math.max(1, graph.nodes.length));
-        opts.onProgress({ cycle, cycles: opts.iterations, elapsed, iterationsPerSecond: elapsed > 0 ? cycle / elapsed : 0 });
+        opts.onProgress({ cycle, cycles: opts.iterations, elapsed, iterationsPerSecond: elapsed > 0 ? cycle / elapsed : 0, unit: 'iteration' });
       }
     };
     const leave = (c: AgentConn, reason: string) => {
