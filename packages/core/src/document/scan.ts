@@ -227,26 +227,6 @@ function resolve(
   const execution = enumParam('execution', EXECUTIONS, 'eager');
   if (execution === 'rounds') out.push(error(`${at}.execution`, `${what}: execution "rounds" is predicted by the scan model, but a compiled run cannot hold a network level back yet (no edge carries only an ordering)`, 'use "eager" (each worker waits only for its own inputs) to run it'));
 
-  // The operator: a registered binary kernel.
-  const opName = params.operator;
-  const operator = typeof opName === 'string' ? findKernel(opName) : undefined;
-  if (typeof opName !== 'string' || !opName) {
-    out.push(error(`${at}.operator`, `${what} names no operator`, 'set params.operator to a binary operator kernel, e.g. "mat.mulmod"'));
-    return undefined;
-  }
-  if (!operator) {
-    const near = nearestKernels(opName, 3);
-    out.push(error(`${at}.operator`, `${what}: operator "${opName}" is not a registered kernel`, `${near.length ? `nearest: ${near.join(', ')}; ` : ''}load its package with --kernels, or fix the id`));
-    return undefined;
-  }
-  const binary = binaryOf(operator);
-  if (!binary) {
-    out.push(error(`${at}.operator`, `${what}: kernel ${operator.id} is not a binary operator (its spec declares no \`binary\`)`, 'name a kernel that declares binary: { associativity, commutative, identity? } (e.g. scan.range, mat.mulmod)'));
-    return undefined;
-  }
-  if (binary.associativity === 'none' && network && network !== 'serial') out.push(error(`${at}.network`, `${what}: operator ${operator.id} is not associative, so only the serial network computes its scan; ${network} re-brackets`, 'set "network": "serial"'));
-  if (output === 'exclusive' && binary.identity === undefined) out.push(error(`${at}.output`, `${what}: an exclusive scan starts with the identity, and operator ${operator.id} has none`, 'use "output": "inclusive", or an operator with an identity'));
-
   // Workers: the mapping's ordered PE list.
   let list: string[] | undefined;
   if (target === undefined) out.push(error('mapping', `${what} is not mapped`, `add "${n.id}": ["<PE id>", ...], its workers in order`));
@@ -263,32 +243,9 @@ function resolve(
     });
   }
 
-  // The operator's params (the scan's others) and ports.
-  const own: Params = {};
-  for (const [k, v] of Object.entries(params)) if (!(SCAN_PARAMS as readonly string[]).includes(k)) own[k] = v;
-  for (const k of ['mode', 'count']) {
-    if (Object.hasOwn(own, k)) out.push(error(`${at}.${k}`, `${what} sets ${k} itself: the expansion sets each node's ${k}`, `remove params.${k}`));
-  }
-  const opParams = withDefaults(operator, own);
-  const portsOf = (mode: OperatorMode, count: number) => {
-    try {
-      return specFor(operator, { ...opParams, mode, count });
-    } catch (e) {
-      out.push(error(at, `${what}: operator ${operator.id} gives no ports in mode ${mode}: ${e instanceof Error ? e.message : String(e)}`, `check the operator's params against ${operator.id}`));
-      return undefined;
-    }
-  };
-  const apply = portsOf('apply', 1);
-  if (!apply) return undefined;
-  const context = binary.context ?? apply.inputs.map((p) => p.name).filter((p) => p !== 'a' && p !== 'b');
-
-  // Its edges: `in` fed, every context port fed, no other input.
+  // Its edges: `in` fed once, by a producer of N elements in one firing; outputs out and total.
   const into = edges.map((e, j) => ({ e, j })).filter(({ e }) => e.to.node === n.id);
   const feeds = into.filter(({ e }) => e.to.port === 'in');
-  for (const { e, j } of into) {
-    if (e.to.port !== 'in' && !context.includes(e.to.port)) out.push(error(`${edgePaths[j]}.to.port`, `${what} has no input "${e.to.port}"`, `inputs: in${context.map((c) => `, ${c}`).join('')}`));
-  }
-  for (const port of context) if (!into.some(({ e }) => e.to.port === port)) out.push(error(path, `${what}: context input "${port}" of operator ${operator.id} is not connected`, `add an edge to ${n.id}.${port}: every worker's applications read it`));
   for (const [j, e] of edges.entries()) if (e.from.node === n.id && e.from.port !== 'out' && e.from.port !== 'total') out.push(error(`${edgePaths[j]}.from.port`, `${what} has no output "${e.from.port}"`, 'outputs: out, total'));
   if (!feeds.length) {
     out.push(error(path, `input port "in" of ${what} is not connected`, `add an edge to ${n.id}.in: its N elements`));
@@ -323,6 +280,52 @@ function resolve(
     out.push(error(edgePaths[feedAt], `${what}: ${N} elements, more than ${MAX_SCAN_ELEMENTS}`, 'scan fewer elements'));
     return undefined;
   }
+  if (list && list.length > N && list.length <= MAX_NETWORK_INPUTS) out.push(error(`mapping.${n.id}`, `${what}: ${list.length} workers for ${N} elements`, `list at most ${N} PEs: every worker needs an element`));
+
+  // The operator: a registered binary kernel.
+  const opName = params.operator;
+  const operator = typeof opName === 'string' ? findKernel(opName) : undefined;
+  if (typeof opName !== 'string' || !opName) {
+    out.push(error(`${at}.operator`, `${what} names no operator`, 'set params.operator to a binary operator kernel, e.g. "mat.mulmod"'));
+    return undefined;
+  }
+  if (!operator) {
+    const near = nearestKernels(opName, 3);
+    out.push(error(`${at}.operator`, `${what}: operator "${opName}" is not a registered kernel`, `${near.length ? `nearest: ${near.join(', ')}; ` : ''}load its package with --kernels, or fix the id`));
+    return undefined;
+  }
+  const binary = binaryOf(operator);
+  if (!binary) {
+    out.push(error(`${at}.operator`, `${what}: kernel ${operator.id} is not a binary operator (its spec declares no \`binary\`)`, 'name a kernel that declares binary: { associativity, commutative, identity? } (e.g. scan.range, mat.mulmod)'));
+    return undefined;
+  }
+  if (binary.associativity === 'none' && network && network !== 'serial') out.push(error(`${at}.network`, `${what}: operator ${operator.id} is not associative, so only the serial network computes its scan; ${network} re-brackets`, 'set "network": "serial"'));
+  if (output === 'exclusive' && binary.identity === undefined) out.push(error(`${at}.output`, `${what}: an exclusive scan starts with the identity, and operator ${operator.id} has none`, 'use "output": "inclusive", or an operator with an identity'));
+
+  // The operator's params (the scan's others) and ports.
+  const own: Params = {};
+  for (const [k, v] of Object.entries(params)) if (!(SCAN_PARAMS as readonly string[]).includes(k)) own[k] = v;
+  for (const k of ['mode', 'count']) {
+    if (Object.hasOwn(own, k)) out.push(error(`${at}.${k}`, `${what} sets ${k} itself: the expansion sets each node's ${k}`, `remove params.${k}`));
+  }
+  const opParams = withDefaults(operator, own);
+  const portsOf = (mode: OperatorMode, count: number) => {
+    try {
+      return specFor(operator, { ...opParams, mode, count });
+    } catch (e) {
+      out.push(error(at, `${what}: operator ${operator.id} gives no ports in mode ${mode}: ${e instanceof Error ? e.message : String(e)}`, `check the operator's params against ${operator.id}`));
+      return undefined;
+    }
+  };
+  const apply = portsOf('apply', 1);
+  if (!apply) return undefined;
+  const context = binary.context ?? apply.inputs.map((p) => p.name).filter((p) => p !== 'a' && p !== 'b');
+
+  // Every context port fed, no other input.
+  for (const { e, j } of into) {
+    if (e.to.port !== 'in' && !context.includes(e.to.port)) out.push(error(`${edgePaths[j]}.to.port`, `${what} has no input "${e.to.port}"`, `inputs: in${context.map((c) => `, ${c}`).join('')}`));
+  }
+  for (const port of context) if (!into.some(({ e }) => e.to.port === port)) out.push(error(path, `${what}: context input "${port}" of operator ${operator.id} is not connected`, `add an edge to ${n.id}.${port}: every worker's applications read it`));
   const scanPorts = portsOf('scan', N);
   const want = scanPorts?.inputs.find((p) => p.name === 'in');
   let wantType: DataType | undefined;
@@ -339,7 +342,6 @@ function resolve(
     out.push(error(edgePaths[feedAt], `${what}: ${producer.id}.${feed.from.port} is ${formatDataType(type)}, but operator ${operator.id} with these params scans ${formatDataType(wantType)}`, `give "${producer.id}" and the scan's operator params matching element sizes`));
     return undefined;
   }
-  if (list && list.length > N && list.length <= MAX_NETWORK_INPUTS) out.push(error(`mapping.${n.id}`, `${what}: ${list.length} workers for ${N} elements`, `list at most ${N} PEs: every worker needs an element`));
   if (out.slice(before).some((d) => d.severity === 'error') || !network || !output || !strategy || !execution || !list) return undefined;
   return { index: i, path, node: n, operator, opParams, network, output, strategy, execution, pes: list, N, context };
 }
