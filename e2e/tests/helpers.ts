@@ -89,3 +89,12 @@ export async function buildPiicFromPalette(page: Page) {
   await setPiicParams(page);
   await connectPiic(page);
 }
+
+/** The tooltip's lines at (x, y) over the canvas, after the frame that handles the move; [] where there is none. */
+export async function tipAt(page: Page, box: { x: number; y: number }, x: number, y: number): Promise<string[]> {
+  await page.mouse.move(box.x + x, box.y + y);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const tip = page.getByTestId('timeline-tooltip');
+  if (!(await tip.count())) return [];
+  return tip.locator('div').allTextContents();
+}

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { startAgents, type LocalAgents } from './agents.js';
-import { shot } from './helpers.js';
+import { shot, tipAt } from './helpers.js';
 
 // A task-bag run started from the designer (issue 23) on two real agents: examples/mlem.json in
 // task-bag mode at 8^3 and 12 angles, 6 iterations. The Run view says the mapping is not used
@@ -26,6 +26,9 @@ function smallMlem(): Buffer {
   doc.name = 'MLEM task bag';
   doc.params.N.value = 8;
   doc.params.A.value = 12;
+  // One MLEM step per iteration (the bag has no cycles to wait out), projbp in 4 shares.
+  doc.params.D.value = 1;
+  doc.params.K.value = 4;
   doc.options = { ...doc.options, mode: 'taskbag', iterations: ITERATIONS, window: 2, prefetch: 2 };
   return Buffer.from(JSON.stringify(doc));
 }
@@ -33,7 +36,7 @@ function smallMlem(): Buffer {
 const COUNTER: [number, number, number] = [13, 148, 136];
 const FIRE: [number, number, number] = [59, 130, 246];
 
-/** Up to 24 points (CSS px over the canvas, inside the tracks) drawn in this colour, one per CSS row at most. */
+/** Up to 24 points (CSS px over the canvas, inside the tracks) drawn in this colour, one per CSS row at most, spread over all the rows that have it (every track gets its share). */
 async function pixelsOf(page: Page, rgb: [number, number, number]): Promise<[number, number][]> {
   return page.getByTestId('timeline-canvas').evaluate(
     (el, [[r, g, b], gutter, ruler]) => {
@@ -41,25 +44,18 @@ async function pixelsOf(page: Page, rgb: [number, number, number]): Promise<[num
       const d = cv.getContext('2d')!.getImageData(0, 0, cv.width, cv.height).data;
       const dpr = cv.width / cv.clientWidth;
       const rows = new Map<number, number>();
-      for (let k = 0; k < d.length && rows.size < 24; k += 4) {
+      for (let k = 0; k < d.length; k += 4) {
         if (d[k] !== r || d[k + 1] !== g || d[k + 2] !== b) continue;
         const x = (k / 4) % cv.width;
         const y = Math.floor(k / 4 / cv.width / dpr);
         if (x / dpr > gutter + 2 && y > ruler + 2 && !rows.has(y)) rows.set(y, x / dpr);
       }
-      return [...rows].map(([y, x]) => [x, y] as [number, number]);
+      const all = [...rows].map(([y, x]) => [x, y] as [number, number]);
+      const step = Math.max(1, all.length / 24);
+      return Array.from({ length: Math.min(24, all.length) }, (_, i) => all[Math.floor(i * step)]);
     },
     [rgb, GUTTER, RULER] as const,
   );
-}
-
-/** The tooltip's lines at (x, y) over the canvas, after the frame that handles the move; [] where there is none. */
-async function tipAt(page: Page, box: { x: number; y: number }, x: number, y: number): Promise<string[]> {
-  await page.mouse.move(box.x + x, box.y + y);
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  const tip = page.getByTestId('timeline-tooltip');
-  if (!(await tip.count())) return [];
-  return tip.locator('div').allTextContents();
 }
 
 test('MLEM in task-bag mode from the Run view: checked, started, the bag live, every task committed, counter tracks and task slices', async ({ page }) => {
@@ -97,7 +93,8 @@ test('MLEM in task-bag mode from the Run view: checked, started, the bag live, e
   await page.getByTestId('run-start').click();
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 120_000 });
   await expect(page.getByTestId('run-outcome')).toHaveAttribute('data-state', 'passed');
-  const tasks = ITERATIONS * 3;
+  // phantom, projbp's 4 shares and their sum, update, error: 8 tasks per iteration.
+  const tasks = ITERATIONS * 8;
   await expect(page.getByTestId('run-check')).toContainText(`${tasks} tasks, ${ITERATIONS} iterations in task-bag mode`);
   const seen = await page.evaluate(() => (window as unknown as { __bagSeen: number[] }).__bagSeen);
   // Shown from the start of the run (none committed), never going back.
@@ -111,7 +108,7 @@ test('MLEM in task-bag mode from the Run view: checked, started, the bag live, e
   for (const r of perPe) expect(['cpu@h0', 'gpu0@h0', 'cpu@h1', 'gpu0@h1']).toContain(r.pe);
   await shot(page, 'taskbag-run');
 
-  // The timeline: the coordinator's counter tracks and the tasks' slices (node@iteration).
+  // The timeline: the coordinator's counter tracks and the tasks' slices.
   const canvas = page.getByTestId('timeline-canvas');
   expect(Number(await canvas.getAttribute('data-events'))).toBeGreaterThan(tasks);
   const box = (await canvas.boundingBox())!;
@@ -121,5 +118,6 @@ test('MLEM in task-bag mode from the Run view: checked, started, the bag live, e
   const all = [...heads];
   expect(all.some((h) => h.startsWith('bag depth ')), all.join('\n')).toBe(true);
   expect(all.some((h) => h.startsWith('in flight ')), all.join('\n')).toBe(true);
-  expect(all.some((h) => /^fire (phantom|projbp|update)@\d+$/.test(h)), all.join('\n')).toBe(true);
+  // Task slices: whole nodes (node@iteration) and shares (node[share]@iteration).
+  expect(all.some((h) => /^fire (phantom|projbp|update|error)@\d+$/.test(h)), all.join('\n')).toBe(true);
 });

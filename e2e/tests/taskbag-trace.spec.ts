@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import { fileURLToPath } from 'node:url';
-import { newProject, shot } from './helpers.js';
+import { newProject, shot, tipAt } from './helpers.js';
 
 // A saved task-bag trace opened in the Run view (fixtures/taskbag-trace.json, written by hand
 // in the Chrome trace format the Run view exports): the coordinator's bag depth and tasks in
@@ -11,15 +11,6 @@ import { newProject, shot } from './helpers.js';
 const FIXTURE = fileURLToPath(new URL('../fixtures/taskbag-trace.json', import.meta.url));
 const GUTTER = 196;
 const RULER = 22;
-
-/** The tooltip's lines at (x, y) over the canvas, after the frame that handles the move; [] where there is none. */
-async function tipAt(page: Page, box: { x: number; y: number }, x: number, y: number): Promise<string[]> {
-  await page.mouse.move(box.x + x, box.y + y);
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  const tip = page.getByTestId('timeline-tooltip');
-  if (!(await tip.count())) return [];
-  return tip.locator('div').allTextContents();
-}
 
 /** Pixels of the canvas with this colour (r, g, b), per CSS row. */
 async function rowsWith(page: Page, rgb: [number, number, number]): Promise<number[]> {

@@ -1,4 +1,5 @@
-import { ELEMENT_BYTES, type DataType, type KernelSpec, type KernelSplit, type ParamSpec, type Params, type PortSpec } from './types.js';
+import { ELEMENT_BYTES, type DataType, type KernelBinary, type KernelSpec, type KernelSplit, type ParamSpec, type Params, type PortSpec } from './types.js';
+import { binaryPorts } from './binary.js';
 
 // What a kernel definition must satisfy, for built-ins and packages alike, and what is read
 // from one without running it: the ports a node's params give (variadic ports expanded) and
@@ -292,6 +293,8 @@ export interface KernelManifest {
   gpuOnly: boolean;
   /** How a firing splits into shares (a node's `tasks`), when the kernel declares it. */
   split?: KernelSplit;
+  /** A binary operator's kernel: the operator as data, with its payload words W at the default params. */
+  binary?: KernelBinary & { words: number };
   /** Has a CPU twin / a GPU implementation (absent from specs-only manifests). */
   cpu?: boolean;
   gpu?: boolean;
@@ -332,8 +335,19 @@ export function kernelManifest(spec: KernelSpec & { cpu?: unknown; gpu?: unknown
     deterministic: spec.deterministic !== false,
     gpuOnly: spec.gpuOnly === true,
     ...(spec.split ? { split: { ...spec.split } } : {}),
+    ...(spec.binary ? { binary: { ...spec.binary, context: [...spec.binary.context], words: binaryWords(spec, base) } } : {}),
     ...('cpu' in spec || 'gpu' in spec ? { cpu: typeof spec.cpu === 'function', gpu: spec.gpu !== undefined } : {}),
   };
+}
+
+/** A binary kernel's payload words at these params, from its first input's type (u32[m][2 + W]); -1 when it gives none. */
+function binaryWords(spec: KernelSpec, params: Params): number {
+  try {
+    const t = portsFor(spec, params).inputs[0].type(params);
+    return t.shape[t.shape.length - 1] - 2;
+  } catch {
+    return -1;
+  }
 }
 
 /** What a definition may leave out: title and category default from the id, params and ports to none. */
@@ -453,6 +467,14 @@ export function specFromManifest(m: KernelManifest): KernelSpec {
     deterministic: m.deterministic,
     gpuOnly: m.gpuOnly,
     ...(m.split ? { split: m.split } : {}),
+    ...(m.binary ? binaryFromManifest(m, inputs) : {}),
     cost: () => ({ flops: 0, bytes }),
   };
+}
+
+/** A binary kernel's mode-dependent ports from its manifest: payload words and context types as at the default params. */
+function binaryFromManifest(m: KernelManifest, inputs: PortSpec[]): Pick<KernelSpec, 'binary' | 'ports'> {
+  const { words, ...binary } = m.binary!;
+  const context = inputs.filter((p) => binary.context.includes(p.name));
+  return { binary, ports: (p) => binaryPorts(m.id, String(p.mode ?? 'scan'), Number(p.count ?? 1), words, context, binary.identity) };
 }

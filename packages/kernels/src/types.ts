@@ -161,6 +161,24 @@ export interface KernelSpec {
    * tasks that run anywhere, then a combine. Such a kernel has one output, element f32.
    */
   split?: KernelSplit;
+  /**
+   * A binary operator's kernel (`defineBinaryKernel`): what core's scan expansion and
+   * `pipeloom kernels` read. Its ports follow its `mode` param (binary.ts).
+   */
+  binary?: KernelBinary;
+}
+
+/** A binary operator (+) as data: carried by its kernel's spec and manifest. */
+export interface KernelBinary {
+  /** exact: any bracketing gives the same bits; approximate: within `tolerance` of the serial result; none: serial only. */
+  associativity: 'exact' | 'approximate' | 'none';
+  commutative: boolean;
+  /** Declares an identity (mode `exclusive` needs one). */
+  identity: boolean;
+  /** approximate only: largest difference from the serial result, in the operator's own measure. */
+  tolerance?: number;
+  /** The context ports every application reads, bound after the mode's inputs. */
+  context: string[];
 }
 
 /**

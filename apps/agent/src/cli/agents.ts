@@ -1,6 +1,8 @@
 import WebSocket from 'ws';
-import { programHosts, type ImplementationGraph, Coordinator, ConnectError, type SocketLike } from '@pipeloom/core';
+import { programHosts, type ImplementationGraph, Coordinator, ConnectError, type RunResult, type SocketLike } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
+import { EXIT_INTERRUPTED, Interrupt } from './interrupt.js';
+import { EXIT } from './read-document.js';
 
 // The agents a command runs on: `--agents URLS --token T`, or one local agent per host of the
 // document (started here, stopped by `close`). Shared by `pipeloom run` and `pipeloom calibrate`.
@@ -111,4 +113,41 @@ export async function openAgents(command: string, cluster: LocalCluster, f: Agen
     console.error(`pipeloom ${command}: ${e instanceof ConnectError ? e.message : String(e)}`);
     return undefined;
   }
+}
+
+/**
+ * A run on agents, started here or given by --agents: Ctrl-C stops the run (twice: kills the
+ * local agents), the agents are closed whatever happens, and a failure to start them is said in
+ * a line. `go` returns the exit status.
+ */
+export async function onAgents(cluster: LocalCluster, flags: AgentFlags, go: (agents: OpenAgents, interrupt: Interrupt) => Promise<number>): Promise<number> {
+  const interrupt = new Interrupt('run');
+  try {
+    // Local agents that cannot start throw here; the catch below names why.
+    const agents = await openAgents('run', cluster, flags);
+    if (!agents) return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;
+    interrupt.onForce = () => agents.local?.kill();
+    try {
+      if (interrupt.interrupted) return EXIT_INTERRUPTED;
+      return await go(agents, interrupt);
+    } finally {
+      await agents.close();
+    }
+  } catch (e) {
+    console.error(`pipeloom run: ${e instanceof Error ? e.message : String(e)}`);
+    return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+/** The exit status of a finished run, its failure said in a line (a run stopped on purpose keeps its summary and trace). */
+export function exitOf(result: RunResult, interrupt: Interrupt): number {
+  if (interrupt.interrupted) return EXIT_INTERRUPTED;
+  if (!result.ok) {
+    const f = result.failure!;
+    console.error(`pipeloom run: failed on host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`);
+    return EXIT.failure;
+  }
+  return EXIT.ok;
 }

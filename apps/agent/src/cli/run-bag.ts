@@ -1,9 +1,9 @@
 import { analyseTrace, analyze, bagGraph, formatSeconds, traceMetadata, type BagRunOptions, type ProjectDocument, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
-import { openAgents, type AgentFlags, type LocalCluster } from './agents.js';
+import { exitOf, onAgents, type AgentFlags, type LocalCluster } from './agents.js';
 import { EXIT, printDiagnostics } from './read-document.js';
 import { TRACE_VIEWER, writeTraceFile, type TraceFormat } from './trace-file.js';
-import { EXIT_INTERRUPTED, INTERRUPTED, Interrupt } from './interrupt.js';
+import { INTERRUPTED } from './interrupt.js';
 
 // `pipeloom run --mode taskbag`: the document's tasks handed out at run time (core run/taskbag/)
 // rather than its compiled programs on the mapping. The same agents, the same trace formats.
@@ -59,53 +59,32 @@ export async function runBagCommand(doc: ProjectDocument, o: BagCommandOptions):
     return EXIT.invalid;
   }
   const graph = built.graph;
-  const interrupt = new Interrupt('run');
-  try {
-    const agents = await openAgents('run', documentCluster(model.pes), o.agents);
-    if (!agents) return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;
-    const { coordinator } = agents;
-    interrupt.onForce = () => agents.local?.kill();
-    try {
-      if (interrupt.interrupted) return EXIT_INTERRUPTED;
-      const problems = coordinator.checkBag(graph);
-      if (problems.length) {
-        printDiagnostics(problems);
-        console.error('pipeloom run: refused: no PE of the connected agents can run some node');
-        return EXIT.failure;
-      }
-      const bar = new ProgressBar();
-      const options: BagRunOptions = { iterations: o.iterations, window: o.window, prefetch: o.prefetch, slow: o.slow, emulateDevices: o.emulateDevices, onProgress: (p) => bar.update(p) };
-      const handle = coordinator.runBag(graph, options);
-      interrupt.onStop = () => handle.stop(INTERRUPTED);
-      const result = await handle.done;
-      interrupt.onStop = undefined;
-      bar.done();
-      if (o.trace) {
-        try {
-          await writeTraceFile(o.trace.file, o.trace.as, result.events, undefined, traceMetadata(doc, { source: 'measured', overlap: false, agents: coordinator.agents }));
-          console.error(`wrote ${o.trace.file}: ${result.events.length} events (${TRACE_VIEWER[o.trace.as]})`);
-        } catch (e) {
-          console.error(`pipeloom run: cannot write ${o.trace.file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-        }
-      }
-      const summary = summarizeBag(result, o);
-      process.stdout.write(o.format === 'json' ? `${JSON.stringify(summary, null, 2)}\n` : `${bagText(doc, summary)}\n`);
-      if (interrupt.interrupted) return EXIT_INTERRUPTED;
-      if (!result.ok) {
-        const f = result.failure!;
-        console.error(`pipeloom run: failed on host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`);
-        return EXIT.failure;
-      }
-      return EXIT.ok;
-    } finally {
-      await agents.close();
+  return onAgents(documentCluster(model.pes), o.agents, async ({ coordinator }, interrupt) => {
+    const problems = coordinator.checkBag(graph);
+    if (problems.length) {
+      printDiagnostics(problems);
+      console.error('pipeloom run: refused: no PE of the connected agents can run some node');
+      return EXIT.failure;
     }
-  } catch (e) {
-    console.error(`pipeloom run: ${e instanceof Error ? e.message : String(e)}`);
-    return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;
-  } finally {
-    interrupt.dispose();
-  }
+    const bar = new ProgressBar();
+    const options: BagRunOptions = { iterations: o.iterations, window: o.window, prefetch: o.prefetch, slow: o.slow, emulateDevices: o.emulateDevices, onProgress: (p) => bar.update(p) };
+    const handle = coordinator.runBag(graph, options);
+    interrupt.onStop = () => handle.stop(INTERRUPTED);
+    const result = await handle.done;
+    interrupt.onStop = undefined;
+    bar.done();
+    if (o.trace) {
+      try {
+        await writeTraceFile(o.trace.file, o.trace.as, result.events, undefined, traceMetadata(doc, { source: 'measured', overlap: false, agents: coordinator.agents }));
+        console.error(`wrote ${o.trace.file}: ${result.events.length} events (${TRACE_VIEWER[o.trace.as]})`);
+      } catch (e) {
+        console.error(`pipeloom run: cannot write ${o.trace.file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+      }
+    }
+    const summary = summarizeBag(result, o);
+    process.stdout.write(o.format === 'json' ? `${JSON.stringify(summary, null, 2)}\n` : `${bagText(doc, summary)}\n`);
+    return exitOf(result, interrupt);
+  });
 }
 
 export function summarizeBag(r: RunResult, o: Pick<BagCommandOptions, 'window' | 'prefetch'>): BagSummary {

@@ -1,13 +1,13 @@
 import { analyseTrace, analyze, kernelIds, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, standInTimes, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
-import { agentsHaving, clusterOf, openAgents } from './agents.js';
+import { agentsHaving, clusterOf, exitOf, onAgents } from './agents.js';
 import { parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelPackages } from '../kernels/load.js';
 import { findKernel } from '@pipeloom/kernels';
 import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
 import { traceFormatUsage, TRACE_VIEWER, traceFormat, writeTraceFile } from './trace-file.js';
-import { EXIT_INTERRUPTED, Interrupt, INTERRUPTED } from './interrupt.js';
+import { INTERRUPTED } from './interrupt.js';
 import { runBagCommand } from './run-bag.js';
 
 const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--mode static|taskbag] [--trace out.json|.paje|.csv] [--param NAME=VALUE ...]
@@ -133,15 +133,7 @@ export async function main(argv: string[]): Promise<number> {
   const stand = model && standInTimes(model);
   const emulateDevices = devices || stand ? { ...stand, ...devices } : undefined;
 
-  const interrupt = new Interrupt('run');
-  try {
-    // Local agents that cannot start throw here; the catch below names why.
-    const agents = await openAgents('run', clusterOf(ig), { agents: v.agents as string | undefined, token: v.token as string | undefined, linkRate: linkRate ?? undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) });
-    if (!agents) return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;
-    const { coordinator } = agents;
-    interrupt.onForce = () => agents.local?.kill();
-    try {
-      if (interrupt.interrupted) return EXIT_INTERRUPTED;
+  return onAgents(clusterOf(ig), { agents: v.agents as string | undefined, token: v.token as string | undefined, linkRate: linkRate ?? undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) }, async ({ coordinator }, interrupt) => {
       const problems = coordinator.check(ig);
       // A kernel an agent lacks or has in another major version is a bad input (exit 2), found before anything is deployed.
       const kernels = checkAgentKernels(ig, coordinator.agents);
@@ -169,25 +161,9 @@ export async function main(argv: string[]): Promise<number> {
       const summary = summarize(doc, ig, result, cal, options.sync);
       if (format === 'json') process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       else process.stdout.write(`${toText(doc, summary, result)}\n`);
-      // Stopped on purpose: its summary and trace stand; the local agents stop in `finally`.
-      if (interrupt.interrupted) return EXIT_INTERRUPTED;
-      if (!result.ok) {
-        const f = result.failure!;
-        console.error(`pipeloom run: failed on host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`);
-        return EXIT.failure;
-      }
-      return EXIT.ok;
-    } finally {
-      await agents.close();
-    }
-  } catch (e) {
-    console.error(`pipeloom run: ${e instanceof Error ? e.message : String(e)}`);
-    return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;
-  } finally {
-    interrupt.dispose();
-  }
+      return exitOf(result, interrupt);
+  });
 }
-
 
 /** `--slow PE=S` flags: PE id -> factor (>= 1); undefined after printing what is wrong. */
 function slowFlags(flags: readonly string[]): Record<string, number> | undefined {

@@ -37,6 +37,12 @@ function splitText(s: NonNullable<KernelManifest['split']>): string {
   return `Splits: a node's tasks K sets ${s.count} = K (K <= ${s.range}), share j sets ${s.index} = j; combine: ${s.combine} of the shares' outputs in share order`;
 }
 
+/** What a binary operator is, in a line (the scan macro-node reads it). */
+function binaryText(b: NonNullable<KernelManifest['binary']>): string {
+  const assoc = b.associativity === 'approximate' ? `approximately associative (within ${b.tolerance})` : b.associativity === 'exact' ? 'associative' : 'not associative (serial scans only)';
+  return `Binary operator: ${assoc}, ${b.commutative ? 'commutative' : 'not commutative'}, ${b.identity ? 'with an identity' : 'no identity (no exclusive scan)'}; ${b.words} payload words per element${b.context.length ? `; context ${b.context.join(', ')}` : ''}; modes apply, scan, reduce, propagate, exclusive`;
+}
+
 export function kernelsMarkdown(kernels: readonly KernelManifest[]): string {
   const out = [
     '# Kernels',
@@ -50,7 +56,7 @@ export function kernelsMarkdown(kernels: readonly KernelManifest[]): string {
     out.push(`## Package \`${pkg}\``, '');
     for (const k of list) {
       const flags = [k.gpuOnly ? 'GPU PEs only' : '', k.stateful ? 'keeps state across iterations' : '', k.deterministic ? '' : 'not deterministic'].filter(Boolean);
-      out.push(`### \`${k.id}\` ${k.version}: ${k.title}`, '', `${k.description}${flags.length ? ` (${flags.join('; ')})` : ''}`, '', ...(k.split ? [`${splitText(k.split)}.`, ''] : []), ...ports(k), ...params(k));
+      out.push(`### \`${k.id}\` ${k.version}: ${k.title}`, '', `${k.description}${flags.length ? ` (${flags.join('; ')})` : ''}`, '', ...(k.split ? [`${splitText(k.split)}.`, ''] : []), ...(k.binary ? [`${binaryText(k.binary)}.`, ''] : []), ...ports(k), ...params(k));
     }
   }
   return `${out.join('\n').trimEnd()}\n`;
@@ -67,6 +73,7 @@ export function kernelsText(kernels: readonly KernelManifest[]): string {
       if (k.inputs.length) out.push(`    in:  ${k.inputs.map(port).join(', ')}`);
       if (k.outputs.length) out.push(`    out: ${k.outputs.map(port).join(', ')}`);
       if (k.split) out.push(`    ${splitText(k.split)}`);
+      if (k.binary) out.push(`    ${binaryText(k.binary)}`);
       for (const [n, p] of Object.entries(k.params)) out.push(`    ${n}: ${p.type} = ${shown(p.default)}${range(p) ? ` [${range(p).replace(/\\\|/g, '|')}]` : ''}${p.unit ? ` ${p.unit}` : ''}: ${p.description}`);
     }
   }

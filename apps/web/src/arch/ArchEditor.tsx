@@ -8,6 +8,7 @@ import { formatRate, formatSeconds } from '../lib/format.js';
 import { useProblemCounts } from '../lib/problems.js';
 import { archNodeTypes, type HostFlowNode, type PeFlowNode } from './ArchNodes.js';
 import { defaultLink, hostSize, peSlot, PE_SIZE } from './defaults.js';
+import { mapsTo } from '../store/targets.js';
 
 const H = 'host:';
 const P = 'pe:';
@@ -62,7 +63,7 @@ export function ArchEditor() {
         data: {
           pe: p,
           color: peColor(doc, p.id),
-          mapped: Object.entries(doc.mapping).filter(([, v]) => v === p.id).map(([k]) => k),
+          mapped: Object.entries(doc.mapping).filter(([, v]) => mapsTo(v, p.id)).map(([k]) => k),
           errors: problems.get(`pe:${p.id}`) ?? 0,
         },
       });

@@ -1,4 +1,4 @@
-import { DOCUMENT_DEFAULTS, type Link, type LinkKind, type PeKind, type ProcessingElement, type ProjectDocument } from '@pipeloom/core';
+import { DOCUMENT_DEFAULTS, type Link, type LinkKind, type PeKind, type ProcessingElement, type WrittenDocument } from '@pipeloom/core';
 
 // Sensible starting values for new architecture elements; the inspector edits them.
 
@@ -28,12 +28,12 @@ export function linkKindPatch(link: Link, kind: LinkKind): Partial<Omit<Link, 'a
 }
 
 /** The PCIe link a new GPU gets to its host's first CPU, if the host has one. */
-export function gpuLink(doc: ProjectDocument, gpu: ProcessingElement): Link | undefined {
+export function gpuLink(doc: WrittenDocument, gpu: ProcessingElement): Link | undefined {
   const cpu = doc.arch.pes.find((p) => p.host === gpu.host && p.kind === 'cpu');
   return cpu ? defaultLink({ ...doc, arch: { ...doc.arch, pes: [...doc.arch.pes, gpu] } }, cpu.id, gpu.id) : undefined;
 }
 
-export function defaultLink(doc: ProjectDocument, a: string, b: string): Link {
+export function defaultLink(doc: WrittenDocument, a: string, b: string): Link {
   const pa = doc.arch.pes.find((p) => p.id === a);
   const pb = doc.arch.pes.find((p) => p.id === b);
   const sameHost = pa && pb && pa.host === pb.host;
@@ -60,7 +60,7 @@ export function nextSlot(pes: readonly ProcessingElement[], host: string, kind: 
   }
 }
 
-export function hostSize(doc: ProjectDocument, host: string) {
+export function hostSize(doc: WrittenDocument, host: string) {
   const pes = doc.arch.pes.filter((p) => p.host === host);
   let w = 200;
   let h = PAD.top + PE_SIZE.height + PAD.y;
@@ -72,7 +72,7 @@ export function hostSize(doc: ProjectDocument, host: string) {
   return { width: w, height: h };
 }
 
-export function newPe(doc: ProjectDocument, host: string, kind: PeKind, device?: number): ProcessingElement {
+export function newPe(doc: WrittenDocument, host: string, kind: PeKind, device?: number): ProcessingElement {
   const taken = new Set(doc.arch.pes.map((p) => p.id));
   let id = kind === 'cpu' ? `cpu@${host}` : '';
   if (kind === 'gpu' || taken.has(id)) {
@@ -95,7 +95,7 @@ export function newPe(doc: ProjectDocument, host: string, kind: PeKind, device?:
   };
 }
 
-export function newHostId(doc: ProjectDocument): string {
+export function newHostId(doc: WrittenDocument): string {
   const taken = new Set(doc.arch.hosts.map((h) => h.id));
   for (let i = 0; ; i++) if (!taken.has(`h${i}`)) return `h${i}`;
 }
@@ -104,7 +104,7 @@ export function newHostId(doc: ProjectDocument): string {
  * Right of the rightmost host: hosts stand side by side, so the network links between their
  * CPUs (first row) run clear of the GPUs (second row).
  */
-export function newHostPosition(doc: ProjectDocument) {
+export function newHostPosition(doc: WrittenDocument) {
   let x = 0;
   for (const h of doc.arch.hosts) x = Math.max(x, (h.position?.x ?? 0) + hostSize(doc, h.id).width + 120);
   return { x, y: 0 };

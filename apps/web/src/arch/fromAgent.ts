@@ -1,4 +1,4 @@
-import type { PeReport, ProjectDocument, ProcessingElement } from '@pipeloom/core';
+import type { PeReport, WrittenDocument, ProcessingElement } from '@pipeloom/core';
 import type { Change } from '../store/changes.js';
 import { defaultLink, newHostPosition, nextSlot } from './defaults.js';
 
@@ -16,7 +16,7 @@ export interface FromAgent {
  * here too), and a PCIe link from the host's CPU to each new GPU. Existing PEs are kept as
  * the user edited them; each report not added says why.
  */
-export function changesFromAgent(doc: ProjectDocument, host: string, url: string, pes: PeReport[]): FromAgent {
+export function changesFromAgent(doc: WrittenDocument, host: string, url: string, pes: PeReport[]): FromAgent {
   const out: Change[] = [];
   const skipped: string[] = [];
   const existing = doc.arch.hosts.find((h) => h.id === host);
@@ -45,7 +45,7 @@ export function changesFromAgent(doc: ProjectDocument, host: string, url: string
   // The host's CPU (the agent's, or the one already drawn) gets a PCIe link to each new GPU.
   const cpu = placed.find((p) => p.host === host && p.kind === 'cpu')?.id;
   if (cpu) {
-    const withPes: ProjectDocument = { ...doc, arch: { ...doc.arch, pes: placed } };
+    const withPes: WrittenDocument = { ...doc, arch: { ...doc.arch, pes: placed } };
     for (const a of added) {
       if (a.kind !== 'gpu') continue;
       if (doc.arch.links.some((l) => (l.a === cpu && l.b === a.id) || (l.a === a.id && l.b === cpu))) continue;

@@ -1,8 +1,8 @@
 import { memo } from 'react';
 import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
-import type { AppNode } from '@pipeloom/core';
+import type { AppNode, MappingTarget } from '@pipeloom/core';
 import { KernelNode } from './KernelNode.js';
-import { PePick } from './PePick.js';
+import { PeBadge, PePick } from './PePick.js';
 
 // Composite nodes on the DFG canvas. Collapsed: one box with the composite's ports as handles,
 // like a kernel node. Expanded in place: a group box (React Flow parent) whose children are the
@@ -15,7 +15,7 @@ export type CompositeNodeData = {
   label: string;
   inputs: string[];
   outputs: string[];
-  pe?: string;
+  pe?: MappingTarget;
   color?: string;
   errors: number;
   /** Port types for tooltips. */
@@ -38,7 +38,7 @@ function CompositeNodeView({ data, selected }: NodeProps<CompositeFlowNode>) {
     <div className={`kn composite${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`} style={color ? ({ '--pe': color } as React.CSSProperties) : undefined} data-testid={`dfg-node-${flowId}`}>
       <div className="kn-head">
         <span className="kn-id">{node.id}</span>
-        {data.pe && <span className="kn-pe" title="Processing element (the whole composite)">{data.pe}</span>}
+        <PeBadge flowId={flowId} pe={data.pe} what="Processing element (the whole composite)" />
       </div>
       <div className="kn-kernel">
         <span title="Composite node">{data.label}</span>
@@ -78,7 +78,7 @@ function GroupNodeView({ data, selected }: NodeProps<GroupFlowNode>) {
       <div className="dfg-group-head">
         <span className="kn-id">{node.id}</span>
         <span className="muted">{data.label}</span>
-        {data.pe && <span className="kn-pe">{data.pe}</span>}
+        <PeBadge flowId={flowId} pe={data.pe} />
         <span className="kn-actions nodrag">
           <button className="icon" title="Collapse to one node" onClick={data.onExpand} data-testid={`collapse-${flowId}`}>
             ⊟

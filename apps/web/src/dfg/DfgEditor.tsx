@@ -23,6 +23,7 @@ import { groupChanges } from '../store/hierarchy.js';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, minimapFits, openingViewport, useMeasured, useRefitOnResize, useSize, nextDragKey } from '../lib/canvas.js';
 import { closesLoop, compositePorts, connectionProblem, freshNodeId, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
 import { peColor } from '../lib/colors.js';
+import { firstPe, samePlace } from '../store/targets.js';
 import { problemKey, useProblemCounts } from '../lib/problems.js';
 import { useResolve } from '../lib/resolve.js';
 import { declaredHandles, estimatedSize } from './KernelNode.js';
@@ -121,19 +122,19 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
             const t = portTypeAt(doc, ctx, n, p, 'out');
             types[`out.${p}`] = t.type ? formatDataType(t.type) : (t.error ?? '');
           }
-          return { ...base, type: 'composite', data: { node: n, flowId, label: label(n), ...ports, types, pe, color: peColor(doc, pe), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
+          return { ...base, type: 'composite', data: { node: n, flowId, label: label(n), ...ports, types, pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
         }
         const estimate = declare && !sizes.get(flowId) ? estimatedSize(n.kernel ?? '', mapping) : undefined;
         return {
           ...base,
           type: 'kernel',
           ...(estimate ? { initialWidth: estimate.width, initialHeight: estimate.height, handles: declaredHandles(n.kernel ?? '') } : {}),
-          data: { node: n, resolved: resolve(flatId, n), flowId, q: repetitions?.[flatId], pe, color: peColor(doc, pe), errors: errorsOf(n.id, nAt, flatId), ...pick(flatId) },
+          data: { node: n, resolved: resolve(flatId, n), flowId, q: repetitions?.[flatId], pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), ...pick(flatId) },
         };
       },
       group: (n, flowId, flatId, nAt) => {
         const pe = effectivePe(doc.mapping, flatId).pe;
-        return { type: 'group', data: { node: n, flowId, label: label(n), pe, color: peColor(doc, pe), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
+        return { type: 'group', data: { node: n, flowId, label: label(n), pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
       },
       edge: (e, id, src, inner) => {
         const t = portTypeAt(doc, ctxFor(src.at, src.flatId, src.node.id), src.node, e.from.port, 'out').type;
@@ -160,7 +161,8 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
         const b = built.where.get(e.target);
         const pa = a?.kind === 'node' ? effectivePe(doc.mapping, a.flatId).pe : undefined;
         const pb = b?.kind === 'node' ? effectivePe(doc.mapping, b.flatId).pe : undefined;
-        return { ...e, selected: isSelected(selection, w, mapping), className: `${problems.get(k) ? 'edge-error' : ''}${mapping && pa && pb && pa !== pb ? ' edge-crossing' : ''}` };
+        // A list spreads shares over PEs: its edges cross between PEs too.
+        return { ...e, selected: isSelected(selection, w, mapping), className: `${problems.get(k) ? 'edge-error' : ''}${mapping && pa && pb && !samePlace(pa, pb) ? ' edge-crossing' : ''}` };
       }),
     [built, selection, problems, mapping, doc.mapping],
   );

@@ -4,6 +4,7 @@ import { findKernel } from '@pipeloom/kernels';
 import type { AppNode, TokenRange } from '@pipeloom/core';
 import { useProject } from '../store/project.js';
 import { effectivePe } from '../store/graphs.js';
+import { firstPe, loweredPe } from '../store/targets.js';
 import { peColor } from '../lib/colors.js';
 import { boundsOf, openingViewport } from '../lib/canvas.js';
 import { useCompile } from '../worker/client.js';
@@ -39,7 +40,8 @@ export function ExpandedView({ toggle, size }: { toggle: React.ReactNode; size: 
   const { nodes, edges } = useMemo(() => {
     const g = lowered?.expanded;
     const nodes: Node[] = (g?.nodes ?? []).map((n) => {
-      const pe = effectivePe(doc.mapping, n.id).pe ?? effectivePe(doc.mapping, n.firing?.node ?? n.id).pe;
+      // A share `X[j]` of a node with tasks runs where lowering puts it (store/targets.ts loweredPe).
+      const pe = loweredPe(doc.mapping, n.id) ?? firstPe(effectivePe(doc.mapping, n.id).pe ?? effectivePe(doc.mapping, n.firing?.node ?? n.id).pe);
       return { id: n.id, type: 'firing', position: n.position, draggable: false, selectable: false, connectable: false, width: FIRING_SIZE.width, height: FIRING_SIZE.height, data: { id: n.id, kernel: n.kernel, firing: n.firing, color: peColor(doc, pe) } };
     });
     const edges: Edge[] = (g?.edges ?? []).map((e, i) => {

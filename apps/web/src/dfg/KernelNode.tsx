@@ -1,9 +1,9 @@
 import { memo } from 'react';
 import { Handle, Position, type Node, type NodeHandle, type NodeProps } from '@xyflow/react';
 import { findKernel, formatDataType } from '@pipeloom/kernels';
-import type { AppNode } from '@pipeloom/core';
+import type { AppNode, MappingTarget } from '@pipeloom/core';
 import { nodePorts, portType } from '../lib/kernels.js';
-import { PePick } from './PePick.js';
+import { PeBadge, PePick } from './PePick.js';
 
 export type KernelNodeData = {
   node: AppNode;
@@ -13,7 +13,8 @@ export type KernelNodeData = {
   flowId?: string;
   /** Firings per iteration, shown when above 1 (`×8`). */
   q?: number;
-  pe?: string;
+  /** Its PE, or, for a node with tasks, the PEs its shares take in turn. */
+  pe?: MappingTarget;
   color?: string;
   errors: number;
   /** Mapping view: the PE picker on the node. */
@@ -77,7 +78,12 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
             ×{data.q}
           </span>
         )}
-        {data.pe && <span className="kn-pe" title="Processing element">{data.pe}</span>}
+        {node.tasks !== undefined && (
+          <span className="kn-tasks" title={`runs each firing as ${resolved.tasks} tasks (shares of its ${kernel?.split?.range ?? 'work'}), then sums them`} data-testid={`tasks-${flowId}`}>
+            {typeof resolved.tasks === 'number' ? resolved.tasks : node.tasks} tasks
+          </span>
+        )}
+        <PeBadge flowId={flowId} pe={data.pe} />
       </div>
       <div className="kn-kernel" title={kernel?.description}>{kernel?.title ?? `unknown kernel ${node.kernel}`}</div>
       <div className="kn-ports" style={{ height: rows * PORT_ROW }}>

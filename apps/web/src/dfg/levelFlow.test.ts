@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { ProjectDocument } from '@pipeloom/core';
+import type { WrittenDocument } from '@pipeloom/core';
 import { readDocument } from '../shell/documents.js';
 import { applyChanges } from '../store/changes.js';
 import { estimated, expandChanges, levelFlow } from './levelFlow.js';
 
 const doc = readDocument(readFileSync(new URL('../../../../examples/composite.json', import.meta.url), 'utf8')).doc!;
 
-const flow = (d: ProjectDocument, at = {}, prefix = '') =>
+const flow = (d: WrittenDocument, at = {}, prefix = '') =>
   levelFlow({ doc: d, at, prefix, sizeOf: (_, n) => estimated(d, n), node: (n) => ({ type: n.kernel ? 'kernel' : 'composite', data: {} }), group: () => ({ type: 'group', data: {} }), edge: () => ({}) });
 
 describe('the DFG canvas at a level', () => {

@@ -1,5 +1,5 @@
 import type { Edge, Node } from '@xyflow/react';
-import type { AppEdge, AppNode, ProjectDocument } from '@pipeloom/core';
+import type { AppEdge, AppNode, WrittenDocument } from '@pipeloom/core';
 import { compositeOf, graphAt, graphKey, innerAt, isComposite, type Graph, type GraphAt } from '../store/graphs.js';
 import { edgeKey, type EdgeKey } from '../store/records.js';
 import type { Change } from '../store/changes.js';
@@ -28,7 +28,7 @@ export const GROUP = { top: 38, pad: 16 };
 /** A size for each flow id, measured or estimated. */
 export type SizeOf = (flowId: string, n: AppNode) => { width: number; height: number };
 
-export const estimated = (doc: ProjectDocument, n: AppNode): { width: number; height: number } => {
+export const estimated = (doc: WrittenDocument, n: AppNode): { width: number; height: number } => {
   if (!isComposite(n)) return estimatedSize(n.kernel ?? '', false);
   const c = compositeOf(doc, n);
   const rows = Math.max(c?.inputs?.length ?? 0, c?.outputs?.length ?? 0, 1);
@@ -58,7 +58,7 @@ export function placed(g: Graph): Map<string, { x: number; y: number }> {
 }
 
 export interface LevelInput {
-  doc: ProjectDocument;
+  doc: WrittenDocument;
   at: GraphAt | undefined;
   /** Flattened id prefix of the level (`s1/`). */
   prefix: string;
@@ -149,7 +149,7 @@ export function levelFlow(input: LevelInput): LevelFlow {
  * Expanding a composite in place (or collapsing it back): its `collapsed` flag, and the nodes
  * to its right moved by the difference in width so the group does not cover them. One step.
  */
-export function expandChanges(doc: ProjectDocument, at: GraphAt | undefined, n: AppNode, sizeOf: SizeOf): Change[] {
+export function expandChanges(doc: WrittenDocument, at: GraphAt | undefined, n: AppNode, sizeOf: SizeOf): Change[] {
   const g = graphAt(doc, at);
   const c = compositeOf(doc, n);
   const where = at && (at.def !== undefined || at.inline?.length) ? { at } : {};

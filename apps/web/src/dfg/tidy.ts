@@ -1,12 +1,12 @@
 import ELK from 'elkjs/lib/elk.bundled.js';
-import type { ProjectDocument } from '@pipeloom/core';
+import type { WrittenDocument } from '@pipeloom/core';
 
 // "Tidy": an ELK layered layout of the DFG, left to right, one port per handle side. Runs in
 // the worker; the result is applied as one undoable batch of moves.
 
 let elk: InstanceType<typeof ELK> | undefined;
 
-export async function tidyDfg(doc: ProjectDocument, sizes: Record<string, { width: number; height: number }>): Promise<Record<string, { x: number; y: number }>> {
+export async function tidyDfg(doc: WrittenDocument, sizes: Record<string, { width: number; height: number }>): Promise<Record<string, { x: number; y: number }>> {
   elk ??= new ELK();
   const index = new Map(doc.app.nodes.map((n, i) => [n.id, i]));
   const out = await elk.layout({

@@ -1,7 +1,9 @@
 import { MarkerType, Position, type Edge, type Node, type NodeHandle } from '@xyflow/react';
-import { type ProjectDocument, bufferIndex, bufferNode } from '@pipeloom/core';
+import { type WrittenDocument, bufferIndex, bufferNode } from '@pipeloom/core';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
+import { GENERIC_SUM } from '@pipeloom/kernels';
 import { peColor } from '../lib/colors.js';
+import { loweredPe } from '../store/targets.js';
 import type { IgLayout } from './layout.js';
 import type { LoweredView, Strategy } from '../worker/protocol.js';
 
@@ -23,11 +25,12 @@ export function declaredHandles(n: { kind: string; width: number; height: number
   ];
 }
 
-export function igFlow({ ig, layout }: Strategy, doc: ProjectDocument, lowered?: LoweredView): { nodes: Node[]; edges: Edge[] } {
+export function igFlow({ ig, layout }: Strategy, doc: WrittenDocument, lowered?: LoweredView): { nodes: Node[]; edges: Edge[] } {
   // By id, once per render: a search per IG node was quadratic on large graphs. A document
   // with composites or rates names lowered nodes (`s1/inc`, `S#3`): those of the lowered view.
-  const appNodes = new Map<string, { kernel?: string }>(doc.app.nodes.map((n) => [n.id, n]));
+  const appNodes = new Map<string, { kernel?: string; tasks?: unknown }>(doc.app.nodes.map((n) => [n.id, n]));
   for (const n of lowered?.expanded.nodes ?? []) appNodes.set(n.id, n);
+  const kernelOf = (id: string) => splitKernel(appNodes, id) ?? appNodes.get(id)?.kernel;
   const peKinds = new Map(doc.arch.pes.map((p) => [p.id, p.kind]));
   const declare = layout.nodes.length > DRAW_IN_VIEW_ONLY_ABOVE;
   const nodes: Node[] = layout.nodes.map((n) => {
@@ -38,11 +41,10 @@ export function igFlow({ ig, layout }: Strategy, doc: ProjectDocument, lowered?:
     }
     if (n.kind === 'buffer') return { ...base, type: 'igBuffer', data: { buffer: bufferNode(ig, bufferIndex(ig, n.id.slice(2))) } };
     const id = n.id.slice(2);
-    const app = appNodes.get(id);
     return {
       ...base,
       type: 'igNode',
-      data: { id, kernel: app?.kernel ?? '', schedule: (ig.schedule as Record<string, number>)[id], latency: (ig.latency as Record<string, number>)[id], color: peColor(doc, n.parent ? n.parent.slice('pe:'.length) : doc.mapping[id]) },
+      data: { id, kernel: kernelOf(id) ?? '', schedule: (ig.schedule as Record<string, number>)[id], latency: (ig.latency as Record<string, number>)[id], color: peColor(doc, n.parent ? n.parent.slice('pe:'.length) : loweredPe(doc.mapping, id)) },
     };
   });
   const edges: Edge[] = layout.edges.map((e) => ({
@@ -54,6 +56,17 @@ export function igFlow({ ig, layout }: Strategy, doc: ProjectDocument, lowered?:
     ...(e.transfer ? { animated: true } : {}),
   }));
   return { nodes, edges };
+}
+
+/**
+ * Lowering splits a node X with tasks into shares `X[j]`, of X's kernel, and a combine keeping
+ * the id X, a generic.sum (core document/tasks.ts): their kernels, where the IG names them.
+ */
+function splitKernel(nodes: ReadonlyMap<string, { kernel?: string; tasks?: unknown }>, id: string): string | undefined {
+  if (nodes.get(id)?.tasks !== undefined) return GENERIC_SUM;
+  const m = /^(.*)\[\d+\]$/.exec(id);
+  const x = m && nodes.get(m[1]);
+  return x && x.tasks !== undefined ? x.kernel : undefined;
 }
 
 /**

@@ -77,3 +77,18 @@ describe('layout of a large implementation graph', () => {
   });
 });
 
+
+describe('a node with tasks mapped onto a PE list (examples/mlem.json)', () => {
+  const mlem = parseDocument(readFileSync(new URL('../../../../examples/mlem.json', import.meta.url), 'utf8'));
+  if (!mlem.ok) throw new Error('examples/mlem.json does not parse');
+  const written = normalize(mlem.doc);
+
+  it("each share X[j] sits in the lane of the list's PE j mod P, the combine in the first's", async () => {
+    const r = compile(written, { overlap: false });
+    if (!r.ok) throw new Error('mlem does not compile');
+    const layout = await layoutIg(r.ig, written.mapping, written.arch.pes.map((p) => p.id));
+    const lane = (id: string) => layout.nodes.find((x) => x.id === `n:${id}`)?.parent;
+    expect(['projbp[0]', 'projbp[1]', 'projbp[2]', 'projbp[3]', 'projbp'].map(lane)).toEqual(['pe:gpu0@h0', 'pe:cpu@h0', 'pe:gpu0@h0', 'pe:cpu@h0', 'pe:gpu0@h0']);
+    for (const id of r.ig.order) expect(lane(id)).toBeDefined();
+  });
+});

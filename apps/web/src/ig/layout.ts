@@ -1,6 +1,7 @@
 import ELK from 'elkjs/lib/elk.bundled.js';
 import type { ElkNode } from 'elkjs/lib/elk-api.js';
-import { bufferNodes, type ImplementationGraph } from '@pipeloom/core';
+import { bufferNodes, type ImplementationGraph, type MappingTarget } from '@pipeloom/core';
+import { loweredPe } from '../store/targets.js';
 import { longestPathDepths } from '../lib/layers.js';
 
 // Lays out an implementation graph with elkjs: layered, left to right, one cluster per PE
@@ -40,15 +41,17 @@ const nodeKey = (n: string) => `n:${n}`;
 const bufKey = (b: string) => `b:${b}`;
 
 /** The graph the IG view draws, before positions: clusters, members and edges. */
-export function igGraph(ig: ImplementationGraph, mapping: Record<string, string>) {
+export function igGraph(ig: ImplementationGraph, mapping: Record<string, MappingTarget>) {
   const buffers = bufferNodes(ig);
   const pes = new Set<string>(ig.programs.pes.map((p) => p.pe));
   for (const b of buffers) pes.add(b.pe);
-  for (const n of ig.order) if (mapping[n]) pes.add(mapping[n]);
+  // The IG names lowered nodes: a share `X[j]` of a list-mapped X has the lane lowering gives it.
+  const peOf = new Map(ig.order.map((n) => [n, loweredPe(mapping, n)]));
+  for (const pe of peOf.values()) if (pe) pes.add(pe);
   const members = new Map<string, { id: string; kind: 'node' | 'buffer' }[]>();
   for (const pe of pes) members.set(pe, []);
   for (const n of ig.order) {
-    const pe = mapping[n];
+    const pe = peOf.get(n);
     if (pe) members.get(pe)!.push({ id: nodeKey(n), kind: 'node' });
   }
   for (const b of buffers) members.get(b.pe)!.push({ id: bufKey(b.id), kind: 'buffer' });
@@ -126,7 +129,7 @@ export function layerX(g: Graph, sizeOf: Sizes): Map<string, number> {
  * layering of boxes must break; lanes keep both the flow order and the PE grouping. Graphs
  * beyond ELK_LIMIT members get their x from `layerX`.
  */
-export async function layoutIg(ig: ImplementationGraph, mapping: Record<string, string>, peOrder: readonly string[] = []): Promise<IgLayout> {
+export async function layoutIg(ig: ImplementationGraph, mapping: Record<string, MappingTarget>, peOrder: readonly string[] = []): Promise<IgLayout> {
   const g = igGraph(ig, mapping);
   const sizeOf: Sizes = new Map();
   for (const list of g.members.values()) for (const m of list) sizeOf.set(m.id, m.kind === 'node' ? COMPUTE_SIZE : BUFFER_SIZE);

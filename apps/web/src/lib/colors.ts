@@ -1,4 +1,4 @@
-import type { ProjectDocument } from '@pipeloom/core';
+import type { WrittenDocument } from '@pipeloom/core';
 
 // Stable colours: a PE keeps its colour as long as it keeps its place in the architecture.
 const PE_COLORS = ['#3b82f6', '#f59e0b', '#10b981', '#ef4444', '#8b5cf6', '#06b6d4', '#ec4899', '#84cc16', '#f97316', '#6366f1'];
@@ -9,7 +9,7 @@ const MEMORY_COLORS = ['#dbeafe', '#fde68a', '#bbf7d0', '#fecaca', '#ddd6fe', '#
 // graph was 10 million comparisons per render.
 const places = new WeakMap<readonly { id: string }[], Map<string, number>>();
 
-export function peColor(doc: ProjectDocument, pe: string | undefined): string | undefined {
+export function peColor(doc: WrittenDocument, pe: string | undefined): string | undefined {
   if (!pe) return undefined;
   let place = places.get(doc.arch.pes);
   if (!place) places.set(doc.arch.pes, (place = new Map(doc.arch.pes.map((p, i) => [p.id, i]))));

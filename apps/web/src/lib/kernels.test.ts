@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { emptyDocument } from '../store/project.js';
-import { closesLoop, connectionProblem, freshNodeId } from './kernels.js';
-import type { ProjectDocument } from '@pipeloom/core';
+import { findKernel } from '@pipeloom/kernels';
+import { closesLoop, connectionProblem, freshNodeId, writtenParams } from './kernels.js';
+import type { WrittenDocument } from '@pipeloom/core';
 
-const doc: ProjectDocument = {
+const doc: WrittenDocument = {
   ...emptyDocument(),
   app: {
     nodes: [
@@ -39,5 +40,13 @@ describe('connections are checked against the kernels\' port types', () => {
   it('new node ids come from the kernel name and never collide', () => {
     expect(freshNodeId(doc, 'matrix.increment')).toBe('increment');
     expect(freshNodeId({ ...doc, app: { ...doc.app, nodes: [...doc.app.nodes, { id: 'increment', kernel: 'matrix.increment' }] } }, 'matrix.increment')).toBe('increment2');
+  });
+});
+
+describe('the params the designer writes', () => {
+  it("a split kernel's count and index are left to tasks unless the node sets them itself", () => {
+    const projbp = findKernel('mlem.projbp')!;
+    expect(Object.keys(writtenParams(projbp, {})).sort()).toEqual(['angles', 'size']);
+    expect(writtenParams(projbp, { shares: 3, share: 1 })).toMatchObject({ shares: 3, share: 1 });
   });
 });

@@ -1,5 +1,5 @@
 import { findKernel, formatDataType, portsFor, sameDataType, withDefaults, type DataType, type KernelSpec, type ParamValue, type PortSpec } from '@pipeloom/kernels';
-import type { AppNode, ProjectDocument } from '@pipeloom/core';
+import type { AppNode, WrittenDocument } from '@pipeloom/core';
 import { compositeOf, graphAt, innerAt, type GraphAt } from '../store/graphs.js';
 
 // Port types as the editor sees them: resolved from the node's params (defaults filled in),
@@ -8,11 +8,14 @@ import { compositeOf, graphAt, innerAt, type GraphAt } from '../store/graphs.js'
 /**
  * The params the designer writes for a node: `params` with the kernel's defaults, except a
  * checker's expectation params the node leaves unset (they are derived from the graph
- * upstream until the user sets one).
+ * upstream until the user sets one) and a split's count and index params it leaves unset.
  */
 export function writtenParams(kernel: KernelSpec, params: AppNode['params'] | undefined): Record<string, ParamValue> {
   const out = withDefaults(kernel, params);
   for (const p of kernel.expects?.params ?? []) if (!Object.hasOwn(params ?? {}, p)) delete out[p];
+  // A split's count and index are what `tasks` sets on each share: written only where the node
+  // sets them itself (a node with both and tasks is refused).
+  for (const p of kernel.split ? [kernel.split.count, kernel.split.index] : []) if (!Object.hasOwn(params ?? {}, p)) delete out[p];
   return out;
 }
 
@@ -53,13 +56,13 @@ export interface PortContext {
 const AS_WRITTEN: PortContext = { prefix: '', resolve: (_, n) => n };
 
 /** A composite node's port names: its def's (or inline graph's) inputs and outputs. */
-export function compositePorts(doc: ProjectDocument, node: AppNode): { inputs: string[]; outputs: string[] } {
+export function compositePorts(doc: WrittenDocument, node: AppNode): { inputs: string[]; outputs: string[] } {
   const c = compositeOf(doc, node);
   return { inputs: (c?.inputs ?? []).map((p) => p.name), outputs: (c?.outputs ?? []).map((p) => p.name) };
 }
 
 /** A port's type where the node is written: a kernel node's from its evaluated params, a composite's from the inner port it is bound to. */
-export function portTypeAt(doc: ProjectDocument, ctx: PortContext, node: AppNode, port: string, side: 'in' | 'out', depth = 0): { type?: DataType; error?: string } {
+export function portTypeAt(doc: WrittenDocument, ctx: PortContext, node: AppNode, port: string, side: 'in' | 'out', depth = 0): { type?: DataType; error?: string } {
   if (node.kernel !== undefined) return portType(ctx.resolve(`${ctx.prefix}${node.id}`, node), port, side);
   const c = compositeOf(doc, node);
   const inner = innerAt(ctx.at, node);
@@ -71,7 +74,7 @@ export function portTypeAt(doc: ProjectDocument, ctx: PortContext, node: AppNode
 }
 
 /** Why connecting from.port to to.port in the graph at `ctx.at` is refused, or null when it is fine. */
-export function connectionProblem(doc: ProjectDocument, from: { node: string; port: string }, to: { node: string; port: string }, ctx: PortContext = AS_WRITTEN): string | null {
+export function connectionProblem(doc: WrittenDocument, from: { node: string; port: string }, to: { node: string; port: string }, ctx: PortContext = AS_WRITTEN): string | null {
   const g = graphAt(doc, ctx.at) ?? doc.app;
   const src = g.nodes.find((n) => n.id === from.node);
   const dst = g.nodes.find((n) => n.id === to.node);
@@ -92,12 +95,12 @@ export function connectionProblem(doc: ProjectDocument, from: { node: string; po
  * Whether an edge from -> to closes a loop (a node feeding itself, or a path back from `to`):
  * the designer gives such an edge a delay (initial tokens) so the loop can start.
  */
-export function closesLoop(doc: ProjectDocument, from: { node: string }, to: { node: string }, ctx: PortContext = AS_WRITTEN): boolean {
+export function closesLoop(doc: WrittenDocument, from: { node: string }, to: { node: string }, ctx: PortContext = AS_WRITTEN): boolean {
   const g = graphAt(doc, ctx.at) ?? doc.app;
   return from.node === to.node || reaches(g.edges, to.node, from.node);
 }
 
-function reaches(edges: ProjectDocument['app']['edges'], start: string, goal: string): boolean {
+function reaches(edges: WrittenDocument['app']['edges'], start: string, goal: string): boolean {
   const seen = new Set<string>();
   const stack = [start];
   while (stack.length) {
@@ -111,7 +114,7 @@ function reaches(edges: ProjectDocument['app']['edges'], start: string, goal: st
 }
 
 /** A fresh node id (in the graph at `at`) from the kernel's short name: produce, increment, increment2, ... */
-export function freshNodeId(doc: ProjectDocument, kernelId: string, at?: GraphAt): string {
+export function freshNodeId(doc: WrittenDocument, kernelId: string, at?: GraphAt): string {
   const base = kernelId.split('.').pop()!.replace(/[^A-Za-z0-9_]/g, '_');
   const taken = new Set((graphAt(doc, at) ?? doc.app).nodes.map((n) => n.id));
   if (!taken.has(base)) return base;

@@ -1,8 +1,9 @@
 import { useMemo } from 'react';
-import { evaluateExpression, flattenDocument, paramTable, type AppNode, type ProjectDocument } from '@pipeloom/core';
+import { evaluateExpression, flattenDocument, paramTable, type AppNode, type WrittenDocument } from '@pipeloom/core';
 import { findKernel } from '@pipeloom/kernels';
 import { useProject } from '../store/project.js';
 import { walkInstances } from '../store/graphs.js';
+import { forCore } from '../store/targets.js';
 
 // Nodes with numbers where their params are expressions (`"width": "W"`), so the canvas and
 // the inspector resolve port types as the compiler will. Core's flatten evaluates every node
@@ -13,18 +14,18 @@ import { walkInstances } from '../store/graphs.js';
 
 export type Resolve = (flatId: string, written: AppNode) => AppNode;
 
-export function usesExpressions(doc: ProjectDocument): boolean {
+export function usesExpressions(doc: WrittenDocument): boolean {
   if (doc.params && Object.keys(doc.params).length) return true;
   if (doc.defs && Object.keys(doc.defs).length) return true;
   return doc.app.nodes.some((n) => n.composite !== undefined || n.graph !== undefined);
 }
 
-export function resolver(doc: ProjectDocument): Resolve {
+export function resolver(doc: WrittenDocument): Resolve {
   if (!usesExpressions(doc)) return (_, n) => n;
-  const flat = flattenDocument(doc);
+  const flat = flattenDocument(forCore(doc));
   const byId = new Map((flat.doc?.app.nodes ?? []).map((n) => [n.id, n]));
   const values: Record<string, number> = {};
-  for (const r of paramTable(doc)) if (r.value !== undefined) values[r.name] = r.value;
+  for (const r of paramTable(forCore(doc))) if (r.value !== undefined) values[r.name] = r.value;
   return (flatId, written) => byId.get(flatId) ?? evaluated(written, values);
 }
 
@@ -49,7 +50,7 @@ export function useResolve(): Resolve {
 }
 
 /** Every flattened node id of the document (`P`, `s1`, `s1/inc`), composites with `composite: true`: what a mapping may name. */
-export function flatNodes(doc: ProjectDocument): { id: string; composite: boolean }[] {
+export function flatNodes(doc: WrittenDocument): { id: string; composite: boolean }[] {
   const out: { id: string; composite: boolean }[] = [];
   walkInstances(doc, (n, flatId) => out.push({ id: flatId, composite: n.composite !== undefined || n.graph !== undefined }));
   return out;

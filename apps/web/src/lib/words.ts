@@ -1,4 +1,4 @@
-import type { ProjectDocument } from '@pipeloom/core';
+import type { WrittenDocument } from '@pipeloom/core';
 import { selectionForDiagnostic } from '../store/selection.js';
 import { graphKey, isApp } from '../store/graphs.js';
 import type { Selection } from '../store/records.js';
@@ -68,7 +68,7 @@ export interface WordedDiagnostic {
 }
 
 /** A diagnostic in the designer's words (the Problems list and the inspector show this). */
-export function inWords(doc: ProjectDocument, d: { path: string; message: string; hint?: string }): WordedDiagnostic {
+export function inWords(doc: WrittenDocument, d: { path: string; message: string; hint?: string }): WordedDiagnostic {
   const sel = selectionForDiagnostic(doc, d);
   const where = sel ? elementWords(sel) : '';
   const pathWords = (p: string) => {

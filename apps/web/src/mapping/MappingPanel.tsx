@@ -2,24 +2,29 @@ import { useMemo, useState } from 'react';
 import { projectStore, useProject } from '../store/project.js';
 import { peColor } from '../lib/colors.js';
 import { flatNodes } from '../lib/resolve.js';
-import { effectivePe } from '../store/graphs.js';
+import { effectivePe, flatNode } from '../store/graphs.js';
+import { mapsTo, pesOf, takesList, targetTitle } from '../store/targets.js';
+import { PeChecks } from './PeChecks.js';
 
 const NODE_MIME = 'application/pipeloom-node';
 
 // PEs grouped by host as drop targets; DFG nodes as chips, by flattened id: a composite (`s1`,
 // mapping every inner node not mapped itself) and each node inside it (`s1/inc`). A node
 // mapped through its composite sits in that PE's zone, its chip faded. Drag a chip onto a PE
-// to map it, onto "unmapped" to clear its own entry.
+// to map it, onto "unmapped" to clear its own entry. A node with tasks may be mapped onto
+// several PEs (ticked under "Nodes with tasks"): its chip is in each of their zones.
 export function MappingPanel() {
   const doc = useProject((s) => s.doc);
   const all = useMemo(() => flatNodes(doc), [doc]);
+  const split = useMemo(() => all.filter((n) => takesList(flatNode(doc, n.id))), [all, doc]);
   const selection = useProject((s) => s.selection);
   const [over, setOver] = useState<string | null>(null);
   const set = (node: string, pe: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node, pe }, { label: `map ${node}` });
 
   const zone = (key: string, pe: string | null, title: React.ReactNode, color?: string) => {
     const on = (id: string) => effectivePe(doc.mapping, id).pe;
-    const nodes = all.filter((n) => (pe ? on(n.id) === pe : !on(n.id) || !doc.arch.pes.some((p) => p.id === on(n.id))));
+    const known = (id: string) => pesOf(on(id)).some((x) => doc.arch.pes.some((p) => p.id === x));
+    const nodes = all.filter((n) => (pe ? mapsTo(on(n.id), pe) : !known(n.id)));
     return (
       <div
         key={key}
@@ -44,7 +49,7 @@ export function MappingPanel() {
             <span
               key={n.id}
               className={`chip${n.composite ? ' composite' : ''}${!Object.hasOwn(doc.mapping, n.id) && on(n.id) ? ' inherited' : ''}${(selection?.kind === 'mapping' && selection.node === n.id) || (selection?.kind === 'node' && !selection.at && selection.id === n.id) ? ' selected' : ''}`}
-              title={n.composite ? `${n.id}: every node inside not mapped itself` : Object.hasOwn(doc.mapping, n.id) ? undefined : effectivePe(doc.mapping, n.id).from ? `through ${effectivePe(doc.mapping, n.id).from}` : undefined}
+              title={n.composite ? `${n.id}: every node inside not mapped itself` : Object.hasOwn(doc.mapping, n.id) ? (pesOf(on(n.id)).length > 1 ? `${n.id}: ${targetTitle(on(n.id))}` : undefined) : effectivePe(doc.mapping, n.id).from ? `through ${effectivePe(doc.mapping, n.id).from}` : undefined}
               draggable
               data-testid={`map-chip-${n.id}`}
               onDragStart={(e) => e.dataTransfer.setData(NODE_MIME, n.id)}
@@ -86,7 +91,20 @@ export function MappingPanel() {
             )}
         </div>
       ))}
-      <p className="help">Drag a node onto a PE, or pick its PE on the node or in the inspector.</p>
+      {split.length > 0 && (
+        <div className="map-split" data-testid="map-split">
+          <div className="map-host-title" title="A node with tasks runs each firing as shares, which may spread over several PEs">
+            Nodes with tasks
+          </div>
+          {split.map((n) => (
+            <div key={n.id} className="map-split-node">
+              <b>{n.id}</b>
+              <PeChecks doc={doc} node={n.id} testid={`map-pes-${n.id}`} />
+            </div>
+          ))}
+        </div>
+      )}
+      <p className="help">Drag a node onto a PE (all of it: a node with tasks too), or pick its PE on the node or in the inspector; tick several PEs for a node with tasks.</p>
     </div>
   );
 }

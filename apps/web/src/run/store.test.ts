@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BagGraph, type ProjectDocument, type TraceEvent, toChromeTrace } from '@pipeloom/core';
+import { type BagGraph, type ProjectDocument, type WrittenDocument, type TraceEvent, toChromeTrace } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '@pipeloom/agent/local/spawn';
 import { readFileSync } from 'node:fs';
 import { compileOrThrow, piic, wsConnect } from '@pipeloom/agent/testing/fixtures';
@@ -11,7 +11,7 @@ import { CALIBRATE_ITERATIONS, createRunStore, freshness, type BagNumbers } from
 // browser uses, over `ws` instead of the browser's WebSocket).
 
 /** examples/mlem.json in task-bag mode at 8^3 and 12 angles: a task takes milliseconds on llvmpipe or a CPU. */
-function smallMlem(iterations: number, edit: (doc: ProjectDocument) => void = () => {}): ProjectDocument {
+function smallMlem(iterations: number, edit: (doc: WrittenDocument) => void = () => {}): WrittenDocument {
   const doc = readDocument(readFileSync(new URL('../../../../examples/mlem.json', import.meta.url), 'utf8')).doc!;
   const params = doc.params as Record<string, { value: number }>;
   params.N.value = 8;
@@ -22,7 +22,7 @@ function smallMlem(iterations: number, edit: (doc: ProjectDocument) => void = ()
 }
 
 /** The task graph the compile worker hands the Run view. */
-async function bagOf(doc: ProjectDocument): Promise<BagGraph> {
+async function bagOf(doc: WrittenDocument): Promise<BagGraph> {
   const out = await compileBoth(doc);
   expect(out.bag?.diagnostics).toEqual([]);
   return out.bag!.graph!;

@@ -1,5 +1,5 @@
 import { findKernel, formatDataType, portsFor, withDefaults } from '@pipeloom/kernels';
-import type { AppEdge, Expr, ProjectDocument } from '@pipeloom/core';
+import type { AppEdge, Expr, WrittenDocument } from '@pipeloom/core';
 import { projectStore } from '../store/project.js';
 import { edgeKey } from '../store/records.js';
 import { graphAt, instancePrefixes, scopeNames, type GraphAt } from '../store/graphs.js';
@@ -15,7 +15,7 @@ import { ExprField, NumberField, SelectField } from './fields.js';
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
 const CONSTANT = '(constant)';
 
-export function EdgeInspector({ doc, edge: e, at }: { doc: ProjectDocument; edge: AppEdge; at?: GraphAt }) {
+export function EdgeInspector({ doc, edge: e, at }: { doc: WrittenDocument; edge: AppEdge; at?: GraphAt }) {
   const resolve = useResolve();
   const g = graphAt(doc, at)!;
   const key = edgeKey(e);

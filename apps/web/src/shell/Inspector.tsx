@@ -1,7 +1,8 @@
-import { paramTable, type LinkKind, type ProjectDocument } from '@pipeloom/core';
+import { paramTable, type LinkKind, type WrittenDocument } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, linkKey, type Selection } from '../store/records.js';
-import { graphAt } from '../store/graphs.js';
+import { flatNode, graphAt } from '../store/graphs.js';
+import { forCore, mapsTo } from '../store/targets.js';
 import { NodeInspector, PePicker } from './NodeInspector.js';
 import { EdgeInspector } from './EdgeInspector.js';
 import { ParamEditor } from '../params/ParamPanel.js';
@@ -17,7 +18,7 @@ import { ModeFields } from './ModeFields.js';
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
 const GiB = 2 ** 30;
 
-function ProjectInspector({ doc }: { doc: ProjectDocument }) {
+function ProjectInspector({ doc }: { doc: WrittenDocument }) {
   return (
     <>
       <div className="insp-kind">Project</div>
@@ -36,7 +37,7 @@ function ProjectInspector({ doc }: { doc: ProjectDocument }) {
   );
 }
 
-function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Selection | null }) {
+function InspectorBody({ doc, selection }: { doc: WrittenDocument; selection: Selection | null }) {
   if (!selection || selection.kind === 'options') return <ProjectInspector doc={doc} />;
   switch (selection.kind) {
     case 'node': {
@@ -44,7 +45,7 @@ function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Se
       return node ? <NodeInspector doc={doc} node={node} at={selection.at} /> : <ProjectInspector doc={doc} />;
     }
     case 'param': {
-      const row = paramTable(doc).find((r) => r.name === selection.name);
+      const row = paramTable(forCore(doc)).find((r) => r.name === selection.name);
       if (!row) return <ProjectInspector doc={doc} />;
       return (
         <>
@@ -55,14 +56,14 @@ function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Se
       );
     }
     case 'mapping': {
-      const node = doc.app.nodes.find((n) => n.id === selection.node);
+      const node = flatNode(doc, selection.node);
       return (
         <>
           <div className="insp-kind">Mapping entry</div>
           <div className="insp-row">
             Node <b>{selection.node}</b> {node ? '' : <span className="field-error">is not in the DFG</span>}
           </div>
-          {node || selection.node.includes('/') ? <PePicker doc={doc} flatId={selection.node} /> : <button onClick={() => dispatch({ type: 'mapping/set', node: selection.node, pe: null })}>Remove entry</button>}
+          {node || selection.node.includes('/') ? <PePicker doc={doc} flatId={selection.node} node={node} /> : <button onClick={() => dispatch({ type: 'mapping/set', node: selection.node, pe: null })}>Remove entry</button>}
         </>
       );
     }
@@ -99,7 +100,7 @@ function InspectorBody({ doc, selection }: { doc: ProjectDocument; selection: Se
     case 'pe': {
       const p = doc.arch.pes.find((x) => x.id === selection.id);
       if (!p) return <ProjectInspector doc={doc} />;
-      const mapped = Object.entries(doc.mapping).filter(([, v]) => v === p.id).map(([k]) => k);
+      const mapped = Object.entries(doc.mapping).filter(([, v]) => mapsTo(v, p.id)).map(([k]) => k);
       return (
         <>
           <div className="insp-kind">Processing element</div>

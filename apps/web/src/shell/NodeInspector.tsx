@@ -1,5 +1,5 @@
 import { findKernel, formatDataType, type ParamSpec, type ParamValue } from '@pipeloom/kernels';
-import type { AppNode, Expr, ImplementationGraph, ProjectDocument } from '@pipeloom/core';
+import type { AppNode, Expr, ImplementationGraph, WrittenDocument } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
 import { compositeOf, effectivePe, graphAt, graphKey, instancePrefixes, isComposite, levelAt, scopeNames, type GraphAt } from '../store/graphs.js';
 import { ungroupChanges } from '../store/hierarchy.js';
@@ -11,6 +11,9 @@ import { writtenValue } from '../params/ParamPanel.js';
 import { useCompile } from '../worker/client.js';
 import { CheckField, ExprField, SelectField, TextField, validId } from './fields.js';
 import { RequiresField } from './RequiresField.js';
+import { TasksField } from './TasksField.js';
+import { PeChecks } from '../mapping/PeChecks.js';
+import { takesList, targetLabel } from '../store/targets.js';
 
 // The inspector of a DFG node, kernel or composite, wherever it is written (the app graph, a
 // def, an inline graph): id, PE, params (numbers or expressions over the params in scope),
@@ -21,32 +24,58 @@ const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) =>
 const at$ = (at: GraphAt | undefined) => (at ? { at } : {});
 
 /** The flattened id prefix under which to show a node of the graph at `at`: the canvas's level when it shows that graph, else its first instance. */
-function usePrefix(doc: ProjectDocument, at: GraphAt | undefined): string {
+function usePrefix(doc: WrittenDocument, at: GraphAt | undefined): string {
   const level = useProject((s) => s.level);
   const shown = levelAt(doc, level);
   if (shown && graphKey(shown) === graphKey(at)) return level.length ? `${level.join('/')}/` : '';
   return instancePrefixes(doc, at)[0] ?? '';
 }
 
-export function PePicker({ doc, flatId }: { doc: ProjectDocument; flatId: string }) {
+/** The value the picker shows while a node without tasks names a list (a file's): shown so one PE can be picked. */
+const LIST = '\u0000list';
+
+/**
+ * Where a node runs. A node with tasks may take several PEs (ticked: its shares take them in
+ * turn); any other node takes one, so the picker offers no list.
+ */
+export function PePicker({ doc, flatId, node }: { doc: WrittenDocument; flatId: string; node?: AppNode }) {
   const eff = effectivePe(doc.mapping, flatId);
   const inherited = eff.from !== undefined && eff.from !== flatId;
+  const own = Object.hasOwn(doc.mapping, flatId) ? doc.mapping[flatId] : undefined;
+  const entry = flatId.includes('/') && <div className="field-hint-row muted">mapping entry <code>{flatId}</code></div>;
+  if (takesList(node)) {
+    return (
+      <>
+        <div className="insp-section" title="A node with tasks may spread its shares over several PEs">
+          Mapped on
+        </div>
+        {inherited && !own && <div className="insp-row muted">as {eff.from} ({targetLabel(eff.pe)}) until a PE is ticked</div>}
+        <PeChecks doc={doc} node={flatId} testid="inspector-pes" />
+        {entry}
+      </>
+    );
+  }
+  const list = Array.isArray(own) ? own : undefined;
   return (
     <>
       <SelectField
         label="Mapped on"
-        value={doc.mapping[flatId] ?? ''}
+        value={typeof own === 'string' ? own : own ? LIST : ''}
         testid="inspector-pe"
-        options={[{ value: '', label: inherited ? `as ${eff.from} (${eff.pe})` : 'unmapped' }, ...doc.arch.pes.map((p) => ({ value: p.id, label: `${p.id} (${p.kind})` }))]}
-        onCommit={(pe) => dispatch({ type: 'mapping/set', node: flatId, pe: pe || null }, { label: `map ${flatId}` })}
+        options={[
+          { value: '', label: inherited ? `as ${eff.from} (${targetLabel(eff.pe)})` : 'unmapped' },
+          ...(list ? [{ value: LIST, label: `${targetLabel(list)}: a list needs tasks; pick one PE` }] : []),
+          ...doc.arch.pes.map((p) => ({ value: p.id, label: `${p.id} (${p.kind})` })),
+        ]}
+        onCommit={(pe) => pe !== LIST && dispatch({ type: 'mapping/set', node: flatId, pe: pe || null }, { label: `map ${flatId}` })}
       />
-      {flatId.includes('/') && <div className="field-hint-row muted">mapping entry <code>{flatId}</code></div>}
+      {entry}
     </>
   );
 }
 
 /** A kernel param's field with its description, unit, range and default written under it. */
-function ParamField(props: { doc: ProjectDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
+function ParamField(props: { doc: WrittenDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
   return (
     <>
       <ParamInput {...props} />
@@ -57,7 +86,7 @@ function ParamField(props: { doc: ProjectDocument; node: AppNode; at?: GraphAt; 
   );
 }
 
-function ParamInput({ doc, node, at, name, spec, evaluated }: { doc: ProjectDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
+function ParamInput({ doc, node, at, name, spec, evaluated }: { doc: WrittenDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
   const kernel = findKernel(node.kernel ?? '')!;
   const written = writtenParams(kernel, node.params);
   const value = written[name];
@@ -100,7 +129,7 @@ function ParamInput({ doc, node, at, name, spec, evaluated }: { doc: ProjectDocu
 }
 
 /** Tokens per firing of each port (empty: the default, 1 or the kernel port's own rate), and the repetition count compiling found. */
-function Rates({ doc, node, at, ports, flatId }: { doc: ProjectDocument; node: AppNode; at?: GraphAt; ports: { name: string; side: 'in' | 'out'; rate?: number }[]; flatId: string }) {
+function Rates({ doc, node, at, ports, flatId }: { doc: WrittenDocument; node: AppNode; at?: GraphAt; ports: { name: string; side: 'in' | 'out'; rate?: number }[]; flatId: string }) {
   const q = useCompile((s) => s.result?.lowered?.repetitions[flatId]);
   const set = (port: string, v: Expr | '', coalesce: string) => {
     const rates = { ...(node.rates ?? {}) };
@@ -133,7 +162,7 @@ function Rates({ doc, node, at, ports, flatId }: { doc: ProjectDocument; node: A
   );
 }
 
-function Rename({ doc, node, at }: { doc: ProjectDocument; node: AppNode; at?: GraphAt }) {
+function Rename({ doc, node, at }: { doc: WrittenDocument; node: AppNode; at?: GraphAt }) {
   const g = graphAt(doc, at);
   return (
     <TextField
@@ -157,7 +186,7 @@ function expectation(ig: ImplementationGraph | undefined, node: AppNode, flatId:
   return { overridden, shown };
 }
 
-function KernelInspector({ doc, node, at }: { doc: ProjectDocument; node: AppNode; at?: GraphAt }) {
+function KernelInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNode; at?: GraphAt }) {
   const kernel = findKernel(node.kernel ?? '');
   const prefix = usePrefix(doc, at);
   const flatId = `${prefix}${node.id}`;
@@ -184,7 +213,7 @@ function KernelInspector({ doc, node, at }: { doc: ProjectDocument; node: AppNod
           {kernel.description} <span className="muted">({kernel.version}{kernel.package && kernel.package !== 'builtin' ? `, package ${kernel.package}` : ''})</span>
         </p>
       )}
-      <PePicker doc={doc} flatId={flatId} />
+      <PePicker doc={doc} flatId={flatId} node={node} />
       {kernel?.expects && !expects && (
         <p className="help" data-testid="inspector-expectation">
           Expects what the graph upstream makes: derived when the document compiles (every node mapped), or set a param below to state it.
@@ -201,7 +230,12 @@ function KernelInspector({ doc, node, at }: { doc: ProjectDocument; node: AppNod
         </p>
       )}
       {kernel && Object.keys(kernel.params).length > 0 && <div className="insp-section">Parameters</div>}
-      {kernel && Object.entries(kernel.params).map(([name, spec]) => <ParamField key={`${graphKey(at)}.${node.id}.${name}`} doc={doc} node={node} at={at} name={name} spec={spec} evaluated={resolved.params?.[name]} />)}
+      {kernel &&
+        Object.entries(kernel.params)
+          // With tasks, the split's count and index are set on each share, not here.
+          .filter(([name]) => !(node.tasks !== undefined && kernel.split && (name === kernel.split.count || name === kernel.split.index)))
+          .map(([name, spec]) => <ParamField key={`${graphKey(at)}.${node.id}.${name}`} doc={doc} node={node} at={at} name={name} spec={spec} evaluated={resolved.params?.[name]} />)}
+      {kernel && (kernel.split || node.tasks !== undefined) && <TasksField key={`${graphKey(at)}.${node.id}.tasks`} doc={doc} node={node} at={at} kernel={kernel} resolved={resolved} />}
       {kernel && (
         <Rates
           doc={doc}
@@ -254,14 +288,14 @@ export function enter(id: string) {
   st.setLevel([...st.level, id]);
 }
 
-export function ungroup(doc: ProjectDocument, at: GraphAt | undefined, id: string) {
+export function ungroup(doc: WrittenDocument, at: GraphAt | undefined, id: string) {
   const st = projectStore.getState();
   const r = ungroupChanges(doc, at, id);
   if ('error' in r) st.toast(r.error, 'error');
   else if (st.dispatch(r.changes, { label: `ungroup ${id}` })) st.select(null);
 }
 
-function CompositeInspector({ doc, node, at }: { doc: ProjectDocument; node: AppNode; at?: GraphAt }) {
+function CompositeInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNode; at?: GraphAt }) {
   const c = compositeOf(doc, node);
   const prefix = usePrefix(doc, at);
   const flatId = `${prefix}${node.id}`;
@@ -355,6 +389,6 @@ function CompositeInspector({ doc, node, at }: { doc: ProjectDocument; node: App
   );
 }
 
-export function NodeInspector({ doc, node, at }: { doc: ProjectDocument; node: AppNode; at?: GraphAt }) {
+export function NodeInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNode; at?: GraphAt }) {
   return isComposite(node) ? <CompositeInspector doc={doc} node={node} at={at} /> : <KernelInspector doc={doc} node={node} at={at} />;
 }

@@ -1,4 +1,5 @@
 import { useCallback, useMemo } from 'react';
+import type { ProjectDocument } from '@pipeloom/core';
 import { RunView } from '../run/RunView.js';
 import { projectStore, useProject } from '../store/project.js';
 import { useCompile } from '../worker/client.js';
@@ -19,5 +20,7 @@ export function RunTab() {
   );
   const agents = useMemo(agentsFromQuery, []);
   const onOverlap = useCallback((overlap: boolean) => projectStore.getState().dispatch({ type: 'options/update', patch: { overlap } }, { label: overlap ? 'overlap on' : 'overlap off' }), []);
-  return <RunView document={doc} compiled={compiled} agents={agents} revision={rev} onOverlap={onOverlap} />;
+  // The Run view reads the document only through core (analyze lowers a node's PE list into
+  // single-PE shares) and the compiled IGs; its prop predates lists.
+  return <RunView document={doc as ProjectDocument} compiled={compiled} agents={agents} revision={rev} onOverlap={onOverlap} />;
 }

@@ -4,7 +4,7 @@ import type { ViewId } from '../store/records.js';
 import { download, fromValue, readDocument } from './documents.js';
 import { examples } from './examples.js';
 import { readRecent, recentProjects, rememberProject, type RecentEntry } from './recent.js';
-import { formatDiagnostic, type ProjectDocument } from '@pipeloom/core';
+import { formatDiagnostic, type WrittenDocument } from '@pipeloom/core';
 
 const TABS: { id: ViewId; label: string; key: string }[] = [
   { id: 'dfg', label: 'Application', key: '1' },
@@ -19,7 +19,7 @@ export { TABS };
  * Puts `doc` in place of the project as one undo step; the project it replaces is also kept
  * under Recent, so neither undo nor a reload loses it.
  */
-function replaceProject(doc: ProjectDocument, what: string) {
+function replaceProject(doc: WrittenDocument, what: string) {
   const st = projectStore.getState();
   const before = st.doc;
   const kept = rememberProject(before);

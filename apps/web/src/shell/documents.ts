@@ -1,11 +1,11 @@
-import { kernelVersions, normalize, parseDocument, type Diagnostic, type ProcessingElement, type ProjectDocument } from '@pipeloom/core';
+import { kernelVersions, normalize, parseDocument, type Diagnostic, type ProcessingElement, type WrittenDocument } from '@pipeloom/core';
 import { hostSize, nextSlot } from '../arch/defaults.js';
 import { longestPathDepths } from '../lib/layers.js';
 
 // Documents enter the editor in canonical form (every PE and link explicit, shorthands
 // expanded), with canvas positions filled in where the file has none.
 
-export function readDocument(text: string): { doc?: ProjectDocument; diagnostics: Diagnostic[] } {
+export function readDocument(text: string): { doc?: WrittenDocument; diagnostics: Diagnostic[] } {
   const r = parseDocument(text);
   if (!r.ok) return { diagnostics: r.diagnostics };
   return { doc: withPositions(normalize(r.doc)), diagnostics: r.diagnostics };
@@ -14,7 +14,7 @@ export function readDocument(text: string): { doc?: ProjectDocument; diagnostics
 export const fromValue = (raw: unknown) => readDocument(JSON.stringify(raw));
 
 /** Lays out anything without a position: DFG nodes by depth, hosts in a column, PEs in a row. */
-export function withPositions(doc: ProjectDocument): ProjectDocument {
+export function withPositions(doc: WrittenDocument): WrittenDocument {
   const depth = nodeDepths(doc);
   const rows = new Map<number, number>();
   const nodes = doc.app.nodes.map((n) => {
@@ -42,7 +42,7 @@ export function withPositions(doc: ProjectDocument): ProjectDocument {
 }
 
 /** Saves the document with the kernel versions it was made with (`kernels`, checked when it is read again). */
-export function download(doc: ProjectDocument) {
+export function download(doc: WrittenDocument) {
   const kernels = kernelVersions(doc);
   const saved = Object.keys(kernels).length ? { ...doc, kernels } : doc;
   const blob = new Blob([JSON.stringify(saved, null, 2) + '\n'], { type: 'application/json' });
@@ -55,7 +55,7 @@ export function download(doc: ProjectDocument) {
 
 const AUTOSAVE_KEY = 'pipeloom.autosave.v1';
 
-export function restoreAutosave(): ProjectDocument | undefined {
+export function restoreAutosave(): WrittenDocument | undefined {
   try {
     const text = localStorage.getItem(AUTOSAVE_KEY);
     return text ? readDocument(text).doc : undefined;
@@ -64,7 +64,7 @@ export function restoreAutosave(): ProjectDocument | undefined {
   }
 }
 
-export function autosave(doc: ProjectDocument) {
+export function autosave(doc: WrittenDocument) {
   try {
     localStorage.setItem(AUTOSAVE_KEY, JSON.stringify(doc));
   } catch {
@@ -73,7 +73,7 @@ export function autosave(doc: ProjectDocument) {
 }
 
 /** Each DFG node's depth (lib/layers.ts): a search of every edge per node took seconds on a 10,000-node file. */
-export function nodeDepths(doc: ProjectDocument): Map<string, number> {
+export function nodeDepths(doc: WrittenDocument): Map<string, number> {
   return longestPathDepths(
     doc.app.nodes.map((n) => n.id),
     doc.app.edges.map((e) => ({ from: e.from.node, to: e.to.node })),

@@ -1,11 +1,11 @@
-import type { ProjectDocument } from '@pipeloom/core';
+import type { WrittenDocument } from '@pipeloom/core';
 
 // The paper's pipelines shipped in examples/, bundled at build time.
-const modules = import.meta.glob<{ default: ProjectDocument }>('../../../../examples/*.json', { eager: true });
+const modules = import.meta.glob<{ default: WrittenDocument }>('../../../../examples/*.json', { eager: true });
 
 export interface Example {
   file: string;
-  doc: ProjectDocument;
+  doc: WrittenDocument;
 }
 
 export const examples: Example[] = Object.entries(modules)

@@ -175,6 +175,8 @@ export function ExprField(props: {
   testid?: string;
   title?: string;
   placeholder?: string;
+  /** A further check of a valid number or expression (the problem as shown), after the range's. */
+  check?: (v: Expr) => string | null;
 }) {
   const shown = String(props.value);
   const [text, setText] = useState(shown);
@@ -188,13 +190,13 @@ export function ExprField(props: {
       if (props.integer && !Number.isInteger(n)) return { problem: 'must be a whole number' };
       if (props.min !== undefined && n < props.min) return { problem: `at least ${props.min}` };
       if (props.max !== undefined && n > props.max) return { problem: `at most ${props.max}` };
-      return { value: n, problem: null };
+      return { value: n, problem: props.check?.(n) ?? null };
     }
     const p = parseExpression(trimmed);
     if (!p.ok) return { problem: p.error.message };
     const unknown = p.names.find((x) => !props.names.has(x));
     if (unknown) return { problem: `unknown parameter "${unknown}"` };
-    return { value: trimmed, problem: null };
+    return { value: trimmed, problem: props.check?.(trimmed) ?? null };
   };
   const { problem } = check(text);
   const range = props.max !== undefined ? `${props.min ?? '−∞'} … ${props.max}` : '';

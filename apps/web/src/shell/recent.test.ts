@@ -2,9 +2,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { emptyDocument } from '../store/project.js';
 import { readRecent, RECENT_DOC_MAX_CHARS, RECENT_MAX, recentProjects, rememberProject } from './recent.js';
-import type { ProjectDocument } from '@pipeloom/core';
+import type { WrittenDocument } from '@pipeloom/core';
 
-const project = (name: string, nodes = 1): ProjectDocument => ({
+const project = (name: string, nodes = 1): WrittenDocument => ({
   ...emptyDocument(),
   name,
   app: { nodes: Array.from({ length: nodes }, (_, i) => ({ id: `p${i}`, kernel: 'matrix.produce', params: { width: 8, height: 8 } })), edges: [] },

@@ -1,4 +1,4 @@
-import { formatDiagnostic, type ProjectDocument } from '@pipeloom/core';
+import { formatDiagnostic, type WrittenDocument } from '@pipeloom/core';
 import { readDocument } from './documents.js';
 
 // Recent projects: each time a project is replaced (New, Open…, an example, another recent
@@ -36,12 +36,12 @@ export function recentProjects(): RecentEntry[] {
 }
 
 /** Nothing to keep: an empty untitled project, as New makes it. */
-const blank = (doc: ProjectDocument) => doc.app.nodes.length === 0 && Object.keys(doc.defs ?? {}).length === 0 && doc.name === 'untitled';
+const blank = (doc: WrittenDocument) => doc.app.nodes.length === 0 && Object.keys(doc.defs ?? {}).length === 0 && doc.name === 'untitled';
 
 export type Remembered = 'kept' | 'blank' | 'too large' | 'no storage';
 
 /** Puts `doc` first in the list (an identical copy further down is dropped); the oldest go beyond the bounds. */
-export function rememberProject(doc: ProjectDocument, now = Date.now()): Remembered {
+export function rememberProject(doc: WrittenDocument, now = Date.now()): Remembered {
   if (blank(doc)) return 'blank';
   const text = JSON.stringify(doc);
   if (text.length > RECENT_DOC_MAX_CHARS) return 'too large';
@@ -61,7 +61,7 @@ export function rememberProject(doc: ProjectDocument, now = Date.now()): Remembe
 }
 
 /** The entry's document in canonical form, or why it cannot be opened. */
-export function readRecent(e: RecentEntry): { doc?: ProjectDocument; error?: string } {
+export function readRecent(e: RecentEntry): { doc?: WrittenDocument; error?: string } {
   const r = readDocument(e.text);
   return r.doc ? { doc: r.doc } : { error: r.diagnostics.map(formatDiagnostic).join('; ') || 'not a project document' };
 }

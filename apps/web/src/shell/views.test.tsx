@@ -1,4 +1,6 @@
 // @vitest-environment jsdom
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { act } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,6 +10,7 @@ import { Problems } from './Problems.js';
 import { Inspector } from './Inspector.js';
 import { MappingPanel } from '../mapping/MappingPanel.js';
 import type { ProjectDocument } from '@pipeloom/core';
+import { readDocument } from './documents.js';
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 
@@ -177,5 +180,99 @@ describe('Inspector', () => {
     expect(d.app.edges[0].from.node).toBe('P');
     expect(d.mapping).toEqual({ P: 'cpu@h0' });
     expect(projectStore.getState().selection).toEqual({ kind: 'node', id: 'P' });
+  });
+});
+
+describe('tasks and PE lists (MLEM)', () => {
+  const mlem = () => readDocument(readFileSync(join(process.cwd(), 'examples', 'mlem.json'), 'utf8')).doc!; // jsdom's URL resolves no file: paths; tests run from the root
+  const tasks = () => projectStore.getState().doc.app.nodes.find((n) => n.id === 'projbp')?.tasks;
+  const click = (el: HTMLElement) => act(() => el.click());
+  const blur = (el: HTMLElement) => act(() => el.dispatchEvent(new FocusEvent('focusout', { bubbles: true })));
+
+  it('a split node has a Tasks field checked as typed in core\'s words; a burst is one undo step', () => {
+    projectStore.getState().load(mlem());
+    projectStore.getState().select({ kind: 'node', id: 'projbp' });
+    act(() => root.render(<Inspector />));
+    const field = q('inspector-tasks') as HTMLInputElement;
+    expect(field.value).toBe('K');
+    expect(q('inspector-tasks-value')!.textContent).toContain('= 4');
+    expect(q('inspector-tasks-doc')!.textContent).toContain('(1 … 36)');
+    // With tasks, the split's own params are not offered.
+    expect(q('param-shares')).toBeNull();
+    type(field, '200');
+    expect(q('inspector-tasks-error')!.textContent).toBe('tasks 200 > angles 36: each share needs at least one of its angles (lower tasks to 36 or fewer, or raise angles)');
+    expect(tasks()).toBe('K');
+    type(field, '0');
+    expect(q('inspector-tasks-error')!.textContent).toContain('tasks 0 is not a whole number of tasks, 1 or more');
+    type(field, '');
+    expect(q('inspector-tasks-error')!.textContent).toContain('enter a number');
+    expect(tasks()).toBe('K');
+    type(field, '1');
+    type(field, '12');
+    expect(tasks()).toBe(12);
+    blur(field);
+    act(() => projectStore.getState().undo());
+    expect(tasks()).toBe('K');
+  });
+
+  it('Remove tasks turns the PE list back to its first PE in one undo step; the field then adds tasks again', () => {
+    const doc = mlem();
+    projectStore.getState().load(doc);
+    projectStore.getState().select({ kind: 'node', id: 'projbp' });
+    act(() => root.render(<Inspector />));
+    expect((q('inspector-pes-gpu0@h0') as HTMLInputElement).checked).toBe(true);
+    expect((q('inspector-pes-cpu@h0') as HTMLInputElement).checked).toBe(true);
+    click(q('inspector-tasks-remove')!);
+    expect(tasks()).toBeUndefined();
+    expect(projectStore.getState().doc.mapping.projbp).toBe('gpu0@h0');
+    // Without tasks: one PE, picked, no checkboxes; the split's params are back.
+    expect(q('inspector-pes')).toBeNull();
+    expect((q('inspector-pe') as HTMLSelectElement).value).toBe('gpu0@h0');
+    expect(q('param-shares')).not.toBeNull();
+    act(() => projectStore.getState().undo());
+    expect(projectStore.getState().doc).toEqual(doc);
+    act(() => projectStore.getState().redo());
+    type(q('inspector-tasks') as HTMLInputElement, '3');
+    expect(tasks()).toBe(3);
+    expect(projectStore.getState().doc.mapping.projbp).toBe('gpu0@h0');
+  });
+
+  it('ticking PEs of a node with tasks appends to its list, unticking drops; each is an undo step', () => {
+    projectStore.getState().load(mlem());
+    projectStore.getState().dispatch({ type: 'pe/add', pe: { id: 'gpu1@h0', host: 'h0', kind: 'gpu', memory: 2 ** 30 } });
+    projectStore.getState().select({ kind: 'node', id: 'projbp' });
+    act(() => root.render(<Inspector />));
+    click(q('inspector-pes-gpu1@h0')!);
+    expect(projectStore.getState().doc.mapping.projbp).toEqual(['gpu0@h0', 'cpu@h0', 'gpu1@h0']);
+    click(q('inspector-pes-gpu0@h0')!);
+    expect(projectStore.getState().doc.mapping.projbp).toEqual(['cpu@h0', 'gpu1@h0']);
+    click(q('inspector-pes-gpu1@h0')!);
+    expect(projectStore.getState().doc.mapping.projbp).toBe('cpu@h0');
+    act(() => projectStore.getState().undo());
+    act(() => projectStore.getState().undo());
+    expect(projectStore.getState().doc.mapping.projbp).toEqual(['gpu0@h0', 'cpu@h0', 'gpu1@h0']);
+  });
+
+  it('a kernel without a split has no Tasks field and a single PE picker', () => {
+    projectStore.getState().load(mlem());
+    projectStore.getState().select({ kind: 'node', id: 'update' });
+    act(() => root.render(<Inspector />));
+    expect(q('inspector-tasks')).toBeNull();
+    expect(q('inspector-pes')).toBeNull();
+    const pick = q('inspector-pe') as HTMLSelectElement;
+    expect([...pick.options].map((o) => o.value)).toEqual(['', 'cpu@h0', 'gpu0@h0']);
+  });
+
+  it('the mapping board shows a list-mapped node in each of its PEs and ticks PEs for nodes with tasks only', () => {
+    projectStore.getState().load(mlem());
+    act(() => root.render(<MappingPanel />));
+    const zone = (pe: string) => [...q(`map-zone-${pe}`)!.querySelectorAll('[data-testid^="map-chip-"]')].map((c) => c.textContent);
+    expect(zone('gpu0@h0')).toEqual(['projbp', 'update', 'error']);
+    expect(zone('cpu@h0')).toEqual(['phantom', 'projbp']);
+    expect(q('map-pes-projbp')).not.toBeNull();
+    expect(q('map-pes-update')).toBeNull();
+    click(q('map-pes-projbp-cpu@h0')!);
+    expect(projectStore.getState().doc.mapping.projbp).toBe('gpu0@h0');
+    expect(zone('cpu@h0')).toEqual(['phantom']);
   });
 });

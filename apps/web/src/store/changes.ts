@@ -1,6 +1,7 @@
-import type { AppEdge, AppNode, CompositeDef, DocumentParams, Expr, Host, Link, ParamDef, ProcessingElement, ProjectDocument, DocumentOptions } from '@pipeloom/core';
+import type { AppEdge, AppNode, CompositeDef, DocumentParams, Expr, Host, Link, MappingTarget, ParamDef, ProcessingElement, WrittenDocument, DocumentOptions } from '@pipeloom/core';
 import { edgeKey, linkKey, type EdgeKey, type LinkKey } from './records.js';
 import { graphAt, graphKey, instancePrefixes, isApp, mappingKeysOf, withGraph, type Graph, type GraphAt } from './graphs.js';
+import { renamePes, withoutPes } from './targets.js';
 
 // Every edit is a plain-data change object. The store applies it, records its inverse for
 // undo, and the same object could be validated or sent elsewhere. Primitive changes touch one
@@ -19,8 +20,11 @@ export type Bindings = Pick<CompositeDef, 'inputs' | 'outputs'>;
 export type Change =
   | { type: 'node/add'; node: AppNode; index?: number; at?: GraphAt }
   | { type: 'node/remove'; id: string; at?: GraphAt }
-  /** `null` removes the field (params, rates; collapsed back to the default, drawn collapsed). */
-  | { type: 'node/update'; id: string; at?: GraphAt; kernel?: string; params?: AppNode['params'] | null; rates?: AppNode['rates'] | null; collapsed?: boolean | null; requires?: AppNode['requires'] | null }
+  /**
+   * `null` removes the field (params, rates; collapsed back to the default, drawn collapsed).
+   * Removing `tasks` also turns the node's PE lists back to their first PE (expand).
+   */
+  | { type: 'node/update'; id: string; at?: GraphAt; kernel?: string; params?: AppNode['params'] | null; rates?: AppNode['rates'] | null; collapsed?: boolean | null; requires?: AppNode['requires'] | null; tasks?: AppNode['tasks'] | null }
   | { type: 'node/move'; id: string; position: Pos; at?: GraphAt }
   | { type: 'node/rename'; id: string; to: string; at?: GraphAt }
   | { type: 'edge/add'; edge: AppEdge; index?: number; at?: GraphAt }
@@ -44,7 +48,8 @@ export type Change =
   | { type: 'link/add'; link: Link; index?: number }
   | { type: 'link/remove'; key: LinkKey }
   | { type: 'link/update'; key: LinkKey; patch: Partial<Omit<Link, 'a' | 'b'>> }
-  | { type: 'mapping/set'; node: string; pe: string | null }
+  /** A node's entry: one PE, a list of PEs (a node with tasks), or none (`null`). */
+  | { type: 'mapping/set'; node: string; pe: MappingTarget | null }
   | { type: 'options/update'; patch: Partial<DocumentOptions> }
   | { type: 'doc/update'; patch: { name?: string; description?: string } };
 
@@ -57,7 +62,7 @@ export class ChangeError extends Error {
 }
 
 /** Turns cascading removals into primitives, in an order whose inverse restores everything. */
-export function expand(doc: ProjectDocument, c: Change): Change[] {
+export function expand(doc: WrittenDocument, c: Change): Change[] {
   switch (c.type) {
     case 'node/remove': {
       const g = graphAt(doc, c.at);
@@ -71,10 +76,25 @@ export function expand(doc: ProjectDocument, c: Change): Change[] {
       out.push(c);
       return out;
     }
+    case 'node/update': {
+      // Without tasks a node may not name a list (core refuses it): each instance's list goes
+      // back to its first PE, which also ran the combine.
+      if (c.tasks !== null) return [c];
+      const out: Change[] = [c];
+      for (const p of instancePrefixes(doc, c.at)) {
+        const t = Object.hasOwn(doc.mapping, `${p}${c.id}`) ? doc.mapping[`${p}${c.id}`] : undefined;
+        if (Array.isArray(t) && t.length) out.push({ type: 'mapping/set', node: `${p}${c.id}`, pe: t[0] });
+      }
+      return out;
+    }
     case 'pe/remove': {
       const out: Change[] = [];
       for (const l of doc.arch.links) if (l.a === c.id || l.b === c.id) out.push({ type: 'link/remove', key: linkKey(l) });
-      for (const [node, pe] of Object.entries(doc.mapping)) if (pe === c.id) out.push({ type: 'mapping/set', node, pe: null });
+      // A list keeps its other PEs; an entry left with none goes.
+      for (const [node, t] of Object.entries(doc.mapping)) {
+        const left = withoutPes(t, new Set([c.id]));
+        if (left !== undefined) out.push({ type: 'mapping/set', node, pe: left });
+      }
       out.push(c);
       return out;
     }
@@ -83,7 +103,10 @@ export function expand(doc: ProjectDocument, c: Change): Change[] {
       const pes = new Set(doc.arch.pes.filter((p) => p.host === c.id).map((p) => p.id));
       const out: Change[] = [];
       for (const l of doc.arch.links) if (pes.has(l.a) || pes.has(l.b)) out.push({ type: 'link/remove', key: linkKey(l) });
-      for (const [node, pe] of Object.entries(doc.mapping)) if (pes.has(pe)) out.push({ type: 'mapping/set', node, pe: null });
+      for (const [node, t] of Object.entries(doc.mapping)) {
+        const left = withoutPes(t, pes);
+        if (left !== undefined) out.push({ type: 'mapping/set', node, pe: left });
+      }
       for (const id of pes) out.push({ type: 'pe/remove', id });
       out.push(c);
       return out;
@@ -120,12 +143,12 @@ function indexOrThrow<T>(list: T[], pred: (x: T) => boolean, c: Change, what: st
 /** `{ at }` when the change names a graph, so inverses name the same one and app-graph changes stay as written. */
 const atOf = (c: { at?: GraphAt }) => (c.at ? { at: c.at } : {});
 
-function graphOrThrow(doc: ProjectDocument, c: Change & { at?: GraphAt }): Graph {
+function graphOrThrow(doc: WrittenDocument, c: Change & { at?: GraphAt }): Graph {
   const g = graphAt(doc, c.at);
   if (!g) throw new ChangeError(c, `no graph ${graphKey(c.at)}`);
   return g;
 }
-const withArch = (d: ProjectDocument, arch: Partial<ProjectDocument['arch']>): ProjectDocument => ({ ...d, arch: { ...d.arch, ...arch } });
+const withArch = (d: WrittenDocument, arch: Partial<WrittenDocument['arch']>): WrittenDocument => ({ ...d, arch: { ...d.arch, ...arch } });
 
 function pick<T extends object>(obj: T, keys: string[]): Partial<T> {
   const out: Record<string, unknown> = {};
@@ -134,7 +157,7 @@ function pick<T extends object>(obj: T, keys: string[]): Partial<T> {
 }
 
 /** Applies one primitive change; returns the new document and the changes that undo it. */
-export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectDocument; inverse: Change[] } {
+export function applyPrimitive(doc: WrittenDocument, c: Change): { doc: WrittenDocument; inverse: Change[] } {
   switch (c.type) {
     case 'node/add': {
       const g = graphOrThrow(doc, c);
@@ -159,7 +182,7 @@ export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectD
         next.kernel = c.kernel;
         inverse.kernel = old.kernel;
       }
-      patchFields(next, old, c, inverse, ['params', 'rates', 'collapsed', 'requires']);
+      patchFields(next, old, c, inverse, ['params', 'rates', 'collapsed', 'requires', 'tasks']);
       return { doc: withGraph(doc, c.at, (x) => ({ ...x, nodes: replaceAt(x.nodes, i, next) })), inverse: [inverse] };
     }
     case 'node/move': {
@@ -184,7 +207,7 @@ export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectD
         const p = prefixes.find((x) => k.startsWith(`${x}${c.id}`) && /^($|[/#])/.test(k.slice(x.length + c.id.length)))!;
         renamed.set(k, `${p}${c.to}${k.slice(p.length + c.id.length)}`);
       }
-      const mapping: Record<string, string> = {};
+      const mapping: Record<string, MappingTarget> = {};
       for (const [k, v] of Object.entries(doc.mapping)) mapping[renamed.get(k) ?? k] = v;
       const next = withGraph(doc, c.at, (x) => ({
         ...x,
@@ -234,7 +257,7 @@ export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectD
       // Rebuilt in order: a new param goes where asked, an existing one keeps its place.
       const entries = Object.entries(params).filter(([k]) => k !== c.name);
       if (c.value !== null) entries.splice(at >= 0 ? at : c.index === undefined || c.index < 0 || c.index > entries.length ? entries.length : c.index, 0, [c.name, c.value]);
-      const next: ProjectDocument = { ...doc, params: Object.fromEntries(entries) };
+      const next: WrittenDocument = { ...doc, params: Object.fromEntries(entries) };
       if (!entries.length && doc.params === undefined) delete next.params;
       return { doc: next, inverse: [{ type: 'param/set', name: c.name, value: at >= 0 ? params[c.name] : null, ...(at >= 0 ? { index: at } : {}) }] };
     }
@@ -308,8 +331,8 @@ export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectD
       const i = indexOrThrow(doc.arch.pes, (p) => p.id === c.id, c, `PE "${c.id}"`);
       if (doc.arch.pes.some((p) => p.id === c.to)) throw new ChangeError(c, `PE "${c.to}" exists`);
       const r = (id: string) => (id === c.id ? c.to : id);
-      const mapping: Record<string, string> = {};
-      for (const [k, v] of Object.entries(doc.mapping)) mapping[k] = r(v);
+      const mapping: Record<string, MappingTarget> = {};
+      for (const [k, v] of Object.entries(doc.mapping)) mapping[k] = renamePes(v, r);
       return {
         doc: {
           ...doc,
@@ -367,7 +390,7 @@ export function applyPrimitive(doc: ProjectDocument, c: Change): { doc: ProjectD
  * Applies a batch of changes (expanding cascades) and returns the new document with the
  * changes that undo the whole batch, in the order to apply them.
  */
-export function applyChanges(doc: ProjectDocument, changes: readonly Change[]): { doc: ProjectDocument; forward: Change[]; inverse: Change[] } {
+export function applyChanges(doc: WrittenDocument, changes: readonly Change[]): { doc: WrittenDocument; forward: Change[]; inverse: Change[] } {
   let d = doc;
   const forward: Change[] = [];
   const inverse: Change[] = [];

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compile, type ProjectDocument } from '@pipeloom/core';
+import { compile, type WrittenDocument } from '@pipeloom/core';
 import { readDocument } from '../shell/documents.js';
 import { applyChanges, type Change } from './changes.js';
 import { createProjectStore } from './project.js';
@@ -9,13 +9,13 @@ import { graphAt, instancePrefixes, levelAt } from './graphs.js';
 
 const example = (name: string) => readDocument(readFileSync(new URL(`../../../../examples/${name}`, import.meta.url), 'utf8')).doc!;
 
-function apply(doc: ProjectDocument, r: ReturnType<typeof groupChanges>): ProjectDocument {
+function apply(doc: WrittenDocument, r: ReturnType<typeof groupChanges>): WrittenDocument {
   if ('error' in r) throw new Error(r.error);
   return applyChanges(doc, r.changes).doc;
 }
 
 /** An implementation graph as comparable text: typed arrays as lists, ids renamed by `rename`. */
-function igText(doc: ProjectDocument, rename: (s: string) => string = (s) => s): string {
+function igText(doc: WrittenDocument, rename: (s: string) => string = (s) => s): string {
   const r = compile(doc);
   if (!r.ok) throw new Error(r.diagnostics.map((d) => `${d.path}: ${d.message}`).join('\n'));
   return rename(JSON.stringify(r.ig, (_, v) => (ArrayBuffer.isView(v) ? Array.from(v as unknown as ArrayLike<number>) : v)));

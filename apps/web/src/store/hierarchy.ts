@@ -1,5 +1,5 @@
 import { findKernel } from '@pipeloom/kernels';
-import type { AppEdge, AppNode, CompositeDef, DocumentParams, Expr, ParamDef, PortRef, ProjectDocument } from '@pipeloom/core';
+import type { AppEdge, AppNode, CompositeDef, DocumentParams, Expr, ParamDef, PortRef, WrittenDocument } from '@pipeloom/core';
 import type { Bindings, Change } from './changes.js';
 import { compositeOf, enclosingParams, graphAt, instancePrefixes, isApp, mappingKeysOf, type Graph, type GraphAt } from './graphs.js';
 import { edgeKey } from './records.js';
@@ -29,7 +29,7 @@ export function freshId(base: string, taken: ReadonlySet<string>): string {
 const samePort = (a: PortRef, b: PortRef) => a.node === b.node && a.port === b.port;
 
 /** The changes that group nodes `ids` of the graph at `at` into one inline composite node. */
-export function groupChanges(doc: ProjectDocument, at: GraphAt | undefined, ids: readonly string[]): Result {
+export function groupChanges(doc: WrittenDocument, at: GraphAt | undefined, ids: readonly string[]): Result {
   const g = graphAt(doc, at);
   if (!g) return { error: 'the graph shown is no longer in the document' };
   const sel = new Set(ids);
@@ -133,7 +133,7 @@ function rebindInto(g: Graph, sel: Set<string>, gid: string, inputs: NonNullable
 }
 
 /** The changes that put composite node `gid`'s inner nodes in its place in the graph at `at`. */
-export function ungroupChanges(doc: ProjectDocument, at: GraphAt | undefined, gid: string): Result {
+export function ungroupChanges(doc: WrittenDocument, at: GraphAt | undefined, gid: string): Result {
   const g = graphAt(doc, at);
   const node = g?.nodes.find((n) => n.id === gid);
   const c = node && compositeOf(doc, node);

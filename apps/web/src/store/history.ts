@@ -1,4 +1,4 @@
-import type { ProjectDocument } from '@pipeloom/core';
+import type { WrittenDocument } from '@pipeloom/core';
 import type { Change } from './changes.js';
 
 // One history for the whole project: an entry holds the changes of one user action across
@@ -13,7 +13,7 @@ export interface HistoryEntry {
   inverse: Change[];
   coalesce?: string;
   /** A whole-document load: undo restores `before`, redo `after` (forward and inverse are empty). */
-  replace?: { before: ProjectDocument; after: ProjectDocument };
+  replace?: { before: WrittenDocument; after: WrittenDocument };
 }
 
 export class History {

@@ -1,5 +1,5 @@
 import { createStore, useStore } from 'zustand';
-import { FORMAT, type ProjectDocument } from '@pipeloom/core';
+import { FORMAT, type WrittenDocument } from '@pipeloom/core';
 import { applyChanges, ChangeError, type Change } from './changes.js';
 import { History } from './history.js';
 import type { Selection, ViewId } from './records.js';
@@ -16,7 +16,7 @@ export interface Toast {
 }
 
 export interface ProjectState {
-  doc: ProjectDocument;
+  doc: WrittenDocument;
   /** Bumped by every change the compiler can see (not by moves). */
   revision: number;
   /** Bumped when a whole document is loaded: canvases refit. */
@@ -38,9 +38,9 @@ export interface ProjectState {
   undo(): void;
   redo(): void;
   /** The session's first document (the autosave restored on start): no undo step, history cleared. */
-  load(doc: ProjectDocument): void;
+  load(doc: WrittenDocument): void;
   /** Replaces the document as one undo step (an example, Open…, New, a recent project): undo brings the replaced one back. */
-  open(doc: ProjectDocument, label: string): void;
+  open(doc: WrittenDocument, label: string): void;
   select(s: Selection | null, opts?: { reveal?: boolean }): void;
   setView(v: ViewId): void;
   /** Shows the graph of the composite instances `level` on the DFG canvas (the breadcrumb). */
@@ -50,7 +50,7 @@ export interface ProjectState {
   dismiss(id: number): void;
 }
 
-export function emptyDocument(): ProjectDocument {
+export function emptyDocument(): WrittenDocument {
   return {
     format: FORMAT,
     name: 'untitled',
@@ -76,13 +76,13 @@ function describe(cs: Change[]): string {
 
 let toastSeq = 0;
 
-export function createProjectStore(initial: ProjectDocument = emptyDocument()) {
+export function createProjectStore(initial: WrittenDocument = emptyDocument()) {
   const history = new History();
   return createStore<ProjectState>()((set, get) => {
     const sync = () => ({ canUndo: history.canUndo, canRedo: history.canRedo, undoLabel: history.undoLabel, redoLabel: history.redoLabel });
     const applyEntry = (cs: Change[]) => applyChanges(get().doc, cs);
     // A whole document in place of another: canvases refit, selection and level start over.
-    const replaceWith = (doc: ProjectDocument) =>
+    const replaceWith = (doc: WrittenDocument) =>
       set({ doc, revision: get().revision + 1, loads: get().loads + 1, selection: null, level: [], expandedGraph: false, ...sync() });
     return {
       doc: initial,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { emptyDocument } from './project.js';
 import { selectionForDiagnostic, selectionForPath, viewForSelection } from './selection.js';
-import type { ProjectDocument } from '@pipeloom/core';
+import type { WrittenDocument } from '@pipeloom/core';
 
-const doc: ProjectDocument = {
+const doc: WrittenDocument = {
   ...emptyDocument(),
   app: {
     nodes: [
@@ -60,7 +60,7 @@ describe('a diagnostic on a whole section', () => {
 });
 
 describe('paths into composites and parameters', () => {
-  const composite: ProjectDocument = {
+  const composite: WrittenDocument = {
     ...doc,
     params: { N: 2 },
     defs: { stage: { nodes: [{ id: 'inc', kernel: 'matrix.increment' }, { id: 'add', kernel: 'matrix.add' }], edges: [{ from: { node: 'inc', port: 'out' }, to: { node: 'add', port: 'a' } }] } },

@@ -1,4 +1,4 @@
-import type { ProjectDocument } from '@pipeloom/core';
+import type { WrittenDocument } from '@pipeloom/core';
 import { edgeKey, linkKey, type Selection, type ViewId } from './records.js';
 import { graphAt, type GraphAt } from './graphs.js';
 
@@ -11,7 +11,7 @@ const GRAPH_HEAD = /^(?:app|defs\.([A-Za-z_][A-Za-z0-9_]*))/;
 const STEP = /^\.(nodes|edges)\[(\d+)\](\.graph(?=\.))?/;
 
 /** A node or edge inside a composite (or any node or edge written by index), from a path that walks into graphs. */
-function graphSelection(doc: ProjectDocument, path: string): Selection | null {
+function graphSelection(doc: WrittenDocument, path: string): Selection | null {
   const head = GRAPH_HEAD.exec(path);
   if (!head) return null;
   const at: GraphAt = head[1] !== undefined ? { def: head[1], inline: [] } : { inline: [] };
@@ -39,7 +39,7 @@ function at<T>(list: T[], ref: string, idOf: (x: T) => string): T | undefined {
   return list.find((x) => idOf(x) === clean);
 }
 
-export function selectionForPath(doc: ProjectDocument, path: string): Selection | null {
+export function selectionForPath(doc: WrittenDocument, path: string): Selection | null {
   const p = /^params\.([A-Za-z_][A-Za-z0-9_]*)/.exec(path);
   if (p) return doc.params && Object.hasOwn(doc.params, p[1]) ? { kind: 'param', name: p[1] } : null;
   if (path.startsWith('defs.') || /^app\.nodes\[\d+\]\.graph\./.test(path)) return graphSelection(doc, path);
@@ -99,7 +99,7 @@ export const sameSelection = (a: Selection | null, b: Selection | null) => JSON.
  * The element a diagnostic names: its path, or for a path that stops at a whole section
  * (`mapping`), the node the message quotes ("node "c" is not mapped").
  */
-export function selectionForDiagnostic(doc: ProjectDocument, d: { path: string; message: string }): Selection | null {
+export function selectionForDiagnostic(doc: WrittenDocument, d: { path: string; message: string }): Selection | null {
   const s = selectionForPath(doc, d.path);
   if (s) return s;
   if (d.path === 'mapping') {

@@ -1,6 +1,6 @@
 import * as Comlink from 'comlink';
 import { createStore, useStore } from 'zustand';
-import type { ProjectDocument } from '@pipeloom/core';
+import type { WrittenDocument } from '@pipeloom/core';
 import type { CompileApi, CompileOutput } from './protocol.js';
 import { projectStore } from '../store/project.js';
 import { calibrationStore } from '../run/calibration.js';
@@ -14,10 +14,10 @@ import { calibrationStore } from '../run/calibration.js';
  * compiled: the compile output holds for both documents. (Edits replace what they change and
  * share the rest, so comparing references is enough.)
  */
-export function onlyStrategyChanged(prev: ProjectDocument, next: ProjectDocument, result: CompileOutput | null): boolean {
+export function onlyStrategyChanged(prev: WrittenDocument, next: WrittenDocument, result: CompileOutput | null): boolean {
   if (!result?.overlap || !result.noOverlap || prev === next || prev.options.overlap === next.options.overlap) return false;
   const keys = new Set([...Object.keys(prev), ...Object.keys(next)]);
-  for (const k of keys) if (k !== 'options' && prev[k as keyof ProjectDocument] !== next[k as keyof ProjectDocument]) return false;
+  for (const k of keys) if (k !== 'options' && prev[k as keyof WrittenDocument] !== next[k as keyof WrittenDocument]) return false;
   const opts = new Set([...Object.keys(prev.options), ...Object.keys(next.options)]);
   for (const k of opts) if (k !== 'overlap' && prev.options[k as keyof typeof prev.options] !== next.options[k as keyof typeof next.options]) return false;
   return true;
@@ -50,9 +50,9 @@ export function startCompiler(): () => void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let sent = 0;
   // The document the result in compileStore was compiled from.
-  let compiled: ProjectDocument | null = null;
+  let compiled: WrittenDocument | null = null;
 
-  const run = async (doc: ProjectDocument, revision: number) => {
+  const run = async (doc: WrittenDocument, revision: number) => {
     const seq = ++sent;
     compileStore.setState({ status: 'compiling' });
     try {

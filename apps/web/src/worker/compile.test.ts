@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compile, type ProjectDocument } from '@pipeloom/core';
+import { compile, type ProjectDocument, type WrittenDocument } from '@pipeloom/core';
 import { layeredDocument } from '@pipeloom/core/testing';
 import { readDocument } from '../shell/documents.js';
 import { compileBoth, PREVIEW_EVENTS } from './compile.js';
@@ -71,21 +71,32 @@ describe('the lowered view for rates and composites', () => {
 
 describe('the task graph for task-bag mode', () => {
   const file = (name: string) => readDocument(readFileSync(new URL(`../../../../examples/${name}`, import.meta.url), 'utf8')).doc!;
-  const taskbag = (doc: ProjectDocument): ProjectDocument => ({ ...doc, options: { ...doc.options, mode: 'taskbag' } });
+  const taskbag = (doc: WrittenDocument): WrittenDocument => ({ ...doc, options: { ...doc.options, mode: 'taskbag' } });
 
   it('MLEM in task-bag mode: the graph runBag takes, plain data that survives a structured clone (comlink)', async () => {
     const out = await compileBoth(taskbag(file('mlem.json')));
     expect(out.bag?.diagnostics).toEqual([]);
     const graph = out.bag!.graph!;
-    expect(graph.nodes.map((n) => n.id)).toEqual(['phantom', 'projbp', 'update']);
-    // update reads its own estimate one iteration back, and projbp's back-projection of this one.
-    const update = graph.nodes[2];
+    // projbp as its 4 shares and their sum (tasks: K).
+    expect(graph.nodes.map((n) => n.id)).toEqual(['phantom', 'projbp[0]', 'projbp[1]', 'projbp[2]', 'projbp[3]', 'projbp', 'update', 'error']);
+    // update reads its own estimate D = 4 iterations back, and the shares' sum of this one.
+    const update = graph.nodes.find((n) => n.id === 'update')!;
     expect(update.inputs.flatMap((i) => i.parts.map((p) => `${graph.nodes[p.from].id}.${p.port}->${i.port} delay ${p.delay}`)).sort()).toEqual([
       'phantom.sensitivity->sensitivity delay 0',
-      'projbp.backprojection->backprojection delay 0',
-      'update.estimate->previous delay 1',
+      'projbp.sum->backprojection delay 0',
+      'update.estimate->previous delay 4',
     ]);
     expect(structuredClone(graph)).toEqual(graph);
+  });
+
+  it('task-bag mode runs a loop static mode refuses (D = 1 with the shares on two PEs): the graph, and the static problem as a warning', async () => {
+    const doc = taskbag(file('mlem.json'));
+    (doc.params!.D as { value: number }).value = 1;
+    const out = await compileBoth(doc);
+    expect(out.overlap).toBeNull();
+    expect(out.bag?.graph).toBeDefined();
+    expect(out.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(out.diagnostics.some((d) => d.severity === 'warning' && d.message.startsWith('static mode: the loop '))).toBe(true);
   });
 
   it('a static document has no task graph; a document that does not validate has none either', async () => {

@@ -1,4 +1,4 @@
-import { analyze, bagGraph, lowerDocument, predict, type Lowered, predictCalibrated, standInTimes, type Calibration, type Model, type ProjectDocument, type ImplementationGraph } from '@pipeloom/core';
+import { analyze, bagGraph, lowerDocument, predict, type Lowered, predictCalibrated, standInTimes, type Calibration, type Model, type WrittenDocument, type ImplementationGraph } from '@pipeloom/core';
 import { GENERIC_WORK } from '@pipeloom/kernels';
 import { layoutIg } from '../ig/layout.js';
 import { tidyDfg } from '../dfg/tidy.js';
@@ -15,14 +15,20 @@ import { FIRING_SIZE, type BagPlan, type CalibratedCycle, type CompileOutput, ty
  */
 export const PREVIEW_EVENTS = 20_000;
 
-export async function compileBoth(doc: ProjectDocument, now: () => number = () => performance.now(), calibration?: Calibration | null): Promise<CompileOutput> {
+export async function compileBoth(doc: WrittenDocument, now: () => number = () => performance.now(), calibration?: Calibration | null): Promise<CompileOutput> {
   const t0 = now();
   // predict() validates once and compiles both strategies (paper 4.3) before timing them.
   const r = predict(doc, { timelineEvents: PREVIEW_EVENTS });
   const compileMs = now() - t0;
   const low = lowered(doc);
   const view = low && (await loweredView(low));
-  if (!r.ok) return { diagnostics: r.diagnostics, overlap: null, noOverlap: null, prediction: null, ...(view ? { lowered: view } : {}), compileMs, ms: now() - t0 };
+  if (!r.ok) {
+    // In task-bag mode the static plan is not what runs: a document it refuses (a loop across PEs
+    // shorter than its cycles round) may still run as tasks; its problems stay, said as static mode's.
+    const bag = doc.options.mode === 'taskbag' ? bagPlan(analyze(doc).model) : undefined;
+    const diagnostics = bag?.graph ? r.diagnostics.map((d) => (d.severity === 'error' ? { ...d, severity: 'warning' as const, message: `static mode: ${d.message}` } : d)) : r.diagnostics;
+    return { diagnostics: [...diagnostics, ...(bag?.diagnostics ?? [])], overlap: null, noOverlap: null, prediction: null, ...(view ? { lowered: view } : {}), ...(bag ? { bag } : {}), compileMs, ms: now() - t0 };
+  }
   // The model that stand-ins, the calibrated prediction and the task graph share: analysed
   // once, and only when one of them is wanted (predict keeps its own to itself).
   let analysed: Model | undefined | null = null;
@@ -54,7 +60,7 @@ export async function compileBoth(doc: ProjectDocument, now: () => number = () =
  * lowering is a small part of compiling); undefined for others, and when lowering finds a
  * problem (the diagnostics say which).
  */
-function lowered(doc: ProjectDocument): Lowered | undefined {
+function lowered(doc: WrittenDocument): Lowered | undefined {
   let multi = false;
   walkInstances(doc, (n) => {
     if (n.rates || n.composite !== undefined || n.graph) multi = true;
@@ -83,7 +89,7 @@ async function loweredView(lowered: Lowered): Promise<LoweredView> {
 }
 
 /** generic.work's run-time padding (core `standInTimes`); nothing to compute when the document has none. */
-function standIns(doc: ProjectDocument, model: () => Model | undefined): Record<string, number> | undefined {
+function standIns(doc: WrittenDocument, model: () => Model | undefined): Record<string, number> | undefined {
   if (!doc.app.nodes.some((n) => n.kernel === GENERIC_WORK)) return undefined;
   const m = model();
   return m ? standInTimes(m) : undefined;

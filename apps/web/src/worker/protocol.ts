@@ -1,4 +1,4 @@
-import type { AppEdge, AppNode, BagGraph, Calibration, Prediction, Diagnostic, ImplementationGraph, ProjectDocument, TraceEvent } from '@pipeloom/core';
+import type { AppEdge, AppNode, BagGraph, Calibration, Prediction, Diagnostic, ImplementationGraph, WrittenDocument, TraceEvent } from '@pipeloom/core';
 import type { IgLayout } from '../ig/layout.js';
 import type { KernelManifest } from '@pipeloom/kernels';
 
@@ -70,9 +70,9 @@ export interface CalibratedCycle {
 }
 
 export interface CompileApi {
-  compile(doc: ProjectDocument, calibration?: Calibration | null): Promise<CompileOutput>;
+  compile(doc: WrittenDocument, calibration?: Calibration | null): Promise<CompileOutput>;
   /** Positions for every DFG node from an ELK layered layout. */
-  tidy(doc: ProjectDocument, sizes: Record<string, { width: number; height: number }>): Promise<Record<string, { x: number; y: number }>>;
+  tidy(doc: WrittenDocument, sizes: Record<string, { width: number; height: number }>): Promise<Record<string, { x: number; y: number }>>;
   /** Registers package kernels the agents reported (manifests) in the worker's own registry. */
   registerManifests(manifests: KernelManifest[]): void;
 }

@@ -425,10 +425,15 @@ export class Coordinator {
 
   /** Deploys and starts a run. Check first: a run of a graph that fails `check` is refused as a failure. */
   run(ig: ImplementationGraph, opts: RunOptions): RunHandle {
-    const runId = `run-${Math.floor(this.opts.clock.now()).toString(36)}-${++runCounter}`;
+    return this.handle('run', (runId, onStoppable) => this.execute(runId, ig, opts, onStoppable));
+  }
+
+  /** A run's handle: its id, its result, and a stop that works before the run can be stopped too (it waits until it can). */
+  private handle(prefix: string, start: (runId: string, onStoppable: (stop: (reason: string) => void) => void) => Promise<RunResult>): RunHandle {
+    const runId = `${prefix}-${Math.floor(this.opts.clock.now()).toString(36)}-${++runCounter}`;
     let stopRequested: string | null = null;
     let stopNow: (reason: string) => void = (r) => (stopRequested = r);
-    const done = this.execute(runId, ig, opts, (fn) => {
+    const done = start(runId, (fn) => {
       stopNow = fn;
       if (stopRequested) fn(stopRequested);
     });
@@ -454,15 +459,7 @@ export class Coordinator {
     let startMs = 0;
     const agentCycle = new Map<string, number>();
     const doneHosts = new Set<string>();
-    let finish!: (failure?: FailureReport) => void;
-    const finished = new Promise<FailureReport | undefined>((resolve) => {
-      let over = false;
-      finish = (failure) => {
-        if (over) return;
-        over = true;
-        resolve(failure);
-      };
-    });
+    const { finish, finished } = ending();
     onStoppable((reason) => finish({ host: 'coordinator', message: reason }));
 
     const cleanups: (() => void)[] = [];
@@ -584,14 +581,7 @@ export class Coordinator {
    * from one another; nothing but tasks and their receipts passes through here.
    */
   runBag(graph: BagGraph, opts: BagRunOptions): RunHandle {
-    const runId = `bag-${Math.floor(this.opts.clock.now()).toString(36)}-${++runCounter}`;
-    let stopRequested: string | null = null;
-    let stopNow: (reason: string) => void = (r) => (stopRequested = r);
-    const done = this.executeBag(runId, graph, opts, (fn) => {
-      stopNow = fn;
-      if (stopRequested) fn(stopRequested);
-    });
-    return { runId, done, stop: (reason = 'stopped by the user') => stopNow(reason) };
+    return this.handle('bag', (runId, onStoppable) => this.executeBag(runId, graph, opts, onStoppable));
   }
 
   private async executeBag(runId: string, graph: BagGraph, opts: BagRunOptions, onStoppable: (stop: (reason: string) => void) => void): Promise<RunResult> {
@@ -609,16 +599,7 @@ export class Coordinator {
     const perPe: Record<string, number> = byId();
     result.bag = { ...bag.counts, perPe, heartbeat: heartbeatMs };
     let startMs = 0;
-    let finish!: (failure?: FailureReport) => void;
-    const finished = new Promise<FailureReport | undefined>((resolve) => {
-      let over = false;
-      finish = (failure) => {
-        if (over) return;
-        over = true;
-        bag.end();
-        resolve(failure);
-      };
-    });
+    const { finish, finished } = ending(() => bag.end());
     onStoppable((reason) => finish({ host: 'coordinator', message: reason }));
     const byHost = new Map(involved.map((c) => [c.info.host, c]));
     const gone = new Set<string>();
@@ -784,6 +765,21 @@ export class Coordinator {
   close(): void {
     for (const c of this.conns) if (!c.closed) c.socket.close(1000, 'coordinator done');
   }
+}
+
+/** A run's end, once: the first `finish` (a failure, or none for success) settles `finished`; later ones do nothing. */
+function ending(onEnd?: () => void): { finish: (failure?: FailureReport) => void; finished: Promise<FailureReport | undefined> } {
+  let finish!: (failure?: FailureReport) => void;
+  const finished = new Promise<FailureReport | undefined>((resolve) => {
+    let over = false;
+    finish = (failure) => {
+      if (over) return;
+      over = true;
+      onEnd?.();
+      resolve(failure);
+    };
+  });
+  return { finish, finished };
 }
 
 /** A trace batch onto the coordinator's time axis (`base`: the agent's clock at the run's start, µs), into the result and the listener. */

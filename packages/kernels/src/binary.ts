@@ -1,0 +1,243 @@
+import { BUILTIN_VERSION, KernelDefinitionError, defineKernelSpec, type KernelProblem } from './definition.js';
+import type { CostHint, DataType, KernelBinary, KernelSpec, ParamSpec, Params, PortSpec } from './types.js';
+
+// A binary operator (+) : T x T -> T as ONE kernel with a `mode` param: what the scan
+// macro-node's expansion fires (apply one pair, scan / reduce / propagate a worker's block,
+// exclusive output). This file is the spec side (reachable from the specs entry: no WGSL, no
+// twin); define-binary.ts joins a spec to the operator's CPU and WGSL applications.
+//
+// Every token is a list of elements of 2 + W u32 words, [lo, hi, payload...]: [lo, hi] is the
+// range of inputs the element covers. (+) needs left.hi + 1 = right.lo and covers
+// [left.lo, right.hi]; an element whose range is empty (lo > hi; written EMPTY = [1, 0]) is
+// the symbolic identity: combining with it fires nothing.
+
+export const BINARY_MODES = ['apply', 'scan', 'reduce', 'propagate', 'exclusive'] as const;
+export type BinaryMode = (typeof BINARY_MODES)[number];
+
+/** The empty range of the symbolic identity (lo > hi). */
+export const EMPTY_LO = 1;
+export const EMPTY_HI = 0;
+
+/** Payload words an operator may declare: four copies (operands, result, running element) fit the 16 KiB of workgroup memory every WebGPU device has. */
+export const MAX_WORDS = 1000;
+
+/** Elements per block (`count`): one workgroup each in propagate, so at most the 65535 of one dispatch row. */
+export const MAX_COUNT = 65535;
+
+/** The data kind of every scan token. */
+export const SCAN_ELEMENT = 'scan-element';
+
+/** The data type of m elements of W payload words: u32[m][2 + W]. */
+export function scanElementType(m: number, words: number): DataType {
+  return { kind: SCAN_ELEMENT, element: 'u32', shape: [m, 2 + words] };
+}
+
+/** What a user writes for an operator, less its applications (spec side; `defineBinaryKernel` adds `apply`). */
+export interface BinaryOperatorSpec {
+  /** Namespaced id, the kernel's (`acme.compose`). */
+  id: string;
+  title?: string;
+  category?: string;
+  description: string;
+  version: string;
+  package?: string;
+  /** The operator's own params (e.g. k); `mode` and `count` are added and reserved. */
+  params?: Record<string, ParamSpec>;
+  /** Payload words W of one element for these params (0 .. MAX_WORDS). */
+  words: (params: Params) => number;
+  binary: {
+    /** exact: any bracketing gives the same bits; approximate: within `tolerance` of the serial result; none: serial only. */
+    associativity: 'exact' | 'approximate' | 'none';
+    commutative: boolean;
+    /** The identity's payload (W words). Needed by mode `exclusive` only. */
+    identity?: (params: Params) => number[];
+    /** approximate only: largest difference from the serial result, in the operator's own measure (its description says which). */
+    tolerance?: number;
+    /** Extra inputs every application reads (e.g. frames), bound after the mode's inputs. */
+    context?: PortSpec[];
+  };
+  /** Cost of ONE application; a firing costs applications x this. */
+  cost: (params: Params) => CostHint;
+  deterministic?: boolean;
+}
+
+/** Applications one firing makes, at most (empty ranges fire none). */
+export function applications(mode: BinaryMode, m: number): number {
+  if (mode === 'apply') return 1;
+  if (mode === 'propagate') return m;
+  return Math.max(0, m - 1);
+}
+
+/** What binaryKernelSpec keeps of an operator for define-binary.ts: its words, identity and context. */
+export interface BinaryOperatorData {
+  words: (params: Params) => number;
+  identity?: (params: Params) => number[];
+  context: PortSpec[];
+}
+const operators = new WeakMap<KernelSpec, BinaryOperatorData>();
+
+/** The operator behind a spec made by binaryKernelSpec (undefined for any other spec). */
+export function binaryOperatorOf(spec: KernelSpec): BinaryOperatorData | undefined {
+  return operators.get(spec);
+}
+
+const RESERVED_PARAMS = ['mode', 'count'];
+const MODE_PORTS = ['a', 'b', 'in', 'out', 'total', 'prefix', 'block'];
+
+/**
+ * The ports of one mode: `apply` a, b -> out (1 element each); `scan` in -> out, total;
+ * `reduce` in -> total; `propagate` prefix, block -> out; `exclusive` in -> out, total. The
+ * context ports follow the mode's inputs. Throws naming the param for a mode the operator cannot run.
+ */
+export function binaryPorts(id: string, mode: string, m: number, words: number, context: readonly PortSpec[], hasIdentity: boolean): { inputs: PortSpec[]; outputs: PortSpec[] } {
+  if (!(BINARY_MODES as readonly string[]).includes(mode)) throw new Error(`param mode: "${mode}" is not one of ${BINARY_MODES.join(', ')}`);
+  if (mode === 'exclusive' && !hasIdentity) throw new Error(`param mode: operator "${id}" declares no identity, so it cannot give an exclusive scan (use mode "scan", or give the operator binary.identity)`);
+  if (!Number.isInteger(m) || m < 1 || m > MAX_COUNT) throw new Error(`param count: ${m} is not an element count 1 .. ${MAX_COUNT}`);
+  if (!Number.isInteger(words) || words < 0 || words > MAX_WORDS) throw new Error(`operator "${id}" gives ${words} payload words, not 0 .. ${MAX_WORDS}`);
+  const one = scanElementType(1, words);
+  const block = scanElementType(m, words);
+  const port = (name: string, t: DataType, description: string): PortSpec => ({ name, description, type: () => t });
+  const ctx = [...context];
+  switch (mode as BinaryMode) {
+    case 'apply':
+      return { inputs: [port('a', one, 'left operand'), port('b', one, 'right operand, the range after a\'s'), ...ctx], outputs: [port('out', one, 'a (+) b')] };
+    case 'scan':
+      return { inputs: [port('in', block, 'a block of adjacent elements'), ...ctx], outputs: [port('out', block, 'inclusive scan of the block, left to right'), port('total', one, 'the block reduced')] };
+    case 'reduce':
+      return { inputs: [port('in', block, 'a block of adjacent elements'), ...ctx], outputs: [port('total', one, 'the block reduced, left to right')] };
+    case 'propagate':
+      return { inputs: [port('prefix', one, 'what comes before the block (the empty range: the identity)'), port('block', block, 'an inclusive scan of the block'), ...ctx], outputs: [port('out', block, 'prefix (+) block[j] for each j')] };
+    case 'exclusive':
+      return { inputs: [port('in', block, 'a block of adjacent elements'), ...ctx], outputs: [port('out', block, 'the identity, then the inclusive scan shifted by one'), port('total', one, 'the block reduced')] };
+  }
+}
+
+/** The params a definition is probed with: the defaults, then each bounded numeric param at its min and max. */
+function probeParams(params: Record<string, ParamSpec>): Params[] {
+  const base: Params = {};
+  for (const [name, p] of Object.entries(params)) base[name] = p?.default;
+  const out = [base];
+  for (const [name, p] of Object.entries(params)) {
+    if (p?.type !== 'int' && p?.type !== 'float') continue;
+    for (const v of [p.min, p.max]) if (v !== undefined && v !== p.default) out.push({ ...base, [name]: v });
+  }
+  return out;
+}
+
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** Every problem of an operator's spec side (the fields defineKernelSpec does not know): words, binary, reserved names. */
+export function binaryProblems(def: BinaryOperatorSpec): KernelProblem[] {
+  const id = typeof def?.id === 'string' && def.id ? def.id : '(no id)';
+  const out: KernelProblem[] = [];
+  const bad = (path: string, message: string, hint?: string) => out.push({ kernel: id, path, message, hint });
+  if (typeof def !== 'object' || def === null) return [{ kernel: id, path: '', message: 'is not an object', hint: 'pass defineBinaryKernel({ id, version, words, binary, apply, cost, ... })' }];
+  const params = def.params ?? {};
+  for (const name of RESERVED_PARAMS) if (name in params) bad(`params.${name}`, `"${name}" is reserved: the kernel adds it (mode and count of every firing)`, 'name the operator\'s param otherwise');
+  const b = def.binary;
+  if (typeof b !== 'object' || b === null) {
+    bad('binary', 'is missing', 'give binary: { associativity: "exact" | "approximate" | "none", commutative: false, identity?: (params) => [...] }');
+  } else {
+    if (!['exact', 'approximate', 'none'].includes(b.associativity)) bad('binary.associativity', `${JSON.stringify(b.associativity)} is not exact, approximate or none`, 'exact: every bracketing gives the same bits; approximate: within binary.tolerance of serial; none: only the serial network may run it');
+    if (typeof b.commutative !== 'boolean') bad('binary.commutative', `${JSON.stringify(b.commutative)} is not true or false`, 'say whether a (+) b = b (+) a (networks never swap operands either way)');
+    if (b.associativity === 'approximate') {
+      if (typeof b.tolerance !== 'number' || !Number.isFinite(b.tolerance) || b.tolerance <= 0) bad('binary.tolerance', `${JSON.stringify(b.tolerance)} is not a positive number`, 'an approximate operator states how far from the serial result a re-bracketed one may be, in its own measure');
+    } else if (b.tolerance !== undefined) {
+      bad('binary.tolerance', `is given, but associativity is ${JSON.stringify(b.associativity)}`, b.associativity === 'none' ? 'a non-associative operator runs serially only: drop the tolerance, or declare associativity "approximate"' : 'an exact operator has no tolerance: drop it, or declare associativity "approximate"');
+    }
+    if (b.identity !== undefined && typeof b.identity !== 'function') bad('binary.identity', 'is not a function', 'give identity: (params) => the identity\'s W payload words');
+    if (b.context !== undefined) {
+      if (!Array.isArray(b.context)) bad('binary.context', 'is not a list of ports', 'give context: [{ name, type: (params) => ({ kind, element, shape }) }]');
+      else
+        b.context.forEach((p, i) => {
+          const name = String(p?.name);
+          if (MODE_PORTS.includes(name) || /^(pl|op)_/i.test(name)) bad(`binary.context[${i}].name`, `"${name}" is reserved (mode ports ${MODE_PORTS.join(', ')}; WGSL names pl_*, op_*)`, 'name the context port otherwise');
+          if (p?.repeat !== undefined) bad(`binary.context[${i}].repeat`, 'a context port cannot repeat', 'declare each context port once');
+          if (p?.rate !== undefined) bad(`binary.context[${i}].rate`, 'a context port has no rate', 'every firing reads the whole context: drop the rate');
+        });
+    }
+  }
+  if (typeof def.cost !== 'function') bad('cost', 'is not a function', 'give cost: (params) => ({ flops, bytes }) of one application');
+  if (typeof def.words !== 'function') {
+    bad('words', 'is not a function', 'give words: (params) => W, the payload words of one element (0 .. 1000)');
+    return out;
+  }
+  for (const probe of probeParams(params)) {
+    let w: number;
+    try {
+      w = def.words(probe);
+    } catch (e) {
+      bad('words', `throws for params ${JSON.stringify(probe)}: ${messageOf(e)}`);
+      break;
+    }
+    if (!Number.isInteger(w) || w < 0 || w > MAX_WORDS) {
+      bad('words', `gives ${JSON.stringify(w)} for params ${JSON.stringify(probe)}, not an integer 0 .. ${MAX_WORDS}`, `return the payload words of one element; at most ${MAX_WORDS} (four copies fit a workgroup's 16 KiB)`);
+      break;
+    }
+    if (typeof b?.identity !== 'function') continue;
+    let idw: number[];
+    try {
+      idw = b.identity(probe);
+    } catch (e) {
+      bad('binary.identity', `throws for params ${JSON.stringify(probe)}: ${messageOf(e)}`);
+      break;
+    }
+    if (!Array.isArray(idw) || idw.length !== w || !idw.every((x) => Number.isInteger(x) && x >= 0 && x <= 0xffffffff)) {
+      bad('binary.identity', `gives ${Array.isArray(idw) ? `${idw.length} values` : JSON.stringify(idw)} for params ${JSON.stringify(probe)}; needs ${w} u32 words (words(params))`, 'return the identity\'s payload: W integers 0 .. 2^32 - 1');
+      break;
+    }
+  }
+  return out;
+}
+
+/**
+ * The checked spec of an operator's kernel: its params plus `mode` and `count`, ports by mode
+ * (binaryPorts), cost = applications x the operator's cost, `binary` as data. Throws a
+ * KernelDefinitionError listing every problem.
+ */
+export function binaryKernelSpec(def: BinaryOperatorSpec): KernelSpec {
+  const problems = binaryProblems(def);
+  if (problems.length) {
+    // The common fields' problems too, in one list.
+    try {
+      defineKernelSpec({ id: def?.id, version: def?.version, description: def?.description, params: def?.params, cost: def?.cost ?? (() => ({ flops: 0, bytes: 0 })) } as KernelSpec);
+    } catch (e) {
+      if (e instanceof KernelDefinitionError) problems.unshift(...e.problems.filter((p) => p.path !== 'cost'));
+    }
+    throw new KernelDefinitionError(problems);
+  }
+  const { words, binary: b, cost, params: own = {}, ...rest } = def;
+  const context = [...(b.context ?? [])];
+  const hasIdentity = typeof b.identity === 'function';
+  const data: KernelBinary = { associativity: b.associativity, commutative: b.commutative, identity: hasIdentity, ...(b.tolerance !== undefined ? { tolerance: b.tolerance } : {}), context: context.map((p) => p.name) };
+  const params: Record<string, ParamSpec> = {
+    ...own,
+    mode: { type: 'enum', default: 'scan', values: [...BINARY_MODES], description: 'apply: a (+) b; scan: a block\'s inclusive scan and total; reduce: its total; propagate: prefix (+) each of a block; exclusive: identity, x0, x0 (+) x1, ... and total' },
+    count: { type: 'int', default: 64, min: 1, max: MAX_COUNT, unit: 'elements', description: 'Elements m of a block (scan, reduce, propagate, exclusive; apply takes one and one)' },
+  };
+  const ports = (p: Params) => binaryPorts(def.id, String(p.mode ?? 'scan'), Number(p.count ?? 64), words(p), context, hasIdentity);
+  const base: Params = Object.fromEntries(Object.entries(params).map(([n, s]) => [n, s.default]));
+  const defaults = ports(base);
+  const spec = defineKernelSpec({
+    ...rest,
+    version: def.version,
+    category: def.category ?? 'Scan operators',
+    params,
+    inputs: defaults.inputs,
+    outputs: defaults.outputs,
+    ports,
+    binary: data,
+    cost: (p) => {
+      const n = applications(String(p.mode ?? 'scan') as BinaryMode, Number(p.count ?? 64));
+      const c = cost(p);
+      return { flops: c.flops * n, bytes: c.bytes * n };
+    },
+  });
+  operators.set(spec, { words, identity: b.identity, context });
+  return spec;
+}
+
+/** The built-in operators' specs (version and package of the built-ins). */
+export function builtinBinarySpecs(list: Omit<BinaryOperatorSpec, 'version'>[]): KernelSpec[] {
+  return list.map((d) => binaryKernelSpec({ ...d, version: BUILTIN_VERSION, package: 'builtin' }));
+}

@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineBinaryKernel, type BinaryKernelDefinition } from './define-binary.js';
+import { KernelDefinitionError, formatKernelProblem, kernelManifest, portsFor, specFromManifest } from './definition.js';
+import { GpuRunner, runCpu } from './gpu/harness.js';
+import { createTestDevice, type TestDevice } from './gpu/node-device.js';
+import { KernelError, type Params } from './types.js';
+
+// An operator written as a package would: affine maps x -> m x + c mod 2^32 on `n` lanes,
+// composed as (f (+) g)(x) = g(f(x)) (apply f first), each lane's constant offset by a
+// context port `shift` (what a replicated frames input looks like to the operator).
+const AFFINE_WGSL = /* wgsl */ `
+fn op_apply(lane: u32, lanes: u32) {
+  for (var i = lane; i < OP_W / 2u; i += lanes) {
+    // g(f(x)) = mg (mf x + cf) + cg + shift[i]
+    op_out[2u * i] = op_b[2u * i] * op_a[2u * i];
+    op_out[2u * i + 1u] = op_b[2u * i] * op_a[2u * i + 1u] + op_b[2u * i + 1u] + shift[i];
+  }
+}`;
+const affine: BinaryKernelDefinition = {
+  id: 'test.affine',
+  version: '1.0.0',
+  description: 'Composes per-lane affine maps mod 2^32 (apply the left first), each constant offset by shift[lane].',
+  params: { n: { type: 'int', default: 4, min: 1, max: 64, description: 'lanes' } },
+  words: (p) => 2 * Number(p.n),
+  binary: {
+    associativity: 'none',
+    commutative: false,
+    identity: (p) => Array.from({ length: 2 * Number(p.n) }, (_, i) => (i % 2 === 0 ? 1 : 0)),
+    context: [{ name: 'shift', description: 'added to each lane\'s constant per application', type: (p) => ({ kind: 'vector', element: 'u32', shape: [Number(p.n)] }) }],
+  },
+  apply: {
+    cpu: (a, b, out, params, context) => {
+      const shift = context.shift as Uint32Array;
+      for (let i = 0; i < Number(params.n); i++) {
+        out[2 * i] = Math.imul(b[2 * i], a[2 * i]);
+        out[2 * i + 1] = Math.imul(b[2 * i], a[2 * i + 1]) + b[2 * i + 1] + shift[i];
+      }
+    },
+    wgsl: AFFINE_WGSL,
+  },
+  cost: (p) => ({ flops: 4 * Number(p.n), bytes: 24 * Number(p.n) }),
+};
+
+/** The problems a definition is refused with, as the CLI prints them. */
+function refused(def: unknown): string[] {
+  try {
+    defineBinaryKernel(def as BinaryKernelDefinition);
+  } catch (e) {
+    if (e instanceof KernelDefinitionError) return e.problems.map(formatKernelProblem);
+    throw e;
+  }
+  throw new Error('was accepted');
+}
+
+describe('defineBinaryKernel', () => {
+  it('derives one kernel with mode and count, context ports after the mode\'s inputs, the operator in its manifest', () => {
+    const k = defineBinaryKernel(affine);
+    expect(Object.keys(k.params)).toEqual(['n', 'mode', 'count']);
+    expect(k.binary).toEqual({ associativity: 'none', commutative: false, identity: true, context: ['shift'] });
+    const m = kernelManifest(k);
+    expect(JSON.parse(JSON.stringify(m))).toEqual(m);
+    expect(m.binary).toEqual({ associativity: 'none', commutative: false, identity: true, context: ['shift'], words: 8 });
+    expect(portsFor(k, { n: 2, mode: 'propagate', count: 5 }).inputs.map((p) => `${p.name}:${p.type({ n: 2 }).shape.join('x')}`)).toEqual(['prefix:1x6', 'block:5x6', 'shift:2']);
+    // A designer that only has the manifest gets the same ports per mode (at the default params).
+    const remote = specFromManifest(m);
+    expect(remote.binary).toEqual(k.binary);
+    expect(portsFor(remote, { mode: 'apply' }).inputs.map((p) => p.name)).toEqual(['a', 'b', 'shift']);
+    expect(portsFor(remote, { mode: 'reduce', count: 3 }).outputs.map((p) => p.type({}).shape)).toEqual([[1, 10]]);
+  });
+
+  it('names the kernel and the field of each missing or wrong part', () => {
+    const { words: _w, apply: _a, cost: _c, ...bare } = affine;
+    expect(refused({ ...bare, id: 'test.bare' })).toEqual([
+      'kernel "test.bare" cost: is not a function (give cost: (params) => ({ flops, bytes }) of one application)',
+      'kernel "test.bare" words: is not a function (give words: (params) => W, the payload words of one element (0 .. 1000))',
+      'kernel "test.bare" apply: is missing (give apply: { cpu: (a, b, out, params, context) => void, wgsl: "fn op_apply(lane: u32, lanes: u32) { ... }" })',
+    ]);
+    expect(refused({ ...affine, binary: undefined })[0]).toBe('kernel "test.affine" binary: is missing (give binary: { associativity: "exact" | "approximate" | "none", commutative: false, identity?: (params) => [...] })');
+    expect(refused({ ...affine, id: 'Affine', version: '1' })).toEqual([
+      'kernel "Affine" id: "Affine" is not a namespaced id (use <package>.<name> in lower case, e.g. "acme.sobel")',
+      'kernel "Affine" version: "1" is not a semver version (use MAJOR.MINOR.PATCH, e.g. "1.0.0")',
+    ]);
+    expect(refused({ ...affine, params: { ...affine.params, mode: { type: 'int', default: 1, description: 'x' } } })).toEqual([expect.stringMatching(/^kernel "test.affine" params.mode: "mode" is reserved/)]);
+    expect(refused({ ...affine, apply: { cpu: 3, wgsl: '@group(0) @binding(0) var<storage, read> x: array<u32>;\nfn op_apply(lane: u32, lanes: u32) {}' } })).toEqual([
+      'kernel "test.affine" apply.cpu: is not a function (give cpu: (a, b, out, params, context) => void, writing a (+) b\'s payload into out)',
+      expect.stringMatching(/^kernel "test.affine" apply.wgsl: declares a binding \("x", line 1\)/),
+    ]);
+    expect(refused({ ...affine, apply: { ...affine.apply, wgsl: 'fn apply(a: u32) {}' } })).toEqual([expect.stringMatching(/apply.wgsl: declares no fn op_apply\(lane: u32, lanes: u32\)/)]);
+    expect(refused({ ...affine, binary: { ...affine.binary, context: [{ name: 'in', type: () => ({ kind: 'v', element: 'u32', shape: [1] }) }] } })).toEqual([expect.stringMatching(/binary.context\[0\].name: "in" is reserved/)]);
+  });
+
+  it('checks associativity: one of exact, approximate (with its tolerance), none (serial only, no tolerance)', () => {
+    expect(refused({ ...affine, binary: { ...affine.binary, associativity: 'mostly' } })).toEqual([
+      'kernel "test.affine" binary.associativity: "mostly" is not exact, approximate or none (exact: every bracketing gives the same bits; approximate: within binary.tolerance of serial; none: only the serial network may run it)',
+    ]);
+    expect(refused({ ...affine, binary: { ...affine.binary, associativity: 'approximate' } })).toEqual([expect.stringMatching(/^kernel "test.affine" binary.tolerance: undefined is not a positive number/)]);
+    expect(refused({ ...affine, binary: { ...affine.binary, tolerance: 0.5 } })).toEqual([
+      'kernel "test.affine" binary.tolerance: is given, but associativity is "none" (a non-associative operator runs serially only: drop the tolerance, or declare associativity "approximate")',
+    ]);
+    expect(refused({ ...affine, binary: { ...affine.binary, commutative: 'no' } })).toEqual([expect.stringMatching(/binary.commutative: "no" is not true or false/)]);
+    expect(defineBinaryKernel({ ...affine, binary: { ...affine.binary, associativity: 'approximate', tolerance: 0.25 } }).binary).toMatchObject({ associativity: 'approximate', tolerance: 0.25 });
+  });
+
+  it('probes words and the identity at the defaults and the params\' bounds', () => {
+    expect(refused({ ...affine, words: (p: Params) => (Number(p.n) > 32 ? 5000 : 2 * Number(p.n)) })).toEqual([
+      'kernel "test.affine" words: gives 5000 for params {"n":64}, not an integer 0 .. 1000 (return the payload words of one element; at most 1000 (four copies fit a workgroup\'s 16 KiB))',
+    ]);
+    expect(refused({ ...affine, words: () => 2.5 })[0]).toMatch(/words: gives 2.5 for params \{"n":4\}, not an integer/);
+    expect(refused({ ...affine, words: () => { throw new Error('no n'); } })).toEqual(['kernel "test.affine" words: throws for params {"n":4}: no n']);
+    expect(refused({ ...affine, binary: { ...affine.binary, identity: () => [1, 0] } })).toEqual([expect.stringMatching(/^kernel "test.affine" binary.identity: gives 2 values for params \{"n":4\}; needs 8 u32 words/)]);
+    expect(refused({ ...affine, binary: { ...affine.binary, identity: (p: Params) => Array(2 * Number(p.n)).fill(-1) } })[0]).toMatch(/binary.identity: gives 8 values .* needs 8 u32 words/);
+  });
+
+  it('exclusive without an identity is refused when that mode is used, as a param naming the operator', () => {
+    const { identity: _i, ...noIdentity } = affine.binary;
+    const k = defineBinaryKernel({ ...affine, binary: noIdentity });
+    expect(k.binary?.identity).toBe(false);
+    expect(() => portsFor(k, { n: 4, mode: 'exclusive', count: 3 })).toThrow('param mode: operator "test.affine" declares no identity, so it cannot give an exclusive scan (use mode "scan", or give the operator binary.identity)');
+    expect(() => runCpu(k, { mode: 'exclusive', count: 3 }, {})).toThrow(/declares no identity/);
+    expect(portsFor(k, { n: 4, mode: 'scan', count: 3 }).outputs.map((p) => p.name)).toEqual(['out', 'total']);
+  });
+});
+
+describe('a package operator with a context port on the WebGPU adapter', () => {
+  let t: TestDevice;
+  beforeAll(async () => {
+    t = await createTestDevice();
+  });
+  afterAll(() => t?.destroy());
+
+  it('every mode reads the context; WGSL and twin bit-equal; a bad operator WGSL is a KernelError naming the kernel', async () => {
+    const k = defineBinaryKernel(affine);
+    const n = 3;
+    const W = 2 * n;
+    const m = 9;
+    const shift = Uint32Array.from([5, 0xfffffff0, 77]);
+    const input = new Uint32Array(m * (2 + W));
+    for (let j = 0; j < m; j++) {
+      input.set([20 + j, 20 + j], j * (2 + W));
+      for (let w = 0; w < W; w++) input[j * (2 + W) + 2 + w] = (Math.imul(j + 3, 2654435761) + w * 40503) >>> 0;
+    }
+    const prefix = Uint32Array.from([0, 19, 3, 4, 5, 6, 7, 8]);
+    const cases: [Params, Record<string, Uint32Array>][] = [
+      [{ mode: 'apply' }, { a: prefix, b: input.slice(0, 2 + W), shift }],
+      [{ mode: 'scan' }, { in: input, shift }],
+      [{ mode: 'reduce' }, { in: input, shift }],
+      [{ mode: 'exclusive' }, { in: input, shift }],
+    ];
+    const scanned = runCpu(k, { n, mode: 'scan', count: m }, { in: input, shift }).outputs.out as Uint32Array;
+    cases.push([{ mode: 'propagate' }, { prefix, block: scanned, shift }]);
+    for (const [p, inputs] of cases) {
+      const params = { n, count: m, ...p };
+      const run = await GpuRunner.create(t.device, k, params);
+      const gpu = await run.fire(inputs);
+      run.destroy();
+      const cpu = runCpu(k, params, inputs);
+      expect(gpu.report, String(p.mode)).toEqual({ ok: true });
+      for (const [port, v] of Object.entries(cpu.outputs)) expect(Array.from(gpu.outputs[port]), `${p.mode} ${port}`).toEqual(Array.from(v));
+    }
+    // The shift matters: without it the twin gives another total.
+    const plain = runCpu(k, { n, mode: 'reduce', count: m }, { in: input, shift: new Uint32Array(n) }).outputs.total;
+    expect(Array.from(plain)).not.toEqual(Array.from(runCpu(k, { n, mode: 'reduce', count: m }, { in: input, shift }).outputs.total));
+
+    const broken = defineBinaryKernel({ ...affine, apply: { ...affine.apply, wgsl: AFFINE_WGSL.replace('+ shift[i];', '+ nope[i];') } });
+    const err = await GpuRunner.create(t.device, broken, { n, mode: 'scan', count: m }).catch((e) => e);
+    expect(err).toBeInstanceOf(KernelError);
+    expect(err.message).toMatch(/^kernel "test.affine": WGSL module "scan" does not compile: .*nope/);
+  }, 60_000);
+});
