@@ -1,4 +1,4 @@
-import { findKernel, formatDataType, nearestKernels, sameDataType, specFor, withDefaults, type DataType, type KernelSpec, type Params, type ParamValue } from '@pipeloom/kernels/specs';
+import { findKernel, formatDataType, nearestKernels, sameDataType, specFor, withDefaults, type DataType, type KernelBinary, type KernelSpec, type Params, type ParamValue } from '@pipeloom/kernels/specs';
 import { error, warning, type Diagnostic } from '../diagnostics.js';
 import { MAX_NETWORK_INPUTS, NETWORK_ALIASES, NETWORKS, resolveNetwork } from '../scan/networks.js';
 import { EXECUTIONS, IN, OUTPUTS, portTokens, scanPlan, STRATEGIES, type OperatorMode, type Run, type ScanExecution, type ScanOutput, type ScanStrategy } from '../scan/plan.js';
@@ -23,16 +23,8 @@ import type { AppEdge, AppNode, MappingTarget, TokenRange, WrittenDocument } fro
 // iteration); its PE list was set aside before tasks (`takeScanMappings`). Eager execution: each
 // node waits only for its own inputs (the ordinary self-timed run). docs/document-format.md, "Scan".
 
-/** The operator's side of the kernel contract (KernelSpec.binary in the kernels package). */
-export interface BinarySpec {
-  associativity: 'exact' | 'approximate' | 'none';
-  commutative: boolean;
-  /** The operator has an identity value (an exclusive scan's first element). */
-  identity?: unknown;
-  tolerance?: number;
-  /** Names of the operator's context input ports (what every application reads besides its operands). */
-  context?: string[];
-}
+/** The operator's side of the kernel contract: the kernels package's KernelSpec.binary. */
+export type BinarySpec = KernelBinary;
 
 /** The scan node's own params; the rest are the operator's. */
 export const SCAN_PARAMS = ['operator', 'network', 'output', 'strategy', 'execution'] as const;
@@ -41,7 +33,7 @@ export const MAX_SCAN_WORKERS = 1024;
 /** Most elements of one scan (its expanded edges grow with the workers, not the elements). */
 export const MAX_SCAN_ELEMENTS = 1 << 26;
 
-const binaryOf = (k: KernelSpec) => (k as KernelSpec & { binary?: BinarySpec }).binary;
+const binaryOf = (k: KernelSpec) => k.binary;
 
 /** A scan node's PE list, set aside before tasks (which allows lists only on nodes with tasks). */
 export type ScanMappings = Map<string, MappingTarget | undefined>;
@@ -300,7 +292,7 @@ function resolve(
     return undefined;
   }
   if (binary.associativity === 'none' && network && network !== 'serial') out.push(error(`${at}.network`, `${what}: operator ${operator.id} is not associative, so only the serial network computes its scan; ${network} re-brackets`, 'set "network": "serial"'));
-  if (output === 'exclusive' && binary.identity === undefined) out.push(error(`${at}.output`, `${what}: an exclusive scan starts with the identity, and operator ${operator.id} has none`, 'use "output": "inclusive", or an operator with an identity'));
+  if (output === 'exclusive' && !binary.identity) out.push(error(`${at}.output`, `${what}: an exclusive scan starts with the identity, and operator ${operator.id} has none`, 'use "output": "inclusive", or an operator with an identity'));
 
   // The operator's params (the scan's others) and ports.
   const own: Params = {};
