@@ -12,7 +12,7 @@ import { reg2dBinarySpecs, reg2dPlainSpecs } from './spec.js';
 // descent both sides run.
 
 export { COMPOSE_TOLERANCE, framesType } from './spec.js';
-export { IDENTITY, applyRigid, composeRigid, cornerShift, driftWalk, frameImage, makeSeries, pyramidLayout, trueTransform, type Rigid, type SeriesParams } from './series.js';
+export { IDENTITY, applyRigid, composeRigid, cornerShift, driftWalk, frameImage, makeSeries, pyramidLayout, writePyramid, trueTransform, type Rigid, type SeriesParams } from './series.js';
 export { refine } from './register.js';
 
 export const seriesParams = (p: Params): SeriesParams => ({
@@ -82,6 +82,21 @@ const plain: Kernel[] = implement(reg2dPlainSpecs, {
       let data = state.series as { key: string; data: Float32Array } | undefined;
       if (data?.key !== key) state.series = data = { key, data: makeSeries(seriesParams(params), Number(params.frames)).data };
       (outputs.frames as Float32Array).set(data.data);
+    },
+    // On a GPU PE the twin's series is made once per params and kept on the device; a firing
+    // copies it out (no dispatch): every PE holds the same bits, so CPU and GPU workers agree.
+    gpu: {
+      wgsl: {},
+      dispatches: () => [],
+      async prepare(device, params) {
+        bindingCheck('reg2d.frames', device, params);
+        const data = makeSeries(seriesParams(params), Number(params.frames)).data;
+        const kept = uploadBuffer(device, data, 'reg2d.frames');
+        return {
+          encode: (encoder, f) => encoder.copyBufferToBuffer(kept, 0, f.outputs.frames, 0, data.byteLength),
+          destroy: () => kept.destroy(),
+        };
+      },
     },
   },
   'reg2d.pair': {
