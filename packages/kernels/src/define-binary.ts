@@ -309,6 +309,7 @@ fn apply(@builtin(local_invocation_index) lane: u32) {
   } else {
     ${copy('pl_a', '0u', 'pl_out', '0u')}
   }
+  if (lane == 0u) { pl_status[7] = 1u; }
 }
 `;
   }
@@ -332,6 +333,8 @@ fn propagate(@builtin(local_invocation_index) lane: u32, @builtin(workgroup_id) 
   } else {
     ${copy('pl_prefix', '0u', 'pl_out', 'base')}
   }
+  workgroupBarrier();
+  if (lane == 0u) { atomicAdd(&pl_status[7], 1u); }
 }
 
 @compute @workgroup_size(1)
@@ -372,6 +375,7 @@ fn ${mode}(@builtin(local_invocation_index) lane: u32) {
     }
     workgroupBarrier();
     ${mode === 'scan' ? copy('pl_acc', '0u', 'pl_out', 'base') : ''}
+    if (lane == 0u) { pl_status[7] += 1u; }
   }
   ${copy('pl_acc', '0u', 'pl_total', '0u')}
 }
@@ -414,7 +418,8 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
       const main = await createPipeline(device, id, mode, source, mode, layout);
       const fetch = mode === 'propagate' ? await createPipeline(device, id, mode, source, 'fetch', layout) : undefined;
       // Zeroed at creation and never cleared: the first refusal stays (a run stops at it).
-      // Counters follow the 8 status words; they are cleared before each firing, the status never.
+      // Counters follow the 8 status words; they and word 7 (elements done)
+      // are cleared before each firing, the refusal record (words 0 .. 6) never.
       const counters = apply.counters ?? [];
       const size = 32 + 4 * counters.length;
       const status = device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: `${id}/status` });
@@ -423,7 +428,7 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
       return {
         encode(encoder, firing) {
           const buffers = [...ports.inputs.map((p) => firing.inputs[p.name]), ...ports.outputs.map((p) => firing.outputs[p.name]), status];
-          if (counters.length) encoder.clearBuffer(status, 32, 4 * counters.length);
+          encoder.clearBuffer(status, 28, 4 + 4 * counters.length);
           [main, fetch].forEach((pipeline, i) => {
             if (!pipeline) return;
             const pass = encoder.beginComputePass({ label: `${id}/${mode}` });
@@ -439,8 +444,14 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
           const s = new Uint32Array(staging.getMappedRange().slice(0));
           staging.unmap();
           const sums = Object.fromEntries(counters.map((c, i) => [c, s[8 + i]]));
-          if (s[0] === 0) return counters.length ? { ok: true, values: sums } : { ok: true };
           const port = mode === 'apply' ? 'b' : mode === 'propagate' ? 'block' : 'in';
+          if (s[0] === 0) {
+            // No refusal, but not every element was walked (scan modes) or not every workgroup
+            // reached its end (propagate): the device cut the dispatch short.
+            const expected = mode === 'apply' ? 1 : m;
+            if (s[7] === expected) return counters.length ? { ok: true, values: sums } : { ok: true };
+            return { ok: false, message: `kernel "${id}": mode "${mode}": the dispatch stopped before its end (${s[7]} of ${expected} elements done; the device cut it short, e.g. a watchdog on long dispatches): give a block fewer elements (more workers) or make the applications cheaper`, values: { finished: s[7], expected, ...sums } };
+          }
           return { ok: false, message: `kernel "${id}": ${rangeViolation(mode, port, s[1], [s[2], s[3]], [s[4], s[5]])}`, values: { element: s[1], left: [s[2], s[3]], right: [s[4], s[5]], ...sums } };
         },
         destroy() {
