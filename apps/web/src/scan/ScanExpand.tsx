@@ -94,9 +94,14 @@ export function ScanExpand(props: { id: string; N: number; p: number; network: S
     if (canvas.current && !wide) draw(canvas.current, figure);
   }, [figure, wide]);
   useEffect(() => {
-    const key = (e: KeyboardEvent) => e.key === 'Escape' && onClose();
-    window.addEventListener('keydown', key);
-    return () => window.removeEventListener('keydown', key);
+    // Escape closes this view only: caught before the designer's own Escape (clear the selection).
+    const key = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      e.stopPropagation();
+      onClose();
+    };
+    window.addEventListener('keydown', key, true);
+    return () => window.removeEventListener('keydown', key, true);
   }, [onClose]);
   const onMove = (e: React.MouseEvent<HTMLCanvasElement>) => {
     const r = e.currentTarget.getBoundingClientRect();
