@@ -184,7 +184,7 @@ describe('the scan node in the designer', () => {
     projectStore.getState().load({ ...doc, app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'blelloch', k: 3 } }], edges: [] }, mapping: { scan1: doc.arch.pes.map((p) => p.id) } });
     projectStore.getState().select({ kind: 'node', id: 'scan1' });
     act(() => root.render(<Inspector />));
-    for (const n of ['serial', 'kogge-stone', 'sklansky', 'brent-kung', 'blelloch']) expect(q(`scan-chart-${n}`)!.getAttribute('points')!.split(' ').length).toBe(16);
+    for (const n of ['serial', 'kogge-stone', 'sklansky', 'brent-kung', 'blelloch']) expect(q(`scan-chart-${n}`)!.getAttribute('points')!.split(' ').length).toBe(32);
     expect(q('scan-chart-current')).not.toBeNull();
     expect(q('scan-chart-measured')).toBeNull();
     expect(q('scan-expand')).toBeNull();

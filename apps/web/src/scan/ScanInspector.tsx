@@ -1,6 +1,6 @@
 import { useMemo, useState, type ReactNode } from 'react';
 import { findKernel, type ParamSpec, type ParamValue } from '@pipeloom/kernels';
-import { MAX_SCAN_ELEMENTS, MAX_SCAN_WORKERS, SCAN_EXECUTIONS, SCAN_OUTPUTS, SCAN_STRATEGIES, scanModel, speedupCurve, type AppNode, type Expr, type WrittenDocument } from '@pipeloom/core';
+import { MAX_SCAN_ELEMENTS, MAX_SCAN_WORKERS, SCAN_EXECUTIONS, SCAN_OUTPUTS, SCAN_STRATEGIES, scanModel, type AppNode, type Expr, type WrittenDocument } from '@pipeloom/core';
 import { projectStore } from '../store/project.js';
 import { effectivePe, scopeNames, type GraphAt } from '../store/graphs.js';
 import { pesOf } from '../store/targets.js';
@@ -12,7 +12,7 @@ import { appRun, freshness, useRun } from '../run/store.js';
 import { CheckField, ExprField, NumberField, SelectField, TextField } from '../shell/fields.js';
 import { binaryOperators, elementsWanted, networkOptions, operatorOwnParams, scanSettings, withOperator } from './node.js';
 import { measuredScan } from './measured.js';
-import { CHART_MAX_P, SpeedupChart } from './SpeedupChart.js';
+import { chartMaxP, SpeedupChart, useCurves } from './SpeedupChart.js';
 import { ScanExpand } from './ScanExpand.js';
 
 // The inspector of a scan node: its operator (a binary kernel), network, output, strategy and
@@ -57,7 +57,9 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
     p > MAX_SCAN_WORKERS ? `${p} workers: at most ${MAX_SCAN_WORKERS}` :
     N > MAX_SCAN_ELEMENTS ? `${N} elements: at most ${MAX_SCAN_ELEMENTS}` : null;
   const model = useMemo(() => (why ? null : scanModel(N, p, s.network!, s.strategy, s.output, s.execution)), [why, N, p, s.network, s.strategy, s.output, s.execution]);
-  const best = useMemo(() => (why ? null : speedupCurve(N, s.network!, Math.min(N, CHART_MAX_P), s.strategy, s.output, s.execution).best), [why, N, s.network, s.strategy, s.output, s.execution]);
+  const maxP = chartMaxP(N, p);
+  const curves = useCurves(N, maxP, why ? undefined : s.strategy, s.output, s.execution);
+  const best = curves?.find((c) => c.network === s.network)?.best;
 
   // The measured point: the scan's fires in the trace of a run of the document as it is.
   const traceVersion = useRun(appRun, (r) => r.traceVersion);
@@ -127,7 +129,7 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
               <tr><td>messages</td><td data-testid="scan-messages">{model.messages}</td></tr>
               <tr><td>span</td><td data-testid="scan-span">{model.span.levels} levels ({model.span.levelsCounted} with identities) · depth <b>{model.span.depth}</b></td></tr>
               <tr><td>speedup</td><td data-testid="scan-speedup">(N − 1) / depth = <b>{fmt(model.speedup)}</b></td></tr>
-              {best && <tr><td>best p</td><td data-testid="scan-best">{best.p} <span className="muted">(speedup {fmt(best.speedup)}; p ≤ {Math.min(N, CHART_MAX_P)})</span></td></tr>}
+              {best && <tr><td>best p</td><td data-testid="scan-best">{best.p} <span className="muted">(speedup {fmt(best.speedup)}; p ≤ {maxP})</span></td></tr>}
               <tr><td>network</td><td data-testid="scan-network-part">{model.networkPart.applications} applications ({model.networkPart.fired} fired) in {model.networkPart.levels} levels, on the {p} block totals</td></tr>
               <tr><td>nodes</td><td>{model.nodes} expanded nodes (one firing each)</td></tr>
             </tbody>
@@ -159,7 +161,7 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
             </button>
           </div>
           <div className="insp-section">Speedup against p</div>
-          <SpeedupChart N={N} p={p} network={s.network!} strategy={s.strategy!} output={s.output!} execution={s.execution!} measured={measured} />
+          {curves && <SpeedupChart N={N} p={p} network={s.network!} curves={curves} maxP={maxP} measured={measured} />}
           {measured && (
             <div className="param-doc" data-testid="scan-measured">
               Measured: {fmt(measured.speedup)} at p = {measured.p} (the last run, median of {measured.iterations} iterations; the operator's cost per application from its fires).

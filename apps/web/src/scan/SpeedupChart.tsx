@@ -6,7 +6,13 @@ import type { MeasuredScan } from './measured.js';
 // 4.6-4.7), from core's speedupCurve; the node's own network drawn bold, its p marked, and the
 // measured point of the last run of this document where there is one. SVG: no dependency.
 
-/** Most workers the chart sweeps (each p is one model; the curves are computed on the main thread). */
+/**
+ * The workers the chart sweeps: p = 1 .. 32, or to the node's own p beyond that, at most 128 and
+ * N. Each p is one model of each network, on the main thread (5 networks to p = 32 take tens of
+ * ms on the reference machine, to 128 about 300 ms), computed again only when N, strategy,
+ * output, execution or this range change: the network and a p within it only redraw.
+ */
+export const CHART_P = 32;
 export const CHART_MAX_P = 128;
 
 export const NETWORK_COLORS: Record<ScanNetwork, string> = { serial: '#6b7280', 'kogge-stone': '#2563eb', sklansky: '#059669', 'brent-kung': '#d97706', blelloch: '#9333ea' };
@@ -15,13 +21,18 @@ const W = 300;
 const H = 170;
 const PAD = { l: 34, r: 8, t: 8, b: 26 };
 
-/** The p the chart sweeps to: twice the current p, at least 16, at most N and CHART_MAX_P. */
-export const chartMaxP = (N: number, p: number) => Math.max(1, Math.min(N, CHART_MAX_P, Math.max(16, 2 * p)));
+/** The p the chart sweeps to. */
+export const chartMaxP = (N: number, p: number) => Math.max(1, Math.min(N, CHART_MAX_P, Math.max(CHART_P, p)));
 
-export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork; strategy: ScanStrategy; output: ScanOutput; execution: ScanExecution; measured?: MeasuredScan | null }) {
-  const { N, p, network, strategy, output, execution, measured } = props;
-  const maxP = chartMaxP(N, p);
-  const curves = useMemo(() => NETWORKS.map((n) => ({ network: n, ...speedupCurve(N, n, maxP, strategy, output, execution) })), [N, maxP, strategy, output, execution]);
+export type Curves = ({ network: ScanNetwork } & ReturnType<typeof speedupCurve>)[];
+
+/** Every network's speedup curve at N over p = 1 .. maxP (memoised on what they depend on). */
+export function useCurves(N: number, maxP: number, strategy: ScanStrategy | undefined, output: ScanOutput | undefined, execution: ScanExecution | undefined): Curves | null {
+  return useMemo(() => (strategy && output && execution ? NETWORKS.map((n) => ({ network: n, ...speedupCurve(N, n, maxP, strategy, output, execution) })) : null), [N, maxP, strategy, output, execution]);
+}
+
+export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork; curves: Curves; maxP: number; measured?: MeasuredScan | null }) {
+  const { N, p, network, curves, maxP, measured } = props;
   const top = Math.max(1, ...curves.flatMap((c) => c.points.map((q) => q.speedup)), measured?.speedup ?? 0) * 1.08;
   const right = Math.max(maxP, measured?.p ?? 0, p);
   const x = (v: number) => PAD.l + (right <= 1 ? 0 : ((v - 1) / (right - 1)) * (W - PAD.l - PAD.r));
