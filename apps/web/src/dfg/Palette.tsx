@@ -74,6 +74,46 @@ export function Palette() {
   const shown = help ? findKernel(help) : undefined;
   const scanShown = !filter.trim() || SCAN_WORDS.includes(filter.trim().toLowerCase());
 
+  const group = (g: (typeof groups)[number]) => (
+    <div key={g.title} className="palette-group" data-testid={g.pkg ? `palette-package-${g.pkg}` : undefined}>
+      <div className="palette-cat">{g.title}</div>
+      {g.kernels.map((k) => (
+        <div
+          key={k.id}
+          className="palette-item"
+          draggable
+          tabIndex={0}
+          role="listitem"
+          aria-label={`${k.title}: ${k.description}`}
+          title={docs(k)}
+          data-testid={`palette-${k.id}`}
+          onMouseEnter={() => help !== null && setHelp(k.id)}
+          onFocus={(e) => e.currentTarget.matches(':focus-visible') && setHelp(k.id)}
+          onKeyDown={(e) => onItemKey(e, k.id)}
+          onDragStart={(e) => {
+            e.dataTransfer.setData(KERNEL_MIME, k.id);
+            e.dataTransfer.effectAllowed = 'copy';
+          }}
+          onClick={() => {
+            addBeside(k.id);
+            setHelp(k.id);
+          }}
+        >
+          <div className="pi-title">{k.title}</div>
+          <div className="pi-ports">
+            {k.inputs.length ? k.inputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'} → {k.outputs.length ? k.outputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'}
+          </div>
+          {g.pkg && (
+            <div className="pi-doc" data-testid={`palette-doc-${k.id}`} title={k.description}>
+              {k.version}
+              {reportedBy(k.id) ? ` · on ${reportedBy(k.id)}` : ''} · {k.description}
+            </div>
+          )}
+        </div>
+      ))}
+    </div>
+  );
+
   return (
     <div className="panel palette" data-testid="palette">
       <div className="panel-title">Kernels</div>
@@ -86,6 +126,8 @@ export function Palette() {
         data-testid="palette-filter"
       />
       <div ref={list} className="palette-list" role="list" aria-label="Kernels">
+      {groups.filter((g) => !g.pkg).map(group)}
+      {/* The scan macro-node after the built-in kernels, before the packages. */}
       {scanShown && (
         <div className="palette-group">
           <div className="palette-cat">Macro nodes</div>
@@ -109,45 +151,7 @@ export function Palette() {
           </div>
         </div>
       )}
-      {groups.map((g) => (
-        <div key={g.title} className="palette-group" data-testid={g.pkg ? `palette-package-${g.pkg}` : undefined}>
-          <div className="palette-cat">{g.title}</div>
-          {g.kernels.map((k) => (
-            <div
-              key={k.id}
-              className="palette-item"
-              draggable
-              tabIndex={0}
-              role="listitem"
-              aria-label={`${k.title}: ${k.description}`}
-              title={docs(k)}
-              data-testid={`palette-${k.id}`}
-              onMouseEnter={() => help !== null && setHelp(k.id)}
-              onFocus={(e) => e.currentTarget.matches(':focus-visible') && setHelp(k.id)}
-              onKeyDown={(e) => onItemKey(e, k.id)}
-              onDragStart={(e) => {
-                e.dataTransfer.setData(KERNEL_MIME, k.id);
-                e.dataTransfer.effectAllowed = 'copy';
-              }}
-              onClick={() => {
-                addBeside(k.id);
-                setHelp(k.id);
-              }}
-            >
-              <div className="pi-title">{k.title}</div>
-              <div className="pi-ports">
-                {k.inputs.length ? k.inputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'} → {k.outputs.length ? k.outputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'}
-              </div>
-              {g.pkg && (
-                <div className="pi-doc" data-testid={`palette-doc-${k.id}`} title={k.description}>
-                  {k.version}
-                  {reportedBy(k.id) ? ` · on ${reportedBy(k.id)}` : ''} · {k.description}
-                </div>
-              )}
-            </div>
-          ))}
-        </div>
-      ))}
+      {groups.filter((g) => g.pkg).map(group)}
       {!groups.length && !scanShown && <div className="empty">No kernel matches “{filter}”.</div>}
       </div>
       {shown && <KernelHelp kernel={shown} reportedBy={reportedBy(shown.id)} onClose={() => setHelp(null)} />}
