@@ -167,3 +167,55 @@ describe('a package operator with a context port on the WebGPU adapter', () => {
     expect(err.message).toMatch(/^kernel "test.affine": WGSL module "scan" does not compile: .*nope/);
   }, 60_000);
 });
+
+describe('an operator reading the operands\' ranges and counting its applications', () => {
+  let t: TestDevice;
+  beforeAll(async () => {
+    t = await createTestDevice();
+  });
+  afterAll(() => t?.destroy());
+
+  // out = (left.lo, right.hi + 1): what reg2d.compose reads to know its frames; counts 1 per application.
+  const spans = defineBinaryKernel({
+    id: 'test.spans',
+    version: '1.0.0',
+    description: 'The span of frames an application covers',
+    words: () => 2,
+    binary: { associativity: 'exact', commutative: false },
+    apply: {
+      counters: ['applications', 'unused'],
+      cpu: (a, b, out, _p, _c, info) => {
+        out[0] = info.left[0];
+        out[1] = info.right[1] + 1;
+        info.count('applications', 1);
+      },
+      wgsl: 'fn op_apply(lane: u32, lanes: u32) { if (lane == 0u) { op_out[0] = op_range.x; op_out[1] = op_range.w + 1u; op_count(0u, 1u); } }',
+    },
+    cost: () => ({ flops: 1, bytes: 16 }),
+  });
+
+  it('gives the ranges to op_apply and sums the counters per firing in the report, on the twin and the WGSL alike', async () => {
+    const m = 6;
+    // Element 2 is empty (padding): it fires nothing, so 4 applications.
+    const input = Uint32Array.from(Array.from({ length: m }, (_, j) => (j === 2 ? [1, 0, 0, 0] : [10 + j - (j > 2 ? 1 : 0), 10 + j - (j > 2 ? 1 : 0), 0, 0])).flat());
+    const scanned = runCpu(spans, { mode: 'scan', count: m }, { in: input }).outputs.out as Uint32Array;
+    // scan: 4 applications (the empty element fires none); propagate [0, 9] over the scanned block: 6.
+    const cases: [string, Record<string, Uint32Array>, number][] = [
+      ['scan', { in: input }, 4],
+      ['propagate', { prefix: Uint32Array.from([0, 9, 0, 0]), block: scanned }, 6],
+    ];
+    for (const [mode, inputs, applications] of cases) {
+      const cpu = runCpu(spans, { mode, count: m }, inputs);
+      const run = await GpuRunner.create(t.device, spans, { mode, count: m });
+      // Fired twice: the counters start from zero each firing.
+      await run.fire(inputs);
+      const gpu = await run.fire(inputs);
+      run.destroy();
+      expect(cpu.report, mode).toEqual({ ok: true, values: { applications, unused: 0 } });
+      expect(gpu.report, mode).toEqual(cpu.report);
+      expect(Array.from(gpu.outputs.out), mode).toEqual(Array.from(cpu.outputs.out));
+    }
+    expect(Array.from(runCpu(spans, { mode: 'reduce', count: m }, { in: input }).outputs.total)).toEqual([10, 14, 10, 15]);
+    expect(() => defineBinaryKernel({ ...({} as BinaryKernelDefinition), id: 'test.bad', version: '1.0.0', description: 'x', words: () => 0, binary: { associativity: 'exact', commutative: false }, cost: () => ({ flops: 0, bytes: 0 }), apply: { counters: ['a', 'a'], cpu: () => {}, wgsl: 'fn op_apply(lane: u32, lanes: u32) {}' } })).toThrow('apply.counters');
+  }, 60_000);
+});

@@ -10,13 +10,22 @@ import { KernelError, type CpuFiring, type DispatchInfo, type FiringReport, type
 // fired). The twin and the WGSL make the same applications in the same order, so an operator
 // whose application is bit-exact on both gives bit-equal results.
 
-/** How one pair is combined: payload words only (ranges are the kernel's business). */
+/** What an application knows besides the payloads: the operands' ranges (checked adjacent), and the operator's counters. */
+export interface ApplyInfo {
+  /** [lo, hi] of the left and the right operand (never empty: an empty one fires nothing). */
+  left: readonly [number, number];
+  right: readonly [number, number];
+  /** Adds v to the named counter (one of `counters`) of this firing. */
+  count: (counter: string, v: number) => void;
+}
+
+/** How one pair is combined: payload words (the ranges are checked by the kernel and given to read). */
 export interface BinaryApply {
   /**
    * out = a (+) b on W payload words (`out` is zeroed first and never aliases a or b);
-   * `context` holds the context ports' data.
+   * `context` holds the context ports' data; `info` the operands' ranges and the counters.
    */
-  cpu: (a: Uint32Array, b: Uint32Array, out: Uint32Array, params: Params, context: Record<string, ArrayBufferView>) => void;
+  cpu: (a: Uint32Array, b: Uint32Array, out: Uint32Array, params: Params, context: Record<string, ArrayBufferView>, info: ApplyInfo) => void;
   /**
    * A WGSL function `fn op_apply(lane: u32, lanes: u32)` (text, or a function of the params
    * giving it). Each call, all `lanes` (64) invocations of one workgroup call it together
@@ -25,10 +34,20 @@ export interface BinaryApply {
    * first); N = max(OP_W, 1), `const OP_W: u32` = W. Share the work by lane (word lane, lane +
    * lanes, ...) or let lane 0 do it all. Context ports are `var<storage, read> <name>: array<T>`
    * (T from the port's element; u8 as u32 words). It declares no bindings and no entry point;
-   * other names it declares must not start with `pl_` (the generated module's).
+   * other names it declares must not start with `pl_` (the generated module's). It may read
+   * `var<workgroup> op_range: vec4<u32>` (left lo, hi, right lo, hi) and call
+   * `op_count(i, v)` from one lane to add v to counter i of `counters`.
    */
   wgsl: string | ((params: Params) => string);
+  /**
+   * Names of u32 sums one firing accumulates over its applications (e.g. an iterative
+   * operator's iterations), at most MAX_COUNTERS; the firing's report carries them as `values`.
+   */
+  counters?: readonly string[];
 }
+
+/** Counters an operator may declare: they ride in the status buffer after its 8 words. */
+export const MAX_COUNTERS = 8;
 
 export type BinaryKernelDefinition = BinaryOperatorSpec & { apply: BinaryApply };
 
@@ -59,6 +78,8 @@ function applyProblems(id: string, apply: BinaryApply | undefined, spec: KernelS
     bad('apply', 'is missing', 'give apply: { cpu: (a, b, out, params, context) => void, wgsl: "fn op_apply(lane: u32, lanes: u32) { ... }" }');
     return out;
   }
+  if (apply.counters !== undefined && (!Array.isArray(apply.counters) || apply.counters.length > MAX_COUNTERS || !apply.counters.every((c) => typeof c === 'string' && /^[a-z][a-z0-9_]*$/i.test(c)) || new Set(apply.counters).size !== apply.counters.length))
+    bad('apply.counters', `${JSON.stringify(apply.counters)} is not a list of at most ${MAX_COUNTERS} distinct names`, 'give counters: ["iterations"] (letters, digits, _)');
   if (typeof apply.cpu !== 'function') bad('apply.cpu', 'is not a function', 'give cpu: (a, b, out, params, context) => void, writing a (+) b\'s payload into out');
   if (typeof apply.wgsl !== 'string' && typeof apply.wgsl !== 'function') {
     bad('apply.wgsl', 'is neither WGSL text nor a function of the params giving it', 'give wgsl: "fn op_apply(lane: u32, lanes: u32) { ... }"');
@@ -136,6 +157,13 @@ function cpuTwin(id: string, op: BinaryOperatorData, apply: BinaryApply): (f: Cp
     const a = new Uint32Array(W);
     const b = new Uint32Array(W);
     const res = new Uint32Array(W);
+    const counters = apply.counters ?? [];
+    const sums: Record<string, number> = Object.fromEntries(counters.map((c) => [c, 0]));
+    const count = (c: string, v: number) => {
+      if (!(c in sums)) throw new KernelError(id, `counts "${c}", which is not one of its counters (${counters.join(', ') || 'none'})`);
+      sums[c] += v;
+    };
+    const report = (): FiringReport | void => (counters.length ? { ok: true, values: { ...sums } } : undefined);
     /** into = left (+) right (into may be left); `port`/`index` name the right operand for a refusal. */
     const combine = (left: Uint32Array, right: Uint32Array, into: Uint32Array, port: string, index: number) => {
       const [llo, lhi, rlo, rhi] = [left[0], left[1], right[0], right[1]];
@@ -149,7 +177,7 @@ function cpuTwin(id: string, op: BinaryOperatorData, apply: BinaryApply): (f: Cp
       a.set(left.subarray(2, E));
       b.set(right.subarray(2, E));
       res.fill(0);
-      apply.cpu(a, b, res, params, context);
+      apply.cpu(a, b, res, params, context, { left: [llo, lhi], right: [rlo, rhi], count });
       into[0] = llo;
       into[1] = rhi;
       into.set(res, 2);
@@ -158,14 +186,14 @@ function cpuTwin(id: string, op: BinaryOperatorData, apply: BinaryApply): (f: Cp
     const out = (name: string, n: number) => words32(outputs[name], n * E, id, name);
     if (mode === 'apply') {
       combine(words32(inputs.a, E, id, 'a'), words32(inputs.b, E, id, 'b'), el(out('out', 1), 0), 'b', 0);
-      return;
+      return report();
     }
     if (mode === 'propagate') {
       const prefix = words32(inputs.prefix, E, id, 'prefix').subarray(0, E);
       const block = words32(inputs.block, m * E, id, 'block');
       const o = out('out', m);
       for (let j = 0; j < m; j++) combine(prefix, el(block, j), el(o, j), 'block', j);
-      return;
+      return report();
     }
     // scan, reduce, exclusive: one running element, from the symbolic identity.
     const input = words32(inputs.in, m * E, id, 'in');
@@ -180,6 +208,7 @@ function cpuTwin(id: string, op: BinaryOperatorData, apply: BinaryApply): (f: Cp
       if (mode === 'scan') el(o!, j).set(acc);
     }
     out('total', 1).set(acc);
+    return report();
   };
 }
 
@@ -209,7 +238,8 @@ function moduleSource(id: string, mode: BinaryMode, params: Params, op: BinaryOp
   const lines = ports.inputs.map((p, i) => (contextNames.has(p.name) ? `@group(0) @binding(${i}) var<storage, read> ${p.name}: array<${wgslElement(p, params)}>;` : `@group(0) @binding(${i}) var<storage, read> pl_${p.name}: array<u32>;`));
   ports.outputs.forEach((p, i) => lines.push(`@group(0) @binding(${ports.inputs.length + i}) var<storage, read_write> pl_${p.name}: array<u32>;`));
   const atomic = mode === 'propagate';
-  lines.push(`@group(0) @binding(${ports.inputs.length + ports.outputs.length}) var<storage, read_write> pl_status: array<${atomic ? 'atomic<u32>' : 'u32'}, 8>;`);
+  const K = apply.counters?.length ?? 0;
+  lines.push(`@group(0) @binding(${ports.inputs.length + ports.outputs.length}) var<storage, read_write> pl_status: array<${atomic ? 'atomic<u32>' : 'u32'}, ${8 + K}>;`);
   const text = typeof apply.wgsl === 'function' ? apply.wgsl(params) : apply.wgsl;
   const problem = wgslProblem(text);
   if (problem) throw new KernelError(id, `apply.wgsl for params ${JSON.stringify(params)}: ${problem}`);
@@ -224,8 +254,14 @@ var<workgroup> op_b: array<u32, ${N}>;
 var<workgroup> op_out: array<u32, ${N}>;
 var<workgroup> pl_acc: array<u32, ${W + 2}>;
 var<workgroup> pl_case: u32;
+var<workgroup> op_range: vec4<u32>;
 ${identity}
 ${lines.join('\n')}
+
+// Counter i (of the operator's counters) += v; call from one lane. Cleared before each firing.
+fn op_count(i: u32, v: u32) {
+  if (i < ${K}u) { ${atomic ? 'atomicAdd(&pl_status[8u + i], v);' : 'pl_status[8u + i] += v;'} }
+}
 
 ${text}
 
@@ -249,6 +285,7 @@ fn pl_refuse(j: u32, llo: u32, lhi: u32, rlo: u32, rhi: u32) {
   // One application: operands' payloads copied into workgroup memory by lanes, op_apply, result copied to dest at db.
   const applyInto = (left: string, lb: string, right: string, rb: string, dest: string, db: string, lo: string, hi: string) => `
       for (var i = lane; i < OP_W; i += PL_LANES) { op_a[i] = ${left}[${lb} + 2u + i]; op_b[i] = ${right}[${rb} + 2u + i]; op_out[i] = 0u; }
+      if (lane == 0u) { op_range = vec4<u32>(${left}[${lb}], ${left}[${lb} + 1u], ${right}[${rb}], ${right}[${rb} + 1u]); }
       workgroupBarrier();
       op_apply(lane, PL_LANES);
       workgroupBarrier();
@@ -272,6 +309,7 @@ fn apply(@builtin(local_invocation_index) lane: u32) {
   } else {
     ${copy('pl_a', '0u', 'pl_out', '0u')}
   }
+  if (lane == 0u) { pl_status[7] = 1u; }
 }
 `;
   }
@@ -295,6 +333,8 @@ fn propagate(@builtin(local_invocation_index) lane: u32, @builtin(workgroup_id) 
   } else {
     ${copy('pl_prefix', '0u', 'pl_out', 'base')}
   }
+  workgroupBarrier();
+  if (lane == 0u) { atomicAdd(&pl_status[7], 1u); }
 }
 
 @compute @workgroup_size(1)
@@ -335,6 +375,7 @@ fn ${mode}(@builtin(local_invocation_index) lane: u32) {
     }
     workgroupBarrier();
     ${mode === 'scan' ? copy('pl_acc', '0u', 'pl_out', 'base') : ''}
+    if (lane == 0u) { pl_status[7] += 1u; }
   }
   ${copy('pl_acc', '0u', 'pl_total', '0u')}
 }
@@ -365,7 +406,7 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
       const E = W + 2;
       const block = (mode === 'apply' ? 1 : m) * E * 4;
       if (block > device.limits.maxStorageBufferBindingSize) throw new KernelError(id, `a block of ${m} elements of ${E} words is ${block} bytes; this device binds at most ${device.limits.maxStorageBufferBindingSize} (use fewer elements per block: more workers)`);
-      const shared = (4 * W + 6) * 4;
+      const shared = (4 * W + 10) * 4;
       if (shared > device.limits.maxComputeWorkgroupStorageSize) throw new KernelError(id, `${W} payload words need ${shared} bytes of workgroup memory; this device has ${device.limits.maxComputeWorkgroupStorageSize}`);
       const source = moduleSource(id, mode, params, op, ports, apply);
       const entries: GPUBindGroupLayoutEntry[] = [
@@ -377,12 +418,17 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
       const main = await createPipeline(device, id, mode, source, mode, layout);
       const fetch = mode === 'propagate' ? await createPipeline(device, id, mode, source, 'fetch', layout) : undefined;
       // Zeroed at creation and never cleared: the first refusal stays (a run stops at it).
-      const status = device.createBuffer({ size: 32, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, label: `${id}/status` });
-      const staging = device.createBuffer({ size: 32, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `${id}/status-read` });
+      // Counters follow the 8 status words; they and word 7 (elements done)
+      // are cleared before each firing, the refusal record (words 0 .. 6) never.
+      const counters = apply.counters ?? [];
+      const size = 32 + 4 * counters.length;
+      const status = device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: `${id}/status` });
+      const staging = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `${id}/status-read` });
       const plan = dispatches(mode, m);
       return {
         encode(encoder, firing) {
           const buffers = [...ports.inputs.map((p) => firing.inputs[p.name]), ...ports.outputs.map((p) => firing.outputs[p.name]), status];
+          encoder.clearBuffer(status, 28, 4 + 4 * counters.length);
           [main, fetch].forEach((pipeline, i) => {
             if (!pipeline) return;
             const pass = encoder.beginComputePass({ label: `${id}/${mode}` });
@@ -391,15 +437,22 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
             pass.dispatchWorkgroups(...plan[i].workgroups);
             pass.end();
           });
-          encoder.copyBufferToBuffer(status, 0, staging, 0, 32);
+          encoder.copyBufferToBuffer(status, 0, staging, 0, size);
         },
         async report() {
           await staging.mapAsync(GPUMapMode.READ);
           const s = new Uint32Array(staging.getMappedRange().slice(0));
           staging.unmap();
-          if (s[0] === 0) return { ok: true };
+          const sums = Object.fromEntries(counters.map((c, i) => [c, s[8 + i]]));
           const port = mode === 'apply' ? 'b' : mode === 'propagate' ? 'block' : 'in';
-          return { ok: false, message: `kernel "${id}": ${rangeViolation(mode, port, s[1], [s[2], s[3]], [s[4], s[5]])}`, values: { element: s[1], left: [s[2], s[3]], right: [s[4], s[5]] } };
+          if (s[0] === 0) {
+            // No refusal, but not every element was walked (scan modes) or not every workgroup
+            // reached its end (propagate): the device cut the dispatch short.
+            const expected = mode === 'apply' ? 1 : m;
+            if (s[7] === expected) return counters.length ? { ok: true, values: sums } : { ok: true };
+            return { ok: false, message: `kernel "${id}": mode "${mode}": the dispatch stopped before its end (${s[7]} of ${expected} elements done; the device cut it short, e.g. a watchdog on long dispatches): give a block fewer elements (more workers) or make the applications cheaper`, values: { finished: s[7], expected, ...sums } };
+          }
+          return { ok: false, message: `kernel "${id}": ${rangeViolation(mode, port, s[1], [s[2], s[3]], [s[4], s[5]])}`, values: { element: s[1], left: [s[2], s[3]], right: [s[4], s[5]], ...sums } };
         },
         destroy() {
           status.destroy();

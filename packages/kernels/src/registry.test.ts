@@ -13,7 +13,7 @@ describe('the kernel registry', () => {
 
   it('gives every kernel ports, params with defaults, a cost, a CPU twin and WGSL', () => {
     for (const k of listKernels().map((s) => getKernel(s.id))) {
-      expect(k.id).toMatch(/^[a-z]+\.[a-z-]+$/);
+      expect(k.id).toMatch(/^[a-z][a-z0-9]*\.[a-z-]+$/);
       expect(k.title && k.category && k.description).toBeTruthy();
       expect(k.gpu, k.id).toBeDefined();
       const defaults = Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, s.default]));

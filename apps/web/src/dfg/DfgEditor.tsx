@@ -33,6 +33,7 @@ import { Breadcrumb } from './Breadcrumb.js';
 import { ExpandedView } from './ExpandedView.js';
 import { ungroup } from '../shell/NodeInspector.js';
 import { compilerApi, useCompile } from '../worker/client.js';
+import { newScanParams } from '../scan/node.js';
 
 export const KERNEL_MIME = 'application/pipeloom-kernel';
 
@@ -47,17 +48,25 @@ function shownAt(): GraphAt | undefined {
   return levelAt(doc, level);
 }
 
-/** Adds a node of `kernelId` with default params to the graph shown, at a flow position (default: beside its last node); returns its id. */
+/** The palette's Scan entry (not a kernel id: those are namespaced, `a.b`). */
+export const SCAN_ITEM = 'scan';
+
+/**
+ * Adds a node of `kernelId` with default params to the graph shown, at a flow position (default:
+ * beside its last node); returns its id. `SCAN_ITEM` adds a scan macro-node with its defaults.
+ */
 export function addKernelNode(kernelId: string, position?: { x: number; y: number }): string | null {
-  const kernel = findKernel(kernelId);
-  if (!kernel) return null;
+  const kernel = kernelId === SCAN_ITEM ? undefined : findKernel(kernelId);
+  if (!kernel && kernelId !== SCAN_ITEM) return null;
   const { doc, dispatch, select } = projectStore.getState();
   const at = shownAt();
   const g = graphAt(doc, at) ?? doc.app;
   const last = g.nodes.at(-1)?.position;
   const p = position ?? (last ? { x: last.x + 300, y: last.y } : { x: 40, y: 80 });
-  const id = freshNodeId(doc, kernelId, at);
-  const ok = dispatch({ type: 'node/add', node: { id, kernel: kernelId, params: writtenParams(kernel, {}), position: { x: Math.round(p.x), y: Math.round(p.y) } }, ...at$(at) }, { label: `add ${id}` });
+  const id = freshNodeId(doc, kernel ? kernelId : 'scan', at);
+  const where = { x: Math.round(p.x), y: Math.round(p.y) };
+  const node: AppNode = kernel ? { id, kernel: kernelId, params: writtenParams(kernel, {}), position: where } : { id, type: 'scan', params: newScanParams(), position: where };
+  const ok = dispatch({ type: 'node/add', node, ...at$(at) }, { label: `add ${id}` });
   if (ok) select({ kind: 'node', id, ...at$(at) });
   return ok ? id : null;
 }

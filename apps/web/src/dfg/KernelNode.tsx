@@ -4,6 +4,7 @@ import { findKernel, formatDataType } from '@pipeloom/kernels';
 import type { AppNode, MappingTarget } from '@pipeloom/core';
 import { nodePorts, portType } from '../lib/kernels.js';
 import { PeBadge, PePick } from './PePick.js';
+import { isScan } from '../scan/node.js';
 
 export type KernelNodeData = {
   node: AppNode;
@@ -83,9 +84,15 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
             {typeof resolved.tasks === 'number' ? resolved.tasks : node.tasks} tasks
           </span>
         )}
-        <PeBadge flowId={flowId} pe={data.pe} />
+        <PeBadge flowId={flowId} pe={data.pe} scan={isScan(node)} />
       </div>
-      <div className="kn-kernel" title={kernel?.description}>{kernel?.title ?? `unknown kernel ${node.kernel}`}</div>
+      {isScan(node) ? (
+        <div className="kn-kernel" title="Scan macro-node: its model and DAG are in the inspector" data-testid={`scan-label-${flowId}`}>
+          Scan · {String(node.params?.network ?? 'kogge-stone')} · {String(node.params?.operator ?? '?')}
+        </div>
+      ) : (
+        <div className="kn-kernel" title={kernel?.description}>{kernel?.title ?? `unknown kernel ${node.kernel}`}</div>
+      )}
       <div className="kn-ports" style={{ height: rows * PORT_ROW }}>
         {inputs.map((p, i) => {
           const t = portType(resolved, p.name, 'in');

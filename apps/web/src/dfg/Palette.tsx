@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { findKernel, listKernels, type KernelSpec } from '@pipeloom/kernels';
-import { KERNEL_MIME, addKernelNode } from './DfgEditor.js';
+import { KERNEL_MIME, SCAN_ITEM, addKernelNode } from './DfgEditor.js';
+import { SCAN_DEFAULTS } from '../scan/node.js';
 import { reportAgentKernels, useAgentKernels } from '../store/agentKernels.js';
 import { appRun, useRun } from '../run/store.js';
 import { kernelDocLines, paramFacts, portLine } from '../lib/kernelDocs.js';
@@ -71,6 +72,47 @@ export function Palette() {
   };
 
   const shown = help ? findKernel(help) : undefined;
+  const scanShown = !filter.trim() || SCAN_WORDS.includes(filter.trim().toLowerCase());
+
+  const group = (g: (typeof groups)[number]) => (
+    <div key={g.title} className="palette-group" data-testid={g.pkg ? `palette-package-${g.pkg}` : undefined}>
+      <div className="palette-cat">{g.title}</div>
+      {g.kernels.map((k) => (
+        <div
+          key={k.id}
+          className="palette-item"
+          draggable
+          tabIndex={0}
+          role="listitem"
+          aria-label={`${k.title}: ${k.description}`}
+          title={docs(k)}
+          data-testid={`palette-${k.id}`}
+          onMouseEnter={() => help !== null && setHelp(k.id)}
+          onFocus={(e) => e.currentTarget.matches(':focus-visible') && setHelp(k.id)}
+          onKeyDown={(e) => onItemKey(e, k.id)}
+          onDragStart={(e) => {
+            e.dataTransfer.setData(KERNEL_MIME, k.id);
+            e.dataTransfer.effectAllowed = 'copy';
+          }}
+          onClick={() => {
+            addBeside(k.id);
+            setHelp(k.id);
+          }}
+        >
+          <div className="pi-title">{k.title}</div>
+          <div className="pi-ports">
+            {k.inputs.length ? k.inputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'} → {k.outputs.length ? k.outputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'}
+          </div>
+          {g.pkg && (
+            <div className="pi-doc" data-testid={`palette-doc-${k.id}`} title={k.description}>
+              {k.version}
+              {reportedBy(k.id) ? ` · on ${reportedBy(k.id)}` : ''} · {k.description}
+            </div>
+          )}
+        </div>
+      ))}
+    </div>
+  );
 
   return (
     <div className="panel palette" data-testid="palette">
@@ -84,51 +126,42 @@ export function Palette() {
         data-testid="palette-filter"
       />
       <div ref={list} className="palette-list" role="list" aria-label="Kernels">
-      {groups.map((g) => (
-        <div key={g.title} className="palette-group" data-testid={g.pkg ? `palette-package-${g.pkg}` : undefined}>
-          <div className="palette-cat">{g.title}</div>
-          {g.kernels.map((k) => (
-            <div
-              key={k.id}
-              className="palette-item"
-              draggable
-              tabIndex={0}
-              role="listitem"
-              aria-label={`${k.title}: ${k.description}`}
-              title={docs(k)}
-              data-testid={`palette-${k.id}`}
-              onMouseEnter={() => help !== null && setHelp(k.id)}
-              onFocus={(e) => e.currentTarget.matches(':focus-visible') && setHelp(k.id)}
-              onKeyDown={(e) => onItemKey(e, k.id)}
-              onDragStart={(e) => {
-                e.dataTransfer.setData(KERNEL_MIME, k.id);
-                e.dataTransfer.effectAllowed = 'copy';
-              }}
-              onClick={() => {
-                addBeside(k.id);
-                setHelp(k.id);
-              }}
-            >
-              <div className="pi-title">{k.title}</div>
-              <div className="pi-ports">
-                {k.inputs.length ? k.inputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'} → {k.outputs.length ? k.outputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'}
-              </div>
-              {g.pkg && (
-                <div className="pi-doc" data-testid={`palette-doc-${k.id}`} title={k.description}>
-                  {k.version}
-                  {reportedBy(k.id) ? ` · on ${reportedBy(k.id)}` : ''} · {k.description}
-                </div>
-              )}
-            </div>
-          ))}
+      {groups.filter((g) => !g.pkg).map(group)}
+      {/* The scan macro-node after the built-in kernels, before the packages. */}
+      {scanShown && (
+        <div className="palette-group">
+          <div className="palette-cat">Macro nodes</div>
+          <div
+            className="palette-item"
+            draggable
+            tabIndex={0}
+            role="listitem"
+            aria-label={`Scan: ${SCAN_DOC}`}
+            title={`${SCAN_DOC}\nDrag onto the canvas, or click (Enter) to add.`}
+            data-testid="palette-scan"
+            onKeyDown={(e) => onItemKey(e, SCAN_ITEM)}
+            onDragStart={(e) => {
+              e.dataTransfer.setData(KERNEL_MIME, SCAN_ITEM);
+              e.dataTransfer.effectAllowed = 'copy';
+            }}
+            onClick={() => addBeside(SCAN_ITEM)}
+          >
+            <div className="pi-title">Scan</div>
+            <div className="pi-ports">in → out, total</div>
+          </div>
         </div>
-      ))}
-      {!groups.length && <div className="empty">No kernel matches “{filter}”.</div>}
+      )}
+      {groups.filter((g) => g.pkg).map(group)}
+      {!groups.length && !scanShown && <div className="empty">No kernel matches “{filter}”.</div>}
       </div>
       {shown && <KernelHelp kernel={shown} reportedBy={reportedBy(shown.id)} onClose={() => setHelp(null)} />}
     </div>
   );
 }
+
+/** The Scan entry's docs, and the words its filter matches. */
+const SCAN_DOC = `A prefix scan of N elements over a binary operator (default ${SCAN_DEFAULTS.operator}) on an ordered list of PEs, its workers: each scans its block, a prefix network (${SCAN_DEFAULTS.network}, serial, sklansky, brent-kung, blelloch) combines the block totals, each adds its prefix. The inspector shows its model and draws its DAG (Expand).`;
+const SCAN_WORDS = `scan prefix macro network operator ${SCAN_DOC}`.toLowerCase();
 
 /** The help panel: a kernel's description, ports and params (description, unit, range, default), as GNU Radio Companion shows block docs. */
 function KernelHelp({ kernel: k, reportedBy, onClose }: { kernel: KernelSpec; reportedBy: string; onClose: () => void }) {

@@ -30,10 +30,10 @@ export function PePick({ flowId, pe, pes, onPick }: { flowId: string; pe?: Mappi
 }
 
 /** A node's PE badge: `gpu0@h0`, or `gpu0@h0 +1` with the whole list in its title. */
-export function PeBadge({ flowId, pe, what = 'Processing element' }: { flowId: string; pe?: MappingTarget; what?: string }) {
+export function PeBadge({ flowId, pe, what = 'Processing element', scan = false }: { flowId: string; pe?: MappingTarget; what?: string; scan?: boolean }) {
   if (!pesOf(pe).length) return null;
   return (
-    <span className="kn-pe" title={`${what}: ${targetTitle(pe)}`} data-testid={`pe-badge-${flowId}`}>
+    <span className="kn-pe" title={`${what}: ${targetTitle(pe, scan)}`} data-testid={`pe-badge-${flowId}`}>
       {targetLabel(pe)}
     </span>
   );

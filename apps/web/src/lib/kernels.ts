@@ -1,6 +1,7 @@
 import { findKernel, formatDataType, portsFor, sameDataType, withDefaults, type DataType, type KernelSpec, type ParamValue, type PortSpec } from '@pipeloom/kernels';
 import type { AppNode, WrittenDocument } from '@pipeloom/core';
 import { compositeOf, graphAt, innerAt, type GraphAt } from '../store/graphs.js';
+import { isScan, scanInProblem, scanPortNames, scanPortType } from '../scan/node.js';
 
 // Port types as the editor sees them: resolved from the node's params (defaults filled in),
 // with a readable reason when they cannot be resolved or do not match.
@@ -21,6 +22,12 @@ export function writtenParams(kernel: KernelSpec, params: AppNode['params'] | un
 
 /** A node's ports for its params (variadic ports expanded, declared ones read); none when they cannot be read. */
 export function nodePorts(node: AppNode): { inputs: PortSpec[]; outputs: PortSpec[] } {
+  if (isScan(node)) {
+    // A scan's types depend on what feeds it (portTypeAt reads them); its ports are named here.
+    const port = (side: 'in' | 'out') => (name: string): PortSpec => ({ name, type: () => { throw new Error(scanPortType(node, name, side).error ?? 'its type comes from what feeds in'); } });
+    const { inputs, outputs } = scanPortNames(node);
+    return { inputs: inputs.map(port('in')), outputs: outputs.map(port('out')) };
+  }
   const kernel = findKernel(node.kernel ?? '');
   if (!kernel) return { inputs: [], outputs: [] };
   try {
@@ -31,6 +38,7 @@ export function nodePorts(node: AppNode): { inputs: PortSpec[]; outputs: PortSpe
 }
 
 export function portType(node: AppNode, port: string, side: 'in' | 'out'): { type?: DataType; error?: string; kernel?: KernelSpec } {
+  if (isScan(node)) return scanPortType(node, port, side);
   const kernel = findKernel(node.kernel ?? '');
   if (!kernel) return { error: `kernel "${node.kernel}" is not registered` };
   const ports = nodePorts(node);
@@ -64,6 +72,16 @@ export function compositePorts(doc: WrittenDocument, node: AppNode): { inputs: s
 /** A port's type where the node is written: a kernel node's from its evaluated params, a composite's from the inner port it is bound to. */
 export function portTypeAt(doc: WrittenDocument, ctx: PortContext, node: AppNode, port: string, side: 'in' | 'out', depth = 0): { type?: DataType; error?: string } {
   if (node.kernel !== undefined) return portType(ctx.resolve(`${ctx.prefix}${node.id}`, node), port, side);
+  if (isScan(node)) {
+    const resolved = ctx.resolve(`${ctx.prefix}${node.id}`, node);
+    if (port === 'total' || (port !== 'in' && port !== 'out')) return scanPortType(resolved, port, side);
+    // `in` and `out` carry N elements: N is what feeds `in`.
+    const g = graphAt(doc, ctx.at) ?? doc.app;
+    const feed = g.edges.find((e) => e.to.node === node.id && e.to.port === 'in');
+    const src = feed && g.nodes.find((n) => n.id === feed.from.node);
+    const fed = src && depth < 64 ? portTypeAt(doc, ctx, src, feed.from.port, 'out', depth + 1).type : undefined;
+    return scanPortType(resolved, port, side, fed);
+  }
   const c = compositeOf(doc, node);
   const inner = innerAt(ctx.at, node);
   if (!c || !inner || depth > 64) return { error: `${node.id} is not a kernel or a known composite` };
@@ -82,6 +100,8 @@ export function connectionProblem(doc: WrittenDocument, from: { node: string; po
   const fed = g.edges.find((e) => e.to.node === to.node && e.to.port === to.port);
   if (fed) return `${to.node}.${to.port} is already fed by ${fed.from.node}.${fed.from.port}; remove that edge first`;
   const a = portTypeAt(doc, ctx, src, from.port, 'out');
+  // A scan's `in` takes any number N of its operator's elements.
+  if (isScan(dst) && to.port === 'in') return a.error ?? scanInProblem(ctx.resolve(`${ctx.prefix}${dst.id}`, dst), a.type!);
   const b = portTypeAt(doc, ctx, dst, to.port, 'in');
   if (a.error) return a.error;
   if (b.error) return b.error;

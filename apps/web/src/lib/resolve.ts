@@ -31,7 +31,9 @@ export function resolver(doc: WrittenDocument): Resolve {
 
 /** The node with its numeric kernel params evaluated against `values` where they can be. */
 function evaluated(n: AppNode, values: Record<string, number>): AppNode {
-  const kernel = n.kernel !== undefined ? findKernel(n.kernel) : undefined;
+  // A scan's numeric params are its operator's.
+  const id = n.kernel ?? (n.type === 'scan' && typeof n.params?.operator === 'string' ? n.params.operator : undefined);
+  const kernel = id !== undefined ? findKernel(id) : undefined;
   if (!kernel || !n.params) return n;
   let params: AppNode['params'] | undefined;
   for (const [k, v] of Object.entries(n.params)) {

@@ -5,6 +5,7 @@ import { flatNodes } from '../lib/resolve.js';
 import { effectivePe, flatNode } from '../store/graphs.js';
 import { mapsTo, pesOf, takesList, targetTitle } from '../store/targets.js';
 import { PeChecks } from './PeChecks.js';
+import { isScan } from '../scan/node.js';
 
 const NODE_MIME = 'application/pipeloom-node';
 
@@ -12,11 +13,14 @@ const NODE_MIME = 'application/pipeloom-node';
 // mapping every inner node not mapped itself) and each node inside it (`s1/inc`). A node
 // mapped through its composite sits in that PE's zone, its chip faded. Drag a chip onto a PE
 // to map it, onto "unmapped" to clear its own entry. A node with tasks may be mapped onto
-// several PEs (ticked under "Nodes with tasks"): its chip is in each of their zones.
+// several PEs (ticked under "Nodes with tasks"), a scan node onto its workers in order (under
+// "Scan workers"): its chip is in each of their zones.
 export function MappingPanel() {
   const doc = useProject((s) => s.doc);
   const all = useMemo(() => flatNodes(doc), [doc]);
-  const split = useMemo(() => all.filter((n) => takesList(flatNode(doc, n.id))), [all, doc]);
+  const listed = useMemo(() => all.filter((n) => takesList(flatNode(doc, n.id))), [all, doc]);
+  const scans = useMemo(() => listed.filter((n) => isScan(flatNode(doc, n.id))), [listed, doc]);
+  const split = useMemo(() => listed.filter((n) => !isScan(flatNode(doc, n.id))), [listed, doc]);
   const selection = useProject((s) => s.selection);
   const [over, setOver] = useState<string | null>(null);
   const set = (node: string, pe: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node, pe }, { label: `map ${node}` });
@@ -49,7 +53,7 @@ export function MappingPanel() {
             <span
               key={n.id}
               className={`chip${n.composite ? ' composite' : ''}${!Object.hasOwn(doc.mapping, n.id) && on(n.id) ? ' inherited' : ''}${(selection?.kind === 'mapping' && selection.node === n.id) || (selection?.kind === 'node' && !selection.at && selection.id === n.id) ? ' selected' : ''}`}
-              title={n.composite ? `${n.id}: every node inside not mapped itself` : Object.hasOwn(doc.mapping, n.id) ? (pesOf(on(n.id)).length > 1 ? `${n.id}: ${targetTitle(on(n.id))}` : undefined) : effectivePe(doc.mapping, n.id).from ? `through ${effectivePe(doc.mapping, n.id).from}` : undefined}
+              title={n.composite ? `${n.id}: every node inside not mapped itself` : Object.hasOwn(doc.mapping, n.id) ? (pesOf(on(n.id)).length > 1 ? `${n.id}: ${targetTitle(on(n.id), isScan(flatNode(doc, n.id)))}` : undefined) : effectivePe(doc.mapping, n.id).from ? `through ${effectivePe(doc.mapping, n.id).from}` : undefined}
               draggable
               data-testid={`map-chip-${n.id}`}
               onDragStart={(e) => e.dataTransfer.setData(NODE_MIME, n.id)}
@@ -104,7 +108,20 @@ export function MappingPanel() {
           ))}
         </div>
       )}
-      <p className="help">Drag a node onto a PE (all of it: a node with tasks too), or pick its PE on the node or in the inspector; tick several PEs for a node with tasks.</p>
+      {scans.length > 0 && (
+        <div className="map-split" data-testid="map-scans">
+          <div className="map-host-title" title="A scan node runs on an ordered list of PEs: worker i scans block i of its input">
+            Scan workers
+          </div>
+          {scans.map((n) => (
+            <div key={n.id} className="map-split-node">
+              <b>{n.id}</b>
+              <PeChecks doc={doc} node={n.id} testid={`map-pes-${n.id}`} />
+            </div>
+          ))}
+        </div>
+      )}
+      <p className="help">Drag a node onto a PE (all of it: a node with tasks too), or pick its PE on the node or in the inspector; tick several PEs for a node with tasks, or a scan's workers in order.</p>
     </div>
   );
 }

@@ -14,6 +14,8 @@ import { RequiresField } from './RequiresField.js';
 import { TasksField } from './TasksField.js';
 import { PeChecks } from '../mapping/PeChecks.js';
 import { takesList, targetLabel } from '../store/targets.js';
+import { isScan } from '../scan/node.js';
+import { ScanInspector } from '../scan/ScanInspector.js';
 
 // The inspector of a DFG node, kernel or composite, wherever it is written (the app graph, a
 // def, an inline graph): id, PE, params (numbers or expressions over the params in scope),
@@ -46,8 +48,8 @@ export function PePicker({ doc, flatId, node }: { doc: WrittenDocument; flatId: 
   if (takesList(node)) {
     return (
       <>
-        <div className="insp-section" title="A node with tasks may spread its shares over several PEs">
-          Mapped on
+        <div className="insp-section" title={isScan(node) ? 'A scan runs on an ordered list of PEs: worker i on the list\'s PE i' : 'A node with tasks may spread its shares over several PEs'}>
+          {isScan(node) ? 'Workers (mapped on, in order)' : 'Mapped on'}
         </div>
         {inherited && !own && <div className="insp-row muted">as {eff.from} ({targetLabel(eff.pe)}) until a PE is ticked</div>}
         <PeChecks doc={doc} node={flatId} testid="inspector-pes" />
@@ -389,6 +391,13 @@ function CompositeInspector({ doc, node, at }: { doc: WrittenDocument; node: App
   );
 }
 
+function ScanNodeInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNode; at?: GraphAt }) {
+  const prefix = usePrefix(doc, at);
+  const flatId = `${prefix}${node.id}`;
+  return <ScanInspector doc={doc} node={node} at={at} flatId={flatId} prefix={prefix} rename={<Rename doc={doc} node={node} at={at} />} pes={<PePicker doc={doc} flatId={flatId} node={node} />} />;
+}
+
 export function NodeInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNode; at?: GraphAt }) {
+  if (isScan(node)) return <ScanNodeInspector doc={doc} node={node} at={at} />;
   return isComposite(node) ? <CompositeInspector doc={doc} node={node} at={at} /> : <KernelInspector doc={doc} node={node} at={at} />;
 }

@@ -1,7 +1,8 @@
 import type { AppNode, MappingTarget, ProjectDocument, WrittenDocument } from '@pipeloom/core';
 
 // What a mapping entry names: one PE, or, for a node with `tasks`, a list of PEs its shares take
-// in turn (share j on list[j mod P], the combine on list[0]; core document/tasks.ts). Views and
+// in turn (share j on list[j mod P], the combine on list[0]; core document/tasks.ts), or, for a
+// scan node, its workers in order (worker i on list[i]; core document/scan.ts). Views and
 // changes read entries through these, never as a bare string.
 
 /** The PEs an entry names, in its order; none for no entry. */
@@ -23,9 +24,10 @@ export function targetLabel(t: MappingTarget | undefined): string {
 }
 
 /** An entry in a sentence (a title): the list spelled out with what it means. */
-export function targetTitle(t: MappingTarget | undefined): string {
+export function targetTitle(t: MappingTarget | undefined, scan = false): string {
   const pes = pesOf(t);
   if (pes.length <= 1) return pes[0] ?? 'unmapped';
+  if (scan) return `${pes.length} workers in order: ${pes.map((p, i) => `w${i} on ${p}`).join(', ')}`;
   return `shares on ${pes.join(', ')} in turn (share j on PE j mod ${pes.length}); the sum on ${pes[0]}`;
 }
 
@@ -35,8 +37,8 @@ export function targetOf(pes: readonly string[]): MappingTarget | null {
   return pes.length === 1 ? pes[0] : [...pes];
 }
 
-/** Whether a node may be mapped onto a list: it has `tasks` (core refuses a list on any other). */
-export const takesList = (n: Pick<AppNode, 'tasks'> | undefined) => n?.tasks !== undefined;
+/** Whether a node may be mapped onto a list: it has `tasks`, or it is a scan (its workers, in order); core refuses a list on any other. */
+export const takesList = (n: Pick<AppNode, 'tasks' | 'type'> | undefined) => n?.tasks !== undefined || n?.type === 'scan';
 
 /** Whether two entries put two nodes on one PE (a list spreads shares: never the same place as anything). */
 export function samePlace(a: MappingTarget | undefined, b: MappingTarget | undefined): boolean {

@@ -252,7 +252,7 @@ describe('composite mistakes', () => {
 
   it('a node with more than one of kernel, composite and graph', () => {
     expect(problems(doc([{ id: 'x', kernel: 'matrix.increment', composite: 'c' }], [['src.out', 'x.in'], ['x.out', 'sink.in']], { c: inc() }))).toEqual([
-      'app.nodes[1]: has both kernel and composite (a node is a kernel node (kernel) or a composite node (composite, or graph inline): keep one)',
+      'app.nodes[1]: has both kernel and composite (a node is a kernel node (kernel), a composite node (composite, or graph inline) or a scan node (type): keep one)',
     ]);
   });
 

@@ -18,7 +18,7 @@ export const MAX_COMPOSITE_DEPTH = 64;
 /** Most nodes a document may flatten to: a def using another twice, 20 deep, is a million nodes. */
 export const MAX_FLAT_NODES = 200_000;
 
-const KINDS = ['kernel', 'composite', 'graph'] as const;
+const KINDS = ['kernel', 'composite', 'graph', 'type'] as const;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -95,7 +95,7 @@ class Flattener {
         continue;
       }
       // A loop-free count: this runs once per node of documents of 10,000 nodes.
-      const count = (n.kernel !== undefined ? 1 : 0) + (n.composite !== undefined ? 1 : 0) + (n.graph !== undefined ? 1 : 0);
+      const count = (n.kernel !== undefined ? 1 : 0) + (n.composite !== undefined ? 1 : 0) + (n.graph !== undefined ? 1 : 0) + (n.type !== undefined ? 1 : 0);
       if (count > 1) {
         const kinds = KINDS.filter((k) => n[k] !== undefined);
         this.fail(path, `node "${l.prefix}${n.id}" has ${kinds.join(' and ')}: a node is one of a kernel node, a composite from defs or an inline graph`, `keep only one of ${kinds.join(', ')}`);
@@ -110,11 +110,16 @@ class Flattener {
       if (locals.has(n.id)) {
         // Bindings and edges use the first. Validation reports a duplicate kernel node on the
         // flattened ids; a composite one is not expanded, so it is reported here.
-        if (n.kernel !== undefined) this.push(substituteNode(inner ? { ...n, id: l.prefix + n.id } : n, path, l.scope, this.out), path);
+        if (n.kernel !== undefined || n.type !== undefined) this.push(substituteNode(inner ? { ...n, id: l.prefix + n.id } : n, path, l.scope, this.out), path);
         else this.fail(`${path}.id`, `duplicate node id "${l.prefix}${n.id}"`, 'give each node its own id');
         continue;
       }
-      if (n.kernel !== undefined) {
+      if (n.type !== undefined) {
+        // A scan node (document/scan.ts expands it after rates): a node of its own ports here.
+        const id = l.prefix + n.id;
+        this.push(substituteNode(inner ? { ...n, id } : n, path, l.scope, this.out), path);
+        locals.set(n.id, { kind: 'kernel', id, path });
+      } else if (n.kernel !== undefined) {
         if (typeof n.kernel !== 'string' || n.kernel === '') {
           this.fail(`${path}.kernel`, `node "${l.prefix}${n.id}": kernel must be a kernel id, not ${JSON.stringify(n.kernel)}`, 'name a registered kernel, e.g. matrix.increment');
           this.broken(locals, n, path, l.prefix);

@@ -4,6 +4,7 @@ import { prepareDelays } from './delays.js';
 import { flattenComposites } from './flatten.js';
 import { documentScope } from './params.js';
 import { expandRates } from './rates.js';
+import { expandScans, takeScanMappings } from './scan.js';
 import { expandTasks } from './tasks.js';
 import type { ProjectDocument, WrittenDocument } from './types.js';
 
@@ -18,6 +19,9 @@ import type { ProjectDocument, WrittenDocument } from './types.js';
 //               a mapping's PE lists -> one PE per node
 //   rates.ts    port rates -> repetition vector -> one node per firing (`slice#3`), edges
 //               between firings carrying token ranges, delays in whole iterations
+//   scan.ts     scan nodes -> the operator's nodes per worker (`scan1/local.w3`, `scan1/ks.r2.w5`,
+//               `scan1/prop.w3`), blocks and results as token ranges (their PE lists set aside
+//               before tasks)
 // The result is a ProjectDocument without composites, expressions, tasks or rates above 1 (types.ts
 // "lowered form"), with, for every lowered node and edge, the path of what the user wrote, so
 // every later diagnostic names the element as written.
@@ -49,9 +53,13 @@ export function lowerDocument(doc: WrittenDocument, opts: LowerOptions = {}): { 
   if (!flat || hasErrors(diagnostics)) return { diagnostics };
   const delayed = prepareDelays(flat, diagnostics);
   if (!delayed || hasErrors(diagnostics)) return { diagnostics };
-  const split = expandTasks(delayed, diagnostics);
+  // Scan nodes' PE lists wait for the scan step (tasks allows lists only on nodes with tasks).
+  const { stage: unscanned, scans } = takeScanMappings(delayed);
+  const split = expandTasks(unscanned, diagnostics);
   if (!split || hasErrors(diagnostics)) return { diagnostics };
-  const expanded = expandRates(split.doc, split.nodePaths, split.edgePaths, diagnostics);
+  const rated = expandRates(split.doc, split.nodePaths, split.edgePaths, diagnostics);
+  if (!rated || hasErrors(diagnostics)) return { diagnostics };
+  const expanded = expandScans(rated, scans, diagnostics);
   if (!expanded || hasErrors(diagnostics)) return { diagnostics };
   return { lowered: { ...expanded, params: Object.fromEntries(scope.values) }, diagnostics };
 }

@@ -256,7 +256,9 @@ export function compositeScope(def: CompositeDef, defPath: string, instance: App
  */
 export function substituteNode(n: AppNode, path: string, scope: ParamScope | undefined, out: Diagnostic[]): AppNode {
   let params = n.params;
-  const kernel = typeof n.kernel === 'string' ? findKernel(n.kernel) : undefined;
+  // A scan node's numeric params are its operator's.
+  const id = typeof n.kernel === 'string' ? n.kernel : n.type === 'scan' && isObject(n.params) && typeof n.params.operator === 'string' ? n.params.operator : undefined;
+  const kernel = id === undefined ? undefined : findKernel(id);
   if (kernel && isObject(n.params)) {
     for (const name in n.params) {
       if (!Object.hasOwn(n.params, name)) continue;

@@ -29,6 +29,14 @@ function ajv() {
  * be refused by schema.json. A new corpus entry is classified here or the test fails.
  */
 const SEMANTIC = new Set([
+  // Scan nodes: networks, operators and workers are checked against the kernels and the graph.
+  'scan-unknown-network',
+  'scan-operator-unregistered',
+  'scan-operator-not-binary',
+  'scan-bad-strategy',
+  'scan-workers-exceed-elements',
+  'scan-not-mapped',
+  'scan-in-unconnected',
   'mlem-estimate-zero',
   'mlem-volume-oversize',
   'unknown-kernel',
@@ -282,10 +290,10 @@ describe('the shape check (checkShape, from the same schema)', () => {
   it('wants exactly one of kernel, composite and graph in a node', () => {
     const none = everyFeature() as Record<string, any>;
     delete none.app.nodes[0].kernel;
-    expect(shapeOf(none)).toEqual(['app.nodes[0].kernel: is missing (name a kernel, or make it a composite node with "composite" or "graph")']);
+    expect(shapeOf(none)).toEqual(['app.nodes[0].kernel: is missing (name a kernel, or make it a composite node with "composite" or "graph", or a scan node with "type": "scan")']);
     const two = everyFeature() as Record<string, any>;
     two.app.nodes[1].kernel = 'matrix.increment';
-    expect(shapeOf(two)).toEqual(['app.nodes[1]: has both kernel and composite (a node is a kernel node (kernel) or a composite node (composite, or graph inline): keep one)']);
+    expect(shapeOf(two)).toEqual(['app.nodes[1]: has both kernel and composite (a node is a kernel node (kernel), a composite node (composite, or graph inline) or a scan node (type): keep one)']);
   });
 
   it('names wrong types in the v2 fields', () => {

@@ -63,6 +63,7 @@ export const nodeSchema = z
   .strictObject({
     id: name,
     kernel: name.optional().meta({ description: 'A kernel id of the registry, e.g. matrix.increment.' }),
+    type: z.literal('scan').optional().meta({ description: 'A macro node: "scan", a prefix scan over an operator kernel (params: operator, network, output, strategy, execution and the operator\'s own), mapped to a list of PEs (its workers).' }),
     composite: name.optional().meta({ description: 'A composite of the document\'s defs.' }),
     get graph() {
       return compositeDef.optional();
@@ -91,9 +92,9 @@ export const nodeSchema = z
       .meta({ description: 'Lowered form: this node (generic.sum) sums the `of` shares of `node`.' }),
   })
   // Two refinements, each a plain predicate (the guard runs it as is): at least one, at most one.
-  .refine((n) => n.kernel !== undefined || n.composite !== undefined || n.graph !== undefined, {
+  .refine((n) => n.kernel !== undefined || n.composite !== undefined || n.graph !== undefined || n.type !== undefined, {
     path: ['kernel'],
-    error: () => say('is missing', 'name a kernel, or make it a composite node with "composite" or "graph"'),
+    error: () => say('is missing', 'name a kernel, or make it a composite node with "composite" or "graph", or a scan node with "type": "scan"'),
   })
   .refine((n) => n.requires === undefined || n.kernel !== undefined, {
     path: ['requires'],
@@ -103,14 +104,14 @@ export const nodeSchema = z
     path: ['tasks'],
     error: () => say('is for kernel nodes', 'write tasks on the composite\'s inner kernel node whose kernel splits'),
   })
-  .refine((n) => Number(n.kernel !== undefined) + Number(n.composite !== undefined) + Number(n.graph !== undefined) <= 1, {
-    error: (iss) => say(`has both ${(['kernel', 'composite', 'graph'] as const).filter((k) => (iss.input as Record<string, unknown>)[k] !== undefined).join(' and ')}`, 'a node is a kernel node (kernel) or a composite node (composite, or graph inline): keep one'),
+  .refine((n) => Number(n.kernel !== undefined) + Number(n.composite !== undefined) + Number(n.graph !== undefined) + Number(n.type !== undefined) <= 1, {
+    error: (iss) => say(`has both ${(['kernel', 'composite', 'graph', 'type'] as const).filter((k) => (iss.input as Record<string, unknown>)[k] !== undefined).join(' and ')}`, 'a node is a kernel node (kernel), a composite node (composite, or graph inline) or a scan node (type): keep one'),
   })
   .meta({
     id: 'node',
-    description: 'A kernel node (kernel) or a composite node (composite, or graph inline): exactly one of them.',
+    description: 'A kernel node (kernel), a composite node (composite, or graph inline) or a scan node (type): exactly one of them.',
     // (`properties` repeated so each alternative names what it requires: Ajv's strict mode asks it.)
-    oneOf: (['kernel', 'composite', 'graph'] as const).map((k) => ({ properties: { [k]: true }, required: [k] })),
+    oneOf: (['kernel', 'composite', 'graph', 'type'] as const).map((k) => ({ properties: { [k]: true }, required: [k] })),
   });
 
 export const edgeSchema = z

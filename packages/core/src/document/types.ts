@@ -66,6 +66,12 @@ export interface PortRef {
 export interface AppNode {
   id: string;
   kernel?: string;
+  /**
+   * A macro node lowering expands (document/scan.ts): `scan`, a prefix scan whose params name the
+   * operator kernel, the network, output, strategy and execution, plus the operator's own params;
+   * mapped to an ordered list of PEs, its workers.
+   */
+  type?: 'scan';
   /** A composite from the document's `defs`. */
   composite?: string;
   /** A composite defined in place. */
@@ -204,7 +210,7 @@ export interface DocumentOptions {
   prefetch?: number | 'unbounded';
 }
 
-/** Where a node runs: a PE id, or, for a node with `tasks`, a list of PE ids its shares take in turn. */
+/** Where a node runs: a PE id, or, for a node with `tasks`, a list of PE ids its shares take in turn (for a scan node: its workers, in order). */
 export type MappingTarget = string | string[];
 
 /**

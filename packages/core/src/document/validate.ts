@@ -579,7 +579,10 @@ function tokenEdge(
       ok = false;
       return fail(`${at}.${name}`, `${name} {first: ${r.first}, count: ${r.count}, of: ${r.of}} is not a range of ${node.id}.${port}'s tokens`, 'whole numbers with first >= 0, count >= 1 and first + count <= of');
     }
-    if (r.of !== rate) {
+    // `of` is the port's rate, or a multiple of it dividing its first dimension: finer tokens
+    // (a scan's blocks and results address single elements: document/scan.ts).
+    const first = (name === 'fromTokens' ? type : want).shape[0] ?? 1;
+    if (r.of !== rate && (r.of % rate !== 0 || first % r.of !== 0)) {
       ok = false;
       fail(`${at}.${name}.of`, `${node.id}.${port} has ${rate} token${rate === 1 ? '' : 's'} per firing (its rate), not ${r.of}`, `set of to ${rate}, or give ${node.id}.${port} the rate ${r.of}`);
     }
@@ -591,10 +594,10 @@ function tokenEdge(
     fail(at, `the edge takes ${ft.count} token${ft.count === 1 ? '' : 's'} of ${from.id}.${outName} but lands ${tt.count} in ${to.id}.${inName}`, 'give fromTokens and toTokens the same count');
     return false;
   }
-  const outToken = dataTypeBytes(type) / rOut;
-  const inToken = dataTypeBytes(want) / rIn;
+  const outToken = dataTypeBytes(type) / ft.of;
+  const inToken = dataTypeBytes(want) / tt.of;
   if (type.element !== want.element || outToken !== inToken) {
-    fail(at, `token type mismatch: a token of ${from.id}.${outName} is ${tokenType(type, rOut)} but ${to.id}.${inName} takes ${tokenType(want, rIn)}`, `give "${from.id}" and "${to.id}" sizes and rates that make equal tokens (first dimension / rate)`);
+    fail(at, `token type mismatch: a token of ${from.id}.${outName} is ${tokenType(type, ft.of)} but ${to.id}.${inName} takes ${tokenType(want, tt.of)}`, `give "${from.id}" and "${to.id}" sizes and rates that make equal tokens (first dimension / rate)`);
     return false;
   }
   edges.bytes[i] = ft.count * outToken;
@@ -662,6 +665,11 @@ function inputLists(
       if (!parts.every((e) => [docEdges[e].toTokens!.first, docEdges[e].toTokens!.count].every(Number.isInteger))) continue;
       parts.sort((a, b) => docEdges[a].toTokens!.first - docEdges[b].toTokens!.first || a - b);
       const of = docEdges[parts[0]].toTokens!.of;
+      const mixed = parts.find((e) => docEdges[e].toTokens!.of !== of);
+      if (mixed !== undefined) {
+        fail(`${edgeAt(mixed)}.toTokens.of`, `the parts of ${name} count its tokens differently (${of} and ${docEdges[mixed].toTokens!.of})`, `give every part landing on ${name} the same of`);
+        continue;
+      }
       let end = 0;
       let last = -1;
       for (const e of parts) {
