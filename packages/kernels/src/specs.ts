@@ -9,7 +9,7 @@ import { saliencySpecs } from './saliency/spec.js';
 import { customSpecs } from './custom/spec.js';
 import { genericSpecs } from './generic/spec.js';
 import { mlemSpecs } from './mlem/spec.js';
-import { scanSpecs } from './scan/spec.js';
+import { knownSpecs, scanSpecs } from './scan/spec.js';
 
 export * from './types.js';
 export { bindingProblems, checkKernelSpec, declaredRate, defineKernelSpec, specFromManifest, formatKernelProblem, wgslBindings, type WgslBinding, kernelManifest, majorOf, portsFor, specFor, KernelDefinitionError, type KernelManifest, type KernelProblem, type KernelSpecInput, type PortManifest } from './definition.js';
@@ -20,7 +20,7 @@ export { GENERIC_SUM, GENERIC_WORK } from './generic/spec.js';
 export { BINARY_MODES, EMPTY_HI, EMPTY_LO, MAX_COUNT, MAX_WORDS, SCAN_ELEMENT, applications, binaryKernelSpec, binaryPorts, scanElementType, type BinaryMode, type BinaryOperatorSpec } from './binary.js';
 export { MULMOD_PRIME } from './scan/spec.js';
 
-const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs, ...mlemSpecs, ...scanSpecs];
+const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs, ...mlemSpecs, ...scanSpecs, ...knownSpecs];
 
 // One registry per process (or worker): the built-ins, then the kernels of the packages the
 // operator named (`--kernels`), registered by the loader. A package kernel is registered whole
