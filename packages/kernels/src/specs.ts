@@ -9,7 +9,7 @@ import { saliencySpecs } from './saliency/spec.js';
 import { customSpecs } from './custom/spec.js';
 import { genericSpecs } from './generic/spec.js';
 import { mlemSpecs } from './mlem/spec.js';
-import { scanSpecs } from './scan/spec.js';
+import { knownSpecs, scanSpecs } from './scan/spec.js';
 import { reg2dSpecs } from './reg2d/spec.js';
 
 export * from './types.js';
@@ -21,7 +21,7 @@ export { GENERIC_SUM, GENERIC_WORK } from './generic/spec.js';
 export { BINARY_MODES, EMPTY_HI, EMPTY_LO, MAX_COUNT, MAX_WORDS, SCAN_ELEMENT, applications, binaryKernelSpec, binaryPorts, scanElementType, type BinaryMode, type BinaryOperatorSpec } from './binary.js';
 export { MULMOD_PRIME } from './scan/spec.js';
 
-const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs, ...mlemSpecs, ...scanSpecs, ...reg2dSpecs];
+const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs, ...mlemSpecs, ...scanSpecs, ...knownSpecs, ...reg2dSpecs];
 
 // One registry per process (or worker): the built-ins, then the kernels of the packages the
 // operator named (`--kernels`), registered by the loader. A package kernel is registered whole

@@ -33,6 +33,7 @@ const SEMANTIC = new Set([
   'scan-unknown-network',
   'scan-operator-unregistered',
   'scan-operator-not-binary',
+  'scan-operator-typed-unlike-in',
   'scan-bad-strategy',
   'scan-workers-exceed-elements',
   'scan-not-mapped',

@@ -1,9 +1,11 @@
 import { binaryKernel } from '../define-binary.js';
+import { implement } from '../implement.js';
 import type { Kernel, KernelSpec, Params } from '../types.js';
-import { MULMOD_PRIME, matrixSide, scanSpecs } from './spec.js';
+import { checkImplementation, sourceImplementation } from './source-check.js';
+import { knownSpecs, MULMOD_PRIME, matrixSide, SCAN_CHECK, SCAN_SOURCE, scanSpecs } from './spec.js';
 
 // The built-in scan operators' applications: the CPU twin's and the WGSL's, joined to their
-// specs (spec.ts) by id.
+// specs (spec.ts) by id; then the known-answer source and checker (source-check.ts).
 
 export { MULMOD_PRIME } from './spec.js';
 
@@ -49,4 +51,5 @@ export const scanKernels: Kernel[] = [
     cpu: (a, b, out, p) => mulmod(a, b, out, matrixSide(p)),
     wgsl: mulmodWgsl,
   }),
+  ...implement(knownSpecs, { [SCAN_SOURCE]: sourceImplementation, [SCAN_CHECK]: checkImplementation }),
 ];

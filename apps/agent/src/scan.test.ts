@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, operatorApplications, scanModel, scanPlan, type ProjectDocument, type ScanNetwork, type ScanOutput, type ScanStrategy, type TraceEvent } from '@pipeloom/core';
+import { agentsForSuite } from './testing/suite.js';
+import { compileOrThrow, connect, example } from './testing/fixtures.js';
+
+// Scan macro-nodes (issue 24) on real agent processes on loopback: 2 agents x 2 PEs (the CPU and
+// the llvmpipe GPU of each), N = 64 elements of scan.source scanned on 4 workers and checked
+// element by element by scan.check (the known answer: ranges [0, i]; mat.mulmod's prefix
+// products), with the total. Every network x strategy x output, eager, for scan.range and
+// mat.mulmod (k = 3): the checkers pass, every expanded node fires once per iteration, and each
+// worker fires the nodes and applications core's scanModel gives it. A deploy costs seconds
+// (devices and pipelines on llvmpipe) whatever its size, so one document holds the 20 scans of
+// an operator side by side, fed by one source; it runs under both compile strategies. The
+// source and half the checkers run on GPU PEs (their WGSL), the rest on CPUs (their twins).
+
+const agentsOf = agentsForSuite(['h0', 'h1']);
+
+const N = 64;
+const ITERATIONS = 3;
+const WORKERS = ['cpu@h0', 'gpu0@h0', 'cpu@h1', 'gpu0@h1'];
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+interface Case {
+  id: string;
+  network: ScanNetwork;
+  strategy: ScanStrategy;
+  output: ScanOutput;
+}
+const CASES: Case[] = NETWORKS.flatMap((network) => SCAN_STRATEGIES.flatMap((strategy) => SCAN_OUTPUTS.map((output) => ({ network, strategy, output }))).map((c, i) => ({ ...c, id: `${network}.${i}` })));
+
+/** examples/scan-mulmod.json's source, scan and check, one scan and check per case, all scans on the example's four workers. */
+function scansDoc(operator: 'scan.range' | 'mat.mulmod'): ProjectDocument {
+  const doc = example('scan-mulmod');
+  expect(doc.mapping.scan1).toEqual(WORKERS);
+  const [src, scan, check] = doc.app.nodes;
+  const own: Record<string, number> = operator === 'mat.mulmod' ? { k: 3 } : {};
+  const known = { operator, count: N, ...own };
+  doc.app.nodes = [{ ...src, params: known }];
+  doc.app.edges = [];
+  // The WGSL source and checks run too: mat.mulmod's source on a GPU, every other checker on one.
+  const mapping: Record<string, string | string[]> = { src: operator === 'mat.mulmod' ? 'gpu0@h0' : 'cpu@h0' };
+  for (const [i, c] of CASES.entries()) {
+    const checker = `check.${c.id}`;
+    doc.app.nodes.push(
+      { ...scan, id: c.id, params: { operator, network: c.network, strategy: c.strategy, output: c.output, execution: 'eager', ...own } },
+      { ...check, id: checker, params: { ...known, output: c.output, total: true } },
+    );
+    doc.app.edges.push(
+      { from: { node: 'src', port: 'out' }, to: { node: c.id, port: 'in' } },
+      { from: { node: c.id, port: 'out' }, to: { node: checker, port: 'out' } },
+      { from: { node: c.id, port: 'total' }, to: { node: checker, port: 'total' } },
+    );
+    mapping[c.id] = WORKERS;
+    mapping[checker] = i % 2 ? 'gpu0@h1' : 'cpu@h1';
+  }
+  doc.mapping = mapping as ProjectDocument['mapping'];
+  return doc;
+}
+
+/** Per worker, one case's fires per iteration and the operator applications they make (each node looked up in the plan). */
+function perWorker(events: TraceEvent[], c: Case, plan: ReturnType<typeof scanPlan>) {
+  const byId = new Map(plan.nodes.map((n) => [`${c.id}/${n.key}`, n]));
+  const nodes = new Array(WORKERS.length).fill(0);
+  const apps = new Array(WORKERS.length).fill(0);
+  for (const e of events) {
+    if (e.kind !== 'fire' || !e.node?.startsWith(`${c.id}/`)) continue;
+    const n = byId.get(e.node);
+    expect(n, `${e.node} is not in the plan`).toBeDefined();
+    expect(WORKERS.indexOf(e.pe), `${e.node} fired on ${e.pe}`).toBe(n!.worker);
+    nodes[n!.worker]++;
+    apps[n!.worker] += operatorApplications(n!.mode, n!.count);
+  }
+  return { nodes: nodes.map((x) => x / ITERATIONS), applications: apps.map((x) => x / ITERATIONS) };
+}
+
+describe(`scans of ${N} elements on ${WORKERS.join(', ')} (two agents), eager, every network x strategy x output`, () => {
+  for (const operator of ['scan.range', 'mat.mulmod'] as const)
+    for (const overlap of [false, true]) {
+      it(`${operator} ${overlap ? 'with' : 'without'} overlap: the checkers pass, one fire per expanded node per iteration, each worker as the model says`, async () => {
+        const ig = compileOrThrow(scansDoc(operator), overlap);
+        const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+        try {
+          expect(c.check(ig)).toEqual([]);
+          const r = await c.run(ig, { iterations: ITERATIONS }).done;
+          expect(r.failure).toBeUndefined();
+          expect(r.ok).toBe(true);
+          const fired = new Map<string, number[]>();
+          for (const e of r.events) if (e.kind === 'fire' && e.node) (fired.get(e.node) ?? fired.set(e.node, []).get(e.node)!).push(e.iteration);
+          for (const node of ig.order) expect(fired.get(node)?.sort((a, b) => a - b), node).toEqual(range(ITERATIONS));
+          for (const k of CASES) {
+            const what = `${k.network} ${k.strategy} ${k.output}`;
+            const plan = scanPlan(N, WORKERS.length, k.network, k.strategy, k.output);
+            const model = scanModel(N, WORKERS.length, k.network, k.strategy, k.output, 'eager');
+            expect(ig.order.filter((id) => id.startsWith(`${k.id}/`)).sort(), what).toEqual(plan.nodes.map((n) => `${k.id}/${n.key}`).sort());
+            expect(perWorker(r.events, k, plan), what).toEqual({
+              nodes: model.workers.map((w) => w.nodes),
+              applications: model.workers.map((w) => w.local.applications + w.network.applications + w.prop.applications),
+            });
+          }
+        } finally {
+          c.close();
+        }
+      }, 120_000);
+    }
+
+  it('a checker expecting another output fails the run, naming its host, node and first bad element', async () => {
+    const doc = example('scan-mulmod');
+    doc.app.nodes[2].params = { ...doc.app.nodes[2].params, output: 'exclusive' };
+    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+    try {
+      const r = await c.run(compileOrThrow(doc, true), { iterations: 2 }).done;
+      expect(r.ok).toBe(false);
+      expect(r.failure).toMatchObject({ host: 'h1', node: 'check' });
+      expect(r.failure?.message).toContain('out element 0 holds [0, 0] [[1, 1, 0], [0, 1, 1], [0, 0, 1]], expected [1, 0] [[1, 0, 0], [0, 1, 0], [0, 0, 1]]');
+    } finally {
+      c.close();
+    }
+  }, 60_000);
+});
