@@ -1,3 +1,6 @@
+import { FEATURES, LATTICE, LATTICE_SIGMA, LEVELS, LOW_CONTRAST, levelSize, pyramidLayout } from './spec.js';
+// (The series' shape constants live with the specs: core reads ports' sizes from them without loading the generator.)
+export { FEATURES, LATTICE, LATTICE_SIGMA, LEVELS, LOW_CONTRAST, levelSize, pyramidLayout };
 // The synthetic image series of reg2d (issue 24, after Copik's thesis §2.2: a crystal lattice
 // seen by a drifting microscope). Pure and seeded: the same (params, index) gives the same
 // frame anywhere, and the drift that moved it is known, so tests have the ground truth.
@@ -20,12 +23,6 @@ export interface Rigid {
 
 export const IDENTITY: Rigid = { theta: 0, tx: 0, ty: 0 };
 
-/** Pyramid levels: full size, half, quarter (the 3-level coarse-to-fine scheme). */
-export const LEVELS = 3;
-export const LATTICE = 8;
-export const LATTICE_SIGMA = 1.6;
-export const FEATURES = 16;
-export const LOW_CONTRAST = 0.25;
 
 export interface SeriesParams {
   width: number;
@@ -37,22 +34,6 @@ export interface SeriesParams {
   lowContrast: number;
 }
 
-/** Size of pyramid level l: floor(W / 2^l) x floor(H / 2^l). */
-export function levelSize(width: number, height: number, level: number): [number, number] {
-  return [Math.floor(width / 2 ** level), Math.floor(height / 2 ** level)];
-}
-
-/** f32 words of one frame's pyramid (levels stored finest first) and each level's offset. */
-export function pyramidLayout(width: number, height: number): { words: number; offsets: number[] } {
-  const offsets: number[] = [];
-  let words = 0;
-  for (let l = 0; l < LEVELS; l++) {
-    offsets.push(words);
-    const [w, h] = levelSize(width, height, l);
-    words += w * h;
-  }
-  return { words, offsets };
-}
 
 /** A 32-bit integer hash (lowbias32): the noise and the walk's draws, so nothing depends on call order. */
 export function hash32(x: number): number {

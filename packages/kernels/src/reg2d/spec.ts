@@ -1,7 +1,31 @@
 import { builtinBinarySpecs, scanElementType } from '../binary.js';
 import { builtinSpecs } from '../definition.js';
 import type { DataType, KernelSpec, ParamSpec, Params } from '../types.js';
-import { FEATURES, LATTICE, LOW_CONTRAST, pyramidLayout } from './series.js';
+
+/** Pyramid levels: full size, half, quarter (the 3-level coarse-to-fine scheme). */
+export const LEVELS = 3;
+export const LATTICE = 8;
+export const LATTICE_SIGMA = 1.6;
+export const FEATURES = 16;
+export const LOW_CONTRAST = 0.25;
+
+/** Size of pyramid level l: floor(W / 2^l) x floor(H / 2^l). */
+export function levelSize(width: number, height: number, level: number): [number, number] {
+  return [Math.floor(width / 2 ** level), Math.floor(height / 2 ** level)];
+}
+
+/** f32 words of one frame's pyramid (levels stored finest first) and each level's offset. */
+export function pyramidLayout(width: number, height: number): { words: number; offsets: number[] } {
+  const offsets: number[] = [];
+  let words = 0;
+  for (let l = 0; l < LEVELS; l++) {
+    offsets.push(words);
+    const [w, h] = levelSize(width, height, l);
+    words += w * h;
+  }
+  return { words, offsets };
+}
+
 
 // Image registration as a scan (issue 24; Copik's thesis, A and B) as data. The series is a
 // replicated `frames` context: reg2d.frames makes it (one 3-level pyramid per frame), and
