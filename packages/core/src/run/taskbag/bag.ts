@@ -96,6 +96,12 @@ export class TaskBag {
   private readonly nodeIndex: Map<string, number>;
   /** Index of the first task not committed, or below it (the window's start is found from here). */
   private low = 0;
+  /** Each node's capable PEs in the pool, in pool order (made on first use; cleared when PEs leave). */
+  private capable = new Map<number, string[]>();
+  /** Tasks given and not done (kept as they move, not counted per event). */
+  private given = 0;
+  /** Ready tasks the last step left in the bag. */
+  private left = 0;
   private over = false;
   readonly counts: BagCounts;
 
@@ -123,17 +129,27 @@ export class TaskBag {
 
   /** Every node with no capable PE in the pool, with each PE's reason (checked before a run starts). */
   unplaceable(): { node: BagGraphNode; pes: BagPe[] }[] {
-    return this.graph.nodes.filter((node) => !this.pool.some((pe) => capableOf(node, pe))).map((node) => ({ node, pes: this.pool }));
+    return this.graph.nodes.filter((_, i) => !this.capableOf(i).length).map((node) => ({ node, pes: this.pool }));
   }
 
-  /** Tasks waiting with their inputs ready and not given (the bag's depth). */
+  /** Ready tasks the last event left in the bag (no capable PE free): the bag's depth. */
   get depth(): number {
-    return this.ready().length;
+    return this.left;
   }
 
   /** Tasks given to PEs and not done. */
   get inFlight(): number {
-    return this.tasks.reduce((n, t) => n + (t.status === 'given' ? 1 : 0), 0);
+    return this.given;
+  }
+
+  /** The pool's PEs that can run node `i` (its requires, its buffers, its kernel), cached per node: asked on every event. */
+  private capableOf(i: number): string[] {
+    let ids = this.capable.get(i);
+    if (!ids) {
+      const node = this.graph.nodes[i];
+      this.capable.set(i, (ids = this.pool.filter((pe) => capableOf(node, pe)).map((pe) => pe.id)));
+    }
+    return ids;
   }
 
   start(): BagCommand[] {
@@ -151,6 +167,7 @@ export class TaskBag {
       return [];
     }
     this.release(t);
+    this.given--;
     t.status = 'committed';
     t.held = host;
     this.counts.committed++;
@@ -182,6 +199,7 @@ export class TaskBag {
       return [];
     }
     this.release(t);
+    this.given--;
     t.status = 'waiting';
     t.lastError = m.message;
     this.counts.requeued++;
@@ -202,11 +220,13 @@ export class TaskBag {
     if (!leaving.length) return this.step();
     const gone = new Set(leaving.map((p) => p.id));
     this.pool = this.pool.filter((p) => !gone.has(p.id));
+    this.capable.clear();
     this.state = { pes: this.state.pes.filter((p) => !gone.has(p.id)), pointer: 0 };
     for (const t of this.tasks) {
       if (t.status === 'given' && t.pe !== undefined && gone.has(t.pe)) {
         t.status = 'waiting';
         t.lastError = reason;
+        this.given--;
         this.release(t);
         t.pe = t.host = undefined;
         this.counts.requeued++;
@@ -223,7 +243,7 @@ export class TaskBag {
     for (const t of this.tasks) {
       if (t.status === 'committed') continue;
       const node = this.graph.nodes[t.node];
-      if (!this.pool.some((pe) => capableOf(node, pe))) return this.noCapable(t, host, reason);
+      if (!this.capableOf(t.node).length) return this.noCapable(t, host, reason);
     }
     return this.step();
   }
@@ -320,6 +340,7 @@ export class TaskBag {
     if (this.over) return [];
     if (this.counts.committed === this.tasks.length) {
       this.over = true;
+      this.left = 0;
       return [{ type: 'finished' }];
     }
     const ready = this.ready();
@@ -331,13 +352,14 @@ export class TaskBag {
         return this.fail({ host: t.lastHost ?? 'coordinator', pe: t.pe, node: node.id, iteration: t.iteration, message: `task ${t.id}${shareText(node)} of node "${node.id}" (${requirementText(node)}) failed ${t.attempt} times, last on agent ${t.lastHost ?? '?'}: ${t.lastError ?? 'unknown'}` });
       }
       const pin = this.pinned.get(t.node);
-      const capable = this.pool.filter((pe) => (pin ? pe.id === pin : capableOf(node, pe))).map((pe) => pe.id);
+      const capable = pin ? (this.pool.some((pe) => pe.id === pin) ? [pin] : []) : this.capableOf(t.node);
       if (!capable.length) return this.noCapable(t, t.lastHost ?? 'coordinator', t.lastError ?? 'no PE of the pool meets it');
       bagTasks.push({ id: t.id, node: node.id, iteration: t.iteration, share: node.share ?? 0, order: node.order, capable });
       byId.set(t.id, t);
     }
     const { assignments, state } = this.opts.policy.assign(bagTasks, this.state);
     this.state = state;
+    this.left = bagTasks.length - assignments.length;
     const out: BagCommand[] = [];
     for (const a of assignments) {
       const t = byId.get(a.task.id)!;
@@ -345,6 +367,7 @@ export class TaskBag {
       const node = this.graph.nodes[t.node];
       if (node.stateful) this.pinned.set(t.node, pe.id);
       t.status = 'given';
+      this.given++;
       t.attempt++;
       t.pe = pe.id;
       t.host = t.lastHost = pe.host;
