@@ -497,14 +497,7 @@ export class Coordinator {
             break;
         }
       };
-      const onClose = (reason: string) => finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) disconnected: ${reason}` });
-      c.listeners.add(listener);
-      c.closeListeners.add(onClose);
-      if (c.closed) onClose(c.closed);
-      cleanups.push(() => {
-        c.listeners.delete(listener);
-        c.closeListeners.delete(onClose);
-      });
+      cleanups.push(attach(c, listener, (reason) => finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) disconnected: ${reason}` })));
     }
 
     // Deploy everywhere, then start everywhere.
@@ -681,14 +674,7 @@ export class Coordinator {
             break;
         }
       };
-      const onClose = (reason: string) => leave(c, `disconnected: ${reason}`);
-      c.listeners.add(listener);
-      c.closeListeners.add(onClose);
-      if (c.closed) onClose(c.closed);
-      cleanups.push(() => {
-        c.listeners.delete(listener);
-        c.closeListeners.delete(onClose);
-      });
+      cleanups.push(attach(c, listener, (reason) => leave(c, `disconnected: ${reason}`)));
     }
 
     const timeout = this.opts.timeout ?? 20_000;
@@ -767,6 +753,17 @@ export class Coordinator {
   close(): void {
     for (const c of this.conns) if (!c.closed) c.socket.close(1000, 'coordinator done');
   }
+}
+
+/** Listens to an agent for one run (a connection already closed is said at once); returns the undo. */
+function attach(c: AgentConn, listener: Listener, onClose: (reason: string) => void): () => void {
+  c.listeners.add(listener);
+  c.closeListeners.add(onClose);
+  if (c.closed) onClose(c.closed);
+  return () => {
+    c.listeners.delete(listener);
+    c.closeListeners.delete(onClose);
+  };
 }
 
 /** A run's end, once: the first `finish` (a failure, or none for success) settles `finished`; later ones do nothing. */
