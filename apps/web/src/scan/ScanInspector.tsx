@@ -1,19 +1,19 @@
 import { useMemo, useState, type ReactNode } from 'react';
-import { findKernel, type ParamSpec, type ParamValue } from '@pipeloom/kernels';
-import { MAX_SCAN_ELEMENTS, MAX_SCAN_WORKERS, SCAN_EXECUTIONS, SCAN_OUTPUTS, SCAN_STRATEGIES, scanModel, type AppNode, type Expr, type WrittenDocument } from '@pipeloom/core';
+import { findKernel, type ParamValue } from '@pipeloom/kernels';
+import { MAX_SCAN_ELEMENTS, MAX_SCAN_WORKERS, SCAN_EXECUTIONS, SCAN_OUTPUTS, SCAN_STRATEGIES, scanModel, type AppNode, type WrittenDocument } from '@pipeloom/core';
 import { projectStore } from '../store/project.js';
-import { effectivePe, scopeNames, type GraphAt } from '../store/graphs.js';
+import { effectivePe, type GraphAt } from '../store/graphs.js';
 import { pesOf } from '../store/targets.js';
 import { portTypeAt, type PortContext } from '../lib/kernels.js';
 import { useResolve } from '../lib/resolve.js';
-import { paramDoc } from '../lib/kernelDocs.js';
 import { formatDataType } from '@pipeloom/kernels';
 import { appRun, freshness, useRun } from '../run/store.js';
-import { CheckField, ExprField, NumberField, SelectField, TextField } from '../shell/fields.js';
+import { NumberField, SelectField } from '../shell/fields.js';
 import { binaryOperators, elementsWanted, networkOptions, operatorOwnParams, scanSettings, withOperator } from './node.js';
 import { measuredScan } from './measured.js';
 import { chartMaxP, SpeedupChart, useCurves } from './SpeedupChart.js';
 import { ScanExpand } from './ScanExpand.js';
+import { ParamEditor } from '../shell/ParamEditor.js';
 
 // The inspector of a scan node: its operator (a binary kernel), network, output, strategy and
 // execution, the operator's own params, its workers (an ordered PE list), and core's model of
@@ -98,7 +98,7 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
       {s.operator && operatorOwnParams(s.operator).length > 0 && <div className="insp-section">Operator parameters</div>}
       {s.operator &&
         operatorOwnParams(s.operator).map(([name, spec]) => (
-          <OperatorParam key={`${node.id}.${s.operator!.id}.${name}`} doc={doc} at={at} name={name} spec={spec} value={written[name] ?? spec.default} evaluated={resolved.params?.[name]} onCommit={(v, coalesce) => set({ [name]: v }, name, coalesce)} />
+          <ParamEditor key={`${node.id}.${s.operator!.id}.${name}`} doc={doc} at={at} name={name} spec={spec} value={written[name] ?? spec.default} evaluated={resolved.params?.[name]} onCommit={(v, coalesce) => v !== '' && set({ [name]: v }, name, coalesce)} />
         ))}
       {props.pes}
 
@@ -177,42 +177,3 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
   );
 }
 
-/** One of the operator's own params: a number or an expression, a choice, a switch or text, its docs under it. */
-function OperatorParam({ doc, at, name, spec, value, evaluated, onCommit }: { doc: WrittenDocument; at?: GraphAt; name: string; spec: ParamSpec; value: ParamValue | undefined; evaluated?: ParamValue; onCommit: (v: ParamValue, coalesce?: string) => void }) {
-  const testid = `param-${name}`;
-  const field = (() => {
-    switch (spec.type) {
-      case 'int':
-      case 'float':
-        return (
-          <ExprField
-            label={name}
-            title={paramDoc(spec)}
-            value={typeof value === 'number' || typeof value === 'string' ? (value as Expr) : ''}
-            evaluated={typeof evaluated === 'number' ? evaluated : undefined}
-            names={scopeNames(doc, at)}
-            min={spec.min}
-            max={spec.max}
-            integer={spec.type === 'int'}
-            unit={spec.unit}
-            testid={testid}
-            onCommit={(v, coalesce) => v !== '' && onCommit(v, coalesce)}
-          />
-        );
-      case 'bool':
-        return <CheckField label={name} value={Boolean(value)} testid={testid} onCommit={(v) => onCommit(v)} />;
-      case 'enum':
-        return <SelectField label={name} value={String(value)} options={(spec.values ?? []).map((v) => ({ value: v, label: v }))} testid={testid} onCommit={(v) => onCommit(v)} />;
-      case 'string':
-        return <TextField label={name} value={value === undefined ? '' : String(value)} multiline={spec.multiline} testid={testid} onCommit={(v) => void onCommit(v)} />;
-    }
-  })();
-  return (
-    <>
-      {field}
-      <div className="param-doc" data-testid={`${testid}-doc`}>
-        {paramDoc(spec)}
-      </div>
-    </>
-  );
-}

@@ -6,10 +6,10 @@ import { ungroupChanges } from '../store/hierarchy.js';
 import { estimated, expandChanges } from '../dfg/levelFlow.js';
 import { compositePorts, nodePorts, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
 import { useResolve } from '../lib/resolve.js';
-import { paramDoc } from '../lib/kernelDocs.js';
 import { writtenValue } from '../params/ParamPanel.js';
 import { useCompile } from '../worker/client.js';
-import { CheckField, ExprField, SelectField, TextField, validId } from './fields.js';
+import { ExprField, SelectField, TextField, validId } from './fields.js';
+import { ParamEditor } from './ParamEditor.js';
 import { RequiresField } from './RequiresField.js';
 import { TasksField } from './TasksField.js';
 import { PeChecks } from '../mapping/PeChecks.js';
@@ -77,57 +77,18 @@ export function PePicker({ doc, flatId, node }: { doc: WrittenDocument; flatId: 
 }
 
 /** A kernel param's field with its description, unit, range and default written under it. */
-function ParamField(props: { doc: WrittenDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
-  return (
-    <>
-      <ParamInput {...props} />
-      <div className="param-doc" data-testid={`param-${props.name}-doc`}>
-        {paramDoc(props.spec)}
-      </div>
-    </>
-  );
-}
-
-function ParamInput({ doc, node, at, name, spec, evaluated }: { doc: WrittenDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
+function ParamField({ doc, node, at, name, spec, evaluated }: { doc: WrittenDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
   const kernel = findKernel(node.kernel ?? '')!;
   const written = writtenParams(kernel, node.params);
-  const value = written[name];
   // A checker's expectation param left unset is derived from the graph: shown empty, and
   // emptying it again goes back to the derivation.
   const derivable = kernel.expects?.params.includes(name) ?? false;
-  const placeholder = derivable ? 'derived from the graph' : undefined;
   const commit = (v: ParamValue, coalesce?: string) => {
     const params = { ...written, [name]: v };
     if (derivable && v === '') delete params[name];
     dispatch({ type: 'node/update', id: node.id, ...at$(at), params }, { label: `${node.id}.${name}`, coalesce });
   };
-  const testid = `param-${name}`;
-  switch (spec.type) {
-    case 'int':
-    case 'float':
-      return (
-        <ExprField
-          label={name}
-          title={paramDoc(spec)}
-          value={value === undefined ? '' : typeof value === 'number' || typeof value === 'string' ? value : Number(value)}
-          placeholder={placeholder}
-          evaluated={typeof evaluated === 'number' ? evaluated : undefined}
-          names={scopeNames(doc, at)}
-          min={spec.min}
-          max={spec.max}
-          integer={spec.type === 'int'}
-          unit={spec.unit}
-          testid={testid}
-          onCommit={commit}
-        />
-      );
-    case 'bool':
-      return <CheckField label={name} value={Boolean(value)} testid={testid} onCommit={commit} />;
-    case 'enum':
-      return <SelectField label={name} value={String(value)} options={(spec.values ?? []).map((v) => ({ value: v, label: v }))} testid={testid} onCommit={commit} />;
-    case 'string':
-      return <TextField label={name} value={value === undefined ? '' : String(value)} placeholder={placeholder} multiline={spec.multiline} testid={testid} onCommit={(v) => void commit(v)} />;
-  }
+  return <ParamEditor doc={doc} at={at} name={name} spec={spec} value={written[name]} evaluated={evaluated} placeholder={derivable ? 'derived from the graph' : undefined} onCommit={commit} />;
 }
 
 /** Tokens per firing of each port (empty: the default, 1 or the kernel port's own rate), and the repetition count compiling found. */
