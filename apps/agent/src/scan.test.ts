@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, operatorApplications, scanModel, scanPlan, type ProjectDocument, type ScanNetwork, type ScanOutput, type ScanStrategy, type TraceEvent } from '@pipeloom/core';
+import { NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, operatorApplications, scanBarriers, scanModel, scanPlan, type ProjectDocument, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type TraceEvent } from '@pipeloom/core';
 import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
 
 // Scan macro-nodes (issue 24) on real agent processes on loopback: 2 agents x 2 PEs (the CPU and
 // the llvmpipe GPU of each), N = 64 elements of scan.source scanned on 4 workers and checked
 // element by element by scan.check (the known answer: ranges [0, i]; mat.mulmod's prefix
-// products), with the total. Every network x strategy x output, eager, for scan.range and
+// products), with the total. Every network x strategy x output, eager and rounds, for scan.range and
 // mat.mulmod (k = 3): the checkers pass, every expanded node fires once per iteration, and each
 // worker fires the nodes and applications core's scanModel gives it. A deploy costs seconds
 // (devices and pipelines on llvmpipe) whatever its size, so one document holds the 20 scans of
@@ -29,7 +29,7 @@ interface Case {
 const CASES: Case[] = NETWORKS.flatMap((network) => SCAN_STRATEGIES.flatMap((strategy) => SCAN_OUTPUTS.map((output) => ({ network, strategy, output }))).map((c, i) => ({ ...c, id: `${network}.${i}` })));
 
 /** examples/scan-mulmod.json's source, scan and check, one scan and check per case, all scans on the example's four workers. */
-function scansDoc(operator: 'scan.range' | 'mat.mulmod'): ProjectDocument {
+function scansDoc(operator: 'scan.range' | 'mat.mulmod', execution: ScanExecution = 'eager'): ProjectDocument {
   const doc = example('scan-mulmod');
   expect(doc.mapping.scan1).toEqual(WORKERS);
   const [src, scan, check] = doc.app.nodes;
@@ -42,7 +42,7 @@ function scansDoc(operator: 'scan.range' | 'mat.mulmod'): ProjectDocument {
   for (const [i, c] of CASES.entries()) {
     const checker = `check.${c.id}`;
     doc.app.nodes.push(
-      { ...scan, id: c.id, params: { operator, network: c.network, strategy: c.strategy, output: c.output, execution: 'eager', ...own } },
+      { ...scan, id: c.id, params: { operator, network: c.network, strategy: c.strategy, output: c.output, execution, ...own } },
       { ...check, id: checker, params: { ...known, output: c.output, total: true } },
     );
     doc.app.edges.push(
@@ -63,7 +63,7 @@ function perWorker(events: TraceEvent[], c: Case, plan: ReturnType<typeof scanPl
   const nodes = new Array(WORKERS.length).fill(0);
   const apps = new Array(WORKERS.length).fill(0);
   for (const e of events) {
-    if (e.kind !== 'fire' || !e.node?.startsWith(`${c.id}/`)) continue;
+    if (e.kind !== 'fire' || !e.node?.startsWith(`${c.id}/`) || e.node.startsWith(`${c.id}/barrier.`)) continue;
     const n = byId.get(e.node);
     expect(n, `${e.node} is not in the plan`).toBeDefined();
     expect(WORKERS.indexOf(e.pe), `${e.node} fired on ${e.pe}`).toBe(n!.worker);
@@ -73,7 +73,7 @@ function perWorker(events: TraceEvent[], c: Case, plan: ReturnType<typeof scanPl
   return { nodes: nodes.map((x) => x / ITERATIONS), applications: apps.map((x) => x / ITERATIONS) };
 }
 
-describe(`scans of ${N} elements on ${WORKERS.join(', ')} (two agents), eager, every network x strategy x output`, () => {
+describe(`scans of ${N} elements on ${WORKERS.join(', ')} (two agents), every network x strategy x output`, () => {
   for (const operator of ['scan.range', 'mat.mulmod'] as const)
     for (const overlap of [false, true]) {
       it(`${operator} ${overlap ? 'with' : 'without'} overlap: the checkers pass, one fire per expanded node per iteration, each worker as the model says`, async () => {
@@ -102,6 +102,46 @@ describe(`scans of ${N} elements on ${WORKERS.join(', ')} (two agents), eager, e
         }
       }, 120_000);
     }
+
+  for (const operator of ['scan.range', 'mat.mulmod'] as const)
+    it(`${operator} in rounds: the checkers pass, each worker as the model says, and no node of a level starts before the whole level before it ended`, async () => {
+      const ig = compileOrThrow(scansDoc(operator, 'rounds'), false);
+      const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+      try {
+        expect(c.check(ig)).toEqual([]);
+        const r = await c.run(ig, { iterations: ITERATIONS }).done;
+        expect(r.failure).toBeUndefined();
+        expect(r.ok).toBe(true);
+        const fires = r.events.filter((e) => e.kind === 'fire' && e.node);
+        for (const k of CASES) {
+          const what = `${k.network} ${k.strategy} ${k.output}`;
+          const plan = scanPlan(N, WORKERS.length, k.network, k.strategy, k.output);
+          const { barriers } = scanBarriers(plan);
+          const model = scanModel(N, WORKERS.length, k.network, k.strategy, k.output, 'rounds');
+          expect(ig.order.filter((id) => id.startsWith(`${k.id}/`)).sort(), what).toEqual([...plan.nodes.map((n) => `${k.id}/${n.key}`), ...barriers.map((b) => `${k.id}/${b.key}`)].sort());
+          expect(perWorker(r.events, k, plan), what).toEqual({
+            nodes: model.workers.map((w) => w.nodes),
+            applications: model.workers.map((w) => w.local.applications + w.network.applications + w.prop.applications),
+          });
+          // Per iteration: level L's first start is after the last end of level L - 1 (the local stage before level 1).
+          const levels = [...new Set(plan.nodes.filter((n) => n.stage === 'network').map((n) => n.level!))].sort((a, b) => a - b);
+          for (let it = 0; it < ITERATIONS; it++) {
+            const of = (keys: string[]) => fires.filter((e) => e.iteration === it && keys.some((key) => e.node === `${k.id}/${key}`));
+            let before = plan.nodes.filter((n) => n.stage === 'local').map((n) => n.key);
+            for (const level of levels) {
+              const members = plan.nodes.filter((n) => n.stage === 'network' && n.level === level).map((n) => n.key);
+              const ended = Math.max(...of(before).map((e) => e.end));
+              const started = Math.min(...of(members).map((e) => e.start));
+              expect(of(before).length, `${what} iteration ${it} before level ${level}`).toBe(before.length);
+              expect(started, `${what} iteration ${it}: level ${level} started before the level before it ended`).toBeGreaterThanOrEqual(ended);
+              before = members;
+            }
+          }
+        }
+      } finally {
+        c.close();
+      }
+    }, 120_000);
 
   it('a checker expecting another output fails the run, naming its host, node and first bad element', async () => {
     const doc = example('scan-mulmod');

@@ -15,7 +15,7 @@ export { documentJsonSchema, type JsonSchemaOptions } from './document/schema.js
 export type { Model, ModelNode, ModelEdges, EdgeLists, ModelPe } from './document/model.js';
 // Scan macro-nodes: the networks, the plan the expansion writes, its model (the inspector's numbers).
 export { buildNetwork, networkStats, resolveNetwork, NETWORKS, NETWORK_ALIASES, IDENTITY, type Network, type NetworkStats, type ScanNetwork, type Application, type NetworkValue } from './scan/networks.js';
-export { scanPlan, blocks as scanBlocks, applications as operatorApplications, STRATEGIES as SCAN_STRATEGIES, OUTPUTS as SCAN_OUTPUTS, EXECUTIONS as SCAN_EXECUTIONS, type ScanPlan, type PlanNode, type ScanStrategy, type ScanOutput, type ScanExecution, type OperatorMode } from './scan/plan.js';
+export { scanPlan, withBarriers as scanBarriers, blocks as scanBlocks, applications as operatorApplications, STRATEGIES as SCAN_STRATEGIES, OUTPUTS as SCAN_OUTPUTS, EXECUTIONS as SCAN_EXECUTIONS, type ScanPlan, type PlanNode, type BarrierNode as ScanBarrierNode, type ScanStrategy, type ScanOutput, type ScanExecution, type OperatorMode } from './scan/plan.js';
 export { scanModel, speedupCurve, networkModel, type ScanModel, type WorkerModel, type StageCounts } from './scan/model.js';
 export { SCAN_PARAMS, MAX_SCAN_WORKERS, MAX_SCAN_ELEMENTS, type BinarySpec } from './document/scan.js';
 

@@ -55,6 +55,12 @@ export interface BinaryOperatorSpec {
     tolerance?: number;
     /** Extra inputs every application reads (e.g. frames), bound after the mode's inputs. */
     context?: PortSpec[];
+    /**
+     * What the payload words are: 'u32' (default; unchecked) or 'f32' bit patterns, whose every
+     * application's result is checked on the CPU twin and in the WGSL: a NaN or an infinity
+     * fails the firing, naming the operands' ranges (the run stops there and keeps its trace).
+     */
+    payload?: 'u32' | 'f32';
   };
   /** Cost of ONE application; a firing costs applications x this. */
   cost: (params: Params) => CostHint;
@@ -73,6 +79,8 @@ export interface BinaryOperatorData {
   words: (params: Params) => number;
   identity?: (params: Params) => number[];
   context: PortSpec[];
+  /** Results checked finite (binary.payload 'f32'). */
+  finite: boolean;
 }
 const operators = new WeakMap<KernelSpec, BinaryOperatorData>();
 
@@ -145,6 +153,7 @@ export function binaryProblems(def: BinaryOperatorSpec): KernelProblem[] {
     } else if (b.tolerance !== undefined) {
       bad('binary.tolerance', `is given, but associativity is ${JSON.stringify(b.associativity)}`, b.associativity === 'none' ? 'a non-associative operator runs serially only: drop the tolerance, or declare associativity "approximate"' : 'an exact operator has no tolerance: drop it, or declare associativity "approximate"');
     }
+    if (b.payload !== undefined && b.payload !== 'u32' && b.payload !== 'f32') bad('binary.payload', `${JSON.stringify(b.payload)} is not "u32" or "f32"`, 'say what the payload words are: "f32" bit patterns have every result checked finite');
     if (b.identity !== undefined && typeof b.identity !== 'function') bad('binary.identity', 'is not a function', 'give identity: (params) => the identity\'s W payload words');
     if (b.context !== undefined) {
       if (!Array.isArray(b.context)) bad('binary.context', 'is not a list of ports', 'give context: [{ name, type: (params) => ({ kind, element, shape }) }]');
@@ -209,7 +218,7 @@ export function binaryKernelSpec(def: BinaryOperatorSpec): KernelSpec {
   const { words, binary: b, cost, params: own = {}, ...rest } = def;
   const context = [...(b.context ?? [])];
   const hasIdentity = typeof b.identity === 'function';
-  const data: KernelBinary = { associativity: b.associativity, commutative: b.commutative, identity: hasIdentity, ...(b.tolerance !== undefined ? { tolerance: b.tolerance } : {}), context: context.map((p) => p.name) };
+  const data: KernelBinary = { associativity: b.associativity, commutative: b.commutative, identity: hasIdentity, ...(b.tolerance !== undefined ? { tolerance: b.tolerance } : {}), context: context.map((p) => p.name), ...(b.payload === 'f32' ? { payload: 'f32' as const } : {}) };
   const params: Record<string, ParamSpec> = {
     ...own,
     mode: { type: 'enum', default: 'scan', values: [...BINARY_MODES], description: 'apply: a (+) b; scan: a block\'s inclusive scan and total; reduce: its total; propagate: prefix (+) each of a block; exclusive: identity, x0, x0 (+) x1, ... and total' },
@@ -233,7 +242,7 @@ export function binaryKernelSpec(def: BinaryOperatorSpec): KernelSpec {
       return { flops: c.flops * n, bytes: c.bytes * n };
     },
   });
-  operators.set(spec, { words, identity: b.identity, context });
+  operators.set(spec, { words, identity: b.identity, context, finite: b.payload === 'f32' });
   return spec;
 }
 

@@ -218,4 +218,48 @@ describe('an operator reading the operands\' ranges and counting its application
     expect(Array.from(runCpu(spans, { mode: 'reduce', count: m }, { in: input }).outputs.total)).toEqual([10, 14, 10, 15]);
     expect(() => defineBinaryKernel({ ...({} as BinaryKernelDefinition), id: 'test.bad', version: '1.0.0', description: 'x', words: () => 0, binary: { associativity: 'exact', commutative: false }, cost: () => ({ flops: 0, bytes: 0 }), apply: { counters: ['a', 'a'], cpu: () => {}, wgsl: 'fn op_apply(lane: u32, lanes: u32) {}' } })).toThrow('apply.counters');
   }, 60_000);
+
+  it('an f32 operator\'s non-finite result fails the firing naming both ranges, on the twin and the WGSL alike; u32 payloads are not checked', async () => {
+    const NAN = 0x7fc00000;
+    const def = (payload?: 'u32' | 'f32'): BinaryKernelDefinition => ({
+      id: `test.nanat${payload ?? ''}`,
+      version: '1.0.0',
+      description: 'f32 sum; NaN when the right operand starts at element 8.',
+      words: () => 1,
+      binary: { associativity: 'exact', commutative: false, identity: () => [0], ...(payload ? { payload } : {}) },
+      apply: {
+        cpu: (a, b, out, _p, _c, info) => {
+          new Float32Array(out.buffer, out.byteOffset, 1)[0] = new Float32Array(a.buffer, a.byteOffset, 1)[0] + new Float32Array(b.buffer, b.byteOffset, 1)[0];
+          if (info.right[0] === 8) out[0] = NAN;
+        },
+        wgsl: 'fn op_apply(lane: u32, lanes: u32) { if (lane == 0u) { op_out[0] = bitcast<u32>(bitcast<f32>(op_a[0]) + bitcast<f32>(op_b[0])); if (op_range.z == 8u) { op_out[0] = ' + NAN + 'u; } } }',
+      },
+      cost: () => ({ flops: 1, bytes: 24 }),
+    });
+    const k = defineBinaryKernel(def('f32'));
+    expect(kernelManifest(k).binary?.payload).toBe('f32');
+    const one = 0x3f800000;
+    const m = 10;
+    const input = Uint32Array.from(Array.from({ length: m }, (_, j) => [j, j, one]).flat());
+    const prefix = Uint32Array.from([0, 7, one]);
+    const block = Uint32Array.from(Array.from({ length: 2 }, (_, j) => [8, 8 + j, one]).flat());
+    const cases: [string, number, Record<string, Uint32Array>, string][] = [
+      ['scan', m, { in: input }, 'mode "scan", element 8 of "in": [0, 7] (+) [8, 8] gave a non-finite result'],
+      ['reduce', m, { in: input }, 'mode "reduce", element 8 of "in": [0, 7] (+) [8, 8] gave a non-finite result'],
+      ['exclusive', m, { in: input }, 'mode "exclusive", element 8 of "in": [0, 7] (+) [8, 8] gave a non-finite result'],
+      ['propagate', 2, { prefix, block }, 'of "block": [0, 7] (+) [8, '],
+      ['apply', 1, { a: prefix, b: Uint32Array.from([8, 8, one]) }, 'mode "apply", element 0 of "b": [0, 7] (+) [8, 8] gave a non-finite result'],
+    ];
+    for (const [mode, count, inputs, message] of cases) {
+      expect(() => runCpu(k, { mode, count }, inputs), mode).toThrow(message);
+      const run = await GpuRunner.create(t.device, k, { mode, count });
+      const gpu = await run.fire(inputs);
+      run.destroy();
+      expect(gpu.report?.ok, mode).toBe(false);
+      expect(gpu.report?.message, mode).toContain(message);
+    }
+    // The same operator with a u32 payload (the default) is not checked: the NaN bits pass.
+    for (const payload of [undefined, 'u32'] as const) expect(Array.from((runCpu(defineBinaryKernel(def(payload)), { mode: 'scan', count: m }, { in: input }).outputs.total as Uint32Array).subarray(0, 2))).toEqual([0, 9]);
+    expect(refused({ ...def('f32'), binary: { ...def('f32').binary, payload: 'f64' } })).toEqual([expect.stringContaining('binary.payload')]);
+  }, 60_000);
 });

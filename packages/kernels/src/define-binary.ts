@@ -130,6 +130,14 @@ export function rangeViolation(mode: string, port: string, index: number, left: 
   return `mode "${mode}", element ${index} of "${port}": [${left[0]}, ${left[1]}] (+) [${right[0]}, ${right[1]}] is refused: the ranges are not adjacent (left.hi + 1 must equal right.lo)`;
 }
 
+/** Why an application fails on an f32 operator: its result holds NaN or an infinity. Names the mode, the element and both ranges (CPU and GPU say the same). */
+export function nonFiniteResult(mode: string, port: string, index: number, left: [number, number], right: [number, number]): string {
+  return `mode "${mode}", element ${index} of "${port}": [${left[0]}, ${left[1]}] (+) [${right[0]}, ${right[1]}] gave a non-finite result (NaN or an infinity in its f32 payload)`;
+}
+
+/** An f32 bit pattern whose exponent is all ones: NaN or an infinity. */
+const nonFinite = (w: number) => (w & 0x7f800000) === 0x7f800000;
+
 const isEmpty = (lo: number, hi: number) => lo > hi;
 
 // ---- the CPU twin ----
@@ -178,6 +186,7 @@ function cpuTwin(id: string, op: BinaryOperatorData, apply: BinaryApply): (f: Cp
       b.set(right.subarray(2, E));
       res.fill(0);
       apply.cpu(a, b, res, params, context, { left: [llo, lhi], right: [rlo, rhi], count });
+      if (op.finite && res.some(nonFinite)) throw new KernelError(id, nonFiniteResult(mode, port, index, [llo, lhi], [rlo, rhi]));
       into[0] = llo;
       into[1] = rhi;
       into.set(res, 2);
@@ -282,18 +291,46 @@ fn pl_refuse(j: u32, llo: u32, lhi: u32, rlo: u32, rhi: u32) {
   pl_status[0] = 1u; pl_status[1] = j; pl_status[2] = llo; pl_status[3] = lhi; pl_status[4] = rlo; pl_status[5] = rhi;
 }
 `;
+  // f32 operators: a result word whose exponent is all ones (NaN, an infinity) is recorded as flag 2
+  // with the operands' ranges (op_range); propagate's workgroups race, so the first to swap the flag wins.
+  const finite = !op.finite
+    ? ''
+    : `
+fn pl_non_finite() -> bool {
+  for (var i = 0u; i < OP_W; i++) { if ((op_out[i] & 0x7f800000u) == 0x7f800000u) { return true; } }
+  return false;
+}
+fn pl_refuse_non_finite(j: u32) {
+${
+  atomic
+    ? `  loop {
+    let r = atomicCompareExchangeWeak(&pl_status[0], 0u, 2u);
+    if (r.exchanged) { atomicStore(&pl_status[1], j); atomicStore(&pl_status[2], op_range.x); atomicStore(&pl_status[3], op_range.y); atomicStore(&pl_status[4], op_range.z); atomicStore(&pl_status[5], op_range.w); return; }
+    if (r.old_value != 0u) { return; }
+  }`
+    : `  if (pl_status[0] != 0u) { return; }
+  pl_status[0] = 2u; pl_status[1] = j; pl_status[2] = op_range.x; pl_status[3] = op_range.y; pl_status[4] = op_range.z; pl_status[5] = op_range.w;`
+}
+}
+`;
+  const check = (j: string) =>
+    !op.finite
+      ? ''
+      : `
+      if (lane == 0u && pl_non_finite()) { pl_refuse_non_finite(${j}); pl_case = 3u; }
+      if (workgroupUniformLoad(&pl_case) == 3u) { return; }`;
   // One application: operands' payloads copied into workgroup memory by lanes, op_apply, result copied to dest at db.
-  const applyInto = (left: string, lb: string, right: string, rb: string, dest: string, db: string, lo: string, hi: string) => `
+  const applyInto = (left: string, lb: string, right: string, rb: string, dest: string, db: string, lo: string, hi: string, j: string) => `
       for (var i = lane; i < OP_W; i += PL_LANES) { op_a[i] = ${left}[${lb} + 2u + i]; op_b[i] = ${right}[${rb} + 2u + i]; op_out[i] = 0u; }
       if (lane == 0u) { op_range = vec4<u32>(${left}[${lb}], ${left}[${lb} + 1u], ${right}[${rb}], ${right}[${rb} + 1u]); }
       workgroupBarrier();
       op_apply(lane, PL_LANES);
-      workgroupBarrier();
+      workgroupBarrier();${check(j)}
       for (var i = lane; i < OP_W; i += PL_LANES) { ${dest}[${db} + 2u + i] = op_out[i]; }
       if (lane == 0u) { ${dest}[${db}] = ${lo}; ${dest}[${db} + 1u] = ${hi}; }`;
   const copy = (from: string, fb: string, to: string, tb: string) => `for (var i = lane; i < PL_E; i += PL_LANES) { ${to}[${tb} + i] = ${from}[${fb} + i]; }`;
   if (mode === 'apply') {
-    return `${head}${record}
+    return `${head}${record}${finite}
 @compute @workgroup_size(${LANES})
 fn apply(@builtin(local_invocation_index) lane: u32) {
   if (lane == 0u) {
@@ -303,7 +340,7 @@ fn apply(@builtin(local_invocation_index) lane: u32) {
   }
   let c = workgroupUniformLoad(&pl_case);
   if (c == 3u) { return; }
-  if (c == 0u) {${applyInto('pl_a', '0u', 'pl_b', '0u', 'pl_out', '0u', 'pl_a[0]', 'pl_b[1]')}
+  if (c == 0u) {${applyInto('pl_a', '0u', 'pl_b', '0u', 'pl_out', '0u', 'pl_a[0]', 'pl_b[1]', '0u')}
   } else if (c == 1u) {
     ${copy('pl_b', '0u', 'pl_out', '0u')}
   } else {
@@ -314,7 +351,7 @@ fn apply(@builtin(local_invocation_index) lane: u32) {
 `;
   }
   if (mode === 'propagate') {
-    return `${head}
+    return `${head}${finite}
 @compute @workgroup_size(${LANES})
 fn propagate(@builtin(local_invocation_index) lane: u32, @builtin(workgroup_id) wg: vec3<u32>) {
   let j = wg.x;
@@ -327,7 +364,7 @@ fn propagate(@builtin(local_invocation_index) lane: u32, @builtin(workgroup_id) 
   }
   let c = workgroupUniformLoad(&pl_case);
   if (c == 3u) { return; }
-  if (c == 0u) {${applyInto('pl_prefix', '0u', 'pl_block', 'base', 'pl_out', 'base', 'pl_prefix[0]', 'pl_block[base + 1u]')}
+  if (c == 0u) {${applyInto('pl_prefix', '0u', 'pl_block', 'base', 'pl_out', 'base', 'pl_prefix[0]', 'pl_block[base + 1u]', 'j')}
   } else if (c == 1u) {
     ${copy('pl_block', 'base', 'pl_out', 'base')}
   } else {
@@ -353,7 +390,7 @@ fn fetch() {
   }
   // scan, reduce, exclusive: one workgroup walks the block; pl_acc is the running element,
   // from the symbolic identity (EMPTY, payload: the identity for exclusive, else zeros).
-  return `${head}${record}
+  return `${head}${record}${finite}
 @compute @workgroup_size(${LANES})
 fn ${mode}(@builtin(local_invocation_index) lane: u32) {
   if (lane == 0u) { pl_acc[0] = ${EMPTY_LO}u; pl_acc[1] = ${EMPTY_HI}u; }
@@ -369,7 +406,7 @@ fn ${mode}(@builtin(local_invocation_index) lane: u32) {
     }
     let c = workgroupUniformLoad(&pl_case);
     if (c == 3u) { return; }
-    if (c == 0u) {${applyInto('pl_acc', '0u', 'pl_in', 'base', 'pl_acc', '0u', 'pl_acc[0]', 'pl_in[base + 1u]')}
+    if (c == 0u) {${applyInto('pl_acc', '0u', 'pl_in', 'base', 'pl_acc', '0u', 'pl_acc[0]', 'pl_in[base + 1u]', 'j')}
     } else if (c == 1u) {
       ${copy('pl_in', 'base', 'pl_acc', '0u')}
     }
@@ -452,6 +489,7 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
             if (s[7] === expected) return counters.length ? { ok: true, values: sums } : { ok: true };
             return { ok: false, message: `kernel "${id}": mode "${mode}": the dispatch stopped before its end (${s[7]} of ${expected} elements done; the device cut it short, e.g. a watchdog on long dispatches): give a block fewer elements (more workers) or make the applications cheaper`, values: { finished: s[7], expected, ...sums } };
           }
+          if (s[0] === 2) return { ok: false, message: `kernel "${id}": ${nonFiniteResult(mode, port, s[1], [s[2], s[3]], [s[4], s[5]])}`, values: { element: s[1], left: [s[2], s[3]], right: [s[4], s[5]], ...sums } };
           return { ok: false, message: `kernel "${id}": ${rangeViolation(mode, port, s[1], [s[2], s[3]], [s[4], s[5]])}`, values: { element: s[1], left: [s[2], s[3]], right: [s[4], s[5]], ...sums } };
         },
         destroy() {

@@ -9,7 +9,7 @@ import { saliencySpecs } from './saliency/spec.js';
 import { customSpecs } from './custom/spec.js';
 import { genericSpecs } from './generic/spec.js';
 import { mlemSpecs } from './mlem/spec.js';
-import { knownSpecs, scanSpecs } from './scan/spec.js';
+import { barrierSpecs, knownSpecs, scanSpecs } from './scan/spec.js';
 import { reg2dSpecs } from './reg2d/spec.js';
 
 export * from './types.js';
@@ -19,9 +19,9 @@ export { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, MAX_VECTOR } from './custom/spec.js';
 export { SALIENCY_PATHWAY } from './saliency/spec.js';
 export { GENERIC_SUM, GENERIC_WORK } from './generic/spec.js';
 export { BINARY_MODES, EMPTY_HI, EMPTY_LO, MAX_COUNT, MAX_WORDS, SCAN_ELEMENT, applications, binaryKernelSpec, binaryPorts, scanElementType, type BinaryMode, type BinaryOperatorSpec } from './binary.js';
-export { MULMOD_PRIME } from './scan/spec.js';
+export { MULMOD_PRIME, SCAN_BARRIER } from './scan/spec.js';
 
-const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs, ...mlemSpecs, ...scanSpecs, ...knownSpecs, ...reg2dSpecs];
+const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs, ...mlemSpecs, ...scanSpecs, ...knownSpecs, ...barrierSpecs, ...reg2dSpecs];
 
 // One registry per process (or worker): the built-ins, then the kernels of the packages the
 // operator named (`--kernels`), registered by the loader. A package kernel is registered whole

@@ -179,6 +179,8 @@ export interface KernelBinary {
   tolerance?: number;
   /** The context ports every application reads, bound after the mode's inputs. */
   context: string[];
+  /** 'f32': the payload words are f32 bits, and a result holding NaN or an infinity fails its firing (absent: u32, unchecked). */
+  payload?: 'f32';
 }
 
 /**

@@ -40,7 +40,7 @@ function splitText(s: NonNullable<KernelManifest['split']>): string {
 /** What a binary operator is, in a line (the scan macro-node reads it). */
 function binaryText(b: NonNullable<KernelManifest['binary']>): string {
   const assoc = b.associativity === 'approximate' ? `approximately associative (within ${b.tolerance})` : b.associativity === 'exact' ? 'associative' : 'not associative (serial scans only)';
-  return `Binary operator: ${assoc}, ${b.commutative ? 'commutative' : 'not commutative'}, ${b.identity ? 'with an identity' : 'no identity (no exclusive scan)'}; ${b.words} payload words per element${b.context.length ? `; context ${b.context.join(', ')}` : ''}; modes apply, scan, reduce, propagate, exclusive`;
+  return `Binary operator: ${assoc}, ${b.commutative ? 'commutative' : 'not commutative'}, ${b.identity ? 'with an identity' : 'no identity (no exclusive scan)'}; ${b.words} ${b.payload === 'f32' ? 'f32 ' : ''}payload words per element${b.payload === 'f32' ? ' (a non-finite result stops the run)' : ''}${b.context.length ? `; context ${b.context.join(', ')}` : ''}; modes apply, scan, reduce, propagate, exclusive`;
 }
 
 export function kernelsMarkdown(kernels: readonly KernelManifest[]): string {

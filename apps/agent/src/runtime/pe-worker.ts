@@ -563,6 +563,11 @@ class PeThread {
     this.stamp.begin(this.fireIndex.get(a)!, it);
     try {
       report = await this.runKernel(a, f, ins, outs, gathers, it);
+    } catch (e) {
+      // A kernel that throws (a CPU twin's KernelError: a refused range, a non-finite result) fails the run naming its node.
+      if (e instanceof AbortError) throw e;
+      this.fail({ host: this.init.host, pe: this.pe, node: a.node, iteration: it, message: `${this.pe}: ${e instanceof Error ? e.message : String(e)}` });
+      throw new AbortError('kernel failed');
     } finally {
       this.stamp.end();
     }

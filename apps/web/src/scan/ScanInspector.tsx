@@ -94,7 +94,7 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
       <SelectField label="network" value={String(written.network ?? 'kogge-stone')} testid="scan-network" options={networkOptions(written.network)} onCommit={(v) => set({ network: v }, 'network')} />
       <SelectField label="output" value={String(written.output ?? 'inclusive')} testid="scan-output" options={SCAN_OUTPUTS.map((v) => ({ value: v, label: v }))} onCommit={(v) => set({ output: v }, 'output')} />
       <SelectField label="strategy" value={String(written.strategy ?? 'scan-then-propagate')} testid="scan-strategy" options={SCAN_STRATEGIES.map((v) => ({ value: v, label: v }))} onCommit={(v) => set({ strategy: v }, 'strategy')} />
-      <SelectField label="execution" value={String(written.execution ?? 'eager')} testid="scan-execution" options={SCAN_EXECUTIONS.map((v) => ({ value: v, label: v === 'rounds' ? 'rounds (a barrier per level; model only)' : v }))} onCommit={(v) => set({ execution: v }, 'execution')} />
+      <SelectField label="execution" value={String(written.execution ?? 'eager')} testid="scan-execution" options={SCAN_EXECUTIONS.map((v) => ({ value: v, label: v === 'rounds' ? 'rounds (a barrier per level)' : v }))} onCommit={(v) => set({ execution: v }, 'execution')} />
       {s.operator && operatorOwnParams(s.operator).length > 0 && <div className="insp-section">Operator parameters</div>}
       {s.operator &&
         operatorOwnParams(s.operator).map(([name, spec]) => (

@@ -47,6 +47,11 @@ function evaluate(doc: ProjectDocument): { values: Map<string, Record<string, Va
         values.set(n.id, { out: Array.from({ length: Number(p.n) }, (_, i) => ({ lo: i, hi: i })) });
         continue;
       }
+      if (n.kernel === 'scan.barrier') {
+        const v = input(n.id, 'in');
+        if (v) values.set(n.id, { out: v });
+        continue;
+      }
       if (n.kernel === 'test.sink') {
         const v = input(n.id, 'in');
         if (v) values.set(n.id, { in: v });
@@ -206,6 +211,40 @@ describe('scan bad input', () => {
     expect(twice.filter((x) => x.severity === 'error')).toEqual([]);
     expect(twice[0]).toMatchObject({ path: 'mapping.scan1[1]', severity: 'warning' });
     expect(twice[0].text).toMatch(/listed twice \(workers 0 and 1\)/);
+  });
+
+  it('rounds: a barrier per level relays the operands; answers unchanged, the DAG\'s depth is the model\'s rounds span', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 40 }), fc.constantFrom(...NETWORKS), fc.constantFrom(...STRATEGIES), fc.constantFrom(...OUTPUTS), (N, q, network, strategy, output) => {
+        const p = Math.min(N, q);
+        const low = lowered(N, p, { network, strategy, output, execution: 'rounds' });
+        const { values } = evaluate(low.doc);
+        const want: Val[] = Array.from({ length: N }, (_, i) => (output === 'inclusive' ? { lo: 0, hi: i } : i === 0 ? 'id' : { lo: 0, hi: i - 1 }));
+        expect(values.get('sink')?.in).toEqual(want);
+        const nodes = low.doc.app.nodes.filter((n) => n.id.startsWith('scan1/'));
+        const barriers = nodes.filter((n) => n.kernel === 'scan.barrier');
+        const levels = new Set(nodes.filter((n) => n.params?.mode === 'apply').map((n) => n.id.split('.')[1]));
+        expect(barriers.map((b) => b.id.split('/')[1]).sort()).toEqual([...levels].map((l) => `barrier.${l}`).sort());
+        // Every network node reads its operands from its level's barrier only; barriers sit on worker 0's PE.
+        for (const n of nodes.filter((x) => x.params?.mode === 'apply')) {
+          const level = n.id.split('.')[1];
+          for (const e of low.doc.app.edges.filter((x) => x.to.node === n.id && (x.to.port === 'a' || x.to.port === 'b'))) expect(e.from.node).toBe(`scan1/barrier.${level}`);
+        }
+        for (const b of barriers) expect(low.doc.mapping[b.id]).toBe('cpu@h0');
+        const apps = new Map(nodes.map((n) => [n.id, n.kernel === 'scan.barrier' ? 0 : applications(n.params!.mode as OperatorMode, Number(n.params!.count))]));
+        const inner = low.doc.app.edges.filter((e) => apps.has(e.from.node) && apps.has(e.to.node));
+        const end = new Map<string, number>();
+        const finish = (id: string): number => {
+          if (!end.has(id)) end.set(id, Math.max(0, ...inner.filter((e) => e.to.node === id).map((e) => finish(e.from.node))) + apps.get(id)!);
+          return end.get(id)!;
+        };
+        const depth = Math.max(0, ...nodes.map((n) => finish(n.id)));
+        const model = scanModel(N, p, network, strategy, output, 'rounds');
+        expect(depth).toBe(model.span.depth);
+        expect([...apps.values()].reduce((a, b) => a + b, 0)).toBe(model.work);
+      }),
+      { numRuns: 120, seed: 7 },
+    );
   });
 
   it('an unconnected context input is named', () => {

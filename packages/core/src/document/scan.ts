@@ -1,7 +1,7 @@
-import { findKernel, formatDataType, nearestKernels, sameDataType, specFor, withDefaults, type DataType, type KernelBinary, type KernelSpec, type Params, type ParamValue } from '@pipeloom/kernels/specs';
+import { findKernel, formatDataType, SCAN_BARRIER, nearestKernels, sameDataType, specFor, withDefaults, type DataType, type KernelBinary, type KernelSpec, type Params, type ParamValue } from '@pipeloom/kernels/specs';
 import { error, warning, type Diagnostic } from '../diagnostics.js';
 import { MAX_NETWORK_INPUTS, NETWORK_ALIASES, NETWORKS, resolveNetwork } from '../scan/networks.js';
-import { EXECUTIONS, IN, OUTPUTS, portTokens, scanPlan, STRATEGIES, type OperatorMode, type Run, type ScanExecution, type ScanOutput, type ScanStrategy } from '../scan/plan.js';
+import { EXECUTIONS, IN, OUTPUTS, portTokens, scanPlan, STRATEGIES, withBarriers, type OperatorMode, type Run, type ScanExecution, type ScanOutput, type ScanStrategy } from '../scan/plan.js';
 import { nearestName } from '../util/nearest.js';
 import { normalize } from './normalize.js';
 import type { Expanded } from './rates.js';
@@ -21,7 +21,13 @@ import type { AppEdge, AppNode, MappingTarget, TokenRange, WrittenDocument } fro
 // Every token edge addresses single elements: `of` is the port's element count (validate accepts
 // an `of` that refines the port's rate). Runs after rates (the scan node must fire once per
 // iteration); its PE list was set aside before tasks (`takeScanMappings`). Eager execution: each
-// node waits only for its own inputs (the ordinary self-timed run). docs/document-format.md, "Scan".
+// node waits only for its own inputs (the ordinary self-timed run). Rounds execution: a
+// `scan.barrier` node per network level (`scan1/barrier.r2`, on worker 0's PE) receives every
+// operand of the level and one token of each node of the level before, and relays them; the
+// level's nodes read their operands from it (plan.ts, withBarriers). A relay kernel rather than
+// an ordering-only edge: its tokens are ordinary ones, so the buffer, schedule, program and
+// self-timed passes and the agents' transports run it unchanged (an edge without bytes would
+// need each of them to learn a message carrying nothing). docs/document-format.md, "Scan".
 
 /** The operator's side of the kernel contract: the kernels package's KernelSpec.binary. */
 export type BinarySpec = KernelBinary;
@@ -60,6 +66,8 @@ interface Resolved {
   execution: ScanExecution;
   pes: string[];
   N: number;
+  /** Payload words W of one element. */
+  words: number;
   context: string[];
 }
 
@@ -99,24 +107,31 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
       return;
     }
     const plan = scanPlan(r.N, r.pes.length, r.network, r.strategy, r.output);
-    const own = plan.nodes.map((pn) => `${n.id}/${pn.key}`);
+    // Rounds: the network's nodes read their operands through a barrier per level (plan.ts).
+    const { nodes: planNodes, barriers } = r.execution === 'rounds' ? withBarriers(plan) : { nodes: plan.nodes, barriers: [] };
+    const own = [...planNodes.map((pn) => `${n.id}/${pn.key}`), ...barriers.map((b) => `${n.id}/${b.key}`)];
     const clash = own.find((id) => taken.has(id));
     if (clash) {
       out.push(error(`${r.path}.id`, `scan node "${n.id}" expands into a node "${clash}", the id of another node`, `rename the node "${clash}": ids of the form <scan>/<stage> name a scan's nodes`));
       return;
     }
     ids.set(i, own);
-    plan.nodes.forEach((pn, k) => {
-      const node: AppNode = { id: own[k], kernel: r.operator.id, params: { ...r.opParams, mode: pn.mode, count: pn.count } };
-      if (n.position) node.position = { x: n.position.x + 24 * k, y: n.position.y + 24 * pn.worker };
+    const lowered = [
+      ...planNodes.map((pn) => ({ worker: pn.worker, kernel: r.operator.id, params: { ...r.opParams, mode: pn.mode, count: pn.count } as Params, inputs: pn.inputs, context: true, row: pn.worker })),
+      ...barriers.map((b) => ({ worker: b.worker, kernel: SCAN_BARRIER, params: { words: r.words, count: b.inputs.length } as Params, inputs: [{ port: 'in', runs: b.inputs }], context: false, row: -1 })),
+    ];
+    const tokensOf = (k: number, port: 'out' | 'total') => (k < planNodes.length ? portTokens(planNodes[k], port) : barriers[k - planNodes.length].inputs.length);
+    lowered.forEach((ln, k) => {
+      const node: AppNode = { id: own[k], kernel: ln.kernel, params: ln.params };
+      if (n.position) node.position = { x: n.position.x + 24 * k, y: n.position.y + 24 * ln.row };
       lowNodes.push(node);
       lowNodePaths.push(r.path);
-      mapping[own[k]] = r.pes[pn.worker];
+      mapping[own[k]] = r.pes[ln.worker];
     });
     // Edges between the scan's own nodes; those reading `in` are made from the edge into the scan.
     const feed = edges.findIndex((e) => e.to.node === n.id && e.to.port === 'in');
-    plan.nodes.forEach((pn, k) => {
-      for (const input of pn.inputs) {
+    lowered.forEach((ln, k) => {
+      for (const input of ln.inputs) {
         const tokens = input.runs.reduce((s, run) => s + run.count, 0);
         let at = 0;
         for (const run of input.runs) {
@@ -127,19 +142,19 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
             lowEdges.push(tokenEdge({ ...e, to: { node: own[k], port: input.port } }, { first: run.first, count: run.count, of: r.N }, to));
             lowEdgePaths.push(edgePaths[feed]);
           } else {
-            const from = plan.nodes[run.node];
-            lowEdges.push(tokenEdge({ from: { node: own[run.node], port: run.port }, to: { node: own[k], port: input.port } }, { first: run.first, count: run.count, of: portTokens(from, run.port) }, to));
+            lowEdges.push(tokenEdge({ from: { node: own[run.node], port: run.port }, to: { node: own[k], port: input.port } }, { first: run.first, count: run.count, of: tokensOf(run.node, run.port) }, to));
             lowEdgePaths.push(r.path);
           }
         }
       }
-      // The operator's context: every node reads what the scan's context port is fed.
-      for (const port of r.context)
-        edges.forEach((e, j) => {
-          if (e.to.node !== n.id || e.to.port !== port) return;
-          lowEdges.push({ ...e, to: { node: own[k], port } });
-          lowEdgePaths.push(edgePaths[j]);
-        });
+      // The operator's context: every operator node reads what the scan's context port is fed.
+      if (ln.context)
+        for (const port of r.context)
+          edges.forEach((e, j) => {
+            if (e.to.node !== n.id || e.to.port !== port) return;
+            lowEdges.push({ ...e, to: { node: own[k], port } });
+            lowEdgePaths.push(edgePaths[j]);
+          });
     });
   });
   if (out.slice(before).some((d) => d.severity === 'error')) return undefined;
@@ -217,7 +232,6 @@ function resolve(
   const output = enumParam('output', OUTPUTS, 'inclusive');
   const strategy = enumParam('strategy', STRATEGIES, 'scan-then-propagate');
   const execution = enumParam('execution', EXECUTIONS, 'eager');
-  if (execution === 'rounds') out.push(error(`${at}.execution`, `${what}: execution "rounds" is predicted by the scan model, but a compiled run cannot hold a network level back yet (no edge carries only an ordering)`, 'use "eager" (each worker waits only for its own inputs) to run it'));
 
   // Workers: the mapping's ordered PE list.
   let list: string[] | undefined;
@@ -335,5 +349,5 @@ function resolve(
     return undefined;
   }
   if (out.slice(before).some((d) => d.severity === 'error') || !network || !output || !strategy || !execution || !list) return undefined;
-  return { index: i, path, node: n, operator, opParams, network, output, strategy, execution, pes: list, N, context };
+  return { index: i, path, node: n, operator, opParams, network, output, strategy, execution, pes: list, N, words: (wantType.shape[1] ?? 2) - 2, context };
 }

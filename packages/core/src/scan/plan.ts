@@ -189,3 +189,47 @@ export function mergeRuns(runs: Run[]): Run[] {
   }
   return out;
 }
+
+/** A barrier of a scan run in rounds: relays `inputs` (one token each, in order) as its `out`. */
+export interface BarrierNode {
+  /** The id after the scan node's (`barrier.r2`). */
+  key: string;
+  /** The network level it holds back. */
+  level: number;
+  /** Runs on worker 0's PE (the root of a central barrier, as MPI_Barrier's). */
+  worker: 0;
+  inputs: Run[];
+}
+
+/**
+ * Execution "rounds" (a barrier before each network level): before level L, a barrier node
+ * takes every operand of level L's nodes and one token of each node of the level before (the
+ * local stage before the first level) that gives none, and relays them; level L's nodes read
+ * their operands from it. A level's nodes thus start after the whole level before ended, and
+ * transitively after everything before it: the model's `rounds` span (model.ts). Barriers fire
+ * no application. Runs into barrier b use node index plan.nodes.length + b.
+ */
+export function withBarriers(plan: ScanPlan): { nodes: PlanNode[]; barriers: BarrierNode[] } {
+  const nodes = plan.nodes.map((n) => ({ ...n, inputs: n.inputs.map((i) => ({ ...i, runs: i.runs.map((r) => ({ ...r })) })) }));
+  const levels = [...new Set(nodes.filter((n) => n.stage === 'network').map((n) => n.level!))].sort((a, b) => a - b);
+  const barriers: BarrierNode[] = [];
+  let before = nodes.map((_, k) => k).filter((k) => nodes[k].stage === 'local');
+  for (const level of levels) {
+    const at = plan.nodes.length + barriers.length;
+    const inputs: Run[] = [];
+    const position = new Map<string, number>();
+    const take = (r: Run) => {
+      const key = `${r.node}:${r.port}:${r.first}`;
+      let i = position.get(key);
+      if (i === undefined) position.set(key, (i = inputs.push({ ...r, count: 1 }) - 1));
+      return i;
+    };
+    const members = nodes.map((_, k) => k).filter((k) => nodes[k].stage === 'network' && nodes[k].level === level);
+    for (const k of members)
+      for (const input of nodes[k].inputs) input.runs = input.runs.map((r) => ({ node: at, port: 'out', first: take(r), count: 1 }));
+    for (const k of before) if (!inputs.some((r) => r.node === k)) take({ node: k, port: nodes[k].stage === 'local' ? 'total' : 'out', first: 0, count: 1 });
+    barriers.push({ key: `barrier.r${level}`, level, worker: 0, inputs });
+    before = members;
+  }
+  return { nodes, barriers };
+}

@@ -125,6 +125,7 @@ export const reg2dBinarySpecs: KernelSpec[] = builtinBinarySpecs([
       commutative: false,
       identity: () => [0, 0, 0],
       tolerance: COMPOSE_TOLERANCE,
+      payload: 'f32',
       context: [{ name: 'frames', description: 'the series (reg2d.frames), replicated on every worker', type: framesType }],
     },
     cost: applicationCost,

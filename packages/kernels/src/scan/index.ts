@@ -2,7 +2,8 @@ import { binaryKernel } from '../define-binary.js';
 import { implement } from '../implement.js';
 import type { Kernel, KernelSpec, Params } from '../types.js';
 import { checkImplementation, sourceImplementation } from './source-check.js';
-import { knownSpecs, MULMOD_PRIME, matrixSide, SCAN_CHECK, SCAN_SOURCE, scanSpecs } from './spec.js';
+import { barrierImplementation } from './barrier.js';
+import { barrierSpecs, knownSpecs, MULMOD_PRIME, matrixSide, SCAN_BARRIER, SCAN_CHECK, SCAN_SOURCE, scanSpecs } from './spec.js';
 
 // The built-in scan operators' applications: the CPU twin's and the WGSL's, joined to their
 // specs (spec.ts) by id; then the known-answer source and checker (source-check.ts).
@@ -52,4 +53,5 @@ export const scanKernels: Kernel[] = [
     wgsl: mulmodWgsl,
   }),
   ...implement(knownSpecs, { [SCAN_SOURCE]: sourceImplementation, [SCAN_CHECK]: checkImplementation }),
+  ...implement(barrierSpecs, { [SCAN_BARRIER]: barrierImplementation }),
 ];

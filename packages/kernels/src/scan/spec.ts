@@ -1,4 +1,4 @@
-import { builtinBinarySpecs, MAX_COUNT, scanElementType } from '../binary.js';
+import { builtinBinarySpecs, MAX_COUNT, MAX_WORDS, scanElementType } from '../binary.js';
 import { builtinSpecs } from '../definition.js';
 import type { DataType, KernelSpec, ParamSpec, Params, PortSpec } from '../types.js';
 
@@ -95,5 +95,31 @@ export const knownSpecs: KernelSpec[] = builtinSpecs([
     outputs: [],
     ports: checkPorts,
     cost: (p) => ({ flops: 8 * knownCount(p) * (2 + knownWords(p)), bytes: 4 * (knownCount(p) + 1) * (2 + knownWords(p)) }),
+  },
+]);
+
+export const SCAN_BARRIER = 'scan.barrier';
+
+const barrierType = (p: Params): DataType => scanElementType(Number(p.count), Number(p.words));
+
+/**
+ * A scan's barrier between network levels (execution "rounds", core's document/scan.ts): it
+ * fires once every element of its `in` has come, one from each node of the level before, and
+ * relays them unchanged, so a node of the next level that reads its operands from `out` cannot
+ * start before the whole level before it ended.
+ */
+export const barrierSpecs: KernelSpec[] = builtinSpecs([
+  {
+    id: SCAN_BARRIER,
+    title: 'Scan barrier',
+    category: 'Scan operators',
+    description: 'Relays count scan elements unchanged once all have come: the barrier before a network level of a scan run in rounds (each of its nodes reads its operands from here). Fires no operator.',
+    params: {
+      words: { type: 'int', default: 0, min: 0, max: MAX_WORDS, unit: 'words', description: 'Payload words W of one element (the operator\'s)' },
+      count: { type: 'int', default: 1, min: 1, max: MAX_COUNT, unit: 'elements', description: 'Elements relayed: the next level\'s operands, then one from each node of the level before that gives none' },
+    },
+    inputs: [{ name: 'in', description: 'the elements, one or more from each node of the level before', type: barrierType }],
+    outputs: [{ name: 'out', description: 'the same elements', type: barrierType }],
+    cost: (p) => ({ flops: 0, bytes: 8 * Number(p.count) * (2 + Number(p.words)) }),
   },
 ]);
