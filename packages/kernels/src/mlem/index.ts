@@ -22,6 +22,18 @@ export function anglesOf(p: Params): number[] {
 }
 
 // Thread (i, z, t): P lambda for the share's i-th angle into proj.
+// Sample s of bin t (projector.ts sampleAt): shared by the projector and the back-projector, so
+// the back-projector's weights are the projector's float operations exactly.
+const WGSL_SAMPLE = /* wgsl */ `
+struct Sample { x0: i32, y0: i32, fx: f32, fy: f32 }
+fn sample_at(t: f32, s: f32, c: f32, cs: f32, sn: f32) -> Sample {
+  let X = c + (t - c) * cs - (s - c) * sn;
+  let Y = c + (t - c) * sn + (s - c) * cs;
+  let xf = floor(X);
+  let yf = floor(Y);
+  return Sample(i32(xf), i32(yf), X - xf, Y - yf);
+}`;
+
 const WGSL_PROJECT = /* wgsl */ `
 struct U { n: u32, m: u32, c: f32 }
 @group(0) @binding(0) var<uniform> u: U;
@@ -29,6 +41,7 @@ struct U { n: u32, m: u32, c: f32 }
 @group(0) @binding(2) var<storage, read> vol: array<f32>;
 @group(0) @binding(3) var<storage, read_write> proj: array<f32>;
 ${LINEAR_ID}
+${WGSL_SAMPLE}
 fn tap(z: u32, x: i32, y: i32) -> f32 {
   let n = i32(u.n);
   if (x < 0 || x >= n || y < 0 || y >= n) { return 0.0; }
@@ -46,14 +59,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let c = u.c;
   var acc = 0.0f;
   for (var s = 0u; s < u.n; s++) {
-    let X = c + (f32(t) - c) * cs - (f32(s) - c) * sn;
-    let Y = c + (f32(t) - c) * sn + (f32(s) - c) * cs;
-    let xf = floor(X);
-    let yf = floor(Y);
-    let fx = X - xf;
-    let fy = Y - yf;
-    let x0 = i32(xf);
-    let y0 = i32(yf);
+    let p = sample_at(f32(t), f32(s), c, cs, sn);
+    let x0 = p.x0;
+    let y0 = p.y0;
+    let fx = p.fx;
+    let fy = p.fy;
     acc += (1.0 - fx) * (1.0 - fy) * tap(z, x0, y0);
     acc += fx * (1.0 - fy) * tap(z, x0 + 1, y0);
     acc += (1.0 - fx) * fy * tap(z, x0, y0 + 1);
@@ -87,6 +97,7 @@ struct U { n: u32, m: u32, c: f32 }
 @group(0) @binding(2) var<storage, read> proj: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out_: array<f32>;
 ${LINEAR_ID}
+${WGSL_SAMPLE}
 @compute @workgroup_size(${WORKGROUP})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let id = linear_id(gid, nwg);
@@ -111,14 +122,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     for (var t = t0; t <= t1; t++) {
       let r = proj[row + u32(t)];
       for (var s = s0; s <= s1; s++) {
-        let X = c + (f32(t) - c) * cs - (f32(s) - c) * sn;
-        let Y = c + (f32(t) - c) * sn + (f32(s) - c) * cs;
-        let xf = floor(X);
-        let yf = floor(Y);
-        let fx = X - xf;
-        let fy = Y - yf;
-        let x0 = i32(xf);
-        let y0 = i32(yf);
+        let p = sample_at(f32(t), f32(s), c, cs, sn);
+        let x0 = p.x0;
+        let y0 = p.y0;
+        let fx = p.fx;
+        let fy = p.fy;
         let wx = select(select(0.0, fx, x == x0 + 1), 1.0 - fx, x == x0);
         let wy = select(select(0.0, fy, y == y0 + 1), 1.0 - fy, y == y0);
         acc += wx * wy * r;

@@ -25,11 +25,29 @@ export function trigTable(angles: number, list: readonly number[]): Float32Array
 const reach = (cs: number, sn: number) => Math.abs(cs) + Math.abs(sn) + 0.01;
 
 /**
+ * Sample s of detector bin t at an angle (cs, sn) about the centre c: the cell [x0, y0] of its
+ * bilinear taps and the fractions fx, fy, written into `into`. The projector and the
+ * back-projector both read it, so the back-projector's weights are the projector's float
+ * operations exactly (it is the adjoint); no allocation in the inner loops.
+ */
+export function sampleAt(t: number, s: number, c: number, cs: number, sn: number, into: Float64Array): void {
+  const X = c + (t - c) * cs - (s - c) * sn;
+  const Y = c + (t - c) * sn + (s - c) * cs;
+  const x0 = Math.floor(X);
+  const y0 = Math.floor(Y);
+  into[0] = x0;
+  into[1] = y0;
+  into[2] = X - x0;
+  into[3] = Y - y0;
+}
+
+/**
  * out[i][z][t] = (P vol) for the i-th angle of `trig` (out holds trig.length / 2 angles).
  * Sums in f64.
  */
 export function project(n: number, trig: Float32Array, vol: Floats, out: Floats): void {
   const c = (n - 1) / 2;
+  const at = new Float64Array(4);
   const m = trig.length / 2;
   for (let i = 0; i < m; i++) {
     const cs = trig[2 * i];
@@ -39,12 +57,8 @@ export function project(n: number, trig: Float32Array, vol: Floats, out: Floats)
       for (let t = 0; t < n; t++) {
         let acc = 0;
         for (let s = 0; s < n; s++) {
-          const X = c + (t - c) * cs - (s - c) * sn;
-          const Y = c + (t - c) * sn + (s - c) * cs;
-          const x0 = Math.floor(X);
-          const y0 = Math.floor(Y);
-          const fx = X - x0;
-          const fy = Y - y0;
+          sampleAt(t, s, c, cs, sn, at);
+          const [x0, y0, fx, fy] = at;
           for (let dy = 0; dy < 2; dy++) {
             const y = y0 + dy;
             if (y < 0 || y >= n) continue;
@@ -66,6 +80,7 @@ export function project(n: number, trig: Float32Array, vol: Floats, out: Floats)
 /** out = P^T sino over the angles of `trig` (sino holds trig.length / 2 angles), as a gather per voxel. Sums in f64. */
 export function backproject(n: number, trig: Float32Array, sino: Floats, out: Floats): void {
   const c = (n - 1) / 2;
+  const at = new Float64Array(4);
   const m = trig.length / 2;
   for (let z = 0; z < n; z++)
     for (let y = 0; y < n; y++)
@@ -85,12 +100,8 @@ export function backproject(n: number, trig: Float32Array, sino: Floats, out: Fl
           for (let t = Math.max(0, Math.ceil(tc - w)); t <= t1; t++) {
             const r = sino[row + t];
             for (let s = s0; s <= s1; s++) {
-              const X = c + (t - c) * cs - (s - c) * sn;
-              const Y = c + (t - c) * sn + (s - c) * cs;
-              const x0 = Math.floor(X);
-              const y0 = Math.floor(Y);
-              const fx = X - x0;
-              const fy = Y - y0;
+              sampleAt(t, s, c, cs, sn, at);
+              const [x0, y0, fx, fy] = at;
               const wx = x === x0 ? 1 - fx : x === x0 + 1 ? fx : 0;
               const wy = y === y0 ? 1 - fy : y === y0 + 1 ? fy : 0;
               acc += wx * wy * r;
