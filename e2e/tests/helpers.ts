@@ -98,3 +98,13 @@ export async function tipAt(page: Page, box: { x: number; y: number }, x: number
   if (!(await tip.count())) return [];
   return tip.locator('div').allTextContents();
 }
+
+/** Every console warning or error and page error of `page` from now on, as lines (a test expects none). */
+export function pageProblems(page: Page): string[] {
+  const messages: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'warning' || m.type() === 'error') messages.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => messages.push(`page error: ${e.message}`));
+  return messages;
+}

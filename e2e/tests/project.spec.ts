@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { selectNode, shot } from './helpers.js';
+import { selectNode, shot, pageProblems } from './helpers.js';
 
 // Issue 21, items 1, 13 and 14: a project is never lost by loading another; `npm start`
 // serves the production build; the designer loads every example without a console warning
@@ -79,11 +79,7 @@ test('Open… is one undo step too, and a file that is not a project leaves the 
 });
 
 test('every example loads without a console warning or error, on every view, and React Flow is credited', async ({ page }) => {
-  const messages: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'warning' || m.type() === 'error') messages.push(`${m.type()}: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => messages.push(`page error: ${e.message}`));
+  const messages = pageProblems(page);
   await page.goto('/');
   await expect(page.locator('[data-testid^="dfg-node-"]').first()).toBeVisible();
   expect(EXAMPLES.length).toBeGreaterThan(5);

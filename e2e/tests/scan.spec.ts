@@ -1,16 +1,12 @@
 import { test, expect } from '@playwright/test';
-import { newProject, shot } from './helpers.js';
+import { newProject, shot, pageProblems } from './helpers.js';
 
 // Issue 24 in the designer: a scan node from the palette, its eight workers ticked in order, its
 // network switched from Kogge-Stone to Blelloch with the model following (figures 3.1-3.5's
 // counts at p = 8), Expand drawing the DAG on a canvas, the speedup chart; no console error.
 
 test('a scan node: eight workers, Kogge-Stone vs Blelloch in the model, Expand draws the DAG', async ({ page }) => {
-  const messages: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'warning' || m.type() === 'error') messages.push(`${m.type()}: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => messages.push(`page error: ${e.message}`));
+  const messages = pageProblems(page);
   await newProject(page);
 
   // Eight PEs: seven more hosts, each with its CPU.

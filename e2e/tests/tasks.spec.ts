@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 import { readFileSync } from 'node:fs';
-import { selectNode, setField, shot } from './helpers.js';
+import { selectNode, setField, shot, pageProblems } from './helpers.js';
 
 // Issue 23 in the designer: a node with tasks (examples/mlem.json's projbp, "tasks": "K") mapped
 // onto a list of PEs. Its tasks and both PEs show on the canvas, the Tasks field is checked as
@@ -8,11 +8,7 @@ import { selectNode, setField, shot } from './helpers.js';
 // with no problem, console error or page error on the way; Save keeps the list as written.
 
 test('MLEM from the Examples menu: projbp with its tasks and two PEs, tasks changed, one more PE ticked, undone', async ({ page }) => {
-  const messages: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'warning' || m.type() === 'error') messages.push(`${m.type()}: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => messages.push(`page error: ${e.message}`));
+  const messages = pageProblems(page);
   await page.goto('/');
   await expect(page.locator('[data-testid^="dfg-node-"]').first()).toBeVisible();
   await page.getByTestId('examples').click();
