@@ -5,13 +5,14 @@ import { KernelError, type GpuExecutor, type Kernel, type KernelSpec, type Param
 import { refine, registrationWgsl, type Series } from './register.js';
 import { composeRigid, makeSeries, pyramidLayout, type Rigid, type SeriesParams } from './series.js';
 import { reg2dBinarySpecs, reg2dPlainSpecs } from './spec.js';
+import { reg2dCheckKernels } from './check.js';
 
 // reg2d's implementations: the series source (CPU; on a GPU PE the twin's series is uploaded
 // once per params), the pair registration (twin, and WGSL: a workgroup per pair) and the
 // compose operator (twin, and WGSL around the generated scan modules). register.ts holds the
 // descent both sides run.
 
-export { COMPOSE_TOLERANCE, framesType } from './spec.js';
+export { COMPOSE_TOLERANCE, REG2D_CHECK, framesType } from './spec.js';
 export { IDENTITY, applyRigid, composeRigid, cornerShift, driftWalk, frameImage, makeSeries, pyramidLayout, writePyramid, trueTransform, type Rigid, type SeriesParams } from './series.js';
 export { refine } from './register.js';
 
@@ -200,4 +201,4 @@ const compose: Kernel = binaryKernel(composeSpec('reg2d.compose'), {
   wgsl: composeWgsl,
 });
 
-export const reg2dKernels: Kernel[] = [...plain, compose];
+export const reg2dKernels: Kernel[] = [...plain, compose, ...reg2dCheckKernels];

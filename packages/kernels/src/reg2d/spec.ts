@@ -1,6 +1,6 @@
 import { builtinBinarySpecs, scanElementType } from '../binary.js';
 import { builtinSpecs } from '../definition.js';
-import type { DataType, KernelSpec, ParamSpec, Params } from '../types.js';
+import type { DataType, KernelSpec, ParamSpec, Params, PortSpec } from '../types.js';
 
 /** Pyramid levels: full size, half, quarter (the 3-level coarse-to-fine scheme). */
 export const LEVELS = 3;
@@ -132,4 +132,42 @@ export const reg2dBinarySpecs: KernelSpec[] = builtinBinarySpecs([
   },
 ]);
 
-export const reg2dSpecs: KernelSpec[] = [...reg2dPlainSpecs, ...reg2dBinarySpecs];
+// reg2d.check (check.ts runs it): a registration scan against the series' known drift.
+export const REG2D_CHECK = 'reg2d.check';
+
+const checkPorts = (p: Params): { inputs: PortSpec[]; outputs: PortSpec[] } => ({
+  inputs: [
+    { name: 'out', description: 'the scan\'s out: N elements', type: (q) => scanElementType(Number(q.count), 3) },
+    ...(p.total === true ? [{ name: 'total', description: 'the scan\'s total: one element', type: () => scanElementType(1, 3) } as PortSpec] : []),
+  ],
+  outputs: [],
+});
+
+export const reg2dCheckSpecs: KernelSpec[] = builtinSpecs([
+  {
+    id: REG2D_CHECK,
+    title: 'Registration check',
+    category: 'Image registration',
+    description:
+      'Checks a scan of reg2d.compose over reg2d.pair\'s elements against the known drift of the seeded series (give it reg2d.frames\'s width, height, seed, drift and rotation): ' +
+      'every element\'s range ([0, i]; exclusive: the empty range [1, 0], then [0, i - 1]; with `total`, [0, N - 1]) and its transform within `within` px (the largest corner shift) of the true phi_{0, hi + 1}. ' +
+      'Reports the largest and the mean shift; a miss names the port, the element, its range and its shift.',
+    params: {
+      width: seriesShape.width,
+      height: seriesShape.height,
+      seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, description: 'Seed of the series (reg2d.frames\'s)' },
+      drift: { type: 'float', default: 0.4, min: 0, max: 4, unit: 'pixels', description: 'The series\' drift (reg2d.frames\'s)' },
+      rotation: { type: 'float', default: 0.003, min: 0, max: 0.05, unit: 'radians', description: 'The series\' rotation (reg2d.frames\'s)' },
+      count: { type: 'int', default: 64, min: 1, max: 4095, unit: 'elements', description: 'Elements N of the scan (frames 0 .. N)' },
+      output: { type: 'enum', default: 'inclusive', values: ['inclusive', 'exclusive'], description: 'The scan\'s output: inclusive (y_i covers [0, i]) or exclusive (y_0 the identity, y_i covers [0, i - 1])' },
+      total: { type: 'bool', default: false, description: 'Also check a `total` input ([0, N - 1])' },
+      within: { type: 'float', default: 0.5, min: 0, max: 100, unit: 'pixels', description: 'Largest corner shift from the truth accepted' },
+    },
+    inputs: checkPorts({ total: false }).inputs,
+    outputs: [],
+    ports: checkPorts,
+    cost: (p) => ({ flops: 64 * (Number(p.count) + 1), bytes: 20 * (Number(p.count) + 1) }),
+  },
+]);
+
+export const reg2dSpecs: KernelSpec[] = [...reg2dPlainSpecs, ...reg2dBinarySpecs, ...reg2dCheckSpecs];
