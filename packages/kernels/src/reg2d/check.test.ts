@@ -54,6 +54,18 @@ describe('reg2d.check on the CPU twin', () => {
     expect(nan.message).toMatch(/total \[0, 11\] holds .*a non-finite transform from the truth/);
   });
 
+  it('with serial: every bracketing within the operator\'s tolerance of the serial scan, a miss named', () => {
+    const params = checkParams({ serial: true, total: false });
+    const ok = check(params, { out: inclusive.out, serial: inclusive.out });
+    expect(ok.ok, ok.message).toBe(true);
+    expect(ok.values?.maxSerialShift).toBe(0);
+    // The serial scan moved 0.3 px in x at element 4 (out itself stays within 0.5 px of the truth).
+    const moved = Uint32Array.from(inclusive.out as Uint32Array);
+    const tx = new Float32Array(moved.buffer, (4 * E + 3) * 4, 1);
+    tx[0] += 0.3;
+    expect(check(params, { out: inclusive.out, serial: moved }).message).toBe("iteration 0: out element 4 [0, 4] is 0.300 px from the serial scan's; at most 0.25 px (the operator's tolerance) accepted");
+  });
+
   it('refuses a short input naming the port', () => {
     expect(() => check(checkParams(), { out: inclusive.out.subarray(0, 10), total: inclusive.total })).toThrow('input "out" holds 10 words; 60 expected');
   });
@@ -82,6 +94,8 @@ describe('reg2d.check: the WGSL against the twin (llvmpipe)', () => {
       [checkParams(), { out: spoiled(inclusive.out, 5, 1, 6), total: inclusive.total }],
       [checkParams(), { out: spoiled(inclusive.out, 7, 3, f32bits(9)), total: inclusive.total }],
       [checkParams(), { out: inclusive.out, total: spoiled(inclusive.total, 0, 2, 0x7fc00000) }],
+      [checkParams({ serial: true }), { out: inclusive.out, total: inclusive.total, serial: inclusive.out }],
+      [checkParams({ serial: true }), { out: inclusive.out, total: inclusive.total, serial: spoiled(inclusive.out, 4, 3, f32bits(5)) }],
     ] as [Params, Record<string, TypedArray>][]) {
       const cpu = check(params, inputs);
       const gpu = await onGpu(params, inputs);

@@ -11,13 +11,18 @@ import { REG2D_CHECK, reg2dCheckSpecs } from './spec.js';
 // shift) of the truth phi_{0, hi + 1}. The truth is the seeded walk reg2d.frames draws, so the
 // check needs the series' seed, drift and rotation, not its frames. The WGSL computes each
 // element's range verdict and corner shift on the device (the truth uploaded once per params);
-// the report is made on the host from them, as the twin makes it.
+// the report is made on the host from them, as the twin makes it. With `serial`, the elements
+// are also compared with the serial scan's (an approximate operator's correctness: any bracketing
+// within its tolerance of serial); on a GPU PE that comparison is made on the host from the
+// read-back elements: a fifth storage binding would pass the four of compatibility-mode devices.
 
 /** Words of one element: [lo, hi, theta, tx, ty]. */
 const E = 5;
 const count = (p: Params) => Number(p.count);
 const hasTotal = (p: Params) => p.total === true;
 const exclusive = (p: Params) => String(p.output) === 'exclusive';
+const hasSerial = (p: Params) => p.serial === true;
+const rigid = (e: ArrayLike<number>): Rigid => ({ theta: float(e[2]), tx: float(e[3]), ty: float(e[4]) });
 
 /** Element i's expected range (i = N: the total). */
 function rangeOf(p: Params, i: number): [number, number] {
@@ -42,7 +47,7 @@ const u32 = new Uint32Array(f32.buffer);
 const float = (w: number) => ((u32[0] = w), f32[0]);
 
 /** The report from each element's range verdict and shift: the first wrong range, else the first shift over `within`. */
-function verdict(p: Params, iteration: number, elements: number, held: (i: number) => Uint32Array, shiftOf: (i: number) => number): FiringReport {
+function verdict(p: Params, iteration: number, elements: number, held: (i: number) => Uint32Array, shiftOf: (i: number) => number, serial?: Uint32Array): FiringReport {
   const N = count(p);
   const within = Number(p.within);
   const where = (i: number) => (i === N ? 'total' : `out element ${i}`);
@@ -60,7 +65,16 @@ function verdict(p: Params, iteration: number, elements: number, held: (i: numbe
     worst = Math.max(worst, s);
     sum += s;
   }
-  return { ok: true, values: { maxShift: worst, meanShift: sum / Math.max(1, elements) } };
+  if (!serial) return { ok: true, values: { maxShift: worst, meanShift: sum / Math.max(1, elements) } };
+  let apart = 0;
+  const tolerance = Number(p.tolerance);
+  for (let i = 0; i < N; i++) {
+    const e = held(i);
+    const s = cornerShift(rigid(e), rigid(serial.subarray(i * E, (i + 1) * E)), Number(p.width), Number(p.height));
+    if (!(s <= tolerance)) return { ok: false, message: `iteration ${iteration}: out element ${i} [${e[0]}, ${e[1]}] is ${s.toFixed(3)} px from the serial scan's; at most ${tolerance} px (the operator's tolerance) accepted`, values: { iteration, index: i, serialShift: s } };
+    apart = Math.max(apart, s);
+  }
+  return { ok: true, values: { maxShift: worst, meanShift: sum / Math.max(1, elements), maxSerialShift: apart } };
 }
 
 const words32 = (v: ArrayBufferView | undefined, need: number, port: string): Uint32Array => {
@@ -127,11 +141,8 @@ const implementation: KernelImplementation = {
     const held = (i: number) => (i === N ? total!.subarray(0, E) : out.subarray(i * E, (i + 1) * E));
     const w = Number(params.width);
     const h = Number(params.height);
-    const shift = (i: number) => {
-      const e = held(i);
-      return cornerShift({ theta: float(e[2]), tx: float(e[3]), ty: float(e[4]) }, truth[i], w, h);
-    };
-    return verdict(params, iteration, N + (total ? 1 : 0), held, shift);
+    const shift = (i: number) => cornerShift(rigid(held(i)), truth[i], w, h);
+    return verdict(params, iteration, N + (total ? 1 : 0), held, shift, hasSerial(params) ? words32(inputs.serial, N * E, 'serial') : undefined);
   },
   gpu: {
     wgsl: { main: WGSL },
@@ -151,6 +162,8 @@ const implementation: KernelImplementation = {
       // The elements too, for the report's text (what a bad element holds).
       const words = Math.ceil((4 * E * elements) / 16) * 16;
       const heldRead = device.createBuffer({ size: words, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `${REG2D_CHECK}/held-read` });
+      const serialBytes = Math.ceil((4 * E * N) / 16) * 16;
+      const serialRead = hasSerial(params) ? device.createBuffer({ size: serialBytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `${REG2D_CHECK}/serial-read` }) : undefined;
       return {
         encode(encoder, f) {
           // Without a total port, `out` is bound in its place (read-only twice; never read there).
@@ -159,14 +172,17 @@ const implementation: KernelImplementation = {
           encoder.copyBufferToBuffer(result, 0, resultRead, 0, bytes);
           encoder.copyBufferToBuffer(f.inputs.out, 0, heldRead, 0, 4 * E * N);
           if (hasTotal(params)) encoder.copyBufferToBuffer(f.inputs.total, 0, heldRead, 4 * E * N, 4 * E);
+          if (serialRead) encoder.copyBufferToBuffer(f.inputs.serial, 0, serialRead, 0, 4 * E * N);
         },
         async report(f) {
-          await Promise.all([resultRead.mapAsync(GPUMapMode.READ), heldRead.mapAsync(GPUMapMode.READ)]);
+          await Promise.all([resultRead.mapAsync(GPUMapMode.READ), heldRead.mapAsync(GPUMapMode.READ), serialRead?.mapAsync(GPUMapMode.READ)]);
           const shifts = new Float32Array(resultRead.getMappedRange().slice(0));
           const held = new Uint32Array(heldRead.getMappedRange().slice(0));
+          const serial = serialRead && new Uint32Array(serialRead.getMappedRange().slice(0));
           resultRead.unmap();
           heldRead.unmap();
-          return verdict(params, f.iteration, elements, (i) => held.subarray(i * E, (i + 1) * E), (i) => shifts[i]);
+          serialRead?.unmap();
+          return verdict(params, f.iteration, elements, (i) => held.subarray(i * E, (i + 1) * E), (i) => shifts[i], serial);
         },
         destroy() {
           uni.destroy();
@@ -174,6 +190,7 @@ const implementation: KernelImplementation = {
           result.destroy();
           resultRead.destroy();
           heldRead.destroy();
+          serialRead?.destroy();
         },
       };
     },

@@ -139,6 +139,7 @@ const checkPorts = (p: Params): { inputs: PortSpec[]; outputs: PortSpec[] } => (
   inputs: [
     { name: 'out', description: 'the scan\'s out: N elements', type: (q) => scanElementType(Number(q.count), 3) },
     ...(p.total === true ? [{ name: 'total', description: 'the scan\'s total: one element', type: () => scanElementType(1, 3) } as PortSpec] : []),
+    ...(p.serial === true ? [{ name: 'serial', description: 'the serial scan\'s out: N elements', type: (q) => scanElementType(Number(q.count), 3) } as PortSpec] : []),
   ],
   outputs: [],
 });
@@ -151,6 +152,7 @@ export const reg2dCheckSpecs: KernelSpec[] = builtinSpecs([
     description:
       'Checks a scan of reg2d.compose over reg2d.pair\'s elements against the known drift of the seeded series (give it reg2d.frames\'s width, height, seed, drift and rotation): ' +
       'every element\'s range ([0, i]; exclusive: the empty range [1, 0], then [0, i - 1]; with `total`, [0, N - 1]) and its transform within `within` px (the largest corner shift) of the true phi_{0, hi + 1}. ' +
+      'With `serial`, every element of `out` also within `tolerance` px of the serial scan\'s (input serial): an approximate operator\'s correctness (any bracketing within its tolerance of serial). ' +
       'Reports the largest and the mean shift; a miss names the port, the element, its range and its shift.',
     params: {
       width: seriesShape.width,
@@ -162,6 +164,8 @@ export const reg2dCheckSpecs: KernelSpec[] = builtinSpecs([
       output: { type: 'enum', default: 'inclusive', values: ['inclusive', 'exclusive'], description: 'The scan\'s output: inclusive (y_i covers [0, i]) or exclusive (y_0 the identity, y_i covers [0, i - 1])' },
       total: { type: 'bool', default: false, description: 'Also check a `total` input ([0, N - 1])' },
       within: { type: 'float', default: 0.5, min: 0, max: 100, unit: 'pixels', description: 'Largest corner shift from the truth accepted' },
+      serial: { type: 'bool', default: false, description: 'Also compare `out` with a `serial` input (the serial scan of the same elements)' },
+      tolerance: { type: 'float', default: COMPOSE_TOLERANCE, min: 0, max: 100, unit: 'pixels', description: 'Largest corner shift from the serial scan accepted (reg2d.compose\'s tolerance)' },
     },
     inputs: checkPorts({ total: false }).inputs,
     outputs: [],
