@@ -35,7 +35,7 @@
  * `npm run bench:timeline` (see e2e/bench/timeline.bench.mjs).
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { type ProjectDocument, type ImplementationGraph, type Prediction, TraceColumns, toChromeTrace, traceMetadata, TRACE_FILE_LIMITS } from '@pipeloom/core';
+import { type ProjectDocument, type ImplementationGraph, type Prediction, type WrittenDocument, TraceColumns, toChromeTrace, traceMetadata, TRACE_FILE_LIMITS } from '@pipeloom/core';
 import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
 import { busyPerCycle, steadyCycles } from '../timeline/stats.js';
@@ -45,6 +45,7 @@ import { installBenchHook } from './bench.js';
 import { adoptCalibration, clearCalibration, openCalibration, saveRunAsCalibration, useCalibration } from './calibration.js';
 import './run.css';
 import { deployInWords } from '../lib/words.js';
+import { ScanRuns } from '../scan/ScanRuns.js';
 
 export interface RunViewProps {
   document: ProjectDocument;
@@ -410,6 +411,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         ) : (
           <div className="muted">No prediction: the document does not compile.</div>
         )}
+        <ScanRuns doc={doc as WrittenDocument} />
         {calibrated && (
           <label className="run-field" title="The plan drawn under each lane of the timeline">
             <span>Plan from</span>

@@ -13,6 +13,8 @@ import { binaryOperators, elementsWanted, networkOptions, operatorOwnParams, sca
 import { measuredScan } from './measured.js';
 import { chartMaxP, SpeedupChart, useCurves } from './SpeedupChart.js';
 import { ScanExpand } from './ScanExpand.js';
+import { ScanTimeline } from './ScanTimeline.js';
+import { historyKey, useScanHistory, type MeasuredPoint } from './history.js';
 import { ParamEditor } from '../shell/ParamEditor.js';
 
 // The inspector of a scan node: its operator (a binary kernel), network, output, strategy and
@@ -69,7 +71,17 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [why, current, traceVersion, flatId, N, s.network, s.strategy, s.output, s.execution],
   );
+  // Every run's point with these settings (history.ts), and this run's while it is not recorded yet.
+  const key = why ? null : historyKey(flatId, { N, network: s.network!, strategy: s.strategy!, output: s.output!, execution: s.execution! });
+  const recorded = useScanHistory((h) => (key ? h.points[key] : undefined));
+  const runs = useScanHistory((h) => h.runs);
+  const points = useMemo<MeasuredPoint[]>(() => {
+    const list = recorded ?? [];
+    return measured && !list.some((q) => q.run === runs) ? [...list, { ...measured, run: runs }] : list;
+  }, [recorded, measured, runs]);
+  const earlier = points.filter((q) => !measured || q.run !== runs);
   const [expanded, setExpanded] = useState(false);
+  const [timeline, setTimeline] = useState(false);
 
   return (
     <>
@@ -159,13 +171,24 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
             <button onClick={() => setExpanded(true)} data-testid="scan-expand-open" title="Draw the scan's DAG: workers as columns, stages and network levels as rows">
               Expand
             </button>
+            <button onClick={() => setTimeline(true)} data-testid="scan-timeline-open" title="Lanes per worker on one time axis: core's simulation at a mean cost, the simulation replaying the last run's times, and the run's fires">
+              Timeline
+            </button>
           </div>
           <div className="insp-section">Speedup against p</div>
-          {curves && <SpeedupChart N={N} p={p} network={s.network!} curves={curves} maxP={maxP} measured={measured} />}
+          {curves && <SpeedupChart N={N} p={p} network={s.network!} curves={curves} maxP={maxP} measured={points} />}
           {measured && (
             <div className="param-doc" data-testid="scan-measured">
               Measured: {fmt(measured.speedup)} at p = {measured.p} (the last run, median of {measured.iterations} iterations; the operator's cost per application from its fires).
             </div>
+          )}
+          {earlier.length > 0 && (
+            <div className="param-doc" data-testid="scan-measured-history">
+              Earlier runs: {earlier.map((q) => `${fmt(q.speedup)} at p = ${q.p}`).join(', ')} (same N, network, strategy, output and execution).
+            </div>
+          )}
+          {timeline && (
+            <ScanTimeline id={flatId} doc={doc} N={N} p={p} network={s.network!} strategy={s.strategy!} output={s.output!} execution={s.execution!} pes={pes} operator={s.operator} own={s.own} onClose={() => setTimeline(false)} />
           )}
           {expanded && <ScanExpand id={flatId} N={N} p={p} network={s.network!} strategy={s.strategy!} output={s.output!} onClose={() => setExpanded(false)} />}
         </>

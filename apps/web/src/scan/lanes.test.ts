@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { scanPlan, simulateScan, TraceColumns, type TraceEvent } from '@pipeloom/core';
+import { findKernel } from '@pipeloom/kernels';
+import { hintPerApplication, runFires, scanTimeline, stageOf, workerOf } from './lanes.js';
+import { emptyDocument } from '../store/project.js';
+
+const fire = (node: string, iteration: number, start: number, end: number): TraceEvent => ({ host: 'h0', pe: 'cpu@h0', thread: 'main', kind: 'fire', name: node, node, iteration, cycle: iteration, start, end });
+
+// Kogge-Stone, N = 8 on p = 2: w0 scans 0..3 (3 applications), w1 scans 4..7 (3), the network's
+// one application on w1 (ks.r1.w1) and w1's second stage (3). Worker 0 is slow: its local scan
+// takes 5 ms, so ks.r1.w1 waits for it. Iterations at scales 1, 2 and 1.5 (spans 9, 18, 13.5 ms):
+// the median is iteration 2.
+const plan = scanPlan(8, 2, 'kogge-stone', 'scan-then-propagate', 'inclusive');
+function trace(extra: (it: number, t: number, k: number) => TraceEvent[] = () => []): TraceColumns {
+  const c = new TraceColumns();
+  [1, 2, 1.5].forEach((k, it) => {
+    const t = it * 100_000;
+    const ms = (a: number) => t + a * 1000 * k;
+    c.append([
+      fire('src', it, t - 50, t),
+      fire('scan1/local.w0', it, ms(0), ms(5)),
+      fire('scan1/local.w1', it, ms(0), ms(3)),
+      fire('scan1/ks.r1.w1', it, ms(5), ms(6)),
+      fire('scan1/prop.w1', it, ms(6), ms(9)),
+      fire('scan2/local.w7', it, t, t + 50_000),
+      ...extra(it, t, k),
+    ]);
+  });
+  return c;
+}
+
+describe('the scan timeline\'s lanes', () => {
+  it('a node\'s stage and worker come from its key; a barrier relay runs on worker 0', () => {
+    expect(['local.w3', 'ks.r2.w5', 'bk.r4.w1', 'prop.w0', 'barrier.r2'].map(stageOf)).toEqual(['local', 'network', 'network', 'prop', 'barrier']);
+    expect(['local.w3', 'ks.r2.w5', 'prop.w12', 'barrier.r2', 'other'].map(workerOf)).toEqual([3, 5, 12, 0, undefined]);
+  });
+
+  it('the measured fires: the median iteration\'s, from its first fire, each on its worker; the mean cost over every iteration', () => {
+    const r = runFires(trace(), 'scan1', plan)!;
+    expect(r.iterations).toBe(3);
+    expect(r.iteration).toBe(2);
+    expect(r.count).toBe(12);
+    // 12 + 24 + 18 ms of fires over 3 x 10 applications.
+    expect(r.perApplication).toBeCloseTo(1.8e-3, 12);
+    const byKey = Object.fromEntries(r.fires.map((f) => [f.key, [f.worker, +(f.start * 1e3).toFixed(6), +(f.end * 1e3).toFixed(6)]]));
+    expect(byKey).toEqual({ 'local.w0': [0, 0, 7.5], 'local.w1': [1, 0, 4.5], 'ks.r1.w1': [1, 7.5, 9], 'prop.w1': [1, 9, 13.5] });
+  });
+
+  it('three bands on one axis: (a) the mean cost, (b) the replay, (c) the measured fires, each with its makespan', () => {
+    const t = scanTimeline({ plan, execution: 'eager', run: runFires(trace(), 'scan1', plan) });
+    expect(t.bands.map((b) => b.id)).toEqual(['mean', 'replay', 'measured']);
+    const [a, b, c] = t.bands.map((x) => x.makespan * 1e3);
+    // (a): 7 applications on w1's chain (local 3, network 1, second stage 3) at 1.8 ms.
+    expect(a).toBeCloseTo(12.6, 9);
+    // (b) replays the median iteration: ks.r1.w1 waits for w0's 7.5 ms; (c) is that iteration.
+    expect(b).toBeCloseTo(13.5, 9);
+    expect(c).toBeCloseTo(13.5, 9);
+    expect(t.axis * 1e3).toBeCloseTo(13.5, 9);
+    expect(t.bands[0].source).toMatch(/calibrated from the last run: 1\.80 ms per application \(12 fires over 3 iterations\)/);
+    expect(t.notes).toEqual([]);
+  });
+
+  it('stages per node, waits and idle per lane; the critical path is simulateScan\'s, outlined', () => {
+    const run = runFires(trace(), 'scan1', plan)!;
+    const t = scanTimeline({ plan, execution: 'eager', run });
+    const kinds = (band: number, w: number) => t.bands[band].lanes[w].slices.map((s) => `${s.kind}${s.key ? ` ${s.key}` : ''}${s.critical ? ' *' : ''}`);
+    // (b): w0 is busy 7.5 ms, then idle; w1 waits for w0's total before the network node.
+    expect(kinds(1, 0)).toEqual(['local local.w0 *', 'idle']);
+    expect(kinds(1, 1)).toEqual(['local local.w1', 'wait', 'network ks.r1.w1 *', 'prop prop.w1 *']);
+    expect(t.bands[1].criticalPath).toEqual(['local.w0', 'ks.r1.w1', 'prop.w1']);
+    const seconds = Object.fromEntries(run.fires.map((f) => [f.key, [f.end - f.start]]));
+    expect(t.bands[1].criticalPath).toEqual(simulateScan(plan, { kind: 'replay', per: 'firing', seconds }).criticalPath);
+    // (a) at an even cost: w1's own chain is the longest; w0 idles after its block.
+    expect(kinds(0, 1)).toEqual(['local local.w1 *', 'network ks.r1.w1 *', 'prop prop.w1 *']);
+    expect(kinds(0, 0)).toEqual(['local local.w0', 'idle']);
+    // (c): the measured lanes have the same stages and the same wait, nothing outlined.
+    expect(kinds(2, 1)).toEqual(['local local.w1', 'wait', 'network ks.r1.w1', 'prop prop.w1']);
+    const w1 = t.bands[2].lanes[1];
+    expect([w1.busy, w1.wait, w1.idle].map((s) => +(s * 1e3).toFixed(6))).toEqual([10.5, 3, 0]);
+  });
+
+  it('rounds: a measured barrier relay is drawn on worker 0\'s lane in the barrier colour\'s stage, and its mean time is the simulations\' barrier', () => {
+    const run = runFires(trace((it, t, k) => [fire('scan1/barrier.r1', it, t + 5000 * k, t + 5200 * k)]), 'scan1', plan)!;
+    expect(run.barrier * 1e3).toBeCloseTo((0.2 + 0.4 + 0.3) / 3, 9);
+    const t = scanTimeline({ plan, execution: 'rounds', run });
+    expect(t.bands[2].lanes[0].slices.map((s) => s.kind)).toEqual(['local', 'barrier', 'idle']);
+    // The replay's network level waits for the barrier after the level before (w0's 7.5 ms).
+    expect(t.bands[1].makespan * 1e3).toBeCloseTo(7.5 + 0.3 + 1.5 + 4.5, 9);
+  });
+
+  it('fires of another p (a worker the plan lacks) are not this plan\'s run', () => {
+    const c = trace();
+    c.append([fire('scan1/local.w5', 0, 0, 10)]);
+    expect(runFires(c, 'scan1', plan)).toBeNull();
+    expect(runFires(trace(), 'scan3', plan)).toBeNull();
+  });
+
+  it('without a run: (a) alone from the operator\'s cost hint, per worker PE, and a note on what a run adds', () => {
+    const doc = emptyDocument();
+    const mulmod = findKernel('mat.mulmod')!;
+    const d = { ...doc, arch: { ...doc.arch, pes: [{ id: 'cpu@h0', host: 'h0', kind: 'cpu' as const, memory: 1 << 30 }, { id: 'gpu0@h0', host: 'h0', kind: 'gpu' as const, memory: 1 << 30, flops: 2e12 }] } };
+    const hint = hintPerApplication(mulmod, { k: 3 }, d, ['cpu@h0', 'gpu0@h0'], 2)!;
+    const cost = mulmod.cost({ k: 3, mode: 'apply', count: 1 });
+    expect(hint[0]).toBeCloseTo(cost.flops / 5e10 + cost.bytes / 2e10, 18);
+    expect(hint[1]).toBeCloseTo(cost.flops / 2e12 + cost.bytes / 1.5e11, 18);
+    const t = scanTimeline({ plan, execution: 'eager', hint, run: null });
+    expect(t.bands.map((b) => b.id)).toEqual(['mean']);
+    expect(t.bands[0].source).toContain("the operator's cost hint");
+    expect(t.notes.join(' ')).toMatch(/No run of the document as it is yet: .*\(b\).*\(c\)/);
+  });
+
+  it('a scan of 64 workers simulates every lane', () => {
+    const big = scanPlan(4096, 64, 'kogge-stone', 'scan-then-propagate', 'inclusive');
+    const t = scanTimeline({ plan: big, execution: 'rounds', hint: Array(64).fill(1e-3), run: null });
+    expect(t.bands[0].lanes).toHaveLength(64);
+    expect(t.bands[0].lanes.every((l) => l.slices.some((s) => s.kind === 'local'))).toBe(true);
+    expect(t.bands[0].criticalPath.length).toBeGreaterThan(2);
+  });
+});
