@@ -25,9 +25,9 @@ const GAP = 2;
 const HEAD = 30;
 const RULER = 22;
 
-export const SLICE_COLORS: Record<SliceKind, string> = { local: STAGE_COLORS.local, network: STAGE_COLORS.network, prop: STAGE_COLORS.prop, barrier: barrierKind.color, wait: waitKind.color, idle: '#ffffff' };
+export const SLICE_COLORS: Record<SliceKind, string> = { local: STAGE_COLORS.local, network: STAGE_COLORS.network, prop: STAGE_COLORS.prop, barrier: barrierKind.color, other: '#64748b', wait: waitKind.color, idle: '#ffffff' };
 const CRITICAL = '#111827';
-const LABEL: Record<SliceKind, string> = { local: 'local scan', network: 'network', prop: 'second stage', barrier: 'barrier', wait: 'wait', idle: 'idle' };
+const LABEL: Record<SliceKind, string> = { local: 'local scan', network: 'network', prop: 'second stage', barrier: 'barrier', other: 'other firing on its PE', wait: 'wait', idle: 'idle' };
 
 export interface ScanTimelineProps {
   id: string;
@@ -120,7 +120,7 @@ export function ScanTimeline(props: ScanTimelineProps) {
         </svg>
       </div>
       <div className="scan-legend">
-        {(['local', 'network', 'prop', 'barrier', 'wait'] as const).map((k) => (
+        {(['local', 'network', 'prop', 'barrier', 'other', 'wait'] as const).map((k) => (
           <span key={k}>
             <span className="swatch" style={{ background: SLICE_COLORS[k] }} /> {LABEL[k]}
           </span>
@@ -141,11 +141,9 @@ function BandView({ band, top, lanes, pes, x, hatch }: { band: Band; top: number
   return (
     <g data-testid={`scan-band-${band.id}`} data-makespan={band.makespan} data-lanes={Math.min(lanes, band.lanes.length)}>
       <line x1={0} y1={top + 1} x2={W} y2={top + 1} stroke="#e3e6eb" />
-      <text x={4} y={top + 18} fontSize={12} fontWeight={600} fill="#1f2430">
-        {band.title}
-      </text>
-      <text x={GUTTER} y={top + 18} fontSize={11} fill="#6b7280">
-        makespan {formatDuration(band.makespan * 1e6)}
+      <text x={4} y={top + 18} fontSize={12} fill="#1f2430">
+        <tspan fontWeight={600}>{band.title}</tspan>
+        <tspan fill="#6b7280"> · makespan {formatDuration(band.makespan * 1e6)}</tspan>
       </text>
       <line x1={x(band.makespan)} y1={top + HEAD - 4} x2={x(band.makespan)} y2={top + HEAD + lanes * (LANE + GAP)} stroke="#1f2430" strokeDasharray="3 2" />
       {band.lanes.slice(0, lanes).map((l) => {

@@ -4,7 +4,8 @@ import { findKernel } from '@pipeloom/kernels';
 import { hintPerApplication, runFires, scanTimeline, stageOf, workerOf } from './lanes.js';
 import { emptyDocument } from '../store/project.js';
 
-const fire = (node: string, iteration: number, start: number, end: number): TraceEvent => ({ host: 'h0', pe: 'cpu@h0', thread: 'main', kind: 'fire', name: node, node, iteration, cycle: iteration, start, end });
+/** A fire on worker w's PE (cpu@h<w>); other nodes on cpu@h9 unless placed. */
+const fire = (node: string, iteration: number, start: number, end: number, pe = `cpu@h${/\.w(\d+)$/.exec(node)?.[1] ?? (node.includes('barrier') ? 0 : 9)}`): TraceEvent => ({ host: pe.split('@')[1], pe, thread: 'main', kind: 'fire', name: node, node, iteration, cycle: iteration, start, end });
 
 // Kogge-Stone, N = 8 on p = 2: w0 scans 0..3 (3 applications), w1 scans 4..7 (3), the network's
 // one application on w1 (ks.r1.w1) and w1's second stage (3). Worker 0 is slow: its local scan
@@ -22,7 +23,7 @@ function trace(extra: (it: number, t: number, k: number) => TraceEvent[] = () =>
       fire('scan1/local.w1', it, ms(0), ms(3)),
       fire('scan1/ks.r1.w1', it, ms(5), ms(6)),
       fire('scan1/prop.w1', it, ms(6), ms(9)),
-      fire('scan2/local.w7', it, t, t + 50_000),
+      fire('scan2/local.w7', it, t, t + 50_000, 'cpu@h9'),
       ...extra(it, t, k),
     ]);
   });
@@ -86,6 +87,21 @@ describe('the scan timeline\'s lanes', () => {
     expect(t.bands[2].lanes[0].slices.map((s) => s.kind)).toEqual(['local', 'barrier', 'idle']);
     // The replay's network level waits for the barrier after the level before (w0's 7.5 ms).
     expect(t.bands[1].makespan * 1e3).toBeCloseTo(7.5 + 0.3 + 1.5 + 4.5, 9);
+  });
+
+  it('other fires on a worker\'s PE during the iteration (another node, the next iteration) are drawn as such, not as its wait', () => {
+    // w1's PE fires `check` from 3 to 4 ms (scale 1.5: 4.5 to 6) and the next iteration's local scan runs into the span.
+    const c = trace((it, t, k) => [fire('check', it, t + 3000 * k, t + 4000 * k, 'cpu@h1')]);
+    c.append([fire('scan1/local.w0', 3, 200_000 + 12_000, 200_000 + 20_000)]);
+    const run = runFires(c, 'scan1', plan)!;
+    expect(run.iteration).toBe(2);
+    const t = scanTimeline({ plan, execution: 'eager', run });
+    const lane = (w: number) => t.bands[2].lanes[w].slices.map((s) => `${s.kind} ${s.key} ${+(s.start * 1e3).toFixed(3)}..${+(s.end * 1e3).toFixed(3)}`);
+    expect(lane(1)).toEqual(['local local.w1 0..4.5', 'other check (iteration 2) 4.5..6', 'wait  6..7.5', 'network ks.r1.w1 7.5..9', 'prop prop.w1 9..13.5']);
+    expect(lane(0)).toEqual(['local local.w0 0..7.5', 'idle  7.5..12', 'other scan1/local.w0 (iteration 3) 12..13.5']);
+    expect(t.bands[2].lanes[1].wait * 1e3).toBeCloseTo(1.5, 9);
+    // The replay is of the scan's own nodes only.
+    expect(t.bands[1].makespan * 1e3).toBeCloseTo(13.5, 9);
   });
 
   it('fires of another p (a worker the plan lacks) are not this plan\'s run', () => {

@@ -10,13 +10,14 @@ import { portsFor, withDefaults, type KernelSpec, type Params } from '@pipeloom/
 // Times are seconds from the scan's first firing.
 
 export type Stage = 'local' | 'network' | 'prop' | 'barrier';
-export type SliceKind = Stage | 'wait' | 'idle';
+/** `other`: a firing on the worker's PE that is not this scan's in the iteration shown (another iteration's, another node's). */
+export type SliceKind = Stage | 'other' | 'wait' | 'idle';
 
 export interface Slice {
   kind: SliceKind;
   start: number;
   end: number;
-  /** The node's key (`ks.r2.w5`), '' for a wait or the idle tail. */
+  /** The node's key (`ks.r2.w5`); for `other` the firing's name and iteration; '' for a wait or idle. */
   key: string;
   /** On the simulation's critical path. */
   critical: boolean;
@@ -25,7 +26,7 @@ export interface Slice {
 export interface Lane {
   worker: number;
   slices: Slice[];
-  /** Seconds firing, waiting before its last firing, idle after it until the band's makespan. */
+  /** Seconds firing the scan's nodes, waiting before its last one (not firing anything), idle after it until the band's makespan. */
   busy: number;
   wait: number;
   idle: number;
@@ -65,6 +66,8 @@ export interface Fire {
   /** Seconds from the iteration's first fire of the scan. */
   start: number;
   end: number;
+  /** Not the scan's: another firing on the worker's PE within the iteration's span (its name and iteration in `key`). */
+  other?: boolean;
 }
 
 /** A run's fires of one scan: one iteration's (the median span) drawn and replayed, every iteration's mean cost. */
@@ -73,6 +76,7 @@ export interface RunFires {
   iterations: number;
   /** The iteration shown and replayed: the one whose span is the median. */
   iteration: number;
+  /** The scan's fires in that iteration, then the other fires on its workers' PEs during it (clipped to its span). */
   fires: Fire[];
   /** Seconds per operator application over every iteration read: fire time over the plan's applications. */
   perApplication?: number;
@@ -137,10 +141,25 @@ export function runFires(c: TraceColumns, id: string, plan: ScanPlan): RunFires 
   const bySpan = [...spans].sort((a, b) => a[1].end - a[1].start - (b[1].end - b[1].start));
   const [iteration, span] = bySpan[Math.floor(bySpan.length / 2)];
   const fires: Fire[] = [];
+  const shown = new Set<number>();
+  // Each worker's trace lane (its PE's thread), from its fires in this iteration.
+  const workerOn = new Map<number, number>();
   for (const i of mine) {
     if (c.iteration[i] !== iteration) continue;
     const key = keyOf.get(c.node[i])!;
-    fires.push({ key, worker: workerOf(key) ?? 0, start: (c.start[i] - span.start) / 1e6, end: (c.end[i] - span.start) / 1e6 });
+    const worker = workerOf(key) ?? 0;
+    shown.add(i);
+    if (!workerOn.has(c.lane[i])) workerOn.set(c.lane[i], worker);
+    fires.push({ key, worker, start: (c.start[i] - span.start) / 1e6, end: (c.end[i] - span.start) / 1e6 });
+  }
+  // In a self-timed run a worker's PE also fires other iterations and other nodes while this
+  // iteration goes: those are drawn as such, not as waits.
+  for (let i = 0, n = 0; i < c.length && n < MAX_FIRES; i++) {
+    if (c.kind[i] !== FIRE || shown.has(i) || c.end[i] <= span.start || c.start[i] >= span.end) continue;
+    const worker = workerOn.get(c.lane[i]);
+    if (worker === undefined) continue;
+    fires.push({ key: `${c.names[c.name[i]]} (iteration ${c.iteration[i]})`, worker, start: (Math.max(c.start[i], span.start) - span.start) / 1e6, end: (Math.min(c.end[i], span.end) - span.start) / 1e6, other: true });
+    n++;
   }
   return { iterations: spans.size, iteration, fires, perApplication: applications > 0 ? busy / applications : undefined, barrier: barriers ? barrierTime / barriers : 0, count };
 }
@@ -166,27 +185,36 @@ export function hintPerApplication(operator: KernelSpec, own: Params, doc: Writt
   });
 }
 
-/** Lanes from each worker's firings: the gaps between them are waits, the time after the last one idle. */
+/**
+ * Lanes from each worker's firings: a gap before its last scan firing is a wait, after it idle
+ * (to the makespan); other firings on its PE fill gaps as what they are.
+ */
 export function lanesOf(p: number, slices: readonly (Fire & { critical: boolean })[], makespan: number): Lane[] {
   const per: (Fire & { critical: boolean })[][] = Array.from({ length: p }, () => []);
   for (const s of slices) if (s.worker < p) per[s.worker].push(s);
   return per.map((fires, worker) => {
     fires.sort((a, b) => a.start - b.start || a.end - b.end);
+    const last = fires.reduce((m, f) => (f.other ? m : Math.max(m, f.end)), 0);
     const out: Slice[] = [];
     let at = 0;
     let busy = 0;
     let wait = 0;
+    let idle = 0;
+    const gap = (to: number) => {
+      if (to <= at) return;
+      const kind = at < last ? 'wait' : 'idle';
+      out.push({ kind, start: at, end: to, key: '', critical: false });
+      if (kind === 'wait') wait += to - at;
+      else idle += to - at;
+    };
     for (const f of fires) {
-      if (f.start > at) {
-        out.push({ kind: 'wait', start: at, end: f.start, key: '', critical: false });
-        wait += f.start - at;
-      }
-      out.push({ kind: stageOf(f.key), start: f.start, end: f.end, key: f.key, critical: f.critical });
-      busy += f.end - f.start;
+      gap(f.start);
+      out.push({ kind: f.other ? 'other' : stageOf(f.key), start: f.start, end: f.end, key: f.key, critical: f.critical });
+      if (!f.other) busy += f.end - f.start;
       at = Math.max(at, f.end);
     }
-    if (makespan > at) out.push({ kind: 'idle', start: at, end: makespan, key: '', critical: false });
-    return { worker, slices: out, busy, wait, idle: Math.max(0, makespan - at) };
+    gap(makespan);
+    return { worker, slices: out, busy, wait, idle };
   });
 }
 
@@ -231,9 +259,9 @@ export function scanTimeline({ plan, execution, hint, run }: TimelineInput): Sca
   } else notes.push("(a) needs a cost per application: the operator's cost hint cannot be read for these params, and there is no run yet");
   if (run) {
     const seconds: Record<string, number[]> = {};
-    for (const f of run.fires) if (stageOf(f.key) !== 'barrier') seconds[f.key] = [f.end - f.start];
+    for (const f of run.fires) if (!f.other && stageOf(f.key) !== 'barrier') seconds[f.key] = [f.end - f.start];
     bands.push(simulated('replay', '(b) simulated, replayed costs', `each node's measured time in iteration ${run.iteration} of the last run`, { kind: 'replay', per: 'firing', seconds }, run.barrier));
-    const makespan = run.fires.reduce((m, f) => Math.max(m, f.end), 0);
+    const makespan = run.fires.reduce((m, f) => (f.other ? m : Math.max(m, f.end)), 0);
     bands.push({
       id: 'measured',
       title: '(c) measured',
