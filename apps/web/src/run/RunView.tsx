@@ -25,6 +25,7 @@
  *   run-calibrated               the same predicted with the project's calibration (row, when it has one)
  *   run-compare                  measured / predicted per cycle (row run-compare-cycle) and per lane (rows run-compare-lane, data-lane)
  *   run-predicted-source         the plan drawn under the lanes: hints (cost hints) | calibration
+ *   run-scan-timeline-<id>       one per scan node: opens its scan timeline (src/scan/ScanRuns.tsx)
  *   run-calibrate                measures the connected agents (core calibration); run-calibrate-error when it failed
  *   run-save-calibration, run-open-calibration, run-clear-calibration   calibration buttons / file input
  *   timeline-canvas              the canvas (data-events: measured events)

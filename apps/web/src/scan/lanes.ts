@@ -90,6 +90,8 @@ const FIRE = TRACE_KINDS.indexOf('fire');
 /** Most iterations read and fires kept (a long run's first iterations say as much). */
 export const MAX_ITERATIONS = 10_000;
 const MAX_FIRES = 1 << 20;
+/** Most other firings drawn (each is an SVG box; a long self-timed span on 64 PEs could hold many). */
+const MAX_OTHER = 20_000;
 
 /**
  * The fires of scan `id` (nodes `id/<key>`) in a run's trace, against the plan the document
@@ -154,7 +156,7 @@ export function runFires(c: TraceColumns, id: string, plan: ScanPlan): RunFires 
   }
   // In a self-timed run a worker's PE also fires other iterations and other nodes while this
   // iteration goes: those are drawn as such, not as waits.
-  for (let i = 0, n = 0; i < c.length && n < MAX_FIRES; i++) {
+  for (let i = 0, n = 0; i < c.length && n < MAX_OTHER; i++) {
     if (c.kind[i] !== FIRE || shown.has(i) || c.end[i] <= span.start || c.start[i] >= span.end) continue;
     const worker = workerOn.get(c.lane[i]);
     if (worker === undefined) continue;
