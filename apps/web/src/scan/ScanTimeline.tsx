@@ -6,7 +6,8 @@ import { formatDuration, formatTime, ticks } from '../timeline/viewport.js';
 import { wait as waitKind } from '../timeline/kinds/wait.js';
 import { barrier as barrierKind } from '../timeline/kinds/barrier.js';
 import { STAGE_COLORS } from './figure.js';
-import { hintPerApplication, runFires, scanTimeline, type Band, type SliceKind } from './lanes.js';
+import { useCalibration } from '../run/calibration.js';
+import { calibratedPerApplication, hintPerApplication, runFires, scanTimeline, type Band, type SliceKind } from './lanes.js';
 
 // The scan's predictor view (issue 24): three bands of one lane per worker on one time axis,
 // (a) core's simulation at a mean cost, (b) the simulation replaying the last run's measured
@@ -54,7 +55,12 @@ export function ScanTimeline(props: ScanTimelineProps) {
   // eslint-disable-next-line react-hooks/exhaustive-deps
   const run = useMemo(() => (current ? runFires(appRun.measured(), id, plan) : null), [current, traceVersion, id, plan]);
   const hint = useMemo(() => (operator ? hintPerApplication(operator, own, doc, pes, p) : undefined), [operator, own, doc, pes, p]);
-  const data = useMemo(() => scanTimeline({ plan, execution, hint, run }), [plan, execution, hint, run]);
+  const calibration = useCalibration((c) => c.calibration);
+  const calibrated = useMemo(() => {
+    const c = calibration && operator ? calibratedPerApplication(calibration, operator, own, pes, p) : undefined;
+    return c && { ...c, date: calibration!.date };
+  }, [calibration, operator, own, pes, p]);
+  const data = useMemo(() => scanTimeline({ plan, execution, hint, run, calibrated }), [plan, execution, hint, run, calibrated]);
   const hatch = useId();
 
   useEffect(() => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { scanPlan, simulateScan, TraceColumns, type TraceEvent } from '@pipeloom/core';
-import { findKernel } from '@pipeloom/kernels';
-import { hintPerApplication, runFires, scanTimeline, stageOf, workerOf } from './lanes.js';
+import { CALIBRATION_FORMAT, scanPlan, simulateScan, TraceColumns, type Calibration, type TraceEvent } from '@pipeloom/core';
+import { findKernel, withDefaults } from '@pipeloom/kernels';
+import { calibratedPerApplication, hintPerApplication, runFires, scanTimeline, stageOf, workerOf } from './lanes.js';
 import { emptyDocument } from '../store/project.js';
 
 /** A fire on worker w's PE (cpu@h<w>); other nodes on cpu@h9 unless placed. */
@@ -123,6 +123,37 @@ describe('the scan timeline\'s lanes', () => {
     expect(t.bands.map((b) => b.id)).toEqual(['mean']);
     expect(t.bands[0].source).toContain("the operator's cost hint");
     expect(t.notes.join(' ')).toMatch(/No run of the document as it is yet: .*\(b\).*\(c\)/);
+  });
+
+  it('without a run, the project\'s calibration gives each worker\'s PE its cost per application (its firings of the operator with these params)', () => {
+    const mulmod = findKernel('mat.mulmod')!;
+    const firing = (pe: string, mode: string, count: number, seconds: number, nodes: number, k = 3) => ({ kernel: 'mat.mulmod', params: withDefaults(mulmod, { k, mode, count }) as Record<string, unknown>, pe, seconds, nodes });
+    const cal: Calibration = {
+      format: CALIBRATION_FORMAT,
+      document: { name: 'scan', hash: 'x' },
+      machine: { hostname: 'h', cpu: 'c', adapters: {} },
+      date: '2026-11-27T22:00:00.000Z',
+      iterations: 10,
+      firings: [
+        // cpu@h0: a scan of 4 (3 applications) in 3 ms, twice; cpu@h1: one application in 2 ms and a propagate of 3 in 6 ms.
+        firing('cpu@h0', 'scan', 4, 3e-3, 2),
+        firing('cpu@h1', 'apply', 1, 2e-3, 1),
+        firing('cpu@h1', 'propagate', 3, 6e-3, 1),
+        // Another k, another kernel: not this operator's cost.
+        firing('cpu@h0', 'scan', 4, 1, 5, 4),
+        { kernel: 'scan.source', params: {}, pe: 'cpu@h0', seconds: 1, nodes: 1 },
+      ],
+      transfers: [],
+    };
+    const c = calibratedPerApplication(cal, mulmod, { k: 3 }, ['cpu@h0', 'cpu@h1'], 2)!;
+    expect(c.perApplication.map((x) => +(x * 1e3).toFixed(9))).toEqual([1, 2]);
+    expect(c.firings).toBe(4);
+    // A worker whose PE the calibration lacks: no calibrated cost.
+    expect(calibratedPerApplication(cal, mulmod, { k: 3 }, ['cpu@h0', 'gpu0@h0'], 2)).toBeUndefined();
+    const t = scanTimeline({ plan, execution: 'eager', hint: [1, 1], calibrated: { ...c, date: cal.date }, run: null });
+    expect(t.bands[0].source).toBe("the project's calibration of 2026-11-27 22:00 UTC: 1.00 ms to 2.00 ms per application on the workers' PEs (4 firings)");
+    // w1's chain: 7 applications at 2 ms.
+    expect(t.bands[0].makespan * 1e3).toBeCloseTo(14, 9);
   });
 
   it('a scan of 64 workers simulates every lane', () => {

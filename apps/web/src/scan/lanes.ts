@@ -1,9 +1,10 @@
-import { DEFAULT_RATES, operatorApplications, simulateScan, TRACE_KINDS, type ScanCosts, type ScanExecution, type ScanPlan, type TraceColumns, type WrittenDocument } from '@pipeloom/core';
+import { DEFAULT_RATES, operatorApplications, simulateScan, TRACE_KINDS, type Calibration, type OperatorMode, type ScanCosts, type ScanExecution, type ScanPlan, type TraceColumns, type WrittenDocument } from '@pipeloom/core';
 import { portsFor, withDefaults, type KernelSpec, type Params } from '@pipeloom/kernels';
 
 // The scan timeline's content (issue 24, "Predictor"): one lane per worker in three bands on
 // one time axis, as figure 4.4 draws a run: (a) core's simulateScan of the plan with a mean
-// cost per application (calibrated from the last run's fires, else the operator's cost hint),
+// cost per application (calibrated from the last run's fires, else from the project's
+// calibration on each worker's PE, else the operator's cost hint),
 // (b) simulateScan replaying that run's measured time of every node, and (c) the run's own
 // fires. Each lane holds the worker's firings coloured by stage, the waits between them
 // (grey) and its idle tail to the band's makespan; the simulations mark their critical path.
@@ -188,6 +189,41 @@ export function hintPerApplication(operator: KernelSpec, own: Params, doc: Writt
 }
 
 /**
+ * Seconds one application of the operator takes on each worker's PE from a calibration (the
+ * Run view's Calibrate or `pipeloom calibrate`): its firings of the operator with these params
+ * on that PE, their time over their applications (a firing of mode m and count c makes
+ * operatorApplications(m, c)). Undefined unless every worker's PE has such firings.
+ */
+export function calibratedPerApplication(cal: Calibration, operator: KernelSpec, own: Params, pes: readonly string[], p: number): { perApplication: number[]; firings: number } | undefined {
+  let mine: Params;
+  try {
+    mine = withDefaults(operator, { ...own, mode: 'apply', count: 1 });
+  } catch {
+    return undefined;
+  }
+  const same = (params: Record<string, unknown>) => Object.keys(mine).every((k) => k === 'mode' || k === 'count' || JSON.stringify(params[k]) === JSON.stringify(mine[k]));
+  const per = new Map<string, { seconds: number; applications: number }>();
+  let firings = 0;
+  for (const f of cal.firings) {
+    if (f.kernel !== operator.id || !same(f.params)) continue;
+    const a = operatorApplications(f.params.mode as OperatorMode, Number(f.params.count));
+    if (!(a > 0) || !(f.seconds >= 0) || !(f.nodes > 0)) continue;
+    const acc = per.get(f.pe) ?? { seconds: 0, applications: 0 };
+    acc.seconds += f.seconds * f.nodes;
+    acc.applications += a * f.nodes;
+    per.set(f.pe, acc);
+    firings += f.nodes;
+  }
+  const out: number[] = [];
+  for (let w = 0; w < p; w++) {
+    const acc = per.get(pes[w]);
+    if (!acc) return undefined;
+    out.push(acc.seconds / acc.applications);
+  }
+  return { perApplication: out, firings };
+}
+
+/**
  * Lanes from each worker's firings: a gap before its last scan firing is a wait, after it idle
  * (to the makespan); other firings on its PE fill gaps as what they are.
  */
@@ -227,6 +263,8 @@ export interface TimelineInput {
   hint?: number[];
   /** The last run's fires of this scan (of the document as it is), if any. */
   run?: RunFires | null;
+  /** Seconds per application per worker from the project's calibration, and when it was measured (used without a run). */
+  calibrated?: { perApplication: number[]; firings: number; date: string };
 }
 
 export interface ScanTimeline {
@@ -238,9 +276,14 @@ export interface ScanTimeline {
 }
 
 const fmtCost = (s: number) => (s >= 1e-3 ? `${(s * 1e3).toPrecision(3)} ms` : `${(s * 1e6).toPrecision(3)} µs`);
+const range = (xs: readonly number[]) => {
+  const lo = Math.min(...xs);
+  const hi = Math.max(...xs);
+  return lo === hi ? fmtCost(lo) : `${fmtCost(lo)} to ${fmtCost(hi)}`;
+};
 
 /** The three bands: (a) the mean-cost simulation, (b) the replay and (c) the measured fires, the last two only with a run. */
-export function scanTimeline({ plan, execution, hint, run }: TimelineInput): ScanTimeline {
+export function scanTimeline({ plan, execution, hint, run, calibrated }: TimelineInput): ScanTimeline {
   const bands: Band[] = [];
   const notes: string[] = [];
   const p = plan.p;
@@ -253,12 +296,11 @@ export function scanTimeline({ plan, execution, hint, run }: TimelineInput): Sca
   const mean = run?.perApplication;
   if (mean !== undefined) {
     bands.push(simulated('mean', '(a) simulated, mean cost', `calibrated from the last run: ${fmtCost(mean)} per application (${run!.count} fires over ${run!.iterations} iterations)`, { kind: 'mean', perApplication: mean }, run!.barrier));
+  } else if (calibrated) {
+    bands.push(simulated('mean', '(a) simulated, mean cost', `the project's calibration of ${calibrated.date.slice(0, 16).replace('T', ' ')} UTC: ${range(calibrated.perApplication)} per application on the workers' PEs (${calibrated.firings} firings)`, { kind: 'mean', perApplication: calibrated.perApplication }, 0));
   } else if (hint) {
-    const lo = Math.min(...hint);
-    const hi = Math.max(...hint);
-    const each = lo === hi ? fmtCost(lo) : `${fmtCost(lo)} to ${fmtCost(hi)}`;
-    bands.push(simulated('mean', '(a) simulated, mean cost', `the operator's cost hint: ${each} per application (no measured cost yet)`, { kind: 'mean', perApplication: hint }, 0));
-  } else notes.push("(a) needs a cost per application: the operator's cost hint cannot be read for these params, and there is no run yet");
+    bands.push(simulated('mean', '(a) simulated, mean cost', `the operator's cost hint: ${range(hint)} per application (no measured cost yet)`, { kind: 'mean', perApplication: hint }, 0));
+  } else notes.push("(a) needs a cost per application: the operator's cost hint cannot be read for these params, and there is no run or calibration of it yet");
   if (run) {
     const seconds: Record<string, number[]> = {};
     for (const f of run.fires) if (!f.other && stageOf(f.key) !== 'barrier') seconds[f.key] = [f.end - f.start];
