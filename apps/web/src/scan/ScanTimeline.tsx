@@ -54,12 +54,18 @@ export function ScanTimeline(props: ScanTimelineProps) {
   const current = useRun(appRun, (r) => freshness(r) === 'current');
   // eslint-disable-next-line react-hooks/exhaustive-deps
   const run = useMemo(() => (current ? runFires(appRun.measured(), id, plan) : null), [current, traceVersion, id, plan]);
-  const hint = useMemo(() => (operator ? hintPerApplication(operator, own, doc, pes, p) : undefined), [operator, own, doc, pes, p]);
+  // The operator's params come as a new object each render of the inspector: keyed by value, so
+  // the simulations run again only when something they read changes.
+  const ownKey = JSON.stringify(own);
+  const pesKey = pes.join('\n');
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const hint = useMemo(() => (operator ? hintPerApplication(operator, own, doc, pes, p) : undefined), [operator, ownKey, doc.arch, pesKey, p]);
   const calibration = useCalibration((c) => c.calibration);
   const calibrated = useMemo(() => {
     const c = calibration && operator ? calibratedPerApplication(calibration, operator, own, pes, p) : undefined;
     return c && { ...c, date: calibration!.date };
-  }, [calibration, operator, own, pes, p]);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [calibration, operator, ownKey, pesKey, p]);
   const data = useMemo(() => scanTimeline({ plan, execution, hint, run, calibrated }), [plan, execution, hint, run, calibrated]);
   const hatch = useId();
 
