@@ -167,7 +167,8 @@ function BandView({ band, top, lanes, pes, x, hatch }: { band: Band; top: number
               w{l.worker}
               {pes[l.worker] ? ` ${pes[l.worker]}` : ''}
             </text>
-            {l.slices.map((s, k) => (
+            {/* Other firings under the scan's: a GPU PE's firings may overlap (several dispatches in flight). */}
+            {[...l.slices.filter((s) => s.kind === 'other'), ...l.slices.filter((s) => s.kind !== 'other')].map((s, k) => (
               <rect
                 key={k}
                 data-kind={s.kind}
@@ -181,7 +182,7 @@ function BandView({ band, top, lanes, pes, x, hatch }: { band: Band; top: number
                 stroke={s.critical ? CRITICAL : undefined}
                 strokeWidth={s.critical ? 1.5 : undefined}
               >
-                <title>{`${s.key ? `${s.key} (${LABEL[s.kind]})` : LABEL[s.kind]}: ${formatDuration(s.start * 1e6)} to ${formatDuration(s.end * 1e6)}${s.critical ? ', on the critical path' : ''}`}</title>
+                <title>{`${s.key ? `${s.key} (${LABEL[s.kind]})` : LABEL[s.kind]}: ${formatDuration(s.start * 1e6)} to ${formatDuration(s.end * 1e6)}${s.queued !== undefined ? ` (started at ${formatDuration(s.queued * 1e6)}, in flight behind the firing before it on its PE)` : ''}${s.critical ? ', on the critical path' : ''}`}</title>
               </rect>
             ))}
           </g>

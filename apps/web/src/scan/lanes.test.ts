@@ -104,6 +104,26 @@ describe('the scan timeline\'s lanes', () => {
     expect(t.bands[1].makespan * 1e3).toBeCloseTo(13.5, 9);
   });
 
+  it('fires in flight together on a GPU PE count from the end of the one before: replayed and drawn in turn, their mean not counted twice', () => {
+    // w1 on a GPU: its local scan, network application and second stage submitted at 3, 3.1 and
+    // 3.2 ms, all read back at 9 ms; w0's block 0 to 3 ms.
+    const c = new TraceColumns();
+    c.append([
+      fire('scan1/local.w0', 0, 0, 3000),
+      fire('scan1/local.w1', 0, 3000, 9000, 'gpu0@h1'),
+      fire('scan1/ks.r1.w1', 0, 3100, 9000, 'gpu0@h1'),
+      fire('scan1/prop.w1', 0, 3200, 9000, 'gpu0@h1'),
+    ]);
+    const run = runFires(c, 'scan1', plan)!;
+    // 3 ms + 6 ms of own time over 10 applications.
+    expect(run.perApplication! * 1e3).toBeCloseTo(0.9, 9);
+    const t = scanTimeline({ plan, execution: 'eager', run });
+    const lane = t.bands[2].lanes[1].slices.map((s) => `${s.kind} ${+(s.start * 1e3).toFixed(3)}..${+(s.end * 1e3).toFixed(3)}${s.queued !== undefined ? ` queued ${+(s.queued * 1e3).toFixed(3)}` : ''}`);
+    expect(lane).toEqual(['wait 0..3', 'local 3..9', 'network 9..9 queued 3.1', 'prop 9..9 queued 3.2']);
+    // The replay: w1's 6 ms from 0 (its block is there at 0; in the run it came at 3 ms), the rest free.
+    expect(t.bands[1].makespan * 1e3).toBeCloseTo(6, 9);
+  });
+
   it('fires of another p (a worker the plan lacks) are not this plan\'s run', () => {
     const c = trace();
     c.append([fire('scan1/local.w5', 0, 0, 10)]);

@@ -20,6 +20,8 @@ export interface Slice {
   end: number;
   /** The node's key (`ks.r2.w5`); for `other` the firing's name and iteration; '' for a wait or idle. */
   key: string;
+  /** A measured firing in flight beside an earlier one on its PE: when it was started (drawn from `start`, when the earlier one ended). */
+  queued?: number;
   /** On the simulation's critical path. */
   critical: boolean;
 }
@@ -67,6 +69,12 @@ export interface Fire {
   /** Seconds from the iteration's first fire of the scan. */
   start: number;
   end: number;
+  /**
+   * Where its own time starts: `start`, or the end of an earlier firing still in flight on its
+   * PE (a GPU PE takes several dispatches at once and runs them in turn: each counts from the
+   * one before it). Its cost in the replay is `end - from`.
+   */
+  from?: number;
   /** Not the scan's: another firing on the worker's PE within the iteration's span (its name and iteration in `key`). */
   other?: boolean;
 }
@@ -79,7 +87,7 @@ export interface RunFires {
   iteration: number;
   /** The scan's fires in that iteration, then the other fires on its workers' PEs during it (clipped to its span). */
   fires: Fire[];
-  /** Seconds per operator application over every iteration read: fire time over the plan's applications. */
+  /** Seconds per operator application over every iteration read: fire time (each counted from `from`) over the plan's applications. */
   perApplication?: number;
   /** Mean seconds of a barrier relay's fire (rounds), 0 without any. */
   barrier: number;
@@ -105,10 +113,6 @@ export function runFires(c: TraceColumns, id: string, plan: ScanPlan): RunFires 
   // Per interned name: its key, or null for a name not of this scan (each name tested once).
   const keyOf = new Map<number, string | null>();
   const spans = new Map<number, { start: number; end: number }>();
-  let busy = 0;
-  let applications = 0;
-  let barrierTime = 0;
-  let barriers = 0;
   let count = 0;
   const mine: number[] = [];
   for (let i = 0; i < c.length && mine.length < MAX_FIRES; i++) {
@@ -129,7 +133,35 @@ export function runFires(c: TraceColumns, id: string, plan: ScanPlan): RunFires 
     }
     span.start = Math.min(span.start, c.start[i]);
     span.end = Math.max(span.end, c.end[i]);
-    const d = (c.end[i] - c.start[i]) / 1e6;
+    count++;
+    mine.push(i);
+  }
+  if (!spans.size) return null;
+  // Each fire's own time: from its start, or from the end of the fires before it on its lane
+  // in its iteration that are still in flight (they overlap on a GPU PE, never on a CPU one).
+  const from = new Map<number, number>();
+  const byLane = new Map<string, number[]>();
+  for (const i of mine) {
+    const k = `${c.iteration[i]}:${c.lane[i]}`;
+    const list = byLane.get(k);
+    if (list) list.push(i);
+    else byLane.set(k, [i]);
+  }
+  for (const list of byLane.values()) {
+    list.sort((a, b) => c.start[a] - c.start[b] || c.end[a] - c.end[b]);
+    let until = -Infinity;
+    for (const i of list) {
+      from.set(i, Math.min(c.end[i], Math.max(c.start[i], until)));
+      until = Math.max(until, c.end[i]);
+    }
+  }
+  let busy = 0;
+  let applications = 0;
+  let barrierTime = 0;
+  let barriers = 0;
+  for (const i of mine) {
+    const key = keyOf.get(c.node[i])!;
+    const d = (c.end[i] - from.get(i)!) / 1e6;
     if (stageOf(key) === 'barrier') {
       barrierTime += d;
       barriers++;
@@ -137,10 +169,7 @@ export function runFires(c: TraceColumns, id: string, plan: ScanPlan): RunFires 
       busy += d;
       applications += apps.get(key)!;
     }
-    count++;
-    mine.push(i);
   }
-  if (!spans.size) return null;
   const bySpan = [...spans].sort((a, b) => a[1].end - a[1].start - (b[1].end - b[1].start));
   const [iteration, span] = bySpan[Math.floor(bySpan.length / 2)];
   const fires: Fire[] = [];
@@ -153,7 +182,7 @@ export function runFires(c: TraceColumns, id: string, plan: ScanPlan): RunFires 
     const worker = workerOf(key) ?? 0;
     shown.add(i);
     if (!workerOn.has(c.lane[i])) workerOn.set(c.lane[i], worker);
-    fires.push({ key, worker, start: (c.start[i] - span.start) / 1e6, end: (c.end[i] - span.start) / 1e6 });
+    fires.push({ key, worker, start: (c.start[i] - span.start) / 1e6, end: (c.end[i] - span.start) / 1e6, from: (from.get(i)! - span.start) / 1e6 });
   }
   // In a self-timed run a worker's PE also fires other iterations and other nodes while this
   // iteration goes: those are drawn as such, not as waits.
@@ -229,7 +258,8 @@ export function calibratedPerApplication(cal: Calibration, operator: KernelSpec,
  */
 export function lanesOf(p: number, slices: readonly (Fire & { critical: boolean })[], makespan: number): Lane[] {
   const per: (Fire & { critical: boolean })[][] = Array.from({ length: p }, () => []);
-  for (const s of slices) if (s.worker < p) per[s.worker].push(s);
+  // A firing in flight beside an earlier one is drawn from when that one ended (its own time).
+  for (const s of slices) if (s.worker < p) per[s.worker].push(s.from !== undefined && s.from > s.start ? { ...s, start: s.from, queued: s.start } as Fire & { critical: boolean; queued: number } : s);
   return per.map((fires, worker) => {
     fires.sort((a, b) => a.start - b.start || a.end - b.end);
     const last = fires.reduce((m, f) => (f.other ? m : Math.max(m, f.end)), 0);
@@ -247,7 +277,8 @@ export function lanesOf(p: number, slices: readonly (Fire & { critical: boolean 
     };
     for (const f of fires) {
       gap(f.start);
-      out.push({ kind: f.other ? 'other' : stageOf(f.key), start: f.start, end: f.end, key: f.key, critical: f.critical });
+      const queued = (f as { queued?: number }).queued;
+      out.push({ kind: f.other ? 'other' : stageOf(f.key), start: f.start, end: f.end, key: f.key, critical: f.critical, ...(queued !== undefined ? { queued } : {}) });
       if (!f.other) busy += f.end - f.start;
       at = Math.max(at, f.end);
     }
@@ -303,7 +334,7 @@ export function scanTimeline({ plan, execution, hint, run, calibrated }: Timelin
   } else notes.push("(a) needs a cost per application: the operator's cost hint cannot be read for these params, and there is no run or calibration of it yet");
   if (run) {
     const seconds: Record<string, number[]> = {};
-    for (const f of run.fires) if (!f.other && stageOf(f.key) !== 'barrier') seconds[f.key] = [f.end - f.start];
+    for (const f of run.fires) if (!f.other && stageOf(f.key) !== 'barrier') seconds[f.key] = [f.end - (f.from ?? f.start)];
     bands.push(simulated('replay', '(b) simulated, replayed costs', `each node's measured time in iteration ${run.iteration} of the last run`, { kind: 'replay', per: 'firing', seconds }, run.barrier));
     const makespan = run.fires.reduce((m, f) => (f.other ? m : Math.max(m, f.end)), 0);
     bands.push({
