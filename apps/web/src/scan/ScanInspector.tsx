@@ -20,8 +20,9 @@ import { ParamEditor } from '../shell/ParamEditor.js';
 // The inspector of a scan node: its operator (a binary kernel), network, output, strategy and
 // execution, the operator's own params, its workers (an ordered PE list), and core's model of
 // it, live as any of these or its N (what feeds `in`) change: applications per worker and
-// stage, messages, span, work, speedup and the best p; Expand draws its DAG, the chart its
-// speedup against p beside the other networks'. Every edit is one undoable change.
+// stage, messages, span, work, speedup and the best p; Expand draws its DAG, Timeline its
+// lanes per worker (simulated and measured, ScanTimeline.tsx), the chart its speedup against p
+// beside the other networks' and every run's measured point. Every edit is one undoable change.
 
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
 
