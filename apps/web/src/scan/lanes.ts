@@ -1,5 +1,6 @@
 import { DEFAULT_RATES, operatorApplications, simulateScan, TRACE_KINDS, type Calibration, type OperatorMode, type ScanCosts, type ScanExecution, type ScanPlan, type TraceColumns, type WrittenDocument } from '@pipeloom/core';
 import { portsFor, withDefaults, type KernelSpec, type Params } from '@pipeloom/kernels';
+import { ownStarts } from './inflight.js';
 
 // The scan timeline's content (issue 24, "Predictor"): one lane per worker in three bands on
 // one time axis, as figure 4.4 draws a run: (a) core's simulateScan of the plan with a mean
@@ -139,22 +140,8 @@ export function runFires(c: TraceColumns, id: string, plan: ScanPlan): RunFires 
   if (!spans.size) return null;
   // Each fire's own time: from its start, or from the end of the fires before it on its lane
   // in its iteration that are still in flight (they overlap on a GPU PE, never on a CPU one).
-  const from = new Map<number, number>();
-  const byLane = new Map<string, number[]>();
-  for (const i of mine) {
-    const k = `${c.iteration[i]}:${c.lane[i]}`;
-    const list = byLane.get(k);
-    if (list) list.push(i);
-    else byLane.set(k, [i]);
-  }
-  for (const list of byLane.values()) {
-    list.sort((a, b) => c.start[a] - c.start[b] || c.end[a] - c.end[b]);
-    let until = -Infinity;
-    for (const i of list) {
-      from.set(i, Math.min(c.end[i], Math.max(c.start[i], until)));
-      until = Math.max(until, c.end[i]);
-    }
-  }
+  const own = ownStarts(c, mine);
+  const from = new Map<number, number>(mine.map((i, k) => [i, own[k]]));
   let busy = 0;
   let applications = 0;
   let barrierTime = 0;
