@@ -84,6 +84,20 @@ describe('the scan timeline view', () => {
     expect(q('scan-makespan-mean')!.textContent).toMatch(/\(a\) simulated, mean cost: makespan .* \(the operator's cost hint: .* per application/);
     expect(q('scan-timeline-note')!.textContent).toMatch(/No run of the document as it is yet/);
     expect(q('scan-lane-mean-1')!.textContent).toContain('w1 cpu@h1');
+    // The two hosts are not linked: messages cannot be costed, and the legend says so.
+    expect(q('scan-timeline-messages')!.textContent).toBe('Messages cost nothing in the simulations: no route from cpu@h0 to cpu@h1 in the architecture graph (link them in Architecture).');
+  });
+
+  it('with the hosts linked, (a) sends w0\'s block total over the link: its makespan grows by that one message', () => {
+    const free = (render(doc(2)), Number(q('scan-makespan-mean')!.dataset.seconds));
+    const d = doc(2);
+    const linked = { ...d, arch: { ...d.arch, links: [{ a: 'cpu@h0', b: 'cpu@h1', kind: 'ethernet' as const, latency: 5e-5, bandwidth: 1e8, duplex: true }] } };
+    render(linked);
+    // w1's network application waits for w0's total (3 applications each; then 1 + 3 on w1's
+    // chain): one message of 44 bytes, 50 µs + 0.44 µs, before the chain's last four.
+    expect(Number(q('scan-makespan-mean')!.dataset.seconds) - free).toBeCloseTo(5e-5 + 44 / 1e8, 12);
+    expect(q('scan-timeline-messages')!.dataset.elementBytes).toBe('44');
+    expect(q('scan-timeline-messages')!.textContent).toContain('one element of 44 B, 50.44 µs cpu@h0 → cpu@h1');
   });
 
   it('after a run: three bands with a lane per worker, stages in their colours, the critical path outlined, three makespans', () => {

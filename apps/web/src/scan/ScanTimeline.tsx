@@ -8,6 +8,8 @@ import { barrier as barrierKind } from '../timeline/kinds/barrier.js';
 import { STAGE_COLORS } from './figure.js';
 import { useCalibration } from '../run/calibration.js';
 import { calibratedPerApplication, hintPerApplication, runFires, scanTimeline, type Band, type SliceKind } from './lanes.js';
+import { scanMessages } from './messages.js';
+import { payloadWords } from './node.js';
 
 // The scan's predictor view (issue 24): three bands of one lane per worker on one time axis,
 // (a) core's simulation at a mean cost, (b) the simulation replaying the last run's measured
@@ -66,7 +68,13 @@ export function ScanTimeline(props: ScanTimelineProps) {
     return c && { ...c, date: calibration!.date };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [calibration, operator, ownKey, pesKey, p]);
-  const data = useMemo(() => scanTimeline({ plan, execution, hint, run, calibrated }), [plan, execution, hint, run, calibrated]);
+  // The architecture's routes between the workers' PEs: analysed again only when the
+  // architecture, the workers or the element's size change.
+  const words = operator ? payloadWords(operator, own) : undefined;
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const sent = useMemo(() => scanMessages(doc, pes, words), [doc.arch, pesKey, words]);
+  const messages = sent.messages;
+  const data = useMemo(() => scanTimeline({ plan, execution, hint, run, calibrated, messages }), [plan, execution, hint, run, calibrated, messages]);
   const hatch = useId();
 
   useEffect(() => {
@@ -144,7 +152,9 @@ export function ScanTimeline(props: ScanTimelineProps) {
         <span>
           <span className="swatch hollow" style={{ borderColor: CRITICAL }} /> critical path
         </span>
-        <span className="muted">Messages cost nothing in the simulations (the operator's cost dominates a message).</span>
+        <span className="muted" data-testid="scan-timeline-messages" data-element-bytes={messages?.elementBytes}>
+          {messages ? messages.summary : `Messages cost nothing in the simulations: ${sent.why}.`}
+        </span>
       </div>
     </div>
   );

@@ -1,13 +1,15 @@
 import { DEFAULT_RATES, operatorApplications, simulateScan, TRACE_KINDS, type Calibration, type OperatorMode, type ScanCosts, type ScanExecution, type ScanPlan, type TraceColumns, type WrittenDocument } from '@pipeloom/core';
 import { portsFor, withDefaults, type KernelSpec, type Params } from '@pipeloom/kernels';
 import { ownStarts } from './inflight.js';
+import type { ScanMessages } from './messages.js';
 
 // The scan timeline's content (issue 24, "Predictor"): one lane per worker in three bands on
 // one time axis, as figure 4.4 draws a run: (a) core's simulateScan of the plan with a mean
 // cost per application (calibrated from the last run's fires, else from the project's
 // calibration on each worker's PE, else the operator's cost hint),
 // (b) simulateScan replaying that run's measured time of every node, and (c) the run's own
-// fires. Each lane holds the worker's firings coloured by stage, the waits between them
+// fires. Both simulations send a value read on another worker's PE over the architecture's
+// fastest route (messages.ts), as the run must. Each lane holds the worker's firings coloured by stage, the waits between them
 // (grey) and its idle tail to the band's makespan; the simulations mark their critical path.
 // Times are seconds from the scan's first firing.
 
@@ -283,6 +285,8 @@ export interface TimelineInput {
   run?: RunFires | null;
   /** Seconds per application per worker from the project's calibration, and when it was measured (used without a run). */
   calibrated?: { perApplication: number[]; firings: number; date: string };
+  /** What a message between two workers costs in (a) and (b) (messages.ts); free without. */
+  messages?: ScanMessages;
 }
 
 export interface ScanTimeline {
@@ -301,12 +305,12 @@ const range = (xs: readonly number[]) => {
 };
 
 /** The three bands: (a) the mean-cost simulation, (b) the replay and (c) the measured fires, the last two only with a run. */
-export function scanTimeline({ plan, execution, hint, run, calibrated }: TimelineInput): ScanTimeline {
+export function scanTimeline({ plan, execution, hint, run, calibrated, messages }: TimelineInput): ScanTimeline {
   const bands: Band[] = [];
   const notes: string[] = [];
   const p = plan.p;
   const simulated = (id: BandId, title: string, source: string, costs: ScanCosts, barrier: number): Band => {
-    const sim = simulateScan(plan, costs, { execution, barrier });
+    const sim = simulateScan(plan, costs, { execution, barrier, ...(messages ? { link: messages.link, elementBytes: messages.elementBytes } : {}) });
     const critical = new Set(sim.criticalPath);
     const fires = plan.nodes.map((n, k) => ({ key: n.key, worker: n.worker, start: sim.start[k], end: sim.end[k], critical: critical.has(n.key) }));
     return { id, title, source, makespan: sim.makespan, lanes: lanesOf(p, fires, sim.makespan), criticalPath: sim.criticalPath };
