@@ -56,6 +56,9 @@ test('scan-mulmod runs on real agents; the scan timeline shows three bands of fo
     expect(Number(await page.getByTestId(`scan-makespan-${b}`).getAttribute('data-seconds'))).toBeGreaterThan(0);
   }
   await expect(page.getByTestId('scan-makespan-mean')).toContainText('calibrated from the last run');
+  // The simulations send values between the two hosts' PEs over the example's links (PCIe, Ethernet).
+  await expect(page.getByTestId('scan-timeline-messages')).toHaveAttribute('data-element-bytes', '44');
+  await expect(page.getByTestId('scan-timeline-messages')).toContainText('one element of 44 B');
   // Every worker's local scan measured on its own lane; the network's applications (Kogge-Stone: workers 1-3) and second stages too.
   for (let w = 0; w < 4; w++) await expect(page.getByTestId(`scan-lane-measured-${w}`).locator(`rect[data-node="local.w${w}"]`)).toHaveCount(1);
   await expect(page.getByTestId('scan-lane-measured-3').locator('rect[data-kind="network"]')).not.toHaveCount(0);
