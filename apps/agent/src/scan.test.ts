@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, operatorApplications, scanBarriers, scanModel, scanPlan, type ImplementationGraph, type ProjectDocument, type RunResult, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type TraceEvent } from '@pipeloom/core';
+import { barrierSlice, NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, SYNC_MODES, operatorApplications, scanBarriers, scanModel, scanPlan, type ImplementationGraph, type ProjectDocument, type RunResult, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type SyncMode, type TraceEvent } from '@pipeloom/core';
 import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
 
@@ -10,7 +10,8 @@ import { compileOrThrow, connect, example } from './testing/fixtures.js';
 // mat.mulmod (k = 3): the checkers pass, every expanded node fires once per iteration, and each
 // worker fires the nodes and applications core's scanModel gives it. A deploy costs seconds
 // (devices and pipelines on llvmpipe) whatever its size, so one document holds the 20 scans of
-// an operator side by side, fed by one source; it runs under both compile strategies. The
+// an operator side by side, fed by one source; it runs under both compile strategies and both
+// sync modes (barrier mode: no cluster-wide barrier inside the scans' one firing). The
 // source and half the checkers run on GPU PEs (their WGSL), the rest on CPUs (their twins).
 
 const agentsOf = agentsForSuite(['h0', 'h1']);
@@ -74,13 +75,18 @@ function perWorker(events: TraceEvent[], c: Case, plan: ReturnType<typeof scanPl
 }
 
 /** Runs `ig` on the suite's agents after checking they serve it; the run must end well. */
-async function runChecked(ig: ImplementationGraph): Promise<RunResult> {
+async function runChecked(ig: ImplementationGraph, sync: SyncMode): Promise<RunResult> {
   const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
   try {
     expect(c.check(ig)).toEqual([]);
-    const r = await c.run(ig, { iterations: ITERATIONS }).done;
+    const r = await c.run(ig, { iterations: ITERATIONS, sync }).done;
     expect(r.failure).toBeUndefined();
     expect(r.ok).toBe(true);
+    if (sync === 'barrier') {
+      // A scan is one firing: inside it (phases without a barrier) no cluster-wide barrier is taken.
+      const taken = new Set(r.events.filter((e) => e.kind === 'barrier').map((e) => e.name));
+      ig.phases.forEach((name, f) => expect(taken.has(barrierSlice(name)), `barrier after phase ${name}`).toBe(ig.phaseBarriers?.[f] ?? true));
+    }
     return r;
   } finally {
     c.close();
@@ -88,11 +94,12 @@ async function runChecked(ig: ImplementationGraph): Promise<RunResult> {
 }
 
 describe(`scans of ${N} elements on ${WORKERS.join(', ')} (two agents), every network x strategy x output`, () => {
+  for (const sync of SYNC_MODES)
   for (const operator of ['scan.range', 'mat.mulmod'] as const)
     for (const overlap of [false, true]) {
-      it(`${operator} ${overlap ? 'with' : 'without'} overlap: the checkers pass, one fire per expanded node per iteration, each worker as the model says`, async () => {
+      it(`${operator} ${overlap ? 'with' : 'without'} overlap, ${sync}: the checkers pass, one fire per expanded node per iteration, each worker as the model says`, async () => {
         const ig = compileOrThrow(scansDoc(operator), overlap);
-        const r = await runChecked(ig);
+        const r = await runChecked(ig, sync);
         const fired = new Map<string, number[]>();
         for (const e of r.events) if (e.kind === 'fire' && e.node) (fired.get(e.node) ?? fired.set(e.node, []).get(e.node)!).push(e.iteration);
         for (const node of ig.order) expect(fired.get(node)?.sort((a, b) => a - b), node).toEqual(range(ITERATIONS));
@@ -109,10 +116,11 @@ describe(`scans of ${N} elements on ${WORKERS.join(', ')} (two agents), every ne
       }, 120_000);
     }
 
+  for (const sync of SYNC_MODES)
   for (const operator of ['scan.range', 'mat.mulmod'] as const)
-    it(`${operator} in rounds: the checkers pass, each worker as the model says, and no node of a level starts before the whole level before it ended`, async () => {
+    it(`${operator} in rounds, ${sync}: the checkers pass, each worker as the model says, and no node of a level starts before the whole level before it ended`, async () => {
       const ig = compileOrThrow(scansDoc(operator, 'rounds'), false);
-      const r = await runChecked(ig);
+      const r = await runChecked(ig, sync);
       const fires = r.events.filter((e) => e.kind === 'fire' && e.node);
       for (const k of CASES) {
         const what = `${k.network} ${k.strategy} ${k.output}`;
