@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findKernel } from '@pipeloom/kernels/specs';
-import type { ProjectDocument } from '../document/types.js';
+import type { WrittenDocument } from '../document/types.js';
 import { NETWORKS } from '../scan/networks.js';
 import { OUTPUTS, scanPlan, STRATEGIES } from '../scan/plan.js';
 import { simulateScan } from '../scan/simulate.js';
@@ -20,7 +20,7 @@ const LINK = { latency: 1e-4, bandwidth: 1e8 };
 const ELEMENT_BYTES = 4 * (2 + 9);
 
 /** mat.mulmod (k = 3) scanned on p worker hosts' CPUs (slow, so an application outweighs a message); source and checker on a host of their own. */
-function scanDoc(p: number, scan: Record<string, string>): ProjectDocument {
+function scanDoc(p: number, scan: Record<string, string>): WrittenDocument {
   const known = { operator: 'mat.mulmod', count: N, k: 3 };
   const workers = Array.from({ length: p }, (_, i) => `cpu@h${i}`);
   return {
@@ -44,9 +44,9 @@ function scanDoc(p: number, scan: Record<string, string>): ProjectDocument {
       links: [],
       network: { kind: 'ethernet', ...LINK },
     },
-    mapping: { src: 'cpu@hx', scan1: workers, check: 'cpu@hx' } as ProjectDocument['mapping'],
+    mapping: { src: 'cpu@hx', scan1: workers, check: 'cpu@hx' },
     options: { overlap: false, iterations: 4, sync: 'barrier' },
-  } as ProjectDocument;
+  };
 }
 
 /** Seconds of one mat.mulmod application (k = 3) on a worker: its cost hint at the worker's rates. */
@@ -56,7 +56,7 @@ function perApplication(): number {
 }
 
 /** The scan's firings in the predicted timeline: per iteration, its `scan1` slices' span (the same on every worker's lane). */
-function scanSlices(doc: ProjectDocument, sync: SyncMode) {
+function scanSlices(doc: WrittenDocument, sync: SyncMode) {
   const r = predict(doc, { sync });
   if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
   const p = r.prediction.noOverlap!;
