@@ -23,7 +23,7 @@ import { nodeId } from '../ids.js';
 // Every token edge addresses single elements: `of` is the port's element count (validate accepts
 // an `of` that refines the port's rate). Runs after rates (the scan node must fire once per
 // iteration); its PE list was set aside before tasks (`takeScanMappings`). Eager execution: each
-// node waits only for its own inputs (the ordinary self-timed run). Rounds execution: a
+// node waits only for its own inputs, inside the scan's one firing (below). Rounds execution: a
 // `scan.barrier` node per network level (`scan1/barrier.r2`, on worker 0's PE) receives every
 // operand of the level and one token of each node of the level before, and relays them; the
 // level's nodes read their operands from it (plan.ts, withBarriers). A relay kernel rather than
