@@ -108,6 +108,8 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
       return fail(`${nodeAt(i)}.params${kernel.params.ports ? '.ports' : ''}`, `node "${n.id}" (${kernel.id}): ${e instanceof Error ? e.message : String(e)}`, 'declare its ports as the kernel describes');
     }
     const m: ModelNode = { id: nodeId(n.id), index: i, kernel: own, params, pe: peId(''), peIndex: -1 };
+    const mark = lowered.scanMarks?.[i];
+    if (mark) m.scan = mark;
     if (n.requires?.length) {
       const r = parseRequires(n.requires, `${nodeAt(i)}.requires`);
       out.push(...r.diagnostics);
