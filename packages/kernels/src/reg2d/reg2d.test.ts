@@ -211,4 +211,21 @@ describe('reg2d: the WGSL against the CPU twin (llvmpipe)', () => {
     expect(past.report?.ok).toBe(false);
     expect(past.report?.message).toMatch(/\[0, 1\] \(\+\) \[2, 2\] gave a non-finite result/);
   }, 120_000);
+
+  it('a long block on llvmpipe: 64 elements at eps 1e-8 scanned in one firing (one application per dispatch, within the device\'s loop budget); every prefix within 0.25 px of the twin and 0.5 px of the truth', async () => {
+    const n = 64;
+    const fine = { eps: 1e-8, iterations: 50 };
+    const { data, drift } = framesOf(n + 1, { seed: 1 });
+    const xs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: n + 1, first: 0, count: n, ...fine }, { frames: data }).outputs.out as Uint32Array;
+    const params = { ...composeParams(n + 1, 'scan', n), ...fine };
+    const gpu = await onGpu('reg2d.compose', params, { in: xs, frames: data });
+    expect(gpu.report?.ok, gpu.report?.message).toBe(true);
+    const cpu = runCpu(getKernel('reg2d.compose'), params, { in: xs, frames: data });
+    for (let i = 0; i < n; i++) {
+      const y = element(gpu.outputs.out, i);
+      expect([y.lo, y.hi]).toEqual([0, i]);
+      expect(shift(y.phi, element(cpu.outputs.out, i).phi), `prefix ${i} against the twin`).toBeLessThan(0.25);
+      expect(shift(y.phi, trueTransform(drift, 0, i + 1)), `prefix ${i} against the truth`).toBeLessThan(0.5);
+    }
+  }, 300_000);
 });
