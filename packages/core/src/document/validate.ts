@@ -10,6 +10,7 @@ import { checkShape, describe } from './shape.js';
 import type { InitSpec, ProjectDocument, WrittenDocument } from './types.js';
 import { successorLists } from '../util/csr.js';
 import { failingClause, parseRequires } from '../run/requires.js';
+import { modelContextProblems } from '../scan/context.js';
 
 /** Every mistake in a document, each naming the element and the fix; empty when valid. */
 export function validate(doc: unknown, opts: LowerOptions = {}): Diagnostic[] {
@@ -306,6 +307,8 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
       fail(edgeAt(i), `no architecture path from ${a} to ${b}`, `add a link between them, or map "${from.id}" and "${to.id}" to connected PEs`);
     }
   }
+  // A scan's replicated context against its workers' PE memory, named by the scan (scan/context.ts).
+  out.push(...modelContextProblems(model));
   return model;
 }
 
