@@ -140,8 +140,8 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
             <tbody>
               <tr><td>work</td><td data-testid="scan-work"><b>{model.work}</b> applications</td></tr>
               <tr><td>messages</td><td data-testid="scan-messages">{model.messages}</td></tr>
-              <tr><td>span</td><td data-testid="scan-span">{model.span.levels} levels ({model.span.levelsCounted} with identities) · depth <b>{model.span.depth}</b></td></tr>
-              <tr><td>speedup</td><td data-testid="scan-speedup">(N − 1) / depth = <b>{fmt(model.speedup)}</b></td></tr>
+              <tr><td>span</td><td data-testid="scan-span">{model.span.levels} levels ({model.span.levelsCounted} with identities) · depth {model.span.depth} · each worker one PE <b>{model.span.serialised}</b></td></tr>
+              <tr><td>speedup</td><td data-testid="scan-speedup">(N − 1) / span = <b>{fmt(model.speedup)}</b> <span className="muted">(over the dataflow depth: {fmt(model.speedupDataflow)})</span></td></tr>
               {best && <tr><td>best p</td><td data-testid="scan-best">{best.p} <span className="muted">(speedup {fmt(best.speedup)}; p ≤ {maxP})</span></td></tr>}
               <tr><td>network</td><td data-testid="scan-network-part">{model.networkPart.applications} applications ({model.networkPart.fired} fired) in {model.networkPart.levels} levels, on the {p} block totals</td></tr>
               <tr><td>nodes</td><td>{model.nodes} expanded nodes (one firing each)</td></tr>
