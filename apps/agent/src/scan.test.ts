@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, operatorApplications, scanBarriers, scanModel, scanPlan, type ImplementationGraph, type ProjectDocument, type RunResult, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type TraceEvent } from '@pipeloom/core';
+import { barrierSlice, NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, SYNC_MODES, operatorApplications, scanBarriers, scanModel, scanPlan, type ImplementationGraph, type ProjectDocument, type RunResult, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type SyncMode, type TraceEvent } from '@pipeloom/core';
 import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
 
@@ -10,7 +10,8 @@ import { compileOrThrow, connect, example } from './testing/fixtures.js';
 // mat.mulmod (k = 3): the checkers pass, every expanded node fires once per iteration, and each
 // worker fires the nodes and applications core's scanModel gives it. A deploy costs seconds
 // (devices and pipelines on llvmpipe) whatever its size, so one document holds the 20 scans of
-// an operator side by side, fed by one source; it runs under both compile strategies. The
+// an operator side by side, fed by one source; it runs under both compile strategies and both
+// sync modes (barrier mode: no cluster-wide barrier inside the scans' one firing). The
 // source and half the checkers run on GPU PEs (their WGSL), the rest on CPUs (their twins).
 
 const agentsOf = agentsForSuite(['h0', 'h1']);
@@ -74,13 +75,18 @@ function perWorker(events: TraceEvent[], c: Case, plan: ReturnType<typeof scanPl
 }
 
 /** Runs `ig` on the suite's agents after checking they serve it; the run must end well. */
-async function runChecked(ig: ImplementationGraph): Promise<RunResult> {
+async function runChecked(ig: ImplementationGraph, sync: SyncMode): Promise<RunResult> {
   const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
   try {
     expect(c.check(ig)).toEqual([]);
-    const r = await c.run(ig, { iterations: ITERATIONS }).done;
+    const r = await c.run(ig, { iterations: ITERATIONS, sync }).done;
     expect(r.failure).toBeUndefined();
     expect(r.ok).toBe(true);
+    if (sync === 'barrier') {
+      // A scan is one firing: inside it (phases without a barrier) no cluster-wide barrier is taken.
+      const taken = new Set(r.events.filter((e) => e.kind === 'barrier').map((e) => e.name));
+      ig.phases.forEach((name, f) => expect(taken.has(barrierSlice(name)), `barrier after phase ${name}`).toBe(ig.phaseBarriers?.[f] ?? true));
+    }
     return r;
   } finally {
     c.close();
@@ -88,58 +94,60 @@ async function runChecked(ig: ImplementationGraph): Promise<RunResult> {
 }
 
 describe(`scans of ${N} elements on ${WORKERS.join(', ')} (two agents), every network x strategy x output`, () => {
-  for (const operator of ['scan.range', 'mat.mulmod'] as const)
-    for (const overlap of [false, true]) {
-      it(`${operator} ${overlap ? 'with' : 'without'} overlap: the checkers pass, one fire per expanded node per iteration, each worker as the model says`, async () => {
-        const ig = compileOrThrow(scansDoc(operator), overlap);
-        const r = await runChecked(ig);
-        const fired = new Map<string, number[]>();
-        for (const e of r.events) if (e.kind === 'fire' && e.node) (fired.get(e.node) ?? fired.set(e.node, []).get(e.node)!).push(e.iteration);
-        for (const node of ig.order) expect(fired.get(node)?.sort((a, b) => a - b), node).toEqual(range(ITERATIONS));
+  for (const sync of SYNC_MODES)
+    for (const operator of ['scan.range', 'mat.mulmod'] as const)
+      for (const overlap of [false, true]) {
+        it(`${operator} ${overlap ? 'with' : 'without'} overlap, ${sync}: the checkers pass, one fire per expanded node per iteration, each worker as the model says`, async () => {
+          const ig = compileOrThrow(scansDoc(operator), overlap);
+          const r = await runChecked(ig, sync);
+          const fired = new Map<string, number[]>();
+          for (const e of r.events) if (e.kind === 'fire' && e.node) (fired.get(e.node) ?? fired.set(e.node, []).get(e.node)!).push(e.iteration);
+          for (const node of ig.order) expect(fired.get(node)?.sort((a, b) => a - b), node).toEqual(range(ITERATIONS));
+          for (const k of CASES) {
+            const what = `${k.network} ${k.strategy} ${k.output}`;
+            const plan = scanPlan(N, WORKERS.length, k.network, k.strategy, k.output);
+            const model = scanModel(N, WORKERS.length, k.network, k.strategy, k.output, 'eager');
+            expect(ig.order.filter((id) => id.startsWith(`${k.id}/`)).sort(), what).toEqual(plan.nodes.map((n) => `${k.id}/${n.key}`).sort());
+            expect(perWorker(r.events, k, plan), what).toEqual({
+              nodes: model.workers.map((w) => w.nodes),
+              applications: model.workers.map((w) => w.local.applications + w.network.applications + w.prop.applications),
+            });
+          }
+        }, 120_000);
+      }
+
+  for (const sync of SYNC_MODES)
+    for (const operator of ['scan.range', 'mat.mulmod'] as const)
+      it(`${operator} in rounds, ${sync}: the checkers pass, each worker as the model says, and no node of a level starts before the whole level before it ended`, async () => {
+        const ig = compileOrThrow(scansDoc(operator, 'rounds'), false);
+        const r = await runChecked(ig, sync);
+        const fires = r.events.filter((e) => e.kind === 'fire' && e.node);
         for (const k of CASES) {
           const what = `${k.network} ${k.strategy} ${k.output}`;
           const plan = scanPlan(N, WORKERS.length, k.network, k.strategy, k.output);
-          const model = scanModel(N, WORKERS.length, k.network, k.strategy, k.output, 'eager');
-          expect(ig.order.filter((id) => id.startsWith(`${k.id}/`)).sort(), what).toEqual(plan.nodes.map((n) => `${k.id}/${n.key}`).sort());
+          const { barriers } = scanBarriers(plan);
+          const model = scanModel(N, WORKERS.length, k.network, k.strategy, k.output, 'rounds');
+          expect(ig.order.filter((id) => id.startsWith(`${k.id}/`)).sort(), what).toEqual([...plan.nodes.map((n) => `${k.id}/${n.key}`), ...barriers.map((b) => `${k.id}/${b.key}`)].sort());
           expect(perWorker(r.events, k, plan), what).toEqual({
             nodes: model.workers.map((w) => w.nodes),
             applications: model.workers.map((w) => w.local.applications + w.network.applications + w.prop.applications),
           });
-        }
-      }, 120_000);
-    }
-
-  for (const operator of ['scan.range', 'mat.mulmod'] as const)
-    it(`${operator} in rounds: the checkers pass, each worker as the model says, and no node of a level starts before the whole level before it ended`, async () => {
-      const ig = compileOrThrow(scansDoc(operator, 'rounds'), false);
-      const r = await runChecked(ig);
-      const fires = r.events.filter((e) => e.kind === 'fire' && e.node);
-      for (const k of CASES) {
-        const what = `${k.network} ${k.strategy} ${k.output}`;
-        const plan = scanPlan(N, WORKERS.length, k.network, k.strategy, k.output);
-        const { barriers } = scanBarriers(plan);
-        const model = scanModel(N, WORKERS.length, k.network, k.strategy, k.output, 'rounds');
-        expect(ig.order.filter((id) => id.startsWith(`${k.id}/`)).sort(), what).toEqual([...plan.nodes.map((n) => `${k.id}/${n.key}`), ...barriers.map((b) => `${k.id}/${b.key}`)].sort());
-        expect(perWorker(r.events, k, plan), what).toEqual({
-          nodes: model.workers.map((w) => w.nodes),
-          applications: model.workers.map((w) => w.local.applications + w.network.applications + w.prop.applications),
-        });
-        // Per iteration: level L's first start is after the last end of level L - 1 (the local stage before level 1).
-        const levels = [...new Set(plan.nodes.filter((n) => n.stage === 'network').map((n) => n.level!))].sort((a, b) => a - b);
-        for (let it = 0; it < ITERATIONS; it++) {
-          const of = (keys: string[]) => fires.filter((e) => e.iteration === it && keys.some((key) => e.node === `${k.id}/${key}`));
-          let before = plan.nodes.filter((n) => n.stage === 'local').map((n) => n.key);
-          for (const level of levels) {
-            const members = plan.nodes.filter((n) => n.stage === 'network' && n.level === level).map((n) => n.key);
-            const ended = Math.max(...of(before).map((e) => e.end));
-            const started = Math.min(...of(members).map((e) => e.start));
-            expect(of(before).length, `${what} iteration ${it} before level ${level}`).toBe(before.length);
-            expect(started, `${what} iteration ${it}: level ${level} started before the level before it ended`).toBeGreaterThanOrEqual(ended);
-            before = members;
+          // Per iteration: level L's first start is after the last end of level L - 1 (the local stage before level 1).
+          const levels = [...new Set(plan.nodes.filter((n) => n.stage === 'network').map((n) => n.level!))].sort((a, b) => a - b);
+          for (let it = 0; it < ITERATIONS; it++) {
+            const of = (keys: string[]) => fires.filter((e) => e.iteration === it && keys.some((key) => e.node === `${k.id}/${key}`));
+            let before = plan.nodes.filter((n) => n.stage === 'local').map((n) => n.key);
+            for (const level of levels) {
+              const members = plan.nodes.filter((n) => n.stage === 'network' && n.level === level).map((n) => n.key);
+              const ended = Math.max(...of(before).map((e) => e.end));
+              const started = Math.min(...of(members).map((e) => e.start));
+              expect(of(before).length, `${what} iteration ${it} before level ${level}`).toBe(before.length);
+              expect(started, `${what} iteration ${it}: level ${level} started before the level before it ended`).toBeGreaterThanOrEqual(ended);
+              before = members;
+            }
           }
         }
-      }
-    }, 120_000);
+      }, 120_000);
 
   it('a checker expecting another output fails the run, naming its host, node and first bad element', async () => {
     const doc = example('scan-mulmod');

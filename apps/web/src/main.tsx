@@ -8,6 +8,7 @@ import { startCompiler } from './worker/client.js';
 import { autosave, fromValue, restoreAutosave } from './shell/documents.js';
 import { examples } from './shell/examples.js';
 import { appRun } from './run/store.js';
+import { followRuns } from './scan/history.js';
 
 // Start where the user left off; a first visit opens the P-I-I-C example.
 const restored = restoreAutosave();
@@ -28,6 +29,8 @@ addEventListener('beforeunload', () => autosave(projectStore.getState().doc));
 const observe = () => appRun.observe({ revision: projectStore.getState().revision, loads: projectStore.getState().loads });
 observe();
 projectStore.subscribe(observe);
+// Each run's measured scan speedups, kept for the speedup chart across runs and edits.
+followRuns(appRun, () => projectStore.getState().doc);
 
 startCompiler();
 

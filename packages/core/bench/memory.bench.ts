@@ -42,7 +42,7 @@ function passes(doc: unknown, overlapOption?: boolean): Passes {
   const { nodes: order } = schedule(model);
   const { buffers, links, table } = insertBuffers(model, order, new Router(model));
   assignDepth(buffers, overlap);
-  const plan = planPhases(model, buffers, table, overlap, links);
+  const plan = planPhases(model, order, buffers, table, overlap, links);
   const lat = computeLatency(model, order, buffers, table, plan, overlap);
   layoutJoins(model, order, buffers, table, lat);
   return { model, order, buffers, table, plan, lat, overlap };

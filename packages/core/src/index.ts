@@ -16,7 +16,7 @@ export type { Model, ModelNode, ModelEdges, EdgeLists, ModelPe } from './documen
 // Scan macro-nodes: the networks, the plan the expansion writes, its model (the inspector's numbers).
 export { buildNetwork, networkStats, resolveNetwork, NETWORKS, NETWORK_ALIASES, IDENTITY, type Network, type NetworkStats, type ScanNetwork, type Application, type NetworkValue } from './scan/networks.js';
 export { scanPlan, withBarriers as scanBarriers, blocks as scanBlocks, applications as operatorApplications, STRATEGIES as SCAN_STRATEGIES, OUTPUTS as SCAN_OUTPUTS, EXECUTIONS as SCAN_EXECUTIONS, type ScanPlan, type PlanNode, type BarrierNode as ScanBarrierNode, type ScanStrategy, type ScanOutput, type ScanExecution, type OperatorMode } from './scan/plan.js';
-export { scanModel, speedupCurve, networkModel, type ScanModel, type WorkerModel, type StageCounts } from './scan/model.js';
+export { scanModel, speedupCurve, networkModel, type ScanModel, type SpeedupPoint, type WorkerModel, type StageCounts } from './scan/model.js';
 export { simulateScan, MAX_SIMULATED_NODES, type ScanSimulation, type ScanCosts, type MeanCosts, type ReplayCosts, type SimulateOptions as ScanSimulateOptions, type LinkCost as ScanLinkCost, type WorkerTime } from './scan/simulate.js';
 export { SCAN_PARAMS, MAX_SCAN_WORKERS, MAX_SCAN_ELEMENTS, type BinarySpec } from './document/scan.js';
 
@@ -33,7 +33,7 @@ export { mulberry32, randomInt } from './util/random.js';
 
 export { simulate, type SimulationResult, type SimulateOptions } from './compile/simulate.js';
 export * from './run/contract.js';
-export { predict, predictStrategy, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction, type PhaseTime } from './predict/predict.js';
+export { predict, predictStrategy, SCAN_LANE, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction, type PhaseTime } from './predict/predict.js';
 export { nodeTime, transferTime, DEFAULT_RATES, type TimingOptions } from './predict/timing.js';
 export { toChromeTrace, traceMetadata, type ChromeTrace, type ChromeEvent, type TraceMetadata } from './trace/chrome.js';
 export { readChromeTrace, TRACE_FILE_LIMITS, type ReadTraceResult, type TraceFileLimits } from './trace/chrome-read.js';

@@ -263,3 +263,77 @@ describe('an operator reading the operands\' ranges and counting its application
     expect(refused({ ...def('f32'), binary: { ...def('f32').binary, payload: 'f64' } })).toEqual([expect.stringContaining('binary.payload')]);
   }, 60_000);
 });
+
+describe('a device\'s loop budget (llvmpipe ends an invocation\'s loops after 65535 iterations in all)', () => {
+  let t: TestDevice;
+  beforeAll(async () => {
+    t = await createTestDevice();
+  });
+  afterAll(() => t?.destroy());
+
+  // x (+) y = x + y + [s = 0xdeadbeef] mod 2^32, s a sum over `spin` loop iterations: exact on
+  // both sides, and each application spends `spin` of the WGSL's loop budget.
+  const spinning = (spin: number, dispatchElements?: number) =>
+    defineBinaryKernel({
+      id: `test.spin${spin}x${dispatchElements ?? 0}`,
+      version: '1.0.0',
+      description: 'Adds, after a loop of spin iterations.',
+      params: {},
+      words: () => 1,
+      binary: { associativity: 'exact', commutative: true },
+      apply: {
+        cpu: (a, b, out) => {
+          let s = 0;
+          for (let i = 0; i < spin; i++) s = (s + ((b[0] ^ i) >>> 0)) >>> 0;
+          out[0] = (a[0] + b[0] + (s === 0xdeadbeef ? 1 : 0)) >>> 0;
+        },
+        wgsl: `fn op_apply(lane: u32, lanes: u32) {
+  var s = 0u;
+  for (var i = 0u; i < ${spin}u; i++) { s += op_b[0] ^ i; }
+  if (lane == 0u) { op_out[0] = op_a[0] + op_b[0] + select(0u, 1u, s == 0xdeadbeefu); }
+}`,
+        dispatchElements,
+      },
+      cost: () => ({ flops: spin, bytes: 0 }),
+    });
+  const block = Uint32Array.from([0, 0, 5, 1, 1, 7, 2, 2, 11, 3, 3, 13]);
+
+  it('a walk whose applications spend more than the budget in one dispatch fails its firing naming the budget; one application per dispatch walks it all, equal to the twin', async () => {
+    const params: Params = { mode: 'scan', count: 4 };
+    const one = await GpuRunner.create(t.device, spinning(40_000), params);
+    try {
+      const r = await one.fire({ in: block });
+      expect(r.report?.ok).toBe(false);
+      expect(r.report?.message).toMatch(/mode "scan": the dispatch stopped before its end \(\d of 4 elements done; the device cut it short: llvmpipe ends an invocation's loops after 65535 iterations in all/);
+    } finally {
+      one.destroy();
+    }
+    const chunked = spinning(40_000, 1);
+    const run = await GpuRunner.create(t.device, chunked, params);
+    try {
+      const r = await run.fire({ in: block });
+      expect(r.report).toEqual({ ok: true });
+      const cpu = runCpu(chunked, params, { in: block });
+      expect(Array.from(r.outputs.out)).toEqual(Array.from(cpu.outputs.out));
+      expect(Array.from(r.outputs.total)).toEqual([0, 3, 36]);
+    } finally {
+      run.destroy();
+    }
+  }, 120_000);
+
+  it('one application past the budget fails its firing rather than giving what its cut loops left', async () => {
+    for (const [mode, inputs] of [
+      ['apply', { a: Uint32Array.from([0, 0, 5]), b: Uint32Array.from([1, 1, 7]) }],
+      ['propagate', { prefix: Uint32Array.from([0, 0, 5]), block: Uint32Array.from([1, 1, 7, 1, 2, 18]) }],
+    ] as const) {
+      const run = await GpuRunner.create(t.device, spinning(70_000, 1), { mode, count: 2 });
+      try {
+        const r = await run.fire(inputs);
+        expect(r.report?.ok, mode).toBe(false);
+        expect(r.report?.message).toContain(`mode "${mode}": the dispatch stopped before its end (0 of ${mode === 'apply' ? 1 : 2} elements done`);
+      } finally {
+        run.destroy();
+      }
+    }
+  }, 120_000);
+});

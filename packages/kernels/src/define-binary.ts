@@ -44,10 +44,19 @@ export interface BinaryApply {
    * operator's iterations), at most MAX_COUNTERS; the firing's report carries them as `values`.
    */
   counters?: readonly string[];
+  /**
+   * Elements one dispatch walks at most in modes scan, reduce and exclusive (default
+   * DISPATCH_ELEMENTS); the walk goes on in the next dispatch from where it stopped. A device
+   * may bound the loop iterations of one invocation (llvmpipe: 65535, all loops together), so
+   * an operator whose application loops a lot walks fewer (reg2d.compose: 1).
+   */
+  dispatchElements?: number;
 }
 
 /** Counters an operator may declare: they ride in the status buffer after its 8 words. */
 export const MAX_COUNTERS = 8;
+/** Elements a dispatch walks at most unless the operator says fewer (the walk's own loops: a few per element). */
+export const DISPATCH_ELEMENTS = 256;
 
 export type BinaryKernelDefinition = BinaryOperatorSpec & { apply: BinaryApply };
 
@@ -80,6 +89,8 @@ function applyProblems(id: string, apply: BinaryApply | undefined, spec: KernelS
   }
   if (apply.counters !== undefined && (!Array.isArray(apply.counters) || apply.counters.length > MAX_COUNTERS || !apply.counters.every((c) => typeof c === 'string' && /^[a-z][a-z0-9_]*$/i.test(c)) || new Set(apply.counters).size !== apply.counters.length))
     bad('apply.counters', `${JSON.stringify(apply.counters)} is not a list of at most ${MAX_COUNTERS} distinct names`, 'give counters: ["iterations"] (letters, digits, _)');
+  if (apply.dispatchElements !== undefined && !(Number.isSafeInteger(apply.dispatchElements) && apply.dispatchElements >= 1))
+    bad('apply.dispatchElements', `${JSON.stringify(apply.dispatchElements)} is not a whole number >= 1`, 'give dispatchElements: 1 for an application that loops a lot, or leave it out');
   if (typeof apply.cpu !== 'function') bad('apply.cpu', 'is not a function', 'give cpu: (a, b, out, params, context) => void, writing a (+) b\'s payload into out');
   if (typeof apply.wgsl !== 'string' && typeof apply.wgsl !== 'function') {
     bad('apply.wgsl', 'is neither WGSL text nor a function of the params giving it', 'give wgsl: "fn op_apply(lane: u32, lanes: u32) { ... }"');
@@ -243,6 +254,7 @@ function moduleSource(id: string, mode: BinaryMode, params: Params, op: BinaryOp
   const W = op.words(params);
   const m = mode === 'apply' ? 1 : Number(params.count);
   const N = Math.max(W, 1);
+  const chunk = Math.min(m, apply.dispatchElements ?? DISPATCH_ELEMENTS);
   const contextNames = new Set(op.context.map((p) => p.name));
   const lines = ports.inputs.map((p, i) => (contextNames.has(p.name) ? `@group(0) @binding(${i}) var<storage, read> ${p.name}: array<${wgslElement(p, params)}>;` : `@group(0) @binding(${i}) var<storage, read> pl_${p.name}: array<u32>;`));
   ports.outputs.forEach((p, i) => lines.push(`@group(0) @binding(${ports.inputs.length + i}) var<storage, read_write> pl_${p.name}: array<u32>;`));
@@ -264,6 +276,9 @@ var<workgroup> op_out: array<u32, ${N}>;
 var<workgroup> pl_acc: array<u32, ${W + 2}>;
 var<workgroup> pl_case: u32;
 var<workgroup> op_range: vec4<u32>;
+var<workgroup> pl_start: u32;
+var<workgroup> pl_two: u32;
+var<workgroup> pl_cut: u32;
 ${identity}
 ${lines.join('\n')}
 
@@ -273,6 +288,16 @@ fn op_count(i: u32, v: u32) {
 }
 
 ${text}
+
+// Whether the device's loop budget ran out (llvmpipe ends every loop of an invocation after
+// 65535 iterations in all, silently): each lane runs a loop of pl_two (2, set at run time)
+// iterations; one that ran fewer means the loops before it may have ended early too.
+fn pl_spent() -> bool {
+  var k = 0u;
+  for (var i = 0u; i < pl_two; i++) { k++; }
+  if (k != pl_two) { pl_cut = 1u; }
+  return workgroupUniformLoad(&pl_cut) != 0u;
+}
 
 // 0: apply; 1: the left is empty (take the right); 2: the right is empty (keep the left); 3: refused.
 fn pl_decide(llo: u32, lhi: u32, rlo: u32, rhi: u32) -> u32 {
@@ -337,6 +362,8 @@ fn apply(@builtin(local_invocation_index) lane: u32) {
     let c = pl_decide(pl_a[0], pl_a[1], pl_b[0], pl_b[1]);
     if (c == 3u) { pl_refuse(0u, pl_a[0], pl_a[1], pl_b[0], pl_b[1]); }
     pl_case = c;
+    pl_two = 2u;
+    pl_cut = 0u;
   }
   let c = workgroupUniformLoad(&pl_case);
   if (c == 3u) { return; }
@@ -346,6 +373,7 @@ fn apply(@builtin(local_invocation_index) lane: u32) {
   } else {
     ${copy('pl_a', '0u', 'pl_out', '0u')}
   }
+  if (pl_spent()) { return; }
   if (lane == 0u) { pl_status[7] = 1u; }
 }
 `;
@@ -361,6 +389,8 @@ fn propagate(@builtin(local_invocation_index) lane: u32, @builtin(workgroup_id) 
     // The smallest refused element wins; fetch records its ranges.
     if (c == 3u) { atomicMax(&pl_status[6], PL_M - j); }
     pl_case = c;
+    pl_two = 2u;
+    pl_cut = 0u;
   }
   let c = workgroupUniformLoad(&pl_case);
   if (c == 3u) { return; }
@@ -370,7 +400,7 @@ fn propagate(@builtin(local_invocation_index) lane: u32, @builtin(workgroup_id) 
   } else {
     ${copy('pl_prefix', '0u', 'pl_out', 'base')}
   }
-  workgroupBarrier();
+  if (pl_spent()) { return; }
   if (lane == 0u) { atomicAdd(&pl_status[7], 1u); }
 }
 
@@ -389,14 +419,29 @@ fn fetch() {
 `;
   }
   // scan, reduce, exclusive: one workgroup walks the block; pl_acc is the running element,
-  // from the symbolic identity (EMPTY, payload: the identity for exclusive, else zeros).
+  // from the symbolic identity (EMPTY, payload: the identity for exclusive, else zeros). Each
+  // dispatch walks up to PL_CHUNK elements from word 7 (elements done), keeping the running
+  // element in pl_total in between; a refusal, or a dispatch whose loop budget ran out (word 6),
+  // ends the walk.
   return `${head}${record}${finite}
+const PL_CHUNK: u32 = ${chunk}u;
 @compute @workgroup_size(${LANES})
 fn ${mode}(@builtin(local_invocation_index) lane: u32) {
-  if (lane == 0u) { pl_acc[0] = ${EMPTY_LO}u; pl_acc[1] = ${EMPTY_HI}u; }
-  for (var i = lane; i < OP_W; i += PL_LANES) { pl_acc[2u + i] = ${mode === 'exclusive' ? 'pl_id[i]' : '0u'}; }
+  if (lane == 0u) {
+    pl_start = select(pl_status[7], PL_M, pl_status[0] != 0u || pl_status[6] != 0u);
+    pl_two = 2u;
+    pl_cut = 0u;
+  }
+  let start = workgroupUniformLoad(&pl_start);
+  if (start >= PL_M) { return; }
+  if (start == 0u) {
+    if (lane == 0u) { pl_acc[0] = ${EMPTY_LO}u; pl_acc[1] = ${EMPTY_HI}u; }
+    for (var i = lane; i < OP_W; i += PL_LANES) { pl_acc[2u + i] = ${mode === 'exclusive' ? 'pl_id[i]' : '0u'}; }
+  } else {
+    ${copy('pl_total', '0u', 'pl_acc', '0u')}
+  }
   workgroupBarrier();
-  for (var j = 0u; j < PL_M; j++) {
+  for (var j = start; j < min(start + PL_CHUNK, PL_M); j++) {
     let base = j * PL_E;
     ${mode === 'exclusive' ? copy('pl_acc', '0u', 'pl_out', 'base') : ''}
     if (lane == 0u) {
@@ -411,6 +456,10 @@ fn ${mode}(@builtin(local_invocation_index) lane: u32) {
       ${copy('pl_in', 'base', 'pl_acc', '0u')}
     }
     workgroupBarrier();
+    if (pl_spent()) {
+      if (lane == 0u) { pl_status[6] = 1u; }
+      return;
+    }
     ${mode === 'scan' ? copy('pl_acc', '0u', 'pl_out', 'base') : ''}
     if (lane == 0u) { pl_status[7] += 1u; }
   }
@@ -419,17 +468,18 @@ fn ${mode}(@builtin(local_invocation_index) lane: u32) {
 `;
 }
 
-/** The dispatches of one firing: one workgroup walking the block, or (propagate) one per element, then the one-invocation fetch. */
-function dispatches(mode: BinaryMode, m: number): DispatchInfo[] {
+/** The dispatches of one firing: one workgroup walking the block in chunks of `chunk` elements, or (propagate) one per element, then the one-invocation fetch. */
+function dispatches(mode: BinaryMode, m: number, chunk: number): DispatchInfo[] {
   if (mode === 'propagate') return [{ module: 'propagate', workgroups: [m, 1, 1] }, { module: 'propagate', workgroups: [1, 1, 1] }];
-  return [{ module: mode, workgroups: [1, 1, 1] }];
+  if (mode === 'apply') return [{ module: mode, workgroups: [1, 1, 1] }];
+  return Array.from({ length: Math.ceil(m / chunk) }, () => ({ module: mode, workgroups: [1, 1, 1] as [number, number, number] }));
 }
 
 function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: BinaryApply, shown: Record<string, string>): GpuImplementation {
   const id = spec.id;
   return {
     wgsl: shown,
-    dispatches: (p) => dispatches(String(p.mode) as BinaryMode, Number(p.count)),
+    dispatches: (p) => dispatches(String(p.mode) as BinaryMode, Number(p.count), apply.dispatchElements ?? DISPATCH_ELEMENTS),
     async prepare(device: GPUDevice, params: Params): Promise<GpuExecutor> {
       const mode = String(params.mode) as BinaryMode;
       let ports: { inputs: PortSpec[]; outputs: PortSpec[] };
@@ -443,7 +493,7 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
       const E = W + 2;
       const block = (mode === 'apply' ? 1 : m) * E * 4;
       if (block > device.limits.maxStorageBufferBindingSize) throw new KernelError(id, `a block of ${m} elements of ${E} words is ${block} bytes; this device binds at most ${device.limits.maxStorageBufferBindingSize} (use fewer elements per block: more workers)`);
-      const shared = (4 * W + 10) * 4;
+      const shared = (4 * W + 13) * 4;
       if (shared > device.limits.maxComputeWorkgroupStorageSize) throw new KernelError(id, `${W} payload words need ${shared} bytes of workgroup memory; this device has ${device.limits.maxComputeWorkgroupStorageSize}`);
       const source = moduleSource(id, mode, params, op, ports, apply);
       const entries: GPUBindGroupLayoutEntry[] = [
@@ -455,25 +505,27 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
       const main = await createPipeline(device, id, mode, source, mode, layout);
       const fetch = mode === 'propagate' ? await createPipeline(device, id, mode, source, 'fetch', layout) : undefined;
       // Zeroed at creation and never cleared: the first refusal stays (a run stops at it).
-      // Counters follow the 8 status words; they and word 7 (elements done)
-      // are cleared before each firing, the refusal record (words 0 .. 6) never.
+      // Counters follow the 8 status words; they, word 7 (elements done) and word 6 (a walk's
+      // dispatch ran out of loop budget; propagate: the smallest refused element, fetched in
+      // the same firing) are cleared before each firing, the refusal record (words 0 .. 5) never.
       const counters = apply.counters ?? [];
       const size = 32 + 4 * counters.length;
       const status = device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: `${id}/status` });
       const staging = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `${id}/status-read` });
-      const plan = dispatches(mode, m);
+      const plan = dispatches(mode, m, apply.dispatchElements ?? DISPATCH_ELEMENTS);
+      // Propagate: its dispatch, then fetch's; other modes: every dispatch is main's (a walk's chunks).
+      const passes: [GPUComputePipeline, DispatchInfo[]][] = fetch ? [[main, [plan[0]]], [fetch, [plan[1]]]] : [[main, plan]];
       return {
         encode(encoder, firing) {
           const buffers = [...ports.inputs.map((p) => firing.inputs[p.name]), ...ports.outputs.map((p) => firing.outputs[p.name]), status];
-          encoder.clearBuffer(status, 28, 4 + 4 * counters.length);
-          [main, fetch].forEach((pipeline, i) => {
-            if (!pipeline) return;
+          encoder.clearBuffer(status, 24, 8 + 4 * counters.length);
+          for (const [pipeline, list] of passes) {
             const pass = encoder.beginComputePass({ label: `${id}/${mode}` });
             pass.setPipeline(pipeline);
             pass.setBindGroup(0, bindGroup(device, pipeline, buffers));
-            pass.dispatchWorkgroups(...plan[i].workgroups);
+            for (const d of list) pass.dispatchWorkgroups(...d.workgroups);
             pass.end();
-          });
+          }
           encoder.copyBufferToBuffer(status, 0, staging, 0, size);
         },
         async report() {
@@ -487,7 +539,7 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
             // reached its end (propagate): the device cut the dispatch short.
             const expected = mode === 'apply' ? 1 : m;
             if (s[7] === expected) return counters.length ? { ok: true, values: sums } : { ok: true };
-            return { ok: false, message: `kernel "${id}": mode "${mode}": the dispatch stopped before its end (${s[7]} of ${expected} elements done; the device cut it short, e.g. a watchdog on long dispatches): give a block fewer elements (more workers) or make the applications cheaper`, values: { finished: s[7], expected, ...sums } };
+            return { ok: false, message: `kernel "${id}": mode "${mode}": the dispatch stopped before its end (${s[7]} of ${expected} elements done; the device cut it short: llvmpipe ends an invocation's loops after 65535 iterations in all, other devices may have a watchdog): make one application cheaper (fewer iterations), or give a block fewer elements (more workers)`, values: { finished: s[7], expected, ...sums } };
           }
           if (s[0] === 2) return { ok: false, message: `kernel "${id}": ${nonFiniteResult(mode, port, s[1], [s[2], s[3]], [s[4], s[5]])}`, values: { element: s[1], left: [s[2], s[3]], right: [s[4], s[5]], ...sums } };
           return { ok: false, message: `kernel "${id}": ${rangeViolation(mode, port, s[1], [s[2], s[3]], [s[4], s[5]])}`, values: { element: s[1], left: [s[2], s[3]], right: [s[4], s[5]], ...sums } };

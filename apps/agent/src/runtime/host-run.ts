@@ -289,11 +289,11 @@ export class HostRun {
           if (it >= 0 && it < iterations) work.push(this.hostToHost(t, k, it));
         }
         if (work.length) await this.guard(Promise.all(work));
-        if (this.phases[p].barrier) {
-          await this.guard(gather(this.sync, this.workers.length));
-          await this.guard(this.barrier.arrive(k * this.phases.length + p));
-          release(this.sync);
-        }
+        // The host meets at the end of every phase; a phase without a barrier (inside a scan's
+        // firing) skips only the cluster-wide step (pe-worker.ts `loop`).
+        await this.guard(gather(this.sync, this.workers.length));
+        if (this.phases[p].barrier) await this.guard(this.barrier.arrive(k * this.phases.length + p));
+        release(this.sync);
       }
       this.cycle = k + 1;
     }

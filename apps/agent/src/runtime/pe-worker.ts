@@ -254,11 +254,13 @@ class PeThread {
           for (const f of fires) await this.fire(f, k, k - f.startCycle);
         })();
         await this.guard(Promise.all([chain, ...lanes]));
-        if (phase.barrier) {
-          const t0 = nowUs();
-          await this.barrier();
-          this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'barrier', name: barrierSlice(phase.name), iteration: k, cycle: k, start: t0, end: nowUs() });
-        }
+        // Every phase ends with the host's PE threads and lanes meeting (the main thread adds the
+        // cluster-wide step where the phase has a barrier). Inside a scan's firing (no barrier)
+        // this is all: another host's data comes with its message, so its PEs wait for their own
+        // inputs only, and this host's PE threads see each other's writes of the phase before.
+        const t0 = nowUs();
+        await this.barrier();
+        if (phase.barrier) this.trace({ host: this.init.host, pe: this.pe, thread: 'main', kind: 'barrier', name: barrierSlice(phase.name), iteration: k, cycle: k, start: t0, end: nowUs() });
       }
       this.cycle = k + 1;
       this.injectFault(k, fault);
@@ -766,7 +768,9 @@ class PeThread {
     const dSlot = slotOf(k, t.to.lag, depthOf(dst));
     // Only the transfer's range moves (a split's part), into the destination's place (a view).
     if (src.kind === 'cpu' && dst.kind === 'gpu') await this.upload(hostBytes(src, sSlot, t.from), dst.buffers[dSlot], gpuRange(dst, t.to).offset);
-    else if (src.kind === 'gpu' && dst.kind === 'cpu') await this.readback(src.buffers[sSlot], hostBytes(dst, dSlot, t.to), undefined, gpuRange(src, t.from).offset);
+    // Staging per destination: a phase reads parts of one GPU buffer back into several host
+    // buffers at once (a scan's blocks), and one mappable buffer cannot be mapped twice.
+    else if (src.kind === 'gpu' && dst.kind === 'cpu') await this.readback(src.buffers[sSlot], hostBytes(dst, dSlot, t.to), `read ${t.to.buffer}`, gpuRange(src, t.from).offset);
     else if (src.kind === 'cpu' && dst.kind === 'cpu') {
       const into = hostBytes(dst, dSlot, t.to);
       into.set(hostBytes(src, sSlot, t.from).subarray(0, into.byteLength));

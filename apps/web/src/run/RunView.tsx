@@ -25,6 +25,7 @@
  *   run-calibrated               the same predicted with the project's calibration (row, when it has one)
  *   run-compare                  measured / predicted per cycle (row run-compare-cycle) and per lane (rows run-compare-lane, data-lane)
  *   run-predicted-source         the plan drawn under the lanes: hints (cost hints) | calibration
+ *   run-scan-timeline-<id>       one per scan node: opens its scan timeline (src/scan/ScanRuns.tsx)
  *   run-calibrate                measures the connected agents (core calibration); run-calibrate-error when it failed
  *   run-save-calibration, run-open-calibration, run-clear-calibration   calibration buttons / file input
  *   timeline-canvas              the canvas (data-events: measured events)
@@ -35,7 +36,7 @@
  * `npm run bench:timeline` (see e2e/bench/timeline.bench.mjs).
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { type ProjectDocument, type ImplementationGraph, type Prediction, TraceColumns, toChromeTrace, traceMetadata, TRACE_FILE_LIMITS } from '@pipeloom/core';
+import { type ProjectDocument, type ImplementationGraph, type Prediction, type WrittenDocument, TraceColumns, toChromeTrace, traceMetadata, TRACE_FILE_LIMITS } from '@pipeloom/core';
 import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
 import { busyPerCycle, steadyCycles } from '../timeline/stats.js';
@@ -45,6 +46,7 @@ import { installBenchHook } from './bench.js';
 import { adoptCalibration, clearCalibration, openCalibration, saveRunAsCalibration, useCalibration } from './calibration.js';
 import './run.css';
 import { deployInWords } from '../lib/words.js';
+import { ScanRuns } from '../scan/ScanRuns.js';
 
 export interface RunViewProps {
   document: ProjectDocument;
@@ -410,6 +412,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
         ) : (
           <div className="muted">No prediction: the document does not compile.</div>
         )}
+        <ScanRuns doc={doc as WrittenDocument} />
         {calibrated && (
           <label className="run-field" title="The plan drawn under each lane of the timeline">
             <span>Plan from</span>

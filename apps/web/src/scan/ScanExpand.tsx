@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { scanPlan, type ScanNetwork, type ScanOutput, type ScanStrategy } from '@pipeloom/core';
-import { scanFigure, type Dot, type ScanFigure } from './figure.js';
+import { scanFigure, STAGE_COLORS, type Dot, type ScanFigure } from './figure.js';
 
 // Expand: the scan's DAG drawn as the thesis's figures 3.1-3.5 draw a network (figure.ts lays it
 // out from core's plan): a column per worker, rows for the local scans, each network level and
@@ -14,7 +14,7 @@ const CW = 54;
 const RH = 46;
 const LEFT = 96;
 const TOP = 26;
-const STAGE: Record<Dot['kind'], string> = { local: '#2563eb', network: '#059669', prop: '#d97706', free: '#9ca3af', pruned: '#d1d5db' };
+const STAGE = STAGE_COLORS;
 
 const at = (f: ScanFigure, d: Dot) => ({ x: LEFT + d.col * CW + CW / 2, y: TOP + d.row * RH + RH / 2 });
 

@@ -13,13 +13,16 @@ import { binaryOperators, elementsWanted, networkOptions, operatorOwnParams, sca
 import { measuredScan } from './measured.js';
 import { chartMaxP, SpeedupChart, useCurves } from './SpeedupChart.js';
 import { ScanExpand } from './ScanExpand.js';
+import { ScanTimeline } from './ScanTimeline.js';
+import { historyKey, useScanHistory, type MeasuredPoint } from './history.js';
 import { ParamEditor } from '../shell/ParamEditor.js';
 
 // The inspector of a scan node: its operator (a binary kernel), network, output, strategy and
 // execution, the operator's own params, its workers (an ordered PE list), and core's model of
 // it, live as any of these or its N (what feeds `in`) change: applications per worker and
-// stage, messages, span, work, speedup and the best p; Expand draws its DAG, the chart its
-// speedup against p beside the other networks'. Every edit is one undoable change.
+// stage, messages, span, work, speedup and the best p; Expand draws its DAG, Timeline its
+// lanes per worker (simulated and measured, ScanTimeline.tsx), the chart its speedup against p
+// beside the other networks' and every run's measured point. Every edit is one undoable change.
 
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
 
@@ -69,7 +72,17 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [why, current, traceVersion, flatId, N, s.network, s.strategy, s.output, s.execution],
   );
+  // Every run's point with these settings (history.ts), and this run's while it is not recorded yet.
+  const key = why ? null : historyKey(flatId, { N, network: s.network!, strategy: s.strategy!, output: s.output!, execution: s.execution! });
+  const recorded = useScanHistory((h) => (key ? h.points[key] : undefined));
+  const runs = useScanHistory((h) => h.runs);
+  const points = useMemo<MeasuredPoint[]>(() => {
+    const list = recorded ?? [];
+    return measured && !list.some((q) => q.run === runs) ? [...list, { ...measured, run: runs }] : list;
+  }, [recorded, measured, runs]);
+  const earlier = points.filter((q) => !measured || q.run !== runs);
   const [expanded, setExpanded] = useState(false);
+  const [timeline, setTimeline] = useState(false);
 
   return (
     <>
@@ -127,8 +140,8 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
             <tbody>
               <tr><td>work</td><td data-testid="scan-work"><b>{model.work}</b> applications</td></tr>
               <tr><td>messages</td><td data-testid="scan-messages">{model.messages}</td></tr>
-              <tr><td>span</td><td data-testid="scan-span">{model.span.levels} levels ({model.span.levelsCounted} with identities) · depth <b>{model.span.depth}</b></td></tr>
-              <tr><td>speedup</td><td data-testid="scan-speedup">(N − 1) / depth = <b>{fmt(model.speedup)}</b></td></tr>
+              <tr><td>span</td><td data-testid="scan-span">{model.span.levels} levels ({model.span.levelsCounted} with identities) · depth {model.span.depth} · each worker one PE <b>{model.span.serialised}</b></td></tr>
+              <tr><td>speedup</td><td data-testid="scan-speedup">(N − 1) / span = <b>{fmt(model.speedup)}</b> <span className="muted">(over the dataflow depth: {fmt(model.speedupDataflow)})</span></td></tr>
               {best && <tr><td>best p</td><td data-testid="scan-best">{best.p} <span className="muted">(speedup {fmt(best.speedup)}; p ≤ {maxP})</span></td></tr>}
               <tr><td>network</td><td data-testid="scan-network-part">{model.networkPart.applications} applications ({model.networkPart.fired} fired) in {model.networkPart.levels} levels, on the {p} block totals</td></tr>
               <tr><td>nodes</td><td>{model.nodes} expanded nodes (one firing each)</td></tr>
@@ -159,13 +172,24 @@ export function ScanInspector(props: { doc: WrittenDocument; node: AppNode; at?:
             <button onClick={() => setExpanded(true)} data-testid="scan-expand-open" title="Draw the scan's DAG: workers as columns, stages and network levels as rows">
               Expand
             </button>
+            <button onClick={() => setTimeline(true)} data-testid="scan-timeline-open" title="Lanes per worker on one time axis: core's simulation at a mean cost, the simulation replaying the last run's times, and the run's fires">
+              Timeline
+            </button>
           </div>
           <div className="insp-section">Speedup against p</div>
-          {curves && <SpeedupChart N={N} p={p} network={s.network!} curves={curves} maxP={maxP} measured={measured} />}
+          {curves && <SpeedupChart N={N} p={p} network={s.network!} curves={curves} maxP={maxP} measured={points} />}
           {measured && (
             <div className="param-doc" data-testid="scan-measured">
               Measured: {fmt(measured.speedup)} at p = {measured.p} (the last run, median of {measured.iterations} iterations; the operator's cost per application from its fires).
             </div>
+          )}
+          {earlier.length > 0 && (
+            <div className="param-doc" data-testid="scan-measured-history">
+              Earlier runs: {earlier.map((q) => `${fmt(q.speedup)} at p = ${q.p}`).join(', ')} (same N, network, strategy, output and execution).
+            </div>
+          )}
+          {timeline && (
+            <ScanTimeline id={flatId} doc={doc} N={N} p={p} network={s.network!} strategy={s.strategy!} output={s.output!} execution={s.execution!} pes={pes} operator={s.operator} own={s.own} onClose={() => setTimeline(false)} />
           )}
           {expanded && <ScanExpand id={flatId} N={N} p={p} network={s.network!} strategy={s.strategy!} output={s.output!} onClose={() => setExpanded(false)} />}
         </>

@@ -1,10 +1,11 @@
 import { useMemo } from 'react';
 import { NETWORKS, speedupCurve, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy } from '@pipeloom/core';
-import type { MeasuredScan } from './measured.js';
+import type { MeasuredPoint } from './history.js';
 
 // Speedup (N - 1) / span against the number of workers p for every network at this N (figures
 // 4.6-4.7), from core's speedupCurve; the node's own network drawn bold, its p marked, and the
-// measured point of the last run of this document where there is one. SVG: no dependency.
+// measured point of every run of it with these settings (history.ts), the latest filled, the
+// earlier ones hollow. SVG: no dependency.
 
 /**
  * The workers the chart sweeps: p = 1 .. 32, or to the node's own p beyond that, at most 128 and
@@ -31,10 +32,14 @@ export function useCurves(N: number, maxP: number, strategy: ScanStrategy | unde
   return useMemo(() => (strategy && output && execution ? NETWORKS.map((n) => ({ network: n, ...speedupCurve(N, n, maxP, strategy, output, execution) })) : null), [N, maxP, strategy, output, execution]);
 }
 
-export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork; curves: Curves; maxP: number; measured?: MeasuredScan | null }) {
-  const { N, p, network, curves, maxP, measured } = props;
-  const top = Math.max(1, ...curves.flatMap((c) => c.points.map((q) => q.speedup)), measured?.speedup ?? 0) * 1.08;
-  const right = Math.max(maxP, measured?.p ?? 0, p);
+export const MEASURED_COLOR = '#dc2626';
+
+export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork; curves: Curves; maxP: number; measured?: readonly MeasuredPoint[] }) {
+  const { N, p, network, curves, maxP } = props;
+  const measured = props.measured ?? [];
+  const latest = measured.reduce<MeasuredPoint | undefined>((a, q) => (!a || q.run > a.run ? q : a), undefined);
+  const top = Math.max(1, ...curves.flatMap((c) => c.points.map((q) => q.speedup)), ...measured.map((q) => q.speedup)) * 1.08;
+  const right = Math.max(maxP, ...measured.map((q) => q.p), p);
   const x = (v: number) => PAD.l + (right <= 1 ? 0 : ((v - 1) / (right - 1)) * (W - PAD.l - PAD.r));
   const y = (v: number) => H - PAD.b - (v / top) * (H - PAD.t - PAD.b);
   const own = curves.find((c) => c.network === network)!;
@@ -42,7 +47,7 @@ export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork
   const ticks = (max: number, n: number) => [...new Set(Array.from({ length: n + 1 }, (_, i) => Math.round((max * i) / n)))];
   return (
     <figure className="scan-chart" data-testid="scan-chart">
-      <svg width={W} height={H} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Speedup against workers p = 1 to ${right} at N = ${N}: ${curves.map((c) => `${c.network} best ${c.best.speedup.toFixed(2)} at p = ${c.best.p}`).join('; ')}${here ? `; this node ${here.speedup.toFixed(2)} at p = ${p}` : ''}${measured ? `; measured ${measured.speedup.toFixed(2)} at p = ${measured.p}` : ''}`}>
+      <svg width={W} height={H} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Speedup against workers p = 1 to ${right} at N = ${N}: ${curves.map((c) => `${c.network} best ${c.best.speedup.toFixed(2)} at p = ${c.best.p}`).join('; ')}${here ? `; this node ${here.speedup.toFixed(2)} at p = ${p}` : ''}${measured.length ? `; measured ${measured.map((q) => `${q.speedup.toFixed(2)} at p = ${q.p}`).join(', ')}` : ''}`}>
         <line x1={PAD.l} y1={H - PAD.b} x2={W - PAD.r} y2={H - PAD.b} stroke="#9ca3af" />
         <line x1={PAD.l} y1={PAD.t} x2={PAD.l} y2={H - PAD.b} stroke="#9ca3af" />
         {ticks(right - 1, 4).map((t) => (
@@ -70,11 +75,25 @@ export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork
           />
         ))}
         {here && <circle data-testid="scan-chart-current" cx={x(p)} cy={y(here.speedup)} r={4} fill={NETWORK_COLORS[network]} stroke="#fff" />}
-        {measured && (
-          <rect data-testid="scan-chart-measured" x={x(measured.p) - 4} y={y(measured.speedup) - 4} width={8} height={8} transform={`rotate(45 ${x(measured.p)} ${y(measured.speedup)})`} fill="#dc2626">
-            <title>{`measured: ${measured.speedup.toFixed(2)} at p = ${measured.p} (median of ${measured.iterations} iterations)`}</title>
+        {measured.map((q) => (
+          <rect
+            key={q.run}
+            data-testid="scan-chart-measured"
+            data-p={q.p}
+            data-speedup={q.speedup}
+            data-latest={q === latest}
+            x={x(q.p) - 4}
+            y={y(q.speedup) - 4}
+            width={8}
+            height={8}
+            transform={`rotate(45 ${x(q.p)} ${y(q.speedup)})`}
+            fill={q === latest ? MEASURED_COLOR : '#fff'}
+            stroke={MEASURED_COLOR}
+            strokeWidth={1.5}
+          >
+            <title>{`run ${q.run}: measured ${q.speedup.toFixed(2)} at p = ${q.p} (median of ${q.iterations} iterations)`}</title>
           </rect>
-        )}
+        ))}
       </svg>
       <figcaption className="scan-legend">
         {curves.map((c) => (
@@ -82,9 +101,9 @@ export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork
             <span className="swatch" style={{ background: NETWORK_COLORS[c.network] }} /> {c.network}
           </span>
         ))}
-        {measured && (
-          <span>
-            <span className="swatch" style={{ background: '#dc2626' }} /> measured
+        {measured.length > 0 && (
+          <span title="Each run's measured speedup at its p; the latest filled">
+            <span className="swatch" style={{ background: MEASURED_COLOR }} /> measured ({measured.length} run{measured.length > 1 ? 's' : ''})
           </span>
         )}
       </figcaption>

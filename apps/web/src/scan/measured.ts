@@ -1,13 +1,17 @@
 import { TRACE_KINDS, type TraceColumns } from '@pipeloom/core';
+import { ownStarts } from './inflight.js';
 
 // A scan's measured speedup from a run's trace, in the model's terms: the operator's mean cost
 // per application c (the scan's fires' busy time over the applications the model counts at
 // that p) makes the serial scan take (N - 1) c; the run took the span of its fires (first start
 // to last end) each iteration. Speedup = (N - 1) c / span, the median over the iterations.
+// A fire's busy time counts from when the one before it on its PE ended (inflight.ts): a GPU
+// PE's fires of one batch overlap, and counting each in full would overstate c.
 
 const FIRE = TRACE_KINDS.indexOf('fire');
-/** Most iterations read (a long run's first ones say as much). */
+/** Most iterations read (a long run's first ones say as much), and fires kept. */
 const MAX_ITERATIONS = 10_000;
+const MAX_FIRES = 1 << 20;
 
 export interface MeasuredScan {
   /** Workers: one more than the highest `.w<i>` among the fires. */
@@ -22,8 +26,9 @@ export function measuredScan(c: TraceColumns, id: string, N: number, work: (p: n
   // Per interned name: its worker, -1 for a name not of this scan (each name tested once).
   const workerOf = new Map<number, number>();
   const perIteration = new Map<number, { start: number; end: number; busy: number }>();
+  const mine: number[] = [];
   let p = 0;
-  for (let i = 0; i < c.length; i++) {
+  for (let i = 0; i < c.length && mine.length < MAX_FIRES; i++) {
     if (c.kind[i] !== FIRE || c.node[i] < 0) continue;
     const name = c.node[i];
     let w = workerOf.get(name);
@@ -43,8 +48,10 @@ export function measuredScan(c: TraceColumns, id: string, N: number, work: (p: n
     }
     acc.start = Math.min(acc.start, c.start[i]);
     acc.end = Math.max(acc.end, c.end[i]);
-    acc.busy += c.end[i] - c.start[i];
+    mine.push(i);
   }
+  const from = ownStarts(c, mine);
+  mine.forEach((i, k) => (perIteration.get(c.iteration[i])!.busy += c.end[i] - from[k]));
   const w = p ? work(p) : undefined;
   if (!p || !w || N < 2) return null;
   const speedups = [...perIteration.values()].filter((a) => a.end > a.start).map((a) => ((N - 1) * (a.busy / w)) / (a.end - a.start));

@@ -1,5 +1,5 @@
 import { error, type Diagnostic } from '../diagnostics.js';
-import type { Model } from '../document/model.js';
+import type { Model, ModelNode } from '../document/model.js';
 import { analyze } from '../document/validate.js';
 import { formatBytes } from '../util/units.js';
 import { insertBuffers } from './buffers.js';
@@ -38,7 +38,7 @@ export function compileModel(model: Model, overlap: boolean, diagnostics: Diagno
   const { buffers, links, table } = insertBuffers(model, nodes, router);
   const initial = markInitial(model, buffers, table);
   assignDepth(buffers, overlap);
-  const plan = planPhases(model, buffers, table, overlap, links);
+  const plan = planPhases(model, nodes, buffers, table, overlap, links);
   const lat = computeLatency(model, nodes, buffers, table, plan, overlap);
   if (initial.length || lat.loops.length) return { ok: false, diagnostics: [...diagnostics, ...initial, ...loopDiagnostics(model, lat.loops, overlap)] };
   const joins = layoutJoins(model, nodes, buffers, table, lat);
@@ -52,7 +52,23 @@ export function compileModel(model: Model, overlap: boolean, diagnostics: Diagno
   let fillCycles = 0;
   for (let i = 0; i < order.length; i++) fillCycles = Math.max(fillCycles, lat.start[i] + 1);
   const ig: ImplementationGraph = { overlap, schedule: order_, order, buffers, latency: lat.latency, memory, programs, fillCycles, phases: plan.names };
+  // Only a scan's firing has phases without a cluster-wide barrier; other IGs keep their shape.
+  if (plan.barrier.some((b) => !b)) ig.phaseBarriers = plan.barrier;
+  const scans = scanFirings(nodes);
+  if (scans) ig.scans = scans;
   return { ok: true, ig, diagnostics: problems };
+}
+
+/** Each scan's expanded nodes, as schedule positions by level (undefined without scans). */
+function scanFirings(nodes: readonly ModelNode[]): ImplementationGraph['scans'] {
+  let out: NonNullable<ImplementationGraph['scans']> | undefined;
+  nodes.forEach((n, s) => {
+    if (!n.scan) return;
+    out ??= {};
+    const levels = (out[n.scan.node] ??= Array.from({ length: n.scan.levels }, () => []));
+    levels[n.scan.level].push(s);
+  });
+  return out;
 }
 
 /**

@@ -108,7 +108,7 @@ function programAt(ig: ImplementationGraph, p: number, cache: ActionCache, color
     const slot = p * ig.phases.length + f;
     const actions: Action[] = [];
     for (let i = start[slot]; i < start[slot + 1]; i++) actions.push(cache.action(list[i]));
-    return { name, actions, barrier: true };
+    return { name, actions, barrier: ig.phaseBarriers?.[f] ?? true };
   });
   const initial = ig.programs.initial?.[p];
   return { pe: info.pe, host: info.host, kind: info.kind, allocations, phases, ...(initial?.length ? { initial } : {}) };

@@ -1,6 +1,6 @@
 import type { NodeId } from '../ids.js';
 import type { Model, ModelNode } from '../document/model.js';
-import type { PhasePlan } from './phases.js';
+import { firePhase, type PhasePlan } from './phases.js';
 import type { BufferTable } from './table.js';
 import type { Buffers } from './types.js';
 
@@ -42,6 +42,12 @@ export interface LatencyResult {
  * cycles the early one is kept in a deeper buffer and read with a larger lag, so all inputs
  * of one firing belong to the same iteration.
  *
+ * Several fire phases (scans, phases.ts): a node reads a buffer in the cycle it was written when
+ * the write came in an earlier phase (a scan level's copy, or a lower level's firing on its PE),
+ * or in its own fire phase by a local producer; in the next when it came in a later phase (an
+ * ordinary node reading a scan's output on its PE). So a scan's levels all fire in one cycle;
+ * its members are then held to the latest of them (a late context input), one start per scan.
+ *
  * Delays and loops (docs/document-format.md, "Delays and feedback"): every node fires once per
  * cycle, so an edge with d iterations of delay read in cycle L + k must hold the producer's
  * iteration k - d: L + d >= the cycle that iteration 0 becomes readable. Going round a loop,
@@ -78,7 +84,9 @@ export function computeLatency(model: Model, order: readonly ModelNode[], buffer
       for (let k = children.start[a]; k < children.start[a + 1]; k++) {
         const id = children.list[k];
         const phase = plan.phase[id];
-        const start = overlap || phase <= phaseOf[a] ? w + 1 : w;
+        // With overlap every copy of the `overlap` phase (0) reads last cycle's slot; a scan's
+        // copies come in later phases and, like any copy after its writer, move data at once.
+        const start = phase <= phaseOf[a] ? w + 1 : w;
         transferStart[id] = start;
         transferLag[id] = start - w;
         written[id] = start;
@@ -87,8 +95,11 @@ export function computeLatency(model: Model, order: readonly ModelNode[], buffer
       }
     }
   };
-  // The first cycle a node can read a buffer's iteration 0: after an overlapped copy, the next.
-  const readable = (buffer: number) => written[buffer] + (overlap && table.parent[buffer] >= 0 ? 1 : 0);
+  // The first cycle a node firing in phase `fire` can read a buffer's iteration 0: the same
+  // cycle when it was written in an earlier phase, or by a local producer earlier in the same
+  // fire phase; the next when written by a copy of its own phase (overlap) or a later phase
+  // (a scan's output, read by an ordinary node of its PE).
+  const readable = (buffer: number, fire: number) => written[buffer] + (phaseOf[buffer] > fire || (phaseOf[buffer] === fire && table.parent[buffer] >= 0) ? 1 : 0);
 
   // Delayed inputs (feedback) read iteration k - d in cycle L + k, so they only need
   // L + d >= readable: a difference constraint that may point backwards in the schedule (a
@@ -106,19 +117,30 @@ export function computeLatency(model: Model, order: readonly ModelNode[], buffer
   const readableDelayed = (e: number) => {
     const buffer = table.read[e];
     const late = table.parent[buffer] < 0 && position[model.edges.from[e]] >= position[model.edges.to[e]];
-    return readable(buffer) + (late ? 1 : 0);
+    return readable(buffer, firePhase(plan, model.nodes[model.edges.to[e]])) + (late ? 1 : 0);
   };
-  const baseDepth = delayed.length ? depth.slice() : depth;
+  // A scan fires as one: every node of it starts in the cycle its latest member can (a context
+  // input arriving late on one worker holds the whole scan back). Its members, by scan.
+  const scans = new Map<string, number[]>();
+  order.forEach((n, s) => {
+    if (!n.scan) return;
+    const list = scans.get(n.scan.node);
+    if (list) list.push(s);
+    else scans.set(n.scan.node, [s]);
+  });
+  const rerun = delayed.length > 0 || scans.size > 0;
+  const baseDepth = rerun ? depth.slice() : depth;
   const inputs = model.inputs;
   const loops: LoopProblem[] = [];
   for (let round = 0; ; round++) {
-    if (delayed.length) depth.set(baseDepth);
+    if (rerun) depth.set(baseDepth);
     for (let s = 0; s < order.length; s++) {
       const n = order[s];
       const first = inputs.start[n.index];
       const end = inputs.start[n.index + 1];
+      const fire = firePhase(plan, n);
       let L = floor[s];
-      for (let k = first; k < end; k++) if (delay[inputs.edge[k]] === 0) L = Math.max(L, readable(table.read[inputs.edge[k]]));
+      for (let k = first; k < end; k++) if (delay[inputs.edge[k]] === 0) L = Math.max(L, readable(table.read[inputs.edge[k]], fire));
       latency[n.id] = L;
       start[s] = L;
       for (let k = first; k < end; k++) {
@@ -133,7 +155,7 @@ export function computeLatency(model: Model, order: readonly ModelNode[], buffer
       for (let j = 0; j < n.kernel.outputs.length; j++) {
         const out = table.output[n.index] + j;
         written[out] = L;
-        phaseOf[out] = plan.fire;
+        phaseOf[out] = fire;
         propagate(out);
       }
     }
@@ -146,8 +168,18 @@ export function computeLatency(model: Model, order: readonly ModelNode[], buffer
         raised = true;
       }
     }
+    for (const members of scans.values()) {
+      let L = 0;
+      for (const s of members) L = Math.max(L, start[s]);
+      for (const s of members) {
+        if (start[s] < L) {
+          floor[s] = L;
+          raised = true;
+        }
+      }
+    }
     if (!raised) break;
-    if (round > delayed.length) {
+    if (round > delayed.length + scans.size) {
       // Still rising: a loop needs more initial tokens than it has. Report each violated edge once.
       for (const e of delayed) {
         const s = position[model.edges.to[e]];

@@ -2,7 +2,7 @@ import type { PeId } from '../ids.js';
 import type { Model, ModelNode } from '../document/model.js';
 import { ArcColouring } from './colour.js';
 import type { LatencyResult } from './latency.js';
-import type { PhasePlan } from './phases.js';
+import { firePhase, type PhasePlan } from './phases.js';
 import type { BufferTable } from './table.js';
 import type { Buffers, MemoryReport } from './types.js';
 import { viewUnits } from './views.js';
@@ -85,10 +85,29 @@ export function memoryItems(model: Model, order: readonly ModelNode[], buffers: 
   const writeAt = new Int32Array(count);
   const readAt = new Int32Array(count).fill(-1);
   const wrapAt = new Int32Array(count).fill(-1);
-  const firesOn = new Int32Array(model.pes.length);
+  // Positions per PE, in the order of the cycle's phases: a copy phase takes one, a fire phase
+  // one per firing of the PE in it (the overlap phase: its copies at its first position).
+  const phases = plan.names.length;
+  const pes = model.pes.length;
+  const firing = new Uint8Array(phases);
+  for (const f of plan.fires) firing[f] = 1;
+  const at = new Int32Array(pes * phases);
+  for (const n of order) at[n.peIndex * phases + firePhase(plan, n)]++;
+  const length = new Int32Array(pes);
+  for (let p = 0; p < pes; p++) {
+    let cursor = 0;
+    for (let f = 0; f < phases; f++) {
+      const fires = at[p * phases + f];
+      at[p * phases + f] = cursor;
+      cursor += firing[f] ? fires : 1;
+    }
+    length[p] = Math.max(1, cursor);
+  }
+  const firesOn = new Int32Array(pes * phases);
   const inputs = model.inputs;
   for (const n of order) {
-    const pos = (overlap ? 0 : plan.fire) + firesOn[n.peIndex]++;
+    const slot = n.peIndex * phases + firePhase(plan, n);
+    const pos = at[slot] + firesOn[slot]++;
     for (let k = inputs.start[n.index]; k < inputs.start[n.index + 1]; k++) {
       const e = inputs.edge[k];
       const b = table.read[e];
@@ -100,15 +119,15 @@ export function memoryItems(model: Model, order: readonly ModelNode[], buffers: 
   for (let i = 0; i < count; i++) {
     const from = table.parent[i];
     if (from < 0) continue;
-    const pos = plan.phase[i];
-    writeAt[i] = pos;
-    if (lat.transferLag[i] === 0) readAt[from] = Math.max(readAt[from], pos);
-    else wrapAt[from] = Math.max(wrapAt[from], pos);
+    const f = plan.phase[i];
+    writeAt[i] = at[table.pe[i] * phases + f];
+    const read = at[table.pe[from] * phases + f];
+    if (lat.transferLag[i] === 0) readAt[from] = Math.max(readAt[from], read);
+    else wrapAt[from] = Math.max(wrapAt[from], read);
   }
 
   // Items: every buffer that is not a view of another; a unit's views join their base's item.
   const unit = viewUnits(buffers);
-  const pes = model.pes.length;
   const start = new Int32Array(pes + 1);
   for (let i = 0; i < count; i++) if (unit[i] < 0 || unit[i] === i) start[table.pe[i] + 1]++;
   for (let p = 0; p < pes; p++) start[p + 1] += start[p];
@@ -142,8 +161,6 @@ export function memoryItems(model: Model, order: readonly ModelNode[], buffers: 
     to[k] = Math.max(to[k], writeAt[i], readAt[i]);
     wrap[k] = Math.max(wrap[k], wrapAt[i]);
   }
-  const length = new Int32Array(pes);
-  for (let p = 0; p < pes; p++) length[p] = Math.max(1, (overlap ? 0 : plan.fire) + firesOn[p]);
   for (let p = 0; p < pes; p++) {
     const last = length[p] - 1;
     for (let k = start[p]; k < start[p + 1]; k++) {

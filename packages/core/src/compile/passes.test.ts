@@ -153,7 +153,7 @@ describe('latency (paper 4.2.5)', () => {
     const m = model(doc);
     const { nodes, buffers: bs, table, objects } = inserted(m);
     assignDepth(bs, true);
-    const lat = computeLatency(m, nodes, bs, table, planPhases(m, bs, table, true), true);
+    const lat = computeLatency(m, nodes, bs, table, planPhases(m, nodes, bs, table, true), true);
     expect(lat.latency).toEqual({ x: 0, g: 2, e: 4 });
     const e = m.node.get('e' as never)!;
     const fed = Array.from(m.inputs.edge.subarray(m.inputs.start[e.index], m.inputs.start[e.index + 1]));

@@ -2,7 +2,7 @@ import { hostId, type PeId } from '../ids.js';
 import type { Model, ModelNode } from '../document/model.js';
 import type { Link } from '../document/types.js';
 import type { LatencyResult } from './latency.js';
-import type { PhasePlan } from './phases.js';
+import { firePhase, type PhasePlan } from './phases.js';
 import { successorLists } from '../util/csr.js';
 import type { BufferTable } from './table.js';
 import type { AccessList, Buffers, MemoryReport, Programs, TransferLink } from './types.js';
@@ -15,7 +15,8 @@ import type { AccessList, Buffers, MemoryReport, Programs, TransferLink } from '
  * sender's agent sends, the receiver's receives. With overlap the transfers are listed first
  * (launched asynchronously), then the firings in schedule order; without, each phase holds
  * only its transfers or, in `fire`, the PE's firings in schedule order (see phases.ts for the
- * order and latency.ts for why it makes the latencies exact).
+ * order and latency.ts for why it makes the latencies exact); a scan's levels fire in their
+ * own phases `fire#1`, `fire#2`, ... after it, each PE's in schedule order.
  *
  * Slots: in cycle k an access uses slot (k - lag) mod depth. Writers have lag 0. A copy
  * reading a buffer a firing wrote in an earlier cycle has lag 1; a copy after the copy that
@@ -76,7 +77,7 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
     entry[e++] = i;
   }
   for (let s = 0; s < order.length; s++) {
-    slot[e] = order[s].peIndex * phases + plan.fire;
+    slot[e] = order[s].peIndex * phases + firePhase(plan, order[s]);
     entry[e++] = -s - 1;
   }
   const { start, succ: list } = successorLists(model.pes.length * phases, slot, entry);

@@ -289,6 +289,17 @@ export interface ImplementationGraph {
   fillCycles: number;
   /** The phase names every program runs each cycle, in order (same list on every PE). */
   phases: string[];
+  /**
+   * By phase: whether a cluster-wide barrier closes it. Absent: every phase's does. Only a
+   * scan's firing has phases without one (compile/phases.ts): from the first fire phase to the
+   * cycle's last, its PEs wait point to point for their own inputs.
+   */
+  phaseBarriers?: boolean[];
+  /**
+   * Scans (issue 24), by scan node as written: its expanded nodes' schedule positions, by level
+   * (0 the locals, each later level fired in its own phase of the same cycle). Absent without scans.
+   */
+  scans?: Record<string, number[][]>;
 }
 
 export type CompileResult =

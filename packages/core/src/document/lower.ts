@@ -7,6 +7,7 @@ import { expandRates } from './rates.js';
 import { expandScans, takeScanMappings } from './scan.js';
 import { expandTasks } from './tasks.js';
 import type { ProjectDocument, WrittenDocument } from './types.js';
+import type { ScanMark } from './model.js';
 
 // Lowering: the document as written -> the form the compiler reads. Each step is a module of
 // its own and reads the previous one's output:
@@ -41,6 +42,8 @@ export interface Lowered {
   repetitions: Record<string, number>;
   /** The evaluated document params, by name. */
   params: Record<string, number>;
+  /** By lowered node index: the scan an expanded node belongs to and its level (scan.ts); absent without scans. */
+  scanMarks?: (ScanMark | undefined)[];
 }
 
 /** Lowers a document that passed the shape check; `lowered` is absent when any step found an error. */

@@ -18,6 +18,21 @@ export interface ModelNode {
   peIndex: number;
   /** Capability clauses its PE must meet (the node's `requires`, parsed). */
   requires?: Clause[];
+  /** A node a scan expanded into (document/scan.ts): its scan and its level in the scan's one firing. */
+  scan?: ScanMark;
+}
+
+/**
+ * Where an expanded scan node sits in its scan's one firing: level 0 (the locals) fires in the
+ * cycle's ordinary fire phase, level l > 0 in the l-th scan fire phase after it (compile/phases.ts).
+ */
+export interface ScanMark {
+  /** The scan node as written. */
+  node: NodeId;
+  /** 0 locals, 1 .. D the network's levels, D + 1 the second stage (rounds: relays on levels of their own). */
+  level: number;
+  /** The scan's levels (its last level + 1). */
+  levels: number;
 }
 
 /**

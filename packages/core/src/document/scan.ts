@@ -1,12 +1,14 @@
 import { findKernel, formatDataType, SCAN_BARRIER, nearestKernels, sameDataType, specFor, withDefaults, type DataType, type KernelBinary, type KernelSpec, type Params, type ParamValue } from '@pipeloom/kernels/specs';
 import { error, warning, type Diagnostic } from '../diagnostics.js';
 import { MAX_NETWORK_INPUTS, NETWORK_ALIASES, NETWORKS, resolveNetwork } from '../scan/networks.js';
-import { EXECUTIONS, IN, OUTPUTS, portTokens, scanPlan, STRATEGIES, withBarriers, type OperatorMode, type Run, type ScanExecution, type ScanOutput, type ScanStrategy } from '../scan/plan.js';
+import { EXECUTIONS, IN, OUTPUTS, portTokens, scanPlan, STRATEGIES, withBarriers, type BarrierNode, type OperatorMode, type PlanNode, type Run, type ScanExecution, type ScanOutput, type ScanStrategy } from '../scan/plan.js';
 import { nearestName } from '../util/nearest.js';
 import { normalize } from './normalize.js';
 import type { Expanded } from './rates.js';
 import type { Stage } from './lower.js';
 import type { AppEdge, AppNode, MappingTarget, TokenRange, WrittenDocument } from './types.js';
+import type { ScanMark } from './model.js';
+import { nodeId } from '../ids.js';
 
 // Scan macro-nodes (issue 24): a node `{ "type": "scan", "params": { "operator", "network",
 // "output", "strategy", "execution", ...the operator's params } }` mapped to an ordered list of
@@ -21,13 +23,15 @@ import type { AppEdge, AppNode, MappingTarget, TokenRange, WrittenDocument } fro
 // Every token edge addresses single elements: `of` is the port's element count (validate accepts
 // an `of` that refines the port's rate). Runs after rates (the scan node must fire once per
 // iteration); its PE list was set aside before tasks (`takeScanMappings`). Eager execution: each
-// node waits only for its own inputs (the ordinary self-timed run). Rounds execution: a
+// node waits only for its own inputs, inside the scan's one firing (below). Rounds execution: a
 // `scan.barrier` node per network level (`scan1/barrier.r2`, on worker 0's PE) receives every
 // operand of the level and one token of each node of the level before, and relays them; the
 // level's nodes read their operands from it (plan.ts, withBarriers). A relay kernel rather than
 // an ordering-only edge: its tokens are ordinary ones, so the buffer, schedule, program and
 // self-timed passes and the agents' transports run it unchanged (an edge without bytes would
 // need each of them to learn a message carrying nothing). docs/document-format.md, "Scan".
+// Every expanded node is marked with its scan and its level (`ScanMark`, `scanLevels`): the
+// phase pass gives each level a fire phase of its own, so the whole scan is one firing.
 
 /** The operator's side of the kernel contract: the kernels package's KernelSpec.binary. */
 export type BinarySpec = KernelBinary;
@@ -71,7 +75,30 @@ interface Resolved {
   context: string[];
 }
 
-export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnostic[]): Expanded | undefined {
+/** The lowering's result with each expanded node's scan and level (by lowered node index; undefined for other nodes). */
+export type ScanExpanded = Expanded & { scanMarks?: (ScanMark | undefined)[] };
+
+/**
+ * Each plan node's level in the scan's one firing: locals 0, the network's levels 1 .. D in
+ * order (levels no node is left on are skipped), the second stage D + 1. Rounds put each
+ * barrier relay on a level of its own before the network level it holds back (2r - 1, the
+ * level itself 2r, the second stage 2D + 1). Returns the levels of `nodes` then `barriers`,
+ * and the count of levels.
+ */
+export function scanLevels(nodes: readonly PlanNode[], barriers: readonly BarrierNode[]): { levels: number[]; count: number } {
+  const network = [...new Set(nodes.filter((n) => n.stage === 'network').map((n) => n.level!))].sort((a, b) => a - b);
+  const rank = new Map(network.map((l, r) => [l, r + 1]));
+  const D = network.length;
+  const rounds = barriers.length > 0;
+  const at = (r: number) => (rounds ? 2 * r : r);
+  const levels = [
+    ...nodes.map((n) => (n.stage === 'local' ? 0 : n.stage === 'network' ? at(rank.get(n.level!)!) : at(D) + 1)),
+    ...barriers.map((b) => at(rank.get(b.level)!) - 1),
+  ];
+  return { levels, count: at(D) + 2 };
+}
+
+export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnostic[]): ScanExpanded | undefined {
   if (!scans.size) return stage;
   const { doc, nodePaths, edgePaths } = stage;
   const before = out.length;
@@ -94,6 +121,7 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
 
   const lowNodes: AppNode[] = [];
   const lowNodePaths: string[] = [];
+  const marks: (ScanMark | undefined)[] = [];
   const mapping: Record<string, string> = { ...doc.mapping };
   const lowEdges: AppEdge[] = [];
   const lowEdgePaths: string[] = [];
@@ -104,6 +132,7 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
     if (!r) {
       lowNodes.push(n);
       lowNodePaths.push(nodePaths[i]);
+      marks.push(undefined);
       return;
     }
     const plan = scanPlan(r.N, r.pes.length, r.network, r.strategy, r.output);
@@ -120,12 +149,14 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
       ...planNodes.map((pn) => ({ worker: pn.worker, kernel: r.operator.id, params: { ...r.opParams, mode: pn.mode, count: pn.count } as Params, inputs: pn.inputs, context: true, row: pn.worker })),
       ...barriers.map((b) => ({ worker: b.worker, kernel: SCAN_BARRIER, params: { words: r.words, count: b.inputs.length } as Params, inputs: [{ port: 'in', runs: b.inputs }], context: false, row: -1 })),
     ];
+    const { levels, count: levelCount } = scanLevels(planNodes, barriers);
     const tokensOf = (k: number, port: 'out' | 'total') => (k < planNodes.length ? portTokens(planNodes[k], port) : barriers[k - planNodes.length].inputs.length);
     lowered.forEach((ln, k) => {
       const node: AppNode = { id: own[k], kernel: ln.kernel, params: ln.params };
       if (n.position) node.position = { x: n.position.x + 24 * k, y: n.position.y + 24 * ln.row };
       lowNodes.push(node);
       lowNodePaths.push(r.path);
+      marks.push({ node: nodeId(n.id), level: levels[k], levels: levelCount });
       mapping[own[k]] = r.pes[ln.worker];
     });
     // Edges between the scan's own nodes; those reading `in` are made from the edge into the scan.
@@ -186,7 +217,7 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
     delete repetitions[nodes[i].id];
     for (const id of own) repetitions[id] = 1;
   }
-  return { doc: { ...doc, app: { nodes: lowNodes, edges: lowEdges }, mapping }, nodePaths: lowNodePaths, edgePaths: lowEdgePaths, repetitions };
+  return { doc: { ...doc, app: { nodes: lowNodes, edges: lowEdges }, mapping }, nodePaths: lowNodePaths, edgePaths: lowEdgePaths, repetitions, scanMarks: marks };
 }
 
 /** An edge carrying `from` of its producer's tokens onto `to` of its consumer's; whole ranges on both ends are left implicit. */

@@ -38,6 +38,8 @@ const SEMANTIC = new Set([
   'scan-workers-exceed-elements',
   'scan-not-mapped',
   'scan-in-unconnected',
+  'scan-context-unconnected',
+  'scan-context-over-memory',
   'mlem-estimate-zero',
   'mlem-volume-oversize',
   'unknown-kernel',

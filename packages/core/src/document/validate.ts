@@ -10,6 +10,7 @@ import { checkShape, describe } from './shape.js';
 import type { InitSpec, ProjectDocument, WrittenDocument } from './types.js';
 import { successorLists } from '../util/csr.js';
 import { failingClause, parseRequires } from '../run/requires.js';
+import { modelContextProblems } from '../scan/context.js';
 
 /** Every mistake in a document, each naming the element and the fix; empty when valid. */
 export function validate(doc: unknown, opts: LowerOptions = {}): Diagnostic[] {
@@ -108,6 +109,8 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
       return fail(`${nodeAt(i)}.params${kernel.params.ports ? '.ports' : ''}`, `node "${n.id}" (${kernel.id}): ${e instanceof Error ? e.message : String(e)}`, 'declare its ports as the kernel describes');
     }
     const m: ModelNode = { id: nodeId(n.id), index: i, kernel: own, params, pe: peId(''), peIndex: -1 };
+    const mark = lowered.scanMarks?.[i];
+    if (mark) m.scan = mark;
     if (n.requires?.length) {
       const r = parseRequires(n.requires, `${nodeAt(i)}.requires`);
       out.push(...r.diagnostics);
@@ -304,6 +307,8 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
       fail(edgeAt(i), `no architecture path from ${a} to ${b}`, `add a link between them, or map "${from.id}" and "${to.id}" to connected PEs`);
     }
   }
+  // A scan's replicated context against its workers' PE memory, named by the scan (scan/context.ts).
+  out.push(...modelContextProblems(model));
   return model;
 }
 

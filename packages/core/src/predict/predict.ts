@@ -180,6 +180,8 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
       }
     }
   }
+  // Whether a cluster-wide barrier closes phase f (every phase but those inside a scan's firing).
+  const closes = (f: number) => ig.phaseBarriers?.[f] ?? true;
   // Busy and per-phase load by resource number; `busy` lists resources in the order first met.
   const count = resources.names.length;
   const busyTime = new Float64Array(count);
@@ -208,8 +210,23 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
         bottleneck = resources.names[r];
       }
     }
-    return { name: ig.phases[i], time: time + barrier, bottleneck };
+    return { name: ig.phases[i], time: time + (closes(i) ? barrier : 0), bottleneck };
   });
+  // Barrier mode, inside a scan's firing (phases no barrier closes): the critical path, not the
+  // sum of the phases' slowest (insideTimes). Each phase gets the part of it that ends in it.
+  const inside: (Float64Array | undefined)[] = new Array(phases.length);
+  for (let first = 0; first < phases.length; first++) {
+    let last = first;
+    while (!closes(last)) last++;
+    if (last > first) {
+      const t = insideTimes(ig, phases, first, last);
+      for (let f = first; f <= last; f++) {
+        inside[f] = t.offsets[f - first];
+        phaseTimes[f] = { name: ig.phases[f], time: t.times[f - first] + (f === last ? barrier : 0), bottleneck: t.bottlenecks[f - first] >= 0 ? resources.names[t.bottlenecks[f - first]] : '' };
+      }
+    }
+    first = last;
+  }
   const busy: Record<string, number> = {};
   for (const r of busyOrder) busy[resources.names[r]] = busyTime[r];
   let last = 0;
@@ -232,12 +249,12 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
       cycles,
       runTime: st.latency + (iterations - 1) * st.cycleTime,
       ig,
-      timeline: st.events,
+      timeline: withScanSlices(ig, st.events),
       timelineCycles: st.cycles,
     };
   }
   const cycleTime = phaseTimes.reduce((a, p) => a + p.time, 0);
-  const { events: timeline, cycles: timelineCycles } = buildTimeline(model, ig, phases, count, phaseTimes, cycleTime, barrier, iterations, drawn, maxEvents);
+  const { events: timeline, cycles: timelineCycles } = buildTimeline(model, ig, phases, count, phaseTimes, cycleTime, barrier, iterations, drawn, maxEvents, inside);
   let slowest: PhaseTime | undefined;
   for (const ph of phaseTimes) if (!slowest || ph.time > slowest.time) slowest = ph;
   return {
@@ -253,10 +270,88 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
     cycles,
     runTime: cycles * cycleTime,
     ig,
-    timeline,
+    timeline: withScanSlices(ig, timeline),
     timelineCycles,
   };
 }
+
+/**
+ * Barrier mode, phases first .. last, which no cluster-wide barrier separates (a scan's firing,
+ * compile/phases.ts): each PE runs its firings in program order and each link its transfers,
+ * an action starting once its resource is free and what it reads in this cycle has been
+ * written; a copy takes its link's latency + bytes / bandwidth (the rule of core's
+ * simulateScan). Data written in an earlier cycle or before these phases is there at their
+ * start (0). Per phase: each action's start (as `phases[f]` lists them), how much of the
+ * makespan ends in it (the phases' times sum to it) and the resource whose action ends it
+ * last (-1 for none).
+ */
+function insideTimes(ig: ImplementationGraph, phases: Timed[][], first: number, last: number): { offsets: Float64Array[]; times: number[]; bottlenecks: number[]; makespan: number } {
+  const { buffers, order, programs } = ig;
+  const { transfer, fire } = programs;
+  const fires = order.length;
+  // Ends by action id (a firing's schedule position, or fires + the buffer a transfer fills); -1 not run here.
+  const end = new Map<number, number>();
+  const free = new Map<number, number>();
+  const writer = (b: number) => (transfer.from[b] >= 0 ? fires + b : buffers.source[b]);
+  const written = (b: number, lag: number) => (lag === 0 ? (end.get(writer(b)) ?? 0) : 0);
+  const offsets: Float64Array[] = [];
+  const times: number[] = [];
+  const bottlenecks: number[] = [];
+  let done = 0;
+  for (let f = first; f <= last; f++) {
+    const list = phases[f];
+    const offset = new Float64Array(list.length);
+    let phaseEnd = done;
+    let by = -1;
+    list.forEach((t, j) => {
+      let ready = free.get(t.resource) ?? 0;
+      if (t.entry < 0) {
+        const s = -t.entry - 1;
+        for (let i = fire.inputs.start[s]; i < fire.inputs.start[s + 1]; i++) if (fire.inputs.delay[i] === 0) ready = Math.max(ready, written(fire.inputs.buffer[i], fire.inputs.lag[i]));
+      } else ready = Math.max(ready, written(transfer.from[t.entry], transfer.lag[t.entry]));
+      const finish = ready + t.time;
+      offset[j] = ready;
+      free.set(t.resource, finish);
+      end.set(t.entry < 0 ? -t.entry - 1 : fires + t.entry, finish);
+      if (finish > phaseEnd || (by < 0 && finish === phaseEnd)) [phaseEnd, by] = [finish, t.resource];
+    });
+    offsets.push(offset);
+    times.push(phaseEnd - done);
+    bottlenecks.push(by);
+    done = phaseEnd;
+  }
+  return { offsets, times, bottlenecks, makespan: done };
+}
+
+/**
+ * A scan's firing drawn as one (issue 24): per scan, iteration and PE of its workers, a slice
+ * named after the scan node on the PE's `scan` lane, from its first expanded firing's start to
+ * its last one's end, above the expanded firings (as they were).
+ */
+export function withScanSlices(ig: ImplementationGraph, events: TraceEvent[]): TraceEvent[] {
+  if (!ig.scans) return events;
+  const scanOf = new Map<string, string>();
+  for (const [scan, levels] of Object.entries(ig.scans)) for (const level of levels) for (const s of level) scanOf.set(ig.order[s], scan);
+  const spans = new Map<string, { scan: string; iteration: number; cycle: number; start: number; end: number; pes: Map<string, string> }>();
+  for (const e of events) {
+    const scan = e.kind === 'fire' && e.node ? scanOf.get(e.node) : undefined;
+    if (!scan) continue;
+    const key = `${scan} ${e.iteration}`;
+    const x = spans.get(key);
+    if (!x) spans.set(key, { scan, iteration: e.iteration, cycle: e.cycle, start: e.start, end: e.end, pes: new Map([[e.pe, e.host]]) });
+    else {
+      x.start = Math.min(x.start, e.start);
+      x.end = Math.max(x.end, e.end);
+      x.pes.set(e.pe, e.host);
+    }
+  }
+  const out = events.slice();
+  for (const x of spans.values()) for (const [pe, host] of x.pes) out.push({ host, pe, thread: SCAN_LANE, kind: 'fire', name: x.scan, node: x.scan, iteration: x.iteration, cycle: x.cycle, start: x.start, end: x.end });
+  return out;
+}
+
+/** The lane (thread) a PE's slices of a scan's firing are drawn on. */
+export const SCAN_LANE = 'scan';
 
 /**
  * The slowest loop: for each delayed firing input (consumer C, buffer b, delay d), the longest
@@ -460,7 +555,7 @@ function selfTimed(model: Model, ig: ImplementationGraph, phases: Timed[][], res
   return { cycleTime, bottleneck, latency, events, cycles: Math.min(drawn, cycles) };
 }
 
-function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][], resources: number, times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number, maxEvents: number): { events: TraceEvent[]; cycles: number } {
+function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][], resources: number, times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number, maxEvents: number, inside: (Float64Array | undefined)[]): { events: TraceEvent[]; cycles: number } {
   const events: TraceEvent[] = [];
   const us = (s: number) => s * 1e6;
   const lanePe = (id: string): LanePe => model.pe.get(id as PeId)!;
@@ -478,13 +573,17 @@ function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][],
   let serial = 0;
   for (let k = 0; k < cycles; k++) {
     let at = k * cycleTime;
+    // Where the phases without a barrier between them began (their actions' starts are offsets from it).
+    let from = at;
     phases.forEach((actions, i) => {
       serial++;
-      for (const t of actions) {
+      if (i === 0 || (ig.phaseBarriers?.[i - 1] ?? true)) from = at;
+      const offsets = inside[i];
+      actions.forEach((t, j) => {
         const iteration = k - t.startCycle;
-        if (iteration < 0 || iteration >= iterations) continue;
+        if (iteration < 0 || iteration >= iterations) return;
         const r = t.resource;
-        const start = stamp[r] === serial ? cursor[r] : at;
+        const start = offsets ? from + offsets[j] : stamp[r] === serial ? cursor[r] : at;
         stamp[r] = serial;
         cursor[r] = start + t.time;
         if (t.entry < 0) {
@@ -512,9 +611,9 @@ function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][],
             });
           }
         }
-      }
+      });
       at += times[i].time;
-      if (barrier > 0) {
+      if (barrier > 0 && (ig.phaseBarriers?.[i] ?? true)) {
         for (const pe of model.pes) {
           events.push({ host: pe.host, pe: pe.id, thread: 'main', kind: 'barrier', name: barrierSlice(times[i].name), iteration: -1, cycle: k, start: us(at - barrier), end: us(at) });
         }

@@ -10,6 +10,10 @@ import type { Action, PeProgram } from '../compile/types.js';
  * iteration i = k - s when 0 <= i < iterations (`iterationOf`); an access to a buffer uses
  * slot `slotOf(k, lag, depth)` of its storage (the memory colour's slots); a phase with
  * `barrier: true` ends with a cluster-wide barrier. Every firing reads iteration k - L.
+ * A phase with `barrier: false` (inside a scan's firing, compile/phases.ts) ends with each
+ * host's PEs meeting only: a host's writes are seen by its PEs in the next phase, and another
+ * host's data arrives with its message (a receive waits for it), so every host still runs the
+ * phases in order as if barriers separated them, and results are the same.
  *
  * Views (lowered multi-rate graphs): a buffer lives at its allocation offset in its storage's
  * slot (`allocations[].offsets`), and an access with `offset`/`bytes` touches only that range

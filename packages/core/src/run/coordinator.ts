@@ -25,6 +25,7 @@ import { planForHosts, selfTimedPlan, type SyncMode } from './contract.js';
 import type { Deploy } from './deploy-check.js';
 import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type MachineIdentity, type PeReport, type ProcessMemory, type ToAgent } from './protocol.js';
 import { boundedCapabilities, failingClause, reported } from './requires.js';
+import { contextOverBinding, contextOverMemory, igContextCopies } from '../scan/context.js';
 import { taskBagPolicy } from './policy.js';
 import { kernelMajor, TaskBag, type BagCommand, type BagCounts, type BagPe } from './taskbag/bag.js';
 import type { BagGraph } from './taskbag/graph.js';
@@ -415,9 +416,16 @@ export class Coordinator {
         continue;
       }
       const { total, largest } = programBytes(ig, p);
-      if (total > pe.memory) out.push(error(`mapping.${program.pe}`, `buffers on ${program.pe} need ${total} bytes; agent ${program.host} offers ${pe.memory}`, 'map fewer nodes there or shrink the data'));
-      if (pe.limits && largest > pe.limits.maxBufferSize) out.push(error(`mapping.${program.pe}`, `a buffer of ${largest} bytes on ${program.pe} exceeds the adapter's maxBufferSize (${pe.limits!.maxBufferSize})`, 'shrink the data'));
+      // A scan's replicated context is named by its scan, port and worker (scan/context.ts).
+      const context = total > pe.memory || (pe.limits && largest > pe.limits.maxStorageBufferBindingSize) ? igContextCopies(ig, p) : undefined;
+      if (total > pe.memory) {
+        if (context?.groups.length) for (const g of context.groups) out.push(contextOverMemory(g, program.pe, pe.memory, total, `as agent ${program.host} reports`, context.workers.get(g[0].scan) ?? 1));
+        else out.push(error(`mapping.${program.pe}`, `buffers on ${program.pe} need ${total} bytes; agent ${program.host} offers ${pe.memory}`, 'map fewer nodes there or shrink the data'));
+      }
+      const tooBig = pe.limits ? context?.groups.flat().filter((c) => c.bytes > pe.limits!.maxStorageBufferBindingSize) : undefined;
+      if (pe.limits && largest > pe.limits.maxBufferSize && !tooBig?.length) out.push(error(`mapping.${program.pe}`, `a buffer of ${largest} bytes on ${program.pe} exceeds the adapter's maxBufferSize (${pe.limits!.maxBufferSize})`, 'shrink the data'));
       // Kernels bind whole buffers: each must fit one storage binding too.
+      else if (tooBig?.length) for (const c of tooBig) out.push(contextOverBinding(c, program.pe, pe.limits!.maxStorageBufferBindingSize, context!.workers.get(c.scan) ?? 1));
       else if (pe.limits && largest > pe.limits.maxStorageBufferBindingSize) out.push(error(`mapping.${program.pe}`, `a buffer of ${largest} bytes on ${program.pe} exceeds the adapter's maxStorageBufferBindingSize (${pe.limits.maxStorageBufferBindingSize})`, 'shrink the data, or map its nodes onto a PE with a larger binding limit'));
       out.push(...requirementProblems(ig, p, pe, agent));
     }

@@ -3,10 +3,14 @@ import { applications, IN, scanPlan, type ScanExecution, type ScanOutput, type S
 
 // The cost model of a distributed scan (Copik, sections 4.1-4.4, figures 4.6-4.7), read off the
 // plan the expansion pass writes (plan.ts), counted in operator applications (the operator is
-// expensive: a message costs nothing beside it, section 4.3). Span is given two ways: levels
+// expensive: a message costs nothing beside it, section 4.3). Span is given three ways: levels
 // (the synchronous reading: the longest local stage, the network's rounds, the longest second
-// stage) and dataflow depth (the longest chain of applications through the DAG: what eager
-// execution achieves); `rounds` execution adds a barrier before each network level.
+// stage), dataflow depth (the longest chain of applications through the DAG, as if every node
+// had a PE of its own: a lower bound) and the serialised span (each worker one PE running its
+// nodes one at a time in plan order, as the agents do: exact with unit cost per application,
+// free identities and free messages, which simulateScan confirms). `speedup` is (N - 1) over
+// the serialised span, what the designer and bench:scan call speedup; `speedupDataflow` the
+// bound over the depth. `rounds` execution adds a barrier before each network level.
 
 export interface StageCounts {
   applications: number;
@@ -45,11 +49,20 @@ export interface ScanModel {
     levels: number;
     /** The same with the network's levels counted whole (identities counted). */
     levelsCounted: number;
-    /** Longest chain of applications through the DAG (under `execution`). */
+    /** Longest chain of applications through the DAG (under `execution`), every node on a PE of its own: a lower bound of `serialised`. */
     depth: number;
+    /**
+     * Applications until the last node ends when each worker is one PE firing its nodes one at
+     * a time in plan order (locals, the network level by level, the second stage), each once
+     * its inputs are there (under `execution`): the span the scan runs at unit cost. Above
+     * `depth` where a worker holds several nodes in a row (serial, p = 8, N = 64: 21 against 20).
+     */
+    serialised: number;
   };
-  /** (N - 1) / span.depth: the serial scan's applications over the critical path. */
+  /** (N - 1) / span.serialised: the serial scan's applications over the span workers run (the speedup the designer and bench:scan show). */
   speedup: number;
+  /** (N - 1) / span.depth: the bound with a PE per node. */
+  speedupDataflow: number;
   /** The network alone on the p block totals (figures 3.1-3.5). */
   networkPart: NetworkStats;
 }
@@ -91,6 +104,7 @@ export function modelOfPlan(plan: ScanPlan, execution: ScanExecution = 'eager'):
   const levelsFired = new Set(nodes.filter((n) => n.stage === 'network').map((n) => n.level!)).size;
   const longest = (s: 'local' | 'prop') => Math.max(0, ...workers.map((w) => w[s].applications));
   const depth = dataflowDepth(plan, execution);
+  const serialised = serialisedSpan(plan, execution);
   return {
     N,
     p,
@@ -102,8 +116,9 @@ export function modelOfPlan(plan: ScanPlan, execution: ScanExecution = 'eager'):
     nodes: nodes.length,
     work,
     messages,
-    span: { levels: longest('local') + levelsFired + longest('prop'), levelsCounted: longest('local') + plan.network.levels + longest('prop'), depth },
-    speedup: depth > 0 ? (N - 1) / depth : 1,
+    span: { levels: longest('local') + levelsFired + longest('prop'), levelsCounted: longest('local') + plan.network.levels + longest('prop'), depth, serialised },
+    speedup: serialised > 0 ? (N - 1) / serialised : 1,
+    speedupDataflow: depth > 0 ? (N - 1) / depth : 1,
     networkPart: networkStats(plan.network),
   };
 }
@@ -140,13 +155,46 @@ function dataflowDepth(plan: ScanPlan, execution: ScanExecution): number {
   }
 }
 
-/** Speedup over p = 1 .. min(N, maxP) and the p that gives the most (figures 4.6-4.7). */
-export function speedupCurve(N: number, network: ScanNetwork, maxP: number, strategy: ScanStrategy = 'scan-then-propagate', output: ScanOutput = 'inclusive', execution: ScanExecution = 'eager'): { points: { p: number; speedup: number; span: number; work: number }[]; best: { p: number; speedup: number } } {
-  const points: { p: number; speedup: number; span: number; work: number }[] = [];
+/**
+ * The span with workers serialised: nodes in plan order (an order every dependency respects),
+ * each starting when its worker's previous node and its inputs have ended (and, for `rounds`,
+ * everything before its network level), taking its applications.
+ */
+function serialisedSpan(plan: ScanPlan, execution: ScanExecution): number {
+  const { nodes, p } = plan;
+  const end = new Float64Array(nodes.length);
+  const free = new Float64Array(p);
+  let latest = 0;
+  let level = 0;
+  let barrier = 0;
+  for (let k = 0; k < nodes.length; k++) {
+    const n = nodes[k];
+    if (n.stage === 'network' && n.level !== level) [level, barrier] = [n.level!, latest];
+    let start = Math.max(free[n.worker], execution === 'rounds' && n.stage === 'network' ? barrier : 0);
+    for (const input of n.inputs) for (const r of input.runs) if (r.node !== IN) start = Math.max(start, end[r.node]);
+    end[k] = start + applications(n.mode, n.count);
+    free[n.worker] = end[k];
+    latest = Math.max(latest, end[k]);
+  }
+  return latest;
+}
+
+/** A point of a speedup curve: `speedup` over the serialised span `span`; `depth` the dataflow depth. */
+export interface SpeedupPoint {
+  p: number;
+  speedup: number;
+  span: number;
+  depth: number;
+  work: number;
+}
+
+/** Speedup (over the serialised span) for p = 1 .. min(N, maxP) and the p that gives the most (figures 4.6-4.7). */
+export function speedupCurve(N: number, network: ScanNetwork, maxP: number, strategy: ScanStrategy = 'scan-then-propagate', output: ScanOutput = 'inclusive', execution: ScanExecution = 'eager'): { points: SpeedupPoint[]; best: { p: number; speedup: number } } {
+  const points: SpeedupPoint[] = [];
   let best = { p: 1, speedup: 0 };
   for (let p = 1; p <= Math.min(N, maxP); p++) {
     const m = scanModel(N, p, network, strategy, output, execution);
-    points.push({ p, speedup: m.speedup, span: m.span.depth, work: m.work });
+    points.push({ p, speedup: m.speedup, span: m.span.serialised, depth: m.span.depth, work: m.work });
     if (m.speedup > best.speedup) best = { p, speedup: m.speedup };
   }
   return { points, best };

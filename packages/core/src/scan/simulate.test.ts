@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { NETWORKS } from './networks.js';
 import { scanModel } from './model.js';
-import { applications, IN, OUTPUTS, scanPlan, STRATEGIES } from './plan.js';
+import { applications, EXECUTIONS, IN, OUTPUTS, scanPlan, STRATEGIES } from './plan.js';
 import { simulateScan, type ReplayCosts } from './simulate.js';
 
 const unit = { kind: 'mean', perApplication: 1 } as const;
@@ -21,6 +21,34 @@ describe('simulateScan', () => {
               expect(simulateScan(plan, unit, { execution }).makespan, what).toBeGreaterThanOrEqual(depth);
             }
           }
+  });
+
+  it('with unit costs, free messages and one PE per worker, the makespan is exactly the model\'s serialised span (fast-check, N <= 256, p <= 64, all networks x strategies x outputs x executions)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 256 }), fc.integer({ min: 1, max: 64 }), (N, q) => {
+        const p = Math.min(N, q);
+        for (const network of NETWORKS)
+          for (const strategy of STRATEGIES)
+            for (const output of OUTPUTS) {
+              const plan = scanPlan(N, p, network, strategy, output);
+              for (const execution of EXECUTIONS) {
+                const m = scanModel(N, p, network, strategy, output, execution);
+                const what = `${network} ${strategy} ${output} N=${N} p=${p} ${execution}`;
+                expect(simulateScan(plan, unit, { execution, serialWorkers: true }).makespan, what).toBe(m.span.serialised);
+                expect(m.span.serialised, what).toBeGreaterThanOrEqual(m.span.depth);
+                expect(m.speedup, what).toBe(m.span.serialised > 0 ? (N - 1) / m.span.serialised : 1);
+              }
+            }
+      }),
+      { numRuns: 100, examples: [[64, 8], [256, 64], [1, 1], [255, 64]] },
+    );
+  });
+
+  it('serial, N = 64, p = 8: the dataflow depth is 20, the serialised span 21 (a worker holding a network node and its second stage runs them in turn)', () => {
+    const m = scanModel(64, 8, 'serial');
+    expect([m.span.depth, m.span.serialised]).toEqual([20, 21]);
+    expect(m.speedup).toBeCloseTo(63 / 21);
+    expect(m.speedupDataflow).toBeCloseTo(63 / 20);
   });
 
   it('rounds is never faster than eager, with messages and varied costs', () => {

@@ -58,7 +58,8 @@ export interface SimulateOptions {
   /**
    * Whether a worker fires one node at a time (default true: a worker is one PE). False lets
    * every node start once its inputs are there: the dataflow depth scanModel counts, which
-   * is a lower bound (a worker holding both a network node and its second stage runs them in turn).
+   * is a lower bound (a worker holding both a network node and its second stage runs them in
+   * turn); with unit costs and free messages, true gives scanModel's `span.serialised`.
    */
   serialWorkers?: boolean;
   /** Lane per worker: PE id and host (default `w<i>` on host `sim`). */

@@ -48,24 +48,36 @@ function checkFrames(id: string, p: Params, last: number, what: string): void {
 
 // ---- reg2d.pair on the GPU: one workgroup of 64 lanes per pair ----
 
+/** A pair's iterations word when its workgroup ran out of the device's loop budget. */
+const CUT = 0xffffffff;
+
 function pairSource(p: Params): string {
   return `@group(0) @binding(0) var<storage, read> frames: array<f32>;
 @group(0) @binding(1) var<storage, read_write> rp_out: array<u32>;
 @group(0) @binding(2) var<storage, read_write> rp_iters: array<u32>;
 const RP_FIRST: u32 = ${Number(p.first)}u;
 ${registrationWgsl(Number(p.width), Number(p.height), Number(p.eps), Number(p.iterations))}
+var<workgroup> rp_two: u32;
+var<workgroup> rp_cut: u32;
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_index) lane: u32, @builtin(workgroup_id) wg: vec3<u32>) {
   let j = wg.x;
-  if (lane == 0u) { rg_fa = RP_FIRST + j; rg_fb = RP_FIRST + j + 1u; rg_p = vec3<f32>(0.0); }
+  if (lane == 0u) { rg_fa = RP_FIRST + j; rg_fb = RP_FIRST + j + 1u; rg_p = vec3<f32>(0.0); rp_two = 2u; rp_cut = 0u; }
   rg_refine(lane, RG_LANES);
+  // The device's loop budget (llvmpipe: 65535 iterations per invocation, all loops together)
+  // ran out if a loop of rp_two (2, set at run time) iterations runs fewer: the descent's
+  // loops may have ended early, so the pair is marked (${CUT}) rather than given.
+  var k = 0u;
+  for (var i = 0u; i < rp_two; i++) { k++; }
+  if (k != rp_two) { rp_cut = 1u; }
+  let cut = workgroupUniformLoad(&rp_cut) != 0u;
   if (lane == 0u) {
     rp_out[j * 5u] = RP_FIRST + j;
     rp_out[j * 5u + 1u] = RP_FIRST + j;
     rp_out[j * 5u + 2u] = bitcast<u32>(rg_p.x);
     rp_out[j * 5u + 3u] = bitcast<u32>(rg_p.y);
     rp_out[j * 5u + 4u] = bitcast<u32>(rg_p.z);
-    rp_iters[j] = rg_iters;
+    rp_iters[j] = select(rg_iters, ${CUT}u, cut);
   }
 }
 `;
@@ -139,6 +151,12 @@ const plain: Kernel[] = implement(reg2dPlainSpecs, {
             await staging.mapAsync(GPUMapMode.READ);
             const n = new Uint32Array(staging.getMappedRange().slice(0));
             staging.unmap();
+            const cut = n.indexOf(CUT);
+            if (cut >= 0)
+              return {
+                ok: false,
+                message: `kernel "reg2d.pair": pair ${Number(params.first) + cut} (frames ${Number(params.first) + cut} and ${Number(params.first) + cut + 1}) ran out of the device's loop budget (llvmpipe ends an invocation's loops after 65535 iterations in all) and is not given: lower iterations (M = ${params.iterations}) or raise eps, or run reg2d.pair on a CPU PE`,
+              };
             return { ok: true, values: { iterations: n.reduce((a, b) => a + b, 0) } };
           },
           destroy() {
@@ -189,6 +207,9 @@ const composeSpec = (id: string): KernelSpec => reg2dBinarySpecs.find((s) => s.i
 
 const compose: Kernel = binaryKernel(composeSpec('reg2d.compose'), {
   counters: ['iterations'],
+  // One application per dispatch: a descent's loops spend thousands of the loop budget an
+  // invocation has on llvmpipe (65535), so a walk of many in one dispatch was cut short.
+  dispatchElements: 1,
   cpu: (a, b, out, params, context, info) => {
     const fa = info.left[0];
     const fc = info.right[1] + 1;

@@ -138,7 +138,9 @@ describe('reg2d: the WGSL against the CPU twin (llvmpipe)', () => {
   });
   afterAll(() => t?.destroy());
   const N = 8;
-  const { data, drift } = framesOf(N + 1, { seed: 11 });
+  // The bound held on 20 seeds at 0.011 px at most (pairs and applications); seed 2's pair 0 and
+  // seed 16's applications were the cases that broke it before the descent's two rules (register.ts).
+  const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8, 11, 16];
 
   async function onGpu(id: string, params: Params, inputs: Record<string, TypedArray>) {
     const run = await GpuRunner.create(t.device, getKernel(id), params);
@@ -149,40 +151,81 @@ describe('reg2d: the WGSL against the CPU twin (llvmpipe)', () => {
     }
   }
 
-  it('reg2d.pair: every pair within 0.05 px of the twin; the iterations reported', async () => {
+  it(`reg2d.pair over ${SEEDS.length} seeds: every pair within 0.05 px of the twin and 0.5 px of the truth; the iterations reported`, async () => {
     const params = { width: SIZE, height: SIZE, frames: N + 1, first: 0, count: N, ...descent };
-    const gpu = await onGpu('reg2d.pair', params, { frames: data });
-    const cpu = runCpu(getKernel('reg2d.pair'), params, { frames: data });
-    for (let j = 0; j < N; j++) {
-      const [g, c] = [element(gpu.outputs.out, j), element(cpu.outputs.out, j)];
-      expect([g.lo, g.hi]).toEqual([j, j]);
-      expect(shift(g.phi, c.phi), `pair ${j}`).toBeLessThan(0.05);
-      expect(shift(g.phi, trueTransform(drift, j, j + 1)), `pair ${j} against truth`).toBeLessThan(0.5);
+    const run = await GpuRunner.create(t.device, getKernel('reg2d.pair'), params);
+    try {
+      for (const seed of SEEDS) {
+        const { data, drift } = framesOf(N + 1, { seed });
+        const gpu = await run.fire({ frames: data });
+        const cpu = runCpu(getKernel('reg2d.pair'), params, { frames: data });
+        for (let j = 0; j < N; j++) {
+          const [g, c] = [element(gpu.outputs.out, j), element(cpu.outputs.out, j)];
+          expect([g.lo, g.hi]).toEqual([j, j]);
+          expect(shift(g.phi, c.phi), `seed ${seed} pair ${j}`).toBeLessThan(0.05);
+          expect(shift(g.phi, trueTransform(drift, j, j + 1)), `seed ${seed} pair ${j} against truth`).toBeLessThan(0.5);
+          expect(shift(c.phi, trueTransform(drift, j, j + 1)), `seed ${seed} twin pair ${j} against truth`).toBeLessThan(0.5);
+        }
+        expect(gpu.report?.ok).toBe(true);
+        expect(gpu.report?.values?.iterations).toBeGreaterThan(N);
+      }
+    } finally {
+      run.destroy();
     }
-    expect(gpu.report?.ok).toBe(true);
-    expect(gpu.report?.values?.iterations).toBeGreaterThan(N);
-  }, 120_000);
+  }, 300_000);
 
-  it('reg2d.compose: scan and apply, each application within 0.05 px of the twin; iterations reported; past the series, the non-finite result fails the firing naming the ranges', async () => {
+  it(`reg2d.compose over ${SEEDS.length} seeds: each application within 0.05 px of the twin (from the twin's operands, so differences do not accumulate)`, async () => {
+    const params = composeParams(N + 1, 'apply');
+    const run = await GpuRunner.create(t.device, getKernel('reg2d.compose'), params);
+    try {
+      for (const seed of SEEDS) {
+        const { data } = framesOf(N + 1, { seed });
+        const xs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: N + 1, first: 0, count: N, ...descent }, { frames: data }).outputs.out as Uint32Array;
+        const serial = runCpu(getKernel('reg2d.compose'), composeParams(N + 1, 'scan', N), { in: xs, frames: data }).outputs.out;
+        for (let i = 1; i < N; i++) {
+          const inputs = { a: token([element(serial, i - 1)]), b: token([element(xs, i)]), frames: data };
+          const fired = await run.fire(inputs);
+          expect(fired.report?.ok, fired.report?.message).toBe(true);
+          const g = element(fired.outputs.out, 0);
+          const c = element(runCpu(getKernel('reg2d.compose'), params, inputs).outputs.out, 0);
+          expect([g.lo, g.hi]).toEqual([0, i]);
+          expect(shift(g.phi, c.phi), `seed ${seed} application ${i}`).toBeLessThan(0.05);
+        }
+      }
+    } finally {
+      run.destroy();
+    }
+  }, 300_000);
+
+  it('reg2d.compose: a scan in one firing, every prefix within 0.25 px of the twin; iterations reported; past the series, the non-finite result fails the firing naming the ranges', async () => {
+    const { data } = framesOf(N + 1, { seed: 11 });
     const xs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: N + 1, first: 0, count: N, ...descent }, { frames: data }).outputs.out as Uint32Array;
     const params = composeParams(N + 1, 'scan', N);
     const gpu = await onGpu('reg2d.compose', params, { in: xs, frames: data });
     const cpu = runCpu(getKernel('reg2d.compose'), params, { in: xs, frames: data });
     expect(gpu.report?.ok).toBe(true);
     expect(gpu.report?.values?.iterations).toBeGreaterThan(N - 1);
-    // Each application from the twin's operands, so differences do not accumulate along the scan.
-    for (let i = 1; i < N; i++) {
-      const [left, right] = [element(cpu.outputs.out, i - 1), element(xs, i)];
-      const inputs = { a: token([left]), b: token([right]), frames: data };
-      const g = element((await onGpu('reg2d.compose', composeParams(N + 1, 'apply'), inputs)).outputs.out, 0);
-      const c = element(runCpu(getKernel('reg2d.compose'), composeParams(N + 1, 'apply'), inputs).outputs.out, 0);
-      expect([g.lo, g.hi]).toEqual([0, i]);
-      expect(shift(g.phi, c.phi), `application ${i}`).toBeLessThan(0.05);
-      expect(shift(element(gpu.outputs.out, i).phi, element(cpu.outputs.out, i).phi), `scan prefix ${i}`).toBeLessThan(0.25);
-    }
+    for (let i = 0; i < N; i++) expect(shift(element(gpu.outputs.out, i).phi, element(cpu.outputs.out, i).phi), `scan prefix ${i}`).toBeLessThan(0.25);
     const past = await onGpu('reg2d.compose', composeParams(3, 'apply'), { a: token([{ lo: 0, hi: 1, phi: IDENTITY }]), b: token([{ lo: 2, hi: 2, phi: IDENTITY }]), frames: data.subarray(0, 3 * pyramidLayout(SIZE, SIZE).words) });
     // The shader gives NaN for a frame past the series; the f32 payload check fails the firing on it.
     expect(past.report?.ok).toBe(false);
     expect(past.report?.message).toMatch(/\[0, 1\] \(\+\) \[2, 2\] gave a non-finite result/);
   }, 120_000);
+
+  it('a long block on llvmpipe: 64 elements at eps 1e-8 scanned in one firing (one application per dispatch, within the device\'s loop budget); every prefix within 0.25 px of the twin and 0.5 px of the truth', async () => {
+    const n = 64;
+    const fine = { eps: 1e-8, iterations: 50 };
+    const { data, drift } = framesOf(n + 1, { seed: 1 });
+    const xs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: n + 1, first: 0, count: n, ...fine }, { frames: data }).outputs.out as Uint32Array;
+    const params = { ...composeParams(n + 1, 'scan', n), ...fine };
+    const gpu = await onGpu('reg2d.compose', params, { in: xs, frames: data });
+    expect(gpu.report?.ok, gpu.report?.message).toBe(true);
+    const cpu = runCpu(getKernel('reg2d.compose'), params, { in: xs, frames: data });
+    for (let i = 0; i < n; i++) {
+      const y = element(gpu.outputs.out, i);
+      expect([y.lo, y.hi]).toEqual([0, i]);
+      expect(shift(y.phi, element(cpu.outputs.out, i).phi), `prefix ${i} against the twin`).toBeLessThan(0.25);
+      expect(shift(y.phi, trueTransform(drift, 0, i + 1)), `prefix ${i} against the truth`).toBeLessThan(0.5);
+    }
+  }, 300_000);
 });

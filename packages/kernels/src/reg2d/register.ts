@@ -13,11 +13,23 @@ import { LEVELS, centre, levelSize, pyramidLayout, type Rigid } from './series.j
 // The descent runs in pixels: q = (theta r, tx, ty), r the centre-to-corner distance, so a
 // unit step moves a corner by about one pixel whatever the parameter. A step is capped at one
 // pixel of the current level (2^l full-size pixels), so widening never jumps across the lattice.
+//
+// Two rules keep the f64 twin and the f32 WGSL on the same path (issue 24's WGSL-vs-twin bound):
+// - Each level starts its step at that cap. Bilinear f_b is not differentiable where samples sit
+//   on its grid (the identity, where a pair starts: every sample at once), so there the gradient
+//   is one-sided and Armijo may find no step; in f64 the halvings then ran down to ~1e-9 and,
+//   carried over, froze every finer level at the identity (seed 2, pair 0: 0.5 px off), while
+//   f32 accepted a null step (its e - sigma tau |g|^2 rounds to e) and went on.
+// - A level stops on a small fall (eps) only once the accepted step is also small (STEP_TOL px
+//   of the level). eps alone (1e-6, near f32's resolution of 1 - NCC over a few thousand
+//   samples) stopped the two sides at different points of a shallow valley: up to 0.07 px apart.
 
 /** Armijo's constant: accept a step when the energy falls by at least SIGMA x the predicted fall. */
 export const SIGMA = 1e-3;
 /** Halvings of the step before a level gives up (the step is then below 2^-30 of its start). */
 export const MAX_BACKTRACK = 30;
+/** A level ends on a small fall only once the accepted step also moved less than this, in pixels of the level. */
+export const STEP_TOL = 0.01;
 /** Sample count below which an overlap is no overlap (energy 2, the worst). */
 const MIN_SAMPLES = 16;
 
@@ -110,10 +122,10 @@ function finish(t: number[]): { e: number; g: [number, number, number] } {
 export function refine(s: Series, fa: number, fb: number, phi0: Rigid, eps: number, maxIterations: number): Refined {
   const r = Math.hypot(...centre(s.width, s.height));
   let phi = { ...phi0 };
-  let tau = 1;
   let iterations = 0;
   for (let level = LEVELS - 1; level >= 0; level--) {
     const scale = 2 ** level;
+    let tau = Infinity;
     let { e, g } = evaluate(s, fa, fb, level, phi);
     for (let it = 0; it < maxIterations; it++) {
       const gg = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
@@ -136,7 +148,7 @@ export function refine(s: Series, fa: number, fb: number, phi0: Rigid, eps: numb
       phi = cand;
       e = next.e;
       g = next.g;
-      if (fall < eps) break;
+      if (fall < eps && tau * Math.sqrt(gg) < STEP_TOL * scale) break;
     }
   }
   return { phi, iterations };
@@ -164,6 +176,7 @@ const RG_R: f32 = ${f(Math.hypot(cx, cy))};
 const RG_EPS: f32 = ${f(eps)};
 const RG_M: u32 = ${maxIterations}u;
 const RG_SIGMA: f32 = ${f(SIGMA)};
+const RG_STEP: f32 = ${f(STEP_TOL)};
 const RG_BACK: u32 = ${MAX_BACKTRACK}u;
 const RG_LANES: u32 = 64u;
 
@@ -256,13 +269,14 @@ fn rg_refine(lane: u32, lanes: u32) {
   var p: vec3<f32>;
   var e: f32;
   var g: vec3<f32>;
-  var tau = 1.0;
+  var tau: f32;
   var iters = 0u;
   var accepted = false;
   workgroupBarrier();
   for (var lv = 0u; lv < 3u; lv++) {
     let level = 2u - lv;
     let scale = f32(1u << level);
+    tau = 3.0e38;
     rg_eval(lane, lanes, level);
     if (lane == 0u) { p = rg_p; e = rg_e; g = rg_g; }
     for (var it = 0u; it < RG_M; it++) {
@@ -287,10 +301,11 @@ fn rg_refine(lane: u32, lanes: u32) {
         rg_go = 0u;
         if (accepted) {
           let fall = e - rg_e;
+          let step = tau * sqrt(dot(g, g));
           p = rg_p;
           e = rg_e;
           g = rg_g;
-          rg_go = select(0u, 1u, fall >= RG_EPS);
+          rg_go = select(0u, 1u, fall >= RG_EPS || step >= RG_STEP * scale);
         }
         accepted = false;
       }
