@@ -11,7 +11,8 @@
 //               per network level) beside it. Time per scan from the trace: the scan's first
 //               fire start to its last fire end (relays included), median over --rounds runs of
 //               one iteration (one iteration per run, so no iteration overlaps the next); the
-//               descent iterations per application from the runs' reports.
+//               descent iterations per application from the runs' reports; beside each row the
+//               simulation of the same scan at the agent's own cost per application (p = 1).
 //   replay      the mat.mulmod scans where each application lasts reg2d.compose's calibrated CPU
 //               mean x a stated scale (emulateDevices: a firing lasts at least apps x that, the
 //               kernel itself still runs and is checked), so an application costs far more than
@@ -268,15 +269,21 @@ try {
   // ---- real: reg2d.compose, p = 1, 2 .. REAL_P ----
   const regPs = [1, 2, 4, 8, 16].filter((p) => p <= REAL_P && p <= REG_N);
   let reg1 = 0;
+  // The agent's own cost per application (p = 1: one firing of N - 1 applications): the
+  // in-process twin above runs on the bench's thread, an agent's CPU PE on its worker's.
+  let regAgent = { seconds: 0, iterations: 0 };
   for (const { p, network, execution } of agentCases(regPs)) {
     const r = await measure(reg2dDoc(p, network, execution));
-    if (p === 1) reg1 = r.time;
+    if (p === 1) {
+      reg1 = r.time;
+      regAgent = { seconds: median(r.fires.get(`${SCAN}/local.w0`)!) / (REG_N - 1), iterations: r.iterations / (REG_N - 1) };
+    }
     const plan = scanPlan(REG_N, p, network, 'scan-then-propagate', 'inclusive');
     const m = scanModel(REG_N, p, network, 'scan-then-propagate', 'inclusive', execution);
-    const sim = simulateScan(plan, { kind: 'mean', perApplication: cpuCal.seconds.mean }, { execution, link: LINK, elementBytes: REG2D_BYTES });
+    const sim = simulateScan(plan, { kind: 'mean', perApplication: regAgent.seconds }, { execution, link: LINK, elementBytes: REG2D_BYTES });
     const speedup = reg1 / r.time;
     const perApp = r.iterations / planApplications(REG_N, p, network);
-    log(['real', 'reg2d.compose', `p=${p}`, network, 'stp', execution, String(REG_N), String(p), fmt(r.time), xf(speedup), (speedup / p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)} (CPU mean); ${perApp.toFixed(1)} it/app`]);
+    log(['real', 'reg2d.compose', `p=${p}`, network, 'stp', execution, String(REG_N), String(p), fmt(r.time), xf(speedup), (speedup / p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}; ${perApp.toFixed(1)} it/app`]);
     if (p === 2) realTarget(`reg2d.compose p = 2 ${network} ${execution}`, speedup, m.speedup);
   }
 
@@ -384,9 +391,13 @@ try {
   console.log(
     table(
       ['PE kind', 'time mean', 'CV', 'range', 'iterations mean', 'CV', 'range', 'per iteration'],
-      calibration.map((c) => [c.kind, msOf(c.seconds.mean), c.seconds.cv.toFixed(2), `${msOf(c.seconds.min)} - ${msOf(c.seconds.max)}`, c.iterations.mean.toFixed(1), c.iterations.cv.toFixed(2), `${c.iterations.min} - ${c.iterations.max}`, `${((c.seconds.mean / c.iterations.mean) * 1e6).toFixed(0)} us`]),
+      [
+        ...calibration.map((c) => [c.kind, msOf(c.seconds.mean), c.seconds.cv.toFixed(2), `${msOf(c.seconds.min)} - ${msOf(c.seconds.max)}`, c.iterations.mean.toFixed(1), c.iterations.cv.toFixed(2), `${c.iterations.min} - ${c.iterations.max}`, `${((c.seconds.mean / c.iterations.mean) * 1e6).toFixed(0)} us`]),
+        ['CPU PE of an agent (real p = 1: one firing)', msOf(regAgent.seconds), '-', '-', regAgent.iterations.toFixed(1), '-', '-', `${((regAgent.seconds / regAgent.iterations) * 1e6).toFixed(0)} us`],
+      ],
     ),
   );
+  console.log(`The real rows' simulation (sim) uses the agent's ${msOf(regAgent.seconds)} per application.`);
   console.log(`\nmat.mulmod k = ${K} on a CPU PE: ${(mulmodApp * 1e6).toFixed(1)} us per application (p = 1 local scan of ${N}: ${fmt(local0)}).`);
   console.log(`Replay: mat.mulmod's kernels run and are checked; each application lasts reg2d.compose's CPU mean ${msOf(cpuCal.seconds.mean)} x ${scale.toFixed(1)} = ${REPLAY_MS} ms; the simulation uses the same ${REPLAY_MS} ms.\n`);
   console.log(table(HEAD, rows));
