@@ -209,6 +209,17 @@ function scanTime(r: RunResult): number {
 }
 /** The descent iterations the scan's nodes reported (reg2d.compose counts them; 0 for operators that do not). */
 const scanIterations = (r: RunResult) => r.reports.filter((x) => x.node.startsWith(`${SCAN}/`)).reduce((s, x) => s + (typeof x.values.iterations === 'number' ? x.values.iterations : 0), 0);
+/**
+ * Seconds per application the operator's firings took in these runs (their durations' sum per
+ * run over the applications): beside p = 1's, it tells a worker slowed down by sharing the
+ * cores from one waiting for messages.
+ */
+function firedPerApplication(fires: Map<string, number[]>, n: number, p: number, network: ScanNetwork): number {
+  const operator = new Set(scanPlan(n, p, network, 'scan-then-propagate', 'inclusive').nodes.map((x) => `${SCAN}/${x.key}`));
+  let busy = 0;
+  for (const [node, ds] of fires) if (operator.has(node)) busy += ds.reduce((a, b) => a + b, 0) / ROUNDS;
+  return busy / planApplications(n, p, network);
+}
 /** Operator applications of one scan (what the plan's nodes make; relays make none). */
 const planApplications = (n: number, p: number, network: ScanNetwork) => scanPlan(n, p, network, 'scan-then-propagate', 'inclusive').nodes.reduce((s, x) => s + operatorApplications(x.mode, x.count), 0);
 
@@ -283,7 +294,7 @@ try {
     const sim = simulateScan(plan, { kind: 'mean', perApplication: regAgent.seconds }, { execution, link: LINK, elementBytes: REG2D_BYTES });
     const speedup = reg1 / r.time;
     const perApp = r.iterations / planApplications(REG_N, p, network);
-    log(['real', 'reg2d.compose', `p=${p}`, network, 'stp', execution, String(REG_N), String(p), fmt(r.time), xf(speedup), (speedup / p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}; ${perApp.toFixed(1)} it/app`]);
+    log(['real', 'reg2d.compose', `p=${p}`, network, 'stp', execution, String(REG_N), String(p), fmt(r.time), xf(speedup), (speedup / p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}; fired ${fmt(firedPerApplication(r.fires, REG_N, p, network))}/app, ${perApp.toFixed(1)} it/app`]);
     if (p === 2) realTarget(`reg2d.compose p = 2 ${network} ${execution}`, speedup, m.speedup);
   }
 
@@ -297,7 +308,7 @@ try {
     const m = scanModel(N, p, network, 'scan-then-propagate', 'inclusive', execution);
     const sim = simulateScan(scanPlan(N, p, network, 'scan-then-propagate', 'inclusive'), { kind: 'mean', perApplication: mulmodApp }, { execution, link: LINK, elementBytes: MULMOD_BYTES });
     const speedup = real1.time / r.time;
-    log(['real', `mat.mulmod k=${K}`, `p=${p}`, network, 'stp', execution, String(N), String(p), fmt(r.time), xf(speedup), (speedup / p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}`]);
+    log(['real', `mat.mulmod k=${K}`, `p=${p}`, network, 'stp', execution, String(N), String(p), fmt(r.time), xf(speedup), (speedup / p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}; fired ${fmt(firedPerApplication(r.fires, N, p, network))}/app`]);
     if (p === 2) realTarget(`mat.mulmod p = 2 ${network} ${execution}`, speedup, m.speedup);
   }
 
