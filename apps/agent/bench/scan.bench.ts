@@ -10,9 +10,13 @@
 //               firing: the overheads' case); every network eager, rounds (a scan.barrier relay
 //               per network level) beside it. Time per scan from the trace: the scan's first
 //               fire start to its last fire end (relays included), median over --rounds runs of
-//               one iteration (one iteration per run, so no iteration overlaps the next); the
-//               descent iterations per application from the runs' reports; beside each row the
-//               simulation of the same scan at the agent's own cost per application (p = 1).
+//               one iteration (one iteration per run, so no iteration overlaps the next; a tier's
+//               cases take turns, so the shared machine's load falls on all alike); the descent
+//               iterations per application from the runs' reports; beside each row the
+//               simulation of the same scan at the agent's own cost per application (p = 1), the
+//               operator's fired time per application, and the speedup at equal cost (each
+//               side's time over its own fired cost per application: what is left of the model's
+//               claim when other processes slow the workers).
 //   replay      the mat.mulmod scans where each application lasts reg2d.compose's calibrated CPU
 //               mean x a stated scale (emulateDevices: a firing lasts at least apps x that, the
 //               kernel itself still runs and is checked), so an application costs far more than
@@ -244,20 +248,42 @@ process.stderr.write(`starting ${agentHosts} local agents (CPU PEs only, one per
 const local = await spawnLocalAgents(hostsOf(agentHosts), { cpuOnly: hostsOf(agentHosts) });
 const coordinator = await connect(local.agents.map((a) => a.url), local.token);
 
-/** Median scan time over ROUNDS runs (one iteration each), per-node fire durations and the mean iterations reported per run. */
-async function measure(doc: ProjectDocument, emulate?: Record<string, number>): Promise<{ time: number; fires: Map<string, number[]>; iterations: number }> {
-  const ig = compileOrThrow(doc, false);
-  const times: number[] = [];
-  const fires = new Map<string, number[]>();
-  let iterations = 0;
-  for (let r = 0; r < ROUNDS; r++) {
-    const res = await coordinator.run(ig, { iterations: 1, keepEvents: true, ...(emulate && { emulateDevices: emulate }) }).done;
-    if (!res.ok) throw new Error(`${doc.name}: run failed: ${JSON.stringify(res.failure)}`);
-    times.push(scanTime(res));
-    iterations += scanIterations(res) / ROUNDS;
-    for (const e of scanFires(res)) (fires.get(e.node!) ?? fires.set(e.node!, []).get(e.node!)!).push((e.end - e.start) / 1e6);
-  }
-  return { time: median(times), fires, iterations };
+interface Measured {
+  /** Median seconds of the scan over the runs. */
+  time: number;
+  /** Per scan node, its fire durations (seconds) over the runs. */
+  fires: Map<string, number[]>;
+  /** Descent iterations the scan's nodes reported, mean per run. */
+  iterations: number;
+}
+interface AgentCase {
+  p: number;
+  network: ScanNetwork;
+  execution: ScanExecution;
+  doc: ProjectDocument;
+  emulate?: Record<string, number>;
+}
+
+/**
+ * Every case ROUNDS times (one iteration per run), the cases taking turns: round r runs each
+ * once, so a change in the shared machine's load falls on all of them alike rather than on
+ * whichever ran then. A line per run shows progress.
+ */
+async function measureAll(tier: string, cases: AgentCase[]): Promise<Measured[]> {
+  const igs = cases.map((c) => compileOrThrow(c.doc, false));
+  const times = cases.map(() => [] as number[]);
+  const out: Measured[] = cases.map(() => ({ time: 0, fires: new Map(), iterations: 0 }));
+  for (let r = 0; r < ROUNDS; r++)
+    for (const [i, c] of cases.entries()) {
+      const res = await coordinator.run(igs[i], { iterations: 1, keepEvents: true, ...(c.emulate && { emulateDevices: c.emulate }) }).done;
+      if (!res.ok) throw new Error(`${c.doc.name}: run failed: ${JSON.stringify(res.failure)}`);
+      times[i].push(scanTime(res));
+      out[i].iterations += scanIterations(res) / ROUNDS;
+      for (const e of scanFires(res)) (out[i].fires.get(e.node!) ?? out[i].fires.set(e.node!, []).get(e.node!)!).push((e.end - e.start) / 1e6);
+      process.stderr.write(`[${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${tier}: run ${r + 1}/${ROUNDS}, case ${i + 1}/${cases.length} (${c.network} ${c.execution} p = ${c.p}): ${fmt(times[i][r])}\n`);
+    }
+  out.forEach((o, i) => (o.time = median(times[i])));
+  return out;
 }
 
 /**
@@ -265,73 +291,74 @@ async function measure(doc: ProjectDocument, emulate?: Record<string, number>): 
  * thesis's best) in rounds too: a run costs seconds of deploy on 2 cores, so rounds for every
  * network would double the bench's time (the simulation has rounds at every p).
  */
-function* agentCases(ps: number[]): Generator<{ p: number; network: ScanNetwork; execution: ScanExecution }> {
+function agentCases(ps: number[], doc: (p: number, network: ScanNetwork, execution: ScanExecution) => ProjectDocument): AgentCase[] {
+  const out: AgentCase[] = [];
   for (const p of ps)
     for (const network of p === 1 ? (['serial'] as const) : NETWORKS)
-      for (const execution of ['eager', 'rounds'] as const) if (execution === 'eager' || (p > 1 && network === 'kogge-stone')) yield { p, network, execution };
+      for (const execution of ['eager', 'rounds'] as const) if (execution === 'eager' || (p > 1 && network === 'kogge-stone')) out.push({ p, network, execution, doc: doc(p, network, execution) });
+  return out;
 }
 
-const realTarget = (what: string, speedup: number, model: number) => {
+/** The real target: raw speedup against the model, and (what a shared machine leaves of it) the speedup at p = 1's cost per application. */
+const realTarget = (what: string, speedup: number, equalCost: number, model: number) => {
   const off = Math.abs(speedup / model - 1);
-  realTargets.push(`real ${what}: speedup ${xf(speedup)} vs model ${xf(model)} (${pct(off)} off): ${off <= 0.1 ? 'met' : 'not met'} (target 10%)`);
+  const offEqual = Math.abs(equalCost / model - 1);
+  realTargets.push(`real ${what}: speedup ${xf(speedup)} vs model ${xf(model)} (${pct(off)} off): ${off <= 0.1 ? 'met' : 'not met'} (target 10%); at p = 1's cost per application ${xf(equalCost)} (${pct(offEqual)} off)`);
 };
+
+/** Rows of a real tier: p = 1 first (the baseline); each row beside its simulation at p = 1's cost per application. */
+function realRows(operator: string, n: number, bytes: number, cases: AgentCase[], runs: Measured[], iterations: boolean): number {
+  const base = runs[0];
+  const baseCost = firedPerApplication(base.fires, n, 1, 'serial');
+  for (const [i, c] of cases.entries()) {
+    const r = runs[i];
+    const m = scanModel(n, c.p, c.network, 'scan-then-propagate', 'inclusive', c.execution);
+    const sim = simulateScan(scanPlan(n, c.p, c.network, 'scan-then-propagate', 'inclusive'), { kind: 'mean', perApplication: baseCost }, { execution: c.execution, link: LINK, elementBytes: bytes });
+    const cost = firedPerApplication(r.fires, n, c.p, c.network);
+    const speedup = base.time / r.time;
+    const equalCost = base.time / baseCost / (r.time / cost);
+    const its = iterations ? `, ${(r.iterations / planApplications(n, c.p, c.network)).toFixed(1)} it/app` : '';
+    log(['real', operator, `p=${c.p}`, c.network, 'stp', c.execution, String(n), String(c.p), fmt(r.time), xf(speedup), (speedup / c.p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}; fired ${fmt(cost)}/app${its}; at equal cost ${xf(equalCost)}`]);
+    if (c.p === 2) realTarget(`${operator} p = 2 ${c.network} ${c.execution}`, speedup, equalCost, m.speedup);
+  }
+  return baseCost;
+}
 
 try {
   // ---- real: reg2d.compose, p = 1, 2 .. REAL_P ----
   const regPs = [1, 2, 4, 8, 16].filter((p) => p <= REAL_P && p <= REG_N);
-  let reg1 = 0;
+  const regCases = agentCases(regPs, reg2dDoc);
+  const regRuns = await measureAll('real reg2d.compose', regCases);
   // The agent's own cost per application (p = 1: one firing of N - 1 applications): the
   // in-process twin above runs on the bench's thread, an agent's CPU PE on its worker's.
-  let regAgent = { seconds: 0, iterations: 0 };
-  for (const { p, network, execution } of agentCases(regPs)) {
-    const r = await measure(reg2dDoc(p, network, execution));
-    if (p === 1) {
-      reg1 = r.time;
-      regAgent = { seconds: median(r.fires.get(`${SCAN}/local.w0`)!) / (REG_N - 1), iterations: r.iterations / (REG_N - 1) };
-    }
-    const plan = scanPlan(REG_N, p, network, 'scan-then-propagate', 'inclusive');
-    const m = scanModel(REG_N, p, network, 'scan-then-propagate', 'inclusive', execution);
-    const sim = simulateScan(plan, { kind: 'mean', perApplication: regAgent.seconds }, { execution, link: LINK, elementBytes: REG2D_BYTES });
-    const speedup = reg1 / r.time;
-    const perApp = r.iterations / planApplications(REG_N, p, network);
-    log(['real', 'reg2d.compose', `p=${p}`, network, 'stp', execution, String(REG_N), String(p), fmt(r.time), xf(speedup), (speedup / p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}; fired ${fmt(firedPerApplication(r.fires, REG_N, p, network))}/app, ${perApp.toFixed(1)} it/app`]);
-    if (p === 2) realTarget(`reg2d.compose p = 2 ${network} ${execution}`, speedup, m.speedup);
-  }
+  const regAgent = { seconds: realRows('reg2d.compose', REG_N, REG2D_BYTES, regCases, regRuns, true), iterations: regRuns[0].iterations / (REG_N - 1) };
 
   // ---- real: mat.mulmod, p = 1, 2 ----
-  const real1 = await measure(mulmodDoc(1, 'serial', 'scan-then-propagate', 'eager'));
-  // Seconds per application on a CPU PE, from p = 1's local scan (N - 1 applications).
-  const local0 = median(real1.fires.get(`${SCAN}/local.w0`)!);
-  const mulmodApp = local0 / (N - 1);
-  for (const { p, network, execution } of agentCases([1, 2])) {
-    const r = p === 1 ? real1 : await measure(mulmodDoc(p, network, 'scan-then-propagate', execution));
-    const m = scanModel(N, p, network, 'scan-then-propagate', 'inclusive', execution);
-    const sim = simulateScan(scanPlan(N, p, network, 'scan-then-propagate', 'inclusive'), { kind: 'mean', perApplication: mulmodApp }, { execution, link: LINK, elementBytes: MULMOD_BYTES });
-    const speedup = real1.time / r.time;
-    log(['real', `mat.mulmod k=${K}`, `p=${p}`, network, 'stp', execution, String(N), String(p), fmt(r.time), xf(speedup), (speedup / p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}; fired ${fmt(firedPerApplication(r.fires, N, p, network))}/app`]);
-    if (p === 2) realTarget(`mat.mulmod p = 2 ${network} ${execution}`, speedup, m.speedup);
-  }
+  const mulCases = agentCases([1, 2], (p, network, execution) => mulmodDoc(p, network, 'scan-then-propagate', execution));
+  const mulRuns = await measureAll(`real mat.mulmod k = ${K}`, mulCases);
+  const mulmodApp = realRows(`mat.mulmod k=${K}`, N, MULMOD_BYTES, mulCases, mulRuns, false);
 
   // ---- replay: mat.mulmod's kernels, each application lasting reg2d's CPU mean x scale ----
   const scale = REPLAY_MS / 1000 / cpuCal.seconds.mean;
   const appTime = REPLAY_MS / 1000;
-  let replay1 = 0;
   const replayPs = [1, 2, 4, 8, 16, 32, 64].filter((p) => p <= REPLAY_P && p <= N);
-  for (const { p, network, execution } of agentCases(replayPs)) {
-    const plan = scanPlan(N, p, network, 'scan-then-propagate', 'inclusive');
+  const replayCases = agentCases(replayPs, (p, network, execution) => mulmodDoc(p, network, 'scan-then-propagate', execution)).map((c) => {
     const emulate: Record<string, number> = {};
-    for (const n of plan.nodes) {
+    for (const n of scanPlan(N, c.p, c.network, 'scan-then-propagate', 'inclusive').nodes) {
       const apps = operatorApplications(n.mode, n.count);
       if (apps > 0) emulate[`${SCAN}/${n.key}`] = apps * appTime;
     }
-    const r = await measure(mulmodDoc(p, network, 'scan-then-propagate', execution), emulate);
-    if (p === 1) replay1 = r.time;
-    const sim = simulateScan(plan, { kind: 'mean', perApplication: appTime }, { execution, link: LINK, elementBytes: MULMOD_BYTES });
-    const m = scanModel(N, p, network, 'scan-then-propagate', 'inclusive', execution);
-    const speedup = replay1 / r.time;
-    log(['replay', `mat.mulmod as reg2d x${scale.toFixed(1)}`, 'strong', network, 'stp', execution, String(N), String(p), fmt(r.time), xf(speedup), (speedup / p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}`]);
+    return { ...c, emulate };
+  });
+  const replayRuns = await measureAll('replay', replayCases);
+  for (const [i, c] of replayCases.entries()) {
+    const r = replayRuns[i];
+    const sim = simulateScan(scanPlan(N, c.p, c.network, 'scan-then-propagate', 'inclusive'), { kind: 'mean', perApplication: appTime }, { execution: c.execution, link: LINK, elementBytes: MULMOD_BYTES });
+    const m = scanModel(N, c.p, c.network, 'scan-then-propagate', 'inclusive', c.execution);
+    const speedup = replayRuns[0].time / r.time;
+    log(['replay', `mat.mulmod as reg2d x${scale.toFixed(1)}`, 'strong', c.network, 'stp', c.execution, String(N), String(c.p), fmt(r.time), xf(speedup), (speedup / c.p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}`]);
     const off = Math.abs(r.time / sim.makespan - 1);
-    replayTargets.push(`replay ${network} ${execution} p = ${p}: ${fmt(r.time)} vs simulation ${fmt(sim.makespan)} (${pct(off)} off): ${off <= 0.05 ? 'met' : 'not met'} (target 5%)`);
+    replayTargets.push(`replay ${c.network} ${c.execution} p = ${c.p}: ${fmt(r.time)} vs simulation ${fmt(sim.makespan)} (${pct(off)} off): ${off <= 0.05 ? 'met' : 'not met'} (target 5%)`);
   }
 
   // ---- simulation: core, the replay's per-application cost, p up to MAX_P ----
@@ -409,7 +436,7 @@ try {
     ),
   );
   console.log(`The real rows' simulation (sim) uses the agent's ${msOf(regAgent.seconds)} per application.`);
-  console.log(`\nmat.mulmod k = ${K} on a CPU PE: ${(mulmodApp * 1e6).toFixed(1)} us per application (p = 1 local scan of ${N}: ${fmt(local0)}).`);
+  console.log(`\nmat.mulmod k = ${K} on a CPU PE: ${(mulmodApp * 1e6).toFixed(1)} us per application (p = 1 local scan of ${N}).`);
   console.log(`Replay: mat.mulmod's kernels run and are checked; each application lasts reg2d.compose's CPU mean ${msOf(cpuCal.seconds.mean)} x ${scale.toFixed(1)} = ${REPLAY_MS} ms; the simulation uses the same ${REPLAY_MS} ms.\n`);
   console.log(table(HEAD, rows));
   console.log('\nWinning network per p (simulation, eager, scan-then-propagate):\n');
