@@ -1,5 +1,5 @@
-// bench:scan — issue 24's benchmark: a scan over an expensive operator in three tiers, each
-// labelled on every row:
+// bench:scan — issue 24's benchmark: a scan over an expensive operator: a calibration and three
+// tiers, each labelled on every row:
 //   calibration reg2d.compose per PE kind: the CPU twin and the WGSL on the bench's GPU (llvmpipe
 //               here: a CPU emulation of a GPU), one application per firing over the serial
 //               scan's N - 1 applications of a seeded series, in this process with the kernels
@@ -7,8 +7,8 @@
 //   real        local agents, one per worker, CPU PEs: reg2d.compose (reg2d.frames -> reg2d.pair
 //               -> scan, the frames as the operator's context) at p = 1, 2 and up to --real-p
 //               (<= 16), and mat.mulmod k = 16 at p = 1, 2 (an application far cheaper than a
-//               firing: the overheads' case); every network eager, rounds (a scan.barrier relay
-//               per network level) beside it. Time per scan from the trace: the scan's first
+//               firing: the overheads' case); every network eager, and Kogge-Stone in rounds too
+//               (a scan.barrier relay per network level). Time per scan from the trace: the scan's first
 //               fire start to its last fire end (relays included), median over --rounds runs of
 //               one iteration (one iteration per run, so no iteration overlaps the next; a tier's
 //               cases take turns, so the shared machine's load falls on all alike); the descent
@@ -21,7 +21,7 @@
 //               mean x a stated scale (emulateDevices: a firing lasts at least apps x that, the
 //               kernel itself still runs and is checked), so an application costs far more than
 //               a message; p up to --replay-p agents (each a process: 2 cores hold a few),
-//               eager and rounds.
+//               as the real rows: every network eager, Kogge-Stone in rounds too.
 //   simulation  core's simulateScan with the replay's per-application cost, p up to 512: strong
 //               scaling (N = 256 and N = p), weak (N/p in {8, 32}), both strategies with
 //               Kogge-Stone, eager vs rounds at cost CV 0, reg2d's measured CV, 0.5 and 1.
@@ -30,7 +30,7 @@
 // reports. Targets: replay within 5% of its simulation; real p = 2 within 10% of the model
 // (speedup 1.0: each element is operated on twice).
 //   npm run bench:scan -- [--n 64] [--k 16] [--reg-n 64] [--size 128] [--real-p 2] [--rounds 3]
-//                         [--replay-p 4] [--replay-ms 20] [--max-p 512] [--cv-runs 20]
+//                         [--replay-p 4] [--replay-ms 20] [--max-p 512] [--cv-runs 20] [--backend opengl]
 import { NETWORKS, operatorApplications, scanModel, scanPlan, simulateScan, type ProjectDocument, type RunResult, type ScanExecution, type ScanNetwork, type ScanStrategy } from '@pipeloom/core';
 import { loadavg } from 'node:os';
 import { getKernel, GpuRunner, runCpu } from '@pipeloom/kernels';
