@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { scanPlan, type ScanNetwork, type ScanOutput, type ScanStrategy } from '@pipeloom/core';
 import { scanFigure, STAGE_COLORS, type Dot, type ScanFigure } from './figure.js';
+import { useEscapeToClose } from './overlay.js';
 
 // Expand: the scan's DAG drawn as the thesis's figures 3.1-3.5 draw a network (figure.ts lays it
 // out from core's plan): a column per worker, rows for the local scans, each network level and
@@ -93,16 +94,7 @@ export function ScanExpand(props: { id: string; N: number; p: number; network: S
   useEffect(() => {
     if (canvas.current && !wide) draw(canvas.current, figure);
   }, [figure, wide]);
-  useEffect(() => {
-    // Escape closes this view only: caught before the designer's own Escape (clear the selection).
-    const key = (e: KeyboardEvent) => {
-      if (e.key !== 'Escape') return;
-      e.stopPropagation();
-      onClose();
-    };
-    window.addEventListener('keydown', key, true);
-    return () => window.removeEventListener('keydown', key, true);
-  }, [onClose]);
+  useEscapeToClose(onClose);
   const onMove = (e: React.MouseEvent<HTMLCanvasElement>) => {
     const r = e.currentTarget.getBoundingClientRect();
     const x = e.clientX - r.left;

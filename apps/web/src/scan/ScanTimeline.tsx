@@ -1,4 +1,4 @@
-import { useEffect, useId, useMemo } from 'react';
+import { useId, useMemo } from 'react';
 import { scanPlan, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type WrittenDocument } from '@pipeloom/core';
 import type { KernelSpec, Params } from '@pipeloom/kernels';
 import { appRun, freshness, useRun } from '../run/store.js';
@@ -10,6 +10,7 @@ import { useCalibration } from '../run/calibration.js';
 import { calibratedPerApplication, hintPerApplication, runFires, scanTimeline, type Band, type SliceKind } from './lanes.js';
 import { scanMessages } from './messages.js';
 import { payloadWords } from './node.js';
+import { useEscapeToClose } from './overlay.js';
 
 // The scan's predictor view (issue 24): three bands of one lane per worker on one time axis,
 // (a) core's simulation at a mean cost, (b) the simulation replaying the last run's measured
@@ -79,16 +80,7 @@ export function ScanTimeline(props: ScanTimelineProps) {
   const data = useMemo(() => scanTimeline({ plan, execution, hint, run, calibrated, messages }), [plan, execution, hint, run, calibrated, messages]);
   const hatch = useId();
 
-  useEffect(() => {
-    // Escape closes this view only: caught before the designer's own Escape (clear the selection).
-    const key = (e: KeyboardEvent) => {
-      if (e.key !== 'Escape') return;
-      e.stopPropagation();
-      onClose();
-    };
-    window.addEventListener('keydown', key, true);
-    return () => window.removeEventListener('keydown', key, true);
-  }, [onClose]);
+  useEscapeToClose(onClose);
 
   const lanes = Math.min(p, MAX_LANES);
   const bandHeight = HEAD + lanes * (LANE + GAP);
