@@ -219,7 +219,7 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
     let last = first;
     while (!closes(last)) last++;
     if (last > first) {
-      const t = insideTimes(ig, phases, first, last);
+      const t = insideTimes(ig, phases, first, last, sync === 'barrier');
       for (let f = first; f <= last; f++) {
         inside[f] = t.offsets[f - first];
         phaseTimes[f] = { name: ig.phases[f], time: t.times[f - first] + (f === last ? barrier : 0), bottleneck: t.bottlenecks[f - first] >= 0 ? resources.names[t.bottlenecks[f - first]] : '' };
@@ -281,19 +281,34 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
  * an action starting once its resource is free and what it reads in this cycle has been
  * written; a copy takes its link's latency + bytes / bandwidth (the rule of core's
  * simulateScan). Data written in an earlier cycle or before these phases is there at their
- * start (0). Per phase: each action's start (as `phases[f]` lists them), how much of the
- * makespan ends in it (the phases' times sum to it) and the resource whose action ends it
- * last (-1 for none).
+ * start (0). With `meet` (barrier mode), each host's threads also meet after every phase (see
+ * below); without it (self-timed mode's phase list) the path is point to point, as
+ * simulateScan's. Per phase: each action's start (as `phases[f]` lists them), how much of the
+ * makespan ends in it (the phases' times sum to it) and the resource whose action ends it last
+ * (-1 for none).
  */
-function insideTimes(ig: ImplementationGraph, phases: Timed[][], first: number, last: number): { offsets: Float64Array[]; times: number[]; bottlenecks: number[]; makespan: number } {
+function insideTimes(ig: ImplementationGraph, phases: Timed[][], first: number, last: number, meet: boolean): { offsets: Float64Array[]; times: number[]; bottlenecks: number[]; makespan: number } {
   const { buffers, order, programs } = ig;
-  const { transfer, fire } = programs;
+  const { transfer, fire, pes } = programs;
   const fires = order.length;
   // Ends by action id (a firing's schedule position, or fires + the buffer a transfer fills); -1 not run here.
   const end = new Map<number, number>();
   const free = new Map<number, number>();
   const writer = (b: number) => (transfer.from[b] >= 0 ? fires + b : buffers.source[b]);
   const written = (b: number, lag: number) => (lag === 0 ? (end.get(writer(b)) ?? 0) : 0);
+  // The host meeting of barrier mode (apps/agent/src/runtime/host-run.ts `lanesLoop`, pe-worker.ts
+  // `loop`): after every phase, barrier or not, a host's PE threads (each its firings in order and
+  // the copies inside the host it drives) and its main thread (the host's sends and receives to
+  // and from other hosts in that phase) meet; only then does any of them start the next phase. So
+  // an action starts no earlier than its host's last meeting (a copy between hosts: the sender's,
+  // as a receive of bytes that came early ends at once), and a host meets once its own actions of
+  // the phase have ended (a copy between hosts holds both its hosts). The meeting costs nothing.
+  const hostOf = new Int32Array(pes.length);
+  const hostNumber = new Map<string, number>();
+  pes.forEach((p, i) => (hostOf[i] = hostNumber.get(p.host) ?? hostNumber.set(p.host, hostNumber.size).get(p.host)!));
+  // When each host left its last meeting, and when its actions of the current phase end.
+  const left = new Float64Array(hostNumber.size);
+  const ends = new Float64Array(hostNumber.size);
   const offsets: Float64Array[] = [];
   const times: number[] = [];
   const bottlenecks: number[] = [];
@@ -305,6 +320,10 @@ function insideTimes(ig: ImplementationGraph, phases: Timed[][], first: number, 
     let by = -1;
     list.forEach((t, j) => {
       let ready = free.get(t.resource) ?? 0;
+      // The hosts that meet after the action: its PE's, or a copy's sender's and receiver's.
+      const a = hostOf[t.entry < 0 ? t.pe : buffers.pe[transfer.from[t.entry]]];
+      const b = t.entry < 0 ? a : hostOf[buffers.pe[t.entry]];
+      if (meet) ready = Math.max(ready, left[a]);
       if (t.entry < 0) {
         const s = -t.entry - 1;
         for (let i = fire.inputs.start[s]; i < fire.inputs.start[s + 1]; i++) if (fire.inputs.delay[i] === 0) ready = Math.max(ready, written(fire.inputs.buffer[i], fire.inputs.lag[i]));
@@ -313,8 +332,12 @@ function insideTimes(ig: ImplementationGraph, phases: Timed[][], first: number, 
       offset[j] = ready;
       free.set(t.resource, finish);
       end.set(t.entry < 0 ? -t.entry - 1 : fires + t.entry, finish);
+      ends[a] = Math.max(ends[a], finish);
+      ends[b] = Math.max(ends[b], finish);
       if (finish > phaseEnd || (by < 0 && finish === phaseEnd)) [phaseEnd, by] = [finish, t.resource];
     });
+    // Every host meets, also one with nothing to do in the phase (it just passes through).
+    for (let h = 0; h < left.length; h++) left[h] = Math.max(left[h], ends[h]);
     offsets.push(offset);
     times.push(phaseEnd - done);
     bottlenecks.push(by);
