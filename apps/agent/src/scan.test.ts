@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { barrierSlice, NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, SYNC_MODES, operatorApplications, scanBarriers, scanModel, scanPlan, type ImplementationGraph, type ProjectDocument, type RunResult, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type SyncMode, type TraceEvent } from '@pipeloom/core';
+import { allPrograms, barrierSlice, NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, SYNC_MODES, operatorApplications, scanBarriers, scanModel, scanPlan, type ImplementationGraph, type ProjectDocument, type RunResult, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type SyncMode, type TraceEvent } from '@pipeloom/core';
 import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
 
@@ -148,6 +148,44 @@ describe(`scans of ${N} elements on ${WORKERS.join(', ')} (two agents), every ne
           }
         }
       }, 120_000);
+
+  it('examples/scan-mulmod.json in barrier mode: a host meets after every phase, inside the scan too (no action of a phase starts before every action of its host in the phases before ended)', async () => {
+    // What core's predictor models (predict.ts insideTimes): the scan's phases have no
+    // cluster-wide barrier, yet the host's PE threads and lanes meet after each (host-run.ts).
+    const ig = compileOrThrow(example('scan-mulmod'), true);
+    const r = await runChecked(ig, 'barrier');
+    const phaseOf = new Map<string, number>();
+    for (const program of Object.values(allPrograms(ig)))
+      program.phases.forEach((phase, f) => {
+        for (const a of phase.actions) {
+          if (a.op === 'fire') phaseOf.set(`fire ${a.node}`, f);
+          else if (a.op === 'transfer') phaseOf.set(`transfer ${a.from.buffer}->${a.to.buffer}`, f);
+        }
+      });
+    // Per host and cycle, each phase's first start and last end over the host's PEs and lanes.
+    const spans = new Map<string, { start: number; end: number }[]>();
+    for (const e of r.events) {
+      const key = e.kind === 'fire' ? `fire ${e.node}` : e.kind === 'transfer' ? `transfer ${e.from}->${e.buffer}` : undefined;
+      const f = key === undefined ? undefined : phaseOf.get(key);
+      if (f === undefined) continue;
+      const phases = spans.get(`${e.host} ${e.cycle}`) ?? spans.set(`${e.host} ${e.cycle}`, []).get(`${e.host} ${e.cycle}`)!;
+      const x = (phases[f] ??= { start: e.start, end: e.end });
+      x.start = Math.min(x.start, e.start);
+      x.end = Math.max(x.end, e.end);
+    }
+    let checked = 0;
+    for (const [where, phases] of spans) {
+      let ended = -Infinity;
+      phases.forEach((x, f) => {
+        if (!x) return;
+        expect(x.start, `${where}: phase ${ig.phases[f]} started before the host's phases before it ended`).toBeGreaterThanOrEqual(ended);
+        if (ended > -Infinity && !(ig.phaseBarriers?.[f - 1] ?? true)) checked++;
+        ended = Math.max(ended, x.end);
+      });
+    }
+    // Phases after one without a barrier (inside the scan) were checked on both hosts.
+    expect(checked).toBeGreaterThan(0);
+  }, 120_000);
 
   it('a checker expecting another output fails the run, naming its host, node and first bad element', async () => {
     const doc = example('scan-mulmod');
