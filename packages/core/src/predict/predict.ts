@@ -212,8 +212,9 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
     }
     return { name: ig.phases[i], time: time + (closes(i) ? barrier : 0), bottleneck };
   });
-  // Barrier mode, inside a scan's firing (phases no barrier closes): the critical path, not the
-  // sum of the phases' slowest (insideTimes). Each phase gets the part of it that ends in it.
+  // Inside a scan's firing (phases no barrier closes): the critical path, not the sum of the
+  // phases' slowest, with barrier mode's host meetings (insideTimes). Each phase gets the part
+  // of it that ends in it.
   const inside: (Float64Array | undefined)[] = new Array(phases.length);
   for (let first = 0; first < phases.length; first++) {
     let last = first;
@@ -301,8 +302,9 @@ function insideTimes(ig: ImplementationGraph, phases: Timed[][], first: number, 
   // the copies inside the host it drives) and its main thread (the host's sends and receives to
   // and from other hosts in that phase) meet; only then does any of them start the next phase. So
   // an action starts no earlier than its host's last meeting (a copy between hosts: the sender's,
-  // as a receive of bytes that came early ends at once), and a host meets once its own actions of
-  // the phase have ended (a copy between hosts holds both its hosts). The meeting costs nothing.
+  // as a receive of bytes that came early ends at once; link emulation, holding it a link time
+  // from the receiver's start, is not modelled), and a host meets once its own actions of the
+  // phase have ended (a copy between hosts holds both its hosts). The meeting costs nothing.
   const hostOf = new Int32Array(pes.length);
   const hostNumber = new Map<string, number>();
   pes.forEach((p, i) => (hostOf[i] = hostNumber.get(p.host) ?? hostNumber.set(p.host, hostNumber.size).get(p.host)!));
