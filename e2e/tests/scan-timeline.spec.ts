@@ -73,7 +73,8 @@ test('scan-mulmod runs on real agents; the scan timeline shows three bands of fo
     return { critical: critical.length, path: Math.max(...critical.map(right)), band: Math.max(...slices.map(right)) };
   });
   expect(ends.critical).toBeGreaterThan(0);
-  expect(ends.path).toBeCloseTo(ends.band, 0);
+  // Within a pixel or so: slices are drawn with a minimum width.
+  expect(Math.abs(ends.path - ends.band)).toBeLessThanOrEqual(1.5);
   await shot(page, 'scan-timeline');
   await page.getByTestId('scan-timeline-close').click();
   await expect(view).toHaveCount(0);
