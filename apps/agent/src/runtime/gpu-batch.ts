@@ -85,9 +85,11 @@ export class GpuBatch {
   /**
    * Submits, waits for the queue (the read-backs' maps and the queue's completion, polled together),
    * copies read-backs out and publishes the batch's signals. `gpu` wraps each WebGPU promise
-   * (pe-worker.ts: tracked until it settles, cut short by an abort).
+   * (pe-worker.ts: tracked until it settles, cut short by an abort). `done` runs just before the
+   * signals: a trace slice that ends there ends before any thread it releases can start (stamped
+   * after this returns, it could end after them on a loaded machine).
    */
-  async complete(gpu: <T>(p: Promise<T>) => Promise<T>): Promise<void> {
+  async complete(gpu: <T>(p: Promise<T>) => Promise<T>, done?: () => void): Promise<void> {
     this.flush();
     // A map waits only for the work that used its buffer; the queue's completion covers the rest.
     if (this.submitted) await Promise.all([gpu(this.device.queue.onSubmittedWorkDone()), ...this.reads.map((r) => gpu(r.staging.mapAsync(GPUMapMode.READ, 0, r.bytes)))]);
@@ -97,6 +99,7 @@ export class GpuBatch {
     }
     this.reads.length = 0;
     this.submitted = false;
+    done?.();
     for (const [c, v] of this.deferred) this.counters.set(c, v);
     this.deferred.length = 0;
     this.overlay.clear();

@@ -357,10 +357,13 @@ class PeThread {
     const reports: { a: Fire; report: () => Promise<KernelReport | void>; it: number }[] = [];
     let stamped = false;
     const complete = async () => {
-      await batch.complete((p) => this.gpu(p));
+      let end = 0;
+      await batch.complete(
+        (p) => this.gpu(p),
+        () => (end = nowUs()),
+      );
       if (stamped) this.stamp.end();
       stamped = false;
-      const end = nowUs();
       for (const e of slices) this.trace({ ...e, end });
       slices.length = 0;
       for (const r of reports) this.checkReport(r.a, r.it, await this.gpu(r.report()));
