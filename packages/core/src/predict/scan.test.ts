@@ -23,25 +23,30 @@ const LINK = { latency: 1e-4, bandwidth: 1e8 };
 // A mat.mulmod element (k = 3): [lo, hi] and 9 payload words.
 const ELEMENT_BYTES = 4 * (2 + 9);
 
+/** scan.source (N mat.mulmod elements, k = 3) -> scan1 -> scan.check of every prefix and the total. */
+function scanApp(N: number, scan: Record<string, string>): WrittenDocument['app'] {
+  const known = { operator: 'mat.mulmod', count: N, k: 3 };
+  return {
+    nodes: [
+      { id: 'src', kernel: 'scan.source', params: known },
+      { id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', k: 3, ...scan } },
+      { id: 'check', kernel: 'scan.check', params: { ...known, output: scan.output, total: true } },
+    ],
+    edges: [
+      { from: { node: 'src', port: 'out' }, to: { node: 'scan1', port: 'in' } },
+      { from: { node: 'scan1', port: 'out' }, to: { node: 'check', port: 'out' } },
+      { from: { node: 'scan1', port: 'total' }, to: { node: 'check', port: 'total' } },
+    ],
+  };
+}
+
 /** mat.mulmod (k = 3) scanned on p worker hosts' CPUs (slow, so an application outweighs a message); source and checker on a host of their own. */
 function scanDoc(p: number, scan: Record<string, string>): WrittenDocument {
-  const known = { operator: 'mat.mulmod', count: N, k: 3 };
   const workers = Array.from({ length: p }, (_, i) => `cpu@h${i}`);
   return {
     format: 'pipeloom/v2',
     name: 'scan firing',
-    app: {
-      nodes: [
-        { id: 'src', kernel: 'scan.source', params: known },
-        { id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', k: 3, ...scan } },
-        { id: 'check', kernel: 'scan.check', params: { ...known, output: scan.output, total: true } },
-      ],
-      edges: [
-        { from: { node: 'src', port: 'out' }, to: { node: 'scan1', port: 'in' } },
-        { from: { node: 'scan1', port: 'out' }, to: { node: 'check', port: 'out' } },
-        { from: { node: 'scan1', port: 'total' }, to: { node: 'check', port: 'total' } },
-      ],
-    },
+    app: scanApp(N, scan),
     arch: {
       hosts: [...workers.map((_, i) => ({ id: `h${i}` })), { id: 'hx' }],
       pes: [...workers.map((id, i) => ({ id, host: `h${i}`, kind: 'cpu' as const, memory: 1 << 30, flops: FLOPS, memoryBandwidth: BANDWIDTH })), { id: 'cpu@hx', host: 'hx', kind: 'cpu', memory: 1 << 30 }],
@@ -94,23 +99,11 @@ function firingTime(doc: WrittenDocument, sync: SyncMode, seconds?: number, node
  * CPU, the second its GPU (PCIe between them); source and checker on a host of their own.
  */
 function sharedHostDoc(N: number, hosts: number[], scan: Record<string, string>): WrittenDocument {
-  const known = { operator: 'mat.mulmod', count: N, k: 3 };
   const workers = hosts.map((h, i) => (hosts.indexOf(h) === i ? `cpu@h${h}` : `gpu0@h${h}`));
   return {
     format: 'pipeloom/v2',
     name: 'scan firing, workers sharing a host',
-    app: {
-      nodes: [
-        { id: 'src', kernel: 'scan.source', params: known },
-        { id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', k: 3, execution: 'eager', ...scan } },
-        { id: 'check', kernel: 'scan.check', params: { ...known, output: scan.output, total: true } },
-      ],
-      edges: [
-        { from: { node: 'src', port: 'out' }, to: { node: 'scan1', port: 'in' } },
-        { from: { node: 'scan1', port: 'out' }, to: { node: 'check', port: 'out' } },
-        { from: { node: 'scan1', port: 'total' }, to: { node: 'check', port: 'total' } },
-      ],
-    },
+    app: scanApp(N, { execution: 'eager', ...scan }),
     arch: {
       hosts: [...[...new Set(hosts)].map((h) => ({ id: `h${h}`, cpus: 1, gpus: 1 })), { id: 'hx', cpus: 1 }],
       pes: [],
