@@ -1,4 +1,5 @@
 import { waitSlice, type TraceEvent } from '../trace/event.js';
+import { mulberry32 } from '../util/random.js';
 import { applications, IN, type ScanExecution, type ScanPlan } from './plan.js';
 
 // The scan's DAG (plan.ts) simulated event by event (issue 24, "Predictor"): each worker runs
@@ -214,17 +215,6 @@ function costOf(plan: ScanPlan, costs: ScanCosts, iteration: number): (k: number
     return t;
   });
   return (k) => draws[k];
-}
-
-function mulberry32(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A standard normal draw (Box-Muller). */
