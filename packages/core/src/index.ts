@@ -7,7 +7,7 @@ export * from './ids.js';
 export * from './diagnostics.js';
 
 export * from './document/types.js';
-export { parseDocument } from './document/parse.js';
+export { parseDocument, MAX_DOCUMENT_BYTES } from './document/parse.js';
 export { validate, analyze } from './document/validate.js';
 export { normalize, DEFAULTS as DOCUMENT_DEFAULTS } from './document/normalize.js';
 export { migrate, CURRENT_FORMAT } from './document/migrate.js';

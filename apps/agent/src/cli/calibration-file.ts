@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { inputByteLimit, inputFileMessage, readInputFile } from '../input-file.js';
 import { calibrationPath, parseCalibration, predictCalibrated, type Calibration, type Model, type PredictOptions, type PredictResult } from '@pipeloom/core';
 import { printDiagnostics } from './read-document.js';
 
@@ -15,14 +16,18 @@ export interface LoadedCalibration {
 }
 
 export async function loadCalibration(documentPath: string, model: Model, file = calibrationPath(documentPath)): Promise<LoadedCalibration | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') console.error(`warning: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}; predicting from the cost hints`);
+  if (!existsSync(file)) return undefined;
+  const max = inputByteLimit();
+  if (!max.ok) {
+    console.error(`warning: ${max.message}; predicting from the cost hints`);
     return undefined;
   }
-  const parsed = parseCalibration(text, file);
+  const read = readInputFile(file, max.limit);
+  if (!read.ok) {
+    console.error(`warning: ${inputFileMessage(file, read)}; predicting from the cost hints`);
+    return undefined;
+  }
+  const parsed = parseCalibration(read.text, file);
   if (!parsed.ok) {
     printDiagnostics(parsed.diagnostics.map((d) => ({ ...d, severity: 'warning' as const })));
     console.error(`warning: ${file} not used; predicting from the cost hints`);

@@ -1,5 +1,6 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import { validate } from '@pipeloom/core';
+import { formatBytes, validate } from '@pipeloom/core';
+import { inputByteLimit, MAX_BYTES_ENV } from '../input-file.js';
 import { parseCommandArgs } from './args.js';
 import { EXIT, printDiagnostics } from './read-document.js';
 import { formatIssue } from '../import/preesm/issues.js';
@@ -68,8 +69,16 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`pipeloom import preesm: the imported document does not validate (${errors.length} error${errors.length === 1 ? '' : 's'} above); nothing written`);
     return EXIT.invalid;
   }
+  // The document is bounded as every command reads it: one that size could not be read back.
+  const text = `${JSON.stringify(result.doc, null, 2)}\n`;
+  const max = inputByteLimit();
+  const bytes = Buffer.byteLength(text);
+  if (max.ok && bytes > max.limit) {
+    console.error(`pipeloom import preesm: the imported document would be ${bytes} bytes (${formatBytes(bytes)}), more than the limit of ${max.limit} bytes (${formatBytes(max.limit)}); nothing written (import a smaller graph, or raise the limit with ${MAX_BYTES_ENV}=<bytes>)`);
+    return EXIT.invalid;
+  }
   try {
-    writeFileSync(output, `${JSON.stringify(result.doc, null, 2)}\n`);
+    writeFileSync(output, text);
   } catch (e) {
     console.error(`pipeloom import preesm: cannot write ${output}: ${(e as Error).message}`);
     return EXIT.failure;

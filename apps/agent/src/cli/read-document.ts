@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { inputByteLimit, inputFileMessage, readInputFile } from '../input-file.js';
 import { formatDiagnostic, overrideParams, parseDocument, type Diagnostic, type ProjectDocument } from '@pipeloom/core';
 
 // Reads and parses a project document for a command. Exit codes of every command:
-// 0 ok, 1 other failure (unreadable file, bad option), 2 invalid document.
+// 0 ok, 1 other failure (unreadable file, bad option), 2 invalid or too large document.
 
 export const EXIT = { ok: 0, failure: 1, invalid: 2 } as const;
 
@@ -17,16 +17,17 @@ export async function readDocument(command: string, file: string | undefined, pa
     console.error(`pipeloom ${command}: missing the project document (pipeloom ${command} FILE)`);
     return { ok: false, code: EXIT.failure };
   }
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : e instanceof Error ? e.message : String(e);
-    console.error(`pipeloom ${command}: cannot read ${file}: ${why}`);
+  const max = inputByteLimit();
+  if (!max.ok) {
+    console.error(`pipeloom ${command}: ${max.message}`);
     return { ok: false, code: EXIT.failure };
   }
-  const parsed = parseDocument(text);
+  const read = readInputFile(file, max.limit);
+  if (!read.ok) {
+    console.error(`pipeloom ${command}: ${inputFileMessage(file, read)}`);
+    return { ok: false, code: read.tooLarge ? EXIT.invalid : EXIT.failure };
+  }
+  const parsed = parseDocument(read.text, { maxBytes: max.limit });
   if (!parsed.ok) {
     printDiagnostics(parsed.diagnostics);
     return { ok: false, code: EXIT.invalid, diagnostics: parsed.diagnostics };

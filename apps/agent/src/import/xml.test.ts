@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { attr, localName, parseXml, XmlError, XML_LIMITS, type XmlElement } from './xml.js';
+import { attr, decodeEntities, localName, parseXml, XmlError, XML_LIMITS, type XmlElement } from './xml.js';
 
 const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -100,5 +100,25 @@ describe('the XML reader', () => {
     expect(() => parseXml(`<a>${'x'.repeat(1000)}</a>`, limits)).toThrow(/more than 1000/);
     // The default depth holds a deep file without recursion (the reader keeps its own stack).
     expect(parseXml('<a>'.repeat(256) + '</a>'.repeat(256)).name).toBe('a');
+  });
+
+  it('decodes entities in one pass: each character examined once, the output no longer than the input', () => {
+    const fail = (reason: string): never => {
+      throw new Error(reason);
+    };
+    for (const n of [1, 1000, 200_000]) {
+      for (const [unit, decoded] of [['&amp;', '&'], ['&#x1F600;', '\u{1F600}'], ['a&lt;', 'a<']] as const) {
+        const raw = unit.repeat(n);
+        const count = { entities: 0, examined: 0 };
+        const out = decodeEntities(raw, count, Infinity, fail);
+        expect(out).toBe(decoded.repeat(n));
+        expect(out.length).toBeLessThanOrEqual(raw.length);
+        expect(count.examined).toBe(raw.length);
+        expect(count.entities).toBe(n);
+      }
+    }
+    // Entities are counted across the file: the limit stops the decoding at the first one too many.
+    expect(() => parseXml(`<a x="&amp;&amp;">&amp;&amp;<b>&amp;</b></a>`, { ...XML_LIMITS, maxEntities: 4 })).toThrow('line 1, column 32: more than 4 entity references');
+    expect(parseXml(`<a x="&amp;&amp;">&amp;<b>&amp;</b></a>`, { ...XML_LIMITS, maxEntities: 4 }).attrs.x).toBe('&&');
   });
 });

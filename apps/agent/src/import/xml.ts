@@ -4,6 +4,8 @@
 // expand without bound), nothing is fetched. Every size is bounded, and a mistake is an XmlError
 // naming the file's line and column, never a crash.
 
+import { MAX_DOCUMENT_BYTES } from '@pipeloom/core';
+
 export interface XmlElement {
   /** The qualified name as written (`spirit:design`); `localName` drops the prefix. */
   name: string;
@@ -24,9 +26,11 @@ export interface XmlLimits {
   maxElements: number;
   /** Attributes of one element. */
   maxAttributes: number;
+  /** Entity and character references in the file (each decodes to at most two characters, never more than it takes). */
+  maxEntities: number;
 }
 
-export const XML_LIMITS: XmlLimits = { maxLength: 64 * 1024 * 1024, maxDepth: 256, maxElements: 1_000_000, maxAttributes: 256 };
+export const XML_LIMITS: XmlLimits = { maxLength: MAX_DOCUMENT_BYTES, maxDepth: 256, maxElements: 1_000_000, maxAttributes: 256, maxEntities: 1_000_000 };
 
 export class XmlError extends Error {
   constructor(
@@ -115,20 +119,9 @@ export function parseXml(text: string, limits: XmlLimits = XML_LIMITS): XmlEleme
     advanceTo(k);
     return name;
   };
-  const decode = (raw: string, at: number): string => {
-    if (!raw.includes('&')) return raw;
-    return raw.replace(/&([^;&\s]{0,16});?/g, (whole, ref: string, offset: number) => {
-      if (!whole.endsWith(';')) fail(`"&" must start an entity such as &amp;`, at + offset);
-      if (ref.startsWith('#')) {
-        const code = ref[1] === 'x' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
-        const digits = ref[1] === 'x' ? /^#x[0-9A-Fa-f]+$/ : /^#[0-9]+$/;
-        if (!digits.test(ref) || !(code > 0 && code <= 0x10ffff) || (code >= 0xd800 && code <= 0xdfff)) fail(`"&${ref};" is not a character`, at + offset);
-        return String.fromCodePoint(code);
-      }
-      if (!Object.hasOwn(ENTITIES, ref)) fail(`unknown entity "&${ref};" (only &lt; &gt; &amp; &quot; &apos; and character references are read)`, at + offset);
-      return ENTITIES[ref];
-    });
-  };
+  const count = { entities: 0, examined: 0 };
+  const decode = (raw: string, at: number): string =>
+    decodeEntities(raw, count, limits.maxEntities, (reason, offset) => fail(reason, at + offset));
   const until = (end: string, what: string): number => {
     const k = text.indexOf(end, i);
     if (k < 0) fail(`the file ends inside ${what}`);
@@ -222,4 +215,44 @@ export function parseXml(text: string, limits: XmlLimits = XML_LIMITS): XmlEleme
   }
   if (!root) fail('no root element');
   return root!;
+}
+
+/**
+ * `raw` with its entity and character references decoded, in one pass: each character is
+ * examined once (`count.examined` grows by raw.length) and the result is built from slices joined
+ * once, so a file of millions of `&amp;` takes time and memory in proportion to its size.
+ * `count.entities` goes past `maxEntities` only by failing.
+ */
+export function decodeEntities(raw: string, count: { entities: number; examined: number }, maxEntities: number, fail: (reason: string, offset: number) => never): string {
+  let amp = raw.indexOf('&');
+  if (amp < 0) {
+    count.examined += raw.length;
+    return raw;
+  }
+  const parts: string[] = [];
+  let from = 0;
+  while (amp >= 0) {
+    if (++count.entities > maxEntities) fail(`more than ${maxEntities} entity references (&...;)`, amp);
+    if (amp > from) parts.push(raw.slice(from, amp));
+    // A reference is at most 16 characters between "&" and ";".
+    let k = amp + 1;
+    while (k < raw.length && k - amp <= 16 && raw[k] !== ';' && raw[k] !== '&' && !/\s/.test(raw[k])) k++;
+    count.examined += k + 1 - from;
+    if (raw[k] !== ';') fail(`"&" must start an entity such as &amp;`, amp);
+    const ref = raw.slice(amp + 1, k);
+    if (ref.startsWith('#')) {
+      const hex = ref[1] === 'x';
+      const code = hex ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+      if (!(hex ? /^#x[0-9A-Fa-f]+$/ : /^#[0-9]+$/).test(ref) || !(code > 0 && code <= 0x10ffff) || (code >= 0xd800 && code <= 0xdfff)) fail(`"&${ref};" is not a character`, amp);
+      parts.push(String.fromCodePoint(code));
+    } else {
+      if (!Object.hasOwn(ENTITIES, ref)) fail(`unknown entity "&${ref};" (only &lt; &gt; &amp; &quot; &apos; and character references are read)`, amp);
+      parts.push(ENTITIES[ref]);
+    }
+    from = k + 1;
+    amp = raw.indexOf('&', from);
+  }
+  count.examined += raw.length - from;
+  if (from < raw.length) parts.push(raw.slice(from));
+  return parts.join('');
 }

@@ -72,8 +72,13 @@ export async function runUntilKilled(c: Coordinator, ig: ImplementationGraph, vi
 
 /** Runs the `pipeloom` CLI to its end without blocking the test's event loop (the process's exit is the event). */
 export function pipeloomAsync(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return pipeloomWithEnv({}, ...args);
+}
+
+/** pipeloomAsync with these environment variables added. */
+export function pipeloomWithEnv(env: Record<string, string>, ...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless' } });
+    const child = spawn(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -1,14 +1,25 @@
 import { error, type Diagnostic } from '../diagnostics.js';
+import { formatBytes } from '../util/units.js';
 import { migrate } from './migrate.js';
 import { checkShape } from './shape.js';
 import type { ProjectDocument } from './types.js';
 
 /**
+ * The largest document read, in bytes of its UTF-8 text. The CLI checks a file's size against it
+ * before reading, the designer before parsing; parseDocument refuses longer text. A document
+ * this size takes about 10 times as much memory once parsed.
+ */
+export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
+
+/**
  * Parses a document's JSON text. Never throws: malformed JSON gives one diagnostic with its
  * line and column; a wrong shape gives one per field. The document is returned as written
- * (shorthands kept); compile() and validate() normalise it.
+ * (shorthands kept); compile() and validate() normalise it. Text longer than `maxBytes`
+ * characters (each is at least one byte) is refused unread.
  */
-export function parseDocument(text: string): { ok: true; doc: ProjectDocument; diagnostics: Diagnostic[] } | { ok: false; diagnostics: Diagnostic[] } {
+export function parseDocument(text: string, opts: { maxBytes?: number } = {}): { ok: true; doc: ProjectDocument; diagnostics: Diagnostic[] } | { ok: false; diagnostics: Diagnostic[] } {
+  const max = opts.maxBytes ?? MAX_DOCUMENT_BYTES;
+  if (text.length > max) return { ok: false, diagnostics: [error('document', `the document has ${text.length} characters, more than the limit of ${max} bytes (${formatBytes(max)})`, 'split the project, or raise the limit (the CLI reads PIPELOOM_MAX_DOCUMENT_BYTES)')] };
   let raw: unknown;
   try {
     raw = JSON.parse(text);

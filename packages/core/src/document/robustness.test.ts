@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { compile } from '../compile/compile.js';
 import { predict } from '../predict/predict.js';
 import { randomDocument } from '../testing/generate.js';
-import { parseDocument } from './parse.js';
+import { MAX_DOCUMENT_BYTES, parseDocument } from './parse.js';
 
 // User mistakes are diagnostics, never exceptions: anything at all, and valid documents with
 // one field replaced by anything, compile to ok or to diagnostics.
@@ -49,5 +49,19 @@ describe('robustness', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('a document larger than the limit', () => {
+  it('is refused unparsed, with its length, the limit and the fix', () => {
+    const text = JSON.stringify({ format: 'pipeloom/v2', name: 'small', app: { nodes: [], edges: [] }, arch: { hosts: [], pes: [] }, mapping: {} });
+    const r = parseDocument(text, { maxBytes: text.length - 1 });
+    expect(r.ok).toBe(false);
+    expect(r.diagnostics).toHaveLength(1);
+    expect(r.diagnostics[0].path).toBe('document');
+    expect(r.diagnostics[0].message).toBe(`the document has ${text.length} characters, more than the limit of ${text.length - 1} bytes (${text.length - 1} B)`);
+    expect(r.diagnostics[0].hint).toContain('PIPELOOM_MAX_DOCUMENT_BYTES');
+    expect(parseDocument(text, { maxBytes: text.length }).ok).toBe(true);
+    expect(MAX_DOCUMENT_BYTES).toBe(64 * 1024 * 1024);
   });
 });

@@ -1,8 +1,9 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { evaluateExpression, parseExpression, type AppEdge, type AppNode, type CompositeDef, type DocumentParams, type ProjectDocument } from '@pipeloom/core';
 import { GENERIC_WORK } from '@pipeloom/kernels';
-import { parseXml, XmlError } from '../xml.js';
+import { inputByteLimit, readInputFile } from '../../input-file.js';
+import { parseXml, XML_LIMITS, XmlError } from '../xml.js';
 import { Issues, type ImportIssue } from './issues.js';
 import { mapActors, type MappedNode } from './mapping.js';
 import { readPi, type PiFifo, type PiGraph, type PiVertex } from './pi.js';
@@ -30,8 +31,6 @@ export interface PreesmImport {
   issues: ImportIssue[];
 }
 
-/** Largest file read (a .pi, .slam or .scenario). */
-export const MAX_FILE_BYTES = 64 * 1024 * 1024;
 /** Hierarchy levels followed (a .pi refinement inside a .pi ...). */
 export const MAX_HIERARCHY_DEPTH = 32;
 /** Graph instances expanded in all (each hierarchical actor is one). */
@@ -58,20 +57,19 @@ export function importPreesm(files: PreesmFiles): PreesmImport {
   };
   const load = <T>(path: string, what: string, read: (x: ReturnType<typeof parseXml>) => T): T | undefined => {
     const file = shown(path);
-    let text: string;
-    try {
-      const size = statSync(path).size;
-      if (size > MAX_FILE_BYTES) {
-        issues.error(file, undefined, what, `is ${size} bytes, more than ${MAX_FILE_BYTES}`);
-        return undefined;
-      }
-      text = readFileSync(path, 'utf8');
-    } catch (e) {
-      issues.error(file, undefined, what, `cannot be read: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    // Each file is bounded as a document is (PIPELOOM_MAX_DOCUMENT_BYTES), and so is the XML read from it.
+    const max = inputByteLimit();
+    if (!max.ok) {
+      issues.error(file, undefined, what, max.message);
+      return undefined;
+    }
+    const text = readInputFile(path, max.limit);
+    if (!text.ok) {
+      issues.error(file, undefined, what, text.tooLarge ? text.reason : `cannot be read: ${text.reason}`, text.hint);
       return undefined;
     }
     try {
-      return read(parseXml(text));
+      return read(parseXml(text.text, { ...XML_LIMITS, maxLength: max.limit }));
     } catch (e) {
       if (e instanceof XmlError) issues.error(file, e.line, what, `malformed XML: ${e.reason}`, 'fix the XML at that position');
       else issues.error(file, undefined, what, (e as Error).message);
