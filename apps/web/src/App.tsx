@@ -6,6 +6,8 @@ import { download } from './shell/documents.js';
 import { Inspector } from './shell/Inspector.js';
 import { Problems } from './shell/Problems.js';
 import { Toasts } from './shell/Toasts.js';
+import { LoadProgress } from './shell/loading.js';
+import { StorageNotice } from './shell/storage.js';
 import { RunTab } from './shell/RunTab.js';
 import { DfgEditor } from './dfg/DfgEditor.js';
 import { Palette } from './dfg/Palette.js';
@@ -86,6 +88,10 @@ export function App() {
         <Problems collapsed={collapsed} onToggle={toggleProblems} />
       </footer>
       <Toasts />
+      <div className="notices">
+        <LoadProgress />
+        <StorageNotice />
+      </div>
     </div>
   );
 }

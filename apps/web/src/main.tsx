@@ -5,24 +5,36 @@ import './styles.css';
 import { App } from './App.js';
 import { projectStore } from './store/project.js';
 import { startCompiler } from './worker/client.js';
-import { autosave, fromValue, restoreAutosave } from './shell/documents.js';
+import { autosavedText, fromValue, readDocument } from './shell/documents.js';
+import { openDocument } from './shell/loading.js';
+import { keepProject } from './shell/storage.js';
 import { examples } from './shell/examples.js';
 import { appRun } from './run/store.js';
 import { followRuns } from './scan/history.js';
 
-// Start where the user left off; a first visit opens the P-I-I-C example.
-const restored = restoreAutosave();
+/** An autosave longer than this is read in the worker; a shorter one before the first paint, as always. */
+const READ_IN_WORKER_CHARS = 200_000;
+
+// Start where the user left off; a first visit opens the P-I-I-C example. A large autosave is
+// read in the compile worker (below), the page up meanwhile.
+const saved = autosavedText();
+const inWorker = saved !== undefined && saved.length > READ_IN_WORKER_CHARS;
+const restored = saved !== undefined && !inWorker ? readDocument(saved).doc : undefined;
 const starter = examples.find((e) => e.file === 'piic.json') ?? examples[0];
-const first = restored ?? (starter ? fromValue(starter.doc).doc : undefined);
+const first = restored ?? (inWorker ? undefined : starter ? fromValue(starter.doc).doc : undefined);
 if (first) projectStore.getState().load(first);
+// Until a large autosave is read, the project shown is not the user's: it is not saved over it.
+let restoring = inWorker;
 
 let timer: ReturnType<typeof setTimeout> | undefined;
 projectStore.subscribe((s, prev) => {
-  if (s.doc === prev.doc) return;
+  if (s.doc === prev.doc || restoring) return;
   clearTimeout(timer);
-  timer = setTimeout(() => autosave(projectStore.getState().doc), 300);
+  timer = setTimeout(keepProject, 300);
 });
-addEventListener('beforeunload', () => autosave(projectStore.getState().doc));
+addEventListener('beforeunload', () => {
+  if (!restoring) keepProject();
+});
 
 // The Run view's results belong to the revision they ran, whether or not its tab is open: an
 // edit marks them modified since deploy, opening another project clears them.
@@ -33,6 +45,15 @@ projectStore.subscribe(observe);
 followRuns(appRun, () => projectStore.getState().doc);
 
 startCompiler();
+if (inWorker && saved !== undefined) {
+  void openDocument('the project saved in this browser', saved.length, () => saved, (doc) => projectStore.getState().load(doc)).then((ok) => {
+    restoring = false;
+    if (!ok && starter) {
+      const doc = fromValue(starter.doc).doc;
+      if (doc) projectStore.getState().load(doc);
+    }
+  });
+}
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

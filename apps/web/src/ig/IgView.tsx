@@ -66,7 +66,8 @@ export function IgView() {
   useRefitOnResize(nodes.length, FIT);
 
   return (
-    <div className="canvas ig" data-testid="ig-canvas" ref={ref}>
+    // Without a result the project (just opened) has not compiled: no graph is shown as its.
+    <div className={`canvas ig${result ? '' : ' stale'}`} data-testid="ig-canvas" data-stale={!result || undefined} ref={ref}>
       <div className="canvas-bar">
         <OverlapToggle />
         {strategy && (
@@ -92,7 +93,7 @@ export function IgView() {
       </div>
       {!strategy && (
         <div className="canvas-empty" data-testid="ig-empty">
-          {status === 'compiling' ? 'Compiling…' : result ? 'The document has errors (see Problems below); fix them to see the implementation graph.' : 'Waiting for the compiler…'}
+          {status === 'compiling' ? (result ? 'Compiling…' : 'Compiling this project: its implementation graph appears when it has compiled…') : result ? 'The document has errors (see Problems below); fix them to see the implementation graph.' : 'Waiting for the compiler…'}
         </div>
       )}
       {size && <ReactFlow

@@ -12,8 +12,10 @@ export function Problems({ collapsed, onToggle }: { collapsed?: boolean; onToggl
   const { result, status, error } = useCompile((s) => s);
   const diags = result?.diagnostics ?? [];
   const errors = diags.filter((d) => d.severity === 'error').length;
+  // No result for this project yet (a project just opened): nothing here is known to be ready.
+  const stale = !result && status !== 'failed';
   return (
-    <div className="problems" data-testid="problems">
+    <div className={`problems${stale ? ' stale' : ''}`} data-testid="problems" data-stale={stale || undefined}>
       <div className="problems-head">
         {onToggle && (
           <button className="icon" onClick={onToggle} title={collapsed ? 'Show problems' : 'Hide problems'} data-testid="problems-toggle">
@@ -21,8 +23,8 @@ export function Problems({ collapsed, onToggle }: { collapsed?: boolean; onToggl
           </button>
         )}
         <span className="problems-title">Problems</span>
-        <span className={`count ${errors ? 'error' : 'ok'}`} data-testid="problem-count">
-          {errors} error{errors === 1 ? '' : 's'}, {diags.length - errors} warning{diags.length - errors === 1 ? '' : 's'}
+        <span className={`count ${stale ? 'stale' : errors ? 'error' : 'ok'}`} data-testid="problem-count">
+          {stale ? 'not compiled yet' : `${errors} error${errors === 1 ? '' : 's'}, ${diags.length - errors} warning${diags.length - errors === 1 ? '' : 's'}`}
         </span>
         <span className="spacer" />
         <span className="muted" data-testid="compile-status">

@@ -1,9 +1,10 @@
 import { useRef, useState } from 'react';
 import { emptyDocument as newProject, projectStore, useProject } from '../store/project.js';
 import type { ViewId } from '../store/records.js';
-import { download, fromValue, readDocument } from './documents.js';
+import { download, fromValue } from './documents.js';
+import { openDocument } from './loading.js';
 import { examples } from './examples.js';
-import { readRecent, recentProjects, rememberProject, type RecentEntry } from './recent.js';
+import { recentProjects, rememberProject, type RecentEntry } from './recent.js';
 import { formatDiagnostic, type WrittenDocument } from '@pipeloom/core';
 
 const TABS: { id: ViewId; label: string; key: string }[] = [
@@ -43,19 +44,11 @@ export function Toolbar() {
   const [recent, setRecent] = useState<RecentEntry[]>([]);
   const st = projectStore.getState;
 
-  const open = async (f: File) => {
-    const r = readDocument(await f.text());
-    if (!r.doc) {
-      st().toast(`Cannot open ${f.name}: ${r.diagnostics.map(formatDiagnostic).join('; ')}`, 'error');
-      return;
-    }
-    replaceProject(r.doc, f.name);
-  };
+  // Read in the compile worker, with progress shown (loading.tsx): a large file leaves the page responsive.
+  const open = (f: File) => openDocument(f.name, f.size, () => f.text(), (doc) => replaceProject(doc, f.name));
   const reopen = (e: RecentEntry) => {
     setMenu(null);
-    const r = readRecent(e);
-    if (r.doc) replaceProject(r.doc, `"${e.name}" from Recent`);
-    else st().toast(`Cannot reopen "${e.name}": ${r.error}`, 'error');
+    void openDocument(`"${e.name}" from Recent`, e.text.length, () => e.text, (doc) => replaceProject(doc, `"${e.name}" from Recent`));
   };
 
   return (

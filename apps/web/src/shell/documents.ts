@@ -55,20 +55,35 @@ export function download(doc: WrittenDocument) {
 
 const AUTOSAVE_KEY = 'pipeloom.autosave.v1';
 
-export function restoreAutosave(): WrittenDocument | undefined {
+/** The autosaved project's text, if there is one (read it with readDocument, or in the worker). */
+export function autosavedText(): string | undefined {
   try {
-    const text = localStorage.getItem(AUTOSAVE_KEY);
-    return text ? readDocument(text).doc : undefined;
+    return localStorage.getItem(AUTOSAVE_KEY) ?? undefined;
   } catch {
     return undefined;
   }
 }
 
-export function autosave(doc: WrittenDocument) {
+/** What became of an autosave: kept, or not (`chars`: the project's size as JSON). */
+export type Autosaved = { kept: true } | { kept: false; chars: number; why: 'too large' | 'no storage' };
+
+/**
+ * Writes the project to localStorage (about 5 M characters per site, shared with Recent). A
+ * project that does not fit is not kept, and the copy of an earlier state is removed, so a
+ * reload cannot bring back an older project as if it were this one (Recent keeps the one left).
+ */
+export function autosave(doc: WrittenDocument): Autosaved {
+  const text = JSON.stringify(doc);
   try {
-    localStorage.setItem(AUTOSAVE_KEY, JSON.stringify(doc));
-  } catch {
-    // Storage full or disabled: the session still works, it just will not survive a reload.
+    localStorage.setItem(AUTOSAVE_KEY, text);
+    return { kept: true };
+  } catch (e) {
+    try {
+      localStorage.removeItem(AUTOSAVE_KEY);
+    } catch {
+      // Storage disabled: nothing was kept either.
+    }
+    return { kept: false, chars: text.length, why: e instanceof DOMException && /quota/i.test(e.name) ? 'too large' : 'no storage' };
   }
 }
 

@@ -78,6 +78,13 @@ export function startCompiler(): () => void {
   schedule();
   const unsub = projectStore.subscribe((s, prev) => {
     if (s.revision === prev.revision) return;
+    // Another project (opened, or brought back by undo): the result in hand is the previous
+    // project's, which no view should show as this one's. The views say it is compiling.
+    if (s.loads !== prev.loads) {
+      compiled = null;
+      sent++;
+      compileStore.setState({ status: 'compiling', result: null, error: undefined });
+    }
     const c = compileStore.getState();
     // Nothing pending and only the strategy flipped: the result holds, now for this revision.
     if (!timer && compiled && c.status === 'idle' && onlyStrategyChanged(compiled, s.doc, c.result)) {

@@ -2,10 +2,12 @@
 import * as Comlink from 'comlink';
 import { compileBoth } from './compile.js';
 import { tidyDfg } from '../dfg/tidy.js';
+import { readDocument } from '../shell/documents.js';
 import type { CompileApi } from './protocol.js';
 import { findKernel, registerKernels, specFromManifest } from '@pipeloom/kernels';
 
 const api: CompileApi = {
+  read: async (text) => readDocument(text),
   compile: (doc, calibration) => compileBoth(doc, undefined, calibration),
   tidy: (doc, sizes) => tidyDfg(doc, sizes),
   // This worker has its own registry: package kernels the agents reported, from their manifests.

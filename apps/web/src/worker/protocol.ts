@@ -69,7 +69,15 @@ export interface CalibratedCycle {
   diagnostics: Diagnostic[];
 }
 
+/** A document read from its text (core parseDocument, then normalised and placed for the editor), or why not. */
+export interface ReadOutput {
+  doc?: WrittenDocument;
+  diagnostics: Diagnostic[];
+}
+
 export interface CompileApi {
+  /** Reads a document's text off the main thread: a large one takes seconds to parse and normalise. */
+  read(text: string): Promise<ReadOutput>;
   compile(doc: WrittenDocument, calibration?: Calibration | null): Promise<CompileOutput>;
   /** Positions for every DFG node from an ELK layered layout. */
   tidy(doc: WrittenDocument, sizes: Record<string, { width: number; height: number }>): Promise<Record<string, { x: number; y: number }>>;
