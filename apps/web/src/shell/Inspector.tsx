@@ -17,13 +17,22 @@ import { ModeFields } from './ModeFields.js';
 
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
 const GiB = 2 ** 30;
+/** The longest description the inspector edits in a text box. */
+const DESCRIPTION_EDIT_MAX = 100_000;
 
 function ProjectInspector({ doc }: { doc: WrittenDocument }) {
   return (
     <>
       <div className="insp-kind">Project</div>
       <TextField label="Name" value={doc.name} testid="project-name" onCommit={(name) => void dispatch({ type: 'doc/update', patch: { name } })} />
-      <TextField label="Description" value={doc.description ?? ''} onCommit={(description) => void dispatch({ type: 'doc/update', patch: { description } })} />
+      {(doc.description?.length ?? 0) > DESCRIPTION_EDIT_MAX ? (
+        // A text box holding megabytes stops the page for as long as it takes to lay the text out.
+        <div className="insp-row" data-testid="project-description-long">
+          Description: {formatBytes(doc.description!.length)} of text, too long to edit here (edit it in the file)
+        </div>
+      ) : (
+        <TextField label="Description" value={doc.description ?? ''} onCommit={(description) => void dispatch({ type: 'doc/update', patch: { description } })} />
+      )}
       <div className="insp-section">Run options</div>
       <CheckField label="Computation-communication overlap" value={doc.options.overlap} testid="option-overlap" onCommit={(overlap) => dispatch({ type: 'options/update', patch: { overlap } }, { label: 'overlap' })} />
       <NumberField label="Iterations" value={doc.options.iterations} min={1} max={1e9} integer testid="option-iterations" onCommit={(iterations, coalesce) => dispatch({ type: 'options/update', patch: { iterations } }, { label: 'iterations', coalesce })} />
