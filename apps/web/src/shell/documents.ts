@@ -73,18 +73,49 @@ export type Autosaved = { kept: true } | { kept: false; chars: number; why: 'too
  * reload cannot bring back an older project as if it were this one (Recent keeps the one left).
  */
 export function autosave(doc: WrittenDocument): Autosaved {
-  const text = JSON.stringify(doc);
-  try {
-    localStorage.setItem(AUTOSAVE_KEY, text);
-    return { kept: true };
-  } catch (e) {
+  const drop = () => {
     try {
       localStorage.removeItem(AUTOSAVE_KEY);
     } catch {
       // Storage disabled: nothing was kept either.
     }
+  };
+  // A project whose text alone is over the quota cannot fit: it is not serialised (for tens of
+  // MB that takes seconds of the main thread, on every edit).
+  const least = textLength(doc);
+  if (least > STORAGE_CHARS) {
+    drop();
+    return { kept: false, chars: least, why: 'too large' };
+  }
+  const text = JSON.stringify(doc);
+  try {
+    localStorage.setItem(AUTOSAVE_KEY, text);
+    return { kept: true };
+  } catch (e) {
+    drop();
     return { kept: false, chars: text.length, why: e instanceof DOMException && /quota/i.test(e.name) ? 'too large' : 'no storage' };
   }
+}
+
+/** The characters of local storage a site gets (Chromium's and Firefox's 5 Mi UTF-16 units, keys included). */
+export const STORAGE_CHARS = 5 * 1024 * 1024;
+
+/** The characters of a value's keys and strings: less than its JSON, and read without making it. */
+function textLength(value: unknown): number {
+  let n = 0;
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') n += v.length;
+    else if (Array.isArray(v)) for (const x of v) stack.push(x);
+    else if (v && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        n += k.length;
+        stack.push(x);
+      }
+    }
+  }
+  return n;
 }
 
 /** Each DFG node's depth (lib/layers.ts): a search of every edge per node took seconds on a 10,000-node file. */

@@ -24,7 +24,7 @@ export function StorageNotice() {
     <div className="storage-notice" role="alert" data-testid="storage-notice">
       <span>
         {notKept.why === 'too large'
-          ? `"${name}" (${formatBytes(notKept.chars)} as JSON) is too big to keep in this browser's storage (about 5 MB): a reload would not bring it back.`
+          ? `"${name}" (about ${formatBytes(notKept.chars)} as JSON) is too big to keep in this browser's storage (about 5 MB): a reload would not bring it back.`
           : `This browser does not let the designer keep "${name}": a reload would not bring it back.`}{' '}
         Save it as a file to keep it.
       </span>
