@@ -195,3 +195,34 @@ describe('PeerLink transfers', () => {
     await check((f) => f.sendBinary(new Uint8Array([0, 0])), 'malformed transfer: a binary message shorter than its header');
   });
 });
+
+describe('a task-bag PeerLink (onlyAsked)', () => {
+  it('takes answers to its pulls, split as TCP may; a late answer to an abandoned pull is read and dropped, and the link stays open', async () => {
+    const w = wire();
+    // Each side's link is named after the other side: the receiver's peer is h0.
+    const sender = new PeerLink('h1', new FrameSocket(w.out, Buffer.alloc(0), 'client', LIMITS));
+    const receiver = new PeerLink('h0', new FrameSocket(w.into, Buffer.alloc(0), 'server', LIMITS));
+    receiver.onlyAsked();
+    let failure = '';
+    receiver.onClose = (r) => (failure = r);
+    const alloc = (n: number) => new Uint8Array(n);
+    const gaveUp = receiver.pull(1, 'a', 3000, alloc);
+    gaveUp.catch(() => {});
+    const wanted = receiver.pull(2, 'b', 2000, alloc);
+    receiver.abandon(1);
+    const late = new Uint8Array(3000).fill(7);
+    const payload = new Uint8Array(2000).map((_, j) => (j * 13) & 255);
+    await sender.sendFrame('a', 1, late);
+    await sender.sendFrame('b', 2, payload);
+    const stream = Buffer.concat(w.written);
+    for (let at = 0; at < stream.length; at += 777) w.into.push(stream.subarray(at, at + 777));
+    expect((await wanted).bytes).toEqual(payload);
+    expect(failure).toBe('');
+    // Both answers are spent: the same id again answers nothing.
+    w.written.length = 0;
+    await sender.sendFrame('b', 2, payload);
+    w.into.push(Buffer.concat(w.written));
+    await until(() => failure !== '');
+    expect(failure).toBe('peer h0 sent 2000 bytes that answer no pull of this agent');
+  });
+});
