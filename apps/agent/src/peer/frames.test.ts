@@ -226,3 +226,32 @@ describe('a task-bag PeerLink (onlyAsked)', () => {
     expect(failure).toBe('peer h0 sent 2000 bytes that answer no pull of this agent');
   });
 });
+
+describe('a static run\'s PeerLink (onlyExpected)', () => {
+  const run = async (sends: { key: string; iteration: number; size: number }[]) => {
+    const w = wire();
+    // The receiver's peer is h1.
+    const sender = new PeerLink('h0', new FrameSocket(w.out, Buffer.alloc(0), 'client', LIMITS));
+    const receiver = new PeerLink('h1', new FrameSocket(w.into, Buffer.alloc(0), 'server', LIMITS));
+    receiver.onlyExpected();
+    receiver.expect('bn_1->bn_2', 100, 2);
+    let failure = '';
+    receiver.onClose = (r) => (failure = r);
+    for (const s of sends) await sender.sendFrame(s.key, s.iteration, new Uint8Array(s.size));
+    w.into.push(Buffer.concat(w.written));
+    await new Promise((r) => setImmediate(r));
+    return { receiver, failure: () => failure };
+  };
+
+  it('holds a declared transfer\'s early messages up to its bound, then lands them in their slots', async () => {
+    const { receiver, failure } = await run([0, 1].map((iteration) => ({ key: 'bn_1->bn_2', iteration, size: 100 })));
+    expect(failure()).toBe('');
+    for (const i of [0, 1]) await receiver.receive('bn_1->bn_2', i, new Uint8Array(100));
+  });
+
+  it('fails the link naming the peer for an undeclared key, a message over its bytes, or one more early than its bound', async () => {
+    expect((await run([{ key: 'bn_7->bn_8', iteration: 0, size: 4 }])).failure()).toBe('peer h1 sent a transfer this run does not send this way');
+    expect((await run([{ key: 'bn_1->bn_2', iteration: 0, size: 101 }])).failure()).toBe('peer h1 sent 101 bytes for a transfer of 100');
+    expect((await run([0, 1, 2].map((iteration) => ({ key: 'bn_1->bn_2', iteration, size: 100 })))).failure()).toBe('peer h1 sent transfer bn_1->bn_2 more than 2 times ahead of this agent');
+  });
+});

@@ -14,6 +14,8 @@ import { FrameSocket, WS_CLOSE } from './frames.js';
 // answer an outstanding pull, with its id, its key and exactly its size, and is written into a
 // buffer of that size made when its header arrives. Anything else fails the link naming the
 // peer, before its bytes are read: what a link holds is bounded by its outstanding pulls.
+// A static run's link (`expect`) takes only the transfers the run sends this way, each no
+// larger than its slot, and holds at most a few of each that came before their lane asked.
 
 const EMPTY = Buffer.alloc(0);
 const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
@@ -93,6 +95,8 @@ export class PeerLink {
   /** The channel of the last message read: consecutive messages of one key skip the lookup. */
   private last: Channel | null = null;
   private readonly incoming: Incoming = { length: 0, header: EMPTY, headerAt: 0, headerGot: 0, headerSize: 6, channel: null, iteration: 0, into: null, waiter: null, held: null, reply: null, got: 0, firstByteUs: 0 };
+  /** Static runs: the transfers this link may carry, by key: their bytes and how many may wait early (null: not declared). */
+  private expected: Map<string, { bytes: number; early: number }> | null = null;
   /** Task-bag links: the pulls whose answers may come, by pull id (null: a static run's link, which keeps early bytes). */
   private asked: Map<number, Asked> | null = null;
   private abandoned = 0;
@@ -200,6 +204,16 @@ export class PeerLink {
       return Promise.resolve(ready.firstByteUs);
     }
     return new Promise((resolve) => c.waiters.set(iteration, { dst, resolve }));
+  }
+
+  /** A static run's link: from now on it carries only the transfers `expect` declares (none yet). */
+  onlyExpected(): void {
+    this.expected ??= new Map();
+  }
+
+  /** A static run's transfer on this link: `key`, at most `bytes` per message, at most `early` of them held before their lane asks. */
+  expect(key: string, bytes: number, early: number): void {
+    (this.expected ??= new Map()).set(key, { bytes, early });
   }
 
   /** From now on, binary messages must answer this agent's pulls (`pull`): a task-bag run's link. */
@@ -334,9 +348,16 @@ export class PeerLink {
   /** With the header read: where the message's bytes go (the waiting slot or a spare buffer); -1 after closing the link. */
   private route(m: Incoming): number {
     if (this.asked) return this.routeAnswer(m);
+    const size = m.length - m.headerSize;
+    let bound: { bytes: number; early: number } | undefined;
+    if (this.expected) {
+      // Checked before a channel is made for the key: an unknown one leaves nothing behind.
+      bound = this.expected.get(m.header.toString('utf8', m.headerAt + 6, m.headerAt + m.headerSize));
+      if (!bound) return this.protocolError(`peer ${this.host} sent a transfer this run does not send this way`);
+      if (size > bound.bytes) return this.protocolError(`peer ${this.host} sent ${size} bytes for a transfer of ${bound.bytes}`);
+    }
     const c = this.channelAt(m.header, m.headerAt, m.headerSize);
     const iteration = m.header.readUInt32LE(m.headerAt);
-    const size = m.length - m.headerSize;
     m.channel = c;
     m.iteration = iteration;
     const w = c.waiters.get(iteration);
@@ -346,6 +367,7 @@ export class PeerLink {
       m.waiter = w;
       m.into = w.dst;
     } else {
+      if (bound && c.held.size >= bound.early) return this.protocolError(`peer ${this.host} sent transfer ${c.key} more than ${bound.early} times ahead of this agent`);
       let spare = c.spare;
       if (!spare || spare.length < size) spare = Buffer.allocUnsafe(size);
       else c.spare = null;
