@@ -195,3 +195,63 @@ describe('PeerLink transfers', () => {
     await check((f) => f.sendBinary(new Uint8Array([0, 0])), 'malformed transfer: a binary message shorter than its header');
   });
 });
+
+describe('a task-bag PeerLink (onlyAsked)', () => {
+  it('takes answers to its pulls, split as TCP may; a late answer to an abandoned pull is read and dropped, and the link stays open', async () => {
+    const w = wire();
+    // Each side's link is named after the other side: the receiver's peer is h0.
+    const sender = new PeerLink('h1', new FrameSocket(w.out, Buffer.alloc(0), 'client', LIMITS));
+    const receiver = new PeerLink('h0', new FrameSocket(w.into, Buffer.alloc(0), 'server', LIMITS));
+    receiver.onlyAsked();
+    let failure = '';
+    receiver.onClose = (r) => (failure = r);
+    const alloc = (n: number) => new Uint8Array(n);
+    const gaveUp = receiver.pull(1, 'a', 3000, alloc);
+    gaveUp.catch(() => {});
+    const wanted = receiver.pull(2, 'b', 2000, alloc);
+    receiver.abandon(1);
+    const late = new Uint8Array(3000).fill(7);
+    const payload = new Uint8Array(2000).map((_, j) => (j * 13) & 255);
+    await sender.sendFrame('a', 1, late);
+    await sender.sendFrame('b', 2, payload);
+    const stream = Buffer.concat(w.written);
+    for (let at = 0; at < stream.length; at += 777) w.into.push(stream.subarray(at, at + 777));
+    expect((await wanted).bytes).toEqual(payload);
+    expect(failure).toBe('');
+    // Both answers are spent: the same id again answers nothing.
+    w.written.length = 0;
+    await sender.sendFrame('b', 2, payload);
+    w.into.push(Buffer.concat(w.written));
+    await until(() => failure !== '');
+    expect(failure).toBe('peer h0 sent 2000 bytes that answer no pull of this agent');
+  });
+});
+
+describe('a static run\'s PeerLink (onlyExpected)', () => {
+  const run = async (sends: { key: string; iteration: number; size: number }[]) => {
+    const w = wire();
+    // The receiver's peer is h1.
+    const sender = new PeerLink('h0', new FrameSocket(w.out, Buffer.alloc(0), 'client', LIMITS));
+    const receiver = new PeerLink('h1', new FrameSocket(w.into, Buffer.alloc(0), 'server', LIMITS));
+    receiver.onlyExpected();
+    receiver.expect('bn_1->bn_2', 100, 2);
+    let failure = '';
+    receiver.onClose = (r) => (failure = r);
+    for (const s of sends) await sender.sendFrame(s.key, s.iteration, new Uint8Array(s.size));
+    w.into.push(Buffer.concat(w.written));
+    await new Promise((r) => setImmediate(r));
+    return { receiver, failure: () => failure };
+  };
+
+  it('holds a declared transfer\'s early messages up to its bound, then lands them in their slots', async () => {
+    const { receiver, failure } = await run([0, 1].map((iteration) => ({ key: 'bn_1->bn_2', iteration, size: 100 })));
+    expect(failure()).toBe('');
+    for (const i of [0, 1]) await receiver.receive('bn_1->bn_2', i, new Uint8Array(100));
+  });
+
+  it('fails the link naming the peer for an undeclared key, a message over its bytes, or one more early than its bound', async () => {
+    expect((await run([{ key: 'bn_7->bn_8', iteration: 0, size: 4 }])).failure()).toBe('peer h1 sent a transfer this run does not send this way');
+    expect((await run([{ key: 'bn_1->bn_2', iteration: 0, size: 101 }])).failure()).toBe('peer h1 sent 101 bytes for a transfer of 100');
+    expect((await run([0, 1, 2].map((iteration) => ({ key: 'bn_1->bn_2', iteration, size: 100 })))).failure()).toBe('peer h1 sent transfer bn_1->bn_2 more than 2 times ahead of this agent');
+  });
+});

@@ -9,16 +9,37 @@ import { FrameSocket, WS_CLOSE } from './frames.js';
 // (`receive`), and they are copied there from the socket's chunks as they come: one copy, as
 // with raw TCP. Bytes that arrive first wait in a buffer kept per key, and are copied over
 // when the lane asks for them.
+//
+// A task-bag link (`onlyAsked`) reads only what this agent asked for: each binary message must
+// answer an outstanding pull, with its id, its key and exactly its size, and is written into a
+// buffer of that size made when its header arrives. Anything else fails the link naming the
+// peer, before its bytes are read: what a link holds is bounded by its outstanding pulls.
+// A static run's link (`expect`) takes only the transfers the run sends this way, each no
+// larger than its slot, and holds at most a few of each that came before their lane asked.
 
 const EMPTY = Buffer.alloc(0);
 const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
 
 interface Waiter {
   dst: Uint8Array;
-  /** Where the bytes go when their size is known only from the message (a task-bag pull's answer): made at its header. */
-  alloc?: (bytes: number) => Uint8Array;
   resolve: (firstByteUs: number) => void;
 }
+
+/** A task-bag pull whose answer this link waits for. */
+interface Asked {
+  wire: Buffer;
+  /** The exact bytes of the output asked for. */
+  size: number;
+  alloc: (bytes: number) => Uint8Array;
+  dst: Uint8Array;
+  resolve: (r: { bytes: Uint8Array; firstByteUs: number }) => void;
+  reject: (e: Error) => void;
+  /** The asker gave up (timed out, freed the key): a late answer is read and dropped, not failed. */
+  abandoned: boolean;
+}
+
+/** Pulls given up on whose late answers a task-bag link still accepts (and drops); older ones are forgotten. */
+export const MAX_ABANDONED_PULLS = 1024;
 
 /** Bytes that arrived before their lane asked: kept until `receive`. */
 interface Held {
@@ -55,6 +76,8 @@ interface Incoming {
   into: Uint8Array | null;
   waiter: Waiter | null;
   held: Held | null;
+  /** The pull this message answers (task-bag links). */
+  reply: Asked | null;
   got: number;
   firstByteUs: number;
 }
@@ -71,7 +94,12 @@ export class PeerLink {
   private channels = new Map<string, Channel>();
   /** The channel of the last message read: consecutive messages of one key skip the lookup. */
   private last: Channel | null = null;
-  private readonly incoming: Incoming = { length: 0, header: EMPTY, headerAt: 0, headerGot: 0, headerSize: 6, channel: null, iteration: 0, into: null, waiter: null, held: null, got: 0, firstByteUs: 0 };
+  private readonly incoming: Incoming = { length: 0, header: EMPTY, headerAt: 0, headerGot: 0, headerSize: 6, channel: null, iteration: 0, into: null, waiter: null, held: null, reply: null, got: 0, firstByteUs: 0 };
+  /** Static runs: the transfers this link may carry, by key: their bytes and how many may wait early (null: not declared). */
+  private expected: Map<string, { bytes: number; early: number }> | null = null;
+  /** Task-bag links: the pulls whose answers may come, by pull id (null: a static run's link, which keeps early bytes). */
+  private asked: Map<number, Asked> | null = null;
+  private abandoned = 0;
   /** Whether a binary message is being read. */
   private reading = false;
   onMessage: (m: PeerMessage) => void = () => {};
@@ -101,7 +129,7 @@ export class PeerLink {
         m.headerAt = 0;
         m.headerGot = 0;
         m.headerSize = 6;
-        m.channel = m.into = m.waiter = m.held = null;
+        m.channel = m.into = m.waiter = m.held = m.reply = null;
         m.got = m.firstByteUs = 0;
         this.reading = true;
       },
@@ -111,7 +139,9 @@ export class PeerLink {
         clearInterval(this.heartbeat);
         if (this.closed) return;
         this.closed = true;
-        this.onClose(reason || `connection closed (${code})`);
+        const why = reason || `connection closed (${code})`;
+        this.dropAsked(why);
+        this.onClose(why);
       },
     };
     this.beat(HEARTBEAT.intervalMs, HEARTBEAT.silentMs);
@@ -176,24 +206,66 @@ export class PeerLink {
     return new Promise((resolve) => c.waiters.set(iteration, { dst, resolve }));
   }
 
+  /** A static run's link: from now on it carries only the transfers `expect` declares (none yet). */
+  onlyExpected(): void {
+    this.expected ??= new Map();
+  }
+
+  /** A static run's transfer on this link: `key`, at most `bytes` per message, at most `early` of them held before their lane asks. */
+  expect(key: string, bytes: number, early: number): void {
+    (this.expected ??= new Map()).set(key, { bytes, early });
+  }
+
+  /** From now on, binary messages must answer this agent's pulls (`pull`): a task-bag run's link. */
+  onlyAsked(): void {
+    this.asked ??= new Map();
+  }
+
   /**
-   * Takes the next message of `key` for `iteration`, whatever its size (`alloc` makes its
-   * buffer once its header says how many bytes come; the frame limit bounds them). Resolves
-   * with the bytes and the time (µs) their first bytes came in.
+   * Waits for the answer to pull `id` of `key`: a binary message of exactly `size` bytes, put
+   * where `alloc` makes them once its header is read. Only on an `onlyAsked` link.
    */
-  receiveAny(key: string, iteration: number, alloc: (bytes: number) => Uint8Array): Promise<{ bytes: Uint8Array; firstByteUs: number }> {
-    const c = this.channel(key);
-    const ready = c.held.get(iteration);
-    if (ready) {
-      c.held.delete(iteration);
-      const bytes = alloc(ready.length);
-      this.deliver(c, ready, bytes);
-      return Promise.resolve({ bytes, firstByteUs: ready.firstByteUs });
+  pull(id: number, key: string, size: number, alloc: (bytes: number) => Uint8Array): Promise<{ bytes: Uint8Array; firstByteUs: number }> {
+    const asked = this.asked;
+    if (!asked) throw new Error('pull on a link that is not onlyAsked');
+    if (this.closed) return Promise.reject(new Error(`the link to ${this.host} is closed`));
+    return new Promise((resolve, reject) => asked.set(id, { wire: Buffer.from(key, 'utf8'), size, alloc, dst: EMPTY, resolve, reject, abandoned: false }));
+  }
+
+  /** The asker gave up on pull `id`: its answer may still come, and is then dropped. */
+  abandon(id: number): void {
+    const a = this.asked?.get(id);
+    if (!a || a.abandoned) return;
+    a.abandoned = true;
+    if (++this.abandoned > MAX_ABANDONED_PULLS) {
+      for (const [k, x] of this.asked!) {
+        if (!x.abandoned) continue;
+        this.asked!.delete(k);
+        this.abandoned--;
+        break;
+      }
     }
-    return new Promise((resolve) => {
-      const w: Waiter = { dst: EMPTY, alloc, resolve: (firstByteUs) => resolve({ bytes: w.dst, firstByteUs }) };
-      c.waiters.set(iteration, w);
-    });
+  }
+
+  /** The peer says it has no answer to pull `id` (pull-miss): false when no such pull is outstanding. */
+  missed(id: number): boolean {
+    const a = this.asked?.get(id);
+    if (!a) return false;
+    this.asked!.delete(id);
+    if (a.abandoned) this.abandoned--;
+    return true;
+  }
+
+  /** Closes the link for a protocol error the peer made (`reason` names it; never its bytes). */
+  fail(reason: string): void {
+    this.protocolError(reason);
+  }
+
+  private dropAsked(why: string): void {
+    if (!this.asked) return;
+    for (const a of this.asked.values()) a.reject(new Error(why));
+    this.asked.clear();
+    this.abandoned = 0;
   }
 
   /** Drops what the link keeps for `key` (its waiters never resolve): a task-bag output that was freed. */
@@ -247,7 +319,8 @@ export class PeerLink {
     if (at >= end) return;
     if (!m.firstByteUs) m.firstByteUs = nowUs();
     // Buffer#copy takes the range as offsets: no view of the socket's buffer is made per piece.
-    data.copy(m.into!, m.got, at, end);
+    // No `into`: the late answer of an abandoned pull, read and dropped.
+    if (m.into) data.copy(m.into, m.got, at, end);
     m.got += end - at;
   }
 
@@ -274,25 +347,50 @@ export class PeerLink {
 
   /** With the header read: where the message's bytes go (the waiting slot or a spare buffer); -1 after closing the link. */
   private route(m: Incoming): number {
+    if (this.asked) return this.routeAnswer(m);
+    const size = m.length - m.headerSize;
+    let bound: { bytes: number; early: number } | undefined;
+    if (this.expected) {
+      // Checked before a channel is made for the key: an unknown one leaves nothing behind.
+      bound = this.expected.get(m.header.toString('utf8', m.headerAt + 6, m.headerAt + m.headerSize));
+      if (!bound) return this.protocolError(`peer ${this.host} sent a transfer this run does not send this way`);
+      if (size > bound.bytes) return this.protocolError(`peer ${this.host} sent ${size} bytes for a transfer of ${bound.bytes}`);
+    }
     const c = this.channelAt(m.header, m.headerAt, m.headerSize);
     const iteration = m.header.readUInt32LE(m.headerAt);
-    const size = m.length - m.headerSize;
     m.channel = c;
     m.iteration = iteration;
     const w = c.waiters.get(iteration);
     if (w) {
-      if (w.alloc) w.dst = w.alloc(size);
       if (size > w.dst.byteLength) return this.protocolError(`transfer ${c.key} of ${size} bytes does not fit its slot of ${w.dst.byteLength}`);
       c.waiters.delete(iteration);
       m.waiter = w;
       m.into = w.dst;
     } else {
+      if (bound && c.held.size >= bound.early) return this.protocolError(`peer ${this.host} sent transfer ${c.key} more than ${bound.early} times ahead of this agent`);
       let spare = c.spare;
       if (!spare || spare.length < size) spare = Buffer.allocUnsafe(size);
       else c.spare = null;
       m.held = { bytes: spare, length: size, firstByteUs: 0 };
       m.into = spare;
     }
+    return m.headerSize;
+  }
+
+  /** A task-bag link's message: the answer to an outstanding pull (id, key and size as asked), or the link fails. */
+  private routeAnswer(m: Incoming): number {
+    const id = m.header.readUInt32LE(m.headerAt);
+    const size = m.length - m.headerSize;
+    const a = this.asked!.get(id);
+    if (!a) return this.protocolError(`peer ${this.host} sent ${size} bytes that answer no pull of this agent`);
+    const key = m.header.subarray(m.headerAt + 6, m.headerAt + m.headerSize);
+    if (!key.equals(a.wire)) return this.protocolError(`peer ${this.host} answered pull ${id} with another output than the one asked for`);
+    if (size !== a.size) return this.protocolError(`peer ${this.host} answered pull ${id} with ${size} bytes; the output asked for holds ${a.size}`);
+    this.asked!.delete(id);
+    if (a.abandoned) this.abandoned--;
+    else a.dst = a.alloc(size);
+    m.reply = a;
+    m.into = a.abandoned ? null : a.dst;
     return m.headerSize;
   }
 
@@ -306,6 +404,12 @@ export class PeerLink {
       return;
     }
     const first = m.firstByteUs || nowUs();
+    const reply = m.reply;
+    if (reply) {
+      m.reply = m.into = null;
+      if (!reply.abandoned) reply.resolve({ bytes: reply.dst, firstByteUs: first });
+      return;
+    }
     const c = m.channel!;
     const waiter = m.waiter;
     const held = m.held;
@@ -338,6 +442,7 @@ export class PeerLink {
   close(reason = 'run over'): void {
     clearInterval(this.heartbeat);
     this.closed = true;
+    this.dropAsked(reason);
     this.channels.clear();
     this.last = null;
     this.frames.close(WS_CLOSE.normal, reason);

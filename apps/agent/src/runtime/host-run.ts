@@ -118,6 +118,7 @@ export class HostRun {
     this.phases = first ? first.phases.map((p) => ({ name: p.name, barrier: p.barrier })) : [];
     this.lanes = this.phases.map(() => []);
     const seen = new Set<string>();
+    for (const link of this.peers.values()) link.onlyExpected();
     for (const program of deploy.programs) {
       program.phases.forEach((phase, i) => {
         for (const a of phase.actions) {
@@ -129,6 +130,9 @@ export class HostRun {
             if (this.hostOf(pe) === me && this.kindOf(pe) !== 'cpu') throw new Error(`host-to-host transfer ${key} ends on ${pe}, a GPU; route it through the host's CPU`);
           }
           this.lanes[i].push(a);
+          // What the sending peer may put on the link: this transfer, at most a slot's bytes, a few
+          // iterations early (credits and barriers keep a sender within the slots; twice is slack).
+          if (this.hostOf(a.toPe) === me) this.peers.get(this.hostOf(a.fromPe))?.expect(key, a.bytes, 2 * depthOf(this.slots(a.to.buffer)) + 2);
         }
       });
     }

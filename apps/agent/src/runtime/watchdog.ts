@@ -6,9 +6,15 @@ import type { PeProgram } from '@pipeloom/core';
 // neither a timer nor Worker.terminate() reaches it (terminating it there aborts the process).
 // So each PE thread stamps the firing it is in into shared memory, and the main thread checks
 // the stamps: an overrun fails the run naming the node, and the thread is given up as stuck.
+// A task-bag PE thread also stamps whether it is inside GPU work: outside it (a CPU twin) the
+// thread is only running JavaScript, which Worker.terminate() does stop, so it can be replaced.
 
-/** Int32 words per PE: [firing: index in the program's fire list + 1, or 0 when idle; started: ms since the run's epoch; iteration]. */
-const WORDS = 3;
+/**
+ * Int32 words per PE: [firing: a number the watcher can name (static: index in the program's
+ * fire list + 1; task bag: the task's sequence number), or 0 when idle; started: ms since the
+ * run's epoch; iteration; 1 while inside GPU work (native code: not to be terminated)].
+ */
+const WORDS = 4;
 
 export function watchMemory(): SharedArrayBuffer {
   return new SharedArrayBuffer(WORDS * 4);
@@ -39,10 +45,19 @@ export class FiringStamp {
     Atomics.store(this.words, 0, fire + 1);
   }
 
+  /** The firing enters (true) or leaves (false) GPU work. */
+  gpu(inside: boolean): void {
+    Atomics.store(this.words, 3, inside ? 1 : 0);
+  }
+
   end(): void {
+    Atomics.store(this.words, 3, 0);
     Atomics.store(this.words, 0, 0);
   }
 }
+
+/** Names a stamped firing (its number as begin() got it) for the message. */
+export type FiringName = (fire: number) => { node: string; kernel: string } | undefined;
 
 export interface Overrun {
   pe: string;
@@ -51,12 +66,16 @@ export interface Overrun {
   iteration: number;
   /** How long the firing had run when it was caught. */
   ms: number;
+  /** The number begin() was given. */
+  fire: number;
+  /** Caught inside GPU work: the thread may be in native code, where terminating it aborts the process. */
+  gpu: boolean;
 }
 
 /** The main thread's side: polls every PE's stamp while a run executes. */
 export class Watchdog {
   private timer: ReturnType<typeof setInterval> | undefined;
-  private readonly pes: { pe: string; words: Int32Array; fires: { node: string; kernel: string }[] }[] = [];
+  private readonly pes: { pe: string; words: Int32Array; name: FiringName }[] = [];
   private readonly stuck = new Set<string>();
 
   constructor(
@@ -66,7 +85,21 @@ export class Watchdog {
   ) {}
 
   watch(program: PeProgram, memory: SharedArrayBuffer): void {
-    this.pes.push({ pe: program.pe, words: new Int32Array(memory), fires: fireList(program) });
+    const fires = fireList(program);
+    this.watchThread(program.pe, memory, (fire) => fires[fire]);
+  }
+
+  /** Watches a PE thread whose firings `name` names; a PE watched again (its thread replaced) is watched afresh. */
+  watchThread(pe: string, memory: SharedArrayBuffer, name: FiringName): void {
+    this.unwatch(pe);
+    this.pes.push({ pe, words: new Int32Array(memory), name });
+  }
+
+  /** Stops watching `pe` (its thread was terminated): it is no longer stuck. */
+  unwatch(pe: string): void {
+    const i = this.pes.findIndex((x) => x.pe === pe);
+    if (i >= 0) this.pes.splice(i, 1);
+    this.stuck.delete(pe);
   }
 
   start(): void {
@@ -102,8 +135,8 @@ export class Watchdog {
       const ms = now - Atomics.load(p.words, 1);
       if (ms <= this.limitMs) continue;
       this.stuck.add(p.pe);
-      const f = p.fires[fire - 1] ?? { node: '?', kernel: '?' };
-      const o = { pe: p.pe, node: f.node, kernel: f.kernel, iteration: Atomics.load(p.words, 2), ms };
+      const f = p.name(fire - 1) ?? { node: '?', kernel: '?' };
+      const o = { pe: p.pe, node: f.node, kernel: f.kernel, iteration: Atomics.load(p.words, 2), ms, fire: fire - 1, gpu: Atomics.load(p.words, 3) === 1 };
       caught.push(o);
       this.onOverrun(o);
     }

@@ -85,14 +85,14 @@ export class RunHost {
   }
 
   /** Frees a run's memory and threads; a PE thread stuck in a kernel puts the agent out of service. */
-  private release(run: HostRun): Promise<void> {
+  private release(run: HostRun | BagRun): Promise<void> {
     const done = this.releaseNow(run);
     this.freeing = Promise.all([this.freeing, done.catch(() => {})]).then(() => undefined);
     return done;
   }
 
-  private async releaseNow(run: HostRun): Promise<void> {
-    await run.free();
+  private async releaseNow(run: HostRun | BagRun): Promise<void> {
+    await (run instanceof HostRun ? run.free() : run.stop());
     const pes = run.stuck;
     if (!pes.length || this.stuck) return;
     this.stuck = `${pes.join(', ')} ${pes.length > 1 ? 'are' : 'is'} held by a kernel that ran past the time limit`;
@@ -106,7 +106,7 @@ export class RunHost {
     this.active = null;
     a.run?.abort(reason);
     if (a.run) void this.release(a.run);
-    if (a.bag) this.freeing = Promise.all([this.freeing, a.bag.run.stop().catch(() => {})]).then(() => undefined);
+    if (a.bag) void this.release(a.bag.run);
     for (const l of a.links.values()) l.close(reason);
     this.opts.log(`run ${a.runId} ended: ${reason}`);
   }
@@ -271,7 +271,7 @@ export class RunHost {
       if (this.active !== a) throw new Error('run stopped while deploying');
       for (const link of a.links.values()) link.rate = this.opts.linkRate ?? 0;
       const maxBytes = (this.opts.deployLimits ?? DEPLOY_LIMITS).maxHostBytes;
-      const run = new BagRun(m, checked.nodes, this.opts.devices, a.links, (msg) => from.send(msg), maxBytes);
+      const run = new BagRun(m, checked.nodes, this.opts.devices, a.links, (msg) => from.send(msg), maxBytes, this.opts.kernelTimeoutMs);
       a.bag = { run, nodes: checked.nodes, hosts: new Set(m.hosts.map((h) => h.id)) };
       from.send({ type: 'deployed', runId: m.runId, adapters: run.adapters, allocated: {}, memory: processMemory() });
     } catch (e) {

@@ -61,7 +61,7 @@ const bagDeploy = fc.record(
   { requiredKeys: ['type'] },
 );
 
-const part = fc.record({ key: maybe(id), host: maybe(fc.constantFrom(HOST, 'elsewhere', MARKER)), offset: maybe(fc.constantFrom(0, 4, 1 << 30)), bytes: maybe(fc.constantFrom(0, 2048, 1024, 3)), at: maybe(fc.constantFrom(0, 1024, 4096)) }, { requiredKeys: [] });
+const part = fc.record({ key: maybe(id), host: maybe(fc.constantFrom(HOST, 'elsewhere', MARKER)), size: maybe(fc.constantFrom(1024, 0, 1 << 40)), offset: maybe(fc.constantFrom(0, 4, 1 << 30)), bytes: maybe(fc.constantFrom(0, 2048, 1024, 3)), at: maybe(fc.constantFrom(0, 1024, 4096)) }, { requiredKeys: [] });
 const input = fc.record(
   {
     port: maybe(fc.constantFrom('estimate', 'sinogram', 'nope', MARKER)),
@@ -94,7 +94,7 @@ const task = fc.record(
 const goodPhantom = { type: 'task', runId: RUN, id: 'phantom@0', node: 0, iteration: 0, attempt: 1, pe: `cpu@${HOST}`, inputs: [], outputs: [{ port: 'truth', key: 't', bytes: 2048 }, { port: 'sinogram', key: 's', bytes: 1024 }, { port: 'sensitivity', key: 'n', bytes: 2048 }] };
 const goodProjbp = {
   type: 'task', runId: RUN, id: 'projbp[1]@0', node: 1, iteration: 0, attempt: 1, pe: `cpu@${HOST}`, params: { shares: 2, share: 1 },
-  inputs: [{ port: 'estimate', bytes: 2048, element: 'f32', init: { value: 1 } }, { port: 'sinogram', bytes: 1024, element: 'f32', parts: [{ key: 's', host: HOST, offset: 0, bytes: 1024, at: 0 }] }],
+  inputs: [{ port: 'estimate', bytes: 2048, element: 'f32', init: { value: 1 } }, { port: 'sinogram', bytes: 1024, element: 'f32', parts: [{ key: 's', host: HOST, size: 1024, offset: 0, bytes: 1024, at: 0 }] }],
   outputs: [{ port: 'backprojection', key: 'b', bytes: 2048 }],
 };
 const nearTask = fc.tuple(fc.constantFrom(goodPhantom, goodProjbp), fc.option(fc.constantFrom('id', 'node', 'iteration', 'attempt', 'pe', 'params', 'inputs', 'outputs'), { nil: undefined }), wrong).map(([good, field, value]) => (field ? { ...good, [field]: value } : good));

@@ -4,6 +4,8 @@ import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
 import { TraceRecorder } from '../runtime/trace.js';
 import { holdUntil } from '../runtime/emulate.js';
+import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/host-run.js';
+import { watchMemory, Watchdog, type Overrun } from '../runtime/watchdog.js';
 import { BAG_LIMITS, type BagNode, type CheckedTask } from './check.js';
 import { DataStore, LostError, sharedBytes } from './pulls.js';
 import { InputGatherer } from './inputs.js';
@@ -15,6 +17,10 @@ import { shortMessage, type FromTaskPe, type ToTaskPe } from './messages.js';
 // GPU PE opens its adapter there). A PE runs one task at a time; the next one's inputs are
 // gathered (pulled) while it runs. Outputs stay here under their keys until `free`; results go
 // back as task-done / task-failed, fire and pull events in trace batches (cycle 0).
+// A task running past the agent's kernel time limit (runtime/watchdog.ts) fails naming node, PE
+// and limit; its thread, caught in a CPU twin, is terminated and the PE's next task starts a new
+// one (the bag counts the attempt). Caught inside GPU work the thread cannot be terminated (the
+// process would abort): the PE leaves the run and the agent restarts after it, as in static runs.
 
 const BOOT = new URL('../runtime/pe-worker-boot.mjs', import.meta.url);
 const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
@@ -35,12 +41,19 @@ interface Lane {
   pe: string;
   kind: 'cpu' | 'gpu';
   queue: Queued[];
-  running: boolean;
+  /** Its queue is being worked through. */
+  pumping: boolean;
   worker?: Worker;
   ready?: Promise<void>;
   /** Why this PE runs no more tasks (its device was lost, its thread ended). */
   dead?: string;
   runs: Map<number, { resolve: (t: Ran) => void; reject: (e: Error) => void }>;
+  /** The task its thread runs (by seq), for the watchdog's message. */
+  running?: { seq: number; node: string; kernel: string };
+  /** Nodes of stateful kernels whose state the thread holds: lost if the thread is replaced. */
+  stateful: Set<string>;
+  /** The thread is held inside GPU work past the time limit: it is left alone until the agent restarts. */
+  stuck?: boolean;
 }
 
 /** A task's share, from its id `node[j]@iteration`. */
@@ -60,6 +73,7 @@ export class BagRun {
   private outstanding = 0;
   /** The adapter each GPU PE opens, as deployed reports it. */
   readonly adapters: Record<string, string> = {};
+  private readonly watchdog: Watchdog;
 
   constructor(
     readonly deploy: BagDeploy,
@@ -68,7 +82,10 @@ export class BagRun {
     links: ReadonlyMap<string, PeerLink>,
     readonly send: (m: FromAgent) => void,
     maxBytes: number,
+    /** A task running longer than this (ms) fails (0 = no limit). */
+    kernelTimeoutMs = DEFAULT_KERNEL_TIMEOUT_MS,
   ) {
+    this.watchdog = new Watchdog(kernelTimeoutMs, performance.timeOrigin + performance.now(), (o) => this.overrun(o));
     this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: 0, dropped }), deploy.traceInterval ?? 50_000);
     this.store = new DataStore(devices.host, links, maxBytes);
     this.store.onPulled = (p) =>
@@ -88,6 +105,7 @@ export class BagRun {
     if (this.started || this.stopped) return;
     this.started = true;
     this.trace.start();
+    this.watchdog.start();
     for (const lane of this.lanes.values()) void this.pump(lane);
   }
 
@@ -111,7 +129,7 @@ export class BagRun {
     let lane = this.lanes.get(pe);
     if (!lane) {
       const kind = this.devices.pes.find((p) => p.id === pe)?.kind ?? 'cpu';
-      this.lanes.set(pe, (lane = { pe, kind, queue: [], running: false, runs: new Map() }));
+      this.lanes.set(pe, (lane = { pe, kind, queue: [], pumping: false, runs: new Map(), stateful: new Set() }));
     }
     return lane;
   }
@@ -132,8 +150,8 @@ export class BagRun {
   }
 
   private async pump(lane: Lane): Promise<void> {
-    if (lane.running) return;
-    lane.running = true;
+    if (lane.pumping) return;
+    lane.pumping = true;
     try {
       while (lane.queue.length && !this.stopped) {
         const q = lane.queue[0];
@@ -148,7 +166,7 @@ export class BagRun {
         this.outstanding--;
       }
     } finally {
-      lane.running = false;
+      lane.pumping = false;
     }
   }
 
@@ -170,7 +188,10 @@ export class BagRun {
     try {
       if (lane.dead) throw new Error(lane.dead);
       await this.startWorker(lane);
-      ran = await this.runOn(lane, { type: 'run', seq: ++this.seq, node: t.node, kernel: node.kernel.id, params, iteration: t.iteration, inputs, outputs });
+      const seq = ++this.seq;
+      lane.running = { seq, node: node.id, kernel: node.kernel.id };
+      if (node.kernel.stateful) lane.stateful.add(node.id);
+      ran = await this.runOn(lane, { type: 'run', seq, node: t.node, kernel: node.kernel.id, params, iteration: t.iteration, inputs, outputs });
     } catch (e) {
       // The failed attempt is drawn too: a node failing three times shows three slices.
       if (!this.stopped) this.fired(t, node.id, tried, nowUs(), true);
@@ -221,14 +242,18 @@ export class BagRun {
     if (lane.ready) return lane.ready;
     const worker = new Worker(BOOT, { name: `task ${lane.pe}`, workerData: { entry: 'taskbag' } });
     lane.worker = worker;
+    const watch = watchMemory();
+    this.watchdog.watchThread(lane.pe, watch, (seq) => (lane.running?.seq === seq ? lane.running : undefined));
     const die = (why: string) => {
-      if (lane.dead) return;
+      // A thread the watchdog replaced ends as it was told to: that is no reason for the PE to stop.
+      if (lane.dead || lane.worker !== worker) return;
       lane.dead = why;
       for (const r of lane.runs.values()) r.reject(new Error(why));
       lane.runs.clear();
     };
     lane.ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (m: FromTaskPe) => {
+        if (lane.worker !== worker) return;
         switch (m.type) {
           case 'ready':
             if (m.adapter) this.adapters[lane.pe] = m.adapter;
@@ -264,8 +289,47 @@ export class BagRun {
     });
     lane.ready.catch(() => {});
     const gpu = this.devices.gpus.get(lane.pe);
-    this.post(lane, { type: 'init', pe: lane.pe, kind: lane.kind, gpu: gpu && { backend: gpu.backend, powerPreference: gpu.powerPreference, name: gpu.name } });
+    this.post(lane, { type: 'init', pe: lane.pe, kind: lane.kind, gpu: gpu && { backend: gpu.backend, powerPreference: gpu.powerPreference, name: gpu.name }, watch, epoch: this.watchdog.epoch });
     return lane.ready;
+  }
+
+  /**
+   * A task ran past the time limit: it fails naming node, PE and limit. Caught in a CPU twin, its
+   * thread is terminated (JavaScript only: Worker.terminate() stops it) and the PE's next task
+   * starts a new one; a stateful kernel's state went with it, so then the PE leaves the run (the
+   * bag cannot rebuild that state). Caught inside GPU work, the thread is left alone (terminating
+   * it inside Dawn aborts the process): the PE leaves the run and the agent restarts after it.
+   */
+  private overrun(o: Overrun): void {
+    const lane = this.lanes.get(o.pe);
+    if (!lane || this.stopped) return;
+    const worker = lane.worker;
+    const limit = `the agent's kernel time limit (${this.watchdog.limitMs / 1000} s)`;
+    const fix = 'Fix the kernel, or raise the limit: pipeloom agent --kernel-timeout SECONDS';
+    const host = this.devices.host;
+    let message: string;
+    if (o.gpu) {
+      lane.stuck = true;
+      message = `node ${o.node} (${o.kernel}) on ${o.pe} ran past ${limit} at iteration ${o.iteration}, inside GPU work; agent ${host} takes ${o.pe} out of this run and restarts after it to free the PE. ${fix}`;
+      lane.dead = message;
+    } else {
+      const lostState = [...lane.stateful];
+      message = `node ${o.node} (${o.kernel}) on ${o.pe} ran past ${limit} at iteration ${o.iteration}; its thread was stopped and ${o.pe} takes tasks on a new one. ${fix}`;
+      if (lostState.length) lane.dead = `${o.pe} lost the state of ${lostState.map((n) => `node ${n}`).join(', ')} with the thread stopped after ${o.node} ran past ${limit}`;
+      this.watchdog.unwatch(o.pe);
+      lane.worker = undefined;
+      lane.ready = undefined;
+      lane.stateful.clear();
+      void worker?.terminate();
+    }
+    // The task's promise settles now, whatever the thread does (lane.worker no longer names it).
+    for (const r of lane.runs.values()) r.reject(new Error(message));
+    lane.runs.clear();
+  }
+
+  /** PE threads held inside GPU work past the time limit: freed only by restarting the agent. */
+  get stuck(): string[] {
+    return [...this.lanes.values()].filter((l) => l.stuck).map((l) => l.pe);
   }
 
   private post(lane: Lane, m: ToTaskPe): void {
@@ -296,7 +360,8 @@ export class BagRun {
         for (const r of lane.runs.values()) r.reject(new Error('run stopped'));
         lane.runs.clear();
         lane.dead ??= 'run stopped';
-        if (!worker) return;
+        // A thread held inside a Dawn call cannot be ended: the agent restarts instead (runs.ts).
+        if (!worker || lane.stuck) return;
         // Let the thread destroy its device first: terminating it inside a Dawn call aborts the process.
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, 3000);
@@ -307,7 +372,7 @@ export class BagRun {
         await worker.terminate();
       }),
     );
-    this.lanes.clear();
+    this.watchdog.stop();
     this.store.clear();
     this.trace.stop();
     this.trace.flush();

@@ -296,7 +296,7 @@ export function checkTask(m: unknown, nodes: readonly BagNode[], hosts: Readonly
           const element = spec.type(params).element;
           if (o.element !== element) w.in('element', () => w.fail(`must be ${element} (input "${port}")`, o.element));
           w.in('bytes', () => fits(bytes));
-          checkInput(w, o, bytes, element, hosts);
+          checkInput(w, o, bytes, element, hosts, limits.maxHostBytes);
         }),
       ),
     );
@@ -332,8 +332,8 @@ export function checkTask(m: unknown, nodes: readonly BagNode[], hosts: Readonly
   }
 }
 
-/** One input: parts (each inside the input, from a host of the run; summed parts aligned to the element) or initial tokens. */
-function checkInput(w: Walk, o: Obj, bytes: number, element: string, hosts: ReadonlySet<string>): void {
+/** One input: parts (each inside the input and inside its output, whose size bounds the pull's answer; from a host of the run) or initial tokens. */
+function checkInput(w: Walk, o: Obj, bytes: number, element: string, hosts: ReadonlySet<string>, maxHostBytes: number): void {
   if ((o.parts === undefined) === (o.init === undefined)) w.fail('must have either parts or init');
   if (o.init !== undefined) {
     w.in('init', () => {
@@ -364,10 +364,12 @@ function checkInput(w: Walk, o: Obj, bytes: number, element: string, hosts: Read
         w.in('key', () => w.str(p.key));
         const host = w.in('host', () => w.str(p.host));
         if (!hosts.has(host)) w.in('host', () => w.fail('is not a host of the run', host));
-        const offset = w.in('offset', () => w.int(p.offset, 0, Number.MAX_SAFE_INTEGER));
+        const size = w.in('size', () => w.int(p.size, 0, maxHostBytes));
+        const offset = w.in('offset', () => w.int(p.offset, 0, size));
         const count = w.in('bytes', () => w.int(p.bytes, 0, bytes));
         const at = w.in('at', () => w.int(p.at, 0, bytes));
         if (at + count > bytes) w.fail(`copies ${n(count)} bytes to ${n(at)}, past the input's ${n(bytes)}`);
+        if (offset + count > size) w.fail(`reads ${n(count)} bytes from ${n(offset)}, past the output's ${n(size)}`);
       }),
     ),
   );

@@ -25,13 +25,14 @@ export class InputGatherer {
   async gather(input: BagInput, pe: string, iteration: number): Promise<Uint8Array> {
     if (input.init) return this.init(input, pe, iteration);
     const parts = input.parts!;
-    const sources = await Promise.all(parts.map((p) => this.store.get(p.host, p.key, pe)));
+    const sources = await Promise.all(parts.map((p) => this.store.get(p.host, p.key, pe, p.size)));
     const only = parts[0];
     // One whole output as the whole input: the kernel reads it where it lies (kernels do not write their inputs).
     if (parts.length === 1 && !only.offset && !only.at && only.bytes === input.bytes && sources[0].byteLength === input.bytes && sources[0].buffer instanceof SharedArrayBuffer) return sources[0];
     const out = sharedBytes(input.bytes);
     parts.forEach((p, j) => {
       const src = sources[j];
+      if (src.byteLength !== p.size) throw new Error(`input "${input.port}": part ${j} reads output ${quote(p.key)} as ${p.size} bytes; it holds ${src.byteLength}`);
       if (p.offset + p.bytes > src.byteLength) throw new Error(`input "${input.port}": part ${j} reads bytes ${p.offset}..${p.offset + p.bytes} of output ${quote(p.key)}, which holds ${src.byteLength}`);
       out.set(src.subarray(p.offset, p.offset + p.bytes), p.at);
     });

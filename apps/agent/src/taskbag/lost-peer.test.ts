@@ -49,7 +49,7 @@ const projbpTask = (id: string, from: string, key: string): BagTaskMessage => ({
   pe: 'cpu@B',
   inputs: [
     { port: 'estimate', bytes: VOLUME, element: 'f32', init: { value: 1 } },
-    { port: 'sinogram', bytes: SINOGRAM, element: 'f32', parts: [{ key, host: from, offset: 0, bytes: SINOGRAM, at: 0 }] },
+    { port: 'sinogram', bytes: SINOGRAM, element: 'f32', parts: [{ key, host: from, size: SINOGRAM, offset: 0, bytes: SINOGRAM, at: 0 }] },
   ],
   outputs: [{ port: 'backprojection', key: `${id}:backprojection`, bytes: VOLUME }],
 });

@@ -7,6 +7,9 @@ export interface TaskPeInit {
   kind: 'cpu' | 'gpu';
   /** For GPU PEs: which adapter to open (devices/discover.ts openDevice). */
   gpu?: { backend: string; powerPreference: GPUPowerPreference; name: string };
+  /** The thread's task stamp for the watchdog (runtime/watchdog.ts: the running task's seq), and the epoch it counts from (ms, timeOrigin-based). */
+  watch: SharedArrayBuffer;
+  epoch: number;
 }
 
 export interface TaskRun {

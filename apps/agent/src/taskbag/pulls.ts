@@ -7,6 +7,8 @@ import type { PeerLink } from '../peer/link.js';
 // once), and the pulls themselves over the run's authenticated peer links: a `pull` text
 // message answered by the bytes as one binary frame (peer/link.ts; the pull's id in the
 // header's iteration field) or by `pull-miss`. Concurrent pulls of one key share one fetch.
+// The links read only answers to this agent's pulls, each of exactly the size asked
+// (PeerLink.onlyAsked); a pull-miss for a pull never made fails the link too.
 
 /** An input could not be pulled: the host holding it is gone or no longer has it. */
 export class LostError extends Error {
@@ -61,6 +63,7 @@ export class DataStore {
     readonly maxBytes: number,
   ) {
     for (const [host, link] of links) {
+      link.onlyAsked();
       link.onMessage = (m) => this.message(host, link, m);
       link.onClose = (reason) => this.linkLost(host, `the link to ${host} closed (${reason.slice(0, 120)})`);
     }
@@ -100,20 +103,20 @@ export class DataStore {
     this.held = 0;
   }
 
-  /** The bytes of `key` from `host`: held here, being fetched, or pulled now. Rejects with LostError. */
-  get(host: string, key: string, pe: string): Promise<Uint8Array> {
+  /** The bytes of `key` (`size` bytes, as its producer made it) from `host`: held here, being fetched, or pulled now. Rejects with LostError. */
+  get(host: string, key: string, pe: string, size: number): Promise<Uint8Array> {
     const here = this.outputs.get(key) ?? this.pulled.get(key);
     if (here) return Promise.resolve(here);
     if (host === this.me) return Promise.reject(new LostError(host, `output ${quote(key)} is not held on ${host}`));
     let p = this.fetching.get(key);
     if (!p) {
-      p = this.pull(host, key, pe).finally(() => this.fetching.delete(key));
+      p = this.pull(host, key, pe, size).finally(() => this.fetching.delete(key));
       this.fetching.set(key, p);
     }
     return p;
   }
 
-  private async pull(host: string, key: string, pe: string): Promise<Uint8Array> {
+  private async pull(host: string, key: string, pe: string, size: number): Promise<Uint8Array> {
     const link = this.links.get(host);
     const gone = this.lost.get(host);
     if (gone) throw new LostError(host, gone);
@@ -126,7 +129,7 @@ export class DataStore {
       const got = await new Promise<Uint8Array>((resolve, reject) => {
         this.pending.set(id, { host, key, reject });
         timer = setTimeout(() => reject(new LostError(host, `no answer from ${host} to a pull within ${PULL_TIMEOUT_MS / 1000} s`)), PULL_TIMEOUT_MS);
-        link.receiveAny(key, id, sharedBytes).then(({ bytes }) => resolve(bytes), reject);
+        link.pull(id, key, size, sharedBytes).then(({ bytes }) => resolve(bytes), reject);
         link.send({ type: 'pull', id, key });
       });
       const end = (performance.timeOrigin + performance.now()) * 1000;
@@ -136,8 +139,8 @@ export class DataStore {
       this.onPulled({ from: host, pe, key, bytes: got.byteLength, start, end });
       return got;
     } catch (e) {
-      // The answer may still come: the link keeps nothing for this key.
-      link.forget(key);
+      // The answer may still come: the link reads it and keeps nothing.
+      link.abandon(id);
       throw e;
     } finally {
       clearTimeout(timer);
@@ -155,6 +158,7 @@ export class DataStore {
       if (!bytes) link.send({ type: 'pull-miss', id: m.id, key: m.key });
       else void link.sendFrame(m.key, m.id, bytes).catch(() => {});
     } else if (m.type === 'pull-miss') {
+      if (!link.missed(m.id)) return link.fail(`peer ${host} sent a pull-miss that answers no pull of this agent`);
       const p = this.pending.get(m.id);
       if (p && p.host === host) p.reject(new LostError(host, `${host} no longer holds output ${quote(p.key)} (pull-miss)`));
     } else if (m.type === 'abort') {

@@ -2,6 +2,7 @@ import { parentPort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dataTypeBytes, ELEMENT_BYTES, getKernel, GpuRunner, portsFor, type FiringReport, type Kernel, type Params, type TypedArray } from '@pipeloom/kernels';
 import { openDevice } from '../devices/discover.js';
+import { FiringStamp } from '../runtime/watchdog.js';
 import { shortMessage, type FromTaskPe, type TaskPeInit, type TaskRun, type ToTaskPe } from './messages.js';
 
 // One task-bag PE's thread: runs the tasks the main thread hands it, one at a time, on the CPU
@@ -32,7 +33,12 @@ class TaskPe {
   /** Tasks run one at a time, in arrival order. */
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(readonly init: TaskPeInit) {}
+  /** What the main thread's watchdog reads: the task running, since when, and whether in GPU work. */
+  private readonly stamp: FiringStamp;
+
+  constructor(readonly init: TaskPeInit) {
+    this.stamp = new FiringStamp(init.watch, init.epoch);
+  }
 
   private track<T>(p: Promise<T>): Promise<T> {
     this.pending.add(p);
@@ -67,11 +73,14 @@ class TaskPe {
     if (this.freed) return;
     if (this.lost) return post({ type: 'failed', seq: m.seq, message: this.lost });
     const start = nowUs();
+    this.stamp.begin(m.seq, m.iteration);
     try {
       const kernel = getKernel(m.kernel);
       const report = this.device && kernel.gpu ? await this.onGpu(m, kernel) : this.onCpu(m, kernel);
+      this.stamp.end();
       post({ type: 'done', seq: m.seq, start, end: nowUs(), ...(report?.values ? { values: report.values } : {}) });
     } catch (e) {
+      this.stamp.end();
       post({ type: 'failed', seq: m.seq, message: this.lost ?? shortMessage(e) });
     }
   }
@@ -99,6 +108,9 @@ class TaskPe {
 
   private async onGpu(m: TaskRun, kernel: Kernel): Promise<FiringReport | undefined> {
     const key = `${m.node} ${JSON.stringify(m.params)}`;
+    // From here the thread may be inside Dawn (a submit runs the kernel on this thread on OpenGL):
+    // the watchdog must not terminate it (bag-run.ts).
+    this.stamp.gpu(true);
     let runner = this.runners.get(key);
     if (!runner) {
       runner = await this.track(GpuRunner.create(this.device!, kernel, m.params));

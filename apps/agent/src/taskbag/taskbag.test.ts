@@ -45,7 +45,7 @@ const deploy = (hosts: { id: string; url: string }[]): BagDeploy => ({
   traceInterval: 10_000,
 });
 
-const part = (key: string, host: string, bytes: number) => ({ key, host, offset: 0, bytes, at: 0 });
+const part = (key: string, host: string, bytes: number) => ({ key, host, size: bytes, offset: 0, bytes, at: 0 });
 const ones: BagInput = { port: 'estimate', bytes: VOLUME, element: 'f32', init: { value: 1 } };
 
 function projbpTask(share: number, opts: { pe: string; key: string; attempt?: number; sinogramFrom?: string }): BagTaskMessage {
@@ -153,10 +153,10 @@ describe('task-bag executor: MLEM at size 8 on two agents', () => {
     } satisfies BagTaskMessage);
     done(await A.result('update@0'));
 
-    expect(await probe.f32('A', 'phantom:sinogram@0')).toEqual(phantom.sinogram);
-    expect(await probe.f32('B', 'projbp[0]:backprojection@0')).toEqual(shares[0]);
-    expect(await probe.f32('B', 'projbp[1]:backprojection@0')).toEqual(shares[1]);
-    expect(await probe.f32('A', 'update:estimate@0')).toEqual(updated);
+    expect(await probe.f32('A', 'phantom:sinogram@0', SINOGRAM)).toEqual(phantom.sinogram);
+    expect(await probe.f32('B', 'projbp[0]:backprojection@0', VOLUME)).toEqual(shares[0]);
+    expect(await probe.f32('B', 'projbp[1]:backprojection@0', VOLUME)).toEqual(shares[1]);
+    expect(await probe.f32('A', 'update:estimate@0', VOLUME)).toEqual(updated);
 
     // The trace: one pull of the sinogram on B (from A), fire slices named by task with their share.
     await B.next((m) => m.type === 'trace' && m.events.some((e) => e.kind === 'fire' && e.name === 'projbp[1]@0'));
@@ -172,7 +172,7 @@ describe('task-bag executor: MLEM at size 8 on two agents', () => {
     B.send(projbpTask(0, { pe: 'gpu0@B', key: 'projbp[0]:backprojection@0 gpu', attempt: 2 }));
     const r = done(await B.result('projbp[0]@0', 2));
     expect(r.pe).toBe('gpu0@B');
-    const gpu = await probe.f32('B', 'projbp[0]:backprojection@0 gpu');
+    const gpu = await probe.f32('B', 'projbp[0]:backprojection@0 gpu', VOLUME);
     const scale = Math.max(...shares[0].map(Math.abs));
     for (let i = 0; i < gpu.length; i++) expect(Math.abs(gpu[i] - shares[0][i])).toBeLessThanOrEqual(1e-4 * scale);
     await B.next((m) => m.type === 'trace' && m.events.some((e) => e.name === 'projbp[0]@0 (2)'));
@@ -190,7 +190,7 @@ describe('task-bag executor: MLEM at size 8 on two agents', () => {
     const r = await B.result('projbp[0]@0', 3);
     expect(r).toMatchObject({ type: 'task-failed', lost: 'A', pe: 'cpu@B' });
     expect((r as { message: string }).message).toContain('pull-miss');
-    await expect(probe.store.get('A', 'phantom:sinogram@0', 'probe')).rejects.toThrow(/pull-miss/);
+    await expect(probe.store.get('A', 'phantom:sinogram@0', 'probe', SINOGRAM)).rejects.toThrow(/pull-miss/);
   });
 
   it('a kernel that cannot run fails its task with a short message and leaves the agent serving', async () => {

@@ -128,9 +128,9 @@ export class BagProbe {
     return new BagProbe(links, me);
   }
 
-  /** Output `key` from `host`, as an agent would pull it (fresh: nothing cached), as f32. */
-  async f32(host: string, key: string): Promise<Float32Array> {
-    const b = await this.store.get(host, key, 'probe');
+  /** Output `key` (`bytes` long) from `host`, as an agent would pull it (fresh: nothing cached), as f32. */
+  async f32(host: string, key: string, bytes: number): Promise<Float32Array> {
+    const b = await this.store.get(host, key, 'probe', bytes);
     this.store.free([key]);
     return new Float32Array(b.slice().buffer);
   }

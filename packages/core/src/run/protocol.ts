@@ -157,8 +157,11 @@ export interface BagInput {
   port: string;
   /** Bytes of the whole input. */
   bytes: number;
-  /** Parts copied into the input: `bytes` bytes from `offset` of output `key` (held by `host`) to `at` of the input. */
-  parts?: { key: string; host: string; offset: number; bytes: number; at: number }[];
+  /**
+   * Parts copied into the input: `bytes` bytes from `offset` of output `key` (held by `host`) to
+   * `at` of the input. `size`: the bytes of the whole output `key` (a pull's answer is exactly this long).
+   */
+  parts?: { key: string; host: string; size: number; offset: number; bytes: number; at: number }[];
   /** A delayed edge's initial tokens (iteration < delay): a constant in every element, or its source kernel run once. */
   init?: InitSpec;
   /** The element type of the input (views and constant fills). */

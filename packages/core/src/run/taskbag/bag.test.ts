@@ -85,6 +85,20 @@ function drive(bag: TaskBag, opts: { onGive?: (g: Given, queues: Map<string, Giv
 }
 
 describe('the task bag (pure)', () => {
+  it('an input part names its output\'s whole size (a pull\'s answer must be exactly that long)', () => {
+    const graph: BagGraph = {
+      nodes: [
+        node('source', 0, { outputs: [{ port: 'out', bytes: 256 }], consumers: [{ node: 1, delay: 0 }] }),
+        node('reader', 1, { inputs: [{ port: 'in', bytes: 64, element: 'f32', parts: [{ from: 0, port: 'out', delay: 0, offset: 64, bytes: 64, at: 0 }] }] }),
+      ],
+    };
+    const bag = new TaskBag(graph, pes(['a']), { iterations: 1, policy: taskBagPolicy() });
+    const first = bag.start().find((c) => c.type === 'task')!;
+    if (first.type !== 'task') throw new Error('no task');
+    const next = bag.done('a', first.task).find((c) => c.type === 'task');
+    expect(next?.type === 'task' && next.task.inputs[0].parts).toEqual([{ key: 'source:out@0', host: 'a', size: 256, offset: 64, bytes: 64, at: 0 }]);
+  });
+
   it('commits every task of every iteration once, in at most `window` iterations at a time, and frees every output', () => {
     const graph = mlemLike(6);
     const bag = new TaskBag(graph, pes(['a', 'b', 'c']), { iterations: 5, window: 2, policy: taskBagPolicy() });

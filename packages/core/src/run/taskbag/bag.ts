@@ -387,7 +387,9 @@ export class TaskBag {
         element: input.element,
         parts: input.parts.map((part) => {
           const p = this.task(part.from, t.iteration - part.delay);
-          return { key: outputKey(this.graph.nodes[part.from].id, part.port, p.iteration), host: p.held!, offset: part.offset, bytes: part.bytes, at: part.at };
+          const from = this.graph.nodes[part.from];
+          const size = from.outputs.find((o) => o.port === part.port)?.bytes ?? part.offset + part.bytes;
+          return { key: outputKey(from.id, part.port, p.iteration), host: p.held!, size, offset: part.offset, bytes: part.bytes, at: part.at };
         }),
       };
     });
