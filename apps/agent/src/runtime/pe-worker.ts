@@ -84,6 +84,7 @@ class PeThread {
 
   async prepare(): Promise<void> {
     const { program, buffers, hostStorage } = this.init;
+    post({ type: 'step', step: 'device' });
     for (const [id, storage] of Object.entries(hostStorage)) this.host.set(id, hostSlots(storage, buffers[id]));
     let adapterName: string | undefined;
     if (program.kind === 'gpu') {
@@ -114,6 +115,7 @@ class PeThread {
     if (notCreated) throw new Error(notCreated);
     // Delays' initial tokens in this GPU's slots (host slots the main thread filled already).
     if (program.kind === 'gpu') await fillGpu(this.init.host, program, this.memory, buffers, this.device!, (p) => this.track(p));
+    post({ type: 'step', step: 'kernels' });
     for (const phase of program.phases) {
       for (const a of phase.actions) {
         if (a.op === 'transfer' && isGpuToGpu(a, this.init.pes)) this.stageHalf(a);
