@@ -146,6 +146,8 @@ export class HostRun {
   private spawn(program: PeProgram, hostStorage: ReturnType<typeof allocateHost>['storage']): Promise<void> {
     const handle = program.kind === 'gpu' ? this.devices.gpus.get(program.pe) : undefined;
     if (program.kind === 'gpu' && !handle) return Promise.reject(new Error(`agent ${this.devices.host} has no PE ${program.pe}`));
+    // The PE's set-up starts with its thread (loading the kernels takes a while on a busy machine).
+    this.progress(program.pe, 'device');
     const worker = new Worker(BOOT, { name: program.pe });
     const init: PeInit = {
       type: 'init',

@@ -84,7 +84,6 @@ class PeThread {
 
   async prepare(): Promise<void> {
     const { program, buffers, hostStorage } = this.init;
-    post({ type: 'step', step: 'device' });
     for (const [id, storage] of Object.entries(hostStorage)) this.host.set(id, hostSlots(storage, buffers[id]));
     let adapterName: string | undefined;
     if (program.kind === 'gpu') {

@@ -204,6 +204,21 @@ describe('a deploy waits on progress, not on a fixed time', () => {
     expect(r.failure).toEqual({ host: 'h0', message: 'deploy: h0 still in kernel preparation of gpu0@h0 after the 60 s --deploy-timeout' });
   });
 
+  it('a failure reported while a host deploys (a peer lost its link to it) names that host\'s step', async () => {
+    const clock = new FakeClock();
+    const lost = { type: 'failed', runId: '', failure: { host: 'h1', message: 'lost the link from h0 to host h1 (no heartbeat for 1.5 s)' } } as const;
+    const c = await fakeCluster(ig(), clock, {
+      h0: ({ send, at, runId }) => {
+        send({ type: 'deployed', runId, adapters: {}, allocated: {} });
+        at(2000, { ...lost, runId });
+      },
+      h1: silentAfter([{ step: 'device', pe: 'gpu0@h1' }]),
+    });
+    const run = c.run(ig(), { iterations: 1 });
+    await clock.advance(3000);
+    expect((await run.done).failure).toEqual({ host: 'h1', message: 'lost the link from h0 to host h1 (no heartbeat for 1.5 s) (deploy: h1 during device set-up of gpu0@h1)' });
+  });
+
   it('a task-bag deploy waits on progress and fails on silence the same way', async () => {
     const model = analyze(readExample('piic')).model!;
     const graph = bagGraph(model).graph!;

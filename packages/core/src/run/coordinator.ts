@@ -490,7 +490,7 @@ export class Coordinator {
             if (doneHosts.size === involved.length) finish();
             break;
           case 'failed':
-            finish(m.failure);
+            finish(watch.during(m.failure));
             break;
           case 'error':
             finish({ host: c.info.host, message: m.message });
@@ -499,7 +499,7 @@ export class Coordinator {
             break;
         }
       };
-      cleanups.push(attach(c, listener, (reason) => finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) disconnected: ${reason}` })));
+      cleanups.push(attach(c, listener, (reason) => finish(watch.during({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) disconnected: ${reason}` }))));
     }
 
     // Deploy everywhere, then start everywhere. The deploy waits as long as every agent reports
@@ -640,7 +640,7 @@ export class Coordinator {
       if (gone.has(c.info.host)) return;
       gone.add(c.info.host);
       if (startMs) take(bag.leave(c.info.host, reason));
-      else finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) ${reason} before the run started` });
+      else finish(watch.during({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) ${reason} before the run started` }));
     };
 
     const cleanups: (() => void)[] = [];

@@ -106,6 +106,15 @@ export class DeployWatch {
     this.timer = undefined;
   }
 
+  /**
+   * A failure during the deploy of a host still deploying (its agent's report, a lost link, a
+   * closed connection) says which step that host was in.
+   */
+  during(f: FailureReport): FailureReport {
+    const h = this.timer === undefined ? undefined : this.hosts.find((x) => x.host === f.host && !x.deployed && x.reported && x.steps.length);
+    return h ? { ...f, message: `${f.message} (deploy: ${h.host} during ${stepsText(h.steps)})` } : f;
+  }
+
   private show(): void {
     this.opts.onDeploy?.({ elapsed: (this.clock.now() - this.started) / 1000, hosts: this.hosts.map((h) => ({ host: h.host, steps: h.steps, deployed: h.deployed })) });
   }
