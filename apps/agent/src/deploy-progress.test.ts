@@ -5,7 +5,11 @@ import { describe, expect, it } from 'vitest';
 import type { DeployProgress, ProjectDocument } from '@pipeloom/core';
 import { loadKernelPackages } from './kernels/load.js';
 import { spawnLocalAgents } from './local/spawn.js';
-import { compileOrThrow, connect, example, piic, pipeloomAsync, root } from './testing/fixtures.js';
+import { Coordinator, type SocketLike } from '@pipeloom/core';
+import { nodeClock } from './cli/agents.js';
+import { startAgent } from './server/server.js';
+import { cpuDevices } from './testing/front-door-fuzz.js';
+import { compileOrThrow, connect, example, piic, pipeloomAsync, root, wsConnect } from './testing/fixtures.js';
 
 // Deploys on real agents that take long: a kernel whose GPU preparation is slow (the
 // slow-prepare package, as a slow shader compile on a busy machine) keeps reporting progress and
@@ -95,6 +99,48 @@ describe('a deploy on real agents waits on progress', () => {
     } finally {
       h1.kill('SIGCONT');
       await local.stop();
+    }
+  }, 120_000);
+
+  it('a peer whose deploy comes after the peer handshake\'s time is dialled again, and the run goes', async () => {
+    // In-process agents on their CPUs, holding an early hello for 300 ms only.
+    const token = 'late-peer-token';
+    const agents = await Promise.all(['h0', 'h1'].map((h) => startAgent({ devices: cpuDevices(h), token, port: 0, handshakeTimeout: 300 })));
+    // h1's deploy is held back until h0 has been setting up its link to h1 for over a second
+    // (h0 reports it), so h0's first hellos were closed for want of the run there.
+    let release: (() => void) | undefined;
+    let held = false;
+    const connectHolding = (url: string): SocketLike => {
+      const s = wsConnect(url);
+      if (url !== agents[1].url) return s;
+      const send = s.send.bind(s);
+      s.send = (text: string) => {
+        if (!text.startsWith('{"type":"deploy"')) return send(text);
+        held = true;
+        release = () => send(text);
+      };
+      return s;
+    };
+    try {
+      const c = await Coordinator.connect(agents.map((a) => a.url), { token, connect: connectHolding, clock: nodeClock });
+      const doc = piic({ iterations: 3, size: 16 });
+      doc.mapping = { P: 'cpu@h0', I1: 'cpu@h0', I2: 'cpu@h1', C: 'cpu@h1' };
+      for (const h of doc.arch.hosts) (h as { gpus?: number }).gpus = 0;
+      const r = await c.run(compileOrThrow(doc, false), {
+        iterations: 3,
+        onDeploy: (p) => {
+          if (release && p.elapsed > 1 && p.hosts[0].steps[0]?.step === 'links') {
+            release();
+            release = undefined;
+          }
+        },
+      }).done;
+      c.close();
+      expect(r.failure?.message).toBeUndefined();
+      expect(held).toBe(true);
+      expect(r.ok).toBe(true);
+    } finally {
+      await Promise.all(agents.map((a) => a.close()));
     }
   }, 120_000);
 
