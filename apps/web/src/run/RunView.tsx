@@ -317,7 +317,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
                 {st.status === 'running' && deploying(st.deploy) ? 'running: deploying…' : st.status}
               </td>
             </tr>
-            {running && deploying(st.deploy) && <DeployRows deploy={st.deploy!} />}
+            {running && st.deploy && deploying(st.deploy) && <DeployRows deploy={st.deploy} />}
             <tr>
               <td title={shownBag ? 'Iterations whose tasks are all committed (about: committed tasks over tasks per iteration)' : undefined}>{shownBag ? 'Iteration' : 'Cycle'}</td>
               <td data-testid="run-cycle">
