@@ -87,13 +87,15 @@ describe('a deploy on real agents waits on progress', () => {
       const r = await c.run(compileOrThrow(slowDoc(600_000), false), {
         iterations: 2,
         onDeploy: (p) => {
-          if (!stopped && inKernels(p, 'h1', 'gpu0@h1')) {
+          // Once h0 has deployed: its link to h1 now fails its run when it goes quiet.
+          if (!stopped && p.hosts[0].deployed && inKernels(p, 'h1', 'gpu0@h1')) {
             stopped = true;
             h1.kill('SIGSTOP');
           }
         },
       }).done;
       c.close();
+      expect(stopped).toBe(true);
       expect(r.ok).toBe(false);
       expect(r.failure).toEqual({ host: 'h1', message: 'lost the link from h0 to host h1 (no heartbeat for 1.5 s) (deploy: h1 during kernel preparation of gpu0@h1)' });
     } finally {

@@ -271,19 +271,15 @@ export class RunHost {
   /**
    * Dials a later host until it has this run: a peer holds a hello for a run it has not been
    * deployed yet only for the handshake's time (it is not authenticated yet), so a peer whose
-   * deploy comes later than that (a busy machine) is dialled again while this run lasts. Only a
-   * peer that took the connection and did not answer yet is: one that refused it fails the
-   * deploy at once, and one that stays silent fails it at the coordinator, which stops the run.
+   * deploy comes later than that (a busy machine) is dialled again while this run lasts. Any
+   * other failure (unreachable, no answer at all, a wrong proof) fails the deploy at once.
    */
   private async dialUntilDeployed(a: Active, peer: string, url: string): Promise<PeerLink> {
     for (let pause = 100; ; pause = Math.min(1000, pause * 2)) {
       try {
         return await this.dial(a, peer, url);
       } catch (e) {
-        const why = e instanceof Error ? e.message : '';
-        // The peer closed the hello (no such run yet), or this side's handshake time ran out first.
-        const notYet = why.endsWith(`closed: ${NO_SUCH_RUN}`) || why.endsWith('no answer to the peer handshake');
-        if (this.active !== a || !notYet) throw e;
+        if (this.active !== a || !(e instanceof Error) || !e.message.endsWith(`closed: ${NO_SUCH_RUN}`)) throw e;
       }
       await new Promise((r) => setTimeout(r, pause));
       if (this.active !== a) throw new Error('run stopped while deploying');
@@ -347,7 +343,9 @@ export class RunHost {
     // An agent that serves TLS keeps its run's data off the wire in clear too.
     if (this.opts.tls) target.protocol = 'wss:';
     try {
-      const frames = await dialPeer(target.toString(), this.host, peer, a.keys, { maxFrame: this.opts.limits.maxFrame, maxText: this.opts.limits.maxMessage }, this.opts.handshakeTimeout);
+      // Twice the time the peer holds a hello for a run it does not have yet: its answer
+      // (`no such run`, dialled again) comes before this side gives up.
+      const frames = await dialPeer(target.toString(), this.host, peer, a.keys, { maxFrame: this.opts.limits.maxFrame, maxText: this.opts.limits.maxMessage }, 2 * this.opts.handshakeTimeout);
       return new PeerLink(peer, frames, this.opts.linkRate ?? 0);
     } catch (e) {
       throw fail(e instanceof Error ? e.message : String(e));
