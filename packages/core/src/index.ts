@@ -47,6 +47,7 @@ export { CALIBRATION_FORMAT, calibrationFrom, calibratedTiming, calibrationPath,
 // The run: the coordinator, the agent protocol and the deploy checks agents apply.
 export * from './run/protocol.js';
 export * from './run/coordinator.js';
+export { DEPLOY_SILENCE_MS, stepsText, type DeployOptions, type DeployProgress } from './run/deploy-watch.js';
 export { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type Deploy, type DeployShapeLimits } from './run/deploy-check.js';
 export { parseRequires, failingClause, reported, boundedCapabilities, WEBGPU_FEATURES, WEBGPU_LIMITS, type Clause, type Op, type PeCapabilities } from './run/requires.js';
 export { taskBagPolicy, simulateBag, oldestFirst, type BagTask, type Policy, type PolicyState, type PoolPe, type Assignment, type Placed } from './run/policy.js';

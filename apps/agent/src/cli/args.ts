@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { DeployOptions } from '@pipeloom/core';
 
 // Shared option parsing for `pipeloom` commands: a bad option is a one-line message and the
 // command's usage, never a stack trace.
@@ -47,4 +48,9 @@ export function seconds(command: string, name: string, value: string | boolean |
   if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(n) && n >= 0) return n;
   console.error(`pipeloom ${command}: --${name} must be a number of seconds, at least 0 (0 for no limit), not "${String(value)}"`);
   return undefined;
+}
+
+/** `--deploy-timeout S` as run options: a cap named as the flag in its failure; 0 or absent, none. */
+export function deployOptions(s: number | null): Pick<DeployOptions, 'deployTimeout' | 'deployTimeoutName'> {
+  return s ? { deployTimeout: s * 1000, deployTimeoutName: '--deploy-timeout' } : {};
 }

@@ -4,7 +4,7 @@ import { analyze, calibrationFrom, checkAgentKernels, calibrationPath, compileMo
 import { ProgressBar } from '../progress/bar.js';
 import { clusterOf, openAgents } from './agents.js';
 import { EXIT_INTERRUPTED, Interrupt, INTERRUPTED } from './interrupt.js';
-import { choice, parseCommandArgs, positiveInt, seconds } from './args.js';
+import { choice, deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { loadKernelPackages } from '../kernels/load.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 
@@ -25,6 +25,8 @@ per link and size the seconds per transfer, with the document's hash, the machin
                       firing and copy is waited for on its own, so each has its own time)
   --allow-wgsl        start the local agents with --allow-wgsl (custom.wgsl nodes)
   --kernel-timeout S  the local agents' time limit of one firing, in seconds (default 60)
+  --deploy-timeout S  fail a deploy that has not finished after S seconds (default: no limit;
+                      a deploy fails only when an agent reports no progress for 30 s)
   --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
                             the document's; repeatable
   --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents; repeatable
@@ -33,13 +35,14 @@ Exit status: 0 written, 1 run failed or refused, 2 invalid document.`;
 
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
-  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, sync: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } }, USAGE);
+  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, sync: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, 'deploy-timeout': str, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } }, USAGE);
   if (!args.ok) return args.code;
   const v = args.values;
   const iterations = positiveInt('calibrate', 'iterations', v.iterations);
   const kernelTimeout = seconds('calibrate', 'kernel-timeout', v['kernel-timeout']);
+  const deployTimeout = seconds('calibrate', 'deploy-timeout', v['deploy-timeout']);
   const syncFlag = choice('calibrate', 'sync', v.sync, ['self-timed', 'barrier'] as const, 'barrier');
-  if (iterations === undefined || kernelTimeout === undefined || !syncFlag) return EXIT.failure;
+  if (iterations === undefined || kernelTimeout === undefined || deployTimeout === undefined || !syncFlag) return EXIT.failure;
   const file = args.positionals[0];
   const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? []);
   for (const p of packages.problems) console.error(`pipeloom calibrate: ${p}`);
@@ -89,7 +92,7 @@ export async function main(argv: string[]): Promise<number> {
       const total = ig.fillCycles + steady;
       console.error(`calibrating ${ig.overlap ? 'with' : 'without'} overlap: ${total} iterations, the last ${steady} cycles measured`);
       const bar = new ProgressBar();
-      const handle = agents.coordinator.run(ig, { iterations: total, onProgress: (p) => bar.update(p), sync });
+      const handle = agents.coordinator.run(ig, { iterations: total, ...deployOptions(deployTimeout), onDeploy: (p) => bar.deploy(p), onProgress: (p) => bar.update(p), sync });
       interrupt.onStop = () => handle.stop(INTERRUPTED);
       const r = await handle.done;
       interrupt.onStop = undefined;

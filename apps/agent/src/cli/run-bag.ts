@@ -13,6 +13,8 @@ export interface BagCommandOptions {
   window?: number;
   prefetch?: number | 'unbounded';
   slow?: Record<string, number>;
+  /** The deploy's cap (--deploy-timeout), if any. */
+  deploy?: Pick<BagRunOptions, 'deployTimeout' | 'deployTimeoutName'>;
   emulateDevices?: Record<string, number>;
   format: 'text' | 'json';
   trace?: { file: string; as: TraceFormat };
@@ -67,7 +69,7 @@ export async function runBagCommand(doc: ProjectDocument, o: BagCommandOptions):
       return EXIT.failure;
     }
     const bar = new ProgressBar();
-    const options: BagRunOptions = { iterations: o.iterations, window: o.window, prefetch: o.prefetch, slow: o.slow, emulateDevices: o.emulateDevices, onProgress: (p) => bar.update(p) };
+    const options: BagRunOptions = { iterations: o.iterations, window: o.window, prefetch: o.prefetch, slow: o.slow, emulateDevices: o.emulateDevices, ...o.deploy, onDeploy: (p) => bar.deploy(p), onProgress: (p) => bar.update(p) };
     const handle = coordinator.runBag(graph, options);
     interrupt.onStop = () => handle.stop(INTERRUPTED);
     const result = await handle.done;

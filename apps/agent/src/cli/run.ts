@@ -1,7 +1,7 @@
 import { analyseTrace, analyze, kernelIds, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, standInTimes, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { agentsHaving, clusterOf, exitOf, onAgents } from './agents.js';
-import { parseCommandArgs, positiveInt, seconds } from './args.js';
+import { deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelPackages } from '../kernels/load.js';
 import { findKernel } from '@pipeloom/kernels';
@@ -48,6 +48,8 @@ utilisation and predicted vs measured.
   --allow-wgsl             start the local agents with --allow-wgsl, so custom.wgsl nodes
                            (WGSL written in the document) run; remote agents need it themselves
   --kernel-timeout S       the local agents' time limit of one firing, in seconds (default 60)
+  --deploy-timeout S       fail the deploy if it has not finished after S seconds (default: no
+                           limit; a deploy fails only when an agent reports no progress for 30 s)
   --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
                             the document's; repeatable
   --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents (remote agents
@@ -61,7 +63,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'trace-format': str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, sync: str, mode: str, window: str, prefetch: str, slow: { type: 'string', multiple: true }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'trace-format': str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, 'deploy-timeout': str, sync: str, mode: str, window: str, prefetch: str, slow: { type: 'string', multiple: true }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -69,9 +71,11 @@ export async function main(argv: string[]): Promise<number> {
   const iterationsFlag = positiveInt('run', 'iterations', v.iterations);
   const linkRate = positiveInt('run', 'link-rate', v['link-rate']);
   const kernelTimeout = seconds('run', 'kernel-timeout', v['kernel-timeout']);
+  const deployTimeout = seconds('run', 'deploy-timeout', v['deploy-timeout']);
   const traceFile = typeof v.trace === 'string' ? v.trace : undefined;
   const traceAs = traceFormat('run', traceFile, v['trace-format']);
-  if (iterationsFlag === undefined || linkRate === undefined || kernelTimeout === undefined || !traceAs) return EXIT.failure;
+  if (iterationsFlag === undefined || linkRate === undefined || kernelTimeout === undefined || deployTimeout === undefined || !traceAs) return EXIT.failure;
+  const deploy = deployOptions(deployTimeout);
   if (v.overlap && v['no-overlap']) {
     console.error('pipeloom run: choose one of --overlap and --no-overlap');
     return EXIT.failure;
@@ -105,6 +109,7 @@ export async function main(argv: string[]): Promise<number> {
       window: windowFlag ?? doc.options?.window,
       prefetch: prefetchFlag ?? doc.options?.prefetch,
       slow,
+      deploy,
       format,
       trace: traceFile ? { file: traceFile, as: traceAs } : undefined,
       agents: { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) },
@@ -143,7 +148,7 @@ export async function main(argv: string[]): Promise<number> {
         return problems.length ? EXIT.failure : EXIT.invalid;
       }
       const bar = new ProgressBar();
-      const options: RunOptions = { iterations, onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true, emulateDevices, sync: (v.sync as RunOptions['sync']) ?? doc.options?.sync ?? 'self-timed' };
+      const options: RunOptions = { iterations, ...deploy, onDeploy: (p) => bar.deploy(p), onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true, emulateDevices, sync: (v.sync as RunOptions['sync']) ?? doc.options?.sync ?? 'self-timed' };
       const handle = coordinator.run(ig, options);
       interrupt.onStop = () => handle.stop(INTERRUPTED);
       const result = await handle.done;

@@ -1,6 +1,6 @@
 import type { Progress } from '@pipeloom/core';
 import { describe, expect, it } from 'vitest';
-import { eta, plainLine, ProgressBar, shortDuration, terminalLine } from './bar.js';
+import { deployLine, eta, plainLine, ProgressBar, shortDuration, terminalLine } from './bar.js';
 
 const at = (cycle: number, cycles: number, elapsed: number): Progress => ({ cycle, cycles, elapsed, iterationsPerSecond: elapsed > 0 ? cycle / elapsed : 0 });
 
@@ -52,5 +52,21 @@ describe('the progress line', () => {
     for (const p of [at(1, 10, 0.5), at(4, 10, 2.1), at(5, 10, 2.5), at(8, 10, 4.2), at(10, 10, 5), at(10, 10, 5.1), at(10, 10, 5.2)]) bar.update(p);
     bar.done();
     expect(writes).toEqual([`${plainLine(at(4, 10, 2.1))}\n`, `${plainLine(at(8, 10, 4.2))}\n`, `${plainLine(at(10, 10, 5))}\n`]);
+  });
+});
+
+describe('the deploy line', () => {
+  const p = { elapsed: 42.5, hosts: [{ host: 'h0', steps: [{ step: 'kernels' as const, pe: 'gpu0@h0' }], deployed: false }, { host: 'h1', steps: [], deployed: true }, { host: 'h2', steps: [], deployed: false }] };
+  it('names each host\'s step and the time so far', () => {
+    expect(deployLine(p)).toBe('deploying  42.5 s  h0 kernel preparation of gpu0@h0, h1 ready, h2 waiting');
+  });
+  it('fits a terminal, and without one is printed every few seconds', () => {
+    const tty = stream(30);
+    new ProgressBar(tty.s).deploy(p);
+    expect(tty.writes[0]).toBe('\rdeploying  42.5 s  h0 kern...\x1b[K');
+    const plain = stream();
+    const bar = new ProgressBar(plain.s);
+    for (const elapsed of [0, 0.5, 1, 2.5, 3]) bar.deploy({ ...p, elapsed });
+    expect(plain.writes.map((w) => w.slice(0, 17))).toEqual(['deploying  0.0 s ', 'deploying  2.5 s ']);
   });
 });

@@ -1,4 +1,4 @@
-import type { Progress } from '@pipeloom/core';
+import { stepsText, type DeployProgress, type Progress } from '@pipeloom/core';
 
 // The run's progress on stderr: one redrawn line on a terminal, fitted to its width, and a
 // plain line every few seconds otherwise (CI logs), the final one printed once.
@@ -60,6 +60,13 @@ export function terminalLine(p: Progress, columns: number): string {
   return pct.trim().slice(0, room);
 }
 
+/** A deploy's line: each host's step (or `ready`), then the time so far; cut to `room` characters on a terminal. */
+export function deployLine(p: DeployProgress, room = Infinity): string {
+  const hosts = p.hosts.map((h) => `${h.host} ${h.deployed ? 'ready' : h.steps.length ? stepsText(h.steps) : 'waiting'}`).join(', ');
+  const line = `deploying  ${shortDuration(p.elapsed)}  ${hosts}`;
+  return line.length <= room ? line : `${line.slice(0, Math.max(0, room - 3))}...`;
+}
+
 export class ProgressBar {
   private lastPlain = 0;
   private drawn = false;
@@ -68,6 +75,20 @@ export class ProgressBar {
 
   get tty(): boolean {
     return Boolean(this.stream.isTTY);
+  }
+
+  private lastDeploy = -Infinity;
+
+  /** A deploy's progress (RunOptions.onDeploy): redrawn on a terminal, a plain line every few seconds otherwise. */
+  deploy(p: DeployProgress): void {
+    if (this.tty) {
+      this.stream.write(`\r${deployLine(p, Math.max(1, (this.stream.columns || 80) - 1))}\x1b[K`);
+      this.drawn = true;
+      return;
+    }
+    if (p.elapsed - this.lastDeploy < 2) return;
+    this.lastDeploy = p.elapsed;
+    this.stream.write(`${deployLine(p)}\n`);
   }
 
   update(p: Progress): void {

@@ -33,10 +33,12 @@ interface PeWorker {
   done: Promise<void>;
 }
 
-/** What the agent (not the deploy) bounds in a run on this host. */
+/** What the agent (not the deploy) bounds in a run on this host, and where its deploy progress goes. */
 export interface HostRunLimits {
   /** A firing running longer than this (ms) fails the run and leaves its PE thread stuck (watchdog.ts); 0 = no limit. */
   kernelTimeoutMs?: number;
+  /** Deploy progress (server/deploy-progress.ts): a host-wide step (pe null), a PE's step, or a PE ready (step null). */
+  progress?: (pe: string | null, step: 'allocation' | 'device' | 'kernels' | null) => void;
 }
 
 /** The time limit of one firing when the agent is given none: far above any real kernel, even on a CPU adapter. */
@@ -70,6 +72,7 @@ export class HostRun {
   private readonly counters: Counters | undefined;
   /** Self-timed progress: the cycle each PE thread and each host-to-host stream has got past. */
   private readonly reached = new Map<string, number>();
+  private readonly progress: NonNullable<HostRunLimits['progress']>;
 
   private constructor(
     readonly deploy: Deploy,
@@ -78,6 +81,7 @@ export class HostRun {
     readonly send: (m: FromAgent) => void,
     opts: HostRunLimits,
   ) {
+    this.progress = opts.progress ?? (() => {});
     this.watchdog = new Watchdog(opts.kernelTimeoutMs ?? DEFAULT_KERNEL_TIMEOUT_MS, performance.timeOrigin + performance.now(), (o) => this.overrun(o));
     this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: this.reachedCycle(), dropped }), deploy.traceInterval ?? 50_000);
     // The PE threads meet the lanes (this thread) in shared memory (local-barrier.ts); this
@@ -108,6 +112,7 @@ export class HostRun {
       if (program.host !== me) throw new Error(`program for ${program.pe} belongs to host ${program.host}, this agent is ${me}`);
       if (!devices.pes.some((p) => p.id === program.pe)) throw new Error(`agent ${me} has no PE ${program.pe}`);
     }
+    this.progress(null, 'allocation');
     const { storage, bytes } = allocateHost(deploy.programs);
     this.hostBytes = bytes;
     // Delays' initial tokens in host slots: once, here, before any PE thread can see the storage.
@@ -145,6 +150,8 @@ export class HostRun {
   private spawn(program: PeProgram, hostStorage: ReturnType<typeof allocateHost>['storage']): Promise<void> {
     const handle = program.kind === 'gpu' ? this.devices.gpus.get(program.pe) : undefined;
     if (program.kind === 'gpu' && !handle) return Promise.reject(new Error(`agent ${this.devices.host} has no PE ${program.pe}`));
+    // The PE's set-up starts with its thread (loading the kernels takes a while on a busy machine).
+    this.progress(program.pe, 'device');
     const worker = new Worker(BOOT, { name: program.pe });
     const init: PeInit = {
       type: 'init',
@@ -174,7 +181,11 @@ export class HostRun {
     return new Promise<void>((resolve, reject) => {
       worker.on('message', (m: FromPe) => {
         switch (m.type) {
+          case 'step':
+            this.progress(program.pe, m.step);
+            break;
           case 'ready':
+            this.progress(program.pe, null);
             if (m.adapter) this.adapters[program.pe] = m.adapter;
             if (program.kind === 'gpu') this.gpuBytes[program.pe] = m.allocated;
             this.peHeaps.start[program.pe] = m.heapUsed;

@@ -36,6 +36,8 @@ export interface PeInit {
 export type ToPe = PeInit | { type: 'start' } | { type: 'abort'; reason: string } | { type: 'free' };
 
 export type FromPe =
+  /** Deploy progress: the thread has set up its device and buffers and prepares its kernels. */
+  | { type: 'step'; step: 'kernels' }
   | { type: 'ready'; adapter?: string; allocated: number; heapUsed: number }
   | { type: 'error'; message: string }
   | { type: 'trace'; events: TraceEvent[]; cycle: number }

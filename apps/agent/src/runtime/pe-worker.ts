@@ -114,6 +114,7 @@ class PeThread {
     if (notCreated) throw new Error(notCreated);
     // Delays' initial tokens in this GPU's slots (host slots the main thread filled already).
     if (program.kind === 'gpu') await fillGpu(this.init.host, program, this.memory, buffers, this.device!, (p) => this.track(p));
+    post({ type: 'step', step: 'kernels' });
     for (const phase of program.phases) {
       for (const a of phase.actions) {
         if (a.op === 'transfer' && isGpuToGpu(a, this.init.pes)) this.stageHalf(a);

@@ -11,6 +11,7 @@ import { initialRefusal } from '../runtime/initial.js';
 import { BagRun } from '../taskbag/bag-run.js';
 import { checkBagDeploy, checkFree, checkTask, type BagNode } from '../taskbag/check.js';
 import { DEPLOY_LIMITS } from './deploy-limits.js';
+import { DeployReporter } from './deploy-progress.js';
 
 // The agent's one run at a time, and who may touch it. A run belongs to the coordinator
 // connection that deployed it: only that connection starts or stops it, and its peer links
@@ -62,6 +63,9 @@ interface Waiting {
   wake: () => void;
 }
 
+/** Why a peer's hello is closed when its run has not come: the dialler tries again (dialUntilDeployed). */
+const NO_SUCH_RUN = 'no such run on this agent';
+
 /** How many peer hellos may wait for their run's deploy at once, over all runs. */
 export const MAX_WAITING_PEERS = 64;
 
@@ -74,6 +78,8 @@ export class RunHost {
    * never has to fit at once, and `stop` and `close` answer only once the memory is free.
    */
   private freeing: Promise<void> = Promise.resolve();
+  /** Frees still under way (a deploy reports waiting for them). */
+  private frees = 0;
   private waiting = new Set<Waiting>();
   /** Deploys waiting for the links their earlier hosts dial. */
   private linkWaiters = new Set<() => void>();
@@ -87,8 +93,14 @@ export class RunHost {
   /** Frees a run's memory and threads; a PE thread stuck in a kernel puts the agent out of service. */
   private release(run: HostRun | BagRun): Promise<void> {
     const done = this.releaseNow(run);
-    this.freeing = Promise.all([this.freeing, done.catch(() => {})]).then(() => undefined);
+    this.addFree(done);
     return done;
+  }
+
+  private addFree(done: Promise<void>): void {
+    this.frees++;
+    const settled = done.catch(() => {}).finally(() => this.frees--);
+    this.freeing = Promise.all([this.freeing, settled]).then(() => undefined);
   }
 
   private async releaseNow(run: HostRun | BagRun): Promise<void> {
@@ -108,6 +120,8 @@ export class RunHost {
     if (a.run) void this.release(a.run);
     if (a.bag) void this.release(a.bag.run);
     for (const l of a.links.values()) l.close(reason);
+    // A deploy waiting for its peers' links learns that its run is over.
+    for (const check of this.linkWaiters) check();
     this.opts.log(`run ${a.runId} ended: ${reason}`);
   }
 
@@ -198,6 +212,7 @@ export class RunHost {
       finished: false,
     };
     this.active = a;
+    const progress = new DeployReporter(m.runId, m.progressMs, (msg) => from.send(msg));
     try {
       if (me < 0) throw new Error(`agent ${host} is not among the run's hosts`);
       // Before any link or device work: a refused run costs nothing and the agent stays free.
@@ -206,10 +221,14 @@ export class RunHost {
         this.opts.log(refusal);
         throw new Error(refusal);
       }
-      await this.connectLinks(a, m.hosts, me);
+      await this.connectLinks(a, m.hosts, me, progress);
+      if (this.frees) progress.host('freeing');
       await this.freeing;
       if (this.active !== a) throw new Error('run replaced while deploying');
-      const run = await HostRun.prepare(m, this.opts.devices, a.links, (msg) => from.send(msg), { kernelTimeoutMs: this.opts.kernelTimeoutMs });
+      const run = await HostRun.prepare(m, this.opts.devices, a.links, (msg) => from.send(msg), {
+        kernelTimeoutMs: this.opts.kernelTimeoutMs,
+        progress: (pe, step) => (pe === null ? step && progress.host(step) : progress.pe(pe, step)),
+      });
       if (this.active !== a) {
         void this.release(run);
         throw new Error('run stopped while deploying');
@@ -226,19 +245,45 @@ export class RunHost {
           if (this.active === a && !a.finished) run.fail({ host: peer, message: `lost the link from ${host} to host ${peer} (${reason})` });
         };
       }
+      progress.end();
       from.send({ type: 'deployed', runId: m.runId, adapters: run.adapters, allocated: run.allocated(), memory: { ...processMemory(), peHeaps: run.peHeaps.start } });
     } catch (e) {
       if (this.active === a) this.endRun('deploy failed');
       throw new Error(`deploy on ${host}: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      progress.end();
     }
   }
 
-  /** Every link of the run: dialled to later hosts, waited for from earlier ones. */
-  private async connectLinks(a: Active, hosts: { id: string; url: string }[], me: number): Promise<void> {
+  /**
+   * Every link of the run: dialled to later hosts, waited for from earlier ones. No time limit:
+   * a peer that is slow to get its deploy keeps reporting progress, one that went silent fails
+   * the deploy at the coordinator, which then stops the run here.
+   */
+  private async connectLinks(a: Active, hosts: { id: string; url: string }[], me: number, progress: DeployReporter): Promise<void> {
+    if (hosts.length > 1) progress.host('links');
     for (const w of this.waiting) if (w.runId === a.runId) w.wake();
     // Lower index dials higher: each pair gets one link.
-    await Promise.all(hosts.slice(me + 1).map(async (h) => a.links.set(h.id, await this.dial(a, h.id, h.url))));
-    await this.linksFrom(a, 15_000);
+    await Promise.all(hosts.slice(me + 1).map(async (h) => a.links.set(h.id, await this.dialUntilDeployed(a, h.id, h.url))));
+    await this.linksFrom(a);
+  }
+
+  /**
+   * Dials a later host until it has this run: a peer holds a hello for a run it has not been
+   * deployed yet only for the handshake's time (it is not authenticated yet), so a peer whose
+   * deploy comes later than that (a busy machine) is dialled again while this run lasts. Any
+   * other failure (unreachable, no answer at all, a wrong proof) fails the deploy at once.
+   */
+  private async dialUntilDeployed(a: Active, peer: string, url: string): Promise<PeerLink> {
+    for (let pause = 100; ; pause = Math.min(1000, pause * 2)) {
+      try {
+        return await this.dial(a, peer, url);
+      } catch (e) {
+        if (this.active !== a || !(e instanceof Error) || !e.message.endsWith(`closed: ${NO_SUCH_RUN}`)) throw e;
+      }
+      await new Promise((r) => setTimeout(r, pause));
+      if (this.active !== a) throw new Error('run stopped while deploying');
+    }
   }
 
   /**
@@ -265,18 +310,23 @@ export class RunHost {
       finished: false,
     };
     this.active = a;
+    const progress = new DeployReporter(m.runId, m.progressMs, (msg) => from.send(msg));
     try {
-      await this.connectLinks(a, m.hosts, me);
+      await this.connectLinks(a, m.hosts, me, progress);
+      if (this.frees) progress.host('freeing');
       await this.freeing;
       if (this.active !== a) throw new Error('run stopped while deploying');
       for (const link of a.links.values()) link.rate = this.opts.linkRate ?? 0;
       const maxBytes = (this.opts.deployLimits ?? DEPLOY_LIMITS).maxHostBytes;
       const run = new BagRun(m, checked.nodes, this.opts.devices, a.links, (msg) => from.send(msg), maxBytes, this.opts.kernelTimeoutMs);
       a.bag = { run, nodes: checked.nodes, hosts: new Set(m.hosts.map((h) => h.id)) };
+      progress.end();
       from.send({ type: 'deployed', runId: m.runId, adapters: run.adapters, allocated: {}, memory: processMemory() });
     } catch (e) {
       if (this.active === a) this.endRun('deploy failed');
       throw new Error(`bag-deploy on ${host}: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      progress.end();
     }
   }
 
@@ -293,15 +343,17 @@ export class RunHost {
     // An agent that serves TLS keeps its run's data off the wire in clear too.
     if (this.opts.tls) target.protocol = 'wss:';
     try {
-      const frames = await dialPeer(target.toString(), this.host, peer, a.keys, { maxFrame: this.opts.limits.maxFrame, maxText: this.opts.limits.maxMessage }, this.opts.handshakeTimeout);
+      // Twice the time the peer holds a hello for a run it does not have yet: its answer
+      // (`no such run`, dialled again) comes before this side gives up.
+      const frames = await dialPeer(target.toString(), this.host, peer, a.keys, { maxFrame: this.opts.limits.maxFrame, maxText: this.opts.limits.maxMessage }, 2 * this.opts.handshakeTimeout);
       return new PeerLink(peer, frames, this.opts.linkRate ?? 0);
     } catch (e) {
       throw fail(e instanceof Error ? e.message : String(e));
     }
   }
 
-  /** Waits until every earlier host of the run has dialled in. */
-  private linksFrom(a: Active, ms: number): Promise<void> {
+  /** Waits until every earlier host of the run has dialled in, or the run ends. */
+  private linksFrom(a: Active): Promise<void> {
     const missing = () => [...a.diallers].filter((h) => !a.links.has(h));
     if (!missing().length) return Promise.resolve();
     return new Promise((resolve, reject) => {
@@ -310,12 +362,10 @@ export class RunHost {
         if (!missing().length) done();
       };
       const done = (e?: Error) => {
-        clearTimeout(t);
         this.linkWaiters.delete(check);
         if (e) reject(e);
         else resolve();
       };
-      const t = setTimeout(() => done(new Error(`peer agents ${missing().join(', ')} did not connect to ${this.host}`)), ms);
       this.linkWaiters.add(check);
     });
   }
@@ -343,7 +393,7 @@ export class RunHost {
       this.waiting.delete(w);
       if (!frames.open) return;
       a = woke ? this.runFor(hello.runId) : null;
-      if (!a) return frames.close(4001, 'no such run on this agent');
+      if (!a) return frames.close(4001, NO_SUCH_RUN);
     }
     if (!a.diallers.has(hello.host) || a.links.has(hello.host)) return frames.close(4001, 'this host does not dial this agent in the run');
     try {

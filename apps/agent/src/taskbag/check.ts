@@ -228,6 +228,7 @@ export function checkBagDeploy(m: unknown, devices: Devices, opts: { allowWgsl: 
         for (const k of w.keys(o, BAG_LIMITS.maxEmulated)) w.in(k, () => w.num(o[k], 1, BAG_LIMITS.maxSlow));
       });
     if (d.traceInterval !== undefined) w.in('traceInterval', () => w.int(d.traceInterval, 1000, 10_000_000));
+    if (d.progressMs !== undefined) w.in('progressMs', () => w.int(d.progressMs, 10, 60_000));
     return { ok: true, deploy: d as unknown as BagDeploy, nodes };
   } catch (e) {
     if (e instanceof Refusal) return { ok: false, reason: e.reason };

@@ -136,6 +136,27 @@ describe('RunView', () => {
     expect(run.store.getState().iterations).toBe(75);
   });
 
+  it('while a run deploys, each host\'s step shows; the deploy time limit is none until set', async () => {
+    await act(async () => root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={[{ url: 'ws://127.0.0.1:1', token: 'T' }]} />));
+    expect((q('run-deploy-timeout') as HTMLInputElement).value).toBe('');
+    expect(run.store.getState().deployTimeout).toBe(0);
+    await act(async () => type(q('run-deploy-timeout') as HTMLInputElement, '45'));
+    expect(run.store.getState().deployTimeout).toBe(45);
+    // What the store holds while the coordinator reports a deploy (store.test.ts: from real agents).
+    const deploy = { elapsed: 3, hosts: [{ host: 'h0', steps: [{ step: 'kernels' as const, pe: 'gpu0@h0' }, { step: 'device' as const, pe: 'cpu@h0' }], deployed: false }, { host: 'h1', steps: [], deployed: true }] };
+    await act(async () => run.store.setState({ status: 'running', deploy }));
+    const rows = [...host.querySelectorAll('[data-testid="run-deploy-progress"]')].map((r) => [(r as HTMLElement).dataset.host, (r as HTMLElement).dataset.step]);
+    expect(rows).toEqual([
+      ['h0', 'kernel preparation of gpu0@h0 and device set-up of cpu@h0'],
+      ['h1', 'ready'],
+    ]);
+    expect(q('run-status').textContent).toBe('running: deploying…');
+    await act(async () => run.store.setState({ deploy: { ...deploy, hosts: deploy.hosts.map((h) => ({ ...h, steps: [], deployed: true })) } }));
+    expect(q('run-deploy-progress')).toBeNull();
+    expect(q('run-status').textContent).toBe('running');
+    await act(async () => run.store.setState({ status: 'idle', deploy: undefined }));
+  });
+
   it('connects, runs P-I-I-C on two agents and reports the consumer check', async () => {
     await act(async () => root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
     await act(async () => q('run-connect').click());

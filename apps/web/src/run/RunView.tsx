@@ -11,6 +11,8 @@
  *   run-bag                      a task-bag run's live bag: rows run-bag-committed, -requeued, -discarded, -recomputed, -depth, -in-flight (data-value each)
  *   run-bag-per-pe               after a task-bag run: tasks each PE committed (rows data-pe, data-value)
  *   run-emulate-links            link emulation checkbox
+ *   run-deploy-timeout           the deploy time limit in seconds (empty: none, the default)
+ *   run-deploy-progress          while a run deploys: one row per host (data-host, data-step: its steps in words, or ready)
  *   run-deploy, run-start, run-stop, run-export   buttons
  *   run-view                     data-revision (the document's), data-compiled-revision and data-compiles (the compile worker's)
  *   run-outcome                  the bar at the top: data-state none | checked | running | calibrating | passed | failed | stopped
@@ -36,7 +38,7 @@
  * `npm run bench:timeline` (see e2e/bench/timeline.bench.mjs).
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { type ProjectDocument, type ImplementationGraph, type Prediction, type WrittenDocument, TraceColumns, toChromeTrace, traceMetadata, TRACE_FILE_LIMITS } from '@pipeloom/core';
+import { type DeployProgress, type ProjectDocument, type ImplementationGraph, type Prediction, type WrittenDocument, TraceColumns, toChromeTrace, traceMetadata, stepsText, TRACE_FILE_LIMITS } from '@pipeloom/core';
 import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
 import { busyPerCycle, steadyCycles } from '../timeline/stats.js';
@@ -87,6 +89,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
   // Iterations follow the document's run options whenever those change (a load, an edit in the
   // inspector), and are the user's own between such changes. The strategy is the document's.
   const [iterText, setIterText] = useState(String(st.iterations));
+  const [deployText, setDeployText] = useState(st.deployTimeout ? String(st.deployTimeout) : '');
   useEffect(() => {
     if (run.seed(doc.options)) setIterText(String(doc.options.iterations));
   }, [doc.options, run]);
@@ -248,6 +251,24 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
             onBlur={() => setIterText(String(run.store.getState().iterations))}
           />
         </label>
+        <label className="run-field" title="Fail a deploy still under way after this many seconds. Empty: no limit; a deploy fails only when an agent reports nothing for 30 s">
+          <span>Deploy time limit (s)</span>
+          <input
+            data-testid="run-deploy-timeout"
+            type="number"
+            min={0}
+            placeholder="none"
+            value={deployText}
+            disabled={running}
+            className={deployText.trim() === '' || Number(deployText) >= 0 ? undefined : 'invalid'}
+            onChange={(e) => {
+              setDeployText(e.target.value);
+              const v = e.target.value.trim();
+              if (v === '') run.setFields({ deployTimeout: 0 });
+              else if (Number.isFinite(Number(v)) && Number(v) >= 0) run.setFields({ deployTimeout: Number(v) });
+            }}
+          />
+        </label>
         <div className="run-buttons">
           <button
             data-testid="run-deploy"
@@ -293,9 +314,10 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
             <tr>
               <td>Status</td>
               <td data-testid="run-status" data-status={st.status}>
-                {st.status === 'running' && live.events === 0 ? 'running: agents allocating buffers…' : st.status}
+                {st.status === 'running' && deploying(st.deploy) ? 'running: deploying…' : st.status}
               </td>
             </tr>
+            {running && st.deploy && deploying(st.deploy) && <DeployRows deploy={st.deploy} />}
             <tr>
               <td title={shownBag ? 'Iterations whose tasks are all committed (about: committed tasks over tasks per iteration)' : undefined}>{shownBag ? 'Iteration' : 'Cycle'}</td>
               <td data-testid="run-cycle">
@@ -484,6 +506,26 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
 type Fresh = ReturnType<typeof freshness>;
 
 /** The bar at the top: what the run came to (pass/fail and the first failing check), whether it is of the document as it is, and how long a run should take. */
+/** Whether a run's deploy is still under way (before the first report, or some host has not deployed). */
+const deploying = (d: DeployProgress | undefined) => !d || d.hosts.some((h) => !h.deployed);
+
+/** Each host's deploy step while a run deploys. */
+function DeployRows({ deploy }: { deploy: DeployProgress }) {
+  return (
+    <>
+      {deploy.hosts.map((h) => {
+        const step = h.deployed ? 'ready' : h.steps.length ? stepsText(h.steps) : 'waiting for its first report';
+        return (
+          <tr key={h.host} data-testid="run-deploy-progress" data-host={h.host} data-step={step}>
+            <td>Deploy {h.host}</td>
+            <td>{step}</td>
+          </tr>
+        );
+      })}
+    </>
+  );
+}
+
 function Outcome({ st, live, fresh, estimate, source }: { st: RunState; live: RunState['live']; fresh: Fresh; estimate: number | null; source: 'hints' | 'calibration' }) {
   const state =
     st.status === 'calibrating' ? 'calibrating' : st.status === 'running' || st.status === 'stopping' ? 'running' : st.status === 'stopped' ? 'stopped' : st.result ? (st.result.ok ? 'passed' : 'failed') : st.status === 'failed' ? 'failed' : st.status === 'checked' ? 'checked' : 'none';

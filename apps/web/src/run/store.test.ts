@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BagGraph, type ProjectDocument, type WrittenDocument, type TraceEvent, toChromeTrace } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '@pipeloom/agent/local/spawn';
 import { readFileSync } from 'node:fs';
-import { compileOrThrow, piic, wsConnect } from '@pipeloom/agent/testing/fixtures';
+import { compileOrThrow, piic, root, wsConnect } from '@pipeloom/agent/testing/fixtures';
+import { loadKernelPackages } from '@pipeloom/agent/kernels/load';
 import { readDocument } from '../shell/documents.js';
 import { compileBoth } from '../worker/compile.js';
 import { CALIBRATE_ITERATIONS, createRunStore, freshness, type BagNumbers } from './store.js';
@@ -412,4 +413,34 @@ describe('run store with real agents h0 and h1', () => {
       run.dispose();
     }
   });
+});
+
+describe('a run\'s deploy in the store, on real agents', () => {
+  it('each host\'s step shows as the agents report it, and the deploy time limit fails a deploy still under way, naming it', async () => {
+    // I2 (on gpu0@h1) prepares its kernel for ten minutes: the deploy is still under way at the limit.
+    const slow = `${root}apps/agent/src/testing/slow-prepare`;
+    await loadKernelPackages([slow]);
+    const doc = piic({ iterations: 2, size: 16 });
+    const i2 = doc.app.nodes.find((n) => n.id === 'I2')!;
+    i2.kernel = 'test.slowprep';
+    i2.params = { ...i2.params, prepare_ms: 600_000 };
+    const local = await spawnLocalAgents(['h0', 'h1'], { gpus: { h0: 1, h1: 1 }, args: ['--kernels', slow] });
+    const run = createRunStore({ connect: wsConnect, publishMs: 50 });
+    try {
+      expect(run.store.getState().deployTimeout).toBe(0);
+      run.setFields({ urls: local.agents.map((a) => a.url).join(','), token: local.token, deployTimeout: 20 });
+      await run.connect();
+      const seen = new Set<string>();
+      run.store.subscribe((s) => s.deploy?.hosts.forEach((h) => h.steps.forEach((x) => seen.add(`${h.host}: ${x.step}${x.pe ? ` of ${x.pe}` : ''}`))));
+      const r = await run.start(compileOrThrow(doc, false));
+      expect(r?.ok).toBe(false);
+      expect(run.store.getState().status).toBe('failed');
+      expect(run.store.getState().failure?.message).toMatch(/^deploy: .*h1 still in .* after the 20 s deploy time limit \(Run settings\)$/);
+      expect(seen).toContain('h1: device of gpu0@h1');
+      expect(seen).toContain('h0: device of gpu0@h0');
+    } finally {
+      run.dispose();
+      await local.stop();
+    }
+  }, 120_000);
 });

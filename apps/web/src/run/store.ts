@@ -1,5 +1,5 @@
 import { createStore, useStore } from 'zustand';
-import { analyze, calibrationFrom, checkAgentKernels, Coordinator, measuredTimes, type AgentInfo, type BagCounts, type BagGraph, type BagRunOptions, type Calibration, type MeasuredTimes, type ProjectDocument, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, type TraceMetadata, TraceColumns, TraceAccumulator, readChromeTrace, TRACE_FILE_LIMITS } from '@pipeloom/core';
+import { analyze, calibrationFrom, checkAgentKernels, Coordinator, measuredTimes, type AgentInfo, type BagCounts, type BagGraph, type BagRunOptions, type Calibration, type DeployOptions, type DeployProgress, type MeasuredTimes, type ProjectDocument, type Progress, type RunHandle, type RunOptions, type RunResult, type SocketLike, type FailureReport, type ImplementationGraph, type Diagnostic, type TraceEvent, type TraceMetadata, TraceColumns, TraceAccumulator, readChromeTrace, TRACE_FILE_LIMITS } from '@pipeloom/core';
 
 // The Run view's state: connections, the run in progress and its live numbers. The measured
 // trace lives in a column store outside React state (it grows by thousands of events a
@@ -45,6 +45,10 @@ export interface RunState {
   emulateLinks: boolean;
   /** How the agents synchronise: the document's options.sync (self-timed when unset). */
   sync?: RunOptions['sync'];
+  /** A hard cap on a deploy, seconds; 0: none (the default: a deploy fails only when an agent goes silent). */
+  deployTimeout: number;
+  /** The run's deploy as the agents report it: each host's step, until all have deployed. */
+  deploy?: DeployProgress;
   status: RunStatus;
   /** Problems between the plan and what the agents serve (from Deploy / Start). */
   problems: Diagnostic[];
@@ -120,6 +124,7 @@ export function createRunStore(deps: RunDeps = {}) {
     agents: [],
     iterations: 50,
     emulateLinks: false,
+    deployTimeout: 0,
     status: 'idle',
     mode: 'static',
     problems: [],
@@ -140,6 +145,11 @@ export function createRunStore(deps: RunDeps = {}) {
     let cycleTime = bagNow ? 0 : a.cycleTime;
     if (!cycleTime && p && p.cycle > 0) cycleTime = p.elapsed / p.cycle;
     return { cycle: p?.cycle ?? 0, cycles: p?.cycles ?? 0, iterationsPerSecond: p?.iterationsPerSecond ?? 0, cycleTime, elapsed: p?.elapsed ?? 0, events: measured.columns.length, utilisation };
+  };
+  /** A run's deploy options: the setting's cap, and each host's step into the state as it is reported. */
+  const deployOptions = (): DeployOptions => {
+    const { deployTimeout } = store.getState();
+    return { ...(deployTimeout > 0 ? { deployTimeout: deployTimeout * 1000, deployTimeoutName: 'deploy time limit (Run settings)' } : {}), onDeploy: (deploy) => store.setState({ deploy }) };
   };
   const publish = () => store.setState({ live: numbers(), traceVersion: measured.columns.version, ...(bagNow ? { bag: bagNow } : {}) });
 
@@ -227,7 +237,7 @@ export function createRunStore(deps: RunDeps = {}) {
       progress = p;
     },
 
-    setFields(patch: Partial<Pick<RunState, 'urls' | 'token' | 'iterations' | 'emulateLinks'>>): void {
+    setFields(patch: Partial<Pick<RunState, 'urls' | 'token' | 'iterations' | 'emulateLinks' | 'deployTimeout'>>): void {
       store.setState(patch);
     },
 
@@ -329,10 +339,10 @@ export function createRunStore(deps: RunDeps = {}) {
       const c = coordinator!;
       api.reset();
       runIg = ig;
-      store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined });
+      store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined, deploy: undefined });
       const { iterations, emulateLinks, sync } = store.getState();
       runIterations = iterations;
-      handle = c.run(ig, { iterations, emulateLinks, emulateDevices: extra.emulateDevices, sync: sync ?? 'self-timed', keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
+      handle = c.run(ig, { iterations, ...deployOptions(), emulateLinks, emulateDevices: extra.emulateDevices, sync: sync ?? 'self-timed', keepEvents: false, onEvents: (ev) => api.ingest(ev), onProgress: (p) => api.progress(p) });
       return follow(handle);
     },
 
@@ -348,9 +358,10 @@ export function createRunStore(deps: RunDeps = {}) {
       const iterations = opts.iterations ?? store.getState().iterations;
       runIterations = iterations;
       bagNow = { tasks: iterations * graph.nodes.length, committed: 0, requeued: 0, discarded: 0, recomputed: 0, depth: 0, inFlight: 0 };
-      store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined, bag: bagNow });
+      store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined, bag: bagNow, deploy: undefined });
       handle = c.runBag(graph, {
         iterations,
+        ...deployOptions(),
         window: opts.window,
         prefetch: opts.prefetch,
         emulateDevices: opts.emulateDevices,
@@ -378,7 +389,8 @@ export function createRunStore(deps: RunDeps = {}) {
       for (const ig of [compiled.noOverlap, compiled.overlap]) {
         const total = ig.fillCycles + CALIBRATE_ITERATIONS;
         store.setState({ status: 'calibrating', calibration: { strategy: ig.overlap ? 'overlap' : 'no overlap' } });
-        handle = c.run(ig, { iterations: total, sync: 'barrier', keepEvents: true });
+        store.setState({ deploy: undefined });
+        handle = c.run(ig, { iterations: total, ...deployOptions(), sync: 'barrier', keepEvents: true });
         const r = await handle.done;
         handle = null;
         if (!r.ok) {

@@ -29,6 +29,8 @@ import { contextOverBinding, contextOverMemory, igContextCopies } from '../scan/
 import { taskBagPolicy } from './policy.js';
 import { kernelMajor, TaskBag, type BagCommand, type BagCounts, type BagPe } from './taskbag/bag.js';
 import type { BagGraph } from './taskbag/graph.js';
+import { later, cancel, type Clock } from './timers.js';
+import { DeployWatch, type DeployOptions } from './deploy-watch.js';
 
 /** The part of a WebSocket the coordinator uses; both `ws` and the browser's WebSocket fit. */
 export interface SocketLike {
@@ -41,18 +43,13 @@ export interface SocketLike {
   onerror: ((ev: never) => void) | null;
 }
 
-export interface Clock {
-  /** Milliseconds since the epoch, sub-millisecond precision where available. */
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: never): void;
-}
+export type { Clock };
 
 export interface CoordinatorOptions {
   token: string;
   connect: (url: string) => SocketLike;
   clock: Clock;
-  /** Milliseconds to wait for an agent to answer (connect, deploy). Default 20 000. */
+  /** Milliseconds to wait for an agent to answer at connect. Default 20 000. (A deploy waits on progress: RunOptions.deploySilence, deployTimeout.) */
   timeout?: number;
 }
 
@@ -83,7 +80,7 @@ export interface Progress {
   unit?: 'cycle' | 'iteration';
 }
 
-export interface RunOptions {
+export interface RunOptions extends DeployOptions {
   iterations: number;
   onProgress?: (p: Progress) => void;
   /** Trace events as they stream in, on the coordinator's time axis (µs since the run's start). */
@@ -137,7 +134,7 @@ export interface RunResult {
 }
 
 /** A task-bag run's options (run/taskbag/): the bag's window and the policy's prefetch besides what every run takes. */
-export interface BagRunOptions extends Pick<RunOptions, 'iterations' | 'onProgress' | 'onEvents' | 'keepEvents' | 'emulateDevices'> {
+export interface BagRunOptions extends Pick<RunOptions, 'iterations' | 'onProgress' | 'onEvents' | 'keepEvents' | 'emulateDevices' | keyof DeployOptions> {
   /** Most iterations in flight (default 2). */
   window?: number;
   /** Most tasks a PE holds given and not done (default 2); 'unbounded': the paper's literal reading. */
@@ -188,7 +185,7 @@ class AgentConn {
 let runCounter = 0;
 
 /** What a run's deploy says besides the graph: `Deploy`'s fields that are the same for every host. */
-export type DeploySettings = Pick<Deploy, 'runId' | 'secret' | 'hosts' | 'iterations' | 'cycles' | 'linkRate' | 'emulateLinks' | 'emulateDevices' | 'slow'> & { sync: SyncMode };
+export type DeploySettings = Pick<Deploy, 'runId' | 'secret' | 'hosts' | 'iterations' | 'cycles' | 'linkRate' | 'emulateLinks' | 'emulateDevices' | 'slow' | 'progressMs'> & { sync: SyncMode };
 
 /**
  * The deploy message of each host of `settings.hosts`, keyed by host id. Every PE's program is
@@ -196,7 +193,7 @@ export type DeploySettings = Pick<Deploy, 'runId' | 'secret' | 'hosts' | 'iterat
  * per host), and the self-timed plan is made once and shared out with `planForHosts`.
  */
 export function deployMessages(ig: ImplementationGraph, settings: DeploySettings): Map<string, Deploy> {
-  const { runId, secret, hosts, iterations, cycles, linkRate, emulateLinks, emulateDevices, slow, sync } = settings;
+  const { runId, secret, hosts, iterations, cycles, linkRate, emulateLinks, emulateDevices, slow, sync, progressMs } = settings;
   const pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }> = {};
   for (const p of ig.programs.pes) pes[p.pe] = { host: p.host, kind: p.kind };
   const buffers: Record<string, { element: 'f32' | 'u32' | 'i32' | 'u8'; bytes: number }> = {};
@@ -222,7 +219,7 @@ export function deployMessages(ig: ImplementationGraph, settings: DeploySettings
   const kernels = Object.keys(versions).length ? versions : undefined;
   const out = new Map<string, Deploy>();
   for (const { id: host } of hosts) {
-    out.set(host, { type: 'deploy', runId, secret, programs: byHost.get(host)!, hosts, iterations, cycles, pes, buffers, linkRate, emulateLinks, emulateDevices, slow, kernels, sync, plan: plan && planForHosts(plan, programs, [host]) });
+    out.set(host, { type: 'deploy', runId, secret, programs: byHost.get(host)!, hosts, iterations, cycles, pes, buffers, linkRate, emulateLinks, emulateDevices, slow, kernels, sync, plan: plan && planForHosts(plan, programs, [host]), progressMs });
   }
   return out;
 }
@@ -280,16 +277,6 @@ function runSecret(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-// Timers are called unbound: a browser's window.setTimeout throws when called as a method of
-// another object, so `{ setTimeout, clearTimeout }` works as a clock as written.
-function later(clock: Clock, fn: () => void, ms: number): unknown {
-  const set = clock.setTimeout;
-  return set(fn, ms);
-}
-function cancel(clock: Clock, handle: never): void {
-  const clear = clock.clearTimeout;
-  clear(handle);
-}
 
 export class Coordinator {
   private constructor(
@@ -471,6 +458,7 @@ export class Coordinator {
     const doneHosts = new Set<string>();
     const { finish, finished } = ending();
     onStoppable((reason) => finish({ host: 'coordinator', message: reason }));
+    const watch = this.watchDeploy(involved, opts, finish);
 
     const cleanups: (() => void)[] = [];
     for (const c of involved) {
@@ -488,6 +476,12 @@ export class Coordinator {
             }
             break;
           }
+          case 'deploy-progress':
+            watch.progress(c.info.host, m.steps);
+            break;
+          case 'deployed':
+            watch.deployed(c.info.host);
+            break;
           case 'done':
             result.barrierPerCycle[c.info.host] = m.barrierPerCycle;
             for (const r of m.reports) result.reports.push({ host: c.info.host, ...r });
@@ -496,7 +490,7 @@ export class Coordinator {
             if (doneHosts.size === involved.length) finish();
             break;
           case 'failed':
-            finish(m.failure);
+            finish(watch.during(m.failure));
             break;
           case 'error':
             finish({ host: c.info.host, message: m.message });
@@ -505,18 +499,17 @@ export class Coordinator {
             break;
         }
       };
-      cleanups.push(attach(c, listener, (reason) => finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) disconnected: ${reason}` })));
+      cleanups.push(attach(c, listener, (reason) => finish(watch.during({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) disconnected: ${reason}` }))));
     }
 
-    // Deploy everywhere, then start everywhere.
+    // Deploy everywhere, then start everywhere. The deploy waits as long as every agent reports
+    // progress; it fails on an agent's silence, or past the optional cap (deploy-watch.ts).
     const waitAll = (type: 'deployed' | 'started') => answered(involved, runId, type, result, finished);
-    const timeout = this.opts.timeout ?? 20_000;
-    const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
-    const deploys = deployTexts(deployMessages(ig, { runId, secret: runSecret(), hosts, iterations: opts.iterations, cycles, sync: opts.sync ?? 'self-timed', linkRate: opts.linkRate, emulateLinks: opts.emulateLinks, emulateDevices: opts.emulateDevices, slow: opts.slow }));
+    const deploys = deployTexts(deployMessages(ig, { runId, secret: runSecret(), hosts, iterations: opts.iterations, cycles, sync: opts.sync ?? 'self-timed', linkRate: opts.linkRate, emulateLinks: opts.emulateLinks, emulateDevices: opts.emulateDevices, slow: opts.slow, progressMs: watch.progressMs }));
     for (const c of involved) c.sendText(deploys.get(c.info.host)!);
     const deployed = await waitAll('deployed');
-    cancel(clock, deployTimer as never);
+    watch.stop();
     let heartbeat: unknown;
     if (deployed) {
       startMs = clock.now();
@@ -606,6 +599,7 @@ export class Coordinator {
     onStoppable((reason) => finish({ host: 'coordinator', message: reason }));
     const byHost = new Map(involved.map((c) => [c.info.host, c]));
     const gone = new Set<string>();
+    const watch = this.watchDeploy(involved, opts, finish);
 
     // The bag's depth and tasks in flight as counter events, whenever they change.
     let lastDepth = -1;
@@ -646,7 +640,7 @@ export class Coordinator {
       if (gone.has(c.info.host)) return;
       gone.add(c.info.host);
       if (startMs) take(bag.leave(c.info.host, reason));
-      else finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) ${reason} before the run started` });
+      else finish(watch.during({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) ${reason} before the run started` }));
     };
 
     const cleanups: (() => void)[] = [];
@@ -669,6 +663,12 @@ export class Coordinator {
             }
             break;
           }
+          case 'deploy-progress':
+            watch.progress(host, m.steps);
+            break;
+          case 'deployed':
+            watch.deployed(host);
+            break;
           case 'task-failed':
             take(bag.failed(host, { ...m, lost: typeof m.lost === 'string' && byHost.has(m.lost) ? m.lost : undefined }));
             break;
@@ -685,18 +685,16 @@ export class Coordinator {
       cleanups.push(attach(c, listener, (reason) => leave(c, `disconnected: ${reason}`)));
     }
 
-    const timeout = this.opts.timeout ?? 20_000;
-    const deployTimer = later(clock, () => finish({ host: involved.map((c) => c.info.host).join(', '), message: `deploy did not finish within ${timeout / 1000} s` }), timeout);
     const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
     const kernels: Record<string, string> = {};
     for (const n of graph.nodes) {
       const v = findKernel(n.kernel)?.version;
       if (v) kernels[n.kernel] = v;
     }
-    const deploy = JSON.stringify({ type: 'bag-deploy', runId, secret: runSecret(), hosts, nodes: graph.nodes.map((n) => ({ id: n.id, kernel: n.kernel, params: n.params })), kernels, emulateDevices: opts.emulateDevices, slow: opts.slow } satisfies ToAgent);
+    const deploy = JSON.stringify({ type: 'bag-deploy', runId, secret: runSecret(), hosts, nodes: graph.nodes.map((n) => ({ id: n.id, kernel: n.kernel, params: n.params })), kernels, emulateDevices: opts.emulateDevices, slow: opts.slow, progressMs: watch.progressMs } satisfies ToAgent);
     for (const c of involved) c.sendText(deploy);
     const deployed = await answered(involved, runId, 'deployed', result, finished);
-    cancel(clock, deployTimer as never);
+    watch.stop();
     let heartbeat: unknown;
     if (deployed) {
       startMs = clock.now();
@@ -727,6 +725,18 @@ export class Coordinator {
     result.ok = !failure;
     if (failure) result.failure = failure;
     return result;
+  }
+
+  /** A deploy's watch over `conns` (their progress reports and silence), failing the run through `finish`. */
+  private watchDeploy(conns: AgentConn[], opts: DeployOptions, finish: (f: FailureReport) => void): DeployWatch {
+    const byHost = new Map(conns.map((c) => [c.info.host, c]));
+    return new DeployWatch(
+      conns.map((c) => c.info.host),
+      this.opts.clock,
+      opts,
+      (host) => byHost.get(host)?.lastHeard ?? 0,
+      finish,
+    );
   }
 
   /** Resolves once each of `conns` has answered `stopped` for the run or closed, or after STOP_WAIT_MS. */

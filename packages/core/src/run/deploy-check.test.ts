@@ -129,6 +129,11 @@ describe('a malformed deploy is refused naming the element', () => {
     // The slowed-PE emulation's factors: 1 to 1000 per PE.
     expect(await mutate((d) => (d.slow = { [d.programs[0].pe]: 4 }))).toBe('ok');
     expect(await mutate((d) => (d.slow = { [d.programs[0].pe]: 0.5 }))).toMatch(/^malformed deploy: slow\[?.*must be a number from 1 to 1000 \(got 0.5\)$/);
+    // Deploy progress reports: every 10 ms to a minute, whole milliseconds.
+    expect(good.progressMs).toBeGreaterThan(0);
+    expect(await mutate((d) => (d.progressMs = 60_000))).toBe('ok');
+    expect(await mutate((d) => (d.progressMs = 1))).toBe('malformed deploy: progressMs must be an integer from 10 to 60000 (got 1)');
+    expect(await mutate((d) => ((d as { progressMs: unknown }).progressMs = 'often'))).toBe('malformed deploy: progressMs must be an integer from 10 to 60000 (got text "often")');
   });
 
   it('nested fields of the wrong kind', async () => {

@@ -227,6 +227,8 @@ function walk(w: Walker, m: unknown): void {
   }
   // Microseconds between trace batches: 1 ms to a minute.
   if (m.traceInterval !== undefined) w.num(m, 'traceInterval', 1000, 60e6);
+  // Milliseconds between deploy progress reports: 10 ms to a minute.
+  if (m.progressMs !== undefined) w.int(m, 'progressMs', 10, 60_000);
   if (m.kernels !== undefined) {
     // Kernel id -> semver version: no more kernels than actions, each a short string.
     const k = w.obj(m, 'kernels');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseMessage, PROTOCOL_VERSION } from './protocol.js';
+import { MAX_DEPLOY_STEPS, parseMessage, PROTOCOL_VERSION } from './protocol.js';
 
 describe('protocol messages are validated on receipt', () => {
   it('accepts a well-formed message of an allowed type', () => {
@@ -17,5 +17,26 @@ describe('protocol messages are validated on receipt', () => {
   it('refuses another protocol version', () => {
     const r = parseMessage(JSON.stringify({ type: 'auth', version: PROTOCOL_VERSION + 1, token: 't' }));
     expect(r).toEqual({ ok: false, reason: `protocol version ${PROTOCOL_VERSION + 1} is not supported (this side speaks ${PROTOCOL_VERSION})` });
+  });
+});
+
+describe('deploy progress is bounded and validated like every message', () => {
+  const progress = (steps: unknown, runId: unknown = 'r1') => parseMessage(JSON.stringify({ type: 'deploy-progress', runId, steps }));
+
+  it('accepts known steps, host-wide or of a PE', () => {
+    const steps = [{ step: 'links' }, { step: 'device', pe: 'gpu0@h1' }, { step: 'kernels', pe: 'cpu@h1' }];
+    expect(progress(steps)).toEqual({ ok: true, message: { type: 'deploy-progress', runId: 'r1', steps } });
+    expect(progress([])).toMatchObject({ ok: true });
+  });
+
+  it('refuses unknown steps, too many, long or empty PE ids and long run ids, quoting at most a few characters', () => {
+    expect(progress([{ step: 'x'.repeat(1000) }])).toEqual({ ok: false, reason: 'malformed message: "deploy-progress" steps[0].step must be one of links, freeing, allocation, device, kernels, not "xxxxxxxxxxxxxxxxxxxxxxxx..."' });
+    expect(progress(Array.from({ length: MAX_DEPLOY_STEPS + 1 }, () => ({ step: 'links' })))).toEqual({ ok: false, reason: `malformed message: "deploy-progress" steps must be a list of at most ${MAX_DEPLOY_STEPS}` });
+    expect(progress([{ step: 'device', pe: 'p'.repeat(257) }])).toEqual({ ok: false, reason: 'malformed message: "deploy-progress" steps[0].pe must be a PE id of 1 to 256 characters' });
+    expect(progress([{ step: 'device', pe: '' }])).toMatchObject({ ok: false });
+    expect(progress([null])).toEqual({ ok: false, reason: 'malformed message: "deploy-progress" steps[0] must be an object' });
+    expect(progress({ step: 'links' })).toMatchObject({ ok: false });
+    expect(progress([], 'r'.repeat(300))).toEqual({ ok: false, reason: 'malformed message: "deploy-progress" runId must be a string of at most 256 characters' });
+    expect(parseMessage(JSON.stringify({ type: 'deploy-progress', runId: 'r' }))).toEqual({ ok: false, reason: 'malformed message: "deploy-progress" lacks "steps"' });
   });
 });

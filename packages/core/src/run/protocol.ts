@@ -108,6 +108,8 @@ export type ToAgent =
       sync?: SyncMode;
       /** Self-timed: this host's part of the plan (planForHosts: every counter, this host's PEs' actions). */
       plan?: SelfTimedPlan;
+      /** Report deploy progress (`deploy-progress`), repeated every this many ms while a step runs; absent: no reports (older coordinators). */
+      progressMs?: number;
     }
   | BagDeploy
   | BagTaskMessage
@@ -150,6 +152,8 @@ export interface BagDeploy {
   slow?: Record<string, number>;
   /** Microseconds between trace batches (default 50 000). */
   traceInterval?: number;
+  /** Report deploy progress every this many ms, as a static deploy's `progressMs`. */
+  progressMs?: number;
 }
 
 /** Where one input of a task comes from: parts of producers' outputs (pulled by key from `host`), or initial tokens. */
@@ -185,6 +189,26 @@ export interface BagTaskMessage {
   outputs: { port: string; key: string; bytes: number }[];
 }
 
+/**
+ * The steps of a deploy on an agent, in the order they run: peer links to the run's other
+ * agents, waiting for the previous run's memory to be freed, host memory allocation, then per
+ * PE its device set-up (device, buffers, initial tokens) and its kernels' preparation (shader
+ * modules, pipelines). A task-bag deploy has only the first two.
+ */
+export const DEPLOY_STEPS = ['links', 'freeing', 'allocation', 'device', 'kernels'] as const;
+export type DeployStep = (typeof DEPLOY_STEPS)[number];
+
+/** One step in flight on an agent: host-wide, or of one PE (`device`, `kernels`). */
+export interface DeployStepReport {
+  step: DeployStep;
+  pe?: string;
+}
+
+/** Steps one `deploy-progress` may list (the sender lists the longest-running first). */
+export const MAX_DEPLOY_STEPS = 64;
+/** Characters of a PE id in a `deploy-progress` (as a deploy's ids). */
+const MAX_STEP_PE = 256;
+
 // Agent -> coordinator
 export type FromAgent =
   /**
@@ -194,6 +218,11 @@ export type FromAgent =
    */
   | { type: 'welcome'; version: number; host: string; pes: PeReport[]; agentVersion?: string; kernels?: KernelManifest[]; machine?: MachineIdentity }
   | { type: 'pong'; id: number; t: number; agent: number }
+  /**
+   * What the agent's deploy is doing now, sent when it changes and repeated every
+   * `progressMs` while a step runs (a heartbeat), only when the deploy asked for it.
+   */
+  | { type: 'deploy-progress'; runId: string; steps: DeployStepReport[] }
   | { type: 'deployed'; runId: string; adapters: Record<string, string>; allocated: Record<string, number>; memory?: ProcessMemory }
   | { type: 'started'; runId: string }
   | { type: 'trace'; runId: string; events: TraceEvent[]; cycle: number; dropped: number }
@@ -254,6 +283,7 @@ const REQUIRED: Record<string, string[]> = {
   'pull-miss': ['id', 'key'],
   welcome: ['version', 'host', 'pes'],
   pong: ['id', 't', 'agent'],
+  'deploy-progress': ['runId', 'steps'],
   deployed: ['runId'],
   started: ['runId'],
   trace: ['runId', 'events', 'cycle'],
@@ -306,7 +336,25 @@ export function parseMessage<T extends AnyMessage = AnyMessage>(
   if ('version' in raw && (raw as { version: unknown }).version !== PROTOCOL_VERSION) {
     return { ok: false, reason: `protocol version ${shown((raw as { version: unknown }).version)} is not supported (this side speaks ${PROTOCOL_VERSION})` };
   }
+  if (type === 'deploy-progress') {
+    const why = progressProblem(raw as Record<string, unknown>);
+    if (why) return { ok: false, reason: `malformed message: "deploy-progress" ${why}` };
+  }
   return { ok: true, message: raw as T };
+}
+
+/** What is wrong with a `deploy-progress`'s fields, if anything: a short runId, at most MAX_DEPLOY_STEPS known steps, short PE ids. */
+function progressProblem(m: Record<string, unknown>): string | undefined {
+  if (typeof m.runId !== 'string' || m.runId.length > MAX_STEP_PE) return 'runId must be a string of at most 256 characters';
+  const steps = m.steps;
+  if (!Array.isArray(steps) || steps.length > MAX_DEPLOY_STEPS) return `steps must be a list of at most ${MAX_DEPLOY_STEPS}`;
+  for (const [i, s] of steps.entries()) {
+    if (typeof s !== 'object' || s === null || Array.isArray(s)) return `steps[${i}] must be an object`;
+    const { step, pe } = s as { step?: unknown; pe?: unknown };
+    if (!(DEPLOY_STEPS as readonly unknown[]).includes(step)) return `steps[${i}].step must be one of ${DEPLOY_STEPS.join(', ')}, not ${shown(step)}`;
+    if (pe !== undefined && (typeof pe !== 'string' || !pe.length || pe.length > MAX_STEP_PE)) return `steps[${i}].pe must be a PE id of 1 to 256 characters`;
+  }
+  return undefined;
 }
 
 /**
