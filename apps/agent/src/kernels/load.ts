@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { checkKernelSpec, formatKernelProblem, getKernel, KernelDefinitionError, registerKernels, withDefaults, type Kernel } from '@pipeloom/kernels';
+import { checkKernelSpec, findKernel, formatKernelProblem, getKernel, KernelDefinitionError, registerKernels, withDefaults, type Kernel, type Params } from '@pipeloom/kernels';
 import { DEFAULT_KERNEL_LOAD_TIMEOUT_S, guardKernel, PackageHost } from './package-host.js';
 
 // Kernel packages (`--kernels PATH_OR_PACKAGE`): ES modules on this machine's disk, named by
@@ -156,14 +156,85 @@ export async function loadKernelPackages(names: readonly string[], cwd = process
   return { packages: here.packages, problems };
 }
 
+/** At most this many (kernel, params) pairs of one message are evaluated ahead; checks call the rest one by one. */
+const MAX_PREFETCH = 65_536;
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A package kernel and params as a deploy names them (the message as it came: anything may be missing), or undefined. */
+function packageItem(kernel: unknown, params: unknown): { kernel: string; params: Record<string, unknown> } | undefined {
+  const k = typeof kernel === 'string' ? findKernel(kernel) : undefined;
+  if (!k || !hosts.some((h) => h.kernels.has(k.id))) return undefined;
+  return { kernel: k.id, params: withDefaults(k, isObj(params) ? (params as Params) : {}) };
+}
+
+/** The package kernels a deploy's checks call at their params: the source kernels of its initial tokens (runtime/initial.ts). */
+export function deployKernelCalls(m: unknown): { kernel: string; params: Record<string, unknown> }[] {
+  const out: { kernel: string; params: Record<string, unknown> }[] = [];
+  if (!hosts.length || !isObj(m) || !Array.isArray(m.programs)) return out;
+  for (const program of m.programs.slice(0, MAX_PREFETCH)) {
+    const initial = isObj(program) && Array.isArray(program.initial) ? program.initial : [];
+    for (const f of initial.slice(0, MAX_PREFETCH - out.length)) {
+      const item = isObj(f) ? packageItem(f.kernel, f.params) : undefined;
+      if (item) out.push(item);
+    }
+  }
+  return out;
+}
+
+/** The package kernels a bag-deploy's checks and its tasks' checks call: each node's kernel at its params (taskbag/check.ts). */
+export function bagKernelCalls(m: unknown): { kernel: string; params: Record<string, unknown> }[] {
+  const out: { kernel: string; params: Record<string, unknown> }[] = [];
+  if (!hosts.length || !isObj(m) || !Array.isArray(m.nodes)) return out;
+  for (const node of m.nodes.slice(0, MAX_PREFETCH)) {
+    const item = isObj(node) ? packageItem(node.kernel, node.params) : undefined;
+    if (item) out.push(item);
+  }
+  return out;
+}
+
 /** Evaluates off the main thread what checks will read of these package kernels at these params (an agent's deploy); rejects with an overrun's message. */
 export async function prefetchKernelCalls(items: { kernel: string; params: Record<string, unknown> }[]): Promise<void> {
   for (const h of hosts) await h.prefetch(items);
 }
 
+/** Help text of `--kernel-load-timeout`, shared by every command that takes --kernels. */
+export const LOAD_TIMEOUT_HELP = `--kernel-load-timeout S  time limit, in seconds, of importing each --kernels package and of
+                           any one call of its kernels' functions (port types, rates, cost;
+                           default ${DEFAULT_KERNEL_LOAD_TIMEOUT_S})`;
+
+/** `--kernel-load-timeout S` in milliseconds: the default when absent, undefined (after a message) when it is not a number of seconds above 0. */
+export function loadTimeoutFlag(command: string, raw: string | boolean | undefined): number | undefined {
+  if (raw === undefined) return DEFAULT_KERNEL_LOAD_TIMEOUT_S * 1000;
+  const s = Number(raw);
+  if (typeof raw === 'string' && raw.trim() !== '' && s > 0 && s <= 86_400) return s * 1000;
+  console.error(`pipeloom ${command}: --kernel-load-timeout must be a number of seconds above 0 (at most 86400), not "${String(raw)}"`);
+  return undefined;
+}
+
 /** Why package calls fail in this process (a call overran on a CLI command), or undefined. */
 export function packageOverrun(): string | undefined {
   return hosts.find((h) => h.overrun)?.overrun;
+}
+
+/**
+ * Runs a command's work that calls package kernels' functions (core's compile, predict): when
+ * one overran, prints its message and gives undefined (the command exits 2), whatever the work
+ * made of the failed call.
+ */
+export function withPackageCalls<T>(command: string, work: () => T): T | undefined {
+  let out: T;
+  try {
+    out = work();
+  } catch (e) {
+    if (!packageOverrun()) throw e;
+  }
+  const overrun = packageOverrun();
+  if (overrun) {
+    console.error(`pipeloom ${command}: ${overrun}`);
+    return undefined;
+  }
+  return out!;
 }
 
 /**
