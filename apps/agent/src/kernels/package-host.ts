@@ -25,6 +25,7 @@ type Pending = { resolve: (v: never) => void; reject: (e: Error) => void };
 export class PackageHost {
   private worker?: Worker;
   private booting?: Promise<void>;
+  private bootFailed?: (e: Error) => void;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
   private readonly doingBuffer = Doing.buffer();
   private readonly doing = new Doing(this.doingBuffer);
@@ -51,8 +52,8 @@ export class PackageHost {
 
   /** Imports the packages on the thread and checks their kernels; a package that overruns is a problem naming what it was doing. */
   async load(list: { name: string; file: string }[]): Promise<LoadedPackages> {
-    await this.boot();
     try {
+      await this.boot();
       const loaded = await this.request<{ loaded: LoadedPackages }>({ type: 'load', names: list });
       this.files = list.filter((p) => loaded.loaded.packages.some((q) => q.file === p.file));
       for (const p of loaded.loaded.packages) for (const k of p.kernels) this.kernels.set(k, p.name);
@@ -116,6 +117,7 @@ export class PackageHost {
     const worker = new Worker(BOOT, { name: 'kernel packages', workerData: { entry: 'packages', state: this.flag.buffer, doing: this.doingBuffer, reply: port2 }, transferList: [port2] });
     this.worker = worker;
     this.booting = new Promise<void>((resolve, reject) => {
+      this.bootFailed = reject;
       worker.on('message', (m: { ready?: boolean; id?: number }) => {
         if (m.ready) {
           resolve();
@@ -194,6 +196,7 @@ export class PackageHost {
     const worker = this.worker;
     this.worker = undefined;
     this.booting = undefined;
+    this.bootFailed?.(new Error(message));
     void worker?.terminate();
     clearTimeout(this.watchdog);
     this.watchdog = undefined;
