@@ -138,6 +138,8 @@ export class PackageHost {
         this.stop(`the kernel package thread exited (code ${code})`);
       });
     });
+    // Its waiters hear a failure; nobody waiting is no crash.
+    this.booting.catch(() => {});
     return this.booting;
   }
 
