@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze, bagGraph, type BagGraph, type ProjectDocument } from '@pipeloom/core';
 import { spawnLocalAgents } from '../local/spawn.js';
-import { connect, pipeloomAsync as pipeloom, root } from '../testing/fixtures.js';
+import { compileOrThrow, connect, pipeloomAsync as pipeloom, root } from '../testing/fixtures.js';
 import { loadKernelPackages } from './load.js';
 
 // Kernel packages whose code loops or never settles, with real processes: each is named with
@@ -21,15 +21,15 @@ function pkg(name: string, source: string): string {
   return at;
 }
 
-/** acme.loopy: one output of n f32; `type` is the body of its port type function, before it returns. */
-const LOOPY = (type: string) => `import { existsSync, writeFileSync } from 'node:fs';
+/** acme.loopy: one output of n f32; `type` and `cpu` are the bodies of its port type function and CPU twin, before they return. */
+const LOOPY = (type: string, cpu = '') => `import { existsSync, writeFileSync } from 'node:fs';
 import { defineKernel } from '@pipeloom/kernels';
 export const k = defineKernel({
   id: 'acme.loopy', version: '1.0.0', description: 'fills its output with ones',
   params: { n: { type: 'int', default: 8, min: 1, max: 1000, description: 'elements' } },
   outputs: [{ name: 'out', type: (p) => { ${type}; return { kind: 'vector', element: 'f32', shape: [Number(p.n)] }; } }],
   cost: (p) => ({ flops: 0, bytes: 4 * Number(p.n) }),
-  cpu: ({ outputs }) => { outputs.out.fill(1); },
+  cpu: ({ params: p, outputs }) => { ${cpu}; outputs.out.fill(1); },
 });
 `;
 
@@ -44,6 +44,23 @@ function loopyDocument(n: number): ProjectDocument {
     options: { overlap: false, iterations: 1, mode: 'taskbag' },
   } as unknown as ProjectDocument;
 }
+
+/** P -> C over a delayed edge whose initial token acme.loopy (n = 779) makes, on the agent, before the run. */
+const initDocument = () =>
+  ({
+    format: 'pipeloom/v2',
+    name: 'loopy initial token',
+    app: {
+      nodes: [
+        { id: 'S', kernel: 'acme.loopy', params: { n: 779 } },
+        { id: 'P', kernel: 'vector.produce', params: { length: 779 } },
+        { id: 'C', kernel: 'vector.check', params: { length: 779, scale: 1, offset: 0 } },
+      ],
+      edges: [{ from: { node: 'P', port: 'out' }, to: { node: 'C', port: 'in' }, delay: 1, init: { node: 'S' } }],
+    },
+    arch: { hosts: [{ id: 'h0', cpus: 1, gpus: 0 }] },
+    mapping: { P: 'cpu@h0', C: 'cpu@h0' },
+  }) as unknown as ProjectDocument;
 
 function graphOf(doc: ProjectDocument): BagGraph {
   const { model, diagnostics } = analyze(doc);
@@ -109,11 +126,11 @@ describe('a port type function that loops for one param value', () => {
     }
   }, 120_000);
 
-  it("an agent answers /healthz and logins while its package thread runs it, then refuses that deploy naming package, kernel, function, params and limit, and takes the next", async () => {
+  it("an agent answers /healthz and logins while its package thread runs it, then refuses that deploy naming package, kernel, function, params and limit, and takes the next; a CPU twin making an initial token too", async () => {
     const mark = join(dir, 'looping');
     const release = join(dir, 'release');
     // n = 777 loops until the test releases it (so the test knows it is still looping); n = 778 loops for ever.
-    const hostile = pkg('agent-loops', LOOPY(`if (p.n === 777) { writeFileSync(${JSON.stringify(mark)}, ''); while (!existsSync(${JSON.stringify(release)})) {} } if (p.n === 778) for (;;) {}`));
+    const hostile = pkg('agent-loops', LOOPY(`if (p.n === 777) { writeFileSync(${JSON.stringify(mark)}, ''); while (!existsSync(${JSON.stringify(release)})) {} } if (p.n === 778) for (;;) {}`, 'if (p.n === 779) for (;;) {}'));
     // This process compiles against a copy that does not loop (a coordinator that did not check).
     expect((await loadKernelPackages([pkg('agent-benign', LOOPY(''))])).problems).toEqual([]);
     const slow = await spawnLocalAgents(['h0'], { args: ['--kernels', hostile, '--kernel-load-timeout', '600'] });
@@ -145,9 +162,13 @@ describe('a port type function that loops for one param value', () => {
       expect(r.failure?.message).toContain(`bag-deploy on h0: kernel package ${hostile}: kernel "acme.loopy" outputs.out.type did not return within 5 s for params {"n":778} (it may loop for these values)`);
       // The package thread starts again: the next deploy runs.
       const next = await c.runBag(graphOf(loopyDocument(8)), { iterations: 1 }).done;
-      c.close();
       expect(next.failure?.message).toBeUndefined();
       expect(next.ok).toBe(true);
+      // A delay's initial token made by the package's CPU twin, which loops for n = 779.
+      const init = await c.run(compileOrThrow(initDocument(), false), { iterations: 2 }).done;
+      c.close();
+      expect(init.ok).toBe(false);
+      expect(init.failure?.message).toContain(`kernel package ${hostile}: kernel "acme.loopy" cpu did not return within 5 s for params {"n":779} (it may loop for these values)`);
     } finally {
       await strict.stop();
     }

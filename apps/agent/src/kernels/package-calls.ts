@@ -83,7 +83,9 @@ export class Doing {
 
   /** A call (its params as JSON, cut to 600 characters for the message), or loading work (`doing`). */
   start(what: { kernel?: string; fn?: string; args?: unknown[]; package?: string; doing?: string }): void {
-    const shown = { ...what, args: undefined, params: what.args ? stableJson(what.args[0]).slice(0, 600) : undefined };
+    // A CPU twin's first argument is its firing: its params are what the message names.
+    const params = what.fn === 'cpu' ? (what.args?.[0] as { params?: unknown } | undefined)?.params : what.args?.[0];
+    const shown = { ...what, args: undefined, params: what.args ? stableJson(params).slice(0, 600) : undefined };
     const { written } = new TextEncoder().encodeInto(JSON.stringify(shown), this.text);
     this.length[0] = written;
     this.since[0] = Date.now();

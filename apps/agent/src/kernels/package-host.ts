@@ -65,6 +65,12 @@ export class PackageHost {
 
   /** The value of a call, from the memo or from the thread (the caller waits, at most the limit). Throws what the function threw, or the overrun. */
   call(c: PackageCall): unknown {
+    // A firing is not a function of its params alone (and its arrays make no key): never memoized.
+    if (c.fn === 'cpu') {
+      const r = this.callNow(c);
+      if ('error' in r) throw new Error(r.error);
+      return r.ok;
+    }
     const key = callKey(c);
     let r = this.memo.get(key);
     if (!r) {
@@ -220,7 +226,7 @@ export class PackageHost {
   }
 }
 
-/** A package kernel whose spec functions run on `host`'s thread; its CPU twin and GPU side stay as they are (PE threads run those). */
+/** A package kernel whose spec functions and CPU twin run on `host`'s thread; its GPU side stays as it is (PE threads and the WGSL check at start run it). */
 export function guardKernel(k: Kernel, host: PackageHost): Kernel {
   const call = (fn: string, args: unknown[]) => host.call({ kernel: k.id, fn, args });
   const port =
@@ -254,6 +260,12 @@ export function guardKernel(k: Kernel, host: PackageHost): Kernel {
           },
         }
       : {}),
+    // The CPU twin runs here only for a delay's initial tokens (runtime/initial.ts; PE threads have their own registry).
+    cpu: (firing) => {
+      const r = call('cpu', [firing]) as { report: ReturnType<Kernel['cpu']>; outputs: Record<string, ArrayLike<number>> };
+      for (const [name, v] of Object.entries(r.outputs)) (firing.outputs[name] as unknown as { set(a: ArrayLike<number>): void }).set(v);
+      return r.report;
+    },
     ...(k.values ? { values: (params, inputs) => call('values', [params, inputs]) as ReturnType<NonNullable<Kernel['values']>> } : {}),
     ...(k.expects ? { expects: { params: k.expects.params, derive: (inputs) => call('expects.derive', [inputs]) as ReturnType<NonNullable<Kernel['expects']>['derive']> } } : {}),
   };

@@ -14,7 +14,7 @@ const now = new Doing(doing);
 
 /** The function a call names on the kernel, or undefined. */
 function target(k: Kernel, fn: string): ((...args: unknown[]) => unknown) | undefined {
-  if (fn === 'cost' || fn === 'ports' || fn === 'values') return k[fn] as ((...args: unknown[]) => unknown) | undefined;
+  if (fn === 'cost' || fn === 'ports' || fn === 'values' || fn === 'cpu') return k[fn] as ((...args: unknown[]) => unknown) | undefined;
   if (fn === 'expects.derive') return k.expects?.derive as ((...args: unknown[]) => unknown) | undefined;
   const m = /^(inputs|outputs)\.(.+)\.(type|rate)$/.exec(fn);
   const port = m ? k[m[1] as 'inputs' | 'outputs'].find((p) => p.name === m[2]) : undefined;
@@ -45,6 +45,8 @@ function call(c: PackageCall): CallResult {
   try {
     const args = c.fn.endsWith('.type') ? [c.args[0], c.args[1] ?? undefined] : c.args;
     let value = f(...args);
+    // A CPU twin fills its firing's outputs: they go back with its report.
+    if (c.fn === 'cpu') value = { report: value, outputs: (c.args[0] as { outputs: unknown }).outputs };
     if (c.fn === 'ports') {
       const ports = value as { inputs: PortSpec[]; outputs: PortSpec[] };
       value = { inputs: portsData(ports.inputs, c.args[0] as Record<string, unknown>), outputs: portsData(ports.outputs, c.args[0] as Record<string, unknown>) };
