@@ -1,6 +1,6 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type { DataType, Kernel, PortSpec } from '@pipeloom/kernels';
-import { callKey, Doing, type CallResult, type DoingWhat, type PackageCall } from './package-calls.js';
+import { callKey, Doing, stableJson, type CallResult, type DoingWhat, type PackageCall } from './package-calls.js';
 import type { LoadedPackages } from './load.js';
 
 // Kernel packages' code runs on a thread of its own (package-worker.ts), never on the agent's
@@ -87,7 +87,14 @@ export class PackageHost {
    * overrun's message.
    */
   async prefetch(items: { kernel: string; params: Record<string, unknown> }[]): Promise<void> {
-    const mine = items.filter((i) => this.kernels.has(i.kernel));
+    // Once per kernel and params: a bag of many nodes often repeats them.
+    const seen = new Set<string>();
+    const mine = items.filter((i) => {
+      const key = `${i.kernel}\u0000${stableJson(i.params)}`;
+      if (!this.kernels.has(i.kernel) || seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
     if (!mine.length) return;
     if (this.overrun) throw new Error(this.overrun);
     if (!this.worker) await this.reboot();
