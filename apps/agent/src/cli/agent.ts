@@ -5,7 +5,8 @@ import { startAgent, type AgentServer } from '../server/server.js';
 import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/host-run.js';
 import { DEFAULT_LIMITS, MIN_TOKEN_LENGTH } from '../server/security.js';
 import { parseCommandArgs, seconds } from './args.js';
-import { compileCheck, KERNELS_ENV, loadKernelPackages } from '../kernels/load.js';
+import { compileCheck, KERNELS_ENV, loadKernelPackages, loadTimeoutFlag } from '../kernels/load.js';
+import { DEFAULT_KERNEL_LOAD_TIMEOUT_S } from '../kernels/package-host.js';
 import { kernelManifest, listKernels } from '@pipeloom/kernels';
 import { openDevice } from '../devices/discover.js';
 
@@ -38,6 +39,10 @@ const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token-file FILE [o
   --kernels PATH_OR_PACKAGE   load a kernel package (an ES module exporting defineKernel
                        kernels: a file, a folder or an installed npm package) from this
                        machine; repeatable. Only the operator names packages, never a document
+  --kernel-load-timeout S   time limit in seconds of importing each package (default
+                       ${DEFAULT_KERNEL_LOAD_TIMEOUT_S}) and of any one call of its kernels' functions (port
+                       types, rates, cost) for a deploy, which runs off the main thread: a call
+                       past it fails that deploy, naming package, kernel, function and params
   --allow-wgsl         run custom.wgsl nodes (WGSL written in the document, not in the kernel
                        registry); off by default: such deploys are refused
   --kernel-timeout S   time limit of one firing in seconds (default 60; 0 for none). A firing
@@ -100,7 +105,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'agent',
     argv,
-    { name: str, port: str, token: str, 'token-file': str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'cpu-memory': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'login-timeout': str, 'max-pending': str, 'max-pending-per-address': str, 'allow-wgsl': { type: 'boolean' }, 'cpu-only': { type: 'boolean' }, 'kernel-timeout': str, kernels: { type: 'string', multiple: true } },
+    { name: str, port: str, token: str, 'token-file': str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'cpu-memory': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'login-timeout': str, 'max-pending': str, 'max-pending-per-address': str, 'allow-wgsl': { type: 'boolean' }, 'cpu-only': { type: 'boolean' }, 'kernel-timeout': str, 'kernel-load-timeout': str, kernels: { type: 'string', multiple: true } },
     HELP,
   );
   if (!args.ok) return args.code;
@@ -155,7 +160,9 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
   }
-  const packages = await loadKernelPackages((args.values.kernels as unknown as string[] | undefined) ?? []);
+  const loadTimeoutMs = loadTimeoutFlag('agent', f.get('kernel-load-timeout'));
+  if (loadTimeoutMs === undefined) return 1;
+  const packages = await loadKernelPackages((args.values.kernels as unknown as string[] | undefined) ?? [], process.cwd(), { loadTimeoutMs, restart: true });
   for (const p of packages.problems) console.error(`pipeloom agent: ${p}`);
   if (packages.problems.length) return 2;
   const devices = await discover({ host: name, backend: f.get('backend'), emulateGpus: nums['emulate-gpus'], cpuOnly: args.values['cpu-only'] === true, cpuMemory: nums['cpu-memory'] || undefined });

@@ -34,6 +34,8 @@ export interface AgentFlags {
   linkRate?: number;
   allowWgsl?: boolean;
   kernelTimeout?: number | null;
+  /** Local agents only: --kernel-load-timeout in seconds. */
+  kernelLoadTimeout?: number;
   /** Local agents only: kernel package files each loads (--kernels). */
   kernels?: string[];
 }
@@ -89,7 +91,7 @@ export async function openAgents(command: string, cluster: LocalCluster, f: Agen
     local = await spawnLocalAgents(cluster.hosts, {
       gpus: cluster.gpus,
       linkRate: f.linkRate,
-      args: [...(f.allowWgsl ? ['--allow-wgsl'] : []), ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : []), ...(f.kernels ?? []).flatMap((k) => ['--kernels', k])],
+      args: [...(f.allowWgsl ? ['--allow-wgsl'] : []), ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : []), ...(f.kernelLoadTimeout !== undefined ? ['--kernel-load-timeout', String(f.kernelLoadTimeout)] : []), ...(f.kernels ?? []).flatMap((k) => ['--kernels', k])],
       // Their log stays quiet, except a local agent that goes mid-run (a crash in native GPU
       // code says nothing else): the run's failure names the host, this says how it ended.
       log: (host, line) => line.startsWith('agent exited') && console.error(`\npipeloom ${command}: local agent ${host} ${line.slice('agent '.length)}`),

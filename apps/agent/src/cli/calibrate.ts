@@ -5,7 +5,7 @@ import { ProgressBar } from '../progress/bar.js';
 import { clusterOf, openAgents } from './agents.js';
 import { EXIT_INTERRUPTED, Interrupt, INTERRUPTED } from './interrupt.js';
 import { choice, deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
-import { loadKernelPackages } from '../kernels/load.js';
+import { loadKernelPackages, loadTimeoutFlag, withPackageCalls } from '../kernels/load.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 
 const USAGE = `usage: pipeloom calibrate FILE [--iterations N] [--agents ws://...,...] [--token T] [--out FILE] [--sync self-timed|barrier] [--param NAME=VALUE ...]
@@ -30,12 +30,14 @@ per link and size the seconds per transfer, with the document's hash, the machin
   --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
                             the document's; repeatable
   --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents; repeatable
+  --kernel-load-timeout S  time limit in seconds of importing each package and of any one call
+                           of its kernels' functions, here and in the local agents (default 30)
 
 Exit status: 0 written, 1 run failed or refused, 2 invalid document.`;
 
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
-  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, sync: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, 'deploy-timeout': str, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } }, USAGE);
+  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, sync: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, 'deploy-timeout': str, 'kernel-load-timeout': str, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } }, USAGE);
   if (!args.ok) return args.code;
   const v = args.values;
   const iterations = positiveInt('calibrate', 'iterations', v.iterations);
@@ -44,12 +46,17 @@ export async function main(argv: string[]): Promise<number> {
   const syncFlag = choice('calibrate', 'sync', v.sync, ['self-timed', 'barrier'] as const, 'barrier');
   if (iterations === undefined || kernelTimeout === undefined || deployTimeout === undefined || !syncFlag) return EXIT.failure;
   const file = args.positionals[0];
-  const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? []);
+  const loadTimeoutMs = loadTimeoutFlag('calibrate', v['kernel-load-timeout']);
+  if (loadTimeoutMs === undefined) return EXIT.failure;
+  const kernelLoadTimeout = v['kernel-load-timeout'] === undefined ? undefined : loadTimeoutMs / 1000;
+  const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? [], process.cwd(), { loadTimeoutMs });
   for (const p of packages.problems) console.error(`pipeloom calibrate: ${p}`);
   if (packages.problems.length) return EXIT.invalid;
   const read = await readDocument('calibrate', file, args.values.param);
   if (!read.ok) return read.code;
-  const { model, diagnostics } = analyze(read.doc);
+  const analysed = withPackageCalls('calibrate', () => analyze(read.doc));
+  if (!analysed) return EXIT.invalid;
+  const { model, diagnostics } = analysed;
   if (!model) {
     printDiagnostics(diagnostics);
     return EXIT.invalid;
@@ -60,7 +67,8 @@ export async function main(argv: string[]): Promise<number> {
   const sync = syncFlag;
   const igs: ImplementationGraph[] = [];
   for (const overlap of [false, true]) {
-    const r = compileModel(model, overlap, [...diagnostics]);
+    const r = withPackageCalls('calibrate', () => compileModel(model, overlap, [...diagnostics]));
+    if (!r) return EXIT.invalid;
     if (!r.ok) {
       printDiagnostics(r.diagnostics);
       return EXIT.invalid;
@@ -69,7 +77,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   printDiagnostics(diagnostics);
   const interrupt = new Interrupt('calibrate');
-  const agents = await openAgents('calibrate', clusterOf(igs[0]), { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) });
+  const agents = await openAgents('calibrate', clusterOf(igs[0]), { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) });
   if (!agents) {
     interrupt.dispose();
     return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;

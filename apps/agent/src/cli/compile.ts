@@ -1,7 +1,7 @@
 import { allPrograms, bufferNodes, compile, formatBytes, type ImplementationGraph, type MemoryReport, type ProjectDocument } from '@pipeloom/core';
 import { choice, parseCommandArgs } from './args.js';
 import { diagnosticsJson, EXIT, printDiagnostics, readDocument } from './read-document.js';
-import { loadKernelsFlag } from '../kernels/load.js';
+import { loadKernelsFlag, loadTimeoutFlag, withPackageCalls } from '../kernels/load.js';
 
 const USAGE = `usage: pipeloom compile FILE [--overlap|--no-overlap] [--format text|json|dot] [--param NAME=VALUE ...]
 
@@ -17,11 +17,14 @@ per-PE memory before and after sharing with its lower bound.
                             the document's; repeatable
   --kernels PATH_OR_PACKAGE  load a kernel package (an ES module exporting defineKernel kernels)
                             before reading the document; repeatable
+  --kernel-load-timeout S   time limit in seconds of importing each --kernels package and of any
+                            one call of its kernels' functions (port types, rates, cost;
+                            default 30): a package past it is named, and the command exits 2
 
 Exit status: 0 compiled, 1 failure (unreadable file, bad option), 2 invalid document or kernel package.`;
 
 export async function main(argv: string[]): Promise<number> {
-  const args = parseCommandArgs('compile', argv, { overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } }, USAGE);
+  const args = parseCommandArgs('compile', argv, { overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' }, kernels: { type: 'string', multiple: true }, 'kernel-load-timeout': { type: 'string' }, param: { type: 'string', multiple: true } }, USAGE);
   if (!args.ok) return args.code;
   const format = choice('compile', 'format', args.values.format, ['text', 'json', 'dot'] as const, 'text');
   if (!format) return EXIT.failure;
@@ -33,7 +36,9 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`pipeloom compile: one document at a time, got ${args.positionals.length}\n\n${USAGE}`);
     return EXIT.failure;
   }
-  if (!(await loadKernelsFlag('compile', args.values.kernels as unknown as string[] | undefined))) return EXIT.invalid;
+  const loadTimeout = loadTimeoutFlag('compile', args.values['kernel-load-timeout']);
+  if (loadTimeout === undefined) return EXIT.failure;
+  if (!(await loadKernelsFlag('compile', args.values.kernels as unknown as string[] | undefined, loadTimeout))) return EXIT.invalid;
   const read = await readDocument('compile', args.positionals[0], args.values.param);
   if (!read.ok) {
     // A bad document, as JSON too for a program reading stdout (an unreadable file has no diagnostics).
@@ -41,7 +46,8 @@ export async function main(argv: string[]): Promise<number> {
     return read.code;
   }
   const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : undefined;
-  const result = compile(read.doc, { overlap });
+  const result = withPackageCalls('compile', () => compile(read.doc, { overlap }));
+  if (!result) return EXIT.invalid;
   if (!result.ok) {
     printDiagnostics(result.diagnostics);
     if (format === 'json') process.stdout.write(`${diagnosticsJson(result.diagnostics)}\n`);

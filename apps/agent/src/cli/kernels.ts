@@ -2,7 +2,7 @@ import { kernelManifest, listKernels } from '@pipeloom/kernels';
 import { choice, parseCommandArgs } from './args.js';
 import { EXIT } from './read-document.js';
 import { kernelsMarkdown, kernelsText } from '../kernels/docs.js';
-import { compileCheck, loadKernelPackages } from '../kernels/load.js';
+import { compileCheck, LOAD_TIMEOUT_HELP, loadKernelPackages, loadTimeoutFlag } from '../kernels/load.js';
 import { discover, openDevice } from '../devices/discover.js';
 
 const USAGE = `usage: pipeloom kernels [--kernels PATH_OR_PACKAGE]... [--format text|json|markdown] [--check]
@@ -15,13 +15,14 @@ package, with ports, params and docs.
   --format text|json|markdown
                              text (default), the manifests as JSON (what agents report at
                              login), or markdown (docs/kernels.md is this, for the built-ins)
+  ${LOAD_TIMEOUT_HELP}
   --check                    also compile every package kernel's WGSL on this machine's WebGPU
                              adapter (a module that does not compile is named with its line)
 
 Exit status: 0 listed, 1 bad option, 2 a package failed to load or check.`;
 
 export async function main(argv: string[]): Promise<number> {
-  const args = parseCommandArgs('kernels', argv, { kernels: { type: 'string', multiple: true }, format: { type: 'string' }, check: { type: 'boolean' } }, USAGE);
+  const args = parseCommandArgs('kernels', argv, { kernels: { type: 'string', multiple: true }, 'kernel-load-timeout': { type: 'string' }, format: { type: 'string' }, check: { type: 'boolean' } }, USAGE);
   if (!args.ok) return args.code;
   const format = choice('kernels', 'format', args.values.format, ['text', 'json', 'markdown'] as const, 'text');
   if (!format) return EXIT.failure;
@@ -29,7 +30,9 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`pipeloom kernels: takes no document (got ${args.positionals[0]}); name packages with --kernels\n\n${USAGE}`);
     return EXIT.failure;
   }
-  const loaded = await loadKernelPackages((args.values.kernels as unknown as string[] | undefined) ?? []);
+  const loadTimeoutMs = loadTimeoutFlag('kernels', args.values['kernel-load-timeout']);
+  if (loadTimeoutMs === undefined) return EXIT.failure;
+  const loaded = await loadKernelPackages((args.values.kernels as unknown as string[] | undefined) ?? [], process.cwd(), { loadTimeoutMs });
   const problems = [...loaded.problems];
   if (args.values.check && loaded.packages.length) {
     // The adapter an agent on this machine would use (opengl: llvmpipe where there is no GPU).

@@ -2,7 +2,7 @@ import { analyseTrace, analyze, formatDiagnostic, formatSeconds, predict, SYNC_M
 import { choice, parseCommandArgs, positiveInt } from './args.js';
 import { loadCalibration } from './calibration-file.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
-import { loadKernelsFlag } from '../kernels/load.js';
+import { loadKernelsFlag, loadTimeoutFlag, withPackageCalls } from '../kernels/load.js';
 import { traceFormatUsage, TRACE_VIEWER, traceFormat, writeTraceFile } from './trace-file.js';
 
 const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json|.paje|.csv] [--overlap|--no-overlap] [--sync self-timed|barrier] [--format text|json] [--calibration FILE|--no-calibration] [--param NAME=VALUE ...]
@@ -26,6 +26,9 @@ sync mode is printed beside the one modelled in full.
                             the document's; repeatable
   --kernels PATH_OR_PACKAGE  load a kernel package (an ES module exporting defineKernel kernels)
                             before reading the document; repeatable
+  --kernel-load-timeout S   time limit in seconds of importing each --kernels package and of any
+                            one call of its kernels' functions (port types, rates, cost;
+                            default 30): a package past it is named, and the command exits 2
 
 Exit status: 0 predicted, 1 failure (unreadable file, bad option), 2 invalid document or kernel package.`;
 
@@ -33,7 +36,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'predict',
     argv,
-    { iterations: { type: 'string' }, trace: { type: 'string' }, 'trace-format': { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, sync: { type: 'string' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
+    { iterations: { type: 'string' }, trace: { type: 'string' }, 'trace-format': { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, sync: { type: 'string' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' }, kernels: { type: 'string', multiple: true }, 'kernel-load-timeout': { type: 'string' }, param: { type: 'string', multiple: true } },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -47,22 +50,28 @@ export async function main(argv: string[]): Promise<number> {
     console.error('pipeloom predict: choose one of --overlap and --no-overlap');
     return EXIT.failure;
   }
-  if (!(await loadKernelsFlag('predict', args.values.kernels as unknown as string[] | undefined))) return EXIT.invalid;
+  const loadTimeout = loadTimeoutFlag('predict', args.values['kernel-load-timeout']);
+  if (loadTimeout === undefined) return EXIT.failure;
+  if (!(await loadKernelsFlag('predict', args.values.kernels as unknown as string[] | undefined, loadTimeout))) return EXIT.invalid;
   const read = await readDocument('predict', args.positionals[0], args.values.param);
   if (!read.ok) return read.code;
-  const { model } = analyze(read.doc);
+  const analysed = withPackageCalls('predict', () => analyze(read.doc));
+  if (!analysed) return EXIT.invalid;
+  const { model } = analysed;
   const cal = args.values['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, args.values.calibration as string | undefined);
   const sync: SyncMode = syncArg ?? read.doc.options?.sync ?? 'self-timed';
   const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : read.doc.options?.overlap ?? true;
   const modelled = (mode: SyncMode) => (cal ? cal.predict({ iterations: iterations ?? undefined, sync: mode, overlap }) : predict(read.doc, { iterations: iterations ?? undefined, sync: mode, overlap }));
-  const result = modelled(sync);
+  const result = withPackageCalls('predict', () => modelled(sync));
+  if (!result) return EXIT.invalid;
   if (!result.ok) {
     printDiagnostics(result.diagnostics);
     return EXIT.invalid;
   }
   printDiagnostics(result.diagnostics);
   const p = result.prediction;
-  const otherResult = modelled(sync === 'barrier' ? 'self-timed' : 'barrier');
+  const otherResult = withPackageCalls('predict', () => modelled(sync === 'barrier' ? 'self-timed' : 'barrier'));
+  if (!otherResult) return EXIT.invalid;
   const other = otherResult.ok ? otherResult.prediction : undefined;
   const traced = overlap ? p.overlap : p.noOverlap;
   if (!traced) {

@@ -1,3 +1,4 @@
+import { withPackageCalls } from '../kernels/load.js';
 import { analyseTrace, analyze, bagGraph, formatSeconds, traceMetadata, type BagRunOptions, type ProjectDocument, type RunResult } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { exitOf, onAgents, type AgentFlags, type LocalCluster } from './agents.js';
@@ -50,12 +51,16 @@ function documentCluster(pes: readonly { host: string; kind: 'cpu' | 'gpu'; id: 
 }
 
 export async function runBagCommand(doc: ProjectDocument, o: BagCommandOptions): Promise<number> {
-  const { model, diagnostics } = analyze(doc, { params: o.params });
+  // Package kernels' functions answer from their own thread; one that overruns ends the command.
+  const analysed = withPackageCalls('run', () => analyze(doc, { params: o.params }));
+  if (!analysed) return EXIT.invalid;
+  const { model, diagnostics } = analysed;
   if (!model) {
     printDiagnostics(diagnostics);
     return EXIT.invalid;
   }
-  const built = bagGraph(model);
+  const built = withPackageCalls('run', () => bagGraph(model));
+  if (!built) return EXIT.invalid;
   if (!built.graph) {
     printDiagnostics(built.diagnostics);
     return EXIT.invalid;

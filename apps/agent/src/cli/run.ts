@@ -3,7 +3,7 @@ import { ProgressBar } from '../progress/bar.js';
 import { agentsHaving, clusterOf, exitOf, onAgents } from './agents.js';
 import { deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
-import { loadKernelPackages } from '../kernels/load.js';
+import { loadKernelPackages, loadTimeoutFlag, withPackageCalls } from '../kernels/load.js';
 import { findKernel } from '@pipeloom/kernels';
 import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
 import { traceFormatUsage, TRACE_VIEWER, traceFormat, writeTraceFile } from './trace-file.js';
@@ -54,6 +54,8 @@ utilisation and predicted vs measured.
                             the document's; repeatable
   --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents (remote agents
                            load their own: pipeloom agent --kernels); repeatable
+  --kernel-load-timeout S  time limit in seconds of importing each package and of any one call
+                           of its kernels' functions, here and in the local agents (default 30)
 
 Exit status: 0 run complete and checks passed, 1 run failed or refused, 2 invalid document,
 kernel package, or a kernel an agent lacks or has in another major version.`;
@@ -63,7 +65,7 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'trace-format': str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, 'deploy-timeout': str, sync: str, mode: str, window: str, prefetch: str, slow: { type: 'string', multiple: true }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
+    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'trace-format': str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, 'deploy-timeout': str, 'kernel-load-timeout': str, sync: str, mode: str, window: str, prefetch: str, slow: { type: 'string', multiple: true }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -97,7 +99,10 @@ export async function main(argv: string[]): Promise<number> {
   const prefetchFlag = v.prefetch === 'unbounded' ? 'unbounded' : positiveInt('run', 'prefetch', v.prefetch);
   const slow = slowFlags((v.slow as unknown as string[] | undefined) ?? []);
   if (windowFlag === undefined || prefetchFlag === undefined || !slow) return EXIT.failure;
-  const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? []);
+  const loadTimeoutMs = loadTimeoutFlag('run', v['kernel-load-timeout']);
+  if (loadTimeoutMs === undefined) return EXIT.failure;
+  const kernelLoadTimeout = v['kernel-load-timeout'] === undefined ? undefined : loadTimeoutMs / 1000;
+  const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? [], process.cwd(), { loadTimeoutMs });
   for (const p of packages.problems) console.error(`pipeloom run: ${p}`);
   if (packages.problems.length) return EXIT.invalid;
   const read = await readDocument('run', args.positionals[0], args.values.param);
@@ -112,11 +117,12 @@ export async function main(argv: string[]): Promise<number> {
       deploy,
       format,
       trace: traceFile ? { file: traceFile, as: traceAs } : undefined,
-      agents: { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) },
+      agents: { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) },
     });
   }
   const overlap = v.overlap ? true : v['no-overlap'] ? false : undefined;
-  const compiled = compile(doc, { overlap });
+  const compiled = withPackageCalls('run', () => compile(doc, { overlap }));
+  if (!compiled) return EXIT.invalid;
   if (!compiled.ok) {
     printDiagnostics(compiled.diagnostics);
     // A kernel unknown here but on the agents: say which have it (its package is loaded there, not here).
@@ -138,7 +144,7 @@ export async function main(argv: string[]): Promise<number> {
   const stand = model && standInTimes(model);
   const emulateDevices = devices || stand ? { ...stand, ...devices } : undefined;
 
-  return onAgents(clusterOf(ig), { agents: v.agents as string | undefined, token: v.token as string | undefined, linkRate: linkRate ?? undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernels: packages.packages.map((p) => p.file) }, async ({ coordinator }, interrupt) => {
+  return onAgents(clusterOf(ig), { agents: v.agents as string | undefined, token: v.token as string | undefined, linkRate: linkRate ?? undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) }, async ({ coordinator }, interrupt) => {
       const problems = coordinator.check(ig);
       // A kernel an agent lacks or has in another major version is a bad input (exit 2), found before anything is deployed.
       const kernels = checkAgentKernels(ig, coordinator.agents);

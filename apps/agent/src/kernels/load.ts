@@ -2,7 +2,8 @@ import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { checkKernelSpec, formatKernelProblem, getKernel, KernelDefinitionError, registerKernels, withDefaults, type Kernel } from '@pipeloom/kernels';
+import { checkKernelSpec, findKernel, formatKernelProblem, getKernel, KernelDefinitionError, registerKernels, withDefaults, type Kernel, type Params } from '@pipeloom/kernels';
+import { DEFAULT_KERNEL_LOAD_TIMEOUT_S, guardKernel, PackageHost } from './package-host.js';
 
 // Kernel packages (`--kernels PATH_OR_PACKAGE`): ES modules on this machine's disk, named by
 // its operator, never by a document. Each exports kernels made with defineKernel (named
@@ -57,21 +58,36 @@ function exportedKernels(mod: Record<string, unknown>): unknown[] {
   return out;
 }
 
-/**
- * Loads and registers each package in order. A package that fails to import, exports no
- * kernel, exports a bad definition or an id already registered is reported (never a stack),
- * and its kernels are not registered.
- */
-export async function loadKernelPackages(names: readonly string[], cwd = process.cwd()): Promise<LoadedPackages> {
-  const loaded: LoadedPackages = { packages: [], problems: [] };
-  for (const name of names) {
-    const { file, problem } = resolvePackage(name, cwd);
-    if (!file) {
-      loaded.problems.push(`kernel package ${name}: ${problem}`);
+/** What the package thread is doing while it imports and checks (kernels/package-host.ts names it when it overruns). */
+export type LoadStep = { package: string; doing: 'importing' } | { package: string; doing: 'checking'; kernel: string } | undefined;
+
+/** Resolves each name to its file; a name that resolves to none is a problem. */
+function resolveAll(names: readonly (string | { name: string; file: string })[], cwd: string, problems: string[]): { name: string; file: string }[] {
+  const out: { name: string; file: string }[] = [];
+  for (const n of names) {
+    if (typeof n !== 'string') {
+      out.push(n);
       continue;
     }
+    const { file, problem } = resolvePackage(n, cwd);
+    if (file) out.push({ name: n, file });
+    else problems.push(`kernel package ${n}: ${problem}`);
+  }
+  return out;
+}
+
+/**
+ * Imports and registers each package in this thread, in order (PE threads, the package thread).
+ * A package that fails to import, exports no kernel, exports a bad definition or an id already
+ * registered is reported (never a stack), and its kernels are not registered. `step` hears
+ * what is being done (a package's top level runs its own code); `wrap` makes what is registered.
+ */
+export async function importKernelPackages(names: readonly (string | { name: string; file: string })[], cwd = process.cwd(), step: (s: LoadStep) => void = () => {}, wrap: (k: Kernel) => Kernel = (k) => k): Promise<LoadedPackages> {
+  const loaded: LoadedPackages = { packages: [], problems: [] };
+  for (const { name, file } of resolveAll(names, cwd, loaded.problems)) {
     let mod: Record<string, unknown>;
     try {
+      step({ package: name, doing: 'importing' });
       mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     } catch (e) {
       if (e instanceof KernelDefinitionError) {
@@ -83,6 +99,8 @@ export async function loadKernelPackages(names: readonly string[], cwd = process
         loaded.problems.push(`kernel package ${name} (${file}) failed to load: ${message}${ts}`);
       }
       continue;
+    } finally {
+      step(undefined);
     }
     const kernels = exportedKernels(mod) as Kernel[];
     if (!kernels.length) {
@@ -90,25 +108,142 @@ export async function loadKernelPackages(names: readonly string[], cwd = process
       continue;
     }
     // Kernels not made with defineKernel get the same checks here.
-    const bad = kernels.flatMap((k) => checkKernelSpec(k));
+    const bad = kernels.flatMap((k) => {
+      step({ package: name, doing: 'checking', kernel: String((k as { id?: unknown }).id) });
+      try {
+        return checkKernelSpec(k);
+      } finally {
+        step(undefined);
+      }
+    });
     if (bad.length) {
       for (const p of bad) loaded.problems.push(`kernel package ${name}: ${formatKernelProblem(p)}`);
       continue;
     }
-    const duplicate = registerKernels(kernels, name);
+    const duplicate = registerKernels(kernels.map(wrap), name);
     for (const p of duplicate) loaded.problems.push(`kernel package ${name}: ${formatKernelProblem(p)}`);
     loaded.packages.push({ name, file, kernels: kernels.filter((k) => !duplicate.some((p) => p.kernel === k.id)).map((k) => k.id) });
   }
   return loaded;
 }
 
+/** The package threads of this process (one per load), for `prefetchKernelCalls` and `packageOverrun`. */
+const hosts: PackageHost[] = [];
+
+/**
+ * Loads the packages for this process's main thread: each is imported and checked first on a
+ * thread of its own under `loadTimeoutMs` (a package whose top level loops or never settles is
+ * a problem naming it, not a hang), then here, its kernels registered with their spec functions
+ * answered by that thread (kernels/package-host.ts). `restart`: an agent, whose thread starts
+ * again after a call overruns.
+ */
+export async function loadKernelPackages(names: readonly string[], cwd = process.cwd(), opts: { loadTimeoutMs?: number; restart?: boolean } = {}): Promise<LoadedPackages> {
+  const problems: string[] = [];
+  const list = resolveAll(names, cwd, problems);
+  if (!list.length) return { packages: [], problems };
+  const host = new PackageHost(opts.loadTimeoutMs ?? DEFAULT_KERNEL_LOAD_TIMEOUT_S * 1000, opts.restart ?? false);
+  const vetted = await host.load(list);
+  problems.push(...vetted.problems);
+  if (!vetted.packages.length) {
+    host.close();
+    return { packages: [], problems };
+  }
+  hosts.push(host);
+  // The same files here: their top level has just finished on the thread.
+  const ok = list.filter((p) => vetted.packages.some((q) => q.file === p.file));
+  const here = await importKernelPackages(ok, cwd, undefined, (k) => guardKernel(k, host));
+  for (const p of here.problems) if (!problems.includes(p)) problems.push(p);
+  return { packages: here.packages, problems };
+}
+
+/** At most this many (kernel, params) pairs of one message are evaluated ahead; checks call the rest one by one. */
+const MAX_PREFETCH = 65_536;
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A package kernel and params as a deploy names them (the message as it came: anything may be missing), or undefined. */
+function packageItem(kernel: unknown, params: unknown): { kernel: string; params: Record<string, unknown> } | undefined {
+  const k = typeof kernel === 'string' ? findKernel(kernel) : undefined;
+  if (!k || !hosts.some((h) => h.kernels.has(k.id))) return undefined;
+  return { kernel: k.id, params: withDefaults(k, isObj(params) ? (params as Params) : {}) };
+}
+
+/** The package kernels a deploy's checks call at their params: the source kernels of its initial tokens (runtime/initial.ts). */
+export function deployKernelCalls(m: unknown): { kernel: string; params: Record<string, unknown> }[] {
+  const out: { kernel: string; params: Record<string, unknown> }[] = [];
+  if (!hosts.length || !isObj(m) || !Array.isArray(m.programs)) return out;
+  for (const program of m.programs.slice(0, MAX_PREFETCH)) {
+    const initial = isObj(program) && Array.isArray(program.initial) ? program.initial : [];
+    for (const f of initial.slice(0, MAX_PREFETCH - out.length)) {
+      const item = isObj(f) ? packageItem(f.kernel, f.params) : undefined;
+      if (item) out.push(item);
+    }
+  }
+  return out;
+}
+
+/** The package kernels a bag-deploy's checks and its tasks' checks call: each node's kernel at its params (taskbag/check.ts). */
+export function bagKernelCalls(m: unknown): { kernel: string; params: Record<string, unknown> }[] {
+  const out: { kernel: string; params: Record<string, unknown> }[] = [];
+  if (!hosts.length || !isObj(m) || !Array.isArray(m.nodes)) return out;
+  for (const node of m.nodes.slice(0, MAX_PREFETCH)) {
+    const item = isObj(node) ? packageItem(node.kernel, node.params) : undefined;
+    if (item) out.push(item);
+  }
+  return out;
+}
+
+/** Evaluates off the main thread what checks will read of these package kernels at these params (an agent's deploy); rejects with an overrun's message. */
+export async function prefetchKernelCalls(items: { kernel: string; params: Record<string, unknown> }[]): Promise<void> {
+  for (const h of hosts) await h.prefetch(items);
+}
+
+/** Help text of `--kernel-load-timeout`, shared by every command that takes --kernels. */
+export const LOAD_TIMEOUT_HELP = `--kernel-load-timeout S  time limit, in seconds, of importing each --kernels package and of
+                           any one call of its kernels' functions (port types, rates, cost;
+                           default ${DEFAULT_KERNEL_LOAD_TIMEOUT_S})`;
+
+/** `--kernel-load-timeout S` in milliseconds: the default when absent, undefined (after a message) when it is not a number of seconds above 0. */
+export function loadTimeoutFlag(command: string, raw: string | boolean | undefined): number | undefined {
+  if (raw === undefined) return DEFAULT_KERNEL_LOAD_TIMEOUT_S * 1000;
+  const s = Number(raw);
+  if (typeof raw === 'string' && raw.trim() !== '' && s > 0 && s <= 86_400) return s * 1000;
+  console.error(`pipeloom ${command}: --kernel-load-timeout must be a number of seconds above 0 (at most 86400), not "${String(raw)}"`);
+  return undefined;
+}
+
+/** Why package calls fail in this process (a call overran on a CLI command), or undefined. */
+export function packageOverrun(): string | undefined {
+  return hosts.find((h) => h.overrun)?.overrun;
+}
+
+/**
+ * Runs a command's work that calls package kernels' functions (core's compile, predict): when
+ * one overran, prints its message and gives undefined (the command exits 2), whatever the work
+ * made of the failed call.
+ */
+export function withPackageCalls<T>(command: string, work: () => T): T | undefined {
+  let out: T;
+  try {
+    out = work();
+  } catch (e) {
+    if (!packageOverrun()) throw e;
+  }
+  const overrun = packageOverrun();
+  if (overrun) {
+    console.error(`pipeloom ${command}: ${overrun}`);
+    return undefined;
+  }
+  return out!;
+}
+
 /**
  * `--kernels` of a command: loads the packages, prints each problem on stderr; false when any
  * (the command exits 2). Sets KERNELS_ENV so this process's PE threads load the same files.
  */
-export async function loadKernelsFlag(command: string, names: readonly string[] | undefined): Promise<boolean> {
+export async function loadKernelsFlag(command: string, names: readonly string[] | undefined, loadTimeoutMs?: number): Promise<boolean> {
   if (!names?.length) return true;
-  const loaded = await loadKernelPackages(names);
+  const loaded = await loadKernelPackages(names, process.cwd(), { loadTimeoutMs });
   for (const p of loaded.problems) console.error(`pipeloom ${command}: ${p}`);
   process.env[KERNELS_ENV] = JSON.stringify(loaded.packages.map((p) => ({ name: p.name, file: p.file })));
   return loaded.problems.length === 0;

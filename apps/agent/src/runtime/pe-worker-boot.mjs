@@ -1,6 +1,7 @@
 // Entry of a PE thread: loads the kernel packages the agent loaded (a worker has its own
 // registry; the agent passes the resolved files in PIPELOOM_KERNEL_PACKAGES), then the thread:
-// a static run's (pe-worker) or the one `workerData.entry` names (a task-bag PE's).
+// a static run's (pe-worker) or the one `workerData.entry` names (a task-bag PE's, or the
+// kernel package thread, which imports the packages itself under a time limit).
 // In a checkout the thread is TypeScript: tsx is registered here, since a loader registered in
 // the main thread does not reach workers. An installed package is built JavaScript.
 import { existsSync } from 'node:fs';
@@ -12,10 +13,10 @@ if (ext === '.ts') {
   register();
 }
 const packages = process.env.PIPELOOM_KERNEL_PACKAGES;
-if (packages) {
-  const { loadKernelPackages } = await import(`../kernels/load${ext}`);
+if (packages && workerData?.entry !== 'packages') {
+  const { importKernelPackages } = await import(`../kernels/load${ext}`);
   // The agent already refused to start on any problem; the same files load the same way here.
-  await loadKernelPackages(JSON.parse(packages).map((p) => p.file));
+  await importKernelPackages(JSON.parse(packages).map((p) => p.file));
 }
-const entry = workerData?.entry === 'taskbag' ? '../taskbag/task-worker' : './pe-worker';
+const entry = { taskbag: '../taskbag/task-worker', packages: '../kernels/package-worker' }[workerData?.entry] ?? './pe-worker';
 await import(`${entry}${ext}`);

@@ -12,6 +12,7 @@ import { BagRun } from '../taskbag/bag-run.js';
 import { checkBagDeploy, checkFree, checkTask, type BagNode } from '../taskbag/check.js';
 import { DEPLOY_LIMITS } from './deploy-limits.js';
 import { DeployReporter } from './deploy-progress.js';
+import { bagKernelCalls, deployKernelCalls, prefetchKernelCalls } from '../kernels/load.js';
 
 // The agent's one run at a time, and who may touch it. A run belongs to the coordinator
 // connection that deployed it: only that connection starts or stops it, and its peer links
@@ -192,6 +193,7 @@ export class RunHost {
   private async deploy(from: CoordinatorConnection, m: Deploy): Promise<void> {
     const host = this.host;
     if (this.stuck) throw new Error(`agent ${host} cannot take runs until it restarts: ${this.stuck}`);
+    await this.prefetch('deploy', deployKernelCalls(m));
     if (this.active && this.active.owner !== from) throw new Error(`agent ${host} is busy with another coordinator's run`);
     // Shape, counts and sizes against this agent's PEs, before anything is dialled or allocated.
     const refused = deployRefusal(m, this.opts.devices, this.opts.deployLimits);
@@ -256,6 +258,21 @@ export class RunHost {
   }
 
   /**
+   * Package kernels' functions that a deploy's checks call (port types...), evaluated first on
+   * the package thread (kernels/package-host.ts): this thread keeps answering meanwhile, and
+   * one past the time limit refuses the deploy, naming it.
+   */
+  private async prefetch(what: string, calls: { kernel: string; params: Record<string, unknown> }[]): Promise<void> {
+    try {
+      await prefetchKernelCalls(calls);
+    } catch (e) {
+      const reason = `${what} on ${this.host}: ${e instanceof Error ? e.message : String(e)}`;
+      this.opts.log(reason);
+      throw new Error(reason);
+    }
+  }
+
+  /**
    * Every link of the run: dialled to later hosts, waited for from earlier ones. No time limit:
    * a peer that is slow to get its deploy keeps reporting progress, one that went silent fails
    * the deploy at the coordinator, which then stops the run here.
@@ -293,6 +310,7 @@ export class RunHost {
   private async bagDeploy(from: CoordinatorConnection, m: BagDeploy): Promise<void> {
     const host = this.host;
     if (this.stuck) throw new Error(`agent ${host} cannot take runs until it restarts: ${this.stuck}`);
+    await this.prefetch('bag-deploy', bagKernelCalls(m));
     if (this.active && this.active.owner !== from) throw new Error(`agent ${host} is busy with another coordinator's run`);
     const checked = checkBagDeploy(m, this.opts.devices, { allowWgsl: this.opts.allowWgsl ?? false });
     if (!checked.ok) {
