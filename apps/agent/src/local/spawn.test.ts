@@ -2,27 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ProjectDocument } from '@pipeloom/core';
 import { exited, RESTART, spawnLocalAgents, type LocalAgent } from './spawn.js';
-import { compileOrThrow, connect } from '../testing/fixtures.js';
+import { compileOrThrow, connect, example } from '../testing/fixtures.js';
 
 // Local agents say how they ended when they end on their own, never when asked to stop; with
 // `restart` (npm start, pipeloom run), one that ends on its own is started again on its URL.
 
-/** P -> C on h0's CPU: a run that needs no GPU. */
-const cpuOnly: ProjectDocument = {
-  format: 'pipeloom/v2',
-  name: 'cpu only',
-  app: {
-    nodes: [
-      { id: 'P', kernel: 'vector.produce', params: { length: 100 } },
-      { id: 'C', kernel: 'vector.check', params: { length: 100, scale: 1, offset: 0 } },
-    ],
-    edges: [{ from: { node: 'P', port: 'out' }, to: { node: 'C', port: 'in' } }],
-  },
-  arch: { hosts: [{ id: 'h0', cpus: 1, gpus: 0 }] },
-  mapping: { P: 'cpu@h0', C: 'cpu@h0' },
-} as unknown as ProjectDocument;
+// split-join: h0's CPU only.
 
 describe('local agents', () => {
   it('an agent that died is reported even when its exit arrives after a stop was asked for', async () => {
@@ -62,7 +48,7 @@ describe('supervised local agents (restart)', () => {
       expect(lines).toContain(`h0: agent restarted after it exited (signal SIGKILL): listening ${url} with the same token (restart 1)`);
       await local.ready();
       const c = await connect([url], local.token);
-      const r = await c.run(compileOrThrow(cpuOnly, false), { iterations: 3 }).done;
+      const r = await c.run(compileOrThrow(example('split-join'), false), { iterations: 3 }).done;
       c.close();
       expect(r.failure).toBeUndefined();
       expect(r.ok).toBe(true);
