@@ -9,6 +9,10 @@ import { autosave, fromValue, restoreAutosave } from './shell/documents.js';
 import { examples } from './shell/examples.js';
 import { appRun } from './run/store.js';
 import { followRuns } from './scan/history.js';
+import { hideToken } from './shell/query.js';
+
+// The agents' token leaves the address bar before anything is drawn (it stays in this tab).
+hideToken();
 
 // Start where the user left off; a first visit opens the P-I-I-C example.
 const restored = restoreAutosave();
