@@ -61,6 +61,20 @@ describe('supervised local agents (restart)', () => {
     expect(lines.filter((l) => l.includes('agent exited'))).toHaveLength(1);
   });
 
+  it('an agent a stop signal from outside ends (Ctrl-C reaches the whole process group) is not restarted', async () => {
+    const lines: string[] = [];
+    const local = await spawnLocalAgents(['h0'], { restart: true, cpuOnly: ['h0'], log: (host, line) => lines.push(`${host}: ${line}`) });
+    try {
+      local.agents[0].process.kill('SIGINT');
+      await exited(local.agents[0].process);
+      await expect(local.ready()).rejects.toThrow('local agent h0 was stopped by a signal from outside (exit code 0); it is not restarted');
+      expect(local.agents[0]).toMatchObject({ restarts: 0 });
+      expect(lines.filter((l) => l.includes('agent restarted'))).toEqual([]);
+    } finally {
+      await local.stop();
+    }
+  });
+
   it('an agent that crashes each time it starts again is given up on, saying why and what to do', async () => {
     // Its token file goes after the first start: every restart exits at once, naming the file.
     const dir = mkdtempSync(join(tmpdir(), 'pipeloom-supervise-'));
