@@ -461,6 +461,9 @@ describe('run store with a supervised agent (as npm start serves them)', () => {
       // Not supervised: it stays down, and the store keeps trying until told to stop.
       await local.stop();
       await reconnecting;
+      // Nothing starts on the connection that went.
+      expect(run.deploy(compileOrThrow(example('split-join'), false))).toBe(false);
+      expect(run.store.getState().problems[0]).toMatchObject({ message: 'reconnecting to h0', hint: expect.stringContaining('Connect') });
       const tried = new Promise<void>((resolve) => run.store.subscribe((s) => s.connectError !== undefined && resolve()));
       await tried;
       expect(run.store.getState().connectError).toMatch(/refused the connection.*\(trying again in \d+ s\)$/);

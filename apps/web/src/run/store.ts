@@ -390,8 +390,8 @@ export function createRunStore(deps: RunDeps = {}) {
 
     /** Checks the plan against what the connected agents serve: hosts, PEs, memory. */
     deploy(ig: ImplementationGraph): boolean {
-      if (!coordinator) {
-        store.setState({ problems: [notConnected()] });
+      if (!coordinator || store.getState().lost) {
+        store.setState({ problems: [notConnected(store.getState().lost)] });
         return false;
       }
       // Kernels an agent lacks or has in another major version are refused here too (issue 19).
@@ -412,8 +412,8 @@ export function createRunStore(deps: RunDeps = {}) {
      * run is a problem listing every PE with why, and the fix.
      */
     deployBag(graph: BagGraph): boolean {
-      if (!coordinator) {
-        store.setState({ problems: [notConnected()] });
+      if (!coordinator || store.getState().lost) {
+        store.setState({ problems: [notConnected(store.getState().lost)] });
         return false;
       }
       const problems = coordinator.checkBag(graph);
@@ -518,7 +518,10 @@ export function createRunStore(deps: RunDeps = {}) {
 
 export type RunStore = ReturnType<typeof createRunStore>;
 
-const notConnected = (): Diagnostic => ({ path: 'run', message: 'not connected to any agent', hint: 'enter the agent URLs and token, then Connect', severity: 'error' });
+const notConnected = (lost?: string[]): Diagnostic =>
+  lost
+    ? { path: 'run', message: `reconnecting to ${lost.join(', ')}`, hint: 'wait until it is connected again (or press Connect)', severity: 'error' }
+    : { path: 'run', message: 'not connected to any agent', hint: 'enter the agent URLs and token, then Connect', severity: 'error' };
 
 const pickCounts = (b: BagCounts): BagCounts => ({ tasks: b.tasks, committed: b.committed, discarded: b.discarded, requeued: b.requeued, recomputed: b.recomputed });
 
