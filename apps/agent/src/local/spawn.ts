@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 // `restart`, a supervisor starts again an agent that exits on its own (a kernel past its time
 // limit makes it kill itself for exactly this; a crash), on the same port with the same token
 // and flags, so the URLs and token already handed out stay good. One that a SIGINT or SIGTERM
-// stopped (exit code 0: Ctrl-C reaches the whole process group) stays stopped.
+// stopped (Ctrl-C reaches the whole process group) stays stopped.
 
 const BIN = fileURLToPath(new URL('../../bin/pipeloom.js', import.meta.url));
 
@@ -47,7 +47,7 @@ export interface SpawnOptions {
   args?: string[];
   /** Where agent stderr goes (default: dropped unless an agent fails to start). */
   log?: (host: string, line: string) => void;
-  /** Start again an agent that exits other than by `stop`, `kill` or a stop signal (exit code 0); RESTART says how often. */
+  /** Start again an agent that exits other than by `stop`, `kill` or a stop signal (SIGINT, SIGTERM); RESTART says how often. */
   restart?: boolean;
   /** With `restart`: an agent is back, listening at its URL again; `why` is how it had ended. */
   onRestart?: (agent: LocalAgent, why: string) => void;
@@ -158,10 +158,11 @@ function supervise(agent: LocalAgent, token: string, opts: SpawnOptions) {
   const watch = (child: ChildProcess) =>
     child.once('exit', (code, signal) => {
       if (over || stoppedByUs(child, code, signal)) return;
-      // An agent exits 0 only when SIGINT or SIGTERM asked it to: for local agents, mostly a
-      // Ctrl-C in the terminal, which signals the command's whole process group.
-      if (code === 0) {
-        gaveUp = `local agent ${agent.host} was stopped by a signal from outside (exit code 0); it is not restarted`;
+      // An agent exits 0 only when SIGINT or SIGTERM asked it to (before its handlers are set,
+      // the signal itself ends it): for local agents, mostly a Ctrl-C in the terminal, which
+      // signals the command's whole process group.
+      if (code === 0 || signal === 'SIGINT' || signal === 'SIGTERM') {
+        gaveUp = `local agent ${agent.host} was stopped by a signal from outside (${endOf(code, signal)}); it is not restarted`;
         settle(new Error(gaveUp));
         return;
       }
