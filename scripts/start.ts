@@ -1,6 +1,7 @@
 // `npm start`: the designer served on loopback beside local agents for hosts h0 and h1 (each
 // with three GPU PEs, the paper's Fig 6 cluster), so every example in the examples menu runs
-// out of the box. The printed URL carries the agents and their token to the Run view.
+// out of the box. The printed URL carries the agents and their token to the Run view. An agent
+// that exits on its own is restarted on its port (local/spawn.ts supervises them).
 //
 // The designer is served as users get it: a production build (`vite build`) under `vite
 // preview`. `npm run dev` (`--dev`) serves Vite's dev server instead, for people changing the
@@ -38,6 +39,9 @@ const [agentsR, serverR] = await Promise.allSettled([
     log: (host, line) => {
       if (!/artificially reduced/.test(line)) console.error(`[agent ${host}] ${line}`);
     },
+    // An agent that exits on its own (a kernel past its time limit ends it) comes back on its
+    // URL with the same token, so the page already open keeps working.
+    restart: true,
   }),
   serveDesigner({ dev, port, outDir: out >= 0 ? resolve(args[out + 1]) : undefined }),
 ]);

@@ -1,5 +1,5 @@
 import { expect, type Locator, type Page } from '@playwright/test';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
@@ -38,6 +38,14 @@ export async function setField(page: Page, testid: string, value: string) {
   const f = page.getByTestId(testid);
   await f.fill(value);
   await f.blur();
+}
+
+/** Opens `examples/FILE` from the Examples menu. */
+export async function pickExample(page: Page, file: string) {
+  await page.getByTestId('examples').click();
+  await page.getByTestId(`example-${file}`).click();
+  const name = JSON.parse(readFileSync(new URL(`../../examples/${file}`, import.meta.url), 'utf8')).name as string;
+  await expect(page.getByTestId('doc-name')).toHaveText(name);
 }
 
 /** A fresh designer with an empty project (first visit opens an example). */

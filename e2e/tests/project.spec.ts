@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { selectNode, shot, pageProblems } from './helpers.js';
+import { pickExample, selectNode, shot, pageProblems } from './helpers.js';
 
 // Issue 21, items 1, 13 and 14: a project is never lost by loading another; `npm start`
 // serves the production build; the designer loads every example without a console warning
@@ -12,13 +12,6 @@ import { selectNode, shot, pageProblems } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLES = readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.json')).sort();
-
-async function pickExample(page: Page, file: string) {
-  await page.getByTestId('examples').click();
-  await page.getByTestId(`example-${file}`).click();
-  const name = JSON.parse(readFileSync(join(ROOT, 'examples', file), 'utf8')).name as string;
-  await expect(page.getByTestId('doc-name')).toHaveText(name);
-}
 
 test('loading an example is one undo step; the project it replaced comes back by Undo and, after a reload, from Recent', async ({ page }) => {
   await page.goto('/');

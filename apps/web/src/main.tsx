@@ -11,6 +11,10 @@ import { keepProject } from './shell/storage.js';
 import { examples } from './shell/examples.js';
 import { appRun } from './run/store.js';
 import { followRuns } from './scan/history.js';
+import { hideToken } from './shell/query.js';
+
+// The agents' token leaves the address bar before anything is drawn (it stays in this tab).
+hideToken();
 
 /** An autosave longer than this is read in the worker; a shorter one before the first paint, as always. */
 const READ_IN_WORKER_CHARS = 200_000;

@@ -41,8 +41,14 @@ export interface AgentFlags {
 }
 
 export interface OpenAgents {
+  /** Connected to every agent (`renew` replaces it after a connection was lost). */
   coordinator: Coordinator;
   local?: LocalAgents;
+  /**
+   * The coordinator for the next run: this one while every connection is open, else a new one
+   * logged in to every agent again (local agents: once their supervisor has restarted them).
+   */
+  renew(): Promise<Coordinator>;
   close(): Promise<void>;
 }
 
@@ -92,24 +98,52 @@ export async function openAgents(command: string, cluster: LocalCluster, f: Agen
       gpus: cluster.gpus,
       linkRate: f.linkRate,
       args: [...(f.allowWgsl ? ['--allow-wgsl'] : []), ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : []), ...(f.kernelLoadTimeout !== undefined ? ['--kernel-load-timeout', String(f.kernelLoadTimeout)] : []), ...(f.kernels ?? []).flatMap((k) => ['--kernels', k])],
-      // Their log stays quiet, except a local agent that goes mid-run (a crash in native GPU
-      // code says nothing else): the run's failure names the host, this says how it ended.
-      log: (host, line) => line.startsWith('agent exited') && console.error(`\npipeloom ${command}: local agent ${host} ${line.slice('agent '.length)}`),
+      // Their log stays quiet, except a local agent that goes (a crash in native GPU code says
+      // nothing else) and its supervisor's words: the run's failure names the host, these say
+      // how it ended and that it is back for the next run.
+      log: (host, line) => /^agent (exited|restarted)/.test(line) && console.error(`\npipeloom ${command}: local agent ${host} ${line.slice('agent '.length)}`),
+      restart: true,
+      onGiveUp: (_, message) => console.error(`\npipeloom ${command}: ${message}`),
     });
     urls = local.agents.map((a) => a.url);
     token = local.token;
     console.error(`started ${local.agents.length} local agent(s): ${local.agents.map((a) => `${a.host} ${a.url}`).join(', ')}`);
   }
+  // The sockets of the coordinator in use: one closed means an agent was lost.
+  let sockets: SocketLike[] = [];
+  const login = () => {
+    const mine: SocketLike[] = [];
+    sockets = mine;
+    const connect = (url: string) => {
+      const s = wsConnect(url);
+      mine.push(s);
+      return s;
+    };
+    return Coordinator.connect(urls, { token, connect, clock: nodeClock });
+  };
   try {
-    const coordinator = await Coordinator.connect(urls, { token, connect: wsConnect, clock: nodeClock });
-    return {
-      coordinator,
+    const open: OpenAgents = {
+      coordinator: await login(),
       local,
+      renew: async () => {
+        if (sockets.every((s) => s.readyState === WebSocket.OPEN)) return open.coordinator;
+        open.coordinator.close();
+        // A connection can close before its agent's exit is seen: a refused login then waits for the restart once more.
+        for (let attempt = 1; ; attempt++) {
+          await local?.ready();
+          try {
+            return (open.coordinator = await login());
+          } catch (e) {
+            if (!local || attempt === 3) throw e;
+          }
+        }
+      },
       close: async () => {
-        coordinator.close();
+        open.coordinator.close();
         await local?.stop();
       },
     };
+    return open;
   } catch (e) {
     await local?.stop();
     console.error(`pipeloom ${command}: ${e instanceof ConnectError ? e.message : String(e)}`);

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { cpus, hostname } from 'node:os';
-import { analyze, calibrationFrom, checkAgentKernels, calibrationPath, compileModel, formatSeconds, measuredTimes, nodeTime, type Calibration, type ImplementationGraph, type MeasuredTimes } from '@pipeloom/core';
+import { analyze, calibrationFrom, checkAgentKernels, calibrationPath, compileModel, formatSeconds, measuredTimes, nodeTime, type Calibration, type Coordinator, type ImplementationGraph, type MeasuredTimes } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { clusterOf, openAgents } from './agents.js';
 import { EXIT_INTERRUPTED, Interrupt, INTERRUPTED } from './interrupt.js';
@@ -100,7 +100,15 @@ export async function main(argv: string[]): Promise<number> {
       const total = ig.fillCycles + steady;
       console.error(`calibrating ${ig.overlap ? 'with' : 'without'} overlap: ${total} iterations, the last ${steady} cycles measured`);
       const bar = new ProgressBar();
-      const handle = agents.coordinator.run(ig, { iterations: total, ...deployOptions(deployTimeout), onDeploy: (p) => bar.deploy(p), onProgress: (p) => bar.update(p), sync });
+      // A local agent lost since the last run is back (its supervisor restarts it): log in to it again.
+      let coordinator: Coordinator;
+      try {
+        coordinator = await agents.renew();
+      } catch (e) {
+        console.error(`pipeloom calibrate: ${e instanceof Error ? e.message : String(e)}`);
+        return EXIT.failure;
+      }
+      const handle = coordinator.run(ig, { iterations: total, ...deployOptions(deployTimeout), onDeploy: (p) => bar.deploy(p), onProgress: (p) => bar.update(p), sync });
       interrupt.onStop = () => handle.stop(INTERRUPTED);
       const r = await handle.done;
       interrupt.onStop = undefined;

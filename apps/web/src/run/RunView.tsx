@@ -4,7 +4,8 @@
  *
  * data-testid hooks (for e2e):
  *   run-urls, run-token          agent URLs (comma separated) and token fields
- *   run-connect, run-disconnect  buttons; run-connection shows the status (data-status)
+ *   run-connect, run-disconnect  buttons; run-connection shows the status (data-status; reconnecting
+ *                                names the hosts whose connection closed, until they are back)
  *   run-agent-<host>             one per connected agent, listing its PEs
  *   run-overlap, run-iterations  strategy checkbox (the document's options.overlap; disabled in task-bag mode) and iteration count
  *   run-mode                     task-bag mode's line (data-mode taskbag; absent in static mode); run-bag-problems: why the mode cannot run the document
@@ -184,11 +185,11 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
           <button data-testid="run-connect" disabled={running || st.connection === 'connecting'} onClick={() => void run.connect()}>
             {connected ? 'Reconnect' : 'Connect'}
           </button>
-          <button data-testid="run-disconnect" disabled={!connected || running} onClick={() => run.disconnect()}>
+          <button data-testid="run-disconnect" disabled={!(connected || st.connection === 'reconnecting') || running} onClick={() => run.disconnect()}>
             Disconnect
           </button>
           <span className={`run-conn ${st.connection}`} data-testid="run-connection" data-status={st.connection}>
-            {st.connection}
+            {st.connection === 'reconnecting' ? `reconnecting to ${st.lost?.join(', ') ?? 'the agents'}…` : st.connection}
           </span>
         </div>
         {st.connectError && <div className="run-error">{st.connectError}</div>}

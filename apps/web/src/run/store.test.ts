@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BagGraph, type ProjectDocument, type WrittenDocument, type TraceEvent, toChromeTrace } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '@pipeloom/agent/local/spawn';
 import { readFileSync } from 'node:fs';
-import { compileOrThrow, piic, root, wsConnect } from '@pipeloom/agent/testing/fixtures';
+import { compileOrThrow, example, piic, root, wsConnect } from '@pipeloom/agent/testing/fixtures';
 import { loadKernelPackages } from '@pipeloom/agent/kernels/load';
 import { readDocument } from '../shell/documents.js';
 import { compileBoth } from '../worker/compile.js';
@@ -443,4 +443,65 @@ describe('a run\'s deploy in the store, on real agents', () => {
       await local.stop();
     }
   }, 120_000);
+});
+
+describe('run store with a supervised agent (as npm start serves them)', () => {
+  it('an agent killed mid-run: that run fails naming it, the store shows reconnecting to it, logs in again once it is restarted, and the next run works', async () => {
+    const local = await spawnLocalAgents(['h0'], { restart: true, cpuOnly: ['h0'] });
+    const run = createRunStore({ connect: wsConnect, publishMs: 50 });
+    try {
+      run.setFields({ urls: local.agents[0].url, token: local.token });
+      await run.connect();
+      expect(run.store.getState().connection).toBe('connected');
+      const seen: { connection: string; lost?: string[] }[] = [];
+      run.store.subscribe((s) => seen.push({ connection: s.connection, lost: s.lost }));
+      const reconnected = new Promise<void>((resolve) => run.store.subscribe((s, prev) => s.connection === 'connected' && prev.connection === 'reconnecting' && resolve()));
+      const ig = compileOrThrow(example('split-join'), false);
+      const first = local.agents[0].process;
+      run.setFields({ iterations: 1_000_000 });
+      const killed = run.store.subscribe((s) => {
+        if (s.live.cycle > 3) {
+          killed();
+          first.kill('SIGKILL');
+        }
+      });
+      const r = await run.start(ig);
+      expect(r?.ok).toBe(false);
+      expect(run.store.getState()).toMatchObject({ status: 'failed', failure: { host: 'h0' } });
+      await reconnected;
+      expect(seen).toContainEqual({ connection: 'reconnecting', lost: ['h0'] });
+      expect(run.store.getState()).toMatchObject({ connection: 'connected', lost: undefined, connectError: undefined });
+      expect(local.agents[0].process).not.toBe(first);
+      run.setFields({ iterations: 3 });
+      const again = await run.start(ig);
+      expect(again?.failure).toBeUndefined();
+      expect(again?.ok).toBe(true);
+    } finally {
+      run.dispose();
+      await local.stop();
+    }
+  });
+
+  it('Disconnect while reconnecting stops trying', async () => {
+    const local = await spawnLocalAgents(['h0'], { cpuOnly: ['h0'] });
+    const run = createRunStore({ connect: wsConnect });
+    try {
+      run.setFields({ urls: local.agents[0].url, token: local.token });
+      await run.connect();
+      const reconnecting = new Promise<void>((resolve) => run.store.subscribe((s) => s.connection === 'reconnecting' && resolve()));
+      // Not supervised: it stays down, and the store keeps trying until told to stop.
+      await local.stop();
+      await reconnecting;
+      // Nothing starts on the connection that went.
+      expect(run.deploy(compileOrThrow(example('split-join'), false))).toBe(false);
+      expect(run.store.getState().problems[0]).toMatchObject({ message: 'reconnecting to h0', hint: expect.stringContaining('Connect') });
+      const tried = new Promise<void>((resolve) => run.store.subscribe((s) => s.connectError !== undefined && resolve()));
+      await tried;
+      expect(run.store.getState().connectError).toMatch(/refused the connection.*\(trying again in \d+ s\)$/);
+      run.disconnect();
+      expect(run.store.getState()).toMatchObject({ connection: 'disconnected', lost: undefined });
+    } finally {
+      run.dispose();
+    }
+  });
 });

@@ -7,7 +7,8 @@ import { analyze, calibrationFrom, checkAgentKernels, Coordinator, measuredTimes
 // published a few times a second rather than per batch, each from the events that arrived
 // since the last (core's TraceAccumulator), not from the whole trace again.
 
-export type ConnectionStatus = 'disconnected' | 'connecting' | 'connected' | 'failed';
+/** 'reconnecting': a connection closed without being asked to (an agent restarted); the store logs in again on its own. */
+export type ConnectionStatus = 'disconnected' | 'connecting' | 'connected' | 'reconnecting' | 'failed';
 export type RunStatus = 'idle' | 'checked' | 'running' | 'stopping' | 'done' | 'failed' | 'stopped' | 'calibrating';
 
 /** A document revision as the designer counts them: every edit the compiler sees bumps `revision`, every load bumps `loads`. */
@@ -39,6 +40,8 @@ export interface RunState {
   token: string;
   connection: ConnectionStatus;
   connectError?: string;
+  /** While reconnecting: the hosts whose connection closed. */
+  lost?: string[];
   agents: AgentInfo[];
   iterations: number;
   /** Transfers last at least their link's time in the document (link emulation). */
@@ -100,6 +103,39 @@ export interface RunDeps {
   publishMs?: number;
 }
 
+/**
+ * Milliseconds before each try to log in again after a connection closed: an agent restarted
+ * by its supervisor listens again within a second or two; one down for longer is tried every
+ * few seconds, never given up on (Disconnect stops it).
+ */
+export const RECONNECT_MS = [500, 1000, 2000, 4000, 8000];
+
+/**
+ * The coordinator's view of a socket, telling `closed` too when it closes (the coordinator
+ * keeps the socket's own handlers).
+ */
+function watched(socket: SocketLike, closed: () => void): SocketLike {
+  const w: SocketLike = {
+    get readyState() {
+      return socket.readyState;
+    },
+    send: (data) => socket.send(data),
+    close: (code, reason) => socket.close(code, reason),
+    onopen: null,
+    onmessage: null,
+    onclose: null,
+    onerror: null,
+  };
+  socket.onopen = (ev) => w.onopen?.(ev);
+  socket.onmessage = (ev) => w.onmessage?.(ev);
+  socket.onerror = (ev) => w.onerror?.(ev);
+  socket.onclose = (ev) => {
+    w.onclose?.(ev);
+    closed();
+  };
+  return w;
+}
+
 /** A Run view's store, its measured trace and its coordinator. */
 export function createRunStore(deps: RunDeps = {}) {
   const connect = deps.connect ?? ((url: string) => new WebSocket(url) as unknown as SocketLike);
@@ -116,6 +152,70 @@ export function createRunStore(deps: RunDeps = {}) {
   let bagNow: BagNumbers | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
   let seeded: object | null = null;
+  // Logins are numbered; `live` is the one the coordinator in use came from. A socket of another
+  // login closing is one we closed (or a login that failed): only the live one's are losses.
+  let logins = 0;
+  let live = 0;
+  // The agents and token of the live login, to log in to again after a loss.
+  let target: { list: string[]; token: string } | null = null;
+  // The reconnect in progress (cleared to cancel it) and its wait.
+  let retry: object | null = null;
+  let retryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Logs in to `list` with sockets that report a close to `lostConnection`. */
+  const login = (list: string[], token: string) => {
+    const n = ++logins;
+    const open = (url: string) => watched(connect(url), () => lostConnection(n, url));
+    return { n, connecting: Coordinator.connect(list, { token, connect: open, clock: browserClock, timeout: 10_000 }) };
+  };
+
+  const cancelRetry = () => {
+    retry = null;
+    clearTimeout(retryTimer);
+  };
+
+  const lostConnection = (n: number, url: string) => {
+    if (n !== live) return;
+    const host = coordinator?.agents.find((a) => a.url === url)?.host ?? url;
+    const lost = store.getState().lost ?? [];
+    store.setState({ connection: 'reconnecting', lost: lost.includes(host) ? lost : [...lost, host], connectError: undefined });
+    if (!retry) void reconnect();
+  };
+
+  /** Logs in to the same agents again, after the run the loss ended (if any) is over; tries until it works or is cancelled. */
+  const reconnect = async () => {
+    const mine = {};
+    retry = mine;
+    // The run on the lost agent fails on its own, naming the host; its coordinator goes after it.
+    while (handle) await handle.done;
+    if (retry !== mine || !target) return;
+    live = 0;
+    coordinator?.close();
+    coordinator = null;
+    const { list, token } = target;
+    for (let attempt = 0; ; attempt++) {
+      const wait = RECONNECT_MS[Math.min(attempt, RECONNECT_MS.length - 1)];
+      await new Promise((resolve) => (retryTimer = setTimeout(resolve, wait)));
+      if (retry !== mine) return;
+      const { n, connecting } = login(list, token);
+      try {
+        const c = await connecting;
+        if (retry !== mine) {
+          c.close();
+          return;
+        }
+        retry = null;
+        coordinator = c;
+        live = n;
+        store.setState({ connection: 'connected', agents: c.agents, lost: undefined, connectError: undefined });
+        return;
+      } catch (e) {
+        if (retry !== mine) return;
+        const next = RECONNECT_MS[Math.min(attempt + 1, RECONNECT_MS.length - 1)] / 1000;
+        store.setState({ connectError: `${e instanceof Error ? e.message : String(e)} (trying again in ${next} s)` });
+      }
+    }
+  };
 
   const store = createStore<RunState>()(() => ({
     urls: '',
@@ -276,8 +376,11 @@ export function createRunStore(deps: RunDeps = {}) {
       }
       api.disconnect();
       store.setState({ connection: 'connecting', connectError: undefined });
+      const { n, connecting } = login(list, token);
       try {
-        coordinator = await Coordinator.connect(list, { token, connect, clock: browserClock, timeout: 10_000 });
+        coordinator = await connecting;
+        live = n;
+        target = { list, token };
         store.setState({ connection: 'connected', agents: coordinator.agents });
       } catch (e) {
         coordinator = null;
@@ -286,16 +389,19 @@ export function createRunStore(deps: RunDeps = {}) {
     },
 
     disconnect(): void {
+      cancelRetry();
+      live = 0;
+      target = null;
       handle?.stop('disconnected by the user');
       coordinator?.close();
       coordinator = null;
-      store.setState({ connection: 'disconnected', agents: [] });
+      store.setState({ connection: 'disconnected', agents: [], lost: undefined });
     },
 
     /** Checks the plan against what the connected agents serve: hosts, PEs, memory. */
     deploy(ig: ImplementationGraph): boolean {
-      if (!coordinator) {
-        store.setState({ problems: [notConnected()] });
+      if (!coordinator || store.getState().lost) {
+        store.setState({ problems: [notConnected(store.getState().lost)] });
         return false;
       }
       // Kernels an agent lacks or has in another major version are refused here too (issue 19).
@@ -316,8 +422,8 @@ export function createRunStore(deps: RunDeps = {}) {
      * run is a problem listing every PE with why, and the fix.
      */
     deployBag(graph: BagGraph): boolean {
-      if (!coordinator) {
-        store.setState({ problems: [notConnected()] });
+      if (!coordinator || store.getState().lost) {
+        store.setState({ problems: [notConnected(store.getState().lost)] });
         return false;
       }
       const problems = coordinator.checkBag(graph);
@@ -424,7 +530,10 @@ export function createRunStore(deps: RunDeps = {}) {
 
 export type RunStore = ReturnType<typeof createRunStore>;
 
-const notConnected = (): Diagnostic => ({ path: 'run', message: 'not connected to any agent', hint: 'enter the agent URLs and token, then Connect', severity: 'error' });
+const notConnected = (lost?: string[]): Diagnostic =>
+  lost
+    ? { path: 'run', message: `reconnecting to ${lost.join(', ')}`, hint: 'wait until it is connected again (or press Connect)', severity: 'error' }
+    : { path: 'run', message: 'not connected to any agent', hint: 'enter the agent URLs and token, then Connect', severity: 'error' };
 
 const pickCounts = (b: BagCounts): BagCounts => ({ tasks: b.tasks, committed: b.committed, discarded: b.discarded, requeued: b.requeued, recomputed: b.recomputed });
 
