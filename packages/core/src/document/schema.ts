@@ -23,6 +23,13 @@ export const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const MAX_GPUS = 64;
 /** Most PEs one mapping entry may list (a node with tasks spreads its shares over them). */
 export const MAX_PE_LIST = 4096;
+/**
+ * The most initial tokens one edge may carry (delays.ts refuses more, naming the edge): 2^30. A
+ * delay is counted in the compiler's 32-bit columns (a read's lag is its delay plus the cycles
+ * its data takes, a buffer's slots one more) and never iterated over (a buffer's initial tokens
+ * are one range of slots). A run of N iterations reads only N initial tokens, so more is moot.
+ */
+export const MAX_DELAY = 2 ** 30;
 export const LINK_KINDS = ['pcie', 'infiniband', 'ethernet', 'nvlink', 'loopback'] as const;
 export const PE_KINDS = ['cpu', 'gpu'] as const;
 
@@ -118,7 +125,7 @@ export const edgeSchema = z
   .strictObject({
     from: portRef,
     to: portRef,
-    delay: expr.optional().meta({ description: 'Initial tokens on the edge; a cycle is legal only through a delayed edge.' }),
+    delay: expr.optional().meta({ description: `Initial tokens on the edge (0 to ${MAX_DELAY}, 2^30); a cycle is legal only through a delayed edge.`, maximum: MAX_DELAY }),
     init: z
       .union([finite, z.strictObject({ node: name })])
       .optional()
