@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../diagnostics.js';
 import type { AppEdge, ProjectDocument } from '../document/types.js';
+import type { BufferId } from '../ids.js';
 import { SYNC_MODES } from '../run/contract.js';
 import { predict } from '../predict/predict.js';
 import { sdfDocument } from '../testing/sdf.js';
@@ -75,10 +76,10 @@ function expectInitialSlots(ig: ImplementationGraph): void {
   const programs = allPrograms(ig);
   const { buffers } = ig;
   for (const p of Object.values(programs)) {
-    const byBuffer = new Map<string, ReturnType<typeof perSlot>>();
+    const byBuffer = new Map<BufferId, ReturnType<typeof perSlot>>();
     for (const f of perSlot(p.initial ?? [])) byBuffer.set(f.buffer, [...(byBuffer.get(f.buffer) ?? []), f]);
     for (const [id, fills] of byBuffer) {
-      const k = buffers.id.indexOf(id as never);
+      const k = buffers.id.indexOf(id);
       const slots = p.allocations.find((a) => a.buffers.includes(id))!.depth;
       const written = buffers.parent[k] >= 0 ? ig.programs.transfer.startCycle[k] : ig.programs.fire.startCycle[buffers.source[k]];
       const d = buffers.initial[k];
