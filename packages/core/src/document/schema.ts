@@ -39,6 +39,8 @@ const positive = z.number().positive();
 const expressionText = z.string().min(1).meta({ id: 'expression', description: 'An expression over the document params: numbers, + - * / %, min, max, parentheses, param names.' });
 /** A number or an expression (`"2 * N"`). */
 const expr = z.union([finite, expressionText], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number or an expression such as "2 * N"') : undefined) }).meta({ id: 'numberOrExpression' });
+/** A delay: a number or an expression; the bound is published for editors, and delays.ts checks it (also where an expression gives the value), naming the edge. */
+const delayExpr = z.union([finite.meta({ maximum: MAX_DELAY }), expressionText], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number or an expression such as "2 * N"') : undefined) });
 const position = z.strictObject({ x: finite, y: finite }).meta({ id: 'position', description: 'Canvas position in the editor; ignored by the compiler.' });
 
 const paramDef = z.strictObject({
@@ -125,7 +127,7 @@ export const edgeSchema = z
   .strictObject({
     from: portRef,
     to: portRef,
-    delay: expr.optional().meta({ description: `Initial tokens on the edge (0 to ${MAX_DELAY}, 2^30); a cycle is legal only through a delayed edge.`, maximum: MAX_DELAY }),
+    delay: delayExpr.optional().meta({ description: `Initial tokens on the edge (0 to ${MAX_DELAY}, 2^30); a cycle is legal only through a delayed edge.` }),
     init: z
       .union([finite, z.strictObject({ node: name })])
       .optional()
