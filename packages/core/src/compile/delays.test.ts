@@ -271,6 +271,24 @@ describe('delays: large values', () => {
     });
   }
 
+  it('a delay deeper than agents\' slots per buffer compiles with a warning at the edge: task-bag mode, or the largest delay that fits, which does', () => {
+    const warnings = (doc: ProjectDocument) => {
+      const r = compile(doc);
+      if (!r.ok) throw new Error(r.diagnostics.map(formatDiagnostic).join('\n'));
+      return r.diagnostics.filter((d) => d.severity === 'warning');
+    };
+    const [w] = warnings(small(2 ** 20, false));
+    expect(w.path).toBe('app.edges[2].delay');
+    expect(w.message).toMatch(/^static mode keeps this edge's 1048576 iterations of initial tokens in \d+ slots of buffer bn_\d+ on gpu0@h0; agents hold at most 256 slots per buffer, so they refuse a static run of it$/);
+    const fits = Number(/lower the delay to at most (\d+) iterations/.exec(w.hint!)![1]);
+    expect(w.hint).toContain('run it in task-bag mode');
+    expect(warnings(small(fits, false))).toEqual([]);
+    expect(warnings(small(fits + 1, false))).toHaveLength(1);
+    const bag = small(2 ** 20, false);
+    bag.options = { ...bag.options, mode: 'taskbag' };
+    expect(warnings(bag)).toEqual([]);
+  });
+
   it('a source node init at the bound: two ranges at most, tokens counted on from the first', () => {
     const doc = small(MAX_DELAY, false);
     doc.app.nodes.push({ id: 'seed', kernel: 'matrix.produce', params: { width: 1, height: 1 } });
