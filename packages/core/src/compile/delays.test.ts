@@ -316,7 +316,7 @@ describe('delays: large values', () => {
       const r = compile(doc);
       return r.ok ? [] : r.diagnostics.map(formatDiagnostic);
     };
-    for (const d of [MAX_DELAY + 1, 2 ** 31, 2 ** 32, 2 ** 53]) {
+    for (const d of [MAX_DELAY + 1, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 53]) {
       expect(messages(d)).toEqual([
         `app.edges[2].delay: the edge B.out -> A.b: delay ${d} is more initial tokens than an edge may carry (at most 1073741824, 2^30) (write a delay of at most 1073741824: a run of N iterations reads only the first N initial tokens, so any delay above N reads them throughout)`,
       ]);
