@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compile, hostPrograms, SYNC_MODES, type ImplementationGraph, type ProjectDocument, type TraceEvent } from '@pipeloom/core';
+import { analyze, bagGraph, compile, hostPrograms, MAX_DELAY, SYNC_MODES, type ImplementationGraph, type ProjectDocument, type TraceEvent } from '@pipeloom/core';
 import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
 
@@ -118,6 +118,66 @@ describe('a loop across hosts: A = x + B on h0, B = A + 0 on h1, B.out -> A.b de
       await runsExactly(compileOrThrow(doc(d + 1), overlap));
     });
   }
+});
+
+describe('a delay far longer than the run: every iteration reads an initial token', () => {
+  // The loop across hosts of above with d initial tokens of `init`, run for 6 iterations: A adds
+  // x_k to an initial token at every one, so C sees x_k + init. running_sum at its most (10^6)
+  // expects the same as any d above the run: the sum over k alone.
+  const RUN = 6;
+  const doc = (d: number, init: number, mapping: Record<string, string>) =>
+    document(
+      [
+        { id: 'P', kernel: 'matrix.produce' },
+        { id: 'A', kernel: 'matrix.add' },
+        { id: 'B', kernel: 'matrix.increment', params: { nb_loop: 0 } },
+        { id: 'C', kernel: 'matrix.consume', params: { running_sum: 1_000_000 } },
+      ],
+      [['P.out', 'A.a'], ['A.out', 'B.in'], ['B.out', 'A.b', { delay: d, init }], ['A.out', 'C.in']],
+      mapping,
+    );
+  const spread = { P: 'cpu@h0', A: 'gpu0@h0', B: 'gpu0@h1', C: 'cpu@h1' };
+
+  it(`task-bag mode, ${MAX_DELAY} initial tokens (the most a delay may carry): every check passes; init 5 fails at iteration 0`, async () => {
+    const graphOf = (init: number) => {
+      const { model, diagnostics } = analyze(doc(MAX_DELAY, init, spread));
+      if (!model) throw new Error(JSON.stringify(diagnostics));
+      const g = bagGraph(model);
+      if (!g.graph) throw new Error(JSON.stringify(g.diagnostics));
+      return g.graph;
+    };
+    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+    try {
+      const r = await c.runBag(graphOf(0), { iterations: RUN }).done;
+      expect(r.failure).toBeUndefined();
+      expect(r.ok).toBe(true);
+      for (const node of ['P', 'A', 'B', 'C']) expect(fired(r.events, node).sort((a, b) => a! - b!), node).toEqual(range(RUN));
+      const wrong = await c.runBag(graphOf(5), { iterations: RUN }).done;
+      expect(wrong.ok).toBe(false);
+      expect(wrong.failure?.message).toMatch(/iteration 0: element 0 is 5, expected 0/);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('static mode, 200 initial tokens in host and GPU slots (range fills) for a 6-iteration run: every check passes, in both sync modes', async () => {
+    const ig = compileOrThrow(doc(200, 0, spread), false);
+    const fills = hostPrograms(ig, ['h0', 'h1']).flatMap((p) => p.initial ?? []);
+    expect(fills.length).toBeLessThanOrEqual(2);
+    expect(fills.reduce((n, f) => n + (f.count ?? 1), 0)).toBe(200);
+    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+    try {
+      expect(c.check(ig)).toEqual([]);
+      for (const sync of SYNC_MODES) {
+        const r = await c.run(ig, { iterations: RUN, sync }).done;
+        expect(r.failure, sync).toBeUndefined();
+        expect(r.ok, sync).toBe(true);
+        for (const node of ig.order) expect(fired(r.events, node), `${sync}: ${node}`).toEqual(range(RUN));
+      }
+    } finally {
+      c.close();
+    }
+  });
 });
 
 describe('initial tokens from a source node, written into a GPU PE slot', () => {

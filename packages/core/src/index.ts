@@ -11,7 +11,7 @@ export { parseDocument, MAX_DOCUMENT_BYTES } from './document/parse.js';
 export { validate, analyze } from './document/validate.js';
 export { normalize, DEFAULTS as DOCUMENT_DEFAULTS } from './document/normalize.js';
 export { migrate, CURRENT_FORMAT } from './document/migrate.js';
-export { documentJsonSchema, type JsonSchemaOptions } from './document/schema.js';
+export { documentJsonSchema, MAX_DELAY, type JsonSchemaOptions } from './document/schema.js';
 export type { Model, ModelNode, ModelEdges, EdgeLists, ModelPe } from './document/model.js';
 // Scan macro-nodes: the networks, the plan the expansion writes, its model (the inspector's numbers).
 export { buildNetwork, networkStats, resolveNetwork, NETWORKS, NETWORK_ALIASES, IDENTITY, type Network, type NetworkStats, type ScanNetwork, type Application, type NetworkValue } from './scan/networks.js';

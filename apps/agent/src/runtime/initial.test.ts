@@ -42,7 +42,28 @@ const expected = {
   colour1: [new Array(8).fill(0), new Array(8).fill(0), [0, 200, 200, 200, 200, 200, 0, 0]],
 };
 
+/** Range fills (a delay's initial iterations): every slot of bn_2 a constant; bn_1's two slots a source's tokens 5 and 6. */
+const ranges: PeProgram['initial'] = [
+  { buffer: b('bn_2'), slot: 0, count: 3, value: 9 },
+  { buffer: b('bn_1'), slot: 0, count: 2, token: 5, ...seed },
+];
+const expectedRanges = {
+  colour0: [
+    [...Array(6).fill(0), ...Array(8).fill(5)],
+    [...Array(6).fill(0), ...Array(8).fill(6)],
+  ],
+  colour1: [[...Array(7).fill(9), 0], [...Array(7).fill(9), 0], [...Array(7).fill(9), 0]],
+};
+
 describe('initial tokens in host slots', () => {
+  it('fills a range of slots: a constant in each, a source kernel\'s tokens counted on slot by slot', () => {
+    const p = program('cpu', ranges);
+    const { storage } = allocateHost([p]);
+    fillHost('h0', [p], storage, buffers);
+    expect(storage.bn_0.slots.map((s) => f32(new Uint8Array(s)))).toEqual(expectedRanges.colour0);
+    expect(storage.bn_2.slots.map((s) => Array.from(new Uint8Array(s)))).toEqual(expectedRanges.colour1);
+  });
+
   it('fills constants, a range of a view and a source kernel token, once, in the storage the PE threads share', () => {
     const p = program('cpu', fills);
     const { storage } = allocateHost([p]);
@@ -89,6 +110,19 @@ describe('initial tokens in GPU slots', () => {
     if (colour0.kind !== 'gpu' || colour1.kind !== 'gpu') throw new Error('not on the GPU');
     expect(await Promise.all(colour0.buffers.map(async (x) => f32(await read(x))))).toEqual(expected.colour0);
     expect(await Promise.all(colour1.buffers.map(async (x) => Array.from(await read(x))))).toEqual(expected.colour1);
+    memory.free();
+  });
+
+  it('fills a range of slots like the host fill', async () => {
+    const p = program('gpu', ranges);
+    const memory = new PeMemory(p, buffers, device);
+    expect(await memory.created).toBeNull();
+    await fillGpu('h0', p, memory, buffers, device);
+    const colour0 = memory.get('bn_0');
+    const colour1 = memory.get('bn_2');
+    if (colour0.kind !== 'gpu' || colour1.kind !== 'gpu') throw new Error('not on the GPU');
+    expect(await Promise.all(colour0.buffers.map(async (x) => f32(await read(x))))).toEqual(expectedRanges.colour0);
+    expect(await Promise.all(colour1.buffers.map(async (x) => Array.from(await read(x))))).toEqual(expectedRanges.colour1);
     memory.free();
   });
 

@@ -6,13 +6,21 @@ import { align4, type BufferInfo, type ElementName, type GpuSlots, type HostStor
 // iterations, so the compiler lists the slots holding them (`PeProgram.initial`) and the agent
 // fills them after allocating and before the PE reports ready: host slots once, on the agent's
 // main thread (every PE thread shares them), GPU slots on their PE's thread with writeBuffer.
-// A token is a constant in every element, or a source kernel's output run on its CPU twin.
+// A token is a constant in every element, or a source kernel's output run on its CPU twin. A fill
+// names a range of slots (`count`, at most the allocation's depth: checkDeploy bounds it), so a
+// delay's size costs the agent its slots, never a loop over its tokens.
 
 const VIEW = { f32: Float32Array, u32: Uint32Array, i32: Int32Array, u8: Uint8Array } as const;
 
 /** Names a fill in a refusal: its token (when a source kernel makes it), buffer, slot and PE. */
 function what(f: InitialFill, pe: string): string {
   return `initial ${f.token !== undefined ? `token ${f.token} ` : ''}of buffer ${f.buffer} (slot ${f.slot}) on ${pe}`;
+}
+
+/** The single-slot fills of a range fill, in slot order: slot + i holds token + i. */
+function* slotsOf(f: InitialFill): Generator<InitialFill> {
+  const count = f.count ?? 1;
+  for (let i = 0; i < count; i++) yield i === 0 ? f : { ...f, slot: f.slot + i, ...(f.token !== undefined ? { token: f.token + i } : {}) };
 }
 
 /** The fill's range in its buffer's place in the slot: byte offset from the buffer's start, and length. */
@@ -120,13 +128,15 @@ export function fillHost(host: string, programs: readonly PeProgram[], storage: 
   const initial = new Initial(host, buffers);
   for (const program of programs) {
     if (program.kind !== 'cpu') continue;
-    for (const f of program.initial ?? []) {
-      const place = storage[f.buffer];
-      const slot = place?.slots[f.slot];
-      if (!slot) throw new Error(`${what(f, program.pe)}: the buffer has no such slot on ${program.pe}`);
-      const { offset } = fillRange(f, buffers[f.buffer]?.bytes ?? 0);
-      const data = initial.bytes(f, program.pe);
-      new Uint8Array(slot, place.at + offset, data.byteLength).set(data);
+    for (const range of program.initial ?? []) {
+      for (const f of slotsOf(range)) {
+        const place = storage[f.buffer];
+        const slot = place?.slots[f.slot];
+        if (!slot) throw new Error(`${what(f, program.pe)}: the buffer has no such slot on ${program.pe}`);
+        const { offset } = fillRange(f, buffers[f.buffer]?.bytes ?? 0);
+        const data = initial.bytes(f, program.pe);
+        new Uint8Array(slot, place.at + offset, data.byteLength).set(data);
+      }
     }
   }
 }
@@ -142,7 +152,7 @@ export async function fillGpu(host: string, program: PeProgram, memory: PeMemory
   if (!fills.length) return;
   const initial = new Initial(host, buffers);
   const bySlot = new Map<GPUBuffer, { size: number; parts: { at: number; data: Uint8Array }[] }>();
-  for (const f of fills) {
+  for (const f of fills.flatMap((range) => [...slotsOf(range)])) {
     const s = memory.slots.get(f.buffer) as GpuSlots | undefined;
     const buffer = s?.kind === 'gpu' ? s.buffers[f.slot] : undefined;
     if (!s || !buffer) throw new Error(`${what(f, program.pe)}: the buffer has no such slot on ${program.pe}`);

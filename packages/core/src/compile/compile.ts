@@ -1,6 +1,7 @@
-import { error, type Diagnostic } from '../diagnostics.js';
+import { error, warning, type Diagnostic } from '../diagnostics.js';
 import type { Model, ModelNode } from '../document/model.js';
 import { analyze } from '../document/validate.js';
+import { DEPLOY_SHAPE_LIMITS } from '../run/deploy-check.js';
 import { formatBytes } from '../util/units.js';
 import { insertBuffers } from './buffers.js';
 import { assignDepth } from './depth.js';
@@ -13,6 +14,7 @@ import { Router } from './route.js';
 import { schedule } from './schedule.js';
 import { layoutJoins, reportJoins } from './views.js';
 import type { NodeId } from '../ids.js';
+import type { BufferTable } from './table.js';
 import type { Buffers, CompileResult, ImplementationGraph } from './types.js';
 
 export interface CompileOptions {
@@ -47,7 +49,7 @@ export function compileModel(model: Model, overlap: boolean, diagnostics: Diagno
   const programs = buildPrograms(model, nodes, buffers, table, plan, lat, memory);
   if (model.edges.delay.some((d) => d > 0)) programs.initial = initialFills(model, buffers, table, lat, programs);
 
-  const problems = [...diagnostics, ...checkCapacity(model, order, buffers, memory)];
+  const problems = [...diagnostics, ...checkCapacity(model, order, buffers, memory), ...deepDelays(model, buffers, table)];
   if (problems.some((d) => d.severity === 'error')) return { ok: false, diagnostics: problems };
   let fillCycles = 0;
   for (let i = 0; i < order.length; i++) fillCycles = Math.max(fillCycles, lat.start[i] + 1);
@@ -123,6 +125,36 @@ function loopPath(model: Model, from: number, to: number): number[] {
   const path: number[] = [];
   for (let x = to; x >= 0; x = back.get(x)!) path.push(x);
   return path.reverse();
+}
+
+/**
+ * Static mode keeps a delay's initial iterations in the slots of the buffer its consumer reads,
+ * and agents take at most DEPLOY_SHAPE_LIMITS.maxDepth slots per buffer (one SharedArrayBuffer or
+ * GPUBuffer each): a deeper one compiles, but its static run is refused at deploy. Said here, at
+ * the edge as written, with the delay that fits and the mode that needs no slots for it.
+ */
+function deepDelays(model: Model, buffers: Buffers, table: BufferTable): Diagnostic[] {
+  if (model.doc.options.mode === 'taskbag') return [];
+  const { maxDepth } = DEPLOY_SHAPE_LIMITS;
+  const out = new Map<string, Diagnostic>();
+  const { delay } = model.edges;
+  for (let e = 0; e < delay.length; e++) {
+    const b = table.read[e];
+    if (delay[e] === 0 || buffers.depth[b] <= maxDepth) continue;
+    const at = `${model.lowered.edgePaths[e] ?? `app.edges[${e}]`}.delay`;
+    if (out.has(at)) continue;
+    // The slots beyond the delay are the cycles its data takes to arrive: the same at any delay.
+    const fits = maxDepth - (buffers.depth[b] - buffers.initial[b]);
+    out.set(
+      at,
+      warning(
+        at,
+        `static mode keeps this edge's ${delay[e]} iterations of initial tokens in ${buffers.depth[b]} slots of buffer ${buffers.id[b]} on ${model.pes[buffers.pe[b]].id}; agents hold at most ${maxDepth} slots per buffer, so they refuse a static run of it`,
+        `run it in task-bag mode ("mode": "taskbag" in options, or --mode taskbag), which keeps no slots for initial tokens${fits > 0 ? `, or lower the delay to at most ${fits} iterations` : ''}`,
+      ),
+    );
+  }
+  return [...out.values()];
 }
 
 function checkCapacity(model: Model, order: NodeId[], buffers: Buffers, memory: ImplementationGraph['memory']): Diagnostic[] {

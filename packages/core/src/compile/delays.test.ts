@@ -2,13 +2,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../diagnostics.js';
 import type { AppEdge, ProjectDocument } from '../document/types.js';
+import type { BufferId } from '../ids.js';
 import { SYNC_MODES } from '../run/contract.js';
 import { predict } from '../predict/predict.js';
 import { sdfDocument } from '../testing/sdf.js';
 import { compile } from './compile.js';
 import { allPrograms, bufferNodes } from './decode.js';
 import { simulate } from './simulate.js';
-import type { ImplementationGraph } from './types.js';
+import type { ImplementationGraph, InitialFill } from './types.js';
+import { MAX_DELAY } from '../document/schema.js';
 
 // Delays and feedback in static mode: loops through delayed edges compile when their data
 // goes round in no more cycles than they have iterations of delay, the initial tokens sit in
@@ -61,6 +63,32 @@ function crossLoop(d: number, overlap: boolean): ProjectDocument {
   };
 }
 
+/** A fill per slot: a range fill's slots, each with its own token (a source kernel's). */
+const perSlot = (fills: readonly InitialFill[]) =>
+  fills.flatMap(({ count, ...f }) => Array.from({ length: count ?? 1 }, (_, i) => ({ ...f, slot: f.slot + i, ...(f.token === undefined ? {} : { token: f.token + i }) })));
+
+/**
+ * Every buffer holding initial tokens has its d initial iterations in the slots its writer would
+ * have filled in the d cycles before its first: iteration -j in slot (written - j) mod slots,
+ * which a source kernel's fill makes as token d - j.
+ */
+function expectInitialSlots(ig: ImplementationGraph): void {
+  const programs = allPrograms(ig);
+  const { buffers } = ig;
+  for (const p of Object.values(programs)) {
+    const byBuffer = new Map<BufferId, ReturnType<typeof perSlot>>();
+    for (const f of perSlot(p.initial ?? [])) byBuffer.set(f.buffer, [...(byBuffer.get(f.buffer) ?? []), f]);
+    for (const [id, fills] of byBuffer) {
+      const k = buffers.id.indexOf(id);
+      const slots = p.allocations.find((a) => a.buffers.includes(id))!.depth;
+      const written = buffers.parent[k] >= 0 ? ig.programs.transfer.startCycle[k] : ig.programs.fire.startCycle[buffers.source[k]];
+      const d = buffers.initial[k];
+      const want = Array.from({ length: d }, (_, i) => ({ slot: (((written - (d - i)) % slots) + slots) % slots, token: i }));
+      expect(fills.map((f) => ({ slot: f.slot, token: f.token ?? want.find((w) => w.slot === f.slot)!.token })).sort((a, b) => a.token - b.token)).toEqual(want);
+    }
+  }
+}
+
 function ok(doc: unknown): ImplementationGraph {
   const r = compile(doc);
   if (!r.ok) throw new Error(r.diagnostics.map(formatDiagnostic).join('\n'));
@@ -98,8 +126,9 @@ describe('delays: loops in static mode', () => {
       expect(d.hint).toContain(`raise the delay to ${need}`);
       const ig = ok(crossLoop(need, overlap));
       // The initial iterations sit in distinct slots of the buffer A reads.
-      const fills = Object.values(allPrograms(ig)).flatMap((p) => p.initial ?? []);
+      const fills = perSlot(Object.values(allPrograms(ig)).flatMap((p) => p.initial ?? []));
       expect(new Set(fills.map((f) => f.slot)).size).toBe(need);
+      expectInitialSlots(ig);
       exact(ig, 20);
       expect(compile(crossLoop(need - 1, overlap)).ok).toBe(false);
     });
@@ -117,8 +146,9 @@ describe('delays: loops in static mode', () => {
     doc.app.edges[2].init = { node: 'seed' };
     const ig = ok(doc);
     expect(ig.order).not.toContain('seed');
-    const fills = Object.values(allPrograms(ig)).flatMap((p) => p.initial ?? []);
+    const fills = perSlot(Object.values(allPrograms(ig)).flatMap((p) => p.initial ?? []));
     expect(fills.map((f) => f.token).sort()).toEqual([0, 1, 2, 3]);
+    expectInitialSlots(ig);
     expect(fills.every((f) => f.kernel === 'matrix.produce' && f.port === 'out' && f.params?.width === 8)).toBe(true);
     exact(ig, 10);
   });
@@ -207,6 +237,96 @@ describe('delays: mistakes', () => {
   });
 });
 
+describe('delays: large values', () => {
+  /** The loop across hosts with one-element tokens, so that even 2^30 of them fit a GPU's memory (4 GiB of 16). */
+  const small = (d: number, overlap: boolean) => {
+    const doc = crossLoop(d, overlap);
+    doc.app.nodes = doc.app.nodes.map((n) => ({ ...n, params: { ...n.params, width: 1, height: 1 } }));
+    return doc;
+  };
+  const fillsOf = (ig: ImplementationGraph) => Object.values(allPrograms(ig)).flatMap((p) => p.initial ?? []);
+  const counted = (fills: InitialFill[]) => fills.reduce((n, f) => n + (f.count ?? 1), 0);
+
+  for (const overlap of [false, true]) {
+    it(`8, 2^20 and 2^30 (the most allowed) initial tokens compile to the same structure: one or two range fills, never one per token (overlap ${overlap})`, () => {
+      const shape = (ig: ImplementationGraph) => ({ buffers: ig.buffers.count, order: ig.order, fills: fillsOf(ig).length });
+      const base = ok(small(8, overlap));
+      for (const d of [2 ** 20, MAX_DELAY]) {
+        const ig = ok(small(d, overlap));
+        const fills = fillsOf(ig);
+        expect(fills.length).toBeLessThanOrEqual(2);
+        expect(counted(fills)).toBe(d);
+        expect(shape(ig)).toEqual(shape(base));
+        expect(JSON.stringify(ig.programs.initial).length).toBeLessThan(400);
+        // The buffer A reads holds the d initial iterations: d slots or more, counted, not made.
+        const back = bufferNodes(ig).find((b) => b.id === fills[0].buffer)!;
+        expect(back.depth).toBeGreaterThanOrEqual(d);
+        expect(ig.memory['gpu0@h0' as never].after).toBeGreaterThanOrEqual(4 * d);
+        // A run shorter than the delay reads initial tokens throughout, in both sync modes.
+        exact(ig, 6);
+      }
+      // The delay the loop needs still runs exactly over more iterations than it has tokens.
+      expectInitialSlots(base);
+      exact(base, 20);
+    });
+  }
+
+  it('a delay deeper than agents\' slots per buffer compiles with a warning at the edge: task-bag mode, or the largest delay that fits, which does', () => {
+    const warnings = (doc: ProjectDocument) => {
+      const r = compile(doc);
+      if (!r.ok) throw new Error(r.diagnostics.map(formatDiagnostic).join('\n'));
+      return r.diagnostics.filter((d) => d.severity === 'warning');
+    };
+    const [w] = warnings(small(2 ** 20, false));
+    expect(w.path).toBe('app.edges[2].delay');
+    expect(w.message).toMatch(/^static mode keeps this edge's 1048576 iterations of initial tokens in \d+ slots of buffer bn_\d+ on gpu0@h0; agents hold at most 256 slots per buffer, so they refuse a static run of it$/);
+    const fits = Number(/lower the delay to at most (\d+) iterations/.exec(w.hint!)![1]);
+    expect(w.hint).toContain('run it in task-bag mode');
+    expect(warnings(small(fits, false))).toEqual([]);
+    expect(warnings(small(fits + 1, false))).toHaveLength(1);
+    const bag = small(2 ** 20, false);
+    bag.options = { ...bag.options, mode: 'taskbag' };
+    expect(warnings(bag)).toEqual([]);
+  });
+
+  it('a source node init at the bound: two ranges at most, tokens counted on from the first', () => {
+    const doc = small(MAX_DELAY, false);
+    doc.app.nodes.push({ id: 'seed', kernel: 'matrix.produce', params: { width: 1, height: 1 } });
+    doc.app.edges[2].init = { node: 'seed' };
+    const fills = fillsOf(ok(doc));
+    expect(fills.length).toBeLessThanOrEqual(2);
+    expect(fills[0].token).toBe(0);
+    if (fills[1]) expect(fills[1]).toMatchObject({ slot: 0, token: fills[0].count ?? 1 });
+    expect(counted(fills)).toBe(MAX_DELAY);
+  });
+
+  it('predictions of a delay at the bound, in both sync modes, keep only the iterations they simulate', () => {
+    for (const sync of SYNC_MODES) {
+      const r = predict(small(MAX_DELAY, false), { sync, iterations: 50 });
+      if (!r.ok) throw new Error(r.diagnostics.map(formatDiagnostic).join('\n'));
+      expect(r.prediction.noOverlap!.cycleTime, sync).toBeGreaterThan(0);
+    }
+  });
+
+  it('a delay above 2^30 is refused naming the edge as written, with the bound and the fix; so are a fraction and a negative', () => {
+    const messages = (d: unknown, params?: ProjectDocument['params']) => {
+      const doc = small(8, false);
+      doc.app.edges[2].delay = d as number;
+      if (params) doc.params = params;
+      const r = compile(doc);
+      return r.ok ? [] : r.diagnostics.map(formatDiagnostic);
+    };
+    for (const d of [MAX_DELAY + 1, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 53]) {
+      expect(messages(d)).toEqual([
+        `app.edges[2].delay: the edge B.out -> A.b: delay ${d} is more initial tokens than an edge may carry (at most 1073741824, 2^30) (write a delay of at most 1073741824: a run of N iterations reads only the first N initial tokens, so any delay above N reads them throughout)`,
+      ]);
+    }
+    // Through a parameter: the edge that reads it is named.
+    expect(messages('2 * D', { D: 2 ** 31 })[0]).toMatch(/^app\.edges\[2\]\.delay: the edge B\.out -> A\.b: delay 4294967296 is more initial tokens than an edge may carry/);
+    for (const d of [1.5, -1]) expect(messages(d)).toEqual([`app.edges[2].delay: the edge B.out -> A.b: delay ${d} is not a whole number of tokens (write the number of initial tokens on the edge: 0 or more)`]);
+  });
+});
+
 describe('delays: random SDF graphs with loops', () => {
   /** Compiles, raising each loop's delay to what its diagnostic names (in tokens), until it compiles. */
   function compiledWithLoops(doc: ProjectDocument): ImplementationGraph {
@@ -226,6 +346,7 @@ describe('delays: random SDF graphs with loops', () => {
       fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), fc.integer({ min: 2, max: 9 }), fc.integer({ min: 1, max: 2 }), fc.boolean(), (seed, nodes, hosts, overlap) => {
         const { doc } = sdfDocument(seed, { nodes, hosts, maxGpus: 1, overlap, delays: true, maxRepetition: 3 });
         const ig = compiledWithLoops(doc);
+        expectInitialSlots(ig);
         exact(ig, 6, seed);
       }),
       { numRuns: 60 },

@@ -52,29 +52,37 @@ const describe = (i: InitSpec, d: number) => ('value' in i ? `the constant ${i.v
 
 /**
  * Per PE (architecture order), the slots to fill before the run, after the programs are built
- * (a slot is counted in its storage's slots: `programs.pes[p].slots[colour]`).
+ * (a slot is counted in its storage's slots: `programs.pes[p].slots[colour]`). A buffer's d
+ * initial iterations fill d consecutive slots, ending just before the one its writer fills first,
+ * tokens 0 .. d - 1 in slot order: one fill with a `count`, two where the range wraps round the
+ * storage's slots. So a delay's size never makes work here, whatever it is.
  */
 export function initialFills(model: Model, buffers: Buffers, table: BufferTable, lat: LatencyResult, programs: Programs): InitialFill[][] {
   const fills: InitialFill[][] = model.pes.map(() => []);
   const { delay, init } = model.edges;
-  const done = new Set<string>();
+  // Readers of one buffer agree on its tokens (markInitial): the first one's init describes them.
+  const done = new Set<number>();
   for (let e = 0; e < delay.length; e++) {
-    const d = delay[e];
-    if (d === 0) continue;
+    if (delay[e] === 0) continue;
     const b = table.read[e];
+    if (done.has(b)) continue;
+    done.add(b);
+    const d = buffers.initial[b];
     const pe = table.pe[b];
     const slots = programs.pes[pe].slots[buffers.color[b]];
     const spec = init[e]!;
-    for (let j = 1; j <= d; j++) {
-      const slot = (((lat.written[b] - j) % slots) + slots) % slots;
-      const key = `${b}/${slot}`;
-      if (done.has(key)) continue;
-      done.add(key);
+    // Iteration -j sits in slot (written - j) mod slots: token d - j, so token 0 (j = d) first.
+    const first = (((lat.written[b] - d) % slots) + slots) % slots;
+    const head = Math.min(d, slots - first);
+    const range = (slot: number, count: number, token: number): InitialFill => {
       const fill: InitialFill = { buffer: buffers.id[b], slot };
+      if (count > 1) fill.count = count;
       if ('value' in spec) fill.value = spec.value;
-      else Object.assign(fill, { kernel: spec.kernel, params: spec.params, port: sourcePort(spec), token: d - j });
-      fills[pe].push(fill);
-    }
+      else Object.assign(fill, { kernel: spec.kernel, params: spec.params, port: sourcePort(spec), token });
+      return fill;
+    };
+    fills[pe].push(range(first, head, 0));
+    if (head < d) fills[pe].push(range(0, d - head, head));
   }
   return fills;
 }

@@ -2,7 +2,7 @@ import type { BufferId, PeId } from '../ids.js';
 import { cycleActions, runCycles, selfTimedPlan, slotOf, threshold, type Access, type PlanOptions, type RunAction, type SelfTimedPlan, type SyncMode } from '../run/contract.js';
 import { mulberry32, randomInt } from '../util/random.js';
 import { allPrograms, bufferNodes } from './decode.js';
-import type { BufferAccess, ImplementationGraph, PeProgram } from './types.js';
+import type { BufferAccess, ImplementationGraph, InitialFill, PeProgram } from './types.js';
 
 // A model of what agents do with the programs (run/contract.ts): which iteration of which
 // source each byte range of each storage slot holds. Buffers of one memory colour share
@@ -161,33 +161,44 @@ function simulation(ig: ImplementationGraph, maxViolations: number) {
     return out;
   };
   /**
-   * Delays: the slots agents fill before the run, as segments. Slot (written - j) mod slots
-   * holds what iteration -j would have put there, written = the first cycle of the buffer's
-   * writer (its copy, or its source's firing).
+   * Delays: what the agents put in a slot (`pe/colour/slot`) before the run, as segments, read
+   * the first time the slot is touched (a delay's range of slots is never walked). Slot
+   * (written - j) mod slots holds what iteration -j would have put there, written = the first
+   * cycle of the buffer's writer (its copy, or its source's firing).
    */
-  const initial = (): [string, Data][] => {
-    const out: [string, Data][] = [];
-    for (const p of programs) {
-      for (const f of p.initial ?? []) {
-        const k = ig.buffers.id.indexOf(f.buffer);
-        const s = storage.get(f.buffer)!;
-        const written = b.parent[k] >= 0 ? ig.programs.transfer.startCycle[k] : ig.programs.fire.startCycle[b.source[k]];
-        let j = 1;
-        while (slotOf(written - j, 0, s.depth) !== f.slot) j++;
-        const x = buffer.get(f.buffer)!;
-        const start = s.offset + (f.offset ?? 0);
-        const end = start + (f.bytes ?? x.bytes);
-        out.push([`${s.pe}/${s.color}/${f.slot}`, [{ start, end, source: `${x.source}.${x.port}`, iteration: -j, origin: origin.get(f.buffer)! + (f.offset ?? 0) }]]);
-      }
+  const fillsAt = new Map<string, { fill: InitialFill; depth: number }[]>();
+  for (const p of programs) {
+    for (const fill of p.initial ?? []) {
+      const s = storage.get(fill.buffer)!;
+      const key = `${s.pe}/${s.color}`;
+      (fillsAt.get(key) ?? fillsAt.set(key, []).get(key)!).push({ fill, depth: s.depth });
     }
-    return out;
+  }
+  const initial = (key: string): Data => {
+    const slash = key.lastIndexOf('/');
+    const fills = fillsAt.get(key.slice(0, slash));
+    if (!fills) return [];
+    const at = Number(key.slice(slash + 1));
+    const out: Data = [];
+    for (const { fill: f, depth } of fills) {
+      if (at < f.slot || at >= f.slot + (f.count ?? 1)) continue;
+      const k = ig.buffers.id.indexOf(f.buffer);
+      const s = storage.get(f.buffer)!;
+      const written = b.parent[k] >= 0 ? ig.programs.transfer.startCycle[k] : ig.programs.fire.startCycle[b.source[k]];
+      const j = slotOf(written - at, 0, depth) || depth;
+      const x = buffer.get(f.buffer)!;
+      const start = s.offset + (f.offset ?? 0);
+      out.push({ start, end: start + (f.bytes ?? x.bytes), source: `${x.source}.${x.port}`, iteration: -j, origin: origin.get(f.buffer)! + (f.offset ?? 0) });
+    }
+    return out.sort((p, q) => p.start - q.start);
   };
   return { buffer, programs, storage, violations, fires, report, region, expected, fireReads, initial };
 }
 
 function simulateBarrier(ig: ImplementationGraph, iterations: number, maxViolations: number): SimulationResult {
   const { programs, violations, fires, report, region, expected, fireReads, initial } = simulation(ig, maxViolations);
-  const state = new Map<string, Data>(initial());
+  const state = new Map<string, Data>();
+  const now = (key: string) => state.get(key) ?? initial(key);
 
   const cycles = runCycles(programs, iterations);
   for (let k = 0; k < cycles; k++) {
@@ -211,7 +222,7 @@ function simulateBarrier(ig: ImplementationGraph, iterations: number, maxViolati
         // A thread sees the phase's starting state plus its own writes.
         const read = (at: Region): Data => {
           reads.push({ thread: t.name, at });
-          let slot = state.get(at.key) ?? [];
+          let slot = now(at.key);
           for (const w of own) if (w.at.key === at.key) slot = put(slot, w.at.start, w.at.end, w.data);
           return cut(slot, at.start, at.end);
         };
@@ -242,7 +253,7 @@ function simulateBarrier(ig: ImplementationGraph, iterations: number, maxViolati
           if (r.thread !== w.thread && r.at.key === w.at.key && overlaps(r.at, w.at)) report(`${where}: ${r.thread} reads slot ${w.at.key} while ${w.thread} writes it`);
         }
       }
-      for (const w of writes) state.set(w.at.key, put(state.get(w.at.key) ?? [], w.at.start, w.at.end, w.data));
+      for (const w of writes) state.set(w.at.key, put(now(w.at.key), w.at.start, w.at.end, w.data));
     }
   }
   return { violations, fires, cycles };
@@ -323,8 +334,7 @@ function simulateSelfTimed(ig: ImplementationGraph, iterations: number, options:
   const counterIndex = new Map(plan.counters.map((c, i) => [c.name, i]));
   // Each slot: its contents, every write begun on it (ranges, in order) and the writes running.
   const slots = new Map<string, { data: Data; begun: Region[]; writing: Region[] }>();
-  const slot = (key: string) => slots.get(key) ?? slots.set(key, { data: [], begun: [], writing: [] }).get(key)!;
-  for (const [key, data] of initial()) slot(key).data = data;
+  const slot = (key: string) => slots.get(key) ?? slots.set(key, { data: initial(key), begun: [], writing: [] }).get(key)!;
   // Data in flight between hosts, by receive counter and iteration.
   const inFlight = new Map<string, Data>();
   const all = [...streams.values()];

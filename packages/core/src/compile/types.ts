@@ -191,14 +191,17 @@ export interface PeProgram {
 }
 
 /**
- * One slot of one buffer filled before the run: with `value` in every element (the buffer's
- * element type), or with output `port` of the source kernel `kernel` (its params `params`, no
- * inputs) fired once on its CPU twin for iteration `token` (the initial token's index). The
- * bytes filled are offset .. offset + bytes of the buffer's place in the slot (absent: all).
+ * Slots slot .. slot + count - 1 of one buffer filled before the run: with `value` in every
+ * element (the buffer's element type), or with output `port` of the source kernel `kernel` (its
+ * params `params`, no inputs) fired once on its CPU twin per slot, for iteration `token` in the
+ * first slot, token + 1 in the next and so on (the initial tokens' indices). The bytes filled
+ * are offset .. offset + bytes of the buffer's place in each slot (absent: all).
  */
 export interface InitialFill {
   buffer: BufferId;
   slot: number;
+  /** Consecutive slots from `slot` (absent: 1); the range never wraps past the storage's last slot. */
+  count?: number;
   offset?: number;
   bytes?: number;
   value?: number;

@@ -1,6 +1,7 @@
 import { findKernel, specFor, withDefaults } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../diagnostics.js';
 import type { Stage } from './lower.js';
+import { MAX_DELAY } from './schema.js';
 import type { AppEdge, InitSpec, WrittenDocument } from './types.js';
 
 // Delays (feedback): an edge with `delay: d` carries d initial tokens, read by the consumer's
@@ -25,8 +26,12 @@ export function prepareDelays(stage: Stage<WrittenDocument>, out: Diagnostic[]):
     const at = edgePaths[i];
     const what = `the edge ${e.from.node}.${e.from.port} -> ${e.to.node}.${e.to.port}`;
     const d = e.delay;
-    if (d !== undefined && (typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0)) {
+    if (d !== undefined && (typeof d !== 'number' || !Number.isInteger(d) || d < 0)) {
       out.push(error(`${at}.delay`, `${what}: delay ${JSON.stringify(d)} is not a whole number of tokens`, 'write the number of initial tokens on the edge: 0 or more'));
+      return e;
+    }
+    if (d !== undefined && d > MAX_DELAY) {
+      out.push(error(`${at}.delay`, `${what}: delay ${d} is more initial tokens than an edge may carry (at most ${MAX_DELAY}, 2^30)`, `write a delay of at most ${MAX_DELAY}: a run of N iterations reads only the first N initial tokens, so any delay above N reads them throughout`));
       return e;
     }
     const tokens = (d as number | undefined) ?? 0;

@@ -85,6 +85,8 @@ const SEMANTIC = new Set([
   'init-node-type-mismatch',
   'init-node-missing',
   'init-node-connected',
+  // A delay above the bound given by a param: its value is known once evaluated.
+  'delay-too-large-param',
   // Requirements: a clause is text; its keys, values and the PE it meets are checked once parsed.
   'requires-unknown-key',
   'requires-kind-mismatch',

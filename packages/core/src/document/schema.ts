@@ -23,6 +23,13 @@ export const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const MAX_GPUS = 64;
 /** Most PEs one mapping entry may list (a node with tasks spreads its shares over them). */
 export const MAX_PE_LIST = 4096;
+/**
+ * The most initial tokens one edge may carry (delays.ts refuses more, naming the edge): 2^30. A
+ * delay is counted in the compiler's 32-bit columns (a read's lag is its delay plus the cycles
+ * its data takes, a buffer's slots one more) and never iterated over (a buffer's initial tokens
+ * are one range of slots). A run of N iterations reads only N initial tokens, so more is moot.
+ */
+export const MAX_DELAY = 2 ** 30;
 export const LINK_KINDS = ['pcie', 'infiniband', 'ethernet', 'nvlink', 'loopback'] as const;
 export const PE_KINDS = ['cpu', 'gpu'] as const;
 
@@ -32,6 +39,8 @@ const positive = z.number().positive();
 const expressionText = z.string().min(1).meta({ id: 'expression', description: 'An expression over the document params: numbers, + - * / %, min, max, parentheses, param names.' });
 /** A number or an expression (`"2 * N"`). */
 const expr = z.union([finite, expressionText], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number or an expression such as "2 * N"') : undefined) }).meta({ id: 'numberOrExpression' });
+/** A delay: a number or an expression; the bound is published for editors, and delays.ts checks it (also where an expression gives the value), naming the edge. */
+const delayExpr = z.union([finite.meta({ maximum: MAX_DELAY }), expressionText], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number or an expression such as "2 * N"') : undefined) });
 const position = z.strictObject({ x: finite, y: finite }).meta({ id: 'position', description: 'Canvas position in the editor; ignored by the compiler.' });
 
 const paramDef = z.strictObject({
@@ -118,7 +127,7 @@ export const edgeSchema = z
   .strictObject({
     from: portRef,
     to: portRef,
-    delay: expr.optional().meta({ description: 'Initial tokens on the edge; a cycle is legal only through a delayed edge.' }),
+    delay: delayExpr.optional().meta({ description: `Initial tokens on the edge (0 to ${MAX_DELAY}, 2^30); a cycle is legal only through a delayed edge.` }),
     init: z
       .union([finite, z.strictObject({ node: name })])
       .optional()

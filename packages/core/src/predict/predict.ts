@@ -477,8 +477,10 @@ function selfTimed(model: Model, ig: ImplementationGraph, phases: Timed[][], res
 
   // As soon as possible, in barrier mode's order (every dependency comes earlier in it). End
   // times are kept for the last `ring` iterations of each action: a reader is at most `slots`
-  // iterations behind the writer that waits for it.
-  const ring = deepest + 1;
+  // iterations behind the writer that waits for it, and never more than the iterations
+  // simulated (a long delay's buffer has as many slots as it has initial iterations).
+  const simulated = Math.max(cycles, Math.min(last + 1, last + iterations));
+  const ring = Math.min(deepest, simulated) + 1;
   const ends = new Float64Array(ids * ring);
   const free = new Float64Array(resources.names.length);
   const events: TraceEvent[] = [];
@@ -502,7 +504,6 @@ function selfTimed(model: Model, ig: ImplementationGraph, phases: Timed[][], res
   };
   let latency = 0;
   let drawn = 0;
-  const simulated = Math.max(cycles, Math.min(last + 1, last + iterations));
   for (let k = 0; k < simulated; k++) {
     const draw = k < cycles && drawn === k;
     for (const actions of phases) {

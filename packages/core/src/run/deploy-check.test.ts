@@ -234,6 +234,15 @@ describe('initial fills (delays) are bounded like allocations', () => {
     expect(await mutate((d) => (fills(d)[0].bytes = 2.5))).toBe(`malformed deploy: programs[0].initial[0].bytes must be an integer from 1 to ${bytes} (got 2.5)`);
   });
 
+  it('a range of slots (a delay\'s initial iterations) stays inside its allocation', async () => {
+    const depth = (await base()).programs[0].allocations[0].depth;
+    expect(await mutate((d) => (fills(d)[0].count = depth))).toBe('ok');
+    expect(await mutate((d) => (fills(d)[0].count = depth + 1))).toBe(`malformed deploy: programs[0].initial[0].count must be an integer from 1 to ${depth} (got ${depth + 1})`);
+    expect(await mutate((d) => (fills(d)[1].count = 2))).toBe('malformed deploy: programs[0].initial[1].count must be an integer from 1 to 1 (got 2)');
+    expect(await mutate((d) => (fills(d)[0].count = 0))).toBe(`malformed deploy: programs[0].initial[0].count must be an integer from 1 to ${depth} (got 0)`);
+    expect(await mutate((d) => (fills(d)[0].count = 2 ** 31))).toBe(`malformed deploy: programs[0].initial[0].count must be an integer from 1 to ${depth} (got 2147483648)`);
+  });
+
   it('wants exactly one of value and kernel, a finite value in the buffer\'s element, a non-negative safe integer token', async () => {
     expect(await mutate((d) => (fills(d)[2].value = 1))).toBe('malformed deploy: programs[0].initial[2] has both a value and a kernel; a fill has exactly one');
     expect(await mutate((d) => delete fills(d)[0].value)).toBe('malformed deploy: programs[0].initial[0] has neither a value nor a kernel; a fill has exactly one');

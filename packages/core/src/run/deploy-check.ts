@@ -477,8 +477,8 @@ function walk(w: Walker, m: unknown): void {
   }
 
   /**
-   * One initial fill of a program (a delayed edge's initial token): a slot of one of the
-   * program's own buffers, a range inside the buffer, and either a constant `value` (in the
+   * One initial fill of a program (a delayed edge's initial tokens): a slot of one of the
+   * program's own buffers (or `count` slots from it), a range inside the buffer, and either a constant `value` (in the
    * buffer's element type) or a source kernel's output (`kernel`, `params`, `port`, `token`).
    */
   function fill(f: unknown, depthHere: Map<string, number>, pe: string): void {
@@ -486,7 +486,9 @@ function walk(w: Walker, m: unknown): void {
     const id = w.str(f, 'buffer');
     const depth = depthHere.get(id);
     if (depth === undefined) w.in('buffer', () => w.fail(`names buffer ${quote(id)}, which is not among ${quote(pe)}'s allocations`));
-    w.int(f, 'slot', 0, depth! - 1);
+    const slot = w.int(f, 'slot', 0, depth! - 1);
+    // A range of slots (a delay's initial iterations): inside the allocation, never round it.
+    if (f.count !== undefined) w.int(f, 'count', 1, depth! - slot);
     const size = bufferBytes(id);
     const offset = f.offset === undefined ? 0 : w.int(f, 'offset', 0, size - 1);
     if (f.bytes !== undefined) w.int(f, 'bytes', 1, size - offset);
