@@ -12,6 +12,7 @@ import { closeReason, PEER_PATH } from '../peer/frames.js';
 import { clientFrame, closeFrame, cpuDevices, exchange, fuzzCase, login, runCase, statusLine, upgradeRequest } from '../testing/front-door-fuzz.js';
 import { root } from '../testing/fixtures.js';
 import { BagClient } from '../testing/bag-client.js';
+import { runFuzzCase, runRunCase } from '../testing/run-fuzz.js';
 import { LoginThrottle } from './security.js';
 import { FrontDoorLog } from './front-door-log.js';
 import { startAgent, type AgentServer } from './server.js';
@@ -352,6 +353,9 @@ describe('12: every log line is escaped and rate-limited; pings are bounded', ()
         c.send({ type: 'bag-deploy', runId: `r${i}\n${'forged '.repeat(i)}`, secret: '0123456789abcdef0123', hosts: [{ id: 'h8', url: a.url }], nodes });
         await c.next((m) => m.type === 'deployed');
       }
+      // A stop naming no run of this coordinator is answered without the sender's string when it is longer than a run id may be.
+      c.send({ type: 'stop', runId: 'Q'.repeat(300), reason: 'over' });
+      expect(await c.next((m) => m.type === 'stopped')).toEqual({ type: 'stopped', runId: '', freed: false });
       c.send({ type: 'stop', runId: 'r9\nforged forged forged forged forged forged forged forged forged ', reason: 'over' });
       await c.next((m) => m.type === 'stopped');
       c.close();
@@ -398,5 +402,26 @@ describe('front-door fuzz', () => {
       await fuzzed.close();
     }
     console.log(`front-door fuzz: ${runs} cases in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }, 300_000);
+
+  it('after login, deploy and start of a real run, its messages mutated (drops, type swaps, huge numbers, long strings, replays, other run ids, binary frames) never crash or hang the agent', async () => {
+    const runs = Number(process.env.FUZZ_RUN_CASES ?? 8);
+    const fuzzed = await startAgent({ devices: cpuDevices('h3'), token: TOKEN, port: 0, limits: { messagesPerSecond: 100_000 } });
+    const answers: Record<string, number> = {};
+    try {
+      await fc.assert(
+        fc.asyncProperty(runFuzzCase('run'), async (rc) => {
+          // Each case ends with a fresh login and /healthz answered while the run goes (runRunCase).
+          const r = await runRunCase({ url: fuzzed.url, port: fuzzed.port, token: TOKEN, host: 'h3' }, rc);
+          for (const [k, n] of Object.entries({ ...r.answers, [r.end]: 1 })) answers[k] = (answers[k] ?? 0) + n;
+        }),
+        { numRuns: runs, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 11, endOnFailure: true },
+      );
+    } finally {
+      await fuzzed.close();
+    }
+    console.log(`run fuzz after start: ${runs} cases; ${JSON.stringify(answers)}`);
+    // The runs fired under the garbage: each case saw trace batches.
+    expect(answers.trace).toBeGreaterThanOrEqual(runs);
   }, 300_000);
 });

@@ -158,7 +158,10 @@ export class RunHost {
           this.endRun(typeof m.reason === 'string' ? m.reason.slice(0, 200) : 'stopped');
           await this.freeing;
           from.send({ type: 'stopped', runId: a.runId, freed: true });
-        } else from.send({ type: 'stopped', runId: typeof m.runId === 'string' ? m.runId.slice(0, HANDSHAKE.maxId) : '', freed: false });
+        } else {
+          // Only a run id as a deploy may name one goes back (a longer string is not cut and echoed).
+          from.send({ type: 'stopped', runId: typeof m.runId === 'string' && m.runId.length <= HANDSHAKE.maxId ? m.runId : '', freed: false });
+        }
         return;
       }
       default:
