@@ -159,7 +159,7 @@ export class RunHost {
           await this.freeing;
           from.send({ type: 'stopped', runId: a.runId, freed: true });
         } else {
-          // Only a run id as a deploy may name one goes back (a longer string is not cut and echoed).
+          // Only an id as long as a peer's hello may name goes back (a longer string is not cut and echoed).
           from.send({ type: 'stopped', runId: typeof m.runId === 'string' && m.runId.length <= HANDSHAKE.maxId ? m.runId : '', freed: false });
         }
         return;

@@ -154,8 +154,8 @@ it('malformed bag-deploy, task and free messages never crash the agent, never ec
 }, 300_000);
 
 it.each<[RunSurface, number]>([
-  ['bag', Number(process.env.FUZZ_RUN_CASES ?? 12)],
-  ['peer', Number(process.env.FUZZ_RUN_CASES ?? 6)],
+  ['bag', Number(process.env.FUZZ_RUN_CASES ?? 8)],
+  ['peer', Number(process.env.FUZZ_RUN_CASES ?? 4)],
 ])('%s: the run\'s messages mutated while its tasks run never crash or hang the agent, nor come back echoed', async (surface, runs) => {
   const answers: Record<string, number> = {};
   await fc.assert(
