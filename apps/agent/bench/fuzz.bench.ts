@@ -85,7 +85,10 @@ async function surface<T>(name: string, n: number, arb: fc.Arbitrary<T>, run: (c
       try {
         const s = await stillServing(agent);
         row.healthz.push(s.healthzMs);
-        if (s.healthzMs > HANG_MS || s.loginMs > HANG_MS) row.hangs++;
+        if (s.healthzMs > HANG_MS || s.loginMs > HANG_MS) {
+          row.hangs++;
+          note(`${name}, after case ${row.cases}: login ${s.loginMs.toFixed(0)} ms, /healthz ${s.healthzMs.toFixed(0)} ms (load average ${os.loadavg()[0].toFixed(1)})`);
+        }
       } catch (e) {
         row.hangs++;
         note(`${name}, after case ${row.cases}: ${e instanceof Error ? e.message : String(e)}`);
