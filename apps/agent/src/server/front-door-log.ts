@@ -1,6 +1,7 @@
 import type { Limits } from './security.js';
 
-// The front door's log: rate-limited lines, and how a sender's value may appear in one.
+// The agent's log (front door and run host): rate-limited lines, and how a sender's value may
+// appear in one.
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -14,10 +15,14 @@ interface Window {
   timer: NodeJS.Timeout | null;
 }
 
+/** The most characters of a message in one line (after escaping); the rest is cut. */
+export const MAX_LOG_MESSAGE = 1000;
+
 /**
- * The front door's log: `<ISO time> <level> <message>`, at most `logBurst` lines of one kind
- * per window, so a flood of refusals cannot fill the disk or hide other lines; what was left
- * out is summed up in one line when the window ends.
+ * The agent's log: `<ISO time> <level> <message>`, at most `logBurst` lines of one kind per
+ * window, so a flood of refusals cannot fill the disk or hide other lines; what was left out
+ * is summed up in one line when the window ends. Every message is escaped (`escapeLog`) and
+ * cut to MAX_LOG_MESSAGE, so no value in it can forge or break a line.
  */
 export class FrontDoorLog {
   private readonly windows = new Map<string, Window>();
@@ -57,7 +62,9 @@ export class FrontDoorLog {
   }
 
   private write(level: LogLevel, message: string, t: number): void {
-    this.sink(`${new Date(t).toISOString()} ${level} ${message}`);
+    // Cut before escaping too: a message may carry a long value, and escaping can grow it six-fold.
+    const safe = escapeLog(message.length > MAX_LOG_MESSAGE ? message.slice(0, MAX_LOG_MESSAGE) : message);
+    this.sink(`${new Date(t).toISOString()} ${level} ${safe.length > MAX_LOG_MESSAGE ? `${safe.slice(0, MAX_LOG_MESSAGE)}...` : safe}`);
   }
 
   /** Writes what is left out so far and stops the timers (agent shutdown). */
@@ -67,11 +74,22 @@ export class FrontDoorLog {
 }
 
 /**
- * A sender's value for a log line: JSON-quoted (control characters escaped, so it cannot
- * forge lines) and cut to `max` characters.
+ * Text as it may appear in a log line: every character outside printable ASCII (line breaks,
+ * NUL, escapes, C1 controls, bidi overrides, anything a terminal or a log reader might act on)
+ * written as `\uXXXX`.
+ */
+export function escapeLog(s: string): string {
+  return s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * A sender's value for a log line: JSON-quoted, cut to `max` characters, and escaped
+ * (`escapeLog`). Values that are not strings are named by their kind, never converted (an
+ * object's own `toString` may be anything).
  */
 export function excerpt(value: unknown, max = 64): string {
-  const s = typeof value === 'string' ? value : String(value);
-  const cut = s.length > max ? `${s.slice(0, max)}...` : s;
-  return JSON.stringify(cut);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  if (typeof value !== 'string') return Array.isArray(value) ? 'a list' : 'an object';
+  const cut = value.length > max ? `${value.slice(0, max)}...` : value;
+  return escapeLog(JSON.stringify(cut));
 }

@@ -11,6 +11,8 @@ import { CLOSE, parseMessage, PROTOCOL_VERSION } from '@pipeloom/core';
 import { closeReason, PEER_PATH } from '../peer/frames.js';
 import { clientFrame, closeFrame, cpuDevices, exchange, fuzzCase, login, runCase, statusLine, upgradeRequest } from '../testing/front-door-fuzz.js';
 import { root } from '../testing/fixtures.js';
+import { BagClient } from '../testing/bag-client.js';
+import { runFuzzCase, runRunCase } from '../testing/run-fuzz.js';
 import { LoginThrottle } from './security.js';
 import { FrontDoorLog } from './front-door-log.js';
 import { startAgent, type AgentServer } from './server.js';
@@ -273,13 +275,17 @@ describe('11: the front door logs logins and refusals with time and level, at a 
         bad.on('error', () => {});
         await new Promise((r) => bad.on('close', r));
       }
-      await until(() => got.some((l) => l.includes('more "malformed" lines left out')));
+      // Ten closes in all: logged, or counted in a window's summing-up line (on a loaded machine they may span several 0.3 s windows).
+      const notJson = () => got.filter((l) => l.includes('before login: malformed message: not JSON')).length;
+      const leftOut = () => got.reduce((n, l) => n + Number(/ warn (\d+) more "malformed" lines left out in 0.3 s$/.exec(l)?.[1] ?? 0), 0);
+      await until(() => notJson() + leftOut() === 10);
       const stamp = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (info|warn|error) /;
       expect(got.every((l) => stamp.test(l)), got.join('\n')).toBe(true);
       expect(got.some((l) => /info coordinator logged in from 127\.0\.0\.1$/.test(l))).toBe(true);
       expect(got.some((l) => l.includes('warn refused a browser connection from 127.0.0.1 to the coordinator path: origin "https://evil.example/\\"quoted\\"" is not allowed'))).toBe(true);
-      expect(got.filter((l) => l.includes('before login: malformed message: not JSON'))).toHaveLength(3);
-      expect(got.some((l) => / warn 7 more "malformed" lines left out in 0.3 s$/.test(l))).toBe(true);
+      expect(leftOut()).toBeGreaterThan(0);
+      // At most the burst (3) per window: each window that left lines out summed them up in one line.
+      expect(notJson()).toBeLessThanOrEqual(3 * (got.filter((l) => l.includes('more "malformed" lines left out')).length + 1));
     } finally {
       await quiet.close();
     }
@@ -304,6 +310,94 @@ describe('11: the front door logs logins and refusals with time and level, at a 
   });
 });
 
+describe('12: every log line is escaped and rate-limited; pings are bounded', () => {
+  const printable = /^[\x20-\x7e]*$/;
+  const stamp = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (info|warn|error) /;
+  const nodes = [{ id: 'phantom', kernel: 'mlem.phantom', params: { size: 8, angles: 4 } }];
+  /** An agent of its own, its log lines kept; `until` waits for a line that matches. */
+  async function logged(host: string, limits: { logBurst: number; logWindowMs: number }) {
+    const got: string[] = [];
+    let wake = () => {};
+    const a = await startAgent({ devices: cpuDevices(host), token: TOKEN, port: 0, limits, log: (l) => (got.push(l), wake()) });
+    const until = (ok: () => boolean) => new Promise<void>((r) => ((wake = () => ok() && r()), wake()));
+    return { a, got, until };
+  }
+
+  it('a run id or stop reason with a line break, NUL or bidi override is escaped: one line each, printable ASCII only', async () => {
+    // Fails on the old agent: "run <id> ended" wrote the run id raw, so its line break forged a login line and its NUL reached the log.
+    const { a, got, until } = await logged('h7', { logBurst: 10, logWindowMs: 60_000 });
+    try {
+      const forged = 'r1\n2026-01-01T00:00:00.000Z info logged in from 6.6.6.6\u0000\u202e';
+      const c = await BagClient.connect(a.url, TOKEN);
+      c.send({ type: 'bag-deploy', runId: forged, secret: '0123456789abcdef0123', hosts: [{ id: 'h7', url: a.url }], nodes });
+      await c.next((m) => m.type === 'deployed');
+      c.send({ type: 'stop', runId: forged, reason: 'over\r\nforged\u0000' });
+      await c.next((m) => m.type === 'stopped');
+      c.close();
+      await until(() => got.some((l) => l.includes(' ended: ')));
+      const ended = got.find((l) => l.includes(' ended: '))!;
+      expect(ended).toMatch(stamp);
+      expect(ended).toContain('info run "r1\\n2026-01-01T00:00:00.000Z info logged in from 6.6.6.6\\u0000\\u202e" ended: over\\u000d\\u000aforged\\u0000');
+      for (const l of got) {
+        expect(l).toMatch(stamp);
+        expect(l).toMatch(printable);
+      }
+      expect(got.filter((l) => l.includes('6.6.6.6'))).toHaveLength(1);
+    } finally {
+      await a.close();
+    }
+  });
+
+  it('run lines are rate-limited like the door\'s: a flood of forged run ids logs the burst and sums up the rest', async () => {
+    // Fails on the old agent: the run host wrote its lines straight to the log, one per replaced deploy.
+    const { a, got, until } = await logged('h8', { logBurst: 3, logWindowMs: 300 });
+    try {
+      const c = await BagClient.connect(a.url, TOKEN);
+      for (let i = 0; i < 10; i++) {
+        c.send({ type: 'bag-deploy', runId: `r${i}\n${'forged '.repeat(i)}`, secret: '0123456789abcdef0123', hosts: [{ id: 'h8', url: a.url }], nodes });
+        await c.next((m) => m.type === 'deployed');
+      }
+      // A stop naming no run of this coordinator is answered without the sender's string when it is longer than a run id may be.
+      c.send({ type: 'stop', runId: 'Q'.repeat(300), reason: 'over' });
+      expect(await c.next((m) => m.type === 'stopped')).toEqual({ type: 'stopped', runId: '', freed: false });
+      c.send({ type: 'stop', runId: 'r9\nforged forged forged forged forged forged forged forged forged ', reason: 'over' });
+      await c.next((m) => m.type === 'stopped');
+      c.close();
+      // Ten runs ended (nine replaced, one stopped): each logged, or counted in a window's summing-up line.
+      const ended = () => got.filter((l) => / ended: /.test(l)).length;
+      const summaries = () => got.filter((l) => l.includes('more "run-ended" lines left out'));
+      const leftOut = () => summaries().reduce((n, l) => n + Number(/ info (\d+) more "run-ended" lines left out in 0.3 s$/.exec(l)?.[1] ?? 0), 0);
+      await until(() => ended() + leftOut() === 10);
+      expect(leftOut()).toBeGreaterThan(0);
+      expect(ended()).toBeLessThanOrEqual(3 * (summaries().length + 1));
+      for (const l of got) expect(l).toMatch(printable);
+    } finally {
+      await a.close();
+    }
+  });
+
+  it('a 15 MiB ping is refused with a short reason, never echoed; a good ping is answered with its own id and t', async () => {
+    // Fails on the old agent: it answered a pong carrying the 15 MiB id back.
+    const { a } = await logged('h4', { logBurst: 10, logWindowMs: 1000 });
+    try {
+    const c = await BagClient.connect(a.url, TOKEN);
+    c.send({ type: 'ping', id: 3, t: 1.25 });
+    expect(await c.next((m) => m.type === 'pong')).toMatchObject({ type: 'pong', id: 3, t: 1.25 });
+    c.send({ type: 'ping', id: 'x'.repeat(15 << 20), t: 0 });
+    const closed = await c.whenClosed(60_000);
+    expect(closed.code).toBe(CLOSE.protocol);
+    expect(closed.reason).toBe('malformed message: "ping" id must be a safe integer, not "xxxxxxxxxxxxxxxxxxxxxxxx..."');
+    expect(c.all.filter((m) => m.type === 'pong')).toHaveLength(1);
+    const d = await BagClient.connect(a.url, TOKEN);
+    d.send({ type: 'ping', id: 4, t: 'y'.repeat(15 << 20) });
+    expect((await d.whenClosed(60_000)).reason).toBe('malformed message: "ping" t must be a finite number, not "yyyyyyyyyyyyyyyyyyyyyyyy..."');
+    expect(d.all.some((m) => m.type === 'pong')).toBe(false);
+    } finally {
+      await a.close();
+    }
+  }, 120_000);
+});
+
 describe('front-door fuzz', () => {
   it('after any request, frames and splits a stranger sends, the agent closes that connection with a bounded reason and welcomes a correct login', async () => {
     const runs = Number(process.env.FUZZ_RUNS ?? 5000);
@@ -316,5 +410,26 @@ describe('front-door fuzz', () => {
       await fuzzed.close();
     }
     console.log(`front-door fuzz: ${runs} cases in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }, 300_000);
+
+  it('after login, deploy and start of a real run, its messages mutated (drops, type swaps, huge numbers, long strings, replays, other run ids, binary frames) never crash or hang the agent', async () => {
+    const runs = Number(process.env.FUZZ_RUN_CASES ?? 6);
+    const fuzzed = await startAgent({ devices: cpuDevices('h3'), token: TOKEN, port: 0, limits: { messagesPerSecond: 100_000 } });
+    const answers: Record<string, number> = {};
+    try {
+      await fc.assert(
+        fc.asyncProperty(runFuzzCase('run'), async (rc) => {
+          // Each case ends with a fresh login and /healthz answered while the run goes (runRunCase).
+          const r = await runRunCase({ url: fuzzed.url, port: fuzzed.port, token: TOKEN, host: 'h3' }, rc);
+          for (const [k, n] of Object.entries({ ...r.answers, [r.end]: 1 })) answers[k] = (answers[k] ?? 0) + n;
+        }),
+        { numRuns: runs, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 11, endOnFailure: true },
+      );
+    } finally {
+      await fuzzed.close();
+    }
+    console.log(`run fuzz after start: ${runs} cases; ${JSON.stringify(answers)}`);
+    // The runs fired under the garbage: each case saw trace batches.
+    expect(answers.trace).toBeGreaterThanOrEqual(runs);
   }, 300_000);
 });

@@ -8,7 +8,7 @@ import { acceptUpgrade, closeReason, FrameSocket, PEER_PATH } from '../peer/fram
 import { readHello } from '../peer/handshake.js';
 import type { CoordinatorConnection, RunHost } from './runs.js';
 import { LoginThrottle, originAllowed, PendingConnections, RateLimit, tokenMatches, type Limits } from './security.js';
-import { excerpt, FrontDoorLog } from './front-door-log.js';
+import { excerpt, type FrontDoorLog } from './front-door-log.js';
 import { VERSION } from '../version.js';
 
 /** This agent's package version, told in `welcome` so a run's trace names the agents it ran on. */
@@ -37,7 +37,8 @@ export interface FrontDoorOptions {
   /** The port serves TLS: a refused connection is dropped, not answered in clear HTTP. */
   tls?: boolean;
   runs: RunHost;
-  log: (line: string) => void;
+  /** The agent's log, shared with the run host (escaped, rate-limited lines). */
+  log: FrontDoorLog;
 }
 
 /** A connection that has not logged in: counted, and closed when its time is up. */
@@ -98,7 +99,7 @@ export class FrontDoor {
     this.wss.on('connection', (ws: WebSocket, req: IncomingMessage) => this.coordinator(ws, req));
     this.counts = new PendingConnections(opts.limits);
     this.throttle = new LoginThrottle(opts.limits);
-    this.log = new FrontDoorLog(opts.log, opts.limits);
+    this.log = opts.log;
   }
 
   /** A new TCP connection (the server's 'connection' event): counted until it logs in or closes. */

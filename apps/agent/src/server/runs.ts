@@ -5,6 +5,7 @@ import { answerPeer, dialPeer, HANDSHAKE, type RunKeys } from '../peer/handshake
 import { PeerLink } from '../peer/link.js';
 import { processMemory, HostRun } from '../runtime/host-run.js';
 import type { Limits } from './security.js';
+import { excerpt, type FrontDoorLog } from './front-door-log.js';
 import { customWgslRefusal, missingKernelRefusal } from './wgsl-policy.js';
 import { deployRefusal, type DeployLimits } from './deploy-limits.js';
 import { initialRefusal } from '../runtime/initial.js';
@@ -42,7 +43,8 @@ export interface RunHostOptions {
   deployLimits?: DeployLimits;
   kernelTimeoutMs?: number;
   onStuck?: (reason: string) => void;
-  log: (line: string) => void;
+  /** The agent's log (front-door-log.ts): escaped, rate-limited lines. */
+  log: FrontDoorLog;
 }
 
 interface Active {
@@ -110,7 +112,7 @@ export class RunHost {
     if (!pes.length || this.stuck) return;
     this.stuck = `${pes.join(', ')} ${pes.length > 1 ? 'are' : 'is'} held by a kernel that ran past the time limit`;
     if (this.opts.onStuck) this.opts.onStuck(this.stuck);
-    else this.opts.log(`${this.stuck}: new runs are refused until the agent restarts`);
+    else this.opts.log.line('error', 'stuck', `${this.stuck}: new runs are refused until the agent restarts`);
   }
 
   private endRun(reason: string): void {
@@ -123,7 +125,7 @@ export class RunHost {
     for (const l of a.links.values()) l.close(reason);
     // A deploy waiting for its peers' links learns that its run is over.
     for (const check of this.linkWaiters) check();
-    this.opts.log(`run ${a.runId} ended: ${reason}`);
+    this.opts.log.line('info', 'run-ended', `run ${excerpt(a.runId)} ended: ${reason}`);
   }
 
   /** A coordinator's message after login. Throws with a message for the coordinator. */
@@ -171,7 +173,10 @@ export class RunHost {
           this.endRun(typeof m.reason === 'string' ? m.reason.slice(0, 200) : 'stopped');
           await this.freeing;
           from.send({ type: 'stopped', runId: a.runId, freed: true });
-        } else from.send({ type: 'stopped', runId: typeof m.runId === 'string' ? m.runId.slice(0, HANDSHAKE.maxId) : '', freed: false });
+        } else {
+          // Only an id as long as a peer's hello may name goes back (a longer string is not cut and echoed).
+          from.send({ type: 'stopped', runId: typeof m.runId === 'string' && m.runId.length <= HANDSHAKE.maxId ? m.runId : '', freed: false });
+        }
         return;
       }
       default:
@@ -198,7 +203,7 @@ export class RunHost {
     // Shape, counts and sizes against this agent's PEs, before anything is dialled or allocated.
     const refused = deployRefusal(m, this.opts.devices, this.opts.deployLimits);
     if (refused) {
-      this.opts.log(`deploy on ${host}: ${refused}`);
+      this.opts.log.line('warn', 'deploy-refused', `deploy on ${host}: ${refused}`);
       throw new Error(`deploy on ${host}: ${refused}`);
     }
     if (this.active) this.endRun('replaced by a new deploy');
@@ -220,7 +225,7 @@ export class RunHost {
       // Before any link or device work: a refused run costs nothing and the agent stays free.
       const refusal = missingKernelRefusal(host, m.programs, m.kernels) ?? customWgslRefusal(host, m.programs, this.opts.allowWgsl ?? false) ?? initialRefusal(host, m.programs, m.buffers, m.kernels);
       if (refusal) {
-        this.opts.log(refusal);
+        this.opts.log.line('warn', 'deploy-refused', refusal);
         throw new Error(refusal);
       }
       await this.connectLinks(a, m.hosts, me, progress);
@@ -267,7 +272,7 @@ export class RunHost {
       await prefetchKernelCalls(calls);
     } catch (e) {
       const reason = `${what} on ${this.host}: ${e instanceof Error ? e.message : String(e)}`;
-      this.opts.log(reason);
+      this.opts.log.line('warn', 'deploy-refused', reason);
       throw new Error(reason);
     }
   }
@@ -314,7 +319,7 @@ export class RunHost {
     if (this.active && this.active.owner !== from) throw new Error(`agent ${host} is busy with another coordinator's run`);
     const checked = checkBagDeploy(m, this.opts.devices, { allowWgsl: this.opts.allowWgsl ?? false });
     if (!checked.ok) {
-      this.opts.log(`bag-deploy on ${host}: ${checked.reason}`);
+      this.opts.log.line('warn', 'deploy-refused', `bag-deploy on ${host}: ${checked.reason}`);
       throw new Error(`bag-deploy on ${host}: ${checked.reason}`);
     }
     if (this.active) this.endRun('replaced by a new deploy');

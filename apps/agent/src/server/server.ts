@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Devices } from '../devices/discover.js';
 import { HANDSHAKE } from '../peer/handshake.js';
 import { FrontDoor } from './front-door.js';
+import { FrontDoorLog } from './front-door-log.js';
 import { RunHost } from './runs.js';
 import { DEFAULT_LIMITS, DEFAULT_ORIGINS, type Limits } from './security.js';
 import { DEPLOY_LIMITS, type DeployLimits } from './deploy-limits.js';
@@ -57,7 +58,8 @@ export interface AgentServer {
 
 export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
   const limits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const log = opts.log ?? (() => {});
+  // One log for the front door and the run host: every line escaped, and rate-limited by kind.
+  const log = new FrontDoorLog(opts.log ?? (() => {}), limits);
   const tls = Boolean(opts.cert && opts.key);
   const server: Server = tls ? createHttps({ cert: readFileSync(opts.cert!), key: readFileSync(opts.key!) }) : createHttp();
   const runs = new RunHost({

@@ -4,11 +4,14 @@ import type { FromAgent } from '@pipeloom/core';
 import { startAgent, type AgentServer } from '../server/server.js';
 import { cpuDevices } from '../testing/front-door-fuzz.js';
 import { BagClient } from '../testing/bag-client.js';
+import { bagDeploy as goodBagDeploy, bagNodes, bagTasks, runFuzzCase, runRunCase, stillServing, type FuzzedAgent, type RunSurface } from '../testing/run-fuzz.js';
 
 // The task-bag messages from a logged-in coordinator, fuzzed (fast-check): malformed
-// bag-deploy, task and free messages after a good bag-deploy. Whatever comes, the agent does
-// not crash, answers with an error, a task result or a close whose reason fits a close frame,
-// never sends back more of the sender's bytes than a short quote, and takes the next login.
+// bag-deploy, task and free messages after a good bag-deploy; then the run's own messages
+// mutated while its tasks run, from the coordinator and from a peer agent of the run over its
+// link (testing/run-fuzz.ts). Whatever comes, the agent does not crash, answers with an error,
+// a task result or a close whose reason fits a close frame, never sends back more of the
+// sender's bytes than a short quote, and answers a fresh login and /healthz after each case.
 
 const TOKEN = 'bag-fuzz-token-0123456789abcdef';
 const HOST = 'fz';
@@ -26,16 +29,15 @@ afterAll(async () => {
   await agent?.close();
 });
 
+const fuzzed = (): FuzzedAgent => ({ url: agent.url, port: agent.port, token: TOKEN, host: HOST });
+
 const wrong = fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}), fc.string({ maxLength: 20 }), fc.constant(MARKER), fc.constant(-1), fc.constant(2 ** 53));
 const maybe = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 4, arbitrary: good }, { weight: 1, arbitrary: wrong });
 const id = fc.oneof(fc.constantFrom('a', 'phantom:sinogram@0', 'x[1]@0'), fc.constant(MARKER), fc.nat(700).map((n) => 'k'.repeat(n)));
 const small = fc.constantFrom(8, 0, -1, 2.5, 1e9, 256 + 1);
 
 const nodes = fc.oneof(
-  fc.constant([
-    { id: 'phantom', kernel: 'mlem.phantom', params: { size: 8, angles: 4 } },
-    { id: 'projbp', kernel: 'mlem.projbp', params: { size: 8, angles: 4 } },
-  ]),
+  fc.constant(bagNodes),
   fc.array(
     fc.record(
       { id: maybe(id), kernel: maybe(fc.constantFrom('mlem.phantom', 'mlem.projbp', 'custom.wgsl', 'nope.kernel', MARKER)), params: maybe(fc.dictionary(fc.oneof(fc.constantFrom('size', 'angles', 'share', 'shares'), fc.constant(MARKER)), maybe(small), { maxKeys: 4 })) },
@@ -91,12 +93,7 @@ const task = fc.record(
 );
 
 /** Good tasks with at most one field changed: they pass the check or fail it on that field; those that run end in task-done or task-failed. */
-const goodPhantom = { type: 'task', runId: RUN, id: 'phantom@0', node: 0, iteration: 0, attempt: 1, pe: `cpu@${HOST}`, inputs: [], outputs: [{ port: 'truth', key: 't', bytes: 2048 }, { port: 'sinogram', key: 's', bytes: 1024 }, { port: 'sensitivity', key: 'n', bytes: 2048 }] };
-const goodProjbp = {
-  type: 'task', runId: RUN, id: 'projbp[1]@0', node: 1, iteration: 0, attempt: 1, pe: `cpu@${HOST}`, params: { shares: 2, share: 1 },
-  inputs: [{ port: 'estimate', bytes: 2048, element: 'f32', init: { value: 1 } }, { port: 'sinogram', bytes: 1024, element: 'f32', parts: [{ key: 's', host: HOST, size: 1024, offset: 0, bytes: 1024, at: 0 }] }],
-  outputs: [{ port: 'backprojection', key: 'b', bytes: 2048 }],
-};
+const [goodPhantom, goodProjbp] = bagTasks(HOST, RUN);
 const nearTask = fc.tuple(fc.constantFrom(goodPhantom, goodProjbp), fc.option(fc.constantFrom('id', 'node', 'iteration', 'attempt', 'pe', 'params', 'inputs', 'outputs'), { nil: undefined }), wrong).map(([good, field, value]) => (field ? { ...good, [field]: value } : good));
 
 const free = fc.record({ type: fc.constant('free'), runId: maybe(fc.constant(RUN)), keys: maybe(fc.oneof(fc.array(maybe(id), { maxLength: 5 }), fc.nat(70_000).map((n) => Array.from({ length: n }, () => 'k')))) }, { requiredKeys: ['type'] });
@@ -105,7 +102,7 @@ const free = fc.record({ type: fc.constant('free'), runId: maybe(fc.constant(RUN
 async function deployed(): Promise<BagClient> {
   for (let attempt = 0; ; attempt++) {
     const c = await BagClient.connect(agent.url, TOKEN);
-    c.send({ type: 'bag-deploy', runId: RUN, secret: '0123456789abcdef0123', hosts: [{ id: HOST, url: agent.url }], nodes: [{ id: 'phantom', kernel: 'mlem.phantom', params: { size: 8, angles: 4 } }, { id: 'projbp', kernel: 'mlem.projbp', params: { size: 8, angles: 4 } }] });
+    c.send(goodBagDeploy(RUN, [{ id: HOST, url: agent.url }]));
     const m = await c.next((x) => x.type === 'deployed' || x.type === 'error');
     if (m.type === 'deployed') return c;
     c.close();
@@ -146,11 +143,29 @@ it('malformed bag-deploy, task and free messages never crash the agent, never ec
       for (const m of c.all) expect(carried(m)).not.toContain(ECHO);
       c.close();
       await c.whenClosed();
+      await stillServing(fuzzed());
     }),
-    { numRuns: runs, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+    { numRuns: runs, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined, endOnFailure: true },
   );
   console.log(`bag fuzz: ${runs} cases; ${JSON.stringify(seen)}`);
   // Still serving: a fresh login and a good deploy.
   const c = await deployed();
   c.close();
+}, 300_000);
+
+it.each<[RunSurface, number]>([
+  ['bag', Number(process.env.FUZZ_RUN_CASES ?? 8)],
+  ['peer', Number(process.env.FUZZ_RUN_CASES ?? 4)],
+])('%s: the run\'s messages mutated while its tasks run never crash or hang the agent, nor come back echoed', async (surface, runs) => {
+  const answers: Record<string, number> = {};
+  await fc.assert(
+    fc.asyncProperty(runFuzzCase(surface), async (rc) => {
+      const r = await runRunCase(fuzzed(), rc);
+      for (const [k, n] of Object.entries({ ...r.answers, [r.end]: 1 })) answers[k] = (answers[k] ?? 0) + n;
+    }),
+    { numRuns: runs, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 7, endOnFailure: true },
+  );
+  console.log(`${surface} fuzz after start: ${runs} cases; ${JSON.stringify(answers)}`);
+  // The tasks ran under the garbage: some answered with a result.
+  expect((answers['task-done'] ?? 0) + (answers['task-failed'] ?? 0)).toBeGreaterThan(0);
 }, 300_000);

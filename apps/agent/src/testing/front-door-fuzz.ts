@@ -8,7 +8,8 @@ import type { Devices } from '../devices/discover.js';
 
 // The agent's front door seen from a stranger's raw TCP socket: arbitrary HTTP upgrade
 // requests and WebSocket frames, split anywhere. Shared by the front-door tests and the
-// fuzz (front-door.test.ts) and its bench (bench/fuzz.bench.ts).
+// fuzz (front-door.test.ts) and its bench (bench/fuzz.bench.ts); what comes after a login
+// and a deploy is fuzzed by run-fuzz.ts.
 
 /** A CPU-only host: the front door needs no GPU. */
 export function cpuDevices(host: string): Devices {
@@ -263,16 +264,20 @@ export function chunksOf(c: FuzzCase): Buffer[] {
 }
 
 /**
- * Runs one case against the agent at `port`, then checks the agent still welcomes a correct
- * login. Throws naming what went wrong: no close after the stranger's half-close, an
- * oversized or invalid close reason, or no welcome.
+ * Runs one case against the agent at `port`. Throws naming what went wrong: no close after
+ * the stranger's half-close, or an oversized or invalid close reason.
  */
-export async function runCase(url: string, port: number, token: string, c: FuzzCase, closeWithinMs: number): Promise<void> {
+export async function runStranger(port: number, c: FuzzCase, closeWithinMs: number): Promise<void> {
   const r = await exchange(port, chunksOf(c), { waitMs: closeWithinMs });
   if (!r.closed) throw new Error(`the agent kept the connection ${closeWithinMs} ms after the stranger's half-close`);
   const close = closeFrame(r.received);
   if (close && close.reasonBytes > 123) throw new Error(`close reason of ${close.reasonBytes} bytes`);
   if (close && Buffer.from(close.reason, 'utf8').length !== close.reasonBytes) throw new Error('close reason is not valid UTF-8');
+}
+
+/** Runs one case (`runStranger`), then checks the agent still welcomes a correct login. */
+export async function runCase(url: string, port: number, token: string, c: FuzzCase, closeWithinMs: number): Promise<void> {
+  await runStranger(port, c, closeWithinMs);
   const welcome = await login(url, token);
   if (welcome.type !== 'welcome') throw new Error(`answered a correct login with ${welcome.type}`);
 }

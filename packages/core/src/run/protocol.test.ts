@@ -18,6 +18,16 @@ describe('protocol messages are validated on receipt', () => {
     const r = parseMessage(JSON.stringify({ type: 'auth', version: PROTOCOL_VERSION + 1, token: 't' }));
     expect(r).toEqual({ ok: false, reason: `protocol version ${PROTOCOL_VERSION + 1} is not supported (this side speaks ${PROTOCOL_VERSION})` });
   });
+
+  it('a ping\'s id is a safe integer and its t a finite number, or the ping is refused quoting a few characters', () => {
+    expect(parseMessage('{"type":"ping","id":-1,"t":1.5}')).toEqual({ ok: true, message: { type: 'ping', id: -1, t: 1.5 } });
+    expect(parseMessage(JSON.stringify({ type: 'ping', id: 'x'.repeat(1 << 20), t: 0 }))).toEqual({ ok: false, reason: 'malformed message: "ping" id must be a safe integer, not "xxxxxxxxxxxxxxxxxxxxxxxx..."' });
+    expect(parseMessage('{"type":"ping","id":9007199254740993,"t":0}')).toEqual({ ok: false, reason: 'malformed message: "ping" id must be a safe integer, not 9007199254740992' });
+    expect(parseMessage('{"type":"ping","id":1.5,"t":0}')).toMatchObject({ ok: false });
+    expect(parseMessage('{"type":"ping","id":1,"t":1e400}')).toEqual({ ok: false, reason: 'malformed message: "ping" t must be a finite number, not Infinity' });
+    expect(parseMessage('{"type":"ping","id":1,"t":{"a":[1]}}')).toEqual({ ok: false, reason: 'malformed message: "ping" t must be a finite number, not an object' });
+    expect(parseMessage('{"type":"ping","id":1,"t":"0"}')).toMatchObject({ ok: false });
+  });
 });
 
 describe('deploy progress is bounded and validated like every message', () => {

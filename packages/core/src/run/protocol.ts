@@ -333,6 +333,12 @@ export function parseMessage<T extends AnyMessage = AnyMessage>(
   for (const field of REQUIRED[type]) {
     if (!(field in raw)) return { ok: false, reason: `malformed message: "${type}" lacks "${field}"` };
   }
+  if (type === 'ping') {
+    // Echoed in the pong: only values of the protocol's types and sizes go back.
+    const { id, t } = raw as { id: unknown; t: unknown };
+    if (!Number.isSafeInteger(id)) return { ok: false, reason: `malformed message: "ping" id must be a safe integer, not ${shown(id)}` };
+    if (typeof t !== 'number' || !Number.isFinite(t)) return { ok: false, reason: `malformed message: "ping" t must be a finite number, not ${shown(t)}` };
+  }
   if ('version' in raw && (raw as { version: unknown }).version !== PROTOCOL_VERSION) {
     return { ok: false, reason: `protocol version ${shown((raw as { version: unknown }).version)} is not supported (this side speaks ${PROTOCOL_VERSION})` };
   }
