@@ -50,8 +50,9 @@ export async function main(argv: string[]): Promise<number> {
   if (!(await loadKernelsFlag('predict', args.values.kernels as unknown as string[] | undefined))) return EXIT.invalid;
   const read = await readDocument('predict', args.positionals[0], args.values.param);
   if (!read.ok) return read.code;
-  const { model } = analyze(read.doc);
-  const cal = args.values['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, args.values.calibration as string | undefined);
+  const analysed = analyze(read.doc);
+  const model = analysed.model;
+  const cal = args.values['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, args.values.calibration as string | undefined, analysed.diagnostics);
   const sync: SyncMode = syncArg ?? read.doc.options?.sync ?? 'self-timed';
   const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : read.doc.options?.overlap ?? true;
   const modelled = (mode: SyncMode) => (cal ? cal.predict({ iterations: iterations ?? undefined, sync: mode, overlap }) : predict(read.doc, { iterations: iterations ?? undefined, sync: mode, overlap }));

@@ -29,11 +29,11 @@ export function analyze(input: unknown, opts: LowerOptions = {}): { diagnostics:
   const { lowered, diagnostics } = lowerDocument(migrated.doc as unknown as WrittenDocument, opts);
   if (!lowered) return { diagnostics };
   const { doc, pePaths, linkPaths } = normalizeWithOrigins(lowered.doc);
-  const model = build(doc, pePaths, linkPaths, lowered, diagnostics);
+  const model = build(doc, migrated.doc as unknown as WrittenDocument, pePaths, linkPaths, lowered, diagnostics);
   return hasErrors(diagnostics) ? { diagnostics } : { diagnostics, model };
 }
 
-function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], lowered: Lowered, out: Diagnostic[]): Model {
+function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[], linkPaths: string[], lowered: Lowered, out: Diagnostic[]): Model {
   // Diagnostics name nodes and edges as the user wrote them (lowering keeps their paths).
   const nodeAt = (i: number) => lowered.nodePaths[i] ?? `app.nodes[${i}]`;
   const edgeAt = (i: number) => lowered.edgePaths[i] ?? `app.edges[${i}]`;
@@ -284,7 +284,7 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
   });
   const inputs = inputLists(doc, nodes, firstInput, inputCount, edgeSlot, fedCount, edgeAt, nodeAt, fail);
   const outputs = successorLists(doc.app.nodes.length, edges.from, identity(edgeCount));
-  const model: Model = { doc, nodes, node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe, lowered };
+  const model: Model = { doc, written, nodes, node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe, lowered };
   if (hasErrors(out)) return model;
 
   // A cycle is legal through a delayed edge (its initial tokens start the loop): look for one
