@@ -247,6 +247,13 @@ describe('rate diagnostics', () => {
     expect(diagnostics).toEqual(['app.nodes[0].rates.out: rate 8 does not split port out of node "P" into equal tokens: its data matrix<f32>[20x16] has 20 along the first dimension (use a rate that divides 20, or change the node\'s size params)']);
   });
 
+  it('a token mismatch on an edge into a node firing 8 times is one diagnostic naming the nodes as written, not one per firing', () => {
+    const d = document([work('a', 0, 1, { out0: 8 }, 16), work('b', 1, 0, {}, 3)], [edge('a.out0', 'b.in0')]);
+    expect(analyze(d).diagnostics.map(formatDiagnostic)).toEqual([
+      'app.edges[0]: token type mismatch: a token of a.out0 is bytes<u32>[2] but b.in0 takes bytes<u32>[3] (give "a" and "b" sizes and rates that make equal tokens (first dimension / rate))',
+    ]);
+  });
+
   it('inconsistent rates name the cycle\'s edges as written, the ratio going round and rates that would fix it', () => {
     const d = document([work('a', 1, 1, { out0: 2, in0: 3 }), work('b', 1, 1), work('c', 1, 1)], [edge('a.out0', 'b.in0'), edge('b.out0', 'c.in0'), edge('c.out0', 'a.in0', { delay: 1 })]);
     expect(expand(d).diagnostics).toEqual([

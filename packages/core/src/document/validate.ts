@@ -37,7 +37,16 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
   // Diagnostics name nodes and edges as the user wrote them (lowering keeps their paths).
   const nodeAt = (i: number) => lowered.nodePaths[i] ?? `app.nodes[${i}]`;
   const edgeAt = (i: number) => lowered.edgePaths[i] ?? `app.edges[${i}]`;
-  const fail = (path: string, message: string, hint?: string) => out.push(error(path, message, hint));
+  // A lowered multi-rate node's firings (`b#3`) are named as the node the user wrote (`b`), so
+  // one mistake on an edge as written is one diagnostic, not one per firing.
+  const asWritten = (text: string) => text.replace(/([^\s"'(>]+)#\d+/g, (m, base: string) => ((lowered.repetitions[base] ?? 1) > 1 ? base : m));
+  const said = new Set<string>();
+  const fail = (path: string, message: string, hint?: string) => {
+    const d = error(path, asWritten(message), hint === undefined ? undefined : asWritten(hint));
+    const key = `${d.path}\n${d.message}\n${d.hint ?? ''}`;
+    if (!said.has(key)) out.push(d);
+    said.add(key);
+  };
 
   // Architecture: hosts, PEs, links.
   const hosts = new Set<string>();
