@@ -7,6 +7,7 @@ import { normalizeWithOrigins } from './normalize.js';
 import { lowerDocument, type LowerOptions, type Lowered } from './lower.js';
 import { deriveExpectations } from './expectations.js';
 import { checkShape, describe } from './shape.js';
+import { writtenPrefix } from './walk.js';
 import type { InitSpec, ProjectDocument, WrittenDocument } from './types.js';
 import { successorLists } from '../util/csr.js';
 import { failingClause, parseRequires } from '../run/requires.js';
@@ -40,12 +41,15 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
   // A lowered multi-rate node's firings (`b#3`) are named as the node the user wrote (`b`), so
   // one mistake on an edge as written is one diagnostic, not one per firing.
   const asWritten = (text: string) => text.replace(/([^\s"'(>]+)#\d+/g, (m, base: string) => ((lowered.repetitions[base] ?? 1) > 1 ? base : m));
-  const said = new Set<string>();
+  const diagnosed = new Set<string>();
   const fail = (path: string, message: string, hint?: string) => {
-    const d = error(path, asWritten(message), hint === undefined ? undefined : asWritten(hint));
+    // A path into what lowering made (a scan's or a firing's token ranges) names the element written, and says so.
+    const { at, rest } = writtenPrefix(written, path);
+    const said = rest ? ` (${rest} is derived by lowering: ${at || 'the document'} as written has none)` : '';
+    const d = error(rest ? at : path, asWritten(message) + said, hint === undefined ? undefined : asWritten(hint));
     const key = `${d.path}\n${d.message}\n${d.hint ?? ''}`;
-    if (!said.has(key)) out.push(d);
-    said.add(key);
+    if (!diagnosed.has(key)) out.push(d);
+    diagnosed.add(key);
   };
 
   // Architecture: hosts, PEs, links.
@@ -86,9 +90,16 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
   const unknownKernel = new Set<string>();
   // Ids of nodes with a param out of its range: their data types would only repeat that error.
   const badParams = new Set<string>();
+  const unexpanded: number[] = [];
   doc.app.nodes.forEach((n, i) => {
     if (node.has(nodeId(n.id))) return fail(`${nodeAt(i)}.id`, `duplicate node id "${n.id}"`, 'give each node its own id');
-    const kernel = findKernel(n.kernel!);
+    // A scan node lowering left as written: what stopped it (its input edge, its producer) is named below.
+    if (typeof n.kernel !== 'string') {
+      unknownKernel.add(n.id);
+      unexpanded.push(i);
+      return;
+    }
+    const kernel = findKernel(n.kernel);
     if (!kernel) {
       unknownKernel.add(n.id);
       return fail(`${nodeAt(i)}.kernel`, `unknown kernel "${n.kernel}"`, `nearest registered: ${nearestKernels(n.kernel!).join(', ')}; a package's kernels need --kernels PATH_OR_PACKAGE`);
@@ -293,6 +304,7 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
   });
   const inputs = inputLists(doc, nodes, firstInput, inputCount, edgeSlot, fedCount, edgeAt, nodeAt, fail);
   const outputs = successorLists(doc.app.nodes.length, edges.from, identity(edgeCount));
+  if (!hasErrors(out)) for (const i of unexpanded) fail(nodeAt(i), `node "${doc.app.nodes[i].id}" has no kernel`, 'give it a kernel, or make it a scan node whose input is fed');
   const model: Model = { doc, written, nodes, node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe, lowered };
   if (hasErrors(out)) return model;
 
