@@ -254,6 +254,20 @@ describe('rate diagnostics', () => {
     ]);
   });
 
+  it('inconsistent rates in one instance of a composite used twice say the def is shared, not only to change it', () => {
+    const stage = {
+      params: { R: 1 },
+      inputs: [{ name: 'in', to: [{ node: 'a', port: 'in0' }, { node: 'b', port: 'in0' }] }],
+      outputs: [{ name: 'out', from: { node: 'j', port: 'out0' } }],
+      nodes: [work('a', 1, 1, { out0: 'R' }), work('b', 1, 1), work('j', 2, 1)],
+      edges: [edge('a.out0', 'j.in0'), edge('b.out0', 'j.in1')],
+    };
+    const d = document([work('p', 0, 1), { id: 's1', composite: 'stage' }, { id: 's2', composite: 'stage', params: { R: 2 } }, work('c', 1, 0)], [edge('p.out0', 's1.in'), edge('s1.out', 's2.in'), edge('s2.out', 'c.in0')], { p: 'cpu@h0', s1: 'cpu@h0', s2: 'cpu@h0', c: 'cpu@h0' });
+    const [e] = analyze({ ...d, defs: { stage } }).diagnostics.map(formatDiagnostic);
+    expect(e).toMatch(/rates are inconsistent around/);
+    expect(e).toContain("(defs.stage is written once for its instances s1, s2: a rate written there changes each of them; to change one, write the rate as a param of defs.stage and set it in that instance's params)");
+  });
+
   it('inconsistent rates name the cycle\'s edges as written, the ratio going round and rates that would fix it', () => {
     const d = document([work('a', 1, 1, { out0: 2, in0: 3 }), work('b', 1, 1), work('c', 1, 1)], [edge('a.out0', 'b.in0'), edge('b.out0', 'c.in0'), edge('c.out0', 'a.in0', { delay: 1 })]);
     expect(expand(d).diagnostics).toEqual([
