@@ -260,7 +260,7 @@ export function errorReport(sums: { squaredError: number; squaredTruth: number; 
   const set = Number(params.max_error ?? 0);
   // ||mean - t||^2 = sum t^2 - (sum t)^2 / n.
   const bound = set > 0 ? set : relative(squaredTruth - (truth * truth) / n);
-  const values = { error, bound, activity };
+  const values = { error, activity, bound };
   // NaN (a lost estimate) fails too.
   if (error <= bound) return { ok: true, values };
   const whence = set > 0 ? 'max_error' : "the error of a flat image at the phantom's mean activity; set max_error to choose another";
