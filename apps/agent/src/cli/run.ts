@@ -225,12 +225,15 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
   const predictedCycleTime = strategy(predict(doc, { iterations: r.iterations, sync, overlap: ig.overlap }));
   const calibratedCycleTime = r.events.length ? strategy(predict(doc, { iterations: r.iterations, sync, overlap: ig.overlap, ...measuredTimes(r.events) })) : undefined;
   const a = analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations: r.iterations });
+  const calibrated = cal?.predict({ iterations: r.iterations, timelineCycles: 1, sync });
+  // Said, not dropped: a calibration that cannot predict this document is the user's to know.
+  if (calibrated && !calibrated.ok) console.error(`warning: ${cal!.file}: no prediction with it: ${calibrated.diagnostics.map((d) => `${d.path}: ${d.message}`).slice(0, 3).join('; ')}`);
   return {
     ok: r.ok,
     overlap: ig.overlap,
     strategy: ig.overlap ? 'overlap' : 'no overlap',
     sync,
-    calibration: cal && { file: cal.file, date: cal.calibration.date, predictedCycleTime: strategy(cal.predict({ iterations: r.iterations, timelineCycles: 1, sync })) },
+    calibration: cal && { file: cal.file, date: cal.calibration.date, predictedCycleTime: calibrated && strategy(calibrated) },
     iterations: r.iterations,
     cycles: r.cycles,
     seconds: r.seconds,
