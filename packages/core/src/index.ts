@@ -33,7 +33,7 @@ export { mulberry32, randomInt } from './util/random.js';
 
 export { simulate, type SimulationResult, type SimulateOptions } from './compile/simulate.js';
 export * from './run/contract.js';
-export { predict, predictStrategy, SCAN_LANE, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction, type PhaseTime } from './predict/predict.js';
+export { predict, predictModel, predictStrategy, SCAN_LANE, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction, type PhaseTime } from './predict/predict.js';
 export { nodeTime, transferTime, DEFAULT_RATES, type TimingOptions } from './predict/timing.js';
 export { toChromeTrace, traceMetadata, type ChromeTrace, type ChromeEvent, type TraceMetadata } from './trace/chrome.js';
 export { readChromeTrace, TRACE_FILE_LIMITS, type ReadTraceResult, type TraceFileLimits } from './trace/chrome-read.js';

@@ -51,7 +51,7 @@ describe('pipeloom calibrate', () => {
     expect(run.stderr).not.toMatch(/failed/);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^ {2}strategy {5}no overlap, (self-timed|barrier) sync$/m);
-    expect(run.stdout).toMatch(new RegExp(`predicted with calibration ${written.replace(/[.]/g, '[.]')} \\(${c.date.slice(0, 10)} [0-9:]+ UTC\\), measured/predicted \\d+\\.\\d\\d`));
+    expect(run.stdout).toMatch(new RegExp(`predicted with calibration ${written.replace(/[.]/g, '[.]')} \\(${c.date.slice(0, 10)} [0-9:]+ UTC\\): measured (\\d+(\\.\\d\\d)?x (slower|faster) than predicted|as predicted)`));
     const i1 = c.firings.find((f) => f.pe === 'gpu0@h0' && f.overlap === false)!.seconds;
     const trace = JSON.parse(readFileSync(join(dir, 'trace.json'), 'utf8'));
     const fires = trace.traceEvents.filter((e: { ph: string; cat?: string; name: string }) => e.ph === 'X' && e.cat === 'fire' && e.name === 'I1');

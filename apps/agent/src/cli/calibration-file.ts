@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { inputByteLimit, inputFileMessage, readInputFile } from '../input-file.js';
-import { calibrationPath, parseCalibration, predictCalibrated, type Calibration, type Model, type PredictOptions, type PredictResult } from '@pipeloom/core';
+import { calibrationPath, parseCalibration, predictCalibrated, type Calibration, type Diagnostic, type Model, type PredictOptions, type PredictResult } from '@pipeloom/core';
 import { printDiagnostics } from './read-document.js';
 
 // The calibration beside a document (`pipeloom calibrate` writes it), read by `predict` and
@@ -15,7 +15,8 @@ export interface LoadedCalibration {
   note: string;
 }
 
-export async function loadCalibration(documentPath: string, model: Model, file = calibrationPath(documentPath)): Promise<LoadedCalibration | undefined> {
+/** `analysed`: the model's analysis warnings, printed with the prediction's as without a calibration. */
+export async function loadCalibration(documentPath: string, model: Model, file = calibrationPath(documentPath), analysed: Diagnostic[] = []): Promise<LoadedCalibration | undefined> {
   if (!existsSync(file)) return undefined;
   const max = inputByteLimit();
   if (!max.ok) {
@@ -37,7 +38,7 @@ export async function loadCalibration(documentPath: string, model: Model, file =
   let warned = false;
   let counts = '';
   const run = (opts: Omit<PredictOptions, 'nodeTimes' | 'transferTimes'> = {}) => {
-    const r = predictCalibrated(model, cal, opts, file);
+    const r = predictCalibrated(model, cal, opts, file, analysed);
     if (r.timing && !warned) {
       warned = true;
       printDiagnostics(r.timing.overlap.diagnostics);

@@ -58,7 +58,7 @@ export async function main(argv: string[]): Promise<number> {
   const analysed = withPackageCalls('predict', () => analyze(read.doc));
   if (!analysed) return EXIT.invalid;
   const { model } = analysed;
-  const cal = args.values['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, args.values.calibration as string | undefined);
+  const cal = args.values['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, args.values.calibration as string | undefined, analysed.diagnostics);
   const sync: SyncMode = syncArg ?? read.doc.options?.sync ?? 'self-timed';
   const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : read.doc.options?.overlap ?? true;
   const modelled = (mode: SyncMode) => (cal ? cal.predict({ iterations: iterations ?? undefined, sync: mode, overlap }) : predict(read.doc, { iterations: iterations ?? undefined, sync: mode, overlap }));

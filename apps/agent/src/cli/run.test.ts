@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { piic } from '../testing/fixtures.js';
+import { versus } from './run.js';
 
 const root = join(import.meta.dirname, '../../../..');
 
@@ -14,7 +15,24 @@ describe('the run\'s calibrated prediction', () => {
     writeFileSync(file, JSON.stringify(piic({ iterations: 6 })));
     const r = spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), 'run', file, '--overlap'], { cwd: root, encoding: 'utf8', timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/predicted \(document rates\), measured\/predicted \d+\.\d\d/);
-    expect(r.stdout).toMatch(/predicted \(measured kernel and transfer times\), measured\/predicted \d+\.\d\d: the runtime's overhead/);
+    expect(r.stdout).toMatch(/predicted \(document rates\): measured (\d+\.\d\dx|\d+x) (slower|faster) than predicted|as predicted/);
+    expect(r.stdout).toMatch(/predicted from this run's own firing and transfer times: measured (\d+(\.\d\d)?x (slower than predicted \(the runtime's overhead|faster than predicted \(firings and copies overlapped)|as predicted)/);
+    expect(r.stdout).not.toMatch(/measured\/predicted/);
+  });
+
+  it('says how a measured cycle compares with a predicted one in words, whichever is longer', () => {
+    expect(versus(0.014, 0.001)).toBe('measured 14x slower than predicted');
+    expect(versus(0.00162, 0.001)).toBe('measured 1.62x slower than predicted');
+    expect(versus(0.0007, 0.001)).toBe('measured 1.43x faster than predicted');
+    expect(versus(0.001, 0.07)).toBe('measured 70x faster than predicted');
+    expect(versus(0.001, 0.001)).toBe('measured as predicted');
+  });
+});
+
+describe('pipeloom run --slow', () => {
+  it('is refused in a static run, saying it is for task-bag runs, before any agent starts', () => {
+    const r = spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), 'run', 'examples/split-join.json', '--slow', 'cpu@h0=2'], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe('pipeloom run: --slow applies to task-bag runs only (--mode taskbag); this run is static, where it would be ignored\n');
   });
 });

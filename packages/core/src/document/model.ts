@@ -1,6 +1,6 @@
 import type { DataType, KernelSpec, Params } from '@pipeloom/kernels/specs';
 import type { HostId, NodeId, PeId } from '../ids.js';
-import type { InitSpec, Link, ProjectDocument } from './types.js';
+import type { InitSpec, Link, ProjectDocument, WrittenDocument } from './types.js';
 import type { Lowered } from './lower.js';
 import type { Clause } from '../run/requires.js';
 
@@ -90,7 +90,10 @@ export interface ModelPe {
 }
 
 export interface Model {
+  /** The lowered document (lower.ts): what the passes read; not a document to analyse again. */
   doc: ProjectDocument;
+  /** The document as written (migrated): what a calibration's and a trace's hash name. */
+  written: WrittenDocument;
   nodes: ModelNode[];
   node: Map<NodeId, ModelNode>;
   edges: ModelEdges;

@@ -108,6 +108,10 @@ describe('document parameters', () => {
     expect(problems(doc({ W: 8, H: 'Wdth', N: 1 }))).toEqual([
       'params.H: parameter "H": expression "Wdth": unknown parameter "Wdth" at column 1 (did you mean "W"? Otherwise declare "Wdth" in params)',
     ]);
+    // The name that has no value, not the first name of the expression; not a name it already reads.
+    expect(problems(doc({ W: 8, H: 8, B: 2, Qn: 3 }, { width: 'W', height: 'H', nb_loop: 'B * Q' }))).toEqual([
+      'app.nodes[1].params.nb_loop: node "a" param "nb_loop": expression "B * Q": unknown parameter "Q" at column 5 (did you mean "Qn"? Otherwise declare "Q" in params)',
+    ]);
   });
 
   it('report a cycle by its names, once, and nothing that reads it', () => {

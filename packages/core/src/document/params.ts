@@ -77,9 +77,11 @@ export function evaluateIn(written: Expr, scope: ParamScope | undefined, path: s
     const v = lookup(scope, name);
     if (v === 'failed') return undefined;
     if (v === undefined) {
-      const near = nearestName(name, visibleNames(scope));
-      const r = evaluateParsed(written, p.expr, () => undefined);
-      const message = !r.ok ? r.error.message : `expression ${JSON.stringify(written)}: unknown parameter "${name}"`;
+      // Not a name the expression already reads: "B * Q" with B defined suggests something else for Q.
+      const near = nearestName(name, [...visibleNames(scope)].filter((n) => !p.names.includes(n)));
+      // Only this name unknown (the others read as 1), so the message names it and its column.
+      const r = evaluateParsed(written, p.expr, (n) => (n === name ? undefined : 1));
+      const message = !r.ok && r.error.unknown === name ? r.error.message : `expression ${JSON.stringify(written)}: unknown parameter "${name}"`;
       out.push(error(path, `${what}: ${message}`, near ? `did you mean "${near}"? Otherwise declare "${name}" in params` : `declare "${name}" in the document's params`));
       return undefined;
     }

@@ -247,6 +247,27 @@ describe('rate diagnostics', () => {
     expect(diagnostics).toEqual(['app.nodes[0].rates.out: rate 8 does not split port out of node "P" into equal tokens: its data matrix<f32>[20x16] has 20 along the first dimension (use a rate that divides 20, or change the node\'s size params)']);
   });
 
+  it('a token mismatch on an edge into a node firing 8 times is one diagnostic naming the nodes as written, not one per firing', () => {
+    const d = document([work('a', 0, 1, { out0: 8 }, 16), work('b', 1, 0, {}, 3)], [edge('a.out0', 'b.in0')]);
+    expect(analyze(d).diagnostics.map(formatDiagnostic)).toEqual([
+      'app.edges[0]: token type mismatch: a token of a.out0 is bytes<u32>[2] but b.in0 takes bytes<u32>[3] (give "a" and "b" sizes and rates that make equal tokens (first dimension / rate))',
+    ]);
+  });
+
+  it('inconsistent rates in one instance of a composite used twice say the def is shared, not only to change it', () => {
+    const stage = {
+      params: { R: 1 },
+      inputs: [{ name: 'in', to: [{ node: 'a', port: 'in0' }, { node: 'b', port: 'in0' }] }],
+      outputs: [{ name: 'out', from: { node: 'j', port: 'out0' } }],
+      nodes: [work('a', 1, 1, { out0: 'R' }), work('b', 1, 1), work('j', 2, 1)],
+      edges: [edge('a.out0', 'j.in0'), edge('b.out0', 'j.in1')],
+    };
+    const d = document([work('p', 0, 1), { id: 's1', composite: 'stage' }, { id: 's2', composite: 'stage', params: { R: 2 } }, work('c', 1, 0)], [edge('p.out0', 's1.in'), edge('s1.out', 's2.in'), edge('s2.out', 'c.in0')], { p: 'cpu@h0', s1: 'cpu@h0', s2: 'cpu@h0', c: 'cpu@h0' });
+    const [e] = analyze({ ...d, defs: { stage } }).diagnostics.map(formatDiagnostic);
+    expect(e).toMatch(/rates are inconsistent around/);
+    expect(e).toContain("(defs.stage is written once for its instances s1, s2: a rate written there changes each of them; to change one, write the rate as a param of defs.stage and set it in that instance's params)");
+  });
+
   it('inconsistent rates name the cycle\'s edges as written, the ratio going round and rates that would fix it', () => {
     const d = document([work('a', 1, 1, { out0: 2, in0: 3 }), work('b', 1, 1), work('c', 1, 1)], [edge('a.out0', 'b.in0'), edge('b.out0', 'c.in0'), edge('c.out0', 'a.in0', { delay: 1 })]);
     expect(expand(d).diagnostics).toEqual([

@@ -411,18 +411,29 @@ function inconsistency(a: number, e: number, forward: boolean, parentEdge: Int32
   const message = `rates are inconsistent around ${cycle} (${paths}): going round, ${nodes[top].id} fires ${formatRatio(round)} times per firing of ${nodes[top].id}`;
   // Rates on the cycle that alone would balance it: going round multiplies by p / c per edge
   // taken forwards (c / p backwards), so scaling one of them by the round's ratio gives 1.
-  const fixes: string[] = [];
+  // A node of a composite used more than once is written once, in the def, for every instance:
+  // a rate set there changes them all. Rates on nodes written once are offered first.
+  const instancesOf = (node: number) => nodes.flatMap((n, i) => (nodePaths[i] === nodePaths[node] ? [n.id] : []));
+  const candidates: { text: string; shared: string[] }[] = [];
   for (const s of steps) {
     const ed = edges[s.edge];
     const [up, down] = s.forward ? [round.d, round.n] : [round.n, round.d];
     const p = BigInt(produce[s.edge]);
     const c = BigInt(consume[s.edge]);
-    if ((c * down) % up === 0n) fixes.push(`${nodes[to[s.edge]].id}'s rate on ${ed.to.port} to ${(c * down) / up} (now ${c})`);
-    if ((p * up) % down === 0n) fixes.push(`${nodes[from[s.edge]].id}'s rate on ${ed.from.port} to ${(p * up) / down} (now ${p})`);
-    if (fixes.length >= 2) break;
+    if ((c * down) % up === 0n) candidates.push({ text: `${nodes[to[s.edge]].id}'s rate on ${ed.to.port} to ${(c * down) / up} (now ${c})`, shared: instancesOf(to[s.edge]) });
+    if ((p * up) % down === 0n) candidates.push({ text: `${nodes[from[s.edge]].id}'s rate on ${ed.from.port} to ${(p * up) / down} (now ${p})`, shared: instancesOf(from[s.edge]) });
   }
-  const hint = `${fixes.length ? `set ${fixes.slice(0, 2).join(', or ')}; or ` : ''}change the rates so that going round, a node fires once per firing of itself`;
-  return error(edgePaths[e], message, hint);
+  const own = candidates.filter((f) => f.shared.length < 2);
+  const fixes = (own.length ? own : candidates).slice(0, 2);
+  const shared = fixes.find((f) => f.shared.length > 1);
+  const def = shared && nodePaths[nodes.findIndex((n) => n.id === shared.shared[0])].replace(/\.nodes\[\d+\]$/, '');
+  const instances = shared?.shared.map((id) => (id.includes('/') ? id.slice(0, id.lastIndexOf('/')) : id));
+  const sharedNote = shared ? ` (${def} is written once for its instances ${instances!.join(', ')}: a rate written there changes each of them; to change one, write the rate as a param of ${def} and set it in that instance's params)` : '';
+  const hint = `${fixes.length ? `set ${fixes.map((f) => f.text).join(', or ')}${sharedNote}; or ` : ''}change the rates so that going round, a node fires once per firing of itself`;
+  // Named at an edge written once where the cycle has one (not an edge of a shared def).
+  const edgeShared = (x: number) => edgePaths.filter((q) => q === edgePaths[x]).length > 1;
+  const at = edgeShared(e) ? (steps.map((s) => s.edge).find((x) => !edgeShared(x)) ?? e) : e;
+  return error(edgePaths[at], message, hint);
 }
 
 function namesFirings(mapping: Record<string, string>): boolean {

@@ -7,6 +7,7 @@ import { normalizeWithOrigins } from './normalize.js';
 import { lowerDocument, type LowerOptions, type Lowered } from './lower.js';
 import { deriveExpectations } from './expectations.js';
 import { checkShape, describe } from './shape.js';
+import { writtenPrefix } from './walk.js';
 import type { InitSpec, ProjectDocument, WrittenDocument } from './types.js';
 import { successorLists } from '../util/csr.js';
 import { failingClause, parseRequires } from '../run/requires.js';
@@ -29,15 +30,27 @@ export function analyze(input: unknown, opts: LowerOptions = {}): { diagnostics:
   const { lowered, diagnostics } = lowerDocument(migrated.doc as unknown as WrittenDocument, opts);
   if (!lowered) return { diagnostics };
   const { doc, pePaths, linkPaths } = normalizeWithOrigins(lowered.doc);
-  const model = build(doc, pePaths, linkPaths, lowered, diagnostics);
+  const model = build(doc, migrated.doc as unknown as WrittenDocument, pePaths, linkPaths, lowered, diagnostics);
   return hasErrors(diagnostics) ? { diagnostics } : { diagnostics, model };
 }
 
-function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], lowered: Lowered, out: Diagnostic[]): Model {
+function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[], linkPaths: string[], lowered: Lowered, out: Diagnostic[]): Model {
   // Diagnostics name nodes and edges as the user wrote them (lowering keeps their paths).
   const nodeAt = (i: number) => lowered.nodePaths[i] ?? `app.nodes[${i}]`;
   const edgeAt = (i: number) => lowered.edgePaths[i] ?? `app.edges[${i}]`;
-  const fail = (path: string, message: string, hint?: string) => out.push(error(path, message, hint));
+  // A lowered multi-rate node's firings (`b#3`) are named as the node the user wrote (`b`), so
+  // one mistake on an edge as written is one diagnostic, not one per firing.
+  const asWritten = (text: string) => text.replace(/([^\s"'(>]+)#\d+/g, (m, base: string) => ((lowered.repetitions[base] ?? 1) > 1 ? base : m));
+  const diagnosed = new Set<string>();
+  const fail = (path: string, message: string, hint?: string) => {
+    // A path into what lowering made (a scan's or a firing's token ranges) names the element written, and says so.
+    const { at, rest } = writtenPrefix(written, path);
+    const said = rest ? ` (${rest} is derived by lowering: ${at || 'the document'} as written has none)` : '';
+    const d = error(rest ? at : path, asWritten(message) + said, hint === undefined ? undefined : asWritten(hint));
+    const key = `${d.path}\n${d.message}\n${d.hint ?? ''}`;
+    if (!diagnosed.has(key)) out.push(d);
+    diagnosed.add(key);
+  };
 
   // Architecture: hosts, PEs, links.
   const hosts = new Set<string>();
@@ -77,9 +90,16 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
   const unknownKernel = new Set<string>();
   // Ids of nodes with a param out of its range: their data types would only repeat that error.
   const badParams = new Set<string>();
+  const unexpanded: number[] = [];
   doc.app.nodes.forEach((n, i) => {
     if (node.has(nodeId(n.id))) return fail(`${nodeAt(i)}.id`, `duplicate node id "${n.id}"`, 'give each node its own id');
-    const kernel = findKernel(n.kernel!);
+    // A scan node lowering left as written: what stopped it (its input edge, its producer) is named below.
+    if (typeof n.kernel !== 'string') {
+      unknownKernel.add(n.id);
+      unexpanded.push(i);
+      return;
+    }
+    const kernel = findKernel(n.kernel);
     if (!kernel) {
       unknownKernel.add(n.id);
       return fail(`${nodeAt(i)}.kernel`, `unknown kernel "${n.kernel}"`, `nearest registered: ${nearestKernels(n.kernel!).join(', ')}; a package's kernels need --kernels PATH_OR_PACKAGE`);
@@ -284,7 +304,8 @@ function build(doc: ProjectDocument, pePaths: string[], linkPaths: string[], low
   });
   const inputs = inputLists(doc, nodes, firstInput, inputCount, edgeSlot, fedCount, edgeAt, nodeAt, fail);
   const outputs = successorLists(doc.app.nodes.length, edges.from, identity(edgeCount));
-  const model: Model = { doc, nodes, node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe, lowered };
+  if (!hasErrors(out)) for (const i of unexpanded) fail(nodeAt(i), `node "${doc.app.nodes[i].id}" has no kernel`, 'give it a kernel, or make it a scan node whose input is fed');
+  const model: Model = { doc, written, nodes, node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe, lowered };
   if (hasErrors(out)) return model;
 
   // A cycle is legal through a delayed edge (its initial tokens start the loop): look for one

@@ -101,6 +101,14 @@ export type PredictResult = { ok: true; prediction: Prediction; diagnostics: Dia
 export function predict(doc: unknown, opts: PredictOptions = {}): PredictResult {
   const { diagnostics, model } = analyze(doc);
   if (!model) return { ok: false, diagnostics };
+  return predictModel(model, opts, diagnostics);
+}
+
+/**
+ * predict() of a model already analysed (`diagnostics`: the analysis's warnings, returned with
+ * the compiler's). The model's document is lowered: it is not a document to analyse again.
+ */
+export function predictModel(model: Model, opts: PredictOptions = {}, diagnostics: Diagnostic[] = []): PredictResult {
   const router = new Router(model);
   const out: Pick<Prediction, 'overlap' | 'noOverlap' | 'unavailable'> = {};
   for (const overlap of [true, false]) {

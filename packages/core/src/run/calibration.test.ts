@@ -57,6 +57,19 @@ describe('calibration', () => {
     }
   });
 
+  it('documents with delays, rates, composites and tasks: predicts from the model (its document is lowered) and hashes the document as written', () => {
+    for (const name of ['accumulator.json', 'mlem.json', 'composite.json', 'split-join.json']) {
+      const doc = example(name);
+      const model = modelOf(doc);
+      const runs = [true, false].flatMap((overlap) => (compile(doc, { overlap }).ok ? [{ ig: igOf(doc, overlap), measured: measured(igOf(doc, overlap)) }] : []));
+      const cal = calibrationFrom(model, runs, { machine: { hostname: 'h', cpu: 'c', adapters: {} }, date: '2026-01-01T00:00:00Z', iterations: 4 });
+      expect(cal.document.hash, name).toBe(documentHash(doc));
+      const r = predictCalibrated(model, cal);
+      expect(r.ok, `${name}: ${r.diagnostics.map((d) => `${d.path}: ${d.message}`).join('; ')}`).toBe(true);
+      expect(r.timing!.overlap.diagnostics, name).toEqual([]);
+    }
+  });
+
   it('transfers come from the runs without overlap, where nothing queues beside them', () => {
     const doc = example('piic.json');
     const model = modelOf(doc);

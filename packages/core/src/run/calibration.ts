@@ -3,7 +3,7 @@ import { compileModel } from '../compile/compile.js';
 import type { ImplementationGraph } from '../compile/types.js';
 import type { Model } from '../document/model.js';
 import { nodeTime, type TimingOptions } from '../predict/timing.js';
-import { predict, type PredictOptions, type PredictResult } from '../predict/predict.js';
+import { predictModel, type PredictOptions, type PredictResult } from '../predict/predict.js';
 import { GENERIC_WORK } from '@pipeloom/kernels/specs';
 
 // A calibration: what this machine's PEs and links measured for a document's firings and
@@ -80,8 +80,8 @@ function canonical(v: unknown): string {
 }
 
 /**
- * The hash of what sets a document's timing (its app, arch and mapping; not its name, options
- * or layout): 64 bits as 16 hex digits, two 32-bit multiply-xor lanes over the canonical JSON.
+ * The hash of what sets a document's timing (its app, arch and mapping as written, not lowered:
+ * `Model.written`; not its name, options or layout): 64 bits as 16 hex digits, two 32-bit multiply-xor lanes over the canonical JSON.
  * Not cryptographic: it tells a calibration's document from an edited one.
  */
 export function documentHash(doc: { app?: unknown; arch?: unknown; mapping?: unknown }): string {
@@ -147,7 +147,7 @@ export function calibrationFrom(model: Model, runs: { ig: ImplementationGraph; m
   return {
     format: CALIBRATION_FORMAT,
     ...(barriers.length ? { barrier: barriers.reduce((a, b) => a + b, 0) / barriers.length } : {}),
-    document: { name: model.doc.name ?? '', hash: documentHash(model.doc) },
+    document: { name: model.written.name ?? '', hash: documentHash(model.written) },
     machine: meta.machine,
     date: meta.date,
     iterations: meta.iterations,
@@ -229,7 +229,7 @@ function byKey<E extends { overlap?: boolean; seconds: number }>(entries: E[], k
  */
 export function calibratedTiming(model: Model, cal: Calibration, file = 'calibration', overlap?: boolean): CalibratedTiming {
   const diagnostics: Diagnostic[] = [];
-  const hash = documentHash(model.doc);
+  const hash = documentHash(model.written);
   if (cal.document.hash !== hash)
     diagnostics.push(warning(file, `was measured on another version of the document (hash ${cal.document.hash}, now ${hash})`, 'entries for unchanged kernels, PEs and links are used, the others fall back to the cost hints; run `pipeloom calibrate` again'));
   const firing = byKey(cal.firings, (f) => firingKey(f.kernel, f.params, f.pe), overlap);
@@ -294,14 +294,16 @@ export function standInTimes(model: Model): Record<string, number> | undefined {
 
 /**
  * predict() with a calibration: each strategy from its own entries (`calibratedTiming`) and
- * the calibrated barrier cost, the speedup between them. `timing` is what each strategy used (its warnings included).
+ * the calibrated barrier cost, the speedup between them. `timing` is what each strategy used (its warnings included);
+ * `analysed`: the model's analysis warnings, returned with the compiler's as predict() does.
  */
-export function predictCalibrated(model: Model, cal: Calibration, opts: Omit<PredictOptions, 'nodeTimes' | 'transferTimes'> = {}, file = 'calibration'): PredictResult & { timing?: { overlap: CalibratedTiming; noOverlap: CalibratedTiming } } {
+export function predictCalibrated(model: Model, cal: Calibration, opts: Omit<PredictOptions, 'nodeTimes' | 'transferTimes'> = {}, file = 'calibration', analysed: Diagnostic[] = []): PredictResult & { timing?: { overlap: CalibratedTiming; noOverlap: CalibratedTiming } } {
   const timing = { overlap: calibratedTiming(model, cal, file, true), noOverlap: calibratedTiming(model, cal, file, false) };
   // The barrier's measured cost, unless the caller sets one (self-timed predictions have none).
   if (opts.barrier === undefined && cal.barrier !== undefined) opts = { ...opts, barrier: cal.barrier };
-  const withOverlap = predict(model.doc, { ...opts, ...timing.overlap.timing });
-  const without = predict(model.doc, { ...opts, ...timing.noOverlap.timing });
+  // The model itself, not its (lowered) document analysed again: lowering is not idempotent.
+  const withOverlap = predictModel(model, { ...opts, ...timing.overlap.timing }, [...analysed]);
+  const without = predictModel(model, { ...opts, ...timing.noOverlap.timing }, [...analysed]);
   if (!withOverlap.ok) return withOverlap;
   if (!without.ok) return without;
   const overlap = withOverlap.prediction.overlap;

@@ -212,7 +212,7 @@ export class GpuProjector {
 }
 
 // mlem.error, pass 1: each of `groups` workgroups sums, over a strided share of the voxels,
-// (e - t)^2, t^2 and e into partials[group]; pass 2: one thread adds the partials in order.
+// (e - t)^2, t^2, e and t into partials[group]; pass 2: one thread adds the partials in order.
 // (Workgroup memory instead of float atomics, which WGSL lacks.)
 const ERROR_GROUPS = 256;
 const WGSL_ERROR_PARTIAL = /* wgsl */ `
@@ -227,7 +227,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   var s = vec4<f32>(0.0);
   for (var i = wid.x * ${WORKGROUP}u + lid; i < u.n; i += u.groups * ${WORKGROUP}u) {
     let d = est[i] - truth[i];
-    s += vec4<f32>(d * d, truth[i] * truth[i], est[i], 0.0);
+    s += vec4<f32>(d * d, truth[i] * truth[i], est[i], truth[i]);
   }
   acc[lid] = s;
   workgroupBarrier();
@@ -248,9 +248,23 @@ fn main() {
   partials[0] = total;
 }`;
 
-/** mlem.error's report from the sums of (e - t)^2, t^2 and e. */
-function errorReport(squaredError: number, squaredTruth: number, activity: number): FiringReport {
-  return { ok: true, values: { error: squaredTruth > 0 ? Math.sqrt(squaredError / squaredTruth) : Math.sqrt(squaredError), activity } };
+/**
+ * mlem.error's report from the sums of (e - t)^2, t^2, e and t over n voxels: the relative
+ * error, failed above the bound (`max_error`, or where it is 0 the error of a flat image at the
+ * phantom's mean activity, which one MLEM step from a flat start already beats).
+ */
+export function errorReport(sums: { squaredError: number; squaredTruth: number; activity: number; truth: number }, n: number, params: Params, iteration: number): FiringReport {
+  const { squaredError, squaredTruth, activity, truth } = sums;
+  const relative = (x: number) => (squaredTruth > 0 ? Math.sqrt(Math.max(0, x) / squaredTruth) : Math.sqrt(Math.max(0, x)));
+  const error = relative(squaredError);
+  const set = Number(params.max_error ?? 0);
+  // ||mean - t||^2 = sum t^2 - (sum t)^2 / n.
+  const bound = set > 0 ? set : relative(squaredTruth - (truth * truth) / n);
+  const values = { error, activity, bound };
+  // NaN (a lost estimate) fails too.
+  if (error <= bound) return { ok: true, values };
+  const whence = set > 0 ? 'max_error' : "the error of a flat image at the phantom's mean activity; set max_error to choose another";
+  return { ok: false, values, message: `iteration ${iteration}: the reconstruction's relative error ${error.toPrecision(4)} is above the bound ${bound.toPrecision(4)} (${whence})` };
 }
 
 interface PhantomData {
@@ -336,18 +350,20 @@ export const mlemKernels: Kernel[] = implement(mlemSpecs, {
     },
   },
   'mlem.error': {
-    cpu: ({ inputs }) => {
+    cpu: ({ inputs, params, iteration }) => {
       const e = inputs.estimate as Float32Array;
       const t = inputs.truth as Float32Array;
       let se = 0;
       let st = 0;
       let sum = 0;
+      let sumT = 0;
       for (let i = 0; i < e.length; i++) {
         se += (e[i] - t[i]) ** 2;
         st += t[i] * t[i];
         sum += e[i];
+        sumT += t[i];
       }
-      return errorReport(se, st, sum);
+      return errorReport({ squaredError: se, squaredTruth: st, activity: sum, truth: sumT }, e.length, params, iteration);
     },
     gpu: {
       wgsl: { partial: WGSL_ERROR_PARTIAL, total: WGSL_ERROR_TOTAL },
@@ -373,11 +389,11 @@ export const mlemKernels: Kernel[] = implement(mlemSpecs, {
             pass.end();
             encoder.copyBufferToBuffer(partials, 0, staging, 0, 16);
           },
-          async report() {
+          async report(f) {
             await staging.mapAsync(GPUMapMode.READ);
             const r = new Float32Array(staging.getMappedRange().slice(0));
             staging.unmap();
-            return errorReport(r[0], r[1], r[2]);
+            return errorReport({ squaredError: r[0], squaredTruth: r[1], activity: r[2], truth: r[3] }, n, params, f.iteration);
           },
           destroy() {
             uni.destroy();

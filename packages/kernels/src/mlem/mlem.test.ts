@@ -181,13 +181,29 @@ describe('MLEM on the CPU twin', () => {
     }
   });
 
-  it('mlem.error reports the relative L2 error to the phantom and the total activity, and never fails', () => {
+  it('mlem.error reports the relative L2 error, the total activity and the bound, and fails a reconstruction above it', () => {
+    const check = (estimate: Float32Array, params: Record<string, number> = {}, iteration = 0) => runCpu(getKernel('mlem.error'), { size: N, ...params }, { estimate, truth }, iteration).report!;
     const flat = new Float32Array(N ** 3).fill(1);
-    const r = runCpu(getKernel('mlem.error'), { size: N }, { estimate: flat, truth }).report!;
-    expect(r.ok).toBe(true);
+    const r = check(flat);
     expect(r.values!.error).toBeCloseTo(relError(flat, truth), 12);
     expect(r.values!.activity).toBe(N ** 3);
-    expect(runCpu(getKernel('mlem.error'), { size: N }, { estimate: truth, truth }).report!.values!.error).toBe(0);
+    expect(check(truth)).toMatchObject({ ok: true, values: { error: 0 } });
+    // The derived bound: a flat image at the phantom's mean activity is on it; one MLEM step from a flat start is below.
+    const mean = sum(truth) / truth.length;
+    const bound = relError(new Float32Array(N ** 3).fill(mean), truth);
+    expect(check(new Float32Array(N ** 3).fill(mean)).values!.bound).toBeCloseTo(bound, 5);
+    const { sinogram, sensitivity } = source();
+    const step = cpuStep(flat, sinogram, sensitivity);
+    expect(check(step).ok).toBe(true);
+    // Wrong: an estimate of noise fails, naming the iteration, the error and the bound.
+    const noise = check(seeded(N ** 3, 8, 0.5, 2), {}, 7);
+    expect(noise.ok).toBe(false);
+    expect(noise.message).toMatch(new RegExp(`^iteration 7: the reconstruction's relative error ${(noise.values!.error as number).toPrecision(4)} is above the bound ${bound.toPrecision(4)} \\(the error of a flat image`));
+    // max_error overrides it: one step is not within 1%.
+    const tight = check(step, { max_error: 0.01 }, 3);
+    expect(tight.ok).toBe(false);
+    expect(tight.message).toMatch(/^iteration 3: the reconstruction's relative error 0\.\d+ is above the bound 0\.01000 \(max_error\)$/);
+    expect(check(seeded(N ** 3, 8, 0.5, 2), { max_error: 100 }).ok).toBe(true);
   });
 
   it('refuses a share outside its split, naming the kernel and the fix', () => {
@@ -272,8 +288,11 @@ describe('MLEM in WGSL on the WebGPU adapter', () => {
     const run = await GpuRunner.create(t.device, getKernel('mlem.error'), { size: N });
     const got = (await run.fire({ estimate: est, truth })).report!;
     const want = runCpu(getKernel('mlem.error'), { size: N }, { estimate: est, truth }).report!;
-    expect(got.ok).toBe(true);
-    for (const key of ['error', 'activity']) expect(Math.abs(Number(got.values![key]) - Number(want.values![key])) / Number(want.values![key]), key).toBeLessThan(1e-5);
+    // Noise is no reconstruction: both fail it, with the same bound.
+    expect(got.ok).toBe(false);
+    expect(want.ok).toBe(false);
+    expect(got.message).toMatch(/^iteration 0: the reconstruction's relative error [0-9.]+ is above the bound/);
+    for (const key of ['error', 'activity', 'bound']) expect(Math.abs(Number(got.values![key]) - Number(want.values![key])) / Number(want.values![key]), key).toBeLessThan(1e-5);
     run.destroy();
   });
 

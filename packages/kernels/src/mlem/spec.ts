@@ -103,9 +103,12 @@ export const mlemSpecs: KernelSpec[] = builtinSpecs([
     title: 'MLEM error',
     category: 'MLEM',
     description:
-      'Measures an estimate against the phantom each iteration: reports the relative L2 error ||lambda - lambda_true|| / ||lambda_true|| (`error`) and the total activity sum(lambda) (`activity`). ' +
-      'It measures and never fails a run.',
-    params: { size: sizeParam },
+      'Checks an estimate against the phantom each iteration: reports the relative L2 error ||lambda - lambda_true|| / ||lambda_true|| (`error`), its bound (`bound`) and the total activity sum(lambda) (`activity`), ' +
+      'and fails the run where the error is above the bound: `max_error`, or where that is 0 the error of a flat image at the phantom\'s mean activity (one MLEM step from a flat start beats it, so a reconstruction that does not is wrong).',
+    params: {
+      size: sizeParam,
+      max_error: { type: 'float', default: 0, min: 0, max: 1000, description: "The largest relative error that passes; 0: the error of a flat image at the phantom's mean activity" },
+    },
     inputs: [
       { name: 'estimate', description: 'lambda', type: volumeType },
       { name: 'truth', description: 'lambda_true, the phantom', type: volumeType },
