@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compile } from '../compile/compile.js';
 import type { ImplementationGraph } from '../compile/types.js';
@@ -6,6 +6,7 @@ import { parseDocument } from '../document/parse.js';
 import type { ProjectDocument } from '../document/types.js';
 import { analyze } from '../document/validate.js';
 import { predict } from '../predict/predict.js';
+import { registerExampleKernels } from '../testing/example-kernels.js';
 import { nodeTime } from '../predict/timing.js';
 import { calibratedTiming, calibrationFrom, calibrationPath, deviceTimes, documentHash, parseCalibration, predictCalibrated, type MeasuredTimes } from './calibration.js';
 
@@ -57,16 +58,22 @@ describe('calibration', () => {
     }
   });
 
-  it('documents with delays, rates, composites and tasks: predicts from the model (its document is lowered) and hashes the document as written', () => {
-    for (const name of ['accumulator.json', 'mlem.json', 'composite.json', 'split-join.json']) {
+  it('every example (delays, rates, composites, tasks, scans): predicts from the model (its document is lowered) in both sync modes and hashes the document as written', () => {
+    registerExampleKernels();
+    const names = readdirSync(new URL('../../../../examples/', import.meta.url)).filter((f) => f.endsWith('.json')).sort();
+    expect(names.length).toBeGreaterThan(10);
+    for (const name of names) {
       const doc = example(name);
       const model = modelOf(doc);
+      expect(model, name).toBeDefined();
       const runs = [true, false].flatMap((overlap) => (compile(doc, { overlap }).ok ? [{ ig: igOf(doc, overlap), measured: measured(igOf(doc, overlap)) }] : []));
       const cal = calibrationFrom(model, runs, { machine: { hostname: 'h', cpu: 'c', adapters: {} }, date: '2026-01-01T00:00:00Z', iterations: 4 });
       expect(cal.document.hash, name).toBe(documentHash(doc));
-      const r = predictCalibrated(model, cal);
-      expect(r.ok, `${name}: ${r.diagnostics.map((d) => `${d.path}: ${d.message}`).join('; ')}`).toBe(true);
-      expect(r.timing!.overlap.diagnostics, name).toEqual([]);
+      for (const sync of ['barrier', 'self-timed'] as const) {
+        const r = predictCalibrated(model, cal, { sync });
+        expect(r.ok, `${name} ${sync}: ${r.diagnostics.map((d) => `${d.path}: ${d.message}`).join('; ')}`).toBe(true);
+        for (const s of ['overlap', 'noOverlap'] as const) if (runs.length === 2 || r.timing![s]) expect(r.timing![s]?.diagnostics ?? [], `${name} ${sync} ${s}`).toEqual([]);
+      }
     }
   });
 
