@@ -1,5 +1,8 @@
 import { expect, type Locator, type Page } from '@playwright/test';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
@@ -115,4 +118,34 @@ export function pageProblems(page: Page): string[] {
   });
   page.on('pageerror', (e) => messages.push(`page error: ${e.message}`));
   return messages;
+}
+
+/** `npm start` as a newcomer runs it (its build into a folder of its own, any free port): the designer's URL once it serves, its output so far, and a stop that ends it and its agents. */
+export async function npmStart(): Promise<{ url: string; pid: number; log: () => string; stop: () => Promise<void> }> {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const out = mkdtempSync(join(tmpdir(), 'pipeloom-start-'));
+  let log = '';
+  const start = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--out', out], { cwd: root, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  start.stdout.on('data', (b) => (log += b));
+  start.stderr.on('data', (b) => (log += b));
+  const exited = new Promise<void>((resolve) => start.once('exit', () => resolve()));
+  const stop = async () => {
+    start.kill('SIGTERM');
+    await exited;
+    rmSync(out, { recursive: true, force: true });
+  };
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const look = () => {
+        const m = /Pipeloom designer\s+(\S+)/.exec(log);
+        if (m && /Ctrl\+C/.test(log)) resolve(m[1]);
+      };
+      start.stdout.on('data', look);
+      start.once('exit', (code) => reject(new Error(`npm start exited (${code}) before serving:\n${log}`)));
+    });
+    return { url, pid: start.pid!, log: () => log, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
 }

@@ -1,10 +1,8 @@
-import { test, expect, type Page } from '@playwright/test';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { test, expect } from '@playwright/test';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pickExample, selectNode, shot, pageProblems } from './helpers.js';
+import { npmStart, pickExample, selectNode, shot, pageProblems } from './helpers.js';
 
 // Issue 21, items 1, 13 and 14: a project is never lost by loading another; `npm start`
 // serves the production build; the designer loads every example without a console warning
@@ -102,26 +100,15 @@ test('every example loads without a console warning or error, on every view, and
 
 test('`npm start` serves the production build: a handful of requests, no dev server, the first node without a reload', async ({ page }) => {
   test.setTimeout(300_000);
-  const out = mkdtempSync(join(tmpdir(), 'pipeloom-start-'));
-  let log = '';
-  const start: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--out', out], { cwd: ROOT, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  start.stdout!.on('data', (b) => (log += b));
-  start.stderr!.on('data', (b) => (log += b));
-  const exited = new Promise<void>((resolve) => start.once('exit', () => resolve()));
+  const started = await npmStart();
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const look = () => {
-        const m = /Pipeloom designer\s+(\S+)/.exec(log);
-        if (m && /Ctrl\+C/.test(log)) resolve(m[1]);
-      };
-      start.stdout!.on('data', look);
-      start.once('exit', (code) => reject(new Error(`npm start exited (${code}) before serving:\n${log}`)));
-    });
-    expect(log).toContain('as a production build');
+    const { url } = started;
+    expect(started.log()).toContain('as a production build');
     const requests: string[] = [];
     page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+    // Documents loaded: the page taking the token out of its address (history.replaceState) is no load.
     let navigations = 0;
-    page.on('framenavigated', (f) => { if (f === page.mainFrame()) navigations++; });
+    page.on('domcontentloaded', () => navigations++);
     await page.goto(url);
     await expect(page.locator('[data-testid^="dfg-node-"]').first()).toBeVisible();
     await expect(page.getByTestId('problem-count')).toBeVisible();
@@ -133,8 +120,6 @@ test('`npm start` serves the production build: a handful of requests, no dev ser
     await page.getByTestId('tab-run').click();
     await expect(page.getByTestId('run-urls')).toHaveValue(/^ws:\/\/127\.0\.0\.1:\d+, ?ws:\/\/127\.0\.0\.1:\d+$/);
   } finally {
-    start.kill('SIGTERM');
-    await exited;
-    rmSync(out, { recursive: true, force: true });
+    await started.stop();
   }
 });

@@ -1,18 +1,14 @@
 import { expect, test, type Page } from '@playwright/test';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { serveDesigner } from '../../scripts/designer.js';
 import { startAgents, type LocalAgents } from './agents.js';
-import { pickExample } from './helpers.js';
+import { npmStart, pickExample } from './helpers.js';
 
 // The designer as it is served: no response lets the page's URL leave as a referrer, the agents'
 // token leaves the address bar once loaded (a run and a reload still work), and `npm start`'s
 // agents come back after one is killed, with the designer logging in again on its own.
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The Run tab connected to the agents, then the project open (split-join: h0's CPU only, light to deploy) run to a passed check. */
 async function runToCheck(page: Page, iterations = '5') {
@@ -88,21 +84,9 @@ function agentPid(parent: number, name: string): number {
 
 test('`npm start`: an agent killed (SIGKILL) is restarted on its URL; the designer shows it reconnecting, then runs without a reload', async ({ page }) => {
   test.setTimeout(400_000);
-  const out = mkdtempSync(join(tmpdir(), 'pipeloom-start-'));
-  let log = '';
-  const start: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--out', out], { cwd: ROOT, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  start.stdout!.on('data', (b) => (log += b));
-  start.stderr!.on('data', (b) => (log += b));
-  const exited = new Promise<void>((resolve) => start.once('exit', () => resolve()));
+  const started = await npmStart();
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const look = () => {
-        const m = /Pipeloom designer\s+(\S+)/.exec(log);
-        if (m && /Ctrl\+C/.test(log)) resolve(m[1]);
-      };
-      start.stdout!.on('data', look);
-      start.once('exit', (code) => reject(new Error(`npm start exited (${code}) before serving:\n${log}`)));
-    });
+    const { url } = started;
     expect((await page.request.get(url)).headers()['referrer-policy']).toBe('no-referrer');
     await page.goto(url);
     await expect(page.getByTestId('app')).toBeVisible();
@@ -111,14 +95,12 @@ test('`npm start`: an agent killed (SIGKILL) is restarted on its URL; the design
     await page.getByTestId('tab-run').click();
     await expect(page.getByTestId('run-connection')).toHaveAttribute('data-status', 'connected', { timeout: 30_000 });
 
-    process.kill(agentPid(start.pid!, 'h0'), 'SIGKILL');
+    process.kill(agentPid(started.pid, 'h0'), 'SIGKILL');
     await expect(page.getByTestId('run-connection')).toHaveText('reconnecting to h0…');
-    await expect.poll(() => log, { timeout: 60_000 }).toMatch(/\[agent h0\] agent restarted after it exited \(signal SIGKILL\): listening ws:\/\/127\.0\.0\.1:\d+ with the same token/);
+    await expect.poll(() => started.log(), { timeout: 60_000 }).toMatch(/\[agent h0\] agent restarted after it exited \(signal SIGKILL\): listening ws:\/\/127\.0\.0\.1:\d+ with the same token/);
     await expect(page.getByTestId('run-connection')).toHaveAttribute('data-status', 'connected', { timeout: 30_000 });
     await runToCheck(page);
   } finally {
-    start.kill('SIGTERM');
-    await exited;
-    rmSync(out, { recursive: true, force: true });
+    await started.stop();
   }
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { getKernel, runCpu } from '@pipeloom/kernels';
-import { analyze, bagGraph, compile, Coordinator, type BagGraph, type BagRunOptions, type ProjectDocument, type RunResult } from '@pipeloom/core';
+import { compile, Coordinator, type BagRunOptions, type ProjectDocument, type RunResult } from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from './local/spawn.js';
 import { agentsForSuite } from './testing/suite.js';
-import { connect, wsConnect } from './testing/fixtures.js';
+import { bagGraphOrThrow, connect, wsConnect } from './testing/fixtures.js';
 import { nodeClock } from './cli/agents.js';
 
 // Task-bag runs end to end (issue 23): real agents on loopback, GPU PEs on llvmpipe. MLEM split
@@ -40,13 +40,7 @@ function mlem(k: number, opts: { iterations?: number; requires?: string[] } = {}
   } as unknown as ProjectDocument;
 }
 
-function graphOf(doc: ProjectDocument): BagGraph {
-  const { model, diagnostics } = analyze(doc);
-  if (!model) throw new Error(JSON.stringify(diagnostics));
-  const g = bagGraph(model);
-  if (!g.graph) throw new Error(JSON.stringify(g.diagnostics));
-  return g.graph;
-}
+const graphOf = bagGraphOrThrow;
 
 /** The relative error to the phantom after each iteration, as the CPU twins compute it on one PE (shares summed in share order, in f32). */
 function reference(k: number, iterations: number): number[] {

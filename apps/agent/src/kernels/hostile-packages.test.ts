@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyze, bagGraph, type BagGraph, type ProjectDocument } from '@pipeloom/core';
+import { type ProjectDocument } from '@pipeloom/core';
 import { spawnLocalAgents } from '../local/spawn.js';
-import { compileOrThrow, connect, pipeloomAsync as pipeloom, root } from '../testing/fixtures.js';
+import { bagGraphOrThrow, compileOrThrow, connect, pipeloomAsync as pipeloom, root } from '../testing/fixtures.js';
 import { loadKernelPackages } from './load.js';
 
 // Kernel packages whose code loops or never settles, with real processes: each is named with
@@ -62,13 +62,7 @@ const initDocument = () =>
     mapping: { P: 'cpu@h0', C: 'cpu@h0' },
   }) as unknown as ProjectDocument;
 
-function graphOf(doc: ProjectDocument): BagGraph {
-  const { model, diagnostics } = analyze(doc);
-  if (!model) throw new Error(JSON.stringify(diagnostics));
-  const g = bagGraph(model);
-  if (!g.graph) throw new Error(JSON.stringify(g.diagnostics));
-  return g.graph;
-}
+const graphOf = bagGraphOrThrow;
 
 async function until(done: () => boolean): Promise<void> {
   while (!done()) await new Promise((r) => setTimeout(r, 20));

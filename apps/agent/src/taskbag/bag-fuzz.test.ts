@@ -166,6 +166,8 @@ it.each<[RunSurface, number]>([
     { numRuns: runs, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 7, endOnFailure: true },
   );
   console.log(`${surface} fuzz after start: ${runs} cases; ${JSON.stringify(answers)}`);
-  // The tasks ran under the garbage: some answered with a result.
-  expect((answers['task-done'] ?? 0) + (answers['task-failed'] ?? 0)).toBeGreaterThan(0);
+  // The runs were live under the garbage: tasks answered with a result, or (a peer's garbage
+  // fails its link at once, and with it the run) firings were traced first.
+  const live = (answers['task-done'] ?? 0) + (answers['task-failed'] ?? 0) + (surface === 'peer' ? answers.trace ?? 0 : 0);
+  expect(live).toBeGreaterThan(0);
 }, 300_000);

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { analyze, bagGraph, type BagGraph, type BagTaskMessage, type ProjectDocument } from '@pipeloom/core';
+import { type BagTaskMessage, type ProjectDocument } from '@pipeloom/core';
 import { loadKernelPackages } from '../kernels/load.js';
 import { agentsForSuite } from '../testing/suite.js';
 import { BagClient } from '../testing/bag-client.js';
-import { connect, root } from '../testing/fixtures.js';
+import { bagGraphOrThrow, connect, root } from '../testing/fixtures.js';
 
 // The agent's kernel time limit in task-bag runs: a package kernel whose CPU twin never returns
 // (testing/spin-kernel) fails its task naming node, PE and limit; the PE's thread is stopped and
@@ -38,13 +38,7 @@ function spinDoc(forever: boolean): ProjectDocument {
   } as unknown as ProjectDocument;
 }
 
-function graphOf(doc: ProjectDocument): BagGraph {
-  const { model, diagnostics } = analyze(doc);
-  if (!model) throw new Error(JSON.stringify(diagnostics));
-  const g = bagGraph(model);
-  if (!g.graph) throw new Error(JSON.stringify(g.diagnostics));
-  return g.graph;
-}
+const graphOf = bagGraphOrThrow;
 
 async function healthz(wsUrl: string): Promise<{ status: number; body: string }> {
   const r = await fetch(`${wsUrl.replace(/^ws/, 'http')}/healthz`);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { compile, type ImplementationGraph, type ProjectDocument, Coordinator, type SocketLike, type SyncMode, type TraceEvent } from '@pipeloom/core';
+import { analyze, bagGraph, compile, type BagGraph, type ImplementationGraph, type ProjectDocument, Coordinator, type SocketLike, type SyncMode, type TraceEvent } from '@pipeloom/core';
 import { nodeClock } from '../cli/agents.js';
 
 // Shared by the agent tests and benchmarks: small documents and a coordinator over `ws`.
@@ -30,6 +30,15 @@ export function compileOrThrow(doc: ProjectDocument, overlap: boolean): Implemen
   const r = compile(doc, { overlap });
   if (!r.ok) throw new Error(r.diagnostics.map((d) => `${d.path}: ${d.message}`).join('\n'));
   return r.ig;
+}
+
+/** The document's task-bag graph, or a throw naming its diagnostics. */
+export function bagGraphOrThrow(doc: ProjectDocument): BagGraph {
+  const { model, diagnostics } = analyze(doc);
+  if (!model) throw new Error(JSON.stringify(diagnostics));
+  const g = bagGraph(model);
+  if (!g.graph) throw new Error(JSON.stringify(g.diagnostics));
+  return g.graph;
 }
 
 export const wsConnect = (url: string, headers?: Record<string, string>) => new WebSocket(url, { headers, maxPayload: 1 << 30 }) as unknown as SocketLike;
