@@ -31,6 +31,7 @@ import { kernelMajor, TaskBag, type BagCommand, type BagCounts, type BagPe } fro
 import type { BagGraph } from './taskbag/graph.js';
 import { later, cancel, type Clock } from './timers.js';
 import { DeployWatch, type DeployOptions } from './deploy-watch.js';
+import { secureRandomBytes } from '../util/random.js';
 
 /** The part of a WebSocket the coordinator uses; both `ws` and the browser's WebSocket fit. */
 export interface SocketLike {
@@ -273,7 +274,7 @@ export const STOP_WAIT_MS = 2000;
  * and Node alike). Peer links of the run prove it, so the shared token alone cannot join them.
  */
 function runSecret(): string {
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  const bytes = secureRandomBytes(16);
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
