@@ -5,7 +5,7 @@
 // shared, an Atomics barrier between phases: hand-loop.worker.ts); a one-thread loop is
 // printed beside it for reference. Both sync modes of the runtime (self-timed, barrier) are
 // measured in the same rounds. Then P-I-I-C on two local hosts at 16-byte matrices against
-// its slowest PE's own work per iteration, by hand. Issue 18's targets, as ratios of this run:
+// its slowest PE's own work per iteration, by hand. The targets, as ratios of this run:
 // 16 B fixed cost <= 20 µs per cycle per PE over the hand loop; 16 MiB runtime / hand loop
 // <= 1.01; P-I-I-C cycle <= 1.5 x the slowest PE's hand loop.
 import { Worker } from 'node:worker_threads';
@@ -226,7 +226,7 @@ console.log(
 console.log(`barrier mode, µs per cycle from last local arrival to release (${ig2.phases.length} cluster barriers per cycle): ${Object.entries(barrierHosts).map(([h, v]) => `${h} ${median(v).toFixed(0)}`).join(', ')}`);
 
 const met = (ok: boolean) => (ok ? 'yes' : 'no');
-console.log('\nIssue 18 targets (ratios measured in this run)');
+console.log('\ntargets (ratios measured in this run)');
 console.log(
   table(
     ['target', 'goal', ...SYNC_MODES],

@@ -1,4 +1,4 @@
-// bench:scan — issue 24's benchmark: a scan over an expensive operator: a calibration and three
+// bench:scan: a scan over an expensive operator: a calibration and three
 // tiers, each labelled on every row:
 //   calibration reg2d.compose per PE kind: the CPU twin and the WGSL on the bench's GPU (llvmpipe
 //               here: a CPU emulation of a GPU), one application per firing over the serial

@@ -1,4 +1,4 @@
-// bench:taskbag — issue 23: the Boss/Worker task bag against PACCO's static mapping on the same
+// bench:taskbag: the Boss/Worker task bag against PACCO's static mapping on the same
 // MLEM document, agents and traces. MLEM N^3 (32 by default), 180 angles, 1 warm-up + 5 timed
 // iterations; projbp split into K shares (tasks: K). Static: equal interleaved shares per PE (the
 // paper's listing). Task bag: prefetch 1, 2 and unbounded.

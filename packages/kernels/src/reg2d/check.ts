@@ -4,7 +4,7 @@ import { KernelError, type FiringReport, type GpuExecutor, type Kernel, type Ker
 import { cornerShift, driftWalk, IDENTITY, trueTransform, type Rigid } from './series.js';
 import { REG2D_CHECK, reg2dCheckSpecs } from './spec.js';
 
-// reg2d.check: a registration scan against the series' known drift (issue 24's "within 0.5 px
+// reg2d.check: a registration scan against the series' known drift (the scan's "within 0.5 px
 // of ground truth"), so a reg2d scan runs end to end with a verdict, as scan.check gives one
 // for the exact operators. Every element's range must be the scan's ([0, i]; exclusive: the
 // empty range [1, 0], then [0, i - 1]) and its transform within `within` px (the largest corner

@@ -14,7 +14,7 @@ import { LEVELS, centre, levelSize, pyramidLayout, type Rigid } from './series.j
 // unit step moves a corner by about one pixel whatever the parameter. A step is capped at one
 // pixel of the current level (2^l full-size pixels), so widening never jumps across the lattice.
 //
-// Two rules keep the f64 twin and the f32 WGSL on the same path (issue 24's WGSL-vs-twin bound):
+// Two rules keep the f64 twin and the f32 WGSL on the same path (the WGSL-vs-twin bound):
 // - Each level starts its step at that cap. Bilinear f_b is not differentiable where samples sit
 //   on its grid (the identity, where a pair starts: every sample at once), so there the gradient
 //   is one-sided and Armijo may find no step; in f64 the halvings then ran down to ~1e-9 and,

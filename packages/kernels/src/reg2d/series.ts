@@ -1,7 +1,7 @@
 import { FEATURES, LATTICE, LATTICE_SIGMA, LEVELS, LOW_CONTRAST, levelSize, pyramidLayout } from './spec.js';
 // (The series' shape constants live with the specs: core reads ports' sizes from them without loading the generator.)
 export { FEATURES, LATTICE, LATTICE_SIGMA, LEVELS, LOW_CONTRAST, levelSize, pyramidLayout };
-// The synthetic image series of reg2d (issue 24, after Copik's thesis §2.2: a crystal lattice
+// The synthetic image series of reg2d (after Copik's thesis §2.2: a crystal lattice
 // seen by a drifting microscope). Pure and seeded: the same (params, index) gives the same
 // frame anywhere, and the drift that moved it is known, so tests have the ground truth.
 //

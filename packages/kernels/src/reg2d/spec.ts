@@ -27,7 +27,7 @@ export function pyramidLayout(width: number, height: number): { words: number; o
 }
 
 
-// Image registration as a scan (issue 24; Copik's thesis, A and B) as data. The series is a
+// Image registration as a scan (Copik's thesis, A and B) as data. The series is a
 // replicated `frames` context: reg2d.frames makes it (one 3-level pyramid per frame), and
 // reg2d.pair and reg2d.compose read it. Elements (binary.ts) are [lo, hi, theta, tx, ty]: W = 3
 // f32 bit patterns; element x_i = phi_{i,i+1} covers [i, i], and an element covering [lo, hi]

@@ -2,7 +2,7 @@ import { EMPTY_HI, EMPTY_LO } from '../binary.js';
 import type { FiringReport, Params } from '../types.js';
 import { knownCount, knownWords, matrixSide, MULMOD_PRIME } from './spec.js';
 
-// The known answer of a scan over scan.source's elements (issue 24): what scan.source makes
+// The known answer of a scan over scan.source's elements: what scan.source makes
 // and what scan.check expects, element by element, on the host (the CPU twins, and the GPU
 // check's report). source-check.ts's WGSL computes the same words with the same arithmetic.
 //   x_i = [i, i, payload]; scan.range: no payload; mat.mulmod: M_(i+1) embedded in the k x k
