@@ -67,7 +67,8 @@ export function nearestKernels(id: string, n = 3): string[] {
     .map((x) => x.id);
 }
 
-function editDistance(a: string, b: string): number {
+/** Levenshtein distance (insertions, deletions, substitutions): core's "did you mean" reads it too. */
+export function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
