@@ -18,7 +18,7 @@ import type { BufferTable } from '../src/compile/table.js';
 import type { Buffers, MemoryReport } from '../src/compile/types.js';
 import { layoutJoins } from '../src/compile/views.js';
 import { layeredDocument, randomDocument, sdfDocument } from '../src/testing/index.js';
-import { registerExampleKernels } from '../src/testing/example-kernels.js';
+import { registerExampleKernels } from '../../../examples/kernels/register.js';
 import { colorMemoryDsatur } from './memory-dsatur.js';
 import { slicedPipeline } from '../src/testing/sliced.js';
 

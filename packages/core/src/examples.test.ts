@@ -5,7 +5,7 @@ import { compile } from './compile/compile.js';
 import { simulate } from './compile/simulate.js';
 import { parseDocument } from './document/parse.js';
 import schema from './document/schema.json' with { type: 'json' };
-import { registerExampleKernels } from './testing/example-kernels.js';
+import { registerExampleKernels } from '../../../examples/kernels/register.js';
 
 registerExampleKernels();
 

@@ -1,4 +1,5 @@
-import { binaryKernelSpec, binaryOperatorOf, EMPTY_HI, EMPTY_LO, type BinaryMode, type BinaryOperatorData, type BinaryOperatorSpec } from './binary.js';
+import { binaryKernelSpec, binaryOperatorOf, type BinaryOperatorData, type BinaryOperatorSpec } from './binary.js';
+import { EMPTY_HI, EMPTY_LO, type BinaryMode } from './binary-modes.js';
 import { KernelDefinitionError, portsFor, wgslBindings, type KernelProblem } from './definition.js';
 import { bindGroup, createPipeline } from './gpu/pipeline.js';
 import { KernelError, type CpuFiring, type DispatchInfo, type FiringReport, type GpuExecutor, type GpuImplementation, type Kernel, type KernelSpec, type Params, type PortSpec } from './types.js';

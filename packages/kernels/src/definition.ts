@@ -1,5 +1,5 @@
 import { ELEMENT_BYTES, type DataType, type KernelBinary, type KernelSpec, type KernelSplit, type ParamSpec, type Params, type PortSpec } from './types.js';
-import { binaryPorts } from './binary.js';
+import { binaryPorts } from './binary-modes.js';
 
 // What a kernel definition must satisfy, for built-ins and packages alike, and what is read
 // from one without running it: the ports a node's params give (variadic ports expanded) and

@@ -18,7 +18,8 @@ export { mulberry32 } from './random.js';
 export { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, MAX_VECTOR } from './custom/spec.js';
 export { SALIENCY_PATHWAY } from './saliency/spec.js';
 export { GENERIC_SUM, GENERIC_WORK } from './generic/spec.js';
-export { BINARY_MODES, EMPTY_HI, EMPTY_LO, MAX_COUNT, MAX_WORDS, SCAN_ELEMENT, applications, binaryKernelSpec, binaryPorts, scanElementType, type BinaryMode, type BinaryOperatorSpec } from './binary.js';
+export { BINARY_MODES, EMPTY_HI, EMPTY_LO, MAX_COUNT, MAX_WORDS, SCAN_ELEMENT, applications, binaryPorts, scanElementType, type BinaryMode } from './binary-modes.js';
+export { binaryKernelSpec, type BinaryOperatorSpec } from './binary.js';
 export { MULMOD_PRIME, SCAN_BARRIER } from './scan/spec.js';
 
 const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs, ...mlemSpecs, ...scanSpecs, ...knownSpecs, ...barrierSpecs, ...reg2dSpecs];
@@ -66,7 +67,8 @@ export function nearestKernels(id: string, n = 3): string[] {
     .map((x) => x.id);
 }
 
-function editDistance(a: string, b: string): number {
+/** Levenshtein distance (insertions, deletions, substitutions): core's "did you mean" reads it too. */
+export function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];

@@ -1,10 +1,9 @@
 import { error, warning, type Diagnostic } from '../diagnostics.js';
 import type { Model, ModelNode } from '../document/model.js';
 import { analyze } from '../document/validate.js';
-import { DEPLOY_SHAPE_LIMITS } from '../run/deploy-check.js';
 import { formatBytes } from '../util/units.js';
 import { insertBuffers } from './buffers.js';
-import { assignDepth } from './depth.js';
+import { assignDepth, MAX_DEPTH } from './depth.js';
 import { computeLatency, type LoopProblem } from './latency.js';
 import { initialFills, markInitial } from './initial.js';
 import { colorMemory } from './memory.js';
@@ -129,13 +128,13 @@ function loopPath(model: Model, from: number, to: number): number[] {
 
 /**
  * Static mode keeps a delay's initial iterations in the slots of the buffer its consumer reads,
- * and agents take at most DEPLOY_SHAPE_LIMITS.maxDepth slots per buffer (one SharedArrayBuffer or
+ * and agents take at most MAX_DEPTH slots per buffer (one SharedArrayBuffer or
  * GPUBuffer each): a deeper one compiles, but its static run is refused at deploy. Said here, at
  * the edge as written, with the delay that fits and the mode that needs no slots for it.
  */
 function deepDelays(model: Model, buffers: Buffers, table: BufferTable): Diagnostic[] {
   if (model.doc.options.mode === 'taskbag') return [];
-  const { maxDepth } = DEPLOY_SHAPE_LIMITS;
+  const maxDepth = MAX_DEPTH;
   const out = new Map<string, Diagnostic>();
   const { delay } = model.edges;
   for (let e = 0; e < delay.length; e++) {

@@ -1,9 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../diagnostics.js';
-import type { AppEdge, ProjectDocument } from '../document/types.js';
+import { type AppEdge, type ProjectDocument, SYNC_MODES } from '../document/types.js';
 import type { BufferId } from '../ids.js';
-import { SYNC_MODES } from '../run/contract.js';
 import { predict } from '../predict/predict.js';
 import { sdfDocument } from '../testing/sdf.js';
 import { compile } from './compile.js';

@@ -25,37 +25,8 @@ export interface LatencyResult {
 }
 
 /**
- * Paper 4.2.5, made exact for the phase order of phases.ts, so a node never reads a transient
- * and always reads iteration k - L in cycle k (compile/simulate.ts checks this cycle by cycle).
- *
- * Iteration 0 of a node's output is written in its first cycle L. A transfer reads its source
- * in the first cycle where the write is visible:
- *   - with overlap everything in a cycle runs at once on double buffers, so a transfer sees
- *     last cycle's slot: one cycle per double buffer, the paper's rule;
- *   - without overlap, a transfer whose phase comes after the source's writer (a pcie copy
- *     after the cpu-cpu copy that filled its source) moves the data in the same cycle, else in
- *     the next. This is the paper's "one cycle per pair of buffers on different PEs" except
- *     where its own phase order passes data two hops in one cycle (gpu0@h0 -> cpu@h0 ->
- *     cpu@h1 -> gpu0@h1 takes 2 cycles, not 3).
- * A node fires once every input is readable: in the same cycle after a local producer or a
- * non-overlapped copy, one cycle after an overlapped copy. Where inputs arrive in different
- * cycles the early one is kept in a deeper buffer and read with a larger lag, so all inputs
- * of one firing belong to the same iteration.
- *
- * Several fire phases (scans, phases.ts): a node reads a buffer in the cycle it was written when
- * the write came in an earlier phase (a scan level's copy, or a lower level's firing on its PE),
- * or in its own fire phase by a local producer; in the next when it came in a later phase (an
- * ordinary node reading a scan's output on its PE). So a scan's levels all fire in one cycle;
- * its members are then held to the latest of them (a late context input), one start per scan.
- *
- * Delays and loops (docs/document-format.md, "Delays and feedback"): every node fires once per
- * cycle, so an edge with d iterations of delay read in cycle L + k must hold the producer's
- * iteration k - d: L + d >= the cycle that iteration 0 becomes readable. Going round a loop,
- * that cycle is the consumer's own L plus the cycles its data takes round (R), so a loop runs
- * in static mode iff R <= d: its period (R cycles for d iterations) then never exceeds one
- * cycle per iteration. A loop on one PE takes 0 cycles round (its nodes fire in schedule order
- * in one cycle), a loop crossing PEs at least one per copy.
- *
+ * Start cycles: paper 4.2.5 made exact for phases.ts's phase order, delays and loops included
+ * (docs/contract.md, "Start cycles"; simulate.ts checks them cycle by cycle).
  * `order`: the model's nodes in schedule order (schedule.ts).
  */
 export function computeLatency(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, overlap: boolean): LatencyResult {

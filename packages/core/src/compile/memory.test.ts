@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { randomDocument } from '../testing/generate.js';
 import { sdfDocument } from '../testing/sdf.js';
-import { registerExampleKernels } from '../testing/example-kernels.js';
+import { registerExampleKernels } from '../../../../examples/kernels/register.js';
 import { compile } from './compile.js';
 import { allPrograms, bufferIndex } from './decode.js';
 import { simulate } from './simulate.js';

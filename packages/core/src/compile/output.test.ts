@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { registerExampleKernels } from '../../../../examples/kernels/register.js';
 import { pinnedDocuments } from '../testing/pinned.js';
 import { compile } from './compile.js';
 import { allPrograms, bufferNodes, colorGroups } from './decode.js';
@@ -29,6 +30,7 @@ function memoryReports(ig: ImplementationGraph) {
 describe('compile output', () => {
   it('is the same as recorded, document by document, with and without overlap', () => {
     const got: Record<string, string> = {};
+    registerExampleKernels();
     for (const [name, doc] of pinnedDocuments({ random: 60, layered: 3 })) {
       for (const overlap of [true, false]) got[`${name} ${overlap ? 'overlap' : 'no overlap'}`] = digest(expanded(compile(doc, { overlap })));
     }

@@ -49,7 +49,7 @@ export function firePhase(plan: PhasePlan, n: ModelNode): number {
  * (it comes after its writer), so every level of the scan fires in the same cycle. From the
  * first fire phase to the cycle's last phase no cluster-wide barrier closes a phase: a
  * receiving PE waits only for its own inputs (agents meet their host's PE threads between
- * phases; run/contract.ts). Copies into a scan from outside it, and out of it, stay ordinary.
+ * phases; docs/contract.md). Copies into a scan from outside it, and out of it, stay ordinary.
  *
  * `order`: the model's nodes in schedule order (buffers.source indexes it).
  */

@@ -4,7 +4,8 @@ import { compile } from './compile.js';
 import { bufferNodes } from './decode.js';
 import { simulate } from './simulate.js';
 import { allPrograms } from './decode.js';
-import { selfTimedPlan, SYNC_MODES } from '../run/contract.js';
+import { SYNC_MODES } from '../document/types.js';
+import { selfTimedPlan } from './contract.js';
 import { randomDocument } from '../testing/generate.js';
 import type { BufferNode, ImplementationGraph } from './types.js';
 

@@ -1,10 +1,11 @@
 import type { BufferId, PeId } from '../ids.js';
-import { cycleActions, runCycles, selfTimedPlan, slotOf, threshold, type Access, type PlanOptions, type RunAction, type SelfTimedPlan, type SyncMode } from '../run/contract.js';
+import type { SyncMode } from '../document/types.js';
+import { cycleActions, runCycles, selfTimedPlan, slotOf, threshold, type Access, type PlanOptions, type RunAction, type SelfTimedPlan } from './contract.js';
 import { mulberry32, randomInt } from '../util/random.js';
 import { allPrograms, bufferNodes } from './decode.js';
 import type { BufferAccess, ImplementationGraph, InitialFill, PeProgram } from './types.js';
 
-// A model of what agents do with the programs (run/contract.ts): which iteration of which
+// A model of what agents do with the programs (docs/contract.md): which iteration of which
 // source each byte range of each storage slot holds. Buffers of one memory colour share
 // storage, and views live at offsets in it, so a wrong colouring, a wrong offset or a part of
 // the wrong iteration shows up as a wrong read (each read is checked byte range by byte range

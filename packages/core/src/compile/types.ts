@@ -2,7 +2,7 @@ import type { DataType } from '@pipeloom/kernels/specs';
 import type { BufferId, HostId, NodeId, PeId } from '../ids.js';
 import type { Diagnostic } from '../diagnostics.js';
 import type { LinkKind } from '../document/types.js';
-import type { Clause } from '../run/requires.js';
+import type { Clause } from '../document/requires.js';
 
 // The implementation graph (IG, paper section 4.2): the DFG with buffer nodes inserted along
 // architecture paths, each pass adding its part.

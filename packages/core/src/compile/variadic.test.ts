@@ -3,10 +3,9 @@ import { defineKernelSpec, findKernel, registerKernels, type DataType, type Para
 import { describe, expect, it } from 'vitest';
 import { compile } from './compile.js';
 import { simulate } from './simulate.js';
-import { SYNC_MODES } from '../run/contract.js';
+import { type AppEdge, type AppNode, type ProjectDocument, SYNC_MODES } from '../document/types.js';
 import { randomDocument } from '../testing/generate.js';
 import { mulberry32, randomInt } from '../util/random.js';
-import type { AppEdge, AppNode, ProjectDocument } from '../document/types.js';
 
 // Kernels of any arity, each port its own type: a variadic test kernel whose port counts and
 // per-port sizes are params, through validate, compile and simulate in both sync modes.

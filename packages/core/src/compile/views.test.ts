@@ -2,12 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../document/validate.js';
 import { randomDocument, splitJoinDocument } from '../testing/generate.js';
-import { SYNC_MODES } from '../run/contract.js';
+import { type ProjectDocument, SYNC_MODES } from '../document/types.js';
 import { compile } from './compile.js';
 import { allPrograms } from './decode.js';
 import { simulate } from './simulate.js';
 import type { ImplementationGraph } from './types.js';
-import type { ProjectDocument } from '../document/types.js';
 
 const oneHost: ProjectDocument['arch'] = { hosts: [{ id: 'h0', cpus: 1, gpus: 1 }], pes: [], links: [] };
 const twoHosts: ProjectDocument['arch'] = { hosts: [{ id: 'h0', cpus: 1, gpus: 1 }, { id: 'h1', cpus: 1, gpus: 1 }], pes: [], links: [], network: { kind: 'infiniband', bandwidth: 1e9, latency: 1e-6 } };

@@ -1,6 +1,6 @@
 import { findKernel, specFor, withDefaults } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../diagnostics.js';
-import type { Stage } from './lower.js';
+import type { Stage } from './stage.js';
 import { MAX_DELAY } from './schema.js';
 import type { AppEdge, InitSpec, WrittenDocument } from './types.js';
 

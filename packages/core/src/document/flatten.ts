@@ -1,7 +1,7 @@
 import { findKernel, specFor, withDefaults } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../diagnostics.js';
 import { nearestName } from '../util/nearest.js';
-import type { Stage } from './lower.js';
+import type { Stage } from './stage.js';
 import { compositeScope, documentScope, substituteEdge, substituteNode, type ParamScope } from './params.js';
 import type { AppEdge, AppNode, CompositeDef, PortRef, ProjectDocument, WrittenDocument } from './types.js';
 

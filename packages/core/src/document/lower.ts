@@ -6,8 +6,8 @@ import { documentScope } from './params.js';
 import { expandRates } from './rates.js';
 import { expandScans, takeScanMappings } from './scan.js';
 import { expandTasks } from './tasks.js';
-import type { ProjectDocument, WrittenDocument } from './types.js';
-import type { ScanMark } from './model.js';
+import type { WrittenDocument } from './types.js';
+import type { Lowered } from './stage.js';
 
 // Lowering: the document as written -> the form the compiler reads. Each step is a module of
 // its own and reads the previous one's output:
@@ -32,20 +32,6 @@ export interface LowerOptions {
   params?: Record<string, number>;
 }
 
-export interface Lowered {
-  doc: ProjectDocument;
-  /** By lowered node index: the path of the node as written (`app.nodes[2]`, `app.nodes[4].graph.nodes[0]`, `defs.seg.nodes[1]`). */
-  nodePaths: string[];
-  /** By lowered edge index: the path of the edge as written. */
-  edgePaths: string[];
-  /** Firings per iteration of every node after flattening (1 for single-rate nodes), by flattened id. */
-  repetitions: Record<string, number>;
-  /** The evaluated document params, by name. */
-  params: Record<string, number>;
-  /** By lowered node index: the scan an expanded node belongs to and its level (scan.ts); absent without scans. */
-  scanMarks?: (ScanMark | undefined)[];
-}
-
 /** Lowers a document that passed the shape check; `lowered` is absent when any step found an error. */
 export function lowerDocument(doc: WrittenDocument, opts: LowerOptions = {}): { lowered?: Lowered; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
@@ -65,13 +51,6 @@ export function lowerDocument(doc: WrittenDocument, opts: LowerOptions = {}): { 
   const expanded = expandScans(rated, scans, diagnostics);
   if (!expanded || hasErrors(diagnostics)) return { diagnostics };
   return { lowered: { ...expanded, params: Object.fromEntries(scope.values) }, diagnostics };
-}
-
-/** What each lowering step hands the next: the document so far and the paths as written of its nodes and edges. */
-export interface Stage<D extends WrittenDocument = ProjectDocument> {
-  doc: D;
-  nodePaths: string[];
-  edgePaths: string[];
 }
 
 /** The paths of a document's own nodes and edges (`app.nodes[i]`, `app.edges[i]`). */

@@ -1,8 +1,8 @@
 import type { DataType, KernelSpec, Params } from '@pipeloom/kernels/specs';
 import type { HostId, NodeId, PeId } from '../ids.js';
 import type { InitSpec, Link, ProjectDocument, WrittenDocument } from './types.js';
-import type { Lowered } from './lower.js';
-import type { Clause } from '../run/requires.js';
+import type { Lowered, ScanMark } from './stage.js';
+import type { Clause } from './requires.js';
 
 // A validated document with everything the passes look up resolved once: kernels, params
 // with defaults, PE of each node, each edge's data type and byte size, link adjacency.
@@ -20,19 +20,6 @@ export interface ModelNode {
   requires?: Clause[];
   /** A node a scan expanded into (document/scan.ts): its scan and its level in the scan's one firing. */
   scan?: ScanMark;
-}
-
-/**
- * Where an expanded scan node sits in its scan's one firing: level 0 (the locals) fires in the
- * cycle's ordinary fire phase, level l > 0 in the l-th scan fire phase after it (compile/phases.ts).
- */
-export interface ScanMark {
-  /** The scan node as written. */
-  node: NodeId;
-  /** 0 locals, 1 .. D the network's levels, D + 1 the second stage (rounds: relays on levels of their own). */
-  level: number;
-  /** The scan's levels (its last level + 1). */
-  levels: number;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { declaredRate, findKernel, formatDataType, specFor, withDefaults, type KernelSpec, type PortSpec } from '@pipeloom/kernels/specs';
 import { error, hasErrors, warning, type Diagnostic } from '../diagnostics.js';
-import type { Stage } from './lower.js';
+import type { Stage } from './stage.js';
 import type { AppEdge, AppNode, ProjectDocument } from './types.js';
 
 // Port rates (synchronous dataflow) -> repetition vector -> single rate. A port with rate r

@@ -5,9 +5,8 @@ import { EXECUTIONS, IN, OUTPUTS, portTokens, scanPlan, STRATEGIES, withBarriers
 import { nearestName } from '../util/nearest.js';
 import { normalize } from './normalize.js';
 import type { Expanded } from './rates.js';
-import type { Stage } from './lower.js';
+import type { ScanMark, Stage } from './stage.js';
 import type { AppEdge, AppNode, MappingTarget, TokenRange, WrittenDocument } from './types.js';
-import type { ScanMark } from './model.js';
 import { nodeId } from '../ids.js';
 
 // Scan macro-nodes (issue 24): a node `{ "type": "scan", "params": { "operator", "network",

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../diagnostics.js';
 import { badCorpus } from '../testing/corpus.js';
-import { registerExampleKernels } from '../testing/example-kernels.js';
+import { registerExampleKernels } from '../../../../examples/kernels/register.js';
 import { randomDocument } from '../testing/generate.js';
 import { guardOf } from './guard.js';
 import { documentJsonSchema, documentSchema, publishedJsonSchemaText } from './schema.js';

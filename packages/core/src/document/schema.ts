@@ -1,6 +1,6 @@
 import { listKernels, type KernelSpec, type ParamSpec } from '@pipeloom/kernels/specs';
 import * as z from 'zod';
-import { EXECUTION_MODES, SYNC_MODES } from '../run/contract.js';
+import { EXECUTION_MODES, SYNC_MODES } from './types.js';
 import { FORMAT } from './types.js';
 
 // The document's schema, defined once: checkShape (shape.ts) validates with it, and

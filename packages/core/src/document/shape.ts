@@ -1,4 +1,5 @@
 import type * as z from 'zod';
+import { editDistance } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../diagnostics.js';
 import { guardOf } from './guard.js';
 import { documentSchema } from './schema.js';
@@ -212,14 +213,4 @@ export function nearest(key: string, valid: readonly string[]): string | undefin
   // or the key spelt out (`maximum` -> `max`).
   if (best !== undefined && bestD <= Math.max(1, Math.min(3, Math.floor(best.length / 2)))) return best;
   return valid.find((k) => k.length >= 3 && key.toLowerCase().startsWith(k.toLowerCase()));
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length];
 }

@@ -1,6 +1,6 @@
 import { declaredRate, findKernel, GENERIC_SUM, specFor, withDefaults, type DataType, type KernelSpec, type Params } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../diagnostics.js';
-import type { Stage } from './lower.js';
+import type { Stage } from './stage.js';
 import { normalize } from './normalize.js';
 import type { AppEdge, AppNode, MappingTarget, WrittenDocument } from './types.js';
 

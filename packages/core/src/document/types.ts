@@ -1,5 +1,4 @@
 import type { ParamValue, Params } from '@pipeloom/kernels/specs';
-import type { ExecutionMode, SyncMode } from '../run/contract.js';
 
 // The project document, format `pipeloom/v2`: what a user draws. JSON, published schema in
 // ./schema.json. Plain strings here (it is parsed JSON); the compiler brands ids once validated.
@@ -190,13 +189,27 @@ export interface ArchitectureGraph {
 /** A document as written: a node with `tasks` may be mapped onto a list of PEs. */
 export type WrittenDocument = ProjectDocument<MappingTarget>;
 
+export type SyncMode = 'self-timed' | 'barrier';
+
+export const SYNC_MODES: readonly SyncMode[] = ['self-timed', 'barrier'];
+
+/**
+ * How a run places firings (issue 23): 'static' (default) runs the compiled PACCO programs on
+ * the mapping; 'taskbag' hands each task (one firing of one node for one iteration) to an idle,
+ * else the least-loaded, capable PE at run time (run/taskbag/, run/policy.ts). One document,
+ * one set of agents and traces, so the two can be compared.
+ */
+export type ExecutionMode = 'static' | 'taskbag';
+
+export const EXECUTION_MODES: readonly ExecutionMode[] = ['static', 'taskbag'];
+
 /** The document's `options`: how its application is compiled and run (the coordinator's per-run options are `RunOptions`, run/coordinator.ts). */
 export interface DocumentOptions {
   /** Computation-communication overlap (double buffers, paper section 4.3). */
   overlap: boolean;
   iterations: number;
   /**
-   * How agents synchronise (run/contract.ts): 'self-timed' (default) runs each firing and
+   * How agents synchronise (docs/contract.md): 'self-timed' (default) runs each firing and
    * transfer as soon as its input slots hold its iteration and its output slots are free;
    * 'barrier' ends every phase with a cluster-wide barrier (the paper's reference). Results
    * are identical; the compiled programs are the same.

@@ -4,14 +4,15 @@ import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';
 import type { EdgeLists, Model, ModelEdges, ModelNode, ModelPe } from './model.js';
 import { normalizeWithOrigins } from './normalize.js';
-import { lowerDocument, type LowerOptions, type Lowered } from './lower.js';
+import { lowerDocument, type LowerOptions } from './lower.js';
+import type { Lowered } from './stage.js';
 import { deriveExpectations } from './expectations.js';
 import { checkShape, describe } from './shape.js';
 import { writtenPrefix } from './walk.js';
 import type { InitSpec, ProjectDocument, WrittenDocument } from './types.js';
 import { successorLists } from '../util/csr.js';
-import { failingClause, parseRequires } from '../run/requires.js';
-import { modelContextProblems } from '../scan/context.js';
+import { failingClause, parseRequires } from './requires.js';
+import { modelContextProblems } from './scan-context.js';
 
 /** Every mistake in a document, each naming the element and the fix; empty when valid. */
 export function validate(doc: unknown, opts: LowerOptions = {}): Diagnostic[] {
@@ -328,7 +329,7 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
       fail(edgeAt(i), `no architecture path from ${a} to ${b}`, `add a link between them, or map "${from.id}" and "${to.id}" to connected PEs`);
     }
   }
-  // A scan's replicated context against its workers' PE memory, named by the scan (scan/context.ts).
+  // A scan's replicated context against its workers' PE memory, named by the scan (scan-context.ts).
   out.push(...modelContextProblems(model));
   return model;
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { registerExampleKernels } from '../../../../examples/kernels/register.js';
 import { pinnedDocuments } from '../testing/pinned.js';
 import { predict } from './predict.js';
 
@@ -13,6 +14,7 @@ const digest = (x: unknown) => createHash('sha256').update(JSON.stringify(x)).di
 describe('predict output', () => {
   it('is the same as recorded, document by document, without and with a barrier cost', () => {
     const got: Record<string, string> = {};
+    registerExampleKernels();
     for (const [name, doc] of pinnedDocuments({ random: 30, layered: 1 })) {
       // Barrier mode's digests predate the sync modes: `sync` and `bottleneck` are left out of them.
       for (const barrier of [0, 1e-4]) {

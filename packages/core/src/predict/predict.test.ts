@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { ProjectDocument } from '../document/types.js';
+import type { ProjectDocument, SyncMode } from '../document/types.js';
 import { layeredDocument } from '../testing/generate.js';
 import { predict, TIMELINE_EVENTS } from './predict.js';
 import { allPrograms } from '../compile/decode.js';
-import type { SyncMode } from '../run/contract.js';
 import { analyseTrace } from '../run/analysis.js';
 
 const piic = (): ProjectDocument => JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));

@@ -5,11 +5,10 @@ import { Router } from '../compile/route.js';
 import { actionRange } from '../compile/decode.js';
 import type { ImplementationGraph } from '../compile/types.js';
 import type { Model } from '../document/model.js';
-import type { Link } from '../document/types.js';
+import type { Link, SyncMode } from '../document/types.js';
 import { analyze } from '../document/validate.js';
 import type { PeId } from '../ids.js';
 import { barrierSlice, waitSlice, type TraceEvent } from '../trace/event.js';
-import type { SyncMode } from '../run/contract.js';
 import { transferLanes, type LanePe } from '../trace/lanes.js';
 import { nodeTime, transferTime, type TimingOptions } from './timing.js';
 
@@ -27,7 +26,7 @@ export interface PredictOptions extends TimingOptions {
    * browser's main thread handles.
    */
   timelineEvents?: number;
-  /** The sync mode modelled (run/contract.ts); default: the document's options.sync (self-timed when unset). */
+  /** The sync mode modelled (docs/contract.md); default: the document's options.sync (self-timed when unset). */
   sync?: SyncMode;
   /** The strategy that must compile (default: the document's options.overlap); the other is predicted where it can be. */
   overlap?: boolean;
@@ -426,7 +425,7 @@ function loopBound(ig: ImplementationGraph, phases: Timed[][], time: Float64Arra
 }
 
 /**
- * Self-timed mode (run/contract.ts): no barrier; each firing and transfer starts once its
+ * Self-timed mode (docs/contract.md): no barrier; each firing and transfer starts once its
  * input is written, the slot it writes has been read (its previous occupant, `slots`
  * iterations back), its own stream (a PE's firings, a transfer's iterations) and its PE or
  * link are free. The cycle is what bounds a steady state: the busiest PE or link, or a

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { findKernel } from '@pipeloom/kernels/specs';
-import type { WrittenDocument } from '../document/types.js';
+import type { SyncMode, WrittenDocument } from '../document/types.js';
 import { NETWORKS } from '../scan/networks.js';
 import { applications, OUTPUTS, scanPlan, STRATEGIES } from '../scan/plan.js';
-import { simulateScan } from '../scan/simulate.js';
+import { simulateScan } from './scan-simulate.js';
 import { predict, SCAN_LANE, type PredictOptions } from './predict.js';
-import type { SyncMode } from '../run/contract.js';
 import type { ImplementationGraph } from '../compile/types.js';
 
 // The predictor's time for a scan's one firing (issue 24): the phases inside it cost a critical

@@ -6,9 +6,10 @@ import { parseDocument } from '../document/parse.js';
 import type { ProjectDocument } from '../document/types.js';
 import { analyze } from '../document/validate.js';
 import { predict } from '../predict/predict.js';
-import { registerExampleKernels } from '../testing/example-kernels.js';
+import { registerExampleKernels } from '../../../../examples/kernels/register.js';
 import { nodeTime } from '../predict/timing.js';
-import { calibratedTiming, calibrationFrom, calibrationPath, deviceTimes, documentHash, parseCalibration, predictCalibrated, type MeasuredTimes } from './calibration.js';
+import { calibratedTiming, calibrationFrom, calibrationPath, deviceTimes, parseCalibration, predictCalibrated, type MeasuredTimes } from './calibration.js';
+import { documentHash } from '../document/hash.js';
 
 const example = (name: string) => {
   const r = parseDocument(readFileSync(new URL(`../../../../examples/${name}`, import.meta.url), 'utf8'));

@@ -21,11 +21,13 @@ import { error, type Diagnostic } from '../diagnostics.js';
 import { allPrograms, lastStartCycle, programBytes, programHosts } from '../compile/decode.js';
 import type { ImplementationGraph, PeProgram } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
-import { planForHosts, selfTimedPlan, type SyncMode } from './contract.js';
+import type { SyncMode } from '../document/types.js';
+import { planForHosts, selfTimedPlan } from '../compile/contract.js';
 import type { Deploy } from './deploy-check.js';
 import { parseMessage, PROTOCOL_VERSION, type FailureReport, type FromAgent, type MachineIdentity, type PeReport, type ProcessMemory, type ToAgent } from './protocol.js';
-import { boundedCapabilities, failingClause, reported } from './requires.js';
-import { contextOverBinding, contextOverMemory, igContextCopies } from '../scan/context.js';
+import { boundedCapabilities, failingClause, reported } from '../document/requires.js';
+import { igContextCopies } from '../compile/scan-context.js';
+import { contextOverBinding, contextOverMemory } from '../document/scan-context.js';
 import { taskBagPolicy } from './policy.js';
 import { kernelMajor, TaskBag, type BagCommand, type BagCounts, type BagPe } from './taskbag/bag.js';
 import type { BagGraph } from './taskbag/graph.js';
@@ -105,7 +107,7 @@ export interface RunOptions extends DeployOptions {
   slow?: Record<string, number>;
   /** Keep every event in the result (default true); long runs can stream them through onEvents only. */
   keepEvents?: boolean;
-  /** How the agents synchronise (run/contract.ts): 'self-timed' (default, as the document's options.sync) or 'barrier'. */
+  /** How the agents synchronise (docs/contract.md): 'self-timed' (default, as the document's options.sync) or 'barrier'. */
   sync?: SyncMode;
   /** Milliseconds of silence from an agent during a run before it is declared lost. Default 120 000: a kernel can hold an agent's event loop for seconds; a killed agent is caught at once by its socket closing. */
   heartbeat?: number;
@@ -404,7 +406,7 @@ export class Coordinator {
         continue;
       }
       const { total, largest } = programBytes(ig, p);
-      // A scan's replicated context is named by its scan, port and worker (scan/context.ts).
+      // A scan's replicated context is named by its scan, port and worker (document/scan-context.ts).
       const context = total > pe.memory || (pe.limits && largest > pe.limits.maxStorageBufferBindingSize) ? igContextCopies(ig, p) : undefined;
       if (total > pe.memory) {
         if (context?.groups.length) for (const g of context.groups) out.push(contextOverMemory(g, program.pe, pe.memory, total, `as agent ${program.host} reports`, context.workers.get(g[0].scan) ?? 1));

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { compile } from '../compile/compile.js';
 import type { ProjectDocument } from '../document/types.js';
 import { layeredDocument, splitJoinDocument } from '../testing/generate.js';
-import { registerExampleKernels } from '../testing/example-kernels.js';
+import { registerExampleKernels } from '../../../../examples/kernels/register.js';
 import { Coordinator, type SocketLike } from './coordinator.js';
 import { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type Deploy } from './deploy-check.js';
 import { PROTOCOL_VERSION, type ToAgent } from './protocol.js';

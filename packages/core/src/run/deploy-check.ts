@@ -1,3 +1,4 @@
+import { MAX_DEPTH } from '../compile/depth.js';
 import type { ToAgent } from './protocol.js';
 
 // The whole shape of a `deploy` message, checked before an agent reads any of it: every field
@@ -52,7 +53,7 @@ export const DEPLOY_SHAPE_LIMITS: DeployShapeLimits = {
   maxAllocations: 1_000_000,
   maxBuffers: 1_000_000,
   maxPorts: 256,
-  maxDepth: 256,
+  maxDepth: MAX_DEPTH,
   maxSlots: 131_072,
   maxInitial: 131_072,
   maxIterations: 2 ** 31 - 1,
@@ -371,7 +372,7 @@ function walk(w: Walker, m: unknown): void {
   if (m.sync !== undefined) w.oneOf(m, 'sync', new Set(['self-timed', 'barrier']));
   if (m.sync === 'self-timed') plan();
 
-  /** The self-timed plan (run/contract.ts): counter ids in range, one entry per action of this deploy's programs. */
+  /** The self-timed plan (compile/contract.ts): counter ids in range, one entry per action of this deploy's programs. */
   function plan(): void {
     const pl = w.obj(m as Obj, 'plan');
     w.in('plan', () => {

@@ -1,9 +1,9 @@
 import type { KernelManifest } from '@pipeloom/kernels/specs';
 import type { PeProgram } from '../compile/types.js';
 import type { TraceEvent } from '../trace/event.js';
-import type { SelfTimedPlan, SyncMode } from './contract.js';
-import type { PeCapabilities } from './requires.js';
-import type { InitSpec } from '../document/types.js';
+import type { InitSpec, SyncMode } from '../document/types.js';
+import type { SelfTimedPlan } from '../compile/contract.js';
+import type { PeCapabilities } from '../document/requires.js';
 
 // The messages between a coordinator and its agents, and between agents (peer links).
 // JSON text frames; host-to-host data travels as binary frames on peer links only.
@@ -104,7 +104,7 @@ export type ToAgent =
       traceInterval?: number;
       /** The version of each kernel the programs fire, as the coordinator compiled them; an agent with another major version refuses the deploy. */
       kernels?: Record<string, string>;
-      /** How the run synchronises (run/contract.ts); absent: barrier (agents before self-timed execution). */
+      /** How the run synchronises (docs/contract.md); absent: barrier (agents before self-timed execution). */
       sync?: SyncMode;
       /** Self-timed: this host's part of the plan (planForHosts: every counter, this host's PEs' actions). */
       plan?: SelfTimedPlan;

@@ -1,13 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { layeredDocument, randomDocument } from './generate.js';
-import { registerExampleKernels } from './example-kernels.js';
 
 // For tests only (it reads examples/ with node:fs, as tests may): the documents whose output
-// compile/output.test.ts and predict/output.test.ts pin, by name.
+// compile/output.test.ts and predict/output.test.ts pin, by name. sobel.json needs the example
+// kernel package: callers register it first (examples/kernels/register.ts).
 
 /** Every example, then `random` seeded random documents and `layered` layered ones, each named. */
 export function pinnedDocuments(o: { random: number; layered: number }): [string, unknown][] {
-  registerExampleKernels();
   const dir = new URL('../../../../examples/', import.meta.url);
   const docs: [string, unknown][] = readdirSync(dir)
     .filter((f) => f.endsWith('.json'))

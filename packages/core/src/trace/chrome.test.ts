@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { predict } from '../predict/predict.js';
-import { documentHash } from '../run/calibration.js';
+import { documentHash } from '../document/hash.js';
 import { toChromeTrace, traceMetadata } from './chrome.js';
 
 const piic = JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));

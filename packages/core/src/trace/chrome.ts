@@ -1,7 +1,6 @@
 import type { ImplementationGraph } from '../compile/types.js';
-import type { ProjectDocument } from '../document/types.js';
-import { documentHash } from '../run/calibration.js';
-import type { SyncMode } from '../run/contract.js';
+import type { ProjectDocument, SyncMode } from '../document/types.js';
+import { documentHash } from '../document/hash.js';
 import type { TraceEvent } from './event.js';
 import { dataFlows, exportLanes } from './flows.js';
 import { laneLabel } from './lanes.js';

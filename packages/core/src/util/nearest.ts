@@ -1,15 +1,6 @@
-// "Did you mean": the candidate nearest to a misspelt name, for diagnostics.
+import { editDistance } from '@pipeloom/kernels/specs';
 
-/** Levenshtein distance (insertions, deletions, substitutions). */
-export function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length];
-}
+// "Did you mean": the candidate nearest to a misspelt name, for diagnostics.
 
 /**
  * The candidate nearest to `name`; among equally near ones, one that contains it or is contained

@@ -1,4 +1,5 @@
-import { builtinBinarySpecs, scanElementType } from '../binary.js';
+import { builtinBinarySpecs } from '../binary.js';
+import { scanElementType } from '../binary-modes.js';
 import { builtinSpecs } from '../definition.js';
 import type { DataType, KernelSpec, ParamSpec, Params, PortSpec } from '../types.js';
 

@@ -1,4 +1,4 @@
-import { EMPTY_HI, EMPTY_LO } from '../binary.js';
+import { EMPTY_HI, EMPTY_LO } from '../binary-modes.js';
 import type { FiringReport, Params } from '../types.js';
 import { knownCount, knownWords, matrixSide, MULMOD_PRIME } from './spec.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { failingClause, parseRequires, type PeCapabilities } from '../requires.js';
+import { failingClause, parseRequires, type PeCapabilities } from '../../document/requires.js';
 import { taskBagPolicy } from '../policy.js';
 import { TaskBag, type BagCommand, type BagPe } from './bag.js';
 import type { BagGraph, BagGraphNode } from './graph.js';

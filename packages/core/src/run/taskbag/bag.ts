@@ -1,7 +1,7 @@
 import { majorOf } from '@pipeloom/kernels/specs';
 import type { FailureReport, BagInput, BagTaskMessage } from '../protocol.js';
 import type { Policy, PolicyState, BagTask } from '../policy.js';
-import { failingClause, type PeCapabilities } from '../requires.js';
+import { failingClause, type PeCapabilities } from '../../document/requires.js';
 import { outputKey, taskId, type BagGraph, type BagGraphNode } from './graph.js';
 
 // The task bag's bookkeeping, as a pure state machine (no clock, no sockets): the coordinator

@@ -2,7 +2,7 @@ import { dataTypeBytes, findKernel, portsFor, type ElementType, type Params } fr
 import { error, type Diagnostic } from '../../diagnostics.js';
 import type { Model } from '../../document/model.js';
 import type { InitSpec } from '../../document/types.js';
-import type { Clause } from '../requires.js';
+import type { Clause } from '../../document/requires.js';
 
 // The task graph of a task-bag run: the lowered DFG as tasks see it. One task per node and
 // iteration; a split node (`tasks: K`) is already K share nodes `X[j]` and a combine node `X`

@@ -1,77 +1,11 @@
-import type { Action, PeProgram } from '../compile/types.js';
+import type { SyncMode } from '../document/types.js';
+import type { Action, PeProgram } from './types.js';
 
-/**
- * The execution contract: what agents do with the per-PE programs (compile/decode.ts
- * `allPrograms`), in either sync mode. `simulate()` (compile/simulate.ts) and the agent
- * runtime both follow it; the compiler's latencies (shared/LATENCY.md) make it correct.
- *
- * Barrier mode (the paper's reference): each PE loops over cycles k = 0 .. runCycles - 1
- * and the program's phases; an action (fire or transfer) with start cycle s processes
- * iteration i = k - s when 0 <= i < iterations (`iterationOf`); an access to a buffer uses
- * slot `slotOf(k, lag, depth)` of its storage (the memory colour's slots); a phase with
- * `barrier: true` ends with a cluster-wide barrier. Every firing reads iteration k - L.
- * A phase with `barrier: false` (inside a scan's firing, compile/phases.ts) ends with each
- * host's PEs meeting only: a host's writes are seen by its PEs in the next phase, and another
- * host's data arrives with its message (a receive waits for it), so every host still runs the
- * phases in order as if barriers separated them, and results are the same.
- *
- * Views (lowered multi-rate graphs): a buffer lives at its allocation offset in its storage's
- * slot (`allocations[].offsets`), and an access with `offset`/`bytes` touches only that range
- * of it (a split's part; a transfer moves only its range). A firing's input fed in parts
- * (`parts`) reads every part with its own lag; where `inputs` also names the port, the parts
- * are views laid out contiguously from that access's start and the firing reads that one
- * range, else the agent gathers (copies) the parts in order into one scratch input first.
- * Accesses to disjoint ranges of one slot do not conflict.
- *
- * Self-timed mode (the default): no cluster-wide barrier. Iterations are global in this
- * single-rate DFG: the action processing iteration i touches the same slots barrier mode
- * would in cycle k = s + i, and runs as soon as its waits (`selfTimedPlan`) hold. Each action
- * (each half of a host-to-host transfer) has one monotone counter, set to i + 1 when it has
- * finished iteration i. Its waits are those of barrier mode's order it depends on:
- * - a read waits for the write of the data it reads (its writer's counter);
- * - a write into a storage slot waits for every earlier access to that slot, of every buffer
- *   sharing the storage (memory colouring lets several buffers of one PE share it): for each
- *   action touching the storage, its last access to the slot before this write in barrier
- *   mode's order (cycle, phase, action). Counters are monotone, so waiting for an action's
- *   last access covers its earlier ones too. (We wait for every accessor of the storage, not
- *   only the buffer that occupied the slot just before: in fill and drain some of those
- *   occupants are absent, and the chain through them would break.)
- * - the sending half of a host-to-host transfer also waits for a credit: the receiving half
- *   has finished iteration i - depth(destination storage), so a sender cannot run arbitrarily
- *   far ahead; the receiving half also waits for the data itself (it travels with its
- *   readiness). Credits are the only waits on another host's counters.
- * Waits implied by a stream's own order are left out: a PE's firings are one stream (in
- * program order: cycle, then phase, then action), and each action's iterations run in order.
- * Any other grouping of the transfers into streams that keeps program order is also valid.
- *
- * Why it cannot deadlock: every wait targets an access in an earlier cycle, or an earlier
- * phase of the same cycle (simulate.test.ts checks it), every stream runs in barrier mode's
- * order, and a receiving half waits only for its own sending half besides; so in any state the
- * earliest unfinished action in that order (a send before its receive) can run. Capping
- * thresholds at the run's iterations keeps this true at the run's end. Why results are
- * identical: every slot holds, when read, the data iteration barrier mode would have there
- * (same writes, same slots, the same happens-before for every pair of conflicting accesses).
- *
- * The plan needs every PE's programs (a credit names the receiving host's counter, and a
- * counter id must mean the same on every host): the coordinator computes it once and sends
- * each agent its host's part in the deploy (`planForHosts`), with the counters' full list.
- */
+// The execution contract agents rely on, as code: what they do with the per-PE programs in
+// either sync mode, why it cannot deadlock and why both modes give the same results are in
+// docs/contract.md; simulate() (simulate.ts) and the agent runtime follow it.
 
-export type SyncMode = 'self-timed' | 'barrier';
-
-export const SYNC_MODES: readonly SyncMode[] = ['self-timed', 'barrier'];
-
-/**
- * How a run places firings (issue 23): 'static' (default) runs the compiled PACCO programs on
- * the mapping; 'taskbag' hands each task (one firing of one node for one iteration) to an idle,
- * else the least-loaded, capable PE at run time (run/taskbag/, run/policy.ts). One document,
- * one set of agents and traces, so the two can be compared.
- */
-export type ExecutionMode = 'static' | 'taskbag';
-
-export const EXECUTION_MODES: readonly ExecutionMode[] = ['static', 'taskbag'];
-
-/** Slot of a buffer access in cycle k (LATENCY.md): ((k - lag) mod depth), depth = its storage's slots. */
+/** Slot of a buffer access in cycle k (docs/contract.md): ((k - lag) mod depth), depth = its storage's slots. */
 export function slotOf(k: number, lag: number, depth: number): number {
   return (((k - lag) % depth) + depth) % depth;
 }

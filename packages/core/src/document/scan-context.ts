@@ -1,7 +1,6 @@
 import { findKernel } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../diagnostics.js';
-import type { ImplementationGraph } from '../compile/types.js';
-import type { Model } from '../document/model.js';
+import type { Model } from './model.js';
 import { formatBytes } from '../util/units.js';
 
 // A scan's operator context (reg2d's frames) is replicated: every expanded node of a worker
@@ -10,7 +9,8 @@ import { formatBytes } from '../util/units.js';
 // the scan, not of some buffer: these checks name the scan node, the context port and the
 // worker, with a path to the scan's mapping. Two sources of limits: the document's PE memory
 // (validate, before any agent is asked) and what agents report (Coordinator.check: memory and
-// the adapter's storage-binding limit, which only a device knows).
+// the adapter's storage-binding limit, which only a device knows; compile/scan-context.ts reads
+// the copies off the implementation graph).
 
 /** An expanded node of a scan (`scan1/local.w3`, `seg/scan1/ks.r2.w5`): the scan's id, the plan key and the worker. */
 export function scanNodeOf(id: string): { scan: string; key: string; worker: number } | undefined {
@@ -76,13 +76,13 @@ export function contextOverBinding(copy: ContextCopy, pe: string, limit: number,
 const DATA_PORTS = new Set(['a', 'b', 'in', 'prefix', 'block']);
 
 /** Whether input `port` of a node of kernel `kernel` reads a scan operator's context. */
-function isContext(kernel: string | { binary?: unknown }, port: string): boolean {
+export function isContext(kernel: string | { binary?: unknown }, port: string): boolean {
   const spec = typeof kernel === 'string' ? findKernel(kernel) : kernel;
   return spec?.binary !== undefined && !DATA_PORTS.has(port);
 }
 
 /** Workers per scan in a list of node ids (a scan has one local node per worker). */
-function workerCounts(ids: Iterable<string>): Map<string, number> {
+export function workerCounts(ids: Iterable<string>): Map<string, number> {
   const out = new Map<string, number>();
   for (const id of ids) {
     const s = scanNodeOf(id);
@@ -92,7 +92,7 @@ function workerCounts(ids: Iterable<string>): Map<string, number> {
 }
 
 /** Copies by scan (and relay target), in first-seen order. */
-function byScan(copies: Map<string, ContextCopy>): ContextCopy[][] {
+export function byScan(copies: Map<string, ContextCopy>): ContextCopy[][] {
   const groups = new Map<string, ContextCopy[]>();
   for (const c of copies.values()) {
     const key = `${c.scan}\0${c.to ?? ''}`;
@@ -101,7 +101,7 @@ function byScan(copies: Map<string, ContextCopy>): ContextCopy[][] {
   return [...groups.values()];
 }
 
-function addCopy(copies: Map<string, ContextCopy>, scan: string, port: string, worker: number, bytes: number, footprint: number, to?: string): void {
+export function addCopy(copies: Map<string, ContextCopy>, scan: string, port: string, worker: number, bytes: number, footprint: number, to?: string): void {
   const key = `${scan}\0${port}\0${to ?? ''}`;
   const c = copies.get(key);
   if (!c) copies.set(key, to ? { scan, port, workers: [worker], bytes, footprint, to } : { scan, port, workers: [worker], bytes, footprint });
@@ -139,44 +139,4 @@ export function modelContextProblems(model: Model): Diagnostic[] {
     }
   }
   return out;
-}
-
-/**
- * Run time: the scan context copies the PE at position `p` of `ig.programs.pes` holds, grouped
- * by scan, and each scan's worker count. A buffer no scan node on `p` reads, copied on to PEs
- * where scan nodes read it as context, is a relay of that context (`to`).
- */
-export function igContextCopies(ig: ImplementationGraph, p: number): { groups: ContextCopy[][]; workers: Map<string, number> } {
-  const { buffers, order, programs } = ig;
-  const copies = new Map<string, ContextCopy>();
-  /** The scan context reads of buffer k on its own PE: scan, port, worker. */
-  const reads = (k: number) => {
-    const out: { scan: string; port: string; worker: number }[] = [];
-    for (let i = buffers.consumers.start[k]; i < buffers.consumers.start[k + 1]; i++) {
-      const s = buffers.consumers.node[i];
-      const port = buffers.consumers.port[i];
-      const at = isContext(programs.fire.kernel[s], port) ? scanNodeOf(order[s]) : undefined;
-      if (at) out.push({ scan: at.scan, port, worker: at.worker });
-    }
-    return out;
-  };
-  for (let k = 0; k < buffers.count; k++) {
-    if (buffers.pe[k] !== p) continue;
-    const bytes = buffers.bytes[k];
-    const footprint = bytes * buffers.depth[k];
-    const own = reads(k);
-    for (const r of own) addCopy(copies, r.scan, r.port, r.worker, bytes, footprint);
-    if (own.length || buffers.consumers.start[k + 1] > buffers.consumers.start[k]) continue;
-    // A relay: follow its copies downstream (a tree: each buffer has one parent) to the readers.
-    const stack = [k];
-    for (let guard = 0; stack.length && guard < buffers.count; guard++) {
-      const b = stack.pop()!;
-      for (let j = buffers.next.start[b]; j < buffers.next.start[b + 1]; j++) {
-        const n = buffers.next.list[j];
-        for (const r of reads(n)) addCopy(copies, r.scan, r.port, r.worker, bytes, footprint, programs.pes[buffers.pe[n]].pe);
-        stack.push(n);
-      }
-    }
-  }
-  return { groups: byScan(copies), workers: copies.size ? workerCounts(order) : new Map() };
 }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { NETWORKS } from './networks.js';
-import { scanModel } from './model.js';
-import { applications, EXECUTIONS, IN, OUTPUTS, scanPlan, STRATEGIES } from './plan.js';
-import { simulateScan, type ReplayCosts } from './simulate.js';
+import { NETWORKS } from '../scan/networks.js';
+import { scanModel } from '../scan/model.js';
+import { applications, EXECUTIONS, IN, OUTPUTS, scanPlan, STRATEGIES } from '../scan/plan.js';
+import { simulateScan, type ReplayCosts } from './scan-simulate.js';
 
 const unit = { kind: 'mean', perApplication: 1 } as const;
 

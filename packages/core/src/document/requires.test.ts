@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../diagnostics.js';
-import { sharedAdapters, type AgentInfo } from './coordinator.js';
 import { failingClause, parseRequires, WEBGPU_FEATURES, type PeCapabilities } from './requires.js';
 
 const llvmpipe: PeCapabilities = {
@@ -92,24 +91,5 @@ describe('requires: clauses KEY OP VALUE', () => {
 
   it('every feature name a clause may use is WebGPU\'s, and unknown ones never parse', () => {
     for (const f of WEBGPU_FEATURES) expect(parse(`feature=${f}`).diagnostics).toEqual([]);
-  });
-});
-
-describe('two agents on one machine', () => {
-  const agent = (host: string, machine: string, software: boolean): AgentInfo => ({
-    url: `ws://127.0.0.1/${host}`,
-    host,
-    offset: 0,
-    rtt: 0,
-    machine: { hostname: 'box', id: machine },
-    pes: [{ id: `gpu0@${host}`, kind: 'gpu', name: 'A100', vendor: 'nvidia', memory: 1, adapter: 0, capabilities: { kind: 'gpu', vendor: 'nvidia', device: 'A100', software } }],
-  });
-
-  it('claiming one hardware adapter are refused, naming both; a software adapter, or another machine, is fine', () => {
-    expect(sharedAdapters([agent('h0', 'm1', false), agent('h1', 'm1', false)]).map(formatDiagnostic)).toEqual([
-      'arch.hosts.h1: agents h0 (ws://127.0.0.1/h0) and h1 (ws://127.0.0.1/h1) run on one machine (box) and both claim its adapter A100 (give each agent its own adapters on that machine (one agent per machine serves all of its GPUs))',
-    ]);
-    expect(sharedAdapters([agent('h0', 'm1', true), agent('h1', 'm1', true)])).toEqual([]);
-    expect(sharedAdapters([agent('h0', 'm1', false), agent('h1', 'm2', false)])).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { compile } from '../compile/compile.js';
+import { compile } from './compile.js';
 import type { WrittenDocument } from '../document/types.js';
-import { igContextCopies, scanNodeOf } from './context.js';
+import { scanNodeOf } from '../document/scan-context.js';
+import { igContextCopies } from './scan-context.js';
 
 // The scan's replicated context against its workers' PEs: image registration (reg2d.compose)
 // reads the series' pyramids (`frames`) on every expanded node. 9 frames of 32 x 32 with
