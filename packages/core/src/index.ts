@@ -9,15 +9,15 @@ export * from './diagnostics.js';
 export * from './document/types.js';
 export { parseDocument, MAX_DOCUMENT_BYTES } from './document/parse.js';
 export { validate, analyze } from './document/validate.js';
-export { normalize, DEFAULTS as DOCUMENT_DEFAULTS } from './document/normalize.js';
+export { normalize, DOCUMENT_DEFAULTS } from './document/normalize.js';
 export { migrate, CURRENT_FORMAT } from './document/migrate.js';
 export { documentJsonSchema, MAX_DELAY, type JsonSchemaOptions } from './document/schema.js';
 export type { Model, ModelNode, ModelEdges, EdgeLists, ModelPe } from './document/model.js';
 // Scan macro-nodes: the networks, the plan the expansion writes, its model (the inspector's numbers).
 export { buildNetwork, networkStats, resolveNetwork, NETWORKS, NETWORK_ALIASES, IDENTITY, type Network, type NetworkStats, type ScanNetwork, type Application, type NetworkValue } from './scan/networks.js';
-export { scanPlan, withBarriers as scanBarriers, blocks as scanBlocks, applications as operatorApplications, STRATEGIES as SCAN_STRATEGIES, OUTPUTS as SCAN_OUTPUTS, EXECUTIONS as SCAN_EXECUTIONS, type ScanPlan, type PlanNode, type BarrierNode as ScanBarrierNode, type ScanStrategy, type ScanOutput, type ScanExecution, type OperatorMode } from './scan/plan.js';
+export { scanPlan, scanBarriers, blocks as scanBlocks, operatorApplications, SCAN_STRATEGIES, SCAN_OUTPUTS, SCAN_EXECUTIONS, type ScanPlan, type PlanNode, type BarrierNode as ScanBarrierNode, type ScanStrategy, type ScanOutput, type ScanExecution, type OperatorMode } from './scan/plan.js';
 export { scanModel, speedupCurve, networkModel, type ScanModel, type SpeedupPoint, type WorkerModel, type StageCounts } from './scan/model.js';
-export { simulateScan, MAX_SIMULATED_NODES, type ScanSimulation, type ScanCosts, type MeanCosts, type ReplayCosts, type SimulateOptions as ScanSimulateOptions, type LinkCost as ScanLinkCost, type WorkerTime } from './scan/simulate.js';
+export { simulateScan, MAX_SIMULATED_NODES, type ScanSimulation, type ScanCosts, type MeanCosts, type ReplayCosts, type SimulateOptions as ScanSimulateOptions, type ScanLinkCost, type WorkerTime } from './scan/simulate.js';
 export { SCAN_PARAMS, MAX_SCAN_WORKERS, MAX_SCAN_ELEMENTS, type BinarySpec } from './document/scan.js';
 
 export * from './compile/types.js';
@@ -41,7 +41,7 @@ export { toPajeTrace } from './trace/paje.js';
 export { toTraceCsv, TRACE_CSV_COLUMNS } from './trace/csv.js';
 export { analyseTrace, measuredTimes, TraceAccumulator, type Trace, type AnalysisOptions, type TraceAnalysis, type LaneAnalysis } from './run/analysis.js';
 export { sendLane, recvLane, isTransferLane, laneLabel, laneName, transferLanes, graphLanes, compareLanes, type TraceLaneKey } from './trace/lanes.js';
-export { TraceColumns, KINDS as TRACE_KINDS, COUNTER as TRACE_COUNTER, type Lane as TraceLane } from './trace/columns.js';
+export { TraceColumns, TRACE_KINDS, TRACE_COUNTER, type Lane as TraceLane } from './trace/columns.js';
 export { CALIBRATION_FORMAT, calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, documentHash, parseCalibration, predictCalibrated, standInTimes, type Calibration, type CalibratedFiring, type CalibratedTiming, type CalibratedTransfer, type MeasuredTimes } from './run/calibration.js';
 
 // The run: the coordinator, the agent protocol and the deploy checks agents apply.
