@@ -42,8 +42,9 @@ function manifest(source) {
   delete m.scripts;
   m.engines = rootManifest.engines;
   if (m.exports) {
-    // Test helpers are not built (packages' testing/ folders serve this repository's tests).
-    m.exports = Object.fromEntries(Object.entries(m.exports).filter(([k]) => !k.includes('testing')).map(([k, v]) => [k, builtExport(v)]));
+    // Test helpers are not built (packages' testing/ folders serve this repository's tests):
+    // an entry there (core's /testing and /internal) is no part of the published package.
+    m.exports = Object.fromEntries(Object.entries(m.exports).filter(([, v]) => !(typeof v === 'string' && v.includes('/testing/'))).map(([k, v]) => [k, builtExport(v)]));
   }
   if (m.dependencies) m.dependencies = Object.fromEntries(Object.entries(m.dependencies).filter(([k]) => !DEV_ONLY.has(k)));
   return m;

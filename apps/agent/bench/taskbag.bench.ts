@@ -14,7 +14,8 @@
 //
 // Flags: --size N --angles A --k 2,12,36,180 --slow 1,2,4 --iterations 6 --delay 2 --rounds 3.
 import WebSocket from 'ws';
-import { analyze, bagGraph, compile, Coordinator, simulateBag, taskBagPolicy, type BagGraph, type BagTask, type ImplementationGraph, type ProjectDocument, type RunResult, type SocketLike } from '@pipeloom/core';
+import { analyze, bagGraph, compile, Coordinator, type BagGraph, type ImplementationGraph, type ProjectDocument, type RunResult, type SocketLike } from '@pipeloom/core';
+import { simulateBag, taskBagPolicy, type BagTask } from '@pipeloom/core/internal';
 import { spawnLocalAgents, type LocalAgents } from '../src/local/spawn.js';
 import { nodeClock } from '../src/cli/agents.js';
 import { arg, argList, median, table } from './common.js';

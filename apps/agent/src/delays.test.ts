@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compile, hostPrograms, MAX_DELAY, SYNC_MODES, type ImplementationGraph, type ProjectDocument, type TraceEvent } from '@pipeloom/core';
+import { compile, SYNC_MODES, type ImplementationGraph, type ProjectDocument, type TraceEvent } from '@pipeloom/core';
+import { hostPrograms, MAX_DELAY } from '@pipeloom/core/internal';
 import { agentsForSuite } from './testing/suite.js';
 import { bagGraphOrThrow, compileOrThrow, connect, example } from './testing/fixtures.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STOP_WAIT_MS } from '@pipeloom/core';
+import { STOP_WAIT_MS } from '@pipeloom/core/internal';
 import { exited, spawnLocalAgents, stopAgent } from './local/spawn.js';
 import { compileOrThrow, connect, piic, runUntilKilled } from './testing/fixtures.js';
 import { finishedBefore, missing, traceKey } from './testing/finished.js';

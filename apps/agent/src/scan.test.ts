@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { allPrograms, barrierSlice, NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, SYNC_MODES, operatorApplications, scanBarriers, scanModel, scanPlan, type ImplementationGraph, type ProjectDocument, type RunResult, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type SyncMode, type TraceEvent } from '@pipeloom/core';
+import { allPrograms, barrierSlice, NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, SYNC_MODES, operatorApplications, scanModel, scanPlan, type ImplementationGraph, type ProjectDocument, type RunResult, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type SyncMode, type TraceEvent } from '@pipeloom/core';
+import { scanBarriers } from '@pipeloom/core/internal';
 import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
 

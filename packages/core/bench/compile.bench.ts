@@ -5,7 +5,11 @@
 // Then run setup: the coordinator's deploy messages for every host (the self-timed plan
 // included) of the same DFGs on 64 hosts, against compile() of the same graph in this run.
 import { Session } from 'node:inspector/promises';
-import { allPrograms, compile, deployMessages, deployTexts, lastStartCycle, programHosts, selfTimedPlan, type AccessList, type ImplementationGraph } from '../src/index.js';
+import { compile } from '../src/compile/compile.js';
+import { allPrograms, lastStartCycle, programHosts } from '../src/compile/decode.js';
+import type { AccessList, ImplementationGraph } from '../src/compile/types.js';
+import { selfTimedPlan } from '../src/compile/contract.js';
+import { deployMessages, deployTexts } from '../src/run/coordinator.js';
 import { layeredDocument } from '../src/testing/index.js';
 
 const RUNS = 9;

@@ -1,66 +1,62 @@
 // @pipeloom/core: document, validation, compiler passes, predictor, trace model.
 // Pure TypeScript: no DOM, no Node, no clocks, no unseeded randomness.
-// This index is core's whole public surface (apps import nothing deeper); test documents are
-// in '@pipeloom/core/testing', which may use Node.
+// This index is core's whole public surface (apps import nothing deeper): what the agent, the
+// web app and the scripts use, each name as it is defined (index.test.ts keeps it so). Tests and
+// benches outside core reach other parts through '@pipeloom/core/internal'; test documents are
+// in '@pipeloom/core/testing', which may use Node. Neither is published.
 
-export * from './ids.js';
-export * from './diagnostics.js';
+export { peId, type Brand, type PeId, type HostId, type BufferId } from './ids.js';
+export { formatDiagnostic, type Diagnostic } from './diagnostics.js';
 
-export * from './document/types.js';
+export { FORMAT, type Expr, type ParamDef, type DocumentParams, type TokenRange, type CompositeDef, type PortRef, type AppNode, type AppEdge, type PeKind, type LinkKind, type Host, type ProcessingElement, type Link, type ArchitectureGraph, type WrittenDocument, type DocumentOptions, type MappingTarget, type ProjectDocument } from './document/types.js';
 export { parseDocument, MAX_DOCUMENT_BYTES } from './document/parse.js';
 export { validate, analyze } from './document/validate.js';
-export { normalize, DEFAULTS as DOCUMENT_DEFAULTS } from './document/normalize.js';
-export { migrate, CURRENT_FORMAT } from './document/migrate.js';
-export { documentJsonSchema, MAX_DELAY, type JsonSchemaOptions } from './document/schema.js';
-export type { Model, ModelNode, ModelEdges, EdgeLists, ModelPe } from './document/model.js';
+export { normalize, DOCUMENT_DEFAULTS } from './document/normalize.js';
+export type { Model } from './document/model.js';
 // Scan macro-nodes: the networks, the plan the expansion writes, its model (the inspector's numbers).
-export { buildNetwork, networkStats, resolveNetwork, NETWORKS, NETWORK_ALIASES, IDENTITY, type Network, type NetworkStats, type ScanNetwork, type Application, type NetworkValue } from './scan/networks.js';
-export { scanPlan, withBarriers as scanBarriers, blocks as scanBlocks, applications as operatorApplications, STRATEGIES as SCAN_STRATEGIES, OUTPUTS as SCAN_OUTPUTS, EXECUTIONS as SCAN_EXECUTIONS, type ScanPlan, type PlanNode, type BarrierNode as ScanBarrierNode, type ScanStrategy, type ScanOutput, type ScanExecution, type OperatorMode } from './scan/plan.js';
-export { scanModel, speedupCurve, networkModel, type ScanModel, type SpeedupPoint, type WorkerModel, type StageCounts } from './scan/model.js';
-export { simulateScan, MAX_SIMULATED_NODES, type ScanSimulation, type ScanCosts, type MeanCosts, type ReplayCosts, type SimulateOptions as ScanSimulateOptions, type LinkCost as ScanLinkCost, type WorkerTime } from './predict/scan-simulate.js';
-export { SCAN_PARAMS, MAX_SCAN_WORKERS, MAX_SCAN_ELEMENTS, type BinarySpec } from './document/scan.js';
+export { resolveNetwork, NETWORKS, NETWORK_ALIASES, IDENTITY, type ScanNetwork } from './scan/networks.js';
+export { scanPlan, operatorApplications, SCAN_STRATEGIES, SCAN_OUTPUTS, SCAN_EXECUTIONS, type ScanPlan, type ScanStrategy, type ScanOutput, type ScanExecution, type OperatorMode } from './scan/plan.js';
+export { scanModel, speedupCurve } from './scan/model.js';
+export { simulateScan, type ScanCosts, type ScanLinkCost } from './predict/scan-simulate.js';
+export { SCAN_PARAMS, MAX_SCAN_WORKERS, MAX_SCAN_ELEMENTS } from './document/scan.js';
 
-export * from './compile/types.js';
-export { compile, compileModel, type CompileOptions } from './compile/compile.js';
-export { bufferNode, bufferNodes, colorGroups, bufferIndex, bufferPe, peProgram, allPrograms, hostPrograms, programHosts, programIndex, programBytes, lastStartCycle, actionRange, ActionCache } from './compile/decode.js';
-export type { ColorGroup } from './compile/decode.js';
-export { Router, linkTime, type Route } from './compile/route.js';
+export type { BufferNode, MemoryReport, Action, PeProgram, InitialFill, ImplementationGraph } from './compile/types.js';
+export { compile, compileModel } from './compile/compile.js';
+export { bufferNode, bufferNodes, colorGroups, bufferIndex, allPrograms, programHosts, type ColorGroup } from './compile/decode.js';
+export { Router } from './compile/route.js';
 
-export * from './trace/event.js';
+export { taskSlice, barrierSlice, waitSlice, type TraceKind, type TraceEvent } from './trace/event.js';
 
 export { formatBytes, formatSeconds } from './util/units.js';
-export { mulberry32, randomInt } from './util/random.js';
 
-export { simulate, type SimulationResult, type SimulateOptions } from './compile/simulate.js';
-export * from './compile/contract.js';
-export { predict, predictModel, predictStrategy, SCAN_LANE, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction, type PhaseTime } from './predict/predict.js';
-export { nodeTime, transferTime, DEFAULT_RATES, type TimingOptions } from './predict/timing.js';
+export { SYNC_MODES, type SyncMode, type ExecutionMode } from './document/types.js';
+export { slotOf, threshold, type Access, type ActionPlan } from './compile/contract.js';
+export { predict, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction } from './predict/predict.js';
+export { nodeTime, DEFAULT_RATES } from './predict/timing.js';
 export { toChromeTrace, traceMetadata, type ChromeTrace, type ChromeEvent, type TraceMetadata } from './trace/chrome.js';
-export { readChromeTrace, TRACE_FILE_LIMITS, type ReadTraceResult, type TraceFileLimits } from './trace/chrome-read.js';
+export { readChromeTrace, TRACE_FILE_LIMITS } from './trace/chrome-read.js';
 export { toPajeTrace } from './trace/paje.js';
-export { toTraceCsv, TRACE_CSV_COLUMNS } from './trace/csv.js';
-export { analyseTrace, measuredTimes, TraceAccumulator, type Trace, type AnalysisOptions, type TraceAnalysis, type LaneAnalysis } from './run/analysis.js';
-export { sendLane, recvLane, isTransferLane, laneLabel, laneName, transferLanes, graphLanes, compareLanes, type TraceLaneKey } from './trace/lanes.js';
-export { TraceColumns, KINDS as TRACE_KINDS, COUNTER as TRACE_COUNTER, type Lane as TraceLane } from './trace/columns.js';
-export { documentHash } from './document/hash.js';
-export { CALIBRATION_FORMAT, calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, parseCalibration, predictCalibrated, standInTimes, type Calibration, type CalibratedFiring, type CalibratedTiming, type CalibratedTransfer, type MeasuredTimes } from './run/calibration.js';
+export { toTraceCsv } from './trace/csv.js';
+export { analyseTrace, measuredTimes, TraceAccumulator } from './run/analysis.js';
+export { sendLane, recvLane } from './trace/lanes.js';
+export { TraceColumns, TRACE_KINDS, TRACE_COUNTER } from './trace/columns.js';
+export { calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, parseCalibration, predictCalibrated, standInTimes, type Calibration, type MeasuredTimes } from './run/calibration.js';
 
 // The run: the coordinator, the agent protocol and the deploy checks agents apply.
-export * from './run/protocol.js';
-export * from './run/coordinator.js';
-export { DEPLOY_SILENCE_MS, stepsText, type DeployOptions, type DeployProgress } from './run/deploy-watch.js';
-export { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type Deploy, type DeployShapeLimits } from './run/deploy-check.js';
-export { parseRequires, failingClause, reported, boundedCapabilities, WEBGPU_FEATURES, WEBGPU_LIMITS, type Clause, type Op, type PeCapabilities } from './document/requires.js';
-export { taskBagPolicy, simulateBag, oldestFirst, type BagTask, type Policy, type PolicyState, type PoolPe, type Assignment, type Placed } from './run/policy.js';
+export { PROTOCOL_VERSION, CLOSE, MAX_DEPLOY_STEPS, parseMessage, transferKey, type PeReport, type MachineIdentity, type FailureReport, type ToAgent, type BagDeploy, type BagInput, type BagTaskMessage, type DeployStep, type DeployStepReport, type FromAgent, type PeerMessage } from './run/protocol.js';
+export { Coordinator, ConnectError, type SocketLike, type AgentInfo, type Progress, type RunOptions, type RunResult, type BagRunOptions, type RunHandle } from './run/coordinator.js';
+export { stepsText, type DeployOptions, type DeployProgress } from './run/deploy-watch.js';
+export { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type DeployShapeLimits } from './run/deploy-check.js';
+export { parseRequires, failingClause, reported, WEBGPU_FEATURES, type Clause, type PeCapabilities } from './document/requires.js';
 export { successorLists } from './util/csr.js';
-export { checkAgentKernels, kernelVersions, type AgentKernels } from './kernels.js';
-export { kernelIds, kernelNodes } from './document/walk.js';
-export { lowerDocument, type LowerOptions } from './document/lower.js';
+export { checkAgentKernels, kernelVersions } from './kernels.js';
+export { kernelIds } from './document/walk.js';
+export { lowerDocument } from './document/lower.js';
 export type { Lowered } from './document/stage.js';
 // Parameters and composites: the expression language, the designer's parameter panel, and the
 // flattened graph (ids `seg/open`, each node's and edge's path as written).
-export { evaluateExpression, parseExpression, MAX_EXPRESSION_LENGTH, MAX_EXPRESSION_DEPTH, type ExprScope, type ExprError } from './document/expr.js';
+export { evaluateExpression, parseExpression } from './document/expr.js';
 export { paramTable, overrideParams, type ParamRow } from './document/params.js';
-export { flattenComposites, flattenDocument, MAX_COMPOSITE_DEPTH, MAX_FLAT_NODES, type Flattened as FlattenedDocument } from './document/flatten.js';
-export { bagGraph, outputKey, taskId, type BagGraph, type BagGraphNode, type BagPart } from './run/taskbag/graph.js';
-export { TaskBag, type BagCommand, type BagCounts, type BagOptions, type BagPe } from './run/taskbag/bag.js';
+export { flattenDocument } from './document/flatten.js';
+export { bagGraph, type BagGraph } from './run/taskbag/graph.js';
+export type { BagCounts } from './run/taskbag/bag.js';

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import WebSocket from 'ws';
-import { hostPrograms, lastStartCycle, type ImplementationGraph, PROTOCOL_VERSION, type FromAgent, type PeReport } from '@pipeloom/core';
+import { type ImplementationGraph, PROTOCOL_VERSION, type FromAgent, type PeReport } from '@pipeloom/core';
+import { hostPrograms, lastStartCycle } from '@pipeloom/core/internal';
 import { discover, type Devices } from '../devices/discover.js';
 import { align4 } from '../runtime/memory.js';
 import { compileOrThrow, example } from '../testing/fixtures.js';

@@ -1,4 +1,5 @@
-import { hostPrograms, type ImplementationGraph, type TraceEvent } from '@pipeloom/core';
+import type { ImplementationGraph, TraceEvent } from '@pipeloom/core';
+import { hostPrograms } from '@pipeloom/core/internal';
 
 // What a run's trace must hold once it has got past a cycle: every firing, transfer and
 // barrier of the earlier cycles had finished on every host (a barrier closes each cycle), so a

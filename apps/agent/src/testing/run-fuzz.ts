@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import fc from 'fast-check';
-import { CLOSE, compile, deployMessages, lastStartCycle, type FromAgent, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
+import { CLOSE, compile, type FromAgent, type ImplementationGraph, type ProjectDocument } from '@pipeloom/core';
+import { deployMessages, lastStartCycle } from '@pipeloom/core/internal';
 import { dialPeer } from '../peer/handshake.js';
 import type { FrameSocket } from '../peer/frames.js';
 import { BagClient } from './bag-client.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NETWORKS, networkModel, scanModel, scanPlan } from '@pipeloom/core';
+import { NETWORKS, scanModel, scanPlan } from '@pipeloom/core';
+import { networkModel } from '@pipeloom/core/internal';
 import { scanFigure } from './figure.js';
 
 // The Expand view's figure is read off core's plan: its network dots are figures 3.1-3.5's

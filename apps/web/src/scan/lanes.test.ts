@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CALIBRATION_FORMAT, scanPlan, simulateScan, TraceColumns, type Calibration, type TraceEvent } from '@pipeloom/core';
+import { scanPlan, simulateScan, TraceColumns, type Calibration, type TraceEvent } from '@pipeloom/core';
+import { CALIBRATION_FORMAT } from '@pipeloom/core/internal';
 import { findKernel, withDefaults } from '@pipeloom/kernels';
 import { calibratedPerApplication, hintPerApplication, runFires, scanTimeline, stageOf, workerOf } from './lanes.js';
 import { emptyDocument } from '../store/project.js';

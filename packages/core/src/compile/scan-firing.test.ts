@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { defineKernelSpec, findKernel, registerKernels } from '@pipeloom/kernels/specs';
 import type { WrittenDocument } from '../document/types.js';
 import { NETWORKS } from '../scan/networks.js';
-import { EXECUTIONS, OUTPUTS, STRATEGIES } from '../scan/plan.js';
+import { SCAN_EXECUTIONS, SCAN_OUTPUTS, SCAN_STRATEGIES } from '../scan/plan.js';
 import { registerScanTestKernels, scanDocument } from '../testing/scan.js';
 import { compile } from './compile.js';
 import { allPrograms } from './decode.js';
@@ -39,7 +39,7 @@ describe('a scan is one firing', () => {
   it('examples/scan-mulmod.json: every expanded node starts in the same cycle, each level in its fire phase, for every network and execution, with and without overlap', () => {
     for (const overlap of [false, true])
       for (const network of NETWORKS)
-        for (const execution of EXECUTIONS) {
+        for (const execution of SCAN_EXECUTIONS) {
           const what = `${network} ${execution} ${overlap ? 'overlap' : 'no overlap'}`;
           const doc = example();
           Object.assign(doc.app.nodes[1].params!, { network, execution });
@@ -63,7 +63,7 @@ describe('a scan is one firing', () => {
   it('fill cycles do not grow with the network depth (serial on 2 .. 16 workers, Kogge-Stone, rounds)', () => {
     const fills = new Set<number>();
     for (const network of ['serial', 'kogge-stone', 'brent-kung'])
-      for (const execution of EXECUTIONS)
+      for (const execution of SCAN_EXECUTIONS)
         for (let p = 2; p <= 16; p += 2) fills.add(compiled(scanDocument(64, p, { network, execution }), false).fillCycles);
     expect([...fills]).toHaveLength(1);
   });
@@ -88,9 +88,9 @@ describe('a scan is one firing', () => {
         fc.integer({ min: 1, max: 40 }),
         fc.array(fc.constantFrom(...PES), { minLength: 1, maxLength: 6 }),
         fc.constantFrom(...NETWORKS),
-        fc.constantFrom(...STRATEGIES),
-        fc.constantFrom(...OUTPUTS),
-        fc.constantFrom(...EXECUTIONS),
+        fc.constantFrom(...SCAN_STRATEGIES),
+        fc.constantFrom(...SCAN_OUTPUTS),
+        fc.constantFrom(...SCAN_EXECUTIONS),
         fc.boolean(),
         fc.boolean(),
         fc.integer({ min: 0, max: 1000 }),

@@ -5,7 +5,7 @@ import type { ArchitectureGraph, Host, Link, LinkSpec, ProcessingElement, Projec
 //   {"id": "h0", "cpus": 1, "gpus": 3, "pcie": {"bandwidth": 5e9, "latency": 1e-5}}
 //   "network": {"kind": "infiniband", "bandwidth": 2.6e9, "latency": 2e-6}
 
-export const DEFAULTS = {
+export const DOCUMENT_DEFAULTS = {
   cpuMemory: 64 * 2 ** 30,
   gpuMemory: 16 * 2 ** 30,
   pcie: { bandwidth: 5e9, latency: 1e-5, duplex: true },
@@ -38,14 +38,14 @@ export function normalizeWithOrigins(doc: ProjectDocument): { doc: ProjectDocume
     if (cpus === undefined && gpus === undefined) return;
     const nCpu = cpus ?? 1;
     if (nCpu >= 1) {
-      pes.push({ id: cpuId(h.id), host: h.id, kind: 'cpu', memory: cpuMemory ?? DEFAULTS.cpuMemory });
+      pes.push({ id: cpuId(h.id), host: h.id, kind: 'cpu', memory: cpuMemory ?? DOCUMENT_DEFAULTS.cpuMemory });
       pePaths.push(`arch.hosts[${i}].cpuMemory`);
     }
     for (let g = 0; g < (gpus ?? 0); g++) {
-      pes.push({ id: gpuId(h.id, g), host: h.id, kind: 'gpu', memory: gpuMemory ?? DEFAULTS.gpuMemory, device: g });
+      pes.push({ id: gpuId(h.id, g), host: h.id, kind: 'gpu', memory: gpuMemory ?? DOCUMENT_DEFAULTS.gpuMemory, device: g });
       pePaths.push(`arch.hosts[${i}].gpuMemory`);
       if (nCpu >= 1) {
-        links.push(linkOf(cpuId(h.id), gpuId(h.id, g), 'pcie', pcie ?? DEFAULTS.pcie));
+        links.push(linkOf(cpuId(h.id), gpuId(h.id, g), 'pcie', pcie ?? DOCUMENT_DEFAULTS.pcie));
         linkPaths.push(`arch.hosts[${i}].pcie`);
       }
     }
@@ -77,7 +77,7 @@ export function normalizeWithOrigins(doc: ProjectDocument): { doc: ProjectDocume
     app: { nodes: [...(doc.app?.nodes ?? [])], edges: [...(doc.app?.edges ?? [])] },
     arch: normalizedArch,
     mapping: doc.mapping ?? {},
-    options: { ...DEFAULTS.options, ...(doc.options ?? {}) },
+    options: { ...DOCUMENT_DEFAULTS.options, ...(doc.options ?? {}) },
   };
   delete normalized.arch.network;
   return { doc: normalized, pePaths, linkPaths };

@@ -4,7 +4,7 @@ import { compile } from '../compile/compile.js';
 import { formatDiagnostic } from '../diagnostics.js';
 import { scanModel } from '../scan/model.js';
 import { NETWORKS } from '../scan/networks.js';
-import { applications, OUTPUTS, STRATEGIES, type OperatorMode } from '../scan/plan.js';
+import { operatorApplications, SCAN_OUTPUTS, SCAN_STRATEGIES, type OperatorMode } from '../scan/plan.js';
 import { registerScanTestKernels, scanDocument } from '../testing/scan.js';
 import { lowerDocument } from './lower.js';
 import type { ProjectDocument } from './types.js';
@@ -96,7 +96,7 @@ function lowered(N: number, p: number, params: Record<string, string>) {
 /** What the model counts, read off the expanded document: nodes, applications per worker, messages, the longest chain. */
 function dagCounts(doc: ProjectDocument, pes: string[]) {
   const own = doc.app.nodes.filter((n) => n.id.startsWith('scan1/'));
-  const apps = new Map(own.map((n) => [n.id, applications(n.params!.mode as OperatorMode, Number(n.params!.count))]));
+  const apps = new Map(own.map((n) => [n.id, operatorApplications(n.params!.mode as OperatorMode, Number(n.params!.count))]));
   const worker = (id: string) => pes.indexOf(doc.mapping[id]);
   const perWorker = new Array(pes.length).fill(0);
   for (const n of own) perWorker[worker(n.id)] += apps.get(n.id)!;
@@ -117,8 +117,8 @@ function dagCounts(doc: ProjectDocument, pes: string[]) {
 describe('scan expansion', () => {
   it('every network, strategy and output gives exactly [0, i] (exclusive: the identity, then [0, i - 1]) and total [0, N - 1], on awkward blocks', () => {
     for (const network of NETWORKS)
-      for (const strategy of STRATEGIES)
-        for (const output of OUTPUTS)
+      for (const strategy of SCAN_STRATEGIES)
+        for (const output of SCAN_OUTPUTS)
           for (const [N, p] of [[1, 1], [2, 2], [5, 3], [7, 7], [10, 4], [13, 5], [17, 6], [9, 8]]) {
             const low = lowered(N, p, { network, strategy, output });
             const { values, fired } = evaluate(low.doc);
@@ -127,13 +127,13 @@ describe('scan expansion', () => {
             expect(got, `${network} ${strategy} ${output} N=${N} p=${p}`).toEqual(want);
             expect(values.get('tot')?.in).toEqual([{ lo: 0, hi: N - 1 }]);
             // Each node fires as many applications as its mode and count say (the model's unit).
-            for (const n of low.doc.app.nodes.filter((x) => x.id.startsWith('scan1/'))) expect(fired.get(n.id) ?? 0, n.id).toBe(applications(n.params!.mode as OperatorMode, Number(n.params!.count)));
+            for (const n of low.doc.app.nodes.filter((x) => x.id.startsWith('scan1/'))) expect(fired.get(n.id) ?? 0, n.id).toBe(operatorApplications(n.params!.mode as OperatorMode, Number(n.params!.count)));
           }
   });
 
   it('the model equals the expanded DAG (nodes, work per worker, messages, dataflow depth) for N <= 256, p <= 64', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 256 }), fc.integer({ min: 1, max: 64 }), fc.constantFrom(...NETWORKS), fc.constantFrom(...STRATEGIES), fc.constantFrom(...OUTPUTS), (N, q, network, strategy, output) => {
+      fc.property(fc.integer({ min: 1, max: 256 }), fc.integer({ min: 1, max: 64 }), fc.constantFrom(...NETWORKS), fc.constantFrom(...SCAN_STRATEGIES), fc.constantFrom(...SCAN_OUTPUTS), (N, q, network, strategy, output) => {
         const p = Math.min(N, q);
         const low = lowered(N, p, { network, strategy, output });
         const pes = Array.from({ length: p }, (_, i) => `cpu@h${i}`);
@@ -215,7 +215,7 @@ describe('scan bad input', () => {
 
   it('rounds: a barrier per level relays the operands; answers unchanged, the DAG\'s depth is the model\'s rounds span', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 40 }), fc.constantFrom(...NETWORKS), fc.constantFrom(...STRATEGIES), fc.constantFrom(...OUTPUTS), (N, q, network, strategy, output) => {
+      fc.property(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 40 }), fc.constantFrom(...NETWORKS), fc.constantFrom(...SCAN_STRATEGIES), fc.constantFrom(...SCAN_OUTPUTS), (N, q, network, strategy, output) => {
         const p = Math.min(N, q);
         const low = lowered(N, p, { network, strategy, output, execution: 'rounds' });
         const { values } = evaluate(low.doc);
@@ -231,7 +231,7 @@ describe('scan bad input', () => {
           for (const e of low.doc.app.edges.filter((x) => x.to.node === n.id && (x.to.port === 'a' || x.to.port === 'b'))) expect(e.from.node).toBe(`scan1/barrier.${level}`);
         }
         for (const b of barriers) expect(low.doc.mapping[b.id]).toBe('cpu@h0');
-        const apps = new Map(nodes.map((n) => [n.id, n.kernel === 'scan.barrier' ? 0 : applications(n.params!.mode as OperatorMode, Number(n.params!.count))]));
+        const apps = new Map(nodes.map((n) => [n.id, n.kernel === 'scan.barrier' ? 0 : operatorApplications(n.params!.mode as OperatorMode, Number(n.params!.count))]));
         const inner = low.doc.app.edges.filter((e) => apps.has(e.from.node) && apps.has(e.to.node));
         const end = new Map<string, number>();
         const finish = (id: string): number => {

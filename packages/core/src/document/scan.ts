@@ -1,7 +1,7 @@
 import { findKernel, formatDataType, SCAN_BARRIER, nearestKernels, sameDataType, specFor, withDefaults, type DataType, type KernelBinary, type KernelSpec, type Params, type ParamValue } from '@pipeloom/kernels/specs';
 import { error, warning, type Diagnostic } from '../diagnostics.js';
 import { MAX_NETWORK_INPUTS, NETWORK_ALIASES, NETWORKS, resolveNetwork } from '../scan/networks.js';
-import { EXECUTIONS, IN, OUTPUTS, portTokens, scanPlan, STRATEGIES, withBarriers, type BarrierNode, type OperatorMode, type PlanNode, type Run, type ScanExecution, type ScanOutput, type ScanStrategy } from '../scan/plan.js';
+import { SCAN_EXECUTIONS, IN, SCAN_OUTPUTS, portTokens, scanPlan, SCAN_STRATEGIES, scanBarriers, type BarrierNode, type OperatorMode, type PlanNode, type Run, type ScanExecution, type ScanOutput, type ScanStrategy } from '../scan/plan.js';
 import { nearestName } from '../util/nearest.js';
 import { normalize } from './normalize.js';
 import type { Expanded } from './rates.js';
@@ -25,7 +25,7 @@ import { nodeId } from '../ids.js';
 // node waits only for its own inputs, inside the scan's one firing (below). Rounds execution: a
 // `scan.barrier` node per network level (`scan1/barrier.r2`, on worker 0's PE) receives every
 // operand of the level and one token of each node of the level before, and relays them; the
-// level's nodes read their operands from it (plan.ts, withBarriers). A relay kernel rather than
+// level's nodes read their operands from it (plan.ts, scanBarriers). A relay kernel rather than
 // an ordering-only edge: its tokens are ordinary ones, so the buffer, schedule, program and
 // self-timed passes and the agents' transports run it unchanged (an edge without bytes would
 // need each of them to learn a message carrying nothing). docs/document-format.md, "Scan".
@@ -136,7 +136,7 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
     }
     const plan = scanPlan(r.N, r.pes.length, r.network, r.strategy, r.output);
     // Rounds: the network's nodes read their operands through a barrier per level (plan.ts).
-    const { nodes: planNodes, barriers } = r.execution === 'rounds' ? withBarriers(plan) : { nodes: plan.nodes, barriers: [] };
+    const { nodes: planNodes, barriers } = r.execution === 'rounds' ? scanBarriers(plan) : { nodes: plan.nodes, barriers: [] };
     const own = [...planNodes.map((pn) => `${n.id}/${pn.key}`), ...barriers.map((b) => `${n.id}/${b.key}`)];
     const clash = own.find((id) => taken.has(id));
     if (clash) {
@@ -259,9 +259,9 @@ function resolve(
     const near = typeof rawNetwork === 'string' ? nearestName(rawNetwork, names) : undefined;
     out.push(error(`${at}.network`, `${what}: unknown network ${JSON.stringify(rawNetwork)}`, `${near ? `did you mean "${near}"? ` : ''}networks: ${names.join(', ')}`));
   }
-  const output = enumParam('output', OUTPUTS, 'inclusive');
-  const strategy = enumParam('strategy', STRATEGIES, 'scan-then-propagate');
-  const execution = enumParam('execution', EXECUTIONS, 'eager');
+  const output = enumParam('output', SCAN_OUTPUTS, 'inclusive');
+  const strategy = enumParam('strategy', SCAN_STRATEGIES, 'scan-then-propagate');
+  const execution = enumParam('execution', SCAN_EXECUTIONS, 'eager');
 
   // Workers: the mapping's ordered PE list.
   let list: string[] | undefined;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { NETWORKS } from '../scan/networks.js';
 import { scanModel } from '../scan/model.js';
-import { applications, EXECUTIONS, IN, OUTPUTS, scanPlan, STRATEGIES } from '../scan/plan.js';
+import { operatorApplications, SCAN_EXECUTIONS, IN, SCAN_OUTPUTS, scanPlan, SCAN_STRATEGIES } from '../scan/plan.js';
 import { simulateScan, type ReplayCosts } from './scan-simulate.js';
 
 const unit = { kind: 'mean', perApplication: 1 } as const;
@@ -10,8 +10,8 @@ const unit = { kind: 'mean', perApplication: 1 } as const;
 describe('simulateScan', () => {
   it('with unit costs and free messages, the makespan is the model depth (workers unbounded), and never below it with one PE per worker', () => {
     for (const network of NETWORKS)
-      for (const strategy of STRATEGIES)
-        for (const output of OUTPUTS)
+      for (const strategy of SCAN_STRATEGIES)
+        for (const output of SCAN_OUTPUTS)
           for (const [N, p] of [[64, 8], [100, 7], [256, 64], [33, 33], [10, 1]] as const) {
             const plan = scanPlan(N, p, network, strategy, output);
             for (const execution of ['eager', 'rounds'] as const) {
@@ -28,10 +28,10 @@ describe('simulateScan', () => {
       fc.property(fc.integer({ min: 1, max: 256 }), fc.integer({ min: 1, max: 64 }), (N, q) => {
         const p = Math.min(N, q);
         for (const network of NETWORKS)
-          for (const strategy of STRATEGIES)
-            for (const output of OUTPUTS) {
+          for (const strategy of SCAN_STRATEGIES)
+            for (const output of SCAN_OUTPUTS) {
               const plan = scanPlan(N, p, network, strategy, output);
-              for (const execution of EXECUTIONS) {
+              for (const execution of SCAN_EXECUTIONS) {
                 const m = scanModel(N, p, network, strategy, output, execution);
                 const what = `${network} ${strategy} ${output} N=${N} p=${p} ${execution}`;
                 expect(simulateScan(plan, unit, { execution, serialWorkers: true }).makespan, what).toBe(m.span.serialised);
@@ -72,8 +72,8 @@ describe('simulateScan', () => {
         fc.integer({ min: 1, max: 256 }),
         fc.integer({ min: 1, max: 64 }),
         fc.constantFrom(...NETWORKS),
-        fc.constantFrom(...STRATEGIES),
-        fc.constantFrom(...OUTPUTS),
+        fc.constantFrom(...SCAN_STRATEGIES),
+        fc.constantFrom(...SCAN_OUTPUTS),
         fc.constantFrom('eager' as const, 'rounds' as const),
         fc.integer({ min: 0, max: 1000 }),
         (N, q, network, strategy, output, execution, seed) => {
@@ -133,7 +133,7 @@ describe('simulateScan', () => {
     const measured = [...Array(iterations).keys()].map((i) => simulateScan(plan, { kind: 'mean', perApplication: 2e-3, cv: 1, seed: 7 }, { iteration: i }));
     const seconds: Record<string, number[]> = {};
     plan.nodes.forEach((n, k) => {
-      seconds[n.key] = measured.map((m) => (m.end[k] - m.start[k]) / Math.max(1, applications(n.mode, n.count)));
+      seconds[n.key] = measured.map((m) => (m.end[k] - m.start[k]) / Math.max(1, operatorApplications(n.mode, n.count)));
     });
     const replay: ReplayCosts = { kind: 'replay', per: 'application', seconds };
     for (let i = 0; i < iterations; i++) {

@@ -1,6 +1,6 @@
 import { waitSlice, type TraceEvent } from '../trace/event.js';
 import { mulberry32 } from '../util/random.js';
-import { applications, IN, type ScanExecution, type ScanPlan } from '../scan/plan.js';
+import { operatorApplications, IN, type ScanExecution, type ScanPlan } from '../scan/plan.js';
 
 // The scan's DAG (scan/plan.ts) simulated event by event (issue 24, "Predictor"): each worker runs
 // its nodes in plan order (locals, the network level by level, the second stage: an order
@@ -37,7 +37,7 @@ export interface ReplayCosts {
 
 export type ScanCosts = MeanCosts | ReplayCosts;
 
-export interface LinkCost {
+export interface ScanLinkCost {
   /** Seconds per message. */
   latency: number;
   /** Bytes per second. */
@@ -47,7 +47,7 @@ export interface LinkCost {
 export interface SimulateOptions {
   execution?: ScanExecution;
   /** The link between two workers (a document's link, or one for all); default: messages are free. */
-  link?: LinkCost | ((from: number, to: number) => LinkCost);
+  link?: ScanLinkCost | ((from: number, to: number) => ScanLinkCost);
   /** Bytes of one element (what a message of one element carries); default 0. */
   elementBytes?: number;
   /** Seconds each barrier costs (rounds only; default 0). */
@@ -101,7 +101,7 @@ export function simulateScan(plan: ScanPlan, costs: ScanCosts, opts: SimulateOpt
   const elementBytes = opts.elementBytes ?? 0;
   const serial = opts.serialWorkers ?? true;
   const cost = costOf(plan, costs, iteration);
-  const linkOf = typeof opts.link === 'function' ? opts.link : () => (opts.link as LinkCost | undefined);
+  const linkOf = typeof opts.link === 'function' ? opts.link : () => (opts.link as ScanLinkCost | undefined);
   const message = (from: number, to: number, tokens: number) => {
     if (from === to) return 0;
     const l = linkOf(from, to);
@@ -198,20 +198,20 @@ function costOf(plan: ScanPlan, costs: ScanCosts, iteration: number): (k: number
       const list = costs.seconds[nodes[k].key];
       if (!list?.length) return costs.missing ?? 0;
       const t = list[iteration % list.length];
-      return costs.per === 'firing' ? t : t * applications(nodes[k].mode, nodes[k].count);
+      return costs.per === 'firing' ? t : t * operatorApplications(nodes[k].mode, nodes[k].count);
     };
   }
   const mean = (w: number) => (typeof costs.perApplication === 'number' ? costs.perApplication : costs.perApplication[w]);
   const perFiring = costs.perFiring ?? 0;
   const cv = costs.cv ?? 0;
-  if (cv <= 0) return (k) => perFiring + mean(nodes[k].worker) * applications(nodes[k].mode, nodes[k].count);
+  if (cv <= 0) return (k) => perFiring + mean(nodes[k].worker) * operatorApplications(nodes[k].mode, nodes[k].count);
   // Lognormal with the given mean and CV: sigma^2 = ln(1 + cv^2), mu = ln(mean) - sigma^2 / 2.
   const rand = mulberry32((costs.seed ?? 1) ^ Math.imul(iteration + 1, 0x9e3779b1));
   const sigma = Math.sqrt(Math.log(1 + cv * cv));
   const draws = nodes.map((n) => {
     let t = perFiring;
     const m = mean(n.worker);
-    for (let a = applications(n.mode, n.count); a > 0; a--) t += m * Math.exp(sigma * normal(rand) - (sigma * sigma) / 2);
+    for (let a = operatorApplications(n.mode, n.count); a > 0; a--) t += m * Math.exp(sigma * normal(rand) - (sigma * sigma) / 2);
     return t;
   });
   return (k) => draws[k];

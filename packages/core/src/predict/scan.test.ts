@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { findKernel } from '@pipeloom/kernels/specs';
 import type { SyncMode, WrittenDocument } from '../document/types.js';
 import { NETWORKS } from '../scan/networks.js';
-import { applications, OUTPUTS, scanPlan, STRATEGIES } from '../scan/plan.js';
+import { operatorApplications, SCAN_OUTPUTS, scanPlan, SCAN_STRATEGIES } from '../scan/plan.js';
 import { simulateScan } from './scan-simulate.js';
 import { predict, SCAN_LANE, type PredictOptions } from './predict.js';
 import type { ImplementationGraph } from '../compile/types.js';
@@ -118,7 +118,7 @@ function sharedHostDoc(N: number, hosts: number[], scan: Record<string, string>)
 function unitTimes(N: number, p: number, scan: { network: string; strategy: string; output: string }, perApplication: number[]): Record<string, number> {
   const plan = scanPlan(N, p, scan.network as never, scan.strategy as never, scan.output as never);
   const out: Record<string, number> = { src: 0, check: 0 };
-  for (const n of plan.nodes) out[`scan1/${n.key}`] = applications(n.mode, n.count) * perApplication[n.worker];
+  for (const n of plan.nodes) out[`scan1/${n.key}`] = operatorApplications(n.mode, n.count) * perApplication[n.worker];
   return out;
 }
 
@@ -126,8 +126,8 @@ describe('predicted scan firing', () => {
   it('self-timed: the firing of iteration 0 lasts simulateScan makespan, messages free or not (every network x strategy x output, p = 4, 8)', () => {
     const mean = perApplication();
     for (const network of NETWORKS)
-      for (const strategy of STRATEGIES)
-        for (const output of OUTPUTS)
+      for (const strategy of SCAN_STRATEGIES)
+        for (const output of SCAN_OUTPUTS)
           for (const p of [4, 8]) {
             const what = `${network} ${strategy} ${output} p=${p}`;
             const doc = scanDoc(p, { network, strategy, output, execution: 'eager' });
@@ -146,8 +146,8 @@ describe('predicted scan firing', () => {
     // after its own fire#5 firing, one application after the value was there).
     const mean = perApplication();
     for (const network of NETWORKS)
-      for (const strategy of STRATEGIES)
-        for (const output of OUTPUTS)
+      for (const strategy of SCAN_STRATEGIES)
+        for (const output of SCAN_OUTPUTS)
           for (const p of [4, 8]) {
             const what = `${network} ${strategy} ${output} p=${p}`;
             const doc = scanDoc(p, { network, strategy, output, execution: 'eager' });

@@ -1,4 +1,4 @@
-import { COUNTER, TraceColumns } from '../trace/columns.js';
+import { TRACE_COUNTER, TraceColumns } from '../trace/columns.js';
 import type { TraceEvent } from '../trace/event.js';
 
 // Trace analysis, once: what a predicted or measured timeline says about the run. The CLI's
@@ -73,7 +73,7 @@ export interface TraceAnalysis {
   waitShare: number;
 }
 
-// Kind codes of trace/columns.ts KINDS.
+// Kind codes of trace/columns.ts TRACE_KINDS.
 const FIRE = 0;
 const TRANSFER = 1;
 const BARRIER = 3;
@@ -209,7 +209,7 @@ export class TraceAccumulator {
     const kinds = c.kind;
     for (let i = this.seen; i < n; i++) {
       const k = cycle[i];
-      if (k < 0 || kinds[i] === COUNTER) continue;
+      if (k < 0 || kinds[i] === TRACE_COUNTER) continue;
       if (k > this.last) {
         this.last = k;
         if (k >= this.done.length) {
@@ -240,7 +240,7 @@ export class TraceAccumulator {
         const kind = kinds[k];
         const s = starts[k];
         const e = end[order[k]];
-        if (kind === COUNTER) continue;
+        if (kind === TRACE_COUNTER) continue;
         if (kind === FIRE || kind === TRANSFER) {
           if (s > bTo) {
             if (bTo > bFrom) bSum += bTo - bFrom;

@@ -1,5 +1,5 @@
 import { buildNetwork, networkStats, type NetworkStats, type ScanNetwork } from './networks.js';
-import { applications, IN, scanPlan, type ScanExecution, type ScanOutput, type ScanPlan, type ScanStrategy, type Stage } from './plan.js';
+import { operatorApplications, IN, scanPlan, type ScanExecution, type ScanOutput, type ScanPlan, type ScanStrategy, type Stage } from './plan.js';
 
 // The cost model of a distributed scan (Copik, sections 4.1-4.4, figures 4.6-4.7), read off the
 // plan the expansion pass writes (plan.ts), counted in operator applications (the operator is
@@ -82,7 +82,7 @@ export function modelOfPlan(plan: ScanPlan, execution: ScanExecution = 'eager'):
   // A message per (producer node, port, reading worker) on another worker.
   const sent = new Set<string>();
   for (const n of nodes) {
-    const apps = applications(n.mode, n.count);
+    const apps = operatorApplications(n.mode, n.count);
     const w = workers[n.worker];
     w[stageOf(n.stage)].applications += apps;
     w.nodes++;
@@ -149,7 +149,7 @@ function dataflowDepth(plan: ScanPlan, execution: ScanExecution): number {
     const n = nodes[k];
     let start = n.stage === 'network' ? (barrier.get(n.level!) ?? 0) : 0;
     for (const input of n.inputs) for (const r of input.runs) if (r.node !== IN) start = Math.max(start, finish(r.node));
-    end[k] = start + applications(n.mode, n.count);
+    end[k] = start + operatorApplications(n.mode, n.count);
     done[k] = 1;
     return end[k];
   }
@@ -172,7 +172,7 @@ function serialisedSpan(plan: ScanPlan, execution: ScanExecution): number {
     if (n.stage === 'network' && n.level !== level) [level, barrier] = [n.level!, latest];
     let start = Math.max(free[n.worker], execution === 'rounds' && n.stage === 'network' ? barrier : 0);
     for (const input of n.inputs) for (const r of input.runs) if (r.node !== IN) start = Math.max(start, end[r.node]);
-    end[k] = start + applications(n.mode, n.count);
+    end[k] = start + operatorApplications(n.mode, n.count);
     free[n.worker] = end[k];
     latest = Math.max(latest, end[k]);
   }

@@ -15,9 +15,9 @@ import { buildNetwork, IDENTITY, NETWORK_TAGS, type Network, type ScanNetwork } 
 export type ScanStrategy = 'scan-then-propagate' | 'reduce-then-scan';
 export type ScanOutput = 'inclusive' | 'exclusive';
 export type ScanExecution = 'eager' | 'rounds';
-export const STRATEGIES: readonly ScanStrategy[] = ['scan-then-propagate', 'reduce-then-scan'];
-export const OUTPUTS: readonly ScanOutput[] = ['inclusive', 'exclusive'];
-export const EXECUTIONS: readonly ScanExecution[] = ['eager', 'rounds'];
+export const SCAN_STRATEGIES: readonly ScanStrategy[] = ['scan-then-propagate', 'reduce-then-scan'];
+export const SCAN_OUTPUTS: readonly ScanOutput[] = ['inclusive', 'exclusive'];
+export const SCAN_EXECUTIONS: readonly ScanExecution[] = ['eager', 'rounds'];
 
 /** An operator kernel's mode (its ports: apply a, b -> out; scan in -> out, total; reduce in -> total; propagate prefix, block -> out; exclusive in -> out, total). */
 export type OperatorMode = 'apply' | 'scan' | 'reduce' | 'propagate' | 'exclusive';
@@ -63,7 +63,7 @@ export interface ScanPlan {
 }
 
 /** Operator applications one firing of a node makes (identities are free: an exclusive scan's leading identity costs nothing). */
-export function applications(mode: OperatorMode, count: number): number {
+export function operatorApplications(mode: OperatorMode, count: number): number {
   if (mode === 'apply') return 1;
   if (mode === 'propagate') return count;
   return count - 1;
@@ -209,7 +209,7 @@ export interface BarrierNode {
  * transitively after everything before it: the model's `rounds` span (model.ts). Barriers fire
  * no application. Runs into barrier b use node index plan.nodes.length + b.
  */
-export function withBarriers(plan: ScanPlan): { nodes: PlanNode[]; barriers: BarrierNode[] } {
+export function scanBarriers(plan: ScanPlan): { nodes: PlanNode[]; barriers: BarrierNode[] } {
   const nodes = plan.nodes.map((n) => ({ ...n, inputs: n.inputs.map((i) => ({ ...i, runs: i.runs.map((r) => ({ ...r })) })) }));
   const levels = [...new Set(nodes.filter((n) => n.stage === 'network').map((n) => n.level!))].sort((a, b) => a - b);
   const barriers: BarrierNode[] = [];

@@ -7,10 +7,10 @@ import { compareLanes } from './lanes.js';
 // own index sorted by start plus a running maximum of end times, which is what makes a
 // window query exact even when a long event started before the window.
 
-export const KINDS: readonly TraceKind[] = ['fire', 'transfer', 'wait', 'barrier', 'counter'];
+export const TRACE_KINDS: readonly TraceKind[] = ['fire', 'transfer', 'wait', 'barrier', 'counter'];
 const KIND_CODE: Record<TraceKind, number> = { fire: 0, transfer: 1, wait: 2, barrier: 3, counter: 4 };
 /** The kind code of `counter` events: samples, not slices (no duration, no busy time). */
-export const COUNTER = KIND_CODE.counter;
+export const TRACE_COUNTER = KIND_CODE.counter;
 
 export interface Lane {
   index: number;
@@ -168,7 +168,7 @@ export class TraceColumns {
   }
 
   /**
-   * Appends one event from its fields (lane from `laneOf`, kind code from `KINDS`, names from
+   * Appends one event from its fields (lane from `laneOf`, kind code from `TRACE_KINDS`, names from
    * `intern`, -1 for no node / buffer / source); `value` is a counter's sample (NaN: none).
    * A task-bag fire's task is set after, with `setTask`.
    */
@@ -193,7 +193,7 @@ export class TraceColumns {
     this.length = i + 1;
     if (start < this.minStart) this.minStart = start;
     if (end > this.maxEnd) this.maxEnd = end;
-    if (kind === COUNTER) this.laneIndex[lane].counters++;
+    if (kind === TRACE_COUNTER) this.laneIndex[lane].counters++;
     else {
       if (start < this.sliceStart) this.sliceStart = start;
       if (end > this.sliceEnd) this.sliceEnd = end;
@@ -344,7 +344,7 @@ export class TraceColumns {
   /** Rebuilds event i as an object (tooltips, export): the fields it was appended with. */
   event(i: number): TraceEvent {
     const l = this.laneIndex[this.lane[i]].lane;
-    const e: TraceEvent = { host: l.host, pe: l.pe, thread: l.thread, kind: KINDS[this.kind[i]], name: this.names[this.name[i]], iteration: this.iteration[i], cycle: this.cycle[i], start: this.start[i], end: this.end[i] };
+    const e: TraceEvent = { host: l.host, pe: l.pe, thread: l.thread, kind: TRACE_KINDS[this.kind[i]], name: this.names[this.name[i]], iteration: this.iteration[i], cycle: this.cycle[i], start: this.start[i], end: this.end[i] };
     if (this.node[i] >= 0) e.node = this.names[this.node[i]];
     if (this.buffer[i] >= 0) e.buffer = this.names[this.buffer[i]];
     if (this.from[i] >= 0) e.from = this.names[this.from[i]];
