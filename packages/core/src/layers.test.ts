@@ -6,7 +6,7 @@ import { importCycles, importGraph, layerViolations } from '../../../scripts/imp
 // later one, and no file may import itself back through others. A new folder takes a place here
 // (CONTEXT.md lists the same order, one line per layer). Test files are left out: a test may use
 // any layer to build what it checks. Type-only imports count.
-export const CORE_LAYERS = [
+const CORE_LAYERS = [
   'ids.ts',
   'diagnostics.ts',
   'util',
