@@ -240,11 +240,35 @@ function resolve(
   out: Diagnostic[],
 ): Resolved | undefined {
   const before = out.length;
-  const at = `${path}.params`;
-  const params = (n.params ?? {}) as Record<string, ParamValue>;
-  const what = `scan node "${n.id}"`;
-  if (n.rates) out.push(error(`${path}.rates`, `${what} has rates: a scan fires once per iteration, its \`in\` holding all N elements`, 'remove rates'));
+  const site: ScanSite = { n, path, at: `${path}.params`, what: `scan node "${n.id}"`, params: (n.params ?? {}) as Record<string, ParamValue>, out };
+  if (n.rates) out.push(error(`${path}.rates`, `${site.what} has rates: a scan fires once per iteration, its \`in\` holding all N elements`, 'remove rates'));
+  const { network, output, strategy, execution } = scanChoices(site);
+  const list = scanWorkers(site, target, pes);
+  const input = scanInput(site, list, nodes, edges, edgePaths, index);
+  if (!input) return undefined;
+  const op = scanOperator(site, network, output);
+  if (!op) return undefined;
+  const ports = operatorPorts(site, op, input, edgePaths);
+  if (!ports) return undefined;
+  if (out.slice(before).some((d) => d.severity === 'error') || !network || !output || !strategy || !execution || !list) return undefined;
+  return { index: i, path, node: n, operator: op.operator, opParams: ports.opParams, network, output, strategy, execution, pes: list, N: input.N, words: (ports.wantType.shape[1] ?? 2) - 2, context: ports.context };
+}
 
+/** One scan node under check: where and how its diagnostics name it. */
+interface ScanSite {
+  n: AppNode;
+  path: string;
+  /** Its params' path. */
+  at: string;
+  /** `scan node "<id>"`, as messages name it. */
+  what: string;
+  params: Record<string, ParamValue>;
+  out: Diagnostic[];
+}
+
+/** The scan's own choices: network, output, strategy, execution (each undefined after its diagnostic). */
+function scanChoices(site: ScanSite) {
+  const { params, at, what, out } = site;
   const enumParam = <T extends string>(name: string, values: readonly T[], fallback: T): T | undefined => {
     const v = params[name] ?? fallback;
     if (typeof v === 'string' && (values as readonly string[]).includes(v)) return v as T;
@@ -262,8 +286,12 @@ function resolve(
   const output = enumParam('output', SCAN_OUTPUTS, 'inclusive');
   const strategy = enumParam('strategy', SCAN_STRATEGIES, 'scan-then-propagate');
   const execution = enumParam('execution', SCAN_EXECUTIONS, 'eager');
+  return { network, output, strategy, execution };
+}
 
-  // Workers: the mapping's ordered PE list.
+/** Workers: the mapping's ordered PE list (undefined when unmapped). */
+function scanWorkers(site: ScanSite, target: MappingTarget | undefined, pes: Set<string>): string[] | undefined {
+  const { n, what, out } = site;
   let list: string[] | undefined;
   if (target === undefined) out.push(error('mapping', `${what} is not mapped`, `add "${n.id}": ["<PE id>", ...], its workers in order`));
   else list = typeof target === 'string' ? [target] : target;
@@ -278,8 +306,12 @@ function resolve(
       else seen.set(pe, j);
     });
   }
+  return list;
+}
 
-  // Its edges: `in` fed once, by a producer of N elements in one firing; outputs out and total.
+/** Its edges: `in` fed once, by a producer of N elements in one firing; outputs out and total. */
+function scanInput(site: ScanSite, list: string[] | undefined, nodes: AppNode[], edges: AppEdge[], edgePaths: string[], index: Map<string, number>) {
+  const { n, path, what, out } = site;
   const into = edges.map((e, j) => ({ e, j })).filter(({ e }) => e.to.node === n.id);
   const feeds = into.filter(({ e }) => e.to.port === 'in');
   for (const [j, e] of edges.entries()) if (e.from.node === n.id && e.from.port !== 'out' && e.from.port !== 'total') out.push(error(`${edgePaths[j]}.from.port`, `${what} has no output "${e.from.port}"`, 'outputs: out, total'));
@@ -317,8 +349,12 @@ function resolve(
     return undefined;
   }
   if (list && list.length > N && list.length <= MAX_NETWORK_INPUTS) out.push(error(`mapping.${n.id}`, `${what}: ${list.length} workers for ${N} elements`, `list at most ${N} PEs: every worker needs an element`));
+  return { into, feedAt, feed, producer, type, N };
+}
 
-  // The operator: a registered binary kernel.
+/** The operator: a registered binary kernel, whose properties allow the network and output asked. */
+function scanOperator(site: ScanSite, network: string | undefined, output: ScanOutput | undefined): { operator: KernelSpec; binary: BinarySpec } | undefined {
+  const { params, at, what, out } = site;
   const opName = params.operator;
   const operator = typeof opName === 'string' ? findKernel(opName) : undefined;
   if (typeof opName !== 'string' || !opName) {
@@ -337,8 +373,13 @@ function resolve(
   }
   if (binary.associativity === 'none' && network && network !== 'serial') out.push(error(`${at}.network`, `${what}: operator ${operator.id} is not associative, so only the serial network computes its scan; ${network} re-brackets`, 'set "network": "serial"'));
   if (output === 'exclusive' && !binary.identity) out.push(error(`${at}.output`, `${what}: an exclusive scan starts with the identity, and operator ${operator.id} has none`, 'use "output": "inclusive", or an operator with an identity'));
+  return { operator, binary };
+}
 
-  // The operator's params (the scan's others) and ports.
+/** The operator's params (the scan's others) and ports: every context port fed, no other input, and `in` of the type it scans. */
+function operatorPorts(site: ScanSite, { operator, binary }: { operator: KernelSpec; binary: BinarySpec }, input: NonNullable<ReturnType<typeof scanInput>>, edgePaths: string[]) {
+  const { n, path, params, at, what, out } = site;
+  const { into, feedAt, feed, producer, type, N } = input;
   const own: Params = {};
   for (const [k, v] of Object.entries(params)) if (!(SCAN_PARAMS as readonly string[]).includes(k)) own[k] = v;
   for (const k of ['mode', 'count']) {
@@ -378,6 +419,5 @@ function resolve(
     out.push(error(edgePaths[feedAt], `${what}: ${producer.id}.${feed.from.port} is ${formatDataType(type)}, but operator ${operator.id} with these params scans ${formatDataType(wantType)}`, `give "${producer.id}" and the scan's operator params matching element sizes`));
     return undefined;
   }
-  if (out.slice(before).some((d) => d.severity === 'error') || !network || !output || !strategy || !execution || !list) return undefined;
-  return { index: i, path, node: n, operator, opParams, network, output, strategy, execution, pes: list, N, words: (wantType.shape[1] ?? 2) - 2, context };
+  return { opParams, context, wantType };
 }

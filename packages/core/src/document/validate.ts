@@ -35,7 +35,35 @@ export function analyze(input: unknown, opts: LowerOptions = {}): { diagnostics:
   return hasErrors(diagnostics) ? { diagnostics } : { diagnostics, model };
 }
 
+/** Checks the lowered, normalised document, by what it validates, in the order diagnostics come out; the model (used only when no error). */
 function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[], linkPaths: string[], lowered: Lowered, out: Diagnostic[]): Model {
+  const r = reporter(written, lowered, out);
+  const { pes, pe } = architecture(doc, pePaths, linkPaths, r.fail);
+  const app = appNodes(doc, lowered, r);
+  kernelVersions(doc, out);
+  mapping(doc, app.nodes, app.node, pes, pe, r);
+  const { edges, ports, edgeSlot, fedCount } = appEdges(doc, app, r);
+  const inputs = inputLists(doc, app.nodes, ports.firstInput, ports.inputCount, edgeSlot, fedCount, r.edgeAt, r.nodeAt, r.fail);
+  const outputs = successorLists(doc.app.nodes.length, edges.from, identity(edges.count));
+  if (!hasErrors(out)) for (const i of app.unexpanded) r.fail(r.nodeAt(i), `node "${doc.app.nodes[i].id}" has no kernel`, 'give it a kernel, or make it a scan node whose input is fed');
+  const model: Model = { doc, written, nodes: app.nodes, node: app.node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe, lowered };
+  if (hasErrors(out)) return model;
+  graphProblems(model, r);
+  return model;
+}
+
+type Fail = (path: string, message: string, hint?: string) => void;
+
+/** How the checks name what they check and report it. */
+interface Reporter {
+  /** An error at `path`, said once, naming the element as the user wrote it. */
+  fail: Fail;
+  nodeAt: (i: number) => string;
+  edgeAt: (i: number) => string;
+  out: Diagnostic[];
+}
+
+function reporter(written: WrittenDocument, lowered: Lowered, out: Diagnostic[]): Reporter {
   // Diagnostics name nodes and edges as the user wrote them (lowering keeps their paths).
   const nodeAt = (i: number) => lowered.nodePaths[i] ?? `app.nodes[${i}]`;
   const edgeAt = (i: number) => lowered.edgePaths[i] ?? `app.edges[${i}]`;
@@ -52,8 +80,11 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
     if (!diagnosed.has(key)) out.push(d);
     diagnosed.add(key);
   };
+  return { fail, nodeAt, edgeAt, out };
+}
 
-  // Architecture: hosts, PEs, links.
+/** Architecture: hosts, PEs, links. */
+function architecture(doc: ProjectDocument, pePaths: string[], linkPaths: string[], fail: Fail): { pes: ModelPe[]; pe: Map<PeId, ModelPe> } {
   const hosts = new Set<string>();
   doc.arch.hosts.forEach((h, i) => {
     if (hosts.has(h.id)) fail(`arch.hosts[${i}].id`, `duplicate host id "${h.id}"`, 'give each host its own id');
@@ -82,8 +113,24 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
     b.links.push(l);
     b.neighbours.push(a.id);
   });
+  return { pes, pe };
+}
 
-  // Application: nodes, params.
+/** The application's nodes as checked so far, and what the edge checks need to know of them. */
+interface AppNodes {
+  nodes: ModelNode[];
+  node: Map<NodeId, ModelNode>;
+  /** Ids of nodes whose kernel is unknown: they exist (edges and mapping may name them) but have no ports to check. */
+  unknownKernel: Set<string>;
+  /** Ids of nodes with a param out of its range: their data types would only repeat that error. */
+  badParams: Set<string>;
+  /** Indices of scan nodes lowering left as written (what stopped them is named by the edge checks). */
+  unexpanded: number[];
+}
+
+/** Application: nodes, their kernels and params, their `requires`. */
+function appNodes(doc: ProjectDocument, lowered: Lowered, r: Reporter): AppNodes {
+  const { fail, nodeAt, out } = r;
   const nodes: ModelNode[] = [];
   const node = new Map<NodeId, ModelNode>();
   // Ids of nodes whose kernel is unknown: they exist (edges and mapping may name them) but
@@ -140,16 +187,22 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
     nodes.push(m);
     node.set(m.id, m);
   });
+  return { nodes, node, unknownKernel, badParams, unexpanded };
+}
 
-  // The kernel versions the document was made with, against the registry's.
+/** The kernel versions the document was made with, against the registry's. */
+function kernelVersions(doc: ProjectDocument, out: Diagnostic[]): void {
   for (const [id, made] of Object.entries(doc.kernels ?? {})) {
     const now = findKernel(id);
     if (now && doc.app.nodes.some((n) => n.kernel === id) && majorOf(now.version) !== majorOf(made)) {
       out.push(warning(`kernels.${id}`, `the document was made with ${id} ${made}; the registry has ${now.version} (from ${now.package ?? 'builtin'}), another major version`, `check the nodes using ${id} against ${now.version}, then save the document again`));
     }
   }
+}
 
-  // Mapping.
+/** Mapping: every entry names a node and a PE, every node is mapped, and onto a PE that can run it (kind, GPU-only kernels, custom WGSL bindings). */
+function mapping(doc: ProjectDocument, nodes: ModelNode[], node: Map<NodeId, ModelNode>, pes: ModelPe[], pe: Map<PeId, ModelPe>, r: Reporter): void {
+  const { fail, nodeAt } = r;
   for (const k of Object.keys(doc.mapping)) {
     const v = doc.mapping[k];
     const n = node.get(nodeId(k));
@@ -187,68 +240,29 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
       if (wrong.length) fail(`${nodeAt(n.index)}.params.source`, `node "${n.id}" (${CUSTOM_WGSL}): its WGSL bindings do not match its ports: ${wrong.join('; ')}`, 'bind the ports in order (inputs var<storage, read>, outputs var<storage, read_write>), then info var<uniform>, or change params.ports');
     }
   }
+}
 
-  // Edges: ends exist, ports exist, types agree, inputs fed once. The columns are filled for
-  // the edges that pass (the model is only used when all do).
+/** Edges: ends exist, ports exist, types agree (rates and token ranges too), delays' initial tokens fit; and which input each edge feeds. */
+function appEdges(doc: ProjectDocument, app: AppNodes, r: Reporter): { edges: ModelEdges; ports: PortSlots; edgeSlot: Int32Array; fedCount: Int32Array } {
+  const { fail, edgeAt, nodeAt } = r;
+  const { nodes, node, unknownKernel, badParams } = app;
+  // The columns are filled for the edges that pass (the model is only used when all do).
   const edgeCount = doc.app.edges.length;
-  const edges: ModelEdges = {
-    count: edgeCount,
-    from: new Int32Array(edgeCount),
-    fromPort: new Array(edgeCount),
-    to: new Int32Array(edgeCount),
-    toPort: new Array(edgeCount),
-    type: new Array(edgeCount),
-    bytes: new Array(edgeCount),
-    fromOffset: new Float64Array(edgeCount),
-    toOffset: new Float64Array(edgeCount),
-    outputBytes: new Array(edgeCount),
-    delay: new Int32Array(edgeCount),
-    init: new Array(edgeCount),
-  };
+  const edges = edgeColumns(edgeCount);
   // Port rates of lowered multi-rate nodes (tokens per firing), checked once per node.
   const rates = checkRates(doc, nodes, nodeAt, fail);
-  // The edge feeding each input port, at firstInput[node index] + port index; -1 for none.
-  const firstInput = new Int32Array(doc.app.nodes.length + 1);
-  // The resolved type (and its size in bytes) of each output port, at firstOutput[node index] + port index.
-  const firstOutput = new Int32Array(doc.app.nodes.length);
-  let inputCount = 0;
-  let outputCount = 0;
-  for (let i = 0; i < nodes.length; i++) {
-    const n = nodes[i];
-    firstInput[n.index] = inputCount;
-    inputCount += n.kernel.inputs.length;
-    firstOutput[n.index] = outputCount;
-    outputCount += n.kernel.outputs.length;
-  }
+  const ports = portSlots(doc, nodes);
+  const { firstInput, firstOutput, inputCount, outputCount } = ports;
   // The input port (its position counted from firstInput) each edge feeds; -1 for none. An
   // input fed in parts has several edges (checked once all are known: checkParts).
   const edgeSlot = new Int32Array(edgeCount).fill(-1);
   const fedCount = new Int32Array(inputCount);
   const outType: (DataType | undefined)[] = new Array(outputCount);
-  // One object per distinct data type: the IG's buffers and the model's edges share them (read
-  // only), instead of keeping one type and shape per output for the whole compile.
-  const distinct = new Map<string, DataType>();
   // A plain array, not a Float64Array: a value read from a Float64Array is a boxed double, and
   // storing one makes V8 box the \`bytes\` field of every edge, buffer and transfer built from it
   // (131,000 extra heap numbers on the 10,000-node bench graph).
   const outBytes: number[] = new Array(outputCount).fill(0);
-  // The last type function each node resolved and its result (one of `distinct`), by node
-  // index: a kernel's ports mostly share one function (matrix in, matrix out), so a node
-  // resolves it once, not once per port and edge. Failures are not kept: each edge reports its own.
-  const lastFn: (((p: Params) => DataType) | undefined)[] = new Array(doc.app.nodes.length);
-  const lastType: (DataType | undefined)[] = new Array(doc.app.nodes.length);
-  const portType = (n: ModelNode, fn: (p: Params) => DataType): DataType | undefined => {
-    if (lastFn[n.index] === fn) return lastType[n.index];
-    let type = resolve(n, fn, fail, nodeAt(n.index));
-    if (!type) return undefined;
-    const key = formatDataType(type);
-    const seen = distinct.get(key);
-    if (seen) type = seen;
-    else distinct.set(key, type);
-    lastFn[n.index] = fn;
-    lastType[n.index] = type;
-    return type;
-  };
+  const portType = portTypes(doc, r);
   doc.app.edges.forEach((e, i) => {
     const from = node.get(nodeId(e.from.node));
     const to = node.get(nodeId(e.to.node));
@@ -303,12 +317,84 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
     edges.toPort[i] = inPort.name;
     edges.type[i] = type;
   });
-  const inputs = inputLists(doc, nodes, firstInput, inputCount, edgeSlot, fedCount, edgeAt, nodeAt, fail);
-  const outputs = successorLists(doc.app.nodes.length, edges.from, identity(edgeCount));
-  if (!hasErrors(out)) for (const i of unexpanded) fail(nodeAt(i), `node "${doc.app.nodes[i].id}" has no kernel`, 'give it a kernel, or make it a scan node whose input is fed');
-  const model: Model = { doc, written, nodes, node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe, lowered };
-  if (hasErrors(out)) return model;
+  return { edges, ports, edgeSlot, fedCount };
+}
 
+/** The model's edge columns for `count` edges, empty. */
+function edgeColumns(count: number): ModelEdges {
+  return {
+    count,
+    from: new Int32Array(count),
+    fromPort: new Array(count),
+    to: new Int32Array(count),
+    toPort: new Array(count),
+    type: new Array(count),
+    bytes: new Array(count),
+    fromOffset: new Float64Array(count),
+    toOffset: new Float64Array(count),
+    outputBytes: new Array(count),
+    delay: new Int32Array(count),
+    init: new Array(count),
+  };
+}
+
+/** Where each node's ports sit in the flat per-port arrays of the edge checks. */
+interface PortSlots {
+  /** The edge feeding each input port, at firstInput[node index] + port index; -1 for none. */
+  firstInput: Int32Array;
+  /** The resolved type (and its size in bytes) of each output port, at firstOutput[node index] + port index. */
+  firstOutput: Int32Array;
+  inputCount: number;
+  outputCount: number;
+}
+
+function portSlots(doc: ProjectDocument, nodes: ModelNode[]): PortSlots {
+  const firstInput = new Int32Array(doc.app.nodes.length + 1);
+  const firstOutput = new Int32Array(doc.app.nodes.length);
+  let inputCount = 0;
+  let outputCount = 0;
+  for (let i = 0; i < nodes.length; i++) {
+    const n = nodes[i];
+    firstInput[n.index] = inputCount;
+    inputCount += n.kernel.inputs.length;
+    firstOutput[n.index] = outputCount;
+    outputCount += n.kernel.outputs.length;
+  }
+  return { firstInput, firstOutput, inputCount, outputCount };
+}
+
+/**
+ * A node's port type from its type function, interned: one object per distinct data type (the
+ * IG's buffers and the model's edges share them, read only), instead of keeping one type and
+ * shape per output for the whole compile.
+ */
+function portTypes(doc: ProjectDocument, r: Reporter): (n: ModelNode, fn: (p: Params) => DataType) => DataType | undefined {
+  const { fail, nodeAt } = r;
+  const distinct = new Map<string, DataType>();
+  // The last type function each node resolved and its result (one of `distinct`), by node
+  // index: a kernel's ports mostly share one function (matrix in, matrix out), so a node
+  // resolves it once, not once per port and edge. Failures are not kept: each edge reports its own.
+  const lastFn: (((p: Params) => DataType) | undefined)[] = new Array(doc.app.nodes.length);
+  const lastType: (DataType | undefined)[] = new Array(doc.app.nodes.length);
+  const portType = (n: ModelNode, fn: (p: Params) => DataType): DataType | undefined => {
+    if (lastFn[n.index] === fn) return lastType[n.index];
+    let type = resolve(n, fn, fail, nodeAt(n.index));
+    if (!type) return undefined;
+    const key = formatDataType(type);
+    const seen = distinct.get(key);
+    if (seen) type = seen;
+    else distinct.set(key, type);
+    lastFn[n.index] = fn;
+    lastType[n.index] = type;
+    return type;
+  };
+  return portType;
+}
+
+/** After the edges, the graph as a whole: no cycle without a delay, an architecture path for every edge between PEs, scans' context within their workers' memory. */
+function graphProblems(model: Model, r: Reporter): void {
+  const { doc, nodes, edges, pes } = model;
+  const { fail, edgeAt, out } = r;
   // A cycle is legal through a delayed edge (its initial tokens start the loop): look for one
   // among the edges without a delay.
   const cycle = edges.delay.some((d) => d > 0) ? findCycle(nodes, ...undelayed(edges)) : findCycle(nodes, edges.from, edges.to);
@@ -319,7 +405,7 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
   // from one another whatever the mapping says).
   const component = components(pes);
   const reported = new Set<string>();
-  for (let i = 0; i < (doc.options?.mode === 'taskbag' ? 0 : edgeCount); i++) {
+  for (let i = 0; i < (doc.options?.mode === 'taskbag' ? 0 : edges.count); i++) {
     const from = nodes[edges.from[i]];
     const to = nodes[edges.to[i]];
     const a = from.pe;
@@ -331,7 +417,6 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
   }
   // A scan's replicated context against its workers' PE memory, named by the scan (scan-context.ts).
   out.push(...modelContextProblems(model));
-  return model;
 }
 
 /** The ends of the edges without a delay (a cycle through them alone cannot start). */

@@ -4,12 +4,13 @@ import { compile } from '../compile/compile.js';
 import { programHosts } from '../compile/decode.js';
 import { layeredDocument } from '../testing/generate.js';
 import { type ProjectDocument, SYNC_MODES } from '../document/types.js';
-import { Coordinator, deployMessages, deployTexts, type DeploySettings, type SocketLike } from './coordinator.js';
+import { Coordinator, deployMessages, deployTexts, type DeploySettings } from './coordinator.js';
 import type { DeployProgress } from './deploy-watch.js';
-import { PROTOCOL_VERSION, type DeployStepReport, type FromAgent, type ToAgent } from './protocol.js';
+import type { DeployStepReport, FromAgent } from './protocol.js';
 import type { ImplementationGraph } from '../compile/types.js';
 import { analyze } from '../document/validate.js';
 import { bagGraph } from './taskbag/graph.js';
+import { fakeAgents } from '../testing/fake-agent.js';
 
 // The deploys themselves, as agents receive them (deploy-check.test.ts runs them through a real
 // Coordinator and the agents' check).
@@ -99,37 +100,16 @@ const settle = () => new Promise<void>((r) => setImmediate(r));
 type Script = (io: { send: (m: FromAgent) => void; at: (ms: number, m: FromAgent) => void; runId: string }) => void;
 
 async function fakeCluster(ig: ImplementationGraph, clock: FakeClock, scripts: Record<string, Script>) {
-  const socket = (url: string): SocketLike => {
-    const host = url.slice('mem://'.length);
-    const s: SocketLike = {
-      readyState: 1,
-      send(text) {
-        const m = JSON.parse(text) as ToAgent;
-        const send = (a: FromAgent) => queueMicrotask(() => s.onmessage?.({ data: JSON.stringify(a) }));
-        if (m.type === 'auth') {
-          const pes = ig.programs.pes
-            .filter((p) => p.host === host)
-            .map((p) => ({ id: p.pe, kind: p.kind, name: p.pe, vendor: 'mem', memory: 2 ** 40, limits: p.kind === 'gpu' ? { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 40 } : undefined }));
-          send({ type: 'welcome', version: PROTOCOL_VERSION, host, pes });
-        } else if (m.type === 'ping') send({ type: 'pong', id: m.id, t: m.t, agent: clock.now() });
-        else if (m.type === 'deploy' || m.type === 'bag-deploy') {
-          expect(m.progressMs).toBe(1000);
-          scripts[host]({ send, at: (ms, a) => clock.setTimeout(() => send(a), ms), runId: m.runId });
-        } else if (m.type === 'start') {
-          send({ type: 'started', runId: m.runId });
-          if (ig.programs.pes.length) send({ type: 'done', runId: m.runId, cycles: 1, barrierPerCycle: 0, reports: [] });
-        } else if (m.type === 'stop') send({ type: 'stopped', runId: m.runId, freed: true });
-      },
-      close() {},
-      onopen: null,
-      onmessage: null,
-      onclose: null,
-      onerror: null,
-    };
-    queueMicrotask(() => s.onopen?.(undefined as never));
-    return s;
-  };
-  return Coordinator.connect(['mem://h0', 'mem://h1'], { token: 't', connect: socket, clock });
+  const connect = fakeAgents(ig, clock, (m, { host, send }) => {
+    if (m.type === 'deploy' || m.type === 'bag-deploy') {
+      expect(m.progressMs).toBe(1000);
+      scripts[host]({ send, at: (ms, a) => clock.setTimeout(() => send(a), ms), runId: m.runId });
+    } else if (m.type === 'start') {
+      send({ type: 'started', runId: m.runId });
+      if (ig.programs.pes.length) send({ type: 'done', runId: m.runId, cycles: 1, barrierPerCycle: 0, reports: [] });
+    }
+  });
+  return Coordinator.connect(['mem://h0', 'mem://h1'], { token: 't', connect, clock });
 }
 
 /** An agent that reports `steps` at once and repeats them every second until `deployedAt` ms (never, if undefined). */

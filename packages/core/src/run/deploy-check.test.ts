@@ -5,9 +5,9 @@ import { compile } from '../compile/compile.js';
 import type { ProjectDocument } from '../document/types.js';
 import { layeredDocument, splitJoinDocument } from '../testing/generate.js';
 import { registerExampleKernels } from '../../../../examples/kernels/register.js';
-import { Coordinator, type SocketLike } from './coordinator.js';
+import { fakeAgents } from '../testing/fake-agent.js';
+import { Coordinator } from './coordinator.js';
 import { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type Deploy } from './deploy-check.js';
-import { PROTOCOL_VERSION, type ToAgent } from './protocol.js';
 
 // The positive cases are the deploy messages the coordinator itself sends: a real Coordinator
 // talks to in-memory agents that report the document's PEs and keep what they are sent.
@@ -30,34 +30,12 @@ async function deploysOf(doc: ProjectDocument, overlap: boolean, iterations = 5)
   const hosts = [...new Set(ig.programs.pes.map((p) => p.host as string))];
   const sent: Deploy[] = [];
   const clock = { now: () => Date.now(), setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (h: never) => clearTimeout(h) };
-  const socket = (url: string): SocketLike => {
-    const host = url.slice('mem://'.length);
-    const s: SocketLike = {
-      readyState: 1,
-      send(text) {
-        const m = JSON.parse(text) as ToAgent;
-        const answer = (a: object) => queueMicrotask(() => s.onmessage?.({ data: JSON.stringify(a) }));
-        if (m.type === 'auth') {
-          const pes = ig.programs.pes
-            .filter((p) => p.host === host)
-            .map((p) => ({ id: p.pe, kind: p.kind, name: p.pe, vendor: 'mem', memory: 2 ** 40, limits: p.kind === 'gpu' ? { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 40 } : undefined }));
-          answer({ type: 'welcome', version: PROTOCOL_VERSION, host, pes });
-        } else if (m.type === 'ping') answer({ type: 'pong', id: m.id, t: m.t, agent: 0 });
-        else if (m.type === 'deploy') {
-          sent.push(m);
-          // Failing the run ends it at once: only the deploy is wanted.
-          answer({ type: 'error', message: 'kept' });
-        } else if (m.type === 'stop') answer({ type: 'stopped', runId: m.runId, freed: true });
-      },
-      close() {},
-      onopen: null,
-      onmessage: null,
-      onclose: null,
-      onerror: null,
-    };
-    queueMicrotask(() => s.onopen?.(undefined as never));
-    return s;
-  };
+  const socket = fakeAgents(ig, clock, (m, { send }) => {
+    if (m.type !== 'deploy') return;
+    sent.push(m);
+    // Failing the run ends it at once: only the deploy is wanted.
+    send({ type: 'error', message: 'kept' });
+  });
   const c = await Coordinator.connect(
     hosts.map((h) => `mem://${h}`),
     { token: 't', connect: socket, clock },
