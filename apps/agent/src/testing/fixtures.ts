@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { analyze, bagGraph, compile, type BagGraph, type ImplementationGraph, type ProjectDocument, Coordinator, type SocketLike, type SyncMode, type TraceEvent } from '@pipeloom/core';
 import { nodeClock } from '../cli/agents.js';
+import { pipeloomBin } from '../local/spawn.js';
 
 // Shared by the agent tests and benchmarks: small documents and a coordinator over `ws`.
 
@@ -87,7 +87,7 @@ export function pipeloomAsync(...args: string[]): Promise<{ status: number | nul
 /** pipeloomAsync with these environment variables added. */
 export function pipeloomWithEnv(env: Record<string, string>, ...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless', ...env } });
+    const child = spawn(process.execPath, [pipeloomBin(args), ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
