@@ -36,6 +36,9 @@ export default defineConfig({
           exclude: ALONE,
           pool: 'forks',
           maxWorkers: 2,
+          // A hang guard only (the tests wait for events): generous, as another run may share the cores.
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
           sequence: { groupOrder: 1 },
         },
       },
@@ -46,6 +49,8 @@ export default defineConfig({
           include: ALONE,
           pool: 'forks',
           maxWorkers: 1,
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
           sequence: { groupOrder: 2 },
         },
       },
