@@ -11,8 +11,10 @@ const WEB_WITH_AGENTS = ['apps/web/src/run/store.test.ts', 'apps/web/src/run/Run
 
 export default defineConfig({
   test: {
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // A hang guard only (the tests wait for events, never for a time): generous, as other work
+    // may share the 2 cores (at load 50, a 32 s WebGPU test of the pure project passed 60 s).
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     // The CLI and agents the tests start, built once per run (PIPELOOM_TEST_BIN).
     globalSetup: ['./scripts/vitest-setup.mjs'],
     reporters: ['default', './scripts/summary-reporter.ts'],
@@ -36,9 +38,6 @@ export default defineConfig({
           exclude: ALONE,
           pool: 'forks',
           maxWorkers: 2,
-          // A hang guard only (the tests wait for events): generous, as another run may share the cores.
-          testTimeout: 180_000,
-          hookTimeout: 180_000,
           sequence: { groupOrder: 1 },
         },
       },
@@ -49,8 +48,6 @@ export default defineConfig({
           include: ALONE,
           pool: 'forks',
           maxWorkers: 1,
-          testTimeout: 180_000,
-          hookTimeout: 180_000,
           sequence: { groupOrder: 2 },
         },
       },

@@ -7,10 +7,10 @@ const SLOWEST = 15;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 export default class SummaryReporter implements Reporter {
-  /** Per project, when its first file started and its last one ended (performance.now()). */
+  /** Per project, when its first file was queued and its last one ended (performance.now()). */
   private readonly spans = new Map<string, { start: number; end: number }>();
 
-  onTestModuleStart(m: TestModule) {
+  onTestModuleQueued(m: TestModule) {
     const name = m.project.name;
     const span = this.spans.get(name);
     if (!span) this.spans.set(name, { start: performance.now(), end: performance.now() });
