@@ -1,17 +1,23 @@
 #!/usr/bin/env node
 // `npm test`: installs what is missing, then typecheck, unit and integration tests (vitest:
 // real WebGPU on the CPU adapter, real agent processes), then the browser tests (Playwright
-// with Debian's Chromium). Ends with one line a person or CI can read: "N passed, N failed".
+// with Debian's Chromium). Ends with each step's time (vitest's per project and its 15 slowest
+// files come in its own output), then one line a person or CI can read: "N passed, N failed".
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.env.EGL_PLATFORM ??= 'surfaceless';
 
+/** Each step's name and wall time in seconds, for the closing table. */
+const times = [];
+
 /** Runs a step with its output streamed through, returning exit code and output. */
 function step(name, cmd, args) {
   console.log(`\n== ${name}`);
+  const start = performance.now();
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -21,7 +27,10 @@ function step(name, cmd, args) {
     };
     child.stdout.on('data', pass(process.stdout));
     child.stderr.on('data', pass(process.stderr));
-    child.on('close', (code) => resolve({ code: code ?? 1, out }));
+    child.on('close', (code) => {
+      times.push([name, (performance.now() - start) / 1000]);
+      resolve({ code: code ?? 1, out });
+    });
   });
 }
 
@@ -32,6 +41,14 @@ const failures = [];
 
 const setup = await step('setup', process.execPath, [join(root, 'scripts/setup.mjs')]);
 if (setup.code !== 0) process.exit(setup.code);
+
+// The CLI and agents the tests start, built once for vitest and Playwright (scripts/test-build.mjs).
+const { buildForTests } = await import('./test-build.mjs');
+const built = join(root, 'dist/test-build', String(process.pid));
+const buildStart = performance.now();
+process.env.PIPELOOM_TEST_BIN = await buildForTests(built);
+times.push(['build of the CLI for the tests', (performance.now() - buildStart) / 1000]);
+process.on('exit', () => rmSync(built, { recursive: true, force: true }));
 
 const typecheck = await step('typecheck', process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit']);
 if (typecheck.code !== 0) failures.push('typecheck');
@@ -50,6 +67,7 @@ passed += Number(/(\d+) passed/.exec(e2eOut)?.[1] ?? 0);
 failed += Number(/(\d+) failed/.exec(e2eOut)?.[1] ?? 0);
 if (e2e.code !== 0) failures.push('e2e');
 
+console.log(`\ntime per step:\n${times.map(([name, s]) => `  ${s.toFixed(1).padStart(7)} s  ${name}`).join('\n')}`);
 if (failures.length) console.log(`\nfailed steps: ${failures.join(', ')}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(failures.length ? 1 : 0);

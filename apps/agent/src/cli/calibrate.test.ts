@@ -1,22 +1,19 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCalibration } from '@pipeloom/core';
-import { piic, pipeloomAsync, root } from '../testing/fixtures.js';
+import { piic, pipeloomInProcess as pipeloom } from '../testing/fixtures.js';
 
 // `pipeloom calibrate` on real local agents (loopback, llvmpipe), then `pipeloom predict`
-// reading the file it wrote beside the document.
+// reading the file it wrote beside the document; each command in this process (main(argv)).
 
-const bin = join(root, 'apps/agent/bin/pipeloom.js');
-const pipeloom = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, EGL_PLATFORM: 'surfaceless' } });
 describe('pipeloom calibrate', () => {
   it('measures every firing and transfer beside the document; predict then says it predicts with it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pipeloom-calibrate-'));
     const file = join(dir, 'piic.json');
     writeFileSync(file, JSON.stringify(piic({ iterations: 10 })));
-    const r = await pipeloomAsync('calibrate', file, '--iterations', '3');
+    const r = await pipeloom('calibrate', file, '--iterations', '3');
     expect(r.stderr).not.toMatch(/failed/);
     expect(r.status).toBe(0);
     const written = join(dir, 'piic.calibration.json');
@@ -34,20 +31,20 @@ describe('pipeloom calibrate', () => {
     expect(c.machine.hostname).not.toBe('');
     expect(Object.keys(c.machine.adapters).sort()).toEqual(['gpu0@h0', 'gpu0@h1']);
 
-    const p = pipeloom('predict', file);
+    const p = await pipeloom('predict', file);
     expect(p.status).toBe(0);
     expect(p.stdout).toContain(`predicted with calibration ${written} (${c.date.slice(0, 10)}`);
     expect(p.stdout).toMatch(/4\/4 firings, 5\/5 transfers/);
-    const json = JSON.parse(pipeloom('predict', file, '--format', 'json').stdout);
+    const json = JSON.parse((await pipeloom('predict', file, '--format', 'json')).stdout);
     expect(json.calibration.file).toBe(written);
     // Without it: the cost hints, much faster than llvmpipe.
-    const hints = JSON.parse(pipeloom('predict', file, '--format', 'json', '--no-calibration').stdout);
+    const hints = JSON.parse((await pipeloom('predict', file, '--format', 'json', '--no-calibration')).stdout);
     expect(hints.calibration).toBeUndefined();
     expect(json.overlap.cycleTime).toBeGreaterThan(hints.overlap.cycleTime);
 
     // run: the strategy it ran, predicted from the hints and with the calibration, each against
     // the measured cycle; with emulated devices each GPU firing lasts its calibrated time.
-    const run = await pipeloomAsync('run', file, '--iterations', '4', '--no-overlap', '--emulate-devices', '--trace', join(dir, 'trace.json'));
+    const run = await pipeloom('run', file, '--iterations', '4', '--no-overlap', '--emulate-devices', '--trace', join(dir, 'trace.json'));
     expect(run.stderr).not.toMatch(/failed/);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^ {2}strategy {5}no overlap, (self-timed|barrier) sync$/m);
@@ -62,7 +59,7 @@ describe('pipeloom calibrate', () => {
     const edited = JSON.parse(readFileSync(file, 'utf8'));
     edited.app.nodes.find((n: { id: string }) => n.id === 'I2').params.nb_loop = 9;
     writeFileSync(file, JSON.stringify(edited));
-    const stale = pipeloom('predict', file);
+    const stale = await pipeloom('predict', file);
     expect(stale.status).toBe(0);
     expect(stale.stderr).toMatch(/was measured on another version of the document/);
     expect(stale.stderr).toMatch(/has no entry for node I2 \(matrix.increment on gpu0@h1\)/);
@@ -70,7 +67,7 @@ describe('pipeloom calibrate', () => {
 
     // A malformed one is named and not used.
     writeFileSync(written, JSON.stringify({ ...c, firings: [{ ...c.firings[0], seconds: -1 }] }));
-    const bad = pipeloom('predict', file);
+    const bad = await pipeloom('predict', file);
     expect(bad.status).toBe(0);
     expect(bad.stderr).toContain(`warning: ${written}.firings[0]: seconds must be a number of at least 0`);
     expect(bad.stdout).toContain('predicted from cost hints');

@@ -4,14 +4,14 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { spawnLocalAgents } from '../local/spawn.js';
-import { root } from '../testing/fixtures.js';
+import { pipeloomBin, spawnLocalAgents } from '../local/spawn.js';
+import { pipeloomAsync as pipeloom, root } from '../testing/fixtures.js';
 
 // The CLI as a person or a script meets it, each case a real process: --version, help, the
-// usage error, Ctrl-C, npx, JSON units, the progress lines and Dawn's start-up notices.
+// usage error, Ctrl-C, npx, JSON units, the progress lines and Dawn's start-up notices. In a
+// test run, the CLI built for it (npx runs the checkout's).
 
-const BIN = join(root, 'apps/agent/bin/pipeloom.js');
-const pipeloom = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+const BIN = pipeloomBin([]);
 const version = (JSON.parse(readFileSync(join(root, 'apps/agent/package.json'), 'utf8')) as { version: string }).version;
 const DAWN_NOTICE = /artificially reduced/;
 
@@ -42,34 +42,34 @@ function refused(port: number): Promise<boolean> {
 }
 
 describe('pipeloom CLI conventions', () => {
-  it('--version prints "pipeloom VERSION" alone on stdout and exits 0', () => {
-    const r = pipeloom('--version');
+  it('--version prints "pipeloom VERSION" alone on stdout and exits 0', async () => {
+    const r = await pipeloom('--version');
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(`pipeloom ${version}\n`);
     expect(r.stderr).toBe('');
   });
 
-  it('help CMD prints what CMD --help prints, exit 0; help of an unknown command is a usage error, exit 2', () => {
-    const help = pipeloom('help', 'run');
+  it('help CMD prints what CMD --help prints, exit 0; help of an unknown command is a usage error, exit 2', async () => {
+    const help = await pipeloom('help', 'run');
     expect(help.status).toBe(0);
-    expect(help.stdout).toBe(pipeloom('run', '--help').stdout);
+    expect(help.stdout).toBe((await pipeloom('run', '--help')).stdout);
     expect(help.stdout).toMatch(/^usage: pipeloom run FILE/);
-    const bare = pipeloom('help');
+    const bare = await pipeloom('help');
     expect(bare.status).toBe(0);
     expect(bare.stdout).toContain('pipeloom help <command>');
-    const unknown = pipeloom('help', 'nope');
+    const unknown = await pipeloom('help', 'nope');
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(/^pipeloom: unknown command "nope"/);
   });
 
-  it('bare pipeloom prints the usage on stderr, nothing on stdout, and exits 2', () => {
-    const r = pipeloom();
+  it('bare pipeloom prints the usage on stderr, nothing on stdout, and exits 2', async () => {
+    const r = await pipeloom();
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^usage: pipeloom <command> \[options\]/);
   });
 
-  it('npx pipeloom (the README\'s form) prints only the command\'s own output on stdout, so it pipes', () => {
+  it('npx pipeloom (the README\'s form) prints only the command\'s own output on stdout, so it pipes', async () => {
     const r = spawnSync('npx', ['--no', 'pipeloom', 'compile', 'examples/piic.json', '--format', 'json'], { cwd: root, encoding: 'utf8', timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).schedule).toEqual({ P: 0, I1: 1, I2: 2, C: 3 });
@@ -100,8 +100,8 @@ describe('pipeloom CLI conventions', () => {
     }
   });
 
-  it('run --format json gives times in seconds (barrierPerCycle too); without a terminal the final progress line is printed once', () => {
-    const r = pipeloom('run', 'examples/piic.json', '--iterations', '4', '--sync', 'barrier', '--format', 'json');
+  it('run --format json gives times in seconds (barrierPerCycle too); without a terminal the final progress line is printed once', async () => {
+    const r = await pipeloom('run', 'examples/piic.json', '--iterations', '4', '--sync', 'barrier', '--format', 'json');
     expect(r.status, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout) as { barrierPerCycle: Record<string, number>; cycleTime: number; seconds: number };
     expect(Object.keys(summary.barrierPerCycle).sort()).toEqual(['h0', 'h1']);

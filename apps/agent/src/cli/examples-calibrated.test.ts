@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentsForSuite } from '../testing/suite.js';
-import { pipeloomAsync, root } from '../testing/fixtures.js';
+import { pipeloomInProcess, root } from '../testing/fixtures.js';
 
-// calibrate -> predict -> run through the CLI's processes, both strategies and both sync modes,
+// calibrate -> predict -> run through the CLI's commands (main(argv), in this process), both strategies and both sync modes,
 // on one local cluster shared by the file (two hosts, three GPUs each: the most any example maps).
 // Few iterations: what is checked is that each step reads what the one before wrote (a
 // calibration of a document with delays or rates once broke predict and, silently, run). The
 // examples with a delay (accumulator) and with feedback, tasks and rates (mlem) go through the
-// processes; every example's calibrated prediction in both strategies and sync modes is checked
+// commands; every example's calibrated prediction in both strategies and sync modes is checked
 // in-process by core's run/calibration.test.ts (a process per step for all of them took 16 min).
 
 const agentsOf = agentsForSuite(['h0', 'h1'], { gpus: { h0: 3, h1: 3 }, args: ['--kernel-timeout', '0'] });
@@ -30,7 +30,7 @@ describe('the MLEM example\'s checker', () => {
     doc.app.nodes.find((n) => n.id === 'error')!.params!.max_error = 0.01;
     const file = join(dir, 'mlem-tight.json');
     writeFileSync(file, JSON.stringify(doc));
-    const r = await pipeloomAsync('run', file, '--iterations', '2', '--agents', agentsOf().agents.map((a) => a.url).join(','), '--token', agentsOf().token);
+    const r = await pipeloomInProcess('run', file, '--iterations', '2', '--agents', agentsOf().agents.map((a) => a.url).join(','), '--token', agentsOf().token);
     expect(r.status, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/node error.*iteration \d+: the reconstruction's relative error 0\.\d+ is above the bound 0\.01000 \(max_error\)/);
   }, 600_000);
@@ -41,11 +41,11 @@ describe('examples with delays and feedback: calibrate, then predict and run wit
     it(name, async () => {
       const { file, kernels } = copy(name);
       const agents = ['--agents', agentsOf().agents.map((a) => a.url).join(','), '--token', agentsOf().token];
-      const cal = await pipeloomAsync('calibrate', file, '--iterations', '1', ...agents, ...kernels);
+      const cal = await pipeloomInProcess('calibrate', file, '--iterations', '1', ...agents, ...kernels);
       expect(cal.status, cal.stderr).toBe(0);
       const written = file.replace(/\.json$/, '.calibration.json');
 
-      const p = await pipeloomAsync('predict', file, '--format', 'json', ...kernels);
+      const p = await pipeloomInProcess('predict', file, '--format', 'json', ...kernels);
       expect(p.status, p.stderr).toBe(0);
       // Measured on this very document: no "another version" warning, nothing named that the user did not write.
       expect(p.stderr).not.toMatch(/another version|unknown key/);
@@ -55,7 +55,7 @@ describe('examples with delays and feedback: calibrate, then predict and run wit
 
       for (const overlap of [true, false]) {
         for (const sync of ['barrier', 'self-timed']) {
-          const r = await pipeloomAsync('run', file, '--iterations', '2', overlap ? '--overlap' : '--no-overlap', '--sync', sync, ...agents, ...kernels);
+          const r = await pipeloomInProcess('run', file, '--iterations', '2', overlap ? '--overlap' : '--no-overlap', '--sync', sync, ...agents, ...kernels);
           const what = `${overlap ? 'overlap' : 'no overlap'}, ${sync}: ${r.stderr}`;
           if (!json[overlap ? 'overlap' : 'noOverlap']) {
             // A strategy the document cannot run (predict says why) is refused as a user error.

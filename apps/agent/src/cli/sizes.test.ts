@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_DOCUMENT_BYTES } from '@pipeloom/core';
-import { pipeloomWithEnv, root } from '../testing/fixtures.js';
+import { pipeloomInProcessWithEnv as pipeloomWithEnv, root } from '../testing/fixtures.js';
 
 // Input files are bounded before they are read: a document, a calibration or a PREESM file
 // larger than the limit is refused naming the file, its size, the limit and the way to raise it.
-// The limit is lowered through the environment so that the files stay small. Real processes.
+// The limit is lowered through the environment so that the files stay small. Each command runs
+// in this process (main(argv)) with the variable set while it runs.
 
 const dir = mkdtempSync(join(tmpdir(), 'pipeloom-sizes-'));
 const piic = readFileSync(join(root, 'examples/piic.json'), 'utf8');

@@ -5,11 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { toChromeTrace, toPajeTrace, toTraceCsv, traceMetadata, type ChromeTrace } from '@pipeloom/core';
 import { chromeSliceCounts, pajeHostFields, pajeStateCounts, pjDump } from '@pipeloom/core/testing';
 import { agentsForSuite } from '../testing/suite.js';
-import { compileOrThrow, connect, piic, pipeloomAsync, root } from '../testing/fixtures.js';
+import { compileOrThrow, connect, piic, pipeloomAsync, pipeloomInProcess, root } from '../testing/fixtures.js';
 
 // What CI checks of `--trace FILE.paje|.csv`: PajeNG's pj_dump (Debian's pajeng) reads every
 // example's predicted Paje trace and a measured one from real local agents without error,
-// and its states are the Chrome trace's slices, lane by lane and kind by kind.
+// and its states are the Chrome trace's slices, lane by lane and kind by kind. The commands run
+// in this process (main(argv)), but for a document of the example kernel package: kernel packages
+// load into the process that names them (--kernels), so that one is a process.
 
 const tmp = mkdtempSync(join(tmpdir(), 'pipeloom-trace-'));
 const examples = readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.json')).sort();
@@ -23,8 +25,10 @@ describe('pipeloom predict --trace FILE.paje', () => {
       const doc = join(root, 'examples', name);
       // Half take the format from the extension, half from --trace-format.
       const paje = k % 2 ? ['--trace', join(tmp, `${name}.paje`)] : ['--trace', join(tmp, `${name}.out`), '--trace-format', 'paje'];
-      const common = ['predict', doc, '--iterations', '6', '--kernels', 'examples/kernels/image'];
-      const [p, c] = await Promise.all([pipeloomAsync(...common, ...paje), pipeloomAsync(...common, '--trace', join(tmp, `${name}.json`))]);
+      const packaged = readFileSync(doc, 'utf8').includes('"image.');
+      const pipeloom = packaged ? pipeloomAsync : pipeloomInProcess;
+      const common = ['predict', doc, '--iterations', '6', ...(packaged ? ['--kernels', 'examples/kernels/image'] : [])];
+      const [p, c] = await Promise.all([pipeloom(...common, ...paje), pipeloom(...common, '--trace', join(tmp, `${name}.json`))]);
       expect(p.status, `${name}: ${p.stderr}`).toBe(0);
       expect(c.status, `${name}: ${c.stderr}`).toBe(0);
       expect(p.stderr).toContain('(open it in ViTE, or read it with pj_dump)');
@@ -43,7 +47,7 @@ describe('pipeloom predict --trace FILE.paje', () => {
 
   it('--trace FILE.csv writes a header and a row per event it reports', async () => {
     const file = join(tmp, 'piic.csv');
-    const r = await pipeloomAsync('predict', 'examples/piic.json', '--iterations', '5', '--trace', file);
+    const r = await pipeloomInProcess('predict', 'examples/piic.json', '--iterations', '5', '--trace', file);
     expect(r.status, r.stderr).toBe(0);
     const wrote = /wrote .*piic\.csv: (\d+) events .*\(one row per event, for pandas or R\)/.exec(r.stderr);
     expect(wrote, r.stderr).not.toBeNull();
@@ -53,10 +57,10 @@ describe('pipeloom predict --trace FILE.paje', () => {
   });
 
   it('refuses an unknown --trace-format, or one without --trace, naming the flag, before predicting', async () => {
-    const bad = await pipeloomAsync('predict', 'examples/piic.json', '--trace', join(tmp, 'x.txt'), '--trace-format', 'otf2');
+    const bad = await pipeloomInProcess('predict', 'examples/piic.json', '--trace', join(tmp, 'x.txt'), '--trace-format', 'otf2');
     expect(bad.status).toBe(1);
     expect(bad.stderr).toBe('pipeloom predict: --trace-format must be one of chrome, paje, csv, not "otf2"\n');
-    const alone = await pipeloomAsync('predict', 'examples/piic.json', '--trace-format', 'csv');
+    const alone = await pipeloomInProcess('predict', 'examples/piic.json', '--trace-format', 'csv');
     expect(alone.status).toBe(1);
     expect(alone.stderr).toContain('--trace-format says how to write the --trace file: give --trace FILE too');
   });
@@ -85,7 +89,7 @@ describe('a measured trace (real local agents)', () => {
 
   it('pipeloom run --trace FILE.paje writes a trace pj_dump reads, a state per event it reports', async () => {
     const file = join(tmp, 'run.paje');
-    const r = await pipeloomAsync('run', 'examples/split-join.json', '--iterations', '4', '--agents', agentsOf().agents.map((a) => a.url).join(','), '--token', agentsOf().token, '--trace', file);
+    const r = await pipeloomInProcess('run', 'examples/split-join.json', '--iterations', '4', '--agents', agentsOf().agents.map((a) => a.url).join(','), '--token', agentsOf().token, '--trace', file);
     expect(r.status, r.stderr).toBe(0);
     const wrote = /wrote .*run\.paje: (\d+) events \(open it in ViTE, or read it with pj_dump\)/.exec(r.stderr);
     expect(wrote, r.stderr).not.toBeNull();

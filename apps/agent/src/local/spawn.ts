@@ -12,6 +12,16 @@ import { createInterface } from 'node:readline';
 
 const BIN = fileURLToPath(new URL('../../bin/pipeloom.js', import.meta.url));
 
+/**
+ * The `pipeloom` to start with `args`: this one, or in tests the CLI built once per test run
+ * (PIPELOOM_TEST_BIN, scripts/test-build.mjs), which starts without compiling TypeScript. A
+ * kernel package in TypeScript (`--kernels`) loads through tsx, so that one runs from the sources.
+ */
+export function pipeloomBin(args: readonly string[]): string {
+  const built = process.env.PIPELOOM_TEST_BIN;
+  return built && !args.some((a) => a === '--kernels' || a.startsWith('--kernels=')) ? built : BIN;
+}
+
 export interface LocalAgent {
   host: string;
   url: string;
@@ -98,8 +108,8 @@ interface Launch {
 }
 
 function launch(host: string, token: string, opts: SpawnOptions, port = 0): Launch {
-  const args = ['--expose-gc', BIN, 'agent', '--name', host, '--port', String(port), '--emulate-gpus', String(opts.gpus?.[host] ?? 0), ...(opts.cpuOnly?.includes(host) ? ['--cpu-only'] : []), ...(opts.linkRate ? ['--link-rate', String(opts.linkRate)] : []), ...(opts.args ?? [])];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env, PIPELOOM_TOKEN: token, EGL_PLATFORM: process.env.EGL_PLATFORM ?? 'surfaceless' } });
+  const args = ['agent', '--name', host, '--port', String(port), '--emulate-gpus', String(opts.gpus?.[host] ?? 0), ...(opts.cpuOnly?.includes(host) ? ['--cpu-only'] : []), ...(opts.linkRate ? ['--link-rate', String(opts.linkRate)] : []), ...(opts.args ?? [])];
+  const child = spawn(process.execPath, ['--expose-gc', pipeloomBin(args), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env, PIPELOOM_TOKEN: token, EGL_PLATFORM: process.env.EGL_PLATFORM ?? 'surfaceless' } });
   const errLines: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {
     // Dawn's harmless notices, the same from every agent at every start: shown once.

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { format } from 'node:util';
 import WebSocket from 'ws';
 import { analyze, bagGraph, compile, type BagGraph, type ImplementationGraph, type ProjectDocument, Coordinator, type SocketLike, type SyncMode, type TraceEvent } from '@pipeloom/core';
 import { nodeClock } from '../cli/agents.js';
+import { main } from '../cli/main.js';
+import { pipeloomBin } from '../local/spawn.js';
 
 // Shared by the agent tests and benchmarks: small documents and a coordinator over `ws`.
 
@@ -80,18 +82,78 @@ export async function runUntilKilled(c: Coordinator, ig: ImplementationGraph, vi
 }
 
 /** Runs the `pipeloom` CLI to its end without blocking the test's event loop (the process's exit is the event). */
-export function pipeloomAsync(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function pipeloomAsync(...args: string[]): Promise<CliResult> {
   return pipeloomWithEnv({}, ...args);
 }
 
 /** pipeloomAsync with these environment variables added. */
-export function pipeloomWithEnv(env: Record<string, string>, ...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function pipeloomWithEnv(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless', ...env } });
+    const child = spawn(process.execPath, [pipeloomBin(args), ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
+}
+
+/** The CLI's output and exit code, from a process or from `main` in this one. */
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The in-process run before the current one ends (their output must not mix). */
+let inProcess: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs `pipeloom ...args` as `main(args)` in this process, with what it writes to stdout and
+ * stderr captured: for tests of a command's logic (its output, its exit code), without a
+ * process start each. Runs one at a time. A throw (a stack trace where a process would have
+ * printed one) comes back as status 1 with the stack on stderr. Tests about the process itself
+ * (signals, stdio, the bin's own checks) and `--kernels` (kernel packages register in the
+ * process) use pipeloomAsync.
+ */
+export function pipeloomInProcess(...args: string[]): Promise<CliResult> {
+  return pipeloomInProcessWithEnv({}, ...args);
+}
+
+/** pipeloomInProcess with these environment variables set while it runs. */
+export function pipeloomInProcessWithEnv(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  const run = inProcess.then(() => capture(env, args));
+  inProcess = run.catch(() => {});
+  return run;
+}
+
+async function capture(env: Record<string, string>, args: string[]): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const saved = { log: console.log, info: console.info, warn: console.warn, error: console.error, out: process.stdout.write, err: process.stderr.write };
+  const toOut = (...xs: unknown[]) => void (stdout += `${format(...xs)}\n`);
+  const toErr = (...xs: unknown[]) => void (stderr += `${format(...xs)}\n`);
+  console.log = console.info = toOut;
+  console.warn = console.error = toErr;
+  const text = (chunk: string | Uint8Array) => (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += text(chunk)), true)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += text(chunk)), true)) as typeof process.stderr.write;
+  const savedEnv = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  let status: number;
+  try {
+    status = await main(args);
+  } catch (e) {
+    stderr += `${e instanceof Error ? e.stack : String(e)}\n`;
+    status = 1;
+  } finally {
+    Object.assign(console, { log: saved.log, info: saved.info, warn: saved.warn, error: saved.error });
+    process.stdout.write = saved.out;
+    process.stderr.write = saved.err;
+    for (const [k, v] of Object.entries(savedEnv)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+  return { status, stdout, stderr };
 }
