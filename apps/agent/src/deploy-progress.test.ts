@@ -149,11 +149,11 @@ describe('a deploy on real agents waits on progress', () => {
   it('pipeloom run --deploy-timeout S fails a deploy still under way after S seconds, naming each host\'s step', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'pipeloom-deploy-timeout-')), 'slow.json');
     writeFileSync(file, JSON.stringify(slowDoc(600_000)));
-    const r = await pipeloomAsync('run', file, '--deploy-timeout', '20', '--kernels', SLOW);
+    const r = await pipeloomAsync('run', file, '--deploy-timeout', '10', '--kernels', SLOW);
     expect(r.status, r.stderr).toBe(1);
-    // h1 never ends its kernel preparation; where it is at 20 s depends on the machine's load.
+    // h1 never ends its kernel preparation; where it is at 10 s depends on the machine's load.
     const step = '(peer links|allocation|(device set-up|kernel preparation) of [^;]+)';
-    expect(r.stderr).toMatch(new RegExp(`pipeloom run: failed on host [h01, ]+: deploy: (h0 still in ${step}; )?h1 still in ${step} after the 20 s --deploy-timeout\n`));
+    expect(r.stderr).toMatch(new RegExp(`pipeloom run: failed on host [h01, ]+: deploy: (h0 still in ${step}; )?h1 still in ${step} after the 10 s --deploy-timeout\n`));
     // The progress line named the steps while they ran.
     expect(r.stderr).toMatch(/deploying {2}\d+\.\d s {2}h0 [a-z].*, h1 [a-z]/);
   }, 120_000);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { STOP_WAIT_MS } from '@pipeloom/core/internal';
-import { exited, spawnLocalAgents, stopAgent } from './local/spawn.js';
+import { exited, spawnLocalAgents } from './local/spawn.js';
+import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, piic, runUntilKilled } from './testing/fixtures.js';
 import { finishedBefore, missing, traceKey } from './testing/finished.js';
 
@@ -50,57 +51,6 @@ describe('faults', () => {
     }
   });
 
-  it('the coordinator disappears mid-run: agents stop the run and free it, then take a new one', async () => {
-    const local = await spawnLocalAgents(['h0', 'h1']);
-    try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
-      await new Promise<void>((resolve) => {
-        const h = c.run(longRun(), { iterations: 1_000_000, onProgress: (p) => p.cycle > 20 && resolve() });
-        void h.done;
-      });
-      c.close();
-      // A new coordinator is served at once: the agents dropped the abandoned run.
-      const c2 = await connect(local.agents.map((a) => a.url), local.token);
-      const r = await c2.run(compileOrThrow(piic({ iterations: 5 }), true), { iterations: 5 }).done;
-      c2.close();
-      expect(r.failure).toBeUndefined();
-      // Both agents are still alive.
-      for (const a of local.agents) expect(a.process.exitCode).toBeNull();
-    } finally {
-      await local.stop();
-    }
-  });
-
-  it('stop() ends a run on every agent with a reason', async () => {
-    const local = await spawnLocalAgents(['h0', 'h1']);
-    try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
-      const ig = longRun();
-      let stoppedAt = 0;
-      const h = c.run(ig, {
-        iterations: 1_000_000,
-        sync: 'barrier',
-        onProgress: (p) => {
-          if (stoppedAt || p.cycle <= 10) return;
-          stoppedAt = p.cycle;
-          h.stop('enough');
-        },
-      });
-      const r = await h.done;
-      expect(r.failure).toEqual({ host: 'coordinator', message: 'enough' });
-      // Both hosts had got past cycle stoppedAt - 1 (progress counts cycles every host closed):
-      // the trace keeps every event of both up to there, what their PE threads held included.
-      const keys = r.events.map(traceKey);
-      for (const host of ['h0', 'h1']) expect(missing(finishedBefore(ig, host, stoppedAt, 1_000_000), keys), host).toEqual([]);
-      const again = await c.run(compileOrThrow(piic({ iterations: 3 }), true), { iterations: 3 }).done;
-      expect(again.ok).toBe(true);
-      c.close();
-    } finally {
-      await local.stop();
-      for (const a of local.agents) await stopAgent(a.process);
-    }
-  });
-
   it('an agent that never answers the stop (its process frozen) holds the result at most STOP_WAIT_MS; the other agent\'s trace is kept', async () => {
     const local = await spawnLocalAgents(['h0', 'h1']);
     const h1 = local.agents[1].process;
@@ -134,30 +84,6 @@ describe('faults', () => {
     }
   });
 
-  // Twelve deploys, runs and stops: about 30 s alone, more beside other test files on 2 cores.
-  it('runs stopped while GPU work is in flight, one after another, leave every agent up', async () => {
-    // A PE thread torn down while one of its WebGPU promises is pending takes its whole
-    // process down (dawn.node aborts), so stopping a run mid-firing must let them settle first.
-    const exits: string[] = [];
-    const local = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => /agent exited/.test(line) && exits.push(`${host}: ${line}`) });
-    try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
-      // GPU firings of a few ms, so that a stop nearly always lands in one.
-      const ig = compileOrThrow(piic({ iterations: 1_000_000, size: 256, nbLoop: 40 }), true);
-      for (let round = 0; round < 12; round++) {
-        const h = c.run(ig, { iterations: 1_000_000, onProgress: (p) => p.cycle > 2 && h.stop('enough') });
-        const r = await h.done;
-        expect(r.failure, `round ${round}; ${exits.join('; ')}`).toEqual({ host: 'coordinator', message: 'enough' });
-      }
-      const again = await c.run(compileOrThrow(piic({ iterations: 3 }), true), { iterations: 3 }).done;
-      expect(again.failure).toBeUndefined();
-      c.close();
-      expect(exits).toEqual([]);
-    } finally {
-      await local.stop();
-    }
-  }, 180_000);
-
   it('a lost WebGPU device is reported naming the PE, not hung on; the agent takes the next run', async () => {
     const local = await spawnLocalAgents(['h0', 'h1'], { env: { PIPELOOM_FAULT: 'lose-device:gpu0@h1:10' } });
     try {
@@ -176,4 +102,75 @@ describe('faults', () => {
       await local.stop();
     }
   });
+});
+
+describe('faults that leave every agent up, on one pair of agents', () => {
+  /** Agents that went: none of these tests may end one. */
+  const exits: string[] = [];
+  const agentsOf = agentsForSuite(['h0', 'h1'], { log: (host, line) => /agent exited/.test(line) && exits.push(`${host}: ${line}`) });
+  const urls = () => agentsOf().agents.map((a) => a.url);
+
+  it('the coordinator disappears mid-run: agents stop the run and free it, then take a new one', async () => {
+    const c = await connect(urls(), agentsOf().token);
+    await new Promise<void>((resolve) => {
+      const h = c.run(longRun(), { iterations: 1_000_000, onProgress: (p) => p.cycle > 20 && resolve() });
+      void h.done;
+    });
+    c.close();
+    // A new coordinator is served at once: the agents dropped the abandoned run.
+    const c2 = await connect(urls(), agentsOf().token);
+    const r = await c2.run(compileOrThrow(piic({ iterations: 5 }), true), { iterations: 5 }).done;
+    c2.close();
+    expect(r.failure).toBeUndefined();
+    // Both agents are still alive.
+    for (const a of agentsOf().agents) expect(a.process.exitCode).toBeNull();
+  });
+
+  it('stop() ends a run on every agent with a reason', async () => {
+    const c = await connect(urls(), agentsOf().token);
+    try {
+      const ig = longRun();
+      let stoppedAt = 0;
+      const h = c.run(ig, {
+        iterations: 1_000_000,
+        sync: 'barrier',
+        onProgress: (p) => {
+          if (stoppedAt || p.cycle <= 10) return;
+          stoppedAt = p.cycle;
+          h.stop('enough');
+        },
+      });
+      const r = await h.done;
+      expect(r.failure).toEqual({ host: 'coordinator', message: 'enough' });
+      // Both hosts had got past cycle stoppedAt - 1 (progress counts cycles every host closed):
+      // the trace keeps every event of both up to there, what their PE threads held included.
+      const keys = r.events.map(traceKey);
+      for (const host of ['h0', 'h1']) expect(missing(finishedBefore(ig, host, stoppedAt, 1_000_000), keys), host).toEqual([]);
+      const again = await c.run(compileOrThrow(piic({ iterations: 3 }), true), { iterations: 3 }).done;
+      expect(again.ok).toBe(true);
+    } finally {
+      c.close();
+    }
+  });
+
+  // Twelve deploys, runs and stops: about 30 s alone, more beside other test files on 2 cores.
+  it('runs stopped while GPU work is in flight, one after another, leave every agent up', async () => {
+    // A PE thread torn down while one of its WebGPU promises is pending takes its whole
+    // process down (dawn.node aborts), so stopping a run mid-firing must let them settle first.
+    const c = await connect(urls(), agentsOf().token);
+    try {
+      // GPU firings of a few ms, so that a stop nearly always lands in one.
+      const ig = compileOrThrow(piic({ iterations: 1_000_000, size: 256, nbLoop: 40 }), true);
+      for (let round = 0; round < 12; round++) {
+        const h = c.run(ig, { iterations: 1_000_000, onProgress: (p) => p.cycle > 2 && h.stop('enough') });
+        const r = await h.done;
+        expect(r.failure, `round ${round}; ${exits.join('; ')}`).toEqual({ host: 'coordinator', message: 'enough' });
+      }
+      const again = await c.run(compileOrThrow(piic({ iterations: 3 }), true), { iterations: 3 }).done;
+      expect(again.failure).toBeUndefined();
+    } finally {
+      c.close();
+    }
+    expect(exits).toEqual([]);
+  }, 180_000);
 });

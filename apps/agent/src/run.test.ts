@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compile, predict, toChromeTrace, type ChromeTrace, type TraceEvent, type ChromeEvent } from '@pipeloom/core';
 import { documentHash } from '@pipeloom/core/internal';
-import { spawnLocalAgents } from './local/spawn.js';
 import { agentsForSuite } from './testing/suite.js';
 import { eventKey, finishedBefore, missing, traceKey } from './testing/finished.js';
 import { compileOrThrow, connect, example, piic, root } from './testing/fixtures.js';
 
 // Real agent processes on loopback, real WebGPU (llvmpipe) for the GPU PEs.
 
-const agentsOf = agentsForSuite(['h0', 'h1']);
+// h0 serves two GPUs for the granulometry example; the others map onto gpu0 of each host.
+const agentsOf = agentsForSuite(['h0', 'h1'], { gpus: { h0: 2 } });
 const urls = () => agentsOf().agents.map((a) => a.url);
 
 const fired = (events: TraceEvent[], node: string) => events.filter((e) => e.kind === 'fire' && e.node === node).map((e) => e.iteration);
@@ -156,19 +156,15 @@ describe('granulometry example end to end', () => {
       if (n.id === 'open1') Object.assign(p, { first: 1, last: 8 });
       if (n.id === 'open2') Object.assign(p, { first: 9, last: 12 });
     }
-    const local = await spawnLocalAgents(['h0'], { gpus: { h0: 2 } });
+    // h0's agent alone: the document has one host.
+    const c = await connect([agentsOf().agents[0].url], agentsOf().token);
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
-      try {
-        const r = await c.run(compileOrThrow(doc, true), { iterations: 2 }).done;
-        expect(r.failure).toBeUndefined();
-        const curve = r.reports.filter((x) => x.node === 'curve');
-        expect(curve.at(-1)?.values.predominant_size).toBe(5);
-      } finally {
-        c.close();
-      }
+      const r = await c.run(compileOrThrow(doc, true), { iterations: 2 }).done;
+      expect(r.failure).toBeUndefined();
+      const curve = r.reports.filter((x) => x.node === 'curve');
+      expect(curve.at(-1)?.values.predominant_size).toBe(5);
     } finally {
-      await local.stop();
+      c.close();
     }
   });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatBytes, type ProjectDocument } from '@pipeloom/core';
 import { loadKernelPackages } from './kernels/load.js';
@@ -55,8 +56,11 @@ describe('a scan whose f32 operator gives NaN', () => {
 describe('a scan whose context does not fit a worker\'s PE as its agent reports it', () => {
   let local: LocalAgents[] = [];
   beforeAll(async () => {
-    const h0 = await spawnLocalAgents(['h0']);
-    local = [h0, await spawnLocalAgents(['h1'], { token: h0.token, args: ['--cpu-memory', '40000'] })];
+    // Started together, on one token.
+    const token = randomBytes(16).toString('hex');
+    const started = await Promise.allSettled([spawnLocalAgents(['h0'], { token }), spawnLocalAgents(['h1'], { token, args: ['--cpu-memory', '40000'] })]);
+    local = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
   });
   afterAll(async () => {
     await Promise.all(local.map((l) => l.stop()));

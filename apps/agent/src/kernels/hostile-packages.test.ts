@@ -127,29 +127,31 @@ describe('a port type function that loops for one param value', () => {
     const hostile = pkg('agent-loops', LOOPY(`if (p.n === 777) { writeFileSync(${JSON.stringify(mark)}, ''); while (!existsSync(${JSON.stringify(release)})) {} } if (p.n === 778) for (;;) {}`, 'if (p.n === 779) for (;;) {}'));
     // This process compiles against a copy that does not loop (a coordinator that did not check).
     expect((await loadKernelPackages([pkg('agent-benign', LOOPY(''))])).problems).toEqual([]);
-    const slow = await spawnLocalAgents(['h0'], { args: ['--kernels', hostile, '--kernel-load-timeout', '600'] });
+    // Both agents started together: one that waits out the loop, one that gives up on it.
+    const started = await Promise.allSettled([spawnLocalAgents(['h0'], { args: ['--kernels', hostile, '--kernel-load-timeout', '600'] }), spawnLocalAgents(['h0'], { args: ['--kernels', hostile, '--kernel-load-timeout', '5'] })]);
+    const up = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     try {
-      const url = slow.agents[0].url;
-      const c = await connect([url], slow.token);
-      const run = c.runBag(graphOf(loopyDocument(777)), { iterations: 1 }).done;
-      let settled = false;
-      void run.finally(() => (settled = true));
-      await until(() => existsSync(mark));
-      const health = await fetch(`${url.replace(/^ws/, 'http')}/healthz`);
-      expect(health.status).toBe(200);
-      const other = await connect([url], slow.token);
-      other.close();
-      expect(settled).toBe(false);
-      writeFileSync(release, '');
-      const r = await run;
-      c.close();
-      expect(r.failure?.message).toBeUndefined();
-      expect(r.ok).toBe(true);
-    } finally {
-      await slow.stop();
-    }
-    const strict = await spawnLocalAgents(['h0'], { args: ['--kernels', hostile, '--kernel-load-timeout', '5'] });
-    try {
+      for (const s of started) if (s.status === 'rejected') throw s.reason;
+      const [slow, strict] = up;
+      {
+        const url = slow.agents[0].url;
+        const c = await connect([url], slow.token);
+        const run = c.runBag(graphOf(loopyDocument(777)), { iterations: 1 }).done;
+        let settled = false;
+        void run.finally(() => (settled = true));
+        await until(() => existsSync(mark));
+        const health = await fetch(`${url.replace(/^ws/, 'http')}/healthz`);
+        expect(health.status).toBe(200);
+        const other = await connect([url], slow.token);
+        other.close();
+        expect(settled).toBe(false);
+        writeFileSync(release, '');
+        const r = await run;
+        c.close();
+        expect(r.failure?.message).toBeUndefined();
+        expect(r.ok).toBe(true);
+        await slow.stop();
+      }
       const c = await connect([strict.agents[0].url], strict.token);
       const r = await c.runBag(graphOf(loopyDocument(778)), { iterations: 1 }).done;
       expect(r.ok).toBe(false);
@@ -164,7 +166,7 @@ describe('a port type function that loops for one param value', () => {
       expect(init.ok).toBe(false);
       expect(init.failure?.message).toContain(`kernel package ${hostile}: kernel "acme.loopy" cpu did not return within 5 s for params {"n":779} (it may loop for these values)`);
     } finally {
-      await strict.stop();
+      await Promise.all(up.map((a) => a.stop()));
     }
   }, 180_000);
 });

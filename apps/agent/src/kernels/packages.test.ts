@@ -193,33 +193,31 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
     writeFileSync(file, JSON.stringify(doc));
     const token = 'k'.repeat(32);
     const run = (agents: { url: string }[], ...flags: string[]) => pipeloom('run', file, '--agents', agents.map((a) => a.url).join(','), '--token', token, '--iterations', '2', ...flags);
-    // The same package on both sides runs (the baseline of this test).
-    const same = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, token, args: ['--kernels', v1] });
+    // The agents of the three cases, started together: the same package as the CLI, another
+    // major version, and h0 lacking it while h1 has it.
+    const started = await Promise.allSettled([
+      spawnLocalAgents(['h0'], { gpus: { h0: 1 }, token, args: ['--kernels', v1] }),
+      spawnLocalAgents(['h0'], { gpus: { h0: 1 }, token, args: ['--kernels', v2] }),
+      spawnLocalAgents(['h0'], { gpus: { h0: 1 }, token }),
+      spawnLocalAgents(['h1'], { token, args: ['--kernels', v1] }),
+    ]);
+    const up = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     try {
+      for (const s of started) if (s.status === 'rejected') throw s.reason;
+      const [same, newer, lacking, having] = up;
+      // The same package on both sides runs (the baseline of this test).
       const r = await run(same.agents, '--kernels', v1);
       expect(r.stdout).toContain('run complete');
       expect(r.status).toBe(0);
+      const major = await run(newer.agents, '--kernels', v1);
+      expect(major.status).toBe(2);
+      expect(major.stderr).toMatch(/mapping\.K: node "K" was compiled with kernel acme\.copy 1\.4\.0, but agent h0 \(ws:\/\/[\d.:]+\) has 2\.0\.0 \(from .*acme-v2\), another major version \(load acme\.copy 1\.x on h0 \(--kernels\), or compile with the package the agents have\)/);
+      // h0 lacks it, h1 has it: the refusal says which agent does.
+      const lacks = await run([...lacking.agents, ...having.agents], '--kernels', v1);
+      expect(lacks.status).toBe(2);
+      expect(lacks.stderr).toMatch(/mapping\.K: node "K" needs kernel acme\.copy 1\.4\.0, but agent h0 \(ws:\/\/[\d.:]+\) does not have it; agents that have it: h1 \(1\.4\.0\) \(start agent h0 with --kernels naming the package that defines acme\.copy, or map "K" to a host whose agent has it\)/);
     } finally {
-      await same.stop();
-    }
-    const newer = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, token, args: ['--kernels', v2] });
-    try {
-      const r = await run(newer.agents, '--kernels', v1);
-      expect(r.status).toBe(2);
-      expect(r.stderr).toMatch(/mapping\.K: node "K" was compiled with kernel acme\.copy 1\.4\.0, but agent h0 \(ws:\/\/[\d.:]+\) has 2\.0\.0 \(from .*acme-v2\), another major version \(load acme\.copy 1\.x on h0 \(--kernels\), or compile with the package the agents have\)/);
-    } finally {
-      await newer.stop();
-    }
-    // h0 lacks it, h1 has it: the refusal says which agent does.
-    const lacking = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, token });
-    const having = await spawnLocalAgents(['h1'], { token, args: ['--kernels', v1] });
-    try {
-      const r = await run([...lacking.agents, ...having.agents], '--kernels', v1);
-      expect(r.status).toBe(2);
-      expect(r.stderr).toMatch(/mapping\.K: node "K" needs kernel acme\.copy 1\.4\.0, but agent h0 \(ws:\/\/[\d.:]+\) does not have it; agents that have it: h1 \(1\.4\.0\) \(start agent h0 with --kernels naming the package that defines acme\.copy, or map "K" to a host whose agent has it\)/);
-    } finally {
-      await lacking.stop();
-      await having.stop();
+      await Promise.all(up.map((a) => a.stop()));
     }
   }, 120_000);
 

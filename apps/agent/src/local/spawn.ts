@@ -247,7 +247,7 @@ const stopping = new WeakSet<ChildProcess>();
 /** Agents that did not stop within 2 s of SIGTERM and were killed. */
 const killed = new WeakSet<ChildProcess>();
 
-const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+export const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
 
 /** Resolves once the agent's process has exited (at once if it has). */
 export function exited(child: ChildProcess): Promise<void> {
