@@ -105,10 +105,12 @@ describe('pipeloom CLI conventions', () => {
     expect(r.status, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout) as { barrierPerCycle: Record<string, number>; cycleTime: number; seconds: number };
     expect(Object.keys(summary.barrierPerCycle).sort()).toEqual(['h0', 'h1']);
-    // A cluster barrier over loopback takes tens of µs to ms: in seconds, well under one.
+    // In seconds, as the run's own duration: a barrier per cycle is a part of the run, so it is
+    // shorter than the whole (in milliseconds it would be a thousand times larger). No bound in
+    // wall-clock terms: a loaded machine stretches both.
     for (const t of Object.values(summary.barrierPerCycle)) {
       expect(t).toBeGreaterThan(0);
-      expect(t).toBeLessThan(0.5);
+      expect(t).toBeLessThan(summary.seconds);
     }
     expect(summary.cycleTime).toBeLessThan(summary.seconds);
     const finals = r.stderr.split('\n').filter((l) => /^progress: 100%/.test(l));
