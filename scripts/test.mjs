@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: installs what is missing, then typecheck, unit and integration tests (vitest:
+// `npm test`: installs what is missing, then typecheck, lint, unit and integration tests (vitest:
 // real WebGPU on the CPU adapter, real agent processes), then the browser tests (Playwright
 // with Debian's Chromium). Ends with each step's time (vitest's per project and its 15 slowest
 // files come in its own output), then one line a person or CI can read: "N passed, N failed".
@@ -50,8 +50,13 @@ process.env.PIPELOOM_TEST_BIN = await buildForTests(built);
 times.push(['build of the CLI for the tests', (performance.now() - buildStart) / 1000]);
 process.on('exit', () => rmSync(built, { recursive: true, force: true }));
 
-const typecheck = await step('typecheck', process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit']);
+// Each package under its own platform, then tests and scripts (scripts/typecheck.mjs).
+const typecheck = await step('typecheck', process.execPath, [join(root, 'scripts/typecheck.mjs')]);
 if (typecheck.code !== 0) failures.push('typecheck');
+
+// One formatter for the repository (.prettierrc.json); `npm run format` fixes what this finds.
+const lint = await step('lint (prettier --check)', process.execPath, [join(root, 'node_modules/prettier/bin/prettier.cjs'), '--check', '--log-level', 'warn', '.']);
+if (lint.code !== 0) failures.push('lint');
 
 const unit = await step('unit and integration tests (vitest)', process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run']);
 const v = /vitest: (\d+) passed, (\d+) failed/.exec(plain(unit.out));
