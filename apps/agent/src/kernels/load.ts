@@ -198,11 +198,6 @@ export async function prefetchKernelCalls(items: { kernel: string; params: Recor
   for (const h of hosts) await h.prefetch(items);
 }
 
-/** Help text of `--kernel-load-timeout`, shared by every command that takes --kernels. */
-export const LOAD_TIMEOUT_HELP = `--kernel-load-timeout S  time limit, in seconds, of importing each --kernels package and of
-                           any one call of its kernels' functions (port types, rates, cost;
-                           default ${DEFAULT_KERNEL_LOAD_TIMEOUT_S})`;
-
 /** `--kernel-load-timeout S` in milliseconds: the default when absent, undefined (after a message) when it is not a number of seconds above 0. */
 export function loadTimeoutFlag(command: string, raw: string | boolean | undefined): number | undefined {
   if (raw === undefined) return DEFAULT_KERNEL_LOAD_TIMEOUT_S * 1000;
