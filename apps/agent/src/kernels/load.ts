@@ -4,6 +4,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { checkKernelSpec, findKernel, formatKernelProblem, getKernel, KernelDefinitionError, registerKernels, withDefaults, type Kernel, type Params } from '@pipeloom/kernels';
 import { DEFAULT_KERNEL_LOAD_TIMEOUT_S, guardKernel, PackageHost } from './package-host.js';
+import type { LoadedPackages } from './package-calls.js';
 
 // Kernel packages (`--kernels PATH_OR_PACKAGE`): ES modules on this machine's disk, named by
 // its operator, never by a document. Each exports kernels made with defineKernel (named
@@ -13,13 +14,6 @@ import { DEFAULT_KERNEL_LOAD_TIMEOUT_S, guardKernel, PackageHost } from './packa
 
 /** The environment variable through which PE threads learn the resolved package files. */
 export const KERNELS_ENV = 'PIPELOOM_KERNEL_PACKAGES';
-
-export interface LoadedPackages {
-  /** Each package as named and the file it resolved to. */
-  packages: { name: string; file: string; kernels: string[] }[];
-  /** One line each: the package, what went wrong, the fix. Empty when every package loaded. */
-  problems: string[];
-}
 
 /** Which file a `--kernels` value names: a path (file or folder with package.json / index) or an installed package. */
 function resolvePackage(name: string, cwd: string): { file?: string; problem?: string } {

@@ -7,11 +7,11 @@ import { processMemory, HostRun } from '../runtime/host-run.js';
 import type { Limits } from './security.js';
 import { excerpt, type FrontDoorLog } from './front-door-log.js';
 import { customWgslRefusal, missingKernelRefusal } from './wgsl-policy.js';
-import { deployRefusal, type DeployLimits } from './deploy-limits.js';
+import { deployRefusal, type DeployLimits } from '../runtime/deploy-limits.js';
 import { initialRefusal } from '../runtime/initial.js';
 import { BagRun } from '../taskbag/bag-run.js';
 import { checkBagDeploy, checkFree, checkTask, type BagNode } from '../taskbag/check.js';
-import { DEPLOY_LIMITS } from './deploy-limits.js';
+import { DEPLOY_LIMITS } from '../runtime/deploy-limits.js';
 import { DeployReporter } from './deploy-progress.js';
 import { bagKernelCalls, deployKernelCalls, prefetchKernelCalls } from '../kernels/load.js';
 
