@@ -437,7 +437,7 @@ export class RunHost {
   /** Ends the run and waits until its memory is free (agent shutdown). */
   async close(): Promise<void> {
     this.endRun('agent shutting down');
-    // Leaving with PE threads still freeing their devices would abort the process (pe-worker.ts).
+    // Leaving with PE threads still freeing their devices would abort the process (runtime/pe-lifecycle.ts).
     await this.freeing;
   }
 }
