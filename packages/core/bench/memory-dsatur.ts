@@ -1,6 +1,6 @@
 // The memory pass as it was before the tight colouring (commit e6f00b8: DSatur per PE, views
-// coloured apart, each unit its own colour live the whole cycle), kept verbatim for
-// bench:memory's baseline only: nothing in src/ imports it.
+// coloured apart, each unit its own colour live the whole cycle), kept for bench:memory's
+// baseline only (its liveness profile is colour.ts's): nothing in src/ imports it.
 import type { PeId } from '../src/ids.js';
 import type { Model, ModelNode, ModelPe } from '../src/document/model.js';
 import type { LatencyResult } from '../src/compile/latency.js';
@@ -8,6 +8,7 @@ import type { PhasePlan } from '../src/compile/phases.js';
 import type { BufferTable } from '../src/compile/table.js';
 import type { Buffers, MemoryReport } from '../src/compile/types.js';
 import { viewUnits } from '../src/compile/views.js';
+import { addArc, peakLive } from '../src/compile/colour.js';
 
 /**
  * Paper 4.2.4, memory sharing per PE: buffers that are never live at the same time share
@@ -123,24 +124,17 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
     const wraps = wrapAt[number];
     const i = n++;
     ranged[i] = number;
-    const weight = bytes[number];
     if (wraps < 0) {
-      const end = Math.max(w, readAt[number]);
       from[i] = w;
-      to[i] = end;
+      to[i] = Math.max(w, readAt[number]);
       wrap[i] = -1;
-      live[w] += weight;
-      live[end + 1] -= weight;
     } else {
       const r = Math.min(wraps, w - 1);
       from[i] = r === w - 1 ? 0 : w;
       to[i] = length - 1;
       wrap[i] = r === w - 1 ? -1 : r;
-      live[w] += weight;
-      live[length] -= weight;
-      live[0] += weight;
-      live[r + 1] -= weight;
     }
+    addArc(live, from[i], to[i], wrap[i], bytes[number]);
   }
 
   // Colours: one per multi-slot buffer, then DSatur over the single buffers.
@@ -339,12 +333,10 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
   }
   let after = 0;
   for (let c = 0; c < colors; c++) after += sizes[c];
-  let peak = 0;
-  for (let i = 0, acc = 0; i < length; i++) peak = Math.max(peak, (acc += live[i]));
   return {
     before,
     after,
-    lowerBound: wholeBytes + peak,
+    lowerBound: wholeBytes + peakLive(live, length),
     colorBytes: sizes,
     capacity: pe.memory,
   };

@@ -6,9 +6,9 @@ import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/host-run.js';
 import { DEFAULT_LIMITS, MIN_TOKEN_LENGTH } from '../server/security.js';
 import { parseCommandArgs, seconds } from './args.js';
 import { compileCheck, KERNELS_ENV, loadKernelPackages, loadTimeoutFlag } from '../kernels/load.js';
-import { DEFAULT_KERNEL_LOAD_TIMEOUT_S } from '../kernels/package-host.js';
 import { kernelManifest, listKernels } from '@pipeloom/kernels';
 import { openDevice } from '../devices/discover.js';
+import { kernelsHelp, loadTimeoutHelp } from './option-help.js';
 
 // `pipeloom agent`: serve this host's PEs to coordinators.
 
@@ -36,13 +36,8 @@ const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token-file FILE [o
   --login-timeout S    seconds from connecting to a completed login (default ${DEFAULT_LIMITS.loginTimeoutMs / 1000})
   --max-pending N      connections not logged in yet, in total (default ${DEFAULT_LIMITS.maxPending})
   --max-pending-per-address N   the same from one address (default ${DEFAULT_LIMITS.maxPendingPerAddress})
-  --kernels PATH_OR_PACKAGE   load a kernel package (an ES module exporting defineKernel
-                       kernels: a file, a folder or an installed npm package) from this
-                       machine; repeatable. Only the operator names packages, never a document
-  --kernel-load-timeout S   time limit in seconds of importing each package (default
-                       ${DEFAULT_KERNEL_LOAD_TIMEOUT_S}) and of any one call of its kernels' functions (port
-                       types, rates, cost) for a deploy, which runs off the main thread: a call
-                       past it fails that deploy, naming package, kernel, function and params
+${kernelsHelp(23, ' from this machine', '. Only the operator names packages, never a document')}
+${loadTimeoutHelp(23, ' for a deploy, which runs off the main thread', ': a call past it fails that deploy, naming package, kernel, function and params')}
   --allow-wgsl         run custom.wgsl nodes (WGSL written in the document, not in the kernel
                        registry); off by default: such deploys are refused
   --kernel-timeout S   time limit of one firing in seconds (default 60; 0 for none). A firing

@@ -7,6 +7,7 @@ import { EXIT_INTERRUPTED, Interrupt, INTERRUPTED } from './interrupt.js';
 import { choice, deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { loadKernelPackages, loadTimeoutFlag, withPackageCalls } from '../kernels/load.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
+import { kernelsHelp, loadTimeoutHelp, paramHelp } from './option-help.js';
 
 const USAGE = `usage: pipeloom calibrate FILE [--iterations N] [--agents ws://...,...] [--token T] [--out FILE] [--sync self-timed|barrier] [--param NAME=VALUE ...]
 
@@ -27,11 +28,9 @@ per link and size the seconds per transfer, with the document's hash, the machin
   --kernel-timeout S  the local agents' time limit of one firing, in seconds (default 60)
   --deploy-timeout S  fail a deploy that has not finished after S seconds (default: no limit;
                       a deploy fails only when an agent reports no progress for 30 s)
-  --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
-                            the document's; repeatable
-  --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents; repeatable
-  --kernel-load-timeout S  time limit in seconds of importing each package and of any one call
-                           of its kernels' functions, here and in the local agents (default 30)
+${paramHelp(28)}
+${kernelsHelp(28, ' here and in the local agents (remote agents load their own: pipeloom agent --kernels)')}
+${loadTimeoutHelp(28, ', here and in the local agents')}
 
 Exit status: 0 written, 1 run failed or refused, 2 invalid document.`;
 

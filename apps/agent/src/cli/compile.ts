@@ -2,6 +2,7 @@ import { allPrograms, bufferNodes, compile, formatBytes, type ImplementationGrap
 import { choice, parseCommandArgs } from './args.js';
 import { diagnosticsJson, EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelsFlag, loadTimeoutFlag, withPackageCalls } from '../kernels/load.js';
+import { kernelsHelp, loadTimeoutHelp, paramHelp } from './option-help.js';
 
 const USAGE = `usage: pipeloom compile FILE [--overlap|--no-overlap] [--format text|json|dot] [--param NAME=VALUE ...]
 
@@ -13,13 +14,9 @@ per-PE memory before and after sharing with its lower bound.
   --format text|json|dot    text (default), JSON, or Graphviz of the implementation graph;
                             with json, a bad document prints {"ok": false, "diagnostics": [...]}
                             (each with severity, path, message, hint) on stdout too
-  --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
-                            the document's; repeatable
-  --kernels PATH_OR_PACKAGE  load a kernel package (an ES module exporting defineKernel kernels)
-                            before reading the document; repeatable
-  --kernel-load-timeout S   time limit in seconds of importing each --kernels package and of any
-                            one call of its kernels' functions (port types, rates, cost;
-                            default 30): a package past it is named, and the command exits 2
+${paramHelp(28)}
+${kernelsHelp(28, ' before reading the document')}
+${loadTimeoutHelp(28, '', ': a package past it is named, and the command exits 2')}
 
 Exit status: 0 compiled, 1 failure (unreadable file, bad option), 2 invalid document or kernel package.`;
 

@@ -2,20 +2,20 @@ import { kernelManifest, listKernels } from '@pipeloom/kernels';
 import { choice, parseCommandArgs } from './args.js';
 import { EXIT } from './read-document.js';
 import { kernelsMarkdown, kernelsText } from '../kernels/docs.js';
-import { compileCheck, LOAD_TIMEOUT_HELP, loadKernelPackages, loadTimeoutFlag } from '../kernels/load.js';
+import { compileCheck, loadKernelPackages, loadTimeoutFlag } from '../kernels/load.js';
 import { discover, openDevice } from '../devices/discover.js';
+import { kernelsHelp, loadTimeoutHelp } from './option-help.js';
 
 const USAGE = `usage: pipeloom kernels [--kernels PATH_OR_PACKAGE]... [--format text|json|markdown] [--check]
 
 Lists every kernel: the built-ins and those of the packages named by --kernels, grouped by
 package, with ports, params and docs.
 
-  --kernels PATH_OR_PACKAGE  load a kernel package (an ES module exporting defineKernel
-                             kernels: a file, a folder or an installed npm package); repeatable
+${kernelsHelp(29)}
   --format text|json|markdown
                              text (default), the manifests as JSON (what agents report at
                              login), or markdown (docs/kernels.md is this, for the built-ins)
-  ${LOAD_TIMEOUT_HELP}
+${loadTimeoutHelp(29)}
   --check                    also compile every package kernel's WGSL on this machine's WebGPU
                              adapter (a module that does not compile is named with its line)
 

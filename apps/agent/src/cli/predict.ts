@@ -4,6 +4,7 @@ import { loadCalibration } from './calibration-file.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelsFlag, loadTimeoutFlag, withPackageCalls } from '../kernels/load.js';
 import { traceFormatUsage, TRACE_VIEWER, traceFormat, writeTraceFile } from './trace-file.js';
+import { kernelsHelp, loadTimeoutHelp, paramHelp } from './option-help.js';
 
 const USAGE = `usage: pipeloom predict FILE [--iterations N] [--trace out.json|.paje|.csv] [--overlap|--no-overlap] [--sync self-timed|barrier] [--format text|json] [--calibration FILE|--no-calibration] [--param NAME=VALUE ...]
 
@@ -22,13 +23,9 @@ sync mode is printed beside the one modelled in full.
   --format text|json        text (default) or JSON
   --calibration FILE        the calibration to use (default: the document's, when there is one)
   --no-calibration          predict from the cost hints even where there is a calibration
-  --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
-                            the document's; repeatable
-  --kernels PATH_OR_PACKAGE  load a kernel package (an ES module exporting defineKernel kernels)
-                            before reading the document; repeatable
-  --kernel-load-timeout S   time limit in seconds of importing each --kernels package and of any
-                            one call of its kernels' functions (port types, rates, cost;
-                            default 30): a package past it is named, and the command exits 2
+${paramHelp(28)}
+${kernelsHelp(28, ' before reading the document')}
+${loadTimeoutHelp(28, '', ': a package past it is named, and the command exits 2')}
 
 Exit status: 0 predicted, 1 failure (unreadable file, bad option), 2 invalid document or kernel package.`;
 

@@ -9,6 +9,7 @@ import { loadCalibration, type LoadedCalibration } from './calibration-file.js';
 import { traceFormatUsage, TRACE_VIEWER, traceFormat, writeTraceFile } from './trace-file.js';
 import { INTERRUPTED } from './interrupt.js';
 import { runBagCommand } from './run-bag.js';
+import { kernelsHelp, loadTimeoutHelp, paramHelp } from './option-help.js';
 
 const USAGE = `usage: pipeloom run FILE [--agents ws://...,...] [--token T] [--iterations N] [--overlap|--no-overlap] [--mode static|taskbag] [--trace out.json|.paje|.csv] [--param NAME=VALUE ...]
 
@@ -51,12 +52,9 @@ utilisation and predicted vs measured.
   --kernel-timeout S       the local agents' time limit of one firing, in seconds (default 60)
   --deploy-timeout S       fail the deploy if it has not finished after S seconds (default: no
                            limit; a deploy fails only when an agent reports no progress for 30 s)
-  --param NAME=VALUE        the value of the document's parameter NAME (a number) in place of
-                            the document's; repeatable
-  --kernels PATH_OR_PACKAGE  load a kernel package here and in the local agents (remote agents
-                           load their own: pipeloom agent --kernels); repeatable
-  --kernel-load-timeout S  time limit in seconds of importing each package and of any one call
-                           of its kernels' functions, here and in the local agents (default 30)
+${paramHelp(28)}
+${kernelsHelp(28, ' here and in the local agents (remote agents load their own: pipeloom agent --kernels)')}
+${loadTimeoutHelp(28, ', here and in the local agents')}
 
 Exit status: 0 run complete and checks passed, 1 run failed or refused, 2 invalid document,
 kernel package, or a kernel an agent lacks or has in another major version.`;

@@ -163,10 +163,10 @@ export function machineIdentity(): MachineIdentity {
  * A device for one run, from a fresh adapter (an adapter gives one device only), with the
  * buffer limits raised to what the adapter allows.
  */
-export async function openDevice(handle: Pick<GpuHandle, 'backend' | 'powerPreference' | 'name'>): Promise<GPUDevice> {
+export async function openDevice(handle: Pick<GpuHandle, 'backend' | 'powerPreference' | 'name'>, pe?: string): Promise<GPUDevice> {
   const gpu = await gpuFor(handle.backend);
   const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility', powerPreference: handle.powerPreference } as GPURequestAdapterOptions);
-  if (!adapter) throw new Error(`adapter ${handle.name} is gone`);
+  if (!adapter) throw new Error(`${pe ? `${pe}: ` : ''}adapter ${handle.name} is gone`);
   const l = adapter.limits;
   return adapter.requestDevice({
     requiredLimits: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage },

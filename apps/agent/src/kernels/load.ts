@@ -4,6 +4,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { checkKernelSpec, findKernel, formatKernelProblem, getKernel, KernelDefinitionError, registerKernels, withDefaults, type Kernel, type Params } from '@pipeloom/kernels';
 import { DEFAULT_KERNEL_LOAD_TIMEOUT_S, guardKernel, PackageHost } from './package-host.js';
+import type { LoadedPackages } from './package-calls.js';
 
 // Kernel packages (`--kernels PATH_OR_PACKAGE`): ES modules on this machine's disk, named by
 // its operator, never by a document. Each exports kernels made with defineKernel (named
@@ -13,13 +14,6 @@ import { DEFAULT_KERNEL_LOAD_TIMEOUT_S, guardKernel, PackageHost } from './packa
 
 /** The environment variable through which PE threads learn the resolved package files. */
 export const KERNELS_ENV = 'PIPELOOM_KERNEL_PACKAGES';
-
-export interface LoadedPackages {
-  /** Each package as named and the file it resolved to. */
-  packages: { name: string; file: string; kernels: string[] }[];
-  /** One line each: the package, what went wrong, the fix. Empty when every package loaded. */
-  problems: string[];
-}
 
 /** Which file a `--kernels` value names: a path (file or folder with package.json / index) or an installed package. */
 function resolvePackage(name: string, cwd: string): { file?: string; problem?: string } {
@@ -197,11 +191,6 @@ export function bagKernelCalls(m: unknown): { kernel: string; params: Record<str
 export async function prefetchKernelCalls(items: { kernel: string; params: Record<string, unknown> }[]): Promise<void> {
   for (const h of hosts) await h.prefetch(items);
 }
-
-/** Help text of `--kernel-load-timeout`, shared by every command that takes --kernels. */
-export const LOAD_TIMEOUT_HELP = `--kernel-load-timeout S  time limit, in seconds, of importing each --kernels package and of
-                           any one call of its kernels' functions (port types, rates, cost;
-                           default ${DEFAULT_KERNEL_LOAD_TIMEOUT_S})`;
 
 /** `--kernel-load-timeout S` in milliseconds: the default when absent, undefined (after a message) when it is not a number of seconds above 0. */
 export function loadTimeoutFlag(command: string, raw: string | boolean | undefined): number | undefined {

@@ -4,6 +4,14 @@ import type { KernelSpec, Params } from '@pipeloom/kernels';
 // one of a package kernel's functions, its memo key, and what the package thread is doing now
 // (in shared memory, readable while that thread is stuck in a package's loop).
 
+/** What loading packages gave (kernels/load.ts importKernelPackages, in whichever thread imported them). */
+export interface LoadedPackages {
+  /** Each package as named and the file it resolved to. */
+  packages: { name: string; file: string; kernels: string[] }[];
+  /** One line each: the package, what went wrong, the fix. Empty when every package loaded. */
+  problems: string[];
+}
+
 /** One call of a package kernel's function: `fn` is its place in the definition (`outputs.out.type`, `cost`, `ports`...). */
 export interface PackageCall {
   kernel: string;

@@ -1,7 +1,6 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type { DataType, Kernel, PortSpec } from '@pipeloom/kernels';
-import { callKey, Doing, stableJson, type CallResult, type DoingWhat, type PackageCall } from './package-calls.js';
-import type { LoadedPackages } from './load.js';
+import { callKey, Doing, stableJson, type CallResult, type DoingWhat, type LoadedPackages, type PackageCall } from './package-calls.js';
 
 // Kernel packages' code runs on a thread of its own (package-worker.ts), never on the agent's
 // or the CLI's main thread: importing a package, checking its kernels and every later call of

@@ -1,7 +1,7 @@
 import { threshold, type Access } from '@pipeloom/core';
 import type { Counters } from './counters.js';
 
-// One cycle of a GPU PE's self-timed work in one queue submission (pe-worker.ts `batchStream`).
+// One cycle of a GPU PE's self-timed work in one queue submission (pe-streams.ts `batchStream`).
 // Every wait on a GPU completion costs a Dawn event poll (on the OpenGL backend 65-175 µs of CPU
 // each, measured); a PE that waited for its upload, its firing and its read-back separately paid
 // three per cycle. The queue is in order, so an action whose input was written earlier in the
@@ -85,7 +85,7 @@ export class GpuBatch {
   /**
    * Submits, waits for the queue (the read-backs' maps and the queue's completion, polled together),
    * copies read-backs out and publishes the batch's signals. `gpu` wraps each WebGPU promise
-   * (pe-worker.ts: tracked until it settles, cut short by an abort). `done` runs just before the
+   * (pe-state.ts: tracked until it settles, cut short by an abort). `done` runs just before the
    * signals: a trace slice that ends there ends before any thread it releases can start (stamped
    * after this returns, it could end after them on a loaded machine).
    */

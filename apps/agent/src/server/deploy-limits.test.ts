@@ -6,7 +6,7 @@ import { hostPrograms, lastStartCycle } from '@pipeloom/core/internal';
 import { discover, type Devices } from '../devices/discover.js';
 import { align4 } from '../runtime/memory.js';
 import { compileOrThrow, example } from '../testing/fixtures.js';
-import { DEPLOY_LIMITS, deployRefusal } from './deploy-limits.js';
+import { DEPLOY_LIMITS, deployRefusal } from '../runtime/deploy-limits.js';
 import { startAgent, type AgentServer } from './server.js';
 
 // Deploys checked against the agent's own PEs: real in-process agents on loopback, one CPU

@@ -7,11 +7,11 @@ import { processMemory, HostRun } from '../runtime/host-run.js';
 import type { Limits } from './security.js';
 import { excerpt, type FrontDoorLog } from './front-door-log.js';
 import { customWgslRefusal, missingKernelRefusal } from './wgsl-policy.js';
-import { deployRefusal, type DeployLimits } from './deploy-limits.js';
+import { deployRefusal, type DeployLimits } from '../runtime/deploy-limits.js';
 import { initialRefusal } from '../runtime/initial.js';
 import { BagRun } from '../taskbag/bag-run.js';
 import { checkBagDeploy, checkFree, checkTask, type BagNode } from '../taskbag/check.js';
-import { DEPLOY_LIMITS } from './deploy-limits.js';
+import { DEPLOY_LIMITS } from '../runtime/deploy-limits.js';
 import { DeployReporter } from './deploy-progress.js';
 import { bagKernelCalls, deployKernelCalls, prefetchKernelCalls } from '../kernels/load.js';
 
@@ -437,7 +437,7 @@ export class RunHost {
   /** Ends the run and waits until its memory is free (agent shutdown). */
   async close(): Promise<void> {
     this.endRun('agent shutting down');
-    // Leaving with PE threads still freeing their devices would abort the process (pe-worker.ts).
+    // Leaving with PE threads still freeing their devices would abort the process (runtime/pe-lifecycle.ts).
     await this.freeing;
   }
 }

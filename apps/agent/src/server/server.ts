@@ -10,7 +10,7 @@ import { FrontDoor } from './front-door.js';
 import { FrontDoorLog } from './front-door-log.js';
 import { RunHost } from './runs.js';
 import { DEFAULT_LIMITS, DEFAULT_ORIGINS, type Limits } from './security.js';
-import { DEPLOY_LIMITS, type DeployLimits } from './deploy-limits.js';
+import { DEPLOY_LIMITS, type DeployLimits } from '../runtime/deploy-limits.js';
 
 // The agent's server: one HTTP(S) port. Coordinators and peer agents connect by WebSocket
 // through the front door (front-door.ts); their runs, one at a time, live in the run host

@@ -1,7 +1,7 @@
 import { CUSTOM_WGSL, dataTypeBytes, findKernel, majorOf, portsFor, withDefaults, type KernelSpec, type Params, type PortSpec } from '@pipeloom/kernels';
 import { DEPLOY_SHAPE_LIMITS, quote, type BagDeploy, type BagTaskMessage } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
-import type { DeployLimits } from '../server/deploy-limits.js';
+import type { DeployLimits } from '../runtime/deploy-limits.js';
 
 // Task-bag messages checked before anything is read from them: a bag-deploy against this
 // agent's kernels and WGSL policy, a task against the run's nodes and the PE it names (ports,

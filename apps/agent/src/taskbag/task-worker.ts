@@ -1,8 +1,5 @@
-import { parentPort } from 'node:worker_threads';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { dataTypeBytes, ELEMENT_BYTES, getKernel, GpuRunner, portsFor, type FiringReport, type Kernel, type Params, type TypedArray } from '@pipeloom/kernels';
-import { openDevice } from '../devices/discover.js';
-import { FiringStamp } from '../runtime/watchdog.js';
+import { nowUs, PeLifecycle, poster, servePeThread } from '../runtime/pe-lifecycle.js';
 import { shortMessage, type FromTaskPe, type TaskPeInit, type TaskRun, type ToTaskPe } from './messages.js';
 
 // One task-bag PE's thread: runs the tasks the main thread hands it, one at a time, on the CPU
@@ -10,14 +7,13 @@ import { shortMessage, type FromTaskPe, type TaskPeInit, type TaskRun, type ToTa
 // kernels' GpuRunner, prepared once per node and params. Kernels run here so the agent's main
 // thread keeps answering pings and pulls while they do.
 
-const post = (m: FromTaskPe) => parentPort!.postMessage(m);
-const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
+const post = poster<FromTaskPe>();
 const VIEW = { f32: Float32Array, u32: Uint32Array, i32: Int32Array, u8: Uint8Array } as const;
 
 class TaskPe {
-  private device?: GPUDevice;
+  /** Device, watchdog stamp, WebGPU promises and freeing (runtime/pe-lifecycle.ts). */
+  private readonly life: PeLifecycle;
   private lost: string | null = null;
-  private freed = false;
   private readonly runners = new Map<string, GpuRunner>();
   /**
    * Each node's kernel state on this PE, kept across its tasks as a static PE keeps it across
@@ -25,44 +21,33 @@ class TaskPe {
    * pinned to one PE by the bag (core run/taskbag/bag.ts), so its state stays whole.
    */
   private readonly states = new Map<number, Record<string, unknown>>();
-  /**
-   * WebGPU promises not settled yet: dawn.node aborts the process when a thread is torn down
-   * with one pending, so `free` waits for them (as runtime/pe-worker.ts does).
-   */
-  private readonly pending = new Set<Promise<unknown>>();
   /** Tasks run one at a time, in arrival order. */
   private queue: Promise<void> = Promise.resolve();
 
-  /** What the main thread's watchdog reads: the task running, since when, and whether in GPU work. */
-  private readonly stamp: FiringStamp;
-
   constructor(readonly init: TaskPeInit) {
-    this.stamp = new FiringStamp(init.watch, init.epoch);
+    this.life = new PeLifecycle(init);
+  }
+
+  private get device(): GPUDevice | undefined {
+    return this.life.device;
+  }
+
+  private get stamp() {
+    return this.life.stamp;
   }
 
   private track<T>(p: Promise<T>): Promise<T> {
-    this.pending.add(p);
-    const settled = () => this.pending.delete(p);
-    p.then(settled, settled);
-    return p;
+    return this.life.track(p);
   }
 
   async prepare(): Promise<void> {
     const g = this.init.gpu;
     if (this.init.kind !== 'gpu' || !g) return post({ type: 'ready' });
-    const device = await this.track(openDevice(g));
-    if (this.freed) {
-      void this.track(device.lost);
-      device.destroy();
-      return;
-    }
-    this.device = device;
-    void this.track(device.lost).then((info) => {
-      if (this.freed) return;
-      this.lost = `WebGPU device lost on ${this.init.pe}: ${info.message || info.reason}`;
-      post({ type: 'lost', message: this.lost.slice(0, 300) });
+    const device = await this.life.open(this.init.pe, g, (message) => {
+      this.lost = message;
+      post({ type: 'lost', message: message.slice(0, 300) });
     });
-    post({ type: 'ready', adapter: `${g.name} (${g.backend})` });
+    if (device) post({ type: 'ready', adapter: `${g.name} (${g.backend})` });
   }
 
   run(m: TaskRun): void {
@@ -70,7 +55,7 @@ class TaskPe {
   }
 
   private async runOne(m: TaskRun): Promise<void> {
-    if (this.freed) return;
+    if (this.life.freed) return;
     if (this.lost) return post({ type: 'failed', seq: m.seq, message: this.lost });
     const start = nowUs();
     this.stamp.begin(m.seq, m.iteration);
@@ -133,32 +118,19 @@ class TaskPe {
   }
 
   /** Destroys the prepared kernels and the device, then waits (up to `settleMs`) for WebGPU promises to settle. */
-  async free(settleMs = 1500): Promise<void> {
-    if (this.freed) return;
-    this.freed = true;
-    for (const r of this.runners.values()) r.destroy();
-    this.runners.clear();
-    this.device?.destroy();
-    const deadline = performance.now() + settleMs;
-    for (let left = settleMs; this.pending.size && left > 0; left = deadline - performance.now()) {
-      await Promise.race([Promise.allSettled([...this.pending]), sleep(left)]);
-    }
+  free(settleMs = 1500): Promise<void> {
+    return this.life.free(() => {
+      for (const r of this.runners.values()) r.destroy();
+      this.runners.clear();
+    }, settleMs);
   }
 }
 
-let pe: TaskPe | undefined;
-parentPort!.on('message', (m: ToTaskPe) => {
-  switch (m.type) {
-    case 'init':
-      pe = new TaskPe(m);
-      pe.prepare().catch((e) => post({ type: 'error', message: shortMessage(e) }));
-      break;
-    case 'run':
-      if (pe) pe.run(m);
-      else post({ type: 'failed', seq: m.seq, message: 'PE thread not started' });
-      break;
-    case 'free':
-      void (pe?.free() ?? Promise.resolve()).finally(() => post({ type: 'freed' }));
-      break;
-  }
+servePeThread<ToTaskPe, TaskPe>({
+  create: (init) => new TaskPe(init),
+  message: shortMessage,
+  on: (m, pe) => {
+    if (pe) pe.run(m);
+    else post({ type: 'failed', seq: m.seq, message: 'PE thread not started' });
+  },
 });

@@ -176,8 +176,7 @@ export class ArcColouring {
     const { from, to, wrap, weight } = this;
     const live = this.floats(L + 1);
     for (let i = 0; i < n; i++) addArc(live, from[i], to[i], wrap[i], weight[i]);
-    let peak = 0;
-    for (let x = 0, acc = 0; x < L; x++) peak = Math.max(peak, (acc += live[x]));
+    const peak = peakLive(live, L);
     this.clique = peak;
     // Level bound: items by weight, heaviest first, counted per position a weight at a time.
     const order = this.order;
@@ -585,13 +584,20 @@ const SEARCH_PASSES = 4;
 const LEVEL_WORK = 1 << 20;
 
 /** Adds weight w over an item's positions to a difference array of length L + 1. */
-function addArc(live: Float64Array | Int32Array, from: number, to: number, wrap: number, w: number): void {
+export function addArc(live: Float64Array | Int32Array, from: number, to: number, wrap: number, w: number): void {
   live[from] += w;
   live[to + 1] -= w;
   if (wrap >= 0) {
     live[0] += w;
     live[wrap + 1] -= w;
   }
+}
+
+/** The most weight live at one of L positions, from addArc's difference array: the heaviest clique. */
+export function peakLive(live: Float64Array | Int32Array, L: number): number {
+  let peak = 0;
+  for (let x = 0, acc = 0; x < L; x++) peak = Math.max(peak, (acc += live[x]));
+  return peak;
 }
 
 /**

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type DeployShapeLimits } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
-import { align4 } from '../runtime/memory.js';
+import { align4 } from './memory.js';
 
 // A deploy checked against this agent before anything is allocated or dialled: its shape
 // (core's checkDeploy), then every program against the PE it names here: the PE exists with
