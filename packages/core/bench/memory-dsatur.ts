@@ -1,6 +1,6 @@
 // The memory pass as it was before the tight colouring (commit e6f00b8: DSatur per PE, views
 // coloured apart, each unit its own colour live the whole cycle), kept for bench:memory's
-// baseline only (its liveness profile is colour.ts's): nothing in src/ imports it.
+// baseline only (its liveness profile is color.ts's): nothing in src/ imports it.
 import type { PeId } from '../src/ids.js';
 import type { Model, ModelNode, ModelPe } from '../src/document/model.js';
 import type { LatencyResult } from '../src/compile/latency.js';
@@ -8,7 +8,7 @@ import type { PhasePlan } from '../src/compile/phases.js';
 import type { BufferTable } from '../src/compile/table.js';
 import type { Buffers, MemoryReport } from '../src/compile/types.js';
 import { viewUnits } from '../src/compile/views.js';
-import { addArc, peakLive } from '../src/compile/colour.js';
+import { addArc, peakLive } from '../src/compile/color.js';
 
 /**
  * Paper 4.2.4, memory sharing per PE: buffers that are never live at the same time share

@@ -2,12 +2,12 @@
 // against the old pass (DSatur, view units coloured apart and live the whole cycle: kept in
 // memory-dsatur.ts for this baseline) measured in the same run on the same passes' output.
 // Per case: PEs, buffers, colours, allocated bytes (sum over PEs), the clique lower bound, the
-// ratio of the two (summed, and the worst PE), the level bound (colour.ts: a bound no colouring
+// ratio of the two (summed, and the worst PE), the level bound (color.ts: a bound no colouring
 // can beat, often above the clique where sizes differ), and the pass's median time.
 import { analyze } from '../src/document/validate.js';
 import type { Model, ModelNode } from '../src/document/model.js';
 import { insertBuffers } from '../src/compile/buffers.js';
-import { ArcColouring } from '../src/compile/colour.js';
+import { ArcColoring } from '../src/compile/color.js';
 import { assignDepth } from '../src/compile/depth.js';
 import { computeLatency, type LatencyResult } from '../src/compile/latency.js';
 import { colorMemory, memoryItems } from '../src/compile/memory.js';
@@ -52,10 +52,10 @@ type Pass = (p: Passes) => Record<string, MemoryReport>;
 const OLD: Pass = (p) => colorMemoryDsatur(p.model, p.order, p.buffers, p.table, p.plan, p.lat, p.overlap);
 const NEW: Pass = (p) => colorMemory(p.model, p.order, p.buffers, p.table, p.plan, p.lat, p.overlap);
 
-/** The level bound of every PE (colour.ts), summed: whole-cycle items plus each PE's arcs' bound. */
+/** The level bound of every PE (color.ts), summed: whole-cycle items plus each PE's arcs' bound. */
 function levelBound(p: Passes): number {
   const items = memoryItems(p.model, p.order, p.buffers, p.table, p.plan, p.lat, p.overlap);
-  const c = new ArcColouring();
+  const c = new ArcColoring();
   let sum = 0;
   for (let q = 0; q < p.model.pes.length; q++) {
     let n = 0;
@@ -164,7 +164,7 @@ for (const [name, make, runs] of cases) {
   ]);
 }
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-console.log(`memory pass, old (DSatur, views apart) against new (colour.ts), node ${process.version}; ms: median of the pass alone over the case's documents`);
+console.log(`memory pass, old (DSatur, views apart) against new (color.ts), node ${process.version}; ms: median of the pass alone over the case's documents`);
 for (const [i, r] of rows.entries()) {
   console.log(`| ${r.map((c, j) => (j === 0 ? c.padEnd(widths[j]) : c.padStart(widths[j]))).join(' | ')} |`);
   if (i === 0) console.log(`|${widths.map((w, j) => (j === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);

@@ -8,7 +8,7 @@ import { allPrograms, bufferIndex } from './decode.js';
 import { simulate } from './simulate.js';
 import type { BufferAccess, ImplementationGraph } from './types.js';
 import { slicedPipeline } from '../testing/sliced.js';
-import { optimalColouringCost } from '../testing/colouring.js';
+import { optimalColoringCost } from '../testing/coloring.js';
 
 registerExampleKernels();
 
@@ -140,7 +140,7 @@ function itemsOf(g: ImplementationGraph, p: number, life: Life[]) {
 
 function optimum(items: { weight: number; set: boolean[] }[]): number {
   const meet = (a: boolean[], b: boolean[]) => a.some((x, i) => x && b[i]);
-  return optimalColouringCost(items.map((x) => x.weight), (i, j) => meet(items[i].set, items[j].set));
+  return optimalColoringCost(items.map((x) => x.weight), (i, j) => meet(items[i].set, items[j].set));
 }
 
 const arbitraryDoc = fc.record({

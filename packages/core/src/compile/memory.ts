@@ -1,6 +1,6 @@
 import type { PeId } from '../ids.js';
 import type { Model, ModelNode } from '../document/model.js';
-import { ArcColouring } from './colour.js';
+import { ArcColoring } from './color.js';
 import type { LatencyResult } from './latency.js';
 import { firePhase, type PhasePlan } from './phases.js';
 import type { BufferTable } from './table.js';
@@ -26,7 +26,7 @@ import { viewUnits } from './views.js';
  *     liveness is an arc of the cycle.
  * Two items live at a common position (ends included: a firing reading one and writing the
  * other is the paper's rule) are incompatible. A colour is allocated at its largest member
- * (bytes x slots); colour.ts colours each PE's arcs to make the sum small (weighted interval
+ * (bytes x slots); color.ts colours each PE's arcs to make the sum small (weighted interval
  * colouring, then local search, exactly where the PE has few items). The lower bound is the
  * heaviest set of items live at one position, a clique.
  *
@@ -35,12 +35,12 @@ import { viewUnits } from './views.js';
 export function colorMemory(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, overlap: boolean): Record<PeId, MemoryReport> {
   const items = memoryItems(model, order, buffers, table, plan, lat, overlap);
   const itemColor = new Int32Array(items.buffer.length);
-  const colouring = new ArcColouring();
+  const coloring = new ArcColoring();
   // The global colour of each of a PE's arc colours (at most one per item).
   let most = 0;
   for (let p = 0; p < model.pes.length; p++) most = Math.max(most, items.start[p + 1] - items.start[p]);
   const global = new Int32Array(most);
-  const byIndex = model.pes.map((pe) => colorPe(pe.index, pe.memory, items, itemColor, colouring, global));
+  const byIndex = model.pes.map((pe) => colorPe(pe.index, pe.memory, items, itemColor, coloring, global));
   // Every buffer takes its item's colour; `before` counts each buffer, views included.
   const { bytes, depth, color } = buffers;
   for (let i = 0; i < buffers.count; i++) {
@@ -184,29 +184,29 @@ export function memoryItems(model: Model, order: readonly ModelNode[], buffers: 
  * One PE's colouring and report (colours in `itemColor`, by item). Its own function, called once
  * per PE, so that V8 optimises it after a few PEs.
  */
-function colorPe(p: number, capacity: number, items: MemoryItems, itemColor: Int32Array, colouring: ArcColouring, global: Int32Array): MemoryReport {
+function colorPe(p: number, capacity: number, items: MemoryItems, itemColor: Int32Array, coloring: ArcColoring, global: Int32Array): MemoryReport {
   const { start, weight, from, to, wrap } = items;
   const first = start[p];
   const last = start[p + 1];
-  // Whole-cycle items take a colour each; the others are arcs for colour.ts.
+  // Whole-cycle items take a colour each; the others are arcs for color.ts.
   let arcs = 0;
   let wholeBytes = 0;
   for (let k = first; k < last; k++) {
     if (from[k] < 0) wholeBytes += weight[k];
     else arcs++;
   }
-  colouring.reserve(arcs);
+  coloring.reserve(arcs);
   for (let k = first, a = 0; k < last; k++) {
     if (from[k] < 0) continue;
-    colouring.from[a] = from[k];
-    colouring.to[a] = to[k];
-    colouring.wrap[a] = wrap[k];
-    colouring.weight[a++] = weight[k];
+    coloring.from[a] = from[k];
+    coloring.to[a] = to[k];
+    coloring.wrap[a] = wrap[k];
+    coloring.weight[a++] = weight[k];
   }
-  colouring.colour(arcs, items.length[p]);
+  coloring.colour(arcs, items.length[p]);
   // Colours numbered in the order of the items (by first buffer), whole-cycle ones included:
   // the arcs' colours come numbered by their first item, so each is new when first met.
-  const number = colouring.color;
+  const number = coloring.color;
   let colors = 0;
   let seen = 0;
   for (let k = first, a = 0; k < last; k++) {
@@ -226,5 +226,5 @@ function colorPe(p: number, capacity: number, items: MemoryItems, itemColor: Int
   let after = 0;
   for (let c = 0; c < colors; c++) after += sizes[c];
   // `before` is summed over the buffers by the caller (a unit's members each count).
-  return { before: 0, after, lowerBound: wholeBytes + colouring.clique, colorBytes: sizes, capacity };
+  return { before: 0, after, lowerBound: wholeBytes + coloring.clique, colorBytes: sizes, capacity };
 }

@@ -30,7 +30,7 @@
  *
  * Working arrays are kept from PE to PE (a compile colours every PE: 1,024 on the bench graph).
  */
-export class ArcColouring {
+export class ArcColoring {
   /** Input, item by item, for `colour(n, ...)`: sized by `reserve(n)`. */
   from = new Int32Array(64);
   to = new Int32Array(64);
@@ -134,7 +134,7 @@ export class ArcColouring {
     if (!this.optimal) {
       best.set(color.subarray(0, n));
       alt.set(color.subarray(0, n));
-      let by: ArcColouring['by'] = 'fit';
+      let by: ArcColoring['by'] = 'fit';
       const sweep = this.total(n, this.sweep(n, L));
       if (sweep < cost) {
         cost = sweep;
@@ -623,7 +623,7 @@ class Exact {
   private found = false;
   private readonly byOrder: Int32Array;
 
-  constructor(c: ArcColouring, n: number, L: number, bound: number, cost: number, limit: number) {
+  constructor(c: ArcColoring, n: number, L: number, bound: number, cost: number, limit: number) {
     this.n = n;
     this.cost = cost;
     this.bound = bound;

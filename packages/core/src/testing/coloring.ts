@@ -3,7 +3,7 @@
  * member and `conflict(i, j)` forbidding two items one colour: items in turn join a colour whose
  * members they conflict with none of, or start one. Exponential: for the memory tests' small PEs.
  */
-export function optimalColouringCost(weights: readonly number[], conflict: (i: number, j: number) => boolean): number {
+export function optimalColoringCost(weights: readonly number[], conflict: (i: number, j: number) => boolean): number {
   const groups: number[][] = [];
   let best = Infinity;
   const walk = (i: number) => {

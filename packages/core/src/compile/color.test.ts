@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ArcColouring } from './colour.js';
-import { optimalColouringCost } from '../testing/colouring.js';
+import { ArcColoring } from './color.js';
+import { optimalColoringCost } from '../testing/coloring.js';
 
 // Arcs on a cycle of L positions: [from, to], and [0, wrap] too where wrap >= 0 (then to = L - 1).
 interface Arc {
@@ -15,7 +15,7 @@ const positions = (a: Arc, L: number) => Array.from({ length: L }, (_, x) => (x 
 const meet = (a: Arc, b: Arc, L: number) => positions(a, L).some((live, x) => live && positions(b, L)[x]);
 
 function colour(arcs: Arc[], L: number, o = {}) {
-  const c = new ArcColouring();
+  const c = new ArcColoring();
   c.reserve(arcs.length);
   arcs.forEach((a, i) => {
     c.from[i] = a.from;
@@ -29,7 +29,7 @@ function colour(arcs: Arc[], L: number, o = {}) {
 
 /** The least cost over every colouring (core testing's brute force), arcs conflicting where they meet. */
 function bruteForce(arcs: Arc[], L: number): number {
-  return optimalColouringCost(arcs.map((x) => x.weight), (i, j) => meet(arcs[i], arcs[j], L));
+  return optimalColoringCost(arcs.map((x) => x.weight), (i, j) => meet(arcs[i], arcs[j], L));
 }
 
 const arbitraryArcs = (most: number) =>
