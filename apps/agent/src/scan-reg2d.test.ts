@@ -3,7 +3,7 @@ import { NETWORKS, type ProjectDocument, type ScanExecution } from '@pipeloom/co
 import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect } from './testing/fixtures.js';
 
-// Image registration as a scan (issue 24, reg2d) on real agent processes on loopback: 2 agents x
+// Image registration as a scan (reg2d) on real agent processes on loopback: 2 agents x
 // 2 PEs (the CPU and the llvmpipe GPU of each) as 4 workers. A seeded series of N + 1 frames
 // (reg2d.frames, replicated to every worker as the operator's context), its N neighbour
 // registrations (reg2d.pair), then every network, eager and rounds, scanning them with

@@ -4,7 +4,7 @@ import { scanBarriers } from '@pipeloom/core/internal';
 import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
 
-// Scan macro-nodes (issue 24) on real agent processes on loopback: 2 agents x 2 PEs (the CPU and
+// Scan macro-nodes on real agent processes on loopback: 2 agents x 2 PEs (the CPU and
 // the llvmpipe GPU of each), N = 64 elements of scan.source scanned on 4 workers and checked
 // element by element by scan.check (the known answer: ranges [0, i]; mat.mulmod's prefix
 // products), with the total. Every network x strategy x output, eager and rounds, for scan.range and

@@ -6,7 +6,7 @@ import { agentsForSuite } from './testing/suite.js';
 import { bagGraphOrThrow, connect, wsConnect } from './testing/fixtures.js';
 import { nodeClock } from './cli/agents.js';
 
-// Task-bag runs end to end (issue 23): real agents on loopback, GPU PEs on llvmpipe. MLEM split
+// Task-bag runs end to end: real agents on loopback, GPU PEs on llvmpipe. MLEM split
 // into K shares of its angles; every task id committed and fired once; the estimate as the
 // CPU twins compute it on one PE; agents killed, frozen and thawed mid-run.
 

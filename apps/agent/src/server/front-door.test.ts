@@ -17,7 +17,7 @@ import { LoginThrottle } from './security.js';
 import { FrontDoorLog } from './front-door-log.js';
 import { startAgent, type AgentServer } from './server.js';
 
-// The front door before login (issue 17, items 1-5 and 11), each against a real agent on
+// The front door before login, each against a real agent on
 // loopback, and a fuzz of it from raw sockets. Tests that need an address of their own (the
 // caps and the throttle count per address) connect from another loopback address, 127.0.0.N.
 

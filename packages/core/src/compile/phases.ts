@@ -42,7 +42,7 @@ export function firePhase(plan: PhasePlan, n: ModelNode): number {
  * with no transfer on any PE (cpu-cpu on a single host) has no phase: its barrier would cost
  * every agent a cluster-wide wait per cycle for nothing.
  *
- * Scans (issue 24: "the scan is one firing holding all its PEs"): after `fire` (or `overlap`),
+ * Scans (the scan is one firing holding all its PEs): after `fire` (or `overlap`),
  * each scan level l = 1 .. S gets its copies, `scan#l` (split `scan#l.0`, `scan#l.1`, ... along
  * chains of copies, as above), then `fire#l`, where level l's nodes fire. A scan copy is one of
  * a scan node's output to a later level of the same scan: it moves the data in the same cycle

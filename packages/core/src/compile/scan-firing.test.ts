@@ -11,7 +11,7 @@ import { allPrograms } from './decode.js';
 import { simulate } from './simulate.js';
 import type { ImplementationGraph } from './types.js';
 
-// Issue 24: "in the PACCO plan the scan is one firing holding all its PEs". Every expanded node
+// In the PACCO plan the scan is one firing holding all its PEs. Every expanded node
 // of a scan starts in the same cycle, each level fires in its own phase of that cycle, no
 // cluster-wide barrier closes a phase inside it, and the cycle-by-cycle checker accepts the
 // result in both sync modes, with and without overlap.

@@ -299,7 +299,7 @@ export interface ImplementationGraph {
    */
   phaseBarriers?: boolean[];
   /**
-   * Scans (issue 24), by scan node as written: its expanded nodes' schedule positions, by level
+   * Scans, by scan node as written: its expanded nodes' schedule positions, by level
    * (0 the locals, each later level fired in its own phase of the same cycle). Absent without scans.
    */
   scans?: Record<string, number[][]>;

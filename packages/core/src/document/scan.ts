@@ -9,7 +9,7 @@ import type { ScanMark, Stage } from './stage.js';
 import type { AppEdge, AppNode, MappingTarget, TokenRange, WrittenDocument } from './types.js';
 import { nodeId } from '../ids.js';
 
-// Scan macro-nodes (issue 24): a node `{ "type": "scan", "params": { "operator", "network",
+// Scan macro-nodes: a node `{ "type": "scan", "params": { "operator", "network",
 // "output", "strategy", "execution", ...the operator's params } }` mapped to an ordered list of
 // PEs (its p workers) becomes the plan of scan/plan.ts as kernel nodes of the operator, each in
 // one of the operator's modes (`mode`, `count`), ids `scan1/local.w3`, `scan1/ks.r2.w5`,

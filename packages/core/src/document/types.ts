@@ -194,7 +194,7 @@ export type SyncMode = 'self-timed' | 'barrier';
 export const SYNC_MODES: readonly SyncMode[] = ['self-timed', 'barrier'];
 
 /**
- * How a run places firings (issue 23): 'static' (default) runs the compiled PACCO programs on
+ * How a run places firings: 'static' (default) runs the compiled PACCO programs on
  * the mapping; 'taskbag' hands each task (one firing of one node for one iteration) to an idle,
  * else the least-loaded, capable PE at run time (run/taskbag/, run/policy.ts). One document,
  * one set of agents and traces, so the two can be compared.

@@ -356,7 +356,7 @@ function insideTimes(ig: ImplementationGraph, phases: Timed[][], first: number, 
 }
 
 /**
- * A scan's firing drawn as one (issue 24): per scan, iteration and PE of its workers, a slice
+ * A scan's firing drawn as one: per scan, iteration and PE of its workers, a slice
  * named after the scan node on the PE's `scan` lane, from its first expanded firing's start to
  * its last one's end, above the expanded firings (as they were).
  */

@@ -2,7 +2,7 @@ import { waitSlice, type TraceEvent } from '../trace/event.js';
 import { mulberry32 } from '../util/random.js';
 import { operatorApplications, IN, type ScanExecution, type ScanPlan } from '../scan/plan.js';
 
-// The scan's DAG (scan/plan.ts) simulated event by event (issue 24, "Predictor"): each worker runs
+// The scan's DAG (scan/plan.ts) simulated event by event: each worker runs
 // its nodes in plan order (locals, the network level by level, the second stage: an order
 // every dependency respects), a node starting once its worker is free and its inputs have
 // arrived; a value read on another worker arrives a message later (latency + bytes /

@@ -7,7 +7,7 @@ import { simulateScan } from './scan-simulate.js';
 import { predict, SCAN_LANE, type PredictOptions } from './predict.js';
 import type { ImplementationGraph } from '../compile/types.js';
 
-// The predictor's time for a scan's one firing (issue 24): the phases inside it cost a critical
+// The predictor's time for a scan's one firing: the phases inside it cost a critical
 // path (each PE in program order, each node once its inputs arrived, a copy a link's latency +
 // bytes / bandwidth later), the rule of core's simulateScan. Self-timed mode is that alone, so on
 // the same DAG, costs and link the two agree. Barrier mode adds the agents' host meeting after

@@ -1,4 +1,4 @@
-// Dynamic execution modes' schedulers (issue 23): which ready task goes to which PE. A policy is
+// Dynamic execution modes' schedulers: which ready task goes to which PE. A policy is
 // a pure function of the bag and the PEs' state, called on every ready, done, failed or leave
 // event; it has no clock and no randomness, so identical runs make identical assignments (and a
 // simulation replays a run). The Boss/Worker task bag is the first policy; cost-aware ones

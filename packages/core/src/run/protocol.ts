@@ -118,7 +118,7 @@ export type ToAgent =
   | { type: 'start'; runId: string }
   | { type: 'stop'; runId: string; reason: string };
 
-// Task-bag mode (issue 23, run/taskbag/): the coordinator hands out one task (one firing of one
+// Task-bag mode (run/taskbag/): the coordinator hands out one task (one firing of one
 // node for one iteration) at a time; data never passes through it. An output is named by a key,
 // `<node>:<port>@<iteration>`, made by the coordinator and opaque to agents; the executing agent
 // pulls each input from the agent that holds it (peer `pull`), caching it by key so several

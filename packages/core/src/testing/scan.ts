@@ -1,7 +1,7 @@
 import { defineKernelSpec, findKernel, registerKernels, type DataType, type KernelSpec, type Params, type PortSpec } from '@pipeloom/kernels/specs';
 import type { AppNode, ProjectDocument, WrittenDocument } from '../document/types.js';
 
-// For tests only: a range operator of the scan kernel contract (issue 24: the operator kernels
+// For tests only: a range operator of the scan kernel contract (the operator kernels
 // are written in packages/kernels; this one has exactly their ports, so the expansion is tested
 // whatever their timing), a source of N elements and a sink, and a scan document builder.
 // Elements are u32 words [lo, hi, payload(w)]; `test.range` joins ranges.
