@@ -16,24 +16,23 @@ import {
 import { findKernel, formatDataType, type DataType } from '@pipeloom/kernels';
 import type { AppNode } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
-import type { Change } from '../store/changes.js';
-import type { Selection } from '../store/records.js';
-import { compositeOf, effectivePe, graphAt, graphKey, isApp, isComposite, levelAt, levelPrefix, type GraphAt } from '../store/graphs.js';
-import { groupChanges } from '../store/hierarchy.js';
+import type { Change } from '../document/changes.js';
+import type { Selection } from '../document/records.js';
+import { compositeOf, effectivePe, graphAt, graphKey, isApp, isComposite, levelAt, levelPrefix, type GraphAt } from '../document/graphs.js';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, minimapFits, openingViewport, useMeasured, useRefitOnResize, useSize, nextDragKey } from '../lib/canvas.js';
-import { closesLoop, compositePorts, connectionProblem, freshNodeId, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
-import { peColor } from '../lib/colors.js';
-import { firstPe, samePlace } from '../store/targets.js';
-import { problemKey, useProblemCounts } from '../lib/problems.js';
-import { useResolve } from '../lib/resolve.js';
+import { closesLoop, compositePorts, connectionProblem, freshNodeId, portTypeAt, writtenParams, type PortContext } from '../document/kernels.js';
+import { peColor } from '../lib/colour.js';
+import { firstPe, samePlace } from '../document/targets.js';
+import { problemKey, useProblemCounts } from '../store/problems.js';
+import { useResolve } from '../store/resolve.js';
 import { declaredHandles, estimatedSize } from './KernelNode.js';
 import { nodeTypes } from './CompositeNode.js';
 import { estimated, expandChanges, GROUP, levelFlow, sameGraph, type Where } from './levelFlow.js';
 import { Breadcrumb } from './Breadcrumb.js';
 import { ExpandedView } from './ExpandedView.js';
-import { ungroup } from '../shell/NodeInspector.js';
-import { compilerApi, useCompile } from '../worker/client.js';
-import { newScanParams } from '../scan/node.js';
+import { group as groupComposite, ungroup } from '../store/composites.js';
+import { compilerApi, useCompile } from '../store/compiler.js';
+import { newScanParams } from '../document/scanNode.js';
 
 export const KERNEL_MIME = 'application/pipeloom-kernel';
 
@@ -332,14 +331,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
     return { at: ws[0].at, ids: ws.map((w) => w.id) };
   }, [picked, built]);
   const group = () => {
-    if (!groupable) return;
-    const st = projectStore.getState();
-    const r = groupChanges(st.doc, groupable.at, groupable.ids);
-    if ('error' in r) return st.toast(r.error, 'error');
-    if (st.dispatch(r.changes, { label: `group ${groupable.ids.join(', ')}` })) {
-      setPicked(new Set());
-      st.select({ kind: 'node', id: r.id, ...at$(groupable.at) });
-    }
+    if (groupable) groupComposite(groupable.at, groupable.ids, () => setPicked(new Set()));
   };
   const sel = selection?.kind === 'node' ? graphAt(doc, selection.at)?.nodes.find((n) => n.id === selection.id) : undefined;
   const ungroupable = sel && isComposite(sel) && compositeOf(doc, sel) && selection?.kind === 'node' ? { at: selection.at, id: sel.id } : undefined;

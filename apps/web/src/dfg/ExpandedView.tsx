@@ -3,11 +3,11 @@ import { Background, Controls, Handle, Panel, Position, ReactFlow, type Edge, ty
 import { findKernel } from '@pipeloom/kernels';
 import type { AppNode, TokenRange } from '@pipeloom/core';
 import { useProject } from '../store/project.js';
-import { effectivePe } from '../store/graphs.js';
-import { firstPe, loweredPe } from '../store/targets.js';
-import { peColor } from '../lib/colors.js';
+import { effectivePe } from '../document/graphs.js';
+import { firstPe, loweredPe } from '../document/targets.js';
+import { peColor } from '../lib/colour.js';
 import { boundsOf, openingViewport } from '../lib/canvas.js';
-import { useCompile } from '../worker/client.js';
+import { useCompile } from '../store/compiler.js';
 import { FIRING_SIZE } from '../worker/protocol.js';
 
 // "Show expanded graph": the single-rate graph the compiler reads (core's lowering, laid out

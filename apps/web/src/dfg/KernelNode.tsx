@@ -2,9 +2,9 @@ import { memo } from 'react';
 import { Handle, Position, type Node, type NodeHandle, type NodeProps } from '@xyflow/react';
 import { findKernel, formatDataType } from '@pipeloom/kernels';
 import type { AppNode, MappingTarget } from '@pipeloom/core';
-import { nodePorts, portType } from '../lib/kernels.js';
+import { nodePorts, portType } from '../document/kernels.js';
 import { PeBadge, PePick } from './PePick.js';
-import { isScan } from '../scan/node.js';
+import { isScan } from '../document/scanNode.js';
 
 export type KernelNodeData = {
   node: AppNode;

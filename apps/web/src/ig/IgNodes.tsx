@@ -3,7 +3,7 @@ import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
 import { formatDataType } from '@pipeloom/kernels';
 import type { BufferNode } from '@pipeloom/core';
 import { formatBytes } from '../lib/format.js';
-import { memoryColor } from '../lib/colors.js';
+import { memoryColor } from '../lib/colour.js';
 
 export type IgComputeNode = Node<{ id: string; kernel: string; schedule?: number; latency?: number; color?: string }, 'igNode'>;
 export type IgBufferNode = Node<{ buffer: BufferNode }, 'igBuffer'>;

@@ -1,5 +1,5 @@
 import { useProject } from '../store/project.js';
-import { peColor, memoryColor } from '../lib/colors.js';
+import { peColor, memoryColor } from '../lib/colour.js';
 import { formatBytes, formatSeconds } from '../lib/format.js';
 import { useShownStrategy } from './IgView.js';
 import { usePickedBuffer } from './igSelection.js';

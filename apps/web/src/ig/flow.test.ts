@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compile, type WrittenDocument } from '@pipeloom/core';
 import { layeredDocument } from '@pipeloom/core/testing';
-import { readDocument } from '../shell/documents.js';
+import { readDocument } from '../document/documents.js';
 import { DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
-import { layoutIg } from './layout.js';
+import { layoutIg } from '../layout/ig.js';
 import { dataBounds, declaredHandles, igFlow } from './flow.js';
 
 async function strategyOf(doc: WrittenDocument) {

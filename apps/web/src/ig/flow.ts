@@ -2,9 +2,9 @@ import { MarkerType, Position, type Edge, type Node, type NodeHandle } from '@xy
 import { type WrittenDocument, bufferIndex, bufferNode } from '@pipeloom/core';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
 import { GENERIC_SUM } from '@pipeloom/kernels';
-import { peColor } from '../lib/colors.js';
-import { loweredPe } from '../store/targets.js';
-import type { IgLayout } from './layout.js';
+import { peColor } from '../lib/colour.js';
+import { loweredPe } from '../document/targets.js';
+import type { IgLayout } from '../layout/ig.js';
 import type { LoweredView, Strategy } from '../worker/protocol.js';
 
 // The IG view's React Flow nodes and edges, from a laid-out strategy: lanes, computations

@@ -1,11 +1,11 @@
 import { useMemo, useState } from 'react';
 import { projectStore, useProject } from '../store/project.js';
-import { peColor } from '../lib/colors.js';
-import { flatNodes } from '../lib/resolve.js';
-import { effectivePe, flatNode } from '../store/graphs.js';
-import { mapsTo, pesOf, takesList, targetTitle } from '../store/targets.js';
+import { peColor } from '../lib/colour.js';
+import { flatNodes } from '../store/resolve.js';
+import { effectivePe, flatNode } from '../document/graphs.js';
+import { mapsTo, pesOf, takesList, targetTitle } from '../document/targets.js';
 import { PeChecks } from './PeChecks.js';
-import { isScan } from '../scan/node.js';
+import { isScan } from '../document/scanNode.js';
 
 const NODE_MIME = 'application/pipeloom-node';
 

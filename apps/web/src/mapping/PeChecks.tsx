@@ -1,9 +1,9 @@
 import type { MappingTarget, WrittenDocument } from '@pipeloom/core';
 import { projectStore } from '../store/project.js';
-import { flatNode } from '../store/graphs.js';
-import { pesOf, targetOf } from '../store/targets.js';
-import { peColor } from '../lib/colors.js';
-import { isScan } from '../scan/node.js';
+import { flatNode } from '../document/graphs.js';
+import { pesOf, targetOf } from '../document/targets.js';
+import { peColor } from '../lib/colour.js';
+import { isScan } from '../document/scanNode.js';
 
 // The PEs of a node with tasks, or of a scan node, ticked. A node with tasks: its shares take the
 // ticked PEs in turn (share j on the list's PE j mod P), the sum on the first. A scan: the list is

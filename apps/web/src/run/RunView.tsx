@@ -43,12 +43,12 @@ import { type DeployProgress, type ProjectDocument, type ImplementationGraph, ty
 import { Timeline, type TimelineHandle } from '../timeline/Timeline.js';
 import { formatDuration } from '../timeline/viewport.js';
 import { busyPerCycle, steadyCycles } from '../timeline/stats.js';
-import { useCompile } from '../worker/client.js';
-import { appRun, freshness, useRun, type BagNumbers as BagNumbersT, type DocumentRevision, type RunState, type RunStore } from './store.js';
+import { useCompile } from '../store/compiler.js';
+import { appRun, freshness, useRun, type BagNumbers as BagNumbersT, type DocumentRevision, type RunState, type RunStore } from '../store/run/store.js';
 import { installBenchHook } from './bench.js';
-import { adoptCalibration, clearCalibration, openCalibration, saveRunAsCalibration, useCalibration } from './calibration.js';
+import { adoptCalibration, clearCalibration, openCalibration, saveRunAsCalibration, useCalibration } from '../store/calibration.js';
 import './run.css';
-import { deployInWords } from '../lib/words.js';
+import { deployInWords } from '../document/words.js';
 import { ScanRuns } from '../scan/ScanRuns.js';
 
 export interface RunViewProps {

@@ -1,15 +1,15 @@
 import { useId, useMemo } from 'react';
 import { scanPlan, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type WrittenDocument } from '@pipeloom/core';
 import type { KernelSpec, Params } from '@pipeloom/kernels';
-import { appRun, freshness, useRun } from '../run/store.js';
+import { appRun, freshness, useRun } from '../store/run/store.js';
 import { formatDuration, formatTime, ticks } from '../timeline/viewport.js';
 import { wait as waitKind } from '../timeline/kinds/wait.js';
 import { barrier as barrierKind } from '../timeline/kinds/barrier.js';
 import { STAGE_COLORS } from './figure.js';
-import { useCalibration } from '../run/calibration.js';
+import { useCalibration } from '../store/calibration.js';
 import { calibratedPerApplication, hintPerApplication, runFires, scanTimeline, type Band, type SliceKind } from './lanes.js';
 import { scanMessages } from './messages.js';
-import { payloadWords } from './node.js';
+import { payloadWords } from '../document/scanNode.js';
 import { useEscapeToClose } from './overlay.js';
 
 // The scan's predictor view (issue 24): three bands of one lane per worker on one time axis,

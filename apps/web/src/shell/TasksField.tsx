@@ -2,8 +2,8 @@ import { useMemo } from 'react';
 import { FORMAT, lowerDocument, type AppNode, type Expr, type WrittenDocument } from '@pipeloom/core';
 import type { KernelSpec } from '@pipeloom/kernels';
 import { projectStore } from '../store/project.js';
-import { scopeNames, type GraphAt } from '../store/graphs.js';
-import { ExprField } from './fields.js';
+import { scopeNames, type GraphAt } from '../document/graphs.js';
+import { ExprField } from '../forms/fields.js';
 
 // A kernel node's `tasks` (docs/document-format.md, Tasks): its kernel declares a split, and
 // each firing runs as K shares of the split's range, summed in share order. Checked as typed by

@@ -1,7 +1,7 @@
 import { findKernel, formatDataType, portsFor, sameDataType, withDefaults, type DataType, type KernelSpec, type ParamValue, type PortSpec } from '@pipeloom/kernels';
 import type { AppNode, WrittenDocument } from '@pipeloom/core';
-import { compositeOf, graphAt, innerAt, type GraphAt } from '../store/graphs.js';
-import { isScan, scanInProblem, scanPortNames, scanPortType } from '../scan/node.js';
+import { compositeOf, graphAt, innerAt, type GraphAt } from './graphs.js';
+import { isScan, scanInProblem, scanPortNames, scanPortType } from './scanNode.js';
 
 // Port types as the editor sees them: resolved from the node's params (defaults filled in),
 // with a readable reason when they cannot be resolved or do not match.

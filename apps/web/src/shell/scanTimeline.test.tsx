@@ -4,11 +4,12 @@ import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TraceColumns, type TraceEvent, type WrittenDocument } from '@pipeloom/core';
 import { findKernel } from '@pipeloom/kernels';
-import { projectStore, emptyDocument } from '../store/project.js';
-import { Inspector } from '../shell/Inspector.js';
-import { appRun, createRunStore } from '../run/store.js';
-import { ScanTimeline, SLICE_COLORS } from './ScanTimeline.js';
-import { clearScanHistory, followRuns, historyKey, scanHistory } from './history.js';
+import { projectStore } from '../store/project.js';
+import { emptyDocument } from '../document/documents.js';
+import { Inspector } from './Inspector.js';
+import { appRun, createRunStore } from '../store/run/store.js';
+import { ScanTimeline, SLICE_COLORS } from '../scan/ScanTimeline.js';
+import { clearScanHistory, followRuns, historyKey, scanHistory } from '../scan/history.js';
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 HTMLCanvasElement.prototype.getContext = (() => null) as typeof HTMLCanvasElement.prototype.getContext;
