@@ -21,7 +21,7 @@ import type { Selection } from '../document/records.js';
 import { compositeOf, effectivePe, graphAt, graphKey, isApp, isComposite, levelAt, levelPrefix, type GraphAt } from '../document/graphs.js';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, minimapFits, openingViewport, useMeasured, useRefitOnResize, useSize, nextDragKey } from '../lib/canvas.js';
 import { closesLoop, compositePorts, connectionProblem, freshNodeId, portTypeAt, writtenParams, type PortContext } from '../document/kernels.js';
-import { peColor } from '../lib/colour.js';
+import { peColour } from '../lib/colour.js';
 import { firstPe, samePlace } from '../document/targets.js';
 import { problemKey, useProblemCounts } from '../store/problems.js';
 import { useResolve } from '../store/resolve.js';
@@ -130,19 +130,19 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
             const t = portTypeAt(doc, ctx, n, p, 'out');
             types[`out.${p}`] = t.type ? formatDataType(t.type) : (t.error ?? '');
           }
-          return { ...base, type: 'composite', data: { node: n, flowId, label: label(n), ...ports, types, pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
+          return { ...base, type: 'composite', data: { node: n, flowId, label: label(n), ...ports, types, pe, colour: peColour(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
         }
         const estimate = declare && !sizes.get(flowId) ? estimatedSize(n.kernel ?? '', mapping) : undefined;
         return {
           ...base,
           type: 'kernel',
           ...(estimate ? { initialWidth: estimate.width, initialHeight: estimate.height, handles: declaredHandles(n.kernel ?? '') } : {}),
-          data: { node: n, resolved: resolve(flatId, n), flowId, q: repetitions?.[flatId], pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), ...pick(flatId) },
+          data: { node: n, resolved: resolve(flatId, n), flowId, q: repetitions?.[flatId], pe, colour: peColour(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), ...pick(flatId) },
         };
       },
       group: (n, flowId, flatId, nAt) => {
         const pe = effectivePe(doc.mapping, flatId).pe;
-        return { type: 'group', data: { node: n, flowId, label: label(n), pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
+        return { type: 'group', data: { node: n, flowId, label: label(n), pe, colour: peColour(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
       },
       edge: (e, id, src, inner) => {
         const t = portTypeAt(doc, ctxFor(src.at, src.flatId, src.node.id), src.node, e.from.port, 'out').type;
@@ -411,7 +411,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
             {expandedToggle}
           </Panel>
         )}
-        {nodes.length <= MINIMAP_UP_TO && minimapFits(size) && <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />}
+        {nodes.length <= MINIMAP_UP_TO && minimapFits(size) && <MiniMap pannable zoomable nodeColor={(n) => (n.data as { colour?: string }).colour ?? '#9ca3af'} />}
       </ReactFlow>}
     </div>
   );
