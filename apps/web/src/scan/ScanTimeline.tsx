@@ -1,7 +1,8 @@
 import { useId, useMemo } from 'react';
 import { scanPlan, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type WrittenDocument } from '@pipeloom/core';
 import type { KernelSpec, Params } from '@pipeloom/kernels';
-import { appRun, freshness, useRun } from '../store/run/store.js';
+import { appRun, useRun } from '../store/run/store.js';
+import { freshness } from '../store/run/state.js';
 import { formatDuration, formatTime, ticks } from '../timeline/viewport.js';
 import { wait as waitKind } from '../timeline/kinds/wait.js';
 import { barrier as barrierKind } from '../timeline/kinds/barrier.js';

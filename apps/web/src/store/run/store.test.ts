@@ -6,7 +6,8 @@ import { compileOrThrow, example, piic, root, wsConnect } from '@pipeloom/agent/
 import { loadKernelPackages } from '@pipeloom/agent/kernels/load';
 import { readDocument } from '../../document/documents.js';
 import { compileBoth } from '../../worker/compile.js';
-import { CALIBRATE_ITERATIONS, createRunStore, freshness, type BagNumbers } from './store.js';
+import { createRunStore } from './store.js';
+import { CALIBRATE_ITERATIONS, freshness, type BagNumbers } from './state.js';
 
 // The Run view's store against real agent processes on loopback (the same coordinator the
 // browser uses, over `ws` instead of the browser's WebSocket).
