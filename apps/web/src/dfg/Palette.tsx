@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { findKernel, listKernels, type KernelSpec } from '@pipeloom/kernels';
-import { KERNEL_MIME, SCAN_ITEM, addKernelNode } from './DfgEditor.js';
+import { KERNEL_MIME, SCAN_ITEM, addKernelNode } from './addNode.js';
 import { SCAN_DEFAULTS } from '../document/scanNode.js';
 import { reportAgentKernels, useAgentKernels } from '../store/agentKernels.js';
 import { appRun, useRun } from '../store/run/store.js';
