@@ -40,7 +40,7 @@ export function ExpandedView({ toggle, size }: { toggle: React.ReactNode; size: 
   const { nodes, edges } = useMemo(() => {
     const g = lowered?.expanded;
     const nodes: Node[] = (g?.nodes ?? []).map((n) => {
-      // A share `X[j]` of a node with tasks runs where lowering puts it (store/targets.ts loweredPe).
+      // A share `X[j]` of a node with tasks runs where lowering puts it (document/targets.ts loweredPe).
       const pe = loweredPe(doc.mapping, n.id) ?? firstPe(effectivePe(doc.mapping, n.id).pe ?? effectivePe(doc.mapping, n.firing?.node ?? n.id).pe);
       return { id: n.id, type: 'firing', position: n.position, draggable: false, selectable: false, connectable: false, width: FIRING_SIZE.width, height: FIRING_SIZE.height, data: { id: n.id, kernel: n.kernel, firing: n.firing, colour: peColour(doc, pe) } };
     });

@@ -8,7 +8,7 @@ import { isScan } from '../document/scanNode.js';
 
 export type KernelNodeData = {
   node: AppNode;
-  /** The node with its expressions evaluated (lib/resolve.ts): its ports and types. */
+  /** The node with its expressions evaluated (store/resolve.ts): its ports and types. */
   resolved?: AppNode;
   /** Its path from the canvas's level (`s1/inc` inside an expanded composite): test ids and handles. */
   flowId?: string;

@@ -53,7 +53,7 @@ export function portType(node: AppNode, port: string, side: 'in' | 'out'): { typ
 
 /**
  * Where a graph's nodes are read: the graph (`at`), the flattened id prefix of the instance shown
- * (`s1/`), and the nodes with their expressions evaluated (lib/resolve.ts).
+ * (`s1/`), and the nodes with their expressions evaluated (store/resolve.ts).
  */
 export interface PortContext {
   at?: GraphAt;

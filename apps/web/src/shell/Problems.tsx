@@ -5,7 +5,7 @@ import { formatMs } from '../lib/format.js';
 import { inWords } from '../document/words.js';
 
 // The bottom bar: every diagnostic from validation and compilation, in the designer's words
-// (lib/words.ts; the JSON path is the tooltip); clicking one selects the element its path
+// (document/words.ts; the JSON path is the tooltip); clicking one selects the element its path
 // names and switches to the view that shows it.
 export function Problems({ collapsed, onToggle }: { collapsed?: boolean; onToggle?: () => void }) {
   const doc = useProject((s) => s.doc);

@@ -9,7 +9,7 @@ import { ExprField } from '../forms/fields.js';
 // each firing runs as K shares of the split's range, summed in share order. Checked as typed by
 // core itself, so the field says what the compile will ("tasks 200 > angles 180: ..."). Removing
 // tasks is its own button: clearing the text while retyping must not drop the node's PE list
-// (the store turns a list back to its first PE when tasks go: store/changes.ts).
+// (the store turns a list back to its first PE when tasks go: document/changes.ts).
 
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
 
