@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { ReactFlowProvider } from '@xyflow/react';
 import { projectStore, useProject } from './store/project.js';
 import { Toolbar, TABS } from './shell/Toolbar.js';
-import { download } from './shell/documents.js';
+import { download } from './document/documents.js';
 import { Inspector } from './shell/Inspector.js';
 import { Problems } from './shell/Problems.js';
 import { Toasts } from './shell/Toasts.js';

@@ -4,14 +4,14 @@ import '@xyflow/react/dist/style.css';
 import './styles.css';
 import { App } from './App.js';
 import { projectStore } from './store/project.js';
-import { startCompiler } from './worker/client.js';
-import { autosavedText, fromValue, readDocument } from './shell/documents.js';
+import { startCompiler } from './store/compiler.js';
+import { autosavedText, fromValue, readDocument } from './document/documents.js';
 import { openDocument } from './shell/loading.js';
 import { keepProject } from './shell/storage.js';
 import { examples } from './shell/examples.js';
-import { appRun } from './run/store.js';
+import { appRun } from './store/run/store.js';
 import { followRuns } from './scan/history.js';
-import { hideToken } from './shell/query.js';
+import { hideToken } from './store/query.js';
 
 // The agents' token leaves the address bar before anything is drawn (it stays in this tab).
 hideToken();

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { projectStore } from '../store/project.js';
-import { agentsFromQuery } from '../shell/query.js';
+import { agentsFromQuery } from '../store/query.js';
 import { probeAgent } from './agentProbe.js';
 import { changesFromAgent } from './fromAgent.js';
 import { reportAgentKernels } from '../store/agentKernels.js';

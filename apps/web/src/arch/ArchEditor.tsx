@@ -1,14 +1,14 @@
 import { useCallback, useMemo, useRef } from 'react';
 import { Background, ConnectionMode, Controls, ReactFlow, type Connection, type Edge, type EdgeChange, type NodeChange } from '@xyflow/react';
 import { projectStore, useProject } from '../store/project.js';
-import { linkKey, type LinkKey } from '../store/records.js';
+import { linkKey, type LinkKey } from '../document/records.js';
 import { useMeasured, nextDragKey, pickedId, useRefitOnResize } from '../lib/canvas.js';
-import { peColor } from '../lib/colors.js';
+import { peColour } from '../lib/colour.js';
 import { formatRate, formatSeconds } from '../lib/format.js';
-import { useProblemCounts } from '../lib/problems.js';
+import { useProblemCounts } from '../store/problems.js';
 import { archNodeTypes, type HostFlowNode, type PeFlowNode } from './ArchNodes.js';
-import { defaultLink, hostSize, peSlot, PE_SIZE } from './defaults.js';
-import { mapsTo } from '../store/targets.js';
+import { defaultLink, hostSize, peSlot, PE_SIZE } from '../document/archDefaults.js';
+import { mapsTo } from '../document/targets.js';
 
 const H = 'host:';
 const P = 'pe:';
@@ -62,7 +62,7 @@ export function ArchEditor() {
         measured: sizes.get(P + p.id),
         data: {
           pe: p,
-          color: peColor(doc, p.id),
+          colour: peColour(doc, p.id),
           mapped: Object.entries(doc.mapping).filter(([, v]) => mapsTo(v, p.id)).map(([k]) => k),
           errors: problems.get(`pe:${p.id}`) ?? 0,
         },

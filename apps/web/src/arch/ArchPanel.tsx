@@ -1,6 +1,6 @@
 import type { PeKind } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
-import { gpuLink, newHostId, newHostPosition, newPe } from './defaults.js';
+import { gpuLink, newHostId, newHostPosition, newPe } from '../document/archDefaults.js';
 import { AgentImport } from './AgentImport.js';
 
 /** The host an "add PE" button targets: the selected one, else the selected PE's, else the first. */

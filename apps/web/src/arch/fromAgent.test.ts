@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createProjectStore, emptyDocument } from '../store/project.js';
+import { createProjectStore } from '../store/project.js';
+import { emptyDocument } from '../document/documents.js';
 import { changesFromAgent } from './fromAgent.js';
 import type { PeReport } from '@pipeloom/core';
 

@@ -1,6 +1,6 @@
 import type { PeReport, WrittenDocument, ProcessingElement } from '@pipeloom/core';
-import type { Change } from '../store/changes.js';
-import { defaultLink, newHostPosition, nextSlot } from './defaults.js';
+import type { Change } from '../document/changes.js';
+import { defaultLink, newHostPosition, nextSlot } from '../document/archDefaults.js';
 
 /** What "Add from agent" does with one host's report: the changes, and why each PE it skips was skipped. */
 export interface FromAgent {

@@ -1,5 +1,5 @@
 import { projectStore, useProject } from '../store/project.js';
-import { levelAt } from '../store/graphs.js';
+import { levelAt } from '../document/graphs.js';
 
 // Where the DFG canvas is: `app > s1 > inner`, each step a composite instance entered; a
 // step's button goes back up to it. Inside a def the def's name is shown: editing there edits

@@ -1,81 +1,23 @@
-import { useCallback, useMemo, useRef, useState } from 'react';
-import {
-  Background,
-  Controls,
-  MiniMap,
-  Panel,
-  ReactFlow,
-  useReactFlow,
-  type Connection,
-  type Edge,
-  type EdgeChange,
-  type FinalConnectionState,
-  type Node,
-  type NodeChange,
-} from '@xyflow/react';
-import { findKernel, formatDataType, type DataType } from '@pipeloom/kernels';
-import type { AppNode } from '@pipeloom/core';
+import { useCallback, useMemo, useState } from 'react';
+import { Background, Controls, MiniMap, Panel, ReactFlow, useReactFlow } from '@xyflow/react';
 import { projectStore, useProject } from '../store/project.js';
-import type { Change } from '../store/changes.js';
-import type { Selection } from '../store/records.js';
-import { compositeOf, effectivePe, graphAt, graphKey, isApp, isComposite, levelAt, levelPrefix, type GraphAt } from '../store/graphs.js';
-import { groupChanges } from '../store/hierarchy.js';
-import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, minimapFits, openingViewport, useMeasured, useRefitOnResize, useSize, nextDragKey } from '../lib/canvas.js';
-import { closesLoop, compositePorts, connectionProblem, freshNodeId, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
-import { peColor } from '../lib/colors.js';
-import { firstPe, samePlace } from '../store/targets.js';
-import { problemKey, useProblemCounts } from '../lib/problems.js';
-import { useResolve } from '../lib/resolve.js';
-import { declaredHandles, estimatedSize } from './KernelNode.js';
+import { compositeOf, graphAt, graphKey, isComposite, levelAt, levelPrefix } from '../document/graphs.js';
+import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, MINIMAP_UP_TO, minimapFits, openingViewport, useMeasured, useRefitOnResize, useSize } from '../lib/canvas.js';
+import { useProblemCounts } from '../store/problems.js';
+import { useResolve } from '../store/resolve.js';
 import { nodeTypes } from './CompositeNode.js';
-import { estimated, expandChanges, GROUP, levelFlow, sameGraph, type Where } from './levelFlow.js';
+import { estimated, sameGraph, type Where } from './levelFlow.js';
 import { Breadcrumb } from './Breadcrumb.js';
 import { ExpandedView } from './ExpandedView.js';
-import { ungroup } from '../shell/NodeInspector.js';
-import { compilerApi, useCompile } from '../worker/client.js';
-import { newScanParams } from '../scan/node.js';
+import { group as groupComposite, ungroup } from '../store/composites.js';
+import { compilerApi, useCompile } from '../store/compiler.js';
+import { addKernelNode, at$, KERNEL_MIME } from './addNode.js';
+import { useDfgFlow } from './dfgFlow.js';
+import { useDfgHandlers } from './dfgHandlers.js';
 
-export const KERNEL_MIME = 'application/pipeloom-kernel';
-
-/** Edge labels stay short: `f32 64×64`; the full type is in the inspector and port tooltips. */
-const shortType = (t: DataType) => `${t.element} ${t.shape.join('×')}`;
-
-const at$ = (at: GraphAt | undefined) => (at && !isApp(at) ? { at } : {});
-
-/** The graph the canvas shows now (the level's), never undefined: the app graph when the level went stale. */
-function shownAt(): GraphAt | undefined {
-  const { doc, level } = projectStore.getState();
-  return levelAt(doc, level);
-}
-
-/** The palette's Scan entry (not a kernel id: those are namespaced, `a.b`). */
-export const SCAN_ITEM = 'scan';
-
-/**
- * Adds a node of `kernelId` with default params to the graph shown, at a flow position (default:
- * beside its last node); returns its id. `SCAN_ITEM` adds a scan macro-node with its defaults.
- */
-export function addKernelNode(kernelId: string, position?: { x: number; y: number }): string | null {
-  const kernel = kernelId === SCAN_ITEM ? undefined : findKernel(kernelId);
-  if (!kernel && kernelId !== SCAN_ITEM) return null;
-  const { doc, dispatch, select } = projectStore.getState();
-  const at = shownAt();
-  const g = graphAt(doc, at) ?? doc.app;
-  const last = g.nodes.at(-1)?.position;
-  const p = position ?? (last ? { x: last.x + 300, y: last.y } : { x: 40, y: 80 });
-  const id = freshNodeId(doc, kernel ? kernelId : 'scan', at);
-  const where = { x: Math.round(p.x), y: Math.round(p.y) };
-  const node: AppNode = kernel ? { id, kernel: kernelId, params: writtenParams(kernel, {}), position: where } : { id, type: 'scan', params: newScanParams(), position: where };
-  const ok = dispatch({ type: 'node/add', node, ...at$(at) }, { label: `add ${id}` });
-  if (ok) select({ kind: 'node', id, ...at$(at) });
-  return ok ? id : null;
-}
-
-const isSelected = (s: Selection | null, w: Where | undefined, mapping: boolean) => {
-  if (!s || !w) return false;
-  if (w.kind === 'node') return (s.kind === 'node' && s.id === w.id && sameGraph(s.at, w.at)) || (mapping && s.kind === 'mapping' && s.node === w.flatId);
-  return s.kind === 'edge' && s.key === w.key && sameGraph(s.at, w.at);
-};
+// The DFG canvas (and, in mapping mode, the mapping board's): the graph of the level shown
+// (dfgFlow.ts), what its events do (dfgHandlers.ts), drops from the palette (addNode.ts), and
+// the Group / Ungroup / Tidy / expanded-graph actions.
 
 export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
   const doc = useProject((s) => s.doc);
@@ -87,219 +29,15 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
   const resolve = useResolve();
   const { sizes, tick, take } = useMeasured();
   const flow = useReactFlow();
-  const dragKey = useRef<string | null>(null);
   // Nodes picked together (ctrl-click, shift-drag box) for Group; the store holds one selection.
   const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
   const mapping = mode === 'mapping';
 
   const at = levelAt(doc, level);
   const prefix = levelPrefix(level);
-  const peIds = useMemo(() => doc.arch.pes.map((p) => p.id), [doc.arch.pes]);
 
-  const built = useMemo(() => {
-    const g = graphAt(doc, at);
-    // Large graphs draw only what is in view; their nodes state a size and handles until
-    // measured, so React Flow need not draw every one of them first (KernelNode.tsx).
-    const declare = (g?.nodes.length ?? 0) > DRAW_IN_VIEW_ONLY_ABOVE;
-    const sizeOf = (flowId: string, n: AppNode) => sizes.get(flowId) ?? estimated(doc, n);
-    const errorsOf = (id: string, nAt: GraphAt | undefined, flatId: string) => (problems.get(problemKey({ kind: 'node', id, ...at$(nAt) })) ?? 0) + (mapping ? (problems.get(`mapping:${flatId}`) ?? 0) : 0);
-    const pick = (flatId: string) => (mapping ? { pes: peIds, onPick: (p: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node: flatId, pe: p }, { label: `map ${flatId}` }) } : {});
-    const toggle = (n: AppNode, nAt: GraphAt | undefined) => () => {
-      const st = projectStore.getState();
-      st.dispatch(expandChanges(st.doc, nAt, n, (id, x) => sizes.get(id) ?? estimated(st.doc, x)), { label: `${n.collapsed === false ? 'collapse' : 'expand'} ${n.id}` });
-    };
-    const into = (flowId: string) => () => projectStore.getState().setLevel([...projectStore.getState().level, ...flowId.split('/')]);
-    const ctxFor = (nAt: GraphAt | undefined, flatId: string, id: string): PortContext => ({ at: nAt, prefix: flatId.slice(0, flatId.length - id.length), resolve });
-    const label = (n: AppNode) => (n.composite !== undefined ? `defs.${n.composite}` : 'inline graph');
-    return levelFlow({
-      doc,
-      at,
-      prefix,
-      sizeOf,
-      node: (n, flowId, flatId, nAt) => {
-        const pe = effectivePe(doc.mapping, flatId).pe;
-        const base = { measured: sizes.get(flowId), data: {} as Record<string, unknown> };
-        if (isComposite(n)) {
-          const ports = compositePorts(doc, n);
-          const ctx = ctxFor(nAt, flatId, n.id);
-          const types: Record<string, string> = {};
-          for (const p of ports.inputs) {
-            const t = portTypeAt(doc, ctx, n, p, 'in');
-            types[`in.${p}`] = t.type ? formatDataType(t.type) : (t.error ?? '');
-          }
-          for (const p of ports.outputs) {
-            const t = portTypeAt(doc, ctx, n, p, 'out');
-            types[`out.${p}`] = t.type ? formatDataType(t.type) : (t.error ?? '');
-          }
-          return { ...base, type: 'composite', data: { node: n, flowId, label: label(n), ...ports, types, pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
-        }
-        const estimate = declare && !sizes.get(flowId) ? estimatedSize(n.kernel ?? '', mapping) : undefined;
-        return {
-          ...base,
-          type: 'kernel',
-          ...(estimate ? { initialWidth: estimate.width, initialHeight: estimate.height, handles: declaredHandles(n.kernel ?? '') } : {}),
-          data: { node: n, resolved: resolve(flatId, n), flowId, q: repetitions?.[flatId], pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), ...pick(flatId) },
-        };
-      },
-      group: (n, flowId, flatId, nAt) => {
-        const pe = effectivePe(doc.mapping, flatId).pe;
-        return { type: 'group', data: { node: n, flowId, label: label(n), pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
-      },
-      edge: (e, id, src, inner) => {
-        const t = portTypeAt(doc, ctxFor(src.at, src.flatId, src.node.id), src.node, e.from.port, 'out').type;
-        return {
-          // A delayed edge (feedback) says how many initial tokens it carries.
-          label: t ? `${shortType(t)}${e.delay ? ` · delay ${e.delay}` : ''}` : e.delay ? `delay ${e.delay}` : undefined,
-          labelBgPadding: [4, 2] as [number, number],
-          labelStyle: { fontSize: 10 },
-          // Above the group boxes they run inside.
-          ...(inner ? { zIndex: 1 } : {}),
-        };
-      },
-    });
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [doc, at && graphKey(at), prefix, problems, tick, mapping, peIds, resolve, repetitions]);
-
-  const nodes: Node[] = useMemo(() => built.nodes.map((n) => ({ ...n, selected: picked.has(n.id) || isSelected(selection, built.where.get(n.id), mapping) })), [built, selection, picked, mapping]);
-  const edges: Edge[] = useMemo(
-    () =>
-      built.edges.map((e) => {
-        const w = built.where.get(e.id);
-        const k = w?.kind === 'edge' ? problemKey({ kind: 'edge', key: w.key, ...at$(w.at) }) : '';
-        const a = built.where.get(e.source);
-        const b = built.where.get(e.target);
-        const pa = a?.kind === 'node' ? effectivePe(doc.mapping, a.flatId).pe : undefined;
-        const pb = b?.kind === 'node' ? effectivePe(doc.mapping, b.flatId).pe : undefined;
-        // A list spreads shares over PEs: its edges cross between PEs too.
-        return { ...e, selected: isSelected(selection, w, mapping), className: `${problems.get(k) ? 'edge-error' : ''}${mapping && pa && pb && !samePlace(pa, pb) ? ' edge-crossing' : ''}` };
-      }),
-    [built, selection, problems, mapping, doc.mapping],
-  );
-
-  const onNodesChange = useCallback(
-    (changes: NodeChange[]) => {
-      take(changes);
-      const st = projectStore.getState();
-      const moves: Change[] = [];
-      let next: Set<string> | undefined;
-      let primary: Where | undefined;
-      for (const c of changes) {
-        const w = 'id' in c ? built.where.get(c.id) : undefined;
-        if (c.type === 'position' && c.position && w?.kind === 'node') {
-          // Children of an expanded composite are placed relative to its box, below its header.
-          const inner = c.id.includes('/');
-          const p = inner ? { x: c.position.x - GROUP.pad, y: c.position.y - GROUP.top } : c.position;
-          moves.push({ type: 'node/move', id: w.id, ...at$(w.at), position: { x: Math.round(p.x), y: Math.round(p.y) } });
-        }
-        if (c.type === 'select') {
-          next ??= new Set(picked);
-          if (c.selected) {
-            next.add(c.id);
-            primary = w;
-          } else next.delete(c.id);
-        }
-      }
-      if (moves.length) {
-        dragKey.current ??= nextDragKey('dfg');
-        st.dispatch(moves, { label: 'move', coalesce: dragKey.current });
-      }
-      if (next) setPicked(next);
-      if (primary?.kind === 'node') st.select(mapping ? { kind: 'mapping', node: primary.flatId } : { kind: 'node', id: primary.id, ...at$(primary.at) });
-    },
-    [take, mapping, built, picked],
-  );
-
-  const onEdgesChange = useCallback(
-    (changes: EdgeChange[]) => {
-      for (const c of changes) {
-        if (c.type !== 'select' || !c.selected) continue;
-        const w = built.where.get(c.id);
-        if (w?.kind === 'edge') projectStore.getState().select({ kind: 'edge', key: w.key, ...at$(w.at) });
-      }
-    },
-    [built],
-  );
-
-  // Delete key: one history entry; edges of deleted nodes go with their node's removal.
-  const onDelete = useCallback(
-    ({ nodes: ns, edges: es }: { nodes: { id: string }[]; edges: { id: string }[] }) => {
-      const gone = ns.map((n) => built.where.get(n.id)).filter((w): w is Extract<Where, { kind: 'node' }> => w?.kind === 'node');
-      const goneIds = new Set(gone.map((w) => `${graphKey(w.at)}:${w.id}`));
-      // A node inside a deleted composite goes with it.
-      const kept = gone.filter((w) => !gone.some((o) => w.flatId.startsWith(`${o.flatId}/`)));
-      const edgeChanges = new Map<string, Change>();
-      for (const e of es) {
-        const w = built.where.get(e.id);
-        if (w?.kind !== 'edge') continue;
-        const g = graphAt(projectStore.getState().doc, w.at);
-        const edge = g?.edges.find((x) => `${x.from.node}.${x.from.port}->${x.to.node}.${x.to.port}` === w.key);
-        if (edge && (goneIds.has(`${graphKey(w.at)}:${edge.from.node}`) || goneIds.has(`${graphKey(w.at)}:${edge.to.node}`))) continue;
-        edgeChanges.set(`${graphKey(w.at)}:${w.key}`, { type: 'edge/remove', key: w.key, ...at$(w.at) });
-      }
-      const changes: Change[] = [...edgeChanges.values(), ...kept.map((w) => ({ type: 'node/remove' as const, id: w.id, ...at$(w.at) }))];
-      if (changes.length) projectStore.getState().dispatch(changes, { label: kept.length ? `delete ${kept.map((w) => w.id).join(', ')}` : 'delete edge' });
-      setPicked(new Set());
-    },
-    [built],
-  );
-
-  /** The graph both ends are in and their ids there, or why the connection is refused. */
-  const ends = useCallback(
-    (source: string, target: string) => {
-      const a = built.where.get(source);
-      const b = built.where.get(target);
-      if (a?.kind !== 'node' || b?.kind !== 'node') return { problem: 'both ends must be nodes' };
-      if (!sameGraph(a.at, b.at)) return { problem: 'the two nodes are in different graphs: enter the composite to connect inside it, or connect to its ports' };
-      return { a, b };
-    },
-    [built],
-  );
-
-  const problemOf = useCallback(
-    (source: string, sourceHandle: string, target: string, targetHandle: string) => {
-      const r = ends(source, target);
-      if (!('a' in r) || !r.a || !r.b) return { problem: r.problem ?? 'refused' };
-      const ctx: PortContext = { at: r.a.at, prefix: r.a.flatId.slice(0, r.a.flatId.length - r.a.id.length), resolve };
-      const from = { node: r.a.id, port: sourceHandle };
-      const to = { node: r.b.id, port: targetHandle };
-      return { problem: connectionProblem(projectStore.getState().doc, from, to, ctx), from, to, at: r.a.at };
-    },
-    [ends, resolve],
-  );
-
-  const onConnect = useCallback(
-    (c: Connection) => {
-      const st = projectStore.getState();
-      const r = problemOf(c.source, c.sourceHandle ?? '', c.target, c.targetHandle ?? '');
-      if (r.problem || !('from' in r) || !r.from || !r.to) {
-        st.toast(`Connection refused: ${r.problem}`, 'error');
-        return;
-      }
-      // An edge closing a loop needs initial tokens to start it: one iteration of zeros, set in the inspector.
-      const loop = closesLoop(st.doc, r.from, r.to, { at: r.at, prefix: '', resolve });
-      st.dispatch({ type: 'edge/add', edge: { from: r.from, to: r.to, ...(loop ? { delay: 1, init: 0 } : {}) }, ...at$(r.at) }, { label: `connect ${r.from.node} -> ${r.to.node}` });
-      if (loop) st.toast(`${r.from.node} -> ${r.to.node} closes a loop: it carries 1 initial token of zeros (delay 1, init 0); change them in the inspector`, 'info');
-    },
-    [problemOf, resolve],
-  );
-
-  // Live feedback while dragging a connection: the handle under the pointer turns red when
-  // the connection would be refused; releasing there says why.
-  const isValidConnection = useCallback((c: Connection | Edge) => !problemOf(c.source, c.sourceHandle ?? '', c.target, c.targetHandle ?? '').problem, [problemOf]);
-
-  const onConnectEnd = useCallback(
-    (_: MouseEvent | TouchEvent, state: FinalConnectionState) => {
-      if (state.isValid !== false || !state.fromHandle || !state.toHandle) return;
-      const [a, b] = state.fromHandle.type === 'source' ? [state.fromHandle, state.toHandle] : [state.toHandle, state.fromHandle];
-      if (a.type === b.type) {
-        projectStore.getState().toast(`Connection refused: connect an output (right side) to an input (left side)`, 'error');
-        return;
-      }
-      const r = problemOf(a.nodeId, a.id ?? '', b.nodeId, b.id ?? '');
-      if (r.problem) projectStore.getState().toast(`Connection refused: ${r.problem}`, 'error');
-    },
-    [problemOf],
-  );
+  const { built, nodes, edges } = useDfgFlow({ doc, at, prefix, mapping, selection, picked, sizes, tick, problems, resolve, repetitions });
+  const { onNodesChange, onEdgesChange, onDelete, onConnect, isValidConnection, onConnectEnd, onNodeDragStop } = useDfgHandlers({ built, mapping, picked, setPicked, take, resolve });
 
   const onDrop = useCallback(
     (e: React.DragEvent) => {
@@ -332,14 +70,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
     return { at: ws[0].at, ids: ws.map((w) => w.id) };
   }, [picked, built]);
   const group = () => {
-    if (!groupable) return;
-    const st = projectStore.getState();
-    const r = groupChanges(st.doc, groupable.at, groupable.ids);
-    if ('error' in r) return st.toast(r.error, 'error');
-    if (st.dispatch(r.changes, { label: `group ${groupable.ids.join(', ')}` })) {
-      setPicked(new Set());
-      st.select({ kind: 'node', id: r.id, ...at$(groupable.at) });
-    }
+    if (groupable) groupComposite(groupable.at, groupable.ids, () => setPicked(new Set()));
   };
   const sel = selection?.kind === 'node' ? graphAt(doc, selection.at)?.nodes.find((n) => n.id === selection.id) : undefined;
   const ungroupable = sel && isComposite(sel) && compositeOf(doc, sel) && selection?.kind === 'node' ? { at: selection.at, id: sel.id } : undefined;
@@ -383,10 +114,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
         onDelete={mapping ? undefined : onDelete}
         onConnectEnd={mapping ? undefined : onConnectEnd}
         nodesConnectable={!mapping}
-        onNodeDragStop={() => {
-          dragKey.current = null;
-          projectStore.getState().seal();
-        }}
+        onNodeDragStop={onNodeDragStop}
         onNodeDoubleClick={(_, n) => {
           if (n.type === 'composite' || n.type === 'group') projectStore.getState().setLevel([...level, ...n.id.split('/')]);
         }}
@@ -419,7 +147,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
             {expandedToggle}
           </Panel>
         )}
-        {nodes.length <= MINIMAP_UP_TO && minimapFits(size) && <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />}
+        {nodes.length <= MINIMAP_UP_TO && minimapFits(size) && <MiniMap pannable zoomable nodeColor={(n) => (n.data as { colour?: string }).colour ?? '#9ca3af'} />}
       </ReactFlow>}
     </div>
   );

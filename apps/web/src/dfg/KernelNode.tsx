@@ -2,13 +2,13 @@ import { memo } from 'react';
 import { Handle, Position, type Node, type NodeHandle, type NodeProps } from '@xyflow/react';
 import { findKernel, formatDataType } from '@pipeloom/kernels';
 import type { AppNode, MappingTarget } from '@pipeloom/core';
-import { nodePorts, portType } from '../lib/kernels.js';
+import { nodePorts, portType } from '../document/kernels.js';
 import { PeBadge, PePick } from './PePick.js';
-import { isScan } from '../scan/node.js';
+import { isScan } from '../document/scanNode.js';
 
 export type KernelNodeData = {
   node: AppNode;
-  /** The node with its expressions evaluated (lib/resolve.ts): its ports and types. */
+  /** The node with its expressions evaluated (store/resolve.ts): its ports and types. */
   resolved?: AppNode;
   /** Its path from the canvas's level (`s1/inc` inside an expanded composite): test ids and handles. */
   flowId?: string;
@@ -16,7 +16,7 @@ export type KernelNodeData = {
   q?: number;
   /** Its PE, or, for a node with tasks, the PEs its shares take in turn. */
   pe?: MappingTarget;
-  color?: string;
+  colour?: string;
   errors: number;
   /** Mapping view: the PE picker on the node. */
   pes?: string[];
@@ -59,7 +59,7 @@ const HANDLE = 9;
 const ESTIMATE = { width: 168, left: 4, right: 1, ports: 40, picker: 34 };
 
 function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
-  const { node, color, errors } = data;
+  const { node, colour, errors } = data;
   const resolved = data.resolved ?? node;
   const flowId = data.flowId ?? node.id;
   const kernel = findKernel(node.kernel ?? '');
@@ -69,7 +69,7 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
   return (
     <div
       className={`kn${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`}
-      style={color ? ({ '--pe': color } as React.CSSProperties) : undefined}
+      style={colour ? ({ '--pe': colour } as React.CSSProperties) : undefined}
       data-testid={`dfg-node-${flowId}`}
     >
       <div className="kn-head">

@@ -1,9 +1,9 @@
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { findKernel, listKernels, type KernelSpec } from '@pipeloom/kernels';
-import { KERNEL_MIME, SCAN_ITEM, addKernelNode } from './DfgEditor.js';
-import { SCAN_DEFAULTS } from '../scan/node.js';
+import { KERNEL_MIME, SCAN_ITEM, addKernelNode } from './addNode.js';
+import { SCAN_DEFAULTS } from '../document/scanNode.js';
 import { reportAgentKernels, useAgentKernels } from '../store/agentKernels.js';
-import { appRun, useRun } from '../run/store.js';
+import { appRun, useRun } from '../store/run/store.js';
 import { kernelDocLines, paramFacts, portLine } from '../lib/kernelDocs.js';
 
 // The kernel registry: the built-ins by category, then each kernel package (loaded here or

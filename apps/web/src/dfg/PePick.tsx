@@ -1,5 +1,5 @@
 import type { MappingTarget } from '@pipeloom/core';
-import { pesOf, targetLabel, targetTitle } from '../store/targets.js';
+import { pesOf, targetLabel, targetTitle } from '../document/targets.js';
 
 /** The picker's value while the node is mapped onto a list: shown, not offered (lists are ticked in the inspector or the mapping board). */
 const LIST = '\u0000list';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { WrittenDocument } from '@pipeloom/core';
-import { readDocument } from '../shell/documents.js';
-import { applyChanges } from '../store/changes.js';
+import { readDocument } from '../document/documents.js';
+import { applyChanges } from '../document/changes.js';
 import { estimated, expandChanges, levelFlow } from './levelFlow.js';
 
 const doc = readDocument(readFileSync(new URL('../../../../examples/composite.json', import.meta.url), 'utf8')).doc!;

@@ -1,8 +1,8 @@
 import type { Edge, Node } from '@xyflow/react';
 import type { AppEdge, AppNode, WrittenDocument } from '@pipeloom/core';
-import { compositeOf, graphAt, graphKey, innerAt, isComposite, type Graph, type GraphAt } from '../store/graphs.js';
-import { edgeKey, type EdgeKey } from '../store/records.js';
-import type { Change } from '../store/changes.js';
+import { compositeOf, graphAt, graphKey, innerAt, isComposite, type Graph, type GraphAt } from '../document/graphs.js';
+import { edgeKey, type EdgeKey } from '../document/records.js';
+import type { Change } from '../document/changes.js';
 import { longestPathDepths } from '../lib/layers.js';
 import { estimatedSize } from './KernelNode.js';
 

@@ -1,7 +1,7 @@
 import { useMemo } from 'react';
 import { Background, Controls, ReactFlow, type Edge, type Node } from '@xyflow/react';
 import { useProject, projectStore } from '../store/project.js';
-import { useCompile } from '../worker/client.js';
+import { useCompile } from '../store/compiler.js';
 import { formatMs, formatSeconds } from '../lib/format.js';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE, openingViewport, useRefitOnResize, useSize } from '../lib/canvas.js';
 import { igNodeTypes } from './IgNodes.js';

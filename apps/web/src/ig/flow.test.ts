@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compile, type WrittenDocument } from '@pipeloom/core';
 import { layeredDocument } from '@pipeloom/core/testing';
-import { readDocument } from '../shell/documents.js';
+import { readDocument } from '../document/documents.js';
 import { DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
-import { layoutIg } from './layout.js';
+import { layoutIg } from '../layout/ig.js';
 import { dataBounds, declaredHandles, igFlow } from './flow.js';
 
 async function strategyOf(doc: WrittenDocument) {
@@ -25,13 +25,13 @@ describe('the IG view\'s React Flow nodes', () => {
   it("a node with tasks on a PE list: its shares are of its kernel, in their PE's colour; its sum is generic.sum", async () => {
     const mlem = readDocument(readFileSync(new URL('../../../../examples/mlem.json', import.meta.url), 'utf8')).doc!;
     const { nodes } = igFlow(await strategyOf(mlem), mlem);
-    const data = (id: string) => nodes.find((n) => n.id === `n:${id}`)!.data as { kernel: string; color?: string };
+    const data = (id: string) => nodes.find((n) => n.id === `n:${id}`)!.data as { kernel: string; colour?: string };
     expect(data('projbp[0]').kernel).toBe('mlem.projbp');
     expect(data('projbp').kernel).toBe('generic.sum');
     expect(data('update').kernel).toBe('mlem.update');
-    expect(data('projbp[1]').color).toBe(data('phantom').color); // cpu@h0
-    expect(data('projbp[0]').color).toBe(data('update').color); // gpu0@h0
-    expect(data('projbp[0]').color).not.toBe(data('projbp[1]').color);
+    expect(data('projbp[1]').colour).toBe(data('phantom').colour); // cpu@h0
+    expect(data('projbp[0]').colour).toBe(data('update').colour); // gpu0@h0
+    expect(data('projbp[0]').colour).not.toBe(data('projbp[1]').colour);
   });
 
   it('a large graph declares every member\'s handles (mid-left target, mid-right source) and none for lanes', async () => {

@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
 import { compile, predict, type ProjectDocument, type SocketLike } from '@pipeloom/core';
 import { RunView } from './RunView.js';
-import { createRunStore, type RunStore } from './store.js';
+import { createRunStore, type RunStore } from '../store/run/store.js';
 
 // The Run view rendered in jsdom against real agents on loopback: the predicted plan before
 // running, connect, start, live numbers, the consumer's check. (jsdom has no canvas: the

@@ -1,6 +1,6 @@
 import type { TraceEvent, TraceKind } from '@pipeloom/core';
 import type { TimelineHandle } from '../timeline/Timeline.js';
-import type { RunStore } from './store.js';
+import type { RunStore } from '../store/run/store.js';
 
 // `window.__pipeloomBench` for `npm run bench:timeline`: streams synthetic events through
 // the same ingest path a run uses (batches of TraceEvent objects into the column store) while

@@ -2,20 +2,21 @@ import { useMemo, useState, type ReactNode } from 'react';
 import { findKernel, type ParamValue } from '@pipeloom/kernels';
 import { MAX_SCAN_ELEMENTS, MAX_SCAN_WORKERS, SCAN_EXECUTIONS, SCAN_OUTPUTS, SCAN_STRATEGIES, scanModel, type AppNode, type WrittenDocument } from '@pipeloom/core';
 import { projectStore } from '../store/project.js';
-import { effectivePe, type GraphAt } from '../store/graphs.js';
-import { pesOf } from '../store/targets.js';
-import { portTypeAt, type PortContext } from '../lib/kernels.js';
-import { useResolve } from '../lib/resolve.js';
+import { effectivePe, type GraphAt } from '../document/graphs.js';
+import { pesOf } from '../document/targets.js';
+import { portTypeAt, type PortContext } from '../document/kernels.js';
+import { useResolve } from '../store/resolve.js';
 import { formatDataType } from '@pipeloom/kernels';
-import { appRun, freshness, useRun } from '../run/store.js';
-import { NumberField, SelectField } from '../shell/fields.js';
-import { binaryOperators, elementsWanted, networkOptions, operatorOwnParams, scanSettings, withOperator } from './node.js';
+import { appRun, useRun } from '../store/run/store.js';
+import { freshness } from '../store/run/state.js';
+import { NumberField, SelectField } from '../forms/fields.js';
+import { binaryOperators, elementsWanted, networkOptions, operatorOwnParams, scanSettings, withOperator } from '../document/scanNode.js';
 import { measuredScan } from './measured.js';
 import { chartMaxP, SpeedupChart, useCurves } from './SpeedupChart.js';
 import { ScanExpand } from './ScanExpand.js';
 import { ScanTimeline } from './ScanTimeline.js';
 import { historyKey, useScanHistory, type MeasuredPoint } from './history.js';
-import { ParamEditor } from '../shell/ParamEditor.js';
+import { ParamEditor } from '../forms/ParamEditor.js';
 
 // The inspector of a scan node: its operator (a binary kernel), network, output, strategy and
 // execution, the operator's own params, its workers (an ordered PE list), and core's model of

@@ -1,15 +1,16 @@
 import { useId, useMemo } from 'react';
 import { scanPlan, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type WrittenDocument } from '@pipeloom/core';
 import type { KernelSpec, Params } from '@pipeloom/kernels';
-import { appRun, freshness, useRun } from '../run/store.js';
+import { appRun, useRun } from '../store/run/store.js';
+import { freshness } from '../store/run/state.js';
 import { formatDuration, formatTime, ticks } from '../timeline/viewport.js';
 import { wait as waitKind } from '../timeline/kinds/wait.js';
 import { barrier as barrierKind } from '../timeline/kinds/barrier.js';
-import { STAGE_COLORS } from './figure.js';
-import { useCalibration } from '../run/calibration.js';
+import { STAGE_COLOURS } from './figure.js';
+import { useCalibration } from '../store/calibration.js';
 import { calibratedPerApplication, hintPerApplication, runFires, scanTimeline, type Band, type SliceKind } from './lanes.js';
 import { scanMessages } from './messages.js';
-import { payloadWords } from './node.js';
+import { payloadWords } from '../document/scanNode.js';
 import { useEscapeToClose } from './overlay.js';
 
 // The scan's predictor view (issue 24): three bands of one lane per worker on one time axis,
@@ -32,7 +33,7 @@ const GAP = 2;
 const HEAD = 30;
 const RULER = 22;
 
-export const SLICE_COLORS: Record<SliceKind, string> = { local: STAGE_COLORS.local, network: STAGE_COLORS.network, prop: STAGE_COLORS.prop, barrier: barrierKind.color, other: '#64748b', wait: waitKind.color, idle: '#ffffff' };
+export const SLICE_COLOURS: Record<SliceKind, string> = { local: STAGE_COLOURS.local, network: STAGE_COLOURS.network, prop: STAGE_COLOURS.prop, barrier: barrierKind.colour, other: '#64748b', wait: waitKind.colour, idle: '#ffffff' };
 const CRITICAL = '#111827';
 const LABEL: Record<SliceKind, string> = { local: 'local scan', network: 'network', prop: 'second stage', barrier: 'barrier', other: 'other firing on its PE', wait: 'wait', idle: 'idle' };
 
@@ -137,7 +138,7 @@ export function ScanTimeline(props: ScanTimelineProps) {
       <div className="scan-legend">
         {(['local', 'network', 'prop', 'barrier', 'other', 'wait'] as const).map((k) => (
           <span key={k}>
-            <span className="swatch" style={{ background: SLICE_COLORS[k] }} /> {LABEL[k]}
+            <span className="swatch" style={{ background: SLICE_COLOURS[k] }} /> {LABEL[k]}
           </span>
         ))}
         <span>
@@ -182,7 +183,7 @@ function BandView({ band, top, lanes, pes, x, hatch }: { band: Band; top: number
                 y={y}
                 width={Math.max(0.5, x(s.end) - x(s.start))}
                 height={LANE}
-                fill={s.kind === 'idle' ? `url(#${hatch})` : SLICE_COLORS[s.kind]}
+                fill={s.kind === 'idle' ? `url(#${hatch})` : SLICE_COLOURS[s.kind]}
                 stroke={s.critical ? CRITICAL : undefined}
                 strokeWidth={s.critical ? 1.5 : undefined}
               >

@@ -1,6 +1,7 @@
 import { createStore, useStore } from 'zustand';
 import { scanModel, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type TraceColumns, type WrittenDocument } from '@pipeloom/core';
-import { freshness, type RunState, type RunStore } from '../run/store.js';
+import type { RunStore } from '../store/run/store.js';
+import { freshness, type RunState } from '../store/run/state.js';
 import { measuredScan, type MeasuredScan } from './measured.js';
 import { modelled, scanInstances } from './instances.js';
 

@@ -1,9 +1,9 @@
 import type { AppNode, ScanExecution, ScanNetwork, ScanOutput, ScanStrategy, WrittenDocument } from '@pipeloom/core';
-import { effectivePe, walkInstances, type GraphAt } from '../store/graphs.js';
-import { pesOf } from '../store/targets.js';
-import { portTypeAt } from '../lib/kernels.js';
-import { resolver, type Resolve } from '../lib/resolve.js';
-import { isScan, scanSettings, type ScanSettings } from './node.js';
+import { effectivePe, walkInstances, type GraphAt } from '../document/graphs.js';
+import { pesOf } from '../document/targets.js';
+import { portTypeAt } from '../document/kernels.js';
+import { resolver, type Resolve } from '../store/resolve.js';
+import { isScan, scanSettings, type ScanSettings } from '../document/scanNode.js';
 
 // Every scan node of a document as its views read it (flattened id, settings, N from what
 // feeds `in`, its workers): what the run history records after a run and the Run view lists,

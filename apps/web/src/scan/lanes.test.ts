@@ -3,7 +3,7 @@ import { scanPlan, simulateScan, TraceColumns, type Calibration, type TraceEvent
 import { CALIBRATION_FORMAT } from '@pipeloom/core/internal';
 import { findKernel, withDefaults } from '@pipeloom/kernels';
 import { calibratedPerApplication, hintPerApplication, runFires, scanTimeline, stageOf, workerOf } from './lanes.js';
-import { emptyDocument } from '../store/project.js';
+import { emptyDocument } from '../document/documents.js';
 
 /** A fire on worker w's PE (cpu@h<w>); other nodes on cpu@h9 unless placed. */
 const fire = (node: string, iteration: number, start: number, end: number, pe = `cpu@h${/\.w(\d+)$/.exec(node)?.[1] ?? (node.includes('barrier') ? 0 : 9)}`): TraceEvent => ({ host: pe.split('@')[1], pe, thread: 'main', kind: 'fire', name: node, node, iteration, cycle: iteration, start, end });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { scanPlan, type Link, type WrittenDocument } from '@pipeloom/core';
 import { findKernel } from '@pipeloom/kernels';
-import { emptyDocument } from '../store/project.js';
+import { emptyDocument } from '../document/documents.js';
 import { scanTimeline } from './lanes.js';
 import { scanMessages } from './messages.js';
-import { payloadWords } from './node.js';
+import { payloadWords } from '../document/scanNode.js';
 
 // Two hosts, each a CPU and a GPU on PCIe; the CPUs joined by Ethernet at 0.1 ms and 1 MB/s
 // (a slow network, so a message is worth seeing beside a 1 ms application).

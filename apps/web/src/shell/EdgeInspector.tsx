@@ -1,11 +1,11 @@
 import { findKernel, formatDataType, portsFor, withDefaults } from '@pipeloom/kernels';
 import type { AppEdge, Expr, WrittenDocument } from '@pipeloom/core';
 import { projectStore } from '../store/project.js';
-import { edgeKey } from '../store/records.js';
-import { graphAt, instancePrefixes, scopeNames, type GraphAt } from '../store/graphs.js';
-import { portTypeAt } from '../lib/kernels.js';
-import { useResolve } from '../lib/resolve.js';
-import { ExprField, NumberField, SelectField } from './fields.js';
+import { edgeKey } from '../document/records.js';
+import { graphAt, instancePrefixes, scopeNames, type GraphAt } from '../document/graphs.js';
+import { portTypeAt } from '../document/kernels.js';
+import { useResolve } from '../store/resolve.js';
+import { ExprField, NumberField, SelectField } from '../forms/fields.js';
 
 // The inspector of a DFG edge: what it carries, and its delay (feedback): how many initial
 // tokens it carries and their values, a constant or a source node of the same graph run once

@@ -1,18 +1,18 @@
 import { paramTable, type LinkKind, type WrittenDocument } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
-import { edgeKey, linkKey, type Selection } from '../store/records.js';
-import { flatNode, graphAt } from '../store/graphs.js';
-import { forCore, mapsTo } from '../store/targets.js';
+import { edgeKey, linkKey, type Selection } from '../document/records.js';
+import { flatNode, graphAt } from '../document/graphs.js';
+import { forCore, mapsTo } from '../document/targets.js';
 import { NodeInspector, PePicker } from './NodeInspector.js';
 import { EdgeInspector } from './EdgeInspector.js';
 import { ParamEditor } from '../params/ParamPanel.js';
-import { peColor } from '../lib/colors.js';
+import { peColour } from '../lib/colour.js';
 import { formatBytes } from '../lib/format.js';
-import { LINK_KINDS, linkKindPatch } from '../arch/defaults.js';
-import { CheckField, NumberField, SelectField, TextField, validId } from './fields.js';
-import { useCompile } from '../worker/client.js';
-import { selectionForDiagnostic, sameSelection } from '../store/selection.js';
-import { inWords } from '../lib/words.js';
+import { LINK_KINDS, linkKindPatch } from '../document/archDefaults.js';
+import { CheckField, NumberField, SelectField, TextField, validId } from '../forms/fields.js';
+import { useCompile } from '../store/compiler.js';
+import { selectionForDiagnostic, sameSelection } from '../document/selection.js';
+import { inWords } from '../document/words.js';
 import { ModeFields } from './ModeFields.js';
 
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
@@ -99,7 +99,7 @@ function InspectorBody({ doc, selection }: { doc: WrittenDocument; selection: Se
           <div className="insp-section">PEs</div>
           {pes.map((p) => (
             <div key={p.id} className="insp-row clickable" onClick={() => projectStore.getState().select({ kind: 'pe', id: p.id })}>
-              <span className="swatch" style={{ background: peColor(doc, p.id) }} /> {p.id} <span className="muted">{p.kind} · {formatBytes(p.memory)}</span>
+              <span className="swatch" style={{ background: peColour(doc, p.id) }} /> {p.id} <span className="muted">{p.kind} · {formatBytes(p.memory)}</span>
             </div>
           ))}
           <button className="danger" onClick={() => dispatch({ type: 'host/remove', id: h.id }, { label: `delete ${h.id}` })}>Delete host and its PEs</button>

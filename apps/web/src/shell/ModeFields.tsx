@@ -1,6 +1,6 @@
 import type { DocumentOptions, ExecutionMode } from '@pipeloom/core';
 import { projectStore } from '../store/project.js';
-import { CheckField, NumberField, SelectField } from './fields.js';
+import { CheckField, NumberField, SelectField } from '../forms/fields.js';
 
 // The run options' execution mode (issue 23): static (PACCO's compiled programs on the
 // mapping) or task bag (tasks given to capable PEs at run time), and the task bag's window and

@@ -1,20 +1,20 @@
 import { findKernel, formatDataType, type ParamSpec, type ParamValue } from '@pipeloom/kernels';
 import type { AppNode, Expr, ImplementationGraph, WrittenDocument } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
-import { compositeOf, effectivePe, graphAt, graphKey, instancePrefixes, isComposite, levelAt, scopeNames, type GraphAt } from '../store/graphs.js';
-import { ungroupChanges } from '../store/hierarchy.js';
+import { compositeOf, effectivePe, graphAt, graphKey, instancePrefixes, isComposite, levelAt, scopeNames, type GraphAt } from '../document/graphs.js';
+import { ungroup } from '../store/composites.js';
 import { estimated, expandChanges } from '../dfg/levelFlow.js';
-import { compositePorts, nodePorts, portTypeAt, writtenParams, type PortContext } from '../lib/kernels.js';
-import { useResolve } from '../lib/resolve.js';
+import { compositePorts, nodePorts, portTypeAt, writtenParams, type PortContext } from '../document/kernels.js';
+import { useResolve } from '../store/resolve.js';
 import { writtenValue } from '../params/ParamPanel.js';
-import { useCompile } from '../worker/client.js';
-import { ExprField, SelectField, TextField, validId } from './fields.js';
-import { ParamEditor } from './ParamEditor.js';
+import { useCompile } from '../store/compiler.js';
+import { ExprField, SelectField, TextField, validId } from '../forms/fields.js';
+import { ParamEditor } from '../forms/ParamEditor.js';
 import { RequiresField } from './RequiresField.js';
 import { TasksField } from './TasksField.js';
 import { PeChecks } from '../mapping/PeChecks.js';
-import { takesList, targetLabel } from '../store/targets.js';
-import { isScan } from '../scan/node.js';
+import { takesList, targetLabel } from '../document/targets.js';
+import { isScan } from '../document/scanNode.js';
 import { ScanInspector } from '../scan/ScanInspector.js';
 
 // The inspector of a DFG node, kernel or composite, wherever it is written (the app graph, a
@@ -249,13 +249,6 @@ function KernelInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNod
 export function enter(id: string) {
   const st = projectStore.getState();
   st.setLevel([...st.level, id]);
-}
-
-export function ungroup(doc: WrittenDocument, at: GraphAt | undefined, id: string) {
-  const st = projectStore.getState();
-  const r = ungroupChanges(doc, at, id);
-  if ('error' in r) st.toast(r.error, 'error');
-  else if (st.dispatch(r.changes, { label: `ungroup ${id}` })) st.select(null);
 }
 
 function CompositeInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNode; at?: GraphAt }) {

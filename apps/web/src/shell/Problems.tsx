@@ -1,11 +1,11 @@
 import { useProject, projectStore } from '../store/project.js';
-import { useCompile } from '../worker/client.js';
-import { selectionForDiagnostic } from '../store/selection.js';
+import { useCompile } from '../store/compiler.js';
+import { selectionForDiagnostic } from '../document/selection.js';
 import { formatMs } from '../lib/format.js';
-import { inWords } from '../lib/words.js';
+import { inWords } from '../document/words.js';
 
 // The bottom bar: every diagnostic from validation and compilation, in the designer's words
-// (lib/words.ts; the JSON path is the tooltip); clicking one selects the element its path
+// (document/words.ts; the JSON path is the tooltip); clicking one selects the element its path
 // names and switches to the view that shows it.
 export function Problems({ collapsed, onToggle }: { collapsed?: boolean; onToggle?: () => void }) {
   const doc = useProject((s) => s.doc);

@@ -1,8 +1,8 @@
 import { useMemo, useState } from 'react';
 import { failingClause, parseRequires, WEBGPU_FEATURES, type AppNode, type PeCapabilities } from '@pipeloom/core';
-import { appRun, useRun } from '../run/store.js';
+import { appRun, useRun } from '../store/run/store.js';
 import { projectStore } from '../store/project.js';
-import type { GraphAt } from '../store/graphs.js';
+import type { GraphAt } from '../document/graphs.js';
 
 // A kernel node's `requires` (docs/document-format.md, Requirements): clauses KEY OP VALUE, one
 // per line, checked as typed; suggestions complete from what the connected agents report of

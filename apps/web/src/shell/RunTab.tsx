@@ -2,8 +2,8 @@ import { useCallback, useMemo } from 'react';
 import type { ProjectDocument } from '@pipeloom/core';
 import { RunView } from '../run/RunView.js';
 import { projectStore, useProject } from '../store/project.js';
-import { useCompile } from '../worker/client.js';
-import { agentsFromQuery } from './query.js';
+import { useCompile } from '../store/compiler.js';
+import { agentsFromQuery } from '../store/query.js';
 
 // The Run view is its own module (apps/web/src/run); the shell mounts it as a tab with the
 // document and its revision, both compiled strategies and the agents named in the page's query

@@ -2,14 +2,14 @@ import { useMemo } from 'react';
 import { FORMAT, lowerDocument, type AppNode, type Expr, type WrittenDocument } from '@pipeloom/core';
 import type { KernelSpec } from '@pipeloom/kernels';
 import { projectStore } from '../store/project.js';
-import { scopeNames, type GraphAt } from '../store/graphs.js';
-import { ExprField } from './fields.js';
+import { scopeNames, type GraphAt } from '../document/graphs.js';
+import { ExprField } from '../forms/fields.js';
 
 // A kernel node's `tasks` (docs/document-format.md, Tasks): its kernel declares a split, and
 // each firing runs as K shares of the split's range, summed in share order. Checked as typed by
 // core itself, so the field says what the compile will ("tasks 200 > angles 180: ..."). Removing
 // tasks is its own button: clearing the text while retyping must not drop the node's PE list
-// (the store turns a list back to its first PE when tasks go: store/changes.ts).
+// (the store turns a list back to its first PE when tasks go: document/changes.ts).
 
 const dispatch: ReturnType<typeof projectStore.getState>['dispatch'] = (c, o) => projectStore.getState().dispatch(c, o);
 

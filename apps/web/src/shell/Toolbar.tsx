@@ -1,7 +1,7 @@
 import { useRef, useState } from 'react';
-import { emptyDocument as newProject, projectStore, useProject } from '../store/project.js';
-import type { ViewId } from '../store/records.js';
-import { download, fromValue } from './documents.js';
+import { projectStore, useProject } from '../store/project.js';
+import type { ViewId } from '../document/records.js';
+import { download, emptyDocument as newProject, fromValue } from '../document/documents.js';
 import { openDocument } from './loading.js';
 import { examples } from './examples.js';
 import { recentProjects, rememberProject, type RecentEntry } from './recent.js';

@@ -1,8 +1,8 @@
 import { createStore, useStore } from 'zustand';
 import { formatBytes, formatDiagnostic, MAX_DOCUMENT_BYTES, type WrittenDocument } from '@pipeloom/core';
 import { projectStore } from '../store/project.js';
-import { compileStore, compilerApi } from '../worker/client.js';
-import { readDocument } from './documents.js';
+import { compileStore, compilerApi } from '../store/compiler.js';
+import { readDocument } from '../document/documents.js';
 
 // A document entering the editor (Open…, Recent, the autosave at start) is read in the compile
 // worker, so that a large one (tens of MB take seconds to parse and normalise) leaves the page

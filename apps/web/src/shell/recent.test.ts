@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { beforeEach, describe, expect, it } from 'vitest';
-import { emptyDocument } from '../store/project.js';
+import { emptyDocument } from '../document/documents.js';
 import { readRecent, RECENT_DOC_MAX_CHARS, RECENT_MAX, recentProjects, rememberProject } from './recent.js';
 import type { WrittenDocument } from '@pipeloom/core';
 

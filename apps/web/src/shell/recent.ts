@@ -1,5 +1,5 @@
 import { formatDiagnostic, type WrittenDocument } from '@pipeloom/core';
-import { readDocument } from './documents.js';
+import { readDocument } from '../document/documents.js';
 
 // Recent projects: each time a project is replaced (New, Open…, an example, another recent
 // one) its latest state is kept here, in localStorage, so a reload cannot lose what undo

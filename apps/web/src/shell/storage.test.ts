@@ -1,7 +1,8 @@
 // @vitest-environment jsdom
 import { beforeEach, describe, expect, it } from 'vitest';
-import { emptyDocument, projectStore } from '../store/project.js';
-import { autosave, autosavedText } from './documents.js';
+import { projectStore } from '../store/project.js';
+import { emptyDocument } from '../document/documents.js';
+import { autosave, autosavedText } from '../document/documents.js';
 import { keepProject, storageStore } from './storage.js';
 
 beforeEach(() => localStorage.clear());

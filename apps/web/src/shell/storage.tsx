@@ -1,7 +1,7 @@
 import { createStore, useStore } from 'zustand';
 import { formatBytes } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
-import { autosave, download, type Autosaved } from './documents.js';
+import { autosave, download, type Autosaved } from '../document/documents.js';
 
 // Whether the browser keeps the project across a reload. The autosave fails quietly on its
 // own; this says so on the page while the project does not fit, with Save at hand.

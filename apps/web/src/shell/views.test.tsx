@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import { act } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { projectStore, emptyDocument } from '../store/project.js';
-import { compileStore } from '../worker/client.js';
+import { projectStore } from '../store/project.js';
+import { emptyDocument } from '../document/documents.js';
+import { compileStore } from '../store/compiler.js';
 import { Problems } from './Problems.js';
 import { Inspector } from './Inspector.js';
 import { MappingPanel } from '../mapping/MappingPanel.js';
 import type { ProjectDocument } from '@pipeloom/core';
-import { readDocument } from './documents.js';
+import { readDocument } from '../document/documents.js';
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 

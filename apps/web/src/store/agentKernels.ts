@@ -1,6 +1,6 @@
 import { createStore, useStore } from 'zustand';
 import { findKernel, registerKernels, specFromManifest, type KernelManifest } from '@pipeloom/kernels';
-import { compilerApi } from '../worker/client.js';
+import { compilerApi } from './compiler.js';
 
 // The kernels connected agents report at login (manifests: data, no code), by host. The
 // palette lists them beside the built-ins, grouped by package; a package kernel the designer

@@ -1,5 +1,5 @@
 import type { WrittenDocument } from '@pipeloom/core';
-import type { Change } from './changes.js';
+import type { Change } from '../document/changes.js';
 
 // One history for the whole project: an entry holds the changes of one user action across
 // any of the three graphs, and the changes that undo it. Entries sharing a coalesce key

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createProjectStore, emptyDocument } from './project.js';
-import { edgeKey, linkKey } from './records.js';
-import type { Change } from './changes.js';
+import { createProjectStore } from './project.js';
+import { emptyDocument } from '../document/documents.js';
+import { edgeKey, linkKey } from '../document/records.js';
+import type { Change } from '../document/changes.js';
 
 const piic: Change[] = [
   { type: 'node/add', node: { id: 'p', kernel: 'matrix.produce', params: { width: 8, height: 8 }, position: { x: 0, y: 0 } } },

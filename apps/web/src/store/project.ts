@@ -1,10 +1,11 @@
 import { createStore, useStore } from 'zustand';
-import { FORMAT, type WrittenDocument } from '@pipeloom/core';
-import { applyChanges, ChangeError, type Change } from './changes.js';
+import type { WrittenDocument } from '@pipeloom/core';
+import { emptyDocument } from '../document/documents.js';
+import { applyChanges, ChangeError, type Change } from '../document/changes.js';
 import { History } from './history.js';
-import type { Selection, ViewId } from './records.js';
-import { viewForSelection } from './selection.js';
-import { instancePrefixes, isApp, validLevel } from './graphs.js';
+import type { Selection, ViewId } from '../document/records.js';
+import { viewForSelection } from '../document/selection.js';
+import { instancePrefixes, isApp, validLevel } from '../document/graphs.js';
 
 // The designer's one store: the document, the one history across all graphs, the selection
 // and the current view. Components read slices; every edit goes through `dispatch`.
@@ -48,21 +49,6 @@ export interface ProjectState {
   showExpanded(on: boolean): void;
   toast(message: string, kind?: Toast['kind']): void;
   dismiss(id: number): void;
-}
-
-export function emptyDocument(): WrittenDocument {
-  return {
-    format: FORMAT,
-    name: 'untitled',
-    app: { nodes: [], edges: [] },
-    arch: {
-      hosts: [{ id: 'h0', position: { x: 0, y: 0 } }],
-      pes: [{ id: 'cpu@h0', host: 'h0', kind: 'cpu', memory: 8 * 2 ** 30, position: { x: 20, y: 40 } }],
-      links: [],
-    },
-    mapping: {},
-    options: { overlap: true, iterations: 50 },
-  };
 }
 
 // Moves, and drawing a composite collapsed or expanded: the compiler sees none of them.

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compile, type ProjectDocument, type WrittenDocument } from '@pipeloom/core';
 import { layeredDocument } from '@pipeloom/core/testing';
-import { readDocument } from '../shell/documents.js';
+import { readDocument } from '../document/documents.js';
 import { compileBoth, PREVIEW_EVENTS } from './compile.js';
 
 const piic = readDocument(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8')).doc!;

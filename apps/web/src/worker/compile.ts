@@ -1,8 +1,8 @@
 import { analyze, bagGraph, lowerDocument, predict, type Lowered, predictCalibrated, standInTimes, type Calibration, type Model, type WrittenDocument, type ImplementationGraph } from '@pipeloom/core';
 import { GENERIC_WORK } from '@pipeloom/kernels';
-import { layoutIg } from '../ig/layout.js';
-import { tidyDfg } from '../dfg/tidy.js';
-import { walkInstances } from '../store/graphs.js';
+import { layoutIg } from '../layout/ig.js';
+import { tidyDfg } from '../layout/tidy.js';
+import { walkInstances } from '../document/graphs.js';
 import { FIRING_SIZE, type BagPlan, type CalibratedCycle, type CompileOutput, type LoweredView, type Strategy } from './protocol.js';
 
 // Compiles and predicts a document under both strategies and lays each IG out. A plain

@@ -1,8 +1,8 @@
 /// <reference lib="webworker" />
 import * as Comlink from 'comlink';
 import { compileBoth } from './compile.js';
-import { tidyDfg } from '../dfg/tidy.js';
-import { readDocument } from '../shell/documents.js';
+import { tidyDfg } from '../layout/tidy.js';
+import { readDocument } from '../document/documents.js';
 import type { CompileApi } from './protocol.js';
 import { findKernel, registerKernels, specFromManifest } from '@pipeloom/kernels';
 

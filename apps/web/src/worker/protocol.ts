@@ -1,5 +1,5 @@
 import type { AppEdge, AppNode, BagGraph, Calibration, Prediction, Diagnostic, ImplementationGraph, WrittenDocument, TraceEvent } from '@pipeloom/core';
-import type { IgLayout } from '../ig/layout.js';
+import type { IgLayout } from '../layout/ig.js';
 import type { KernelManifest } from '@pipeloom/kernels';
 
 // What the compile worker hands back: both strategies compiled, predicted and laid out, so

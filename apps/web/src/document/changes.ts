@@ -8,7 +8,7 @@ import { renamePes, withoutPes } from './targets.js';
 // record; removals that cascade (a node takes its edges and mapping entry with it) are
 // expanded into primitives first, so every primitive has a one-record inverse.
 //
-// Node and edge changes name the graph they edit (`at`, store/graphs.ts): the app graph when
+// Node and edge changes name the graph they edit (`at`, document/graphs.ts): the app graph when
 // absent, else a def's or an inline composite's. A node's mapping entries are found through
 // every instance of that graph (`s1/inc` and `s2/inc` for a node of a def used twice).
 

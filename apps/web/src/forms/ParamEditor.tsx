@@ -1,7 +1,7 @@
 import type { Expr, WrittenDocument } from '@pipeloom/core';
 import type { ParamSpec, ParamValue } from '@pipeloom/kernels';
 import { paramDoc } from '../lib/kernelDocs.js';
-import { scopeNames, type GraphAt } from '../store/graphs.js';
+import { scopeNames, type GraphAt } from '../document/graphs.js';
 import { CheckField, ExprField, SelectField, TextField } from './fields.js';
 
 // One kernel param's field by its type (a number or an expression, a choice, a switch, text)

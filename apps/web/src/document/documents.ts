@@ -1,5 +1,5 @@
-import { kernelVersions, normalize, parseDocument, type Diagnostic, type ProcessingElement, type WrittenDocument } from '@pipeloom/core';
-import { hostSize, nextSlot } from '../arch/defaults.js';
+import { FORMAT, kernelVersions, normalize, parseDocument, type Diagnostic, type ProcessingElement, type WrittenDocument } from '@pipeloom/core';
+import { hostSize, nextSlot } from './archDefaults.js';
 import { longestPathDepths } from '../lib/layers.js';
 
 // Documents enter the editor in canonical form (every PE and link explicit, shorthands
@@ -124,4 +124,19 @@ export function nodeDepths(doc: WrittenDocument): Map<string, number> {
     doc.app.nodes.map((n) => n.id),
     doc.app.edges.map((e) => ({ from: e.from.node, to: e.to.node })),
   );
+}
+
+export function emptyDocument(): WrittenDocument {
+  return {
+    format: FORMAT,
+    name: 'untitled',
+    app: { nodes: [], edges: [] },
+    arch: {
+      hosts: [{ id: 'h0', position: { x: 0, y: 0 } }],
+      pes: [{ id: 'cpu@h0', host: 'h0', kind: 'cpu', memory: 8 * 2 ** 30, position: { x: 20, y: 40 } }],
+      links: [],
+    },
+    mapping: {},
+    options: { overlap: true, iterations: 50 },
+  };
 }

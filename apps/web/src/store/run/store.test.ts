@@ -4,16 +4,17 @@ import { spawnLocalAgents, type LocalAgents } from '@pipeloom/agent/local/spawn'
 import { readFileSync } from 'node:fs';
 import { compileOrThrow, example, piic, root, wsConnect } from '@pipeloom/agent/testing/fixtures';
 import { loadKernelPackages } from '@pipeloom/agent/kernels/load';
-import { readDocument } from '../shell/documents.js';
-import { compileBoth } from '../worker/compile.js';
-import { CALIBRATE_ITERATIONS, createRunStore, freshness, type BagNumbers } from './store.js';
+import { readDocument } from '../../document/documents.js';
+import { compileBoth } from '../../worker/compile.js';
+import { createRunStore } from './store.js';
+import { CALIBRATE_ITERATIONS, freshness, type BagNumbers } from './state.js';
 
 // The Run view's store against real agent processes on loopback (the same coordinator the
 // browser uses, over `ws` instead of the browser's WebSocket).
 
 /** examples/mlem.json in task-bag mode at 8^3 and 12 angles: a task takes milliseconds on llvmpipe or a CPU. */
 function smallMlem(iterations: number, edit: (doc: WrittenDocument) => void = () => {}): WrittenDocument {
-  const doc = readDocument(readFileSync(new URL('../../../../examples/mlem.json', import.meta.url), 'utf8')).doc!;
+  const doc = readDocument(readFileSync(new URL('../../../../../examples/mlem.json', import.meta.url), 'utf8')).doc!;
   const params = doc.params as Record<string, { value: number }>;
   params.N.value = 8;
   params.A.value = 12;
@@ -221,7 +222,7 @@ describe('run store with real agents h0 and h1', () => {
 
   it('a generic.work prototype run from the designer lasts its cost hints: each firing at least its stand-in time', async () => {
     // As the designer opens it (normalised), run 6 iterations.
-    const doc = readDocument(readFileSync(new URL('../../../../examples/generic-work.json', import.meta.url), 'utf8')).doc!;
+    const doc = readDocument(readFileSync(new URL('../../../../../examples/generic-work.json', import.meta.url), 'utf8')).doc!;
     // The GPU stages cost tens of ms (their kernels write zeros in well under one): only padding makes them last that long.
     for (const n of doc.app.nodes) if (n.id === 'left' || n.id === 'right') n.params = { ...n.params, flops: n.id === 'left' ? 3e10 : 1.5e10 };
     // What the Run view starts with: the compile worker's IG and stand-in times (core standInTimes).

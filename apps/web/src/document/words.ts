@@ -1,7 +1,7 @@
 import type { WrittenDocument } from '@pipeloom/core';
-import { selectionForDiagnostic } from '../store/selection.js';
-import { graphKey, isApp } from '../store/graphs.js';
-import type { Selection } from '../store/records.js';
+import { selectionForDiagnostic } from './selection.js';
+import { graphKey, isApp } from './graphs.js';
+import type { Selection } from './records.js';
 
 // Diagnostics in the designer's words. Core's diagnostics name elements by JSON path
 // (`app.nodes[1]`, `mapping`) and give hints for the document's text (`add "p": "<PE id>" to

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { badCorpus } from '@pipeloom/core/testing';
-import { selectionForDiagnostic } from '../store/selection.js';
-import { compileBoth } from '../worker/compile.js';
-import { readDocument } from './documents.js';
+import { selectionForDiagnostic } from '../document/selection.js';
+import { compileBoth } from './compile.js';
+import { readDocument } from '../document/documents.js';
 
 // The web app's side of the bad-document corpus: opening each file either refuses it with the
 // parse error, or loads it and lists the diagnostic in Problems, where clicking it selects the

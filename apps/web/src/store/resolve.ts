@@ -1,9 +1,9 @@
 import { useMemo } from 'react';
 import { evaluateExpression, flattenDocument, paramTable, type AppNode, type WrittenDocument } from '@pipeloom/core';
 import { findKernel } from '@pipeloom/kernels';
-import { useProject } from '../store/project.js';
-import { walkInstances } from '../store/graphs.js';
-import { forCore } from '../store/targets.js';
+import { useProject } from './project.js';
+import { walkInstances } from '../document/graphs.js';
+import { forCore } from '../document/targets.js';
 
 // Nodes with numbers where their params are expressions (`"width": "W"`), so the canvas and
 // the inspector resolve port types as the compiler will. Core's flatten evaluates every node

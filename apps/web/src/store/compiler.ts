@@ -1,9 +1,9 @@
 import * as Comlink from 'comlink';
 import { createStore, useStore } from 'zustand';
 import type { WrittenDocument } from '@pipeloom/core';
-import type { CompileApi, CompileOutput } from './protocol.js';
-import { projectStore } from '../store/project.js';
-import { calibrationStore } from '../run/calibration.js';
+import type { CompileApi, CompileOutput } from '../worker/protocol.js';
+import { projectStore } from './project.js';
+import { calibrationStore } from './calibration.js';
 
 // Recompiles in the worker after edits settle (debounced); results that arrive after a newer
 // request was sent are dropped, so the views never show a stale compile over a fresh one.
@@ -44,7 +44,7 @@ let api: Comlink.Remote<CompileApi> | undefined;
 export const compilerApi = () => api;
 
 export function startCompiler(): () => void {
-  const worker = new Worker(new URL('./compile.worker.ts', import.meta.url), { type: 'module', name: 'pipeloom-compile' });
+  const worker = new Worker(new URL('../worker/compile.worker.ts', import.meta.url), { type: 'module', name: 'pipeloom-compile' });
   const remote = Comlink.wrap<CompileApi>(worker);
   api = remote;
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validate, type ProjectDocument } from '@pipeloom/core';
-import { emptyDocument } from '../store/project.js';
+import { emptyDocument } from './documents.js';
 import { deployInWords, inWords } from './words.js';
 
 const doc = (): ProjectDocument => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emptyDocument } from './project.js';
+import { emptyDocument } from './documents.js';
 import { selectionForDiagnostic, selectionForPath, viewForSelection } from './selection.js';
 import type { WrittenDocument } from '@pipeloom/core';
 

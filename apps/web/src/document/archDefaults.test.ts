@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { emptyDocument } from '../store/project.js';
-import { gpuLink, LINK_DEFAULTS, linkKindPatch, newPe } from './defaults.js';
+import { emptyDocument } from './documents.js';
+import { gpuLink, LINK_DEFAULTS, linkKindPatch, newPe } from './archDefaults.js';
 import type { Link } from '@pipeloom/core';
 
 describe('architecture defaults', () => {

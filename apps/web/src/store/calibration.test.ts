@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { compile, predict, TraceColumns, type ProjectDocument } from '@pipeloom/core';
-import { readDocument } from '../shell/documents.js';
+import { readDocument } from '../document/documents.js';
 import { compileBoth } from '../worker/compile.js';
 import { CALIBRATION_KEY, calibrationStore, clearCalibration, openCalibration, saveRunAsCalibration } from './calibration.js';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bufferNodes, compile, normalize, parseDocument } from '@pipeloom/core';
 import { layeredDocument } from '@pipeloom/core/testing';
-import { BUFFER_SIZE, COMPUTE_SIZE, ELK_LIMIT, igGraph, layerX, layoutIg } from './layout.js';
+import { BUFFER_SIZE, COMPUTE_SIZE, ELK_LIMIT, igGraph, layerX, layoutIg } from './ig.js';
 
 const text = readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8');
 const parsed = parseDocument(text);

@@ -1,7 +1,7 @@
 import { findKernel, formatDataType, portsFor, sameDataType, withDefaults, type DataType, type KernelSpec, type ParamValue, type PortSpec } from '@pipeloom/kernels';
 import type { AppNode, WrittenDocument } from '@pipeloom/core';
-import { compositeOf, graphAt, innerAt, type GraphAt } from '../store/graphs.js';
-import { isScan, scanInProblem, scanPortNames, scanPortType } from '../scan/node.js';
+import { compositeOf, graphAt, innerAt, type GraphAt } from './graphs.js';
+import { isScan, scanInProblem, scanPortNames, scanPortType } from './scanNode.js';
 
 // Port types as the editor sees them: resolved from the node's params (defaults filled in),
 // with a readable reason when they cannot be resolved or do not match.
@@ -53,7 +53,7 @@ export function portType(node: AppNode, port: string, side: 'in' | 'out'): { typ
 
 /**
  * Where a graph's nodes are read: the graph (`at`), the flattened id prefix of the instance shown
- * (`s1/`), and the nodes with their expressions evaluated (lib/resolve.ts).
+ * (`s1/`), and the nodes with their expressions evaluated (store/resolve.ts).
  */
 export interface PortContext {
   at?: GraphAt;

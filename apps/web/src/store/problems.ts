@@ -1,9 +1,9 @@
 import { useMemo } from 'react';
-import { useCompile } from '../worker/client.js';
-import { useProject } from '../store/project.js';
-import { selectionForDiagnostic } from '../store/selection.js';
-import { graphKey, isApp } from '../store/graphs.js';
-import type { Selection } from '../store/records.js';
+import { useCompile } from './compiler.js';
+import { useProject } from './project.js';
+import { selectionForDiagnostic } from '../document/selection.js';
+import { graphKey, isApp } from '../document/graphs.js';
+import type { Selection } from '../document/records.js';
 
 /** The key a selection's problems are counted under: `node:p`, `pe:cpu@h0`; inside a composite `node:defs.stage:add`. */
 export function problemKey(s: Selection): string {

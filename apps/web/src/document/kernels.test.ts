@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emptyDocument } from '../store/project.js';
+import { emptyDocument } from './documents.js';
 import { findKernel } from '@pipeloom/kernels';
 import { closesLoop, connectionProblem, freshNodeId, writtenParams } from './kernels.js';
 import type { WrittenDocument } from '@pipeloom/core';

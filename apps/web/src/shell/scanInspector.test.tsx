@@ -4,11 +4,12 @@ import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defineKernelSpec, registerKernels, scanElementType } from '@pipeloom/kernels';
 import type { WrittenDocument } from '@pipeloom/core';
-import { projectStore, emptyDocument } from '../store/project.js';
-import { Inspector } from '../shell/Inspector.js';
+import { projectStore } from '../store/project.js';
+import { emptyDocument } from '../document/documents.js';
+import { Inspector } from './Inspector.js';
 import { Palette } from '../dfg/Palette.js';
 import { MappingPanel } from '../mapping/MappingPanel.js';
-import { connectionProblem } from '../lib/kernels.js';
+import { connectionProblem } from '../document/kernels.js';
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 // jsdom has no 2D canvas: its getContext logs "not implemented" and returns null; return null quietly.

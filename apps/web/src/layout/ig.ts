@@ -1,7 +1,7 @@
 import ELK from 'elkjs/lib/elk.bundled.js';
 import type { ElkNode } from 'elkjs/lib/elk-api.js';
 import { bufferNodes, type ImplementationGraph, type MappingTarget } from '@pipeloom/core';
-import { loweredPe } from '../store/targets.js';
+import { loweredPe } from '../document/targets.js';
 import { longestPathDepths } from '../lib/layers.js';
 
 // Lays out an implementation graph with elkjs: layered, left to right, one cluster per PE

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { applyChanges } from '../store/changes.js';
-import { readDocument } from '../shell/documents.js';
-import { compileBoth } from './compile.js';
-import { onlyStrategyChanged } from './client.js';
+import { applyChanges } from '../document/changes.js';
+import { readDocument } from '../document/documents.js';
+import { compileBoth } from '../worker/compile.js';
+import { onlyStrategyChanged } from './compiler.js';
 
 // Flipping the strategy reuses the compiled pair: the worker compiled both, so the client
 // recompiles only for edits that change something else.
