@@ -47,7 +47,7 @@ test('a scan node: eight workers, Kogge-Stone vs Blelloch in the model, Expand d
   const canvas = page.getByTestId('scan-figure');
   await expect(canvas).toBeVisible();
   await expect(canvas).toHaveAttribute('aria-label', /blelloch scan of 64 elements on 8 workers.*network 6 levels, \d+ applications fired, 3 free/);
-  const colours = await canvas.evaluate((c: HTMLCanvasElement) => {
+  const colors = await canvas.evaluate((c: HTMLCanvasElement) => {
     const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
     const seen = { local: 0, network: 0, prop: 0, lines: 0 };
     for (let i = 0; i < d.length; i += 4) {
@@ -59,10 +59,10 @@ test('a scan node: eight workers, Kogge-Stone vs Blelloch in the model, Expand d
     }
     return seen;
   });
-  expect(colours.local).toBeGreaterThan(100);
-  expect(colours.network).toBeGreaterThan(100);
-  expect(colours.prop).toBeGreaterThan(100);
-  expect(colours.lines).toBeGreaterThan(20);
+  expect(colors.local).toBeGreaterThan(100);
+  expect(colors.network).toBeGreaterThan(100);
+  expect(colors.prop).toBeGreaterThan(100);
+  expect(colors.lines).toBeGreaterThan(20);
   await shot(page, 'scan-expand');
   await page.keyboard.press('Escape');
   await expect(page.getByTestId('scan-expand')).toHaveCount(0);

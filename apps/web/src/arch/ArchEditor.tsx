@@ -3,7 +3,7 @@ import { Background, ConnectionMode, Controls, ReactFlow, type Connection, type 
 import { projectStore, useProject } from '../store/project.js';
 import { linkKey, type LinkKey } from '../document/records.js';
 import { useMeasured, nextDragKey, pickedId, useRefitOnResize } from '../lib/canvas.js';
-import { peColour } from '../lib/colour.js';
+import { peColor } from '../lib/color.js';
 import { formatRate, formatSeconds } from '../lib/format.js';
 import { useProblemCounts } from '../store/problems.js';
 import { archNodeTypes, type HostFlowNode, type PeFlowNode } from './ArchNodes.js';
@@ -62,7 +62,7 @@ export function ArchEditor() {
         measured: sizes.get(P + p.id),
         data: {
           pe: p,
-          colour: peColour(doc, p.id),
+          color: peColor(doc, p.id),
           mapped: Object.entries(doc.mapping).filter(([, v]) => mapsTo(v, p.id)).map(([k]) => k),
           errors: problems.get(`pe:${p.id}`) ?? 0,
         },

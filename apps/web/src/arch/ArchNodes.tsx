@@ -4,7 +4,7 @@ import type { Host, ProcessingElement } from '@pipeloom/core';
 import { formatBytes } from '../lib/format.js';
 
 export type HostFlowNode = Node<{ host: Host; pes: number; errors: number }, 'host'>;
-export type PeFlowNode = Node<{ pe: ProcessingElement; colour?: string; mapped: string[]; errors: number }, 'pe'>;
+export type PeFlowNode = Node<{ pe: ProcessingElement; color?: string; mapped: string[]; errors: number }, 'pe'>;
 
 function HostView({ data, selected }: NodeProps<HostFlowNode>) {
   return (
@@ -22,7 +22,7 @@ function PeView({ data, selected }: NodeProps<PeFlowNode>) {
   return (
     <div
       className={`pe ${pe.kind}${selected ? ' selected' : ''}${data.errors ? ' has-error' : ''}`}
-      style={data.colour ? ({ '--pe': data.colour } as React.CSSProperties) : undefined}
+      style={data.color ? ({ '--pe': data.color } as React.CSSProperties) : undefined}
       data-testid={`arch-pe-${pe.id}`}
     >
       <Handle type="source" position={Position.Right} id="r" />

@@ -16,7 +16,7 @@ export type CompositeNodeData = {
   inputs: string[];
   outputs: string[];
   pe?: MappingTarget;
-  colour?: string;
+  color?: string;
   errors: number;
   /** Port types for tooltips. */
   types?: Record<string, string>;
@@ -32,10 +32,10 @@ export type GroupFlowNode = Node<Omit<CompositeNodeData, 'inputs' | 'outputs' | 
 const PORT_ROW = 20;
 
 function CompositeNodeView({ data, selected }: NodeProps<CompositeFlowNode>) {
-  const { node, flowId, colour, errors } = data;
+  const { node, flowId, color, errors } = data;
   const rows = Math.max(data.inputs.length, data.outputs.length, 1);
   return (
-    <div className={`kn composite${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`} style={colour ? ({ '--pe': colour } as React.CSSProperties) : undefined} data-testid={`dfg-node-${flowId}`}>
+    <div className={`kn composite${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`} style={color ? ({ '--pe': color } as React.CSSProperties) : undefined} data-testid={`dfg-node-${flowId}`}>
       <div className="kn-head">
         <span className="kn-id">{node.id}</span>
         <PeBadge flowId={flowId} pe={data.pe} what="Processing element (the whole composite)" />
@@ -72,9 +72,9 @@ function CompositeNodeView({ data, selected }: NodeProps<CompositeFlowNode>) {
 }
 
 function GroupNodeView({ data, selected }: NodeProps<GroupFlowNode>) {
-  const { node, flowId, colour, errors } = data;
+  const { node, flowId, color, errors } = data;
   return (
-    <div className={`dfg-group${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`} style={colour ? ({ '--pe': colour } as React.CSSProperties) : undefined} data-testid={`dfg-group-${flowId}`}>
+    <div className={`dfg-group${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`} style={color ? ({ '--pe': color } as React.CSSProperties) : undefined} data-testid={`dfg-group-${flowId}`}>
       <div className="dfg-group-head">
         <span className="kn-id">{node.id}</span>
         <span className="muted">{data.label}</span>

@@ -147,7 +147,7 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
             {expandedToggle}
           </Panel>
         )}
-        {nodes.length <= MINIMAP_UP_TO && minimapFits(size) && <MiniMap pannable zoomable nodeColor={(n) => (n.data as { colour?: string }).colour ?? '#9ca3af'} />}
+        {nodes.length <= MINIMAP_UP_TO && minimapFits(size) && <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />}
       </ReactFlow>}
     </div>
   );

@@ -5,7 +5,7 @@ import type { AppNode, TokenRange } from '@pipeloom/core';
 import { useProject } from '../store/project.js';
 import { effectivePe } from '../document/graphs.js';
 import { firstPe, loweredPe } from '../document/targets.js';
-import { peColour } from '../lib/colour.js';
+import { peColor } from '../lib/color.js';
 import { boundsOf, openingViewport } from '../lib/canvas.js';
 import { useCompile } from '../store/compiler.js';
 import { FIRING_SIZE } from '../worker/protocol.js';
@@ -15,12 +15,12 @@ import { FIRING_SIZE } from '../worker/protocol.js';
 // (`S#0` .. `S#7`), composites are flattened (`s1/inc`), and an edge carrying part of a port
 // says which tokens (`3/8`: token 3 of the 8 a firing of the producer makes).
 
-type FiringData = { id: string; kernel?: string; firing?: AppNode['firing']; colour?: string };
+type FiringData = { id: string; kernel?: string; firing?: AppNode['firing']; color?: string };
 
 function FiringNodeView({ data }: NodeProps<Node<FiringData, 'firing'>>) {
   const kernel = findKernel(data.kernel ?? '');
   return (
-    <div className="firing" style={data.colour ? ({ '--pe': data.colour, width: FIRING_SIZE.width, height: FIRING_SIZE.height } as React.CSSProperties) : { width: FIRING_SIZE.width, height: FIRING_SIZE.height }} data-testid={`firing-${data.id}`}>
+    <div className="firing" style={data.color ? ({ '--pe': data.color, width: FIRING_SIZE.width, height: FIRING_SIZE.height } as React.CSSProperties) : { width: FIRING_SIZE.width, height: FIRING_SIZE.height }} data-testid={`firing-${data.id}`}>
       <Handle type="target" position={Position.Left} isConnectable={false} />
       <div className="kn-id">{data.id}</div>
       <div className="muted">{kernel?.title ?? data.kernel}{data.firing ? ` · firing ${data.firing.index + 1} of ${data.firing.of}` : ''}</div>
@@ -42,7 +42,7 @@ export function ExpandedView({ toggle, size }: { toggle: React.ReactNode; size: 
     const nodes: Node[] = (g?.nodes ?? []).map((n) => {
       // A share `X[j]` of a node with tasks runs where lowering puts it (document/targets.ts loweredPe).
       const pe = loweredPe(doc.mapping, n.id) ?? firstPe(effectivePe(doc.mapping, n.id).pe ?? effectivePe(doc.mapping, n.firing?.node ?? n.id).pe);
-      return { id: n.id, type: 'firing', position: n.position, draggable: false, selectable: false, connectable: false, width: FIRING_SIZE.width, height: FIRING_SIZE.height, data: { id: n.id, kernel: n.kernel, firing: n.firing, colour: peColour(doc, pe) } };
+      return { id: n.id, type: 'firing', position: n.position, draggable: false, selectable: false, connectable: false, width: FIRING_SIZE.width, height: FIRING_SIZE.height, data: { id: n.id, kernel: n.kernel, firing: n.firing, color: peColor(doc, pe) } };
     });
     const edges: Edge[] = (g?.edges ?? []).map((e, i) => {
       const label = [part(e.fromTokens), part(e.toTokens) && `→ ${part(e.toTokens)}`].filter(Boolean).join(' ');

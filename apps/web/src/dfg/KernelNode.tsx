@@ -16,7 +16,7 @@ export type KernelNodeData = {
   q?: number;
   /** Its PE, or, for a node with tasks, the PEs its shares take in turn. */
   pe?: MappingTarget;
-  colour?: string;
+  color?: string;
   errors: number;
   /** Mapping view: the PE picker on the node. */
   pes?: string[];
@@ -59,7 +59,7 @@ const HANDLE = 9;
 const ESTIMATE = { width: 168, left: 4, right: 1, ports: 40, picker: 34 };
 
 function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
-  const { node, colour, errors } = data;
+  const { node, color, errors } = data;
   const resolved = data.resolved ?? node;
   const flowId = data.flowId ?? node.id;
   const kernel = findKernel(node.kernel ?? '');
@@ -69,7 +69,7 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
   return (
     <div
       className={`kn${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`}
-      style={colour ? ({ '--pe': colour } as React.CSSProperties) : undefined}
+      style={color ? ({ '--pe': color } as React.CSSProperties) : undefined}
       data-testid={`dfg-node-${flowId}`}
     >
       <div className="kn-head">

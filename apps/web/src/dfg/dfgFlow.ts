@@ -7,7 +7,7 @@ import type { Selection } from '../document/records.js';
 import { effectivePe, graphAt, graphKey, isComposite, type GraphAt } from '../document/graphs.js';
 import { DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
 import { compositePorts, portTypeAt, type PortContext } from '../document/kernels.js';
-import { peColour } from '../lib/colour.js';
+import { peColor } from '../lib/color.js';
 import { firstPe, samePlace } from '../document/targets.js';
 import { problemKey } from '../store/problems.js';
 import type { Resolve } from '../store/resolve.js';
@@ -82,19 +82,19 @@ export function useDfgFlow({ doc, at, prefix, mapping, selection, picked, sizes,
             const t = portTypeAt(doc, ctx, n, p, 'out');
             types[`out.${p}`] = t.type ? formatDataType(t.type) : (t.error ?? '');
           }
-          return { ...base, type: 'composite', data: { node: n, flowId, label: label(n), ...ports, types, pe, colour: peColour(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
+          return { ...base, type: 'composite', data: { node: n, flowId, label: label(n), ...ports, types, pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
         }
         const estimate = declare && !sizes.get(flowId) ? estimatedSize(n.kernel ?? '', mapping) : undefined;
         return {
           ...base,
           type: 'kernel',
           ...(estimate ? { initialWidth: estimate.width, initialHeight: estimate.height, handles: declaredHandles(n.kernel ?? '') } : {}),
-          data: { node: n, resolved: resolve(flatId, n), flowId, q: repetitions?.[flatId], pe, colour: peColour(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), ...pick(flatId) },
+          data: { node: n, resolved: resolve(flatId, n), flowId, q: repetitions?.[flatId], pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), ...pick(flatId) },
         };
       },
       group: (n, flowId, flatId, nAt) => {
         const pe = effectivePe(doc.mapping, flatId).pe;
-        return { type: 'group', data: { node: n, flowId, label: label(n), pe, colour: peColour(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
+        return { type: 'group', data: { node: n, flowId, label: label(n), pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
       },
       edge: (e, id, src, inner) => {
         const t = portTypeAt(doc, ctxFor(src.at, src.flatId, src.node.id), src.node, e.from.port, 'out').type;

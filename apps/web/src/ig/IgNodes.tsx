@@ -3,15 +3,15 @@ import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
 import { formatDataType } from '@pipeloom/kernels';
 import type { BufferNode } from '@pipeloom/core';
 import { formatBytes } from '../lib/format.js';
-import { memoryColour } from '../lib/colour.js';
+import { memoryColor } from '../lib/color.js';
 
-export type IgComputeNode = Node<{ id: string; kernel: string; schedule?: number; latency?: number; colour?: string }, 'igNode'>;
+export type IgComputeNode = Node<{ id: string; kernel: string; schedule?: number; latency?: number; color?: string }, 'igNode'>;
 export type IgBufferNode = Node<{ buffer: BufferNode }, 'igBuffer'>;
-export type IgPeNode = Node<{ pe: string; kind?: string; colour?: string }, 'igPe'>;
+export type IgPeNode = Node<{ pe: string; kind?: string; color?: string }, 'igPe'>;
 
 function ComputeView({ data, selected }: NodeProps<IgComputeNode>) {
   return (
-    <div className={`ig-node${selected ? ' selected' : ''}`} style={data.colour ? ({ '--pe': data.colour } as React.CSSProperties) : undefined} data-testid={`ig-node-${data.id}`}>
+    <div className={`ig-node${selected ? ' selected' : ''}`} style={data.color ? ({ '--pe': data.color } as React.CSSProperties) : undefined} data-testid={`ig-node-${data.id}`}>
       <Handle type="target" position={Position.Left} isConnectable={false} />
       <div className="ig-label" title={`${data.id} on its PE: schedule ${data.schedule ?? '?'}, latency ${data.latency ?? '?'} cycles`}>
         {data.id} <span className="ig-sl">({data.schedule ?? '?'}, {data.latency ?? '?'})</span>
@@ -27,7 +27,7 @@ function BufferView({ data, selected }: NodeProps<IgBufferNode>) {
   return (
     <div
       className={`ig-buffer${selected ? ' selected' : ''}`}
-      style={{ background: memoryColour(b.color) }}
+      style={{ background: memoryColor(b.color) }}
       title={`${b.id} on ${b.pe}\nholds ${b.source}.${b.port}: ${formatDataType(b.type)}\n${formatBytes(b.bytes)} × ${b.depth} slot(s), memory colour ${b.color}`}
       data-testid={`ig-buffer-${b.id}`}
     >
@@ -48,7 +48,7 @@ function BufferView({ data, selected }: NodeProps<IgBufferNode>) {
 
 function PeView({ data }: NodeProps<IgPeNode>) {
   return (
-    <div className="ig-pe" style={data.colour ? ({ '--pe': data.colour } as React.CSSProperties) : undefined} data-testid={`ig-pe-${data.pe}`}>
+    <div className="ig-pe" style={data.color ? ({ '--pe': data.color } as React.CSSProperties) : undefined} data-testid={`ig-pe-${data.pe}`}>
       <div className="ig-pe-title">
         {data.pe} {data.kind && <span className="muted">{data.kind}</span>}
       </div>

@@ -1,5 +1,5 @@
 import { useProject } from '../store/project.js';
-import { peColour, memoryColour } from '../lib/colour.js';
+import { peColor, memoryColor } from '../lib/color.js';
 import { formatBytes, formatSeconds } from '../lib/format.js';
 import { useShownStrategy } from './IgView.js';
 import { usePickedBuffer } from './igSelection.js';
@@ -42,7 +42,7 @@ export function MemoryPanel() {
                 <tr><td>holds</td><td className="mono">{buffer.source}.{buffer.port}</td></tr>
                 <tr><td>type</td><td className="mono">{formatDataType(buffer.type)}</td></tr>
                 <tr><td>size</td><td className="mono">{formatBytes(buffer.bytes)} × {buffer.depth} slot{buffer.depth > 1 ? 's' : ''}</td></tr>
-                <tr><td>colour</td><td><span className="color-chip" style={{ background: memoryColour(buffer.color) }}>c{buffer.color}</span></td></tr>
+                <tr><td>color</td><td><span className="color-chip" style={{ background: memoryColor(buffer.color) }}>c{buffer.color}</span></td></tr>
                 <tr><td>from</td><td className="mono">{'node' in buffer.from ? buffer.from.node : buffer.from.buffer}</td></tr>
                 <tr><td>read by</td><td className="mono">{buffer.consumers.map((c) => `${c.node}.${c.port}`).join(', ') || '—'}</td></tr>
                 <tr><td>copied to</td><td className="mono">{buffer.next.join(', ') || '—'}</td></tr>
@@ -81,11 +81,11 @@ export function MemoryPanel() {
           const pct = (v: number) => `${Math.min(100, (v / scale) * 100)}%`;
           const over = m.capacity > 0 && m.after > m.capacity;
           const alt = other?.ig.memory[pe as keyof typeof other.ig.memory];
-          const colours = groups.get(pe) ?? [];
+          const colors = groups.get(pe) ?? [];
           return (
             <div key={pe} className="mem" data-testid={`mem-${pe}`}>
               <div className="mem-title">
-                <span className="swatch" style={{ background: peColour(doc, pe) }} /> {pe}
+                <span className="swatch" style={{ background: peColor(doc, pe) }} /> {pe}
                 {over && <span className="field-error"> over capacity</span>}
               </div>
               <div className="bar-row" title="Sum of every buffer's bytes × depth">
@@ -106,14 +106,14 @@ export function MemoryPanel() {
                 {alt && alt.after !== m.after && <> · {strategy === result?.overlap ? 'no overlap' : 'overlap'}: {formatBytes(alt.after)}</>}
               </div>
               <div className="colors">
-                {colours.slice(0, CHIPS).map((c) => (
-                  <span key={c.color} className="color-chip" style={{ background: memoryColour(c.color) }} title={`colour ${c.color}: ${c.buffers.join(', ')}`}>
+                {colors.slice(0, CHIPS).map((c) => (
+                  <span key={c.color} className="color-chip" style={{ background: memoryColor(c.color) }} title={`colour ${c.color}: ${c.buffers.join(', ')}`}>
                     c{c.color} {formatBytes(c.bytes)}
                   </span>
                 ))}
-                {colours.length > CHIPS && (
+                {colors.length > CHIPS && (
                   <span className="muted" data-testid={`mem-more-${pe}`}>
-                    +{colours.length - CHIPS} more colours
+                    +{colors.length - CHIPS} more colors
                   </span>
                 )}
               </div>

@@ -25,13 +25,13 @@ describe('the IG view\'s React Flow nodes', () => {
   it("a node with tasks on a PE list: its shares are of its kernel, in their PE's colour; its sum is generic.sum", async () => {
     const mlem = readDocument(readFileSync(new URL('../../../../examples/mlem.json', import.meta.url), 'utf8')).doc!;
     const { nodes } = igFlow(await strategyOf(mlem), mlem);
-    const data = (id: string) => nodes.find((n) => n.id === `n:${id}`)!.data as { kernel: string; colour?: string };
+    const data = (id: string) => nodes.find((n) => n.id === `n:${id}`)!.data as { kernel: string; color?: string };
     expect(data('projbp[0]').kernel).toBe('mlem.projbp');
     expect(data('projbp').kernel).toBe('generic.sum');
     expect(data('update').kernel).toBe('mlem.update');
-    expect(data('projbp[1]').colour).toBe(data('phantom').colour); // cpu@h0
-    expect(data('projbp[0]').colour).toBe(data('update').colour); // gpu0@h0
-    expect(data('projbp[0]').colour).not.toBe(data('projbp[1]').colour);
+    expect(data('projbp[1]').color).toBe(data('phantom').color); // cpu@h0
+    expect(data('projbp[0]').color).toBe(data('update').color); // gpu0@h0
+    expect(data('projbp[0]').color).not.toBe(data('projbp[1]').color);
   });
 
   it('a large graph declares every member\'s handles (mid-left target, mid-right source) and none for lanes', async () => {

@@ -2,7 +2,7 @@ import { MarkerType, Position, type Edge, type Node, type NodeHandle } from '@xy
 import { type WrittenDocument, bufferIndex, bufferNode } from '@pipeloom/core';
 import { boundsOf, DRAW_IN_VIEW_ONLY_ABOVE } from '../lib/canvas.js';
 import { GENERIC_SUM } from '@pipeloom/kernels';
-import { peColour } from '../lib/colour.js';
+import { peColor } from '../lib/color.js';
 import { loweredPe } from '../document/targets.js';
 import type { IgLayout } from '../layout/ig.js';
 import type { LoweredView, Strategy } from '../worker/protocol.js';
@@ -37,14 +37,14 @@ export function igFlow({ ig, layout }: Strategy, doc: WrittenDocument, lowered?:
     const base = { id: n.id, position: { x: n.x, y: n.y }, width: n.width, height: n.height, measured: { width: n.width, height: n.height }, draggable: false, ...(n.parent ? { parentId: n.parent } : {}), ...(declare ? { handles: declaredHandles(n) } : {}) };
     if (n.kind === 'pe') {
       const pe = n.id.slice(3);
-      return { ...base, type: 'igPe', selectable: false, data: { pe, kind: peKinds.get(pe), colour: peColour(doc, pe) } };
+      return { ...base, type: 'igPe', selectable: false, data: { pe, kind: peKinds.get(pe), color: peColor(doc, pe) } };
     }
     if (n.kind === 'buffer') return { ...base, type: 'igBuffer', data: { buffer: bufferNode(ig, bufferIndex(ig, n.id.slice(2))) } };
     const id = n.id.slice(2);
     return {
       ...base,
       type: 'igNode',
-      data: { id, kernel: kernelOf(id) ?? '', schedule: (ig.schedule as Record<string, number>)[id], latency: (ig.latency as Record<string, number>)[id], colour: peColour(doc, n.parent ? n.parent.slice('pe:'.length) : loweredPe(doc.mapping, id)) },
+      data: { id, kernel: kernelOf(id) ?? '', schedule: (ig.schedule as Record<string, number>)[id], latency: (ig.latency as Record<string, number>)[id], color: peColor(doc, n.parent ? n.parent.slice('pe:'.length) : loweredPe(doc.mapping, id)) },
     };
   });
   const edges: Edge[] = layout.edges.map((e) => ({

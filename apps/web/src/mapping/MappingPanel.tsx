@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'react';
 import { projectStore, useProject } from '../store/project.js';
-import { peColour } from '../lib/colour.js';
+import { peColor } from '../lib/color.js';
 import { flatNodes } from '../store/resolve.js';
 import { effectivePe, flatNode } from '../document/graphs.js';
 import { mapsTo, pesOf, takesList, targetTitle } from '../document/targets.js';
@@ -25,7 +25,7 @@ export function MappingPanel() {
   const [over, setOver] = useState<string | null>(null);
   const set = (node: string, pe: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node, pe }, { label: `map ${node}` });
 
-  const zone = (key: string, pe: string | null, title: React.ReactNode, colour?: string) => {
+  const zone = (key: string, pe: string | null, title: React.ReactNode, color?: string) => {
     const on = (id: string) => effectivePe(doc.mapping, id).pe;
     const known = (id: string) => pesOf(on(id)).some((x) => doc.arch.pes.some((p) => p.id === x));
     const nodes = all.filter((n) => (pe ? mapsTo(on(n.id), pe) : !known(n.id)));
@@ -33,7 +33,7 @@ export function MappingPanel() {
       <div
         key={key}
         className={`map-zone${over === key ? ' over' : ''}`}
-        style={colour ? ({ '--pe': colour } as React.CSSProperties) : undefined}
+        style={color ? ({ '--pe': color } as React.CSSProperties) : undefined}
         data-testid={pe ? `map-zone-${pe}` : 'map-zone-unmapped'}
         onDragOver={(e) => {
           if (!e.dataTransfer.types.includes(NODE_MIME)) return;
@@ -88,9 +88,9 @@ export function MappingPanel() {
                 p.id,
                 p.id,
                 <>
-                  <span className="swatch" style={{ background: peColour(doc, p.id) }} /> {p.id} <span className="muted">{p.kind}</span>
+                  <span className="swatch" style={{ background: peColor(doc, p.id) }} /> {p.id} <span className="muted">{p.kind}</span>
                 </>,
-                peColour(doc, p.id),
+                peColor(doc, p.id),
               ),
             )}
         </div>

@@ -2,7 +2,7 @@ import type { MappingTarget, WrittenDocument } from '@pipeloom/core';
 import { projectStore } from '../store/project.js';
 import { flatNode } from '../document/graphs.js';
 import { pesOf, targetOf } from '../document/targets.js';
-import { peColour } from '../lib/colour.js';
+import { peColor } from '../lib/color.js';
 import { isScan } from '../document/scanNode.js';
 
 // The PEs of a node with tasks, or of a scan node, ticked. A node with tasks: its shares take the
@@ -26,7 +26,7 @@ export function PeChecks({ doc, node, testid }: { doc: WrittenDocument; node: st
         return (
           <label key={p.id} className="pe-check" title={scan ? (k >= 0 ? `worker ${k}` : undefined) : k === 0 && on.length > 1 ? 'first in the list: also runs the sum of the shares' : undefined}>
             <input type="checkbox" checked={k >= 0} data-testid={`${testid}-${p.id}`} onChange={(e) => set(e.target.checked ? [...on, p.id] : on.filter((x) => x !== p.id))} />
-            <span className="swatch" style={{ background: peColour(doc, p.id) }} /> {p.id}
+            <span className="swatch" style={{ background: peColor(doc, p.id) }} /> {p.id}
             {scan && k >= 0 && <span className="muted"> w{k}</span>}
             {!scan && k >= 0 && on.length > 1 && <span className="muted"> #{k + 1}</span>}
             {scan && k > 0 && (

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { scanPlan, type ScanNetwork, type ScanOutput, type ScanStrategy } from '@pipeloom/core';
-import { scanFigure, STAGE_COLOURS, type Dot, type ScanFigure } from './figure.js';
+import { scanFigure, STAGE_COLORS, type Dot, type ScanFigure } from './figure.js';
 import { useEscapeToClose } from './overlay.js';
 
 // Expand: the scan's DAG drawn as the thesis's figures 3.1-3.5 draw a network (figure.ts lays it
@@ -15,7 +15,7 @@ const CW = 54;
 const RH = 46;
 const LEFT = 96;
 const TOP = 26;
-const STAGE = STAGE_COLOURS;
+const STAGE = STAGE_COLORS;
 
 const at = (f: ScanFigure, d: Dot) => ({ x: LEFT + d.col * CW + CW / 2, y: TOP + d.row * RH + RH / 2 });
 

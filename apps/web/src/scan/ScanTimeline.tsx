@@ -6,7 +6,7 @@ import { freshness } from '../store/run/state.js';
 import { formatDuration, formatTime, ticks } from '../timeline/viewport.js';
 import { wait as waitKind } from '../timeline/kinds/wait.js';
 import { barrier as barrierKind } from '../timeline/kinds/barrier.js';
-import { STAGE_COLOURS } from './figure.js';
+import { STAGE_COLORS } from './figure.js';
 import { useCalibration } from '../store/calibration.js';
 import { calibratedPerApplication, hintPerApplication, runFires, scanTimeline, type Band, type SliceKind } from './lanes.js';
 import { scanMessages } from './messages.js';
@@ -33,7 +33,7 @@ const GAP = 2;
 const HEAD = 30;
 const RULER = 22;
 
-export const SLICE_COLOURS: Record<SliceKind, string> = { local: STAGE_COLOURS.local, network: STAGE_COLOURS.network, prop: STAGE_COLOURS.prop, barrier: barrierKind.colour, other: '#64748b', wait: waitKind.colour, idle: '#ffffff' };
+export const SLICE_COLORS: Record<SliceKind, string> = { local: STAGE_COLORS.local, network: STAGE_COLORS.network, prop: STAGE_COLORS.prop, barrier: barrierKind.color, other: '#64748b', wait: waitKind.color, idle: '#ffffff' };
 const CRITICAL = '#111827';
 const LABEL: Record<SliceKind, string> = { local: 'local scan', network: 'network', prop: 'second stage', barrier: 'barrier', other: 'other firing on its PE', wait: 'wait', idle: 'idle' };
 
@@ -138,7 +138,7 @@ export function ScanTimeline(props: ScanTimelineProps) {
       <div className="scan-legend">
         {(['local', 'network', 'prop', 'barrier', 'other', 'wait'] as const).map((k) => (
           <span key={k}>
-            <span className="swatch" style={{ background: SLICE_COLOURS[k] }} /> {LABEL[k]}
+            <span className="swatch" style={{ background: SLICE_COLORS[k] }} /> {LABEL[k]}
           </span>
         ))}
         <span>
@@ -183,7 +183,7 @@ function BandView({ band, top, lanes, pes, x, hatch }: { band: Band; top: number
                 y={y}
                 width={Math.max(0.5, x(s.end) - x(s.start))}
                 height={LANE}
-                fill={s.kind === 'idle' ? `url(#${hatch})` : SLICE_COLOURS[s.kind]}
+                fill={s.kind === 'idle' ? `url(#${hatch})` : SLICE_COLORS[s.kind]}
                 stroke={s.critical ? CRITICAL : undefined}
                 strokeWidth={s.critical ? 1.5 : undefined}
               >

@@ -16,7 +16,7 @@ import type { MeasuredPoint } from './history.js';
 export const CHART_P = 32;
 export const CHART_MAX_P = 128;
 
-export const NETWORK_COLOURS: Record<ScanNetwork, string> = { serial: '#6b7280', 'kogge-stone': '#2563eb', sklansky: '#059669', 'brent-kung': '#d97706', blelloch: '#9333ea' };
+export const NETWORK_COLORS: Record<ScanNetwork, string> = { serial: '#6b7280', 'kogge-stone': '#2563eb', sklansky: '#059669', 'brent-kung': '#d97706', blelloch: '#9333ea' };
 
 const W = 300;
 const H = 170;
@@ -32,7 +32,7 @@ export function useCurves(N: number, maxP: number, strategy: ScanStrategy | unde
   return useMemo(() => (strategy && output && execution ? NETWORKS.map((n) => ({ network: n, ...speedupCurve(N, n, maxP, strategy, output, execution) })) : null), [N, maxP, strategy, output, execution]);
 }
 
-export const MEASURED_COLOUR = '#dc2626';
+export const MEASURED_COLOR = '#dc2626';
 
 export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork; curves: Curves; maxP: number; measured?: readonly MeasuredPoint[] }) {
   const { N, p, network, curves, maxP } = props;
@@ -69,12 +69,12 @@ export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork
             data-testid={`scan-chart-${c.network}`}
             points={c.points.map((q) => `${x(q.p).toFixed(1)},${y(q.speedup).toFixed(1)}`).join(' ')}
             fill="none"
-            stroke={NETWORK_COLOURS[c.network]}
+            stroke={NETWORK_COLORS[c.network]}
             strokeWidth={c.network === network ? 2.5 : 1}
             opacity={c.network === network ? 1 : 0.7}
           />
         ))}
-        {here && <circle data-testid="scan-chart-current" cx={x(p)} cy={y(here.speedup)} r={4} fill={NETWORK_COLOURS[network]} stroke="#fff" />}
+        {here && <circle data-testid="scan-chart-current" cx={x(p)} cy={y(here.speedup)} r={4} fill={NETWORK_COLORS[network]} stroke="#fff" />}
         {measured.map((q) => (
           <rect
             key={q.run}
@@ -87,8 +87,8 @@ export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork
             width={8}
             height={8}
             transform={`rotate(45 ${x(q.p)} ${y(q.speedup)})`}
-            fill={q === latest ? MEASURED_COLOUR : '#fff'}
-            stroke={MEASURED_COLOUR}
+            fill={q === latest ? MEASURED_COLOR : '#fff'}
+            stroke={MEASURED_COLOR}
             strokeWidth={1.5}
           >
             <title>{`run ${q.run}: measured ${q.speedup.toFixed(2)} at p = ${q.p} (median of ${q.iterations} iterations)`}</title>
@@ -98,12 +98,12 @@ export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork
       <figcaption className="scan-legend">
         {curves.map((c) => (
           <span key={c.network} title={`best p = ${c.best.p}: speedup ${c.best.speedup.toFixed(2)}`}>
-            <span className="swatch" style={{ background: NETWORK_COLOURS[c.network] }} /> {c.network}
+            <span className="swatch" style={{ background: NETWORK_COLORS[c.network] }} /> {c.network}
           </span>
         ))}
         {measured.length > 0 && (
           <span title="Each run's measured speedup at its p; the latest filled">
-            <span className="swatch" style={{ background: MEASURED_COLOUR }} /> measured ({measured.length} run{measured.length > 1 ? 's' : ''})
+            <span className="swatch" style={{ background: MEASURED_COLOR }} /> measured ({measured.length} run{measured.length > 1 ? 's' : ''})
           </span>
         )}
       </figcaption>

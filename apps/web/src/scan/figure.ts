@@ -10,7 +10,7 @@ import { IDENTITY, operatorApplications, type ScanPlan } from '@pipeloom/core';
 export type DotKind = 'local' | 'network' | 'prop' | 'free' | 'pruned';
 
 /** Each stage's colour, in Expand and in the scan timeline. */
-export const STAGE_COLOURS: Record<DotKind, string> = { local: '#2563eb', network: '#059669', prop: '#d97706', free: '#9ca3af', pruned: '#d1d5db' };
+export const STAGE_COLORS: Record<DotKind, string> = { local: '#2563eb', network: '#059669', prop: '#d97706', free: '#9ca3af', pruned: '#d1d5db' };
 
 export interface Dot {
   col: number;

@@ -81,7 +81,7 @@ describe('the scan timeline\'s lanes', () => {
     expect([w1.busy, w1.wait, w1.idle].map((s) => +(s * 1e3).toFixed(6))).toEqual([10.5, 3, 0]);
   });
 
-  it('rounds: a measured barrier relay is drawn on worker 0\'s lane in the barrier colour\'s stage, and its mean time is the simulations\' barrier', () => {
+  it('rounds: a measured barrier relay is drawn on worker 0\'s lane in the barrier color\'s stage, and its mean time is the simulations\' barrier', () => {
     const run = runFires(trace((it, t, k) => [fire('scan1/barrier.r1', it, t + 5000 * k, t + 5200 * k)]), 'scan1', plan)!;
     expect(run.barrier * 1e3).toBeCloseTo((0.2 + 0.4 + 0.3) / 3, 9);
     const t = scanTimeline({ plan, execution: 'rounds', run });

@@ -6,7 +6,7 @@ import { forCore, mapsTo } from '../document/targets.js';
 import { NodeInspector, PePicker } from './NodeInspector.js';
 import { EdgeInspector } from './EdgeInspector.js';
 import { ParamEditor } from '../params/ParamPanel.js';
-import { peColour } from '../lib/colour.js';
+import { peColor } from '../lib/color.js';
 import { formatBytes } from '../lib/format.js';
 import { LINK_KINDS, linkKindPatch } from '../document/archDefaults.js';
 import { CheckField, NumberField, SelectField, TextField, validId } from '../forms/fields.js';
@@ -99,7 +99,7 @@ function InspectorBody({ doc, selection }: { doc: WrittenDocument; selection: Se
           <div className="insp-section">PEs</div>
           {pes.map((p) => (
             <div key={p.id} className="insp-row clickable" onClick={() => projectStore.getState().select({ kind: 'pe', id: p.id })}>
-              <span className="swatch" style={{ background: peColour(doc, p.id) }} /> {p.id} <span className="muted">{p.kind} · {formatBytes(p.memory)}</span>
+              <span className="swatch" style={{ background: peColor(doc, p.id) }} /> {p.id} <span className="muted">{p.kind} · {formatBytes(p.memory)}</span>
             </div>
           ))}
           <button className="danger" onClick={() => dispatch({ type: 'host/remove', id: h.id }, { label: `delete ${h.id}` })}>Delete host and its PEs</button>

@@ -8,7 +8,7 @@ import { projectStore } from '../store/project.js';
 import { emptyDocument } from '../document/documents.js';
 import { Inspector } from './Inspector.js';
 import { appRun, createRunStore } from '../store/run/store.js';
-import { ScanTimeline, SLICE_COLOURS } from '../scan/ScanTimeline.js';
+import { ScanTimeline, SLICE_COLORS } from '../scan/ScanTimeline.js';
 import { clearScanHistory, followRuns, historyKey, scanHistory } from '../scan/history.js';
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -120,10 +120,10 @@ describe('the scan timeline view', () => {
     expect(q('scan-makespan-mean')!.textContent).toContain('calibrated from the last run: 1.20 ms per application');
     // Stage colours per node, the wait grey, the critical path outlined in the simulations only.
     const rect = (band: string, node: string) => q(`scan-lane-${band}-${node.endsWith('0') ? 0 : 1}`)!.querySelector(`rect[data-node="${node}"]`)!;
-    expect(rect('replay', 'local.w0').getAttribute('fill')).toBe(SLICE_COLOURS.local);
-    expect(rect('replay', 'ks.r1.w1').getAttribute('fill')).toBe(SLICE_COLOURS.network);
-    expect(rect('replay', 'prop.w1').getAttribute('fill')).toBe(SLICE_COLOURS.prop);
-    expect(q('scan-lane-measured-1')!.querySelector('rect[data-kind="wait"]')!.getAttribute('fill')).toBe(SLICE_COLOURS.wait);
+    expect(rect('replay', 'local.w0').getAttribute('fill')).toBe(SLICE_COLORS.local);
+    expect(rect('replay', 'ks.r1.w1').getAttribute('fill')).toBe(SLICE_COLORS.network);
+    expect(rect('replay', 'prop.w1').getAttribute('fill')).toBe(SLICE_COLORS.prop);
+    expect(q('scan-lane-measured-1')!.querySelector('rect[data-kind="wait"]')!.getAttribute('fill')).toBe(SLICE_COLORS.wait);
     expect(q('scan-lane-measured-0')!.querySelector('rect[data-kind="idle"]')).not.toBeNull();
     expect(all('[data-testid="scan-band-replay"] rect[data-critical]').map((r) => r.dataset.node)).toEqual(['local.w0', 'ks.r1.w1', 'prop.w1']);
     expect(all('[data-testid="scan-band-measured"] rect[data-critical]')).toEqual([]);

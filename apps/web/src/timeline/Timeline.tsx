@@ -262,7 +262,7 @@ export function Timeline({ measured, predicted, graph, showPredicted = true, liv
       <div className="timeline-bar">
         {EVENT_KINDS.map((k) => (
           <span key={k.id} className="timeline-key">
-            <span className="swatch" style={{ background: k.colour }} /> {k.label}
+            <span className="swatch" style={{ background: k.color }} /> {k.label}
           </span>
         ))}
         {toggles.map((k) => (

@@ -3,12 +3,12 @@ import { TraceColumns, type TraceEvent } from '@pipeloom/core';
 import { lanePairs, pixel, rasterLane } from './raster.js';
 
 const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'gpu0@h0', thread: 'main', kind: 'fire', name: 'I1', iteration: 0, cycle: 0, start, end, ...over });
-const COLOURS = [1, 2, 3, 4]; // fire, transfer, wait, barrier
+const COLORS = [1, 2, 3, 4]; // fire, transfer, wait, barrier
 const row = (c: TraceColumns, t0: number, t1: number, width = 100) => {
   const px = new Uint32Array(width * 2);
   const named: number[] = [];
   const stats = { boxes: 0 };
-  rasterLane(px, width, c, 0, { t0, t1 }, 0, width, 0, 2, COLOURS, named, 20, stats);
+  rasterLane(px, width, c, 0, { t0, t1 }, 0, width, 0, 2, COLORS, named, 20, stats);
   // Both rows are painted alike.
   expect([...px.subarray(width)]).toEqual([...px.subarray(0, width)]);
   return { px: [...px.subarray(0, width)], named, boxes: stats.boxes };

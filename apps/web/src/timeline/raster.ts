@@ -8,7 +8,7 @@ import { EVENT_KINDS } from './kinds/index.js';
 // the first event of the next pixel, so a frame costs about one step per pixel, not per event.
 
 /** Slice colours by core's kind code (the registered event kinds'). */
-export const KIND_COLOURS: readonly string[] = EVENT_KINDS.map((k) => k.colour);
+export const KIND_COLORS: readonly string[] = EVENT_KINDS.map((k) => k.color);
 
 /** A lane (host / PE / thread) and where it is in each store. */
 export interface LanePair {
@@ -59,7 +59,7 @@ export function pixel(hex: string, alpha = 1, bg = '#ffffff'): number {
  * and copied down, so the cost is about one step per visible event or pixel, whichever is
  * fewer. Events wide enough to carry a name are pushed to `named` (their numbers).
  */
-export function rasterLane(px: Uint32Array, stride: number, c: TraceColumns, lane: number, w: Window, x0: number, width: number, y0: number, y1: number, colours: ArrayLike<number>, named: number[] | null, minNamed: number, stats: DrawStats): void {
+export function rasterLane(px: Uint32Array, stride: number, c: TraceColumns, lane: number, w: Window, x0: number, width: number, y0: number, y1: number, colors: ArrayLike<number>, named: number[] | null, minNamed: number, stats: DrawStats): void {
   if (lane < 0 || y1 <= y0 || c.laneLength(lane) === 0) return;
   const t0 = w.t0;
   const scale = width / (w.t1 - t0);
@@ -70,11 +70,11 @@ export function rasterLane(px: Uint32Array, stride: number, c: TraceColumns, lan
   const maxEnd = c.laneMaxEnd(lane);
   const end = c.end;
   const row = y0 * stride + x0;
-  const paint = (colour: number, a: number, b: number) => {
+  const paint = (color: number, a: number, b: number) => {
     if (a < 0) a = 0;
     if (b > width) b = width;
-    if (b - a > 24) px.fill(colour, row + a, row + b);
-    else for (let p = row + a; p < row + b; p++) px[p] = colour;
+    if (b - a > 24) px.fill(color, row + a, row + b);
+    else for (let p = row + a; p < row + b; p++) px[p] = color;
   };
   let k = from;
   while (k < to) {
@@ -84,7 +84,7 @@ export function rasterLane(px: Uint32Array, stride: number, c: TraceColumns, lan
       // Several events start inside this pixel: one box from it to the furthest end among
       // them, then jump straight to the first event of the next pixel.
       const next = c.seek(lane, k + 1, t0 + (p0 + 1) / scale);
-      paint(colours[kinds[k]], p0, Math.max(p0 + 1, Math.round((maxEnd[next - 1] - t0) * scale)));
+      paint(colors[kinds[k]], p0, Math.max(p0 + 1, Math.round((maxEnd[next - 1] - t0) * scale)));
       k = next;
     } else {
       const i = order[k];
@@ -93,9 +93,9 @@ export function rasterLane(px: Uint32Array, stride: number, c: TraceColumns, lan
         const xe = (e - t0) * scale;
         if (xe - xs >= 1) {
           const a = Math.round(xs);
-          paint(colours[kinds[k]], a, Math.max(a + 1, Math.round(xe)));
+          paint(colors[kinds[k]], a, Math.max(a + 1, Math.round(xe)));
           if (named && xe - xs > minNamed) named.push(i);
-        } else paint(colours[kinds[k]], p0, p0 + 1);
+        } else paint(colors[kinds[k]], p0, p0 + 1);
       }
       k++;
     }

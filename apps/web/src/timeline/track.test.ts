@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TraceColumns, type TraceEvent } from '@pipeloom/core';
 import { buildTracks, layoutRows, registerTrackKind, trackKinds, tracksSignature, GROUP_PAD, TRACK_GAP, type Frame, type Track, type TrackKind } from './track.js';
 import './tracks/index.js';
-import { RETRY_COLOUR, RETRY_STRIPE } from './tracks/slices.js';
+import { RETRY_COLOR, RETRY_STRIPE } from './tracks/slices.js';
 import { pixel } from './raster.js';
 import { EVENT_KINDS } from './kinds/index.js';
 
@@ -133,10 +133,10 @@ describe('track registry', () => {
     const f = frame(100, 16);
     lane.paint(f, 0, 16, 8);
     expect(f.labels.map((l) => l.text)).toEqual(['projbp[0]@0', 'projbp[1]@0 (2)']);
-    const count = (colour: number, x0: number, x1: number) => f.px.subarray(0, 16 * 100).filter((p, k) => k % 100 >= x0 && k % 100 < x1 && p === colour).length;
-    expect(count(RETRY_COLOUR, 0, 45) + count(RETRY_STRIPE, 0, 45)).toBe(0);
+    const count = (color: number, x0: number, x1: number) => f.px.subarray(0, 16 * 100).filter((p, k) => k % 100 >= x0 && k % 100 < x1 && p === color).length;
+    expect(count(RETRY_COLOR, 0, 45) + count(RETRY_STRIPE, 0, 45)).toBe(0);
     // Framed: both rows and both columns of its edge (45 + 45 + 14 + 14 pixels).
-    expect(count(RETRY_COLOUR, 50, 95)).toBe(118);
+    expect(count(RETRY_COLOR, 50, 95)).toBe(118);
     expect(count(RETRY_STRIPE, 50, 95)).toBeGreaterThan(100);
     expect(lane.hit(70, 0)).toContain('task projbp[1]@0 · share 1 · attempt 2 (requeued)');
     expect(lane.hit(20, 0)).toContain('task projbp[0]@0 · share 0 · attempt 1');

@@ -4,7 +4,7 @@ import type { EventKind } from './kind.js';
 export const fire: EventKind = {
   id: 'fire',
   label: 'fire',
-  colour: '#3b82f6',
+  color: '#3b82f6',
   details: (e) => [
     ...(e.node && e.node !== e.name ? [`node ${e.node}`] : []),
     ...(e.task ? [`task ${e.task.id}${e.task.share === undefined ? '' : ` · share ${e.task.share}`} · attempt ${e.task.attempt}${e.task.attempt > 1 ? ' (requeued)' : ''}`] : []),

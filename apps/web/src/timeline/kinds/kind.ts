@@ -8,7 +8,7 @@ import type { TraceEvent, TraceKind } from '@pipeloom/core';
 export interface EventKind {
   readonly id: TraceKind;
   readonly label: string;
-  readonly colour: string;
+  readonly color: string;
   /** Tooltip lines beyond the common ones (name, lane, iteration, duration). */
   details(e: TraceEvent): string[];
 }

@@ -4,6 +4,6 @@ import type { EventKind } from './kind.js';
 export const transfer: EventKind = {
   id: 'transfer',
   label: 'transfer',
-  colour: '#f59e0b',
+  color: '#f59e0b',
   details: (e) => [...(e.bytes ? [`${e.bytes.toLocaleString()} bytes`] : []), ...(e.from && e.buffer ? [`${e.from} -> ${e.buffer}`] : [])],
 };

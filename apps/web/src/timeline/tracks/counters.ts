@@ -9,8 +9,8 @@ import { counter } from '../kinds/counter.js';
 // area, scaled to the counter's largest value in the run. The samples' lane gets these tracks
 // instead of a slice track (a sample has no duration).
 
-const LINE = pixel(counter.colour);
-const FILL = pixel(counter.colour, 0.18);
+const LINE = pixel(counter.color);
+const FILL = pixel(counter.color, 0.18);
 export const COUNTER_HEIGHT = 28;
 
 const fmt = (v: number) => v.toLocaleString('en', { maximumFractionDigits: 3 });

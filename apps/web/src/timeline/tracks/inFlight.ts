@@ -8,7 +8,7 @@ import { formatTime } from '../viewport.js';
 // each pixel drawn as a bar. Rebuilt from the measured store at most every REBUILD_MS while a
 // run streams, so it costs nothing per batch.
 
-const COLOUR = pixel('#a855f7');
+const COLOR = pixel('#a855f7');
 const REBUILD_MS = 400;
 let cache: { store: TraceColumns; version: number; at: number; steps: Map<string, Steps> } | null = null;
 
@@ -40,7 +40,7 @@ export const inFlightKind: TrackKind = {
           const v = maxOver(s, f.win.t0 + x * per, f.win.t0 + (x + 1) * per);
           if (!v) continue;
           const top = y1 - Math.max(1, Math.round(((y1 - y0) * v) / s.max));
-          for (let y = top; y < y1; y++) f.px[y * f.stride + f.x0 + x] = COLOUR;
+          for (let y = top; y < y1; y++) f.px[y * f.stride + f.x0 + x] = COLOR;
         }
         f.boxes += f.width;
       },

@@ -1,4 +1,4 @@
-import { KIND_COLOURS, lanePairs, pixel, rasterLane } from '../raster.js';
+import { KIND_COLORS, lanePairs, pixel, rasterLane } from '../raster.js';
 import { markRetries } from '../retries.js';
 import type { Track, TrackKind } from '../track.js';
 import { describeEvent } from './describe.js';
@@ -9,9 +9,9 @@ import { describeEvent } from './describe.js';
 // (yet) get an empty track, so the layout does not jump when the first events arrive. A lane
 // of counter samples gets counter tracks instead (tracks/counters.ts).
 
-const COLOURS = KIND_COLOURS.map((c) => pixel(c));
+const COLORS = KIND_COLORS.map((c) => pixel(c));
 /** A requeued task's frame and hatching (retries.ts). */
-export const RETRY_COLOUR = pixel('#1e3a8a');
+export const RETRY_COLOR = pixel('#1e3a8a');
 export const RETRY_STRIPE = pixel('#bfdbfe');
 export const SLICE_HEIGHT = 16;
 
@@ -31,8 +31,8 @@ export const slices: TrackKind = {
       paint(f, y0, y1, mid) {
         const named: number[] = [];
         const stats = { boxes: 0 };
-        rasterLane(f.px, f.stride, measured, l.measured, f.win, f.x0, f.width, y0, y1, COLOURS, named, 40 * f.dpr, stats);
-        f.boxes += stats.boxes + markRetries(f.px, f.stride, measured, l.measured, f.win.t0, f.win.t1, f.x0, f.width, y0, y1, RETRY_COLOUR, RETRY_STRIPE);
+        rasterLane(f.px, f.stride, measured, l.measured, f.win, f.x0, f.width, y0, y1, COLORS, named, 40 * f.dpr, stats);
+        f.boxes += stats.boxes + markRetries(f.px, f.stride, measured, l.measured, f.win.t0, f.win.t1, f.x0, f.width, y0, y1, RETRY_COLOR, RETRY_STRIPE);
         const scale = f.width / f.dpr / (f.win.t1 - f.win.t0);
         for (const i of named) f.labels.push({ text: measured.names[measured.name[i]], x0: (measured.start[i] - f.win.t0) * scale, x1: (measured.end[i] - f.win.t0) * scale, y: mid });
       },
