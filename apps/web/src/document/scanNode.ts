@@ -6,7 +6,7 @@ import { NETWORK_ALIASES, NETWORKS, resolveNetwork, SCAN_EXECUTIONS, SCAN_OUTPUT
 // and its ports: `in` (N elements, N the first extent of what feeds it), the operator's context
 // inputs, `out` (N) and `total` (1). Core lowers it; the designer only draws and edits it.
 
-/** What the palette's Scan entry adds (issue 24's defaults). */
+/** What the palette's Scan entry adds (the scan's defaults). */
 export const SCAN_DEFAULTS = { operator: 'mat.mulmod', network: 'kogge-stone', output: 'inclusive', strategy: 'scan-then-propagate', execution: 'eager' } as const;
 
 export const isScan = (n: Pick<AppNode, 'type'> | undefined): boolean => n?.type === 'scan';

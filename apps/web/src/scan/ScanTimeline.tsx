@@ -13,7 +13,7 @@ import { scanMessages } from './messages.js';
 import { payloadWords } from '../document/scanNode.js';
 import { useEscapeToClose } from './overlay.js';
 
-// The scan's predictor view (issue 24): three bands of one lane per worker on one time axis,
+// The scan's predictor view: three bands of one lane per worker on one time axis,
 // (a) core's simulation at a mean cost, (b) the simulation replaying the last run's measured
 // node times, (c) that run's fires (lanes.ts makes them). Stages in Expand's colours, waits in
 // the Run timeline's wait grey, a barrier relay in its barrier red, idle hatched, the critical

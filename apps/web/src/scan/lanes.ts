@@ -3,7 +3,7 @@ import { portsFor, withDefaults, type KernelSpec, type Params } from '@pipeloom/
 import { ownStarts } from './inflight.js';
 import type { ScanMessages } from './messages.js';
 
-// The scan timeline's content (issue 24, "Predictor"): one lane per worker in three bands on
+// The scan timeline's content: one lane per worker in three bands on
 // one time axis, as figure 4.4 draws a run: (a) core's simulateScan of the plan with a mean
 // cost per application (calibrated from the last run's fires, else from the project's
 // calibration on each worker's PE, else the operator's cost hint),

@@ -2,7 +2,7 @@ import type { DocumentOptions, ExecutionMode } from '@pipeloom/core';
 import { projectStore } from '../store/project.js';
 import { CheckField, NumberField, SelectField } from '../forms/fields.js';
 
-// The run options' execution mode (issue 23): static (PACCO's compiled programs on the
+// The run options' execution mode: static (PACCO's compiled programs on the
 // mapping) or task bag (tasks given to capable PEs at run time), and the task bag's window and
 // prefetch. Each edit is an options/update change, one undo step; switching back to static
 // keeps window and prefetch in the document, so nothing set is lost.

@@ -48,7 +48,7 @@ export function runsSlice(ctx: RunContext, trace: TraceSlice, publishMs: number)
         store.setState({ problems: [notConnected(store.getState().lost)] });
         return false;
       }
-      // Kernels an agent lacks or has in another major version are refused here too (issue 19).
+      // Kernels an agent lacks or has in another major version are refused here too.
       const problems = [...ctx.coordinator.check(ig), ...checkAgentKernels(ig, ctx.coordinator.agents)];
       const ok = !problems.some((d) => d.severity === 'error');
       // A run of an earlier revision is not this one's: its check and trace go with the deploy of the new one.
