@@ -1,5 +1,6 @@
 import { Coordinator, type SocketLike, type PeReport } from '@pipeloom/core';
 import type { KernelManifest } from '@pipeloom/kernels';
+import { browserClock } from '../lib/clock.js';
 
 // Asks an agent what it serves through core's coordinator (native WebSocket as its socket):
 // connect, authenticate, read the welcome, close. Rejects with the coordinator's sentence
@@ -11,12 +12,6 @@ export interface AgentWelcome {
   /** The kernels the agent runs (manifests), where it reports them. */
   kernels?: KernelManifest[];
 }
-
-export const browserClock = {
-  now: () => performance.timeOrigin + performance.now(),
-  setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
-  clearTimeout: (h: never) => clearTimeout(h),
-};
 
 export async function probeAgent(url: string, token: string, timeoutMs = 8000): Promise<AgentWelcome> {
   const c = await Coordinator.connect([url], {

@@ -1,14 +1,9 @@
 import { Coordinator, type SocketLike } from '@pipeloom/core';
 import type { RunContext } from './state.js';
+import { browserClock } from '../../lib/clock.js';
 
 // The Run view's connections: logging in to the agents, and logging in again on its own when a
 // connection closes without being asked to (an agent restarted).
-
-export const browserClock = {
-  now: () => performance.timeOrigin + performance.now(),
-  setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
-  clearTimeout: (h: never) => clearTimeout(h),
-};
 
 /**
  * Milliseconds before each try to log in again after a connection closed: an agent restarted
