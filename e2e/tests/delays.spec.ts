@@ -1,19 +1,11 @@
-import { expect, test, type Page } from '@playwright/test';
-import { startAgents, type LocalAgents } from './agents.js';
+import { expect, type Page } from '@playwright/test';
+import { test } from './agents.js';
 import { connect, shot } from './helpers.js';
 
 // Feedback in the designer, on examples/accumulator.json: an adder reading its own output one
 // iteration late (A -> A) and a loop across the hosts (L -> R -> L) with D initial tokens. A
 // connection that closes a loop gets a delay; the edge inspector edits the delay and its
 // values; the compiler's minimum delay shows as a problem on the edge; the run checks the sums.
-
-let agents: LocalAgents;
-test.beforeAll(async () => {
-  agents = await startAgents(['h0', 'h1']);
-});
-test.afterAll(async () => {
-  await agents?.stop();
-});
 
 async function openAccumulator(page: Page, query = '') {
   await page.goto(`/${query}`);
@@ -62,7 +54,7 @@ test('a connection closing a loop gets a delay; the edge inspector sets it, the 
   await expect(page.getByTestId('edge-delay')).toHaveValue('1');
 });
 
-test('the accumulator runs on real agents: every sum checked, both loops', async ({ page }) => {
+test('the accumulator runs on real agents: every sum checked, both loops', async ({ page, agents }) => {
   test.setTimeout(180_000);
   await openAccumulator(page, agents.query);
   await noErrors(page);

@@ -102,8 +102,9 @@ test('build P-I-I-C from the palette, map it on two hosts, see the implementatio
   for (let i = 0; i < 3; i++) await page.getByTestId('redo').click();
   await expect(page.getByTestId('problem-count')).toHaveText('0 errors, 0 warnings');
 
-  // Autosave: a reload brings the project back.
-  await page.waitForTimeout(500);
+  // Autosave: a reload brings the project back (once the autosave holds the redone mapping).
+  const autosaved = () => page.evaluate(() => JSON.parse(localStorage.getItem('pipeloom.autosave.v1') ?? '{}').mapping?.consume);
+  await expect.poll(autosaved).toBe('cpu@h1');
   await page.reload();
   await expect(page.getByTestId('dfg-node-increment2')).toBeVisible();
   await page.getByTestId('tab-arch').click();

@@ -104,10 +104,13 @@ export async function buildPiicFromPalette(page: Page) {
 /** The tooltip's lines at (x, y) over the canvas, after the frame that handles the move; [] where there is none. */
 export async function tipAt(page: Page, box: { x: number; y: number }, x: number, y: number): Promise<string[]> {
   await page.mouse.move(box.x + x, box.y + y);
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  const tip = page.getByTestId('timeline-tooltip');
-  if (!(await tip.count())) return [];
-  return tip.locator('div').allTextContents();
+  // Read in the page after the frames: one round trip per point (a scan hovers hundreds).
+  return page.evaluate(
+    () =>
+      new Promise<string[]>((r) =>
+        requestAnimationFrame(() => requestAnimationFrame(() => r([...document.querySelectorAll('[data-testid="timeline-tooltip"] div')].map((d) => d.textContent ?? '')))),
+      ),
+  );
 }
 
 /** Every console warning or error and page error of `page` from now on, as lines (a test expects none). */

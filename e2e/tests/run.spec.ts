@@ -1,5 +1,5 @@
-import { expect, test } from '@playwright/test';
-import { startAgents, type LocalAgents } from './agents.js';
+import { expect } from '@playwright/test';
+import { test } from './agents.js';
 import { buildPiicFromPalette, mouseDrag, newProject, shot } from './helpers.js';
 
 // The whole path a user takes: P-I-I-C drawn from the palette, two hosts filled from their
@@ -7,15 +7,7 @@ import { buildPiicFromPalette, mouseDrag, newProject, shot } from './helpers.js'
 // h1's CPU), the implementation graph, then 50 iterations on the agents with the live
 // timeline and the consumer's check.
 
-let agents: LocalAgents;
-test.beforeAll(async () => {
-  agents = await startAgents(['h0', 'h1']);
-});
-test.afterAll(async () => {
-  await agents?.stop();
-});
-
-test('design P-I-I-C on two hosts, run 50 iterations on real agents, every lane gets events and the check passes', async ({ page }) => {
+test('design P-I-I-C on two hosts, run 50 iterations on real agents, every lane gets events and the check passes', async ({ page, agents }) => {
   test.setTimeout(180_000);
   await newProject(page);
   await page.goto(`/${agents.query}`);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { expect, test, type Page } from '@playwright/test';
-import { startAgents, type LocalAgents } from './agents.js';
+import { expect, type Page } from '@playwright/test';
+import { test } from './agents.js';
 import { shot, tipAt } from './helpers.js';
 
 // A task-bag run started from the designer (issue 23) on two real agents: examples/mlem.json in
@@ -12,14 +12,6 @@ import { shot, tipAt } from './helpers.js';
 const GUTTER = 196;
 const RULER = 22;
 const ITERATIONS = 6;
-
-let agents: LocalAgents;
-test.beforeAll(async () => {
-  agents = await startAgents(['h0', 'h1']);
-});
-test.afterAll(async () => {
-  await agents?.stop();
-});
 
 function smallMlem(): Buffer {
   const doc = JSON.parse(readFileSync(new URL('../../examples/mlem.json', import.meta.url), 'utf8'));
@@ -58,7 +50,7 @@ async function pixelsOf(page: Page, rgb: [number, number, number]): Promise<[num
   );
 }
 
-test('MLEM in task-bag mode from the Run view: checked, started, the bag live, every task committed, counter tracks and task slices', async ({ page }) => {
+test('MLEM in task-bag mode from the Run view: checked, started, the bag live, every task committed, counter tracks and task slices', async ({ page, agents }) => {
   test.setTimeout(180_000);
   page.on('dialog', (d) => void d.accept());
   await page.goto(`/${agents.query}`);
