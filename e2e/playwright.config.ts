@@ -25,8 +25,8 @@ function freePort(): Promise<number> {
 export default defineConfig({
   testDir: './tests',
   outputDir: './artifacts/results',
-  timeout: 120_000,
-  // Generous: CI machines have 2 cores and the agents' WebGPU work shares them.
+  // Generous: CI machines have 2 cores, the workers and the agents' WebGPU work share them.
+  timeout: 300_000,
   expect: { timeout: 25_000 },
   // Every test on its own: agents are per worker (tests/agents.ts) or per file, on ports the
   // system picks, and `npm start` takes a free port and a build folder of its own.

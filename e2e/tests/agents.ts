@@ -1,11 +1,10 @@
-import { test as base } from '@playwright/test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 // Real local agents for the run tests: `pipeloom agent` processes on loopback, one per host,
-// stopped by pid when the tests finish. Tests that need h0 and h1 as they start take the
-// `agents` fixture below: one pair per Playwright worker, shared by its files.
+// stopped by pid when the tests finish (tests that need h0 and h1 as they start take the
+// `agents` fixture of fixtures.ts instead).
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -73,21 +72,3 @@ export async function startAgents(names: string[], token = 'e2e-token-0123456789
   }
   return { token, urls, query: `?agent=${urls.join(',')}&token=${token}`, logs: () => log, stop };
 }
-
-/**
- * Playwright's `test` with `agents`: h0 and h1, started once per worker (each on ports the
- * system picks, with a token of the worker's own, so a page never reaches another worker's
- * agents) and stopped when the worker ends. A test that fails ends its worker, and the agents
- * with it: the next worker starts fresh ones.
- */
-export const test = base.extend<object, { agents: LocalAgents }>({
-  agents: [
-    async ({}, use, worker) => {
-      const agents = await startAgents(['h0', 'h1'], `e2e-token-worker-${worker.workerIndex}-0123456789`);
-      await use(agents);
-      await agents.stop();
-    },
-    // Two agents compiling their TypeScript through tsx on a loaded 2-core machine.
-    { scope: 'worker', timeout: 120_000 },
-  ],
-});

@@ -1,5 +1,5 @@
-import { expect, test } from '@playwright/test';
 import { addPiicNodes, connect, connectPiic, mouseDrag, newProject, selectNode, setField, setPiicParams, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Builds P-I-I-C from the palette by UI actions, maps it onto two hosts and reads the
 // implementation graph, the way a user does it.

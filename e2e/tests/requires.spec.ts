@@ -1,6 +1,5 @@
-import { expect } from '@playwright/test';
-import { test } from './agents.js';
 import { selectNode } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // A node's requirements in the designer: clauses checked as typed, suggested from what the
 // connected agents report of their PEs, the PEs that meet them listed, and the compiler's

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { expect, type Page } from '@playwright/test';
-import { test } from './agents.js';
+import type { Page } from '@playwright/test';
 import { shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // The Run view against real agents (issue 21, items 2, 7, 8 and 12): results tied to the
 // document revision they ran, measured against predicted per cycle and lane, Calibrate on the
@@ -48,7 +48,6 @@ test.beforeEach(async ({ page, agents }) => {
 });
 
 test('Calibrate measures the agents; the estimate, measured/predicted per cycle and lane, and the outcome at the top; flows and range statistics on the timeline', async ({ page }) => {
-  test.setTimeout(240_000);
   await open(page, 'piic-calibrate');
   await toRun(page);
 
@@ -114,7 +113,6 @@ test('Calibrate measures the agents; the estimate, measured/predicted per cycle 
 });
 
 test('results belong to the revision they ran: an edit marks them modified since deploy, opening another project clears them; the strategy is the document\'s and flipping it compiles nothing', async ({ page }) => {
-  test.setTimeout(180_000);
   await open(page, 'piic-revision');
   await toRun(page);
   await runOnce(page);

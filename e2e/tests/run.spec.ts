@@ -1,6 +1,5 @@
-import { expect } from '@playwright/test';
-import { test } from './agents.js';
 import { buildPiicFromPalette, mouseDrag, newProject, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // The whole path a user takes: P-I-I-C drawn from the palette, two hosts filled from their
 // real agents, the paper's mapping (P on h0's CPU, an incrementer on each host's GPU, C on
@@ -8,7 +7,6 @@ import { buildPiicFromPalette, mouseDrag, newProject, shot } from './helpers.js'
 // timeline and the consumer's check.
 
 test('design P-I-I-C on two hosts, run 50 iterations on real agents, every lane gets events and the check passes', async ({ page, agents }) => {
-  test.setTimeout(180_000);
   await newProject(page);
   await page.goto(`/${agents.query}`);
   await buildPiicFromPalette(page);

@@ -1,6 +1,5 @@
-import { expect } from '@playwright/test';
-import { test } from './agents.js';
 import { pageProblems, selectNode, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Issue 24's predictor view in the designer: examples/scan-mulmod.json (64 3 x 3 matrices,
 // Kogge-Stone on four workers over two hosts) run on two real agents from the Run view; the
@@ -11,7 +10,6 @@ import { pageProblems, selectNode, shot } from './helpers.js';
 const BANDS = ['mean', 'replay', 'measured'];
 
 test('scan-mulmod runs on real agents; the scan timeline shows three bands of four worker lanes, the chart the measured point', async ({ page, agents }) => {
-  test.setTimeout(180_000);
   const messages = pageProblems(page);
   page.on('dialog', (d) => void d.accept());
   await page.goto(`/${agents.query}`);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { expect, type Page } from '@playwright/test';
-import { test } from './agents.js';
+import type { Page } from '@playwright/test';
 import { shot, tipAt } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // A task-bag run started from the designer (issue 23) on two real agents: examples/mlem.json in
 // task-bag mode at 8^3 and 12 angles, 6 iterations. The Run view says the mapping is not used
@@ -51,7 +51,6 @@ async function pixelsOf(page: Page, rgb: [number, number, number]): Promise<[num
 }
 
 test('MLEM in task-bag mode from the Run view: checked, started, the bag live, every task committed, counter tracks and task slices', async ({ page, agents }) => {
-  test.setTimeout(180_000);
   page.on('dialog', (d) => void d.accept());
   await page.goto(`/${agents.query}`);
   await expect(page.getByTestId('app')).toBeVisible();
