@@ -27,9 +27,10 @@ test('build P-I-I-C from the palette, map it on two hosts, see the implementatio
 
   // A connection whose types differ is refused with the reason.
   await page.getByTestId('palette-matrix.produce').click();
+  // Added beside the tidied chain, maybe past the canvas's edge: fitted into view first.
+  await page.locator('.react-flow__controls-fitview').click();
   await selectNode(page, 'produce2');
   await setField(page, 'param-width', '32');
-  await page.locator('.react-flow__controls-fitview').click();
   await page.getByTestId('palette-filter').click();
   await connect(page, 'produce2.out', 'consume.in');
   await expect(page.getByTestId('toast-error').filter({ hasText: 'already fed' })).toBeVisible();
