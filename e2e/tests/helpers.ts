@@ -12,12 +12,26 @@ export async function shot(page: Page, name: string) {
   await page.screenshot({ path: `${ARTIFACTS}${name}.png` });
 }
 
+/** The element's box once it stays put over two frames (a canvas fitting its view animates). */
+async function settledBox(page: Page, el: Locator) {
+  const frames = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  let box = await el.boundingBox();
+  await expect(async () => {
+    await frames();
+    const now = await el.boundingBox();
+    const same = JSON.stringify(now) === JSON.stringify(box);
+    box = now;
+    expect(same).toBe(true);
+  }).toPass();
+  return box!;
+}
+
 /** Drags with real mouse events from the centre of one element to the centre of another. */
 export async function mouseDrag(page: Page, from: Locator, to: Locator) {
   await expect(from).toBeVisible();
   await expect(to).toBeVisible();
-  const a = (await from.boundingBox())!;
-  const b = (await to.boundingBox())!;
+  const a = await settledBox(page, from);
+  const b = await settledBox(page, to);
   await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
   await page.mouse.down();
   await page.mouse.move((a.x + b.x) / 2 + 5, (a.y + b.y) / 2 + 5, { steps: 5 });
