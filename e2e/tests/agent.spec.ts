@@ -1,6 +1,6 @@
-import { expect, test } from '@playwright/test';
 import { startAgents, type LocalAgents } from './agents.js';
 import { newProject, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // "Add from agent" against a real `pipeloom agent` on loopback.
 

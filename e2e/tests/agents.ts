@@ -3,7 +3,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 // Real local agents for the run tests: `pipeloom agent` processes on loopback, one per host,
-// stopped by pid when the tests finish.
+// stopped by pid when the tests finish (tests that need h0 and h1 as they start take the
+// `agents` fixture of fixtures.ts instead).
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

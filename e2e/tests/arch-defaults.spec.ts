@@ -1,5 +1,5 @@
-import { expect, test } from '@playwright/test';
 import { mouseDrag, newProject, setField, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Issue 21, item 6: adding a GPU to a host adds its PCIe link; switching a link's kind sets
 // that kind's typical bandwidth and latency, except a value the user edited.

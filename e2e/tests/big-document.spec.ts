@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
 import { layeredDocument } from '@pipeloom/core/testing';
+import { expect, test } from './fixtures.js';
 
 // A document of several MB: read and compiled in the worker with its progress shown, the page
 // answering clicks meanwhile; the views say they have no result for it until it has compiled

@@ -1,5 +1,5 @@
-import { expect, test } from '@playwright/test';
 import { addPiicNodes, connect, connectPiic, mouseDrag, newProject, selectNode, setField, setPiicParams, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Builds P-I-I-C from the palette by UI actions, maps it onto two hosts and reads the
 // implementation graph, the way a user does it.
@@ -27,9 +27,10 @@ test('build P-I-I-C from the palette, map it on two hosts, see the implementatio
 
   // A connection whose types differ is refused with the reason.
   await page.getByTestId('palette-matrix.produce').click();
+  // Added beside the tidied chain, maybe past the canvas's edge: fitted into view first.
+  await page.locator('.react-flow__controls-fitview').click();
   await selectNode(page, 'produce2');
   await setField(page, 'param-width', '32');
-  await page.locator('.react-flow__controls-fitview').click();
   await page.getByTestId('palette-filter').click();
   await connect(page, 'produce2.out', 'consume.in');
   await expect(page.getByTestId('toast-error').filter({ hasText: 'already fed' })).toBeVisible();
@@ -102,8 +103,9 @@ test('build P-I-I-C from the palette, map it on two hosts, see the implementatio
   for (let i = 0; i < 3; i++) await page.getByTestId('redo').click();
   await expect(page.getByTestId('problem-count')).toHaveText('0 errors, 0 warnings');
 
-  // Autosave: a reload brings the project back.
-  await page.waitForTimeout(500);
+  // Autosave: a reload brings the project back (once the autosave holds the redone mapping).
+  const autosaved = () => page.evaluate(() => JSON.parse(localStorage.getItem('pipeloom.autosave.v1') ?? '{}').mapping?.consume);
+  await expect.poll(autosaved).toBe('cpu@h1');
   await page.reload();
   await expect(page.getByTestId('dfg-node-increment2')).toBeVisible();
   await page.getByTestId('tab-arch').click();

@@ -1,6 +1,7 @@
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { startAgents, type LocalAgents } from './agents.js';
 import { addPiicNodes, connect, connectPiic, newProject, selectNode, setField, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Issue 21, item 3: the first pipeline anyone builds passes its check with default settings.
 // The consumer's expectation is derived from the graph upstream (shown in the inspector with
@@ -34,7 +35,6 @@ async function runAndPass(page: Page, iterations: string) {
 }
 
 test('P-I-I-C from the palette with every param at its default passes its check on the first run', async ({ page }) => {
-  test.setTimeout(180_000);
   await newProject(page);
   await page.goto(`/${agents.query}`);
   await page.getByTestId('tab-dfg').click();
@@ -61,7 +61,6 @@ test('P-I-I-C from the palette with every param at its default passes its check 
 });
 
 test('a join (matrix.add of two incremented streams) is checked exactly: scale 2 derived for the consumer', async ({ page }) => {
-  test.setTimeout(180_000);
   await newProject(page);
   await page.goto(`/${agents.query}`);
   await page.getByTestId('tab-dfg').click();

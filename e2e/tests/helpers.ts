@@ -12,12 +12,26 @@ export async function shot(page: Page, name: string) {
   await page.screenshot({ path: `${ARTIFACTS}${name}.png` });
 }
 
+/** The element's box once it stays put over two frames (a canvas fitting its view animates). */
+async function settledBox(page: Page, el: Locator) {
+  const frames = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  let box = await el.boundingBox();
+  await expect(async () => {
+    await frames();
+    const now = await el.boundingBox();
+    const same = JSON.stringify(now) === JSON.stringify(box);
+    box = now;
+    expect(same).toBe(true);
+  }).toPass();
+  return box!;
+}
+
 /** Drags with real mouse events from the centre of one element to the centre of another. */
 export async function mouseDrag(page: Page, from: Locator, to: Locator) {
   await expect(from).toBeVisible();
   await expect(to).toBeVisible();
-  const a = (await from.boundingBox())!;
-  const b = (await to.boundingBox())!;
+  const a = await settledBox(page, from);
+  const b = await settledBox(page, to);
   await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
   await page.mouse.down();
   await page.mouse.move((a.x + b.x) / 2 + 5, (a.y + b.y) / 2 + 5, { steps: 5 });
@@ -104,10 +118,13 @@ export async function buildPiicFromPalette(page: Page) {
 /** The tooltip's lines at (x, y) over the canvas, after the frame that handles the move; [] where there is none. */
 export async function tipAt(page: Page, box: { x: number; y: number }, x: number, y: number): Promise<string[]> {
   await page.mouse.move(box.x + x, box.y + y);
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  const tip = page.getByTestId('timeline-tooltip');
-  if (!(await tip.count())) return [];
-  return tip.locator('div').allTextContents();
+  // Read in the page after the frames: one round trip per point (a scan hovers hundreds).
+  return page.evaluate(
+    () =>
+      new Promise<string[]>((r) =>
+        requestAnimationFrame(() => requestAnimationFrame(() => r([...document.querySelectorAll('[data-testid="timeline-tooltip"] div')].map((d) => d.textContent ?? '')))),
+      ),
+  );
 }
 
 /** Every console warning or error and page error of `page` from now on, as lines (a test expects none). */

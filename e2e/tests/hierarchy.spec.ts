@@ -1,5 +1,6 @@
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Parameters, repetition counts and composites in the designer, on the examples written with
 // them: piic.json (W, H, N), split-join.json (P's out at rate 8), composite.json (defs.stage twice).

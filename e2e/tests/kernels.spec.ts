@@ -2,9 +2,9 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect, test } from '@playwright/test';
 import { startAgents, type LocalAgents } from './agents.js';
 import { newProject, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // A kernel package in a temporary folder, loaded by a real `pipeloom agent --kernels`: its
 // kernels reach the designer's palette (grouped under the package, with docs and the agent

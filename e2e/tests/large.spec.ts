@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
 import { layeredDocument } from '@pipeloom/core/testing';
+import { expect, test } from './fixtures.js';
 
 // A design far larger than a user draws by hand: it must open, compile and show its
 // implementation graph (a 2,100-node DFG is 8,600 IG elements: laid out by layering, not ELK,

@@ -1,5 +1,5 @@
-import { expect, test } from '@playwright/test';
 import { newProject, selectNode, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Issue 21, item 4: every kernel's description and every parameter's description, unit and
 // range are shown in the palette (tooltip and a help panel) and in the inspector; the palette

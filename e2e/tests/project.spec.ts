@@ -1,8 +1,8 @@
-import { test, expect } from '@playwright/test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { npmStart, pickExample, selectNode, shot, pageProblems } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Issue 21, items 1, 13 and 14: a project is never lost by loading another; `npm start`
 // serves the production build; the designer loads every example without a console warning
@@ -99,7 +99,6 @@ test('every example loads without a console warning or error, on every view, and
 });
 
 test('`npm start` serves the production build: a handful of requests, no dev server, the first node without a reload', async ({ page }) => {
-  test.setTimeout(300_000);
   const started = await npmStart();
   try {
     const { url } = started;

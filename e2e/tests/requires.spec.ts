@@ -1,20 +1,11 @@
-import { expect, test } from '@playwright/test';
-import { startAgents, type LocalAgents } from './agents.js';
 import { selectNode } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // A node's requirements in the designer: clauses checked as typed, suggested from what the
 // connected agents report of their PEs, the PEs that meet them listed, and the compiler's
 // verdict on the mapping in the Problems list.
 
-let agents: LocalAgents;
-test.beforeAll(async () => {
-  agents = await startAgents(['h0', 'h1']);
-});
-test.afterAll(async () => {
-  await agents?.stop();
-});
-
-test('requires: suggested from the agents, checked as typed, met by the PEs listed; a mapping that fails it is a problem; undo', async ({ page }) => {
+test('requires: suggested from the agents, checked as typed, met by the PEs listed; a mapping that fails it is a problem; undo', async ({ page, agents }) => {
   await page.goto(`/${agents.query}`);
   await page.getByTestId('examples').click();
   await page.getByTestId('example-piic.json').click();

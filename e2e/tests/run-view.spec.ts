@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { expect, test, type Page } from '@playwright/test';
-import { startAgents, type LocalAgents } from './agents.js';
+import type { Page } from '@playwright/test';
 import { shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // The Run view against real agents (issue 21, items 2, 7, 8 and 12): results tied to the
 // document revision they ran, measured against predicted per cycle and lane, Calibrate on the
@@ -9,13 +9,6 @@ import { shot } from './helpers.js';
 // timeline's flow arrows and range statistics; one strategy, the document's, never recompiled
 // to flip.
 
-let agents: LocalAgents;
-test.beforeAll(async () => {
-  agents = await startAgents(['h0', 'h1']);
-});
-test.afterAll(async () => {
-  await agents?.stop();
-});
 test.use({ viewport: { width: 1280, height: 720 } });
 
 /** examples/piic.json at 64x64, nb_loop 5, 10 iterations: a run of a few seconds on llvmpipe. */
@@ -47,7 +40,7 @@ async function runOnce(page: Page) {
   await expect(page.getByTestId('run-check')).toHaveAttribute('data-result', 'passed');
 }
 
-test.beforeEach(async ({ page }) => {
+test.beforeEach(async ({ page, agents }) => {
   // Opening a project over a modified one may ask first (issue 21 item 1): yes.
   page.on('dialog', (d) => void d.accept());
   await page.goto(`/${agents.query}`);
@@ -55,7 +48,6 @@ test.beforeEach(async ({ page }) => {
 });
 
 test('Calibrate measures the agents; the estimate, measured/predicted per cycle and lane, and the outcome at the top; flows and range statistics on the timeline', async ({ page }) => {
-  test.setTimeout(240_000);
   await open(page, 'piic-calibrate');
   await toRun(page);
 
@@ -121,7 +113,6 @@ test('Calibrate measures the agents; the estimate, measured/predicted per cycle 
 });
 
 test('results belong to the revision they ran: an edit marks them modified since deploy, opening another project clears them; the strategy is the document\'s and flipping it compiles nothing', async ({ page }) => {
-  test.setTimeout(180_000);
   await open(page, 'piic-revision');
   await toRun(page);
   await runOnce(page);
@@ -174,7 +165,7 @@ test('results belong to the revision they ran: an edit marks them modified since
   await expect(page.getByTestId('run-compare')).toHaveCount(0);
 });
 
-test('at 1280x720 the agent list folds away so Live stays in view; a deploy problem names the agent URLs field, not a CLI flag', async ({ page }) => {
+test('at 1280x720 the agent list folds away so Live stays in view; a deploy problem names the agent URLs field, not a CLI flag', async ({ page, agents }) => {
   await open(page, 'P-I-I-C small');
   await toRun(page);
   await expect(page.getByTestId('run-agent-h0')).toBeVisible();

@@ -1,22 +1,12 @@
-import { expect, test } from '@playwright/test';
-import { startAgents, type LocalAgents } from './agents.js';
 import { buildPiicFromPalette, mouseDrag, newProject, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // The whole path a user takes: P-I-I-C drawn from the palette, two hosts filled from their
 // real agents, the paper's mapping (P on h0's CPU, an incrementer on each host's GPU, C on
 // h1's CPU), the implementation graph, then 50 iterations on the agents with the live
 // timeline and the consumer's check.
 
-let agents: LocalAgents;
-test.beforeAll(async () => {
-  agents = await startAgents(['h0', 'h1']);
-});
-test.afterAll(async () => {
-  await agents?.stop();
-});
-
-test('design P-I-I-C on two hosts, run 50 iterations on real agents, every lane gets events and the check passes', async ({ page }) => {
-  test.setTimeout(180_000);
+test('design P-I-I-C on two hosts, run 50 iterations on real agents, every lane gets events and the check passes', async ({ page, agents }) => {
   await newProject(page);
   await page.goto(`/${agents.query}`);
   await buildPiicFromPalette(page);

@@ -1,6 +1,5 @@
-import { expect, test } from '@playwright/test';
-import { startAgents, type LocalAgents } from './agents.js';
 import { pageProblems, selectNode, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Issue 24's predictor view in the designer: examples/scan-mulmod.json (64 3 x 3 matrices,
 // Kogge-Stone on four workers over two hosts) run on two real agents from the Run view; the
@@ -8,18 +7,9 @@ import { pageProblems, selectNode, shot } from './helpers.js';
 // the cost calibrated from the run, (b) replaying the run's node times, (c) the measured fires)
 // with a lane per worker; the speedup chart has the run's measured point at p = 4.
 
-let agents: LocalAgents;
-test.beforeAll(async () => {
-  agents = await startAgents(['h0', 'h1']);
-});
-test.afterAll(async () => {
-  await agents?.stop();
-});
-
 const BANDS = ['mean', 'replay', 'measured'];
 
-test('scan-mulmod runs on real agents; the scan timeline shows three bands of four worker lanes, the chart the measured point', async ({ page }) => {
-  test.setTimeout(180_000);
+test('scan-mulmod runs on real agents; the scan timeline shows three bands of four worker lanes, the chart the measured point', async ({ page, agents }) => {
   const messages = pageProblems(page);
   page.on('dialog', (d) => void d.accept());
   await page.goto(`/${agents.query}`);

@@ -1,5 +1,5 @@
-import { test, expect } from '@playwright/test';
 import { newProject, shot, pageProblems } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Issue 24 in the designer: a scan node from the palette, its eight workers ticked in order, its
 // network switched from Kogge-Stone to Blelloch with the model following (figures 3.1-3.5's

@@ -1,9 +1,10 @@
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { serveDesigner } from '../../scripts/designer.js';
 import { startAgents, type LocalAgents } from './agents.js';
 import { npmStart, pickExample } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // The designer as it is served: no response lets the page's URL leave as a referrer, the agents'
 // token leaves the address bar once loaded (a run and a reload still work), and `npm start`'s
@@ -30,7 +31,6 @@ test.describe('with an agent', () => {
   });
 
   test('the token leaves the address bar at load; a run works, and after a reload too', async ({ page }) => {
-    test.setTimeout(240_000);
     await page.goto(`/${agents.query}`);
     await expect(page.getByTestId('app')).toBeVisible();
     await expect.poll(() => page.url()).not.toContain('token');
@@ -47,7 +47,6 @@ test.describe('with an agent', () => {
 });
 
 test('every response of the served designer says Referrer-Policy: no-referrer (production build and dev server)', async ({ request }) => {
-  test.setTimeout(120_000);
   // The production build under `vite preview`, as Playwright serves it (the same config as npm start).
   const page = await request.get('/?agent=ws://127.0.0.1:1&token=T');
   expect(page.headers()['referrer-policy']).toBe('no-referrer');

@@ -1,5 +1,6 @@
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import type { Locator, Page } from '@playwright/test';
 import { newProject, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Issue 21, items 10 and 11: at 1280x720 the designer works: the Problems panel takes what
 // its list needs, the minimap is left out where it would cover the graph, every canvas refits

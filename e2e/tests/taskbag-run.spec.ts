@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { expect, test, type Page } from '@playwright/test';
-import { startAgents, type LocalAgents } from './agents.js';
+import type { Page } from '@playwright/test';
 import { shot, tipAt } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // A task-bag run started from the designer (issue 23) on two real agents: examples/mlem.json in
 // task-bag mode at 8^3 and 12 angles, 6 iterations. The Run view says the mapping is not used
@@ -12,14 +12,6 @@ import { shot, tipAt } from './helpers.js';
 const GUTTER = 196;
 const RULER = 22;
 const ITERATIONS = 6;
-
-let agents: LocalAgents;
-test.beforeAll(async () => {
-  agents = await startAgents(['h0', 'h1']);
-});
-test.afterAll(async () => {
-  await agents?.stop();
-});
 
 function smallMlem(): Buffer {
   const doc = JSON.parse(readFileSync(new URL('../../examples/mlem.json', import.meta.url), 'utf8'));
@@ -58,8 +50,7 @@ async function pixelsOf(page: Page, rgb: [number, number, number]): Promise<[num
   );
 }
 
-test('MLEM in task-bag mode from the Run view: checked, started, the bag live, every task committed, counter tracks and task slices', async ({ page }) => {
-  test.setTimeout(180_000);
+test('MLEM in task-bag mode from the Run view: checked, started, the bag live, every task committed, counter tracks and task slices', async ({ page, agents }) => {
   page.on('dialog', (d) => void d.accept());
   await page.goto(`/${agents.query}`);
   await expect(page.getByTestId('app')).toBeVisible();

@@ -1,6 +1,7 @@
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { fileURLToPath } from 'node:url';
 import { newProject, shot, tipAt } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // A saved task-bag trace opened in the Run view (fixtures/taskbag-trace.json, written by hand
 // in the Chrome trace format the Run view exports): the coordinator's bag depth and tasks in

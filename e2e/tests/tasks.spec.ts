@@ -1,6 +1,6 @@
-import { test, expect } from '@playwright/test';
 import { readFileSync } from 'node:fs';
 import { selectNode, setField, shot, pageProblems } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Issue 23 in the designer: a node with tasks (examples/mlem.json's projbp, "tasks": "K") mapped
 // onto a list of PEs. Its tasks and both PEs show on the canvas, the Tasks field is checked as

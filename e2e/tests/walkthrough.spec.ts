@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { startAgents, type LocalAgents } from './agents.js';
 import { addPiicNodes, ARTIFACTS, connectPiic, newProject, selectNode } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // The walkthrough of docs/web.md ("Your first pipeline"), as a user does it: P-I-I-C from the
 // palette with every param at its default, one host filled from its agent, the mapping, the
@@ -25,7 +26,6 @@ test.afterAll(async () => {
 test.use({ viewport: { width: 1280, height: 720 } });
 
 test('walkthrough: a pipeline built from scratch passes on its first Run', async ({ page }) => {
-  test.setTimeout(180_000);
   await newProject(page);
   await page.goto(`/${agents.query}`);
 

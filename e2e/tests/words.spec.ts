@@ -1,5 +1,5 @@
-import { expect, test } from '@playwright/test';
 import { newProject, shot } from './helpers.js';
+import { expect, test } from './fixtures.js';
 
 // Issue 21, item 9: the Problems list and the inspector speak the designer's words: the
 // element and its view ("node produce (Application) is not mapped to a PE") and what to do in
