@@ -6,7 +6,7 @@
 // is drawn; counts the elements in the page and times two animation frames there. Prints a
 // table with each time against the 1,000-node run's. Never fails on time.
 //
-// First, the first load as a user gets it (issue 21): the designer served by Vite's dev
+// First, the first load as a user gets it: the designer served by Vite's dev
 // server on a first visit (a fresh dependency cache: what `npm start` served before), by the
 // dev server again with that cache warm, and as the production build under `vite preview`
 // (what `npm start` serves now); each in a fresh browser context (no HTTP cache), the median

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+// The built CLI of this test run where there is one (npm test builds it once), else the checkout's.
+import { pipeloomBin } from '@pipeloom/agent/local/spawn';
 
 // Real local agents for the run tests: `pipeloom agent` processes on loopback, one per host,
 // stopped by pid when the tests finish (tests that need h0 and h1 as they start take the
@@ -27,7 +29,7 @@ export async function startAgents(names: string[], token = 'e2e-token-0123456789
   let log = '';
   const listening: Promise<string>[] = [];
   for (const name of names) {
-    const p = spawn(process.execPath, ['apps/agent/bin/pipeloom.js', 'agent', '--name', name, '--port', '0', '--token', token, ...args], {
+    const p = spawn(process.execPath, [pipeloomBin(args), 'agent', '--name', name, '--port', '0', '--token', token, ...args], {
       cwd: ROOT,
       env: { ...process.env, EGL_PLATFORM: 'surfaceless' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,7 @@
 import { mouseDrag, newProject, setField, shot } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// Issue 21, item 6: adding a GPU to a host adds its PCIe link; switching a link's kind sets
+// Adding a GPU to a host adds its PCIe link; switching a link's kind sets
 // that kind's typical bandwidth and latency, except a value the user edited.
 
 test('+ GPU adds the GPU with its PCIe link to the host CPU, one undo step', async ({ page }) => {

@@ -3,7 +3,7 @@ import { startAgents, type LocalAgents } from './agents.js';
 import { addPiicNodes, connect, connectPiic, newProject, selectNode, setField, shot } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// Issue 21, item 3: the first pipeline anyone builds passes its check with default settings.
+// The first pipeline anyone builds passes its check with default settings.
 // The consumer's expectation is derived from the graph upstream (shown in the inspector with
 // each param's description), and a join (matrix.add) is checked exactly.
 

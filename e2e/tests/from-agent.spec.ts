@@ -2,7 +2,7 @@ import { startAgents, type LocalAgents } from './agents.js';
 import { newProject, shot } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// Issue 21, item 5: "Add from agent" keeps one PE per GPU the agent reports, under the agent's
+// "Add from agent" keeps one PE per GPU the agent reports, under the agent's
 // ids: three emulated GPUs sharing adapter 0 are gpu0, gpu1 and gpu2, not one gpu0. A PE not
 // added says why.
 

@@ -1,7 +1,7 @@
 import { newProject, selectNode, shot } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// Issue 21, item 4: every kernel's description and every parameter's description, unit and
+// Every kernel's description and every parameter's description, unit and
 // range are shown in the palette (tooltip and a help panel) and in the inspector; the palette
 // works from the keyboard (Tab to the items, arrow keys between them, Enter adds).
 

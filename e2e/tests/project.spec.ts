@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { npmStart, pickExample, selectNode, shot, pageProblems } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// Issue 21, items 1, 13 and 14: a project is never lost by loading another; `npm start`
+// A project is never lost by loading another; `npm start`
 // serves the production build; the designer loads every example without a console warning
 // and credits React Flow.
 

@@ -3,7 +3,7 @@ import type { Page } from '@playwright/test';
 import { shot } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// The Run view against real agents (issue 21, items 2, 7, 8 and 12): results tied to the
+// The Run view against real agents: results tied to the
 // document revision they ran, measured against predicted per cycle and lane, Calibrate on the
 // connected agents, the estimate before Start, the outcome at the top at 1280x720; the
 // timeline's flow arrows and range statistics; one strategy, the document's, never recompiled
@@ -41,7 +41,7 @@ async function runOnce(page: Page) {
 }
 
 test.beforeEach(async ({ page, agents }) => {
-  // Opening a project over a modified one may ask first (issue 21 item 1): yes.
+  // Opening a project over a modified one may ask first: yes.
   page.on('dialog', (d) => void d.accept());
   await page.goto(`/${agents.query}`);
   await expect(page.getByTestId('app')).toBeVisible();

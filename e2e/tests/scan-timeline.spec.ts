@@ -1,7 +1,7 @@
 import { pageProblems, selectNode, shot } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// Issue 24's predictor view in the designer: examples/scan-mulmod.json (64 3 x 3 matrices,
+// The scan's predictor view in the designer: examples/scan-mulmod.json (64 3 x 3 matrices,
 // Kogge-Stone on four workers over two hosts) run on two real agents from the Run view; the
 // scan timeline, opened there and from the inspector, draws its three bands ((a) simulated at
 // the cost calibrated from the run, (b) replaying the run's node times, (c) the measured fires)

@@ -1,7 +1,7 @@
 import { newProject, shot, pageProblems } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// Issue 24 in the designer: a scan node from the palette, its eight workers ticked in order, its
+// In the designer: a scan node from the palette, its eight workers ticked in order, its
 // network switched from Kogge-Stone to Blelloch with the model following (figures 3.1-3.5's
 // counts at p = 8), Expand drawing the DAG on a canvas, the speedup chart; no console error.
 

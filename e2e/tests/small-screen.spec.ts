@@ -2,7 +2,7 @@ import type { Locator, Page } from '@playwright/test';
 import { newProject, shot } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// Issue 21, items 10 and 11: at 1280x720 the designer works: the Problems panel takes what
+// At 1280x720 the designer works: the Problems panel takes what
 // its list needs, the minimap is left out where it would cover the graph, every canvas refits
 // when the window is resized, the implementation graph opens fitted to its view, and cells
 // cut short by an ellipsis carry their full text as a tooltip.

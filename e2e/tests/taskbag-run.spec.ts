@@ -3,7 +3,7 @@ import type { Page } from '@playwright/test';
 import { shot, tipAt } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// A task-bag run started from the designer (issue 23) on two real agents: examples/mlem.json in
+// A task-bag run started from the designer on two real agents: examples/mlem.json in
 // task-bag mode at 8^3 and 12 angles, 6 iterations. The Run view says the mapping is not used
 // and the overlap switch does not apply; Deploy checks the pool; Start hands the tasks out and
 // the bag's numbers move while it runs; at the end every task is committed, each PE's tasks

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { selectNode, setField, shot, pageProblems } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// Issue 23 in the designer: a node with tasks (examples/mlem.json's projbp, "tasks": "K") mapped
+// In the designer: a node with tasks (examples/mlem.json's projbp, "tasks": "K") mapped
 // onto a list of PEs. Its tasks and both PEs show on the canvas, the Tasks field is checked as
 // typed in core's words, the mapping board ticks one more PE, and Undo brings the list back,
 // with no problem, console error or page error on the way; Save keeps the list as written.

@@ -1,7 +1,7 @@
 import { newProject, shot } from './helpers.js';
 import { expect, test } from './fixtures.js';
 
-// Issue 21, item 9: the Problems list and the inspector speak the designer's words: the
+// The Problems list and the inspector speak the designer's words: the
 // element and its view ("node produce (Application) is not mapped to a PE") and what to do in
 // the designer, never a JSON path (`app.nodes[1]`) or a fix for the document's text
 // (`add "produce": "<PE id>" to mapping`). The path stays as the tooltip.
