@@ -14,7 +14,12 @@ export default defineConfig({
   root,
   plugins: [react()],
   worker: { format: 'es' },
-  build: { outDir: fileURLToPath(new URL('./apps/web/dist', import.meta.url)), emptyOutDir: true, chunkSizeWarningLimit: 4000, license: { fileName: 'licenses.txt' } },
+  build: {
+    outDir: fileURLToPath(new URL('./apps/web/dist', import.meta.url)),
+    emptyOutDir: true,
+    chunkSizeWarningLimit: 4000,
+    license: { fileName: 'licenses.txt' },
+  },
   server: { host: '127.0.0.1', headers: SECURITY_HEADERS, fs: { allow: [fileURLToPath(new URL('.', import.meta.url))] } },
   preview: { host: '127.0.0.1', headers: SECURITY_HEADERS },
 });

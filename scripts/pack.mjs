@@ -23,7 +23,10 @@ const DEV_ONLY = new Set(['tsx']);
 
 const build = join(root, 'dist/build');
 rmSync(build, { recursive: true, force: true });
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], {
+  cwd: root,
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
 
 const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
@@ -44,7 +47,11 @@ function manifest(source) {
   if (m.exports) {
     // Test helpers are not built (packages' testing/ folders serve this repository's tests):
     // an entry there (core's /testing and /internal) is no part of the published package.
-    m.exports = Object.fromEntries(Object.entries(m.exports).filter(([, v]) => !(typeof v === 'string' && v.includes('/testing/'))).map(([k, v]) => [k, builtExport(v)]));
+    m.exports = Object.fromEntries(
+      Object.entries(m.exports)
+        .filter(([, v]) => !(typeof v === 'string' && v.includes('/testing/')))
+        .map(([k, v]) => [k, builtExport(v)]),
+    );
   }
   if (m.dependencies) m.dependencies = Object.fromEntries(Object.entries(m.dependencies).filter(([k]) => !DEV_ONLY.has(k)));
   return m;
@@ -76,7 +83,9 @@ for (const dir of PACKAGES) {
   cpSync(join(root, dir, 'README.md'), join(stage, 'README.md'));
   const source = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(manifest(source), null, 2)}\n`);
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', out], { cwd: stage, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--pack-destination', out], { cwd: stage, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }),
+  );
   tarballs.push(join(out, packed[0].filename));
 }
 console.log(tarballs.join('\n'));

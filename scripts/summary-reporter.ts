@@ -46,7 +46,9 @@ export default class SummaryReporter implements Reporter {
       });
       console.log(`\nprojects:\n${lines.join('\n')}`);
       const slowest = [...modules].sort((a, b) => time(b) - time(a)).slice(0, SLOWEST);
-      console.log(`\n${slowest.length} slowest files:\n${slowest.map((m) => `  ${seconds(time(m)).padStart(8)}  ${(m.project.name || '').padEnd(12)} ${relative(process.cwd(), m.moduleId)}`).join('\n')}`);
+      console.log(
+        `\n${slowest.length} slowest files:\n${slowest.map((m) => `  ${seconds(time(m)).padStart(8)}  ${(m.project.name || '').padEnd(12)} ${relative(process.cwd(), m.moduleId)}`).join('\n')}`,
+      );
     }
     console.log(`\nvitest: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
   }

@@ -55,7 +55,13 @@ const typecheck = await step('typecheck', process.execPath, [join(root, 'scripts
 if (typecheck.code !== 0) failures.push('typecheck');
 
 // One formatter for the repository (.prettierrc.json); `npm run format` fixes what this finds.
-const lint = await step('lint (prettier --check)', process.execPath, [join(root, 'node_modules/prettier/bin/prettier.cjs'), '--check', '--log-level', 'warn', '.']);
+const lint = await step('lint (prettier --check)', process.execPath, [
+  join(root, 'node_modules/prettier/bin/prettier.cjs'),
+  '--check',
+  '--log-level',
+  'warn',
+  '.',
+]);
 if (lint.code !== 0) failures.push('lint');
 
 const unit = await step('unit and integration tests (vitest)', process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run']);
@@ -66,7 +72,12 @@ if (v) {
 }
 if (unit.code !== 0) failures.push('vitest');
 
-const e2e = await step('browser tests (Playwright, Debian Chromium)', process.execPath, [join(root, 'node_modules/@playwright/test/cli.js'), 'test', '-c', 'e2e/playwright.config.ts']);
+const e2e = await step('browser tests (Playwright, Debian Chromium)', process.execPath, [
+  join(root, 'node_modules/@playwright/test/cli.js'),
+  'test',
+  '-c',
+  'e2e/playwright.config.ts',
+]);
 const e2eOut = plain(e2e.out);
 passed += Number(/(\d+) passed/.exec(e2eOut)?.[1] ?? 0);
 failed += Number(/(\d+) failed/.exec(e2eOut)?.[1] ?? 0);

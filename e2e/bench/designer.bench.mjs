@@ -57,7 +57,9 @@ async function firstLoad(url) {
     ),
   );
   let navigations = 0;
-  page.on('framenavigated', (f) => { if (f === page.mainFrame()) navigations++; });
+  page.on('framenavigated', (f) => {
+    if (f === page.mainFrame()) navigations++;
+  });
   const t0 = Date.now();
   await page.goto(url);
   await page.locator('[data-testid^="dfg-node-"]').first().waitFor({ timeout: 300_000 });
@@ -85,7 +87,16 @@ async function firstLoads() {
         server.cleanup?.();
       }
     }
-    rows.push({ label, requests: median(runs.map((m) => m.requests)), bytes: median(runs.map((m) => m.bytes)), wire: median(runs.map((m) => m.wire)), unsized: median(runs.map((m) => m.unsized)), reloads: median(runs.map((m) => m.reloads)), ms: median(runs.map((m) => m.ms)), all: runs.map((m) => m.ms) });
+    rows.push({
+      label,
+      requests: median(runs.map((m) => m.requests)),
+      bytes: median(runs.map((m) => m.bytes)),
+      wire: median(runs.map((m) => m.wire)),
+      unsized: median(runs.map((m) => m.unsized)),
+      reloads: median(runs.map((m) => m.reloads)),
+      ms: median(runs.map((m) => m.ms)),
+      all: runs.map((m) => m.ms),
+    });
   };
   const fresh = (name) => mkdtempSync(join(tmpdir(), `pipeloom-designer-${name}-`));
   const devServer = async () => {
@@ -111,12 +122,26 @@ async function firstLoads() {
 function printFirstLoads(rows) {
   const base = rows[0];
   console.log(`\nbench:designer first load — Chromium ${browser.version()}, headless, 1440x900, fresh context per visit; median of ${RUNS}`);
-  console.log(`\n| served | requests | bodies, MB | on the wire (page), MB | unsized | full reloads | to first node, ms | vs ${base.label.split(',')[0]}, first visit | runs, ms |`);
+  console.log(
+    `\n| served | requests | bodies, MB | on the wire (page), MB | unsized | full reloads | to first node, ms | vs ${base.label.split(',')[0]}, first visit | runs, ms |`,
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
-  for (const r of rows) console.log(`| ${r.label} | ${r.requests} | ${(r.bytes / 1e6).toFixed(2)} | ${(r.wire / 1e6).toFixed(2)} | ${r.unsized} | ${r.reloads} | ${r.ms} | ${(r.ms / base.ms).toFixed(2)} | ${r.all.join(', ')} |`);
-  console.log('bodies: every response as decoded, the worker\'s included; on the wire: as Chromium reports it (gzip and headers), 0 for the worker\'s own requests; unsized: responses gone before they could be read (a full reload drops the first page\'s)');
+  for (const r of rows)
+    console.log(
+      `| ${r.label} | ${r.requests} | ${(r.bytes / 1e6).toFixed(2)} | ${(r.wire / 1e6).toFixed(2)} | ${r.unsized} | ${r.reloads} | ${r.ms} | ${(r.ms / base.ms).toFixed(2)} | ${r.all.join(', ')} |`,
+    );
+  console.log(
+    "bodies: every response as decoded, the worker's included; on the wire: as Chromium reports it (gzip and headers), 0 for the worker's own requests; unsized: responses gone before they could be read (a full reload drops the first page's)",
+  );
 }
-const twoFrames = (page) => page.evaluate(() => new Promise((r) => { const t = performance.now(); requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now() - t))); }));
+const twoFrames = (page) =>
+  page.evaluate(
+    () =>
+      new Promise((r) => {
+        const t = performance.now();
+        requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now() - t)));
+      }),
+  );
 
 async function measure(nodes) {
   const doc = layeredDocument(5, { nodes, hosts: 16, gpus: 3 });
@@ -131,7 +156,14 @@ async function measure(nodes) {
   const t0 = Date.now();
   await page.getByTestId('open-input').setInputFiles(file);
   await page.getByTestId('doc-name').filter({ hasText: doc.name }).waitFor({ timeout: 600_000 });
-  await page.waitForFunction((old) => { const t = [...document.querySelectorAll('*')].find((e) => e.children.length === 0 && /compiled both strategies in/.test(e.textContent ?? '')); return t && t.textContent !== old; }, before, { timeout: 600_000, polling: 100 });
+  await page.waitForFunction(
+    (old) => {
+      const t = [...document.querySelectorAll('*')].find((e) => e.children.length === 0 && /compiled both strategies in/.test(e.textContent ?? ''));
+      return t && t.textContent !== old;
+    },
+    before,
+    { timeout: 600_000, polling: 100 },
+  );
   const open = Date.now() - t0;
   const compiled = (await status.textContent()).match(/in ([\d.]+ \w+) \(with layout ([\d.]+ \w+)\)/);
   const t1 = Date.now();
@@ -161,7 +193,12 @@ async function large() {
   for (const n of SIZES) rows.push(await measure(n));
   const base = rows[0];
   console.log(`\nbench:designer — Chromium ${browser.version()}, headless, 1440x900; layered DFGs on 16 hosts x (1 CPU + 3 GPUs)`);
-  console.log(`\n| nodes | open -> compiled, ms | in the worker: compile / with layout | vs ${base.nodes.toLocaleString()} | IG tab -> drawn, ms | vs ${base.nodes.toLocaleString()} | elements in the page | two frames, ms |`);
+  console.log(
+    `\n| nodes | open -> compiled, ms | in the worker: compile / with layout | vs ${base.nodes.toLocaleString()} | IG tab -> drawn, ms | vs ${base.nodes.toLocaleString()} | elements in the page | two frames, ms |`,
+  );
   console.log('|---:|---:|---|---:|---:|---:|---:|---:|');
-  for (const r of rows) console.log(`| ${r.nodes.toLocaleString()} | ${r.open} | ${r.worker} | ${(r.open / base.open).toFixed(2)} | ${r.ig} | ${(r.ig / base.ig).toFixed(2)} | ${r.elements.toLocaleString()} | ${r.frames.toFixed(0)} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.nodes.toLocaleString()} | ${r.open} | ${r.worker} | ${(r.open / base.open).toFixed(2)} | ${r.ig} | ${(r.ig / base.ig).toFixed(2)} | ${r.elements.toLocaleString()} | ${r.frames.toFixed(0)} |`,
+    );
 }

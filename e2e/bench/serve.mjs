@@ -10,13 +10,23 @@ import { chromium } from 'playwright-core';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml', '.wasm': 'application/wasm' };
+const TYPES = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.wasm': 'application/wasm',
+};
 
 /** Builds the designer and serves it; `close()` stops the server and removes the build unless `keep`. */
 export async function buildAndServe(name, { keep = false } = {}) {
   const out = mkdtempSync(join(tmpdir(), `pipeloom-${name}-bench-`));
   console.log(`building the designer into ${out} ...`);
-  const build = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--outDir', out, '--emptyOutDir', '--logLevel', 'error'], { cwd: ROOT, stdio: 'inherit' });
+  const build = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--outDir', out, '--emptyOutDir', '--logLevel', 'error'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   if (build.status !== 0) {
     console.error('vite build failed');
     process.exit(1);
@@ -46,6 +56,12 @@ export function launch() {
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking', '--disable-component-update', '--disable-features=Translate,MediaRouter'],
+    args: [
+      '--no-sandbox',
+      '--enable-unsafe-webgpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-features=Translate,MediaRouter',
+    ],
   });
 }

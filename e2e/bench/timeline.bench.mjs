@@ -62,15 +62,24 @@ try {
   console.log(`\nbench:timeline — Chromium ${chromeVersion}, headless, 1600x900, batches of ${BATCH.toLocaleString()} events, ${FRAMES} frames per motion`);
   // Publishes: the live numbers (core's trace analysis) every 5 batches, as a live run's timer
   // does; the last one comes after the stream, with the whole trace there and nothing new.
-  console.log(`\n| events | lanes | ingest (events/s, store only) | ingest (events/s, with live redraws) | vs ${BASELINE.toLocaleString()} | publishes | publish ms (total) | last publish ms |`);
+  console.log(
+    `\n| events | lanes | ingest (events/s, store only) | ingest (events/s, with live redraws) | vs ${BASELINE.toLocaleString()} | publishes | publish ms (total) | last publish ms |`,
+  );
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
-  for (const r of [base, big]) console.log(`| ${r.ingest.events.toLocaleString()} | ${r.ingest.lanes} | ${Math.round(rate(r.ingest)).toLocaleString()} | ${Math.round(wallRate(r.ingest)).toLocaleString()} | ${(rate(r.ingest) / rate(base.ingest)).toFixed(2)} | ${r.ingest.publishes} | ${r.ingest.publishMs.toFixed(0)} | ${r.ingest.lastPublishMs.toFixed(1)} |`);
+  for (const r of [base, big])
+    console.log(
+      `| ${r.ingest.events.toLocaleString()} | ${r.ingest.lanes} | ${Math.round(rate(r.ingest)).toLocaleString()} | ${Math.round(wallRate(r.ingest)).toLocaleString()} | ${(rate(r.ingest) / rate(base.ingest)).toFixed(2)} | ${r.ingest.publishes} | ${r.ingest.publishMs.toFixed(0)} | ${r.ingest.lastPublishMs.toFixed(1)} |`,
+    );
   console.log(`\n| motion | events | fps | p95 frame (ms) | draw mean (ms) | draw p95 (ms) | boxes drawn | draw vs ${BASELINE.toLocaleString()} |`);
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const [i, r] of big.rows.entries()) {
     const b = base.rows[i];
-    console.log(`| ${r.label} | ${BASELINE.toLocaleString()} | ${b.fps.toFixed(1)} | ${b.p95.toFixed(1)} | ${b.drawMean.toFixed(2)} | ${b.drawP95.toFixed(2)} | ${b.boxes} | 1.00 |`);
-    console.log(`| ${r.label} | ${big.ingest.events.toLocaleString()} | ${r.fps.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.drawMean.toFixed(2)} | ${r.drawP95.toFixed(2)} | ${r.boxes} | ${(r.drawMean / Math.max(1e-3, b.drawMean)).toFixed(2)} |`);
+    console.log(
+      `| ${r.label} | ${BASELINE.toLocaleString()} | ${b.fps.toFixed(1)} | ${b.p95.toFixed(1)} | ${b.drawMean.toFixed(2)} | ${b.drawP95.toFixed(2)} | ${b.boxes} | 1.00 |`,
+    );
+    console.log(
+      `| ${r.label} | ${big.ingest.events.toLocaleString()} | ${r.fps.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.drawMean.toFixed(2)} | ${r.drawP95.toFixed(2)} | ${r.boxes} | ${(r.drawMean / Math.max(1e-3, b.drawMean)).toFixed(2)} |`,
+    );
   }
   console.log(`\ntargets: ingest >= 500,000 events/s, >= 60 fps while zooming and panning`);
 } finally {

@@ -25,7 +25,11 @@ test("a link's new kind brings its typical bandwidth and latency, except a value
   await page.getByTestId('add-host').click();
   await expect(page.getByTestId('arch-pe-cpu@h1')).toBeVisible();
   await page.locator('.react-flow__controls-fitview').click();
-  await mouseDrag(page, page.getByTestId('arch-pe-cpu@h0').locator('.react-flow__handle-right'), page.getByTestId('arch-pe-cpu@h1').locator('.react-flow__handle-left'));
+  await mouseDrag(
+    page,
+    page.getByTestId('arch-pe-cpu@h0').locator('.react-flow__handle-right'),
+    page.getByTestId('arch-pe-cpu@h1').locator('.react-flow__handle-left'),
+  );
   await expect(page.getByTestId('inspector-link-kind')).toHaveValue('ethernet');
   await expect(page.getByTestId('inspector-bandwidth')).toHaveValue('1.25');
   await expect(page.getByTestId('inspector-latency')).toHaveValue('50');

@@ -21,7 +21,9 @@ test('build P-I-I-C from the palette, map it on two hosts, see the implementatio
   // Tidy lays the chain out left to right.
   await page.getByTestId('tidy').click();
   await expect(async () => {
-    const xs = await Promise.all(['produce', 'increment', 'increment2', 'consume'].map(async (id) => (await page.getByTestId(`dfg-node-${id}`).boundingBox())!.x));
+    const xs = await Promise.all(
+      ['produce', 'increment', 'increment2', 'consume'].map(async (id) => (await page.getByTestId(`dfg-node-${id}`).boundingBox())!.x),
+    );
     expect(xs).toEqual([...xs].sort((a, b) => a - b));
   }).toPass();
 
@@ -53,7 +55,11 @@ test('build P-I-I-C from the palette, map it on two hosts, see the implementatio
   await page.getByTestId('add-host').click();
   await expect(page.getByTestId('arch-pe-cpu@h1')).toBeVisible();
   await page.locator('.react-flow__controls-fitview').click();
-  await mouseDrag(page, page.getByTestId('arch-pe-cpu@h0').locator('.react-flow__handle-right'), page.getByTestId('arch-pe-cpu@h1').locator('.react-flow__handle-left'));
+  await mouseDrag(
+    page,
+    page.getByTestId('arch-pe-cpu@h0').locator('.react-flow__handle-right'),
+    page.getByTestId('arch-pe-cpu@h1').locator('.react-flow__handle-left'),
+  );
   await expect(page.locator('.react-flow__edge')).toHaveCount(1);
   await expect(page.getByTestId('inspector-link-kind')).toHaveValue('ethernet');
   await page.getByTestId('inspector-link-kind').selectOption('infiniband');

@@ -14,7 +14,9 @@ test.afterAll(async () => {
   await agents?.stop();
 });
 
-test('an agent with three emulated GPUs on one adapter fills its host with three GPUs, each linked by PCIe; asking again says why nothing is added', async ({ page }) => {
+test('an agent with three emulated GPUs on one adapter fills its host with three GPUs, each linked by PCIe; asking again says why nothing is added', async ({
+  page,
+}) => {
   await newProject(page);
   await page.goto(`/${agents.query}`);
   await page.getByTestId('tab-arch').click();
@@ -30,5 +32,6 @@ test('an agent with three emulated GPUs on one adapter fills its host with three
   await page.getByTestId('agent-add').click();
   await expect(page.getByTestId('agent-status')).toContainText('h1: 4 PE(s) reported, 0 added', { timeout: 20_000 });
   const skipped = page.getByTestId('agent-skipped');
-  for (const pe of ['cpu@h1', 'gpu0@h1', 'gpu1@h1', 'gpu2@h1']) await expect(skipped).toContainText(`Not added: ${pe}: already in the architecture (kept as it is)`);
+  for (const pe of ['cpu@h1', 'gpu0@h1', 'gpu1@h1', 'gpu2@h1'])
+    await expect(skipped).toContainText(`Not added: ${pe}: already in the architecture (kept as it is)`);
 });

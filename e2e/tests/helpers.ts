@@ -122,7 +122,9 @@ export async function tipAt(page: Page, box: { x: number; y: number }, x: number
   return page.evaluate(
     () =>
       new Promise<string[]>((r) =>
-        requestAnimationFrame(() => requestAnimationFrame(() => r([...document.querySelectorAll('[data-testid="timeline-tooltip"] div')].map((d) => d.textContent ?? '')))),
+        requestAnimationFrame(() =>
+          requestAnimationFrame(() => r([...document.querySelectorAll('[data-testid="timeline-tooltip"] div')].map((d) => d.textContent ?? ''))),
+        ),
       ),
   );
 }
@@ -142,7 +144,11 @@ export async function npmStart(): Promise<{ url: string; pid: number; log: () =>
   const root = fileURLToPath(new URL('../../', import.meta.url));
   const out = mkdtempSync(join(tmpdir(), 'pipeloom-start-'));
   let log = '';
-  const start = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--out', out], { cwd: root, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const start = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--out', out], {
+    cwd: root,
+    env: { ...process.env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   start.stdout.on('data', (b) => (log += b));
   start.stderr.on('data', (b) => (log += b));
   const exited = new Promise<void>((resolve) => start.once('exit', () => resolve()));

@@ -173,7 +173,10 @@ test('group two nodes, undo, redo, ungroup: one step each, the compile unchanged
   await page.getByTestId('tab-dfg').click();
 
   await page.getByTestId('dfg-node-I1').locator('.kn-head').click();
-  await page.getByTestId('dfg-node-I2').locator('.kn-head').click({ modifiers: ['Control'] });
+  await page
+    .getByTestId('dfg-node-I2')
+    .locator('.kn-head')
+    .click({ modifiers: ['Control'] });
   await expect(page.getByTestId('dfg-node-I1').locator('..')).toHaveClass(/selected/);
   await expect(page.getByTestId('dfg-node-I2').locator('..')).toHaveClass(/selected/);
   await page.getByTestId('group').click();

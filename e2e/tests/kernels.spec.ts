@@ -58,10 +58,14 @@ test("a checker's expectation is derived from the graph upstream, shown in the i
   await expect(page.getByTestId('problem-count')).toHaveText('0 errors, 0 warnings');
   await page.getByTestId('dfg-node-C').locator('.kn-head').click();
   // The example states its increments: the override.
-  await expect(page.getByTestId('inspector-expectation')).toContainText('Expects increments = "100,100", expected_offset = 0, scale = 1, running_sum = 0 (as set here)');
+  await expect(page.getByTestId('inspector-expectation')).toContainText(
+    'Expects increments = "100,100", expected_offset = 0, scale = 1, running_sum = 0 (as set here)',
+  );
   await page.getByTestId('inspector-derive').click();
   // P -> I1 (+1) -> I2 (+1) -> C: iteration + 2, derived.
-  await expect(page.getByTestId('inspector-expectation')).toContainText('Expects increments = "", expected_offset = 2, scale = 1, running_sum = 0 (derived from the graph upstream; set a param to override)');
+  await expect(page.getByTestId('inspector-expectation')).toContainText(
+    'Expects increments = "", expected_offset = 2, scale = 1, running_sum = 0 (derived from the graph upstream; set a param to override)',
+  );
   // Setting one param overrides the derivation again.
   await page.getByTestId('param-expected_offset').fill('3');
   await page.getByTestId('param-expected_offset').blur();

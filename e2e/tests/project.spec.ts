@@ -9,7 +9,9 @@ import { expect, test } from './fixtures.js';
 // and credits React Flow.
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const EXAMPLES = readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.json')).sort();
+const EXAMPLES = readdirSync(join(ROOT, 'examples'))
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 test('loading an example is one undo step; the project it replaced comes back by Undo and, after a reload, from Recent', async ({ page }) => {
   await page.goto('/');
@@ -48,7 +50,12 @@ test('loading an example is one undo step; the project it replaced comes back by
   await expect(page.getByTestId('dfg-node-I1')).toHaveCount(0);
 
   // New asks, says what is true, and is undone like any load.
-  const dialog = new Promise<string>((resolve) => page.once('dialog', (d) => { resolve(d.message()); void d.accept(); }));
+  const dialog = new Promise<string>((resolve) =>
+    page.once('dialog', (d) => {
+      resolve(d.message());
+      void d.accept();
+    }),
+  );
   await page.getByTestId('new').click();
   expect(await dialog).toMatch(/Undo \(Ctrl\+Z\) brings this one back, and Recent keeps it after a reload/);
   await expect(page.locator('[data-testid^="dfg-node-"]')).toHaveCount(0);
@@ -83,7 +90,12 @@ test('every example loads without a console warning or error, on every view, and
     await expect(page.locator('[data-testid^="dfg-node-"]').first()).toBeVisible();
     await page.getByTestId('tab-ig').click();
     // Sobel's kernels come from a package an agent loads: without one the IG view says why.
-    await expect(page.locator('[data-testid^="ig-pe-"]').first().or(page.getByText(/fix them to see the implementation graph/))).toBeVisible();
+    await expect(
+      page
+        .locator('[data-testid^="ig-pe-"]')
+        .first()
+        .or(page.getByText(/fix them to see the implementation graph/)),
+    ).toBeVisible();
     // React Flow's own check (dev builds warn when it fails): an attribution visible in the page.
     await expect(page.locator('.react-flow__attribution')).toBeVisible();
     await page.getByTestId('tab-run').click();
@@ -93,7 +105,7 @@ test('every example loads without a console warning or error, on every view, and
   }
   await expect(page.getByTestId('attribution')).toHaveAttribute('href', 'https://reactflow.dev');
   // The licences of the bundled libraries travel with the build.
-  const licences = await page.request.get(await page.getByTestId('licenses').getAttribute('href') ?? '');
+  const licences = await page.request.get((await page.getByTestId('licenses').getAttribute('href')) ?? '');
   expect(licences.ok()).toBe(true);
   expect(await licences.text()).toContain('@xyflow/react');
 });

@@ -47,7 +47,9 @@ test.beforeEach(async ({ page, agents }) => {
   await expect(page.getByTestId('app')).toBeVisible();
 });
 
-test('Calibrate measures the agents; the estimate, measured/predicted per cycle and lane, and the outcome at the top; flows and range statistics on the timeline', async ({ page }) => {
+test('Calibrate measures the agents; the estimate, measured/predicted per cycle and lane, and the outcome at the top; flows and range statistics on the timeline', async ({
+  page,
+}) => {
   await open(page, 'piic-calibrate');
   await toRun(page);
 
@@ -79,7 +81,12 @@ test('Calibrate measures the agents; the estimate, measured/predicted per cycle 
   const lanes = page.getByTestId('run-compare-lane');
   const keys = await lanes.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-lane')));
   for (const k of ['h0/cpu@h0/main', 'h0/gpu0@h0/main', 'h1/gpu0@h1/main', 'h1/cpu@h1/main']) expect(keys).toContain(k);
-  const ratios = await lanes.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-ratio')).filter((v) => v !== null).map(Number));
+  const ratios = await lanes.evaluateAll((rows) =>
+    rows
+      .map((r) => r.getAttribute('data-ratio'))
+      .filter((v) => v !== null)
+      .map(Number),
+  );
   expect(ratios.length).toBeGreaterThanOrEqual(4);
   for (const r of ratios) expect(r).toBeGreaterThan(0);
   await shot(page, 'run-view-1-compare');
@@ -112,7 +119,9 @@ test('Calibrate measures the agents; the estimate, measured/predicted per cycle 
   await expect(range).toHaveCount(0);
 });
 
-test('results belong to the revision they ran: an edit marks them modified since deploy, opening another project clears them; the strategy is the document\'s and flipping it compiles nothing', async ({ page }) => {
+test("results belong to the revision they ran: an edit marks them modified since deploy, opening another project clears them; the strategy is the document's and flipping it compiles nothing", async ({
+  page,
+}) => {
   await open(page, 'piic-revision');
   await toRun(page);
   await runOnce(page);

@@ -21,7 +21,11 @@ test('design P-I-I-C on two hosts, run 50 iterations on real agents, every lane 
   }
   await expect(page.getByTestId('arch-pe-gpu0@h1')).toBeVisible();
   await page.locator('.react-flow__controls-fitview').click();
-  await mouseDrag(page, page.getByTestId('arch-pe-cpu@h0').locator('.react-flow__handle-right'), page.getByTestId('arch-pe-cpu@h1').locator('.react-flow__handle-left'));
+  await mouseDrag(
+    page,
+    page.getByTestId('arch-pe-cpu@h0').locator('.react-flow__handle-right'),
+    page.getByTestId('arch-pe-cpu@h1').locator('.react-flow__handle-left'),
+  );
   await expect(page.getByTestId('inspector-link-kind')).toHaveValue('ethernet');
   await shot(page, 'run-1-arch');
 

@@ -10,7 +10,6 @@ import { expect, test } from './fixtures.js';
 // token leaves the address bar once loaded (a run and a reload still work), and `npm start`'s
 // agents come back after one is killed, with the designer logging in again on its own.
 
-
 /** The Run tab connected to the agents, then the project open (split-join: h0's CPU only, light to deploy) run to a passed check. */
 async function runToCheck(page: Page, iterations = '5') {
   await page.getByTestId('tab-run').click();
@@ -69,7 +68,10 @@ test('every response of the served designer says Referrer-Policy: no-referrer (p
 
 /** The pid of the `pipeloom agent --name NAME` that process `parent` started. */
 function agentPid(parent: number, name: string): number {
-  const children = execFileSync('pgrep', ['-P', String(parent)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  const children = execFileSync('pgrep', ['-P', String(parent)], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map(Number);
   const pid = children.find((c) => {
     try {
       return readFileSync(`/proc/${c}/cmdline`, 'utf8').split('\0').join(' ').includes(` agent --name ${name} `);
@@ -96,7 +98,9 @@ test('`npm start`: an agent killed (SIGKILL) is restarted on its URL; the design
 
     process.kill(agentPid(started.pid, 'h0'), 'SIGKILL');
     await expect(page.getByTestId('run-connection')).toHaveText('reconnecting to h0…');
-    await expect.poll(() => started.log(), { timeout: 60_000 }).toMatch(/\[agent h0\] agent restarted after it exited \(signal SIGKILL\): listening ws:\/\/127\.0\.0\.1:\d+ with the same token/);
+    await expect
+      .poll(() => started.log(), { timeout: 60_000 })
+      .toMatch(/\[agent h0\] agent restarted after it exited \(signal SIGKILL\): listening ws:\/\/127\.0\.0\.1:\d+ with the same token/);
     await expect(page.getByTestId('run-connection')).toHaveAttribute('data-status', 'connected', { timeout: 30_000 });
     await runToCheck(page);
   } finally {

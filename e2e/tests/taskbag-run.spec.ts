@@ -50,7 +50,10 @@ async function pixelsOf(page: Page, rgb: [number, number, number]): Promise<[num
   );
 }
 
-test('MLEM in task-bag mode from the Run view: checked, started, the bag live, every task committed, counter tracks and task slices', async ({ page, agents }) => {
+test('MLEM in task-bag mode from the Run view: checked, started, the bag live, every task committed, counter tracks and task slices', async ({
+  page,
+  agents,
+}) => {
   page.on('dialog', (d) => void d.accept());
   await page.goto(`/${agents.query}`);
   await expect(page.getByTestId('app')).toBeVisible();
@@ -93,8 +96,12 @@ test('MLEM in task-bag mode from the Run view: checked, started, the bag live, e
   for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1]);
 
   await expect(page.getByTestId('run-bag-committed')).toHaveText(`${tasks} / ${tasks} committed`);
-  for (const k of ['requeued', 'discarded', 'recomputed', 'depth', 'in-flight']) await expect(page.getByTestId(`run-bag-${k}`)).toHaveAttribute('data-value', '0');
-  const perPe = await page.getByTestId('run-bag-per-pe').locator('tr').evaluateAll((rows) => rows.map((r) => ({ pe: r.getAttribute('data-pe')!, n: Number(r.getAttribute('data-value')) })));
+  for (const k of ['requeued', 'discarded', 'recomputed', 'depth', 'in-flight'])
+    await expect(page.getByTestId(`run-bag-${k}`)).toHaveAttribute('data-value', '0');
+  const perPe = await page
+    .getByTestId('run-bag-per-pe')
+    .locator('tr')
+    .evaluateAll((rows) => rows.map((r) => ({ pe: r.getAttribute('data-pe')!, n: Number(r.getAttribute('data-value')) })));
   expect(perPe.reduce((s, r) => s + r.n, 0)).toBe(tasks);
   for (const r of perPe) expect(['cpu@h0', 'gpu0@h0', 'cpu@h1', 'gpu0@h1']).toContain(r.pe);
   await shot(page, 'taskbag-run');
@@ -109,7 +116,13 @@ test('MLEM in task-bag mode from the Run view: checked, started, the bag live, e
   const all = [...heads];
   // The counters (a bag that stays empty draws its line along the track's floor, where a hover may
   // miss it: either counter's read-out will do; taskbag-trace.spec.ts checks both on a fixed trace).
-  expect(all.some((h) => /^(bag depth|in flight) /.test(h)), all.join('\n')).toBe(true);
+  expect(
+    all.some((h) => /^(bag depth|in flight) /.test(h)),
+    all.join('\n'),
+  ).toBe(true);
   // Task slices: whole nodes (node@iteration) and shares (node[share]@iteration).
-  expect(all.some((h) => /^fire (phantom|projbp|update|error)@\d+$/.test(h)), all.join('\n')).toBe(true);
+  expect(
+    all.some((h) => /^fire (phantom|projbp|update|error)@\d+$/.test(h)),
+    all.join('\n'),
+  ).toBe(true);
 });

@@ -63,7 +63,17 @@ test('a saved task-bag trace: counter tracks with their values, task slices by n
     const lines = await tipAt(page, box, x, lane!.y);
     if (lines[0]?.startsWith('fire ')) seen.set(lines[0].slice(5), lines);
   }
-  expect([...seen.keys()]).toEqual(['projbp[0]@0', 'projbp[3]@0', 'projbp[2]@0 (2)', 'update@0', 'projbp[0]@1', 'projbp[1]@1', 'projbp[2]@1', 'projbp[3]@1', 'update@1']);
+  expect([...seen.keys()]).toEqual([
+    'projbp[0]@0',
+    'projbp[3]@0',
+    'projbp[2]@0 (2)',
+    'update@0',
+    'projbp[0]@1',
+    'projbp[1]@1',
+    'projbp[2]@1',
+    'projbp[3]@1',
+    'update@1',
+  ]);
   expect(seen.get('projbp[2]@0 (2)')).toContain('task projbp[2]@0 · share 2 · attempt 2 (requeued)');
   expect(seen.get('update@1')).toContain('task update@1 · attempt 1');
 });

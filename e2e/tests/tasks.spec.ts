@@ -33,7 +33,9 @@ test('MLEM from the Examples menu: projbp with its tasks and two PEs, tasks chan
   await expect(page.getByTestId('inspector-pes-gpu0@h0')).toBeChecked();
   await expect(page.getByTestId('inspector-pes-cpu@h0')).toBeChecked();
   await page.getByTestId('inspector-tasks').fill('200');
-  await expect(page.getByTestId('inspector-tasks-error')).toHaveText('tasks 200 > angles 36: each share needs at least one of its angles (lower tasks to 36 or fewer, or raise angles)');
+  await expect(page.getByTestId('inspector-tasks-error')).toHaveText(
+    'tasks 200 > angles 36: each share needs at least one of its angles (lower tasks to 36 or fewer, or raise angles)',
+  );
   await setField(page, 'inspector-tasks', '6');
   await expect(page.getByTestId('tasks-projbp')).toHaveText('6 tasks');
   await expect(page.getByTestId('problem-count')).toHaveText('0 errors, 0 warnings');

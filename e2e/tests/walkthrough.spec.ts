@@ -53,7 +53,12 @@ test('walkthrough: a pipeline built from scratch passes on its first Run', async
   await page.getByTestId('tab-mapping').click();
   await page.getByTestId('map-chip-increment').dragTo(page.getByTestId('map-zone-gpu0@h0'));
   await expect(page.getByTestId('map-zone-gpu0@h0').getByTestId('map-chip-increment')).toBeVisible();
-  for (const [node, pe] of [['increment2', 'gpu0@h0'], ['produce', 'cpu@h0'], ['consume', 'cpu@h0']]) await page.getByTestId(`map-pick-${node}`).selectOption(pe);
+  for (const [node, pe] of [
+    ['increment2', 'gpu0@h0'],
+    ['produce', 'cpu@h0'],
+    ['consume', 'cpu@h0'],
+  ])
+    await page.getByTestId(`map-pick-${node}`).selectOption(pe);
   await expect(page.getByTestId('problem-count')).toHaveText('0 errors, 0 warnings');
   await snap(page, '4-mapping');
 

@@ -10,14 +10,27 @@
 //   npm run bench:calibration -- [--iterations N] [--cal-iterations N] [--examples a.json,...] [--syncs barrier,self-timed]
 import { readFileSync } from 'node:fs';
 import { hostname, cpus } from 'node:os';
-import { analyseTrace, analyze, calibrationFrom, compileModel, measuredTimes, parseDocument, predict, predictCalibrated, type ImplementationGraph, type MeasuredTimes, type RunResult } from '@pipeloom/core';
+import {
+  analyseTrace,
+  analyze,
+  calibrationFrom,
+  compileModel,
+  measuredTimes,
+  parseDocument,
+  predict,
+  predictCalibrated,
+  type ImplementationGraph,
+  type MeasuredTimes,
+  type RunResult,
+} from '@pipeloom/core';
 import { clusterOf, openAgents } from '../src/cli/agents.js';
 import { arg, ms, table } from './common.js';
 
 const iterations = arg('iterations', 30);
 const calIterations = arg('cal-iterations', 10);
 const i = process.argv.indexOf('--examples');
-const names = i >= 0 ? process.argv[i + 1].split(',') : ['piic.json', 'piic-single-host.json', 'paper-fig5.json', 'saliency.json', 'granulometry.json', 'custom-wgsl.json'];
+const names =
+  i >= 0 ? process.argv[i + 1].split(',') : ['piic.json', 'piic-single-host.json', 'paper-fig5.json', 'saliency.json', 'granulometry.json', 'custom-wgsl.json'];
 const s = process.argv.indexOf('--syncs');
 const syncs = (s >= 0 ? process.argv[s + 1].split(',') : ['barrier', 'self-timed']) as ('barrier' | 'self-timed')[];
 
@@ -53,7 +66,11 @@ for (const name of names) {
         const events = (await runOrThrow(ig, total, 'barrier')).events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < total);
         runs.push({ ig, measured: measuredTimes(events) });
       }
-      const cal = calibrationFrom(model, runs, { machine: { hostname: hostname(), cpu: cpus()[0]?.model ?? '', adapters: {} }, date: new Date().toISOString(), iterations: calIterations });
+      const cal = calibrationFrom(model, runs, {
+        machine: { hostname: hostname(), cpu: cpus()[0]?.model ?? '', adapters: {} },
+        date: new Date().toISOString(),
+        iterations: calIterations,
+      });
       for (const sync of syncs) {
         // The model of the sync mode the runs use (predict's default is the document's).
         const hints = predict(doc, { iterations, timelineCycles: 1, sync });
@@ -72,27 +89,67 @@ for (const name of names) {
           let o = NaN;
           if (sync === 'barrier') {
             const own = measuredTimes(r.events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < iterations));
-            const ownRuns = ig.overlap ? [{ ig: igs[0], measured: { nodeTimes: {}, transferTimes: runs[0].measured.transferTimes } }, { ig, measured: { nodeTimes: own.nodeTimes, transferTimes: {}, barrier: own.barrier } }] : [{ ig, measured: own }];
+            const ownRuns = ig.overlap
+              ? [
+                  { ig: igs[0], measured: { nodeTimes: {}, transferTimes: runs[0].measured.transferTimes } },
+                  { ig, measured: { nodeTimes: own.nodeTimes, transferTimes: {}, barrier: own.barrier } },
+                ]
+              : [{ ig, measured: own }];
             const ownCal = calibrationFrom(model, ownRuns, { ...cal, iterations });
             const ownPrediction = predictCalibrated(model, ownCal, { iterations, timelineCycles: 1, sync });
             if (ownPrediction.ok) o = pick(ownPrediction.prediction);
           }
           ratios.push(measured / c);
           const na = (x: string) => (Number.isNaN(o) ? '-' : x);
-          rows.push([name.replace(/\.json$/, ''), ig.overlap ? 'overlap' : 'no overlap', sync, ms(measured), ms(h), (measured / h).toFixed(2), ms(c), (measured / c).toFixed(2), na(ms(o)), na((measured / o).toFixed(2)), na((o / c).toFixed(2)), `${(analysis.barrierShare * 100).toFixed(0)}%`]);
+          rows.push([
+            name.replace(/\.json$/, ''),
+            ig.overlap ? 'overlap' : 'no overlap',
+            sync,
+            ms(measured),
+            ms(h),
+            (measured / h).toFixed(2),
+            ms(c),
+            (measured / c).toFixed(2),
+            na(ms(o)),
+            na((measured / o).toFixed(2)),
+            na((o / c).toFixed(2)),
+            `${(analysis.barrierShare * 100).toFixed(0)}%`,
+          ]);
           process.stderr.write(`  ${rows[rows.length - 1].join(' | ')}\n`);
         }
       }
     } catch (e) {
-      rows.push([name.replace(/\.json$/, ''), '-', '-', `failed: ${e instanceof Error ? e.message.replace(/^.*"message":/, '').slice(0, 200) : String(e)}`, '', '', '', '', '', '', '', '']);
+      rows.push([
+        name.replace(/\.json$/, ''),
+        '-',
+        '-',
+        `failed: ${e instanceof Error ? e.message.replace(/^.*"message":/, '').slice(0, 200) : String(e)}`,
+        '',
+        '',
+        '',
+        '',
+        '',
+        '',
+        '',
+        '',
+      ]);
       process.stderr.write(`  ${rows[rows.length - 1].join(' | ')}\n`);
     }
   } finally {
     await agents.close();
   }
 }
-console.log(`${hostname()}, ${cpus().length} x ${cpus()[0]?.model ?? '?'}; calibrated on ${calIterations} steady cycles per strategy, then measured in a separate run of ${iterations} iterations; cycle = steady state (fill excluded)\n`);
-console.log(table(['example', 'strategy', 'sync', 'measured ms', 'hints ms', 'meas/hints', 'calibrated ms', 'meas/calib', 'own ms', 'meas/own', 'own/calib', 'barrier share'], rows));
+console.log(
+  `${hostname()}, ${cpus().length} x ${cpus()[0]?.model ?? '?'}; calibrated on ${calIterations} steady cycles per strategy, then measured in a separate run of ${iterations} iterations; cycle = steady state (fill excluded)\n`,
+);
+console.log(
+  table(
+    ['example', 'strategy', 'sync', 'measured ms', 'hints ms', 'meas/hints', 'calibrated ms', 'meas/calib', 'own ms', 'meas/own', 'own/calib', 'barrier share'],
+    rows,
+  ),
+);
 const within = ratios.filter((r) => r >= 0.9 && r <= 1.1).length;
-console.log(`\nafter calibration, within 10%: ${within} of ${ratios.length} (measured/calibrated ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}; target: all)`);
+console.log(
+  `\nafter calibration, within 10%: ${within} of ${ratios.length} (measured/calibrated ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}; target: all)`,
+);
 process.exit(0);

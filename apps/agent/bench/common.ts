@@ -71,7 +71,10 @@ export async function cluster(ig: ImplementationGraph, linkRate?: number, env?: 
   const hosts = programHosts(ig);
   const args = benchBackend === 'opengl' ? undefined : ['--backend', benchBackend];
   const local = await spawnLocalAgents(hosts, { gpus: gpusPerHost(ig), linkRate, env, args });
-  const coordinator = await connect(local.agents.map((a) => a.url), local.token);
+  const coordinator = await connect(
+    local.agents.map((a) => a.url),
+    local.token,
+  );
   return {
     local,
     coordinator,
@@ -82,14 +85,23 @@ export async function cluster(ig: ImplementationGraph, linkRate?: number, env?: 
   };
 }
 
-export async function runOrThrow(c: Cluster, ig: ImplementationGraph, iterations: number, linkRate?: number, keepEvents = true, emulateLinks = false, onProgress?: (p: Progress) => void): Promise<RunResult> {
+export async function runOrThrow(
+  c: Cluster,
+  ig: ImplementationGraph,
+  iterations: number,
+  linkRate?: number,
+  keepEvents = true,
+  emulateLinks = false,
+  onProgress?: (p: Progress) => void,
+): Promise<RunResult> {
   const r = await c.coordinator.run(ig, { iterations, linkRate, keepEvents, emulateLinks, onProgress }).done;
   if (!r.ok) throw new Error(`run failed: ${JSON.stringify(r.failure)}`);
   return r;
 }
 
 /** Steady-state seconds per cycle (core's trace analysis: fill and drain left out). */
-export const cycleTime = (ig: ImplementationGraph, r: RunResult): number => analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations: r.iterations }).cycleTime;
+export const cycleTime = (ig: ImplementationGraph, r: RunResult): number =>
+  analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations: r.iterations }).cycleTime;
 
 /** Mean duration (seconds) of events matching `pred`, fill cycles included. */
 export function meanDuration(r: RunResult, pred: (e: RunResult['events'][number]) => boolean): number {

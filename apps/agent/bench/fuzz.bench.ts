@@ -47,7 +47,13 @@ process.on('uncaughtException', crashed);
 process.on('unhandledRejection', crashed);
 
 // The login throttle off (wrong tokens are among the cases, and a correct login follows each); the rate high (mutations come in bursts).
-const server = await startAgent({ devices: cpuDevices('fz'), token: TOKEN, port: 0, limits: { loginFailuresFree: Number.MAX_SAFE_INTEGER, loginTimeoutMs: 2000, messagesPerSecond: 100_000 }, handshakeTimeout: 1000 });
+const server = await startAgent({
+  devices: cpuDevices('fz'),
+  token: TOKEN,
+  port: 0,
+  limits: { loginFailuresFree: Number.MAX_SAFE_INTEGER, loginTimeoutMs: 2000, messagesPerSecond: 100_000 },
+  handshakeTimeout: 1000,
+});
 const agent: FuzzedAgent = { url: server.url, port: server.port, token: TOKEN, host: 'fz' };
 
 const p99 = (xs: number[]) => {
@@ -58,7 +64,9 @@ const p99 = (xs: number[]) => {
 
 function progress(row: Row, of: number, force = false): void {
   if (!force && row.cases % 25) return;
-  process.stderr.write(`\r${row.surface}: ${row.cases}/${of} cases, ${row.crashes} crashes, ${row.failed} failed checks, ${row.hangs} hangs, slowest /healthz ${Math.max(0, ...row.healthz).toFixed(0)} ms   `);
+  process.stderr.write(
+    `\r${row.surface}: ${row.cases}/${of} cases, ${row.crashes} crashes, ${row.failed} failed checks, ${row.hangs} hangs, slowest /healthz ${Math.max(0, ...row.healthz).toFixed(0)} ms   `,
+  );
 }
 
 /** Runs `n` cases from `arb`, a batch of generated cases at a time (a case may hold tens of KiB). */
@@ -71,13 +79,18 @@ async function surface<T>(name: string, n: number, arb: fc.Arbitrary<T>, run: (c
     for (const c of fc.sample(arb, { numRuns: Math.min(100, n - row.cases), seed: seed + batch })) {
       let timer: NodeJS.Timeout | undefined;
       try {
-        const r = await Promise.race([run(c), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`hang: the case took over ${CASE_MS / 1000} s`)), CASE_MS)))]);
+        const r = await Promise.race([
+          run(c),
+          new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`hang: the case took over ${CASE_MS / 1000} s`)), CASE_MS))),
+        ]);
         for (const [k, v] of Object.entries((r && r.answers) ?? {})) row.answers[k] = (row.answers[k] ?? 0) + v;
       } catch (e) {
         const msg = e instanceof Error ? e.message : String(e);
         if (msg.startsWith('hang')) row.hangs++;
         else row.failed++;
-        note(`${name}, case ${row.cases} of batch seed ${seed + batch}: ${msg}\n  ${JSON.stringify(c, (_k, v) => (typeof v === 'string' && v.length > 200 ? `${v.slice(0, 40)}...(${v.length})` : v instanceof Uint8Array ? `bytes(${v.length})` : v)).slice(0, 600)}`);
+        note(
+          `${name}, case ${row.cases} of batch seed ${seed + batch}: ${msg}\n  ${JSON.stringify(c, (_k, v) => (typeof v === 'string' && v.length > 200 ? `${v.slice(0, 40)}...(${v.length})` : v instanceof Uint8Array ? `bytes(${v.length})` : v)).slice(0, 600)}`,
+        );
       } finally {
         clearTimeout(timer);
       }
@@ -87,7 +100,9 @@ async function surface<T>(name: string, n: number, arb: fc.Arbitrary<T>, run: (c
         row.healthz.push(s.healthzMs);
         if (s.healthzMs > HANG_MS || s.loginMs > HANG_MS) {
           row.hangs++;
-          note(`${name}, after case ${row.cases}: login ${s.loginMs.toFixed(0)} ms, /healthz ${s.healthzMs.toFixed(0)} ms (load average ${os.loadavg()[0].toFixed(1)})`);
+          note(
+            `${name}, after case ${row.cases}: login ${s.loginMs.toFixed(0)} ms, /healthz ${s.healthzMs.toFixed(0)} ms (load average ${os.loadavg()[0].toFixed(1)})`,
+          );
         }
       } catch (e) {
         row.hangs++;
@@ -125,12 +140,39 @@ await server.close();
 
 const fuzzed = rows.filter((r) => r !== idle);
 const sum = (k: 'cases' | 'crashes' | 'failed' | 'hangs') => fuzzed.reduce((a, r) => a + r[k], 0);
-console.log(`\n${table(
-  ['surface', 'cases', 'crashes', 'failed checks', 'hangs', 'slowest /healthz (ms)', 'p99 /healthz (ms)'],
-  [...rows, { surface: 'all fuzzed', cases: sum('cases'), crashes: sum('crashes'), failed: sum('failed'), hangs: sum('hangs'), healthz: fuzzed.flatMap((r) => r.healthz), answers: {} }].map((r) => [r.surface, String(r.cases), String(r.crashes), String(r.failed), String(r.hangs), Math.max(0, ...r.healthz).toFixed(0), p99(r.healthz).toFixed(0)]),
-)}`);
-for (const r of fuzzed) if (Object.keys(r.answers).length) console.log(`${r.surface}: the agent's answers on the cases' connections: ${JSON.stringify(r.answers)}`);
+console.log(
+  `\n${table(
+    ['surface', 'cases', 'crashes', 'failed checks', 'hangs', 'slowest /healthz (ms)', 'p99 /healthz (ms)'],
+    [
+      ...rows,
+      {
+        surface: 'all fuzzed',
+        cases: sum('cases'),
+        crashes: sum('crashes'),
+        failed: sum('failed'),
+        hangs: sum('hangs'),
+        healthz: fuzzed.flatMap((r) => r.healthz),
+        answers: {},
+      },
+    ].map((r) => [
+      r.surface,
+      String(r.cases),
+      String(r.crashes),
+      String(r.failed),
+      String(r.hangs),
+      Math.max(0, ...r.healthz).toFixed(0),
+      p99(r.healthz).toFixed(0),
+    ]),
+  )}`,
+);
+for (const r of fuzzed)
+  if (Object.keys(r.answers).length) console.log(`${r.surface}: the agent's answers on the cases' connections: ${JSON.stringify(r.answers)}`);
 console.log(`\nseed ${seed}; ${sum('cases')} cases in ${seconds.toFixed(0)} s; a hang: a login or /healthz after a case over ${HANG_MS} ms, or none`);
-console.log(`one in-process agent on loopback, CPU only; ${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at the end`);
+console.log(
+  `one in-process agent on loopback, CPU only; ${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} at the end`,
+);
 for (const f of findings) console.error(`\n${f}`);
 if (sum('crashes') || sum('failed')) process.exitCode = 1;

@@ -57,14 +57,23 @@ async function rowsFor(ends: 'two' | 'one'): Promise<string[][]> {
       tcp.push(got.tcp);
       ratios.push(got.link / got.tcp);
     }
-    rows.push([`${size >> 10} KiB`, String(count), mb(link), mb(tcp), `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`]);
+    rows.push([
+      `${size >> 10} KiB`,
+      String(count),
+      mb(link),
+      mb(tcp),
+      `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`,
+    ]);
   }
   return rows;
 }
 
-const print = (title: string, rows: string[][]) => console.log(`\n${title}\n${table(['frame', 'frames', 'agent link MB/s', 'raw TCP MB/s', 'ratio (per round)'], rows)}`);
+const print = (title: string, rows: string[][]) =>
+  console.log(`\n${title}\n${table(['frame', 'frames', 'agent link MB/s', 'raw TCP MB/s', 'ratio (per round)'], rows)}`);
 
 print('sender and receiver in two processes, as two agents (target ratio >= 0.9):', await rowsFor('two'));
-print('both ends in this one process (context: each end\'s per-message work on the other\'s thread):', await rowsFor('one'));
-console.log(`\nloopback, ${totalBytes >> 20} MiB per measurement, ${rounds} rounds alternating which transport goes first, after a warm-up of each: median (min-max)`);
+print("both ends in this one process (context: each end's per-message work on the other's thread):", await rowsFor('one'));
+console.log(
+  `\nloopback, ${totalBytes >> 20} MiB per measurement, ${rounds} rounds alternating which transport goes first, after a warm-up of each: median (min-max)`,
+);
 child.disconnect();

@@ -12,7 +12,23 @@ import { Worker } from 'node:worker_threads';
 import { getKernel, withDefaults } from '@pipeloom/kernels';
 import { readBack } from './read-back.js';
 import { SYNC_MODES, type ImplementationGraph, type SyncMode } from '@pipeloom/core';
-import { arg, benchBackend, cluster, gpuLabel, openBenchDevice, compileOrThrow, cycleTime, median, ms, picDoc, piicDoc, sideFor, table, us, type Cluster } from './common.js';
+import {
+  arg,
+  benchBackend,
+  cluster,
+  gpuLabel,
+  openBenchDevice,
+  compileOrThrow,
+  cycleTime,
+  median,
+  ms,
+  picDoc,
+  piicDoc,
+  sideFor,
+  table,
+  us,
+  type Cluster,
+} from './common.js';
 
 const iterations = arg('iterations', 20);
 /**
@@ -31,7 +47,15 @@ process.env.EGL_PLATFORM ??= 'surfaceless';
 /** The hand loop on two threads (CPU PE, GPU PE) as the runtime lays them out; seconds per steady cycle. */
 async function threadedLoop(side: number, iters: number): Promise<number> {
   const bytes = side * side * 4;
-  const shared = { side, nbLoop, iterations: iters, warmup: 3, hIn: new SharedArrayBuffer(bytes), hOut: new SharedArrayBuffer(bytes), sync: new SharedArrayBuffer(8) };
+  const shared = {
+    side,
+    nbLoop,
+    iterations: iters,
+    warmup: 3,
+    hIn: new SharedArrayBuffer(bytes),
+    hOut: new SharedArrayBuffer(bytes),
+    sync: new SharedArrayBuffer(8),
+  };
   const results = await Promise.all(
     (['cpu', 'gpu'] as const).map(
       (role) =>
@@ -191,8 +215,15 @@ for (const bytes of [16 << 20, 1 << 20, 16]) {
   }
   if (ig.latency['C' as keyof typeof ig.latency] !== 2) throw new Error('the hand loop assumes C fires 2 cycles after P');
 }
-console.log(`P (cpu) -> I (gpu0) -> C (cpu) on one host, GPU ${gpuLabel()}, without overlap, nb_loop ${nbLoop}, ${iterations} iterations (${itersFor(16)} at 16 B), ${rounds} interleaved rounds: median (min-max)`);
-console.log(table(['matrix', 'sync', 'hand loop ms/cycle (thread per PE)', 'runtime ms/cycle', 'ratio (per round)', 'fixed µs/cycle/PE', 'one-thread loop ms/cycle'], rows));
+console.log(
+  `P (cpu) -> I (gpu0) -> C (cpu) on one host, GPU ${gpuLabel()}, without overlap, nb_loop ${nbLoop}, ${iterations} iterations (${itersFor(16)} at 16 B), ${rounds} interleaved rounds: median (min-max)`,
+);
+console.log(
+  table(
+    ['matrix', 'sync', 'hand loop ms/cycle (thread per PE)', 'runtime ms/cycle', 'ratio (per round)', 'fixed µs/cycle/PE', 'one-thread loop ms/cycle'],
+    rows,
+  ),
+);
 
 // P-I-I-C on two hosts, 16-byte matrices: the cycle against the slowest PE's own work.
 const piicIterations = itersFor(16);
@@ -220,10 +251,19 @@ console.log(`\nP-I-I-C on two hosts, 16-byte matrices, nb_loop 0, ${piicIteratio
 console.log(
   table(
     ['sync', 'µs per cycle', 'slowest PE by hand µs/iteration', 'cycle / slowest PE'],
-    SYNC_MODES.map((sync) => [sync, `${us(median(piic[sync]))} (${us(Math.min(...piic[sync]))}-${us(Math.max(...piic[sync]))})`, `${us(w)} (${us(Math.min(...work))}-${us(Math.max(...work))})`, (median(piic[sync]) / w).toFixed(2)]),
+    SYNC_MODES.map((sync) => [
+      sync,
+      `${us(median(piic[sync]))} (${us(Math.min(...piic[sync]))}-${us(Math.max(...piic[sync]))})`,
+      `${us(w)} (${us(Math.min(...work))}-${us(Math.max(...work))})`,
+      (median(piic[sync]) / w).toFixed(2),
+    ]),
   ),
 );
-console.log(`barrier mode, µs per cycle from last local arrival to release (${ig2.phases.length} cluster barriers per cycle): ${Object.entries(barrierHosts).map(([h, v]) => `${h} ${median(v).toFixed(0)}`).join(', ')}`);
+console.log(
+  `barrier mode, µs per cycle from last local arrival to release (${ig2.phases.length} cluster barriers per cycle): ${Object.entries(barrierHosts)
+    .map(([h, v]) => `${h} ${median(v).toFixed(0)}`)
+    .join(', ')}`,
+);
 
 const met = (ok: boolean) => (ok ? 'yes' : 'no');
 console.log('\ntargets (ratios measured in this run)');
@@ -232,7 +272,11 @@ console.log(
     ['target', 'goal', ...SYNC_MODES],
     [
       ['16 B: fixed µs/cycle/PE over the hand loop', '<= 20', ...SYNC_MODES.map((m) => `${us(fixed[m]!)} (${met(fixed[m]! <= 20e-6)})`)],
-      ['P-I-I-C 2 hosts: cycle / slowest PE by hand', '<= 1.5', ...SYNC_MODES.map((m) => `${(median(piic[m]) / w).toFixed(2)} (${met(median(piic[m]) / w <= 1.5)})`)],
+      [
+        'P-I-I-C 2 hosts: cycle / slowest PE by hand',
+        '<= 1.5',
+        ...SYNC_MODES.map((m) => `${(median(piic[m]) / w).toFixed(2)} (${met(median(piic[m]) / w <= 1.5)})`),
+      ],
       ['16 MiB: runtime / hand loop', '<= 1.01', ...SYNC_MODES.map((m) => `${big[m]!.toFixed(3)} (${met(big[m]! <= 1.01)})`)],
     ],
   ),

@@ -71,7 +71,14 @@ async function run(n: number, overlap: boolean): Promise<RunResult> {
   };
   const device = emulated ? { emulateDevices: { I1: n / 1000, I2: n / 1000 } } : {};
   // Always said: the coordinator's default sync mode has changed once already (barrier, then self-timed).
-  const r = await c.coordinator.run(igFor(n, overlap), { iterations, keepEvents: true, emulateLinks: true, onProgress, ...device, sync: sync as 'barrier' | 'self-timed' }).done;
+  const r = await c.coordinator.run(igFor(n, overlap), {
+    iterations,
+    keepEvents: true,
+    emulateLinks: true,
+    onProgress,
+    ...device,
+    sync: sync as 'barrier' | 'self-timed',
+  }).done;
   if (!r.ok) throw new Error(`run failed: ${JSON.stringify(r.failure)}`);
   if (from && to && to.t > from.t) busy.set(r, (to.cpu - from.cpu) / ((to.t - from.t) / 1000) / cores);
   return r;
@@ -115,7 +122,12 @@ const tibOf = (r: RunResult, fill: number) => meanSpan(r, hostToHost, () => 'lin
 
 try {
   // Where the model peaks: the firing's cost at two points, the sweep centred where it equals the stage.
-  let loops = emulated ? argList('devices', [0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3].map((f) => Math.round(stage * 1000 * f * 10) / 10)) : argList('loops', []);
+  let loops = emulated
+    ? argList(
+        'devices',
+        [0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3].map((f) => Math.round(stage * 1000 * f * 10) / 10),
+      )
+    : argList('loops', []);
   if (!loops.length) {
     const f0 = meanDuration(await run(0, false), incFire);
     // A real GPU's loop costs ~1 µs: grow the probe until the firing's growth stands well
@@ -128,8 +140,12 @@ try {
     }
     const a0 = Math.max(1e-9, (fp - f0) / probe);
     const peak = Math.max(1, (stage - f0) / a0);
-    loops = [...new Set([0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3].map((f) => Math.min(NB_LOOP_MAX, Math.max(0, Math.round(peak * f)))))].sort((x, y) => x - y);
-    process.stderr.write(`probe: firing ${ms(f0)} ms at nb_loop 0, a ~ ${(a0 * 1e6).toFixed(0)} µs/loop; stage ${ms(stage)} ms; model peak near nb_loop ${peak.toFixed(1)}\n`);
+    loops = [...new Set([0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3].map((f) => Math.min(NB_LOOP_MAX, Math.max(0, Math.round(peak * f)))))].sort(
+      (x, y) => x - y,
+    );
+    process.stderr.write(
+      `probe: firing ${ms(f0)} ms at nb_loop 0, a ~ ${(a0 * 1e6).toFixed(0)} µs/loop; stage ${ms(stage)} ms; model peak near nb_loop ${peak.toFixed(1)}\n`,
+    );
   }
   const runs: { n: number; no: RunResult[]; ov: RunResult[]; tNo: number[]; tOv: number[]; speedups: number[] }[] = [];
   for (const n of loops) {
@@ -195,16 +211,37 @@ try {
       (s / modelAt(r.n)).toFixed(2),
     ];
   });
-  console.log(`P-I-I-C on two local hosts, ${(bytes / (1 << 20)).toFixed(2)} MiB matrices, ${iterations} iterations per run, ${rounds} interleaved rounds per point (median, min-max), links emulated: PCIe and InfiniBand move a matrix in ${ms(stage)} ms; devices ${emulated ? 'emulated: I runs nb_loop 1 and its firing lasts the row\'s device ms' : `${devicesLabel} (real kernels)`}; sync ${sync}`);
+  console.log(
+    `P-I-I-C on two local hosts, ${(bytes / (1 << 20)).toFixed(2)} MiB matrices, ${iterations} iterations per run, ${rounds} interleaved rounds per point (median, min-max), links emulated: PCIe and InfiniBand move a matrix in ${ms(stage)} ms; devices ${emulated ? "emulated: I runs nb_loop 1 and its firing lasts the row's device ms" : `${devicesLabel} (real kernels)`}; sync ${sync}`,
+  );
   console.log(`${cores} cores; llvmpipe threads per agent: ${lpThreads >= 0 ? `${lpThreads} (LP_NUM_THREADS)` : "Mesa's default (one per core)"}`);
   const unit = emulated ? 'device ms' : 'nb_loop';
-  console.log(`measured without overlap: Th = ${ms(th)} ms, Tib = ${ms(tib)} ms, a = ${(a * 1e6).toFixed(1)} µs per ${emulated ? 'device ms' : 'loop'}, f0 = ${ms(f0)} ms per firing; model peak at ${unit} ${((Math.max(th, tib) - f0) / Math.max(a, 1e-12)).toFixed(1)}\n`);
-  console.log(table(['devices', 'sync', unit, 'without ms/it', 'with ms/it', 'I firing ms', 'speedup', sync === 'self-timed' ? 'model (core, self-timed)' : 'model (paper 5.1)', 'measured/model'], rows));
+  console.log(
+    `measured without overlap: Th = ${ms(th)} ms, Tib = ${ms(tib)} ms, a = ${(a * 1e6).toFixed(1)} µs per ${emulated ? 'device ms' : 'loop'}, f0 = ${ms(f0)} ms per firing; model peak at ${unit} ${((Math.max(th, tib) - f0) / Math.max(a, 1e-12)).toFixed(1)}\n`,
+  );
+  console.log(
+    table(
+      [
+        'devices',
+        'sync',
+        unit,
+        'without ms/it',
+        'with ms/it',
+        'I firing ms',
+        'speedup',
+        sync === 'self-timed' ? 'model (core, self-timed)' : 'model (paper 5.1)',
+        'measured/model',
+      ],
+      rows,
+    ),
+  );
   const speedupOf = (r: string[]) => Number(r[6].split(' ')[0]);
   const best = rows.reduce((b, r) => (speedupOf(r) > speedupOf(b) ? r : b));
   const models = runs.map((r) => modelAt(r.n));
   const atPeak = models.indexOf(Math.max(...models));
-  console.log(`\n${devicesLabel} devices, ${sync}: peak measured speedup ${speedupOf(best).toFixed(2)} (${unit} ${best[2]}), model peak ${models[atPeak].toFixed(2)} (${unit} ${runs[atPeak].n}): ratio ${(speedupOf(best) / models[atPeak]).toFixed(2)} (target >= 0.95)`);
+  console.log(
+    `\n${devicesLabel} devices, ${sync}: peak measured speedup ${speedupOf(best).toFixed(2)} (${unit} ${best[2]}), model peak ${models[atPeak].toFixed(2)} (${unit} ${runs[atPeak].n}): ratio ${(speedupOf(best) / models[atPeak]).toFixed(2)} (target >= 0.95)`,
+  );
   // Where the cycle with overlap goes beyond the model's max(Th, Tib, firing) at the peak.
   const peakRuns = runs[atPeak];
   const firingOv = median(peakRuns.ov.map((x) => meanDuration(x, incFire)));
@@ -218,8 +255,12 @@ try {
   // Here the emulated GPUs' kernels (llvmpipe), the copies and the link's bytes share the cores.
   const busyOf = (rs: RunResult[]) => median(rs.map((x) => busy.get(x) ?? NaN));
   const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(0)}%` : 'n/a');
-  console.log(`at the model's peak, the agents and the coordinator kept ${pct(busyOf(peakRuns.ov))} of this machine's ${cores} cores busy with overlap (${pct(busyOf(peakRuns.no))} without)`);
-  console.log(`at the model's peak: measured ${speedupOf(rows[atPeak]).toFixed(2)} / model ${models[atPeak].toFixed(2)} = ${(speedupOf(rows[atPeak]) / models[atPeak]).toFixed(2)}; median measured/model over the sweep ${median(rows.map((r) => Number(r[8]))).toFixed(2)}`);
+  console.log(
+    `at the model's peak, the agents and the coordinator kept ${pct(busyOf(peakRuns.ov))} of this machine's ${cores} cores busy with overlap (${pct(busyOf(peakRuns.no))} without)`,
+  );
+  console.log(
+    `at the model's peak: measured ${speedupOf(rows[atPeak]).toFixed(2)} / model ${models[atPeak].toFixed(2)} = ${(speedupOf(rows[atPeak]) / models[atPeak]).toFixed(2)}; median measured/model over the sweep ${median(rows.map((r) => Number(r[8]))).toFixed(2)}`,
+  );
 } finally {
   await c.close();
 }

@@ -31,7 +31,18 @@
 // (speedup 1.0: each element is operated on twice).
 //   npm run bench:scan -- [--n 64] [--k 16] [--reg-n 64] [--size 128] [--real-p 2] [--rounds 3]
 //                         [--replay-p 4] [--replay-ms 20] [--max-p 512] [--cv-runs 20] [--backend opengl]
-import { NETWORKS, operatorApplications, scanModel, scanPlan, simulateScan, type ProjectDocument, type RunResult, type ScanExecution, type ScanNetwork, type ScanStrategy } from '@pipeloom/core';
+import {
+  NETWORKS,
+  operatorApplications,
+  scanModel,
+  scanPlan,
+  simulateScan,
+  type ProjectDocument,
+  type RunResult,
+  type ScanExecution,
+  type ScanNetwork,
+  type ScanStrategy,
+} from '@pipeloom/core';
 import { loadavg } from 'node:os';
 import { getKernel, GpuRunner, runCpu } from '@pipeloom/kernels';
 import { spawnLocalAgents } from '../src/local/spawn.js';
@@ -212,7 +223,8 @@ function scanTime(r: RunResult): number {
   return (Math.max(...fires.map((e) => e.end)) - Math.min(...fires.map((e) => e.start))) / 1e6;
 }
 /** The descent iterations the scan's nodes reported (reg2d.compose counts them; 0 for operators that do not). */
-const scanIterations = (r: RunResult) => r.reports.filter((x) => x.node.startsWith(`${SCAN}/`)).reduce((s, x) => s + (typeof x.values.iterations === 'number' ? x.values.iterations : 0), 0);
+const scanIterations = (r: RunResult) =>
+  r.reports.filter((x) => x.node.startsWith(`${SCAN}/`)).reduce((s, x) => s + (typeof x.values.iterations === 'number' ? x.values.iterations : 0), 0);
 /**
  * Seconds per application the operator's firings took in these runs (their durations' sum per
  * run over the applications): beside p = 1's, it tells a worker slowed down by sharing the
@@ -225,13 +237,28 @@ function firedPerApplication(fires: Map<string, number[]>, n: number, p: number,
   return busy / planApplications(n, p, network);
 }
 /** Operator applications of one scan (what the plan's nodes make; relays make none). */
-const planApplications = (n: number, p: number, network: ScanNetwork) => scanPlan(n, p, network, 'scan-then-propagate', 'inclusive').nodes.reduce((s, x) => s + operatorApplications(x.mode, x.count), 0);
+const planApplications = (n: number, p: number, network: ScanNetwork) =>
+  scanPlan(n, p, network, 'scan-then-propagate', 'inclusive').nodes.reduce((s, x) => s + operatorApplications(x.mode, x.count), 0);
 
 const fmt = (s: number) => (s >= 1 ? `${s.toFixed(3)} s` : `${(s * 1000).toFixed(2)} ms`);
 const xf = (v: number) => `${v.toFixed(2)}x`;
 const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
 const rows: string[][] = [];
-const HEAD = ['tier', 'operator', 'sweep', 'network', 'strategy', 'exec', 'N', 'p', 'time', 'speedup', 'eff.', 'model bound', 'beside it: simulation or thesis (ch. 5)'];
+const HEAD = [
+  'tier',
+  'operator',
+  'sweep',
+  'network',
+  'strategy',
+  'exec',
+  'N',
+  'p',
+  'time',
+  'speedup',
+  'eff.',
+  'model bound',
+  'beside it: simulation or thesis (ch. 5)',
+];
 const log = (r: string[]) => {
   rows.push(r);
   console.error(`[${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${r.join('  ')}`);
@@ -246,7 +273,10 @@ const [cpuCal] = calibration;
 const agentHosts = Math.max(2, REPLAY_P, REAL_P);
 process.stderr.write(`starting ${agentHosts} local agents (CPU PEs only, one per worker)\n`);
 const local = await spawnLocalAgents(hostsOf(agentHosts), { cpuOnly: hostsOf(agentHosts) });
-const coordinator = await connect(local.agents.map((a) => a.url), local.token);
+const coordinator = await connect(
+  local.agents.map((a) => a.url),
+  local.token,
+);
 
 interface Measured {
   /** Median seconds of the scan over the runs. */
@@ -280,7 +310,9 @@ async function measureAll(tier: string, cases: AgentCase[]): Promise<Measured[]>
       times[i].push(scanTime(res));
       out[i].iterations += scanIterations(res) / ROUNDS;
       for (const e of scanFires(res)) (out[i].fires.get(e.node!) ?? out[i].fires.set(e.node!, []).get(e.node!)!).push((e.end - e.start) / 1e6);
-      process.stderr.write(`[${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${tier}: run ${r + 1}/${ROUNDS}, case ${i + 1}/${cases.length} (${c.network} ${c.execution} p = ${c.p}): ${fmt(times[i][r])}\n`);
+      process.stderr.write(
+        `[${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${tier}: run ${r + 1}/${ROUNDS}, case ${i + 1}/${cases.length} (${c.network} ${c.execution} p = ${c.p}): ${fmt(times[i][r])}\n`,
+      );
     }
   out.forEach((o, i) => (o.time = median(times[i])));
   return out;
@@ -295,7 +327,8 @@ function agentCases(ps: number[], doc: (p: number, network: ScanNetwork, executi
   const out: AgentCase[] = [];
   for (const p of ps)
     for (const network of p === 1 ? (['serial'] as const) : NETWORKS)
-      for (const execution of ['eager', 'rounds'] as const) if (execution === 'eager' || (p > 1 && network === 'kogge-stone')) out.push({ p, network, execution, doc: doc(p, network, execution) });
+      for (const execution of ['eager', 'rounds'] as const)
+        if (execution === 'eager' || (p > 1 && network === 'kogge-stone')) out.push({ p, network, execution, doc: doc(p, network, execution) });
   return out;
 }
 
@@ -303,7 +336,9 @@ function agentCases(ps: number[], doc: (p: number, network: ScanNetwork, executi
 const realTarget = (what: string, speedup: number, equalCost: number, model: number) => {
   const off = Math.abs(speedup / model - 1);
   const offEqual = Math.abs(equalCost / model - 1);
-  realTargets.push(`real ${what}: speedup ${xf(speedup)} vs model ${xf(model)} (${pct(off)} off): ${off <= 0.1 ? 'met' : 'not met'} (target 10%); at p = 1's cost per application ${xf(equalCost)} (${pct(offEqual)} off)`);
+  realTargets.push(
+    `real ${what}: speedup ${xf(speedup)} vs model ${xf(model)} (${pct(off)} off): ${off <= 0.1 ? 'met' : 'not met'} (target 10%); at p = 1's cost per application ${xf(equalCost)} (${pct(offEqual)} off)`,
+  );
 };
 
 /** Rows of a real tier: p = 1 first (the baseline); each row beside its simulation at p = 1's cost per application. */
@@ -313,12 +348,30 @@ function realRows(operator: string, n: number, bytes: number, cases: AgentCase[]
   for (const [i, c] of cases.entries()) {
     const r = runs[i];
     const m = scanModel(n, c.p, c.network, 'scan-then-propagate', 'inclusive', c.execution);
-    const sim = simulateScan(scanPlan(n, c.p, c.network, 'scan-then-propagate', 'inclusive'), { kind: 'mean', perApplication: baseCost }, { execution: c.execution, link: LINK, elementBytes: bytes });
+    const sim = simulateScan(
+      scanPlan(n, c.p, c.network, 'scan-then-propagate', 'inclusive'),
+      { kind: 'mean', perApplication: baseCost },
+      { execution: c.execution, link: LINK, elementBytes: bytes },
+    );
     const cost = firedPerApplication(r.fires, n, c.p, c.network);
     const speedup = base.time / r.time;
     const equalCost = base.time / baseCost / (r.time / cost);
     const its = iterations ? `, ${(r.iterations / planApplications(n, c.p, c.network)).toFixed(1)} it/app` : '';
-    log(['real', operator, `p=${c.p}`, c.network, 'stp', c.execution, String(n), String(c.p), fmt(r.time), xf(speedup), (speedup / c.p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}; fired ${fmt(cost)}/app${its}; at equal cost ${xf(equalCost)}`]);
+    log([
+      'real',
+      operator,
+      `p=${c.p}`,
+      c.network,
+      'stp',
+      c.execution,
+      String(n),
+      String(c.p),
+      fmt(r.time),
+      xf(speedup),
+      (speedup / c.p).toFixed(2),
+      xf(m.speedup),
+      `sim ${fmt(sim.makespan)}; fired ${fmt(cost)}/app${its}; at equal cost ${xf(equalCost)}`,
+    ]);
     if (c.p === 2) realTarget(`${operator} p = 2 ${c.network} ${c.execution}`, speedup, equalCost, m.speedup);
   }
   return baseCost;
@@ -353,19 +406,48 @@ try {
   const replayRuns = await measureAll('replay', replayCases);
   for (const [i, c] of replayCases.entries()) {
     const r = replayRuns[i];
-    const sim = simulateScan(scanPlan(N, c.p, c.network, 'scan-then-propagate', 'inclusive'), { kind: 'mean', perApplication: appTime }, { execution: c.execution, link: LINK, elementBytes: MULMOD_BYTES });
+    const sim = simulateScan(
+      scanPlan(N, c.p, c.network, 'scan-then-propagate', 'inclusive'),
+      { kind: 'mean', perApplication: appTime },
+      { execution: c.execution, link: LINK, elementBytes: MULMOD_BYTES },
+    );
     const m = scanModel(N, c.p, c.network, 'scan-then-propagate', 'inclusive', c.execution);
     const speedup = replayRuns[0].time / r.time;
-    log(['replay', `mat.mulmod as reg2d x${scale.toFixed(1)}`, 'strong', c.network, 'stp', c.execution, String(N), String(c.p), fmt(r.time), xf(speedup), (speedup / c.p).toFixed(2), xf(m.speedup), `sim ${fmt(sim.makespan)}`]);
+    log([
+      'replay',
+      `mat.mulmod as reg2d x${scale.toFixed(1)}`,
+      'strong',
+      c.network,
+      'stp',
+      c.execution,
+      String(N),
+      String(c.p),
+      fmt(r.time),
+      xf(speedup),
+      (speedup / c.p).toFixed(2),
+      xf(m.speedup),
+      `sim ${fmt(sim.makespan)}`,
+    ]);
     const off = Math.abs(r.time / sim.makespan - 1);
-    replayTargets.push(`replay ${c.network} ${c.execution} p = ${c.p}: ${fmt(r.time)} vs simulation ${fmt(sim.makespan)} (${pct(off)} off): ${off <= 0.05 ? 'met' : 'not met'} (target 5%)`);
+    replayTargets.push(
+      `replay ${c.network} ${c.execution} p = ${c.p}: ${fmt(r.time)} vs simulation ${fmt(sim.makespan)} (${pct(off)} off): ${off <= 0.05 ? 'met' : 'not met'} (target 5%)`,
+    );
   }
 
   // ---- simulation: core, the replay's per-application cost, p up to MAX_P ----
   process.stderr.write('simulation: strong, weak, strategies, cost CV, eager vs rounds\n');
   const costs = { kind: 'mean', perApplication: appTime } as const;
-  const simTime = (n: number, p: number, network: ScanNetwork, strategy: ScanStrategy = 'scan-then-propagate', execution: ScanExecution = 'eager', cv = 0, seed = 1) =>
-    simulateScan(scanPlan(n, p, network, strategy, 'inclusive'), cv > 0 ? { ...costs, cv, seed } : costs, { execution, link: LINK, elementBytes: MULMOD_BYTES }).makespan;
+  const simTime = (
+    n: number,
+    p: number,
+    network: ScanNetwork,
+    strategy: ScanStrategy = 'scan-then-propagate',
+    execution: ScanExecution = 'eager',
+    cv = 0,
+    seed = 1,
+  ) =>
+    simulateScan(scanPlan(n, p, network, strategy, 'inclusive'), cv > 0 ? { ...costs, cv, seed } : costs, { execution, link: LINK, elementBytes: MULMOD_BYTES })
+      .makespan;
   const pows = (max: number) => [1, 2, 4, 8, 16, 32, 64, 128, 256, 512].filter((p) => p <= max);
   const SIM = 'as reg2d (sim)';
   const winners: string[][] = [];
@@ -379,7 +461,8 @@ try {
         const t = simTime(n, p, network);
         const m = scanModel(n, p, network);
         if (!best || t < best.t) best = { network, t };
-        if (p === 1 || network === 'kogge-stone' || p >= 64 || p === 8) log(['simulation', SIM, sweep, network, 'stp', 'eager', String(n), String(p), fmt(t), xf(t1 / t), (t1 / t / p).toFixed(2), xf(m.speedup), thesis]);
+        if (p === 1 || network === 'kogge-stone' || p >= 64 || p === 8)
+          log(['simulation', SIM, sweep, network, 'stp', 'eager', String(n), String(p), fmt(t), xf(t1 / t), (t1 / t / p).toFixed(2), xf(m.speedup), thesis]);
       }
       winners.push([sweep, String(n), String(p), best!.network, xf(t1 / best!.t), thesis]);
     }
@@ -393,14 +476,42 @@ try {
       const m = scanModel(n, p, 'kogge-stone');
       const serial = (n - 1) * appTime;
       // Weak scaling's efficiency: the p = 1 time of its block over the time (ideal: constant).
-      log(['simulation', SIM, `weak N/p=${per}`, 'kogge-stone', 'stp', 'eager', String(n), String(p), fmt(t), xf(serial / t), (((per - 1) * appTime) / t).toFixed(2), xf(m.speedup), 'serial OpenMPI 196 -> 2041 s (N 128 -> 4096)']);
+      log([
+        'simulation',
+        SIM,
+        `weak N/p=${per}`,
+        'kogge-stone',
+        'stp',
+        'eager',
+        String(n),
+        String(p),
+        fmt(t),
+        xf(serial / t),
+        (((per - 1) * appTime) / t).toFixed(2),
+        xf(m.speedup),
+        'serial OpenMPI 196 -> 2041 s (N 128 -> 4096)',
+      ]);
     }
   for (const p of pows(MAX_P).filter((q) => q >= 2)) {
     const n = Math.max(256, p);
     for (const strategy of ['scan-then-propagate', 'reduce-then-scan'] as const) {
       const t = simTime(n, p, 'kogge-stone', strategy);
       const m = scanModel(n, p, 'kogge-stone', strategy);
-      log(['simulation', SIM, 'strategies', 'kogge-stone', strategy === 'reduce-then-scan' ? 'rts' : 'stp', 'eager', String(n), String(p), fmt(t), xf(((n - 1) * appTime) / t), (((n - 1) * appTime) / t / p).toFixed(2), xf(m.speedup), 'alternative strategy: no gain']);
+      log([
+        'simulation',
+        SIM,
+        'strategies',
+        'kogge-stone',
+        strategy === 'reduce-then-scan' ? 'rts' : 'stp',
+        'eager',
+        String(n),
+        String(p),
+        fmt(t),
+        xf(((n - 1) * appTime) / t),
+        (((n - 1) * appTime) / t / p).toFixed(2),
+        xf(m.speedup),
+        'alternative strategy: no gain',
+      ]);
     }
   }
   // reg2d's own CV (the calibrated CPU one) beside the issue's 0, 0.5, 1.
@@ -413,31 +524,81 @@ try {
         const t = median(ts);
         const m = scanModel(n, p, 'kogge-stone', 'scan-then-propagate', 'inclusive', execution);
         const label = cv === cvs[1] && cv !== 0 ? `cv=${cv} (reg2d's)` : `cv=${cv}`;
-        log(['simulation', SIM, label, 'kogge-stone', 'stp', execution, String(n), String(p), fmt(t), xf(((n - 1) * appTime) / t), (((n - 1) * appTime) / t / p).toFixed(2), xf(m.speedup), 'barriers amplify imbalance']);
+        log([
+          'simulation',
+          SIM,
+          label,
+          'kogge-stone',
+          'stp',
+          execution,
+          String(n),
+          String(p),
+          fmt(t),
+          xf(((n - 1) * appTime) / t),
+          (((n - 1) * appTime) / t / p).toFixed(2),
+          xf(m.speedup),
+          'barriers amplify imbalance',
+        ]);
       }
   }
   // The thesis's headline: 13 h serial -> < 7 min on 512 cores (>= 111x, efficiency 0.22).
   if (MAX_P >= 512) {
     const n = 4096;
     const t = simTime(n, 512, 'kogge-stone');
-    log(['simulation', SIM, 'headline', 'kogge-stone', 'stp', 'eager', String(n), '512', fmt(t), xf(((n - 1) * appTime) / t), (((n - 1) * appTime) / t / 512).toFixed(2), xf(scanModel(n, 512, 'kogge-stone').speedup), '13 h -> < 7 min on 512 cores (>= 111x, 0.22)']);
+    log([
+      'simulation',
+      SIM,
+      'headline',
+      'kogge-stone',
+      'stp',
+      'eager',
+      String(n),
+      '512',
+      fmt(t),
+      xf(((n - 1) * appTime) / t),
+      (((n - 1) * appTime) / t / 512).toFixed(2),
+      xf(scanModel(n, 512, 'kogge-stone').speedup),
+      '13 h -> < 7 min on 512 cores (>= 111x, 0.22)',
+    ]);
   }
 
   const msOf = (s: number) => `${(s * 1e3).toFixed(2)} ms`;
-  console.log(`\nbench:scan ${new Date().toISOString().slice(0, 10)}: reg2d.compose N = ${REG_N} on ${SIZE} x ${SIZE} frames, mat.mulmod k = ${K} N = ${N}; CPU PEs, one agent per worker; ${ROUNDS} runs of one iteration per row (median); ${((performance.now() - began) / 1000).toFixed(0)} s; 1-minute load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end\n`);
+  console.log(
+    `\nbench:scan ${new Date().toISOString().slice(0, 10)}: reg2d.compose N = ${REG_N} on ${SIZE} x ${SIZE} frames, mat.mulmod k = ${K} N = ${N}; CPU PEs, one agent per worker; ${ROUNDS} runs of one iteration per row (median); ${((performance.now() - began) / 1000).toFixed(0)} s; 1-minute load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end\n`,
+  );
   console.log(`Calibration: reg2d.compose per PE kind, ${REG_N - 1} applications (the serial scan's), one per firing:\n`);
   console.log(
     table(
       ['PE kind', 'time mean', 'CV', 'range', 'iterations mean', 'CV', 'range', 'per iteration'],
       [
-        ...calibration.map((c) => [c.kind, msOf(c.seconds.mean), c.seconds.cv.toFixed(2), `${msOf(c.seconds.min)} - ${msOf(c.seconds.max)}`, c.iterations.mean.toFixed(1), c.iterations.cv.toFixed(2), `${c.iterations.min} - ${c.iterations.max}`, `${((c.seconds.mean / c.iterations.mean) * 1e6).toFixed(0)} us`]),
-        ['CPU PE of an agent (real p = 1: one firing)', msOf(regAgent.seconds), '-', '-', regAgent.iterations.toFixed(1), '-', '-', `${((regAgent.seconds / regAgent.iterations) * 1e6).toFixed(0)} us`],
+        ...calibration.map((c) => [
+          c.kind,
+          msOf(c.seconds.mean),
+          c.seconds.cv.toFixed(2),
+          `${msOf(c.seconds.min)} - ${msOf(c.seconds.max)}`,
+          c.iterations.mean.toFixed(1),
+          c.iterations.cv.toFixed(2),
+          `${c.iterations.min} - ${c.iterations.max}`,
+          `${((c.seconds.mean / c.iterations.mean) * 1e6).toFixed(0)} us`,
+        ]),
+        [
+          'CPU PE of an agent (real p = 1: one firing)',
+          msOf(regAgent.seconds),
+          '-',
+          '-',
+          regAgent.iterations.toFixed(1),
+          '-',
+          '-',
+          `${((regAgent.seconds / regAgent.iterations) * 1e6).toFixed(0)} us`,
+        ],
       ],
     ),
   );
   console.log(`The real rows' simulation (sim) uses the agent's ${msOf(regAgent.seconds)} per application.`);
   console.log(`\nmat.mulmod k = ${K} on a CPU PE: ${(mulmodApp * 1e6).toFixed(1)} us per application (p = 1 local scan of ${N}).`);
-  console.log(`Replay: mat.mulmod's kernels run and are checked; each application lasts reg2d.compose's CPU mean ${msOf(cpuCal.seconds.mean)} x ${scale.toFixed(1)} = ${REPLAY_MS} ms; the simulation uses the same ${REPLAY_MS} ms.\n`);
+  console.log(
+    `Replay: mat.mulmod's kernels run and are checked; each application lasts reg2d.compose's CPU mean ${msOf(cpuCal.seconds.mean)} x ${scale.toFixed(1)} = ${REPLAY_MS} ms; the simulation uses the same ${REPLAY_MS} ms.\n`,
+  );
   console.log(table(HEAD, rows));
   console.log('\nWinning network per p (simulation, eager, scan-then-propagate):\n');
   console.log(table(['sweep', 'N', 'p', 'winner', 'speedup', 'thesis (ch. 5)'], winners));

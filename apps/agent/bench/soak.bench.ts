@@ -62,12 +62,34 @@ for (const overlap of [false, true]) {
     global.gc?.();
     const after = process.memoryUsage();
     for (const [host, m] of Object.entries(r.memory).sort()) {
-      rows.push([overlap ? 'with' : 'without', `agent ${host}`, String(r.cycles), seconds.toFixed(0), mib(m.start?.heapUsed), mib(m.end?.heapUsed), mib(m.start?.rss), mib(m.end?.rss), '', '']);
+      rows.push([
+        overlap ? 'with' : 'without',
+        `agent ${host}`,
+        String(r.cycles),
+        seconds.toFixed(0),
+        mib(m.start?.heapUsed),
+        mib(m.end?.heapUsed),
+        mib(m.start?.rss),
+        mib(m.end?.rss),
+        '',
+        '',
+      ]);
       for (const pe of Object.keys(m.end?.peHeaps ?? {}).sort()) {
         rows.push([overlap ? 'with' : 'without', `  ${pe} thread`, '', '', mib(m.start?.peHeaps?.[pe]), mib(m.end?.peHeaps?.[pe]), '', '', '', '']);
       }
     }
-    rows.push([overlap ? 'with' : 'without', 'coordinator', String(r.cycles), seconds.toFixed(0), mib(before.heapUsed), mib(after.heapUsed), mib(before.rss), mib(after.rss), String(received), String(r.dropped)]);
+    rows.push([
+      overlap ? 'with' : 'without',
+      'coordinator',
+      String(r.cycles),
+      seconds.toFixed(0),
+      mib(before.heapUsed),
+      mib(after.heapUsed),
+      mib(before.rss),
+      mib(after.rss),
+      String(received),
+      String(r.dropped),
+    ]);
     process.stderr.write(`${overlap ? 'with' : 'without'} overlap: ${r.cycles} cycles in ${seconds.toFixed(1)} s\n`);
   } finally {
     await c.close();

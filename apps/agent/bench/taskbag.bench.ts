@@ -14,7 +14,17 @@
 //
 // Flags: --size N --angles A --k 2,12,36,180 --slow 1,2,4 --iterations 6 --delay 2 --rounds 3.
 import WebSocket from 'ws';
-import { analyze, bagGraph, compile, Coordinator, type BagGraph, type ImplementationGraph, type ProjectDocument, type RunResult, type SocketLike } from '@pipeloom/core';
+import {
+  analyze,
+  bagGraph,
+  compile,
+  Coordinator,
+  type BagGraph,
+  type ImplementationGraph,
+  type ProjectDocument,
+  type RunResult,
+  type SocketLike,
+} from '@pipeloom/core';
 import { simulateBag, taskBagPolicy, type BagTask } from '@pipeloom/core/internal';
 import { spawnLocalAgents, type LocalAgents } from '../src/local/spawn.js';
 import { nodeClock } from '../src/cli/agents.js';
@@ -64,7 +74,14 @@ function mlem(k: number, pes: string[], hosts: { id: string; cpus: number; gpus:
 /** 64 independent empty tasks per iteration: what a task costs beyond its kernel. */
 function empties(pes: string[], hosts: { id: string; cpus: number; gpus: number }[]): ProjectDocument {
   const nodes = Array.from({ length: 64 }, (_, i) => ({ id: `e${i}`, kernel: 'generic.work', params: { inputs: 0, outputs: 1, bytes: 4, flops: 0 } }));
-  return { format: 'pipeloom/v2', name: 'empty tasks', app: { nodes, edges: [] }, arch: { hosts }, mapping: Object.fromEntries(nodes.map((n, i) => [n.id, pes[i % pes.length]])), options: { overlap: false, iterations: 20 } } as unknown as ProjectDocument;
+  return {
+    format: 'pipeloom/v2',
+    name: 'empty tasks',
+    app: { nodes, edges: [] },
+    arch: { hosts },
+    mapping: Object.fromEntries(nodes.map((n, i) => [n.id, pes[i % pes.length]])),
+    options: { overlap: false, iterations: 20 },
+  } as unknown as ProjectDocument;
 }
 
 function orThrow<T>(x: T | undefined, what: string, diagnostics: unknown): T {
@@ -101,7 +118,10 @@ const countingConnect = (url: string): SocketLike => {
 async function open(hosts: string[], gpus: Record<string, number>): Promise<{ local: LocalAgents; c: Coordinator; close(): Promise<void> }> {
   // Hosts without GPUs in the document serve their CPU only.
   const local = await spawnLocalAgents(hosts, { gpus, cpuOnly: hosts.filter((h) => !gpus[h]) });
-  const c = await Coordinator.connect(local.agents.map((a) => a.url), { token: local.token, connect: countingConnect, clock: nodeClock, timeout: 60_000 });
+  const c = await Coordinator.connect(
+    local.agents.map((a) => a.url),
+    { token: local.token, connect: countingConnect, clock: nodeClock, timeout: 60_000 },
+  );
   return { local, c, close: async () => (c.close(), await local.stop()) };
 }
 
@@ -134,15 +154,28 @@ function simulated(r: RunResult, k: number, pes: string[]): number {
 const f2 = (x: number) => x.toFixed(2);
 const msOf = (s: number) => (s * 1000).toFixed(1);
 
-async function pair(label: string, hosts: { id: string; cpus: number; gpus: number }[], pes: string[], gpus: Record<string, number>, rows: string[][], checks: string[], slowList: number[], kList: number[]) {
-  const cl = await open(hosts.map((h) => h.id), gpus);
+async function pair(
+  label: string,
+  hosts: { id: string; cpus: number; gpus: number }[],
+  pes: string[],
+  gpus: Record<string, number>,
+  rows: string[][],
+  checks: string[],
+  slowList: number[],
+  kList: number[],
+) {
+  const cl = await open(
+    hosts.map((h) => h.id),
+    gpus,
+  );
   try {
     for (const s of slowList) {
       const slow = s > 1 ? { [pes[1]]: s } : undefined;
       for (const k of kList) {
         const plan = staticOf((delay) => mlem(k, pes, hosts, delay));
         const statics: number[] = [];
-        for (let round = 0; round < ROUNDS; round++) statics.push(perIteration(okOrThrow(await cl.c.run(plan.ig, { iterations: ITERATIONS, slow, sync: 'self-timed' }).done, `static K=${k} s=${s}`)));
+        for (let round = 0; round < ROUNDS; round++)
+          statics.push(perIteration(okOrThrow(await cl.c.run(plan.ig, { iterations: ITERATIONS, slow, sync: 'self-timed' }).done, `static K=${k} s=${s}`)));
         const tStatic = median(statics);
         // The task bag runs the same document, loop delay included.
         const graph = bagOf(mlem(k, pes, hosts, plan.delay));
@@ -155,10 +188,24 @@ async function pair(label: string, hosts: { id: string; cpus: number; gpus: numb
           // The round with the median time, and the simulation from that round's own task times.
           const { t, sim } = [...runs].sort((a, b) => a.t - b.t)[Math.floor(runs.length / 2)];
           const ideal = label.startsWith('slowed') ? (s + 1) / 2 : NaN;
-          rows.push([label, String(plan.delay), String(s), String(k), String(prefetch), msOf(tStatic), msOf(t), f2(tStatic / t), Number.isNaN(ideal) ? '-' : f2(ideal), f2(tStatic / sim), f2(sim / t)]);
+          rows.push([
+            label,
+            String(plan.delay),
+            String(s),
+            String(k),
+            String(prefetch),
+            msOf(tStatic),
+            msOf(t),
+            f2(tStatic / t),
+            Number.isNaN(ideal) ? '-' : f2(ideal),
+            f2(tStatic / sim),
+            f2(sim / t),
+          ]);
           console.error(rows.at(-1)!.join(' | '));
-          if (k === 36 && prefetch === 2 && s === 1 && label.startsWith('slowed')) checks.push(`equal PEs, K = 36, prefetch 2: task bag / static = ${f2(t / tStatic)} (target <= 1.05): ${t / tStatic <= 1.05 ? 'met' : 'NOT met'}`);
-          if (k === 36 && prefetch === 2 && s === 4 && label.startsWith('slowed')) checks.push(`s = 4, K = 36, prefetch 2: measured / simulated speedup = ${f2(sim / t)} (target >= 0.9): ${sim / t >= 0.9 ? 'met' : 'NOT met'}`);
+          if (k === 36 && prefetch === 2 && s === 1 && label.startsWith('slowed'))
+            checks.push(`equal PEs, K = 36, prefetch 2: task bag / static = ${f2(t / tStatic)} (target <= 1.05): ${t / tStatic <= 1.05 ? 'met' : 'NOT met'}`);
+          if (k === 36 && prefetch === 2 && s === 4 && label.startsWith('slowed'))
+            checks.push(`s = 4, K = 36, prefetch 2: measured / simulated speedup = ${f2(sim / t)} (target >= 0.9): ${sim / t >= 0.9 ? 'met' : 'NOT met'}`);
         }
       }
     }
@@ -181,7 +228,16 @@ async function main() {
     { id: 'h0', cpus: 1, gpus: 0 },
     { id: 'h1', cpus: 1, gpus: 1 },
   ];
-  await pair('CPU + llvmpipe', mixed, ['cpu@h0', 'gpu0@h1'], { h1: 1 }, rows, checks, [1], Ks.filter((k) => k === 36 || k === Ks[0]));
+  await pair(
+    'CPU + llvmpipe',
+    mixed,
+    ['cpu@h0', 'gpu0@h1'],
+    { h1: 1 },
+    rows,
+    checks,
+    [1],
+    Ks.filter((k) => k === 36 || k === Ks[0]),
+  );
 
   // Per-task overhead: 64 empty tasks per iteration on the two CPU PEs.
   const cl = await open(['h0', 'h1'], {});
@@ -196,7 +252,9 @@ async function main() {
     await cl.close();
   }
 
-  console.log(`\nbench:taskbag — MLEM ${N}^3, ${A} angles, loop delay D (the least static mode accepts, from ${D}), ${ITERATIONS - 1} timed iterations after 1 warm-up; ${new Date().toISOString().slice(0, 16)} UTC\n`);
+  console.log(
+    `\nbench:taskbag — MLEM ${N}^3, ${A} angles, loop delay D (the least static mode accepts, from ${D}), ${ITERATIONS - 1} timed iterations after 1 warm-up; ${new Date().toISOString().slice(0, 16)} UTC\n`,
+  );
   console.log(table(['setup', 'D', 's', 'K', 'prefetch', 'static ms/it', 'bag ms/it', 'speedup', 'ideal', 'simulated', 'measured/sim'], rows));
   console.log(`\n${overhead}`);
   console.log(`data bytes through the coordinator: ${received.binary} (control text received: ${(received.text / 1e6).toFixed(1)} MB, trace batches included)`);

@@ -22,7 +22,11 @@ const port = (s: string) => {
 };
 type Edge = [string, string, { delay?: number; init?: number | { node: string } }?];
 
-function document(nodes: { id: string; kernel: string; params?: Record<string, number | string> }[], edges: Edge[], mapping: Record<string, string>): ProjectDocument {
+function document(
+  nodes: { id: string; kernel: string; params?: Record<string, number | string> }[],
+  edges: Edge[],
+  mapping: Record<string, string>,
+): ProjectDocument {
   return {
     format: 'pipeloom/v2',
     name: 'delays',
@@ -38,7 +42,10 @@ function document(nodes: { id: string; kernel: string; params?: Record<string, n
 
 /** Runs `ig` in both sync modes and expects every node to fire every iteration, every check passing. */
 async function runsExactly(ig: ImplementationGraph): Promise<void> {
-  const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+  const c = await connect(
+    agentsOf().agents.map((a) => a.url),
+    agentsOf().token,
+  );
   try {
     expect(c.check(ig)).toEqual([]);
     for (const sync of SYNC_MODES) {
@@ -71,7 +78,11 @@ describe('an accumulator acc_k = acc_{k-1} + x_k (A.out -> A.b, delay 1, init 0)
         { id: 'A', kernel: 'matrix.add' },
         { id: 'C', kernel: 'matrix.consume', params: { running_sum: 1 } },
       ],
-      [['P.out', 'A.a'], ['A.out', 'A.b', { delay: 1, init: 0 }], ['A.out', 'C.in']],
+      [
+        ['P.out', 'A.a'],
+        ['A.out', 'A.b', { delay: 1, init: 0 }],
+        ['A.out', 'C.in'],
+      ],
       { P: 'cpu@h0', A: 'cpu@h1', C: 'cpu@h0' },
     );
   for (const overlap of [false, true]) {
@@ -85,7 +96,10 @@ describe('an accumulator acc_k = acc_{k-1} + x_k (A.out -> A.b, delay 1, init 0)
   it('a wrong init is caught: init 5 adds 5 to every sum', async () => {
     const d = doc();
     d.app.edges[1].init = 5;
-    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+    const c = await connect(
+      agentsOf().agents.map((a) => a.url),
+      agentsOf().token,
+    );
     try {
       const r = await c.run(compileOrThrow(d, false), { iterations: 3, sync: 'barrier' }).done;
       expect(r.ok).toBe(false);
@@ -106,7 +120,12 @@ describe('a loop across hosts: A = x + B on h0, B = A + 0 on h1, B.out -> A.b de
         { id: 'B', kernel: 'matrix.increment', params: { nb_loop: 0 } },
         { id: 'C', kernel: 'matrix.consume', params: { running_sum: d } },
       ],
-      [['P.out', 'A.a'], ['A.out', 'B.in'], ['B.out', 'A.b', { delay: d, init: 0 }], ['A.out', 'C.in']],
+      [
+        ['P.out', 'A.a'],
+        ['A.out', 'B.in'],
+        ['B.out', 'A.b', { delay: d, init: 0 }],
+        ['A.out', 'C.in'],
+      ],
       { P: 'cpu@h0', A: 'cpu@h0', B: 'cpu@h1', C: 'cpu@h1' },
     );
   for (const overlap of [false, true]) {
@@ -134,19 +153,31 @@ describe('a delay far longer than the run: every iteration reads an initial toke
         { id: 'B', kernel: 'matrix.increment', params: { nb_loop: 0 } },
         { id: 'C', kernel: 'matrix.consume', params: { running_sum: 1_000_000 } },
       ],
-      [['P.out', 'A.a'], ['A.out', 'B.in'], ['B.out', 'A.b', { delay: d, init }], ['A.out', 'C.in']],
+      [
+        ['P.out', 'A.a'],
+        ['A.out', 'B.in'],
+        ['B.out', 'A.b', { delay: d, init }],
+        ['A.out', 'C.in'],
+      ],
       mapping,
     );
   const spread = { P: 'cpu@h0', A: 'gpu0@h0', B: 'gpu0@h1', C: 'cpu@h1' };
 
   it(`task-bag mode, ${MAX_DELAY} initial tokens (the most a delay may carry): every check passes; init 5 fails the iteration that reads it`, async () => {
     const graphOf = (init: number) => bagGraphOrThrow(doc(MAX_DELAY, init, spread));
-    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+    const c = await connect(
+      agentsOf().agents.map((a) => a.url),
+      agentsOf().token,
+    );
     try {
       const r = await c.runBag(graphOf(0), { iterations: RUN }).done;
       expect(r.failure).toBeUndefined();
       expect(r.ok).toBe(true);
-      for (const node of ['P', 'A', 'B', 'C']) expect(fired(r.events, node).sort((a, b) => a! - b!), node).toEqual(range(RUN));
+      for (const node of ['P', 'A', 'B', 'C'])
+        expect(
+          fired(r.events, node).sort((a, b) => a! - b!),
+          node,
+        ).toEqual(range(RUN));
       const wrong = await c.runBag(graphOf(5), { iterations: RUN }).done;
       expect(wrong.ok).toBe(false);
       // Every iteration reads an initial token, off by 5: whichever task fails first names its own.
@@ -163,7 +194,10 @@ describe('a delay far longer than the run: every iteration reads an initial toke
     const fills = hostPrograms(ig, ['h0', 'h1']).flatMap((p) => p.initial ?? []);
     expect(fills.length).toBeLessThanOrEqual(2);
     expect(fills.reduce((n, f) => n + (f.count ?? 1), 0)).toBe(200);
-    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+    const c = await connect(
+      agentsOf().agents.map((a) => a.url),
+      agentsOf().token,
+    );
     try {
       expect(c.check(ig)).toEqual([]);
       for (const sync of SYNC_MODES) {
@@ -191,7 +225,11 @@ describe('initial tokens from a source node, written into a GPU PE slot', () => 
         { id: 'I2', kernel: 'matrix.increment', params: { nb_loop: 5 } },
         { id: 'C', kernel: 'matrix.consume', params: { scale: 1, expected_offset: 0 } },
       ],
-      [['P.out', 'I1.in'], ['I1.out', 'I2.in'], ['I2.out', 'C.in', { delay: 2, init }]],
+      [
+        ['P.out', 'I1.in'],
+        ['I1.out', 'I2.in'],
+        ['I2.out', 'C.in', { delay: 2, init }],
+      ],
       { seed: 'cpu@h0', P: 'cpu@h0', I1: 'gpu0@h0', I2: 'gpu0@h1', C: 'gpu0@h1' },
     );
   for (const overlap of [false, true]) {
@@ -203,7 +241,10 @@ describe('initial tokens from a source node, written into a GPU PE slot', () => 
   }
 
   it('a constant init in its place is caught at iteration 1', async () => {
-    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+    const c = await connect(
+      agentsOf().agents.map((a) => a.url),
+      agentsOf().token,
+    );
     try {
       const r = await c.run(compileOrThrow(doc(0), false), { iterations: 3, sync: 'barrier' }).done;
       expect(r.ok).toBe(false);

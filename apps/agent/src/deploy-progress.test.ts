@@ -29,13 +29,17 @@ function slowDoc(ms: number, name: 'piic' | 'piic-single-host' = 'piic'): Projec
 }
 
 /** `host` has only `pe`'s kernel preparation left (its other PEs are ready). */
-const inKernels = (p: DeployProgress, host = 'h1', pe = 'gpu0@h1') => p.hosts.some((h) => h.host === host && h.steps.length === 1 && h.steps[0].step === 'kernels' && h.steps[0].pe === pe);
+const inKernels = (p: DeployProgress, host = 'h1', pe = 'gpu0@h1') =>
+  p.hosts.some((h) => h.host === host && h.steps.length === 1 && h.steps[0].step === 'kernels' && h.steps[0].pe === pe);
 
 describe('a deploy on real agents waits on progress', () => {
   it('a kernel preparation lasting well past the silence bound succeeds: the agent keeps reporting it', async () => {
     const local = await spawnLocalAgents(['h0', 'h1'], { gpus: { h0: 1, h1: 1 }, args: ['--kernels', SLOW] });
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       const shown: DeployProgress[] = [];
       const r = await c.run(compileOrThrow(slowDoc(9000), false), { iterations: 2, deploySilence: 4000, onDeploy: (p) => shown.push(p) }).done;
       c.close();
@@ -56,7 +60,10 @@ describe('a deploy on real agents waits on progress', () => {
     const local = await spawnLocalAgents(['h0'], { gpus: { h0: 2 }, args: ['--kernels', SLOW] });
     const h0 = local.agents[0].process;
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       let stopped = false;
       const r = await c.run(compileOrThrow(slowDoc(600_000, 'piic-single-host'), false), {
         iterations: 2,
@@ -78,11 +85,14 @@ describe('a deploy on real agents waits on progress', () => {
     }
   }, 120_000);
 
-  it('a peer that notices first (its link to the stopped agent went quiet) fails the run naming that agent\'s step too', async () => {
+  it("a peer that notices first (its link to the stopped agent went quiet) fails the run naming that agent's step too", async () => {
     const local = await spawnLocalAgents(['h0', 'h1'], { gpus: { h0: 1, h1: 1 }, args: ['--kernels', SLOW] });
     const h1 = local.agents.find((a) => a.host === 'h1')!.process;
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       let stopped = false;
       const r = await c.run(compileOrThrow(slowDoc(600_000), false), {
         iterations: 2,
@@ -97,14 +107,17 @@ describe('a deploy on real agents waits on progress', () => {
       c.close();
       expect(stopped).toBe(true);
       expect(r.ok).toBe(false);
-      expect(r.failure).toEqual({ host: 'h1', message: 'lost the link from h0 to host h1 (no heartbeat for 1.5 s) (deploy: h1 during kernel preparation of gpu0@h1)' });
+      expect(r.failure).toEqual({
+        host: 'h1',
+        message: 'lost the link from h0 to host h1 (no heartbeat for 1.5 s) (deploy: h1 during kernel preparation of gpu0@h1)',
+      });
     } finally {
       h1.kill('SIGCONT');
       await local.stop();
     }
   }, 120_000);
 
-  it('a peer whose deploy comes after the peer handshake\'s time is dialled again, and the run goes', async () => {
+  it("a peer whose deploy comes after the peer handshake's time is dialled again, and the run goes", async () => {
     // In-process agents on their CPUs, holding an early hello for 300 ms only.
     const token = 'late-peer-token';
     const agents = await Promise.all(['h0', 'h1'].map((h) => startAgent({ devices: cpuDevices(h), token, port: 0, handshakeTimeout: 300 })));
@@ -124,7 +137,10 @@ describe('a deploy on real agents waits on progress', () => {
       return s;
     };
     try {
-      const c = await Coordinator.connect(agents.map((a) => a.url), { token, connect: connectHolding, clock: nodeClock });
+      const c = await Coordinator.connect(
+        agents.map((a) => a.url),
+        { token, connect: connectHolding, clock: nodeClock },
+      );
       const doc = piic({ iterations: 3, size: 16 });
       doc.mapping = { P: 'cpu@h0', I1: 'cpu@h0', I2: 'cpu@h1', C: 'cpu@h1' };
       for (const h of doc.arch.hosts) (h as { gpus?: number }).gpus = 0;
@@ -146,14 +162,16 @@ describe('a deploy on real agents waits on progress', () => {
     }
   }, 120_000);
 
-  it('pipeloom run --deploy-timeout S fails a deploy still under way after S seconds, naming each host\'s step', async () => {
+  it("pipeloom run --deploy-timeout S fails a deploy still under way after S seconds, naming each host's step", async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'pipeloom-deploy-timeout-')), 'slow.json');
     writeFileSync(file, JSON.stringify(slowDoc(600_000)));
     const r = await pipeloomAsync('run', file, '--deploy-timeout', '10', '--kernels', SLOW);
     expect(r.status, r.stderr).toBe(1);
     // h1 never ends its kernel preparation; where it is at 10 s depends on the machine's load.
     const step = '(peer links|allocation|(device set-up|kernel preparation) of [^;]+)';
-    expect(r.stderr).toMatch(new RegExp(`pipeloom run: failed on host [h01, ]+: deploy: (h0 still in ${step}; )?h1 still in ${step} after the 10 s --deploy-timeout\n`));
+    expect(r.stderr).toMatch(
+      new RegExp(`pipeloom run: failed on host [h01, ]+: deploy: (h0 still in ${step}; )?h1 still in ${step} after the 10 s --deploy-timeout\n`),
+    );
     // The progress line named the steps while they ran.
     expect(r.stderr).toMatch(/deploying {2}\d+\.\d s {2}h0 [a-z].*, h1 [a-z]/);
   }, 120_000);

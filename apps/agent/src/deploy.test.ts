@@ -32,7 +32,27 @@ beforeAll(() => {
   tmp = mkdtempSync(join(os.tmpdir(), 'pipeloom-deploy-'));
   cert = join(tmp, 'cert.pem');
   key = join(tmp, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
 });
 
 afterAll(() => {
@@ -46,7 +66,10 @@ const read = (path: string) => readFileSync(join(root, path), 'utf8');
  * Starts a deploy file's command line here: the port becomes 0 (a free one; the file's own is
  * checked separately) and the file's paths are mapped onto this machine.
  */
-function start(argv: string[], opts: { cwd: string; env: Record<string, string>; paths?: Record<string, string> }): Promise<{ url: string; child: ChildProcess }> {
+function start(
+  argv: string[],
+  opts: { cwd: string; env: Record<string, string>; paths?: Record<string, string> },
+): Promise<{ url: string; child: ChildProcess }> {
   const args = argv.map((a, i) => (argv[i - 1] === '--port' ? '0' : (opts.paths?.[a] ?? a)));
   const [cmd, ...rest] = args;
   const child = spawn(cmd, rest, { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -130,7 +153,9 @@ describe('deploy/pipeloom-agent.service', () => {
       all[k] = v;
     }
     // systemd splits first: `${VAR}` as a word of its own is one argument, empty if VAR is unset.
-    const argv = values('ExecStart')[0].split(/\s+/).map((w) => expand(w, all));
+    const argv = values('ExecStart')[0]
+      .split(/\s+/)
+      .map((w) => expand(w, all));
     const paths = { '/usr/bin/node': process.execPath, '/etc/pipeloom/tls/cert.pem': cert, '/etc/pipeloom/tls/key.pem': key };
     return { argv, env: all, paths };
   }
@@ -164,7 +189,9 @@ describe('deploy/pipeloom-agent.service', () => {
 
   it('without PIPELOOM_HOST_ID or the TLS files, the agent refuses to start and names what is missing', async () => {
     const noHost = execStart({});
-    await expect(start(noHost.argv, { cwd: root, env: noHost.env, paths: noHost.paths })).rejects.toThrow(/--name is empty.*PIPELOOM_HOST_ID=\.\.\. in \/etc\/pipeloom\/agent\.env/);
+    await expect(start(noHost.argv, { cwd: root, env: noHost.env, paths: noHost.paths })).rejects.toThrow(
+      /--name is empty.*PIPELOOM_HOST_ID=\.\.\. in \/etc\/pipeloom\/agent\.env/,
+    );
     const noCert = execStart({ PIPELOOM_HOST_ID: 'h7' });
     const missing = join(tmp, 'absent', 'cert.pem');
     await expect(start(noCert.argv, { cwd: root, env: noCert.env, paths: { ...noCert.paths, '/etc/pipeloom/tls/cert.pem': missing } })).rejects.toThrow(
@@ -190,10 +217,11 @@ describe('deploy/pipeloom-agent.service', () => {
       const out = new Set<string>();
       for (const n of names) {
         if (!n.startsWith('@')) out.add(n);
-        else for (const line of execFileSync('systemd-analyze', ['syscall-filter', n], { encoding: 'utf8' }).split('\n').slice(1)) {
-          const name = line.trim();
-          if (name && !name.startsWith('#')) for (const x of expandSet([name])) out.add(x);
-        }
+        else
+          for (const line of execFileSync('systemd-analyze', ['syscall-filter', n], { encoding: 'utf8' }).split('\n').slice(1)) {
+            const name = line.trim();
+            if (name && !name.startsWith('#')) for (const x of expandSet([name])) out.add(x);
+          }
       }
       return out;
     };
@@ -231,7 +259,13 @@ describe('deploy/Dockerfile and deploy/daemonset.yaml', () => {
   const healthcheckExit = async (agentPort: string) => {
     const [cmd, ...args] = healthcheck!;
     expect(cmd).toBe('node');
-    return (await run(process.execPath, args.map((a) => a.replaceAll(`127.0.0.1:${one('EXPOSE')[0]}/`, `127.0.0.1:${agentPort}/`)), { cwd: image })).code;
+    return (
+      await run(
+        process.execPath,
+        args.map((a) => a.replaceAll(`127.0.0.1:${one('EXPOSE')[0]}/`, `127.0.0.1:${agentPort}/`)),
+        { cwd: image },
+      )
+    ).code;
   };
   const imageEnv: Record<string, string> = {};
   for (const e of one('ENV')) for (const kv of e.split(/\s+/)) imageEnv[kv.split('=')[0]] = kv.split('=')[1];
@@ -260,11 +294,18 @@ describe('deploy/Dockerfile and deploy/daemonset.yaml', () => {
         }
       } else if (step.op === 'RUN' && step.arg.startsWith('npm ')) {
         // The install itself; what follows `&&` tidies the image.
-        const args = step.arg.split('&&')[0].trim().split(/\s+/).slice(1).flatMap((a) => {
-          const dir = Object.keys(mapped).find((d) => a.startsWith(`${d}/`));
-          if (!dir || !a.endsWith('/*.tgz')) return [a];
-          return readdirSync(mapped[dir]).filter((f) => f.endsWith('.tgz')).map((f) => join(mapped[dir], f));
-        });
+        const args = step.arg
+          .split('&&')[0]
+          .trim()
+          .split(/\s+/)
+          .slice(1)
+          .flatMap((a) => {
+            const dir = Object.keys(mapped).find((d) => a.startsWith(`${d}/`));
+            if (!dir || !a.endsWith('/*.tgz')) return [a];
+            return readdirSync(mapped[dir])
+              .filter((f) => f.endsWith('.tgz'))
+              .map((f) => join(mapped[dir], f));
+          });
         // --prefix: the image's WORKDIR has no package.json above it; a temp dir might.
         const r = spawnSync('npm', [...args, '--prefix', image, '--prefer-offline'], { cwd: image, encoding: 'utf8' });
         expect(r.status, r.stderr).toBe(0);
@@ -278,7 +319,11 @@ describe('deploy/Dockerfile and deploy/daemonset.yaml', () => {
     expect(one('USER')).toEqual(['node']);
     // The port it listens on is the one it exposes.
     expect(entrypoint[entrypoint.indexOf('--port') + 1]).toBe(one('EXPOSE')[0]);
-    const { url } = await start([...entrypoint, ...cmd], { cwd: image, env: { ...imageEnv, PIPELOOM_TOKEN: TOKEN, TMPDIR: mkdtempSync(join(tmp, 't-')) }, paths: { node: process.execPath } });
+    const { url } = await start([...entrypoint, ...cmd], {
+      cwd: image,
+      env: { ...imageEnv, PIPELOOM_TOKEN: TOKEN, TMPDIR: mkdtempSync(join(tmp, 't-')) },
+      paths: { node: process.execPath },
+    });
     expectServes(await welcome(url), 'h0');
   });
 
@@ -322,7 +367,12 @@ describe('deploy/Dockerfile and deploy/daemonset.yaml', () => {
     }
     // Locked down: the image's non-root user, no privilege escalation, no capabilities, seccomp.
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } });
-    expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(c.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
     const env: Record<string, string> = { NODE_NAME: 'gpu-node-3' };
     for (const e of c.env) {
       if (e.value !== undefined) env[e.name] = e.value;

@@ -12,7 +12,10 @@ describe('checkers derived from the graph, on agents', () => {
   it('C after add(I1(P), I2(P)) checks 2 x iteration + 2 exactly and passes; an explicit wrong offset fails naming the iteration', async () => {
     const local = await spawnLocalAgents(['h0', 'h1'], { gpus: { h0: 1, h1: 1 } });
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       try {
         const ok = await c.run(compileOrThrow(join(), true), { iterations: 8 }).done;
         expect(ok.failure).toBeUndefined();

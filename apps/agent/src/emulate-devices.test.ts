@@ -22,7 +22,10 @@ describe('emulated devices', () => {
       // A calibration's firing times for the two GPUs' nodes (P and C, on CPUs, are not emulated).
       const times = deviceTimes(analyze(doc).model!, { nodeTimes: { I1: 0.025, I2: 0.04, P: 5 } });
       expect(Object.keys(times).sort()).toEqual(['I1', 'I2']);
-      const c = await connect(agents.agents.map((a) => a.url), agents.token);
+      const c = await connect(
+        agents.agents.map((a) => a.url),
+        agents.token,
+      );
       try {
         const r = await c.run(compileOrThrow(doc, overlap), { iterations: 4, emulateDevices: times, sync }).done;
         expect(r.failure).toBeUndefined();
@@ -39,7 +42,17 @@ describe('emulated devices', () => {
   }
 
   it('a deploy with a malformed emulated time is refused, naming the node', () => {
-    const base = { type: 'deploy', runId: 'r', secret: 's', programs: [], hosts: [{ id: 'h0', url: 'ws://x' }], iterations: 1, cycles: 1, pes: {}, buffers: {} };
+    const base = {
+      type: 'deploy',
+      runId: 'r',
+      secret: 's',
+      programs: [],
+      hosts: [{ id: 'h0', url: 'ws://x' }],
+      iterations: 1,
+      cycles: 1,
+      pes: {},
+      buffers: {},
+    };
     expect(checkDeploy({ ...base, emulateDevices: { I1: 0.01 } }).ok).toBe(true);
     const bad = checkDeploy({ ...base, emulateDevices: { I1: -1 } });
     expect(bad.ok).toBe(false);

@@ -14,7 +14,10 @@ describe('faults', () => {
     const log: string[] = [];
     const local = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => log.push(`${host}: ${line}`) });
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       const ig = longRun();
       // Barrier mode: the completeness of h0's trace below counts on barriers closing cycles
       // (selftimed.test.ts has the self-timed case).
@@ -53,11 +56,14 @@ describe('faults', () => {
     }
   });
 
-  it('an agent that never answers the stop (its process frozen) holds the result at most STOP_WAIT_MS; the other agent\'s trace is kept', async () => {
+  it("an agent that never answers the stop (its process frozen) holds the result at most STOP_WAIT_MS; the other agent's trace is kept", async () => {
     const local = await spawnLocalAgents(['h0', 'h1']);
     const h1 = local.agents[1].process;
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       const ig = longRun();
       let stoppedAt = 0;
       let asked = 0;
@@ -88,7 +94,10 @@ describe('faults', () => {
   it('a lost WebGPU device is reported naming the PE, not hung on; the agent takes the next run', async () => {
     const local = await spawnLocalAgents(['h0', 'h1'], { env: { PIPELOOM_FAULT: 'lose-device:gpu0@h1:10' } });
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       const r = await c.run(longRun(), { iterations: 1_000_000 }).done;
       expect(r.ok).toBe(false);
       expect(r.failure).toMatchObject({ host: 'h1', pe: 'gpu0@h1' });

@@ -13,7 +13,8 @@ export function inputByteLimit(): { ok: true; limit: number } | { ok: false; mes
   const raw = process.env[MAX_BYTES_ENV];
   if (raw === undefined || raw === '') return { ok: true, limit: MAX_DOCUMENT_BYTES };
   const limit = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(limit) || limit < 1) return { ok: false, message: `${MAX_BYTES_ENV} must be a whole number of bytes, not "${raw.slice(0, 40)}"` };
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(limit) || limit < 1)
+    return { ok: false, message: `${MAX_BYTES_ENV} must be a whole number of bytes, not "${raw.slice(0, 40)}"` };
   return { ok: true, limit };
 }
 
@@ -61,10 +62,23 @@ export function readInputFile(file: string, limit: number): InputFile {
 }
 
 function tooLarge(size: string, limit: number): InputFile {
-  return { ok: false, tooLarge: true, reason: `${size}, more than the limit of ${limit} bytes (${formatBytes(limit)})`, hint: `split it, or raise the limit with ${MAX_BYTES_ENV}=<bytes>` };
+  return {
+    ok: false,
+    tooLarge: true,
+    reason: `${size}, more than the limit of ${limit} bytes (${formatBytes(limit)})`,
+    hint: `split it, or raise the limit with ${MAX_BYTES_ENV}=<bytes>`,
+  };
 }
 
 function why(e: unknown): string {
   const code = (e as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : e instanceof Error ? e.message : String(e);
+  return code === 'ENOENT'
+    ? 'no such file'
+    : code === 'EISDIR'
+      ? 'it is a directory'
+      : code === 'EACCES'
+        ? 'permission denied'
+        : e instanceof Error
+          ? e.message
+          : String(e);
 }

@@ -18,10 +18,11 @@ const urls = () => agentsOf().agents.map((a) => a.url);
 const fired = (events: TraceEvent[], node: string) => events.filter((e) => e.kind === 'fire' && e.node === node).map((e) => e.iteration);
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 /** A Chrome trace's numbering: each process's and thread's name -> its pid (and tid). */
-const numbering = (t: ChromeTrace) => new Map(t.traceEvents.filter((e) => e.ph === 'M' && e.name !== 'thread_sort_index').map((e) => [`${e.name} ${String(e.args?.name)}`, `${e.pid}/${e.tid}`]));
+const numbering = (t: ChromeTrace) =>
+  new Map(t.traceEvents.filter((e) => e.ph === 'M' && e.name !== 'thread_sort_index').map((e) => [`${e.name} ${String(e.args?.name)}`, `${e.pid}/${e.tid}`]));
 
 describe('link emulation', () => {
-  it('makes every transfer last at least its link\'s latency + bytes / bandwidth, values still exact', async () => {
+  it("makes every transfer last at least its link's latency + bytes / bandwidth, values still exact", async () => {
     // 64x64 f32 = 16 KiB; PCIe at 1.6 MB/s and InfiniBand at 0.8 MB/s: 10 ms and 20 ms a copy.
     const doc = piic({ iterations: 4 });
     for (const h of doc.arch.hosts) (h as { pcie?: unknown }).pcie = { bandwidth: 1.6384e6, latency: 0 };
@@ -47,45 +48,46 @@ describe('link emulation', () => {
 });
 
 describe('P-I-I-C on two agents (paper Fig 12: P cpu@h0, I gpu0@h0, I gpu0@h1, C cpu@h1)', () => {
-  for (const overlap of [false, true]) for (const sync of ['self-timed', 'barrier'] as const) {
-    it(`checks exact values every iteration ${overlap ? 'with' : 'without'} overlap, ${sync}`, async () => {
-      const c = await connect(urls(), agentsOf().token);
-      try {
-        const ig = compileOrThrow(piic({ iterations: 20 }), overlap);
-        expect(c.check(ig)).toEqual([]);
-        const r = await c.run(ig, { iterations: 20, sync }).done;
-        expect(r.failure).toBeUndefined();
-        expect(r.ok).toBe(true);
-        // The consumer checked all 20 iterations, in order, on host 1's CPU.
-        expect(fired(r.events, 'C')).toEqual(range(20));
-        expect(r.events.find((e) => e.node === 'C')?.pe).toBe('cpu@h1');
-        for (const n of ['P', 'I1', 'I2']) expect(fired(r.events, n)).toEqual(range(20));
-        // Host-to-host data went over the agents' own link, traced on both sides.
-        expect(r.events.some((e) => e.kind === 'transfer' && e.pe === 'cpu@h0' && e.thread === 'send:cpu@h1')).toBe(true);
-        expect(r.events.some((e) => e.kind === 'transfer' && e.pe === 'cpu@h1' && e.thread === 'recv:cpu@h0')).toBe(true);
-        // Measured lanes are the predicted lanes, so the timeline draws the plan under each one.
-        const lanes = (es: readonly TraceEvent[]) => new Set(es.filter((e) => e.kind !== 'barrier').map((e) => `${e.pe} ${e.thread}`));
-        const predicted = predict(piic({ iterations: 20 }));
-        if (!predicted.ok) throw new Error('P-I-I-C must predict');
-        const plan = predicted.prediction[overlap ? 'overlap' : 'noOverlap']!;
-        expect(lanes(r.events)).toEqual(lanes(plan.timeline));
-        // ... and their Chrome traces number each host and lane alike.
-        const [measuredTrace, predictedTrace] = [toChromeTrace(r.events, ig), toChromeTrace(plan.timeline, plan.ig)];
-        expect(numbering(measuredTrace).size).toBe(2 + lanes(plan.timeline).size);
-        expect(numbering(measuredTrace)).toEqual(numbering(predictedTrace));
-        expect(r.events.some((e) => e.kind === 'barrier')).toBe(sync === 'barrier');
-        expect(r.dropped).toBe(0);
-        // One time axis: every event lies within the run.
-        for (const e of r.events) {
-          expect(e.end).toBeGreaterThanOrEqual(e.start);
-          expect(e.start).toBeGreaterThan(-50_000);
-          expect(e.end).toBeLessThan(r.seconds * 1e6 + 50_000);
+  for (const overlap of [false, true])
+    for (const sync of ['self-timed', 'barrier'] as const) {
+      it(`checks exact values every iteration ${overlap ? 'with' : 'without'} overlap, ${sync}`, async () => {
+        const c = await connect(urls(), agentsOf().token);
+        try {
+          const ig = compileOrThrow(piic({ iterations: 20 }), overlap);
+          expect(c.check(ig)).toEqual([]);
+          const r = await c.run(ig, { iterations: 20, sync }).done;
+          expect(r.failure).toBeUndefined();
+          expect(r.ok).toBe(true);
+          // The consumer checked all 20 iterations, in order, on host 1's CPU.
+          expect(fired(r.events, 'C')).toEqual(range(20));
+          expect(r.events.find((e) => e.node === 'C')?.pe).toBe('cpu@h1');
+          for (const n of ['P', 'I1', 'I2']) expect(fired(r.events, n)).toEqual(range(20));
+          // Host-to-host data went over the agents' own link, traced on both sides.
+          expect(r.events.some((e) => e.kind === 'transfer' && e.pe === 'cpu@h0' && e.thread === 'send:cpu@h1')).toBe(true);
+          expect(r.events.some((e) => e.kind === 'transfer' && e.pe === 'cpu@h1' && e.thread === 'recv:cpu@h0')).toBe(true);
+          // Measured lanes are the predicted lanes, so the timeline draws the plan under each one.
+          const lanes = (es: readonly TraceEvent[]) => new Set(es.filter((e) => e.kind !== 'barrier').map((e) => `${e.pe} ${e.thread}`));
+          const predicted = predict(piic({ iterations: 20 }));
+          if (!predicted.ok) throw new Error('P-I-I-C must predict');
+          const plan = predicted.prediction[overlap ? 'overlap' : 'noOverlap']!;
+          expect(lanes(r.events)).toEqual(lanes(plan.timeline));
+          // ... and their Chrome traces number each host and lane alike.
+          const [measuredTrace, predictedTrace] = [toChromeTrace(r.events, ig), toChromeTrace(plan.timeline, plan.ig)];
+          expect(numbering(measuredTrace).size).toBe(2 + lanes(plan.timeline).size);
+          expect(numbering(measuredTrace)).toEqual(numbering(predictedTrace));
+          expect(r.events.some((e) => e.kind === 'barrier')).toBe(sync === 'barrier');
+          expect(r.dropped).toBe(0);
+          // One time axis: every event lies within the run.
+          for (const e of r.events) {
+            expect(e.end).toBeGreaterThanOrEqual(e.start);
+            expect(e.start).toBeGreaterThan(-50_000);
+            expect(e.end).toBeLessThan(r.seconds * 1e6 + 50_000);
+          }
+        } finally {
+          c.close();
         }
-      } finally {
-        c.close();
-      }
-    });
-  }
+      });
+    }
 
   it('a transient value fails the run (consumer fires one cycle too early)', async () => {
     const c = await connect(urls(), agentsOf().token);
@@ -121,7 +123,9 @@ describe('refusals', () => {
     const c = await connect(urls(), agentsOf().token);
     try {
       const problems = c.check(ig);
-      expect(problems.map((d) => d.message)).toEqual([expect.stringMatching(/^agent h1 \(ws:\/\/127\.0\.0\.1:\d+\) has no PE gpu1@h1; it serves cpu@h1, gpu0@h1/)]);
+      expect(problems.map((d) => d.message)).toEqual([
+        expect.stringMatching(/^agent h1 \(ws:\/\/127\.0\.0\.1:\d+\) has no PE gpu1@h1; it serves cpu@h1, gpu0@h1/),
+      ]);
       const r = await c.run(ig, { iterations: 2 }).done;
       expect(r.ok).toBe(false);
       expect(r.failure?.message).toContain('has no PE gpu1@h1');
@@ -172,7 +176,12 @@ describe('granulometry example end to end', () => {
 describe('pipeloom run (the CLI, local agents)', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'pipeloom-run-'));
   const cliWith = (env: NodeJS.ProcessEnv, ...args: string[]) =>
-    spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), 'run', ...args], { cwd: root, encoding: 'utf8', timeout: 120_000, env: { ...process.env, ...env } });
+    spawnSync(process.execPath, [join(root, 'apps/agent/bin/pipeloom.js'), 'run', ...args], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, ...env },
+    });
   const cli = (...args: string[]) => cliWith({}, ...args);
 
   it('runs P-I-I-C, prints throughput, cycle time, utilisation and predicted vs measured, writes the trace', () => {
@@ -231,7 +240,8 @@ describe('pipeloom run (the CLI, local agents)', () => {
     return events
       .filter((e) => e.ph === 'X')
       .map((e) => {
-        const what = e.cat === 'barrier' ? `${lanes.get(`${e.pid} ${e.tid}`)} ${e.name}` : e.cat === 'fire' ? String(e.args?.node) : String(e.args?.buffer ?? e.name);
+        const what =
+          e.cat === 'barrier' ? `${lanes.get(`${e.pid} ${e.tid}`)} ${e.name}` : e.cat === 'fire' ? String(e.args?.node) : String(e.args?.buffer ?? e.name);
         return eventKey(hosts.get(e.pid)!, e.cat!, what, Number(e.args?.cycle));
       });
   };

@@ -31,7 +31,10 @@ describe('a scan whose f32 operator gives NaN', () => {
   for (const pe of ['cpu@h1', 'gpu0@h1'])
     it(`stops the run naming the node, the ranges and the PE (${pe}), and keeps its trace`, async () => {
       const ig = compileOrThrow(nanDoc(['cpu@h0', pe]), false);
-      const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+      const c = await connect(
+        agentsOf().agents.map((a) => a.url),
+        agentsOf().token,
+      );
       try {
         expect(c.check(ig)).toEqual([]);
         const r = await c.run(ig, { iterations: 2 }).done;
@@ -53,7 +56,7 @@ describe('a scan whose f32 operator gives NaN', () => {
 // its CPU 40,000 bytes (--cpu-memory), less than 9 frames of 32 x 32 (47.3 KiB); its llvmpipe
 // GPU binds at most 128 MiB, less than 100 frames of 512 x 512 (131.25 MiB). The document
 // itself gives every PE plenty, so only the agents' figures can refuse it.
-describe('a scan whose context does not fit a worker\'s PE as its agent reports it', () => {
+describe("a scan whose context does not fit a worker's PE as its agent reports it", () => {
   let local: LocalAgents[] = [];
   beforeAll(async () => {
     // Started together, on one token.
@@ -84,14 +87,19 @@ describe('a scan whose context does not fit a worker\'s PE as its agent reports 
     return doc;
   }
 
-  it('over the CPU PE\'s memory: check and run name the scan, the context port, the worker and the limit', async () => {
+  it("over the CPU PE's memory: check and run name the scan, the context port, the worker and the limit", async () => {
     const ig = compileOrThrow(reg2dDoc(32, 9, ['cpu@h0', 'cpu@h1']), false);
-    const c = await connect(local.flatMap((l) => l.agents.map((a) => a.url)), local[0].token);
+    const c = await connect(
+      local.flatMap((l) => l.agents.map((a) => a.url)),
+      local[0].token,
+    );
     try {
       const problems = c.check(ig);
       expect(problems).toHaveLength(1);
       expect(problems[0]).toMatchObject({ path: 'mapping.scan1[1]', severity: 'error' });
-      expect(problems[0].message).toMatch(/^scan "scan1": context port "frames" \(47\.3 KiB\) on worker 1's PE cpu@h1 exceeds its memory \(39\.1 KiB as agent h1 reports\)$/);
+      expect(problems[0].message).toMatch(
+        /^scan "scan1": context port "frames" \(47\.3 KiB\) on worker 1's PE cpu@h1 exceeds its memory \(39\.1 KiB as agent h1 reports\)$/,
+      );
       expect(problems[0].hint).toBe('shrink the data feeding scan1.frames, or map worker 1 to a PE with more memory');
       const r = await c.run(ig, { iterations: 1 }).done;
       expect(r.ok).toBe(false);
@@ -101,9 +109,12 @@ describe('a scan whose context does not fit a worker\'s PE as its agent reports 
     }
   }, 60_000);
 
-  it('over the GPU PE\'s storage-binding limit: named likewise, with the adapter\'s limit', async () => {
+  it("over the GPU PE's storage-binding limit: named likewise, with the adapter's limit", async () => {
     const ig = compileOrThrow(reg2dDoc(512, 100, ['cpu@h0', 'gpu0@h1']), false);
-    const c = await connect(local.flatMap((l) => l.agents.map((a) => a.url)), local[0].token);
+    const c = await connect(
+      local.flatMap((l) => l.agents.map((a) => a.url)),
+      local[0].token,
+    );
     try {
       const limit = c.agents.find((a) => a.host === 'h1')!.pes.find((p) => p.id === 'gpu0@h1')!.limits!.maxStorageBufferBindingSize;
       const problems = c.check(ig);
@@ -112,9 +123,13 @@ describe('a scan whose context does not fit a worker\'s PE as its agent reports 
       expect(problems, JSON.stringify(problems, null, 1)).toHaveLength(2);
       expect(problems.map((x) => x.path)).toEqual(['mapping.scan1[1]', 'mapping.scan1[1]']);
       const [relay, d] = problems;
-      expect(relay.message).toMatch(/^scan "scan1": context port "frames" \(131 MiB\), relayed through cpu@h1 to worker 1's PE gpu0@h1, exceeds cpu@h1's memory \(39\.1 KiB as agent h1 reports\)$/);
+      expect(relay.message).toMatch(
+        /^scan "scan1": context port "frames" \(131 MiB\), relayed through cpu@h1 to worker 1's PE gpu0@h1, exceeds cpu@h1's memory \(39\.1 KiB as agent h1 reports\)$/,
+      );
       expect(relay.hint).toBe('shrink the data feeding scan1.frames, give cpu@h1 more memory, or map worker 1 to a PE the data reaches another way');
-      expect(d.message).toBe(`scan "scan1": context port "frames" (131 MiB) on worker 1's PE gpu0@h1 exceeds its storage-binding limit (maxStorageBufferBindingSize ${formatBytes(limit)}): a kernel binds the whole context`);
+      expect(d.message).toBe(
+        `scan "scan1": context port "frames" (131 MiB) on worker 1's PE gpu0@h1 exceeds its storage-binding limit (maxStorageBufferBindingSize ${formatBytes(limit)}): a kernel binds the whole context`,
+      );
       expect(d.hint).toBe('shrink the data feeding scan1.frames, or map worker 1 to a PE with a larger binding limit (a CPU PE has none)');
     } finally {
       c.close();

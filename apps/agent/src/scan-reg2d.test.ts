@@ -29,7 +29,11 @@ function reg2dDoc(sync: 'self-timed' | 'barrier'): ProjectDocument {
     { id: 'serial', type: 'scan', params: { operator: 'reg2d.compose', network: 'serial', ...operator } },
   ];
   const edge = (from: string, fromPort: string, to: string, toPort: string) => ({ from: { node: from, port: fromPort }, to: { node: to, port: toPort } });
-  const edges: ProjectDocument['app']['edges'] = [edge('frames', 'frames', 'pairs', 'frames'), edge('frames', 'frames', 'serial', 'frames'), edge('pairs', 'out', 'serial', 'in')];
+  const edges: ProjectDocument['app']['edges'] = [
+    edge('frames', 'frames', 'pairs', 'frames'),
+    edge('frames', 'frames', 'serial', 'frames'),
+    edge('pairs', 'out', 'serial', 'in'),
+  ];
   const mapping: Record<string, string | string[]> = { frames: 'cpu@h0', pairs: 'cpu@h0', serial: ['cpu@h0'] };
   let i = 0;
   for (const network of NETWORKS)
@@ -40,7 +44,13 @@ function reg2dDoc(sync: 'self-timed' | 'barrier'): ProjectDocument {
         { id, type: 'scan', params: { operator: 'reg2d.compose', network, execution, ...operator } },
         { id: check, kernel: 'reg2d.check', params: { ...series, count: N, output: 'inclusive', total: true, serial: true } },
       );
-      edges.push(edge('frames', 'frames', id, 'frames'), edge('pairs', 'out', id, 'in'), edge(id, 'out', check, 'out'), edge(id, 'total', check, 'total'), edge('serial', 'out', check, 'serial'));
+      edges.push(
+        edge('frames', 'frames', id, 'frames'),
+        edge('pairs', 'out', id, 'in'),
+        edge(id, 'out', check, 'out'),
+        edge(id, 'total', check, 'total'),
+        edge('serial', 'out', check, 'serial'),
+      );
       mapping[id] = WORKERS;
       mapping[check] = i++ % 2 ? 'gpu0@h1' : 'cpu@h1';
     }
@@ -48,7 +58,13 @@ function reg2dDoc(sync: 'self-timed' | 'barrier'): ProjectDocument {
     format: 'pipeloom/v2',
     name: 'reg2d scans on four workers',
     app: { nodes, edges },
-    arch: { hosts: [{ id: 'h0', gpus: 1 }, { id: 'h1', gpus: 1 }], network: { kind: 'ethernet', bandwidth: 1e9, latency: 1e-5 } },
+    arch: {
+      hosts: [
+        { id: 'h0', gpus: 1 },
+        { id: 'h1', gpus: 1 },
+      ],
+      network: { kind: 'ethernet', bandwidth: 1e9, latency: 1e-5 },
+    },
     mapping,
     options: { overlap: false, iterations: 2, sync },
   } as unknown as ProjectDocument;
@@ -58,7 +74,10 @@ describe(`reg2d scans of ${N} registrations on ${WORKERS.join(', ')} (two agents
   for (const sync of ['self-timed', 'barrier'] as const)
     it(`${sync}: every prefix within 0.5 px of the known drift and 0.25 px of the serial scan; one fire per expanded node per iteration; both devices ran the operator`, async () => {
       const ig = compileOrThrow(reg2dDoc(sync), false);
-      const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+      const c = await connect(
+        agentsOf().agents.map((a) => a.url),
+        agentsOf().token,
+      );
       try {
         expect(c.check(ig)).toEqual([]);
         const r = await c.run(ig, { iterations: 2 }).done;

@@ -1,5 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { allPrograms, barrierSlice, NETWORKS, SCAN_OUTPUTS, SCAN_STRATEGIES, SYNC_MODES, operatorApplications, scanModel, scanPlan, type ImplementationGraph, type ProjectDocument, type RunResult, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy, type SyncMode, type TraceEvent } from '@pipeloom/core';
+import {
+  allPrograms,
+  barrierSlice,
+  NETWORKS,
+  SCAN_OUTPUTS,
+  SCAN_STRATEGIES,
+  SYNC_MODES,
+  operatorApplications,
+  scanModel,
+  scanPlan,
+  type ImplementationGraph,
+  type ProjectDocument,
+  type RunResult,
+  type ScanExecution,
+  type ScanNetwork,
+  type ScanOutput,
+  type ScanStrategy,
+  type SyncMode,
+  type TraceEvent,
+} from '@pipeloom/core';
 import { scanBarriers } from '@pipeloom/core/internal';
 import { agentsForSuite } from './testing/suite.js';
 import { compileOrThrow, connect, example } from './testing/fixtures.js';
@@ -28,7 +47,9 @@ interface Case {
   strategy: ScanStrategy;
   output: ScanOutput;
 }
-const CASES: Case[] = NETWORKS.flatMap((network) => SCAN_STRATEGIES.flatMap((strategy) => SCAN_OUTPUTS.map((output) => ({ network, strategy, output }))).map((c, i) => ({ ...c, id: `${network}.${i}` })));
+const CASES: Case[] = NETWORKS.flatMap((network) =>
+  SCAN_STRATEGIES.flatMap((strategy) => SCAN_OUTPUTS.map((output) => ({ network, strategy, output }))).map((c, i) => ({ ...c, id: `${network}.${i}` })),
+);
 
 /** examples/scan-mulmod.json's source, scan and check, one scan and check per case, all scans on the example's four workers. */
 function scansDoc(operator: 'scan.range' | 'mat.mulmod', execution: ScanExecution = 'eager'): ProjectDocument {
@@ -77,7 +98,10 @@ function perWorker(events: TraceEvent[], c: Case, plan: ReturnType<typeof scanPl
 
 /** Runs `ig` on the suite's agents after checking they serve it; the run must end well. */
 async function runChecked(ig: ImplementationGraph, sync: SyncMode): Promise<RunResult> {
-  const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+  const c = await connect(
+    agentsOf().agents.map((a) => a.url),
+    agentsOf().token,
+  );
   try {
     expect(c.check(ig)).toEqual([]);
     const r = await c.run(ig, { iterations: ITERATIONS, sync }).done;
@@ -103,7 +127,11 @@ describe(`scans of ${N} elements on ${WORKERS.join(', ')} (two agents), every ne
           const r = await runChecked(ig, sync);
           const fired = new Map<string, number[]>();
           for (const e of r.events) if (e.kind === 'fire' && e.node) (fired.get(e.node) ?? fired.set(e.node, []).get(e.node)!).push(e.iteration);
-          for (const node of ig.order) expect(fired.get(node)?.sort((a, b) => a - b), node).toEqual(range(ITERATIONS));
+          for (const node of ig.order)
+            expect(
+              fired.get(node)?.sort((a, b) => a - b),
+              node,
+            ).toEqual(range(ITERATIONS));
           for (const k of CASES) {
             const what = `${k.network} ${k.strategy} ${k.output}`;
             const plan = scanPlan(N, WORKERS.length, k.network, k.strategy, k.output);
@@ -128,7 +156,9 @@ describe(`scans of ${N} elements on ${WORKERS.join(', ')} (two agents), every ne
           const plan = scanPlan(N, WORKERS.length, k.network, k.strategy, k.output);
           const { barriers } = scanBarriers(plan);
           const model = scanModel(N, WORKERS.length, k.network, k.strategy, k.output, 'rounds');
-          expect(ig.order.filter((id) => id.startsWith(`${k.id}/`)).sort(), what).toEqual([...plan.nodes.map((n) => `${k.id}/${n.key}`), ...barriers.map((b) => `${k.id}/${b.key}`)].sort());
+          expect(ig.order.filter((id) => id.startsWith(`${k.id}/`)).sort(), what).toEqual(
+            [...plan.nodes.map((n) => `${k.id}/${n.key}`), ...barriers.map((b) => `${k.id}/${b.key}`)].sort(),
+          );
           expect(perWorker(r.events, k, plan), what).toEqual({
             nodes: model.workers.map((w) => w.nodes),
             applications: model.workers.map((w) => w.local.applications + w.network.applications + w.prop.applications),
@@ -191,7 +221,10 @@ describe(`scans of ${N} elements on ${WORKERS.join(', ')} (two agents), every ne
   it('a checker expecting another output fails the run, naming its host, node and first bad element', async () => {
     const doc = example('scan-mulmod');
     doc.app.nodes[2].params = { ...doc.app.nodes[2].params, output: 'exclusive' };
-    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+    const c = await connect(
+      agentsOf().agents.map((a) => a.url),
+      agentsOf().token,
+    );
     try {
       const r = await c.run(compileOrThrow(doc, true), { iterations: 2 }).done;
       expect(r.ok).toBe(false);

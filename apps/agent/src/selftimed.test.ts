@@ -167,8 +167,16 @@ describe('self-timed waits are traced and cut by abort', () => {
   it('an agent killed mid-run (self-timed): the run fails naming it, its streamed trace is kept', async () => {
     const local = await spawnLocalAgents(['h0', 'h1']);
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
-      const { result: r, killed, stoppedAfter, streamed } = await runUntilKilled(c, compileOrThrow(piic({ iterations: 1_000_000, size: 32 }), true), local.agents[1], 'self-timed');
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
+      const {
+        result: r,
+        killed,
+        stoppedAfter,
+        streamed,
+      } = await runUntilKilled(c, compileOrThrow(piic({ iterations: 1_000_000, size: 32 }), true), local.agents[1], 'self-timed');
       c.close();
       expect(killed).toBe(true);
       expect(r.ok).toBe(false);

@@ -50,7 +50,8 @@ function reference(k: number, iterations: number): number[] {
   for (let it = 0; it < iterations; it++) {
     let sum: Float32Array | undefined;
     for (let j = 0; j < k; j++) {
-      const bp = runCpu(getKernel('mlem.projbp'), { size: N, angles: A, shares: k, share: j }, { estimate: est, sinogram: ph.sinogram }).outputs.backprojection as Float32Array;
+      const bp = runCpu(getKernel('mlem.projbp'), { size: N, angles: A, shares: k, share: j }, { estimate: est, sinogram: ph.sinogram }).outputs
+        .backprojection as Float32Array;
       if (!sum) sum = Float32Array.from(bp);
       else for (let i = 0; i < sum.length; i++) sum[i] = Math.fround(sum[i] + bp[i]);
     }
@@ -185,7 +186,10 @@ function bagWatch() {
 describe('task-bag faults', () => {
   it('SIGKILL of an agent after its third task starts: its tasks rerun elsewhere (attempt 2), the estimate equals the fault-free run', async () => {
     await withAgents(['h0', 'h1', 'h2'], async (a) => {
-      const c = await connect(a.agents.map((x) => x.url), a.token);
+      const c = await connect(
+        a.agents.map((x) => x.url),
+        a.token,
+      );
       try {
         const graph = graphOf(mlem(12, { iterations: 6 }));
         // CPU-only agents: the CPU twins give the same bits wherever a share runs (llvmpipe's f32 may differ in the last bit).
@@ -256,7 +260,10 @@ describe('task-bag faults', () => {
 
   it('the last capable agent killed: the run fails naming node, share, iteration, requirement and host; the trace so far is kept', async () => {
     await withAgents(['h0', 'h2'], async (a) => {
-      const c = await connect(a.agents.map((x) => x.url), a.token);
+      const c = await connect(
+        a.agents.map((x) => x.url),
+        a.token,
+      );
       try {
         const graph = graphOf(mlem(6, { iterations: 6, requires: ['kind=gpu'] }));
         const victim = a.agents.find((x) => x.host === 'h1')!;
@@ -272,7 +279,9 @@ describe('task-bag faults', () => {
         }).done;
         expect(r.ok).toBe(false);
         expect(r.failure!.host).toBe('h1');
-        expect(r.failure!.message).toMatch(/no capable PE left for task projbp\[\d+\]@\d+, share \d+ of node "projbp\[\d+\]" \(requires kind=gpu\); the last capable one was on agent h1/);
+        expect(r.failure!.message).toMatch(
+          /no capable PE left for task projbp\[\d+\]@\d+, share \d+ of node "projbp\[\d+\]" \(requires kind=gpu\); the last capable one was on agent h1/,
+        );
         expect(r.failure!.iteration).toBeGreaterThanOrEqual(0);
         expect(r.events.some((e) => e.kind === 'fire')).toBe(true);
       } finally {

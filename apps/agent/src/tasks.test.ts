@@ -43,7 +43,7 @@ const measured = (r: RunResult) => {
 const close = (a: number, b: number) => Math.abs(a - b) / Math.abs(b);
 
 describe('mlem.json with projbp as tasks, static mode, on a local agent', () => {
-  it('K = 4 over gpu0 and cpu and K = 1 give the single-PE CPU twin\'s estimate, and the error falls below the first iteration\'s', async () => {
+  it("K = 4 over gpu0 and cpu and K = 1 give the single-PE CPU twin's estimate, and the error falls below the first iteration's", async () => {
     const four = compiled(4);
     const one = compiled(1);
     // The shares alternate over the list: projbp[0], [2] on the GPU, [1], [3] on the CPU.
@@ -55,11 +55,18 @@ describe('mlem.json with projbp as tasks, static mode, on a local agent', () => 
       'projbp[3]': 'cpu@h0',
       projbp: 'gpu0@h0',
     });
-    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+    const c = await connect(
+      agentsOf().agents.map((a) => a.url),
+      agentsOf().token,
+    );
     try {
       expect(c.check(four)).toEqual([]);
       const results: Record<string, ReturnType<typeof measured>> = {};
-      for (const [name, ig, iterations] of [['K=4', four, 12], ['K=1', one, 12], ['K=4, first iteration', four, 1]] as const) {
+      for (const [name, ig, iterations] of [
+        ['K=4', four, 12],
+        ['K=1', one, 12],
+        ['K=4, first iteration', four, 1],
+      ] as const) {
         const r = await c.run(ig, { iterations }).done;
         expect(r.failure, name).toBeUndefined();
         expect(r.ok, name).toBe(true);

@@ -20,9 +20,21 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 // Each mapping with what the checker's PE reports: buffers laid out as views, inputs gathered.
 const mappings: [string, (id: string) => string, { views: number; gathers: number }][] = [
   ['one PE (cpu@h0): views, no copy', () => 'cpu@h0', { views: 7, gathers: 0 }],
-  ['frame on cpu@h0, slices and checker on gpu0@h0: parts copied to the GPU, the join laid out as views there', (id) => (id === 'frame' ? 'cpu@h0' : 'gpu0@h0'), { views: 7, gathers: 0 }],
-  ['slices on cpu@h1: only each part crosses the hosts, and back into the views of the join', (id) => (id.startsWith('slice') ? 'cpu@h1' : 'cpu@h0'), { views: 7, gathers: 0 }],
-  ['odd slices on gpu0@h0: parts arriving in different cycles are gathered', (id) => (id.startsWith('slice') && Number(id.slice(6)) % 2 ? 'gpu0@h0' : 'cpu@h0'), { views: 0, gathers: 1 }],
+  [
+    'frame on cpu@h0, slices and checker on gpu0@h0: parts copied to the GPU, the join laid out as views there',
+    (id) => (id === 'frame' ? 'cpu@h0' : 'gpu0@h0'),
+    { views: 7, gathers: 0 },
+  ],
+  [
+    'slices on cpu@h1: only each part crosses the hosts, and back into the views of the join',
+    (id) => (id.startsWith('slice') ? 'cpu@h1' : 'cpu@h0'),
+    { views: 7, gathers: 0 },
+  ],
+  [
+    'odd slices on gpu0@h0: parts arriving in different cycles are gathered',
+    (id) => (id.startsWith('slice') && Number(id.slice(6)) % 2 ? 'gpu0@h0' : 'cpu@h0'),
+    { views: 0, gathers: 1 },
+  ],
 ];
 
 function doc(pe: (id: string) => string): ProjectDocument {
@@ -33,7 +45,10 @@ describe('1 -> 8 split, 8 slices, 8 -> 1 join, checked exactly', () => {
   for (const [name, pe, joins] of mappings) {
     for (const sync of ['self-timed', 'barrier'] as const) {
       it(`${name}, ${sync}`, async () => {
-        const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+        const c = await connect(
+          agentsOf().agents.map((a) => a.url),
+          agentsOf().token,
+        );
         try {
           const ig = compileOrThrow(doc(pe), false);
           expect(ig.memory[pe('check') as never]).toMatchObject(joins);
@@ -53,7 +68,10 @@ describe('1 -> 8 split, 8 slices, 8 -> 1 join, checked exactly', () => {
   it('a wrong slice is caught: the checker sees the value of the slice that did not increment', async () => {
     const d = doc(() => 'cpu@h0');
     d.app.nodes.find((n) => n.id === 'slice#5')!.params!.nb_loop = 0; // increments by 0
-    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+    const c = await connect(
+      agentsOf().agents.map((a) => a.url),
+      agentsOf().token,
+    );
     try {
       const r = await c.run(compileOrThrow(d, false), { iterations: 2, sync: 'barrier' }).done;
       expect(r.ok).toBe(false);

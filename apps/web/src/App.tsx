@@ -18,7 +18,8 @@ import { IgView } from './ig/IgView.js';
 import { MemoryPanel } from './ig/MemoryPanel.js';
 import { ParamPanel } from './params/ParamPanel.js';
 
-const editable = (t: EventTarget | null) => t instanceof HTMLElement && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
+const editable = (t: EventTarget | null) =>
+  t instanceof HTMLElement && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
 
 function useShortcuts() {
   useEffect(() => {
@@ -53,12 +54,19 @@ export function App() {
   const view = useProject((s) => s.view);
   const loads = useProject((s) => s.loads);
   useShortcuts();
-  const left = view === 'dfg' ? (
-    <>
-      <ParamPanel />
-      <Palette />
-    </>
-  ) : view === 'arch' ? <ArchPanel /> : view === 'mapping' ? <MappingPanel /> : view === 'ig' ? <MemoryPanel /> : null;
+  const left =
+    view === 'dfg' ? (
+      <>
+        <ParamPanel />
+        <Palette />
+      </>
+    ) : view === 'arch' ? (
+      <ArchPanel />
+    ) : view === 'mapping' ? (
+      <MappingPanel />
+    ) : view === 'ig' ? (
+      <MemoryPanel />
+    ) : null;
   const run = view === 'run';
   // The IG view is read-only and wide: it gets the inspector's column.
   const wide = view === 'ig';

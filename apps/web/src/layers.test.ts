@@ -84,7 +84,9 @@ function wrongWay(imports: readonly Import[]): string[] {
     const a = layerOf(i.file);
     const b = layerOf(i.target);
     if (b < a && b >= 0) continue;
-    out.push(`${i.file}: import '${i.spec}' reaches ${to}/ (layer ${b}: ${LAYERS[b]?.join(', ') ?? 'src root'}) from ${from}/ (layer ${a}); a folder imports only folders of a lower layer`);
+    out.push(
+      `${i.file}: import '${i.spec}' reaches ${to}/ (layer ${b}: ${LAYERS[b]?.join(', ') ?? 'src root'}) from ${from}/ (layer ${a}); a folder imports only folders of a lower layer`,
+    );
   }
   return out;
 }
@@ -138,7 +140,9 @@ describe("the designer's layers", () => {
   it('names the file and the import that goes the wrong way, and a cycle', () => {
     const set = new Set(['lib/format.ts', 'store/project.ts', 'dfg/a.ts', 'dfg/b.ts']);
     const wrong = importsOf('lib/format.ts', "import { projectStore } from '../store/project.js';", set);
-    expect(wrongWay(wrong)).toEqual(["lib/format.ts: import '../store/project.js' reaches store/ (layer 4: store) from lib/ (layer 0); a folder imports only folders of a lower layer"]);
+    expect(wrongWay(wrong)).toEqual([
+      "lib/format.ts: import '../store/project.js' reaches store/ (layer 4: store) from lib/ (layer 0); a folder imports only folders of a lower layer",
+    ]);
     const peer = importsOf('dfg/a.ts', "export { x } from '../scan/node.js';", set);
     expect(wrongWay(peer)).toHaveLength(1);
     const loop = [...importsOf('dfg/a.ts', "import './b.js';", set), ...importsOf('dfg/b.ts', "import {\n  a,\n} from './a.js';", set)];

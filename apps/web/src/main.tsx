@@ -50,7 +50,12 @@ followRuns(appRun, () => projectStore.getState().doc);
 
 startCompiler();
 if (inWorker && saved !== undefined) {
-  void openDocument('the project saved in this browser', saved.length, () => saved, (doc) => projectStore.getState().load(doc)).then((ok) => {
+  void openDocument(
+    'the project saved in this browser',
+    saved.length,
+    () => saved,
+    (doc) => projectStore.getState().load(doc),
+  ).then((ok) => {
     restoring = false;
     if (!ok && starter) {
       const doc = fromValue(starter.doc).doc;

@@ -85,7 +85,8 @@ export const sobelKernel = defineKernel({
     { name: 'gy', description: 'd/dy', type: plane },
   ],
   cost: (p) => ({ flops: px(p) * 22, bytes: px(p) * 12 }),
-  cpu: ({ params, inputs, outputs }) => sobel(inputs.in as Float32Array, Number(params.width), Number(params.height), outputs.gx as Float32Array, outputs.gy as Float32Array),
+  cpu: ({ params, inputs, outputs }) =>
+    sobel(inputs.in as Float32Array, Number(params.width), Number(params.height), outputs.gx as Float32Array, outputs.gy as Float32Array),
   gpu: {
     source: /* wgsl */ `
 @group(0) @binding(0) var<storage, read> src: array<f32>;
@@ -148,7 +149,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 
 /** Input i of the display: an image of its own size (`sizes`: "WxH,WxH,..."; default: the node's width x height). */
 function inputSize(p: Params, i: number): [number, number] {
-  const given = String(p.sizes ?? '').split(',')[i]?.trim();
+  const given = String(p.sizes ?? '')
+    .split(',')
+    [i]?.trim();
   const m = given ? /^(\d+)x(\d+)$/.exec(given) : null;
   if (given && !m) throw new Error(`sizes: "${given}" is not WxH`);
   return m ? [Number(m[1]), Number(m[2])] : [Number(p.width), Number(p.height)];
@@ -165,7 +168,12 @@ export const display = defineKernel({
     ...size,
     inputs: { type: 'int', default: 3, min: 1, max: 8, unit: 'ports', description: 'Number of images shown (in0, in1, ...)' },
     sizes: { type: 'string', default: '', description: 'Size of each input, "WxH,WxH,..."; an input left out is width x height' },
-    check: { type: 'enum', default: 'none', values: ['none', 'sobel'], description: "What to check the inputs against ('sobel': the read -> sobel -> magnitude pipeline's result)" },
+    check: {
+      type: 'enum',
+      default: 'none',
+      values: ['none', 'sobel'],
+      description: "What to check the inputs against ('sobel': the read -> sobel -> magnitude pipeline's result)",
+    },
     tolerance: { type: 'float', default: 1e-6, min: 0, description: 'Largest accepted |got - want| / max(1, |want|)' },
   },
   inputs: [
@@ -201,7 +209,12 @@ export const display = defineKernel({
       if (!got) return { ok: false, message: `image.display: check 'sobel' needs ${port}` };
       for (let i = 0; i < want.length; i++) {
         const err = Math.abs(got[i] - want[i]) / Math.max(1, Math.abs(want[i]));
-        if (!(err <= tol)) return { ok: false, message: `iteration ${iteration}: ${port}[${i}] is ${got[i]}, expected ${want[i]} (tolerance ${tol})`, values: { iteration, index: i } };
+        if (!(err <= tol))
+          return {
+            ok: false,
+            message: `iteration ${iteration}: ${port}[${i}] is ${got[i]}, expected ${want[i]} (tolerance ${tol})`,
+            values: { iteration, index: i },
+          };
       }
     }
     return { ok: true };

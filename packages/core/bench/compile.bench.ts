@@ -38,7 +38,16 @@ function measure(nodes: number, overlap: boolean) {
     cpu.push((c.user + c.system) / 1000);
     faults.push(process.resourceUsage().minorPageFault - f0);
   }
-  return { nodes, edges: doc.app.edges.length, buffers: first.ig.buffers.count, pes: first.ig.programs.pes.length, ms: median(times), min: Math.min(...times), cpu: median(cpu), faults: median(faults) };
+  return {
+    nodes,
+    edges: doc.app.edges.length,
+    buffers: first.ig.buffers.count,
+    pes: first.ig.programs.pes.length,
+    ms: median(times),
+    min: Math.min(...times),
+    cpu: median(cpu),
+    faults: median(faults),
+  };
 }
 
 // Warm the JIT on both strategies before measuring anything.
@@ -53,7 +62,17 @@ for (const overlap of [true, false]) {
   const big = measure(10000, overlap);
   big10k.push({ overlap, ms: big.ms, faults: big.faults });
   for (const r of [base, big]) {
-    rows.push([overlap ? 'overlap' : 'no overlap', r.nodes.toLocaleString('en'), r.edges.toLocaleString('en'), String(r.pes), r.buffers.toLocaleString('en'), r.ms.toFixed(1), r.min.toFixed(1), r.cpu.toFixed(1), (r.cpu / base.cpu).toFixed(2)]);
+    rows.push([
+      overlap ? 'overlap' : 'no overlap',
+      r.nodes.toLocaleString('en'),
+      r.edges.toLocaleString('en'),
+      String(r.pes),
+      r.buffers.toLocaleString('en'),
+      r.ms.toFixed(1),
+      r.min.toFixed(1),
+      r.cpu.toFixed(1),
+      (r.cpu / base.cpu).toFixed(2),
+    ]);
   }
 }
 function printTable(rows: string[][]) {
@@ -90,14 +109,29 @@ function copyOutput(ig: ImplementationGraph) {
   for (const [pe, m] of Object.entries(ig.memory)) memory[pe] = { ...m, colorBytes: m.colorBytes.slice() };
   // The programs are typed columns (see Programs in compile/types.ts): copies of those.
   const p = ig.programs;
-  const list = (l: AccessList) => ({ start: l.start.slice(), port: l.port.slice(), buffer: l.buffer.slice(), lag: l.lag.slice(), offset: l.offset.slice(), bytes: l.bytes.slice(), origin: l.origin.slice(), delay: l.delay.slice() });
+  const list = (l: AccessList) => ({
+    start: l.start.slice(),
+    port: l.port.slice(),
+    buffer: l.buffer.slice(),
+    lag: l.lag.slice(),
+    offset: l.offset.slice(),
+    bytes: l.bytes.slice(),
+    origin: l.origin.slice(),
+    delay: l.delay.slice(),
+  });
   const programs = {
     pes: p.pes.map((x) => ({ ...x, slots: x.slots.slice() })),
     start: p.start.slice(),
     list: p.list.slice(),
     transfer: { from: p.transfer.from.slice(), lag: p.transfer.lag.slice(), startCycle: p.transfer.startCycle.slice(), link: p.transfer.link.slice() },
     links: p.links.map((l) => ({ ...l })),
-    fire: { kernel: p.fire.kernel.slice(), params: p.fire.params.slice(), startCycle: p.fire.startCycle.slice(), inputs: list(p.fire.inputs), outputs: list(p.fire.outputs) },
+    fire: {
+      kernel: p.fire.kernel.slice(),
+      params: p.fire.params.slice(),
+      startCycle: p.fire.startCycle.slice(),
+      inputs: list(p.fire.inputs),
+      outputs: list(p.fire.outputs),
+    },
   };
   return { buffers, memory, programs };
 }
@@ -110,7 +144,9 @@ for (const overlap of [true, false]) {
     copyOutput(r.ig);
     times.push(performance.now() - t0);
   }
-  console.log(`${overlap ? 'overlap' : 'no overlap'}: copying the 10,000-node output alone takes ${median(times).toFixed(1)} ms (the floor for compile() with this output shape)`);
+  console.log(
+    `${overlap ? 'overlap' : 'no overlap'}: copying the 10,000-node output alone takes ${median(times).toFixed(1)} ms (the floor for compile() with this output shape)`,
+  );
 }
 
 // Run setup: what the coordinator builds before a run starts (run/coordinator.ts
@@ -128,7 +164,14 @@ function setup(nodes: number, overlap: boolean) {
   if (!r.ok) throw new Error(r.diagnostics.map((d) => `${d.path}: ${d.message}`).join('\n'));
   const ig = r.ig;
   const hosts = programHosts(ig).map((id) => ({ id, url: `ws://${id}:7070` }));
-  const settings = (sync: 'self-timed' | 'barrier') => ({ runId: 'bench', secret: '0'.repeat(32), hosts, iterations: 100, cycles: lastStartCycle(ig) + 100, sync });
+  const settings = (sync: 'self-timed' | 'barrier') => ({
+    runId: 'bench',
+    secret: '0'.repeat(32),
+    hosts,
+    iterations: 100,
+    cycles: lastStartCycle(ig) + 100,
+    sync,
+  });
   const programs = Object.values(allPrograms(ig));
   const pes = Object.fromEntries(ig.programs.pes.map((p) => [p.pe, { host: p.host as string, kind: p.kind }]));
   const t = { compile: [] as number[], selfTimed: [] as number[], plan: [] as number[], barrier: [] as number[], texts: [] as number[], json: [] as number[] };
@@ -153,15 +196,56 @@ function setup(nodes: number, overlap: boolean) {
       for (const m of messages.values()) JSON.stringify(m);
     });
   }
-  return { nodes, pes: ig.programs.pes.length, counters, bytes, compile: median(t.compile), selfTimed: median(t.selfTimed), plan: median(t.plan), barrier: median(t.barrier), texts: median(t.texts), json: median(t.json) };
+  return {
+    nodes,
+    pes: ig.programs.pes.length,
+    counters,
+    bytes,
+    compile: median(t.compile),
+    selfTimed: median(t.selfTimed),
+    plan: median(t.plan),
+    barrier: median(t.barrier),
+    texts: median(t.texts),
+    json: median(t.json),
+  };
 }
-const setupRows: string[][] = [['strategy', 'nodes', 'PEs', 'counters', 'compile ms', 'deploys ms (self-timed)', 'of it plan ms', 'deploys ms (barrier)', 'texts ms', 'each whole ms', 'MB sent', 'deploys / compile', 'x 1,000-node deploys']];
+const setupRows: string[][] = [
+  [
+    'strategy',
+    'nodes',
+    'PEs',
+    'counters',
+    'compile ms',
+    'deploys ms (self-timed)',
+    'of it plan ms',
+    'deploys ms (barrier)',
+    'texts ms',
+    'each whole ms',
+    'MB sent',
+    'deploys / compile',
+    'x 1,000-node deploys',
+  ],
+];
 // Warm the JIT on the setup path as on compile().
 for (const overlap of [true, false]) setup(1000, overlap);
 for (const overlap of [true, false]) {
   const base = setup(1000, overlap);
   for (const r of [base, setup(10000, overlap)]) {
-    setupRows.push([overlap ? 'overlap' : 'no overlap', r.nodes.toLocaleString('en'), String(r.pes), r.counters.toLocaleString('en'), r.compile.toFixed(1), r.selfTimed.toFixed(1), r.plan.toFixed(1), r.barrier.toFixed(1), r.texts.toFixed(0), r.json.toFixed(0), (r.bytes / 1e6).toFixed(1), (r.selfTimed / r.compile).toFixed(2), (r.selfTimed / base.selfTimed).toFixed(2)]);
+    setupRows.push([
+      overlap ? 'overlap' : 'no overlap',
+      r.nodes.toLocaleString('en'),
+      String(r.pes),
+      r.counters.toLocaleString('en'),
+      r.compile.toFixed(1),
+      r.selfTimed.toFixed(1),
+      r.plan.toFixed(1),
+      r.barrier.toFixed(1),
+      r.texts.toFixed(0),
+      r.json.toFixed(0),
+      (r.bytes / 1e6).toFixed(1),
+      (r.selfTimed / r.compile).toFixed(2),
+      (r.selfTimed / base.selfTimed).toFixed(2),
+    ]);
   }
 }
 console.log(`\nrun setup (coordinator deployMessages) on ${SETUP_HOSTS} hosts x (1 CPU + ${GPUS} GPUs), median of ${SETUP_RUNS} runs`);
@@ -184,7 +268,9 @@ function firstTouchMicros(): number {
 // The 10,000-node runs of the table above counted their faults.
 const touch = median(Array.from({ length: 5 }, firstTouchMicros));
 for (const { overlap, ms, faults: f } of big10k) {
-  console.log(`${overlap ? 'overlap' : 'no overlap'}: a 10,000-node compile first-touches ${f.toLocaleString('en')} pages (median); at ${touch.toFixed(2)} µs per page on this machine that is ~${((f * touch) / 1000).toFixed(0)} ms of its ${ms.toFixed(0)} ms`);
+  console.log(
+    `${overlap ? 'overlap' : 'no overlap'}: a 10,000-node compile first-touches ${f.toLocaleString('en')} pages (median); at ${touch.toFixed(2)} µs per page on this machine that is ~${((f * touch) / 1000).toFixed(0)} ms of its ${ms.toFixed(0)} ms`,
+  );
 }
 
 // Bytes allocated per 10,000-node compile, collected or not (V8's sampling heap profiler):
@@ -204,6 +290,8 @@ for (const overlap of [true, false]) {
     n.children.forEach(walk);
   };
   walk(profile.head);
-  console.log(`${overlap ? 'overlap' : 'no overlap'}: a 10,000-node compile allocates ${(bytes / runs / 1e6).toFixed(1)} MB (sampled, collected objects included)`);
+  console.log(
+    `${overlap ? 'overlap' : 'no overlap'}: a 10,000-node compile allocates ${(bytes / runs / 1e6).toFixed(1)} MB (sampled, collected objects included)`,
+  );
 }
 session.disconnect();

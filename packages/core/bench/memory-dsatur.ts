@@ -28,7 +28,15 @@ import { addArc, peakLive } from '../src/compile/color.js';
  *
  * `order`: the model's nodes in schedule order (schedule.ts).
  */
-export function colorMemoryDsatur(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, overlap: boolean): Record<PeId, MemoryReport> {
+export function colorMemoryDsatur(
+  model: Model,
+  order: readonly ModelNode[],
+  buffers: Buffers,
+  table: BufferTable,
+  plan: PhasePlan,
+  lat: LatencyResult,
+  overlap: boolean,
+): Record<PeId, MemoryReport> {
   const reports = Object.create(null) as Record<PeId, MemoryReport>;
   // Buffer numbers per PE index, in buffer order.
   const byPe: number[][] = model.pes.map(() => []);
@@ -101,7 +109,16 @@ function colorViewUnits(model: Model, buffers: Buffers, unit: Int32Array, report
  * One PE's colouring and report. Its own function, called once per PE, so that V8 optimises
  * it after a few PEs: as the body of one loop run once per compile, it ran mostly unoptimised.
  */
-function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffers, writeAt: Int32Array, readAt: Int32Array, wrapAt: Int32Array, scratch: Scratch): MemoryReport {
+function colorPe(
+  pe: ModelPe,
+  numbers: number[],
+  length: number,
+  buffers: Buffers,
+  writeAt: Int32Array,
+  readAt: Int32Array,
+  wrapAt: Int32Array,
+  scratch: Scratch,
+): MemoryReport {
   const { bytes, depth } = buffers;
   // Buffer numbers: those live the whole cycle, and those live over a range of positions.
   const whole = scratch.int(S.whole, numbers.length);
@@ -279,7 +296,10 @@ function colorPe(pe: ModelPe, numbers: number[], length: number, buffers: Buffer
     let pick = alive[0];
     for (let k = 1; k < alives; k++) {
       const a = alive[k];
-      if (satCount[a] > satCount[pick] || (satCount[a] === satCount[pick] && (degree[a] > degree[pick] || (degree[a] === degree[pick] && head[a] < head[pick])))) {
+      if (
+        satCount[a] > satCount[pick] ||
+        (satCount[a] === satCount[pick] && (degree[a] > degree[pick] || (degree[a] === degree[pick] && head[a] < head[pick])))
+      ) {
         pick = a;
         at = k;
       }
@@ -351,10 +371,36 @@ function tableSize(n: number): number {
 
 /** The working arrays of colorPe, by name (Scratch keeps one of each). */
 const S = {
-  whole: 0, ranged: 1, from: 2, to: 3, wrap: 4, cls: 5, classFrom: 6, classTo: 7, classWrap: 8, slots: 9,
-  memberStart: 10, members: 11, fill: 12, startAt: 13, endAt: 14, starting: 15, ending: 16, placed: 17,
-  wrapped: 18, started: 19, ended: 20, meets: 21, degree: 22, next: 23, head: 24, alive: 25, color: 26,
-  satCount: 27, satBits: 28, saturated: 29,
+  whole: 0,
+  ranged: 1,
+  from: 2,
+  to: 3,
+  wrap: 4,
+  cls: 5,
+  classFrom: 6,
+  classTo: 7,
+  classWrap: 8,
+  slots: 9,
+  memberStart: 10,
+  members: 11,
+  fill: 12,
+  startAt: 13,
+  endAt: 14,
+  starting: 15,
+  ending: 16,
+  placed: 17,
+  wrapped: 18,
+  started: 19,
+  ended: 20,
+  meets: 21,
+  degree: 22,
+  next: 23,
+  head: 24,
+  alive: 25,
+  color: 26,
+  satCount: 27,
+  satBits: 28,
+  saturated: 29,
 } as const;
 
 /**

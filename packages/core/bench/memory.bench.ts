@@ -110,7 +110,10 @@ function run(docs: Passes[], runs: number): { old: Result; now: Result; pes: num
   const now = result(NEW);
   const times = { old: [] as number[], now: [] as number[] };
   for (let i = 0; i < runs; i++) {
-    for (const [key, pass] of [['old', OLD], ['now', NEW]] as const) {
+    for (const [key, pass] of [
+      ['old', OLD],
+      ['now', NEW],
+    ] as const) {
       const t0 = performance.now();
       for (const p of docs) pass(p);
       times[key].push(performance.now() - t0);
@@ -125,13 +128,28 @@ function run(docs: Passes[], runs: number): { old: Result; now: Result; pes: num
   return { old, now, levels, pes: docs.reduce((s, p) => s + p.model.pes.length, 0), buffers: docs.reduce((s, p) => s + p.buffers.count, 0) };
 }
 
-
 const seeds = (n: number) => Array.from({ length: n }, (_, s) => s);
 const cases: [string, () => Passes[], number][] = [
-  ...[8, 12, 16, 24].map((s): [string, () => Passes[], number] => [`sliced pipeline, 50 nodes (${s} slices x ${48 / s} stages), 1 core, no overlap`, () => [passes(slicedPipeline(s))], 200]),
-  ['SDF graphs, 50 nodes, 1 core, no overlap (20 seeds)', () => seeds(20).map((s) => passes(sdfDocument(s, { nodes: 50, hosts: 1, maxGpus: 0, overlap: false }).doc)), 20],
-  ['SDF graphs, 30 nodes, 3 hosts x (1 CPU + 0-2 GPUs) (20 seeds, both strategies)', () => seeds(20).map((s) => passes(sdfDocument(s, { nodes: 30, hosts: 3, maxGpus: 2, overlap: s % 2 === 0 }).doc)), 20],
-  ['random split/join graphs, 40 nodes, 2 hosts (20 seeds, both strategies)', () => seeds(20).map((s) => passes(randomDocument(s, { nodes: 40, hosts: 2, maxGpus: 2, overlap: s % 2 === 0, splitJoin: true }))), 20],
+  ...[8, 12, 16, 24].map((s): [string, () => Passes[], number] => [
+    `sliced pipeline, 50 nodes (${s} slices x ${48 / s} stages), 1 core, no overlap`,
+    () => [passes(slicedPipeline(s))],
+    200,
+  ]),
+  [
+    'SDF graphs, 50 nodes, 1 core, no overlap (20 seeds)',
+    () => seeds(20).map((s) => passes(sdfDocument(s, { nodes: 50, hosts: 1, maxGpus: 0, overlap: false }).doc)),
+    20,
+  ],
+  [
+    'SDF graphs, 30 nodes, 3 hosts x (1 CPU + 0-2 GPUs) (20 seeds, both strategies)',
+    () => seeds(20).map((s) => passes(sdfDocument(s, { nodes: 30, hosts: 3, maxGpus: 2, overlap: s % 2 === 0 }).doc)),
+    20,
+  ],
+  [
+    'random split/join graphs, 40 nodes, 2 hosts (20 seeds, both strategies)',
+    () => seeds(20).map((s) => passes(randomDocument(s, { nodes: 40, hosts: 2, maxGpus: 2, overlap: s % 2 === 0, splitJoin: true }))),
+    20,
+  ],
   ['layered 10,000 nodes, 1,024 PEs, overlap', () => [passes(layeredDocument(42, { nodes: 10000, hosts: 128, gpus: 7 }), true)], 9],
   ['layered 10,000 nodes, 1,024 PEs, no overlap', () => [passes(layeredDocument(42, { nodes: 10000, hosts: 128, gpus: 7 }), false)], 9],
   ['layered 10,000 nodes, 64 PEs, no overlap', () => [passes(layeredDocument(42, { nodes: 10000, hosts: 8, gpus: 7 }), false)], 9],
@@ -139,10 +157,30 @@ const cases: [string, () => Passes[], number][] = [
 ];
 
 // Warm the JIT on both passes.
-const warm = [passes(layeredDocument(7, { nodes: 1000, hosts: 16, gpus: 7 }), false), ...seeds(5).map((s) => passes(sdfDocument(s, { nodes: 30, hosts: 2, maxGpus: 2, overlap: false }).doc))];
+const warm = [
+  passes(layeredDocument(7, { nodes: 1000, hosts: 16, gpus: 7 }), false),
+  ...seeds(5).map((s) => passes(sdfDocument(s, { nodes: 30, hosts: 2, maxGpus: 2, overlap: false }).doc)),
+];
 for (let i = 0; i < 5; i++) for (const p of warm) (OLD(p), NEW(p));
 
-const rows: string[][] = [['case', 'PEs', 'buffers', 'colours old / new', 'allocated old', 'allocated new', 'clique bound old / new', 'ratio old', 'ratio new', 'worst PE old / new', 'level bound', 'new / level', 'ms old', 'ms new']];
+const rows: string[][] = [
+  [
+    'case',
+    'PEs',
+    'buffers',
+    'colours old / new',
+    'allocated old',
+    'allocated new',
+    'clique bound old / new',
+    'ratio old',
+    'ratio new',
+    'worst PE old / new',
+    'level bound',
+    'new / level',
+    'ms old',
+    'ms new',
+  ],
+];
 const bytes = (x: number) => (x >= 1e6 ? `${(x / 2 ** 20).toFixed(1)} MiB` : x.toLocaleString('en'));
 for (const [name, make, runs] of cases) {
   const r = run(make(), runs);

@@ -18,7 +18,9 @@ const matchesSchema = ajv.compile(schema);
 // Every examples/*.json, including ones added later, must match the schema, compile under both
 // strategies and run clean in the simulator.
 const dir = new URL('../../../examples/', import.meta.url);
-const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 describe('examples', () => {
   it('exist', () => {

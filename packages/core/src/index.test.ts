@@ -58,7 +58,9 @@ function consumerUses(): Use[] {
     const { module } = parseSync(file, text);
     const entries = [
       ...module.staticImports.flatMap((i) => i.entries.map((e) => ({ entry: i.moduleRequest.value, kind: e.importName.kind, name: e.importName.name }))),
-      ...module.staticExports.flatMap((x) => x.entries.filter((e) => e.moduleRequest).map((e) => ({ entry: e.moduleRequest!.value, kind: e.importName.kind, name: e.importName.name }))),
+      ...module.staticExports.flatMap((x) =>
+        x.entries.filter((e) => e.moduleRequest).map((e) => ({ entry: e.moduleRequest!.value, kind: e.importName.kind, name: e.importName.name })),
+      ),
     ];
     for (const e of entries) {
       if (!e.entry.startsWith('@pipeloom/core')) continue;
@@ -90,7 +92,10 @@ describe("core's public surface is what its consumers use", () => {
     for (const entry of ['./index.ts', './testing/internal.ts']) {
       const names = entryExports(entry);
       expect(names.length, entry).toBeGreaterThan(0);
-      expect(names.filter((n) => n.name !== n.defined).map((n) => `${n.name} (defined as ${n.defined})`), entry).toEqual([]);
+      expect(
+        names.filter((n) => n.name !== n.defined).map((n) => `${n.name} (defined as ${n.defined})`),
+        entry,
+      ).toEqual([]);
     }
   });
 

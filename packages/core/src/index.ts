@@ -8,14 +8,45 @@
 export { peId, type Brand, type PeId, type HostId, type BufferId } from './ids.js';
 export { formatDiagnostic, type Diagnostic } from './diagnostics.js';
 
-export { FORMAT, type Expr, type ParamDef, type DocumentParams, type TokenRange, type CompositeDef, type PortRef, type AppNode, type AppEdge, type PeKind, type LinkKind, type Host, type ProcessingElement, type Link, type ArchitectureGraph, type WrittenDocument, type DocumentOptions, type MappingTarget, type ProjectDocument } from './document/types.js';
+export {
+  FORMAT,
+  type Expr,
+  type ParamDef,
+  type DocumentParams,
+  type TokenRange,
+  type CompositeDef,
+  type PortRef,
+  type AppNode,
+  type AppEdge,
+  type PeKind,
+  type LinkKind,
+  type Host,
+  type ProcessingElement,
+  type Link,
+  type ArchitectureGraph,
+  type WrittenDocument,
+  type DocumentOptions,
+  type MappingTarget,
+  type ProjectDocument,
+} from './document/types.js';
 export { parseDocument, MAX_DOCUMENT_BYTES } from './document/parse.js';
 export { validate, analyze } from './document/validate.js';
 export { normalize, DOCUMENT_DEFAULTS } from './document/normalize.js';
 export type { Model } from './document/model.js';
 // Scan macro-nodes: the networks, the plan the expansion writes, its model (the inspector's numbers).
 export { resolveNetwork, NETWORKS, NETWORK_ALIASES, IDENTITY, type ScanNetwork } from './scan/networks.js';
-export { scanPlan, operatorApplications, SCAN_STRATEGIES, SCAN_OUTPUTS, SCAN_EXECUTIONS, type ScanPlan, type ScanStrategy, type ScanOutput, type ScanExecution, type OperatorMode } from './scan/plan.js';
+export {
+  scanPlan,
+  operatorApplications,
+  SCAN_STRATEGIES,
+  SCAN_OUTPUTS,
+  SCAN_EXECUTIONS,
+  type ScanPlan,
+  type ScanStrategy,
+  type ScanOutput,
+  type ScanExecution,
+  type OperatorMode,
+} from './scan/plan.js';
 export { scanModel, speedupCurve } from './scan/model.js';
 export { simulateScan, type ScanCosts, type ScanLinkCost } from './predict/scan-simulate.js';
 export { SCAN_PARAMS, MAX_SCAN_WORKERS, MAX_SCAN_ELEMENTS } from './document/scan.js';
@@ -40,11 +71,48 @@ export { toTraceCsv } from './trace/csv.js';
 export { analyseTrace, measuredTimes, TraceAccumulator } from './run/analysis.js';
 export { sendLane, recvLane } from './trace/lanes.js';
 export { TraceColumns, TRACE_KINDS, TRACE_COUNTER } from './trace/columns.js';
-export { calibrationFrom, calibratedTiming, calibrationPath, deviceTimes, parseCalibration, predictCalibrated, standInTimes, type Calibration, type MeasuredTimes } from './run/calibration.js';
+export {
+  calibrationFrom,
+  calibratedTiming,
+  calibrationPath,
+  deviceTimes,
+  parseCalibration,
+  predictCalibrated,
+  standInTimes,
+  type Calibration,
+  type MeasuredTimes,
+} from './run/calibration.js';
 
 // The run: the coordinator, the agent protocol and the deploy checks agents apply.
-export { PROTOCOL_VERSION, CLOSE, MAX_DEPLOY_STEPS, parseMessage, transferKey, type PeReport, type MachineIdentity, type FailureReport, type ToAgent, type BagDeploy, type BagInput, type BagTaskMessage, type DeployStep, type DeployStepReport, type FromAgent, type PeerMessage } from './run/protocol.js';
-export { Coordinator, ConnectError, type SocketLike, type AgentInfo, type Progress, type RunOptions, type RunResult, type BagRunOptions, type RunHandle } from './run/coordinator.js';
+export {
+  PROTOCOL_VERSION,
+  CLOSE,
+  MAX_DEPLOY_STEPS,
+  parseMessage,
+  transferKey,
+  type PeReport,
+  type MachineIdentity,
+  type FailureReport,
+  type ToAgent,
+  type BagDeploy,
+  type BagInput,
+  type BagTaskMessage,
+  type DeployStep,
+  type DeployStepReport,
+  type FromAgent,
+  type PeerMessage,
+} from './run/protocol.js';
+export {
+  Coordinator,
+  ConnectError,
+  type SocketLike,
+  type AgentInfo,
+  type Progress,
+  type RunOptions,
+  type RunResult,
+  type BagRunOptions,
+  type RunHandle,
+} from './run/coordinator.js';
 export { stepsText, type DeployOptions, type DeployProgress } from './run/deploy-watch.js';
 export { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type DeployShapeLimits } from './run/deploy-check.js';
 export { parseRequires, failingClause, reported, WEBGPU_FEATURES, type Clause, type PeCapabilities } from './document/requires.js';

@@ -35,7 +35,12 @@ describe('kernel versions of a document and of agents', () => {
     expect(checkAgentKernels(r.ig, [all, { host: 'h1', url: 'ws://b', kernels: builtins }])).toEqual([]);
     const noIncrement = builtins.filter((k) => k.id !== 'matrix.increment');
     const bumped = builtins.map((k) => (k.id === 'matrix.consume' ? { ...k, version: '2.0.0', package: 'acme' } : k));
-    expect(checkAgentKernels(r.ig, [all, { host: 'h1', url: 'ws://b', kernels: noIncrement.map((k) => (k.id === 'matrix.consume' ? bumped.find((b) => b.id === k.id)! : k)) }]).map((d) => `${d.path}: ${d.message}`)).toEqual([
+    expect(
+      checkAgentKernels(r.ig, [
+        all,
+        { host: 'h1', url: 'ws://b', kernels: noIncrement.map((k) => (k.id === 'matrix.consume' ? bumped.find((b) => b.id === k.id)! : k)) },
+      ]).map((d) => `${d.path}: ${d.message}`),
+    ).toEqual([
       'mapping.C: node "C" was compiled with kernel matrix.consume 1.0.0, but agent h1 (ws://b) has 2.0.0 (from acme), another major version',
       'mapping.I2: node "I2" needs kernel matrix.increment 1.0.0, but agent h1 (ws://b) does not have it; agents that have it: h0 (1.0.0)',
     ]);

@@ -48,11 +48,25 @@ export function checkAgentKernels(ig: ImplementationGraph, agents: readonly Agen
         seen.add(`${program.host}\0${a.node}`);
         const want = findKernel(a.kernel)?.version ?? '?';
         const has = agent.kernels.find((k) => k.id === a.kernel);
-        const others = agents.filter((x) => x !== agent && x.kernels?.some((k) => k.id === a.kernel)).map((x) => `${x.host} (${x.kernels!.find((k) => k.id === a.kernel)!.version})`);
+        const others = agents
+          .filter((x) => x !== agent && x.kernels?.some((k) => k.id === a.kernel))
+          .map((x) => `${x.host} (${x.kernels!.find((k) => k.id === a.kernel)!.version})`);
         if (!has) {
-          out.push(error(`mapping.${a.node}`, `node "${a.node}" needs kernel ${a.kernel} ${want}, but agent ${program.host} (${agent.url}) does not have it${others.length ? `; agents that have it: ${others.join(', ')}` : '; no connected agent has it'}`, `start agent ${program.host} with --kernels naming the package that defines ${a.kernel}, or map "${a.node}" to a host whose agent has it`));
+          out.push(
+            error(
+              `mapping.${a.node}`,
+              `node "${a.node}" needs kernel ${a.kernel} ${want}, but agent ${program.host} (${agent.url}) does not have it${others.length ? `; agents that have it: ${others.join(', ')}` : '; no connected agent has it'}`,
+              `start agent ${program.host} with --kernels naming the package that defines ${a.kernel}, or map "${a.node}" to a host whose agent has it`,
+            ),
+          );
         } else if (majorOf(has.version) !== majorOf(want)) {
-          out.push(error(`mapping.${a.node}`, `node "${a.node}" was compiled with kernel ${a.kernel} ${want}, but agent ${program.host} (${agent.url}) has ${has.version} (from ${has.package}), another major version`, `load ${a.kernel} ${majorOf(want)}.x on ${program.host} (--kernels), or compile with the package the agents have`));
+          out.push(
+            error(
+              `mapping.${a.node}`,
+              `node "${a.node}" was compiled with kernel ${a.kernel} ${want}, but agent ${program.host} (${agent.url}) has ${has.version} (from ${has.package}), another major version`,
+              `load ${a.kernel} ${majorOf(want)}.x on ${program.host} (--kernels), or compile with the package the agents have`,
+            ),
+          );
         }
       }
     }

@@ -47,7 +47,11 @@ const cases: Array<{ id: string; params: Params; label: string }> = [
   { id: 'matrix.add', params: { width: 2048, height: 2048 }, label: '2048x2048' },
   { id: 'matrix.consume', params: { width: 2048, height: 2048 }, label: '2048x2048' },
   { id: 'granulometry.volume', params: { depth: 64, height: 64, width: 64, radius: 4, spheres: 20, levels: 9 }, label: '64^3, 20 balls' },
-  { id: 'granulometry.openings', params: { depth: 64, height: 64, width: 64, radius: 4, spheres: 20, levels: 9, first: 1, last: 8 }, label: '64^3, openings 1-8' },
+  {
+    id: 'granulometry.openings',
+    params: { depth: 64, height: 64, width: 64, radius: 4, spheres: 20, levels: 9, first: 1, last: 8 },
+    label: '64^3, openings 1-8',
+  },
   { id: 'granulometry.curve', params: { depth: 64, height: 64, width: 64, levels: 9 }, label: '9 levels' },
   ...(['saliency.image', ...SALIENCY_PATHWAY] as string[]).map((id) => ({ id, params: { width: 720, height: 576 }, label: '720x576' })),
 ];
@@ -131,10 +135,13 @@ for (const [w, h, paper] of [
 ]) {
   const p = { width: w, height: h };
   const state = {};
-  const cpu = timeCpu(() => {
-    let prev = runCpu(getKernel('saliency.image'), p, {}, 0, state).outputs.out;
-    for (const id of SALIENCY_PATHWAY) prev = runCpu(getKernel(id), p, { in: prev }).outputs.out;
-  }, quick ? 0 : budget);
+  const cpu = timeCpu(
+    () => {
+      let prev = runCpu(getKernel('saliency.image'), p, {}, 0, state).outputs.out;
+      for (const id of SALIENCY_PATHWAY) prev = runCpu(getKernel(id), p, { in: prev }).outputs.out;
+    },
+    quick ? 0 : budget,
+  );
   const row = ['Algorithm 1 (8 steps)', `${w}x${h}`, (1000 / cpu).toFixed(2)];
   for (const d of devices) {
     const runs: GpuRunner[] = [];

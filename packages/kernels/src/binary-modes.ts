@@ -41,9 +41,19 @@ export function applications(mode: BinaryMode, m: number): number {
  * `reduce` in -> total; `propagate` prefix, block -> out; `exclusive` in -> out, total. The
  * context ports follow the mode's inputs. Throws naming the param for a mode the operator cannot run.
  */
-export function binaryPorts(id: string, mode: string, m: number, words: number, context: readonly PortSpec[], hasIdentity: boolean): { inputs: PortSpec[]; outputs: PortSpec[] } {
+export function binaryPorts(
+  id: string,
+  mode: string,
+  m: number,
+  words: number,
+  context: readonly PortSpec[],
+  hasIdentity: boolean,
+): { inputs: PortSpec[]; outputs: PortSpec[] } {
   if (!(BINARY_MODES as readonly string[]).includes(mode)) throw new Error(`param mode: "${mode}" is not one of ${BINARY_MODES.join(', ')}`);
-  if (mode === 'exclusive' && !hasIdentity) throw new Error(`param mode: operator "${id}" declares no identity, so it cannot give an exclusive scan (use mode "scan", or give the operator binary.identity)`);
+  if (mode === 'exclusive' && !hasIdentity)
+    throw new Error(
+      `param mode: operator "${id}" declares no identity, so it cannot give an exclusive scan (use mode "scan", or give the operator binary.identity)`,
+    );
   if (!Number.isInteger(m) || m < 1 || m > MAX_COUNT) throw new Error(`param count: ${m} is not an element count 1 .. ${MAX_COUNT}`);
   if (!Number.isInteger(words) || words < 0 || words > MAX_WORDS) throw new Error(`operator "${id}" gives ${words} payload words, not 0 .. ${MAX_WORDS}`);
   const one = scanElementType(1, words);
@@ -52,14 +62,27 @@ export function binaryPorts(id: string, mode: string, m: number, words: number, 
   const ctx = [...context];
   switch (mode as BinaryMode) {
     case 'apply':
-      return { inputs: [port('a', one, 'left operand'), port('b', one, 'right operand, the range after a\'s'), ...ctx], outputs: [port('out', one, 'a (+) b')] };
+      return { inputs: [port('a', one, 'left operand'), port('b', one, "right operand, the range after a's"), ...ctx], outputs: [port('out', one, 'a (+) b')] };
     case 'scan':
-      return { inputs: [port('in', block, 'a block of adjacent elements'), ...ctx], outputs: [port('out', block, 'inclusive scan of the block, left to right'), port('total', one, 'the block reduced')] };
+      return {
+        inputs: [port('in', block, 'a block of adjacent elements'), ...ctx],
+        outputs: [port('out', block, 'inclusive scan of the block, left to right'), port('total', one, 'the block reduced')],
+      };
     case 'reduce':
       return { inputs: [port('in', block, 'a block of adjacent elements'), ...ctx], outputs: [port('total', one, 'the block reduced, left to right')] };
     case 'propagate':
-      return { inputs: [port('prefix', one, 'what comes before the block (the empty range: the identity)'), port('block', block, 'an inclusive scan of the block'), ...ctx], outputs: [port('out', block, 'prefix (+) block[j] for each j')] };
+      return {
+        inputs: [
+          port('prefix', one, 'what comes before the block (the empty range: the identity)'),
+          port('block', block, 'an inclusive scan of the block'),
+          ...ctx,
+        ],
+        outputs: [port('out', block, 'prefix (+) block[j] for each j')],
+      };
     case 'exclusive':
-      return { inputs: [port('in', block, 'a block of adjacent elements'), ...ctx], outputs: [port('out', block, 'the identity, then the inclusive scan shifted by one'), port('total', one, 'the block reduced')] };
+      return {
+        inputs: [port('in', block, 'a block of adjacent elements'), ...ctx],
+        outputs: [port('out', block, 'the identity, then the inclusive scan shifted by one'), port('total', one, 'the block reduced')],
+      };
   }
 }

@@ -80,28 +80,63 @@ export function binaryProblems(def: BinaryOperatorSpec): KernelProblem[] {
   const id = typeof def?.id === 'string' && def.id ? def.id : '(no id)';
   const out: KernelProblem[] = [];
   const bad = (path: string, message: string, hint?: string) => out.push({ kernel: id, path, message, hint });
-  if (typeof def !== 'object' || def === null) return [{ kernel: id, path: '', message: 'is not an object', hint: 'pass defineBinaryKernel({ id, version, words, binary, apply, cost, ... })' }];
+  if (typeof def !== 'object' || def === null)
+    return [{ kernel: id, path: '', message: 'is not an object', hint: 'pass defineBinaryKernel({ id, version, words, binary, apply, cost, ... })' }];
   const params = def.params ?? {};
-  for (const name of RESERVED_PARAMS) if (name in params) bad(`params.${name}`, `"${name}" is reserved: the kernel adds it (mode and count of every firing)`, 'name the operator\'s param otherwise');
+  for (const name of RESERVED_PARAMS)
+    if (name in params)
+      bad(`params.${name}`, `"${name}" is reserved: the kernel adds it (mode and count of every firing)`, "name the operator's param otherwise");
   const b = def.binary;
   if (typeof b !== 'object' || b === null) {
     bad('binary', 'is missing', 'give binary: { associativity: "exact" | "approximate" | "none", commutative: false, identity?: (params) => [...] }');
   } else {
-    if (!['exact', 'approximate', 'none'].includes(b.associativity)) bad('binary.associativity', `${JSON.stringify(b.associativity)} is not exact, approximate or none`, 'exact: every bracketing gives the same bits; approximate: within binary.tolerance of serial; none: only the serial network may run it');
-    if (typeof b.commutative !== 'boolean') bad('binary.commutative', `${JSON.stringify(b.commutative)} is not true or false`, 'say whether a (+) b = b (+) a (networks never swap operands either way)');
+    if (!['exact', 'approximate', 'none'].includes(b.associativity))
+      bad(
+        'binary.associativity',
+        `${JSON.stringify(b.associativity)} is not exact, approximate or none`,
+        'exact: every bracketing gives the same bits; approximate: within binary.tolerance of serial; none: only the serial network may run it',
+      );
+    if (typeof b.commutative !== 'boolean')
+      bad(
+        'binary.commutative',
+        `${JSON.stringify(b.commutative)} is not true or false`,
+        'say whether a (+) b = b (+) a (networks never swap operands either way)',
+      );
     if (b.associativity === 'approximate') {
-      if (typeof b.tolerance !== 'number' || !Number.isFinite(b.tolerance) || b.tolerance <= 0) bad('binary.tolerance', `${JSON.stringify(b.tolerance)} is not a positive number`, 'an approximate operator states how far from the serial result a re-bracketed one may be, in its own measure');
+      if (typeof b.tolerance !== 'number' || !Number.isFinite(b.tolerance) || b.tolerance <= 0)
+        bad(
+          'binary.tolerance',
+          `${JSON.stringify(b.tolerance)} is not a positive number`,
+          'an approximate operator states how far from the serial result a re-bracketed one may be, in its own measure',
+        );
     } else if (b.tolerance !== undefined) {
-      bad('binary.tolerance', `is given, but associativity is ${JSON.stringify(b.associativity)}`, b.associativity === 'none' ? 'a non-associative operator runs serially only: drop the tolerance, or declare associativity "approximate"' : 'an exact operator has no tolerance: drop it, or declare associativity "approximate"');
+      bad(
+        'binary.tolerance',
+        `is given, but associativity is ${JSON.stringify(b.associativity)}`,
+        b.associativity === 'none'
+          ? 'a non-associative operator runs serially only: drop the tolerance, or declare associativity "approximate"'
+          : 'an exact operator has no tolerance: drop it, or declare associativity "approximate"',
+      );
     }
-    if (b.payload !== undefined && b.payload !== 'u32' && b.payload !== 'f32') bad('binary.payload', `${JSON.stringify(b.payload)} is not "u32" or "f32"`, 'say what the payload words are: "f32" bit patterns have every result checked finite');
-    if (b.identity !== undefined && typeof b.identity !== 'function') bad('binary.identity', 'is not a function', 'give identity: (params) => the identity\'s W payload words');
+    if (b.payload !== undefined && b.payload !== 'u32' && b.payload !== 'f32')
+      bad(
+        'binary.payload',
+        `${JSON.stringify(b.payload)} is not "u32" or "f32"`,
+        'say what the payload words are: "f32" bit patterns have every result checked finite',
+      );
+    if (b.identity !== undefined && typeof b.identity !== 'function')
+      bad('binary.identity', 'is not a function', "give identity: (params) => the identity's W payload words");
     if (b.context !== undefined) {
       if (!Array.isArray(b.context)) bad('binary.context', 'is not a list of ports', 'give context: [{ name, type: (params) => ({ kind, element, shape }) }]');
       else
         b.context.forEach((p, i) => {
           const name = String(p?.name);
-          if (MODE_PORTS.includes(name) || /^(pl|op)_/i.test(name)) bad(`binary.context[${i}].name`, `"${name}" is reserved (mode ports ${MODE_PORTS.join(', ')}; WGSL names pl_*, op_*)`, 'name the context port otherwise');
+          if (MODE_PORTS.includes(name) || /^(pl|op)_/i.test(name))
+            bad(
+              `binary.context[${i}].name`,
+              `"${name}" is reserved (mode ports ${MODE_PORTS.join(', ')}; WGSL names pl_*, op_*)`,
+              'name the context port otherwise',
+            );
           if (p?.repeat !== undefined) bad(`binary.context[${i}].repeat`, 'a context port cannot repeat', 'declare each context port once');
           if (p?.rate !== undefined) bad(`binary.context[${i}].rate`, 'a context port has no rate', 'every firing reads the whole context: drop the rate');
         });
@@ -121,7 +156,11 @@ export function binaryProblems(def: BinaryOperatorSpec): KernelProblem[] {
       break;
     }
     if (!Number.isInteger(w) || w < 0 || w > MAX_WORDS) {
-      bad('words', `gives ${JSON.stringify(w)} for params ${JSON.stringify(probe)}, not an integer 0 .. ${MAX_WORDS}`, `return the payload words of one element; at most ${MAX_WORDS} (four copies fit a workgroup's 16 KiB)`);
+      bad(
+        'words',
+        `gives ${JSON.stringify(w)} for params ${JSON.stringify(probe)}, not an integer 0 .. ${MAX_WORDS}`,
+        `return the payload words of one element; at most ${MAX_WORDS} (four copies fit a workgroup's 16 KiB)`,
+      );
       break;
     }
     if (typeof b?.identity !== 'function') continue;
@@ -133,7 +172,11 @@ export function binaryProblems(def: BinaryOperatorSpec): KernelProblem[] {
       break;
     }
     if (!Array.isArray(idw) || idw.length !== w || !idw.every((x) => Number.isInteger(x) && x >= 0 && x <= 0xffffffff)) {
-      bad('binary.identity', `gives ${Array.isArray(idw) ? `${idw.length} values` : JSON.stringify(idw)} for params ${JSON.stringify(probe)}; needs ${w} u32 words (words(params))`, 'return the identity\'s payload: W integers 0 .. 2^32 - 1');
+      bad(
+        'binary.identity',
+        `gives ${Array.isArray(idw) ? `${idw.length} values` : JSON.stringify(idw)} for params ${JSON.stringify(probe)}; needs ${w} u32 words (words(params))`,
+        "return the identity's payload: W integers 0 .. 2^32 - 1",
+      );
       break;
     }
   }
@@ -150,7 +193,13 @@ export function binaryKernelSpec(def: BinaryOperatorSpec): KernelSpec {
   if (problems.length) {
     // The common fields' problems too, in one list.
     try {
-      defineKernelSpec({ id: def?.id, version: def?.version, description: def?.description, params: def?.params, cost: def?.cost ?? (() => ({ flops: 0, bytes: 0 })) } as KernelSpec);
+      defineKernelSpec({
+        id: def?.id,
+        version: def?.version,
+        description: def?.description,
+        params: def?.params,
+        cost: def?.cost ?? (() => ({ flops: 0, bytes: 0 })),
+      } as KernelSpec);
     } catch (e) {
       if (e instanceof KernelDefinitionError) problems.unshift(...e.problems.filter((p) => p.path !== 'cost'));
     }
@@ -159,11 +208,31 @@ export function binaryKernelSpec(def: BinaryOperatorSpec): KernelSpec {
   const { words, binary: b, cost, params: own = {}, ...rest } = def;
   const context = [...(b.context ?? [])];
   const hasIdentity = typeof b.identity === 'function';
-  const data: KernelBinary = { associativity: b.associativity, commutative: b.commutative, identity: hasIdentity, ...(b.tolerance !== undefined ? { tolerance: b.tolerance } : {}), context: context.map((p) => p.name), ...(b.payload === 'f32' ? { payload: 'f32' as const } : {}) };
+  const data: KernelBinary = {
+    associativity: b.associativity,
+    commutative: b.commutative,
+    identity: hasIdentity,
+    ...(b.tolerance !== undefined ? { tolerance: b.tolerance } : {}),
+    context: context.map((p) => p.name),
+    ...(b.payload === 'f32' ? { payload: 'f32' as const } : {}),
+  };
   const params: Record<string, ParamSpec> = {
     ...own,
-    mode: { type: 'enum', default: 'scan', values: [...BINARY_MODES], description: 'apply: a (+) b; scan: a block\'s inclusive scan and total; reduce: its total; propagate: prefix (+) each of a block; exclusive: identity, x0, x0 (+) x1, ... and total' },
-    count: { type: 'int', default: 64, min: 1, max: MAX_COUNT, unit: 'elements', description: 'Elements m of a block (scan, reduce, propagate, exclusive; apply takes one and one)' },
+    mode: {
+      type: 'enum',
+      default: 'scan',
+      values: [...BINARY_MODES],
+      description:
+        "apply: a (+) b; scan: a block's inclusive scan and total; reduce: its total; propagate: prefix (+) each of a block; exclusive: identity, x0, x0 (+) x1, ... and total",
+    },
+    count: {
+      type: 'int',
+      default: 64,
+      min: 1,
+      max: MAX_COUNT,
+      unit: 'elements',
+      description: 'Elements m of a block (scan, reduce, propagate, exclusive; apply takes one and one)',
+    },
   };
   const ports = (p: Params) => binaryPorts(def.id, String(p.mode ?? 'scan'), Number(p.count ?? 64), words(p), context, hasIdentity);
   const base: Params = Object.fromEntries(Object.entries(params).map(([n, s]) => [n, s.default]));

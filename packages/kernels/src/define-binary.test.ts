@@ -26,7 +26,9 @@ const affine: BinaryKernelDefinition = {
     associativity: 'none',
     commutative: false,
     identity: (p) => Array.from({ length: 2 * Number(p.n) }, (_, i) => (i % 2 === 0 ? 1 : 0)),
-    context: [{ name: 'shift', description: 'added to each lane\'s constant per application', type: (p) => ({ kind: 'vector', element: 'u32', shape: [Number(p.n)] }) }],
+    context: [
+      { name: 'shift', description: "added to each lane's constant per application", type: (p) => ({ kind: 'vector', element: 'u32', shape: [Number(p.n)] }) },
+    ],
   },
   apply: {
     cpu: (a, b, out, params, context) => {
@@ -53,14 +55,18 @@ function refused(def: unknown): string[] {
 }
 
 describe('defineBinaryKernel', () => {
-  it('derives one kernel with mode and count, context ports after the mode\'s inputs, the operator in its manifest', () => {
+  it("derives one kernel with mode and count, context ports after the mode's inputs, the operator in its manifest", () => {
     const k = defineBinaryKernel(affine);
     expect(Object.keys(k.params)).toEqual(['n', 'mode', 'count']);
     expect(k.binary).toEqual({ associativity: 'none', commutative: false, identity: true, context: ['shift'] });
     const m = kernelManifest(k);
     expect(JSON.parse(JSON.stringify(m))).toEqual(m);
     expect(m.binary).toEqual({ associativity: 'none', commutative: false, identity: true, context: ['shift'], words: 8 });
-    expect(portsFor(k, { n: 2, mode: 'propagate', count: 5 }).inputs.map((p) => `${p.name}:${p.type({ n: 2 }).shape.join('x')}`)).toEqual(['prefix:1x6', 'block:5x6', 'shift:2']);
+    expect(portsFor(k, { n: 2, mode: 'propagate', count: 5 }).inputs.map((p) => `${p.name}:${p.type({ n: 2 }).shape.join('x')}`)).toEqual([
+      'prefix:1x6',
+      'block:5x6',
+      'shift:2',
+    ]);
     // A designer that only has the manifest gets the same ports per mode (at the default params).
     const remote = specFromManifest(m);
     expect(remote.binary).toEqual(k.binary);
@@ -75,47 +81,77 @@ describe('defineBinaryKernel', () => {
       'kernel "test.bare" words: is not a function (give words: (params) => W, the payload words of one element (0 .. 1000))',
       'kernel "test.bare" apply: is missing (give apply: { cpu: (a, b, out, params, context) => void, wgsl: "fn op_apply(lane: u32, lanes: u32) { ... }" })',
     ]);
-    expect(refused({ ...affine, binary: undefined })[0]).toBe('kernel "test.affine" binary: is missing (give binary: { associativity: "exact" | "approximate" | "none", commutative: false, identity?: (params) => [...] })');
+    expect(refused({ ...affine, binary: undefined })[0]).toBe(
+      'kernel "test.affine" binary: is missing (give binary: { associativity: "exact" | "approximate" | "none", commutative: false, identity?: (params) => [...] })',
+    );
     expect(refused({ ...affine, id: 'Affine', version: '1' })).toEqual([
       'kernel "Affine" id: "Affine" is not a namespaced id (use <package>.<name> in lower case, e.g. "acme.sobel")',
       'kernel "Affine" version: "1" is not a semver version (use MAJOR.MINOR.PATCH, e.g. "1.0.0")',
     ]);
-    expect(refused({ ...affine, params: { ...affine.params, mode: { type: 'int', default: 1, description: 'x' } } })).toEqual([expect.stringMatching(/^kernel "test.affine" params.mode: "mode" is reserved/)]);
-    expect(refused({ ...affine, apply: { cpu: 3, wgsl: '@group(0) @binding(0) var<storage, read> x: array<u32>;\nfn op_apply(lane: u32, lanes: u32) {}' } })).toEqual([
+    expect(refused({ ...affine, params: { ...affine.params, mode: { type: 'int', default: 1, description: 'x' } } })).toEqual([
+      expect.stringMatching(/^kernel "test.affine" params.mode: "mode" is reserved/),
+    ]);
+    expect(
+      refused({ ...affine, apply: { cpu: 3, wgsl: '@group(0) @binding(0) var<storage, read> x: array<u32>;\nfn op_apply(lane: u32, lanes: u32) {}' } }),
+    ).toEqual([
       'kernel "test.affine" apply.cpu: is not a function (give cpu: (a, b, out, params, context) => void, writing a (+) b\'s payload into out)',
       expect.stringMatching(/^kernel "test.affine" apply.wgsl: declares a binding \("x", line 1\)/),
     ]);
-    expect(refused({ ...affine, apply: { ...affine.apply, wgsl: 'fn apply(a: u32) {}' } })).toEqual([expect.stringMatching(/apply.wgsl: declares no fn op_apply\(lane: u32, lanes: u32\)/)]);
-    expect(refused({ ...affine, binary: { ...affine.binary, context: [{ name: 'in', type: () => ({ kind: 'v', element: 'u32', shape: [1] }) }] } })).toEqual([expect.stringMatching(/binary.context\[0\].name: "in" is reserved/)]);
+    expect(refused({ ...affine, apply: { ...affine.apply, wgsl: 'fn apply(a: u32) {}' } })).toEqual([
+      expect.stringMatching(/apply.wgsl: declares no fn op_apply\(lane: u32, lanes: u32\)/),
+    ]);
+    expect(refused({ ...affine, binary: { ...affine.binary, context: [{ name: 'in', type: () => ({ kind: 'v', element: 'u32', shape: [1] }) }] } })).toEqual([
+      expect.stringMatching(/binary.context\[0\].name: "in" is reserved/),
+    ]);
   });
 
   it('checks associativity: one of exact, approximate (with its tolerance), none (serial only, no tolerance)', () => {
     expect(refused({ ...affine, binary: { ...affine.binary, associativity: 'mostly' } })).toEqual([
       'kernel "test.affine" binary.associativity: "mostly" is not exact, approximate or none (exact: every bracketing gives the same bits; approximate: within binary.tolerance of serial; none: only the serial network may run it)',
     ]);
-    expect(refused({ ...affine, binary: { ...affine.binary, associativity: 'approximate' } })).toEqual([expect.stringMatching(/^kernel "test.affine" binary.tolerance: undefined is not a positive number/)]);
+    expect(refused({ ...affine, binary: { ...affine.binary, associativity: 'approximate' } })).toEqual([
+      expect.stringMatching(/^kernel "test.affine" binary.tolerance: undefined is not a positive number/),
+    ]);
     expect(refused({ ...affine, binary: { ...affine.binary, tolerance: 0.5 } })).toEqual([
       'kernel "test.affine" binary.tolerance: is given, but associativity is "none" (a non-associative operator runs serially only: drop the tolerance, or declare associativity "approximate")',
     ]);
-    expect(refused({ ...affine, binary: { ...affine.binary, commutative: 'no' } })).toEqual([expect.stringMatching(/binary.commutative: "no" is not true or false/)]);
-    expect(defineBinaryKernel({ ...affine, binary: { ...affine.binary, associativity: 'approximate', tolerance: 0.25 } }).binary).toMatchObject({ associativity: 'approximate', tolerance: 0.25 });
+    expect(refused({ ...affine, binary: { ...affine.binary, commutative: 'no' } })).toEqual([
+      expect.stringMatching(/binary.commutative: "no" is not true or false/),
+    ]);
+    expect(defineBinaryKernel({ ...affine, binary: { ...affine.binary, associativity: 'approximate', tolerance: 0.25 } }).binary).toMatchObject({
+      associativity: 'approximate',
+      tolerance: 0.25,
+    });
   });
 
-  it('probes words and the identity at the defaults and the params\' bounds', () => {
+  it("probes words and the identity at the defaults and the params' bounds", () => {
     expect(refused({ ...affine, words: (p: Params) => (Number(p.n) > 32 ? 5000 : 2 * Number(p.n)) })).toEqual([
       'kernel "test.affine" words: gives 5000 for params {"n":64}, not an integer 0 .. 1000 (return the payload words of one element; at most 1000 (four copies fit a workgroup\'s 16 KiB))',
     ]);
     expect(refused({ ...affine, words: () => 2.5 })[0]).toMatch(/words: gives 2.5 for params \{"n":4\}, not an integer/);
-    expect(refused({ ...affine, words: () => { throw new Error('no n'); } })).toEqual(['kernel "test.affine" words: throws for params {"n":4}: no n']);
-    expect(refused({ ...affine, binary: { ...affine.binary, identity: () => [1, 0] } })).toEqual([expect.stringMatching(/^kernel "test.affine" binary.identity: gives 2 values for params \{"n":4\}; needs 8 u32 words/)]);
-    expect(refused({ ...affine, binary: { ...affine.binary, identity: (p: Params) => Array(2 * Number(p.n)).fill(-1) } })[0]).toMatch(/binary.identity: gives 8 values .* needs 8 u32 words/);
+    expect(
+      refused({
+        ...affine,
+        words: () => {
+          throw new Error('no n');
+        },
+      }),
+    ).toEqual(['kernel "test.affine" words: throws for params {"n":4}: no n']);
+    expect(refused({ ...affine, binary: { ...affine.binary, identity: () => [1, 0] } })).toEqual([
+      expect.stringMatching(/^kernel "test.affine" binary.identity: gives 2 values for params \{"n":4\}; needs 8 u32 words/),
+    ]);
+    expect(refused({ ...affine, binary: { ...affine.binary, identity: (p: Params) => Array(2 * Number(p.n)).fill(-1) } })[0]).toMatch(
+      /binary.identity: gives 8 values .* needs 8 u32 words/,
+    );
   });
 
   it('exclusive without an identity is refused when that mode is used, as a param naming the operator', () => {
     const { identity: _i, ...noIdentity } = affine.binary;
     const k = defineBinaryKernel({ ...affine, binary: noIdentity });
     expect(k.binary?.identity).toBe(false);
-    expect(() => portsFor(k, { n: 4, mode: 'exclusive', count: 3 })).toThrow('param mode: operator "test.affine" declares no identity, so it cannot give an exclusive scan (use mode "scan", or give the operator binary.identity)');
+    expect(() => portsFor(k, { n: 4, mode: 'exclusive', count: 3 })).toThrow(
+      'param mode: operator "test.affine" declares no identity, so it cannot give an exclusive scan (use mode "scan", or give the operator binary.identity)',
+    );
     expect(() => runCpu(k, { mode: 'exclusive', count: 3 }, {})).toThrow(/declares no identity/);
     expect(portsFor(k, { n: 4, mode: 'scan', count: 3 }).outputs.map((p) => p.name)).toEqual(['out', 'total']);
   });
@@ -168,7 +204,7 @@ describe('a package operator with a context port on the WebGPU adapter', () => {
   }, 60_000);
 });
 
-describe('an operator reading the operands\' ranges and counting its applications', () => {
+describe("an operator reading the operands' ranges and counting its applications", () => {
   let t: TestDevice;
   beforeAll(async () => {
     t = await createTestDevice();
@@ -197,7 +233,9 @@ describe('an operator reading the operands\' ranges and counting its application
   it('gives the ranges to op_apply and sums the counters per firing in the report, on the twin and the WGSL alike', async () => {
     const m = 6;
     // Element 2 is empty (padding): it fires nothing, so 4 applications.
-    const input = Uint32Array.from(Array.from({ length: m }, (_, j) => (j === 2 ? [1, 0, 0, 0] : [10 + j - (j > 2 ? 1 : 0), 10 + j - (j > 2 ? 1 : 0), 0, 0])).flat());
+    const input = Uint32Array.from(
+      Array.from({ length: m }, (_, j) => (j === 2 ? [1, 0, 0, 0] : [10 + j - (j > 2 ? 1 : 0), 10 + j - (j > 2 ? 1 : 0), 0, 0])).flat(),
+    );
     const scanned = runCpu(spans, { mode: 'scan', count: m }, { in: input }).outputs.out as Uint32Array;
     // scan: 4 applications (the empty element fires none); propagate [0, 9] over the scanned block: 6.
     const cases: [string, Record<string, Uint32Array>, number][] = [
@@ -216,10 +254,21 @@ describe('an operator reading the operands\' ranges and counting its application
       expect(Array.from(gpu.outputs.out), mode).toEqual(Array.from(cpu.outputs.out));
     }
     expect(Array.from(runCpu(spans, { mode: 'reduce', count: m }, { in: input }).outputs.total)).toEqual([10, 14, 10, 15]);
-    expect(() => defineBinaryKernel({ ...({} as BinaryKernelDefinition), id: 'test.bad', version: '1.0.0', description: 'x', words: () => 0, binary: { associativity: 'exact', commutative: false }, cost: () => ({ flops: 0, bytes: 0 }), apply: { counters: ['a', 'a'], cpu: () => {}, wgsl: 'fn op_apply(lane: u32, lanes: u32) {}' } })).toThrow('apply.counters');
+    expect(() =>
+      defineBinaryKernel({
+        ...({} as BinaryKernelDefinition),
+        id: 'test.bad',
+        version: '1.0.0',
+        description: 'x',
+        words: () => 0,
+        binary: { associativity: 'exact', commutative: false },
+        cost: () => ({ flops: 0, bytes: 0 }),
+        apply: { counters: ['a', 'a'], cpu: () => {}, wgsl: 'fn op_apply(lane: u32, lanes: u32) {}' },
+      }),
+    ).toThrow('apply.counters');
   }, 60_000);
 
-  it('an f32 operator\'s non-finite result fails the firing naming both ranges, on the twin and the WGSL alike; u32 payloads are not checked', async () => {
+  it("an f32 operator's non-finite result fails the firing naming both ranges, on the twin and the WGSL alike; u32 payloads are not checked", async () => {
     const NAN = 0x7fc00000;
     const def = (payload?: 'u32' | 'f32'): BinaryKernelDefinition => ({
       id: `test.nanat${payload ?? ''}`,
@@ -232,7 +281,10 @@ describe('an operator reading the operands\' ranges and counting its application
           new Float32Array(out.buffer, out.byteOffset, 1)[0] = new Float32Array(a.buffer, a.byteOffset, 1)[0] + new Float32Array(b.buffer, b.byteOffset, 1)[0];
           if (info.right[0] === 8) out[0] = NAN;
         },
-        wgsl: 'fn op_apply(lane: u32, lanes: u32) { if (lane == 0u) { op_out[0] = bitcast<u32>(bitcast<f32>(op_a[0]) + bitcast<f32>(op_b[0])); if (op_range.z == 8u) { op_out[0] = ' + NAN + 'u; } } }',
+        wgsl:
+          'fn op_apply(lane: u32, lanes: u32) { if (lane == 0u) { op_out[0] = bitcast<u32>(bitcast<f32>(op_a[0]) + bitcast<f32>(op_b[0])); if (op_range.z == 8u) { op_out[0] = ' +
+          NAN +
+          'u; } } }',
       },
       cost: () => ({ flops: 1, bytes: 24 }),
     });
@@ -259,12 +311,15 @@ describe('an operator reading the operands\' ranges and counting its application
       expect(gpu.report?.message, mode).toContain(message);
     }
     // The same operator with a u32 payload (the default) is not checked: the NaN bits pass.
-    for (const payload of [undefined, 'u32'] as const) expect(Array.from((runCpu(defineBinaryKernel(def(payload)), { mode: 'scan', count: m }, { in: input }).outputs.total as Uint32Array).subarray(0, 2))).toEqual([0, 9]);
+    for (const payload of [undefined, 'u32'] as const)
+      expect(
+        Array.from((runCpu(defineBinaryKernel(def(payload)), { mode: 'scan', count: m }, { in: input }).outputs.total as Uint32Array).subarray(0, 2)),
+      ).toEqual([0, 9]);
     expect(refused({ ...def('f32'), binary: { ...def('f32').binary, payload: 'f64' } })).toEqual([expect.stringContaining('binary.payload')]);
   }, 60_000);
 });
 
-describe('a device\'s loop budget (llvmpipe ends an invocation\'s loops after 65535 iterations in all)', () => {
+describe("a device's loop budget (llvmpipe ends an invocation's loops after 65535 iterations in all)", () => {
   let t: TestDevice;
   beforeAll(async () => {
     t = await createTestDevice();
@@ -304,7 +359,9 @@ describe('a device\'s loop budget (llvmpipe ends an invocation\'s loops after 65
     try {
       const r = await one.fire({ in: block });
       expect(r.report?.ok).toBe(false);
-      expect(r.report?.message).toMatch(/mode "scan": the dispatch stopped before its end \(\d of 4 elements done; the device cut it short: llvmpipe ends an invocation's loops after 65535 iterations in all/);
+      expect(r.report?.message).toMatch(
+        /mode "scan": the dispatch stopped before its end \(\d of 4 elements done; the device cut it short: llvmpipe ends an invocation's loops after 65535 iterations in all/,
+      );
     } finally {
       one.destroy();
     }

@@ -2,7 +2,18 @@ import { binaryKernelSpec, binaryOperatorOf, type BinaryOperatorData, type Binar
 import { EMPTY_HI, EMPTY_LO, type BinaryMode } from './binary-modes.js';
 import { KernelDefinitionError, portsFor, wgslBindings, type KernelProblem } from './definition.js';
 import { bindGroup, createPipeline } from './gpu/pipeline.js';
-import { KernelError, type CpuFiring, type DispatchInfo, type FiringReport, type GpuExecutor, type GpuImplementation, type Kernel, type KernelSpec, type Params, type PortSpec } from './types.js';
+import {
+  KernelError,
+  type CpuFiring,
+  type DispatchInfo,
+  type FiringReport,
+  type GpuExecutor,
+  type GpuImplementation,
+  type Kernel,
+  type KernelSpec,
+  type Params,
+  type PortSpec,
+} from './types.js';
 
 // A binary operator's kernel from one definition: the spec (binary.ts) joined to a CPU twin and
 // generated WGSL that run each mode around the operator's own application of one pair. Every
@@ -88,11 +99,26 @@ function applyProblems(id: string, apply: BinaryApply | undefined, spec: KernelS
     bad('apply', 'is missing', 'give apply: { cpu: (a, b, out, params, context) => void, wgsl: "fn op_apply(lane: u32, lanes: u32) { ... }" }');
     return out;
   }
-  if (apply.counters !== undefined && (!Array.isArray(apply.counters) || apply.counters.length > MAX_COUNTERS || !apply.counters.every((c) => typeof c === 'string' && /^[a-z][a-z0-9_]*$/i.test(c)) || new Set(apply.counters).size !== apply.counters.length))
-    bad('apply.counters', `${JSON.stringify(apply.counters)} is not a list of at most ${MAX_COUNTERS} distinct names`, 'give counters: ["iterations"] (letters, digits, _)');
+  if (
+    apply.counters !== undefined &&
+    (!Array.isArray(apply.counters) ||
+      apply.counters.length > MAX_COUNTERS ||
+      !apply.counters.every((c) => typeof c === 'string' && /^[a-z][a-z0-9_]*$/i.test(c)) ||
+      new Set(apply.counters).size !== apply.counters.length)
+  )
+    bad(
+      'apply.counters',
+      `${JSON.stringify(apply.counters)} is not a list of at most ${MAX_COUNTERS} distinct names`,
+      'give counters: ["iterations"] (letters, digits, _)',
+    );
   if (apply.dispatchElements !== undefined && !(Number.isSafeInteger(apply.dispatchElements) && apply.dispatchElements >= 1))
-    bad('apply.dispatchElements', `${JSON.stringify(apply.dispatchElements)} is not a whole number >= 1`, 'give dispatchElements: 1 for an application that loops a lot, or leave it out');
-  if (typeof apply.cpu !== 'function') bad('apply.cpu', 'is not a function', 'give cpu: (a, b, out, params, context) => void, writing a (+) b\'s payload into out');
+    bad(
+      'apply.dispatchElements',
+      `${JSON.stringify(apply.dispatchElements)} is not a whole number >= 1`,
+      'give dispatchElements: 1 for an application that loops a lot, or leave it out',
+    );
+  if (typeof apply.cpu !== 'function')
+    bad('apply.cpu', 'is not a function', "give cpu: (a, b, out, params, context) => void, writing a (+) b's payload into out");
   if (typeof apply.wgsl !== 'string' && typeof apply.wgsl !== 'function') {
     bad('apply.wgsl', 'is neither WGSL text nor a function of the params giving it', 'give wgsl: "fn op_apply(lane: u32, lanes: u32) { ... }"');
     return out;
@@ -107,7 +133,12 @@ function applyProblems(id: string, apply: BinaryApply | undefined, spec: KernelS
     return out;
   }
   const problem = wgslProblem(text);
-  if (problem) bad('apply.wgsl', problem, 'write only fn op_apply(lane: u32, lanes: u32) (and helpers): read op_a, op_b, write op_out; the kernel declares the bindings and the entry points');
+  if (problem)
+    bad(
+      'apply.wgsl',
+      problem,
+      'write only fn op_apply(lane: u32, lanes: u32) (and helpers): read op_a, op_b, write op_out; the kernel declares the bindings and the entry points',
+    );
   return out;
 }
 
@@ -116,7 +147,8 @@ function wgslProblem(text: string): string | undefined {
   if (typeof text !== 'string') return `gives ${typeof text}, not WGSL text`;
   if (!/\bfn\s+op_apply\s*\(/.test(text)) return 'declares no fn op_apply(lane: u32, lanes: u32)';
   const bindings = wgslBindings(text);
-  if (bindings.length) return `declares a binding ("${bindings[0].name}", line ${bindings[0].line}); the kernel binds its ports itself (context ports by their names)`;
+  if (bindings.length)
+    return `declares a binding ("${bindings[0].name}", line ${bindings[0].line}); the kernel binds its ports itself (context ports by their names)`;
   if (/@compute\b/.test(text)) return 'declares an entry point (@compute); the kernel generates them per mode';
   return undefined;
 }
@@ -124,7 +156,7 @@ function wgslProblem(text: string): string | undefined {
 /** A binary spec (from binaryKernelSpec) joined to the operator's applications: what the built-ins use. */
 export function binaryKernel(spec: KernelSpec, apply: BinaryApply): Kernel {
   const op = binaryOperatorOf(spec);
-  if (!op) throw new KernelError(spec.id, 'is not a binary operator\'s spec (make it with binaryKernelSpec)');
+  if (!op) throw new KernelError(spec.id, "is not a binary operator's spec (make it with binaryKernelSpec)");
   const defaults: Params = Object.fromEntries(Object.entries(spec.params).map(([n, p]) => [n, p.default]));
   const shown: Record<string, string> = {};
   for (const mode of ['apply', 'scan', 'reduce', 'propagate', 'exclusive'] as const) {
@@ -167,7 +199,8 @@ function cpuTwin(id: string, op: BinaryOperatorData, apply: BinaryApply): (f: Cp
     const m = Number(params.count);
     const W = op.words(params);
     const E = 2 + W;
-    if (mode === 'exclusive' && !op.identity) throw new KernelError(id, `param mode: operator "${id}" declares no identity, so it cannot give an exclusive scan`);
+    if (mode === 'exclusive' && !op.identity)
+      throw new KernelError(id, `param mode: operator "${id}" declares no identity, so it cannot give an exclusive scan`);
     const context: Record<string, ArrayBufferView> = {};
     for (const p of op.context) {
       const v = inputs[p.name];
@@ -193,7 +226,7 @@ function cpuTwin(id: string, op: BinaryOperatorData, apply: BinaryApply): (f: Cp
       }
       if (isEmpty(llo, lhi)) return into.set(right);
       // u32 arithmetic, as the WGSL: hi = 2^32 - 1 is adjacent to nothing.
-      if (((lhi + 1) >>> 0) !== rlo || lhi === 0xffffffff) throw new KernelError(id, rangeViolation(mode, port, index, [llo, lhi], [rlo, rhi]));
+      if ((lhi + 1) >>> 0 !== rlo || lhi === 0xffffffff) throw new KernelError(id, rangeViolation(mode, port, index, [llo, lhi], [rlo, rhi]));
       a.set(left.subarray(2, E));
       b.set(right.subarray(2, E));
       res.fill(0);
@@ -251,21 +284,37 @@ function wgslElement(port: PortSpec, params: Params): string {
  * (scan, reduce, exclusive, apply); propagate runs a workgroup per element, then `fetch` writes
  * the first refused element's ranges.
  */
-function moduleSource(id: string, mode: BinaryMode, params: Params, op: BinaryOperatorData, ports: { inputs: PortSpec[]; outputs: PortSpec[] }, apply: BinaryApply): string {
+function moduleSource(
+  id: string,
+  mode: BinaryMode,
+  params: Params,
+  op: BinaryOperatorData,
+  ports: { inputs: PortSpec[]; outputs: PortSpec[] },
+  apply: BinaryApply,
+): string {
   const W = op.words(params);
   const m = mode === 'apply' ? 1 : Number(params.count);
   const N = Math.max(W, 1);
   const chunk = Math.min(m, apply.dispatchElements ?? DISPATCH_ELEMENTS);
   const contextNames = new Set(op.context.map((p) => p.name));
-  const lines = ports.inputs.map((p, i) => (contextNames.has(p.name) ? `@group(0) @binding(${i}) var<storage, read> ${p.name}: array<${wgslElement(p, params)}>;` : `@group(0) @binding(${i}) var<storage, read> pl_${p.name}: array<u32>;`));
+  const lines = ports.inputs.map((p, i) =>
+    contextNames.has(p.name)
+      ? `@group(0) @binding(${i}) var<storage, read> ${p.name}: array<${wgslElement(p, params)}>;`
+      : `@group(0) @binding(${i}) var<storage, read> pl_${p.name}: array<u32>;`,
+  );
   ports.outputs.forEach((p, i) => lines.push(`@group(0) @binding(${ports.inputs.length + i}) var<storage, read_write> pl_${p.name}: array<u32>;`));
   const atomic = mode === 'propagate';
   const K = apply.counters?.length ?? 0;
-  lines.push(`@group(0) @binding(${ports.inputs.length + ports.outputs.length}) var<storage, read_write> pl_status: array<${atomic ? 'atomic<u32>' : 'u32'}, ${8 + K}>;`);
+  lines.push(
+    `@group(0) @binding(${ports.inputs.length + ports.outputs.length}) var<storage, read_write> pl_status: array<${atomic ? 'atomic<u32>' : 'u32'}, ${8 + K}>;`,
+  );
   const text = typeof apply.wgsl === 'function' ? apply.wgsl(params) : apply.wgsl;
   const problem = wgslProblem(text);
   if (problem) throw new KernelError(id, `apply.wgsl for params ${JSON.stringify(params)}: ${problem}`);
-  const identity = mode === 'exclusive' ? `var<private> pl_id: array<u32, ${N}> = array<u32, ${N}>(${(W ? op.identity!(params) : [0]).map((x) => `${x >>> 0}u`).join(', ')});` : '';
+  const identity =
+    mode === 'exclusive'
+      ? `var<private> pl_id: array<u32, ${N}> = array<u32, ${N}>(${(W ? op.identity!(params) : [0]).map((x) => `${x >>> 0}u`).join(', ')});`
+      : '';
   const head = /* wgsl */ `// ${id}, mode ${mode}: generated around the operator's op_apply.
 const OP_W: u32 = ${W}u;
 const PL_E: u32 = ${W + 2}u;
@@ -471,7 +520,11 @@ fn ${mode}(@builtin(local_invocation_index) lane: u32) {
 
 /** The dispatches of one firing: one workgroup walking the block in chunks of `chunk` elements, or (propagate) one per element, then the one-invocation fetch. */
 function dispatches(mode: BinaryMode, m: number, chunk: number): DispatchInfo[] {
-  if (mode === 'propagate') return [{ module: 'propagate', workgroups: [m, 1, 1] }, { module: 'propagate', workgroups: [1, 1, 1] }];
+  if (mode === 'propagate')
+    return [
+      { module: 'propagate', workgroups: [m, 1, 1] },
+      { module: 'propagate', workgroups: [1, 1, 1] },
+    ];
   if (mode === 'apply') return [{ module: mode, workgroups: [1, 1, 1] }];
   return Array.from({ length: Math.ceil(m / chunk) }, () => ({ module: mode, workgroups: [1, 1, 1] as [number, number, number] }));
 }
@@ -493,16 +546,27 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
       const m = Number(params.count);
       const E = W + 2;
       const block = (mode === 'apply' ? 1 : m) * E * 4;
-      if (block > device.limits.maxStorageBufferBindingSize) throw new KernelError(id, `a block of ${m} elements of ${E} words is ${block} bytes; this device binds at most ${device.limits.maxStorageBufferBindingSize} (use fewer elements per block: more workers)`);
+      if (block > device.limits.maxStorageBufferBindingSize)
+        throw new KernelError(
+          id,
+          `a block of ${m} elements of ${E} words is ${block} bytes; this device binds at most ${device.limits.maxStorageBufferBindingSize} (use fewer elements per block: more workers)`,
+        );
       const shared = (4 * W + 13) * 4;
-      if (shared > device.limits.maxComputeWorkgroupStorageSize) throw new KernelError(id, `${W} payload words need ${shared} bytes of workgroup memory; this device has ${device.limits.maxComputeWorkgroupStorageSize}`);
+      if (shared > device.limits.maxComputeWorkgroupStorageSize)
+        throw new KernelError(
+          id,
+          `${W} payload words need ${shared} bytes of workgroup memory; this device has ${device.limits.maxComputeWorkgroupStorageSize}`,
+        );
       const source = moduleSource(id, mode, params, op, ports, apply);
       const entries: GPUBindGroupLayoutEntry[] = [
         ...ports.inputs.map((_, i) => ({ binding: i, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' as const } })),
         ...ports.outputs.map((_, i) => ({ binding: ports.inputs.length + i, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' as const } })),
         { binding: ports.inputs.length + ports.outputs.length, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' as const } },
       ];
-      const layout = device.createPipelineLayout({ bindGroupLayouts: [device.createBindGroupLayout({ entries, label: `${id}/layout` })], label: `${id}/layout` });
+      const layout = device.createPipelineLayout({
+        bindGroupLayouts: [device.createBindGroupLayout({ entries, label: `${id}/layout` })],
+        label: `${id}/layout`,
+      });
       const main = await createPipeline(device, id, mode, source, mode, layout);
       const fetch = mode === 'propagate' ? await createPipeline(device, id, mode, source, 'fetch', layout) : undefined;
       // Zeroed at creation and never cleared: the first refusal stays (a run stops at it).
@@ -515,7 +579,12 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
       const staging = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `${id}/status-read` });
       const plan = dispatches(mode, m, apply.dispatchElements ?? DISPATCH_ELEMENTS);
       // Propagate: its dispatch, then fetch's; other modes: every dispatch is main's (a walk's chunks).
-      const passes: [GPUComputePipeline, DispatchInfo[]][] = fetch ? [[main, [plan[0]]], [fetch, [plan[1]]]] : [[main, plan]];
+      const passes: [GPUComputePipeline, DispatchInfo[]][] = fetch
+        ? [
+            [main, [plan[0]]],
+            [fetch, [plan[1]]],
+          ]
+        : [[main, plan]];
       return {
         encode(encoder, firing) {
           const buffers = [...ports.inputs.map((p) => firing.inputs[p.name]), ...ports.outputs.map((p) => firing.outputs[p.name]), status];
@@ -540,10 +609,23 @@ function gpuImplementation(spec: KernelSpec, op: BinaryOperatorData, apply: Bina
             // reached its end (propagate): the device cut the dispatch short.
             const expected = mode === 'apply' ? 1 : m;
             if (s[7] === expected) return counters.length ? { ok: true, values: sums } : { ok: true };
-            return { ok: false, message: `kernel "${id}": mode "${mode}": the dispatch stopped before its end (${s[7]} of ${expected} elements done; the device cut it short: llvmpipe ends an invocation's loops after 65535 iterations in all, other devices may have a watchdog): make one application cheaper (fewer iterations), or give a block fewer elements (more workers)`, values: { finished: s[7], expected, ...sums } };
+            return {
+              ok: false,
+              message: `kernel "${id}": mode "${mode}": the dispatch stopped before its end (${s[7]} of ${expected} elements done; the device cut it short: llvmpipe ends an invocation's loops after 65535 iterations in all, other devices may have a watchdog): make one application cheaper (fewer iterations), or give a block fewer elements (more workers)`,
+              values: { finished: s[7], expected, ...sums },
+            };
           }
-          if (s[0] === 2) return { ok: false, message: `kernel "${id}": ${nonFiniteResult(mode, port, s[1], [s[2], s[3]], [s[4], s[5]])}`, values: { element: s[1], left: [s[2], s[3]], right: [s[4], s[5]], ...sums } };
-          return { ok: false, message: `kernel "${id}": ${rangeViolation(mode, port, s[1], [s[2], s[3]], [s[4], s[5]])}`, values: { element: s[1], left: [s[2], s[3]], right: [s[4], s[5]], ...sums } };
+          if (s[0] === 2)
+            return {
+              ok: false,
+              message: `kernel "${id}": ${nonFiniteResult(mode, port, s[1], [s[2], s[3]], [s[4], s[5]])}`,
+              values: { element: s[1], left: [s[2], s[3]], right: [s[4], s[5]], ...sums },
+            };
+          return {
+            ok: false,
+            message: `kernel "${id}": ${rangeViolation(mode, port, s[1], [s[2], s[3]], [s[4], s[5]])}`,
+            values: { element: s[1], left: [s[2], s[3]], right: [s[4], s[5]], ...sums },
+          };
         },
         destroy() {
           status.destroy();

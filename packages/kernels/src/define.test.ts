@@ -88,7 +88,10 @@ describe('defineKernel', () => {
       version: '1.0',
       description: '',
       params: { n: { type: 'int', default: 0, min: 1, max: 10, description: 'n' }, mode: { type: 'enum', default: 'x', values: ['a'], description: 'm' } },
-      inputs: [{ name: 'a', type: vec }, { name: 'a', type: vec }],
+      inputs: [
+        { name: 'a', type: vec },
+        { name: 'a', type: vec },
+      ],
     });
     expect(problems).toEqual([
       'kernel "Sobel" id: "Sobel" is not a namespaced id (use <package>.<name> in lower case, e.g. "acme.sobel")',
@@ -103,7 +106,17 @@ describe('defineKernel', () => {
   it('names the params for which a port type function throws', () => {
     const problems = refused({
       ...sumDiff,
-      outputs: [{ name: 'sum', type: (p) => (Number(p.n) > 50_000 ? (() => { throw new Error('too big for one row'); })() : vec(p)) }],
+      outputs: [
+        {
+          name: 'sum',
+          type: (p) =>
+            Number(p.n) > 50_000
+              ? (() => {
+                  throw new Error('too big for one row');
+                })()
+              : vec(p),
+        },
+      ],
     });
     expect(problems).toEqual([expect.stringMatching(/^kernel "test.sumdiff" outputs.sum.type: throws \(too big for one row\) for params \{"n":100000\}/)]);
   });
@@ -111,7 +124,9 @@ describe('defineKernel', () => {
   it('refuses WGSL whose bindings do not follow the ports in order', () => {
     const swapped = SUMDIFF.replace('@binding(2) var<storage, read_write> sum', '@binding(2) var<storage, read> sum');
     expect(refused({ ...sumDiff, gpu: { ...(sumDiff.gpu as object), source: swapped } as KernelDefinition['gpu'] })).toEqual([
-      expect.stringContaining('kernel "test.sumdiff" gpu.source: bindings do not match the declared ports: binding 2 "sum" (line 4) is storage-read, but output "sum" needs var<storage, read_write>'),
+      expect.stringContaining(
+        'kernel "test.sumdiff" gpu.source: bindings do not match the declared ports: binding 2 "sum" (line 4) is storage-read, but output "sum" needs var<storage, read_write>',
+      ),
     ]);
     expect(bindingProblems(SUMDIFF, ['a', 'b'], ['sum'], 'required')).toEqual([
       'binding 3 "first" (line 5) is storage-read_write, but the uniforms needs var<uniform>',
@@ -120,7 +135,9 @@ describe('defineKernel', () => {
   });
 
   it('needs a twin or WGSL; a kernel with WGSL only runs on GPU PEs and its twin says so', () => {
-    expect(refused({ ...sumDiff, cpu: undefined, gpu: undefined })).toEqual(['kernel "test.sumdiff" cpu: has neither a CPU twin nor WGSL (give cpu: (firing) => ..., gpu: { source, passes }, or both)']);
+    expect(refused({ ...sumDiff, cpu: undefined, gpu: undefined })).toEqual([
+      'kernel "test.sumdiff" cpu: has neither a CPU twin nor WGSL (give cpu: (firing) => ..., gpu: { source, passes }, or both)',
+    ]);
     const gpuOnly = defineKernel({ ...sumDiff, cpu: undefined });
     expect(gpuOnly.gpuOnly).toBe(true);
     expect(() => runCpu(gpuOnly, {}, { a: new Float32Array(7), b: new Float32Array(7) })).toThrow(KernelError);
@@ -141,7 +158,9 @@ describe('defineKernel', () => {
       },
     });
     expect(portsFor(join, { n: 3, inputs: 5 }).inputs.map((p) => p.name)).toEqual(['in0', 'in1', 'in2', 'in3', 'in4']);
-    expect(refused({ ...sumDiff, inputs: [{ name: 'in', repeat: 'count', type: vec }] })).toEqual([expect.stringContaining('kernel "test.sumdiff" inputs[0].repeat: names "count", which is not an int param of this kernel')]);
+    expect(refused({ ...sumDiff, inputs: [{ name: 'in', repeat: 'count', type: vec }] })).toEqual([
+      expect.stringContaining('kernel "test.sumdiff" inputs[0].repeat: names "count", which is not an int param of this kernel'),
+    ]);
   });
 
   it('a manifest (data) back to a spec the designer can place: ports, variadic counts and types at the defaults', () => {
@@ -156,7 +175,11 @@ describe('defineKernel', () => {
     const slicer = defineKernel({
       ...sumDiff,
       id: 'test.slicer',
-      params: { ...sumDiff.params, slices: { type: 'int', default: 4, min: 1, max: 8, description: 'tokens per firing' }, inputs: { type: 'int', default: 2, min: 1, max: 4, description: 'inputs' } },
+      params: {
+        ...sumDiff.params,
+        slices: { type: 'int', default: 4, min: 1, max: 8, description: 'tokens per firing' },
+        inputs: { type: 'int', default: 2, min: 1, max: 4, description: 'inputs' },
+      },
       inputs: [{ name: 'in', repeat: 'inputs', type: vec, rate: (p) => Number(p.slices) }],
       outputs: [{ name: 'sum', type: vec, rate: 2 }],
       cpu: () => undefined,
@@ -168,8 +191,12 @@ describe('defineKernel', () => {
     expect(m.outputs[0]).toMatchObject({ name: 'sum', rate: 2 });
     expect(declaredRate(specFromManifest(JSON.parse(JSON.stringify(m))).outputs[0], {})).toBe(2);
     expect(kernelManifest(defineKernel(sumDiff)).inputs[0].rate).toBeUndefined();
-    expect(refused({ ...sumDiff, outputs: [{ name: 'sum', type: vec, rate: (p) => (Number(p.n) > 50_000 ? 0 : 1) }] })).toEqual([expect.stringMatching(/^kernel "test.sumdiff" outputs.sum.rate: gives 0, not a positive integer for params \{"n":100000\}/)]);
-    expect(refused({ ...sumDiff, outputs: [{ name: 'sum', type: vec, rate: 1.5 }] })).toEqual([expect.stringContaining('outputs.sum.rate: gives 1.5, not a positive integer')]);
+    expect(refused({ ...sumDiff, outputs: [{ name: 'sum', type: vec, rate: (p) => (Number(p.n) > 50_000 ? 0 : 1) }] })).toEqual([
+      expect.stringMatching(/^kernel "test.sumdiff" outputs.sum.rate: gives 0, not a positive integer for params \{"n":100000\}/),
+    ]);
+    expect(refused({ ...sumDiff, outputs: [{ name: 'sum', type: vec, rate: 1.5 }] })).toEqual([
+      expect.stringContaining('outputs.sum.rate: gives 1.5, not a positive integer'),
+    ]);
   });
 
   it('the built-ins went through the same checks, with a version and a package', () => {
@@ -203,7 +230,10 @@ describe('a defineKernel WGSL kernel on the WebGPU adapter', () => {
   });
 
   it('a module that does not compile is a KernelError naming the kernel and the line', async () => {
-    const k = defineKernel({ ...sumDiff, gpu: { ...(sumDiff.gpu as object), source: SUMDIFF.replace('a[gid.x] + b[gid.x]', 'a[gid.x] + nope') } as KernelDefinition['gpu'] });
+    const k = defineKernel({
+      ...sumDiff,
+      gpu: { ...(sumDiff.gpu as object), source: SUMDIFF.replace('a[gid.x] + b[gid.x]', 'a[gid.x] + nope') } as KernelDefinition['gpu'],
+    });
     const err = await GpuRunner.create(t.device, k, { n: 5 }).catch((e) => e);
     expect(err).toBeInstanceOf(KernelError);
     expect(err.message).toMatch(/^kernel "test.sumdiff": WGSL module "add" does not compile: .*nope.*\(line 9, column \d+\)/);

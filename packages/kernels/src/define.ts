@@ -1,6 +1,15 @@
 import { bindingProblems, defineKernelSpec, KernelDefinitionError, portsFor, type KernelProblem, type KernelSpecInput } from './definition.js';
 import { bindGroup, createPipeline, dispatchSize, packWords, uniformBuffer } from './gpu/pipeline.js';
-import { KernelError, type CpuFiring, type DispatchInfo, type FiringReport, type GpuExecutor, type GpuImplementation, type Kernel, type Params } from './types.js';
+import {
+  KernelError,
+  type CpuFiring,
+  type DispatchInfo,
+  type FiringReport,
+  type GpuExecutor,
+  type GpuImplementation,
+  type Kernel,
+  type Params,
+} from './types.js';
 
 // The public way to write a kernel: `defineKernel({...})`, for packages and built-ins alike.
 // A kernel's WGSL is one module (several entry points allowed) whose bindings follow its ports
@@ -62,8 +71,10 @@ export function defineKernel(def: KernelDefinition): Kernel {
     problems.push(...e.problems);
   }
   const id = String(rest.id ?? '(no id)');
-  if (cpu === undefined && gpu === undefined) problems.push({ kernel: id, path: 'cpu', message: 'has neither a CPU twin nor WGSL', hint: 'give cpu: (firing) => ..., gpu: { source, passes }, or both' });
-  if (cpu !== undefined && typeof cpu !== 'function') problems.push({ kernel: id, path: 'cpu', message: 'is not a function', hint: 'give cpu: ({ params, iteration, inputs, outputs, state }) => void' });
+  if (cpu === undefined && gpu === undefined)
+    problems.push({ kernel: id, path: 'cpu', message: 'has neither a CPU twin nor WGSL', hint: 'give cpu: (firing) => ..., gpu: { source, passes }, or both' });
+  if (cpu !== undefined && typeof cpu !== 'function')
+    problems.push({ kernel: id, path: 'cpu', message: 'is not a function', hint: 'give cpu: ({ params, iteration, inputs, outputs, state }) => void' });
   if (gpu !== undefined && !isLowLevel(gpu)) problems.push(...wgslProblems(id, gpu, spec));
   if (problems.length || !spec) throw new KernelDefinitionError(problems);
   const twin =
@@ -76,11 +87,19 @@ export function defineKernel(def: KernelDefinition): Kernel {
 
 function wgslProblems(id: string, gpu: WgslKernel, spec: ReturnType<typeof defineKernelSpec> | undefined): KernelProblem[] {
   const out: KernelProblem[] = [];
-  if (typeof gpu.source !== 'string' && typeof gpu.source !== 'function') out.push({ kernel: id, path: 'gpu.source', message: 'is neither WGSL text nor a function of the params giving it' });
-  if (!Array.isArray(gpu.passes) || !gpu.passes.length) out.push({ kernel: id, path: 'gpu.passes', message: 'lists no pass', hint: 'give passes: [{ entry: "main", threads: (p) => n }]' });
+  if (typeof gpu.source !== 'string' && typeof gpu.source !== 'function')
+    out.push({ kernel: id, path: 'gpu.source', message: 'is neither WGSL text nor a function of the params giving it' });
+  if (!Array.isArray(gpu.passes) || !gpu.passes.length)
+    out.push({ kernel: id, path: 'gpu.passes', message: 'lists no pass', hint: 'give passes: [{ entry: "main", threads: (p) => n }]' });
   else
     gpu.passes.forEach((p, i) => {
-      if (typeof p?.threads !== 'function' && typeof p?.workgroups !== 'function') out.push({ kernel: id, path: `gpu.passes[${i}]`, message: 'says neither threads nor workgroups', hint: 'give threads: (params) => n (1D) or workgroups: (params) => [x, y, z]' });
+      if (typeof p?.threads !== 'function' && typeof p?.workgroups !== 'function')
+        out.push({
+          kernel: id,
+          path: `gpu.passes[${i}]`,
+          message: 'says neither threads nor workgroups',
+          hint: 'give threads: (params) => n (1D) or workgroups: (params) => [x, y, z]',
+        });
     });
   if (out.length || !spec) return out;
   // Bindings are checked at the default params (a variadic module's text is made per params;
@@ -88,7 +107,13 @@ function wgslProblems(id: string, gpu: WgslKernel, spec: ReturnType<typeof defin
   const params: Params = {};
   for (const [name, p] of Object.entries(spec.params)) params[name] = p.default;
   const problem = bindingsProblem(gpu, spec, params);
-  if (problem) out.push({ kernel: id, path: 'gpu.source', message: problem, hint: 'bind the ports in order: inputs (var<storage, read>), outputs (var<storage, read_write>), then var<uniform> if the kernel has uniforms' });
+  if (problem)
+    out.push({
+      kernel: id,
+      path: 'gpu.source',
+      message: problem,
+      hint: 'bind the ports in order: inputs (var<storage, read>), outputs (var<storage, read_write>), then var<uniform> if the kernel has uniforms',
+    });
   return out;
 }
 
@@ -100,7 +125,12 @@ function bindingsProblem(gpu: WgslKernel, spec: ReturnType<typeof defineKernelSp
     return `the source function throws for params ${JSON.stringify(params)}: ${e instanceof Error ? e.message : String(e)}`;
   }
   const ports = portsFor(spec, params);
-  const problems = bindingProblems(source, ports.inputs.map((p) => p.name), ports.outputs.map((p) => p.name), gpu.uniforms ? 'required' : 'none');
+  const problems = bindingProblems(
+    source,
+    ports.inputs.map((p) => p.name),
+    ports.outputs.map((p) => p.name),
+    gpu.uniforms ? 'required' : 'none',
+  );
   return problems.length ? `bindings do not match the declared ports: ${problems.join('; ')}` : undefined;
 }
 
@@ -126,16 +156,25 @@ function wgslImplementation(id: string, gpu: WgslKernel, spec: ReturnType<typeof
       const entries: GPUBindGroupLayoutEntry[] = [
         ...ports.inputs.map((_, i) => ({ binding: i, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' as const } })),
         ...ports.outputs.map((_, i) => ({ binding: ports.inputs.length + i, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' as const } })),
-        ...(gpu.uniforms ? [{ binding: ports.inputs.length + ports.outputs.length, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' as const } }] : []),
+        ...(gpu.uniforms
+          ? [{ binding: ports.inputs.length + ports.outputs.length, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' as const } }]
+          : []),
       ];
-      const layout = device.createPipelineLayout({ bindGroupLayouts: [device.createBindGroupLayout({ entries, label: `${id}/layout` })], label: `${id}/layout` });
+      const layout = device.createPipelineLayout({
+        bindGroupLayouts: [device.createBindGroupLayout({ entries, label: `${id}/layout` })],
+        label: `${id}/layout`,
+      });
       const pipelines = await Promise.all(gpu.passes.map((pass) => createPipeline(device, id, pass.entry ?? 'main', source, pass.entry ?? 'main', layout)));
       const uniforms = gpu.uniforms ? uniformBuffer(device, packWords(gpu.uniforms(params, 0)), `${id}/uniforms`) : undefined;
       const plan = gpu.passes.map((pass) => ({ groups: groups(pass, params), count: pass.count?.(params) ?? 1 }));
       return {
         encode(encoder, firing) {
           if (uniforms) device.queue.writeBuffer(uniforms, 0, packWords(gpu.uniforms!(params, firing.iteration)));
-          const buffers = [...ports.inputs.map((p) => firing.inputs[p.name]), ...ports.outputs.map((p) => firing.outputs[p.name]), ...(uniforms ? [uniforms] : [])];
+          const buffers = [
+            ...ports.inputs.map((p) => firing.inputs[p.name]),
+            ...ports.outputs.map((p) => firing.outputs[p.name]),
+            ...(uniforms ? [uniforms] : []),
+          ];
           pipelines.forEach((pipeline, i) => {
             const group = bindGroup(device, pipeline, buffers);
             for (let c = 0; c < plan[i].count; c++) {

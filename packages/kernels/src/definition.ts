@@ -41,9 +41,11 @@ export function checkKernelSpec(spec: KernelSpec): KernelProblem[] {
   const out: KernelProblem[] = [];
   const id = typeof spec?.id === 'string' && spec.id ? spec.id : '(no id)';
   const bad = (path: string, message: string, hint?: string) => out.push({ kernel: id, path, message, hint });
-  if (typeof spec !== 'object' || spec === null) return [{ kernel: id, path: '', message: 'is not an object', hint: 'pass defineKernel({ id, version, ... })' }];
+  if (typeof spec !== 'object' || spec === null)
+    return [{ kernel: id, path: '', message: 'is not an object', hint: 'pass defineKernel({ id, version, ... })' }];
   if (!ID.test(String(spec.id))) bad('id', `"${String(spec.id)}" is not a namespaced id`, 'use <package>.<name> in lower case, e.g. "acme.sobel"');
-  if (typeof spec.version !== 'string' || !SEMVER.test(spec.version)) bad('version', `"${String(spec.version)}" is not a semver version`, 'use MAJOR.MINOR.PATCH, e.g. "1.0.0"');
+  if (typeof spec.version !== 'string' || !SEMVER.test(spec.version))
+    bad('version', `"${String(spec.version)}" is not a semver version`, 'use MAJOR.MINOR.PATCH, e.g. "1.0.0"');
   if (typeof spec.description !== 'string' || !spec.description.trim()) bad('description', 'is empty', 'say in a sentence what one firing computes');
   if (typeof spec.cost !== 'function') bad('cost', 'is not a function', 'give cost: (params) => ({ flops, bytes }) for one firing');
   const params = spec.params ?? {};
@@ -60,13 +62,20 @@ export function checkKernelSpec(spec: KernelSpec): KernelProblem[] {
       if (typeof port?.type !== 'function') bad(`${at}.type`, 'is not a function', 'give type: (params) => ({ kind, element, shape })');
       if (port?.repeat !== undefined) {
         const p = params[port.repeat];
-        if (!p || p.type !== 'int') bad(`${at}.repeat`, `names "${port.repeat}", which is not an int param of this kernel`, 'declare an int param (e.g. inputs: { type: "int", default: 2, min: 1, max: 16 }) and name it here');
+        if (!p || p.type !== 'int')
+          bad(
+            `${at}.repeat`,
+            `names "${port.repeat}", which is not an int param of this kernel`,
+            'declare an int param (e.g. inputs: { type: "int", default: 2, min: 1, max: 16 }) and name it here',
+          );
       }
-      if (port?.rate !== undefined && typeof port.rate !== 'number' && typeof port.rate !== 'function') bad(`${at}.rate`, 'is neither a number nor a function', 'give rate: a positive integer, or (params) => a positive integer');
+      if (port?.rate !== undefined && typeof port.rate !== 'number' && typeof port.rate !== 'function')
+        bad(`${at}.rate`, 'is neither a number nor a function', 'give rate: a positive integer, or (params) => a positive integer');
     });
   }
   const names = [...(spec.inputs ?? []), ...(spec.outputs ?? [])].map((p) => p?.name);
-  for (const n of new Set(names.filter((n, i) => names.indexOf(n) !== i))) bad('inputs', `two ports are named "${n}"`, 'give every input and output its own name');
+  for (const n of new Set(names.filter((n, i) => names.indexOf(n) !== i)))
+    bad('inputs', `two ports are named "${n}"`, 'give every input and output its own name');
   if (spec.split !== undefined) checkSplit(spec, bad);
   if (out.length) return out;
   // A type function that throws or gives no valid type for some params the kernel accepts is
@@ -86,12 +95,20 @@ export function checkKernelSpec(spec: KernelSpec): KernelProblem[] {
       for (const port of ports[side]) {
         const problem = typeProblem(port, probe);
         if (problem) {
-          bad(`${side}.${port.name}.type`, `${problem} for params ${JSON.stringify(probe)}`, 'make the type function accept every value in the params\' ranges, or narrow the ranges');
+          bad(
+            `${side}.${port.name}.type`,
+            `${problem} for params ${JSON.stringify(probe)}`,
+            "make the type function accept every value in the params' ranges, or narrow the ranges",
+          );
           failed = true;
         }
         const wrongRate = rateProblem(port, probe);
         if (wrongRate) {
-          bad(`${side}.${port.name}.rate`, `${wrongRate} for params ${JSON.stringify(probe)}`, 'give a positive integer (tokens per firing) for every value in the params\' ranges');
+          bad(
+            `${side}.${port.name}.rate`,
+            `${wrongRate} for params ${JSON.stringify(probe)}`,
+            "give a positive integer (tokens per firing) for every value in the params' ranges",
+          );
           failed = true;
         }
       }
@@ -102,7 +119,8 @@ export function checkKernelSpec(spec: KernelSpec): KernelProblem[] {
     if (probe !== base) continue;
     try {
       const c = spec.cost(probe);
-      if (!Number.isFinite(c?.flops) || !Number.isFinite(c?.bytes) || c.flops < 0 || c.bytes < 0) bad('cost', `gives ${JSON.stringify(c)} for params ${JSON.stringify(probe)}`, 'return { flops, bytes }, finite and >= 0');
+      if (!Number.isFinite(c?.flops) || !Number.isFinite(c?.bytes) || c.flops < 0 || c.bytes < 0)
+        bad('cost', `gives ${JSON.stringify(c)} for params ${JSON.stringify(probe)}`, 'return { flops, bytes }, finite and >= 0');
     } catch (e) {
       bad('cost', `throws for params ${JSON.stringify(probe)}: ${messageOf(e)}`);
     }
@@ -119,19 +137,36 @@ function checkSplit(spec: KernelSpec, bad: (path: string, message: string, hint?
   for (const field of ['count', 'index', 'range'] as const) {
     const name = split[field];
     const p = typeof name === 'string' ? spec.params?.[name] : undefined;
-    if (!p || p.type !== 'int') bad(`split.${field}`, `names ${JSON.stringify(name)}, which is not an int param of this kernel`, `declare an int param and name it here (${field === 'count' ? 'K, how many shares' : field === 'index' ? 'j < K, this share' : 'the bound on K'})`);
-    else if (named.has(name)) bad(`split.${field}`, `names "${name}", already named by another split field`, 'count, index and range are three different params');
+    if (!p || p.type !== 'int')
+      bad(
+        `split.${field}`,
+        `names ${JSON.stringify(name)}, which is not an int param of this kernel`,
+        `declare an int param and name it here (${field === 'count' ? 'K, how many shares' : field === 'index' ? 'j < K, this share' : 'the bound on K'})`,
+      );
+    else if (named.has(name))
+      bad(`split.${field}`, `names "${name}", already named by another split field`, 'count, index and range are three different params');
     named.add(name);
   }
-  if (split.combine !== 'sum') bad('split.combine', `${JSON.stringify(split.combine)} is not a combine rule`, 'use "sum" (the shares\' outputs added in share order)');
+  if (split.combine !== 'sum')
+    bad('split.combine', `${JSON.stringify(split.combine)} is not a combine rule`, 'use "sum" (the shares\' outputs added in share order)');
   if (spec.ports !== undefined) bad('split', 'is declared on a kernel whose ports come from its params', 'a split kernel declares its one output in outputs');
   const outs = Array.isArray(spec.outputs) ? spec.outputs : [];
-  if (outs.length !== 1 || outs[0]?.repeat !== undefined) return bad('outputs', `a split kernel has exactly one output; this one has ${outs[0]?.repeat !== undefined ? 'a repeated output' : outs.length}`, 'give it one output: the shares\' outputs are summed into it');
+  if (outs.length !== 1 || outs[0]?.repeat !== undefined)
+    return bad(
+      'outputs',
+      `a split kernel has exactly one output; this one has ${outs[0]?.repeat !== undefined ? 'a repeated output' : outs.length}`,
+      "give it one output: the shares' outputs are summed into it",
+    );
   try {
     const base: Params = {};
     for (const [name, p] of Object.entries(spec.params ?? {})) base[name] = p.default;
     const t = outs[0].type(base);
-    if (t?.element !== 'f32') bad(`outputs.${outs[0].name}.type`, `a split kernel's output has element f32; this one has ${String(t?.element)}`, 'sum shares in f32, or drop the split');
+    if (t?.element !== 'f32')
+      bad(
+        `outputs.${outs[0].name}.type`,
+        `a split kernel's output has element f32; this one has ${String(t?.element)}`,
+        'sum shares in f32, or drop the split',
+      );
   } catch {
     // The port probe below names a type function that throws.
   }
@@ -140,13 +175,16 @@ function checkSplit(spec: KernelSpec, bad: (path: string, message: string, hint?
 function checkParam(name: string, p: ParamSpec, bad: (path: string, message: string, hint?: string) => void): void {
   const at = `params.${name}`;
   if (!PORT.test(name)) bad(at, `"${name}" is not a param name`, 'use letters, digits and _, starting with a letter');
-  if (!['int', 'float', 'bool', 'enum', 'string'].includes(p?.type)) return bad(`${at}.type`, `"${String(p?.type)}" is not a param type`, 'use int, float, bool, enum or string');
+  if (!['int', 'float', 'bool', 'enum', 'string'].includes(p?.type))
+    return bad(`${at}.type`, `"${String(p?.type)}" is not a param type`, 'use int, float, bool, enum or string');
   if (typeof p.description !== 'string' || !p.description.trim()) bad(`${at}.description`, 'is empty', 'say what the param sets (and its unit)');
   const d = p.default;
   if (p.type === 'int' || p.type === 'float') {
-    if (typeof d !== 'number' || !Number.isFinite(d) || (p.type === 'int' && !Number.isInteger(d))) return bad(`${at}.default`, `${JSON.stringify(d)} is not ${p.type === 'int' ? 'an integer' : 'a number'}`);
+    if (typeof d !== 'number' || !Number.isFinite(d) || (p.type === 'int' && !Number.isInteger(d)))
+      return bad(`${at}.default`, `${JSON.stringify(d)} is not ${p.type === 'int' ? 'an integer' : 'a number'}`);
     if (p.min !== undefined && p.max !== undefined && p.min > p.max) bad(`${at}.min`, `min ${p.min} is above max ${p.max}`);
-    if ((p.min !== undefined && d < p.min) || (p.max !== undefined && d > p.max)) bad(`${at}.default`, `${d} is outside its range ${p.min ?? '-inf'} .. ${p.max ?? 'inf'}`, 'pick a default within the range');
+    if ((p.min !== undefined && d < p.min) || (p.max !== undefined && d > p.max))
+      bad(`${at}.default`, `${d} is outside its range ${p.min ?? '-inf'} .. ${p.max ?? 'inf'}`, 'pick a default within the range');
   } else if (p.type === 'bool') {
     if (typeof d !== 'boolean') bad(`${at}.default`, `${JSON.stringify(d)} is not true or false`);
   } else if (p.type === 'enum') {
@@ -164,7 +202,8 @@ function probes(spec: KernelSpec): Params[] {
     if (p.type !== 'int' && p.type !== 'float') continue;
     // A repeated port's count at its max would make thousands of ports: its min and one more do.
     const repeat = [...spec.inputs, ...spec.outputs].some((x) => x.repeat === name);
-    for (const v of [p.min, repeat && p.min !== undefined ? Math.min(p.max ?? p.min + 1, p.min + 1) : p.max]) if (v !== undefined && v !== p.default) out.push({ ...base, [name]: v });
+    for (const v of [p.min, repeat && p.min !== undefined ? Math.min(p.max ?? p.min + 1, p.min + 1) : p.max])
+      if (v !== undefined && v !== p.default) out.push({ ...base, [name]: v });
   }
   return out;
 }
@@ -176,7 +215,8 @@ function typeProblem(port: PortSpec, params: Params): string | undefined {
   } catch (e) {
     return `throws (${messageOf(e)})`;
   }
-  if (!t || typeof t.kind !== 'string' || !(t.element in ELEMENT_BYTES) || !Array.isArray(t.shape)) return `gives ${JSON.stringify(t)}, not a data type { kind, element: f32|u32|i32|u8, shape }`;
+  if (!t || typeof t.kind !== 'string' || !(t.element in ELEMENT_BYTES) || !Array.isArray(t.shape))
+    return `gives ${JSON.stringify(t)}, not a data type { kind, element: f32|u32|i32|u8, shape }`;
   if (!t.shape.every((d) => Number.isInteger(d) && d >= 1)) return `gives shape [${t.shape.join(', ')}], not positive integers`;
   return undefined;
 }
@@ -230,7 +270,12 @@ export function portsFor(spec: KernelSpec, params: Params): { inputs: PortSpec[]
       list.flatMap((p) => {
         if (!p.repeat) return [p];
         return Array.from({ length: countOf(spec, p, params) }, (_, i) => {
-          const copy: PortSpec = { name: `${p.name}${i}`, description: p.description, type: (q: Params) => p.type(q, i), ...(p.rate !== undefined ? { rate: p.rate } : {}) };
+          const copy: PortSpec = {
+            name: `${p.name}${i}`,
+            description: p.description,
+            type: (q: Params) => p.type(q, i),
+            ...(p.rate !== undefined ? { rate: p.rate } : {}),
+          };
           copyIndex.set(copy, i);
           return copy;
         });
@@ -317,7 +362,13 @@ export function kernelManifest(spec: KernelSpec & { cpu?: unknown; gpu?: unknown
     } catch {
       rate = undefined;
     }
-    return { name: p.name, ...(p.description ? { description: p.description } : {}), type, ...(p.repeat ? { repeat: p.repeat } : {}), ...(rate !== undefined ? { rate } : {}) };
+    return {
+      name: p.name,
+      ...(p.description ? { description: p.description } : {}),
+      type,
+      ...(p.repeat ? { repeat: p.repeat } : {}),
+      ...(rate !== undefined ? { rate } : {}),
+    };
   };
   // Params as plain data: a JSON round trip drops nothing a ParamSpec holds.
   const params = JSON.parse(JSON.stringify(spec.params)) as Record<string, ParamSpec>;
@@ -351,7 +402,8 @@ function binaryWords(spec: KernelSpec, params: Params): number {
 }
 
 /** What a definition may leave out: title and category default from the id, params and ports to none. */
-export type KernelSpecInput = Omit<KernelSpec, 'title' | 'category' | 'params' | 'inputs' | 'outputs'> & Partial<Pick<KernelSpec, 'title' | 'category' | 'params' | 'inputs' | 'outputs'>>;
+export type KernelSpecInput = Omit<KernelSpec, 'title' | 'category' | 'params' | 'inputs' | 'outputs'> &
+  Partial<Pick<KernelSpec, 'title' | 'category' | 'params' | 'inputs' | 'outputs'>>;
 
 /** A checked spec (no implementation): what the built-ins' spec files and `defineKernel` both go through. Throws KernelDefinitionError. */
 export function defineKernelSpec(input: KernelSpecInput): KernelSpec {
@@ -407,7 +459,10 @@ export function wgslBindings(source: string): WgslBinding[] {
 export function bindingProblems(source: string, inputs: readonly string[], outputs: readonly string[], uniform: 'required' | 'optional' | 'none'): string[] {
   const found = wgslBindings(source);
   const problems: string[] = [];
-  const want = [...inputs.map((p) => ({ port: `input "${p}"`, kind: 'storage-read', decl: 'var<storage, read>' })), ...outputs.map((p) => ({ port: `output "${p}"`, kind: 'storage-read_write', decl: 'var<storage, read_write>' }))];
+  const want = [
+    ...inputs.map((p) => ({ port: `input "${p}"`, kind: 'storage-read', decl: 'var<storage, read>' })),
+    ...outputs.map((p) => ({ port: `output "${p}"`, kind: 'storage-read_write', decl: 'var<storage, read_write>' })),
+  ];
   if (uniform !== 'none') want.push({ port: 'the uniforms', kind: 'uniform', decl: 'var<uniform>' });
   want.forEach((w, i) => {
     const b = found.find((x) => x.group === 0 && x.binding === i);
@@ -416,7 +471,10 @@ export function bindingProblems(source: string, inputs: readonly string[], outpu
     } else if (b.kind !== w.kind) problems.push(`binding ${i} "${b.name}" (line ${b.line}) is ${b.kind}, but ${w.port} needs ${w.decl}`);
   });
   for (const b of found) {
-    if (b.group !== 0 || b.binding >= want.length) problems.push(`@group(${b.group}) @binding(${b.binding}) "${b.name}" (line ${b.line}) matches no declared port (ports bind 0..${want.length - 1} of group 0 in order: ${want.map((w) => w.port).join(', ') || 'none'})`);
+    if (b.group !== 0 || b.binding >= want.length)
+      problems.push(
+        `@group(${b.group}) @binding(${b.binding}) "${b.name}" (line ${b.line}) matches no declared port (ports bind 0..${want.length - 1} of group 0 in order: ${want.map((w) => w.port).join(', ') || 'none'})`,
+      );
   }
   return problems;
 }

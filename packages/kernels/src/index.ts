@@ -4,7 +4,16 @@
 export * from './specs.js';
 export { getKernel } from './registry.js';
 export { defineKernel, LINEAR_ID, type KernelDefinition, type WgslKernel, type WgslPass } from './define.js';
-export { defineBinaryKernel, binaryKernel, rangeViolation, nonFiniteResult, MAX_COUNTERS, type ApplyInfo, type BinaryApply, type BinaryKernelDefinition } from './define-binary.js';
+export {
+  defineBinaryKernel,
+  binaryKernel,
+  rangeViolation,
+  nonFiniteResult,
+  MAX_COUNTERS,
+  type ApplyInfo,
+  type BinaryApply,
+  type BinaryKernelDefinition,
+} from './define-binary.js';
 export { mulmod } from './scan/index.js';
 export { increment, expectedValue, parseIncrements } from './matrix/index.js';
 export { patternSpectrum, predominantSize } from './granulometry/morphology.js';

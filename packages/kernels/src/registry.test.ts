@@ -17,7 +17,11 @@ describe('the kernel registry', () => {
       expect(k.title && k.category && k.description).toBeTruthy();
       expect(k.gpu, k.id).toBeDefined();
       const defaults = Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, s.default]));
-      for (const port of [...k.inputs, ...k.outputs]) expect(port.type(defaults).shape.every((d) => Number.isInteger(d) && d > 0), `${k.id}.${port.name}`).toBe(true);
+      for (const port of [...k.inputs, ...k.outputs])
+        expect(
+          port.type(defaults).shape.every((d) => Number.isInteger(d) && d > 0),
+          `${k.id}.${port.name}`,
+        ).toBe(true);
       const c = k.cost(defaults);
       expect(c.bytes).toBeGreaterThan(0);
       expect(c.flops).toBeGreaterThanOrEqual(0);
@@ -58,7 +62,15 @@ describe('WGSL compile errors', () => {
 
   it('every registered kernel prepares with its default params scaled down and records exactly the dispatches it declares', async () => {
     for (const k of listKernels().map((s) => getKernel(s.id))) {
-      const small = withDefaults(k, Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, typeof s.default === 'number' && ['elements', 'pixels', 'voxels'].includes(s.unit ?? '') ? Math.min(Number(s.default), 32) : s.default])));
+      const small = withDefaults(
+        k,
+        Object.fromEntries(
+          Object.entries(k.params).map(([n, s]) => [
+            n,
+            typeof s.default === 'number' && ['elements', 'pixels', 'voxels'].includes(s.unit ?? '') ? Math.min(Number(s.default), 32) : s.default,
+          ]),
+        ),
+      );
       const exec = await k.gpu!.prepare(t.device, small);
       const buffers = (ports: typeof k.inputs) => Object.fromEntries(ports.map((p) => [p.name, storageBuffer(t.device, dataTypeBytes(p.type(small)))]));
       const ports = portsFor(k, small);

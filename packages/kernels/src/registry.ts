@@ -12,7 +12,11 @@ import { findKernel } from './specs.js';
 // The kernels as the agents execute them: each spec (specs.ts) joined to its CPU twin and WGSL.
 export { listKernels, findKernel, registerKernels, nearestKernels, withDefaults, dataTypeBytes, sameDataType, formatDataType } from './specs.js';
 
-const byId = new Map<string, Kernel>([...matrixKernels, ...granulometryKernels, ...saliencyKernels, ...customKernels, ...genericKernels, ...mlemKernels, ...scanKernels, ...reg2dKernels].map((k) => [k.id, k]));
+const byId = new Map<string, Kernel>(
+  [...matrixKernels, ...granulometryKernels, ...saliencyKernels, ...customKernels, ...genericKernels, ...mlemKernels, ...scanKernels, ...reg2dKernels].map(
+    (k) => [k.id, k],
+  ),
+);
 
 /**
  * The kernel with its implementations; throws a KernelError (not a crash) for an id that is not

@@ -32,7 +32,9 @@ describe('the specs entry (@pipeloom/kernels/specs)', () => {
 
   it('while the full entry loads both (the check sees what it looks for)', async () => {
     const files = await loaded('./index.ts');
-    expect(files.filter((f) => WGSL.test(f.text)).map((f) => f.file)).toEqual(expect.arrayContaining(['saliency/wgsl.ts', 'matrix/index.ts', 'gpu/pipeline.ts']));
+    expect(files.filter((f) => WGSL.test(f.text)).map((f) => f.file)).toEqual(
+      expect.arrayContaining(['saliency/wgsl.ts', 'matrix/index.ts', 'gpu/pipeline.ts']),
+    );
     expect(files.filter((f) => DECODER.test(f.text)).map((f) => f.file)).toEqual(['saliency/image-file.ts']);
   }, 60_000);
 

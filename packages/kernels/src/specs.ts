@@ -13,16 +13,56 @@ import { barrierSpecs, knownSpecs, scanSpecs } from './scan/spec.js';
 import { reg2dSpecs } from './reg2d/spec.js';
 
 export * from './types.js';
-export { bindingProblems, checkKernelSpec, declaredRate, defineKernelSpec, specFromManifest, formatKernelProblem, wgslBindings, type WgslBinding, kernelManifest, majorOf, portsFor, specFor, KernelDefinitionError, type KernelManifest, type KernelProblem, type KernelSpecInput, type PortManifest } from './definition.js';
+export {
+  bindingProblems,
+  checkKernelSpec,
+  declaredRate,
+  defineKernelSpec,
+  specFromManifest,
+  formatKernelProblem,
+  wgslBindings,
+  type WgslBinding,
+  kernelManifest,
+  majorOf,
+  portsFor,
+  specFor,
+  KernelDefinitionError,
+  type KernelManifest,
+  type KernelProblem,
+  type KernelSpecInput,
+  type PortManifest,
+} from './definition.js';
 export { mulberry32 } from './random.js';
 export { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, MAX_VECTOR } from './custom/spec.js';
 export { SALIENCY_PATHWAY } from './saliency/spec.js';
 export { GENERIC_SUM, GENERIC_WORK } from './generic/spec.js';
-export { BINARY_MODES, EMPTY_HI, EMPTY_LO, MAX_COUNT, MAX_WORDS, SCAN_ELEMENT, applications, binaryPorts, scanElementType, type BinaryMode } from './binary-modes.js';
+export {
+  BINARY_MODES,
+  EMPTY_HI,
+  EMPTY_LO,
+  MAX_COUNT,
+  MAX_WORDS,
+  SCAN_ELEMENT,
+  applications,
+  binaryPorts,
+  scanElementType,
+  type BinaryMode,
+} from './binary-modes.js';
 export { binaryKernelSpec, type BinaryOperatorSpec } from './binary.js';
 export { MULMOD_PRIME, SCAN_BARRIER } from './scan/spec.js';
 
-const builtins: KernelSpec[] = [...matrixSpecs, ...granulometrySpecs, ...saliencySpecs, ...customSpecs, ...genericSpecs, ...mlemSpecs, ...scanSpecs, ...knownSpecs, ...barrierSpecs, ...reg2dSpecs];
+const builtins: KernelSpec[] = [
+  ...matrixSpecs,
+  ...granulometrySpecs,
+  ...saliencySpecs,
+  ...customSpecs,
+  ...genericSpecs,
+  ...mlemSpecs,
+  ...scanSpecs,
+  ...knownSpecs,
+  ...barrierSpecs,
+  ...reg2dSpecs,
+];
 
 // One registry per process (or worker): the built-ins, then the kernels of the packages the
 // operator named (`--kernels`), registered by the loader. A package kernel is registered whole
@@ -48,7 +88,12 @@ export function registerKernels(kernels: readonly KernelSpec[], from: string): K
   for (const k of kernels) {
     const earlier = byId.get(k.id);
     if (earlier) {
-      problems.push({ kernel: k.id, path: '', message: `is defined by both ${earlier.package ?? 'builtin'} and ${from}`, hint: 'load only one of them, or rename one kernel' });
+      problems.push({
+        kernel: k.id,
+        path: '',
+        message: `is defined by both ${earlier.package ?? 'builtin'} and ${from}`,
+        hint: 'load only one of them, or rename one kernel',
+      });
       continue;
     }
     const tagged = { ...k, package: from };

@@ -12,7 +12,6 @@ import { kernelsHelp, loadTimeoutHelp } from './option-help.js';
 
 // `pipeloom agent`: serve this host's PEs to coordinators.
 
-
 const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token-file FILE [options]
 
   --name NAME          host id this agent serves (the document's host id)
@@ -89,7 +88,9 @@ function readToken(flag: string | undefined, file: string | undefined): string |
     if (statSync(file).mode & 0o077) console.error(`pipeloom agent: warning: ${from} can be read by other users (chmod 600 ${file})`);
   }
   if (token && token.length < MIN_TOKEN_LENGTH) {
-    console.error(`pipeloom agent: the token from ${from} has ${token.length} character${token.length === 1 ? '' : 's'}; it needs at least ${MIN_TOKEN_LENGTH} (make one with: openssl rand -hex 16)`);
+    console.error(
+      `pipeloom agent: the token from ${from} has ${token.length} character${token.length === 1 ? '' : 's'}; it needs at least ${MIN_TOKEN_LENGTH} (make one with: openssl rand -hex 16)`,
+    );
     return undefined;
   }
   return token;
@@ -100,7 +101,30 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'agent',
     argv,
-    { name: str, port: str, token: str, 'token-file': str, host: str, cert: str, key: str, 'allow-origin': str, backend: str, 'emulate-gpus': str, 'cpu-memory': str, 'link-rate': str, 'max-message': str, 'max-rate': str, 'login-timeout': str, 'max-pending': str, 'max-pending-per-address': str, 'allow-wgsl': { type: 'boolean' }, 'cpu-only': { type: 'boolean' }, 'kernel-timeout': str, 'kernel-load-timeout': str, kernels: { type: 'string', multiple: true } },
+    {
+      name: str,
+      port: str,
+      token: str,
+      'token-file': str,
+      host: str,
+      cert: str,
+      key: str,
+      'allow-origin': str,
+      backend: str,
+      'emulate-gpus': str,
+      'cpu-memory': str,
+      'link-rate': str,
+      'max-message': str,
+      'max-rate': str,
+      'login-timeout': str,
+      'max-pending': str,
+      'max-pending-per-address': str,
+      'allow-wgsl': { type: 'boolean' },
+      'cpu-only': { type: 'boolean' },
+      'kernel-timeout': str,
+      'kernel-load-timeout': str,
+      kernels: { type: 'string', multiple: true },
+    },
     HELP,
   );
   if (!args.ok) return args.code;
@@ -113,7 +137,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (!name.trim()) {
     // Usually a deploy file's variable that expands to nothing (the systemd unit's PIPELOOM_HOST_ID).
-    console.error(`pipeloom agent: --name is empty: give this host's id in the documents (in the systemd unit: PIPELOOM_HOST_ID=... in /etc/pipeloom/agent.env)`);
+    console.error(
+      `pipeloom agent: --name is empty: give this host's id in the documents (in the systemd unit: PIPELOOM_HOST_ID=... in /etc/pipeloom/agent.env)`,
+    );
     return 1;
   }
   const given = readToken(f.get('token'), f.get('token-file'));
@@ -124,7 +150,16 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`pipeloom agent: no --token-file, PIPELOOM_TOKEN or --token given; generated ${token}`);
   }
   const nums: Record<string, number> = {};
-  for (const [flag, def] of [['port', 7070], ['emulate-gpus', 0], ['link-rate', 0], ['cpu-memory', 0], ['max-message', 16 << 20], ['max-rate', 2000], ['max-pending', DEFAULT_LIMITS.maxPending], ['max-pending-per-address', DEFAULT_LIMITS.maxPendingPerAddress]] as const) {
+  for (const [flag, def] of [
+    ['port', 7070],
+    ['emulate-gpus', 0],
+    ['link-rate', 0],
+    ['cpu-memory', 0],
+    ['max-message', 16 << 20],
+    ['max-rate', 2000],
+    ['max-pending', DEFAULT_LIMITS.maxPending],
+    ['max-pending-per-address', DEFAULT_LIMITS.maxPendingPerAddress],
+  ] as const) {
     const raw = f.get(flag);
     const v = raw === undefined ? def : Number(raw);
     if (!Number.isInteger(v) || v < 0) {
@@ -151,7 +186,9 @@ export async function main(argv: string[]): Promise<number> {
     const file = f.get(flag);
     const problem = file === undefined ? undefined : unreadable(file);
     if (problem) {
-      console.error(`pipeloom agent: --${flag} ${file}: ${problem}. Give the PEM files of this host's certificate and key, or make a self-signed pair with: openssl req -x509 -newkey rsa:2048 -nodes -days 365 -keyout key.pem -out cert.pem -subj /CN=HOST -addext subjectAltName=DNS:HOST (HOST: the name coordinators dial)`);
+      console.error(
+        `pipeloom agent: --${flag} ${file}: ${problem}. Give the PEM files of this host's certificate and key, or make a self-signed pair with: openssl req -x509 -newkey rsa:2048 -nodes -days 365 -keyout key.pem -out cert.pem -subj /CN=HOST -addext subjectAltName=DNS:HOST (HOST: the name coordinators dial)`,
+      );
       return 1;
     }
   }
@@ -160,7 +197,13 @@ export async function main(argv: string[]): Promise<number> {
   const packages = await loadKernelPackages((args.values.kernels as unknown as string[] | undefined) ?? [], process.cwd(), { loadTimeoutMs, restart: true });
   for (const p of packages.problems) console.error(`pipeloom agent: ${p}`);
   if (packages.problems.length) return 2;
-  const devices = await discover({ host: name, backend: f.get('backend'), emulateGpus: nums['emulate-gpus'], cpuOnly: args.values['cpu-only'] === true, cpuMemory: nums['cpu-memory'] || undefined });
+  const devices = await discover({
+    host: name,
+    backend: f.get('backend'),
+    emulateGpus: nums['emulate-gpus'],
+    cpuOnly: args.values['cpu-only'] === true,
+    cpuMemory: nums['cpu-memory'] || undefined,
+  });
   if (packages.packages.length) {
     // PE threads load the same files (runtime/pe-worker-boot.mjs).
     process.env[KERNELS_ENV] = JSON.stringify(packages.packages.map((p) => ({ name: p.name, file: p.file })));
@@ -182,7 +225,13 @@ export async function main(argv: string[]): Promise<number> {
       bind: f.get('host'),
       cert: f.get('cert'),
       key: f.get('key'),
-      allowOrigins: f.get('allow-origin') ? f.get('allow-origin')!.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+      allowOrigins: f.get('allow-origin')
+        ? f
+            .get('allow-origin')!
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : undefined,
       linkRate: nums['link-rate'],
       allowWgsl,
       kernels: listKernels().map(kernelManifest),

@@ -87,7 +87,10 @@ export async function openAgents(command: string, cluster: LocalCluster, f: Agen
   let urls: string[];
   let token: string;
   if (typeof f.agents === 'string') {
-    urls = f.agents.split(',').map((s) => s.trim()).filter(Boolean);
+    urls = f.agents
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     token = f.token ?? process.env.PIPELOOM_TOKEN ?? '';
     if (!token) {
       console.error(`pipeloom ${command}: --agents needs --token (or env PIPELOOM_TOKEN)`);
@@ -97,7 +100,12 @@ export async function openAgents(command: string, cluster: LocalCluster, f: Agen
     local = await spawnLocalAgents(cluster.hosts, {
       gpus: cluster.gpus,
       linkRate: f.linkRate,
-      args: [...(f.allowWgsl ? ['--allow-wgsl'] : []), ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : []), ...(f.kernelLoadTimeout !== undefined ? ['--kernel-load-timeout', String(f.kernelLoadTimeout)] : []), ...(f.kernels ?? []).flatMap((k) => ['--kernels', k])],
+      args: [
+        ...(f.allowWgsl ? ['--allow-wgsl'] : []),
+        ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : []),
+        ...(f.kernelLoadTimeout !== undefined ? ['--kernel-load-timeout', String(f.kernelLoadTimeout)] : []),
+        ...(f.kernels ?? []).flatMap((k) => ['--kernels', k]),
+      ],
       // Their log stays quiet, except a local agent that goes (a crash in native GPU code says
       // nothing else) and its supervisor's words: the run's failure names the host, these say
       // how it ended and that it is back for the next run.
@@ -182,7 +190,9 @@ export function exitOf(result: RunResult, interrupt: Interrupt): number {
   if (interrupt.interrupted) return EXIT_INTERRUPTED;
   if (!result.ok) {
     const f = result.failure!;
-    console.error(`pipeloom run: failed on host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`);
+    console.error(
+      `pipeloom run: failed on host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`,
+    );
     return EXIT.failure;
   }
   return EXIT.ok;

@@ -25,7 +25,13 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
 }
 
 /** Reads `--name` as one of `choices`; prints the problem and returns undefined when it is not. */
-export function choice<C extends string>(command: string, name: string, value: string | boolean | undefined, choices: readonly C[], fallback: C): C | undefined {
+export function choice<C extends string>(
+  command: string,
+  name: string,
+  value: string | boolean | undefined,
+  choices: readonly C[],
+  fallback: C,
+): C | undefined {
   if (value === undefined) return fallback;
   if (typeof value === 'string' && (choices as readonly string[]).includes(value)) return value as C;
   console.error(`pipeloom ${command}: --${name} must be one of ${choices.join(', ')}, not "${String(value)}"`);

@@ -27,7 +27,9 @@ describe('pipeloom calibrate', () => {
       ['matrix.consume cpu@h1', 'matrix.increment gpu0@h0', 'matrix.increment gpu0@h1', 'matrix.produce cpu@h0'].flatMap((k) => [`${k} false`, `${k} true`]),
     );
     expect(c.firings.every((f) => f.seconds > 0)).toBe(true);
-    expect(new Set(c.transfers.map((t) => `${t.from}->${t.to}`))).toEqual(new Set(['cpu@h0->gpu0@h0', 'gpu0@h0->cpu@h0', 'cpu@h0->cpu@h1', 'cpu@h1->gpu0@h1', 'gpu0@h1->cpu@h1']));
+    expect(new Set(c.transfers.map((t) => `${t.from}->${t.to}`))).toEqual(
+      new Set(['cpu@h0->gpu0@h0', 'gpu0@h0->cpu@h0', 'cpu@h0->cpu@h1', 'cpu@h1->gpu0@h1', 'gpu0@h1->cpu@h1']),
+    );
     expect(c.machine.hostname).not.toBe('');
     expect(Object.keys(c.machine.adapters).sort()).toEqual(['gpu0@h0', 'gpu0@h1']);
 
@@ -48,7 +50,11 @@ describe('pipeloom calibrate', () => {
     expect(run.stderr).not.toMatch(/failed/);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^ {2}strategy {5}no overlap, (self-timed|barrier) sync$/m);
-    expect(run.stdout).toMatch(new RegExp(`predicted with calibration ${written.replace(/[.]/g, '[.]')} \\(${c.date.slice(0, 10)} [0-9:]+ UTC\\): measured (\\d+(\\.\\d\\d)?x (slower|faster) than predicted|as predicted)`));
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `predicted with calibration ${written.replace(/[.]/g, '[.]')} \\(${c.date.slice(0, 10)} [0-9:]+ UTC\\): measured (\\d+(\\.\\d\\d)?x (slower|faster) than predicted|as predicted)`,
+      ),
+    );
     const i1 = c.firings.find((f) => f.pe === 'gpu0@h0' && f.overlap === false)!.seconds;
     const trace = JSON.parse(readFileSync(join(dir, 'trace.json'), 'utf8'));
     const fires = trace.traceEvents.filter((e: { ph: string; cat?: string; name: string }) => e.ph === 'X' && e.cat === 'fire' && e.name === 'I1');

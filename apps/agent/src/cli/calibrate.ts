@@ -1,6 +1,19 @@
 import { writeFile } from 'node:fs/promises';
 import { cpus, hostname } from 'node:os';
-import { analyze, calibrationFrom, checkAgentKernels, calibrationPath, compileModel, formatSeconds, measuredTimes, nodeTime, type Calibration, type Coordinator, type ImplementationGraph, type MeasuredTimes } from '@pipeloom/core';
+import {
+  analyze,
+  calibrationFrom,
+  checkAgentKernels,
+  calibrationPath,
+  compileModel,
+  formatSeconds,
+  measuredTimes,
+  nodeTime,
+  type Calibration,
+  type Coordinator,
+  type ImplementationGraph,
+  type MeasuredTimes,
+} from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { clusterOf, openAgents } from './agents.js';
 import { EXIT_INTERRUPTED, Interrupt, INTERRUPTED } from './interrupt.js';
@@ -36,7 +49,24 @@ Exit status: 0 written, 1 run failed or refused, 2 invalid document.`;
 
 export async function main(argv: string[]): Promise<number> {
   const str = { type: 'string' } as const;
-  const args = parseCommandArgs('calibrate', argv, { iterations: str, agents: str, token: str, out: str, sync: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, 'deploy-timeout': str, 'kernel-load-timeout': str, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } }, USAGE);
+  const args = parseCommandArgs(
+    'calibrate',
+    argv,
+    {
+      iterations: str,
+      agents: str,
+      token: str,
+      out: str,
+      sync: str,
+      'allow-wgsl': { type: 'boolean' },
+      'kernel-timeout': str,
+      'deploy-timeout': str,
+      'kernel-load-timeout': str,
+      kernels: { type: 'string', multiple: true },
+      param: { type: 'string', multiple: true },
+    },
+    USAGE,
+  );
   if (!args.ok) return args.code;
   const v = args.values;
   const iterations = positiveInt('calibrate', 'iterations', v.iterations);
@@ -76,7 +106,14 @@ export async function main(argv: string[]): Promise<number> {
   }
   printDiagnostics(diagnostics);
   const interrupt = new Interrupt('calibrate');
-  const agents = await openAgents('calibrate', clusterOf(igs[0]), { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) });
+  const agents = await openAgents('calibrate', clusterOf(igs[0]), {
+    agents: v.agents as string | undefined,
+    token: v.token as string | undefined,
+    allowWgsl: v['allow-wgsl'] === true,
+    kernelTimeout,
+    kernelLoadTimeout,
+    kernels: packages.packages.map((p) => p.file),
+  });
   if (!agents) {
     interrupt.dispose();
     return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;
@@ -107,7 +144,13 @@ export async function main(argv: string[]): Promise<number> {
         console.error(`pipeloom calibrate: ${e instanceof Error ? e.message : String(e)}`);
         return EXIT.failure;
       }
-      const handle = coordinator.run(ig, { iterations: total, ...deployOptions(deployTimeout), onDeploy: (p) => bar.deploy(p), onProgress: (p) => bar.update(p), sync });
+      const handle = coordinator.run(ig, {
+        iterations: total,
+        ...deployOptions(deployTimeout),
+        onDeploy: (p) => bar.deploy(p),
+        onProgress: (p) => bar.update(p),
+        sync,
+      });
       interrupt.onStop = () => handle.stop(INTERRUPTED);
       const r = await handle.done;
       interrupt.onStop = undefined;
@@ -116,7 +159,9 @@ export async function main(argv: string[]): Promise<number> {
       if (interrupt.interrupted) return EXIT_INTERRUPTED;
       if (!r.ok) {
         const f = r.failure!;
-        console.error(`pipeloom calibrate: run failed on host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`);
+        console.error(
+          `pipeloom calibrate: run failed on host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`,
+        );
         return EXIT.failure;
       }
       Object.assign(adapters, r.adapters);
@@ -126,7 +171,11 @@ export async function main(argv: string[]): Promise<number> {
     await agents.close();
     interrupt.dispose();
   }
-  const cal = calibrationFrom(model, runs, { machine: { hostname: hostname(), cpu: cpus()[0]?.model ?? 'unknown', adapters }, date: new Date().toISOString(), iterations: iterations ?? 10 });
+  const cal = calibrationFrom(model, runs, {
+    machine: { hostname: hostname(), cpu: cpus()[0]?.model ?? 'unknown', adapters },
+    date: new Date().toISOString(),
+    iterations: iterations ?? 10,
+  });
   const out = typeof v.out === 'string' ? v.out : calibrationPath(file!);
   try {
     await writeFile(out, `${JSON.stringify(cal, null, 2)}\n`);
@@ -139,13 +188,22 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function toText(model: NonNullable<ReturnType<typeof analyze>['model']>, cal: Calibration, out: string): string {
-  const lines = [`wrote ${out}: ${cal.firings.length} firings, ${cal.transfers.length} transfers measured on ${cal.machine.hostname} (${cal.machine.cpu}), document ${cal.document.hash}`, '', `  ${'firing'.padEnd(40)}${'measured'.padStart(12)}${'cost hint'.padStart(12)}`];
+  const lines = [
+    `wrote ${out}: ${cal.firings.length} firings, ${cal.transfers.length} transfers measured on ${cal.machine.hostname} (${cal.machine.cpu}), document ${cal.document.hash}`,
+    '',
+    `  ${'firing'.padEnd(40)}${'measured'.padStart(12)}${'cost hint'.padStart(12)}`,
+  ];
   for (const f of cal.firings) {
     const node = model.nodes.find((n) => n.kernel.id === f.kernel && n.pe === f.pe && JSON.stringify(n.params) === JSON.stringify(f.params));
     const hint = node ? formatSeconds(nodeTime(model, node.id)) : '';
-    lines.push(`  ${`${f.kernel} on ${f.pe}`.padEnd(40)}${formatSeconds(f.seconds).padStart(12)}${hint.padStart(12)}${f.overlap === undefined ? '' : f.overlap ? '  (overlap)' : '  (no overlap)'}`);
+    lines.push(
+      `  ${`${f.kernel} on ${f.pe}`.padEnd(40)}${formatSeconds(f.seconds).padStart(12)}${hint.padStart(12)}${f.overlap === undefined ? '' : f.overlap ? '  (overlap)' : '  (no overlap)'}`,
+    );
   }
   lines.push('', `  ${'transfer'.padEnd(40)}${'measured'.padStart(12)}`);
-  for (const t of cal.transfers) lines.push(`  ${`${t.from} -> ${t.to}, ${t.bytes} B`.padEnd(40)}${formatSeconds(t.seconds).padStart(12)}${t.overlap === undefined ? '' : t.overlap ? '  (overlap)' : '  (no overlap)'}`);
+  for (const t of cal.transfers)
+    lines.push(
+      `  ${`${t.from} -> ${t.to}, ${t.bytes} B`.padEnd(40)}${formatSeconds(t.seconds).padStart(12)}${t.overlap === undefined ? '' : t.overlap ? '  (overlap)' : '  (no overlap)'}`,
+    );
   return lines.join('\n');
 }

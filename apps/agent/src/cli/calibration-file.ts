@@ -1,6 +1,15 @@
 import { existsSync } from 'node:fs';
 import { inputByteLimit, inputFileMessage, readInputFile } from '../input-file.js';
-import { calibrationPath, parseCalibration, predictCalibrated, type Calibration, type Diagnostic, type Model, type PredictOptions, type PredictResult } from '@pipeloom/core';
+import {
+  calibrationPath,
+  parseCalibration,
+  predictCalibrated,
+  type Calibration,
+  type Diagnostic,
+  type Model,
+  type PredictOptions,
+  type PredictResult,
+} from '@pipeloom/core';
 import { printDiagnostics } from './read-document.js';
 
 // The calibration beside a document (`pipeloom calibrate` writes it), read by `predict` and
@@ -16,7 +25,12 @@ export interface LoadedCalibration {
 }
 
 /** `analysed`: the model's analysis warnings, printed with the prediction's as without a calibration. */
-export async function loadCalibration(documentPath: string, model: Model, file = calibrationPath(documentPath), analysed: Diagnostic[] = []): Promise<LoadedCalibration | undefined> {
+export async function loadCalibration(
+  documentPath: string,
+  model: Model,
+  file = calibrationPath(documentPath),
+  analysed: Diagnostic[] = [],
+): Promise<LoadedCalibration | undefined> {
   if (!existsSync(file)) return undefined;
   const max = inputByteLimit();
   if (!max.ok) {

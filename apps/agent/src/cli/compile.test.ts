@@ -9,7 +9,7 @@ import { pipeloomInProcess as pipeloom, root } from '../testing/fixtures.js';
 const tmp = mkdtempSync(join(tmpdir(), 'pipeloom-cli-'));
 
 describe('pipeloom compile', () => {
-  it('prints nodes with (schedule, latency), buffers and memory like the paper\'s figures', async () => {
+  it("prints nodes with (schedule, latency), buffers and memory like the paper's figures", async () => {
     const r = await pipeloom('compile', 'examples/paper-fig5.json', '--no-overlap');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('without computation-communication overlap');
@@ -24,11 +24,22 @@ describe('pipeloom compile', () => {
     const out = JSON.parse(r.stdout);
     expect(out.schedule).toEqual({ P: 0, I1: 1, I2: 2, C: 3 });
     expect(out.latency).toEqual({ P: 0, I1: 2, I2: 6, C: 8 });
-    expect(out.buffers[0]).toEqual({ id: 'bn_0', pe: 'cpu@h0', source: 'P', port: 'out', from: 'P', consumers: [], next: ['bn_3'], depth: 2, bytes: 16777216, color: 0 });
+    expect(out.buffers[0]).toEqual({
+      id: 'bn_0',
+      pe: 'cpu@h0',
+      source: 'P',
+      port: 'out',
+      from: 'P',
+      consumers: [],
+      next: ['bn_3'],
+      depth: 2,
+      bytes: 16777216,
+      color: 0,
+    });
     expect(out.memory['gpu0@h0']).toEqual({ before: 67108864, after: 67108864, lowerBound: 67108864, capacity: 17179869184 });
   });
 
-  it('--param replaces a parameter\'s value: half the width of P-I-I-C, half the bytes of every buffer', async () => {
+  it("--param replaces a parameter's value: half the width of P-I-I-C, half the bytes of every buffer", async () => {
     const full = JSON.parse((await pipeloom('compile', 'examples/piic.json', '--format', 'json')).stdout);
     const r = await pipeloom('compile', 'examples/piic.json', '--format', 'json', '--param', 'W=1024', '--param', 'N=50');
     expect(r.status, r.stderr).toBe(0);
@@ -39,7 +50,7 @@ describe('pipeloom compile', () => {
     expect(JSON.stringify(full.programs)).not.toContain('"nb_loop":50');
   });
 
-  it('--param: malformed is a usage error naming the flag, an unknown name the document\'s diagnostic, a value out of range too; all exit 2', async () => {
+  it("--param: malformed is a usage error naming the flag, an unknown name the document's diagnostic, a value out of range too; all exit 2", async () => {
     for (const [flag, words] of [
       ['W', '--param must be NAME=NUMBER (e.g. --param N=4), not "W"'],
       ['W=wide', '--param must be NAME=NUMBER (e.g. --param N=4), not "W=wide"'],
@@ -67,7 +78,15 @@ describe('pipeloom compile', () => {
 
   it('exits 2 with one diagnostic per line on stderr for an invalid document', async () => {
     const file = join(tmp, 'bad.json');
-    writeFileSync(file, JSON.stringify({ format: 'pipeloom/v2', app: { nodes: [{ id: 'a', kernel: 'matrix.produce' }], edges: [{ from: { node: 'a', port: 'out' }, to: { node: 'c9', port: 'in' } }] }, arch: { hosts: [{ id: 'h0', gpus: 1 }] }, mapping: {} }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        format: 'pipeloom/v2',
+        app: { nodes: [{ id: 'a', kernel: 'matrix.produce' }], edges: [{ from: { node: 'a', port: 'out' }, to: { node: 'c9', port: 'in' } }] },
+        arch: { hosts: [{ id: 'h0', gpus: 1 }] },
+        mapping: {},
+      }),
+    );
     const r = await pipeloom('compile', file);
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
@@ -85,7 +104,10 @@ describe('pipeloom compile', () => {
     writeFileSync(file, JSON.stringify(doc));
     const r = await pipeloom('compile', file, '--format', 'json');
     expect(r.status).toBe(2);
-    expect(JSON.parse(r.stdout)).toEqual({ ok: false, diagnostics: [{ severity: 'error', path: 'options.iteration', message: 'unknown key "iteration"', hint: 'did you mean "iterations"?' }] });
+    expect(JSON.parse(r.stdout)).toEqual({
+      ok: false,
+      diagnostics: [{ severity: 'error', path: 'options.iteration', message: 'unknown key "iteration"', hint: 'did you mean "iterations"?' }],
+    });
     expect(r.stderr.trim()).toBe('options.iteration: unknown key "iteration" (did you mean "iterations"?)');
     // A document that parses but does not compile (a node not mapped) reports the same way.
     const unmapped = join(tmp, 'unmapped.json');
@@ -95,7 +117,9 @@ describe('pipeloom compile', () => {
     writeFileSync(unmapped, JSON.stringify(doc));
     const u = await pipeloom('compile', unmapped, '--format', 'json');
     expect(u.status).toBe(2);
-    expect(JSON.parse(u.stdout).diagnostics).toEqual([{ severity: 'error', path: 'mapping', message: 'node "C" is not mapped', hint: 'add "C": "<PE id>" to mapping' }]);
+    expect(JSON.parse(u.stdout).diagnostics).toEqual([
+      { severity: 'error', path: 'mapping', message: 'node "C" is not mapped', hint: 'add "C": "<PE id>" to mapping' },
+    ]);
     // Malformed JSON too, with its line and column as the path.
     const broken = join(tmp, 'broken-json.json');
     writeFileSync(broken, '{\n  "format": "pipeloom/v2",\n  "app": ,\n}');

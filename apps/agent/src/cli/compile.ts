@@ -21,7 +21,19 @@ ${loadTimeoutHelp(28, '', ': a package past it is named, and the command exits 2
 Exit status: 0 compiled, 1 failure (unreadable file, bad option), 2 invalid document or kernel package.`;
 
 export async function main(argv: string[]): Promise<number> {
-  const args = parseCommandArgs('compile', argv, { overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, format: { type: 'string' }, kernels: { type: 'string', multiple: true }, 'kernel-load-timeout': { type: 'string' }, param: { type: 'string', multiple: true } }, USAGE);
+  const args = parseCommandArgs(
+    'compile',
+    argv,
+    {
+      overlap: { type: 'boolean' },
+      'no-overlap': { type: 'boolean' },
+      format: { type: 'string' },
+      kernels: { type: 'string', multiple: true },
+      'kernel-load-timeout': { type: 'string' },
+      param: { type: 'string', multiple: true },
+    },
+    USAGE,
+  );
   if (!args.ok) return args.code;
   const format = choice('compile', 'format', args.values.format, ['text', 'json', 'dot'] as const, 'text');
   if (!format) return EXIT.failure;
@@ -51,7 +63,8 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.invalid;
   }
   printDiagnostics(result.diagnostics);
-  const out = format === 'json' ? JSON.stringify(toJson(read.doc, result.ig), null, 2) : format === 'dot' ? toDot(read.doc, result.ig) : toText(read.doc, result.ig);
+  const out =
+    format === 'json' ? JSON.stringify(toJson(read.doc, result.ig), null, 2) : format === 'dot' ? toDot(read.doc, result.ig) : toText(read.doc, result.ig);
   process.stdout.write(`${out}\n`);
   return EXIT.ok;
 }
@@ -76,7 +89,9 @@ export function toJson(doc: ProjectDocument, ig: ImplementationGraph) {
       bytes: b.bytes,
       color: b.color,
     })),
-    memory: Object.fromEntries(Object.entries(ig.memory).map(([pe, m]) => [pe, { before: m.before, after: m.after, lowerBound: m.lowerBound, capacity: m.capacity, ...joins(m) }])),
+    memory: Object.fromEntries(
+      Object.entries(ig.memory).map(([pe, m]) => [pe, { before: m.before, after: m.after, lowerBound: m.lowerBound, capacity: m.capacity, ...joins(m) }]),
+    ),
     programs: allPrograms(ig),
   };
 }
@@ -101,16 +116,22 @@ export function toText(doc: ProjectDocument, ig: ImplementationGraph): string {
   const idWidth = Math.max(...buffers.map((b) => b.id.length), 4);
   for (const [k, b] of buffers.entries()) {
     const view = ig.buffers.view[k] >= 0 ? `, in ${ig.buffers.id[ig.buffers.view[k]]}'s storage at byte ${ig.buffers.viewOffset[k]}` : '';
-    const from = ('node' in b.from ? `written by ${b.from.node}` : `copied from ${b.from.buffer}${ig.buffers.parentOffset[k] ? ` (its bytes from ${ig.buffers.parentOffset[k]})` : ''}`) + view;
+    const from =
+      ('node' in b.from
+        ? `written by ${b.from.node}`
+        : `copied from ${b.from.buffer}${ig.buffers.parentOffset[k] ? ` (its bytes from ${ig.buffers.parentOffset[k]})` : ''}`) + view;
     // Delays: the initial tokens filled before the run, read first by a delayed edge's consumer.
     const initial = ig.buffers.initial[k] ? `, ${ig.buffers.initial[k]} initial iteration${ig.buffers.initial[k] === 1 ? '' : 's'}` : '';
     const to = [...b.next.map((x) => `-> ${x}`), ...b.consumers.map((c) => `read by ${c.node}.${c.port}`)].join(', ') + initial;
-    lines.push(`  ${b.id.padEnd(idWidth)}  ${b.pe.padEnd(peWidth)}  ${`${b.source}.${b.port}`.padEnd(nodeWidth + 4)}  ${depthName(b.depth).padEnd(8)}  colour ${String(b.color).padEnd(3)} ${formatBytes(b.bytes).padStart(9)}  ${from}${to ? `; ${to}` : ''}`);
+    lines.push(
+      `  ${b.id.padEnd(idWidth)}  ${b.pe.padEnd(peWidth)}  ${`${b.source}.${b.port}`.padEnd(nodeWidth + 4)}  ${depthName(b.depth).padEnd(8)}  colour ${String(b.color).padEnd(3)} ${formatBytes(b.bytes).padStart(9)}  ${from}${to ? `; ${to}` : ''}`,
+    );
   }
   lines.push('', 'memory per PE (before / after sharing / lower bound, of capacity):');
   for (const [pe, m] of Object.entries(ig.memory)) {
     if (m.before === 0) continue;
-    const j = m.views || m.gathers ? `; ${m.views} views, ${m.gathers} gathers${m.gathers ? ` (${formatBytes(m.gatherBytes ?? 0)} copied per cycle)` : ''}` : '';
+    const j =
+      m.views || m.gathers ? `; ${m.views} views, ${m.gathers} gathers${m.gathers ? ` (${formatBytes(m.gatherBytes ?? 0)} copied per cycle)` : ''}` : '';
     lines.push(`  ${pe.padEnd(peWidth)}  ${formatBytes(m.before)} / ${formatBytes(m.after)} / ${formatBytes(m.lowerBound)}  of ${formatBytes(m.capacity)}${j}`);
   }
   return lines.join('\n');
@@ -134,8 +155,12 @@ export function toDot(doc: ProjectDocument, ig: ImplementationGraph): string {
     const buffers = onPe.get(p.pe) ?? [];
     if (!nodes.length && !buffers.length) return;
     lines.push(`  subgraph cluster_${i} {`, `    label=${q(p.pe)};`, '    style=rounded;');
-    for (const a of nodes) if (a.op === 'fire') lines.push(`    ${q(`node:${a.node}`)} [shape=box, label=${q(`${a.node} (${ig.schedule[a.node]}, ${ig.latency[a.node]})`)}];`);
-    for (const b of buffers) lines.push(`    ${q(`buf:${b.id}`)} [shape=${b.depth > 1 ? 'doublecircle' : 'ellipse'}, label=${q(`${b.id}\\n${formatBytes(b.bytes)} colour ${b.color}`)}];`);
+    for (const a of nodes)
+      if (a.op === 'fire') lines.push(`    ${q(`node:${a.node}`)} [shape=box, label=${q(`${a.node} (${ig.schedule[a.node]}, ${ig.latency[a.node]})`)}];`);
+    for (const b of buffers)
+      lines.push(
+        `    ${q(`buf:${b.id}`)} [shape=${b.depth > 1 ? 'doublecircle' : 'ellipse'}, label=${q(`${b.id}\\n${formatBytes(b.bytes)} colour ${b.color}`)}];`,
+      );
     lines.push('  }');
   });
   for (const b of all) {

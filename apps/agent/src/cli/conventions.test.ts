@@ -69,7 +69,7 @@ describe('pipeloom CLI conventions', () => {
     expect(r.stderr).toMatch(/^usage: pipeloom <command> \[options\]/);
   });
 
-  it('npx pipeloom (the README\'s form) prints only the command\'s own output on stdout, so it pipes', async () => {
+  it("npx pipeloom (the README's form) prints only the command's own output on stdout, so it pipes", async () => {
     const r = spawnSync('npx', ['--no', 'pipeloom', 'compile', 'examples/piic.json', '--format', 'json'], { cwd: root, encoding: 'utf8', timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).schedule).toEqual({ P: 0, I1: 1, I2: 2, C: 3 });
@@ -119,7 +119,10 @@ describe('pipeloom CLI conventions', () => {
   });
 
   it('an agent prints Dawn\'s "artificially reduced" notices once at start, and local agents\' reach the command once in all', async () => {
-    const agent = spawn(process.execPath, [BIN, 'agent', '--name', 'h0', '--port', '0', '--token', 'conventions-token-0123456789', '--emulate-gpus', '2'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    const agent = spawn(process.execPath, [BIN, 'agent', '--name', 'h0', '--port', '0', '--token', 'conventions-token-0123456789', '--emulate-gpus', '2'], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     try {
       const lines = createInterface({ input: agent.stderr });
       const seen: string[] = [];

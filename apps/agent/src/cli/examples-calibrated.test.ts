@@ -23,14 +23,25 @@ function copy(name: string): { file: string; kernels: string[] } {
   return { file, kernels: [] };
 }
 
-describe('the MLEM example\'s checker', () => {
+describe("the MLEM example's checker", () => {
   it('fails a run whose reconstruction is above its bound, giving the error and the bound', async () => {
     const doc = JSON.parse(readFileSync(join(root, 'examples/mlem.json'), 'utf8')) as { app: { nodes: { id: string; params?: Record<string, unknown> }[] } };
     // Two iterations are one MLEM step each: nowhere near 1% of the phantom.
     doc.app.nodes.find((n) => n.id === 'error')!.params!.max_error = 0.01;
     const file = join(dir, 'mlem-tight.json');
     writeFileSync(file, JSON.stringify(doc));
-    const r = await pipeloomInProcess('run', file, '--iterations', '2', '--agents', agentsOf().agents.map((a) => a.url).join(','), '--token', agentsOf().token);
+    const r = await pipeloomInProcess(
+      'run',
+      file,
+      '--iterations',
+      '2',
+      '--agents',
+      agentsOf()
+        .agents.map((a) => a.url)
+        .join(','),
+      '--token',
+      agentsOf().token,
+    );
     expect(r.status, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/node error.*iteration \d+: the reconstruction's relative error 0\.\d+ is above the bound 0\.01000 \(max_error\)/);
   }, 600_000);
@@ -38,34 +49,46 @@ describe('the MLEM example\'s checker', () => {
 
 describe('examples with delays and feedback: calibrate, then predict and run with its calibration', () => {
   for (const name of examples) {
-    it(name, async () => {
-      const { file, kernels } = copy(name);
-      const agents = ['--agents', agentsOf().agents.map((a) => a.url).join(','), '--token', agentsOf().token];
-      const cal = await pipeloomInProcess('calibrate', file, '--iterations', '1', ...agents, ...kernels);
-      expect(cal.status, cal.stderr).toBe(0);
-      const written = file.replace(/\.json$/, '.calibration.json');
+    it(
+      name,
+      async () => {
+        const { file, kernels } = copy(name);
+        const agents = [
+          '--agents',
+          agentsOf()
+            .agents.map((a) => a.url)
+            .join(','),
+          '--token',
+          agentsOf().token,
+        ];
+        const cal = await pipeloomInProcess('calibrate', file, '--iterations', '1', ...agents, ...kernels);
+        expect(cal.status, cal.stderr).toBe(0);
+        const written = file.replace(/\.json$/, '.calibration.json');
 
-      const p = await pipeloomInProcess('predict', file, '--format', 'json', ...kernels);
-      expect(p.status, p.stderr).toBe(0);
-      // Measured on this very document: no "another version" warning, nothing named that the user did not write.
-      expect(p.stderr).not.toMatch(/another version|unknown key/);
-      const json = JSON.parse(p.stdout);
-      expect(json.calibration.file).toBe(written);
-      for (const sync of ['barrier', 'self-timed']) for (const s of ['overlap', 'noOverlap']) if (json[s]) expect(json.bySync[sync][s].cycleTime, `${sync} ${s}`).toBeGreaterThan(0);
+        const p = await pipeloomInProcess('predict', file, '--format', 'json', ...kernels);
+        expect(p.status, p.stderr).toBe(0);
+        // Measured on this very document: no "another version" warning, nothing named that the user did not write.
+        expect(p.stderr).not.toMatch(/another version|unknown key/);
+        const json = JSON.parse(p.stdout);
+        expect(json.calibration.file).toBe(written);
+        for (const sync of ['barrier', 'self-timed'])
+          for (const s of ['overlap', 'noOverlap']) if (json[s]) expect(json.bySync[sync][s].cycleTime, `${sync} ${s}`).toBeGreaterThan(0);
 
-      for (const overlap of [true, false]) {
-        for (const sync of ['barrier', 'self-timed']) {
-          const r = await pipeloomInProcess('run', file, '--iterations', '2', overlap ? '--overlap' : '--no-overlap', '--sync', sync, ...agents, ...kernels);
-          const what = `${overlap ? 'overlap' : 'no overlap'}, ${sync}: ${r.stderr}`;
-          if (!json[overlap ? 'overlap' : 'noOverlap']) {
-            // A strategy the document cannot run (predict says why) is refused as a user error.
-            expect(r.status, what).toBe(2);
-            continue;
+        for (const overlap of [true, false]) {
+          for (const sync of ['barrier', 'self-timed']) {
+            const r = await pipeloomInProcess('run', file, '--iterations', '2', overlap ? '--overlap' : '--no-overlap', '--sync', sync, ...agents, ...kernels);
+            const what = `${overlap ? 'overlap' : 'no overlap'}, ${sync}: ${r.stderr}`;
+            if (!json[overlap ? 'overlap' : 'noOverlap']) {
+              // A strategy the document cannot run (predict says why) is refused as a user error.
+              expect(r.status, what).toBe(2);
+              continue;
+            }
+            expect(r.status, what).toBe(0);
+            expect(r.stdout, what).toContain(`predicted with calibration ${written}`);
           }
-          expect(r.status, what).toBe(0);
-          expect(r.stdout, what).toContain(`predicted with calibration ${written}`);
         }
-      }
-    }, 900_000);
+      },
+      900_000,
+    );
   }
 });

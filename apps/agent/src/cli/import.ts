@@ -31,7 +31,9 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.failure;
   }
   if (files.length < 2 || files.length > 3) {
-    console.error(`pipeloom import preesm: give ALGO.pi ARCH.slam and optionally SCENARIO.scenario, got ${files.length} file${files.length === 1 ? '' : 's'}\n\n${USAGE}`);
+    console.error(
+      `pipeloom import preesm: give ALGO.pi ARCH.slam and optionally SCENARIO.scenario, got ${files.length} file${files.length === 1 ? '' : 's'}\n\n${USAGE}`,
+    );
     return EXIT.failure;
   }
   // Files by extension, in any order (a scenario names both others, users mix them up).
@@ -66,7 +68,9 @@ export async function main(argv: string[]): Promise<number> {
   const errors = diagnostics.filter((d) => d.severity === 'error');
   printDiagnostics(diagnostics);
   if (errors.length) {
-    console.error(`pipeloom import preesm: the imported document does not validate (${errors.length} error${errors.length === 1 ? '' : 's'} above); nothing written`);
+    console.error(
+      `pipeloom import preesm: the imported document does not validate (${errors.length} error${errors.length === 1 ? '' : 's'} above); nothing written`,
+    );
     return EXIT.invalid;
   }
   // The document is bounded as every command reads it: one that size could not be read back.
@@ -74,7 +78,9 @@ export async function main(argv: string[]): Promise<number> {
   const max = inputByteLimit();
   const bytes = Buffer.byteLength(text);
   if (max.ok && bytes > max.limit) {
-    console.error(`pipeloom import preesm: the imported document would be ${bytes} bytes (${formatBytes(bytes)}), more than the limit of ${max.limit} bytes (${formatBytes(max.limit)}); nothing written (import a smaller graph, or raise the limit with ${MAX_BYTES_ENV}=<bytes>)`);
+    console.error(
+      `pipeloom import preesm: the imported document would be ${bytes} bytes (${formatBytes(bytes)}), more than the limit of ${max.limit} bytes (${formatBytes(max.limit)}); nothing written (import a smaller graph, or raise the limit with ${MAX_BYTES_ENV}=<bytes>)`,
+    );
     return EXIT.invalid;
   }
   try {
@@ -84,6 +90,8 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.failure;
   }
   const warnings = result.issues.filter((i) => i.severity === 'warning').length;
-  console.error(`pipeloom import preesm: wrote ${output} (${result.doc.app.nodes.length} nodes, ${result.doc.arch.pes.length} PEs${warnings ? `, ${warnings} warning${warnings === 1 ? '' : 's'}` : ''})`);
+  console.error(
+    `pipeloom import preesm: wrote ${output} (${result.doc.app.nodes.length} nodes, ${result.doc.arch.pes.length} PEs${warnings ? `, ${warnings} warning${warnings === 1 ? '' : 's'}` : ''})`,
+  );
   return EXIT.ok;
 }

@@ -22,7 +22,12 @@ ${loadTimeoutHelp(29)}
 Exit status: 0 listed, 1 bad option, 2 a package failed to load or check.`;
 
 export async function main(argv: string[]): Promise<number> {
-  const args = parseCommandArgs('kernels', argv, { kernels: { type: 'string', multiple: true }, 'kernel-load-timeout': { type: 'string' }, format: { type: 'string' }, check: { type: 'boolean' } }, USAGE);
+  const args = parseCommandArgs(
+    'kernels',
+    argv,
+    { kernels: { type: 'string', multiple: true }, 'kernel-load-timeout': { type: 'string' }, format: { type: 'string' }, check: { type: 'boolean' } },
+    USAGE,
+  );
   if (!args.ok) return args.code;
   const format = choice('kernels', 'format', args.values.format, ['text', 'json', 'markdown'] as const, 'text');
   if (!format) return EXIT.failure;

@@ -1,5 +1,17 @@
 import WebSocket from 'ws';
-import { Coordinator, ConnectError, failingClause, formatBytes, formatDiagnostic, parseRequires, reported, type AgentInfo, type Clause, type PeCapabilities, type SocketLike } from '@pipeloom/core';
+import {
+  Coordinator,
+  ConnectError,
+  failingClause,
+  formatBytes,
+  formatDiagnostic,
+  parseRequires,
+  reported,
+  type AgentInfo,
+  type Clause,
+  type PeCapabilities,
+  type SocketLike,
+} from '@pipeloom/core';
 import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
 import { choice, parseCommandArgs } from './args.js';
 import { nodeClock } from './agents.js';
@@ -18,13 +30,24 @@ each PE whether it meets the clauses, or the first one it fails; exit 1 when non
 const wsConnect = (url: string) => new WebSocket(url, { maxPayload: 1 << 30 }) as unknown as SocketLike;
 
 export async function main(argv: string[]): Promise<number> {
-  const args = parseCommandArgs('agents', argv, { agents: { type: 'string' }, token: { type: 'string' }, match: { type: 'string' }, format: { type: 'string' } }, USAGE);
+  const args = parseCommandArgs(
+    'agents',
+    argv,
+    { agents: { type: 'string' }, token: { type: 'string' }, match: { type: 'string' }, format: { type: 'string' } },
+    USAGE,
+  );
   if (!args.ok) return args.code;
   const format = choice('agents', 'format', args.values.format, ['text', 'json'] as const, 'text');
   if (!format) return 1;
   let clauses: Clause[] | undefined;
   if (typeof args.values.match === 'string') {
-    const r = parseRequires(args.values.match.split(',').map((s) => s.trim()).filter(Boolean), '--match');
+    const r = parseRequires(
+      args.values.match
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+      '--match',
+    );
     if (r.diagnostics.length) {
       for (const d of r.diagnostics) console.error(formatDiagnostic(d));
       return 2;
@@ -35,7 +58,10 @@ export async function main(argv: string[]): Promise<number> {
   let urls: string[];
   let token: string;
   if (typeof args.values.agents === 'string') {
-    urls = args.values.agents.split(',').map((s) => s.trim()).filter(Boolean);
+    urls = args.values.agents
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     token = (args.values.token as string | undefined) ?? process.env.PIPELOOM_TOKEN ?? '';
     if (!token) {
       console.error('pipeloom agents: --agents needs --token (or env PIPELOOM_TOKEN)');
@@ -58,7 +84,12 @@ export async function main(argv: string[]): Promise<number> {
     };
     const rows = agents.flatMap((a) => a.pes.map((p) => ({ agent: a, pe: p, verdict: verdict(p.capabilities) })));
     if (format === 'json') {
-      const out = agents.map((a) => ({ host: a.host, url: a.url, machine: a.machine, pes: a.pes.map((p) => ({ id: p.id, capabilities: p.capabilities, ...verdict(p.capabilities) })) }));
+      const out = agents.map((a) => ({
+        host: a.host,
+        url: a.url,
+        machine: a.machine,
+        pes: a.pes.map((p) => ({ id: p.id, capabilities: p.capabilities, ...verdict(p.capabilities) })),
+      }));
       process.stdout.write(`${JSON.stringify({ agents: out }, null, 2)}\n`);
     } else process.stdout.write(`${text(agents, rows)}\n`);
     return clauses && !rows.some((r) => r.verdict?.matches) ? 1 : 0;

@@ -12,7 +12,7 @@ const commands: Record<string, Command> = {
   run: { summary: 'run a project on agents (local ones by default)', load: () => import('./run.js') },
   calibrate: { summary: 'measure firing and transfer times on agents for calibrated predictions', load: () => import('./calibrate.js') },
   kernels: { summary: 'list the kernels (built-in and from --kernels packages) with ports, params and docs', load: () => import('./kernels.js') },
-  agent: { summary: 'start an agent serving this host\'s processing elements', load: () => import('./agent.js') },
+  agent: { summary: "start an agent serving this host's processing elements", load: () => import('./agent.js') },
   agents: { summary: 'list the PEs agents serve, their capabilities, and which meet --match clauses', load: () => import('./list-agents.js') },
   import: { summary: 'import a PREESM project (.pi, .slam, .scenario) as a document', load: () => import('./import.js') },
 };

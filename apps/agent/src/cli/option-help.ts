@@ -33,7 +33,11 @@ export function paramHelp(column: number): string {
 
 /** `--kernels PATH_OR_PACKAGE` (kernels/load.ts): `where` the packages load, `note` after the rest. */
 export function kernelsHelp(column: number, where = '', note = ''): string {
-  return optionHelp('--kernels PATH_OR_PACKAGE', `load a kernel package (an ES module exporting defineKernel kernels: a file, a folder or an installed npm package)${where}; repeatable${note}`, column);
+  return optionHelp(
+    '--kernels PATH_OR_PACKAGE',
+    `load a kernel package (an ES module exporting defineKernel kernels: a file, a folder or an installed npm package)${where}; repeatable${note}`,
+    column,
+  );
 }
 
 /** `--kernel-load-timeout S` (kernels/load.ts loadTimeoutFlag): `where` it applies, `then` what a time-out does. */

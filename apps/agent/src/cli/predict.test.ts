@@ -7,7 +7,7 @@ import { pipeloomInProcess as pipeloom, root } from '../testing/fixtures.js';
 const tmp = mkdtempSync(join(tmpdir(), 'pipeloom-cli-'));
 
 describe('pipeloom predict', () => {
-  it('prints both strategies\' cycle time and the speedup, and writes a Chrome trace', async () => {
+  it("prints both strategies' cycle time and the speedup, and writes a Chrome trace", async () => {
     const trace = join(tmp, 'trace.json');
     const r = await pipeloom('predict', 'examples/piic.json', '--trace', trace, '--iterations', '12');
     expect(r.status).toBe(0);
@@ -23,7 +23,13 @@ describe('pipeloom predict', () => {
     expect(r.stderr).toContain(`wrote ${trace}`);
     expect(r.stderr).toMatch(/\(all \d+ cycles\)/);
     // What it is: the document (name, hash), the strategy and sync mode modelled, no calibration.
-    expect(t.metadata).toEqual({ source: 'predicted', document: { name: 'P-I-I-C on two hosts', hash: expect.stringMatching(/^[0-9a-f]{16}$/) }, strategy: 'overlap', sync: 'self-timed', calibration: 'none' });
+    expect(t.metadata).toEqual({
+      source: 'predicted',
+      document: { name: 'P-I-I-C on two hosts', hash: expect.stringMatching(/^[0-9a-f]{16}$/) },
+      strategy: 'overlap',
+      sync: 'self-timed',
+      calibration: 'none',
+    });
   });
 
   it('a loop whose delay covers its cycles round without overlap but not with: the other strategy is "not possible", with the delay it needs', async () => {
@@ -32,7 +38,9 @@ describe('pipeloom predict', () => {
     const j = JSON.parse(r.stdout);
     expect(j.noOverlap.cycleTime).toBeGreaterThan(0);
     expect(j.overlap).toBeNull();
-    expect(j.unavailable.overlap[0]).toMatch(/^app\.edges\[5\]\.delay: the loop L -> R -> L carries 4 iterations of initial tokens, but its data takes 8 cycles to go round .*raise the delay to 8/);
+    expect(j.unavailable.overlap[0]).toMatch(
+      /^app\.edges\[5\]\.delay: the loop L -> R -> L carries 4 iterations of initial tokens, but its data takes 8 cycles to go round .*raise the delay to 8/,
+    );
     const text = await pipeloom('predict', 'examples/accumulator.json', '--no-overlap', '--param', 'D=4');
     expect(text.stdout).toMatch(/^ {2}overlap +not possible: the loop L -> R -> L/m);
     // With overlap asked for, the document cannot run: refused, exit 2.
@@ -41,7 +49,7 @@ describe('pipeloom predict', () => {
     expect(own.stderr).toContain('raise the delay to 8');
   });
 
-  it('a long run\'s trace says which cycles it covers (the first 200)', async () => {
+  it("a long run's trace says which cycles it covers (the first 200)", async () => {
     const trace = join(tmp, 'long.json');
     const r = await pipeloom('predict', 'examples/piic.json', '--trace', trace, '--iterations', '500');
     expect(r.status).toBe(0);
@@ -56,7 +64,7 @@ describe('pipeloom predict', () => {
     expect(out.speedup).toBeCloseTo(out.noOverlap.cycleTime / out.overlap.cycleTime, 12);
   });
 
-  it('models the document\'s sync mode (self-timed by default) in full and prints the other\'s cycles beside it; --sync picks', async () => {
+  it("models the document's sync mode (self-timed by default) in full and prints the other's cycles beside it; --sync picks", async () => {
     const r = await pipeloom('predict', 'examples/piic.json');
     expect(r.status).toBe(0);
     expect(r.stdout.split('\n')[0]).toMatch(/, self-timed$/);

@@ -1,4 +1,15 @@
-import { analyseTrace, analyze, formatDiagnostic, formatSeconds, predict, SYNC_MODES, traceMetadata, type Prediction, type StrategyPrediction, type SyncMode } from '@pipeloom/core';
+import {
+  analyseTrace,
+  analyze,
+  formatDiagnostic,
+  formatSeconds,
+  predict,
+  SYNC_MODES,
+  traceMetadata,
+  type Prediction,
+  type StrategyPrediction,
+  type SyncMode,
+} from '@pipeloom/core';
 import { choice, parseCommandArgs, positiveInt } from './args.js';
 import { loadCalibration } from './calibration-file.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
@@ -33,7 +44,20 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'predict',
     argv,
-    { iterations: { type: 'string' }, trace: { type: 'string' }, 'trace-format': { type: 'string' }, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, sync: { type: 'string' }, format: { type: 'string' }, calibration: { type: 'string' }, 'no-calibration': { type: 'boolean' }, kernels: { type: 'string', multiple: true }, 'kernel-load-timeout': { type: 'string' }, param: { type: 'string', multiple: true } },
+    {
+      iterations: { type: 'string' },
+      trace: { type: 'string' },
+      'trace-format': { type: 'string' },
+      overlap: { type: 'boolean' },
+      'no-overlap': { type: 'boolean' },
+      sync: { type: 'string' },
+      format: { type: 'string' },
+      calibration: { type: 'string' },
+      'no-calibration': { type: 'boolean' },
+      kernels: { type: 'string', multiple: true },
+      'kernel-load-timeout': { type: 'string' },
+      param: { type: 'string', multiple: true },
+    },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -55,10 +79,16 @@ export async function main(argv: string[]): Promise<number> {
   const analysed = withPackageCalls('predict', () => analyze(read.doc));
   if (!analysed) return EXIT.invalid;
   const { model } = analysed;
-  const cal = args.values['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, args.values.calibration as string | undefined, analysed.diagnostics);
+  const cal =
+    args.values['no-calibration'] || !model
+      ? undefined
+      : await loadCalibration(args.positionals[0]!, model, args.values.calibration as string | undefined, analysed.diagnostics);
   const sync: SyncMode = syncArg ?? read.doc.options?.sync ?? 'self-timed';
-  const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : read.doc.options?.overlap ?? true;
-  const modelled = (mode: SyncMode) => (cal ? cal.predict({ iterations: iterations ?? undefined, sync: mode, overlap }) : predict(read.doc, { iterations: iterations ?? undefined, sync: mode, overlap }));
+  const overlap = args.values.overlap ? true : args.values['no-overlap'] ? false : (read.doc.options?.overlap ?? true);
+  const modelled = (mode: SyncMode) =>
+    cal
+      ? cal.predict({ iterations: iterations ?? undefined, sync: mode, overlap })
+      : predict(read.doc, { iterations: iterations ?? undefined, sync: mode, overlap });
   const result = withPackageCalls('predict', () => modelled(sync));
   if (!result) return EXIT.invalid;
   if (!result.ok) {
@@ -119,7 +149,14 @@ export function toJson(p: Prediction, other?: Prediction) {
   const bySync = Object.fromEntries([p, other].filter((q) => q !== undefined).map((q) => [shown(q).sync, cycles(q)]));
   // A strategy that cannot compile (a loop's delay) is null, with its diagnostics under `unavailable`.
   const unavailable = p.unavailable && Object.fromEntries(Object.entries(p.unavailable).map(([k, ds]) => [k, ds.map(formatDiagnostic)]));
-  return { sync: shown(p).sync, noOverlap: p.noOverlap ? strategyJson(p.noOverlap) : null, overlap: p.overlap ? strategyJson(p.overlap) : null, speedup: p.speedup, bySync, ...(unavailable && { unavailable }) };
+  return {
+    sync: shown(p).sync,
+    noOverlap: p.noOverlap ? strategyJson(p.noOverlap) : null,
+    overlap: p.overlap ? strategyJson(p.overlap) : null,
+    speedup: p.speedup,
+    bySync,
+    ...(unavailable && { unavailable }),
+  };
 }
 
 /** A strategy the prediction has (the document's own always is). */
@@ -140,8 +177,24 @@ export function toText(name: string, p: Prediction, calibrated?: string, other?:
     '',
     ...(p.overlap && p.noOverlap ? [`  speedup of overlap: ${p.speedup.toFixed(2)}x`] : []),
     `  cycle set by: ${p.noOverlap?.bottleneck || '-'} (no overlap), ${p.overlap?.bottleneck || '-'} (overlap)`,
-    ...(other ? ['', `${shown(other).sync} (the other sync mode):`, row('no overlap', other.noOverlap, other), row('overlap', other.overlap, other), ...(other.overlap && other.noOverlap ? [`  speedup of overlap: ${other.speedup.toFixed(2)}x`] : [])] : []),
-    ...(p.noOverlap ? ['', 'without overlap, each cycle:', ...p.noOverlap.phases.map((ph) => `  ${ph.name.padEnd(12)}${formatSeconds(ph.time).padStart(12)}  ${ph.bottleneck ? `set by ${ph.bottleneck}` : '(empty)'}`)] : []),
+    ...(other
+      ? [
+          '',
+          `${shown(other).sync} (the other sync mode):`,
+          row('no overlap', other.noOverlap, other),
+          row('overlap', other.overlap, other),
+          ...(other.overlap && other.noOverlap ? [`  speedup of overlap: ${other.speedup.toFixed(2)}x`] : []),
+        ]
+      : []),
+    ...(p.noOverlap
+      ? [
+          '',
+          'without overlap, each cycle:',
+          ...p.noOverlap.phases.map(
+            (ph) => `  ${ph.name.padEnd(12)}${formatSeconds(ph.time).padStart(12)}  ${ph.bottleneck ? `set by ${ph.bottleneck}` : '(empty)'}`,
+          ),
+        ]
+      : []),
     '',
     'with overlap, busiest resources per cycle:',
     ...Object.entries(p.overlap?.busy ?? {})

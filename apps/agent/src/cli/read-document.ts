@@ -10,7 +10,11 @@ export const EXIT = { ok: 0, failure: 1, invalid: 2 } as const;
  * Reads and parses the document, with the values of `--param NAME=VALUE` (repeatable) in place of
  * its params'. A malformed --param and one naming no parameter are reported; both exit 2.
  */
-export async function readDocument(command: string, file: string | undefined, params?: unknown): Promise<{ ok: true; doc: ProjectDocument } | { ok: false; code: number; diagnostics?: Diagnostic[] }> {
+export async function readDocument(
+  command: string,
+  file: string | undefined,
+  params?: unknown,
+): Promise<{ ok: true; doc: ProjectDocument } | { ok: false; code: number; diagnostics?: Diagnostic[] }> {
   const overrides = paramFlags(command, params);
   if (!overrides) return { ok: false, code: EXIT.invalid };
   if (!file) {
@@ -61,7 +65,11 @@ function paramFlags(command: string, flags: unknown): Record<string, number> | u
 
 /** A bad document's diagnostics for `--format json` on stdout: `{ ok: false, diagnostics: [{ severity, path, message, hint }] }`. */
 export function diagnosticsJson(diagnostics: readonly Diagnostic[]): string {
-  return JSON.stringify({ ok: false, diagnostics: diagnostics.map((d) => ({ severity: d.severity, path: d.path, message: d.message, ...(d.hint ? { hint: d.hint } : {}) })) }, null, 2);
+  return JSON.stringify(
+    { ok: false, diagnostics: diagnostics.map((d) => ({ severity: d.severity, path: d.path, message: d.message, ...(d.hint ? { hint: d.hint } : {}) })) },
+    null,
+    2,
+  );
 }
 
 /** One diagnostic per line on stderr: `path: message (hint)`. */

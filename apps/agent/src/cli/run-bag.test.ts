@@ -35,7 +35,7 @@ describe('pipeloom run --mode taskbag', () => {
     expect(events.some((e) => e.ph === 'C' && e.name === 'bag depth')).toBe(true);
   });
 
-  it('the document\'s options.mode alone selects the task bag, and --format json gives the summary', async () => {
+  it("the document's options.mode alone selects the task bag, and --format json gives the summary", async () => {
     const r = await pipeloomInProcess('run', mlemFile('taskbag'), '--iterations', '2', '--format', 'json');
     expect(r.status, r.stderr).toBe(0);
     const s = JSON.parse(r.stdout) as { mode: string; ok: boolean; bag: { committed: number; tasks: number; perPe: Record<string, number> } };

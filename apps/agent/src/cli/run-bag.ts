@@ -74,7 +74,16 @@ export async function runBagCommand(doc: ProjectDocument, o: BagCommandOptions):
       return EXIT.failure;
     }
     const bar = new ProgressBar();
-    const options: BagRunOptions = { iterations: o.iterations, window: o.window, prefetch: o.prefetch, slow: o.slow, emulateDevices: o.emulateDevices, ...o.deploy, onDeploy: (p) => bar.deploy(p), onProgress: (p) => bar.update(p) };
+    const options: BagRunOptions = {
+      iterations: o.iterations,
+      window: o.window,
+      prefetch: o.prefetch,
+      slow: o.slow,
+      emulateDevices: o.emulateDevices,
+      ...o.deploy,
+      onDeploy: (p) => bar.deploy(p),
+      onProgress: (p) => bar.update(p),
+    };
     const handle = coordinator.runBag(graph, options);
     interrupt.onStop = () => handle.stop(INTERRUPTED);
     const result = await handle.done;
@@ -82,7 +91,13 @@ export async function runBagCommand(doc: ProjectDocument, o: BagCommandOptions):
     bar.done();
     if (o.trace) {
       try {
-        await writeTraceFile(o.trace.file, o.trace.as, result.events, undefined, traceMetadata(doc, { source: 'measured', overlap: false, agents: coordinator.agents }));
+        await writeTraceFile(
+          o.trace.file,
+          o.trace.as,
+          result.events,
+          undefined,
+          traceMetadata(doc, { source: 'measured', overlap: false, agents: coordinator.agents }),
+        );
         console.error(`wrote ${o.trace.file}: ${result.events.length} events (${TRACE_VIEWER[o.trace.as]})`);
       } catch (e) {
         console.error(`pipeloom run: cannot write ${o.trace.file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
@@ -119,11 +134,25 @@ function bagText(doc: ProjectDocument, s: BagSummary): string {
     : `${doc.name}: run ${s.failure?.message === INTERRUPTED ? 'interrupted' : 'FAILED'} in task-bag mode after ${formatSeconds(s.seconds)}, ${b.committed} of ${b.tasks} tasks committed`;
   const lines = [head];
   if (s.ok) lines.push(`  throughput   ${s.throughput.toFixed(2)} it/s`);
-  lines.push(`  tasks        ${b.committed} committed; ${b.discarded} late results discarded, ${b.requeued} requeued, ${b.recomputed} recomputed; agents leave after ${b.heartbeat / 1000} s of silence`);
-  lines.push(`  per PE       ${Object.entries(b.perPe).sort(([x], [y]) => x.localeCompare(y)).map(([pe, n]) => `${pe} ${n}`).join(', ') || 'none'}`);
+  lines.push(
+    `  tasks        ${b.committed} committed; ${b.discarded} late results discarded, ${b.requeued} requeued, ${b.recomputed} recomputed; agents leave after ${b.heartbeat / 1000} s of silence`,
+  );
+  lines.push(
+    `  per PE       ${
+      Object.entries(b.perPe)
+        .sort(([x], [y]) => x.localeCompare(y))
+        .map(([pe, n]) => `${pe} ${n}`)
+        .join(', ') || 'none'
+    }`,
+  );
   lines.push('  utilisation');
   for (const t of s.threads) lines.push(`    ${`${t.pe} ${t.thread}`.padEnd(28)}${(t.utilisation * 100).toFixed(1).padStart(6)}%`);
-  for (const rep of s.reports) lines.push(`  ${rep.node} (iteration ${rep.iteration}): ${Object.entries(rep.values).map(([k, v]) => `${k} = ${Array.isArray(v) ? `[${v.join(', ')}]` : v}`).join(', ')}`);
+  for (const rep of s.reports)
+    lines.push(
+      `  ${rep.node} (iteration ${rep.iteration}): ${Object.entries(rep.values)
+        .map(([k, v]) => `${k} = ${Array.isArray(v) ? `[${v.join(', ')}]` : v}`)
+        .join(', ')}`,
+    );
   if (s.dropped) lines.push(`  warning: ${s.dropped} trace events dropped`);
   return lines.join('\n');
 }

@@ -6,14 +6,16 @@ import { piic, pipeloomInProcess } from '../testing/fixtures.js';
 import { versus } from './run.js';
 
 // The measured times it predicts from are core's (run/analysis.test.ts).
-describe('the run\'s calibrated prediction', () => {
-  it('pipeloom run prints both predictions and the runtime\'s overhead', async () => {
+describe("the run's calibrated prediction", () => {
+  it("pipeloom run prints both predictions and the runtime's overhead", async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'pipeloom-calibrated-')), 'piic.json');
     writeFileSync(file, JSON.stringify(piic({ iterations: 6 })));
     const r = await pipeloomInProcess('run', file, '--overlap');
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/predicted \(document rates\): measured (\d+\.\d\dx|\d+x) (slower|faster) than predicted|as predicted/);
-    expect(r.stdout).toMatch(/predicted from this run's own firing and transfer times: measured (\d+(\.\d\d)?x (slower than predicted \(the runtime's overhead|faster than predicted \(firings and copies overlapped)|as predicted)/);
+    expect(r.stdout).toMatch(
+      /predicted from this run's own firing and transfer times: measured (\d+(\.\d\d)?x (slower than predicted \(the runtime's overhead|faster than predicted \(firings and copies overlapped)|as predicted)/,
+    );
     expect(r.stdout).not.toMatch(/measured\/predicted/);
   });
 

@@ -1,4 +1,21 @@
-import { analyseTrace, analyze, kernelIds, calibratedTiming, checkAgentKernels, compile, deviceTimes, formatSeconds, measuredTimes, predict, standInTimes, traceMetadata, type ImplementationGraph, type ProjectDocument, type RunOptions, type RunResult } from '@pipeloom/core';
+import {
+  analyseTrace,
+  analyze,
+  kernelIds,
+  calibratedTiming,
+  checkAgentKernels,
+  compile,
+  deviceTimes,
+  formatSeconds,
+  measuredTimes,
+  predict,
+  standInTimes,
+  traceMetadata,
+  type ImplementationGraph,
+  type ProjectDocument,
+  type RunOptions,
+  type RunResult,
+} from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
 import { agentsHaving, clusterOf, exitOf, onAgents } from './agents.js';
 import { deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
@@ -64,7 +81,32 @@ export async function main(argv: string[]): Promise<number> {
   const args = parseCommandArgs(
     'run',
     argv,
-    { agents: str, token: str, iterations: str, overlap: { type: 'boolean' }, 'no-overlap': { type: 'boolean' }, trace: str, 'trace-format': str, 'link-rate': str, 'emulate-links': { type: 'boolean' }, 'emulate-devices': { type: 'boolean' }, calibration: str, 'no-calibration': { type: 'boolean' }, format: str, 'allow-wgsl': { type: 'boolean' }, 'kernel-timeout': str, 'deploy-timeout': str, 'kernel-load-timeout': str, sync: str, mode: str, window: str, prefetch: str, slow: { type: 'string', multiple: true }, kernels: { type: 'string', multiple: true }, param: { type: 'string', multiple: true } },
+    {
+      agents: str,
+      token: str,
+      iterations: str,
+      overlap: { type: 'boolean' },
+      'no-overlap': { type: 'boolean' },
+      trace: str,
+      'trace-format': str,
+      'link-rate': str,
+      'emulate-links': { type: 'boolean' },
+      'emulate-devices': { type: 'boolean' },
+      calibration: str,
+      'no-calibration': { type: 'boolean' },
+      format: str,
+      'allow-wgsl': { type: 'boolean' },
+      'kernel-timeout': str,
+      'deploy-timeout': str,
+      'kernel-load-timeout': str,
+      sync: str,
+      mode: str,
+      window: str,
+      prefetch: str,
+      slow: { type: 'string', multiple: true },
+      kernels: { type: 'string', multiple: true },
+      param: { type: 'string', multiple: true },
+    },
     USAGE,
   );
   if (!args.ok) return args.code;
@@ -116,7 +158,14 @@ export async function main(argv: string[]): Promise<number> {
       deploy,
       format,
       trace: traceFile ? { file: traceFile, as: traceAs } : undefined,
-      agents: { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) },
+      agents: {
+        agents: v.agents as string | undefined,
+        token: v.token as string | undefined,
+        allowWgsl: v['allow-wgsl'] === true,
+        kernelTimeout,
+        kernelLoadTimeout,
+        kernels: packages.packages.map((p) => p.file),
+      },
     });
   }
   if (Object.keys(slow).length) {
@@ -131,7 +180,10 @@ export async function main(argv: string[]): Promise<number> {
     // A kernel unknown here but on the agents: say which have it (its package is loaded there, not here).
     const unknown = kernelIds(doc).filter((id) => !findKernel(id));
     if (typeof v.agents === 'string' && unknown.length) {
-      const urls = v.agents.split(',').map((s) => s.trim()).filter(Boolean);
+      const urls = v.agents
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const having = await agentsHaving(urls, (v.token as string | undefined) ?? process.env.PIPELOOM_TOKEN ?? '', unknown);
       for (const [id, where] of having) console.error(`kernels: ${id} is on agents ${where.join(', ')} (load its package here too: --kernels PATH_OR_PACKAGE)`);
     }
@@ -143,11 +195,23 @@ export async function main(argv: string[]): Promise<number> {
   const { model } = analyze(doc);
   const cal = v['no-calibration'] || !model ? undefined : await loadCalibration(args.positionals[0]!, model, v.calibration as string | undefined);
   // Emulated devices: each GPU firing lasts its calibrated time under this strategy, else its cost hint.
-  const devices = v['emulate-devices'] && model ? deviceTimes(model, cal ? calibratedTiming(model, cal.calibration, cal.file, ig.overlap).timing : {}) : undefined;
+  const devices =
+    v['emulate-devices'] && model ? deviceTimes(model, cal ? calibratedTiming(model, cal.calibration, cal.file, ig.overlap).timing : {}) : undefined;
   const stand = model && standInTimes(model);
   const emulateDevices = devices || stand ? { ...stand, ...devices } : undefined;
 
-  return onAgents(clusterOf(ig), { agents: v.agents as string | undefined, token: v.token as string | undefined, linkRate: linkRate ?? undefined, allowWgsl: v['allow-wgsl'] === true, kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) }, async ({ coordinator }, interrupt) => {
+  return onAgents(
+    clusterOf(ig),
+    {
+      agents: v.agents as string | undefined,
+      token: v.token as string | undefined,
+      linkRate: linkRate ?? undefined,
+      allowWgsl: v['allow-wgsl'] === true,
+      kernelTimeout,
+      kernelLoadTimeout,
+      kernels: packages.packages.map((p) => p.file),
+    },
+    async ({ coordinator }, interrupt) => {
       const problems = coordinator.check(ig);
       // A kernel an agent lacks or has in another major version is a bad input (exit 2), found before anything is deployed.
       const kernels = checkAgentKernels(ig, coordinator.agents);
@@ -157,7 +221,16 @@ export async function main(argv: string[]): Promise<number> {
         return problems.length ? EXIT.failure : EXIT.invalid;
       }
       const bar = new ProgressBar();
-      const options: RunOptions = { iterations, ...deploy, onDeploy: (p) => bar.deploy(p), onProgress: (p) => bar.update(p), linkRate: linkRate ?? undefined, emulateLinks: v['emulate-links'] === true, emulateDevices, sync: (v.sync as RunOptions['sync']) ?? doc.options?.sync ?? 'self-timed' };
+      const options: RunOptions = {
+        iterations,
+        ...deploy,
+        onDeploy: (p) => bar.deploy(p),
+        onProgress: (p) => bar.update(p),
+        linkRate: linkRate ?? undefined,
+        emulateLinks: v['emulate-links'] === true,
+        emulateDevices,
+        sync: (v.sync as RunOptions['sync']) ?? doc.options?.sync ?? 'self-timed',
+      };
       const handle = coordinator.run(ig, options);
       interrupt.onStop = () => handle.stop(INTERRUPTED);
       const result = await handle.done;
@@ -165,7 +238,13 @@ export async function main(argv: string[]): Promise<number> {
       bar.done();
       if (traceFile) {
         try {
-          const metadata = traceMetadata(doc, { source: 'measured', overlap: ig.overlap, sync: options.sync, calibration: cal?.file, agents: coordinator.agents });
+          const metadata = traceMetadata(doc, {
+            source: 'measured',
+            overlap: ig.overlap,
+            sync: options.sync,
+            calibration: cal?.file,
+            agents: coordinator.agents,
+          });
           await writeTraceFile(traceFile, traceAs, result.events, ig, metadata);
           console.error(`wrote ${traceFile}: ${result.events.length} events (${TRACE_VIEWER[traceAs]})`);
         } catch (e) {
@@ -176,7 +255,8 @@ export async function main(argv: string[]): Promise<number> {
       if (format === 'json') process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       else process.stdout.write(`${toText(doc, summary, result)}\n`);
       return exitOf(result, interrupt);
-  });
+    },
+  );
 }
 
 /** `--slow PE=S` flags: PE id -> factor (>= 1); undefined after printing what is wrong. */
@@ -232,11 +312,19 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
   // Every prediction models the sync mode the run used (predict's default is the document's).
   const strategy = (p: ReturnType<typeof predict>) => (p.ok ? (ig.overlap ? p.prediction.overlap : p.prediction.noOverlap)?.cycleTime : undefined);
   const predictedCycleTime = strategy(predict(doc, { iterations: r.iterations, sync, overlap: ig.overlap }));
-  const calibratedCycleTime = r.events.length ? strategy(predict(doc, { iterations: r.iterations, sync, overlap: ig.overlap, ...measuredTimes(r.events) })) : undefined;
+  const calibratedCycleTime = r.events.length
+    ? strategy(predict(doc, { iterations: r.iterations, sync, overlap: ig.overlap, ...measuredTimes(r.events) }))
+    : undefined;
   const a = analyseTrace(r.events, { fillCycles: ig.fillCycles, iterations: r.iterations });
   const calibrated = cal?.predict({ iterations: r.iterations, timelineCycles: 1, sync });
   // Said, not dropped: a calibration that cannot predict this document is the user's to know.
-  if (calibrated && !calibrated.ok) console.error(`warning: ${cal!.file}: no prediction with it: ${calibrated.diagnostics.map((d) => `${d.path}: ${d.message}`).slice(0, 3).join('; ')}`);
+  if (calibrated && !calibrated.ok)
+    console.error(
+      `warning: ${cal!.file}: no prediction with it: ${calibrated.diagnostics
+        .map((d) => `${d.path}: ${d.message}`)
+        .slice(0, 3)
+        .join('; ')}`,
+    );
   return {
     ok: r.ok,
     overlap: ig.overlap,
@@ -285,7 +373,9 @@ function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
   ];
   const c = s.calibration;
   if (c?.predictedCycleTime !== undefined)
-    lines.push(`               ${formatSeconds(c.predictedCycleTime)} predicted with calibration ${c.file} (${c.date.slice(0, 16).replace('T', ' ')} UTC): ${versus(s.cycleTime, c.predictedCycleTime)}`);
+    lines.push(
+      `               ${formatSeconds(c.predictedCycleTime)} predicted with calibration ${c.file} (${c.date.slice(0, 16).replace('T', ' ')} UTC): ${versus(s.cycleTime, c.predictedCycleTime)}`,
+    );
   if (s.calibratedCycleTime !== undefined) {
     // Predicted from this run's own firing and transfer times: what is left is the runtime's.
     const slower = s.cycleTime > s.calibratedCycleTime;
@@ -294,12 +384,26 @@ function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
     );
   }
   lines.push(
-    `  barrier      ${Object.entries(s.barrierPerCycle).map(([h, t]) => `${h} ${(t * 1e6).toFixed(0)} µs/cycle`).join(', ') || 'n/a'}; ${(s.barrierShare * 100).toFixed(1)}% of lane time in barriers, ${(s.waitShare * 100).toFixed(1)}% waiting`,
+    `  barrier      ${
+      Object.entries(s.barrierPerCycle)
+        .map(([h, t]) => `${h} ${(t * 1e6).toFixed(0)} µs/cycle`)
+        .join(', ') || 'n/a'
+    }; ${(s.barrierShare * 100).toFixed(1)}% of lane time in barriers, ${(s.waitShare * 100).toFixed(1)}% waiting`,
   );
-  if (Object.keys(s.adapters).length) lines.push(`  adapters     ${Object.entries(s.adapters).map(([pe, a]) => `${pe}: ${a}`).join('; ')}`);
+  if (Object.keys(s.adapters).length)
+    lines.push(
+      `  adapters     ${Object.entries(s.adapters)
+        .map(([pe, a]) => `${pe}: ${a}`)
+        .join('; ')}`,
+    );
   lines.push('  utilisation');
   for (const t of s.threads) lines.push(`    ${`${t.pe} ${t.thread}`.padEnd(28)}${(t.utilisation * 100).toFixed(1).padStart(6)}%`);
-  for (const rep of s.reports) lines.push(`  ${rep.node} (iteration ${rep.iteration}): ${Object.entries(rep.values).map(([k, v]) => `${k} = ${Array.isArray(v) ? `[${v.join(', ')}]` : v}`).join(', ')}`);
+  for (const rep of s.reports)
+    lines.push(
+      `  ${rep.node} (iteration ${rep.iteration}): ${Object.entries(rep.values)
+        .map(([k, v]) => `${k} = ${Array.isArray(v) ? `[${v.join(', ')}]` : v}`)
+        .join(', ')}`,
+    );
   if (r.dropped) lines.push(`  warning: ${r.dropped} trace events dropped`);
   return lines.join('\n');
 }

@@ -41,7 +41,7 @@ describe('a document larger than the limit', () => {
     expect(r.stderr).toContain('/dev/zero has more than 4096 bytes, more than the limit of 4096 bytes');
   });
 
-  it('a malformed limit is a usage mistake (exit 1); the default is core\'s', async () => {
+  it("a malformed limit is a usage mistake (exit 1); the default is core's", async () => {
     const r = await pipeloomWithEnv({ PIPELOOM_MAX_DOCUMENT_BYTES: '12MB' }, 'compile', join(root, 'examples/piic.json'));
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('PIPELOOM_MAX_DOCUMENT_BYTES must be a whole number of bytes, not "12MB"');
@@ -55,7 +55,9 @@ describe('a hostile PREESM file', () => {
     writeFileSync(pi, FILTER.replace('<data key="name">filter</data>', `<data key="name">filter</data><data key="note">${'&amp;'.repeat(20_000)}</data>`));
     const r = await pipeloomWithEnv({ PIPELOOM_MAX_DOCUMENT_BYTES: '50000' }, 'import', 'preesm', pi, SLAM, '-o', join(dir, 'big.json'));
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/error: .*big\.pi: algorithm: is \d+ bytes \([\d.]+ KiB\), more than the limit of 50000 bytes \(48.8 KiB\) \(split it, or raise the limit with PIPELOOM_MAX_DOCUMENT_BYTES=<bytes>\)/);
+    expect(r.stderr).toMatch(
+      /error: .*big\.pi: algorithm: is \d+ bytes \([\d.]+ KiB\), more than the limit of 50000 bytes \(48.8 KiB\) \(split it, or raise the limit with PIPELOOM_MAX_DOCUMENT_BYTES=<bytes>\)/,
+    );
     expect(r.stderr).not.toMatch(noStack);
   });
 

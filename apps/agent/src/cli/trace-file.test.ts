@@ -14,7 +14,9 @@ import { compileOrThrow, connect, piic, pipeloomAsync, pipeloomInProcess, root }
 // load into the process that names them (--kernels), so that one is a process.
 
 const tmp = mkdtempSync(join(tmpdir(), 'pipeloom-trace-'));
-const examples = readdirSync(join(root, 'examples')).filter((f) => f.endsWith('.json')).sort();
+const examples = readdirSync(join(root, 'examples'))
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 const agentsOf = agentsForSuite(['h0', 'h1']);
 
 const flows = (t: ChromeTrace) => t.traceEvents.filter((e) => e.ph === 's').length;
@@ -40,7 +42,16 @@ describe('pipeloom predict --trace FILE.paje', () => {
       expect(d.links.length, name).toBe(flows(chrome));
       // Each host carries the Chrome trace's metadata.
       const m = chrome.metadata!;
-      for (const fields of pajeHostFields(text).values()) expect(fields, name).toEqual({ source: 'predicted', document: m.document.name, hash: m.document.hash, strategy: m.strategy, sync: m.sync, calibration: m.calibration, agent: '-' });
+      for (const fields of pajeHostFields(text).values())
+        expect(fields, name).toEqual({
+          source: 'predicted',
+          document: m.document.name,
+          hash: m.document.hash,
+          strategy: m.strategy,
+          sync: m.sync,
+          calibration: m.calibration,
+          agent: '-',
+        });
       expect(pajeHostFields(text).size, name).toBe(d.containers.filter((c) => c.type === 'Host').length);
     }
   });
@@ -67,9 +78,12 @@ describe('pipeloom predict --trace FILE.paje', () => {
 });
 
 describe('a measured trace (real local agents)', () => {
-  it('pj_dump reads the Paje export of a run\'s events; its states are the Chrome export\'s slices; the CSV has a row each', async () => {
+  it("pj_dump reads the Paje export of a run's events; its states are the Chrome export's slices; the CSV has a row each", async () => {
     const doc = piic({ iterations: 6 });
-    const c = await connect(agentsOf().agents.map((a) => a.url), agentsOf().token);
+    const c = await connect(
+      agentsOf().agents.map((a) => a.url),
+      agentsOf().token,
+    );
     try {
       const ig = compileOrThrow(doc, true);
       const r = await c.run(ig, { iterations: 6, sync: 'barrier' }).done;
@@ -89,7 +103,20 @@ describe('a measured trace (real local agents)', () => {
 
   it('pipeloom run --trace FILE.paje writes a trace pj_dump reads, a state per event it reports', async () => {
     const file = join(tmp, 'run.paje');
-    const r = await pipeloomInProcess('run', 'examples/split-join.json', '--iterations', '4', '--agents', agentsOf().agents.map((a) => a.url).join(','), '--token', agentsOf().token, '--trace', file);
+    const r = await pipeloomInProcess(
+      'run',
+      'examples/split-join.json',
+      '--iterations',
+      '4',
+      '--agents',
+      agentsOf()
+        .agents.map((a) => a.url)
+        .join(','),
+      '--token',
+      agentsOf().token,
+      '--trace',
+      file,
+    );
     expect(r.status, r.stderr).toBe(0);
     const wrote = /wrote .*run\.paje: (\d+) events \(open it in ViTE, or read it with pj_dump\)/.exec(r.stderr);
     expect(wrote, r.stderr).not.toBeNull();

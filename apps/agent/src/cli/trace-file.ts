@@ -43,7 +43,14 @@ export function traceFormat(command: string, file: string | undefined, flag: str
 }
 
 /** Writes the events to `file` in `format` (errors are the caller's to report). */
-export async function writeTraceFile(file: string, format: TraceFormat, events: readonly TraceEvent[], ig: ImplementationGraph | undefined, metadata: TraceMetadata): Promise<void> {
-  const text = format === 'paje' ? toPajeTrace(events, ig, metadata) : format === 'csv' ? toTraceCsv(events) : JSON.stringify(toChromeTrace(events, ig, metadata));
+export async function writeTraceFile(
+  file: string,
+  format: TraceFormat,
+  events: readonly TraceEvent[],
+  ig: ImplementationGraph | undefined,
+  metadata: TraceMetadata,
+): Promise<void> {
+  const text =
+    format === 'paje' ? toPajeTrace(events, ig, metadata) : format === 'csv' ? toTraceCsv(events) : JSON.stringify(toChromeTrace(events, ig, metadata));
   await writeFile(file, text);
 }

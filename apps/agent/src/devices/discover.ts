@@ -141,7 +141,11 @@ function adapterCapabilities(a: GpuHandle): PeCapabilities {
     features: [...adapter.features].map(String).sort(),
     limits,
     software,
-    softwareWhy: info.isFallbackAdapter ? 'WebGPU reports a fallback adapter' : named ? `its adapter info names ${named[1]}, a software rasteriser` : 'no software rasteriser named, not a fallback adapter',
+    softwareWhy: info.isFallbackAdapter
+      ? 'WebGPU reports a fallback adapter'
+      : named
+        ? `its adapter info names ${named[1]}, a software rasteriser`
+        : 'no software rasteriser named, not a fallback adapter',
   };
 }
 
@@ -156,7 +160,13 @@ export function machineIdentity(): MachineIdentity {
       // Not on this system: try the next, else the hostname.
     }
   }
-  return { hostname: os.hostname(), id: createHash('sha256').update(`pipeloom:${id || os.hostname()}`).digest('hex').slice(0, 16) };
+  return {
+    hostname: os.hostname(),
+    id: createHash('sha256')
+      .update(`pipeloom:${id || os.hostname()}`)
+      .digest('hex')
+      .slice(0, 16),
+  };
 }
 
 /**
@@ -169,6 +179,10 @@ export async function openDevice(handle: Pick<GpuHandle, 'backend' | 'powerPrefe
   if (!adapter) throw new Error(`${pe ? `${pe}: ` : ''}adapter ${handle.name} is gone`);
   const l = adapter.limits;
   return adapter.requestDevice({
-    requiredLimits: { maxBufferSize: l.maxBufferSize, maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage },
+    requiredLimits: {
+      maxBufferSize: l.maxBufferSize,
+      maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
+      maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
+    },
   });
 }

@@ -5,7 +5,9 @@ import { attr, decodeEntities, localName, parseXml, XmlError, XML_LIMITS, type X
 const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function write(e: XmlElement): string {
-  const attrs = Object.entries(e.attrs).map(([k, v]) => ` ${k}="${escape(v)}"`).join('');
+  const attrs = Object.entries(e.attrs)
+    .map(([k, v]) => ` ${k}="${escape(v)}"`)
+    .join('');
   if (!e.children.length && !e.text) return `<${e.name}${attrs}/>`;
   return `<${e.name}${attrs}>${escape(e.text)}${e.children.map(write).join('')}</${e.name}>`;
 }
@@ -18,15 +20,17 @@ function shape(e: XmlElement): unknown {
 const name = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_.-]{0,8}(:[A-Za-z_][A-Za-z0-9_]{0,6})?$/);
 const value = fc.string({ maxLength: 12 }).map((s) => s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\t\n\r\ud800-\udfff]/g, 'x'));
 const tree: fc.Arbitrary<XmlElement> = fc.letrec<{ el: XmlElement }>((tie) => ({
-  el: fc.record({
-    name,
-    attrs: fc.dictionary(name, value, { maxKeys: 4 }).map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => k !== '__proto__'))),
-    children: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constant<XmlElement[]>([]), fc.array(tie('el'), { maxLength: 3 })),
-    // Text only on leaves: the reader joins an element's text pieces, and between children it would be split.
-    text: value,
-    line: fc.constant(0),
-    column: fc.constant(0),
-  }).map((e) => (e.children.length ? { ...e, text: '' } : e)),
+  el: fc
+    .record({
+      name,
+      attrs: fc.dictionary(name, value, { maxKeys: 4 }).map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => k !== '__proto__'))),
+      children: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constant<XmlElement[]>([]), fc.array(tie('el'), { maxLength: 3 })),
+      // Text only on leaves: the reader joins an element's text pieces, and between children it would be split.
+      text: value,
+      line: fc.constant(0),
+      column: fc.constant(0),
+    })
+    .map((e) => (e.children.length ? { ...e, text: '' } : e)),
 })).el;
 
 describe('the XML reader', () => {
@@ -57,8 +61,37 @@ describe('the XML reader', () => {
   });
 
   it('on any input, returns a tree or throws an XmlError with a line and column, nothing else', () => {
-    const pieces = fc.constantFrom('<', '>', '/', '</a>', '<a>', '<a/>', '<b x="1">', '"', "'", '=', '&', '&amp;', '&#0;', '&#x41;', '<!--', '-->', '<![CDATA[', ']]>', '<?', '?>', '<!DOCTYPE a>', '\n', ' ', 'x', 'é');
-    const soup = fc.oneof(fc.string({ maxLength: 60 }), fc.array(pieces, { maxLength: 30 }).map((p) => p.join('')));
+    const pieces = fc.constantFrom(
+      '<',
+      '>',
+      '/',
+      '</a>',
+      '<a>',
+      '<a/>',
+      '<b x="1">',
+      '"',
+      "'",
+      '=',
+      '&',
+      '&amp;',
+      '&#0;',
+      '&#x41;',
+      '<!--',
+      '-->',
+      '<![CDATA[',
+      ']]>',
+      '<?',
+      '?>',
+      '<!DOCTYPE a>',
+      '\n',
+      ' ',
+      'x',
+      'é',
+    );
+    const soup = fc.oneof(
+      fc.string({ maxLength: 60 }),
+      fc.array(pieces, { maxLength: 30 }).map((p) => p.join('')),
+    );
     fc.assert(
       fc.property(soup, (text) => {
         try {
@@ -85,7 +118,9 @@ describe('the XML reader', () => {
     };
     expect(mistake('<a>\n  <b>\n</a>')).toBe('line 3, column 1: closing tag </a> does not match <b> (line 2)');
     expect(mistake('<a x="1" x="2"/>')).toBe('line 1, column 10: attribute x is written twice');
-    expect(mistake('<a>\n  &nbsp;</a>')).toBe('line 2, column 3: unknown entity "&nbsp;" (only &lt; &gt; &amp; &quot; &apos; and character references are read)');
+    expect(mistake('<a>\n  &nbsp;</a>')).toBe(
+      'line 2, column 3: unknown entity "&nbsp;" (only &lt; &gt; &amp; &quot; &apos; and character references are read)',
+    );
     expect(mistake('<a>')).toBe('line 1, column 4: the file ends with <a> (line 1) still open');
     expect(mistake('<a/><b/>')).toBe('line 1, column 5: a second root element');
     expect(mistake('<!DOCTYPE a [<!ENTITY x "y">]><a/>')).toMatch(/^line 1, column 1: a DOCTYPE .* is not read/);
@@ -107,7 +142,11 @@ describe('the XML reader', () => {
       throw new Error(reason);
     };
     for (const n of [1, 1000, 200_000]) {
-      for (const [unit, decoded] of [['&amp;', '&'], ['&#x1F600;', '\u{1F600}'], ['a&lt;', 'a<']] as const) {
+      for (const [unit, decoded] of [
+        ['&amp;', '&'],
+        ['&#x1F600;', '\u{1F600}'],
+        ['a&lt;', 'a<'],
+      ] as const) {
         const raw = unit.repeat(n);
         const count = { entities: 0, examined: 0 };
         const out = decodeEntities(raw, count, Infinity, fail);
@@ -118,7 +157,9 @@ describe('the XML reader', () => {
       }
     }
     // Entities are counted across the file: the limit stops the decoding at the first one too many.
-    expect(() => parseXml(`<a x="&amp;&amp;">&amp;&amp;<b>&amp;</b></a>`, { ...XML_LIMITS, maxEntities: 4 })).toThrow('line 1, column 32: more than 4 entity references');
+    expect(() => parseXml(`<a x="&amp;&amp;">&amp;&amp;<b>&amp;</b></a>`, { ...XML_LIMITS, maxEntities: 4 })).toThrow(
+      'line 1, column 32: more than 4 entity references',
+    );
     expect(parseXml(`<a x="&amp;&amp;">&amp;<b>&amp;</b></a>`, { ...XML_LIMITS, maxEntities: 4 }).attrs.x).toBe('&&');
   });
 });

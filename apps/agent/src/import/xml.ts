@@ -84,7 +84,11 @@ export function parseXml(text: string, limits: XmlLimits = XML_LIMITS): XmlEleme
     // Lines are counted as the cursor moves; a position elsewhere (only on a failure, or a start
     // tag's own position) counts the newlines between it and the cursor.
     if (at >= lineStart && at <= i) return [line, at - lineStart + 1];
-    const newlines = (a: number, b: number) => { let n = 0; for (let k = a; k < b; k++) if (text.charCodeAt(k) === 10) n++; return n; };
+    const newlines = (a: number, b: number) => {
+      let n = 0;
+      for (let k = a; k < b; k++) if (text.charCodeAt(k) === 10) n++;
+      return n;
+    };
     const l = at > i ? line + newlines(i, at) : line - newlines(at, i);
     return [l, at - (text.lastIndexOf('\n', at - 1) + 1) + 1];
   };
@@ -120,8 +124,7 @@ export function parseXml(text: string, limits: XmlLimits = XML_LIMITS): XmlEleme
     return name;
   };
   const count = { entities: 0, examined: 0 };
-  const decode = (raw: string, at: number): string =>
-    decodeEntities(raw, count, limits.maxEntities, (reason, offset) => fail(reason, at + offset));
+  const decode = (raw: string, at: number): string => decodeEntities(raw, count, limits.maxEntities, (reason, offset) => fail(reason, at + offset));
   const until = (end: string, what: string): number => {
     const k = text.indexOf(end, i);
     if (k < 0) fail(`the file ends inside ${what}`);
@@ -223,7 +226,12 @@ export function parseXml(text: string, limits: XmlLimits = XML_LIMITS): XmlEleme
  * once, so a file of millions of `&amp;` takes time and memory in proportion to its size.
  * `count.entities` goes past `maxEntities` only by failing.
  */
-export function decodeEntities(raw: string, count: { entities: number; examined: number }, maxEntities: number, fail: (reason: string, offset: number) => never): string {
+export function decodeEntities(
+  raw: string,
+  count: { entities: number; examined: number },
+  maxEntities: number,
+  fail: (reason: string, offset: number) => never,
+): string {
   let amp = raw.indexOf('&');
   if (amp < 0) {
     count.examined += raw.length;
@@ -243,7 +251,8 @@ export function decodeEntities(raw: string, count: { entities: number; examined:
     if (ref.startsWith('#')) {
       const hex = ref[1] === 'x';
       const code = hex ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
-      if (!(hex ? /^#x[0-9A-Fa-f]+$/ : /^#[0-9]+$/).test(ref) || !(code > 0 && code <= 0x10ffff) || (code >= 0xd800 && code <= 0xdfff)) fail(`"&${ref};" is not a character`, amp);
+      if (!(hex ? /^#x[0-9A-Fa-f]+$/ : /^#[0-9]+$/).test(ref) || !(code > 0 && code <= 0x10ffff) || (code >= 0xd800 && code <= 0xdfff))
+        fail(`"&${ref};" is not a character`, amp);
       parts.push(String.fromCodePoint(code));
     } else {
       if (!Object.hasOwn(ENTITIES, ref)) fail(`unknown entity "&${ref};" (only &lt; &gt; &amp; &quot; &apos; and character references are read)`, amp);

@@ -87,7 +87,8 @@ describe('a package that hangs at start: exit 2 naming it, what it was doing and
   outputs: [{ name: 'out', type: () => { for (;;) {} } }], cost: () => ({ flops: 0, bytes: 0 }), cpu: () => {} };\n`,
     );
     const limit = ['--kernel-load-timeout', '2'];
-    const importing = (p: string) => `kernel package ${p}: importing it did not finish within 2 s (its top-level code loops or awaits something that never settles;`;
+    const importing = (p: string) =>
+      `kernel package ${p}: importing it did not finish within 2 s (its top-level code loops or awaits something that never settles;`;
     const [agentLoop, agentNever, kernelsAlways, compileLoop, predictNever, runLoop, plainAgent] = await Promise.all([
       pipeloom('agent', '--name', 'h0', '--port', '0', '--token', 'x'.repeat(32), '--kernels', loop, ...limit),
       pipeloom('agent', '--name', 'h0', '--port', '0', '--token', 'x'.repeat(32), '--kernels', never, ...limit),
@@ -97,12 +98,21 @@ describe('a package that hangs at start: exit 2 naming it, what it was doing and
       pipeloom('run', 'examples/piic.json', '--kernels', loop, ...limit),
       pipeloom('agent', '--name', 'h0', '--port', '0', '--token', 'x'.repeat(32), '--kernels', plain, ...limit),
     ]);
-    for (const [r, command, p] of [[agentLoop, 'agent', loop], [agentNever, 'agent', never], [kernelsAlways, 'kernels', always], [compileLoop, 'compile', loop], [predictNever, 'predict', never], [runLoop, 'run', loop]] as const) {
+    for (const [r, command, p] of [
+      [agentLoop, 'agent', loop],
+      [agentNever, 'agent', never],
+      [kernelsAlways, 'kernels', always],
+      [compileLoop, 'compile', loop],
+      [predictNever, 'predict', never],
+      [runLoop, 'run', loop],
+    ] as const) {
       expect(r.stderr).toContain(`pipeloom ${command}: ${importing(p)}`);
       expect(r.stderr).toContain('raise the limit with --kernel-load-timeout SECONDS');
       expect(r.status).toBe(2);
     }
-    expect(plainAgent.stderr).toContain(`pipeloom agent: kernel package ${plain}: evaluating kernel "acme.plain"'s port types, rates and cost at the params' defaults and bounds did not finish within 2 s`);
+    expect(plainAgent.stderr).toContain(
+      `pipeloom agent: kernel package ${plain}: evaluating kernel "acme.plain"'s port types, rates and cost at the params' defaults and bounds did not finish within 2 s`,
+    );
     expect(plainAgent.status).toBe(2);
   }, 120_000);
 });
@@ -112,23 +122,40 @@ describe('a port type function that loops for one param value', () => {
     const p = pkg('loops-778', LOOPY('if (p.n === 778) for (;;) {}'));
     const doc = join(dir, 'loopy-778.json');
     writeFileSync(doc, JSON.stringify({ ...loopyDocument(778), options: { overlap: false, iterations: 1 } }));
-    const [compiled, predicted] = await Promise.all([pipeloom('compile', doc, '--kernels', p, '--kernel-load-timeout', '5'), pipeloom('predict', doc, '--kernels', p, '--kernel-load-timeout', '5')]);
-    for (const [r, command] of [[compiled, 'compile'], [predicted, 'predict']] as const) {
-      expect(r.stderr).toContain(`pipeloom ${command}: kernel package ${p}: kernel "acme.loopy" outputs.out.type did not return within 5 s for params {"n":778} (it may loop for these values)`);
+    const [compiled, predicted] = await Promise.all([
+      pipeloom('compile', doc, '--kernels', p, '--kernel-load-timeout', '5'),
+      pipeloom('predict', doc, '--kernels', p, '--kernel-load-timeout', '5'),
+    ]);
+    for (const [r, command] of [
+      [compiled, 'compile'],
+      [predicted, 'predict'],
+    ] as const) {
+      expect(r.stderr).toContain(
+        `pipeloom ${command}: kernel package ${p}: kernel "acme.loopy" outputs.out.type did not return within 5 s for params {"n":778} (it may loop for these values)`,
+      );
       expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(r.status).toBe(2);
     }
   }, 120_000);
 
-  it("an agent answers /healthz and logins while its package thread runs it, then refuses that deploy naming package, kernel, function, params and limit, and takes the next; a CPU twin making an initial token too", async () => {
+  it('an agent answers /healthz and logins while its package thread runs it, then refuses that deploy naming package, kernel, function, params and limit, and takes the next; a CPU twin making an initial token too', async () => {
     const mark = join(dir, 'looping');
     const release = join(dir, 'release');
     // n = 777 loops until the test releases it (so the test knows it is still looping); n = 778 loops for ever.
-    const hostile = pkg('agent-loops', LOOPY(`if (p.n === 777) { writeFileSync(${JSON.stringify(mark)}, ''); while (!existsSync(${JSON.stringify(release)})) {} } if (p.n === 778) for (;;) {}`, 'if (p.n === 779) for (;;) {}'));
+    const hostile = pkg(
+      'agent-loops',
+      LOOPY(
+        `if (p.n === 777) { writeFileSync(${JSON.stringify(mark)}, ''); while (!existsSync(${JSON.stringify(release)})) {} } if (p.n === 778) for (;;) {}`,
+        'if (p.n === 779) for (;;) {}',
+      ),
+    );
     // This process compiles against a copy that does not loop (a coordinator that did not check).
     expect((await loadKernelPackages([pkg('agent-benign', LOOPY(''))])).problems).toEqual([]);
     // Both agents started together: one that waits out the loop, one that gives up on it.
-    const started = await Promise.allSettled([spawnLocalAgents(['h0'], { args: ['--kernels', hostile, '--kernel-load-timeout', '600'] }), spawnLocalAgents(['h0'], { args: ['--kernels', hostile, '--kernel-load-timeout', '5'] })]);
+    const started = await Promise.allSettled([
+      spawnLocalAgents(['h0'], { args: ['--kernels', hostile, '--kernel-load-timeout', '600'] }),
+      spawnLocalAgents(['h0'], { args: ['--kernels', hostile, '--kernel-load-timeout', '5'] }),
+    ]);
     const up = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     try {
       for (const s of started) if (s.status === 'rejected') throw s.reason;
@@ -155,7 +182,9 @@ describe('a port type function that loops for one param value', () => {
       const c = await connect([strict.agents[0].url], strict.token);
       const r = await c.runBag(graphOf(loopyDocument(778)), { iterations: 1 }).done;
       expect(r.ok).toBe(false);
-      expect(r.failure?.message).toContain(`bag-deploy on h0: kernel package ${hostile}: kernel "acme.loopy" outputs.out.type did not return within 5 s for params {"n":778} (it may loop for these values)`);
+      expect(r.failure?.message).toContain(
+        `bag-deploy on h0: kernel package ${hostile}: kernel "acme.loopy" outputs.out.type did not return within 5 s for params {"n":778} (it may loop for these values)`,
+      );
       // The package thread starts again: the next deploy runs.
       const next = await c.runBag(graphOf(loopyDocument(8)), { iterations: 1 }).done;
       expect(next.failure?.message).toBeUndefined();
@@ -164,7 +193,9 @@ describe('a port type function that loops for one param value', () => {
       const init = await c.run(compileOrThrow(initDocument(), false), { iterations: 2 }).done;
       c.close();
       expect(init.ok).toBe(false);
-      expect(init.failure?.message).toContain(`kernel package ${hostile}: kernel "acme.loopy" cpu did not return within 5 s for params {"n":779} (it may loop for these values)`);
+      expect(init.failure?.message).toContain(
+        `kernel package ${hostile}: kernel "acme.loopy" cpu did not return within 5 s for params {"n":779} (it may loop for these values)`,
+      );
     } finally {
       await Promise.all(up.map((a) => a.stop()));
     }

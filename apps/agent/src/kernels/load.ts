@@ -2,7 +2,17 @@ import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { checkKernelSpec, findKernel, formatKernelProblem, getKernel, KernelDefinitionError, registerKernels, withDefaults, type Kernel, type Params } from '@pipeloom/kernels';
+import {
+  checkKernelSpec,
+  findKernel,
+  formatKernelProblem,
+  getKernel,
+  KernelDefinitionError,
+  registerKernels,
+  withDefaults,
+  type Kernel,
+  type Params,
+} from '@pipeloom/kernels';
 import { DEFAULT_KERNEL_LOAD_TIMEOUT_S, guardKernel, PackageHost } from './package-host.js';
 import type { LoadedPackages } from './package-calls.js';
 
@@ -35,7 +45,9 @@ function resolvePackage(name: string, cwd: string): { file?: string; problem?: s
   try {
     return { file: createRequire(`${cwd}/`).resolve(name) };
   } catch (e) {
-    return { problem: `is not a file and not an installed package (${(e as Error).message.split('\n')[0]}); install it (npm install ${name}) or give its path` };
+    return {
+      problem: `is not a file and not an installed package (${(e as Error).message.split('\n')[0]}); install it (npm install ${name}) or give its path`,
+    };
   }
 }
 
@@ -76,7 +88,12 @@ function resolveAll(names: readonly (string | { name: string; file: string })[],
  * registered is reported (never a stack), and its kernels are not registered. `step` hears
  * what is being done (a package's top level runs its own code); `wrap` makes what is registered.
  */
-export async function importKernelPackages(names: readonly (string | { name: string; file: string })[], cwd = process.cwd(), step: (s: LoadStep) => void = () => {}, wrap: (k: Kernel) => Kernel = (k) => k): Promise<LoadedPackages> {
+export async function importKernelPackages(
+  names: readonly (string | { name: string; file: string })[],
+  cwd = process.cwd(),
+  step: (s: LoadStep) => void = () => {},
+  wrap: (k: Kernel) => Kernel = (k) => k,
+): Promise<LoadedPackages> {
   const loaded: LoadedPackages = { packages: [], problems: [] };
   for (const { name, file } of resolveAll(names, cwd, loaded.problems)) {
     let mod: Record<string, unknown>;
@@ -89,7 +106,10 @@ export async function importKernelPackages(names: readonly (string | { name: str
       } else {
         const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
         // An installed CLI runs without tsx (a checkout has it): its kernel packages are JavaScript.
-        const ts = /\.[cm]?ts$/.test(file) && (e as NodeJS.ErrnoException).code === 'ERR_UNKNOWN_FILE_EXTENSION' ? ' (an installed pipeloom loads JavaScript: build the package to JavaScript first)' : '';
+        const ts =
+          /\.[cm]?ts$/.test(file) && (e as NodeJS.ErrnoException).code === 'ERR_UNKNOWN_FILE_EXTENSION'
+            ? ' (an installed pipeloom loads JavaScript: build the package to JavaScript first)'
+            : '';
         loaded.problems.push(`kernel package ${name} (${file}) failed to load: ${message}${ts}`);
       }
       continue;
@@ -131,7 +151,11 @@ const hosts: PackageHost[] = [];
  * answered by that thread (kernels/package-host.ts). `restart`: an agent, whose thread starts
  * again after a call overruns.
  */
-export async function loadKernelPackages(names: readonly string[], cwd = process.cwd(), opts: { loadTimeoutMs?: number; restart?: boolean } = {}): Promise<LoadedPackages> {
+export async function loadKernelPackages(
+  names: readonly string[],
+  cwd = process.cwd(),
+  opts: { loadTimeoutMs?: number; restart?: boolean } = {},
+): Promise<LoadedPackages> {
   const problems: string[] = [];
   const list = resolveAll(names, cwd, problems);
   if (!list.length) return { packages: [], problems };

@@ -126,7 +126,11 @@ export class PackageHost {
     const { port1, port2 } = new MessageChannel();
     this.reply = port1;
     port1.unref();
-    const worker = new Worker(BOOT, { name: 'kernel packages', workerData: { entry: 'packages', state: this.flag.buffer, doing: this.doingBuffer, reply: port2 }, transferList: [port2] });
+    const worker = new Worker(BOOT, {
+      name: 'kernel packages',
+      workerData: { entry: 'packages', state: this.flag.buffer, doing: this.doingBuffer, reply: port2 },
+      transferList: [port2],
+    });
     this.worker = worker;
     this.booting = new Promise<void>((resolve, reject) => {
       this.bootFailed = reject;
@@ -188,7 +192,8 @@ export class PackageHost {
 
   private callNow(c: PackageCall): CallResult {
     if (this.overrun) throw new Error(this.overrun);
-    if (!this.worker || !this.reply) throw new Error(`kernel package ${this.kernels.get(c.kernel) ?? ''}: its thread is restarting after a call that overran; try again`);
+    if (!this.worker || !this.reply)
+      throw new Error(`kernel package ${this.kernels.get(c.kernel) ?? ''}: its thread is restarting after a call that overran; try again`);
     const id = this.nextId++;
     Atomics.store(this.flag, 0, 0);
     this.worker.postMessage({ type: 'call', id, call: c, sync: true });
@@ -273,6 +278,8 @@ export function guardKernel(k: Kernel, host: PackageHost): Kernel {
       return r.report;
     },
     ...(k.values ? { values: (params, inputs) => call('values', [params, inputs]) as ReturnType<NonNullable<Kernel['values']>> } : {}),
-    ...(k.expects ? { expects: { params: k.expects.params, derive: (inputs) => call('expects.derive', [inputs]) as ReturnType<NonNullable<Kernel['expects']>['derive']> } } : {}),
+    ...(k.expects
+      ? { expects: { params: k.expects.params, derive: (inputs) => call('expects.derive', [inputs]) as ReturnType<NonNullable<Kernel['expects']>['derive']> } }
+      : {}),
   };
 }

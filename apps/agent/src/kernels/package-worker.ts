@@ -31,7 +31,13 @@ function portsData(list: PortSpec[], params: Record<string, unknown>) {
     } catch (e) {
       type = { error: messageOf(e) };
     }
-    return { name: p.name, ...(p.description ? { description: p.description } : {}), ...(p.repeat ? { repeat: p.repeat } : {}), rate: typeof p.rate === 'function' ? p.rate(params as never) : p.rate, type };
+    return {
+      name: p.name,
+      ...(p.description ? { description: p.description } : {}),
+      ...(p.repeat ? { repeat: p.repeat } : {}),
+      rate: typeof p.rate === 'function' ? p.rate(params as never) : p.rate,
+      type,
+    };
   });
 }
 
@@ -49,7 +55,10 @@ function call(c: PackageCall): CallResult {
     if (c.fn === 'cpu') value = { report: value, outputs: (c.args[0] as { outputs: unknown }).outputs };
     if (c.fn === 'ports') {
       const ports = value as { inputs: PortSpec[]; outputs: PortSpec[] };
-      value = { inputs: portsData(ports.inputs, c.args[0] as Record<string, unknown>), outputs: portsData(ports.outputs, c.args[0] as Record<string, unknown>) };
+      value = {
+        inputs: portsData(ports.inputs, c.args[0] as Record<string, unknown>),
+        outputs: portsData(ports.outputs, c.args[0] as Record<string, unknown>),
+      };
     }
     // Only plain data crosses threads: a value that cannot be cloned is the package's mistake.
     structuredClone(value);
@@ -61,26 +70,34 @@ function call(c: PackageCall): CallResult {
   }
 }
 
-parentPort!.on('message', async (m: { id: number; type: 'load'; names: string[] } | { id: number; type: 'call'; call: PackageCall; sync?: boolean } | { id: number; type: 'describe'; items: { kernel: string; params: Record<string, unknown> }[] }) => {
-  if (m.type === 'load') {
-    const loaded = await importKernelPackages(m.names, process.cwd(), (what) => (what ? now.start(what) : now.stop()));
-    parentPort!.postMessage({ id: m.id, loaded });
-  } else if (m.type === 'call') {
-    const result = call(m.call);
-    if (m.sync) {
-      reply.postMessage({ id: m.id, result });
-      Atomics.store(flag, 0, 1);
-      Atomics.notify(flag, 0);
-    } else parentPort!.postMessage({ id: m.id, result });
-  } else {
-    // Everything a deploy's checks read of these kernels at these params, as memo entries.
-    const entries: [string, CallResult][] = [];
-    for (const item of m.items) {
-      const k = findKernel(item.kernel);
-      if (!k) continue;
-      for (const c of describeCalls(k, item.params as never)) entries.push([callKey(c), call(c)]);
+parentPort!.on(
+  'message',
+  async (
+    m:
+      | { id: number; type: 'load'; names: string[] }
+      | { id: number; type: 'call'; call: PackageCall; sync?: boolean }
+      | { id: number; type: 'describe'; items: { kernel: string; params: Record<string, unknown> }[] },
+  ) => {
+    if (m.type === 'load') {
+      const loaded = await importKernelPackages(m.names, process.cwd(), (what) => (what ? now.start(what) : now.stop()));
+      parentPort!.postMessage({ id: m.id, loaded });
+    } else if (m.type === 'call') {
+      const result = call(m.call);
+      if (m.sync) {
+        reply.postMessage({ id: m.id, result });
+        Atomics.store(flag, 0, 1);
+        Atomics.notify(flag, 0);
+      } else parentPort!.postMessage({ id: m.id, result });
+    } else {
+      // Everything a deploy's checks read of these kernels at these params, as memo entries.
+      const entries: [string, CallResult][] = [];
+      for (const item of m.items) {
+        const k = findKernel(item.kernel);
+        if (!k) continue;
+        for (const c of describeCalls(k, item.params as never)) entries.push([callKey(c), call(c)]);
+      }
+      parentPort!.postMessage({ id: m.id, entries });
     }
-    parentPort!.postMessage({ id: m.id, entries });
-  }
-});
+  },
+);
 parentPort!.postMessage({ ready: true });

@@ -12,7 +12,6 @@ import { loadKernelPackages } from './load.js';
 // local agent processes that load it; and each bad package refused with exit 2 and a message
 // naming the package, the kernel and the fix.
 
-
 const pipeloom = pipeloomAsync;
 
 let dir: string;
@@ -81,13 +80,20 @@ describe('a kernel package in a temporary folder', () => {
     const read = list.find((k) => k.id === 'image.read')!;
     expect(read).toMatchObject({ version: '1.0.0', package: image, title: 'Read YUV frame', cpu: true, gpu: true });
     expect(read.outputs.map((p) => `${p.name}: ${p.type}`)).toEqual(['y: image<f32>[240x320]', 'u: image<f32>[120x160]', 'v: image<f32>[120x160]']);
-    expect(list.find((k) => k.id === 'image.display')!.inputs).toEqual([{ name: 'in', description: 'An image', type: 'image<f32>[240x320]', repeat: 'inputs' }]);
+    expect(list.find((k) => k.id === 'image.display')!.inputs).toEqual([
+      { name: 'in', description: 'An image', type: 'image<f32>[240x320]', repeat: 'inputs' },
+    ]);
     expect(list.find((k) => k.id === 'matrix.add')!.package).toBe('builtin');
     const text = await pipeloom('kernels', '--kernels', image);
     expect(text.stdout).toContain(`${image}:\n  image.read 1.0.0  Read YUV frame`);
   });
 
-  for (const [strategy, sync] of [['--overlap', 'self-timed'], ['--no-overlap', 'barrier'], ['--overlap', 'barrier'], ['--no-overlap', 'self-timed']] as const) {
+  for (const [strategy, sync] of [
+    ['--overlap', 'self-timed'],
+    ['--no-overlap', 'barrier'],
+    ['--overlap', 'barrier'],
+    ['--no-overlap', 'self-timed'],
+  ] as const) {
     it(`runs examples/sobel.json on two local agents that load it (${strategy}, ${sync}): the display's check of every frame passes`, async () => {
       const r = await pipeloom('run', 'examples/sobel.json', '--kernels', image, '--iterations', '6', strategy, '--sync', sync);
       expect(r.stderr).toContain('started 2 local agent(s)');
@@ -112,7 +118,10 @@ describe('a kernel package in a temporary folder', () => {
     if (!findKernel('image.read')) expect((await loadKernelPackages([image])).problems).toEqual([]);
     const local = await spawnLocalAgents(['h0', 'h1'], { gpus: { h0: 1, h1: 1 } });
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       const r = await c.run(compileOrThrow(example('sobel'), true), { iterations: 2 }).done;
       c.close();
       expect(r.ok).toBe(false);
@@ -140,7 +149,9 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
     expect(missing.stderr).toBe(`pipeloom predict: kernel package ${join(dir, 'nope')}: no such file or folder\n`);
     const npm = await pipeloom('compile', 'examples/piic.json', '--kernels', 'pipeloom-no-such-package');
     expect(npm.status).toBe(2);
-    expect(npm.stderr).toMatch(/kernel package pipeloom-no-such-package: is not a file and not an installed package .*; install it \(npm install pipeloom-no-such-package\) or give its path/);
+    expect(npm.stderr).toMatch(
+      /kernel package pipeloom-no-such-package: is not a file and not an installed package .*; install it \(npm install pipeloom-no-such-package\) or give its path/,
+    );
   });
 
   it('two packages defining one id: both named', async () => {
@@ -148,28 +159,42 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
     cpSync(image, copy, { recursive: true });
     const r = await pipeloom('kernels', '--kernels', image, '--kernels', copy);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain(`pipeloom kernels: kernel package ${copy}: kernel "image.read": is defined by both ${image} and ${copy} (load only one of them, or rename one kernel)`);
+    expect(r.stderr).toContain(
+      `pipeloom kernels: kernel package ${copy}: kernel "image.read": is defined by both ${image} and ${copy} (load only one of them, or rename one kernel)`,
+    );
   });
 
   it('WGSL that does not compile: the kernel and the line, from pipeloom kernels --check and from an agent at start', async () => {
     const p = pkg('nocompile', KERNEL('bad.compile', COPY.replace('b[gid.x] = a[gid.x];', 'b[gid.x] = a[gid.x] + nope;')));
     const r = await pipeloom('kernels', '--kernels', p, '--check');
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/pipeloom kernels: kernel package .*nocompile: kernel "bad.compile": WGSL module "main" does not compile: .*nope.* \(line 4, column \d+\)/);
+    expect(r.stderr).toMatch(
+      /pipeloom kernels: kernel package .*nocompile: kernel "bad.compile": WGSL module "main" does not compile: .*nope.* \(line 4, column \d+\)/,
+    );
     const agent = await pipeloom('agent', '--name', 'h0', '--port', '0', '--token', 'x'.repeat(32), '--kernels', p);
     expect(agent.status).toBe(2);
-    expect(agent.stderr).toMatch(/pipeloom agent: kernel package .*nocompile: kernel "bad.compile": WGSL module "main" does not compile: .*\(line 4, column \d+\)/);
+    expect(agent.stderr).toMatch(
+      /pipeloom agent: kernel package .*nocompile: kernel "bad.compile": WGSL module "main" does not compile: .*\(line 4, column \d+\)/,
+    );
   });
 
   it('bindings that do not match the declared ports', async () => {
     const p = pkg('bindings', KERNEL('bad.bindings', COPY.replace('@binding(1) var<storage, read_write> b', '@binding(2) var<storage, read_write> b')));
     const r = await pipeloom('compile', 'examples/piic.json', '--kernels', p);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('kernel "bad.bindings" gpu.source: bindings do not match the declared ports: binding 1 (output "out") is missing: declare @group(0) @binding(1) var<storage, read_write>; @group(0) @binding(2) "b" (line 2) matches no declared port');
+    expect(r.stderr).toContain(
+      'kernel "bad.bindings" gpu.source: bindings do not match the declared ports: binding 1 (output "out") is missing: declare @group(0) @binding(1) var<storage, read_write>; @group(0) @binding(2) "b" (line 2) matches no declared port',
+    );
   });
 
   it('a port type function that throws for some params: the kernel and the params', async () => {
-    const p = pkg('throws', KERNEL('bad.type', COPY).replace("outputs: [{ name: 'out', type: vec }]", "outputs: [{ name: 'out', type: (p) => { if (Number(p.n) > 500) throw new Error('n above 500'); return vec(p); } }]"));
+    const p = pkg(
+      'throws',
+      KERNEL('bad.type', COPY).replace(
+        "outputs: [{ name: 'out', type: vec }]",
+        "outputs: [{ name: 'out', type: (p) => { if (Number(p.n) > 500) throw new Error('n above 500'); return vec(p); } }]",
+      ),
+    );
     const r = await pipeloom('kernels', '--kernels', p);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('kernel "bad.type" outputs.out.type: throws (n above 500) for params {"n":1000}');
@@ -192,7 +217,8 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
     const file = join(dir, 'acme.json');
     writeFileSync(file, JSON.stringify(doc));
     const token = 'k'.repeat(32);
-    const run = (agents: { url: string }[], ...flags: string[]) => pipeloom('run', file, '--agents', agents.map((a) => a.url).join(','), '--token', token, '--iterations', '2', ...flags);
+    const run = (agents: { url: string }[], ...flags: string[]) =>
+      pipeloom('run', file, '--agents', agents.map((a) => a.url).join(','), '--token', token, '--iterations', '2', ...flags);
     // The agents of the three cases, started together: the same package as the CLI, another
     // major version, and h0 lacking it while h1 has it.
     const started = await Promise.allSettled([
@@ -211,11 +237,15 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
       expect(r.status).toBe(0);
       const major = await run(newer.agents, '--kernels', v1);
       expect(major.status).toBe(2);
-      expect(major.stderr).toMatch(/mapping\.K: node "K" was compiled with kernel acme\.copy 1\.4\.0, but agent h0 \(ws:\/\/[\d.:]+\) has 2\.0\.0 \(from .*acme-v2\), another major version \(load acme\.copy 1\.x on h0 \(--kernels\), or compile with the package the agents have\)/);
+      expect(major.stderr).toMatch(
+        /mapping\.K: node "K" was compiled with kernel acme\.copy 1\.4\.0, but agent h0 \(ws:\/\/[\d.:]+\) has 2\.0\.0 \(from .*acme-v2\), another major version \(load acme\.copy 1\.x on h0 \(--kernels\), or compile with the package the agents have\)/,
+      );
       // h0 lacks it, h1 has it: the refusal says which agent does.
       const lacks = await run([...lacking.agents, ...having.agents], '--kernels', v1);
       expect(lacks.status).toBe(2);
-      expect(lacks.stderr).toMatch(/mapping\.K: node "K" needs kernel acme\.copy 1\.4\.0, but agent h0 \(ws:\/\/[\d.:]+\) does not have it; agents that have it: h1 \(1\.4\.0\) \(start agent h0 with --kernels naming the package that defines acme\.copy, or map "K" to a host whose agent has it\)/);
+      expect(lacks.stderr).toMatch(
+        /mapping\.K: node "K" needs kernel acme\.copy 1\.4\.0, but agent h0 \(ws:\/\/[\d.:]+\) does not have it; agents that have it: h1 \(1\.4\.0\) \(start agent h0 with --kernels naming the package that defines acme\.copy, or map "K" to a host whose agent has it\)/,
+      );
     } finally {
       await Promise.all(up.map((a) => a.stop()));
     }
@@ -229,7 +259,10 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
     const doc = copyDocument('acme.copy1') as unknown as Parameters<typeof compileOrThrow>[0];
     const local = await spawnLocalAgents(['h0'], { gpus: { h0: 1 }, args: ['--kernels', v2] });
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       const r = await c.run(compileOrThrow(doc, true), { iterations: 2 }).done;
       c.close();
       expect(r.ok).toBe(false);
@@ -247,7 +280,9 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
       const r = await pipeloom('run', 'examples/sobel.json', '--agents', local.agents.map((a) => a.url).join(','), '--token', token, '--iterations', '2');
       expect(r.status).toBe(2);
       expect(r.stderr).toContain('app.nodes[1].kernel: unknown kernel "image.sobel" (nearest registered:');
-      expect(r.stderr).toContain(`kernels: image.sobel is on agents h0 (1.0.0 from ${image}), h1 (1.0.0 from ${image}) (load its package here too: --kernels PATH_OR_PACKAGE)`);
+      expect(r.stderr).toContain(
+        `kernels: image.sobel is on agents h0 (1.0.0 from ${image}), h1 (1.0.0 from ${image}) (load its package here too: --kernels PATH_OR_PACKAGE)`,
+      );
     } finally {
       await local.stop();
     }
@@ -255,6 +290,8 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
 
   it('registering a kernel id twice in one process names both packages (the registry, without processes)', () => {
     const k = { ...findKernel('matrix.add')! };
-    expect(registerKernels([k], 'acme')).toEqual([{ kernel: 'matrix.add', path: '', message: 'is defined by both builtin and acme', hint: 'load only one of them, or rename one kernel' }]);
+    expect(registerKernels([k], 'acme')).toEqual([
+      { kernel: 'matrix.add', path: '', message: 'is defined by both builtin and acme', hint: 'load only one of them, or rename one kernel' },
+    ]);
   });
 });

@@ -34,7 +34,12 @@ describe('supervised local agents (restart)', () => {
     const lines: string[] = [];
     let restarted!: (why: string) => void;
     const back = new Promise<string>((resolve) => (restarted = resolve));
-    const local = await spawnLocalAgents(['h0'], { restart: true, cpuOnly: ['h0'], log: (host, line) => lines.push(`${host}: ${line}`), onRestart: (_, why) => restarted(why) });
+    const local = await spawnLocalAgents(['h0'], {
+      restart: true,
+      cpuOnly: ['h0'],
+      log: (host, line) => lines.push(`${host}: ${line}`),
+      onRestart: (_, why) => restarted(why),
+    });
     try {
       const agent: LocalAgent = local.agents[0];
       const { url } = agent;
@@ -85,12 +90,23 @@ describe('supervised local agents (restart)', () => {
     const lines: string[] = [];
     let gaveUp!: (message: string) => void;
     const given = new Promise<string>((resolve) => (gaveUp = resolve));
-    const local = await spawnLocalAgents(['h0'], { restart: true, cpuOnly: ['h0'], token, args: ['--token-file', file], log: (host, line) => lines.push(`${host}: ${line}`), onGiveUp: (_, m) => gaveUp(m) });
+    const local = await spawnLocalAgents(['h0'], {
+      restart: true,
+      cpuOnly: ['h0'],
+      token,
+      args: ['--token-file', file],
+      log: (host, line) => lines.push(`${host}: ${line}`),
+      onGiveUp: (_, m) => gaveUp(m),
+    });
     try {
       rmSync(dir, { recursive: true });
       local.agents[0].process.kill('SIGKILL');
       const message = await given;
-      expect(message).toMatch(new RegExp(`^local agent h0 crashed ${RESTART.giveUpAfter} times in a row within 10 s of starting \\(last: exited \\(1\\) before listening\\): it is not restarted again; fix the cause and start the command again`));
+      expect(message).toMatch(
+        new RegExp(
+          `^local agent h0 crashed ${RESTART.giveUpAfter} times in a row within 10 s of starting \\(last: exited \\(1\\) before listening\\): it is not restarted again; fix the cause and start the command again`,
+        ),
+      );
       expect(message).toContain(`--token-file ${file}: no such file`);
       expect(lines).toContain(`h0: ${message}`);
       await expect(local.ready()).rejects.toThrow(/not restarted again/);

@@ -108,8 +108,22 @@ interface Launch {
 }
 
 function launch(host: string, token: string, opts: SpawnOptions, port = 0): Launch {
-  const args = ['agent', '--name', host, '--port', String(port), '--emulate-gpus', String(opts.gpus?.[host] ?? 0), ...(opts.cpuOnly?.includes(host) ? ['--cpu-only'] : []), ...(opts.linkRate ? ['--link-rate', String(opts.linkRate)] : []), ...(opts.args ?? [])];
-  const child = spawn(process.execPath, ['--expose-gc', pipeloomBin(args), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env, PIPELOOM_TOKEN: token, EGL_PLATFORM: process.env.EGL_PLATFORM ?? 'surfaceless' } });
+  const args = [
+    'agent',
+    '--name',
+    host,
+    '--port',
+    String(port),
+    '--emulate-gpus',
+    String(opts.gpus?.[host] ?? 0),
+    ...(opts.cpuOnly?.includes(host) ? ['--cpu-only'] : []),
+    ...(opts.linkRate ? ['--link-rate', String(opts.linkRate)] : []),
+    ...(opts.args ?? []),
+  ];
+  const child = spawn(process.execPath, ['--expose-gc', pipeloomBin(args), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...opts.env, PIPELOOM_TOKEN: token, EGL_PLATFORM: process.env.EGL_PLATFORM ?? 'surfaceless' },
+  });
   const errLines: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {
     // Dawn's harmless notices, the same from every agent at every start: shown once.
@@ -146,7 +160,8 @@ async function startOne(host: string, token: string, opts: SpawnOptions): Promis
 }
 
 const endOf = (code: number | null, signal: NodeJS.Signals | null) => (signal ? `signal ${signal}` : `code ${code}`);
-const stoppedByUs = (child: ChildProcess, code: number | null, signal: NodeJS.Signals | null) => stopping.has(child) && (signal === 'SIGTERM' || code === 0 || killed.has(child));
+const stoppedByUs = (child: ChildProcess, code: number | null, signal: NodeJS.Signals | null) =>
+  stopping.has(child) && (signal === 'SIGTERM' || code === 0 || killed.has(child));
 
 /** Watches one agent and starts it again, on its port, each time it exits on its own. */
 function supervise(agent: LocalAgent, token: string, opts: SpawnOptions) {
@@ -161,7 +176,7 @@ function supervise(agent: LocalAgent, token: string, opts: SpawnOptions) {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let waiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   const settle = (e?: Error) => {
-    for (const w of waiters) (e ? w.reject(e) : w.resolve());
+    for (const w of waiters) e ? w.reject(e) : w.resolve();
     waiters = [];
   };
 

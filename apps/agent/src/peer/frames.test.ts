@@ -131,13 +131,19 @@ describe('peer framing refuses what peer links do not use, with a reason', () =>
 /** A stream end whose writes are collected, and one that is fed by hand: real Node streams. */
 function wire() {
   const written: Buffer[] = [];
-  const out = new Duplex({ read() {}, write(chunk: Buffer, _enc, cb) {
-    written.push(Buffer.from(chunk));
-    cb();
-  } });
-  const into = new Duplex({ read() {}, write(_c, _e, cb) {
-    cb();
-  } });
+  const out = new Duplex({
+    read() {},
+    write(chunk: Buffer, _enc, cb) {
+      written.push(Buffer.from(chunk));
+      cb();
+    },
+  });
+  const into = new Duplex({
+    read() {},
+    write(_c, _e, cb) {
+      cb();
+    },
+  });
   return { written, out, into };
 }
 
@@ -145,7 +151,10 @@ describe('PeerLink transfers', () => {
   it('land intact in their destinations however TCP splits them, asked for before or after they arrive', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ key: fc.constantFrom('bn_1->bn_2', 'bn_3->bn_9', 'é->ü'), size: fc.integer({ min: 0, max: 3000 }), early: fc.boolean() }), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.record({ key: fc.constantFrom('bn_1->bn_2', 'bn_3->bn_9', 'é->ü'), size: fc.integer({ min: 0, max: 3000 }), early: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 8,
+        }),
         fc.array(fc.integer({ min: 1, max: 4000 }), { minLength: 1, maxLength: 20 }),
         fc.integer(),
         async (transfers, cuts, seed) => {
@@ -227,7 +236,7 @@ describe('a task-bag PeerLink (onlyAsked)', () => {
   });
 });
 
-describe('a static run\'s PeerLink (onlyExpected)', () => {
+describe("a static run's PeerLink (onlyExpected)", () => {
   const run = async (sends: { key: string; iteration: number; size: number }[]) => {
     const w = wire();
     // The receiver's peer is h1.
@@ -243,7 +252,7 @@ describe('a static run\'s PeerLink (onlyExpected)', () => {
     return { receiver, failure: () => failure };
   };
 
-  it('holds a declared transfer\'s early messages up to its bound, then lands them in their slots', async () => {
+  it("holds a declared transfer's early messages up to its bound, then lands them in their slots", async () => {
     const { receiver, failure } = await run([0, 1].map((iteration) => ({ key: 'bn_1->bn_2', iteration, size: 100 })));
     expect(failure()).toBe('');
     for (const i of [0, 1]) await receiver.receive('bn_1->bn_2', i, new Uint8Array(100));
@@ -252,6 +261,8 @@ describe('a static run\'s PeerLink (onlyExpected)', () => {
   it('fails the link naming the peer for an undeclared key, a message over its bytes, or one more early than its bound', async () => {
     expect((await run([{ key: 'bn_7->bn_8', iteration: 0, size: 4 }])).failure()).toBe('peer h1 sent a transfer this run does not send this way');
     expect((await run([{ key: 'bn_1->bn_2', iteration: 0, size: 101 }])).failure()).toBe('peer h1 sent 101 bytes for a transfer of 100');
-    expect((await run([0, 1, 2].map((iteration) => ({ key: 'bn_1->bn_2', iteration, size: 100 })))).failure()).toBe('peer h1 sent transfer bn_1->bn_2 more than 2 times ahead of this agent');
+    expect((await run([0, 1, 2].map((iteration) => ({ key: 'bn_1->bn_2', iteration, size: 100 })))).failure()).toBe(
+      'peer h1 sent transfer bn_1->bn_2 more than 2 times ahead of this agent',
+    );
   });
 });

@@ -17,7 +17,10 @@ import type { Duplex } from 'node:stream';
 export const PEER_PATH = '/peer';
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
-const acceptKey = (key: string) => createHash('sha1').update(key + GUID).digest('base64');
+const acceptKey = (key: string) =>
+  createHash('sha1')
+    .update(key + GUID)
+    .digest('base64');
 
 /** Close codes of RFC 6455 used here (the agent's own 4xxx codes come from the protocol). */
 export const WS_CLOSE = { normal: 1000, protocol: 1002, unsupported: 1003, abnormal: 1006, tooBig: 1009 } as const;
@@ -260,12 +263,16 @@ export class FrameSocket {
     this.maskAt = 0;
     this.headerLength = 0;
     if (h[0] & 0x70) return this.refuse(WS_CLOSE.protocol, 'no extensions are negotiated on peer links');
-    if (masked !== (this.role === 'server')) return this.refuse(WS_CLOSE.protocol, this.role === 'server' ? 'a client frame must be masked' : 'a server frame must not be masked');
+    if (masked !== (this.role === 'server'))
+      return this.refuse(WS_CLOSE.protocol, this.role === 'server' ? 'a client frame must be masked' : 'a server frame must not be masked');
     if (!fin || opcode === 0x0) return this.refuse(WS_CLOSE.unsupported, 'fragmented messages are not used on peer links');
     if (opcode >= 0x8 && length > 125) return this.refuse(WS_CLOSE.protocol, 'control frame longer than 125 bytes');
-    if (opcode === 0x1 && length > this.limits.maxText) return this.refuse(WS_CLOSE.tooBig, `text message of ${length} bytes exceeds the limit of ${this.limits.maxText}`);
-    if (opcode === 0x2 && length > this.limits.maxFrame) return this.refuse(WS_CLOSE.tooBig, `binary message of ${length} bytes exceeds the limit of ${this.limits.maxFrame}`);
-    if (opcode !== 0x1 && opcode !== 0x2 && opcode !== 0x8 && opcode !== 0x9 && opcode !== 0xa) return this.refuse(WS_CLOSE.protocol, `unknown opcode ${opcode}`);
+    if (opcode === 0x1 && length > this.limits.maxText)
+      return this.refuse(WS_CLOSE.tooBig, `text message of ${length} bytes exceeds the limit of ${this.limits.maxText}`);
+    if (opcode === 0x2 && length > this.limits.maxFrame)
+      return this.refuse(WS_CLOSE.tooBig, `binary message of ${length} bytes exceeds the limit of ${this.limits.maxFrame}`);
+    if (opcode !== 0x1 && opcode !== 0x2 && opcode !== 0x8 && opcode !== 0x9 && opcode !== 0xa)
+      return this.refuse(WS_CLOSE.protocol, `unknown opcode ${opcode}`);
     this.opcode = opcode;
     this.left = length;
     if (opcode === 0x2 && !this.closeSent) this.handlers.binaryStart(length);

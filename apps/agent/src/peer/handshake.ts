@@ -44,7 +44,8 @@ export const newNonce = (): string => randomBytes(16).toString('hex');
 export function peerProof(keys: RunKeys, role: 'dialler' | 'dialled', t: Transcript): string {
   const mac = createHmac('sha256', keys.token);
   // Length-prefixed fields: no two transcripts serialise alike.
-  for (const f of ['pipeloom-peer', String(PROTOCOL_VERSION), role, keys.secret, keys.runId, t.dialler, t.dialled, t.dialNonce, t.answerNonce]) mac.update(`${f.length}:${f};`);
+  for (const f of ['pipeloom-peer', String(PROTOCOL_VERSION), role, keys.secret, keys.runId, t.dialler, t.dialled, t.dialNonce, t.answerNonce])
+    mac.update(`${f.length}:${f};`);
   return mac.digest('hex');
 }
 
@@ -60,7 +61,8 @@ const isNonce = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]
 /** A checked peer-hello, or the fixed reason it was refused (never the sender's bytes). */
 export function readHello(text: string): { ok: true; hello: Extract<PeerMessage, { type: 'peer-hello' }> } | { ok: false; reason: string } {
   const parsed = parseMessage<PeerMessage>(text, ['peer-hello']);
-  if (!parsed.ok) return { ok: false, reason: parsed.reason.startsWith('unexpected') ? 'not authenticated: the first message must be "peer-hello"' : 'malformed peer-hello' };
+  if (!parsed.ok)
+    return { ok: false, reason: parsed.reason.startsWith('unexpected') ? 'not authenticated: the first message must be "peer-hello"' : 'malformed peer-hello' };
   const m = parsed.message as Extract<PeerMessage, { type: 'peer-hello' }>;
   if (!isId(m.host) || !isId(m.runId) || !isNonce(m.nonce)) return { ok: false, reason: 'malformed peer-hello' };
   return { ok: true, hello: m };
@@ -111,14 +113,21 @@ function exchange(
 export function answerPeer(frames: FrameSocket, me: string, hello: { host: string; nonce: string }, keys: RunKeys, deadline: number): Promise<void> {
   const t: Transcript = { dialler: hello.host, dialled: me, dialNonce: hello.nonce, answerNonce: newNonce() };
   const challenge: PeerMessage = { type: 'peer-challenge', host: me, nonce: t.answerNonce, proof: peerProof(keys, 'dialled', t) };
-  return exchange(frames, deadline, challenge, 'peer handshake timed out', () => 'the peer closed the link during the handshake', (text, { fail, done }) => {
-    const parsed = parseMessage<PeerMessage>(text, ['peer-auth']);
-    if (!parsed.ok) return fail('not authenticated: the next message must be "peer-auth"');
-    const m = parsed.message as Extract<PeerMessage, { type: 'peer-auth' }>;
-    if (!proofMatches(peerProof(keys, 'dialler', t), m.proof)) return fail('invalid proof: the peer does not hold this run\'s token and secret');
-    frames.handlers = { ...frames.handlers, text: () => {}, close: () => {} };
-    done();
-  });
+  return exchange(
+    frames,
+    deadline,
+    challenge,
+    'peer handshake timed out',
+    () => 'the peer closed the link during the handshake',
+    (text, { fail, done }) => {
+      const parsed = parseMessage<PeerMessage>(text, ['peer-auth']);
+      if (!parsed.ok) return fail('not authenticated: the next message must be "peer-auth"');
+      const m = parsed.message as Extract<PeerMessage, { type: 'peer-auth' }>;
+      if (!proofMatches(peerProof(keys, 'dialler', t), m.proof)) return fail("invalid proof: the peer does not hold this run's token and secret");
+      frames.handlers = { ...frames.handlers, text: () => {}, close: () => {} };
+      done();
+    },
+  );
 }
 
 /**
@@ -126,7 +135,14 @@ export function answerPeer(frames: FrameSocket, me: string, hello: { host: strin
  * once the dialled agent proved it holds the run's keys under the name `peer` and accepted our
  * proof. Never sends the token or the secret.
  */
-export async function dialPeer(url: string, me: string, peer: string, keys: RunKeys, limits: { maxFrame: number; maxText: number }, timeoutMs: number = HANDSHAKE.timeoutMs): Promise<FrameSocket> {
+export async function dialPeer(
+  url: string,
+  me: string,
+  peer: string,
+  keys: RunKeys,
+  limits: { maxFrame: number; maxText: number },
+  timeoutMs: number = HANDSHAKE.timeoutMs,
+): Promise<FrameSocket> {
   const deadline = Date.now() + timeoutMs;
   const up = await dialUpgrade(new URL(PEER_PATH, url).toString(), timeoutMs);
   // Until the dialled agent has proved itself it is a stranger: small messages only.
@@ -135,23 +151,31 @@ export async function dialPeer(url: string, me: string, peer: string, keys: RunK
   const hello: PeerMessage = { type: 'peer-hello', version: PROTOCOL_VERSION, host: me, runId: keys.runId, nonce: t.dialNonce };
   let proved = false;
   try {
-    await exchange(frames, deadline, hello, 'no answer to the peer handshake', (code, reason) => (reason ? `closed: ${reason.slice(0, 123)}` : `closed (${code})`), (text, { fail, done }) => {
-      if (!proved) {
-        const parsed = parseMessage<PeerMessage>(text, ['peer-challenge']);
-        if (!parsed.ok) return fail('expected "peer-challenge"');
-        const m = parsed.message as Extract<PeerMessage, { type: 'peer-challenge' }>;
-        if (m.host !== peer) return fail(`the agent at this address is not host ${peer}`);
-        if (!isNonce(m.nonce)) return fail('malformed peer-challenge');
-        t.answerNonce = m.nonce;
-        if (!proofMatches(peerProof(keys, 'dialled', t), m.proof)) return fail('invalid proof: the agent at this address does not hold this run\'s token and secret');
-        proved = true;
-        frames.sendText(JSON.stringify({ type: 'peer-auth', proof: peerProof(keys, 'dialler', t) } satisfies PeerMessage));
-        return;
-      }
-      if (!parseMessage<PeerMessage>(text, ['peer-ready']).ok) return fail('expected "peer-ready"');
-      frames.limits = limits;
-      done();
-    });
+    await exchange(
+      frames,
+      deadline,
+      hello,
+      'no answer to the peer handshake',
+      (code, reason) => (reason ? `closed: ${reason.slice(0, 123)}` : `closed (${code})`),
+      (text, { fail, done }) => {
+        if (!proved) {
+          const parsed = parseMessage<PeerMessage>(text, ['peer-challenge']);
+          if (!parsed.ok) return fail('expected "peer-challenge"');
+          const m = parsed.message as Extract<PeerMessage, { type: 'peer-challenge' }>;
+          if (m.host !== peer) return fail(`the agent at this address is not host ${peer}`);
+          if (!isNonce(m.nonce)) return fail('malformed peer-challenge');
+          t.answerNonce = m.nonce;
+          if (!proofMatches(peerProof(keys, 'dialled', t), m.proof))
+            return fail("invalid proof: the agent at this address does not hold this run's token and secret");
+          proved = true;
+          frames.sendText(JSON.stringify({ type: 'peer-auth', proof: peerProof(keys, 'dialler', t) } satisfies PeerMessage));
+          return;
+        }
+        if (!parseMessage<PeerMessage>(text, ['peer-ready']).ok) return fail('expected "peer-ready"');
+        frames.limits = limits;
+        done();
+      },
+    );
   } catch (e) {
     up.socket.destroy();
     throw e;

@@ -94,7 +94,21 @@ export class PeerLink {
   private channels = new Map<string, Channel>();
   /** The channel of the last message read: consecutive messages of one key skip the lookup. */
   private last: Channel | null = null;
-  private readonly incoming: Incoming = { length: 0, header: EMPTY, headerAt: 0, headerGot: 0, headerSize: 6, channel: null, iteration: 0, into: null, waiter: null, held: null, reply: null, got: 0, firstByteUs: 0 };
+  private readonly incoming: Incoming = {
+    length: 0,
+    header: EMPTY,
+    headerAt: 0,
+    headerGot: 0,
+    headerSize: 6,
+    channel: null,
+    iteration: 0,
+    into: null,
+    waiter: null,
+    held: null,
+    reply: null,
+    got: 0,
+    firstByteUs: 0,
+  };
   /** Static runs: the transfers this link may carry, by key: their bytes and how many may wait early (null: not declared). */
   private expected: Map<string, { bytes: number; early: number }> | null = null;
   /** Task-bag links: the pulls whose answers may come, by pull id (null: a static run's link, which keeps early bytes). */
@@ -367,7 +381,8 @@ export class PeerLink {
       m.waiter = w;
       m.into = w.dst;
     } else {
-      if (bound && c.held.size >= bound.early) return this.protocolError(`peer ${this.host} sent transfer ${c.key} more than ${bound.early} times ahead of this agent`);
+      if (bound && c.held.size >= bound.early)
+        return this.protocolError(`peer ${this.host} sent transfer ${c.key} more than ${bound.early} times ahead of this agent`);
       let spare = c.spare;
       if (!spare || spare.length < size) spare = Buffer.allocUnsafe(size);
       else c.spare = null;

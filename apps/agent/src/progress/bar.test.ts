@@ -56,8 +56,15 @@ describe('the progress line', () => {
 });
 
 describe('the deploy line', () => {
-  const p = { elapsed: 42.5, hosts: [{ host: 'h0', steps: [{ step: 'kernels' as const, pe: 'gpu0@h0' }], deployed: false }, { host: 'h1', steps: [], deployed: true }, { host: 'h2', steps: [], deployed: false }] };
-  it('names each host\'s step and the time so far', () => {
+  const p = {
+    elapsed: 42.5,
+    hosts: [
+      { host: 'h0', steps: [{ step: 'kernels' as const, pe: 'gpu0@h0' }], deployed: false },
+      { host: 'h1', steps: [], deployed: true },
+      { host: 'h2', steps: [], deployed: false },
+    ],
+  };
+  it("names each host's step and the time so far", () => {
     expect(deployLine(p)).toBe('deploying  42.5 s  h0 kernel preparation of gpu0@h0, h1 ready, h2 waiting');
   });
   it('fits a terminal, and without one is printed every few seconds', () => {

@@ -35,7 +35,11 @@ describe('cluster barrier', () => {
   it('releases nobody until every PE of every host has arrived, then everybody', async () => {
     const { barriers, sent } = cluster(['h0', 'h1', 'h2'], 2);
     const released: string[] = [];
-    const wait = (h: string, pe: number) => barriers.get(h)!.arrive(7).then(() => released.push(`${h}/${pe}`));
+    const wait = (h: string, pe: number) =>
+      barriers
+        .get(h)!
+        .arrive(7)
+        .then(() => released.push(`${h}/${pe}`));
     const all = [wait('h0', 0), wait('h1', 0), wait('h1', 1), wait('h2', 0), wait('h2', 1)];
     await new Promise((r) => setTimeout(r, 10));
     expect(released).toEqual([]);
@@ -69,10 +73,19 @@ describe('cluster barrier', () => {
   it('keeps successive barriers apart', async () => {
     const { barriers } = cluster(['h0', 'h1'], 1);
     const order: string[] = [];
-    const a = barriers.get('h0')!.arrive(1).then(() => order.push('h0 1'));
-    const b = barriers.get('h1')!.arrive(1).then(() => order.push('h1 1'));
+    const a = barriers
+      .get('h0')!
+      .arrive(1)
+      .then(() => order.push('h0 1'));
+    const b = barriers
+      .get('h1')!
+      .arrive(1)
+      .then(() => order.push('h1 1'));
     await Promise.all([a, b]);
-    const c = barriers.get('h1')!.arrive(2).then(() => order.push('h1 2'));
+    const c = barriers
+      .get('h1')!
+      .arrive(2)
+      .then(() => order.push('h1 2'));
     await new Promise((r) => setTimeout(r, 10));
     expect(order.sort()).toEqual(['h0 1', 'h1 1']);
     await Promise.all([c, barriers.get('h0')!.arrive(2)]);

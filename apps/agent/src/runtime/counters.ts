@@ -9,7 +9,11 @@ import type { Abort } from './abort.js';
 // no promise, and a signal nobody waits for wakes no one.
 
 // Node 20 has Atomics.waitAsync; the project's TypeScript lib (es2022) does not declare it.
-type WaitAsync = (a: Int32Array, i: number, v: number) => { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
+type WaitAsync = (
+  a: Int32Array,
+  i: number,
+  v: number,
+) => { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
 
 /** `count` counters, then as many waiter counts (see `Counters.set`). */

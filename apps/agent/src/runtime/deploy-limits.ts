@@ -35,7 +35,8 @@ export function deployRefusal(m: unknown, devices: Devices, limits: DeployLimits
     const pe = here.get(program.pe);
     const name = quote(program.pe);
     if (program.host !== devices.host) return `deploy refused: programs[${i}] (${name}) is for host ${quote(program.host)}; this agent is ${devices.host}`;
-    if (!pe) return `deploy refused: programs[${i}] is for PE ${name}, which agent ${devices.host} does not serve (it serves ${devices.pes.map((p) => p.id).join(', ')})`;
+    if (!pe)
+      return `deploy refused: programs[${i}] is for PE ${name}, which agent ${devices.host} does not serve (it serves ${devices.pes.map((p) => p.id).join(', ')})`;
     if (pe.kind !== program.kind) return `deploy refused: programs[${i}] runs ${pe.id} as a ${program.kind}; on agent ${devices.host} it is a ${pe.kind}`;
     // Storage as runtime/memory.ts allocates it: each slot rounded up to 4 bytes.
     let total = 0;
@@ -51,9 +52,11 @@ export function deployRefusal(m: unknown, devices: Devices, limits: DeployLimits
       total += slot * a.depth;
       if (!largest || slot * a.depth > largest.bytes) largest = { bytes: slot * a.depth, what };
     }
-    if (total > pe.memory) return `deploy refused: buffers on ${pe.id} need ${n(total)} bytes; ${pe.id} offers ${n(pe.memory)} (its memory); the largest: ${largest!.what}`;
+    if (total > pe.memory)
+      return `deploy refused: buffers on ${pe.id} need ${n(total)} bytes; ${pe.id} offers ${n(pe.memory)} (its memory); the largest: ${largest!.what}`;
     if (program.kind === 'cpu') hostBytes += total;
   }
-  if (hostBytes > limits.maxHostBytes) return `deploy refused: the run's host buffers need ${n(hostBytes)} bytes on ${devices.host}; the agent allows ${n(limits.maxHostBytes)} per run (maxHostBytes)`;
+  if (hostBytes > limits.maxHostBytes)
+    return `deploy refused: the run's host buffers need ${n(hostBytes)} bytes on ${devices.host}; the agent allows ${n(limits.maxHostBytes)} per run (maxHostBytes)`;
   return null;
 }

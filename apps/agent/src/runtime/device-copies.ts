@@ -28,7 +28,11 @@ export class DeviceCopies {
     let b = this.gpuScratch.get(key);
     if (!b || b.size < align4(bytes)) {
       b?.destroy();
-      b = this.device.createBuffer({ size: Math.max(16, align4(bytes)), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: `${this.pe} scratch ${key}` });
+      b = this.device.createBuffer({
+        size: Math.max(16, align4(bytes)),
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+        label: `${this.pe} scratch ${key}`,
+      });
       this.gpuScratch.set(key, b);
     }
     return b;
@@ -60,7 +64,10 @@ export class DeviceCopies {
     }
     for (const [port, parts] of Object.entries(gathers)) {
       const ranges = parts.map((x) => ({ s: x.slots as GpuSlots, slot: x.slot, r: gpuRange(x.slots as GpuSlots, x.range) }));
-      const scratch = this.deviceScratch(`${a.node}.${port}`, ranges.reduce((n, x) => n + x.r.bytes, 0));
+      const scratch = this.deviceScratch(
+        `${a.node}.${port}`,
+        ranges.reduce((n, x) => n + x.r.bytes, 0),
+      );
       let at = 0;
       for (const { s, slot, r } of ranges) {
         encoder.copyBufferToBuffer(s.buffers[slot], r.offset, scratch, at, align4(r.bytes));
@@ -78,7 +85,10 @@ export class DeviceCopies {
         back.push([scratch, s.buffers[x.slot], r.offset, align4(r.bytes)]);
       }
     }
-    return { firing: { iteration: it, inputs, outputs }, after: (e) => back.forEach(([from, to, offset, bytes]) => e.copyBufferToBuffer(from, 0, to, offset, bytes)) };
+    return {
+      firing: { iteration: it, inputs, outputs },
+      after: (e) => back.forEach(([from, to, offset, bytes]) => e.copyBufferToBuffer(from, 0, to, offset, bytes)),
+    };
   }
 
   stagingFor(key: string, size: number, usage: number): GPUBuffer {

@@ -92,7 +92,8 @@ export class GpuBatch {
   async complete(gpu: <T>(p: Promise<T>) => Promise<T>, done?: () => void): Promise<void> {
     this.flush();
     // A map waits only for the work that used its buffer; the queue's completion covers the rest.
-    if (this.submitted) await Promise.all([gpu(this.device.queue.onSubmittedWorkDone()), ...this.reads.map((r) => gpu(r.staging.mapAsync(GPUMapMode.READ, 0, r.bytes)))]);
+    if (this.submitted)
+      await Promise.all([gpu(this.device.queue.onSubmittedWorkDone()), ...this.reads.map((r) => gpu(r.staging.mapAsync(GPUMapMode.READ, 0, r.bytes)))]);
     for (const r of this.reads) {
       r.into.set(new Uint8Array(r.staging.getMappedRange(0, r.bytes), 0, r.into.byteLength));
       r.staging.unmap();

@@ -1,5 +1,17 @@
 import { Worker } from 'node:worker_threads';
-import { type Access, type Action, type PeProgram, type TraceEvent, transferKey, type FailureReport, type FromAgent, type ToAgent, recvLane, sendLane, waitSlice } from '@pipeloom/core';
+import {
+  type Access,
+  type Action,
+  type PeProgram,
+  type TraceEvent,
+  transferKey,
+  type FailureReport,
+  type FromAgent,
+  type ToAgent,
+  recvLane,
+  sendLane,
+  waitSlice,
+} from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
 import { ClusterBarrier } from './barrier.js';
@@ -23,7 +35,6 @@ type Deploy = Extract<ToAgent, { type: 'deploy' }>;
 type Transfer = Extract<Action, { op: 'transfer' }>;
 
 const BOOT = new URL('./pe-worker-boot.mjs', import.meta.url);
-
 
 const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
 
@@ -83,10 +94,18 @@ export class HostRun {
   ) {
     this.progress = opts.progress ?? (() => {});
     this.watchdog = new Watchdog(opts.kernelTimeoutMs ?? DEFAULT_KERNEL_TIMEOUT_MS, performance.timeOrigin + performance.now(), (o) => this.overrun(o));
-    this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: this.reachedCycle(), dropped }), deploy.traceInterval ?? 50_000);
+    this.trace = new TraceRecorder(
+      (events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: this.reachedCycle(), dropped }),
+      deploy.traceInterval ?? 50_000,
+    );
     // The PE threads meet the lanes (this thread) in shared memory (local-barrier.ts); this
     // thread alone then takes the host's part of the cluster barrier.
-    this.barrier = new ClusterBarrier(devices.host, deploy.hosts.map((h) => h.id), 1, peers);
+    this.barrier = new ClusterBarrier(
+      devices.host,
+      deploy.hosts.map((h) => h.id),
+      1,
+      peers,
+    );
     if (deploy.sync === 'self-timed' && deploy.plan) {
       this.counterMemory = counterMemory(deploy.plan.counters.length);
       this.counters = new Counters(this.counterMemory, deploy.iterations, this.aborts);
@@ -94,7 +113,13 @@ export class HostRun {
   }
 
   /** Allocates every buffer, starts one thread per PE (devices opened, kernels prepared). Throws naming the PE or node. */
-  static async prepare(deploy: Deploy, devices: Devices, peers: Map<string, PeerLink>, send: (m: FromAgent) => void, opts: HostRunLimits = {}): Promise<HostRun> {
+  static async prepare(
+    deploy: Deploy,
+    devices: Devices,
+    peers: Map<string, PeerLink>,
+    send: (m: FromAgent) => void,
+    opts: HostRunLimits = {},
+  ): Promise<HostRun> {
     const run = new HostRun(deploy, devices, peers, send, opts);
     try {
       await run.start();
@@ -132,7 +157,8 @@ export class HostRun {
           if (seen.has(key)) continue;
           seen.add(key);
           for (const pe of [a.fromPe, a.toPe]) {
-            if (this.hostOf(pe) === me && this.kindOf(pe) !== 'cpu') throw new Error(`host-to-host transfer ${key} ends on ${pe}, a GPU; route it through the host's CPU`);
+            if (this.hostOf(pe) === me && this.kindOf(pe) !== 'cpu')
+              throw new Error(`host-to-host transfer ${key} ends on ${pe}, a GPU; route it through the host's CPU`);
           }
           this.lanes[i].push(a);
           // What the sending peer may put on the link: this transfer, at most a slot's bytes, a few
@@ -340,7 +366,8 @@ export class HostRun {
           const entry = plan.actions[program.pe]?.[p]?.[j];
           const sending = a.fromPe === program.pe && this.hostOf(a.fromPe) === me;
           const half = sending ? entry?.send : a.toPe === program.pe ? entry?.receive : undefined;
-          if (!half) throw new Error(`the self-timed plan has no ${sending ? 'send' : 'receive'} half for ${transferKey(a.from.buffer, a.to.buffer)} on ${program.pe}`);
+          if (!half)
+            throw new Error(`the self-timed plan has no ${sending ? 'send' : 'receive'} half for ${transferKey(a.from.buffer, a.to.buffer)} on ${program.pe}`);
           work.push(this.laneStream(a, half, sending));
         }),
       );
@@ -373,7 +400,20 @@ export class HostRun {
         await counters.until(half, i, j);
         // A sender waits for its source, or (a credit) for the destination slot on the other host.
         const buffer = sending && !remote ? t.from.buffer : t.to.buffer;
-        this.trace.add({ host: me, pe, thread: lane, kind: 'wait', name: waitSlice(buffer), buffer, from: t.from.buffer, iteration: i, cycle: k, start: t0, end: nowUs(), bytes: t.bytes });
+        this.trace.add({
+          host: me,
+          pe,
+          thread: lane,
+          kind: 'wait',
+          name: waitSlice(buffer),
+          buffer,
+          from: t.from.buffer,
+          iteration: i,
+          cycle: k,
+          start: t0,
+          end: nowUs(),
+          bytes: t.bytes,
+        });
       }
       await this.hostToHost(t, k, i);
       counters.signal(half, i);
@@ -426,7 +466,15 @@ export class HostRun {
     const link = this.peers.get(peer);
     if (!link) throw new Error(`no link from ${me} to ${peer}`);
     const key = transferKey(t.from.buffer, t.to.buffer);
-    const common = { host: me, thread: fromHost === me ? sendLane(t.toPe) : recvLane(t.fromPe), buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, bytes: t.bytes };
+    const common = {
+      host: me,
+      thread: fromHost === me ? sendLane(t.toPe) : recvLane(t.fromPe),
+      buffer: t.to.buffer,
+      from: t.from.buffer,
+      iteration: it,
+      cycle: k,
+      bytes: t.bytes,
+    };
     if (fromHost === me) {
       const src = this.slots(t.from.buffer);
       // Only the transfer's range crosses (a split's part).

@@ -52,11 +52,15 @@ const expectedRanges = {
     [...Array(6).fill(0), ...Array(8).fill(5)],
     [...Array(6).fill(0), ...Array(8).fill(6)],
   ],
-  colour1: [[...Array(7).fill(9), 0], [...Array(7).fill(9), 0], [...Array(7).fill(9), 0]],
+  colour1: [
+    [...Array(7).fill(9), 0],
+    [...Array(7).fill(9), 0],
+    [...Array(7).fill(9), 0],
+  ],
 };
 
 describe('initial tokens in host slots', () => {
-  it('fills a range of slots: a constant in each, a source kernel\'s tokens counted on slot by slot', () => {
+  it("fills a range of slots: a constant in each, a source kernel's tokens counted on slot by slot", () => {
     const p = program('cpu', ranges);
     const { storage } = allocateHost([p]);
     fillHost('h0', [p], storage, buffers);
@@ -129,25 +133,40 @@ describe('initial tokens in GPU slots', () => {
   it('refuses, naming buffer and PE, a fill whose source kernel is missing (checked again where it fills)', async () => {
     const p = program('gpu', [{ buffer: b('bn_1'), slot: 0, kernel: 'acme.nothing' }]);
     const memory = new PeMemory(p, buffers, device);
-    await expect(fillGpu('h0', p, memory, buffers, device)).rejects.toThrow('initial of buffer bn_1 (slot 0) on gpu0@h0: agent h0 has no kernel "acme.nothing"');
+    await expect(fillGpu('h0', p, memory, buffers, device)).rejects.toThrow(
+      'initial of buffer bn_1 (slot 0) on gpu0@h0: agent h0 has no kernel "acme.nothing"',
+    );
     memory.free();
   });
 });
 
 describe('initial tokens this agent cannot make refuse the deploy', () => {
-  const refusal = (fill: Record<string, unknown>, versions?: Record<string, string>) => initialRefusal('h0', [program('cpu', [{ buffer: b('bn_1'), slot: 1, token: 0, ...fill } as never])], buffers, versions);
+  const refusal = (fill: Record<string, unknown>, versions?: Record<string, string>) =>
+    initialRefusal('h0', [program('cpu', [{ buffer: b('bn_1'), slot: 1, token: 0, ...fill } as never])], buffers, versions);
 
   it('names the token, the buffer, the slot, the PE and what is wrong', () => {
     expect(refusal(seed)).toBeUndefined();
     expect(refusal({ value: 0 })).toBeUndefined();
     expect(refusal({ ...seed, port: undefined })).toBeUndefined();
-    expect(refusal({ kernel: 'acme.nothing' })).toBe('initial token 0 of buffer bn_1 (slot 1) on cpu@h0: agent h0 has no kernel "acme.nothing": start it with --kernels naming the package that defines it');
-    expect(refusal({ ...seed, kernel: 'matrix.add' })).toBe('initial token 0 of buffer bn_1 (slot 1) on cpu@h0: kernel "matrix.add" has inputs (a, b); an initial token comes from a source kernel, one without inputs');
-    expect(refusal({ ...seed, port: 'result' })).toBe('initial token 0 of buffer bn_1 (slot 1) on cpu@h0: kernel "matrix.produce" has no output "result" (it has out)');
-    expect(refusal({ ...seed, params: { width: 5, height: 2 } })).toBe('initial token 0 of buffer bn_1 (slot 1) on cpu@h0: kernel "matrix.produce" gives 40 bytes on port out; the fill holds 32');
-    expect(refusal({ ...seed, offset: 8 })).toBe('initial token 0 of buffer bn_1 (slot 1) on cpu@h0: kernel "matrix.produce" gives 32 bytes on port out; the fill holds 24');
+    expect(refusal({ kernel: 'acme.nothing' })).toBe(
+      'initial token 0 of buffer bn_1 (slot 1) on cpu@h0: agent h0 has no kernel "acme.nothing": start it with --kernels naming the package that defines it',
+    );
+    expect(refusal({ ...seed, kernel: 'matrix.add' })).toBe(
+      'initial token 0 of buffer bn_1 (slot 1) on cpu@h0: kernel "matrix.add" has inputs (a, b); an initial token comes from a source kernel, one without inputs',
+    );
+    expect(refusal({ ...seed, port: 'result' })).toBe(
+      'initial token 0 of buffer bn_1 (slot 1) on cpu@h0: kernel "matrix.produce" has no output "result" (it has out)',
+    );
+    expect(refusal({ ...seed, params: { width: 5, height: 2 } })).toBe(
+      'initial token 0 of buffer bn_1 (slot 1) on cpu@h0: kernel "matrix.produce" gives 40 bytes on port out; the fill holds 32',
+    );
+    expect(refusal({ ...seed, offset: 8 })).toBe(
+      'initial token 0 of buffer bn_1 (slot 1) on cpu@h0: kernel "matrix.produce" gives 32 bytes on port out; the fill holds 24',
+    );
     expect(refusal({ kernel: 'custom.wgsl' })).toMatch(/^initial token 0 of buffer bn_1 \(slot 1\) on cpu@h0: kernel "custom.wgsl" has no CPU twin/);
-    expect(refusal(seed, { 'matrix.produce': '2.0.0' })).toMatch(/^initial token 0 of buffer bn_1 \(slot 1\) on cpu@h0: agent h0 has kernel "matrix.produce" 1\.\d+\.\d+, but the document was compiled against 2.0.0/);
+    expect(refusal(seed, { 'matrix.produce': '2.0.0' })).toMatch(
+      /^initial token 0 of buffer bn_1 \(slot 1\) on cpu@h0: agent h0 has kernel "matrix.produce" 1\.\d+\.\d+, but the document was compiled against 2.0.0/,
+    );
   });
 
   it('throws the same where it fills, never crashing the agent', () => {

@@ -35,7 +35,12 @@ export function fillRange(f: InitialFill, bufferBytes: number): { offset: number
  * inputs, without the named output port, or whose port's bytes are not the fill's. Checked
  * before anything is allocated; `Initial` checks the same again where it fills.
  */
-export function initialRefusal(host: string, programs: readonly PeProgram[], buffers: BufferInfo, versions: Readonly<Record<string, string>> = {}): string | undefined {
+export function initialRefusal(
+  host: string,
+  programs: readonly PeProgram[],
+  buffers: BufferInfo,
+  versions: Readonly<Record<string, string>> = {},
+): string | undefined {
   for (const program of programs) {
     for (const f of program.initial ?? []) {
       if (f.kernel === undefined) continue;
@@ -57,9 +62,11 @@ function sourceProblem(f: InitialFill, pe: string, host: string, buffers: Buffer
   try {
     const params = withDefaults(kernel, f.params);
     const ports = portsFor(kernel, params);
-    if (ports.inputs.length) return `${at}: kernel "${f.kernel}" has inputs (${ports.inputs.map((p) => p.name).join(', ')}); an initial token comes from a source kernel, one without inputs`;
+    if (ports.inputs.length)
+      return `${at}: kernel "${f.kernel}" has inputs (${ports.inputs.map((p) => p.name).join(', ')}); an initial token comes from a source kernel, one without inputs`;
     const port = f.port === undefined ? (ports.outputs.length === 1 ? ports.outputs[0] : undefined) : ports.outputs.find((p) => p.name === f.port);
-    if (!port) return `${at}: kernel "${f.kernel}" has no output ${f.port === undefined ? 'to take without a port name' : `"${f.port}"`} (it has ${ports.outputs.map((p) => p.name).join(', ') || 'none'})`;
+    if (!port)
+      return `${at}: kernel "${f.kernel}" has no output ${f.port === undefined ? 'to take without a port name' : `"${f.port}"`} (it has ${ports.outputs.map((p) => p.name).join(', ') || 'none'})`;
     const bytes = dataTypeBytes(port.type(params));
     const want = fillRange(f, buffers[f.buffer]?.bytes ?? 0).bytes;
     if (bytes !== want) return `${at}: kernel "${f.kernel}" gives ${bytes} bytes on port ${port.name}; the fill holds ${want}`;
@@ -147,7 +154,14 @@ export function fillHost(host: string, programs: readonly PeProgram[], storage: 
  * bytes between fills left zero as they were. Resolves once the queue has done them; throws
  * naming the buffer and PE.
  */
-export async function fillGpu(host: string, program: PeProgram, memory: PeMemory, buffers: BufferInfo, device: GPUDevice, track: <T>(p: Promise<T>) => Promise<T> = (p) => p): Promise<void> {
+export async function fillGpu(
+  host: string,
+  program: PeProgram,
+  memory: PeMemory,
+  buffers: BufferInfo,
+  device: GPUDevice,
+  track: <T>(p: Promise<T>) => Promise<T> = (p) => p,
+): Promise<void> {
   const fills = program.initial ?? [];
   if (!fills.length) return;
   const initial = new Initial(host, buffers);

@@ -5,7 +5,11 @@
 // Neither side blocks its event loop (Atomics.waitAsync).
 
 // Node 20 has Atomics.waitAsync; the project's TypeScript lib (es2022) does not declare it.
-type WaitAsync = (a: Int32Array, i: number, v: number) => { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
+type WaitAsync = (
+  a: Int32Array,
+  i: number,
+  v: number,
+) => { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
 
 const ARRIVED = 0;

@@ -173,7 +173,9 @@ export function allocateHost(programs: PeProgram[]): { storage: HostStorage; byt
       try {
         slots = Array.from({ length: depth }, () => new SharedArrayBuffer(size));
       } catch (e) {
-        throw new Error(`buffer ${a.buffers[0] ?? '-'} (colour ${a.color}) on ${program.pe}: ${depth} x ${size.toLocaleString('en-US')} bytes of host memory could not be allocated (${e instanceof Error ? e.message : String(e)})`);
+        throw new Error(
+          `buffer ${a.buffers[0] ?? '-'} (colour ${a.color}) on ${program.pe}: ${depth} x ${size.toLocaleString('en-US')} bytes of host memory could not be allocated (${e instanceof Error ? e.message : String(e)})`,
+        );
       }
       bytes[program.pe] += size * depth;
       a.buffers.forEach((id, i) => (storage[id] = { slots, at: a.offsets?.[i] ?? 0 }));

@@ -23,7 +23,8 @@ export async function prepareFire(s: PeState, action: Fire): Promise<PreparedFir
       throw new Error(`node ${action.node} (${action.kernel}) on ${s.pe}: ${e instanceof Error ? e.message : String(e)}`);
     }
   } else {
-    const views = (ports: Record<string, { buffer: string; bytes?: number }>) => Object.fromEntries(Object.entries(ports).map(([port, acc]) => [port, scratch(s, acc.buffer, acc.bytes)]));
+    const views = (ports: Record<string, { buffer: string; bytes?: number }>) =>
+      Object.fromEntries(Object.entries(ports).map(([port, acc]) => [port, scratch(s, acc.buffer, acc.bytes)]));
     f.twin = { inputs: { ...views(action.inputs), ...gatherScratches(s, action) }, outputs: views(action.outputs) };
   }
   return f;
@@ -33,7 +34,13 @@ export async function prepareFire(s: PeState, action: Fire): Promise<PreparedFir
 function scratch(s: PeState, buffer: string, bytes?: number): ArrayBufferView {
   const info = s.init.buffers[buffer];
   const buf = new ArrayBuffer(align4(bytes ?? info?.bytes ?? 0));
-  return info?.element === 'f32' ? new Float32Array(buf) : info?.element === 'u32' ? new Uint32Array(buf) : info?.element === 'i32' ? new Int32Array(buf) : new Uint8Array(buf);
+  return info?.element === 'f32'
+    ? new Float32Array(buf)
+    : info?.element === 'u32'
+      ? new Uint32Array(buf)
+      : info?.element === 'i32'
+        ? new Int32Array(buf)
+        : new Uint8Array(buf);
 }
 
 /** Per input gathered from parts (not views of one base): a host scratch of their total size, typed as the first part's buffer. */
@@ -41,7 +48,11 @@ function gatherScratches(s: PeState, a: Fire): Record<string, ArrayBufferView> {
   const out: Record<string, ArrayBufferView> = {};
   for (const [port, parts] of Object.entries(a.parts ?? {})) {
     if (a.inputs[port]) continue;
-    out[port] = scratch(s, parts[0].buffer, parts.reduce((n, x) => n + (x.bytes ?? s.init.buffers[x.buffer]?.bytes ?? 0), 0));
+    out[port] = scratch(
+      s,
+      parts[0].buffer,
+      parts.reduce((n, x) => n + (x.bytes ?? s.init.buffers[x.buffer]?.bytes ?? 0), 0),
+    );
   }
   return out;
 }
@@ -86,7 +97,15 @@ export function checkReport(s: PeState, a: Fire, it: number, report: KernelRepor
 }
 
 /** One firing's kernel: the CPU kernel in place, or the GPU kernel (or a GPU PE's CPU twin) until its work is done. */
-async function runKernel(s: PeState, a: Fire, f: PreparedFire, ins: PortSlots, outs: PortSlots, gathers: GatherSlots, it: number): Promise<KernelReport | void> {
+async function runKernel(
+  s: PeState,
+  a: Fire,
+  f: PreparedFire,
+  ins: PortSlots,
+  outs: PortSlots,
+  gathers: GatherSlots,
+  it: number,
+): Promise<KernelReport | void> {
   let report: KernelReport | void = undefined;
   if (s.init.program.kind === 'cpu') {
     // Views are subarrays of the storage: a split's part, a join's parts laid out together.

@@ -33,7 +33,13 @@ export async function streams(s: PeState): Promise<void> {
   if (batched) {
     reached.push(0);
     const counters = new Counters(memory, s.init.iterations, s.aborts);
-    return s.guard(batchStream(s, batched.map(([p, j, a]) => ({ a, access: planned(p, j) })), counters));
+    return s.guard(
+      batchStream(
+        s,
+        batched.map(([p, j, a]) => ({ a, access: planned(p, j) })),
+        counters,
+      ),
+    );
   }
   const fires: { a: Fire; access: Access }[] = [];
   const transfers: { t: Transfer; access: Access }[] = [];
@@ -128,12 +134,37 @@ async function batchStream(s: PeState, actions: { a: Fire | Transfer; access: Ac
         const dSlot = slotOf(k, a.to.lag, depthOf(dst));
         const size = align4(a.bytes);
         // Only the transfer's range moves (a split's part), into the destination's place (a view).
-        if (src.kind === 'cpu') batch.write((dst as GpuSlots).buffers[dSlot], s.copies.scratchFor(a.to.buffer, hostBytes(src, sSlot, a.from)), size, gpuRange(dst as GpuSlots, a.to).offset);
+        if (src.kind === 'cpu')
+          batch.write(
+            (dst as GpuSlots).buffers[dSlot],
+            s.copies.scratchFor(a.to.buffer, hostBytes(src, sSlot, a.from)),
+            size,
+            gpuRange(dst as GpuSlots, a.to).offset,
+          );
         else {
           const into = hostBytes(dst as HostSlots, dSlot, a.to);
-          batch.read(src.buffers[sSlot], s.copies.stagingFor(`read ${a.to.buffer}`, align4(into.byteLength), GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST), align4(into.byteLength), into, gpuRange(src, a.from).offset);
+          batch.read(
+            src.buffers[sSlot],
+            s.copies.stagingFor(`read ${a.to.buffer}`, align4(into.byteLength), GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST),
+            align4(into.byteLength),
+            into,
+            gpuRange(src, a.from).offset,
+          );
         }
-        slices.push({ host, pe: s.pe, thread: s.laneOf(a), kind: 'transfer', name: a.to.buffer, buffer: a.to.buffer, from: a.from.buffer, iteration: i, cycle: k, start, end: start, bytes: a.bytes });
+        slices.push({
+          host,
+          pe: s.pe,
+          thread: s.laneOf(a),
+          kind: 'transfer',
+          name: a.to.buffer,
+          buffer: a.to.buffer,
+          from: a.from.buffer,
+          iteration: i,
+          cycle: k,
+          start,
+          end: start,
+          bytes: a.bytes,
+        });
       }
       batch.signal(access, i);
     }
@@ -210,7 +241,17 @@ async function waitFor(s: PeState, a: Fire | Transfer, access: Access, counters:
   const j = counters.blocked(access, i);
   if (j < 0) return;
   await counters.until(access, i, j);
-  s.trace({ host: s.init.host, pe: s.pe, thread, kind: 'wait', name: waitSlice(waitedBuffer(s, a, access.waits[j].counter)), iteration: i, cycle: k, start: t0, end: nowUs() });
+  s.trace({
+    host: s.init.host,
+    pe: s.pe,
+    thread,
+    kind: 'wait',
+    name: waitSlice(waitedBuffer(s, a, access.waits[j].counter)),
+    iteration: i,
+    cycle: k,
+    start: t0,
+    end: nowUs(),
+  });
 }
 
 /** The buffer a wait on `counter` is about: an input its writer fills, else (a free slot) the action's output. */

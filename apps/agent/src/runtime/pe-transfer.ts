@@ -21,19 +21,39 @@ export async function transfer(s: PeState, t: Transfer, k: number, it: number): 
   if (src.kind === 'cpu' && dst.kind === 'gpu') await s.copies.upload(hostBytes(src, sSlot, t.from), dst.buffers[dSlot], gpuRange(dst, t.to).offset);
   // Staging per destination: a phase reads parts of one GPU buffer back into several host
   // buffers at once (a scan's blocks), and one mappable buffer cannot be mapped twice.
-  else if (src.kind === 'gpu' && dst.kind === 'cpu') await s.copies.readback(src.buffers[sSlot], hostBytes(dst, dSlot, t.to), `read ${t.to.buffer}`, gpuRange(src, t.from).offset);
+  else if (src.kind === 'gpu' && dst.kind === 'cpu')
+    await s.copies.readback(src.buffers[sSlot], hostBytes(dst, dSlot, t.to), `read ${t.to.buffer}`, gpuRange(src, t.from).offset);
   else if (src.kind === 'cpu' && dst.kind === 'cpu') {
     const into = hostBytes(dst, dSlot, t.to);
     into.set(hostBytes(src, sSlot, t.from).subarray(0, into.byteLength));
   } else {
     // Two buffers on this GPU (the compiler does not produce these): a device copy.
     const enc = s.device!.createCommandEncoder();
-    enc.copyBufferToBuffer((src as GpuSlots).buffers[sSlot], gpuRange(src as GpuSlots, t.from).offset, (dst as GpuSlots).buffers[dSlot], gpuRange(dst as GpuSlots, t.to).offset, align4(t.bytes));
+    enc.copyBufferToBuffer(
+      (src as GpuSlots).buffers[sSlot],
+      gpuRange(src as GpuSlots, t.from).offset,
+      (dst as GpuSlots).buffers[dSlot],
+      gpuRange(dst as GpuSlots, t.to).offset,
+      align4(t.bytes),
+    );
     s.device!.queue.submit([enc.finish()]);
     await s.gpu(s.device!.queue.onSubmittedWorkDone());
   }
   if (s.init.emulateLinks) await s.guard(holdForLink(t, t0, nowUs));
-  s.trace({ host: s.init.host, pe: s.pe, thread: other === t.fromPe ? recvLane(other) : sendLane(other), kind: 'transfer', name: t.to.buffer, buffer: t.to.buffer, from: t.from.buffer, iteration: it, cycle: k, start: t0, end: nowUs(), bytes: t.bytes });
+  s.trace({
+    host: s.init.host,
+    pe: s.pe,
+    thread: other === t.fromPe ? recvLane(other) : sendLane(other),
+    kind: 'transfer',
+    name: t.to.buffer,
+    buffer: t.to.buffer,
+    from: t.from.buffer,
+    iteration: it,
+    cycle: k,
+    start: t0,
+    end: nowUs(),
+    bytes: t.bytes,
+  });
 }
 
 export function stageHalf(s: PeState, t: Transfer): void {

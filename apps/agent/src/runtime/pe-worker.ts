@@ -122,7 +122,18 @@ class PeThread {
         // inputs only, and this host's PE threads see each other's writes of the phase before.
         const t0 = nowUs();
         await s.guard(arriveAndWait(this.sync));
-        if (phase.barrier) s.trace({ host: this.init.host, pe: s.pe, thread: 'main', kind: 'barrier', name: barrierSlice(phase.name), iteration: k, cycle: k, start: t0, end: nowUs() });
+        if (phase.barrier)
+          s.trace({
+            host: this.init.host,
+            pe: s.pe,
+            thread: 'main',
+            kind: 'barrier',
+            name: barrierSlice(phase.name),
+            iteration: k,
+            cycle: k,
+            start: t0,
+            end: nowUs(),
+          });
       }
       s.cycle = k + 1;
       s.injectFault(k, fault);

@@ -12,7 +12,11 @@ import { align4 } from './memory.js';
 type Transfer = Extract<Action, { op: 'transfer' }>;
 
 // Node 20 has Atomics.waitAsync; the project's TypeScript lib (es2022) does not declare it.
-type WaitAsync = (a: Int32Array, i: number, v: number) => { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
+type WaitAsync = (
+  a: Int32Array,
+  i: number,
+  v: number,
+) => { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
 
 /** Int32 [published iteration + 1], then the buffer's bytes. */

@@ -146,7 +146,9 @@ describe('deploys the agent cannot hold are refused before anything is allocated
       const t0 = performance.now();
       const why = await refusal(s, tiny);
       const ms = performance.now() - t0;
-      expect(why).toBe('deploy on h0: malformed deploy: programs[0].allocations[0].depth asks 1000000 slots for buffer "bn_0" (colour 0) on "cpu@h0"; at most 256 are allowed (maxDepth)');
+      expect(why).toBe(
+        'deploy on h0: malformed deploy: programs[0].allocations[0].depth asks 1000000 slots for buffer "bn_0" (colour 0) on "cpu@h0"; at most 256 are allowed (maxDepth)',
+      );
       // Before the check a million shared buffers took minutes and 1.6 GB; a refusal is a few checks.
       expect(ms).toBeLessThan(2000);
       expect(process.memoryUsage().rss - rss).toBeLessThan(64 << 20);
@@ -167,7 +169,9 @@ describe('deploys the agent cannot hold are refused before anything is allocated
       a.depth = 2;
       const limit = devices.pes.find((p) => p.id === gpu.pe)!.limits!.maxBufferSize;
       const others = a.buffers.length > 1 ? ` (+${a.buffers.length - 1} sharing colour ${a.color})` : ` (colour ${a.color})`;
-      expect(await refusal(s, m)).toBe(`deploy on h0: deploy refused: buffer ${a.buffers[0]}${others} on ${gpu.pe} needs 2 x 68,719,476,736 bytes; ${gpu.pe} allows ${limit.toLocaleString('en-US')} per buffer (maxBufferSize)`);
+      expect(await refusal(s, m)).toBe(
+        `deploy on h0: deploy refused: buffer ${a.buffers[0]}${others} on ${gpu.pe} needs 2 x 68,719,476,736 bytes; ${gpu.pe} allows ${limit.toLocaleString('en-US')} per buffer (maxBufferSize)`,
+      );
       await runsClean(s, agent.url, 'r-after-64g');
     } finally {
       s.close();
@@ -196,14 +200,20 @@ describe('deploys the agent cannot hold are refused before anything is allocated
     try {
       const nullBytes = deployFor(agent.url, 'r-null');
       (nullBytes.programs[1].allocations as Message[])[0].bytes = null;
-      expect(await refusal(s, nullBytes)).toBe('deploy on h0: malformed deploy: programs[1].allocations[0].bytes must be an integer from 1 to 9007199254740991 (got null)');
+      expect(await refusal(s, nullBytes)).toBe(
+        'deploy on h0: malformed deploy: programs[1].allocations[0].bytes must be an integer from 1 to 9007199254740991 (got null)',
+      );
       const textBytes = deployFor(agent.url, 'r-text');
       const first = Object.keys(textBytes.buffers)[0];
       textBytes.buffers[first].bytes = '16384';
-      expect(await refusal(s, textBytes)).toBe(`deploy on h0: malformed deploy: buffers["${first}"].bytes must be an integer from 1 to 9007199254740991 (got text "16384")`);
+      expect(await refusal(s, textBytes)).toBe(
+        `deploy on h0: malformed deploy: buffers["${first}"].bytes must be an integer from 1 to 9007199254740991 (got text "16384")`,
+      );
       const textDepth = deployFor(agent.url, 'r-text-depth');
       (textDepth.programs[0].allocations as Message[])[0].depth = 'two';
-      expect(await refusal(s, textDepth)).toBe('deploy on h0: malformed deploy: programs[0].allocations[0].depth must be an integer from 1 to 9007199254740991 (got text "two")');
+      expect(await refusal(s, textDepth)).toBe(
+        'deploy on h0: malformed deploy: programs[0].allocations[0].depth must be an integer from 1 to 9007199254740991 (got text "two")',
+      );
       await runsClean(s, agent.url, 'r-after-null');
     } finally {
       s.close();
@@ -215,7 +225,7 @@ describe('deploys the agent cannot hold are refused before anything is allocated
     const spoil: [string, (m: ReturnType<typeof deployFor>) => void][] = [
       ['programs[0] must be an object (got null)', (m) => (m.programs[0] = null as never)],
       ['programs[1].phases must be a list (got text "fire")', (m) => (m.programs[1].phases = 'fire')],
-      ['programs[2].phases[0].actions[0] must be an object (got null)', (m) => ((m.programs[2].phases as { actions: unknown[] }[])[0].actions.unshift(null))],
+      ['programs[2].phases[0].actions[0] must be an object (got null)', (m) => (m.programs[2].phases as { actions: unknown[] }[])[0].actions.unshift(null)],
       ['hosts[0] must be an object (got null)', (m) => (m.hosts = [null])],
       ['pes must be an object (got null)', (m) => (m.pes = null)],
       ['programs[0].allocations must be a list (got an object)', (m) => (m.programs[0].allocations = {})],
@@ -231,7 +241,11 @@ describe('deploys the agent cannot hold are refused before anything is allocated
       }
       // A fire's inputs, somewhere in the programs.
       const m = deployFor(agent.url, 'r-inputs');
-      const at = m.programs.flatMap((p, i) => (p.phases as { actions: Message[] }[]).flatMap((f, j) => f.actions.map((a, k) => ({ a, path: `programs[${i}].phases[${j}].actions[${k}]` })))).find((x) => x.a.op === 'fire')!;
+      const at = m.programs
+        .flatMap((p, i) =>
+          (p.phases as { actions: Message[] }[]).flatMap((f, j) => f.actions.map((a, k) => ({ a, path: `programs[${i}].phases[${j}].actions[${k}]` }))),
+        )
+        .find((x) => x.a.op === 'fire')!;
       at.a.inputs = { in: null };
       expect(await refusal(s, m)).toBe(`deploy on h0: malformed deploy: ${at.path}.inputs["in"] must be an object (got null)`);
       await runsClean(s, agent.url, 'r-after-nested');
@@ -247,7 +261,10 @@ describe('deploys the agent cannot hold are refused before anything is allocated
         const m = deployFor(agent.url, `r-initial-${i}`);
         const p = m.programs[program] as unknown as { pe: string; allocations: { buffers: string[] }[]; initial?: unknown[] };
         const id = p.allocations[0].buffers[0];
-        p.initial = [{ buffer: id, slot: 0, value: 0 }, i === 0 ? { buffer: id, slot: 0, kernel: 'acme.seed', token: 1 } : { buffer: id, slot: 0, kernel: 'matrix.add' }];
+        p.initial = [
+          { buffer: id, slot: 0, value: 0 },
+          i === 0 ? { buffer: id, slot: 0, kernel: 'acme.seed', token: 1 } : { buffer: id, slot: 0, kernel: 'matrix.add' },
+        ];
         expect(await refusal(s, m)).toBe(
           i === 0
             ? `deploy on h0: initial token 1 of buffer ${id} (slot 0) on ${p.pe}: agent h0 has no kernel "acme.seed": start it with --kernels naming the package that defines it`
@@ -256,7 +273,8 @@ describe('deploys the agent cannot hold are refused before anything is allocated
       }
       // A constant in a slot the run overwrites before it reads it: deployed (CPU and GPU programs alike) and run.
       const m = deployFor(agent.url, 'r-initial-ok');
-      for (const p of m.programs as unknown as { allocations: { buffers: string[] }[]; initial?: unknown[] }[]) p.initial = [{ buffer: p.allocations[0].buffers[0], slot: 0, value: 7 }];
+      for (const p of m.programs as unknown as { allocations: { buffers: string[] }[]; initial?: unknown[] }[])
+        p.initial = [{ buffer: p.allocations[0].buffers[0], slot: 0, value: 7 }];
       expect(await s.ask(m)).toMatchObject({ type: 'deployed' });
       expect(await s.ask({ type: 'start', runId: 'r-initial-ok' }, ['done', 'failed', 'error'])).toMatchObject({ type: 'done' });
       expect(await s.ask({ type: 'stop', runId: 'r-initial-ok', reason: 'test over' }, ['stopped'])).toMatchObject({ type: 'stopped', freed: true });
@@ -269,7 +287,14 @@ describe('deploys the agent cannot hold are refused before anything is allocated
 
 describe("deployRefusal: the agent's own PEs", () => {
   const cpu: PeReport = { id: 'cpu@h7', kind: 'cpu', name: 'cpu', vendor: 'x', memory: 1 << 20 };
-  const gpu: PeReport = { id: 'gpu0@h7', kind: 'gpu', name: 'gpu', vendor: 'x', memory: 1 << 30, limits: { maxBufferSize: 1 << 24, maxStorageBufferBindingSize: 1 << 22 } };
+  const gpu: PeReport = {
+    id: 'gpu0@h7',
+    kind: 'gpu',
+    name: 'gpu',
+    vendor: 'x',
+    memory: 1 << 30,
+    limits: { maxBufferSize: 1 << 24, maxStorageBufferBindingSize: 1 << 22 },
+  };
   const here: Devices = { host: 'h7', pes: [cpu, gpu], gpus: new Map() };
   const deploy = (programs: { pe: string; kind: string; bytes: number; depth: number }[], host = 'h7') => ({
     type: 'deploy',
@@ -279,17 +304,37 @@ describe("deployRefusal: the agent's own PEs", () => {
     cycles: 1,
     pes: Object.fromEntries(programs.map((p) => [p.pe, { host, kind: p.kind }])),
     buffers: Object.fromEntries(programs.map((p, i) => [`bn_${i}`, { element: 'u8', bytes: p.bytes }])),
-    programs: programs.map((p, i) => ({ pe: p.pe, host, kind: p.kind, allocations: [{ color: 0, bytes: p.bytes, depth: p.depth, buffers: [`bn_${i}`] }], phases: [] })),
+    programs: programs.map((p, i) => ({
+      pe: p.pe,
+      host,
+      kind: p.kind,
+      allocations: [{ color: 0, bytes: p.bytes, depth: p.depth, buffers: [`bn_${i}`] }],
+      phases: [],
+    })),
   });
 
   it('accepts what fits', () => {
-    expect(deployRefusal(deploy([{ pe: 'cpu@h7', kind: 'cpu', bytes: 1000, depth: 2 }, { pe: 'gpu0@h7', kind: 'gpu', bytes: 1 << 22, depth: 2 }]), here)).toBeNull();
+    expect(
+      deployRefusal(
+        deploy([
+          { pe: 'cpu@h7', kind: 'cpu', bytes: 1000, depth: 2 },
+          { pe: 'gpu0@h7', kind: 'gpu', bytes: 1 << 22, depth: 2 },
+        ]),
+        here,
+      ),
+    ).toBeNull();
   });
 
   it('names a PE the agent does not serve, and a PE of another kind', () => {
-    expect(deployRefusal(deploy([{ pe: 'gpu3@h7', kind: 'gpu', bytes: 4, depth: 1 }]), here)).toBe('deploy refused: programs[0] is for PE "gpu3@h7", which agent h7 does not serve (it serves cpu@h7, gpu0@h7)');
-    expect(deployRefusal(deploy([{ pe: 'gpu0@h7', kind: 'cpu', bytes: 4, depth: 1 }]), here)).toBe('deploy refused: programs[0] runs gpu0@h7 as a cpu; on agent h7 it is a gpu');
-    expect(deployRefusal(deploy([{ pe: 'cpu@h7', kind: 'cpu', bytes: 4, depth: 1 }], 'h8'), here)).toBe('deploy refused: programs[0] ("cpu@h7") is for host "h8"; this agent is h7');
+    expect(deployRefusal(deploy([{ pe: 'gpu3@h7', kind: 'gpu', bytes: 4, depth: 1 }]), here)).toBe(
+      'deploy refused: programs[0] is for PE "gpu3@h7", which agent h7 does not serve (it serves cpu@h7, gpu0@h7)',
+    );
+    expect(deployRefusal(deploy([{ pe: 'gpu0@h7', kind: 'cpu', bytes: 4, depth: 1 }]), here)).toBe(
+      'deploy refused: programs[0] runs gpu0@h7 as a cpu; on agent h7 it is a gpu',
+    );
+    expect(deployRefusal(deploy([{ pe: 'cpu@h7', kind: 'cpu', bytes: 4, depth: 1 }], 'h8'), here)).toBe(
+      'deploy refused: programs[0] ("cpu@h7") is for host "h8"; this agent is h7',
+    );
   });
 
   it("counts every slot, 4-byte aligned, against the PE's memory", () => {
@@ -313,19 +358,29 @@ describe("deployRefusal: the agent's own PEs", () => {
 
   it('never throws, whatever arrives (mutated valid deploys and arbitrary values)', () => {
     const valid = deployFor('ws://127.0.0.1:1', 'r-fuzz');
-    const spoilt = fc.record({ program: fc.nat({ max: valid.programs.length - 1 }), field: fc.constantFrom('pe', 'host', 'kind', 'allocations', 'phases', 'initial'), value: fc.jsonValue({ maxDepth: 2 }) });
+    const spoilt = fc.record({
+      program: fc.nat({ max: valid.programs.length - 1 }),
+      field: fc.constantFrom('pe', 'host', 'kind', 'allocations', 'phases', 'initial'),
+      value: fc.jsonValue({ maxDepth: 2 }),
+    });
     fc.assert(
-      fc.property(fc.oneof(fc.jsonValue(), spoilt.map((x) => ({ spoilt: x }))), (input) => {
-        let m: unknown = input;
-        if (input && typeof input === 'object' && 'spoilt' in input) {
-          const { program, field, value } = (input as { spoilt: { program: number; field: string; value: unknown } }).spoilt;
-          const d = structuredClone(valid);
-          d.programs[program][field] = value;
-          m = d;
-        }
-        const r = deployRefusal(m, devices);
-        expect(r === null || typeof r === 'string').toBe(true);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.jsonValue(),
+          spoilt.map((x) => ({ spoilt: x })),
+        ),
+        (input) => {
+          let m: unknown = input;
+          if (input && typeof input === 'object' && 'spoilt' in input) {
+            const { program, field, value } = (input as { spoilt: { program: number; field: string; value: unknown } }).spoilt;
+            const d = structuredClone(valid);
+            d.programs[program][field] = value;
+            m = d;
+          }
+          const r = deployRefusal(m, devices);
+          expect(r === null || typeof r === 'string').toBe(true);
+        },
+      ),
       { numRuns: 1000, seed: 6 },
     );
     expect(deployRefusal(valid, devices)).toBeNull();
@@ -338,7 +393,10 @@ describe('pipeloom agent --cpu-memory', () => {
     const { connect, piic } = await import('../testing/fixtures.js');
     const local = await spawnLocalAgents(['h0', 'h1'], { args: ['--cpu-memory', '4096'] });
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       expect(c.agents.map((a) => a.pes.find((p) => p.kind === 'cpu')?.memory)).toEqual([4096, 4096]);
       // 64 x 64 f32 matrices: 16 KiB each, four times what the CPU PEs offer.
       const r = await c.run(compileOrThrow(piic({ size: 64, iterations: 2 }), true), { iterations: 2 }).done;

@@ -39,7 +39,10 @@ beforeAll(async () => {
 afterAll(() => agent?.close());
 
 /** A ws client's view of one connection: sends `messages` once open, resolves with the close. */
-function closeOf(messages: (string | Buffer)[], opts: { headers?: Record<string, string>; path?: string; localAddress?: string } = {}): Promise<{ code: number; reason: string }> {
+function closeOf(
+  messages: (string | Buffer)[],
+  opts: { headers?: Record<string, string>; path?: string; localAddress?: string } = {},
+): Promise<{ code: number; reason: string }> {
   return new Promise((resolve) => {
     const ws = new WebSocket(agent.url + (opts.path ?? ''), { headers: opts.headers, localAddress: opts.localAddress, maxPayload: 1 << 20 });
     ws.on('open', () => messages.forEach((m) => ws.send(m)));
@@ -54,7 +57,10 @@ describe('1: close reasons are bounded and never carry what the sender wrote', (
   it('a 200-character Origin is refused with a fixed reason, and the agent lives on', async () => {
     // Fails on the old agent: the reason repeated the origin and ws threw (the process died).
     const evil = `https://${'e'.repeat(200)}.example`;
-    expect(await closeOf([auth()], { headers: { Origin: evil } })).toEqual({ code: CLOSE.origin, reason: 'origin not allowed: start the agent with --allow-origin and this origin' });
+    expect(await closeOf([auth()], { headers: { Origin: evil } })).toEqual({
+      code: CLOSE.origin,
+      reason: 'origin not allowed: start the agent with --allow-origin and this origin',
+    });
     expect(await login(agent.url, TOKEN)).toMatchObject({ type: 'welcome' });
   });
 
@@ -77,8 +83,13 @@ describe('1: close reasons are bounded and never carry what the sender wrote', (
     expect(await login(agent.url, TOKEN)).toMatchObject({ type: 'welcome' });
   });
 
-  it('the validator names the field and never returns more than a few dozen of the sender\'s characters', () => {
-    for (const raw of [{ type: 'x'.repeat(1e5) }, { type: 'auth', version: 'v'.repeat(1e5), token: 't' }, { type: { deep: 'y'.repeat(1e5) } }, { type: ['z'.repeat(1e5)] }]) {
+  it("the validator names the field and never returns more than a few dozen of the sender's characters", () => {
+    for (const raw of [
+      { type: 'x'.repeat(1e5) },
+      { type: 'auth', version: 'v'.repeat(1e5), token: 't' },
+      { type: { deep: 'y'.repeat(1e5) } },
+      { type: ['z'.repeat(1e5)] },
+    ]) {
       const r = parseMessage(JSON.stringify(raw));
       expect(r.ok).toBe(false);
       if (!r.ok) expect(r.reason.length).toBeLessThan(100);
@@ -117,7 +128,11 @@ describe('3: before login, messages are refused at the frame header beyond 64 Ki
     expect(closeFrame(coordinator.received)?.code).toBe(1009);
     const oneMiB = clientFrame({ opcode: 1, payload: Buffer.alloc(1024, 0x41), announced: 1 << 20 });
     const peer = await exchange(agent.port, [upgradeRequest(PEER_PATH), oneMiB], { keepOpen: true });
-    expect(closeFrame(peer.received)).toEqual({ code: 1009, reason: `text message of ${1 << 20} bytes exceeds the limit of ${LIMIT}`, reasonBytes: expect.any(Number) });
+    expect(closeFrame(peer.received)).toEqual({
+      code: 1009,
+      reason: `text message of ${1 << 20} bytes exceeds the limit of ${LIMIT}`,
+      reasonBytes: expect.any(Number),
+    });
   });
 
   it('a 65 KiB first message is refused; after login the configured limit holds', async () => {
@@ -156,7 +171,9 @@ describe('4: connections that have not logged in are capped and timed out', () =
     expect(ends.every((e) => e.closed && e.received.length === 0)).toBe(true);
     expect(await login(agent.url, TOKEN, from)).toMatchObject({ type: 'welcome' });
     // And in total: 12 from two addresses, then a third is refused too.
-    const many = [...Array.from({ length: 6 }, () => '127.0.0.42'), ...Array.from({ length: 6 }, () => '127.0.0.43')].map((a) => exchange(agent.port, [Buffer.from('GET')], { localAddress: a, keepOpen: true }));
+    const many = [...Array.from({ length: 6 }, () => '127.0.0.42'), ...Array.from({ length: 6 }, () => '127.0.0.43')].map((a) =>
+      exchange(agent.port, [Buffer.from('GET')], { localAddress: a, keepOpen: true }),
+    );
     over = await exchange(agent.port, [], { localAddress: '127.0.0.44', keepOpen: true });
     expect(statusLine(over.received)).toBe('HTTP/1.1 503 Service Unavailable');
     await Promise.all(many);
@@ -166,7 +183,27 @@ describe('4: connections that have not logged in are capped and timed out', () =
   it('on a TLS port, a connection that never starts TLS is closed at the login timeout, and a logged-in one outlives it', async () => {
     const dir = mkdtempSync(join(os.tmpdir(), 'pipeloom-tls-'));
     const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     const tls = await startAgent({ devices: cpuDevices('h4'), token: TOKEN, port: 0, cert, key, limits: { loginTimeoutMs: 500 } });
     try {
       const ws = new WebSocket(tls.url, { ca: readFileSync(cert) });
@@ -188,7 +225,10 @@ describe('4: connections that have not logged in are capped and timed out', () =
 
   it('an upgraded connection that never logs in is closed at the login timeout with the reason', async () => {
     expect(await closeOf([], { localAddress: '127.0.0.45' })).toEqual({ code: CLOSE.auth, reason: 'no token: the first message must authenticate' });
-    expect(await closeOf([], { localAddress: '127.0.0.45', path: PEER_PATH })).toEqual({ code: CLOSE.auth, reason: 'no hello: the first message must be "peer-hello"' });
+    expect(await closeOf([], { localAddress: '127.0.0.45', path: PEER_PATH })).toEqual({
+      code: CLOSE.auth,
+      reason: 'no hello: the first message must be "peer-hello"',
+    });
   });
 });
 
@@ -196,7 +236,8 @@ describe('5: failed logins slow their address down; the token is long and need n
   it('after 3 free failures and one more, an address waits before any token is checked; other addresses do not', async () => {
     // Fails on the old agent: every token was checked at once (2,000 tries in 1.9 s).
     const from = '127.0.0.50';
-    for (let i = 0; i < 4; i++) expect(await closeOf([auth(`wrong-token-${i}-0123456789`)], { localAddress: from })).toEqual({ code: CLOSE.auth, reason: 'invalid token' });
+    for (let i = 0; i < 4; i++)
+      expect(await closeOf([auth(`wrong-token-${i}-0123456789`)], { localAddress: from })).toEqual({ code: CLOSE.auth, reason: 'invalid token' });
     const r = await closeOf([auth()], { localAddress: from });
     expect(r.code).toBe(CLOSE.rate);
     expect(r.reason).toMatch(/^too many failed logins from this address: try again in \d+ s$/);
@@ -219,7 +260,10 @@ describe('5: failed logins slow their address down; the token is long and need n
   const BIN = fileURLToPath(new URL('../../bin/pipeloom.js', import.meta.url));
   const agentCli = (args: string[], env: Record<string, string> = {}) =>
     new Promise<{ code: number | null; stderr: string; url?: string; kill: () => void }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, 'agent', '--name', 'h7', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PIPELOOM_TOKEN: '', ...env } });
+      const child = spawn(process.execPath, [BIN, 'agent', '--name', 'h7', '--port', '0', ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, PIPELOOM_TOKEN: '', ...env },
+      });
       let stderr = '';
       child.stderr!.on('data', (d) => (stderr += d));
       createInterface({ input: child.stdout! }).on('line', (l) => {
@@ -233,7 +277,11 @@ describe('5: failed logins slow their address down; the token is long and need n
     // Fails on the old agent, which served with any token.
     const dir = mkdtempSync(join(os.tmpdir(), 'pipeloom-token-'));
     writeFileSync(join(dir, 'short'), 'abc\n', { mode: 0o600 });
-    for (const [args, env, from] of [[['--token', 'short'], {}, '--token'], [['--token-file', join(dir, 'short')], {}, `--token-file ${join(dir, 'short')}`], [[], { PIPELOOM_TOKEN: 'short' }, 'PIPELOOM_TOKEN']] as const) {
+    for (const [args, env, from] of [
+      [['--token', 'short'], {}, '--token'],
+      [['--token-file', join(dir, 'short')], {}, `--token-file ${join(dir, 'short')}`],
+      [[], { PIPELOOM_TOKEN: 'short' }, 'PIPELOOM_TOKEN'],
+    ] as const) {
       const r = await agentCli([...args], env);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`the token from ${from} has`);
@@ -262,7 +310,13 @@ describe('11: the front door logs logins and refusals with time and level, at a 
     // Fails on the old agent: it logged only invalid tokens, without time or level, one line each.
     const got: string[] = [];
     let wake = () => {};
-    const quiet = await startAgent({ devices: cpuDevices('h6'), token: TOKEN, port: 0, limits: { logBurst: 3, logWindowMs: 300 }, log: (l) => (got.push(l), wake()) });
+    const quiet = await startAgent({
+      devices: cpuDevices('h6'),
+      token: TOKEN,
+      port: 0,
+      limits: { logBurst: 3, logWindowMs: 300 },
+      log: (l) => (got.push(l), wake()),
+    });
     const until = (ok: () => boolean) => new Promise<void>((r) => ((wake = () => ok() && r()), wake()));
     try {
       await login(quiet.url, TOKEN);
@@ -280,9 +334,16 @@ describe('11: the front door logs logins and refusals with time and level, at a 
       const leftOut = () => got.reduce((n, l) => n + Number(/ warn (\d+) more "malformed" lines left out in 0.3 s$/.exec(l)?.[1] ?? 0), 0);
       await until(() => notJson() + leftOut() === 10);
       const stamp = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (info|warn|error) /;
-      expect(got.every((l) => stamp.test(l)), got.join('\n')).toBe(true);
+      expect(
+        got.every((l) => stamp.test(l)),
+        got.join('\n'),
+      ).toBe(true);
       expect(got.some((l) => /info coordinator logged in from 127\.0\.0\.1$/.test(l))).toBe(true);
-      expect(got.some((l) => l.includes('warn refused a browser connection from 127.0.0.1 to the coordinator path: origin "https://evil.example/\\"quoted\\"" is not allowed'))).toBe(true);
+      expect(
+        got.some((l) =>
+          l.includes('warn refused a browser connection from 127.0.0.1 to the coordinator path: origin "https://evil.example/\\"quoted\\"" is not allowed'),
+        ),
+      ).toBe(true);
       expect(leftOut()).toBeGreaterThan(0);
       // At most the burst (3) per window: each window that left lines out summed them up in one line.
       expect(notJson()).toBeLessThanOrEqual(3 * (got.filter((l) => l.includes('more "malformed" lines left out')).length + 1));
@@ -294,7 +355,11 @@ describe('11: the front door logs logins and refusals with time and level, at a 
   it('the log keeps at most the burst per window and counts the rest', () => {
     const out: string[] = [];
     let now = 0;
-    const log = new FrontDoorLog((l) => out.push(l), { logBurst: 2, logWindowMs: 1000 }, () => now);
+    const log = new FrontDoorLog(
+      (l) => out.push(l),
+      { logBurst: 2, logWindowMs: 1000 },
+      () => now,
+    );
     for (let i = 0; i < 5; i++) log.line('warn', 'x', `x${i}`);
     log.line('info', 'y', 'y0');
     now = 1500;
@@ -348,7 +413,7 @@ describe('12: every log line is escaped and rate-limited; pings are bounded', ()
     }
   });
 
-  it('run lines are rate-limited like the door\'s: a flood of forged run ids logs the burst and sums up the rest', async () => {
+  it("run lines are rate-limited like the door's: a flood of forged run ids logs the burst and sums up the rest", async () => {
     // Fails on the old agent: the run host wrote its lines straight to the log, one per replaced deploy.
     const { a, got, until } = await logged('h8', { logBurst: 3, logWindowMs: 300 });
     try {
@@ -380,18 +445,18 @@ describe('12: every log line is escaped and rate-limited; pings are bounded', ()
     // Fails on the old agent: it answered a pong carrying the 15 MiB id back.
     const { a } = await logged('h4', { logBurst: 10, logWindowMs: 1000 });
     try {
-    const c = await BagClient.connect(a.url, TOKEN);
-    c.send({ type: 'ping', id: 3, t: 1.25 });
-    expect(await c.next((m) => m.type === 'pong')).toMatchObject({ type: 'pong', id: 3, t: 1.25 });
-    c.send({ type: 'ping', id: 'x'.repeat(15 << 20), t: 0 });
-    const closed = await c.whenClosed(60_000);
-    expect(closed.code).toBe(CLOSE.protocol);
-    expect(closed.reason).toBe('malformed message: "ping" id must be a safe integer, not "xxxxxxxxxxxxxxxxxxxxxxxx..."');
-    expect(c.all.filter((m) => m.type === 'pong')).toHaveLength(1);
-    const d = await BagClient.connect(a.url, TOKEN);
-    d.send({ type: 'ping', id: 4, t: 'y'.repeat(15 << 20) });
-    expect((await d.whenClosed(60_000)).reason).toBe('malformed message: "ping" t must be a finite number, not "yyyyyyyyyyyyyyyyyyyyyyyy..."');
-    expect(d.all.some((m) => m.type === 'pong')).toBe(false);
+      const c = await BagClient.connect(a.url, TOKEN);
+      c.send({ type: 'ping', id: 3, t: 1.25 });
+      expect(await c.next((m) => m.type === 'pong')).toMatchObject({ type: 'pong', id: 3, t: 1.25 });
+      c.send({ type: 'ping', id: 'x'.repeat(15 << 20), t: 0 });
+      const closed = await c.whenClosed(60_000);
+      expect(closed.code).toBe(CLOSE.protocol);
+      expect(closed.reason).toBe('malformed message: "ping" id must be a safe integer, not "xxxxxxxxxxxxxxxxxxxxxxxx..."');
+      expect(c.all.filter((m) => m.type === 'pong')).toHaveLength(1);
+      const d = await BagClient.connect(a.url, TOKEN);
+      d.send({ type: 'ping', id: 4, t: 'y'.repeat(15 << 20) });
+      expect((await d.whenClosed(60_000)).reason).toBe('malformed message: "ping" t must be a finite number, not "yyyyyyyyyyyyyyyyyyyyyyyy..."');
+      expect(d.all.some((m) => m.type === 'pong')).toBe(false);
     } finally {
       await a.close();
     }
@@ -402,10 +467,19 @@ describe('front-door fuzz', () => {
   it('after any request, frames and splits a stranger sends, the agent closes that connection with a bounded reason and welcomes a correct login', async () => {
     const runs = Number(process.env.FUZZ_RUNS ?? 5000);
     // An agent of its own with the login throttle off: wrong tokens are among the cases, and each case is followed by a correct login.
-    const fuzzed = await startAgent({ devices: cpuDevices('h5'), token: TOKEN, port: 0, limits: { loginFailuresFree: Number.MAX_SAFE_INTEGER, loginTimeoutMs: 2000 }, handshakeTimeout: 1000 });
+    const fuzzed = await startAgent({
+      devices: cpuDevices('h5'),
+      token: TOKEN,
+      port: 0,
+      limits: { loginFailuresFree: Number.MAX_SAFE_INTEGER, loginTimeoutMs: 2000 },
+      handshakeTimeout: 1000,
+    });
     const t0 = performance.now();
     try {
-      await fc.assert(fc.asyncProperty(fuzzCase(TOKEN, LIMIT), (c) => runCase(fuzzed.url, fuzzed.port, TOKEN, c, 5000)), { numRuns: runs, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined });
+      await fc.assert(
+        fc.asyncProperty(fuzzCase(TOKEN, LIMIT), (c) => runCase(fuzzed.url, fuzzed.port, TOKEN, c, 5000)),
+        { numRuns: runs, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+      );
     } finally {
       await fuzzed.close();
     }

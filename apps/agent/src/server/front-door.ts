@@ -111,7 +111,11 @@ export class FrontDoor {
     }
     const admitted = this.counts.admit(address);
     if (!admitted.ok) {
-      this.log.line('warn', 'over-cap', `refused a connection from ${address}: ${admitted.why === 'total' ? `${this.opts.limits.maxPending} connections are waiting to log in (--max-pending)` : `${this.opts.limits.maxPendingPerAddress} connections from this address are waiting to log in (--max-pending-per-address)`}`);
+      this.log.line(
+        'warn',
+        'over-cap',
+        `refused a connection from ${address}: ${admitted.why === 'total' ? `${this.opts.limits.maxPending} connections are waiting to log in (--max-pending)` : `${this.opts.limits.maxPendingPerAddress} connections from this address are waiting to log in (--max-pending-per-address)`}`,
+      );
       socket.on('error', () => {});
       if (this.opts.tls) socket.destroy();
       else socket.end(BUSY, () => socket.destroy());
@@ -163,7 +167,11 @@ export class FrontDoor {
   }
 
   private refuseOrigin(req: IncomingMessage, path: string): void {
-    this.log.line('warn', 'origin', `refused a browser connection from ${req.socket.remoteAddress} to ${path}: origin ${excerpt(req.headers.origin)} is not allowed (--allow-origin)`);
+    this.log.line(
+      'warn',
+      'origin',
+      `refused a browser connection from ${req.socket.remoteAddress} to ${path}: origin ${excerpt(req.headers.origin)} is not allowed (--allow-origin)`,
+    );
   }
 
   private coordinator(ws: WebSocket, req: IncomingMessage): void {
@@ -222,7 +230,15 @@ export class FrontDoor {
         if (pending) this.settle(pending.key, pending.p);
         setMaxPayload(ws, opts.limits.maxMessage);
         this.log.line('info', 'login', `coordinator logged in from ${from}`);
-        me.send({ type: 'welcome', version: PROTOCOL_VERSION, host: opts.host, pes: opts.pes, agentVersion: VERSION, kernels: opts.kernels, ...(opts.machine ? { machine: opts.machine } : {}) });
+        me.send({
+          type: 'welcome',
+          version: PROTOCOL_VERSION,
+          host: opts.host,
+          pes: opts.pes,
+          agentVersion: VERSION,
+          kernels: opts.kernels,
+          ...(opts.machine ? { machine: opts.machine } : {}),
+        });
         return;
       }
       const parsed = parseMessage<ToAgent>(text, ['ping', 'deploy', 'start', 'stop', 'bag-deploy', 'task', 'free']);
@@ -270,20 +286,27 @@ export class FrontDoor {
         if (timer) clearTimeout(timer);
         const r = readHello(text);
         if (!r.ok) return refuse(r.reason.startsWith('not authenticated') ? CLOSE.auth : CLOSE.protocol, r.reason);
-        frames.handlers = { ...frames.handlers, text: () => refuse(CLOSE.protocol, 'wait for "peer-challenge"'), binaryStart: () => refuse(CLOSE.protocol, 'wait for "peer-challenge"') };
+        frames.handlers = {
+          ...frames.handlers,
+          text: () => refuse(CLOSE.protocol, 'wait for "peer-challenge"'),
+          binaryStart: () => refuse(CLOSE.protocol, 'wait for "peer-challenge"'),
+        };
         if (pending) {
           // The run host now bounds the handshake (waiting for the deploy included); this deadline is the backstop.
           clearTimeout(pending.p.timer);
           pending.p.expire = () => socket.destroy();
           pending.p.timer = setTimeout(() => pending.p.expire(), opts.handshakeTimeout + 1000);
         }
-        void opts.runs.acceptPeer(frames, r.hello, Date.now() + opts.handshakeTimeout).then(() => {
-          // Accepted (still open): runs before the socket's next read, so the dialler's first buffer meets the full limits.
-          if (!frames.open) return;
-          frames.limits = { maxFrame: opts.limits.maxFrame, maxText: opts.limits.maxMessage };
-          if (pending) this.settle(pending.key, pending.p);
-          this.log.line('info', 'login', `peer agent ${excerpt(r.hello.host)} logged in from ${from}`);
-        }, () => frames.close(CLOSE.protocol, 'peer handshake failed'));
+        void opts.runs.acceptPeer(frames, r.hello, Date.now() + opts.handshakeTimeout).then(
+          () => {
+            // Accepted (still open): runs before the socket's next read, so the dialler's first buffer meets the full limits.
+            if (!frames.open) return;
+            frames.limits = { maxFrame: opts.limits.maxFrame, maxText: opts.limits.maxMessage };
+            if (pending) this.settle(pending.key, pending.p);
+            this.log.line('info', 'login', `peer agent ${excerpt(r.hello.host)} logged in from ${from}`);
+          },
+          () => frames.close(CLOSE.protocol, 'peer handshake failed'),
+        );
       },
     };
   }

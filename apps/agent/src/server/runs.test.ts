@@ -47,7 +47,10 @@ describe('a run belongs to the coordinator that deployed it', () => {
   it('another coordinator with the token can neither stop, start nor replace it, and is not told its id', async () => {
     const local = await spawnLocalAgents(['h0', 'h1']);
     try {
-      const owner = await connect(local.agents.map((a) => a.url), local.token);
+      const owner = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       let cycle = 0;
       let progressed: (() => void) | null = null;
       const handle = owner.run(longRun(), {
@@ -65,7 +68,17 @@ describe('a run belongs to the coordinator that deployed it', () => {
       expect(await other.next('stopped')).toMatchObject({ freed: false });
       other.send({ type: 'start', runId: handle.runId });
       expect((await other.next('error')).message).toBe('no run of this coordinator is deployed on h0');
-      other.send({ type: 'deploy', runId: 'mine', secret: 'x'.repeat(32), programs: [], hosts: [{ id: 'h0', url: local.agents[0].url }], iterations: 1, cycles: 1, pes: {}, buffers: {} });
+      other.send({
+        type: 'deploy',
+        runId: 'mine',
+        secret: 'x'.repeat(32),
+        programs: [],
+        hosts: [{ id: 'h0', url: local.agents[0].url }],
+        iterations: 1,
+        cycles: 1,
+        pes: {},
+        buffers: {},
+      });
       const busy = (await other.next('error')).message;
       expect(busy).toContain('busy with another coordinator');
       expect(busy).not.toContain(handle.runId);
@@ -122,15 +135,29 @@ describe('peer links', () => {
     received = Buffer.alloc(0);
     const c = await rawCoordinator(agent.url, TOKEN);
     try {
-      c.send({ type: 'deploy', runId: 'r1', secret: 's'.repeat(32), programs: [], hosts: [{ id: 'h0', url: agent.url }, { id: 'h1', url }], iterations: 1, cycles: 1, pes: {}, buffers: {} });
+      c.send({
+        type: 'deploy',
+        runId: 'r1',
+        secret: 's'.repeat(32),
+        programs: [],
+        hosts: [
+          { id: 'h0', url: agent.url },
+          { id: 'h1', url },
+        ],
+        iterations: 1,
+        cycles: 1,
+        pes: {},
+        buffers: {},
+      });
       return (await c.next('error')).message;
     } finally {
       c.close();
     }
   }
 
-  it('an agent never sends the token to the peer it dials, and refuses one that cannot prove the run\'s keys', async () => {
-    answer = (frames, hello) => frames.sendText(JSON.stringify({ type: 'peer-challenge', host: 'h1', nonce: 'cd'.repeat(16), proof: 'ef'.repeat(32), echo: hello.nonce }));
+  it("an agent never sends the token to the peer it dials, and refuses one that cannot prove the run's keys", async () => {
+    answer = (frames, hello) =>
+      frames.sendText(JSON.stringify({ type: 'peer-challenge', host: 'h1', nonce: 'cd'.repeat(16), proof: 'ef'.repeat(32), echo: hello.nonce }));
     const error = await deployWithPeer(fakeUrl);
     expect(error).toContain('cannot reach peer agent h1');
     expect(error).toContain('invalid proof');
@@ -149,7 +176,7 @@ describe('peer links', () => {
     expect(await deployWithPeer(fakeUrl)).toContain('exceeds the limit of 65536');
   });
 
-  it('gives up on a peer that never answers, within the handshake\'s time', async () => {
+  it("gives up on a peer that never answers, within the handshake's time", async () => {
     answer = () => {};
     expect(await deployWithPeer(fakeUrl)).toContain('no answer to the peer handshake');
   });
@@ -170,10 +197,15 @@ describe('peer links', () => {
 describe('peer heartbeat', () => {
   it('a peer agent that freezes mid-run (its socket still open) fails the run naming it, from the side that never dialled too', async () => {
     let failedAt = 0;
-    const local = await spawnLocalAgents(['h0', 'h1'], { log: (host, line) => host === 'h1' && line.includes('ended: run failed') && (failedAt ||= performance.now()) });
+    const local = await spawnLocalAgents(['h0', 'h1'], {
+      log: (host, line) => host === 'h1' && line.includes('ended: run failed') && (failedAt ||= performance.now()),
+    });
     const frozen = local.agents[0].process;
     try {
-      const c = await connect(local.agents.map((a) => a.url), local.token);
+      const c = await connect(
+        local.agents.map((a) => a.url),
+        local.token,
+      );
       let frozeAt = 0;
       const handle = c.run(longRun(), {
         iterations: 1_000_000,
@@ -203,7 +235,27 @@ describe('peer links between agents that serve TLS', () => {
     const dir = mkdtempSync(join(os.tmpdir(), 'pipeloom-peer-tls-'));
     const cert = join(dir, 'cert.pem');
     const key = join(dir, 'key.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     // Each agent trusts the other's certificate as an operator's private CA would be trusted.
     const local = await spawnLocalAgents(['h0', 'h1'], { args: ['--cert', cert, '--key', key], env: { NODE_EXTRA_CA_CERTS: cert } });
     try {

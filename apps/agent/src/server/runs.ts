@@ -208,7 +208,8 @@ export class RunHost {
     }
     if (this.active) this.endRun('replaced by a new deploy');
     if (!Array.isArray(m.programs) || !Array.isArray(m.hosts)) throw new Error('malformed deploy: programs and hosts must be lists');
-    if (typeof m.runId !== 'string' || typeof m.secret !== 'string' || m.secret.length < 16) throw new Error('malformed deploy: runId and a secret of 16+ characters are required');
+    if (typeof m.runId !== 'string' || typeof m.secret !== 'string' || m.secret.length < 16)
+      throw new Error('malformed deploy: runId and a secret of 16+ characters are required');
     const me = m.hosts.findIndex((h) => h?.id === host);
     const a: Active = {
       runId: m.runId,
@@ -223,7 +224,10 @@ export class RunHost {
     try {
       if (me < 0) throw new Error(`agent ${host} is not among the run's hosts`);
       // Before any link or device work: a refused run costs nothing and the agent stays free.
-      const refusal = missingKernelRefusal(host, m.programs, m.kernels) ?? customWgslRefusal(host, m.programs, this.opts.allowWgsl ?? false) ?? initialRefusal(host, m.programs, m.buffers, m.kernels);
+      const refusal =
+        missingKernelRefusal(host, m.programs, m.kernels) ??
+        customWgslRefusal(host, m.programs, this.opts.allowWgsl ?? false) ??
+        initialRefusal(host, m.programs, m.buffers, m.kernels);
       if (refusal) {
         this.opts.log.line('warn', 'deploy-refused', refusal);
         throw new Error(refusal);
@@ -253,7 +257,13 @@ export class RunHost {
         };
       }
       progress.end();
-      from.send({ type: 'deployed', runId: m.runId, adapters: run.adapters, allocated: run.allocated(), memory: { ...processMemory(), peHeaps: run.peHeaps.start } });
+      from.send({
+        type: 'deployed',
+        runId: m.runId,
+        adapters: run.adapters,
+        allocated: run.allocated(),
+        memory: { ...processMemory(), peHeaps: run.peHeaps.start },
+      });
     } catch (e) {
       if (this.active === a) this.endRun('deploy failed');
       throw new Error(`deploy on ${host}: ${e instanceof Error ? e.message : String(e)}`);
@@ -368,7 +378,14 @@ export class RunHost {
     try {
       // Twice the time the peer holds a hello for a run it does not have yet: its answer
       // (`no such run`, dialled again) comes before this side gives up.
-      const frames = await dialPeer(target.toString(), this.host, peer, a.keys, { maxFrame: this.opts.limits.maxFrame, maxText: this.opts.limits.maxMessage }, 2 * this.opts.handshakeTimeout);
+      const frames = await dialPeer(
+        target.toString(),
+        this.host,
+        peer,
+        a.keys,
+        { maxFrame: this.opts.limits.maxFrame, maxText: this.opts.limits.maxMessage },
+        2 * this.opts.handshakeTimeout,
+      );
       return new PeerLink(peer, frames, this.opts.linkRate ?? 0);
     } catch (e) {
       throw fail(e instanceof Error ? e.message : String(e));

@@ -84,8 +84,14 @@ describe('agent front door', () => {
     const c = await connect([agent.url], TOKEN);
     try {
       expect(await closeOf([auth, '{"type": "deploy"'])).toEqual({ code: CLOSE.protocol, reason: 'malformed message: not JSON' });
-      expect(await closeOf([auth, JSON.stringify({ type: 'launch-missiles' })])).toEqual({ code: CLOSE.protocol, reason: 'malformed message: unknown type "launch-missiles"' });
-      expect(await closeOf([auth, JSON.stringify({ type: 'deploy', runId: 'x' })])).toMatchObject({ code: CLOSE.protocol, reason: expect.stringContaining('lacks') });
+      expect(await closeOf([auth, JSON.stringify({ type: 'launch-missiles' })])).toEqual({
+        code: CLOSE.protocol,
+        reason: 'malformed message: unknown type "launch-missiles"',
+      });
+      expect(await closeOf([auth, JSON.stringify({ type: 'deploy', runId: 'x' })])).toMatchObject({
+        code: CLOSE.protocol,
+        reason: expect.stringContaining('lacks'),
+      });
       // The other connection still works.
       expect(c.agents[0].host).toBe('h9');
       const again = await connect([agent.url], TOKEN);
@@ -108,7 +114,27 @@ describe('TLS', () => {
     const dir = mkdtempSync(join(os.tmpdir(), 'pipeloom-tls-'));
     const cert = join(dir, 'cert.pem');
     const key = join(dir, 'key.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     const tls = await startAgent({
       devices: { host: 'h8', pes: [{ id: 'cpu@h8', kind: 'cpu', name: 'cpu', vendor: os.arch(), memory: 1 << 30 }], gpus: new Map() },
       token: TOKEN,
@@ -142,7 +168,7 @@ describe('TLS', () => {
   });
 });
 
-describe('peer links (/peer, the agent\'s own framing)', () => {
+describe("peer links (/peer, the agent's own framing)", () => {
   const hello = (runId = 'r1') => JSON.stringify({ type: 'peer-hello', version: PROTOCOL_VERSION, host: 'h1', runId, nonce: 'ab'.repeat(16) });
   const peer = (messages: (string | Buffer)[], headers?: Record<string, string>) => closeOf(messages, headers, '/peer');
   const notHello = { code: CLOSE.auth, reason: 'not authenticated: the first message must be "peer-hello"' };
@@ -153,7 +179,10 @@ describe('peer links (/peer, the agent\'s own framing)', () => {
     expect(await peer([Buffer.from([1, 2, 3])])).toEqual(notHello);
     // The token is never what a peer sends: the old token-in-clear login is refused.
     expect(await peer([JSON.stringify({ type: 'peer-auth', version: PROTOCOL_VERSION, token: TOKEN, host: 'h1', runId: 'r1' })])).toEqual(notHello);
-    expect(await peer([JSON.stringify({ type: 'peer-hello', version: PROTOCOL_VERSION, host: 'h1', runId: 'r1', nonce: 'short' })])).toEqual({ code: CLOSE.protocol, reason: 'malformed peer-hello' });
+    expect(await peer([JSON.stringify({ type: 'peer-hello', version: PROTOCOL_VERSION, host: 'h1', runId: 'r1', nonce: 'short' })])).toEqual({
+      code: CLOSE.protocol,
+      reason: 'malformed peer-hello',
+    });
     // And the coordinator path takes no peer messages.
     expect(await closeOf([hello()])).toEqual({ code: CLOSE.auth, reason: 'not authenticated: the first message must be "auth"' });
   });

@@ -4,7 +4,16 @@ import type { FromAgent } from '@pipeloom/core';
 import { startAgent, type AgentServer } from '../server/server.js';
 import { cpuDevices } from '../testing/front-door-fuzz.js';
 import { BagClient } from '../testing/bag-client.js';
-import { bagDeploy as goodBagDeploy, bagNodes, bagTasks, runFuzzCase, runRunCase, stillServing, type FuzzedAgent, type RunSurface } from '../testing/run-fuzz.js';
+import {
+  bagDeploy as goodBagDeploy,
+  bagNodes,
+  bagTasks,
+  runFuzzCase,
+  runRunCase,
+  stillServing,
+  type FuzzedAgent,
+  type RunSurface,
+} from '../testing/run-fuzz.js';
 
 // The task-bag messages from a logged-in coordinator, fuzzed (fast-check): malformed
 // bag-deploy, task and free messages after a good bag-deploy; then the run's own messages
@@ -22,7 +31,12 @@ const ECHO = 'Q'.repeat(65);
 let agent: AgentServer;
 
 beforeAll(async () => {
-  agent = await startAgent({ devices: cpuDevices(HOST), token: TOKEN, port: 0, limits: { loginFailuresFree: Number.MAX_SAFE_INTEGER, messagesPerSecond: 100_000 } });
+  agent = await startAgent({
+    devices: cpuDevices(HOST),
+    token: TOKEN,
+    port: 0,
+    limits: { loginFailuresFree: Number.MAX_SAFE_INTEGER, messagesPerSecond: 100_000 },
+  });
 });
 
 afterAll(async () => {
@@ -31,16 +45,35 @@ afterAll(async () => {
 
 const fuzzed = (): FuzzedAgent => ({ url: agent.url, port: agent.port, token: TOKEN, host: HOST });
 
-const wrong = fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}), fc.string({ maxLength: 20 }), fc.constant(MARKER), fc.constant(-1), fc.constant(2 ** 53));
+const wrong = fc.oneof(
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant([]),
+  fc.constant({}),
+  fc.string({ maxLength: 20 }),
+  fc.constant(MARKER),
+  fc.constant(-1),
+  fc.constant(2 ** 53),
+);
 const maybe = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 4, arbitrary: good }, { weight: 1, arbitrary: wrong });
-const id = fc.oneof(fc.constantFrom('a', 'phantom:sinogram@0', 'x[1]@0'), fc.constant(MARKER), fc.nat(700).map((n) => 'k'.repeat(n)));
+const id = fc.oneof(
+  fc.constantFrom('a', 'phantom:sinogram@0', 'x[1]@0'),
+  fc.constant(MARKER),
+  fc.nat(700).map((n) => 'k'.repeat(n)),
+);
 const small = fc.constantFrom(8, 0, -1, 2.5, 1e9, 256 + 1);
 
 const nodes = fc.oneof(
   fc.constant(bagNodes),
   fc.array(
     fc.record(
-      { id: maybe(id), kernel: maybe(fc.constantFrom('mlem.phantom', 'mlem.projbp', 'custom.wgsl', 'nope.kernel', MARKER)), params: maybe(fc.dictionary(fc.oneof(fc.constantFrom('size', 'angles', 'share', 'shares'), fc.constant(MARKER)), maybe(small), { maxKeys: 4 })) },
+      {
+        id: maybe(id),
+        kernel: maybe(fc.constantFrom('mlem.phantom', 'mlem.projbp', 'custom.wgsl', 'nope.kernel', MARKER)),
+        params: maybe(fc.dictionary(fc.oneof(fc.constantFrom('size', 'angles', 'share', 'shares'), fc.constant(MARKER)), maybe(small), { maxKeys: 4 })),
+      },
       { requiredKeys: [] },
     ),
     { maxLength: 4 },
@@ -53,28 +86,69 @@ const bagDeploy = fc.record(
     type: fc.constant('bag-deploy'),
     runId: maybe(fc.constant(RUN)),
     secret: maybe(fc.constantFrom('0123456789abcdef0123', 'short', MARKER)),
-    hosts: maybe(fc.oneof(fc.constant([{ id: HOST, url: 'ws://127.0.0.1:1' }]), fc.array(fc.record({ id: maybe(id), url: maybe(fc.constantFrom('ws://127.0.0.1:1', MARKER)) }, { requiredKeys: [] }), { maxLength: 3 }))),
+    hosts: maybe(
+      fc.oneof(
+        fc.constant([{ id: HOST, url: 'ws://127.0.0.1:1' }]),
+        fc.array(fc.record({ id: maybe(id), url: maybe(fc.constantFrom('ws://127.0.0.1:1', MARKER)) }, { requiredKeys: [] }), { maxLength: 3 }),
+      ),
+    ),
     nodes,
-    kernels: fc.option(maybe(fc.dictionary(fc.constantFrom('mlem.phantom', MARKER), maybe(fc.constantFrom('1.0.0', '2.0.0', MARKER)), { maxKeys: 2 })), { nil: undefined }),
+    kernels: fc.option(maybe(fc.dictionary(fc.constantFrom('mlem.phantom', MARKER), maybe(fc.constantFrom('1.0.0', '2.0.0', MARKER)), { maxKeys: 2 })), {
+      nil: undefined,
+    }),
     emulateDevices: fc.option(maybe(fc.dictionary(fc.constantFrom('phantom', MARKER), maybe(fc.double()), { maxKeys: 2 })), { nil: undefined }),
-    slow: fc.option(maybe(fc.dictionary(fc.constantFrom(`cpu@${HOST}`, MARKER), maybe(fc.constantFrom(1, 2, 0, 1e6, Number.NaN)), { maxKeys: 2 })), { nil: undefined }),
+    slow: fc.option(maybe(fc.dictionary(fc.constantFrom(`cpu@${HOST}`, MARKER), maybe(fc.constantFrom(1, 2, 0, 1e6, Number.NaN)), { maxKeys: 2 })), {
+      nil: undefined,
+    }),
     traceInterval: fc.option(maybe(fc.constantFrom(10_000, 0, 1e12)), { nil: undefined }),
   },
   { requiredKeys: ['type'] },
 );
 
-const part = fc.record({ key: maybe(id), host: maybe(fc.constantFrom(HOST, 'elsewhere', MARKER)), size: maybe(fc.constantFrom(1024, 0, 1 << 40)), offset: maybe(fc.constantFrom(0, 4, 1 << 30)), bytes: maybe(fc.constantFrom(0, 2048, 1024, 3)), at: maybe(fc.constantFrom(0, 1024, 4096)) }, { requiredKeys: [] });
+const part = fc.record(
+  {
+    key: maybe(id),
+    host: maybe(fc.constantFrom(HOST, 'elsewhere', MARKER)),
+    size: maybe(fc.constantFrom(1024, 0, 1 << 40)),
+    offset: maybe(fc.constantFrom(0, 4, 1 << 30)),
+    bytes: maybe(fc.constantFrom(0, 2048, 1024, 3)),
+    at: maybe(fc.constantFrom(0, 1024, 4096)),
+  },
+  { requiredKeys: [] },
+);
 const input = fc.record(
   {
     port: maybe(fc.constantFrom('estimate', 'sinogram', 'nope', MARKER)),
     bytes: maybe(fc.constantFrom(2048, 1024, 5, 1 << 40)),
     element: maybe(fc.constantFrom('f32', 'u8', MARKER)),
     parts: fc.option(maybe(fc.array(part, { maxLength: 3 })), { nil: undefined }),
-    init: fc.option(maybe(fc.oneof(fc.record({ value: maybe(fc.double()) }), fc.record({ node: maybe(id), kernel: maybe(fc.constantFrom('mlem.phantom', MARKER)), params: maybe(fc.dictionary(fc.constantFrom('size', MARKER), maybe(small), { maxKeys: 2 })) }, { requiredKeys: [] }))), { nil: undefined }),
+    init: fc.option(
+      maybe(
+        fc.oneof(
+          fc.record({ value: maybe(fc.double()) }),
+          fc.record(
+            {
+              node: maybe(id),
+              kernel: maybe(fc.constantFrom('mlem.phantom', MARKER)),
+              params: maybe(fc.dictionary(fc.constantFrom('size', MARKER), maybe(small), { maxKeys: 2 })),
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+      ),
+      { nil: undefined },
+    ),
   },
   { requiredKeys: [] },
 );
-const output = fc.record({ port: maybe(fc.constantFrom('backprojection', 'truth', 'sinogram', 'sensitivity', MARKER)), key: maybe(id), bytes: maybe(fc.constantFrom(2048, 1024, 1 << 40)) }, { requiredKeys: [] });
+const output = fc.record(
+  {
+    port: maybe(fc.constantFrom('backprojection', 'truth', 'sinogram', 'sensitivity', MARKER)),
+    key: maybe(id),
+    bytes: maybe(fc.constantFrom(2048, 1024, 1 << 40)),
+  },
+  { requiredKeys: [] },
+);
 
 const task = fc.record(
   {
@@ -94,9 +168,27 @@ const task = fc.record(
 
 /** Good tasks with at most one field changed: they pass the check or fail it on that field; those that run end in task-done or task-failed. */
 const [goodPhantom, goodProjbp] = bagTasks(HOST, RUN);
-const nearTask = fc.tuple(fc.constantFrom(goodPhantom, goodProjbp), fc.option(fc.constantFrom('id', 'node', 'iteration', 'attempt', 'pe', 'params', 'inputs', 'outputs'), { nil: undefined }), wrong).map(([good, field, value]) => (field ? { ...good, [field]: value } : good));
+const nearTask = fc
+  .tuple(
+    fc.constantFrom(goodPhantom, goodProjbp),
+    fc.option(fc.constantFrom('id', 'node', 'iteration', 'attempt', 'pe', 'params', 'inputs', 'outputs'), { nil: undefined }),
+    wrong,
+  )
+  .map(([good, field, value]) => (field ? { ...good, [field]: value } : good));
 
-const free = fc.record({ type: fc.constant('free'), runId: maybe(fc.constant(RUN)), keys: maybe(fc.oneof(fc.array(maybe(id), { maxLength: 5 }), fc.nat(70_000).map((n) => Array.from({ length: n }, () => 'k')))) }, { requiredKeys: ['type'] });
+const free = fc.record(
+  {
+    type: fc.constant('free'),
+    runId: maybe(fc.constant(RUN)),
+    keys: maybe(
+      fc.oneof(
+        fc.array(maybe(id), { maxLength: 5 }),
+        fc.nat(70_000).map((n) => Array.from({ length: n }, () => 'k')),
+      ),
+    ),
+  },
+  { requiredKeys: ['type'] },
+);
 
 /** Opens a connection and deploys the good run; retried while the agent still ends the last case's run (its connection closing). */
 async function deployed(): Promise<BagClient> {
@@ -118,7 +210,7 @@ function carried(m: FromAgent): string {
   return JSON.stringify(rest);
 }
 
-it('malformed bag-deploy, task and free messages never crash the agent, never echo the sender\'s bytes, and close with bounded reasons', async () => {
+it("malformed bag-deploy, task and free messages never crash the agent, never echo the sender's bytes, and close with bounded reasons", async () => {
   const runs = Number(process.env.FUZZ_RUNS ?? 60);
   const seen: Record<string, number> = {};
   const count = (k: string) => (seen[k] = (seen[k] ?? 0) + 1);
@@ -156,18 +248,22 @@ it('malformed bag-deploy, task and free messages never crash the agent, never ec
 it.each<[RunSurface, number]>([
   ['bag', Number(process.env.FUZZ_RUN_CASES ?? 8)],
   ['peer', Number(process.env.FUZZ_RUN_CASES ?? 4)],
-])('%s: the run\'s messages mutated while its tasks run never crash or hang the agent, nor come back echoed', async (surface, runs) => {
-  const answers: Record<string, number> = {};
-  await fc.assert(
-    fc.asyncProperty(runFuzzCase(surface), async (rc) => {
-      const r = await runRunCase(fuzzed(), rc);
-      for (const [k, n] of Object.entries({ ...r.answers, [r.end]: 1 })) answers[k] = (answers[k] ?? 0) + n;
-    }),
-    { numRuns: runs, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 7, endOnFailure: true },
-  );
-  console.log(`${surface} fuzz after start: ${runs} cases; ${JSON.stringify(answers)}`);
-  // The runs were live under the garbage: tasks answered with a result, or (a peer's garbage
-  // fails its link at once, and with it the run) firings were traced first.
-  const live = (answers['task-done'] ?? 0) + (answers['task-failed'] ?? 0) + (surface === 'peer' ? answers.trace ?? 0 : 0);
-  expect(live).toBeGreaterThan(0);
-}, 300_000);
+])(
+  "%s: the run's messages mutated while its tasks run never crash or hang the agent, nor come back echoed",
+  async (surface, runs) => {
+    const answers: Record<string, number> = {};
+    await fc.assert(
+      fc.asyncProperty(runFuzzCase(surface), async (rc) => {
+        const r = await runRunCase(fuzzed(), rc);
+        for (const [k, n] of Object.entries({ ...r.answers, [r.end]: 1 })) answers[k] = (answers[k] ?? 0) + n;
+      }),
+      { numRuns: runs, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 7, endOnFailure: true },
+    );
+    console.log(`${surface} fuzz after start: ${runs} cases; ${JSON.stringify(answers)}`);
+    // The runs were live under the garbage: tasks answered with a result, or (a peer's garbage
+    // fails its link at once, and with it the run) firings were traced first.
+    const live = (answers['task-done'] ?? 0) + (answers['task-failed'] ?? 0) + (surface === 'peer' ? (answers.trace ?? 0) : 0);
+    expect(live).toBeGreaterThan(0);
+  },
+  300_000,
+);

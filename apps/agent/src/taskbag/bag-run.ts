@@ -11,7 +11,6 @@ import { DataStore, LostError, sharedBytes } from './pulls.js';
 import { InputGatherer } from './inputs.js';
 import { shortMessage, type FromTaskPe, type ToTaskPe } from './messages.js';
 
-
 // One task-bag run on this agent: the tasks the coordinator hands out, each run on the PE it
 // names. Per PE a queue in arrival order and one worker thread (started with its first task; a
 // GPU PE opens its adapter there). A PE runs one task at a time; the next one's inputs are
@@ -86,10 +85,25 @@ export class BagRun {
     kernelTimeoutMs = DEFAULT_KERNEL_TIMEOUT_MS,
   ) {
     this.watchdog = new Watchdog(kernelTimeoutMs, performance.timeOrigin + performance.now(), (o) => this.overrun(o));
-    this.trace = new TraceRecorder((events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: 0, dropped }), deploy.traceInterval ?? 50_000);
+    this.trace = new TraceRecorder(
+      (events, dropped) => send({ type: 'trace', runId: deploy.runId, events, cycle: 0, dropped }),
+      deploy.traceInterval ?? 50_000,
+    );
     this.store = new DataStore(devices.host, links, maxBytes);
     this.store.onPulled = (p) =>
-      this.trace.add({ host: devices.host, pe: p.pe, thread: recvLane(p.from), kind: 'transfer', name: p.key, buffer: p.key, iteration: 0, cycle: 0, start: p.start, end: p.end, bytes: p.bytes });
+      this.trace.add({
+        host: devices.host,
+        pe: p.pe,
+        thread: recvLane(p.from),
+        kind: 'transfer',
+        name: p.key,
+        buffer: p.key,
+        iteration: 0,
+        cycle: 0,
+        start: p.start,
+        end: p.end,
+        bytes: p.bytes,
+      });
     this.gatherer = new InputGatherer(devices.host, this.store);
     for (const pe of devices.pes) {
       const gpu = devices.gpus.get(pe.id);
@@ -113,7 +127,8 @@ export class BagRun {
   task(checked: CheckedTask): void {
     if (this.stopped) return;
     const t = checked.task;
-    if (this.outstanding >= BAG_LIMITS.maxOutstanding) return this.failed(t, `agent ${this.devices.host} already holds ${BAG_LIMITS.maxOutstanding} tasks not yet reported`);
+    if (this.outstanding >= BAG_LIMITS.maxOutstanding)
+      return this.failed(t, `agent ${this.devices.host} already holds ${BAG_LIMITS.maxOutstanding} tasks not yet reported`);
     this.outstanding++;
     const lane = this.lane(t.pe);
     lane.queue.push({ checked, gatherStart: 0, gatherEnd: 0 });
@@ -181,7 +196,11 @@ export class BagRun {
     }
     if (this.stopped) return;
     const outBytes = t.outputs.reduce((n, o) => n + o.bytes, 0);
-    if (!this.store.room(outBytes)) return this.failed(t, `agent ${this.devices.host} holds ${this.store.held} bytes of outputs; ${outBytes} more would pass its limit of ${this.store.maxBytes} (maxHostBytes)`);
+    if (!this.store.room(outBytes))
+      return this.failed(
+        t,
+        `agent ${this.devices.host} holds ${this.store.held} bytes of outputs; ${outBytes} more would pass its limit of ${this.store.maxBytes} (maxHostBytes)`,
+      );
     const outputs = Object.fromEntries(t.outputs.map((o) => [o.port, sharedBytes(o.bytes)]));
     let ran: Ran;
     const tried = nowUs();
@@ -211,7 +230,15 @@ export class BagRun {
     const end = nowUs();
     for (const o of t.outputs) this.store.keep(o.key, outputs[o.port]);
     this.fired(t, node.id, ran.start, end, false);
-    this.send({ type: 'task-done', runId: this.runId, id: t.id, attempt: t.attempt, pe: t.pe, ms: { pull: (q.gatherEnd - q.gatherStart) / 1000, run: (end - ran.start) / 1000 }, ...(ran.values ? { values: ran.values } : {}) });
+    this.send({
+      type: 'task-done',
+      runId: this.runId,
+      id: t.id,
+      attempt: t.attempt,
+      pe: t.pe,
+      ms: { pull: (q.gatherEnd - q.gatherStart) / 1000, run: (end - ran.start) / 1000 },
+      ...(ran.values ? { values: ran.values } : {}),
+    });
   }
 
   /** A task's fire slice (`failed`: the kernel or its PE failed; named so). */
@@ -234,7 +261,16 @@ export class BagRun {
 
   private failed(t: CheckedTask['task'], message: string, lost?: string, peLost = false): void {
     if (this.stopped) return;
-    this.send({ type: 'task-failed', runId: this.runId, id: t.id, attempt: t.attempt, pe: t.pe, message: message.slice(0, 300), ...(lost === undefined ? {} : { lost }), ...(peLost ? { peLost } : {}) });
+    this.send({
+      type: 'task-failed',
+      runId: this.runId,
+      id: t.id,
+      attempt: t.attempt,
+      pe: t.pe,
+      message: message.slice(0, 300),
+      ...(lost === undefined ? {} : { lost }),
+      ...(peLost ? { peLost } : {}),
+    });
   }
 
   /** The PE's thread, started with its first task (a GPU PE opens its device there). */
@@ -289,7 +325,14 @@ export class BagRun {
     });
     lane.ready.catch(() => {});
     const gpu = this.devices.gpus.get(lane.pe);
-    this.post(lane, { type: 'init', pe: lane.pe, kind: lane.kind, gpu: gpu && { backend: gpu.backend, powerPreference: gpu.powerPreference, name: gpu.name }, watch, epoch: this.watchdog.epoch });
+    this.post(lane, {
+      type: 'init',
+      pe: lane.pe,
+      kind: lane.kind,
+      gpu: gpu && { backend: gpu.backend, powerPreference: gpu.powerPreference, name: gpu.name },
+      watch,
+      epoch: this.watchdog.epoch,
+    });
     return lane.ready;
   }
 
@@ -315,7 +358,8 @@ export class BagRun {
     } else {
       const lostState = [...lane.stateful];
       message = `node ${o.node} (${o.kernel}) on ${o.pe} ran past ${limit} at iteration ${o.iteration}; its thread was stopped and ${o.pe} takes tasks on a new one. ${fix}`;
-      if (lostState.length) lane.dead = `${o.pe} lost the state of ${lostState.map((n) => `node ${n}`).join(', ')} with the thread stopped after ${o.node} ran past ${limit}`;
+      if (lostState.length)
+        lane.dead = `${o.pe} lost the state of ${lostState.map((n) => `node ${n}`).join(', ')} with the thread stopped after ${o.node} ran past ${limit}`;
       this.watchdog.unwatch(o.pe);
       lane.worker = undefined;
       lane.ready = undefined;

@@ -116,7 +116,8 @@ class Walk {
     const o = this.obj(v);
     const keys = Object.keys(o);
     if (keys.length > max) this.fail(`has ${n(keys.length)} entries; at most ${n(max)} are allowed`);
-    for (const k of keys) if (k.length === 0 || k.length > BAG_LIMITS.maxIdLength) this.fail(`has a key of ${n(k.length)} characters; keys are 1 to ${BAG_LIMITS.maxIdLength}`);
+    for (const k of keys)
+      if (k.length === 0 || k.length > BAG_LIMITS.maxIdLength) this.fail(`has a key of ${n(k.length)} characters; keys are 1 to ${BAG_LIMITS.maxIdLength}`);
     return keys;
   }
 }
@@ -162,7 +163,11 @@ export interface BagNode {
  * every kernel known here in the major version `kernels` names, custom WGSL only with
  * --allow-wgsl, params each kernel takes.
  */
-export function checkBagDeploy(m: unknown, devices: Devices, opts: { allowWgsl: boolean }): { ok: true; deploy: BagDeploy; nodes: BagNode[] } | { ok: false; reason: string } {
+export function checkBagDeploy(
+  m: unknown,
+  devices: Devices,
+  opts: { allowWgsl: boolean },
+): { ok: true; deploy: BagDeploy; nodes: BagNode[] } | { ok: false; reason: string } {
   const w: Walk = new Walk('bag-deploy');
   const host = devices.host;
   try {
@@ -201,10 +206,13 @@ export function checkBagDeploy(m: unknown, devices: Devices, opts: { allowWgsl: 
           const id = w.in('id', () => w.str(o.id));
           const kid = w.in('kernel', () => w.str(o.kernel));
           const kernel = findKernel(kid);
-          if (!kernel) throw new Refusal(`agent ${host} has no kernel ${quote(kid)} (node ${quote(id)}): start it with --kernels naming the package that defines it`);
+          if (!kernel)
+            throw new Refusal(`agent ${host} has no kernel ${quote(kid)} (node ${quote(id)}): start it with --kernels naming the package that defines it`);
           const wanted = Object.hasOwn(versions, kid) ? versions[kid] : undefined;
           if (wanted !== undefined && majorOf(wanted) !== majorOf(kernel.version))
-            throw new Refusal(`agent ${host} has kernel "${kid}" ${kernel.version}, but node ${quote(id)} was compiled against ${quote(wanted)} (another major version): load the package version the document was made with`);
+            throw new Refusal(
+              `agent ${host} has kernel "${kid}" ${kernel.version}, but node ${quote(id)} was compiled against ${quote(wanted)} (another major version): load the package version the document was made with`,
+            );
           if (kid === CUSTOM_WGSL && !opts.allowWgsl) throw new Refusal(`agent ${host} refuses custom WGSL in node ${quote(id)}: start it with --allow-wgsl`);
           w.in('params', () => checkParams(w, kernel, o.params));
           const params = withDefaults(kernel, o.params as Params);
@@ -253,7 +261,13 @@ const portBytes = (p: PortSpec, params: Params) => dataTypeBytes(p.type(params))
  * parts inside their input, and each buffer within the PE's limits. Returns the task or the
  * reason it is malformed.
  */
-export function checkTask(m: unknown, nodes: readonly BagNode[], hosts: ReadonlySet<string>, devices: Devices, limits: DeployLimits): { ok: true; checked: CheckedTask } | { ok: false; reason: string } {
+export function checkTask(
+  m: unknown,
+  nodes: readonly BagNode[],
+  hosts: ReadonlySet<string>,
+  devices: Devices,
+  limits: DeployLimits,
+): { ok: true; checked: CheckedTask } | { ok: false; reason: string } {
   const w: Walk = new Walk('task');
   try {
     const t = w.obj(m);
@@ -277,7 +291,9 @@ export function checkTask(m: unknown, nodes: readonly BagNode[], hosts: Readonly
     // Each buffer within the PE's limits (a GPU's per-buffer limits), all of them within its memory and the agent's host bytes.
     let total = 0;
     const fits = (bytes: number) => {
-      if (pe.limits) for (const l of ['maxBufferSize', 'maxStorageBufferBindingSize'] as const) if (bytes > pe.limits[l]) w.fail(`needs ${n(bytes)} bytes; ${pe.id} allows ${n(pe.limits[l])} per buffer (${l})`);
+      if (pe.limits)
+        for (const l of ['maxBufferSize', 'maxStorageBufferBindingSize'] as const)
+          if (bytes > pe.limits[l]) w.fail(`needs ${n(bytes)} bytes; ${pe.id} allows ${n(pe.limits[l])} per buffer (${l})`);
       total += bytes;
     };
     const inputs = w.in('inputs', () => w.list(t.inputs, BAG_LIMITS.maxPorts));
@@ -325,7 +341,8 @@ export function checkTask(m: unknown, nodes: readonly BagNode[], hosts: Readonly
     const unmade = ports.outputs.find((p) => !made.has(p.name));
     if (unmade) w.in('outputs', () => w.fail(`does not name output "${unmade.name}" of kernel "${node.kernel.id}"`));
     if (total > pe.memory) w.fail(`needs ${n(total)} bytes of buffers; ${pe.id} offers ${n(pe.memory)} (its memory)`);
-    if (total > limits.maxHostBytes) w.fail(`needs ${n(total)} bytes of buffers; agent ${devices.host} allows ${n(limits.maxHostBytes)} per run (maxHostBytes)`);
+    if (total > limits.maxHostBytes)
+      w.fail(`needs ${n(total)} bytes of buffers; agent ${devices.host} allows ${n(limits.maxHostBytes)} per run (maxHostBytes)`);
     return { ok: true, checked: { task: t as unknown as BagTaskMessage, node, params, bytes: total } };
   } catch (e) {
     if (e instanceof Refusal) return { ok: false, reason: e.reason };
@@ -351,7 +368,8 @@ function checkInput(w: Walk, o: Obj, bytes: number, element: string, hosts: Read
         const p = w.obj(init.params);
         for (const k of w.keys(p, BAG_LIMITS.maxPorts)) {
           const x = p[k];
-          if (typeof x === 'string' ? x.length > BAG_LIMITS.maxParamLength : typeof x !== 'boolean' && !(typeof x === 'number' && Number.isFinite(x))) w.in(k, () => w.fail('must be a finite number, true, false or a bounded string', x));
+          if (typeof x === 'string' ? x.length > BAG_LIMITS.maxParamLength : typeof x !== 'boolean' && !(typeof x === 'number' && Number.isFinite(x)))
+            w.in(k, () => w.fail('must be a finite number, true, false or a bounded string', x));
         }
       });
     });

@@ -27,12 +27,26 @@ beforeAll(async () => {
 afterAll(() => client?.close());
 
 /** The hostile peer's side of a fresh run: E (first in the run's hosts, so it dials B) with the pulls B asks of it. */
-async function runWithPeer(): Promise<{ runId: string; frames: FrameSocket; pulls: { id: number; key: string }[]; closed: Promise<{ code: number; reason: string }> }> {
+async function runWithPeer(): Promise<{
+  runId: string;
+  frames: FrameSocket;
+  pulls: { id: number; key: string }[];
+  closed: Promise<{ code: number; reason: string }>;
+}> {
   const { agents, token } = agentsOf();
   const url = agents[0].url;
   const runId = `hostile-${randomBytes(4).toString('hex')}`;
   const secret = randomBytes(16).toString('hex');
-  client.send({ type: 'bag-deploy', runId, secret, hosts: [{ id: 'E', url: 'ws://127.0.0.1:9' }, { id: 'B', url }], nodes: [{ id: 'C', kernel: 'vector.check', params: { length: LENGTH } }] });
+  client.send({
+    type: 'bag-deploy',
+    runId,
+    secret,
+    hosts: [
+      { id: 'E', url: 'ws://127.0.0.1:9' },
+      { id: 'B', url },
+    ],
+    nodes: [{ id: 'C', kernel: 'vector.check', params: { length: LENGTH } }],
+  });
   const frames = await dialPeer(url, 'E', 'B', { token, secret, runId }, { maxFrame: 1 << 30, maxText: 1 << 20 });
   const deployed = await client.next((m) => m.type === 'deployed' || m.type === 'error');
   expect(deployed.type).toBe('deployed');
@@ -104,7 +118,7 @@ async function expectLinkFailed(p: Awaited<ReturnType<typeof runWithPeer>>, task
   expect(await healthz()).toBe(200);
 }
 
-describe('a peer with the run\'s keys answers what B never asked', () => {
+describe("a peer with the run's keys answers what B never asked", () => {
   it('a well-formed answer is taken (the control)', async () => {
     const p = await runWithPeer();
     client.send(checkTask(p.runId, 'ok@0'));
@@ -114,7 +128,7 @@ describe('a peer with the run\'s keys answers what B never asked', () => {
     expect(await client.result('ok@0')).toMatchObject({ type: 'task-done' });
   });
 
-  it('a 64 MiB answer to a 1 KiB pull fails the link naming E before its bytes are read; nothing is cached and B\'s memory stays put', async () => {
+  it("a 64 MiB answer to a 1 KiB pull fails the link naming E before its bytes are read; nothing is cached and B's memory stays put", async () => {
     const p = await runWithPeer();
     const pid = agentsOf().agents[0].process.pid!;
     const before = rssBytes(pid);
@@ -125,7 +139,7 @@ describe('a peer with the run\'s keys answers what B never asked', () => {
     expect(rssBytes(pid) - before).toBeLessThan(32 << 20);
   });
 
-  it('an answer with another pull\'s id fails the link naming E', async () => {
+  it("an answer with another pull's id fails the link naming E", async () => {
     const p = await runWithPeer();
     client.send(checkTask(p.runId, 'id@0'));
     const pull = await pullOf(p);
@@ -133,7 +147,7 @@ describe('a peer with the run\'s keys answers what B never asked', () => {
     await expectLinkFailed(p, 'id@0', /^peer E sent 1024 bytes that answer no pull of this agent$/);
   });
 
-  it('an answer with the pull\'s id but another output\'s key fails the link naming E', async () => {
+  it("an answer with the pull's id but another output's key fails the link naming E", async () => {
     const p = await runWithPeer();
     client.send(checkTask(p.runId, 'key@0'));
     const pull = await pullOf(p);

@@ -28,12 +28,24 @@ export class InputGatherer {
     const sources = await Promise.all(parts.map((p) => this.store.get(p.host, p.key, pe, p.size)));
     const only = parts[0];
     // One whole output as the whole input: the kernel reads it where it lies (kernels do not write their inputs).
-    if (parts.length === 1 && !only.offset && !only.at && only.bytes === input.bytes && sources[0].byteLength === input.bytes && sources[0].buffer instanceof SharedArrayBuffer) return sources[0];
+    if (
+      parts.length === 1 &&
+      !only.offset &&
+      !only.at &&
+      only.bytes === input.bytes &&
+      sources[0].byteLength === input.bytes &&
+      sources[0].buffer instanceof SharedArrayBuffer
+    )
+      return sources[0];
     const out = sharedBytes(input.bytes);
     parts.forEach((p, j) => {
       const src = sources[j];
-      if (src.byteLength !== p.size) throw new Error(`input "${input.port}": part ${j} reads output ${quote(p.key)} as ${p.size} bytes; it holds ${src.byteLength}`);
-      if (p.offset + p.bytes > src.byteLength) throw new Error(`input "${input.port}": part ${j} reads bytes ${p.offset}..${p.offset + p.bytes} of output ${quote(p.key)}, which holds ${src.byteLength}`);
+      if (src.byteLength !== p.size)
+        throw new Error(`input "${input.port}": part ${j} reads output ${quote(p.key)} as ${p.size} bytes; it holds ${src.byteLength}`);
+      if (p.offset + p.bytes > src.byteLength)
+        throw new Error(
+          `input "${input.port}": part ${j} reads bytes ${p.offset}..${p.offset + p.bytes} of output ${quote(p.key)}, which holds ${src.byteLength}`,
+        );
       out.set(src.subarray(p.offset, p.offset + p.bytes), p.at);
     });
     return out;

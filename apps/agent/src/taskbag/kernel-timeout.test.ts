@@ -48,14 +48,15 @@ async function healthz(wsUrl: string): Promise<{ status: number; body: string }>
 const LIMIT = "ran past the agent's kernel time limit (1 s)";
 
 describe('a task-bag kernel that never returns', () => {
-  it('fails its task on each attempt naming node, PE and limit, then the run after the bag\'s attempts; /healthz answers throughout and the agent runs the next document', async () => {
+  it("fails its task on each attempt naming node, PE and limit, then the run after the bag's attempts; /healthz answers throughout and the agent runs the next document", async () => {
     const { agents, token } = agentsOf();
     const url = agents[0].url;
     const c = await connect([url], token);
     try {
       // Asked while the run goes on: after the first attempt was stopped, as the second is given.
       let during: Promise<{ status: number; body: string }> | undefined;
-      const r = await c.runBag(graphOf(spinDoc(true)), { iterations: 1, pes: ['cpu@h0'], onBag: (b) => void (b.requeued >= 1 && (during ??= healthz(url))) }).done;
+      const r = await c.runBag(graphOf(spinDoc(true)), { iterations: 1, pes: ['cpu@h0'], onBag: (b) => void (b.requeued >= 1 && (during ??= healthz(url))) })
+        .done;
       expect(r.ok).toBe(false);
       expect(r.failure).toMatchObject({ host: 'h0', pe: 'cpu@h0', node: 'S', iteration: 0 });
       expect(r.failure?.message).toContain('failed 3 times');
@@ -78,7 +79,7 @@ describe('a task-bag kernel that never returns', () => {
     }
   }, 120_000);
 
-  it('on a GPU PE (its CPU twin, with the PE\'s device open): the task fails naming the PE, and the PE runs its next task on a new thread', async () => {
+  it("on a GPU PE (its CPU twin, with the PE's device open): the task fails naming the PE, and the PE runs its next task on a new thread", async () => {
     const { agents, token } = agentsOf();
     const url = agents[0].url;
     const client = await BagClient.connect(url, token);

@@ -57,7 +57,7 @@ const projbpTask = (id: string, from: string, key: string): BagTaskMessage => ({
 const secret = randomBytes(16).toString('hex');
 const result = (m: FromAgent) => m as Extract<FromAgent, { type: 'task-done' | 'task-failed' }>;
 
-it('a killed holder (SIGKILL) and a frozen one (SIGSTOP) each fail the pulling task with lost naming it, within the link\'s wait', async () => {
+it("a killed holder (SIGKILL) and a frozen one (SIGSTOP) each fail the pulling task with lost naming it, within the link's wait", async () => {
   const { agents, token } = agentsOf();
   const proc = Object.fromEntries(agents.map((a) => [a.host, a.process]));
   clients = Object.fromEntries(await Promise.all(agents.map(async (a) => [a.host, await BagClient.connect(a.url, token)] as const)));

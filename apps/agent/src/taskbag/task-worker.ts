@@ -86,7 +86,13 @@ class TaskPe {
     if (kernel.gpuOnly) throw new Error(`kernel "${kernel.id}" has no CPU twin; ${this.init.pe} is a CPU`);
     let state = this.states.get(m.node);
     if (!state) this.states.set(m.node, (state = {}));
-    const report = kernel.cpu({ params: m.params, iteration: m.iteration, inputs: this.views(kernel, m.params, m.inputs, 'inputs'), outputs: this.views(kernel, m.params, m.outputs, 'outputs'), state });
+    const report = kernel.cpu({
+      params: m.params,
+      iteration: m.iteration,
+      inputs: this.views(kernel, m.params, m.inputs, 'inputs'),
+      outputs: this.views(kernel, m.params, m.outputs, 'outputs'),
+      state,
+    });
     if (report && report.ok === false) throw new Error(report.message ?? `kernel "${kernel.id}" reported a failure`);
     return report ?? undefined;
   }

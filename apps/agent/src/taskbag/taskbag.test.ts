@@ -65,7 +65,11 @@ function projbpTask(share: number, opts: { pe: string; key: string; attempt?: nu
 // What the agents must give: the same kernels' CPU twins, run here.
 const phantom = runCpu(getKernel('mlem.phantom'), phantomParams, {}).outputs;
 const flat = new Float32Array(N ** 3).fill(1);
-const shares = [0, 1].map((j) => runCpu(getKernel('mlem.projbp'), { ...projbpParams, shares: K, share: j }, { estimate: flat, sinogram: phantom.sinogram }).outputs.backprojection as Float32Array);
+const shares = [0, 1].map(
+  (j) =>
+    runCpu(getKernel('mlem.projbp'), { ...projbpParams, shares: K, share: j }, { estimate: flat, sinogram: phantom.sinogram }).outputs
+      .backprojection as Float32Array,
+);
 const combined = new Float32Array(N ** 3);
 for (const s of shares) for (let i = 0; i < combined.length; i++) combined[i] += s[i];
 const updated = runCpu(getKernel('mlem.update'), { size: N }, { previous: flat, backprojection: combined, sensitivity: phantom.sensitivity }).outputs.estimate;
@@ -167,7 +171,7 @@ describe('task-bag executor: MLEM at size 8 on two agents', () => {
     expect(fire).toMatchObject({ pe: 'cpu@B', thread: 'main', node: 'projbp[1]', iteration: 0, cycle: 0, task: { id: 'projbp[1]@0', share: 1, attempt: 1 } });
   });
 
-  it('a GPU PE (llvmpipe) gives the CPU twin\'s back-projection within float tolerance, labelled as a second attempt', async () => {
+  it("a GPU PE (llvmpipe) gives the CPU twin's back-projection within float tolerance, labelled as a second attempt", async () => {
     const { B } = clients;
     B.send(projbpTask(0, { pe: 'gpu0@B', key: 'projbp[0]:backprojection@0 gpu', attempt: 2 }));
     const r = done(await B.result('projbp[0]@0', 2));
@@ -236,6 +240,11 @@ describe('task-bag executor: MLEM at size 8 on two agents', () => {
     expect(s).toMatchObject({ freed: true });
     expect(B.events.length).toBeGreaterThanOrEqual(before);
     // The failed attempt is drawn too, named so.
-    expect(B.events.filter((e) => e.kind === 'fire').map((e) => e.name).sort()).toEqual(['projbp[0]@0', 'projbp[0]@0 (2)', 'projbp[0]@0 (4) failed', 'projbp[1]@0']);
+    expect(
+      B.events
+        .filter((e) => e.kind === 'fire')
+        .map((e) => e.name)
+        .sort(),
+    ).toEqual(['projbp[0]@0', 'projbp[0]@0 (2)', 'projbp[0]@0 (4) failed', 'projbp[1]@0']);
   });
 });

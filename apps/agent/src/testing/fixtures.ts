@@ -3,7 +3,18 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { format } from 'node:util';
 import WebSocket from 'ws';
-import { analyze, bagGraph, compile, type BagGraph, type ImplementationGraph, type ProjectDocument, Coordinator, type SocketLike, type SyncMode, type TraceEvent } from '@pipeloom/core';
+import {
+  analyze,
+  bagGraph,
+  compile,
+  type BagGraph,
+  type ImplementationGraph,
+  type ProjectDocument,
+  Coordinator,
+  type SocketLike,
+  type SyncMode,
+  type TraceEvent,
+} from '@pipeloom/core';
 import { nodeClock } from '../cli/agents.js';
 import { main } from '../cli/main.js';
 import { pipeloomBin } from '../local/spawn.js';
@@ -54,7 +65,12 @@ export function connect(urls: string[], token: string): Promise<Coordinator> {
  * more than 5 times. Returns the run's result, every event the victim had streamed before the
  * kill and the last cycle they reached, and the milliseconds from the kill to the result.
  */
-export async function runUntilKilled(c: Coordinator, ig: ImplementationGraph, victim: { host: string; process: { kill(signal: NodeJS.Signals): boolean } }, sync: SyncMode) {
+export async function runUntilKilled(
+  c: Coordinator,
+  ig: ImplementationGraph,
+  victim: { host: string; process: { kill(signal: NodeJS.Signals): boolean } },
+  sync: SyncMode,
+) {
   let killedAt = 0;
   let consumed = 0;
   let lastCycle = 0;

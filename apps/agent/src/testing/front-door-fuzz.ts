@@ -158,8 +158,27 @@ export interface FuzzCase {
 }
 
 const header = fc.tuple(
-  fc.oneof(fc.constantFrom('Origin', 'Upgrade', 'Connection', 'Sec-WebSocket-Key', 'Sec-WebSocket-Version', 'Sec-WebSocket-Extensions', 'Sec-WebSocket-Protocol', 'Content-Length', 'Transfer-Encoding', 'Host'), fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,40}$/)),
-  fc.oneof(fc.string({ maxLength: 60 }), fc.constantFrom('websocket', '13', 'Upgrade', 'permessage-deflate', 'chunked', '0', '-1', '99999999999'), fc.nat(3000).map((n) => 'A'.repeat(n)), fc.string({ unit: 'binary', maxLength: 40 })),
+  fc.oneof(
+    fc.constantFrom(
+      'Origin',
+      'Upgrade',
+      'Connection',
+      'Sec-WebSocket-Key',
+      'Sec-WebSocket-Version',
+      'Sec-WebSocket-Extensions',
+      'Sec-WebSocket-Protocol',
+      'Content-Length',
+      'Transfer-Encoding',
+      'Host',
+    ),
+    fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,40}$/),
+  ),
+  fc.oneof(
+    fc.string({ maxLength: 60 }),
+    fc.constantFrom('websocket', '13', 'Upgrade', 'permessage-deflate', 'chunked', '0', '-1', '99999999999'),
+    fc.nat(3000).map((n) => 'A'.repeat(n)),
+    fc.string({ unit: 'binary', maxLength: 40 }),
+  ),
 );
 
 const origin = fc.oneof(
@@ -172,29 +191,80 @@ const origin = fc.oneof(
 
 const path = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('/', '/peer', '/peer?x=1', '/?a=b') },
-  { weight: 3, arbitrary: fc.constantFrom('//[', '//a:99999', '//[/peer', '//a:99999/peer', 'http://agent/peer', '*', '/peer#x', '/%00', '/%', '/peer/..', '/\u00e9', '') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom('//[', '//a:99999', '//[/peer', '//a:99999/peer', 'http://agent/peer', '*', '/peer#x', '/%00', '/%', '/peer/..', '/\u00e9', ''),
+  },
   { weight: 2, arbitrary: fc.string({ maxLength: 80 }).map((s) => `/${s}`) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 80 }) },
   { weight: 1, arbitrary: fc.nat(10_000).map((n) => `/${'p'.repeat(n)}`) },
 );
 
-const longString = fc.oneof(fc.string({ maxLength: 40 }), fc.nat(70_000).map((n) => 'A'.repeat(n)), fc.nat(30_000).map((n) => '\u00e9\u4e2d'.repeat(n)), fc.string({ unit: 'binary', maxLength: 300 }));
+const longString = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.nat(70_000).map((n) => 'A'.repeat(n)),
+  fc.nat(30_000).map((n) => '\u00e9\u4e2d'.repeat(n)),
+  fc.string({ unit: 'binary', maxLength: 300 }),
+);
 const wrongType = fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}), longString);
 
 /** First messages a stranger might send: right shapes with wrong values, wrong shapes, deep nesting, sizes around the limit. */
 function firstMessage(token: string, limit: number): fc.Arbitrary<{ opcode: number; payload: Buffer }> {
   const text = (s: fc.Arbitrary<string>) => s.map((t) => ({ opcode: 1, payload: Buffer.from(t, 'utf8') }));
   const json = (v: fc.Arbitrary<unknown>) => text(v.map((x) => JSON.stringify(x) ?? 'null'));
-  const types = fc.oneof(fc.constantFrom('auth', 'peer-hello', 'peer-auth', 'peer-challenge', 'ping', 'deploy', 'start', 'stop', 'welcome', 'constructor', '__proto__', 'toString', 'hasOwnProperty'), longString);
+  const types = fc.oneof(
+    fc.constantFrom(
+      'auth',
+      'peer-hello',
+      'peer-auth',
+      'peer-challenge',
+      'ping',
+      'deploy',
+      'start',
+      'stop',
+      'welcome',
+      'constructor',
+      '__proto__',
+      'toString',
+      'hasOwnProperty',
+    ),
+    longString,
+  );
   return fc.oneof(
-    json(fc.record({ type: fc.constant('auth'), version: fc.oneof(fc.constant(PROTOCOL_VERSION), wrongType), token: fc.oneof(wrongType, fc.constant(token.slice(1)), fc.constant(`${token}x`)) }, { requiredKeys: [] })),
-    json(fc.record({ type: fc.constant('peer-hello'), version: fc.oneof(fc.constant(PROTOCOL_VERSION), wrongType), host: wrongType, runId: wrongType, nonce: fc.oneof(wrongType, fc.constant('ab'.repeat(16))) }, { requiredKeys: [] })),
-    json(fc.record({ type: types, version: wrongType, token: wrongType, host: wrongType, runId: wrongType, id: wrongType, t: wrongType }, { requiredKeys: [] })),
+    json(
+      fc.record(
+        {
+          type: fc.constant('auth'),
+          version: fc.oneof(fc.constant(PROTOCOL_VERSION), wrongType),
+          token: fc.oneof(wrongType, fc.constant(token.slice(1)), fc.constant(`${token}x`)),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+    json(
+      fc.record(
+        {
+          type: fc.constant('peer-hello'),
+          version: fc.oneof(fc.constant(PROTOCOL_VERSION), wrongType),
+          host: wrongType,
+          runId: wrongType,
+          nonce: fc.oneof(wrongType, fc.constant('ab'.repeat(16))),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+    json(
+      fc.record({ type: types, version: wrongType, token: wrongType, host: wrongType, runId: wrongType, id: wrongType, t: wrongType }, { requiredKeys: [] }),
+    ),
     json(fc.jsonValue({ maxDepth: 6 })),
     text(fc.string({ maxLength: 200 })),
-    fc.tuple(fc.nat(Math.floor(limit / 2)), fc.constantFrom('[', '{"a":', '[{"type":')).map(([n, open]) => ({ opcode: 1, payload: Buffer.from(open.repeat(Math.max(1, Math.floor(n / open.length))), 'utf8') })),
+    fc
+      .tuple(fc.nat(Math.floor(limit / 2)), fc.constantFrom('[', '{"a":', '[{"type":'))
+      .map(([n, open]) => ({ opcode: 1, payload: Buffer.from(open.repeat(Math.max(1, Math.floor(n / open.length))), 'utf8') })),
     fc.nat(Math.floor(limit / 2)).map((n) => ({ opcode: 1, payload: Buffer.from(`${'['.repeat(n)}${']'.repeat(n)}`) })),
-    fc.integer({ min: limit - 64, max: limit + 64 }).map((n) => ({ opcode: 1, payload: Buffer.from(JSON.stringify({ type: 'auth', version: PROTOCOL_VERSION, token: 'x'.repeat(Math.max(0, n - 50)) })) })),
+    fc
+      .integer({ min: limit - 64, max: limit + 64 })
+      .map((n) => ({ opcode: 1, payload: Buffer.from(JSON.stringify({ type: 'auth', version: PROTOCOL_VERSION, token: 'x'.repeat(Math.max(0, n - 50)) })) })),
     fc.uint8Array({ maxLength: 300 }).map((b) => ({ opcode: 2, payload: Buffer.from(b) })),
     fc.integer({ min: limit - 16, max: limit + 16 }).map((n) => ({ opcode: 2, payload: Buffer.alloc(Math.max(0, n), 7) })),
     fc.uint8Array({ maxLength: 300 }).map((b) => ({ opcode: 1, payload: Buffer.from(b) })),
@@ -205,7 +275,19 @@ function firstMessage(token: string, limit: number): fc.Arbitrary<{ opcode: numb
 function afterLogin(): fc.Arbitrary<{ opcode: number; payload: Buffer }> {
   const json = (v: fc.Arbitrary<unknown>) => v.map((x) => ({ opcode: 1, payload: Buffer.from(JSON.stringify(x) ?? 'null') }));
   return fc.oneof(
-    json(fc.record({ type: fc.oneof(fc.constantFrom('ping', 'start', 'stop', 'auth', 'peer-hello', 'constructor'), longString), id: wrongType, t: wrongType, runId: wrongType, reason: wrongType, version: wrongType }, { requiredKeys: ['type'] })),
+    json(
+      fc.record(
+        {
+          type: fc.oneof(fc.constantFrom('ping', 'start', 'stop', 'auth', 'peer-hello', 'constructor'), longString),
+          id: wrongType,
+          t: wrongType,
+          runId: wrongType,
+          reason: wrongType,
+          version: wrongType,
+        },
+        { requiredKeys: ['type'] },
+      ),
+    ),
     json(fc.jsonValue({ maxDepth: 4 })),
     fc.uint8Array({ maxLength: 100 }).map((b) => ({ opcode: 2, payload: Buffer.from(b) })),
   );
@@ -218,10 +300,25 @@ const frameSpec = (message: fc.Arbitrary<{ opcode: number; payload: Buffer }>) =
       opcode: fc.oneof({ weight: 8, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 15 }) }),
       fin: fc.oneof({ weight: 8, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
       rsv: fc.oneof({ weight: 8, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 7 }) }),
-      mask: fc.oneof({ weight: 8, arbitrary: fc.uint8Array({ minLength: 4, maxLength: 4 }).map((b): Buffer | null => Buffer.from(b)) }, { weight: 1, arbitrary: fc.constant(null) }),
-      announced: fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.oneof(fc.nat(200), fc.constantFrom(126, 65535, 65536, 300 << 20, 2 ** 40)) }),
+      mask: fc.oneof(
+        { weight: 8, arbitrary: fc.uint8Array({ minLength: 4, maxLength: 4 }).map((b): Buffer | null => Buffer.from(b)) },
+        { weight: 1, arbitrary: fc.constant(null) },
+      ),
+      announced: fc.oneof(
+        { weight: 8, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.oneof(fc.nat(200), fc.constantFrom(126, 65535, 65536, 300 << 20, 2 ** 40)) },
+      ),
     })
-    .map((f) => clientFrame({ opcode: f.opcode < 0 ? f.message.opcode : f.opcode, payload: f.message.payload, fin: f.fin, rsv: f.rsv, mask: f.mask, announced: f.announced }));
+    .map((f) =>
+      clientFrame({
+        opcode: f.opcode < 0 ? f.message.opcode : f.opcode,
+        payload: f.message.payload,
+        fin: f.fin,
+        rsv: f.rsv,
+        mask: f.mask,
+        announced: f.announced,
+      }),
+    );
 
 /** One case: a request (mostly a well-formed upgrade), frames, random splits. */
 export function fuzzCase(token: string, limit: number): fc.Arbitrary<FuzzCase> {
@@ -229,7 +326,15 @@ export function fuzzCase(token: string, limit: number): fc.Arbitrary<FuzzCase> {
     {
       weight: 10,
       arbitrary: fc
-        .record({ path, origin, headers: fc.array(header, { maxLength: 4 }), method: fc.oneof({ weight: 9, arbitrary: fc.constant('GET') }, { weight: 1, arbitrary: fc.constantFrom('POST', 'PUT', 'get', 'CONNECT', 'G\u00e9T') }) })
+        .record({
+          path,
+          origin,
+          headers: fc.array(header, { maxLength: 4 }),
+          method: fc.oneof(
+            { weight: 9, arbitrary: fc.constant('GET') },
+            { weight: 1, arbitrary: fc.constantFrom('POST', 'PUT', 'get', 'CONNECT', 'G\u00e9T') },
+          ),
+        })
         .map((r) => upgradeRequest(r.path, [...(r.origin === undefined ? [] : [['Origin', r.origin] as [string, string]]), ...r.headers], r.method)),
     },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 400 }).map((b) => Buffer.from(b)) },

@@ -68,7 +68,9 @@ export function staticDeploy(host: string, runId: string, hosts: { id: string; u
     compiled.set(host, (ig = r.ig));
   }
   const iterations = 100_000;
-  return deployMessages(ig, { runId, secret: FUZZ_SECRET, hosts, iterations, cycles: lastStartCycle(ig) + iterations, sync: 'self-timed' }).get(host)! as unknown as Record<string, unknown>;
+  return deployMessages(ig, { runId, secret: FUZZ_SECRET, hosts, iterations, cycles: lastStartCycle(ig) + iterations, sync: 'self-timed' }).get(
+    host,
+  )! as unknown as Record<string, unknown>;
 }
 
 export const bagNodes = [
@@ -84,7 +86,21 @@ export function bagDeploy(runId: string, hosts: { id: string; url: string }[]): 
 export function bagTasks(host: string, runId: string): Record<string, unknown>[] {
   const pe = `cpu@${host}`;
   return [
-    { type: 'task', runId, id: 'phantom@0', node: 0, iteration: 0, attempt: 1, pe, inputs: [], outputs: [{ port: 'truth', key: 't', bytes: 2048 }, { port: 'sinogram', key: 's', bytes: 1024 }, { port: 'sensitivity', key: 'n', bytes: 2048 }] },
+    {
+      type: 'task',
+      runId,
+      id: 'phantom@0',
+      node: 0,
+      iteration: 0,
+      attempt: 1,
+      pe,
+      inputs: [],
+      outputs: [
+        { port: 'truth', key: 't', bytes: 2048 },
+        { port: 'sinogram', key: 's', bytes: 1024 },
+        { port: 'sensitivity', key: 'n', bytes: 2048 },
+      ],
+    },
     {
       type: 'task',
       runId,
@@ -94,7 +110,10 @@ export function bagTasks(host: string, runId: string): Record<string, unknown>[]
       attempt: 1,
       pe,
       params: { shares: 2, share: 1 },
-      inputs: [{ port: 'estimate', bytes: 2048, element: 'f32', init: { value: 1 } }, { port: 'sinogram', bytes: 1024, element: 'f32', parts: [{ key: 's', host, size: 1024, offset: 0, bytes: 1024, at: 0 }] }],
+      inputs: [
+        { port: 'estimate', bytes: 2048, element: 'f32', init: { value: 1 } },
+        { port: 'sinogram', bytes: 1024, element: 'f32', parts: [{ key: 's', host, size: 1024, offset: 0, bytes: 1024, at: 0 }] },
+      ],
       outputs: [{ port: 'backprojection', key: 'b', bytes: 2048 }],
     },
   ];
@@ -120,15 +139,39 @@ export interface RunCase {
   mutations: Mutation[];
 }
 
-const wrongType = fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}), fc.string({ maxLength: 30 }), fc.constant({ toString: 1, valueOf: 'x' }));
+const wrongType = fc.oneof(
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant([]),
+  fc.constant({}),
+  fc.string({ maxLength: 30 }),
+  fc.constant({ toString: 1, valueOf: 'x' }),
+);
 
 export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('replay' as const), base: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('drop' as const), base: fc.nat(), field: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('swap' as const), base: fc.nat(), field: fc.nat(), value: wrongType }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('huge' as const), base: fc.nat(), field: fc.nat(), value: fc.constantFrom(1e308, -1e308, 2 ** 53 + 2, 2 ** 32, 2 ** 31, -1, -0, 1e-300, 65_536) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('huge' as const),
+      base: fc.nat(),
+      field: fc.nat(),
+      value: fc.constantFrom(1e308, -1e308, 2 ** 53 + 2, 2 ** 32, 2 ** 31, -1, -0, 1e-300, 65_536),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('long' as const), base: fc.nat(), field: fc.nat(), length: fc.oneof(fc.nat(300), fc.nat(200_000)) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('other-run' as const), base: fc.nat(), runId: fc.oneof(fc.constantFrom('other-run', '', 'fz-run\n2026-01-01T00:00:00.000Z info forged\u0000'), fc.string({ maxLength: 30 })) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('other-run' as const),
+      base: fc.nat(),
+      runId: fc.oneof(fc.constantFrom('other-run', '', 'fz-run\n2026-01-01T00:00:00.000Z info forged\u0000'), fc.string({ maxLength: 30 })),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('json' as const), value: fc.jsonValue({ maxDepth: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('binary' as const), bytes: fc.uint8Array({ maxLength: 300 }) }) },
 );
@@ -203,7 +246,10 @@ async function deployed(agent: FuzzedAgent, deploy: Record<string, unknown>, pee
     dialled?.catch(() => {});
     const m = await c.next((x) => x.type === 'deployed' || x.type === 'error', 60_000);
     if (m.type === 'deployed') return { c, link: await dialled };
-    void dialled?.then((l) => l.close(), () => {});
+    void dialled?.then(
+      (l) => l.close(),
+      () => {},
+    );
     c.close();
     await c.whenClosed();
     const why = (m as { message: string }).message;
@@ -280,7 +326,14 @@ export async function runRunCase(agent: FuzzedAgent, rc: RunCase): Promise<RunCa
         else link!.socket.write(out);
       }
     } else {
-      const pool = [deploy, start, ...tasks, ...(isStatic ? [] : [{ type: 'free', runId, keys: ['t', 'n'] }]), { type: 'stop', runId, reason: 'fuzz' }, { type: 'ping', id: 1, t: 0 }];
+      const pool = [
+        deploy,
+        start,
+        ...tasks,
+        ...(isStatic ? [] : [{ type: 'free', runId, keys: ['t', 'n'] }]),
+        { type: 'stop', runId, reason: 'fuzz' },
+        { type: 'ping', id: 1, t: 0 },
+      ];
       for (const m of rc.mutations) {
         if (c.closed) break;
         const out = mutated(m, pool);

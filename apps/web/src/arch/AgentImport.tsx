@@ -51,7 +51,11 @@ export function AgentImport() {
       <button onClick={run} disabled={busy || !url.trim()} data-testid="agent-add">
         {busy ? 'Asking…' : 'Add from agent'}
       </button>
-      {status && <div className={status.ok ? 'ok-text' : 'field-error'} data-testid="agent-status">{status.text}</div>}
+      {status && (
+        <div className={status.ok ? 'ok-text' : 'field-error'} data-testid="agent-status">
+          {status.text}
+        </div>
+      )}
       {status?.skipped && status.skipped.length > 0 && (
         <ul className="agent-skipped" data-testid="agent-skipped">
           {status.skipped.map((s) => (

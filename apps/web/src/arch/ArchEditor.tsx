@@ -63,7 +63,9 @@ export function ArchEditor() {
         data: {
           pe: p,
           color: peColor(doc, p.id),
-          mapped: Object.entries(doc.mapping).filter(([, v]) => mapsTo(v, p.id)).map(([k]) => k),
+          mapped: Object.entries(doc.mapping)
+            .filter(([, v]) => mapsTo(v, p.id))
+            .map(([k]) => k),
           errors: problems.get(`pe:${p.id}`) ?? 0,
         },
       });
@@ -135,7 +137,10 @@ export function ArchEditor() {
   const onDelete = useCallback(({ nodes: ns, edges: es }: { nodes: { id: string }[]; edges: { id: string }[] }) => {
     const st = projectStore.getState();
     const hosts = new Set(ns.filter((n) => n.id.startsWith(H)).map((n) => n.id.slice(H.length)));
-    const pes = ns.filter((n) => n.id.startsWith(P)).map((n) => n.id.slice(P.length)).filter((id) => !hosts.has(st.doc.arch.pes.find((p) => p.id === id)?.host ?? ''));
+    const pes = ns
+      .filter((n) => n.id.startsWith(P))
+      .map((n) => n.id.slice(P.length))
+      .filter((id) => !hosts.has(st.doc.arch.pes.find((p) => p.id === id)?.host ?? ''));
     const peGone = new Set([...pes, ...st.doc.arch.pes.filter((p) => hosts.has(p.host)).map((p) => p.id)]);
     const links = es
       .map((e) => e.id.slice(L.length) as LinkKey)

@@ -11,7 +11,9 @@ function HostView({ data, selected }: NodeProps<HostFlowNode>) {
     <div className={`host${selected ? ' selected' : ''}${data.errors ? ' has-error' : ''}`} data-testid={`arch-host-${data.host.id}`}>
       <div className="host-head">
         <span className="host-id">{data.host.id}</span>
-        <span className="host-agent" title={data.host.agent ?? 'no agent URL'}>{data.host.agent ?? 'no agent URL'}</span>
+        <span className="host-agent" title={data.host.agent ?? 'no agent URL'}>
+          {data.host.agent ?? 'no agent URL'}
+        </span>
       </div>
     </div>
   );
@@ -34,7 +36,11 @@ function PeView({ data, selected }: NodeProps<PeFlowNode>) {
         {pe.kind.toUpperCase()}
         {pe.kind === 'gpu' && pe.device !== undefined ? ` #${pe.device}` : ''} · {formatBytes(pe.memory)}
       </div>
-      {data.mapped.length > 0 && <div className="pe-mapped" title={data.mapped.join(', ')}>{data.mapped.join(', ')}</div>}
+      {data.mapped.length > 0 && (
+        <div className="pe-mapped" title={data.mapped.join(', ')}>
+          {data.mapped.join(', ')}
+        </div>
+      )}
     </div>
   );
 }

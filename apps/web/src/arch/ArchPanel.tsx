@@ -35,7 +35,8 @@ export function addPe(kind: PeKind, host = targetHost()): string | undefined {
   const pe = newPe(st.doc, host, kind);
   // A GPU comes with its PCIe link to the host's CPU: one undo step removes both.
   const link = kind === 'gpu' ? gpuLink(st.doc, pe) : undefined;
-  if (st.dispatch([{ type: 'pe/add', pe }, ...(link ? [{ type: 'link/add' as const, link }] : [])], { label: `add ${pe.id}` })) st.select({ kind: 'pe', id: pe.id });
+  if (st.dispatch([{ type: 'pe/add', pe }, ...(link ? [{ type: 'link/add' as const, link }] : [])], { label: `add ${pe.id}` }))
+    st.select({ kind: 'pe', id: pe.id });
   return pe.id;
 }
 
@@ -45,11 +46,20 @@ export function ArchPanel() {
     <div className="panel" data-testid="arch-panel">
       <div className="panel-title">Architecture</div>
       <div className="btn-col">
-        <button onClick={addHost} data-testid="add-host">+ Host (with its CPU)</button>
-        <button onClick={() => addPe('cpu')} disabled={!hosts} data-testid="add-cpu">+ CPU in selected host</button>
-        <button onClick={() => addPe('gpu')} disabled={!hosts} data-testid="add-gpu">+ GPU in selected host</button>
+        <button onClick={addHost} data-testid="add-host">
+          + Host (with its CPU)
+        </button>
+        <button onClick={() => addPe('cpu')} disabled={!hosts} data-testid="add-cpu">
+          + CPU in selected host
+        </button>
+        <button onClick={() => addPe('gpu')} disabled={!hosts} data-testid="add-gpu">
+          + GPU in selected host
+        </button>
       </div>
-      <p className="help">A new GPU comes linked to its host's CPU by PCIe. Drag from one PE's edge to another's to add a link; select it to set kind, bandwidth and latency (a new kind brings its typical values, except those you edited). Delete removes the selection.</p>
+      <p className="help">
+        A new GPU comes linked to its host's CPU by PCIe. Drag from one PE's edge to another's to add a link; select it to set kind, bandwidth and latency (a
+        new kind brings its typical values, except those you edited). Delete removes the selection.
+      </p>
       <AgentImport />
     </div>
   );

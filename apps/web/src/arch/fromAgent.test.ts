@@ -48,17 +48,33 @@ describe('add from agent', () => {
 
   it("asking again adds nothing new, keeps the user's edits and says why each PE was not added", () => {
     const s = createProjectStore(emptyDocument());
-    s.getState().dispatch(changesFromAgent(s.getState().doc, 'h0', 'ws://a', report.map((p) => ({ ...p, id: p.id.replace('@h1', '@h0') }))).changes);
+    s.getState().dispatch(
+      changesFromAgent(
+        s.getState().doc,
+        'h0',
+        'ws://a',
+        report.map((p) => ({ ...p, id: p.id.replace('@h1', '@h0') })),
+      ).changes,
+    );
     s.getState().dispatch({ type: 'pe/update', id: 'cpu@h0', patch: { memory: 123 } });
-    const again = changesFromAgent(s.getState().doc, 'h0', 'ws://a', report.map((p) => ({ ...p, id: p.id.replace('@h1', '@h0') })));
+    const again = changesFromAgent(
+      s.getState().doc,
+      'h0',
+      'ws://a',
+      report.map((p) => ({ ...p, id: p.id.replace('@h1', '@h0') })),
+    );
     expect(again.changes).toEqual([]);
-    expect(again.skipped).toEqual(['cpu@h0: already in the architecture (kept as it is)', 'gpu0@h0: already in the architecture (kept as it is)', 'gpu1@h0: already in the architecture (kept as it is)']);
+    expect(again.skipped).toEqual([
+      'cpu@h0: already in the architecture (kept as it is)',
+      'gpu0@h0: already in the architecture (kept as it is)',
+      'gpu1@h0: already in the architecture (kept as it is)',
+    ]);
     expect(s.getState().doc.arch.pes.find((p) => p.id === 'cpu@h0')?.memory).toBe(123);
   });
 
   it('a reported PE of another host is skipped with the reason', () => {
     const r = changesFromAgent(emptyDocument(), 'h1', 'ws://a', [...report, { id: 'gpu0@h9', kind: 'gpu', name: 'x', vendor: 'y', memory: 1, adapter: 0 }]);
-    expect(r.skipped).toEqual(['gpu0@h9: not a PE of host h1 (an agent\'s PE ids end in @h1)']);
+    expect(r.skipped).toEqual(["gpu0@h9: not a PE of host h1 (an agent's PE ids end in @h1)"]);
     expect(r.changes.filter((c) => c.type === 'pe/add')).toHaveLength(3);
   });
 });

@@ -37,7 +37,14 @@ export function changesFromAgent(doc: WrittenDocument, host: string, url: string
       continue;
     }
     owner.set(id, host);
-    const pe: ProcessingElement = { id, host, kind: r.kind, memory: r.memory, ...(r.kind === 'gpu' ? { device: r.adapter ?? 0 } : {}), position: nextSlot(placed, host, r.kind) };
+    const pe: ProcessingElement = {
+      id,
+      host,
+      kind: r.kind,
+      memory: r.memory,
+      ...(r.kind === 'gpu' ? { device: r.adapter ?? 0 } : {}),
+      position: nextSlot(placed, host, r.kind),
+    };
     placed.push(pe);
     added.push(pe);
     out.push({ type: 'pe/add', pe });

@@ -25,7 +25,8 @@ export function Breadcrumb() {
       {at?.def !== undefined && (
         <span className="muted" data-testid="crumb-def" title="Edits here change the def, so every instance of it">
           {' '}
-          (defs.{at.def}{at.inline?.length ? ` › ${at.inline.join(' › ')}` : ''})
+          (defs.{at.def}
+          {at.inline?.length ? ` › ${at.inline.join(' › ')}` : ''})
         </span>
       )}
     </nav>

@@ -35,7 +35,11 @@ function CompositeNodeView({ data, selected }: NodeProps<CompositeFlowNode>) {
   const { node, flowId, color, errors } = data;
   const rows = Math.max(data.inputs.length, data.outputs.length, 1);
   return (
-    <div className={`kn composite${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`} style={color ? ({ '--pe': color } as React.CSSProperties) : undefined} data-testid={`dfg-node-${flowId}`}>
+    <div
+      className={`kn composite${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`}
+      style={color ? ({ '--pe': color } as React.CSSProperties) : undefined}
+      data-testid={`dfg-node-${flowId}`}
+    >
       <div className="kn-head">
         <span className="kn-id">{node.id}</span>
         <PeBadge flowId={flowId} pe={data.pe} what="Processing element (the whole composite)" />
@@ -66,7 +70,11 @@ function CompositeNodeView({ data, selected }: NodeProps<CompositeFlowNode>) {
         ))}
       </div>
       <PePick flowId={flowId} pe={data.pe} pes={data.pes} onPick={data.onPick} />
-      {errors > 0 && <div className="kn-badge" title={`${errors} problem(s)`}>{errors}</div>}
+      {errors > 0 && (
+        <div className="kn-badge" title={`${errors} problem(s)`}>
+          {errors}
+        </div>
+      )}
     </div>
   );
 }
@@ -74,7 +82,11 @@ function CompositeNodeView({ data, selected }: NodeProps<CompositeFlowNode>) {
 function GroupNodeView({ data, selected }: NodeProps<GroupFlowNode>) {
   const { node, flowId, color, errors } = data;
   return (
-    <div className={`dfg-group${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`} style={color ? ({ '--pe': color } as React.CSSProperties) : undefined} data-testid={`dfg-group-${flowId}`}>
+    <div
+      className={`dfg-group${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`}
+      style={color ? ({ '--pe': color } as React.CSSProperties) : undefined}
+      data-testid={`dfg-group-${flowId}`}
+    >
       <div className="dfg-group-head">
         <span className="kn-id">{node.id}</span>
         <span className="muted">{data.label}</span>

@@ -37,7 +37,14 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
   const prefix = levelPrefix(level);
 
   const { built, nodes, edges } = useDfgFlow({ doc, at, prefix, mapping, selection, picked, sizes, tick, problems, resolve, repetitions });
-  const { onNodesChange, onEdgesChange, onDelete, onConnect, isValidConnection, onConnectEnd, onNodeDragStop } = useDfgHandlers({ built, mapping, picked, setPicked, take, resolve });
+  const { onNodesChange, onEdgesChange, onDelete, onConnect, isValidConnection, onConnectEnd, onNodeDragStop } = useDfgHandlers({
+    built,
+    mapping,
+    picked,
+    setPicked,
+    take,
+    resolve,
+  });
 
   const onDrop = useCallback(
     (e: React.DragEvent) => {
@@ -78,7 +85,13 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
   const { ref, size } = useSize<HTMLDivElement>();
   const viewport = useMemo(() => {
     if (!size) return undefined;
-    const rects = nodes.filter((n) => !n.parentId).map((n) => ({ ...n.position, width: sizes.get(n.id)?.width ?? (n.width as number | undefined) ?? 170, height: sizes.get(n.id)?.height ?? (n.height as number | undefined) ?? (mapping ? 110 : 80) }));
+    const rects = nodes
+      .filter((n) => !n.parentId)
+      .map((n) => ({
+        ...n.position,
+        width: sizes.get(n.id)?.width ?? (n.width as number | undefined) ?? 170,
+        height: sizes.get(n.id)?.height ?? (n.height as number | undefined) ?? (mapping ? 110 : 80),
+      }));
     return rects.length ? openingViewport(boundsOf(rects), size.width, size.height, { minZoom: 0.7, maxZoom: 1.1, fitDownTo: 0.5 }) : { x: 0, y: 0, zoom: 1 };
     // The opening viewport only (the first size): later edits keep the user's pan and zoom.
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -87,7 +100,8 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
 
   const expandedToggle = (
     <label className="toggle" title="The single-rate graph the compiler reads: each firing of a multi-rate node (S#0 … S#7), composites flattened; read-only">
-      <input type="checkbox" checked={showExpanded} onChange={(e) => projectStore.getState().showExpanded(e.target.checked)} data-testid="show-expanded" /> Show expanded graph
+      <input type="checkbox" checked={showExpanded} onChange={(e) => projectStore.getState().showExpanded(e.target.checked)} data-testid="show-expanded" /> Show
+      expanded graph
     </label>
   );
 
@@ -100,55 +114,81 @@ export function DfgEditor({ mode = 'edit' }: { mode?: 'edit' | 'mapping' }) {
   }
 
   return (
-    <div className="canvas" ref={ref} data-testid={mapping ? 'mapping-canvas' : 'dfg-canvas'} data-level={level.join('/')} onDragOver={(e) => { if (!mapping) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } }} onDrop={mapping ? undefined : onDrop}>
-      {viewport && <ReactFlow
-        key={graphKey(at)}
-        defaultViewport={viewport}
-        nodes={nodes}
-        edges={edges}
-        nodeTypes={nodeTypes}
-        onNodesChange={onNodesChange}
-        onEdgesChange={onEdgesChange}
-        onConnect={mapping ? undefined : onConnect}
-        isValidConnection={isValidConnection}
-        onDelete={mapping ? undefined : onDelete}
-        onConnectEnd={mapping ? undefined : onConnectEnd}
-        nodesConnectable={!mapping}
-        onNodeDragStop={onNodeDragStop}
-        onNodeDoubleClick={(_, n) => {
-          if (n.type === 'composite' || n.type === 'group') projectStore.getState().setLevel([...level, ...n.id.split('/')]);
-        }}
-        onPaneClick={() => {
-          setPicked(new Set());
-          projectStore.getState().select(null);
-        }}
-        deleteKeyCode={mapping ? null : ['Delete', 'Backspace']}
-        minZoom={0.1}
-        maxZoom={1.5}
-        onlyRenderVisibleElements={nodes.length > DRAW_IN_VIEW_ONLY_ABOVE}
-        proOptions={{ hideAttribution: true }}
-      >
-        <Background gap={16} size={1} />
-        <Controls showInteractive={false} fitViewOptions={{ padding: 0.2, maxZoom: 1.2 }} />
-        <Panel position="top-left">
-          <Breadcrumb />
-        </Panel>
-        {!mapping && (
-          <Panel position="top-right" className="canvas-actions">
-            <button onClick={group} disabled={!groupable} title="Make one composite node of the selected nodes (Ctrl+click or Shift+drag to select several; undoable)" data-testid="group">
-              Group
-            </button>
-            <button onClick={() => ungroupable && ungroup(doc, ungroupable.at, ungroupable.id)} disabled={!ungroupable} title="Put the selected composite's inner nodes in its place (undoable)" data-testid="ungroup">
-              Ungroup
-            </button>
-            <button onClick={tidy} title="Lay the graph shown out left to right (undoable)" data-testid="tidy">
-              Tidy layout
-            </button>
-            {expandedToggle}
+    <div
+      className="canvas"
+      ref={ref}
+      data-testid={mapping ? 'mapping-canvas' : 'dfg-canvas'}
+      data-level={level.join('/')}
+      onDragOver={(e) => {
+        if (!mapping) {
+          e.preventDefault();
+          e.dataTransfer.dropEffect = 'copy';
+        }
+      }}
+      onDrop={mapping ? undefined : onDrop}
+    >
+      {viewport && (
+        <ReactFlow
+          key={graphKey(at)}
+          defaultViewport={viewport}
+          nodes={nodes}
+          edges={edges}
+          nodeTypes={nodeTypes}
+          onNodesChange={onNodesChange}
+          onEdgesChange={onEdgesChange}
+          onConnect={mapping ? undefined : onConnect}
+          isValidConnection={isValidConnection}
+          onDelete={mapping ? undefined : onDelete}
+          onConnectEnd={mapping ? undefined : onConnectEnd}
+          nodesConnectable={!mapping}
+          onNodeDragStop={onNodeDragStop}
+          onNodeDoubleClick={(_, n) => {
+            if (n.type === 'composite' || n.type === 'group') projectStore.getState().setLevel([...level, ...n.id.split('/')]);
+          }}
+          onPaneClick={() => {
+            setPicked(new Set());
+            projectStore.getState().select(null);
+          }}
+          deleteKeyCode={mapping ? null : ['Delete', 'Backspace']}
+          minZoom={0.1}
+          maxZoom={1.5}
+          onlyRenderVisibleElements={nodes.length > DRAW_IN_VIEW_ONLY_ABOVE}
+          proOptions={{ hideAttribution: true }}
+        >
+          <Background gap={16} size={1} />
+          <Controls showInteractive={false} fitViewOptions={{ padding: 0.2, maxZoom: 1.2 }} />
+          <Panel position="top-left">
+            <Breadcrumb />
           </Panel>
-        )}
-        {nodes.length <= MINIMAP_UP_TO && minimapFits(size) && <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />}
-      </ReactFlow>}
+          {!mapping && (
+            <Panel position="top-right" className="canvas-actions">
+              <button
+                onClick={group}
+                disabled={!groupable}
+                title="Make one composite node of the selected nodes (Ctrl+click or Shift+drag to select several; undoable)"
+                data-testid="group"
+              >
+                Group
+              </button>
+              <button
+                onClick={() => ungroupable && ungroup(doc, ungroupable.at, ungroupable.id)}
+                disabled={!ungroupable}
+                title="Put the selected composite's inner nodes in its place (undoable)"
+                data-testid="ungroup"
+              >
+                Ungroup
+              </button>
+              <button onClick={tidy} title="Lay the graph shown out left to right (undoable)" data-testid="tidy">
+                Tidy layout
+              </button>
+              {expandedToggle}
+            </Panel>
+          )}
+          {nodes.length <= MINIMAP_UP_TO && minimapFits(size) && (
+            <MiniMap pannable zoomable nodeColor={(n) => (n.data as { color?: string }).color ?? '#9ca3af'} />
+          )}
+        </ReactFlow>
+      )}
     </div>
   );
 }

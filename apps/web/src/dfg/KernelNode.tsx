@@ -43,8 +43,24 @@ export function declaredHandles(kernelId: string): NodeHandle[] {
   if (!kernel) return [];
   const row = (i: number) => ESTIMATE.ports + i * PORT_ROW + PORT_ROW / 2 - HANDLE / 2;
   return [
-    ...kernel.inputs.map((p, i) => ({ id: p.name, type: 'target' as const, position: Position.Left, x: ESTIMATE.left - HANDLE / 2, y: row(i), width: HANDLE, height: HANDLE })),
-    ...kernel.outputs.map((p, i) => ({ id: p.name, type: 'source' as const, position: Position.Right, x: ESTIMATE.width - ESTIMATE.right - HANDLE / 2, y: row(i), width: HANDLE, height: HANDLE })),
+    ...kernel.inputs.map((p, i) => ({
+      id: p.name,
+      type: 'target' as const,
+      position: Position.Left,
+      x: ESTIMATE.left - HANDLE / 2,
+      y: row(i),
+      width: HANDLE,
+      height: HANDLE,
+    })),
+    ...kernel.outputs.map((p, i) => ({
+      id: p.name,
+      type: 'source' as const,
+      position: Position.Right,
+      x: ESTIMATE.width - ESTIMATE.right - HANDLE / 2,
+      y: row(i),
+      width: HANDLE,
+      height: HANDLE,
+    })),
   ];
 }
 
@@ -80,7 +96,11 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
           </span>
         )}
         {node.tasks !== undefined && (
-          <span className="kn-tasks" title={`runs each firing as ${resolved.tasks} tasks (shares of its ${kernel?.split?.range ?? 'work'}), then sums them`} data-testid={`tasks-${flowId}`}>
+          <span
+            className="kn-tasks"
+            title={`runs each firing as ${resolved.tasks} tasks (shares of its ${kernel?.split?.range ?? 'work'}), then sums them`}
+            data-testid={`tasks-${flowId}`}
+          >
             {typeof resolved.tasks === 'number' ? resolved.tasks : node.tasks} tasks
           </span>
         )}
@@ -91,7 +111,9 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
           Scan · {String(node.params?.network ?? 'kogge-stone')} · {String(node.params?.operator ?? '?')}
         </div>
       ) : (
-        <div className="kn-kernel" title={kernel?.description}>{kernel?.title ?? `unknown kernel ${node.kernel}`}</div>
+        <div className="kn-kernel" title={kernel?.description}>
+          {kernel?.title ?? `unknown kernel ${node.kernel}`}
+        </div>
       )}
       <div className="kn-ports" style={{ height: rows * PORT_ROW }}>
         {inputs.map((p, i) => {
@@ -114,7 +136,11 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
         })}
       </div>
       <PePick flowId={flowId} pe={data.pe} pes={data.pes} onPick={data.onPick} />
-      {errors > 0 && <div className="kn-badge" title={`${errors} problem(s)`}>{errors}</div>}
+      {errors > 0 && (
+        <div className="kn-badge" title={`${errors} problem(s)`}>
+          {errors}
+        </div>
+      )}
     </div>
   );
 }

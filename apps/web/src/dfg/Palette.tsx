@@ -48,14 +48,25 @@ export function Palette() {
   const addBeside = (id: string) => addKernelNode(id);
 
   const docs = (k: KernelSpec) =>
-    [...kernelDocLines(k), reportedBy(k.id) ? `reported by ${reportedBy(k.id)}` : '', 'Drag onto the canvas, or click (Enter) to add.'].filter(Boolean).join('\n');
+    [...kernelDocLines(k), reportedBy(k.id) ? `reported by ${reportedBy(k.id)}` : '', 'Drag onto the canvas, or click (Enter) to add.']
+      .filter(Boolean)
+      .join('\n');
 
   /** Arrow keys walk the items shown, in order; Home and End jump to the ends. */
   const move = (e: KeyboardEvent<HTMLElement>, from: HTMLElement | null) => {
     const items = [...(list.current?.querySelectorAll<HTMLElement>('.palette-item') ?? [])];
     if (!items.length) return;
     const i = from ? items.indexOf(from) : -1;
-    const to = e.key === 'ArrowDown' ? Math.min(items.length - 1, i + 1) : e.key === 'ArrowUp' ? Math.max(0, i - 1) : e.key === 'Home' ? 0 : e.key === 'End' ? items.length - 1 : -1;
+    const to =
+      e.key === 'ArrowDown'
+        ? Math.min(items.length - 1, i + 1)
+        : e.key === 'ArrowUp'
+          ? Math.max(0, i - 1)
+          : e.key === 'Home'
+            ? 0
+            : e.key === 'End'
+              ? items.length - 1
+              : -1;
     if (to < 0) return;
     e.preventDefault();
     items[to].focus();
@@ -101,7 +112,8 @@ export function Palette() {
         >
           <div className="pi-title">{k.title}</div>
           <div className="pi-ports">
-            {k.inputs.length ? k.inputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'} → {k.outputs.length ? k.outputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'}
+            {k.inputs.length ? k.inputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'} →{' '}
+            {k.outputs.length ? k.outputs.map((p) => (p.repeat ? `${p.name}…` : p.name)).join(', ') : '—'}
           </div>
           {g.pkg && (
             <div className="pi-doc" data-testid={`palette-doc-${k.id}`} title={k.description}>
@@ -126,33 +138,33 @@ export function Palette() {
         data-testid="palette-filter"
       />
       <div ref={list} className="palette-list" role="list" aria-label="Kernels">
-      {groups.filter((g) => !g.pkg).map(group)}
-      {/* The scan macro-node after the built-in kernels, before the packages. */}
-      {scanShown && (
-        <div className="palette-group">
-          <div className="palette-cat">Macro nodes</div>
-          <div
-            className="palette-item"
-            draggable
-            tabIndex={0}
-            role="listitem"
-            aria-label={`Scan: ${SCAN_DOC}`}
-            title={`${SCAN_DOC}\nDrag onto the canvas, or click (Enter) to add.`}
-            data-testid="palette-scan"
-            onKeyDown={(e) => onItemKey(e, SCAN_ITEM)}
-            onDragStart={(e) => {
-              e.dataTransfer.setData(KERNEL_MIME, SCAN_ITEM);
-              e.dataTransfer.effectAllowed = 'copy';
-            }}
-            onClick={() => addBeside(SCAN_ITEM)}
-          >
-            <div className="pi-title">Scan</div>
-            <div className="pi-ports">in → out, total</div>
+        {groups.filter((g) => !g.pkg).map(group)}
+        {/* The scan macro-node after the built-in kernels, before the packages. */}
+        {scanShown && (
+          <div className="palette-group">
+            <div className="palette-cat">Macro nodes</div>
+            <div
+              className="palette-item"
+              draggable
+              tabIndex={0}
+              role="listitem"
+              aria-label={`Scan: ${SCAN_DOC}`}
+              title={`${SCAN_DOC}\nDrag onto the canvas, or click (Enter) to add.`}
+              data-testid="palette-scan"
+              onKeyDown={(e) => onItemKey(e, SCAN_ITEM)}
+              onDragStart={(e) => {
+                e.dataTransfer.setData(KERNEL_MIME, SCAN_ITEM);
+                e.dataTransfer.effectAllowed = 'copy';
+              }}
+              onClick={() => addBeside(SCAN_ITEM)}
+            >
+              <div className="pi-title">Scan</div>
+              <div className="pi-ports">in → out, total</div>
+            </div>
           </div>
-        </div>
-      )}
-      {groups.filter((g) => g.pkg).map(group)}
-      {!groups.length && !scanShown && <div className="empty">No kernel matches “{filter}”.</div>}
+        )}
+        {groups.filter((g) => g.pkg).map(group)}
+        {!groups.length && !scanShown && <div className="empty">No kernel matches “{filter}”.</div>}
       </div>
       {shown && <KernelHelp kernel={shown} reportedBy={reportedBy(shown.id)} onClose={() => setHelp(null)} />}
     </div>

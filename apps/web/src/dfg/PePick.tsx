@@ -9,11 +9,27 @@ const LIST = '\u0000list';
  * nodes. It sets one PE; a node with tasks mapped onto several shows its list, and picking a PE
  * here maps all its shares onto that one.
  */
-export function PePick({ flowId, pe, pes, onPick }: { flowId: string; pe?: MappingTarget | null; pes?: readonly string[]; onPick?: (pe: string | null) => void }) {
+export function PePick({
+  flowId,
+  pe,
+  pes,
+  onPick,
+}: {
+  flowId: string;
+  pe?: MappingTarget | null;
+  pes?: readonly string[];
+  onPick?: (pe: string | null) => void;
+}) {
   if (!pes || !onPick) return null;
   const list = pesOf(pe ?? undefined).length > 1;
   return (
-    <select className="kn-pick nodrag" value={list ? LIST : typeof pe === 'string' ? pe : (pe?.[0] ?? '')} title={list ? targetTitle(pe ?? undefined) : undefined} data-testid={`map-pick-${flowId}`} onChange={(e) => onPick(e.target.value || null)}>
+    <select
+      className="kn-pick nodrag"
+      value={list ? LIST : typeof pe === 'string' ? pe : (pe?.[0] ?? '')}
+      title={list ? targetTitle(pe ?? undefined) : undefined}
+      data-testid={`map-pick-${flowId}`}
+      onChange={(e) => onPick(e.target.value || null)}
+    >
       <option value="">unmapped</option>
       {list && (
         <option value={LIST} disabled>

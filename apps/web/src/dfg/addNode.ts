@@ -35,7 +35,9 @@ export function addKernelNode(kernelId: string, position?: { x: number; y: numbe
   const p = position ?? (last ? { x: last.x + 300, y: last.y } : { x: 40, y: 80 });
   const id = freshNodeId(doc, kernel ? kernelId : 'scan', at);
   const where = { x: Math.round(p.x), y: Math.round(p.y) };
-  const node: AppNode = kernel ? { id, kernel: kernelId, params: writtenParams(kernel, {}), position: where } : { id, type: 'scan', params: newScanParams(), position: where };
+  const node: AppNode = kernel
+    ? { id, kernel: kernelId, params: writtenParams(kernel, {}), position: where }
+    : { id, type: 'scan', params: newScanParams(), position: where };
   const ok = dispatch({ type: 'node/add', node, ...at$(at) }, { label: `add ${id}` });
   if (ok) select({ kind: 'node', id, ...at$(at) });
   return ok ? id : null;

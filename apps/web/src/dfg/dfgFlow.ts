@@ -53,14 +53,28 @@ export function useDfgFlow({ doc, at, prefix, mapping, selection, picked, sizes,
     // measured, so React Flow need not draw every one of them first (KernelNode.tsx).
     const declare = (g?.nodes.length ?? 0) > DRAW_IN_VIEW_ONLY_ABOVE;
     const sizeOf = (flowId: string, n: AppNode) => sizes.get(flowId) ?? estimated(doc, n);
-    const errorsOf = (id: string, nAt: GraphAt | undefined, flatId: string) => (problems.get(problemKey({ kind: 'node', id, ...at$(nAt) })) ?? 0) + (mapping ? (problems.get(`mapping:${flatId}`) ?? 0) : 0);
-    const pick = (flatId: string) => (mapping ? { pes: peIds, onPick: (p: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node: flatId, pe: p }, { label: `map ${flatId}` }) } : {});
+    const errorsOf = (id: string, nAt: GraphAt | undefined, flatId: string) =>
+      (problems.get(problemKey({ kind: 'node', id, ...at$(nAt) })) ?? 0) + (mapping ? (problems.get(`mapping:${flatId}`) ?? 0) : 0);
+    const pick = (flatId: string) =>
+      mapping
+        ? {
+            pes: peIds,
+            onPick: (p: string | null) => projectStore.getState().dispatch({ type: 'mapping/set', node: flatId, pe: p }, { label: `map ${flatId}` }),
+          }
+        : {};
     const toggle = (n: AppNode, nAt: GraphAt | undefined) => () => {
       const st = projectStore.getState();
-      st.dispatch(expandChanges(st.doc, nAt, n, (id, x) => sizes.get(id) ?? estimated(st.doc, x)), { label: `${n.collapsed === false ? 'collapse' : 'expand'} ${n.id}` });
+      st.dispatch(
+        expandChanges(st.doc, nAt, n, (id, x) => sizes.get(id) ?? estimated(st.doc, x)),
+        { label: `${n.collapsed === false ? 'collapse' : 'expand'} ${n.id}` },
+      );
     };
     const into = (flowId: string) => () => projectStore.getState().setLevel([...projectStore.getState().level, ...flowId.split('/')]);
-    const ctxFor = (nAt: GraphAt | undefined, flatId: string, id: string): PortContext => ({ at: nAt, prefix: flatId.slice(0, flatId.length - id.length), resolve });
+    const ctxFor = (nAt: GraphAt | undefined, flatId: string, id: string): PortContext => ({
+      at: nAt,
+      prefix: flatId.slice(0, flatId.length - id.length),
+      resolve,
+    });
     const label = (n: AppNode) => (n.composite !== undefined ? `defs.${n.composite}` : 'inline graph');
     return levelFlow({
       doc,
@@ -82,19 +96,57 @@ export function useDfgFlow({ doc, at, prefix, mapping, selection, picked, sizes,
             const t = portTypeAt(doc, ctx, n, p, 'out');
             types[`out.${p}`] = t.type ? formatDataType(t.type) : (t.error ?? '');
           }
-          return { ...base, type: 'composite', data: { node: n, flowId, label: label(n), ...ports, types, pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
+          return {
+            ...base,
+            type: 'composite',
+            data: {
+              node: n,
+              flowId,
+              label: label(n),
+              ...ports,
+              types,
+              pe,
+              color: peColor(doc, firstPe(pe)),
+              errors: errorsOf(n.id, nAt, flatId),
+              onExpand: toggle(n, nAt),
+              onEnter: into(flowId),
+              ...pick(flatId),
+            },
+          };
         }
         const estimate = declare && !sizes.get(flowId) ? estimatedSize(n.kernel ?? '', mapping) : undefined;
         return {
           ...base,
           type: 'kernel',
           ...(estimate ? { initialWidth: estimate.width, initialHeight: estimate.height, handles: declaredHandles(n.kernel ?? '') } : {}),
-          data: { node: n, resolved: resolve(flatId, n), flowId, q: repetitions?.[flatId], pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), ...pick(flatId) },
+          data: {
+            node: n,
+            resolved: resolve(flatId, n),
+            flowId,
+            q: repetitions?.[flatId],
+            pe,
+            color: peColor(doc, firstPe(pe)),
+            errors: errorsOf(n.id, nAt, flatId),
+            ...pick(flatId),
+          },
         };
       },
       group: (n, flowId, flatId, nAt) => {
         const pe = effectivePe(doc.mapping, flatId).pe;
-        return { type: 'group', data: { node: n, flowId, label: label(n), pe, color: peColor(doc, firstPe(pe)), errors: errorsOf(n.id, nAt, flatId), onExpand: toggle(n, nAt), onEnter: into(flowId), ...pick(flatId) } };
+        return {
+          type: 'group',
+          data: {
+            node: n,
+            flowId,
+            label: label(n),
+            pe,
+            color: peColor(doc, firstPe(pe)),
+            errors: errorsOf(n.id, nAt, flatId),
+            onExpand: toggle(n, nAt),
+            onEnter: into(flowId),
+            ...pick(flatId),
+          },
+        };
       },
       edge: (e, id, src, inner) => {
         const t = portTypeAt(doc, ctxFor(src.at, src.flatId, src.node.id), src.node, e.from.port, 'out').type;
@@ -111,7 +163,10 @@ export function useDfgFlow({ doc, at, prefix, mapping, selection, picked, sizes,
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [doc, at && graphKey(at), prefix, problems, tick, mapping, peIds, resolve, repetitions]);
 
-  const nodes: Node[] = useMemo(() => built.nodes.map((n) => ({ ...n, selected: picked.has(n.id) || isSelected(selection, built.where.get(n.id), mapping) })), [built, selection, picked, mapping]);
+  const nodes: Node[] = useMemo(
+    () => built.nodes.map((n) => ({ ...n, selected: picked.has(n.id) || isSelected(selection, built.where.get(n.id), mapping) })),
+    [built, selection, picked, mapping],
+  );
   const edges: Edge[] = useMemo(
     () =>
       built.edges.map((e) => {
@@ -122,7 +177,11 @@ export function useDfgFlow({ doc, at, prefix, mapping, selection, picked, sizes,
         const pa = a?.kind === 'node' ? effectivePe(doc.mapping, a.flatId).pe : undefined;
         const pb = b?.kind === 'node' ? effectivePe(doc.mapping, b.flatId).pe : undefined;
         // A list spreads shares over PEs: its edges cross between PEs too.
-        return { ...e, selected: isSelected(selection, w, mapping), className: `${problems.get(k) ? 'edge-error' : ''}${mapping && pa && pb && !samePlace(pa, pb) ? ' edge-crossing' : ''}` };
+        return {
+          ...e,
+          selected: isSelected(selection, w, mapping),
+          className: `${problems.get(k) ? 'edge-error' : ''}${mapping && pa && pb && !samePlace(pa, pb) ? ' edge-crossing' : ''}`,
+        };
       }),
     [built, selection, problems, mapping, doc.mapping],
   );

@@ -98,7 +98,8 @@ export function useDfgHandlers({ built, mapping, picked, setPicked, take, resolv
       const a = built.where.get(source);
       const b = built.where.get(target);
       if (a?.kind !== 'node' || b?.kind !== 'node') return { problem: 'both ends must be nodes' };
-      if (!sameGraph(a.at, b.at)) return { problem: 'the two nodes are in different graphs: enter the composite to connect inside it, or connect to its ports' };
+      if (!sameGraph(a.at, b.at))
+        return { problem: 'the two nodes are in different graphs: enter the composite to connect inside it, or connect to its ports' };
       return { a, b };
     },
     [built],
@@ -126,15 +127,22 @@ export function useDfgHandlers({ built, mapping, picked, setPicked, take, resolv
       }
       // An edge closing a loop needs initial tokens to start it: one iteration of zeros, set in the inspector.
       const loop = closesLoop(st.doc, r.from, r.to, { at: r.at, prefix: '', resolve });
-      st.dispatch({ type: 'edge/add', edge: { from: r.from, to: r.to, ...(loop ? { delay: 1, init: 0 } : {}) }, ...at$(r.at) }, { label: `connect ${r.from.node} -> ${r.to.node}` });
-      if (loop) st.toast(`${r.from.node} -> ${r.to.node} closes a loop: it carries 1 initial token of zeros (delay 1, init 0); change them in the inspector`, 'info');
+      st.dispatch(
+        { type: 'edge/add', edge: { from: r.from, to: r.to, ...(loop ? { delay: 1, init: 0 } : {}) }, ...at$(r.at) },
+        { label: `connect ${r.from.node} -> ${r.to.node}` },
+      );
+      if (loop)
+        st.toast(`${r.from.node} -> ${r.to.node} closes a loop: it carries 1 initial token of zeros (delay 1, init 0); change them in the inspector`, 'info');
     },
     [problemOf, resolve],
   );
 
   // Live feedback while dragging a connection: the handle under the pointer turns red when
   // the connection would be refused; releasing there says why.
-  const isValidConnection = useCallback((c: Connection | Edge) => !problemOf(c.source, c.sourceHandle ?? '', c.target, c.targetHandle ?? '').problem, [problemOf]);
+  const isValidConnection = useCallback(
+    (c: Connection | Edge) => !problemOf(c.source, c.sourceHandle ?? '', c.target, c.targetHandle ?? '').problem,
+    [problemOf],
+  );
 
   const onConnectEnd = useCallback(
     (_: MouseEvent | TouchEvent, state: FinalConnectionState) => {

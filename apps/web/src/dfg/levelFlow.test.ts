@@ -8,7 +8,15 @@ import { estimated, expandChanges, levelFlow } from './levelFlow.js';
 const doc = readDocument(readFileSync(new URL('../../../../examples/composite.json', import.meta.url), 'utf8')).doc!;
 
 const flow = (d: WrittenDocument, at = {}, prefix = '') =>
-  levelFlow({ doc: d, at, prefix, sizeOf: (_, n) => estimated(d, n), node: (n) => ({ type: n.kernel ? 'kernel' : 'composite', data: {} }), group: () => ({ type: 'group', data: {} }), edge: () => ({}) });
+  levelFlow({
+    doc: d,
+    at,
+    prefix,
+    sizeOf: (_, n) => estimated(d, n),
+    node: (n) => ({ type: n.kernel ? 'kernel' : 'composite', data: {} }),
+    group: () => ({ type: 'group', data: {} }),
+    edge: () => ({}),
+  });
 
 describe('the DFG canvas at a level', () => {
   it('draws a collapsed composite as one node with its ports, edges to them as written', () => {
@@ -22,13 +30,29 @@ describe('the DFG canvas at a level', () => {
     const changes = expandChanges(doc, undefined, s1, (_, n) => estimated(doc, n));
     const expanded = applyChanges(doc, changes).doc;
     const f = flow(expanded);
-    expect(f.nodes.map((n) => `${n.id}:${n.type}:${n.parentId ?? ''}`)).toEqual(['P:kernel:', 's1:group:', 's1/inc:kernel:s1', 's1/add:kernel:s1', 's2:composite:', 'C:kernel:']);
-    expect(f.edges.map((e) => `${e.source}.${e.sourceHandle}->${e.target}.${e.targetHandle}`)).toEqual(['P.out->s1/inc.in', 'P.out->s1/add.b', 's1/add.out->s2.in', 's2.out->C.in', 's1/inc.out->s1/add.a']);
+    expect(f.nodes.map((n) => `${n.id}:${n.type}:${n.parentId ?? ''}`)).toEqual([
+      'P:kernel:',
+      's1:group:',
+      's1/inc:kernel:s1',
+      's1/add:kernel:s1',
+      's2:composite:',
+      'C:kernel:',
+    ]);
+    expect(f.edges.map((e) => `${e.source}.${e.sourceHandle}->${e.target}.${e.targetHandle}`)).toEqual([
+      'P.out->s1/inc.in',
+      'P.out->s1/add.b',
+      's1/add.out->s2.in',
+      's2.out->C.in',
+      's1/inc.out->s1/add.a',
+    ]);
     expect(f.where.get('s1/add')).toEqual({ kind: 'node', at: { def: 'stage' }, id: 'add', flatId: 's1/add' });
     const group = f.nodes[1];
     expect(expanded.app.nodes[2].position!.x - doc.app.nodes[2].position!.x).toBe((group.width as number) - estimated(doc, s1).width);
     // Collapsing moves them back.
-    const back = applyChanges(expanded, expandChanges(expanded, undefined, expanded.app.nodes[1], (_, n) => estimated(expanded, n))).doc;
+    const back = applyChanges(
+      expanded,
+      expandChanges(expanded, undefined, expanded.app.nodes[1], (_, n) => estimated(expanded, n)),
+    ).doc;
     expect(back).toEqual(doc);
   });
 

@@ -42,7 +42,10 @@ export function placed(g: Graph): Map<string, { x: number; y: number }> {
     for (const n of g.nodes) out.set(n.id, n.position!);
     return out;
   }
-  const depth = longestPathDepths(g.nodes.map((n) => n.id), g.edges.map((e) => ({ from: e.from.node, to: e.to.node })));
+  const depth = longestPathDepths(
+    g.nodes.map((n) => n.id),
+    g.edges.map((e) => ({ from: e.from.node, to: e.to.node })),
+  );
   const rows = new Map<number, number>();
   for (const n of g.nodes) {
     if (n.position) {
@@ -80,7 +83,15 @@ export function levelFlow(input: LevelInput): LevelFlow {
   if (!g) return { nodes, edges, where };
 
   /** Adds the nodes of `graph` (flow id prefix `fp`) under `parent`; returns the extent they cover. */
-  const addNodes = (graph: Graph, at: GraphAt | undefined, fp: string, flat: string, parent: string | undefined, offset: { x: number; y: number }, depth: number): { width: number; height: number } => {
+  const addNodes = (
+    graph: Graph,
+    at: GraphAt | undefined,
+    fp: string,
+    flat: string,
+    parent: string | undefined,
+    offset: { x: number; y: number },
+    depth: number,
+  ): { width: number; height: number } => {
     const pos = placed(graph);
     let width = 0;
     let height = 0;
@@ -113,13 +124,23 @@ export function levelFlow(input: LevelInput): LevelFlow {
   addNodes(g, input.at, '', input.prefix, undefined, { x: 0, y: 0 }, 0);
 
   /** The drawn ends of a port: an expanded composite's port is drawn at the inner ports bound to it. */
-  const ends = (graph: Graph, at: GraphAt | undefined, fp: string, flat: string, node: string, port: string, side: 'in' | 'out', depth: number): { flowId: string; flatId: string; handle: string; node: AppNode; at: GraphAt | undefined }[] => {
+  const ends = (
+    graph: Graph,
+    at: GraphAt | undefined,
+    fp: string,
+    flat: string,
+    node: string,
+    port: string,
+    side: 'in' | 'out',
+    depth: number,
+  ): { flowId: string; flatId: string; handle: string; node: AppNode; at: GraphAt | undefined }[] => {
     const n = graph.nodes.find((x) => x.id === node);
     if (!n) return [];
     const c = expanded(n) && depth < 16 ? compositeOf(doc, n) : undefined;
     const inner = innerAt(at, n);
     if (!c || !inner) return [{ flowId: `${fp}${node}`, flatId: `${flat}${node}`, handle: port, node: n, at }];
-    const refs = side === 'in' ? (c.inputs?.find((b) => b.name === port)?.to ?? []) : [c.outputs?.find((b) => b.name === port)?.from].filter((x) => x !== undefined);
+    const refs =
+      side === 'in' ? (c.inputs?.find((b) => b.name === port)?.to ?? []) : [c.outputs?.find((b) => b.name === port)?.from].filter((x) => x !== undefined);
     return refs.flatMap((r) => ends(c, inner, `${fp}${node}/`, `${flat}${node}/`, r.node, r.port, side, depth + 1));
   };
 

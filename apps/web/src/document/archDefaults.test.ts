@@ -6,7 +6,11 @@ import type { Link } from '@pipeloom/core';
 describe('architecture defaults', () => {
   it("switching a link's kind brings that kind's typical bandwidth and latency", () => {
     const l: Link = { a: 'cpu@h0', b: 'cpu@h1', kind: 'ethernet', ...LINK_DEFAULTS.ethernet };
-    expect(linkKindPatch(l, 'infiniband')).toEqual({ kind: 'infiniband', bandwidth: LINK_DEFAULTS.infiniband.bandwidth, latency: LINK_DEFAULTS.infiniband.latency });
+    expect(linkKindPatch(l, 'infiniband')).toEqual({
+      kind: 'infiniband',
+      bandwidth: LINK_DEFAULTS.infiniband.bandwidth,
+      latency: LINK_DEFAULTS.infiniband.latency,
+    });
   });
 
   it('a value the user edited is kept, the other follows the kind', () => {

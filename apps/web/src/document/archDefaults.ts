@@ -19,7 +19,8 @@ export const LINK_KINDS = Object.keys(LINK_DEFAULTS) as LinkKind[];
  * shorthand host expanded into); nothing else remembers who typed what.
  */
 export function linkKindPatch(link: Link, kind: LinkKind): Partial<Omit<Link, 'a' | 'b'>> {
-  const typical = (field: 'bandwidth' | 'latency') => link[field] === LINK_DEFAULTS[link.kind][field] || (link.kind === 'pcie' && link[field] === DOCUMENT_DEFAULTS.pcie[field]);
+  const typical = (field: 'bandwidth' | 'latency') =>
+    link[field] === LINK_DEFAULTS[link.kind][field] || (link.kind === 'pcie' && link[field] === DOCUMENT_DEFAULTS.pcie[field]);
   return {
     kind,
     ...(typical('bandwidth') ? { bandwidth: LINK_DEFAULTS[kind].bandwidth } : {}),

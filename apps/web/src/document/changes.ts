@@ -1,4 +1,17 @@
-import type { AppEdge, AppNode, CompositeDef, DocumentParams, Expr, Host, Link, MappingTarget, ParamDef, ProcessingElement, WrittenDocument, DocumentOptions } from '@pipeloom/core';
+import type {
+  AppEdge,
+  AppNode,
+  CompositeDef,
+  DocumentParams,
+  Expr,
+  Host,
+  Link,
+  MappingTarget,
+  ParamDef,
+  ProcessingElement,
+  WrittenDocument,
+  DocumentOptions,
+} from '@pipeloom/core';
 import { edgeKey, linkKey, type EdgeKey, type LinkKey } from './records.js';
 import { graphAt, graphKey, instancePrefixes, isApp, mappingKeysOf, withGraph, type Graph, type GraphAt } from './graphs.js';
 import { renamePes, withoutPes } from './targets.js';
@@ -24,7 +37,17 @@ export type Change =
    * `null` removes the field (params, rates; collapsed back to the default, drawn collapsed).
    * Removing `tasks` also turns the node's PE lists back to their first PE (expand).
    */
-  | { type: 'node/update'; id: string; at?: GraphAt; kernel?: string; params?: AppNode['params'] | null; rates?: AppNode['rates'] | null; collapsed?: boolean | null; requires?: AppNode['requires'] | null; tasks?: AppNode['tasks'] | null }
+  | {
+      type: 'node/update';
+      id: string;
+      at?: GraphAt;
+      kernel?: string;
+      params?: AppNode['params'] | null;
+      rates?: AppNode['rates'] | null;
+      collapsed?: boolean | null;
+      requires?: AppNode['requires'] | null;
+      tasks?: AppNode['tasks'] | null;
+    }
   | { type: 'node/move'; id: string; position: Pos; at?: GraphAt }
   | { type: 'node/rename'; id: string; to: string; at?: GraphAt }
   | { type: 'edge/add'; edge: AppEdge; index?: number; at?: GraphAt }
@@ -126,13 +149,13 @@ function unbind(g: Graph, id: string): Bindings | undefined {
   };
 }
 
-const insert = <T,>(list: T[], item: T, index?: number) => {
+const insert = <T>(list: T[], item: T, index?: number) => {
   const out = list.slice();
   out.splice(index === undefined || index < 0 || index > out.length ? out.length : index, 0, item);
   return out;
 };
 
-const replaceAt = <T,>(list: T[], i: number, item: T) => list.map((x, j) => (j === i ? item : x));
+const replaceAt = <T>(list: T[], i: number, item: T) => list.map((x, j) => (j === i ? item : x));
 
 function indexOrThrow<T>(list: T[], pred: (x: T) => boolean, c: Change, what: string): number {
   const i = list.findIndex(pred);
@@ -162,7 +185,10 @@ export function applyPrimitive(doc: WrittenDocument, c: Change): { doc: WrittenD
     case 'node/add': {
       const g = graphOrThrow(doc, c);
       if (g.nodes.some((n) => n.id === c.node.id)) throw new ChangeError(c, `node "${c.node.id}" exists`);
-      return { doc: withGraph(doc, c.at, (x) => ({ ...x, nodes: insert(x.nodes, c.node, c.index) })), inverse: [{ type: 'node/remove', id: c.node.id, ...atOf(c) }] };
+      return {
+        doc: withGraph(doc, c.at, (x) => ({ ...x, nodes: insert(x.nodes, c.node, c.index) })),
+        inverse: [{ type: 'node/remove', id: c.node.id, ...atOf(c) }],
+      };
     }
     case 'node/remove': {
       const g = graphOrThrow(doc, c);
@@ -256,7 +282,8 @@ export function applyPrimitive(doc: WrittenDocument, c: Change): { doc: WrittenD
       if (c.value === null && at < 0) throw new ChangeError(c, `no param "${c.name}"`);
       // Rebuilt in order: a new param goes where asked, an existing one keeps its place.
       const entries = Object.entries(params).filter(([k]) => k !== c.name);
-      if (c.value !== null) entries.splice(at >= 0 ? at : c.index === undefined || c.index < 0 || c.index > entries.length ? entries.length : c.index, 0, [c.name, c.value]);
+      if (c.value !== null)
+        entries.splice(at >= 0 ? at : c.index === undefined || c.index < 0 || c.index > entries.length ? entries.length : c.index, 0, [c.name, c.value]);
       const next: WrittenDocument = { ...doc, params: Object.fromEntries(entries) };
       if (!entries.length && doc.params === undefined) delete next.params;
       return { doc: next, inverse: [{ type: 'param/set', name: c.name, value: at >= 0 ? params[c.name] : null, ...(at >= 0 ? { index: at } : {}) }] };
@@ -413,7 +440,13 @@ export const isLayoutOnly = (c: Change) => c.type === 'node/move' || c.type === 
  * field, `null` removes it, absent leaves it; `inverse` gets what undoes each (the old value, or
  * `null` where there was none).
  */
-function patchFields<T extends object, K extends keyof T & string>(next: T, old: T, change: Partial<Record<K, unknown>>, inverse: Change, fields: readonly K[]): void {
+function patchFields<T extends object, K extends keyof T & string>(
+  next: T,
+  old: T,
+  change: Partial<Record<K, unknown>>,
+  inverse: Change,
+  fields: readonly K[],
+): void {
   for (const field of fields) {
     const v = change[field];
     if (v === undefined) continue;

@@ -40,15 +40,27 @@ describe('group a selection into a composite', () => {
   });
 
   it('compiles to the same implementation graph as before grouping (ids aside)', () => {
-    for (const [file, ids] of [['piic.json', ['I1', 'I2']], ['composite.json', ['s1', 's2']], ['split-join.json', ['S', 'C']]] as const) {
+    for (const [file, ids] of [
+      ['piic.json', ['I1', 'I2']],
+      ['composite.json', ['s1', 's2']],
+      ['split-join.json', ['S', 'C']],
+    ] as const) {
       const doc = example(file);
       const grouped = apply(doc, groupChanges(doc, undefined, [...ids]));
-      expect(igText(grouped, (s) => s.replaceAll('group/', '')), file).toBe(igText(doc));
+      expect(
+        igText(grouped, (s) => s.replaceAll('group/', '')),
+        file,
+      ).toBe(igText(doc));
     }
   });
 
   it('ungroup after group restores the document exactly', () => {
-    for (const [file, ids] of [['piic.json', ['I1', 'I2']], ['piic.json', ['P', 'I1']], ['composite.json', ['P', 's1']], ['split-join.json', ['P', 'S', 'C']]] as const) {
+    for (const [file, ids] of [
+      ['piic.json', ['I1', 'I2']],
+      ['piic.json', ['P', 'I1']],
+      ['composite.json', ['P', 's1']],
+      ['split-join.json', ['P', 'S', 'C']],
+    ] as const) {
       const doc = example(file);
       const grouped = apply(doc, groupChanges(doc, undefined, [...ids]));
       expect(apply(grouped, ungroupChanges(grouped, undefined, 'group')), `${file} ${ids}`).toEqual(doc);
@@ -63,7 +75,15 @@ describe('group a selection into a composite', () => {
     const stage = graphAt(grouped, at)!;
     expect(stage.inputs).toEqual([{ name: 'in', to: [{ node: 'group', port: 'in' }] }]);
     expect(stage.outputs).toEqual([{ name: 'out', from: { node: 'group', port: 'out' } }]);
-    expect(stage.nodes[0].graph?.inputs).toEqual([{ name: 'in', to: [{ node: 'inc', port: 'in' }, { node: 'add', port: 'b' }] }]);
+    expect(stage.nodes[0].graph?.inputs).toEqual([
+      {
+        name: 'in',
+        to: [
+          { node: 'inc', port: 'in' },
+          { node: 'add', port: 'b' },
+        ],
+      },
+    ]);
     // The whole-composite and per-node mapping of both instances moved inside the group.
     expect(grouped.mapping).toEqual({ P: 'cpu@h0', s1: 'gpu0@h0', s2: 'gpu0@h1', 's2/group/add': 'cpu@h1', C: 'cpu@h1' });
     expect(igText(grouped, (s) => s.replaceAll('group/', ''))).toBe(igText(doc));

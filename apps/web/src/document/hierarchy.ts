@@ -108,7 +108,13 @@ export function groupChanges(doc: WrittenDocument, at: GraphAt | undefined, ids:
 }
 
 /** The enclosing composite's bindings with those into the selection routed through the group's new ports (added to `inputs`/`outputs`). */
-function rebindInto(g: Graph, sel: Set<string>, gid: string, inputs: NonNullable<CompositeDef['inputs']>, outputs: NonNullable<CompositeDef['outputs']>): Bindings | undefined {
+function rebindInto(
+  g: Graph,
+  sel: Set<string>,
+  gid: string,
+  inputs: NonNullable<CompositeDef['inputs']>,
+  outputs: NonNullable<CompositeDef['outputs']>,
+): Bindings | undefined {
   const hitsIn = (g.inputs ?? []).some((b) => b.to.some((t) => sel.has(t.node)));
   const hitsOut = (g.outputs ?? []).some((b) => sel.has(b.from.node));
   if (!hitsIn && !hitsOut) return undefined;
@@ -151,7 +157,10 @@ export function ungroupChanges(doc: WrittenDocument, at: GraphAt | undefined, gi
     // A def's inner expression reads the document's params; inlined into another composite it
     // would read that composite's param of the same name instead.
     const shadowed = [...captured].filter((n) => node.composite !== undefined && enclosing.has(n));
-    if (shadowed.length) return { error: `cannot ungroup ${gid} here: its expressions read the document's ${shadowed.join(', ')}, which the enclosing composite's params of the same name would hide` };
+    if (shadowed.length)
+      return {
+        error: `cannot ungroup ${gid} here: its expressions read the document's ${shadowed.join(', ')}, which the enclosing composite's params of the same name would hide`,
+      };
   }
 
   const taken = new Set(g.nodes.filter((n) => n.id !== gid).map((n) => n.id));
@@ -180,7 +189,11 @@ export function ungroupChanges(doc: WrittenDocument, at: GraphAt | undefined, gi
   const lastInto = outer.map((o) => o.into).lastIndexOf(true);
   const firstOut = outer.findIndex((o) => o.added && !o.into);
   const at0 = lastInto >= 0 ? lastInto + 1 : firstOut >= 0 ? firstOut : outer.length;
-  const edges = [...outer.slice(0, at0), ...innerEdges.map((e) => ({ edge: { ...e, from: r(e.from), to: r(e.to) }, added: true, into: false })), ...outer.slice(at0)];
+  const edges = [
+    ...outer.slice(0, at0),
+    ...innerEdges.map((e) => ({ edge: { ...e, from: r(e.from), to: r(e.to) }, added: true, into: false })),
+    ...outer.slice(at0),
+  ];
 
   const changes: Change[] = [];
   for (const e of g.edges) if (e.from.node === gid || e.to.node === gid) changes.push({ type: 'edge/remove', key: edgeKey(e), ...at$(at) });
@@ -196,7 +209,8 @@ export function ungroupChanges(doc: WrittenDocument, at: GraphAt | undefined, gi
       changes.push({ type: 'mapping/set', node: `${p}${rename.get(first) ?? first}${rest.slice(first.length)}`, pe: doc.mapping[k] });
     }
     if (whole === undefined) continue;
-    for (const n of inner) if (!Object.hasOwn(doc.mapping, `${p}${gid}/${n.id}`)) changes.push({ type: 'mapping/set', node: `${p}${rename.get(n.id)}`, pe: whole });
+    for (const n of inner)
+      if (!Object.hasOwn(doc.mapping, `${p}${gid}/${n.id}`)) changes.push({ type: 'mapping/set', node: `${p}${rename.get(n.id)}`, pe: whole });
   }
   changes.push({ type: 'node/remove', id: gid, ...at$(at) });
   const index = g.nodes.indexOf(node);
@@ -217,7 +231,10 @@ function rebindOut(g: Graph, gid: string, c: CompositeDef, r: (p: PortRef) => Po
   const hits = (g.inputs ?? []).some((b) => b.to.some((t) => t.node === gid)) || (g.outputs ?? []).some((b) => b.from.node === gid);
   if (!hits) return undefined;
   return {
-    inputs: (g.inputs ?? []).map((b) => ({ ...b, to: b.to.flatMap((t) => (t.node === gid ? ((c.inputs ?? []).find((x) => x.name === t.port)?.to ?? []).map(r) : [t])) })),
+    inputs: (g.inputs ?? []).map((b) => ({
+      ...b,
+      to: b.to.flatMap((t) => (t.node === gid ? ((c.inputs ?? []).find((x) => x.name === t.port)?.to ?? []).map(r) : [t])),
+    })),
     outputs: (g.outputs ?? []).flatMap((b) => {
       if (b.from.node !== gid) return [b];
       const from = (c.outputs ?? []).find((x) => x.name === b.from.port)?.from;
@@ -281,7 +298,18 @@ function substituteNode(n: AppNode, values: Map<string, string>, free: Set<strin
     const own = new Set(Object.keys(n.graph.params ?? {}));
     const visible = new Map([...values].filter(([k]) => !own.has(k)));
     const innerFree = new Set<string>();
-    const params = n.graph.params && Object.fromEntries(Object.entries(n.graph.params).map(([k, v]) => [k, typeof v === 'string' ? sub(v, visible, innerFree) : typeof v === 'object' && typeof v.value === 'string' ? { ...v, value: sub(v.value, visible, innerFree) } : v]));
+    const params =
+      n.graph.params &&
+      Object.fromEntries(
+        Object.entries(n.graph.params).map(([k, v]) => [
+          k,
+          typeof v === 'string'
+            ? sub(v, visible, innerFree)
+            : typeof v === 'object' && typeof v.value === 'string'
+              ? { ...v, value: sub(v.value, visible, innerFree) }
+              : v,
+        ]),
+      );
     out.graph = {
       ...n.graph,
       ...(params ? { params } : {}),

@@ -17,7 +17,7 @@ const doc: WrittenDocument = {
   },
 };
 
-describe('connections are checked against the kernels\' port types', () => {
+describe("connections are checked against the kernels' port types", () => {
   it('matching types connect', () => {
     expect(connectionProblem(doc, { node: 'i', port: 'out' }, { node: 'c', port: 'in' })).toBeNull();
   });
@@ -39,7 +39,9 @@ describe('connections are checked against the kernels\' port types', () => {
   });
   it('new node ids come from the kernel name and never collide', () => {
     expect(freshNodeId(doc, 'matrix.increment')).toBe('increment');
-    expect(freshNodeId({ ...doc, app: { ...doc.app, nodes: [...doc.app.nodes, { id: 'increment', kernel: 'matrix.increment' }] } }, 'matrix.increment')).toBe('increment2');
+    expect(freshNodeId({ ...doc, app: { ...doc.app, nodes: [...doc.app.nodes, { id: 'increment', kernel: 'matrix.increment' }] } }, 'matrix.increment')).toBe(
+      'increment2',
+    );
   });
 });
 

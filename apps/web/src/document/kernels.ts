@@ -1,4 +1,14 @@
-import { findKernel, formatDataType, portsFor, sameDataType, withDefaults, type DataType, type KernelSpec, type ParamValue, type PortSpec } from '@pipeloom/kernels';
+import {
+  findKernel,
+  formatDataType,
+  portsFor,
+  sameDataType,
+  withDefaults,
+  type DataType,
+  type KernelSpec,
+  type ParamValue,
+  type PortSpec,
+} from '@pipeloom/kernels';
 import type { AppNode, WrittenDocument } from '@pipeloom/core';
 import { compositeOf, graphAt, innerAt, type GraphAt } from './graphs.js';
 import { isScan, scanInProblem, scanPortNames, scanPortType } from './scanNode.js';
@@ -24,7 +34,14 @@ export function writtenParams(kernel: KernelSpec, params: AppNode['params'] | un
 export function nodePorts(node: AppNode): { inputs: PortSpec[]; outputs: PortSpec[] } {
   if (isScan(node)) {
     // A scan's types depend on what feeds it (portTypeAt reads them); its ports are named here.
-    const port = (side: 'in' | 'out') => (name: string): PortSpec => ({ name, type: () => { throw new Error(scanPortType(node, name, side).error ?? 'its type comes from what feeds in'); } });
+    const port =
+      (side: 'in' | 'out') =>
+      (name: string): PortSpec => ({
+        name,
+        type: () => {
+          throw new Error(scanPortType(node, name, side).error ?? 'its type comes from what feeds in');
+        },
+      });
     const { inputs, outputs } = scanPortNames(node);
     return { inputs: inputs.map(port('in')), outputs: outputs.map(port('out')) };
   }
@@ -70,7 +87,14 @@ export function compositePorts(doc: WrittenDocument, node: AppNode): { inputs: s
 }
 
 /** A port's type where the node is written: a kernel node's from its evaluated params, a composite's from the inner port it is bound to. */
-export function portTypeAt(doc: WrittenDocument, ctx: PortContext, node: AppNode, port: string, side: 'in' | 'out', depth = 0): { type?: DataType; error?: string } {
+export function portTypeAt(
+  doc: WrittenDocument,
+  ctx: PortContext,
+  node: AppNode,
+  port: string,
+  side: 'in' | 'out',
+  depth = 0,
+): { type?: DataType; error?: string } {
   if (node.kernel !== undefined) return portType(ctx.resolve(`${ctx.prefix}${node.id}`, node), port, side);
   if (isScan(node)) {
     const resolved = ctx.resolve(`${ctx.prefix}${node.id}`, node);
@@ -92,7 +116,12 @@ export function portTypeAt(doc: WrittenDocument, ctx: PortContext, node: AppNode
 }
 
 /** Why connecting from.port to to.port in the graph at `ctx.at` is refused, or null when it is fine. */
-export function connectionProblem(doc: WrittenDocument, from: { node: string; port: string }, to: { node: string; port: string }, ctx: PortContext = AS_WRITTEN): string | null {
+export function connectionProblem(
+  doc: WrittenDocument,
+  from: { node: string; port: string },
+  to: { node: string; port: string },
+  ctx: PortContext = AS_WRITTEN,
+): string | null {
   const g = graphAt(doc, ctx.at) ?? doc.app;
   const src = g.nodes.find((n) => n.id === from.node);
   const dst = g.nodes.find((n) => n.id === to.node);
@@ -135,7 +164,10 @@ function reaches(edges: WrittenDocument['app']['edges'], start: string, goal: st
 
 /** A fresh node id (in the graph at `at`) from the kernel's short name: produce, increment, increment2, ... */
 export function freshNodeId(doc: WrittenDocument, kernelId: string, at?: GraphAt): string {
-  const base = kernelId.split('.').pop()!.replace(/[^A-Za-z0-9_]/g, '_');
+  const base = kernelId
+    .split('.')
+    .pop()!
+    .replace(/[^A-Za-z0-9_]/g, '_');
   const taken = new Set((graphAt(doc, at) ?? doc.app).nodes.map((n) => n.id));
   if (!taken.has(base)) return base;
   for (let i = 2; ; i++) if (!taken.has(`${base}${i}`)) return `${base}${i}`;

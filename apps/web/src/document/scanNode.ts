@@ -1,5 +1,30 @@
-import { findKernel, formatDataType, listKernels, portsFor, SCAN_ELEMENT, scanElementType, withDefaults, type DataType, type KernelSpec, type Params, type ParamValue } from '@pipeloom/kernels';
-import { NETWORK_ALIASES, NETWORKS, resolveNetwork, SCAN_EXECUTIONS, SCAN_OUTPUTS, SCAN_PARAMS, SCAN_STRATEGIES, type AppNode, type ScanExecution, type ScanNetwork, type ScanOutput, type ScanStrategy } from '@pipeloom/core';
+import {
+  findKernel,
+  formatDataType,
+  listKernels,
+  portsFor,
+  SCAN_ELEMENT,
+  scanElementType,
+  withDefaults,
+  type DataType,
+  type KernelSpec,
+  type Params,
+  type ParamValue,
+} from '@pipeloom/kernels';
+import {
+  NETWORK_ALIASES,
+  NETWORKS,
+  resolveNetwork,
+  SCAN_EXECUTIONS,
+  SCAN_OUTPUTS,
+  SCAN_PARAMS,
+  SCAN_STRATEGIES,
+  type AppNode,
+  type ScanExecution,
+  type ScanNetwork,
+  type ScanOutput,
+  type ScanStrategy,
+} from '@pipeloom/core';
 
 // A scan macro-node as the designer reads it (docs/document-format.md, Scan nodes): its own
 // params (operator, network, output, strategy, execution), the operator's params (the rest),
@@ -7,7 +32,13 @@ import { NETWORK_ALIASES, NETWORKS, resolveNetwork, SCAN_EXECUTIONS, SCAN_OUTPUT
 // inputs, `out` (N) and `total` (1). Core lowers it; the designer only draws and edits it.
 
 /** What the palette's Scan entry adds (the scan's defaults). */
-export const SCAN_DEFAULTS = { operator: 'mat.mulmod', network: 'kogge-stone', output: 'inclusive', strategy: 'scan-then-propagate', execution: 'eager' } as const;
+export const SCAN_DEFAULTS = {
+  operator: 'mat.mulmod',
+  network: 'kogge-stone',
+  output: 'inclusive',
+  strategy: 'scan-then-propagate',
+  execution: 'eager',
+} as const;
 
 export const isScan = (n: Pick<AppNode, 'type'> | undefined): boolean => n?.type === 'scan';
 
@@ -109,7 +140,8 @@ export function elementsWanted(s: ScanSettings): string {
  */
 export function scanPortType(node: AppNode, port: string, side: 'in' | 'out', fed?: DataType): { type?: DataType; error?: string } {
   const s = scanSettings(node);
-  if (!s.operator) return { error: s.operatorId ? `scan ${node.id}: ${s.operatorId} is not a registered binary operator` : `scan ${node.id} names no operator` };
+  if (!s.operator)
+    return { error: s.operatorId ? `scan ${node.id}: ${s.operatorId} is not a registered binary operator` : `scan ${node.id} names no operator` };
   const w = payloadWords(s.operator, s.own);
   if (w === undefined) return { error: `scan ${node.id}: ${s.operator.id} gives no element type for these params` };
   if (side === 'out' && port === 'total') return { type: scanElementType(1, w) };

@@ -54,7 +54,7 @@ describe('clicking a diagnostic selects its element', () => {
 });
 
 describe('a diagnostic on a whole section', () => {
-  it('an unmapped node reported on `mapping` selects that node\'s mapping entry', () => {
+  it("an unmapped node reported on `mapping` selects that node's mapping entry", () => {
     expect(selectionForDiagnostic(doc, { path: 'mapping', message: 'node "c" is not mapped' })).toEqual({ kind: 'mapping', node: 'c' });
   });
 });
@@ -63,7 +63,15 @@ describe('paths into composites and parameters', () => {
   const composite: WrittenDocument = {
     ...doc,
     params: { N: 2 },
-    defs: { stage: { nodes: [{ id: 'inc', kernel: 'matrix.increment' }, { id: 'add', kernel: 'matrix.add' }], edges: [{ from: { node: 'inc', port: 'out' }, to: { node: 'add', port: 'a' } }] } },
+    defs: {
+      stage: {
+        nodes: [
+          { id: 'inc', kernel: 'matrix.increment' },
+          { id: 'add', kernel: 'matrix.add' },
+        ],
+        edges: [{ from: { node: 'inc', port: 'out' }, to: { node: 'add', port: 'a' } }],
+      },
+    },
     app: {
       nodes: [
         { id: 's1', composite: 'stage' },
@@ -72,14 +80,14 @@ describe('paths into composites and parameters', () => {
       edges: [],
     },
   };
-  it('a def\'s node or edge is selected where it is written', () => {
+  it("a def's node or edge is selected where it is written", () => {
     expect(selectionForPath(composite, 'defs.stage.nodes[1].params.width')).toEqual({ kind: 'node', id: 'add', at: { def: 'stage' } });
     expect(selectionForPath(composite, 'defs.stage.edges[0]')).toEqual({ kind: 'edge', key: 'inc.out->add.a', at: { def: 'stage' } });
   });
-  it('an inline graph\'s node is selected inside its composite node', () => {
+  it("an inline graph's node is selected inside its composite node", () => {
     expect(selectionForPath(composite, 'app.nodes[1].graph.nodes[0].params.nb_loop')).toEqual({ kind: 'node', id: 'x', at: { inline: ['g'] } });
   });
-  it('a parameter\'s expression selects its row', () => {
+  it("a parameter's expression selects its row", () => {
     expect(selectionForPath(composite, 'params.N.value')).toEqual({ kind: 'param', name: 'N' });
     expect(viewForSelection({ kind: 'param', name: 'N' })).toBe('dfg');
     expect(selectionForPath(composite, 'params.M')).toBeNull();

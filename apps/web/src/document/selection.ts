@@ -21,7 +21,10 @@ function graphSelection(doc: WrittenDocument, path: string): Selection | null {
     const m = STEP.exec(rest);
     if (!g || !m) return null;
     const i = Number(m[2]);
-    const where = at.def === undefined && !at.inline!.length ? {} : { at: { ...(at.def !== undefined ? { def: at.def } : {}), ...(at.inline!.length ? { inline: at.inline } : {}) } };
+    const where =
+      at.def === undefined && !at.inline!.length
+        ? {}
+        : { at: { ...(at.def !== undefined ? { def: at.def } : {}), ...(at.inline!.length ? { inline: at.inline } : {}) } };
     if (m[1] === 'edges') return g.edges[i] ? { kind: 'edge', key: edgeKey(g.edges[i]), ...where } : null;
     const n = g.nodes[i];
     if (!n) return null;

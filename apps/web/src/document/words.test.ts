@@ -25,7 +25,7 @@ describe('diagnostics in the designer words', () => {
     expect(w.hint).toBe('drag produce onto a PE in the Mapping view, or pick its PE on the node or in the inspector');
   });
 
-  it("every diagnostic core gives this document names its element without a JSON path", () => {
+  it('every diagnostic core gives this document names its element without a JSON path', () => {
     const diags = validate(doc());
     expect(diags.length).toBeGreaterThan(1);
     for (const d of diags) {
@@ -47,7 +47,10 @@ describe('diagnostics in the designer words', () => {
   });
 
   it("deploy problems name the Run view's URLs field, not the CLI flag", () => {
-    const w = deployInWords({ message: 'no agent serves host h1 (connected agents serve: h0)', hint: 'start `pipeloom agent --name h1` on that host and add its URL to --agents' });
+    const w = deployInWords({
+      message: 'no agent serves host h1 (connected agents serve: h0)',
+      hint: 'start `pipeloom agent --name h1` on that host and add its URL to --agents',
+    });
     expect(w.hint).toBe("start `pipeloom agent --name h1` on that host and add its URL to the Run view's agent URLs field and Connect");
   });
 });

@@ -54,7 +54,10 @@ const HINTS: [RegExp, (m: RegExpExecArray) => string][] = [
   [/^link two PEs listed in arch\.pes or made by a host shorthand$/, () => 'link two PEs of the Architecture view'],
   [/^remove this entry or add the node to app\.nodes$/, () => 'remove this mapping entry, or add the node in the Application view'],
   [/^connect nodes listed in app\.nodes$/, () => 'connect nodes of the Application view'],
-  [/^give one of its edges initial tokens \("delay": 1 and an "init"\), or remove one of these edges$/, () => 'select one of its edges and give it a delay in the inspector (Delay (feedback)), or remove one of these edges'],
+  [
+    /^give one of its edges initial tokens \("delay": 1 and an "init"\), or remove one of these edges$/,
+    () => 'select one of its edges and give it a delay in the inspector (Delay (feedback)), or remove one of these edges',
+  ],
   [/^give each (host|PE|node) its own id(.*)$/, (m) => `rename one of them in the inspector (Id)${m[2]}`],
   [/^map it to one of: (.*)$/, (m) => `pick one of these PEs in the Mapping view: ${m[1]}`],
 ];
@@ -99,6 +102,8 @@ export function inWords(doc: WrittenDocument, d: { path: string; message: string
  * URL to --agents`); in the Run view the agents' URLs are typed into its URLs field.
  */
 export function deployInWords(d: { message: string; hint?: string }): { message: string; hint?: string } {
-  const hint = d.hint?.replace(/add its URL to --agents/, "add its URL to the Run view's agent URLs field and Connect").replace(/--agents\b/g, "the Run view's agent URLs field");
+  const hint = d.hint
+    ?.replace(/add its URL to --agents/, "add its URL to the Run view's agent URLs field and Connect")
+    .replace(/--agents\b/g, "the Run view's agent URLs field");
   return { message: d.message.replace(/--agents\b/g, "the Run view's agent URLs field"), hint };
 }

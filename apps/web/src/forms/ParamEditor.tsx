@@ -7,7 +7,25 @@ import { CheckField, ExprField, SelectField, TextField } from './fields.js';
 // One kernel param's field by its type (a number or an expression, a choice, a switch, text)
 // with its documentation under it: kernel nodes' and scan operators' params alike.
 
-export function ParamEditor({ doc, at, name, spec, value, evaluated, placeholder, onCommit }: { doc: WrittenDocument; at?: GraphAt; name: string; spec: ParamSpec; value: ParamValue | undefined; evaluated?: ParamValue; placeholder?: string; onCommit: (v: ParamValue, coalesce?: string) => void }) {
+export function ParamEditor({
+  doc,
+  at,
+  name,
+  spec,
+  value,
+  evaluated,
+  placeholder,
+  onCommit,
+}: {
+  doc: WrittenDocument;
+  at?: GraphAt;
+  name: string;
+  spec: ParamSpec;
+  value: ParamValue | undefined;
+  evaluated?: ParamValue;
+  placeholder?: string;
+  onCommit: (v: ParamValue, coalesce?: string) => void;
+}) {
   const testid = `param-${name}`;
   const field = (() => {
     switch (spec.type) {
@@ -32,9 +50,26 @@ export function ParamEditor({ doc, at, name, spec, value, evaluated, placeholder
       case 'bool':
         return <CheckField label={name} value={Boolean(value)} testid={testid} onCommit={(v) => onCommit(v)} />;
       case 'enum':
-        return <SelectField label={name} value={String(value)} options={(spec.values ?? []).map((v) => ({ value: v, label: v }))} testid={testid} onCommit={(v) => onCommit(v)} />;
+        return (
+          <SelectField
+            label={name}
+            value={String(value)}
+            options={(spec.values ?? []).map((v) => ({ value: v, label: v }))}
+            testid={testid}
+            onCommit={(v) => onCommit(v)}
+          />
+        );
       case 'string':
-        return <TextField label={name} value={value === undefined ? '' : String(value)} placeholder={placeholder} multiline={spec.multiline} testid={testid} onCommit={(v) => void onCommit(v)} />;
+        return (
+          <TextField
+            label={name}
+            value={value === undefined ? '' : String(value)}
+            placeholder={placeholder}
+            multiline={spec.multiline}
+            testid={testid}
+            onCommit={(v) => void onCommit(v)}
+          />
+        );
     }
   })();
   return (

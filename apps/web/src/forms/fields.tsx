@@ -69,12 +69,26 @@ export function NumberField(props: {
         />
         {props.unit && <span className="unit">{props.unit}</span>}
       </span>
-      {problem ? <span className="field-error" data-testid={props.testid ? `${props.testid}-error` : undefined}>{problem}{range ? ` (${range})` : ''}</span> : range ? <span className="field-hint">{range}</span> : null}
+      {problem ? (
+        <span className="field-error" data-testid={props.testid ? `${props.testid}-error` : undefined}>
+          {problem}
+          {range ? ` (${range})` : ''}
+        </span>
+      ) : range ? (
+        <span className="field-hint">{range}</span>
+      ) : null}
     </label>
   );
 }
 
-export function TextField(props: { label: string; value: string; onCommit: (v: string) => string | null | void; testid?: string; placeholder?: string; multiline?: boolean }) {
+export function TextField(props: {
+  label: string;
+  value: string;
+  onCommit: (v: string) => string | null | void;
+  testid?: string;
+  placeholder?: string;
+  multiline?: boolean;
+}) {
   // Commits on Enter (Ctrl+Enter when multiline) or blur: ids are renamed as a whole, not letter by letter.
   const [text, setText] = useState(props.value);
   const [problem, setProblem] = useState<string | null>(null);
@@ -128,7 +142,13 @@ export function TextField(props: { label: string; value: string; onCommit: (v: s
   );
 }
 
-export function SelectField<T extends string>(props: { label: string; value: T; options: readonly { value: T; label: string }[]; onCommit: (v: T) => void; testid?: string }) {
+export function SelectField<T extends string>(props: {
+  label: string;
+  value: T;
+  options: readonly { value: T; label: string }[];
+  onCommit: (v: T) => void;
+  testid?: string;
+}) {
   return (
     <label className="field">
       <span className="field-label">{props.label}</span>
@@ -233,7 +253,10 @@ export function ExprField(props: {
           {range ? ` (${range})` : ''}
         </span>
       ) : isExpr && props.evaluated !== undefined ? (
-        <span className="field-hint" data-testid={props.testid ? `${props.testid}-value` : undefined}>= {props.evaluated}{range ? ` (${range})` : ''}</span>
+        <span className="field-hint" data-testid={props.testid ? `${props.testid}-value` : undefined}>
+          = {props.evaluated}
+          {range ? ` (${range})` : ''}
+        </span>
       ) : range ? (
         <span className="field-hint">{range}</span>
       ) : null}

@@ -11,12 +11,21 @@ export type IgPeNode = Node<{ pe: string; kind?: string; color?: string }, 'igPe
 
 function ComputeView({ data, selected }: NodeProps<IgComputeNode>) {
   return (
-    <div className={`ig-node${selected ? ' selected' : ''}`} style={data.color ? ({ '--pe': data.color } as React.CSSProperties) : undefined} data-testid={`ig-node-${data.id}`}>
+    <div
+      className={`ig-node${selected ? ' selected' : ''}`}
+      style={data.color ? ({ '--pe': data.color } as React.CSSProperties) : undefined}
+      data-testid={`ig-node-${data.id}`}
+    >
       <Handle type="target" position={Position.Left} isConnectable={false} />
       <div className="ig-label" title={`${data.id} on its PE: schedule ${data.schedule ?? '?'}, latency ${data.latency ?? '?'} cycles`}>
-        {data.id} <span className="ig-sl">({data.schedule ?? '?'}, {data.latency ?? '?'})</span>
+        {data.id}{' '}
+        <span className="ig-sl">
+          ({data.schedule ?? '?'}, {data.latency ?? '?'})
+        </span>
       </div>
-      <div className="ig-kernel" title={data.kernel}>{data.kernel}</div>
+      <div className="ig-kernel" title={data.kernel}>
+        {data.kernel}
+      </div>
       <Handle type="source" position={Position.Right} isConnectable={false} />
     </div>
   );
@@ -33,11 +42,19 @@ function BufferView({ data, selected }: NodeProps<IgBufferNode>) {
     >
       <Handle type="target" position={Position.Left} isConnectable={false} />
       <div className="ig-label">{b.id}</div>
-      <div className="ig-kernel">{formatBytes(b.bytes)} · c{b.color}</div>
+      <div className="ig-kernel">
+        {formatBytes(b.bytes)} · c{b.color}
+      </div>
       <span
         className={`depth ${b.depth === 1 ? 'single' : 'double'}`}
         data-testid={`ig-depth-${b.id}`}
-        title={b.depth === 1 ? 'single buffer' : b.depth === 2 ? 'double buffer: writer and reader work on alternate slots' : `${b.depth} slots: kept until a later sibling input arrives`}
+        title={
+          b.depth === 1
+            ? 'single buffer'
+            : b.depth === 2
+              ? 'double buffer: writer and reader work on alternate slots'
+              : `${b.depth} slots: kept until a later sibling input arrives`
+        }
       >
         {b.depth === 1 ? 'single' : b.depth === 2 ? 'double' : `×${b.depth}`}
       </span>

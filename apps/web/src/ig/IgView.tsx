@@ -42,7 +42,9 @@ const FIT = { padding: 0.08, maxZoom: 1.1, minZoom: FIT_MIN_ZOOM };
 function igOpening(layout: Parameters<typeof dataBounds>[0], width: number, height: number) {
   const all = boundsOf(layout.filter((n) => n.kind === 'pe'));
   const fit = Math.min((width - 80) / Math.max(all.width, 1), (height - 80) / Math.max(all.height, 1));
-  return fit >= FIT_MIN_ZOOM ? openingViewport(all, width, height, { minZoom: FIT_MIN_ZOOM, maxZoom: 1.1 }) : openingViewport(dataBounds(layout), width, height, { minZoom: 0.75 });
+  return fit >= FIT_MIN_ZOOM
+    ? openingViewport(all, width, height, { minZoom: FIT_MIN_ZOOM, maxZoom: 1.1 })
+    : openingViewport(dataBounds(layout), width, height, { minZoom: 0.75 });
 }
 
 export function IgView() {
@@ -72,12 +74,14 @@ export function IgView() {
         <OverlapToggle />
         {strategy && (
           <span className="muted" data-testid="ig-summary">
-            {strategy.ig.buffers.count} buffer nodes · {strategy.ig.buffers.depth.filter((d) => d === 2).length} double · fill {strategy.ig.fillCycles} cycles · {overlap ? 'with' : 'without'} overlap
+            {strategy.ig.buffers.count} buffer nodes · {strategy.ig.buffers.depth.filter((d) => d === 2).length} double · fill {strategy.ig.fillCycles} cycles ·{' '}
+            {overlap ? 'with' : 'without'} overlap
           </span>
         )}
         {predicted && (
           <span className="pred" data-testid="ig-prediction" title="Predicted from kernel cost hints and link bandwidth and latency">
-            predicted cycle {formatSeconds(predicted.cycleTime)} · {predicted.throughput.toFixed(1)} it/s · overlap speedup ×{result!.prediction!.speedup.toFixed(2)}
+            predicted cycle {formatSeconds(predicted.cycleTime)} · {predicted.throughput.toFixed(1)} it/s · overlap speedup ×
+            {result!.prediction!.speedup.toFixed(2)}
           </span>
         )}
         {result?.calibrated && (
@@ -93,31 +97,39 @@ export function IgView() {
       </div>
       {!strategy && (
         <div className="canvas-empty" data-testid="ig-empty">
-          {status === 'compiling' ? (result ? 'Compiling…' : 'Compiling this project: its implementation graph appears when it has compiled…') : result ? 'The document has errors (see Problems below); fix them to see the implementation graph.' : 'Waiting for the compiler…'}
+          {status === 'compiling'
+            ? result
+              ? 'Compiling…'
+              : 'Compiling this project: its implementation graph appears when it has compiled…'
+            : result
+              ? 'The document has errors (see Problems below); fix them to see the implementation graph.'
+              : 'Waiting for the compiler…'}
         </div>
       )}
-      {size && <ReactFlow
-        key={`${loads}-${strategy ? 'ig' : 'none'}`}
-        defaultViewport={viewport ? { ...viewport, y: viewport.y + 40 } : undefined}
-        nodes={nodes}
-        edges={edges}
-        nodeTypes={igNodeTypes}
-        nodesConnectable={false}
-        nodesDraggable={false}
-        elementsSelectable
-        minZoom={0.05}
-        maxZoom={1.5}
-        onlyRenderVisibleElements={nodes.length > DRAW_IN_VIEW_ONLY_ABOVE}
-        proOptions={{ hideAttribution: true }}
-        onNodeClick={(_, n) => {
-          if (n.id.startsWith('n:')) projectStore.getState().select({ kind: 'node', id: n.id.slice(2) });
-          igSelection.setState({ buffer: n.id.startsWith('b:') ? n.id.slice(2) : null });
-        }}
-        onPaneClick={() => igSelection.setState({ buffer: null })}
-      >
-        <Background gap={16} size={1} />
-        <Controls showInteractive={false} fitViewOptions={FIT} />
-      </ReactFlow>}
+      {size && (
+        <ReactFlow
+          key={`${loads}-${strategy ? 'ig' : 'none'}`}
+          defaultViewport={viewport ? { ...viewport, y: viewport.y + 40 } : undefined}
+          nodes={nodes}
+          edges={edges}
+          nodeTypes={igNodeTypes}
+          nodesConnectable={false}
+          nodesDraggable={false}
+          elementsSelectable
+          minZoom={0.05}
+          maxZoom={1.5}
+          onlyRenderVisibleElements={nodes.length > DRAW_IN_VIEW_ONLY_ABOVE}
+          proOptions={{ hideAttribution: true }}
+          onNodeClick={(_, n) => {
+            if (n.id.startsWith('n:')) projectStore.getState().select({ kind: 'node', id: n.id.slice(2) });
+            igSelection.setState({ buffer: n.id.startsWith('b:') ? n.id.slice(2) : null });
+          }}
+          onPaneClick={() => igSelection.setState({ buffer: null })}
+        >
+          <Background gap={16} size={1} />
+          <Controls showInteractive={false} fitViewOptions={FIT} />
+        </ReactFlow>
+      )}
     </div>
   );
 }

@@ -10,10 +10,17 @@ import { dataBounds, declaredHandles, igFlow } from './flow.js';
 async function strategyOf(doc: WrittenDocument) {
   const r = compile(doc, { overlap: true });
   if (!r.ok) throw new Error('does not compile');
-  return { ig: r.ig, layout: await layoutIg(r.ig, doc.mapping, doc.arch.pes.map((p) => p.id)) };
+  return {
+    ig: r.ig,
+    layout: await layoutIg(
+      r.ig,
+      doc.mapping,
+      doc.arch.pes.map((p) => p.id),
+    ),
+  };
 }
 
-describe('the IG view\'s React Flow nodes', () => {
+describe("the IG view's React Flow nodes", () => {
   it('a small graph leaves its handles to be measured', async () => {
     const piic = readDocument(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8')).doc!;
     const { nodes, edges } = igFlow(await strategyOf(piic), piic);
@@ -34,7 +41,7 @@ describe('the IG view\'s React Flow nodes', () => {
     expect(data('projbp[0]').color).not.toBe(data('projbp[1]').color);
   });
 
-  it('a large graph declares every member\'s handles (mid-left target, mid-right source) and none for lanes', async () => {
+  it("a large graph declares every member's handles (mid-left target, mid-right source) and none for lanes", async () => {
     const big = layeredDocument(5, { nodes: 600, hosts: 8, gpus: 3 });
     const s = await strategyOf(big);
     const { nodes } = igFlow(s, big);
@@ -44,7 +51,10 @@ describe('the IG view\'s React Flow nodes', () => {
       else expect(n.handles).toEqual(declaredHandles({ kind: 'member', width: n.width!, height: n.height! }));
     }
     const h = declaredHandles({ kind: 'buffer', width: 100, height: 36 });
-    expect(h.map((x) => [x.type, x.x + x.width! / 2, x.y + x.height! / 2])).toEqual([['target', 0, 18], ['source', 100, 18]]);
+    expect(h.map((x) => [x.type, x.x + x.width! / 2, x.y + x.height! / 2])).toEqual([
+      ['target', 0, 18],
+      ['source', 100, 18],
+    ]);
   });
 
   it('the view opens on the first member of the top lane', () => {

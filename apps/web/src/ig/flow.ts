@@ -34,7 +34,16 @@ export function igFlow({ ig, layout }: Strategy, doc: WrittenDocument, lowered?:
   const peKinds = new Map(doc.arch.pes.map((p) => [p.id, p.kind]));
   const declare = layout.nodes.length > DRAW_IN_VIEW_ONLY_ABOVE;
   const nodes: Node[] = layout.nodes.map((n) => {
-    const base = { id: n.id, position: { x: n.x, y: n.y }, width: n.width, height: n.height, measured: { width: n.width, height: n.height }, draggable: false, ...(n.parent ? { parentId: n.parent } : {}), ...(declare ? { handles: declaredHandles(n) } : {}) };
+    const base = {
+      id: n.id,
+      position: { x: n.x, y: n.y },
+      width: n.width,
+      height: n.height,
+      measured: { width: n.width, height: n.height },
+      draggable: false,
+      ...(n.parent ? { parentId: n.parent } : {}),
+      ...(declare ? { handles: declaredHandles(n) } : {}),
+    };
     if (n.kind === 'pe') {
       const pe = n.id.slice(3);
       return { ...base, type: 'igPe', selectable: false, data: { pe, kind: peKinds.get(pe), color: peColor(doc, pe) } };
@@ -44,7 +53,13 @@ export function igFlow({ ig, layout }: Strategy, doc: WrittenDocument, lowered?:
     return {
       ...base,
       type: 'igNode',
-      data: { id, kernel: kernelOf(id) ?? '', schedule: (ig.schedule as Record<string, number>)[id], latency: (ig.latency as Record<string, number>)[id], color: peColor(doc, n.parent ? n.parent.slice('pe:'.length) : loweredPe(doc.mapping, id)) },
+      data: {
+        id,
+        kernel: kernelOf(id) ?? '',
+        schedule: (ig.schedule as Record<string, number>)[id],
+        latency: (ig.latency as Record<string, number>)[id],
+        color: peColor(doc, n.parent ? n.parent.slice('pe:'.length) : loweredPe(doc.mapping, id)),
+      },
     };
   });
   const edges: Edge[] = layout.edges.map((e) => ({

@@ -15,7 +15,11 @@ describe('implementation graph layout', () => {
   const ig = r.ig;
 
   it('draws every computation and buffer node once, inside the lane of its PE', async () => {
-    const layout = await layoutIg(ig, doc.mapping, doc.arch.pes.map((p) => p.id));
+    const layout = await layoutIg(
+      ig,
+      doc.mapping,
+      doc.arch.pes.map((p) => p.id),
+    );
     const lanes = layout.nodes.filter((n) => n.kind === 'pe').map((n) => n.id);
     expect(lanes).toEqual(doc.arch.pes.map((p) => `pe:${p.id}`));
     for (const b of bufferNodes(ig)) {
@@ -27,7 +31,11 @@ describe('implementation graph layout', () => {
   });
 
   it('places data left to right: every edge goes from a smaller x to a larger one', async () => {
-    const layout = await layoutIg(ig, doc.mapping, doc.arch.pes.map((p) => p.id));
+    const layout = await layoutIg(
+      ig,
+      doc.mapping,
+      doc.arch.pes.map((p) => p.id),
+    );
     const x = new Map(layout.nodes.map((n) => [n.id, n.x]));
     for (const e of layout.edges) expect(x.get(e.source)!).toBeLessThan(x.get(e.target)!);
   });
@@ -65,7 +73,11 @@ describe('layout of a large implementation graph', () => {
     const big = layeredDocument(5, { nodes: 3000, hosts: 16, gpus: 3 });
     const r = compile(big, { overlap: true });
     if (!r.ok) throw new Error('the layered document does not compile');
-    const layout = await layoutIg(r.ig, big.mapping, big.arch.pes.map((p) => p.id));
+    const layout = await layoutIg(
+      r.ig,
+      big.mapping,
+      big.arch.pes.map((p) => p.id),
+    );
     const members = layout.nodes.filter((n) => n.parent);
     expect(members.length).toBe(r.ig.order.length + r.ig.buffers.count);
     expect(members.length).toBeGreaterThan(ELK_LIMIT);
@@ -77,7 +89,6 @@ describe('layout of a large implementation graph', () => {
   });
 });
 
-
 describe('a node with tasks mapped onto a PE list (examples/mlem.json)', () => {
   const mlem = parseDocument(readFileSync(new URL('../../../../examples/mlem.json', import.meta.url), 'utf8'));
   if (!mlem.ok) throw new Error('examples/mlem.json does not parse');
@@ -86,9 +97,19 @@ describe('a node with tasks mapped onto a PE list (examples/mlem.json)', () => {
   it("each share X[j] sits in the lane of the list's PE j mod P, the combine in the first's", async () => {
     const r = compile(written, { overlap: false });
     if (!r.ok) throw new Error('mlem does not compile');
-    const layout = await layoutIg(r.ig, written.mapping, written.arch.pes.map((p) => p.id));
+    const layout = await layoutIg(
+      r.ig,
+      written.mapping,
+      written.arch.pes.map((p) => p.id),
+    );
     const lane = (id: string) => layout.nodes.find((x) => x.id === `n:${id}`)?.parent;
-    expect(['projbp[0]', 'projbp[1]', 'projbp[2]', 'projbp[3]', 'projbp'].map(lane)).toEqual(['pe:gpu0@h0', 'pe:cpu@h0', 'pe:gpu0@h0', 'pe:cpu@h0', 'pe:gpu0@h0']);
+    expect(['projbp[0]', 'projbp[1]', 'projbp[2]', 'projbp[3]', 'projbp'].map(lane)).toEqual([
+      'pe:gpu0@h0',
+      'pe:cpu@h0',
+      'pe:gpu0@h0',
+      'pe:cpu@h0',
+      'pe:gpu0@h0',
+    ]);
     for (const id of r.ig.order) expect(lane(id)).toBeDefined();
   });
 });

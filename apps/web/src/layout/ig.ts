@@ -62,7 +62,8 @@ export function igGraph(ig: ImplementationGraph, mapping: Record<string, Mapping
   for (const b of buffers) {
     if ('node' in b.from) edges.push({ id: `${nodeKey(b.from.node)}->${bufKey(b.id)}`, source: nodeKey(b.from.node), target: bufKey(b.id), transfer: false });
     for (const nx of b.next) edges.push({ id: `${bufKey(b.id)}->${bufKey(nx)}`, source: bufKey(b.id), target: bufKey(nx), transfer: true });
-    for (const c of b.consumers) edges.push({ id: `${bufKey(b.id)}->${nodeKey(c.node)}:${c.port}`, source: bufKey(b.id), target: nodeKey(c.node), transfer: false });
+    for (const c of b.consumers)
+      edges.push({ id: `${bufKey(b.id)}->${nodeKey(c.node)}:${c.port}`, source: bufKey(b.id), target: nodeKey(c.node), transfer: false });
   }
   return { pes: [...pes], members, edges };
 }
@@ -101,7 +102,9 @@ async function elkX(g: Graph, sizeOf: Sizes): Promise<Map<string, number>> {
       'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
     },
     children: [...sizeOf].map(([id, size]) => ({ id: number.get(id)!, ...size })),
-    edges: g.edges.filter((e) => number.has(e.source) && number.has(e.target)).map((e, i) => ({ id: `e${i}`, sources: [number.get(e.source)!], targets: [number.get(e.target)!] })),
+    edges: g.edges
+      .filter((e) => number.has(e.source) && number.has(e.target))
+      .map((e, i) => ({ id: `e${i}`, sources: [number.get(e.source)!], targets: [number.get(e.target)!] })),
   };
   const out = await elk.layout(root);
   return new Map((out.children ?? []).map((c) => [ids[Number(c.id.slice(1))], c.x ?? 0]));
@@ -113,7 +116,10 @@ async function elkX(g: Graph, sizeOf: Sizes): Promise<Map<string, number>> {
  * member. Linear in members and edges.
  */
 export function layerX(g: Graph, sizeOf: Sizes): Map<string, number> {
-  const layer = longestPathDepths([...sizeOf.keys()], g.edges.map((e) => ({ from: e.source, to: e.target })));
+  const layer = longestPathDepths(
+    [...sizeOf.keys()],
+    g.edges.map((e) => ({ from: e.source, to: e.target })),
+  );
   let column = 0;
   for (const s of sizeOf.values()) column = Math.max(column, s.width);
   column += LAYER_GAP;
@@ -147,7 +153,10 @@ export async function layoutIg(ig: ImplementationGraph, mapping: Record<string, 
   let y = 0;
   for (const pe of pes) {
     // Members whose x ranges overlap go on separate rows of the lane.
-    const members = g.members.get(pe)!.slice().sort((a, b) => (x.get(a.id) ?? 0) - (x.get(b.id) ?? 0));
+    const members = g.members
+      .get(pe)!
+      .slice()
+      .sort((a, b) => (x.get(a.id) ?? 0) - (x.get(b.id) ?? 0));
     const rowEnds: number[] = [];
     const placed: IgLayoutNode[] = [];
     const rowHeight = COMPUTE_SIZE.height + ROW_GAP;
@@ -157,7 +166,15 @@ export async function layoutIg(ig: ImplementationGraph, mapping: Record<string, 
       let row = rowEnds.findIndex((end) => end + 12 <= mx);
       if (row < 0) row = rowEnds.push(0) - 1;
       rowEnds[row] = mx + s.width;
-      placed.push({ id: m.id, kind: m.kind, parent: clusterId(pe), x: mx + LANE_PAD, y: LANE_HEADER + row * rowHeight + (COMPUTE_SIZE.height - s.height) / 2, width: s.width, height: s.height });
+      placed.push({
+        id: m.id,
+        kind: m.kind,
+        parent: clusterId(pe),
+        x: mx + LANE_PAD,
+        y: LANE_HEADER + row * rowHeight + (COMPUTE_SIZE.height - s.height) / 2,
+        width: s.width,
+        height: s.height,
+      });
     }
     const height = LANE_HEADER + Math.max(rowEnds.length, 1) * rowHeight - ROW_GAP + LANE_PAD;
     nodes.push({ id: clusterId(pe), kind: 'pe', x: 0, y, width, height });

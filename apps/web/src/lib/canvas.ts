@@ -145,4 +145,5 @@ export function useRefitOnResize(nodes: number, fitViewOptions: { padding?: numb
  */
 export const MINIMAP_MIN_CANVAS = { width: 900, height: 560 };
 
-export const minimapFits = (size: { width: number; height: number } | null) => !!size && size.width >= MINIMAP_MIN_CANVAS.width && size.height >= MINIMAP_MIN_CANVAS.height;
+export const minimapFits = (size: { width: number; height: number } | null) =>
+  !!size && size.width >= MINIMAP_MIN_CANVAS.width && size.height >= MINIMAP_MIN_CANVAS.height;

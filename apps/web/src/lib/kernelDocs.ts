@@ -8,7 +8,14 @@ export function paramFacts(spec: ParamSpec): string {
   const facts: string[] = [];
   if (spec.unit) facts.push(spec.unit);
   if (spec.type === 'int' || spec.type === 'float') {
-    const range = spec.min !== undefined && spec.max !== undefined ? `${spec.min} … ${spec.max}` : spec.min !== undefined ? `≥ ${spec.min}` : spec.max !== undefined ? `≤ ${spec.max}` : '';
+    const range =
+      spec.min !== undefined && spec.max !== undefined
+        ? `${spec.min} … ${spec.max}`
+        : spec.min !== undefined
+          ? `≥ ${spec.min}`
+          : spec.max !== undefined
+            ? `≤ ${spec.max}`
+            : '';
     facts.push([range, spec.type === 'int' ? 'whole number' : 'number'].filter(Boolean).join(', '));
   } else if (spec.type === 'enum') facts.push(`one of ${(spec.values ?? []).join(', ')}`);
   else if (spec.type === 'bool') facts.push('on or off');
@@ -22,7 +29,8 @@ export function paramDoc(spec: ParamSpec): string {
   return `${spec.description} (${paramFacts(spec)})`;
 }
 
-export const portLine = (side: 'in' | 'out', p: PortSpec) => `${side} ${p.name}${p.repeat ? ` (× ${p.repeat})` : ''}${p.description ? `: ${p.description}` : ''}`;
+export const portLine = (side: 'in' | 'out', p: PortSpec) =>
+  `${side} ${p.name}${p.repeat ? ` (× ${p.repeat})` : ''}${p.description ? `: ${p.description}` : ''}`;
 
 /** Ports and params, one line each, for a tooltip. */
 export function kernelDocLines(k: KernelSpec): string[] {
@@ -34,4 +42,3 @@ export function kernelDocLines(k: KernelSpec): string[] {
     ...Object.entries(k.params).map(([n, p]) => `${n}: ${paramDoc(p)}`),
   ];
 }
-

@@ -53,7 +53,17 @@ export function MappingPanel() {
             <span
               key={n.id}
               className={`chip${n.composite ? ' composite' : ''}${!Object.hasOwn(doc.mapping, n.id) && on(n.id) ? ' inherited' : ''}${(selection?.kind === 'mapping' && selection.node === n.id) || (selection?.kind === 'node' && !selection.at && selection.id === n.id) ? ' selected' : ''}`}
-              title={n.composite ? `${n.id}: every node inside not mapped itself` : Object.hasOwn(doc.mapping, n.id) ? (pesOf(on(n.id)).length > 1 ? `${n.id}: ${targetTitle(on(n.id), isScan(flatNode(doc, n.id)))}` : undefined) : effectivePe(doc.mapping, n.id).from ? `through ${effectivePe(doc.mapping, n.id).from}` : undefined}
+              title={
+                n.composite
+                  ? `${n.id}: every node inside not mapped itself`
+                  : Object.hasOwn(doc.mapping, n.id)
+                    ? pesOf(on(n.id)).length > 1
+                      ? `${n.id}: ${targetTitle(on(n.id), isScan(flatNode(doc, n.id)))}`
+                      : undefined
+                    : effectivePe(doc.mapping, n.id).from
+                      ? `through ${effectivePe(doc.mapping, n.id).from}`
+                      : undefined
+              }
               draggable
               data-testid={`map-chip-${n.id}`}
               onDragStart={(e) => e.dataTransfer.setData(NODE_MIME, n.id)}
@@ -121,7 +131,10 @@ export function MappingPanel() {
           ))}
         </div>
       )}
-      <p className="help">Drag a node onto a PE (all of it: a node with tasks too), or pick its PE on the node or in the inspector; tick several PEs for a node with tasks, or a scan's workers in order.</p>
+      <p className="help">
+        Drag a node onto a PE (all of it: a node with tasks too), or pick its PE on the node or in the inspector; tick several PEs for a node with tasks, or a
+        scan's workers in order.
+      </p>
     </div>
   );
 }

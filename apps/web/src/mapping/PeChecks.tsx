@@ -24,13 +24,27 @@ export function PeChecks({ doc, node, testid }: { doc: WrittenDocument; node: st
       {pes.map((p) => {
         const k = on.indexOf(p.id);
         return (
-          <label key={p.id} className="pe-check" title={scan ? (k >= 0 ? `worker ${k}` : undefined) : k === 0 && on.length > 1 ? 'first in the list: also runs the sum of the shares' : undefined}>
-            <input type="checkbox" checked={k >= 0} data-testid={`${testid}-${p.id}`} onChange={(e) => set(e.target.checked ? [...on, p.id] : on.filter((x) => x !== p.id))} />
+          <label
+            key={p.id}
+            className="pe-check"
+            title={scan ? (k >= 0 ? `worker ${k}` : undefined) : k === 0 && on.length > 1 ? 'first in the list: also runs the sum of the shares' : undefined}
+          >
+            <input
+              type="checkbox"
+              checked={k >= 0}
+              data-testid={`${testid}-${p.id}`}
+              onChange={(e) => set(e.target.checked ? [...on, p.id] : on.filter((x) => x !== p.id))}
+            />
             <span className="swatch" style={{ background: peColor(doc, p.id) }} /> {p.id}
             {scan && k >= 0 && <span className="muted"> w{k}</span>}
             {!scan && k >= 0 && on.length > 1 && <span className="muted"> #{k + 1}</span>}
             {scan && k > 0 && (
-              <button className="icon small" title={`Make ${p.id} worker ${k - 1}`} data-testid={`${testid}-${p.id}-up`} onClick={(e) => (e.preventDefault(), earlier(k))}>
+              <button
+                className="icon small"
+                title={`Make ${p.id} worker ${k - 1}`}
+                data-testid={`${testid}-${p.id}-up`}
+                onClick={(e) => (e.preventDefault(), earlier(k))}
+              >
                 ↑
               </button>
             )}

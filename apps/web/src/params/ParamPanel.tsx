@@ -46,9 +46,16 @@ export function ParamEditor({ row, def, selected, ids = '' }: { row: ParamRow; d
   const commit = () => {
     if (text.trim() !== shown) setParam(params, row.name, text);
   };
-  const bounds = [full?.min !== undefined ? `≥ ${full.min}` : '', full?.max !== undefined ? `≤ ${full.max}` : '', full?.integer ? 'integer' : ''].filter(Boolean).join(', ');
+  const bounds = [full?.min !== undefined ? `≥ ${full.min}` : '', full?.max !== undefined ? `≤ ${full.max}` : '', full?.integer ? 'integer' : '']
+    .filter(Boolean)
+    .join(', ');
   return (
-    <div ref={ref} className={`param-row${selected ? ' selected' : ''}${row.error ? ' invalid' : ''}`} data-testid={`${ids}param-row-${row.name}`} onClick={() => projectStore.getState().select({ kind: 'param', name: row.name })}>
+    <div
+      ref={ref}
+      className={`param-row${selected ? ' selected' : ''}${row.error ? ' invalid' : ''}`}
+      data-testid={`${ids}param-row-${row.name}`}
+      onClick={() => projectStore.getState().select({ kind: 'param', name: row.name })}
+    >
       <div className="param-head">
         <b className="mono">{row.name}</b>
         <input
@@ -100,12 +107,22 @@ export function ParamPanel() {
   return (
     <div className="panel params" data-testid="param-panel">
       <div className="panel-title">Parameters</div>
-      {rows.length === 0 && <p className="help">None. Node params, rates and delays may read parameters: <code>2 * N</code>.</p>}
+      {rows.length === 0 && (
+        <p className="help">
+          None. Node params, rates and delays may read parameters: <code>2 * N</code>.
+        </p>
+      )}
       {rows.map((r) => (
         <ParamEditor key={r.name} row={r} def={params![r.name]} selected={selection?.kind === 'param' && selection.name === r.name} />
       ))}
       <div className="param-add">
-        <input placeholder="new parameter" value={name} data-testid="param-add-name" onChange={(e) => setName(e.target.value)} onKeyDown={(e) => e.key === 'Enter' && add()} />
+        <input
+          placeholder="new parameter"
+          value={name}
+          data-testid="param-add-name"
+          onChange={(e) => setName(e.target.value)}
+          onKeyDown={(e) => e.key === 'Enter' && add()}
+        />
         <button onClick={add} disabled={!name || !!problem} data-testid="param-add">
           + Add
         </button>

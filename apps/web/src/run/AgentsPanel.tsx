@@ -8,7 +8,13 @@ export function AgentsPanel({ run, st, running, connected }: { run: RunStore; st
       <h3>Agents</h3>
       <label className="run-field">
         <span>URLs</span>
-        <input data-testid="run-urls" value={st.urls} placeholder="ws://127.0.0.1:7070, ws://host2:7070" disabled={running} onChange={(e) => run.setFields({ urls: e.target.value })} />
+        <input
+          data-testid="run-urls"
+          value={st.urls}
+          placeholder="ws://127.0.0.1:7070, ws://host2:7070"
+          disabled={running}
+          onChange={(e) => run.setFields({ urls: e.target.value })}
+        />
       </label>
       <label className="run-field">
         <span>Token</span>
@@ -48,7 +54,6 @@ export function AgentsPanel({ run, st, running, connected }: { run: RunStore; st
           ))}
         </details>
       )}
-
     </>
   );
 }

@@ -3,7 +3,13 @@ import type { BagNumbers as BagNumbersT } from '../store/run/state.js';
 /** A task-bag run's bag: live while it runs, its final counts and each PE's tasks after. */
 export function BagNumbers({ bag, perPe }: { bag: BagNumbersT; perPe?: Record<string, number> }) {
   const rows: { id: string; label: string; value: number; text?: string; title: string }[] = [
-    { id: 'committed', label: 'Tasks', value: bag.committed, text: `${bag.committed} / ${bag.tasks} committed`, title: 'Tasks committed (exactly one result each) of all the run has: one per node and iteration' },
+    {
+      id: 'committed',
+      label: 'Tasks',
+      value: bag.committed,
+      text: `${bag.committed} / ${bag.tasks} committed`,
+      title: 'Tasks committed (exactly one result each) of all the run has: one per node and iteration',
+    },
     { id: 'requeued', label: 'Requeued', value: bag.requeued, title: 'Tasks put back in the bag: their PE left the pool, or they failed and were tried again' },
     { id: 'discarded', label: 'Discarded', value: bag.discarded, title: 'Late results of superseded attempts (or of agents that had left), thrown away' },
     { id: 'recomputed', label: 'Recomputed', value: bag.recomputed, title: 'Committed tasks run again because the agent holding their outputs left' },

@@ -5,7 +5,21 @@ import { busyPerCycle, steadyCycles } from '../timeline/stats.js';
 import type { RunState } from '../store/run/state.js';
 
 /** Measured against predicted, per cycle and per lane (busy time per steady cycle): where the run departs from its plan. */
-export function Compare({ measured, predicted, st, fill, planIterations, plannedCycle }: { measured: TraceColumns; predicted: TraceColumns; st: RunState; fill: number; planIterations: number; plannedCycle: number }) {
+export function Compare({
+  measured,
+  predicted,
+  st,
+  fill,
+  planIterations,
+  plannedCycle,
+}: {
+  measured: TraceColumns;
+  predicted: TraceColumns;
+  st: RunState;
+  fill: number;
+  planIterations: number;
+  plannedCycle: number;
+}) {
   const rows = useMemo(() => {
     const m = steadyCycles(measured, fill, st.iterations);
     const p = steadyCycles(predicted, fill, planIterations);
@@ -33,7 +47,13 @@ export function Compare({ measured, predicted, st, fill, planIterations, planned
           <td>{ratio(cycle, plannedCycle)}</td>
         </tr>
         {rows.map((r) => (
-          <tr key={r.key} data-testid="run-compare-lane" data-lane={r.key} data-ratio={r.measured !== undefined && r.predicted ? r.measured / r.predicted : undefined} title="Busy time (firings and transfers) per steady cycle">
+          <tr
+            key={r.key}
+            data-testid="run-compare-lane"
+            data-lane={r.key}
+            data-ratio={r.measured !== undefined && r.predicted ? r.measured / r.predicted : undefined}
+            title="Busy time (firings and transfers) per steady cycle"
+          >
             <td className="mono">{r.key}</td>
             <td>{us(r.measured)}</td>
             <td>{us(r.predicted)}</td>

@@ -38,7 +38,9 @@ export function LivePanel({ run, st, running, measured, predicted, planIteration
           </tr>
           {running && st.deploy && deploying(st.deploy) && <DeployRows deploy={st.deploy} />}
           <tr>
-            <td title={shownBag ? 'Iterations whose tasks are all committed (about: committed tasks over tasks per iteration)' : undefined}>{shownBag ? 'Iteration' : 'Cycle'}</td>
+            <td title={shownBag ? 'Iterations whose tasks are all committed (about: committed tasks over tasks per iteration)' : undefined}>
+              {shownBag ? 'Iteration' : 'Cycle'}
+            </td>
             <td data-testid="run-cycle">
               {live.cycle} / {live.cycles || '—'}
             </td>
@@ -50,7 +52,9 @@ export function LivePanel({ run, st, running, measured, predicted, planIteration
             </td>
           </tr>
           <tr>
-            <td title={shownBag ? 'Elapsed time over the iterations complete (iterations overlap as the window allows)' : undefined}>{shownBag ? 'Per iteration' : 'Cycle time'}</td>
+            <td title={shownBag ? 'Elapsed time over the iterations complete (iterations overlap as the window allows)' : undefined}>
+              {shownBag ? 'Per iteration' : 'Cycle time'}
+            </td>
             <td data-testid="run-cycle-time">{live.cycleTime ? formatDuration(live.cycleTime * 1e6) : '—'}</td>
           </tr>
           <tr>
@@ -77,7 +81,16 @@ export function LivePanel({ run, st, running, measured, predicted, planIteration
           </tbody>
         </table>
       )}
-      {!running && !shownBag && live.events > 0 && predicted && <Compare measured={measured} predicted={predicted} st={st} fill={run.runGraph()?.fillCycles ?? 0} planIterations={planIterations} plannedCycle={plannedCycle} />}
+      {!running && !shownBag && live.events > 0 && predicted && (
+        <Compare
+          measured={measured}
+          predicted={predicted}
+          st={st}
+          fill={run.runGraph()?.fillCycles ?? 0}
+          planIterations={planIterations}
+          plannedCycle={plannedCycle}
+        />
+      )}
       <div className="run-buttons">
         <button data-testid="run-export" onClick={exportTrace} disabled={!canExport} title="Chrome trace JSON (open in Perfetto or chrome://tracing)">
           Export {measured.length ? 'trace' : 'predicted trace'}
@@ -120,7 +133,6 @@ export function LivePanel({ run, st, running, measured, predicted, planIteration
           ))}
         </ul>
       )}
-
     </>
   );
 }

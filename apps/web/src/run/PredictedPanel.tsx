@@ -24,7 +24,21 @@ export interface PredictedPanelProps {
 }
 
 /** The Run view's prediction of both strategies (calibrated too), each scan's timeline, and the project's calibration: Calibrate, save, open, clear. */
-export function PredictedPanel({ run, st, doc, compiled, prediction, calibrated, taskbag, source, setSource, running, connected, measured, calibrate }: PredictedPanelProps) {
+export function PredictedPanel({
+  run,
+  st,
+  doc,
+  compiled,
+  prediction,
+  calibrated,
+  taskbag,
+  source,
+  setSource,
+  running,
+  connected,
+  measured,
+  calibrate,
+}: PredictedPanelProps) {
   const overlap = doc.options.overlap;
   const calibration = useCalibration((s) => s.calibration);
   const calibrationProblems = useCalibration((s) => s.problems);
@@ -40,19 +54,24 @@ export function PredictedPanel({ run, st, doc, compiled, prediction, calibrated,
               <td>cycle</td>
               <td>iterations/s</td>
             </tr>
-            {[prediction.overlap, prediction.noOverlap].filter((p) => p !== undefined).map((p) => (
-              <tr key={String(p.overlap)} className={p.overlap === overlap ? 'on' : ''}>
-                <td>{p.overlap ? 'overlap' : 'no overlap'}</td>
-                <td>{formatDuration(p.cycleTime * 1e6)}</td>
-                <td>{p.throughput.toFixed(1)}</td>
-              </tr>
-            ))}
+            {[prediction.overlap, prediction.noOverlap]
+              .filter((p) => p !== undefined)
+              .map((p) => (
+                <tr key={String(p.overlap)} className={p.overlap === overlap ? 'on' : ''}>
+                  <td>{p.overlap ? 'overlap' : 'no overlap'}</td>
+                  <td>{formatDuration(p.cycleTime * 1e6)}</td>
+                  <td>{p.throughput.toFixed(1)}</td>
+                </tr>
+              ))}
             <tr>
               <td>speedup</td>
               <td colSpan={2}>{prediction.speedup.toFixed(2)}×</td>
             </tr>
             {calibrated && (
-              <tr data-testid="run-calibrated" title={`with the calibration of ${calibrated.date.slice(0, 16).replace('T', ' ')} UTC (${calibrated.machine}): ${calibrated.firings.calibrated}/${calibrated.firings.total} firings, ${calibrated.transfers.calibrated}/${calibrated.transfers.total} transfers measured`}>
+              <tr
+                data-testid="run-calibrated"
+                title={`with the calibration of ${calibrated.date.slice(0, 16).replace('T', ' ')} UTC (${calibrated.machine}): ${calibrated.firings.calibrated}/${calibrated.firings.total} firings, ${calibrated.transfers.calibrated}/${calibrated.transfers.total} transfers measured`}
+              >
                 <td>calibrated</td>
                 <td colSpan={2}>{formatDuration((overlap ? calibrated.overlap : calibrated.noOverlap) * 1e6)}</td>
               </tr>
@@ -104,7 +123,11 @@ export function PredictedPanel({ run, st, doc, compiled, prediction, calibrated,
           />
         </label>
         {calibration && (
-          <button data-testid="run-clear-calibration" onClick={clearCalibration} title={`measured ${calibration.date.slice(0, 16).replace('T', ' ')} UTC on ${calibration.machine.hostname}`}>
+          <button
+            data-testid="run-clear-calibration"
+            onClick={clearCalibration}
+            title={`measured ${calibration.date.slice(0, 16).replace('T', ' ')} UTC on ${calibration.machine.hostname}`}
+          >
             Clear calibration
           </button>
         )}

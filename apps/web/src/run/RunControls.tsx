@@ -37,18 +37,38 @@ export function RunControls({ run, st, doc, running, connected, runnable, taskba
       <h3>Run</h3>
       {taskbag && (
         <div className="run-mode" data-testid="run-mode" data-mode="taskbag">
-          <b>Task-bag mode</b>: each task goes at run time to an idle, else the least-loaded, PE that can run it (window {doc.options.window ?? 2}, prefetch {doc.options.prefetch ?? 2}); the mapping is not used.
+          <b>Task-bag mode</b>: each task goes at run time to an idle, else the least-loaded, PE that can run it (window {doc.options.window ?? 2}, prefetch{' '}
+          {doc.options.prefetch ?? 2}); the mapping is not used.
         </div>
       )}
       <label
         className="run-field check"
-        title={taskbag ? 'Not used in task-bag mode: tasks are handed out at run time, there is no compiled schedule to overlap (switch the document to static mode in its run options)' : "The document's strategy (also in the IG view and the document inspector): both are compiled, flipping it swaps which one runs"}
+        title={
+          taskbag
+            ? 'Not used in task-bag mode: tasks are handed out at run time, there is no compiled schedule to overlap (switch the document to static mode in its run options)'
+            : "The document's strategy (also in the IG view and the document inspector): both are compiled, flipping it swaps which one runs"
+        }
       >
-        <input type="checkbox" data-testid="run-overlap" checked={overlap} disabled={running || !onOverlap || taskbag} onChange={(e) => onOverlap?.(e.target.checked)} />
+        <input
+          type="checkbox"
+          data-testid="run-overlap"
+          checked={overlap}
+          disabled={running || !onOverlap || taskbag}
+          onChange={(e) => onOverlap?.(e.target.checked)}
+        />
         <span>Computation-communication overlap</span>
       </label>
-      <label className="run-field check" title="Each transfer lasts at least what its link in the document takes (latency + bytes / bandwidth): rehearse the cluster's timing on this machine">
-        <input type="checkbox" data-testid="run-emulate-links" checked={st.emulateLinks} disabled={running} onChange={(e) => run.setFields({ emulateLinks: e.target.checked })} />
+      <label
+        className="run-field check"
+        title="Each transfer lasts at least what its link in the document takes (latency + bytes / bandwidth): rehearse the cluster's timing on this machine"
+      >
+        <input
+          type="checkbox"
+          data-testid="run-emulate-links"
+          checked={st.emulateLinks}
+          disabled={running}
+          onChange={(e) => run.setFields({ emulateLinks: e.target.checked })}
+        />
         <span>Emulate link speeds</span>
       </label>
       <label className="run-field">
@@ -70,7 +90,10 @@ export function RunControls({ run, st, doc, running, connected, runnable, taskba
           onBlur={() => setIterText(String(run.store.getState().iterations))}
         />
       </label>
-      <label className="run-field" title="Fail a deploy still under way after this many seconds. Empty: no limit; a deploy fails only when an agent reports nothing for 30 s">
+      <label
+        className="run-field"
+        title="Fail a deploy still under way after this many seconds. Empty: no limit; a deploy fails only when an agent reports nothing for 30 s"
+      >
         <span>Deploy time limit (s)</span>
         <input
           data-testid="run-deploy-timeout"
@@ -93,11 +116,21 @@ export function RunControls({ run, st, doc, running, connected, runnable, taskba
           data-testid="run-deploy"
           disabled={!connected || !runnable || running}
           onClick={deploy}
-          title={taskbag ? 'Check that some PE of the connected agents can run every node (its kernel, its requires, its buffers)' : 'Check the plan against what the agents serve (hosts, PEs, memory)'}
+          title={
+            taskbag
+              ? 'Check that some PE of the connected agents can run every node (its kernel, its requires, its buffers)'
+              : 'Check the plan against what the agents serve (hosts, PEs, memory)'
+          }
         >
           Deploy
         </button>
-        <button data-testid="run-start" className="primary" disabled={!connected || !runnable || running} onClick={start} title={taskbag ? 'Hand the tasks to the agents\' PEs as they become ready' : 'Send the programs to the agents and start'}>
+        <button
+          data-testid="run-start"
+          className="primary"
+          disabled={!connected || !runnable || running}
+          onClick={start}
+          title={taskbag ? "Hand the tasks to the agents' PEs as they become ready" : 'Send the programs to the agents and start'}
+        >
           Start
         </button>
         <button data-testid="run-stop" disabled={!running} onClick={() => run.stop()}>
@@ -126,7 +159,6 @@ export function RunControls({ run, st, doc, running, connected, runnable, taskba
           ))}
         </ul>
       )}
-
     </>
   );
 }

@@ -120,7 +120,9 @@ describe('RunView', { timeout: 180_000 }, () => {
   const prediction = p.ok ? p.prediction : null;
 
   it('shows the predicted plan of both strategies before any run, with Start disabled until connected', async () => {
-    await act(async () => root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={[{ url: 'ws://127.0.0.1:1', token: 'T' }]} />));
+    await act(async () =>
+      root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={[{ url: 'ws://127.0.0.1:1', token: 'T' }]} />),
+    );
     expect(q('run-predicted').textContent).toContain('overlap');
     expect(q('run-predicted').textContent).toContain('no overlap');
     expect((q('run-start') as HTMLButtonElement).disabled).toBe(true);
@@ -137,16 +139,34 @@ describe('RunView', { timeout: 180_000 }, () => {
     expect(run.store.getState().iterations).toBe(75);
   });
 
-  it('while a run deploys, each host\'s step shows; the deploy time limit is none until set', async () => {
-    await act(async () => root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={[{ url: 'ws://127.0.0.1:1', token: 'T' }]} />));
+  it("while a run deploys, each host's step shows; the deploy time limit is none until set", async () => {
+    await act(async () =>
+      root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={[{ url: 'ws://127.0.0.1:1', token: 'T' }]} />),
+    );
     expect((q('run-deploy-timeout') as HTMLInputElement).value).toBe('');
     expect(run.store.getState().deployTimeout).toBe(0);
     await act(async () => type(q('run-deploy-timeout') as HTMLInputElement, '45'));
     expect(run.store.getState().deployTimeout).toBe(45);
     // What the store holds while the coordinator reports a deploy (store.test.ts: from real agents).
-    const deploy = { elapsed: 3, hosts: [{ host: 'h0', steps: [{ step: 'kernels' as const, pe: 'gpu0@h0' }, { step: 'device' as const, pe: 'cpu@h0' }], deployed: false }, { host: 'h1', steps: [], deployed: true }] };
+    const deploy = {
+      elapsed: 3,
+      hosts: [
+        {
+          host: 'h0',
+          steps: [
+            { step: 'kernels' as const, pe: 'gpu0@h0' },
+            { step: 'device' as const, pe: 'cpu@h0' },
+          ],
+          deployed: false,
+        },
+        { host: 'h1', steps: [], deployed: true },
+      ],
+    };
     await act(async () => run.store.setState({ status: 'running', deploy }));
-    const rows = [...host.querySelectorAll('[data-testid="run-deploy-progress"]')].map((r) => [(r as HTMLElement).dataset.host, (r as HTMLElement).dataset.step]);
+    const rows = [...host.querySelectorAll('[data-testid="run-deploy-progress"]')].map((r) => [
+      (r as HTMLElement).dataset.host,
+      (r as HTMLElement).dataset.step,
+    ]);
     expect(rows).toEqual([
       ['h0', 'kernel preparation of gpu0@h0 and device set-up of cpu@h0'],
       ['h1', 'ready'],
@@ -159,7 +179,9 @@ describe('RunView', { timeout: 180_000 }, () => {
   });
 
   it('connects, runs P-I-I-C on two agents and reports the consumer check', async () => {
-    await act(async () => root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
+    await act(async () =>
+      root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />),
+    );
     await act(async () => q('run-connect').click());
     await until(() => q('run-connection').dataset.status === 'connected');
     expect(q('run-agent-h0').textContent).toContain('gpu0@h0');
@@ -179,7 +201,9 @@ describe('RunView', { timeout: 180_000 }, () => {
     // Deliberately wrong latency: the consumer fires a cycle before its input has arrived.
     ig.programs.fire.startCycle[ig.order.indexOf('C' as never)] -= 1;
     const broken = { overlap: ig, noOverlap: ig };
-    await act(async () => root.render(<RunView document={doc} compiled={broken} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
+    await act(async () =>
+      root.render(<RunView document={doc} compiled={broken} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />),
+    );
     await act(async () => q('run-connect').click());
     await until(() => q('run-connection').dataset.status === 'connected');
     await act(async () => q('run-start').click());
@@ -195,13 +219,17 @@ describe('RunView', { timeout: 180_000 }, () => {
     expect(q('run-export').textContent).toContain('Export trace');
   });
 
-  it('Emulate link speeds: the run takes the time of the document\'s links', async () => {
+  it("Emulate link speeds: the run takes the time of the document's links", async () => {
     // 64x64 f32 = 16 KiB: PCIe at 1.6 MB/s takes 10 ms a copy, InfiniBand at 0.8 MB/s 20 ms.
     const slow = piic(10);
     for (const h of slow.arch.hosts) (h as { pcie?: unknown }).pcie = { bandwidth: 1.6384e6, latency: 0 };
     (slow.arch as { network?: unknown }).network = { kind: 'infiniband', bandwidth: 0.8192e6, latency: 0 };
     const slowCompiled = { overlap: compileOrThrow(slow, true), noOverlap: compileOrThrow(slow, false) };
-    await act(async () => root.render(<RunView document={slow} compiled={slowCompiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
+    await act(async () =>
+      root.render(
+        <RunView document={slow} compiled={slowCompiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />,
+      ),
+    );
     await act(async () => q('run-connect').click());
     await until(() => q('run-connection').dataset.status === 'connected');
     await act(async () => q('run-emulate-links').click());
@@ -210,13 +238,18 @@ describe('RunView', { timeout: 180_000 }, () => {
     await until(() => q('run-status').dataset.status === 'done');
     expect(q('run-check').dataset.result).toBe('passed');
     // Every copy in the trace the view holds lasted at least its link's time (µs).
-    const transfers = run.measured().toEvents().filter((e) => e.kind === 'transfer');
+    const transfers = run
+      .measured()
+      .toEvents()
+      .filter((e) => e.kind === 'transfer');
     expect(transfers.length).toBe(10 * 6);
     for (const e of transfers) expect(e.end - e.start).toBeGreaterThanOrEqual(e.thread.split('@')[1] === e.pe.split('@')[1] ? 10_000 : 20_000);
   });
 
   it('Stop ends the run as stopped, not failed, and keeps the trace', async () => {
-    await act(async () => root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />));
+    await act(async () =>
+      root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />),
+    );
     await act(async () => q('run-connect').click());
     await until(() => q('run-connection').dataset.status === 'connected');
     await act(async () => type(q('run-iterations') as HTMLInputElement, '100000'));

@@ -103,7 +103,13 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
   // scale: this machine's measured times), else from the cost hints.
   const [sourceChoice, setSource] = useState<'hints' | 'calibration' | null>(null);
   const source = calibrated && sourceChoice !== 'hints' ? 'calibration' : 'hints';
-  const plannedEvents = strategy ? (source === 'calibration' && calibrated ? (overlap ? calibrated.timeline.overlap : calibrated.timeline.noOverlap) : strategy.timeline) : null;
+  const plannedEvents = strategy
+    ? source === 'calibration' && calibrated
+      ? overlap
+        ? calibrated.timeline.overlap
+        : calibrated.timeline.noOverlap
+      : strategy.timeline
+    : null;
   const predicted = useMemo(() => {
     if (!plannedEvents) return undefined;
     const c = new TraceColumns();
@@ -114,7 +120,10 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
   // The run's duration for the iterations set: the plan's run time moved by a cycle per iteration more or fewer.
   const estimate = useMemo(() => {
     if (!strategy) return null;
-    const base = source === 'calibration' && calibrated ? { runTime: overlap ? calibrated.runTime.overlap : calibrated.runTime.noOverlap, iterations: calibrated.runTime.iterations } : strategy;
+    const base =
+      source === 'calibration' && calibrated
+        ? { runTime: overlap ? calibrated.runTime.overlap : calibrated.runTime.noOverlap, iterations: calibrated.runTime.iterations }
+        : strategy;
     return Math.max(plannedCycle, base.runTime + (st.iterations - base.iterations) * plannedCycle);
   }, [strategy, source, calibrated, overlap, plannedCycle, st.iterations]);
 
@@ -128,7 +137,8 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
   const deploy = () => (taskbag ? bagGraph && run.deployBag(bagGraph) : ig && run.deploy(ig));
   const start = () => {
     if (taskbag) {
-      if (bagGraph) void run.startBag(bagGraph, { iterations: st.iterations, window: doc.options.window, prefetch: doc.options.prefetch, emulateDevices: standIns });
+      if (bagGraph)
+        void run.startBag(bagGraph, { iterations: st.iterations, window: doc.options.window, prefetch: doc.options.prefetch, emulateDevices: standIns });
     } else if (ig) void run.start(ig, { emulateDevices: standIns });
   };
   const measured = run.measured();
@@ -140,7 +150,12 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
     const events = measured.length ? measured.toEvents() : (strategy?.timeline ?? []);
     const graph = (measured.length ? run.runGraph() : null) ?? ig;
     // The file says what it shows: document and hash, strategy, sync mode, calibration, agents.
-    const metadata = traceMetadata(doc, { source: measured.length ? 'measured' : 'predicted', overlap: graph?.overlap ?? overlap, sync: measured.length ? (st.sync ?? 'self-timed') : strategy?.sync, agents: measured.length ? st.agents : undefined });
+    const metadata = traceMetadata(doc, {
+      source: measured.length ? 'measured' : 'predicted',
+      overlap: graph?.overlap ?? overlap,
+      sync: measured.length ? (st.sync ?? 'self-timed') : strategy?.sync,
+      agents: measured.length ? st.agents : undefined,
+    });
     const blob = new Blob([JSON.stringify(toChromeTrace(events, graph, metadata))], { type: 'application/json' });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
@@ -163,12 +178,55 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
       <Outcome st={st} live={st.live} fresh={fresh} estimate={running || taskbag ? null : estimate} source={source} />
       <section className="run-side">
         <AgentsPanel run={run} st={st} running={running} connected={connected} />
-        <RunControls run={run} st={st} doc={doc} running={running} connected={connected} runnable={runnable} taskbag={taskbag} bagPlan={bagPlan} onOverlap={onOverlap} deploy={deploy} start={start} />
-        <LivePanel run={run} st={st} running={running} measured={measured} predicted={predicted} planIterations={strategy?.iterations ?? 0} plannedCycle={plannedCycle} canExport={measured.length > 0 || !!strategy} exportTrace={exportTrace} />
-        <PredictedPanel run={run} st={st} doc={doc} compiled={compiled} prediction={prediction} calibrated={calibrated} taskbag={taskbag} source={source} setSource={setSource} running={running} connected={connected} measured={measured} calibrate={calibrate} />
+        <RunControls
+          run={run}
+          st={st}
+          doc={doc}
+          running={running}
+          connected={connected}
+          runnable={runnable}
+          taskbag={taskbag}
+          bagPlan={bagPlan}
+          onOverlap={onOverlap}
+          deploy={deploy}
+          start={start}
+        />
+        <LivePanel
+          run={run}
+          st={st}
+          running={running}
+          measured={measured}
+          predicted={predicted}
+          planIterations={strategy?.iterations ?? 0}
+          plannedCycle={plannedCycle}
+          canExport={measured.length > 0 || !!strategy}
+          exportTrace={exportTrace}
+        />
+        <PredictedPanel
+          run={run}
+          st={st}
+          doc={doc}
+          compiled={compiled}
+          prediction={prediction}
+          calibrated={calibrated}
+          taskbag={taskbag}
+          source={source}
+          setSource={setSource}
+          running={running}
+          connected={connected}
+          measured={measured}
+          calibrate={calibrate}
+        />
       </section>
       <section className="run-main">
-        <Timeline ref={timeline} measured={measured} predicted={taskbag ? undefined : predicted} graph={run.runGraph()} live={st.streaming} version={st.traceVersion} />
+        <Timeline
+          ref={timeline}
+          measured={measured}
+          predicted={taskbag ? undefined : predicted}
+          graph={run.runGraph()}
+          live={st.streaming}
+          version={st.traceVersion}
+        />
       </section>
     </div>
   );

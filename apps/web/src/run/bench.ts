@@ -36,10 +36,9 @@ const KINDS: TraceKind[] = ['fire', 'transfer', 'wait', 'barrier'];
 export function syntheticBatches(total: number, batch: number, hosts = 4): () => TraceEvent[] | null {
   const lanes: { host: string; pe: string; thread: string; t: number; n: number }[] = [];
   for (let h = 0; h < hosts; h++)
-    for (const pe of ['cpu0', 'gpu0'])
-      for (const thread of ['main', `send:cpu@h${(h + 1) % hosts}`]) lanes.push({ host: `h${h}`, pe, thread, t: 0, n: 0 });
+    for (const pe of ['cpu0', 'gpu0']) for (const thread of ['main', `send:cpu@h${(h + 1) % hosts}`]) lanes.push({ host: `h${h}`, pe, thread, t: 0, n: 0 });
   let seed = 12345;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
   let made = 0;
   return () => {
     if (made >= total) return null;
@@ -50,7 +49,18 @@ export function syntheticBatches(total: number, batch: number, hosts = 4): () =>
       const d = 20 + rnd() * 180;
       const kind = l.thread === 'main' ? KINDS[l.n % 3 === 2 ? 3 : 0] : KINDS[l.n % 2 ? 2 : 1];
       const cycle = Math.floor(l.n / 3);
-      out[j] = { host: l.host, pe: l.pe, thread: l.thread, kind, name: kind === 'fire' ? `n${l.n % 5}` : kind === 'transfer' ? `bn_${l.n % 7}` : kind, iteration: cycle, cycle, start: l.t, end: l.t + d, bytes: kind === 'transfer' ? 1 << 20 : undefined };
+      out[j] = {
+        host: l.host,
+        pe: l.pe,
+        thread: l.thread,
+        kind,
+        name: kind === 'fire' ? `n${l.n % 5}` : kind === 'transfer' ? `bn_${l.n % 7}` : kind,
+        iteration: cycle,
+        cycle,
+        start: l.t,
+        end: l.t + d,
+        bytes: kind === 'transfer' ? 1 << 20 : undefined,
+      };
       l.t += d + rnd() * 10;
       l.n++;
     }

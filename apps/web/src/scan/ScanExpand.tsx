@@ -111,7 +111,10 @@ export function ScanExpand(props: { id: string; N: number; p: number; network: S
   return (
     <div className="scan-expand" role="dialog" aria-label={`The DAG of scan ${id}`} data-testid="scan-expand">
       <div className="scan-expand-head">
-        <b>{id}</b> <span className="muted">{network} · N = {N} · p = {p} · {strategy} · {output}</span>
+        <b>{id}</b>{' '}
+        <span className="muted">
+          {network} · N = {N} · p = {p} · {strategy} · {output}
+        </span>
         <span className="spacer" />
         <button className="icon" onClick={onClose} title="Close (Escape)" data-testid="scan-expand-close">
           ×
@@ -126,15 +129,34 @@ export function ScanExpand(props: { id: string; N: number; p: number; network: S
         </p>
       ) : (
         <div className="scan-expand-body">
-          <canvas ref={canvas} role="img" aria-label={summary} data-testid="scan-figure" data-dots={figure.dots.length} data-lines={figure.lines.length} onMouseMove={onMove} onMouseLeave={() => setHover(null)} />
+          <canvas
+            ref={canvas}
+            role="img"
+            aria-label={summary}
+            data-testid="scan-figure"
+            data-dots={figure.dots.length}
+            data-lines={figure.lines.length}
+            onMouseMove={onMove}
+            onMouseLeave={() => setHover(null)}
+          />
         </div>
       )}
       <div className="scan-legend">
-        <span><span className="swatch" style={{ background: STAGE.local }} /> local scan (applications)</span>
-        <span><span className="swatch" style={{ background: STAGE.network }} /> network application</span>
-        <span><span className="swatch" style={{ background: STAGE.prop }} /> second stage</span>
-        <span><span className="swatch hollow" style={{ borderColor: STAGE.free }} /> identity (free)</span>
-        <span><span className="swatch hollow" style={{ borderColor: STAGE.pruned }} /> not needed</span>
+        <span>
+          <span className="swatch" style={{ background: STAGE.local }} /> local scan (applications)
+        </span>
+        <span>
+          <span className="swatch" style={{ background: STAGE.network }} /> network application
+        </span>
+        <span>
+          <span className="swatch" style={{ background: STAGE.prop }} /> second stage
+        </span>
+        <span>
+          <span className="swatch hollow" style={{ borderColor: STAGE.free }} /> identity (free)
+        </span>
+        <span>
+          <span className="swatch hollow" style={{ borderColor: STAGE.pruned }} /> not needed
+        </span>
         {hover && (
           <span className="mono" data-testid="scan-expand-hover">
             {hover.key ? `${id}/${hover.key}` : hover.kind === 'free' ? 'free: an identity operand' : 'not needed by any worker'} {hover.label}

@@ -15,12 +15,25 @@ export function ScanRuns({ doc }: { doc: WrittenDocument }) {
   return (
     <div className="run-buttons" data-testid="run-scans">
       {scans.map((s) => (
-        <button key={s.flatId} data-testid={`run-scan-timeline-${s.flatId}`} onClick={() => setOpen(s)} title={`Scan ${s.flatId}: lanes per worker, simulated (mean and replayed costs) and measured, on one time axis`}>
+        <button
+          key={s.flatId}
+          data-testid={`run-scan-timeline-${s.flatId}`}
+          onClick={() => setOpen(s)}
+          title={`Scan ${s.flatId}: lanes per worker, simulated (mean and replayed costs) and measured, on one time axis`}
+        >
           Scan timeline: {s.flatId}
         </button>
       ))}
       {open && m && (
-        <ScanTimeline id={open.flatId} doc={doc} {...m} pes={open.pes} operator={open.settings.operator} own={open.settings.own} onClose={() => setOpen(null)} />
+        <ScanTimeline
+          id={open.flatId}
+          doc={doc}
+          {...m}
+          pes={open.pes}
+          operator={open.settings.operator}
+          own={open.settings.own}
+          onClose={() => setOpen(null)}
+        />
       )}
     </div>
   );

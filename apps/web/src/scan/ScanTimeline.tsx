@@ -33,9 +33,25 @@ const GAP = 2;
 const HEAD = 30;
 const RULER = 22;
 
-export const SLICE_COLORS: Record<SliceKind, string> = { local: STAGE_COLORS.local, network: STAGE_COLORS.network, prop: STAGE_COLORS.prop, barrier: barrierKind.color, other: '#64748b', wait: waitKind.color, idle: '#ffffff' };
+export const SLICE_COLORS: Record<SliceKind, string> = {
+  local: STAGE_COLORS.local,
+  network: STAGE_COLORS.network,
+  prop: STAGE_COLORS.prop,
+  barrier: barrierKind.color,
+  other: '#64748b',
+  wait: waitKind.color,
+  idle: '#ffffff',
+};
 const CRITICAL = '#111827';
-const LABEL: Record<SliceKind, string> = { local: 'local scan', network: 'network', prop: 'second stage', barrier: 'barrier', other: 'other firing on its PE', wait: 'wait', idle: 'idle' };
+const LABEL: Record<SliceKind, string> = {
+  local: 'local scan',
+  network: 'network',
+  prop: 'second stage',
+  barrier: 'barrier',
+  other: 'other firing on its PE',
+  wait: 'wait',
+  idle: 'idle',
+};
 
 export interface ScanTimelineProps {
   id: string;
@@ -93,9 +109,18 @@ export function ScanTimeline(props: ScanTimelineProps) {
   const summary = `${id}: ${network} scan of ${N} elements on ${p} workers, ${execution}: ${data.bands.map((b) => `${b.title} ${formatDuration(b.makespan * 1e6)}`).join('; ')}`;
 
   return (
-    <div className="scan-expand scan-timeline" role="dialog" aria-label={`The timeline of scan ${id}`} data-testid="scan-timeline" data-bands={data.bands.length}>
+    <div
+      className="scan-expand scan-timeline"
+      role="dialog"
+      aria-label={`The timeline of scan ${id}`}
+      data-testid="scan-timeline"
+      data-bands={data.bands.length}
+    >
       <div className="scan-expand-head">
-        <b>{id}</b> <span className="muted">{network} · N = {N} · p = {p} · {strategy} · {output} · {execution}</span>
+        <b>{id}</b>{' '}
+        <span className="muted">
+          {network} · N = {N} · p = {p} · {strategy} · {output} · {execution}
+        </span>
         <span className="spacer" />
         <button className="icon" onClick={onClose} title="Close (Escape)" data-testid="scan-timeline-close">
           ×
@@ -104,7 +129,11 @@ export function ScanTimeline(props: ScanTimelineProps) {
       <ul className="scan-timeline-bands">
         {data.bands.map((b) => (
           <li key={b.id} data-testid={`scan-makespan-${b.id}`} data-seconds={b.makespan}>
-            <b>{b.title}</b>: makespan <b>{formatDuration(b.makespan * 1e6)}</b> <span className="muted">({b.source}{b.criticalPath.length ? `; critical path ${b.criticalPath.length} nodes` : ''})</span>
+            <b>{b.title}</b>: makespan <b>{formatDuration(b.makespan * 1e6)}</b>{' '}
+            <span className="muted">
+              ({b.source}
+              {b.criticalPath.length ? `; critical path ${b.criticalPath.length} nodes` : ''})
+            </span>
           </li>
         ))}
       </ul>
@@ -113,9 +142,20 @@ export function ScanTimeline(props: ScanTimelineProps) {
           {n}
         </p>
       ))}
-      {p > MAX_LANES && <p className="help">The first {MAX_LANES} of {p} workers are drawn; the makespans count them all.</p>}
+      {p > MAX_LANES && (
+        <p className="help">
+          The first {MAX_LANES} of {p} workers are drawn; the makespans count them all.
+        </p>
+      )}
       <div className="scan-expand-body">
-        <svg width="100%" viewBox={`0 0 ${W} ${height}`} role="img" aria-label={summary} data-testid="scan-timeline-svg" style={{ minWidth: W / 1.5, display: 'block' }}>
+        <svg
+          width="100%"
+          viewBox={`0 0 ${W} ${height}`}
+          role="img"
+          aria-label={summary}
+          data-testid="scan-timeline-svg"
+          style={{ minWidth: W / 1.5, display: 'block' }}
+        >
           <defs>
             <pattern id={hatch} width={6} height={6} patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
               <rect width={6} height={6} fill="#fff" />
@@ -142,7 +182,8 @@ export function ScanTimeline(props: ScanTimelineProps) {
           </span>
         ))}
         <span>
-          <span className="swatch hollow" style={{ borderColor: '#cbd5e1', background: 'repeating-linear-gradient(45deg, #fff 0 2px, #cbd5e1 2px 4px)' }} /> idle
+          <span className="swatch hollow" style={{ borderColor: '#cbd5e1', background: 'repeating-linear-gradient(45deg, #fff 0 2px, #cbd5e1 2px 4px)' }} />{' '}
+          idle
         </span>
         <span>
           <span className="swatch hollow" style={{ borderColor: CRITICAL }} /> critical path
@@ -155,7 +196,21 @@ export function ScanTimeline(props: ScanTimelineProps) {
   );
 }
 
-function BandView({ band, top, lanes, pes, x, hatch }: { band: Band; top: number; lanes: number; pes: readonly string[]; x: (s: number) => number; hatch: string }) {
+function BandView({
+  band,
+  top,
+  lanes,
+  pes,
+  x,
+  hatch,
+}: {
+  band: Band;
+  top: number;
+  lanes: number;
+  pes: readonly string[];
+  x: (s: number) => number;
+  hatch: string;
+}) {
   return (
     <g data-testid={`scan-band-${band.id}`} data-makespan={band.makespan} data-lanes={Math.min(lanes, band.lanes.length)}>
       <line x1={0} y1={top + 1} x2={W} y2={top + 1} stroke="#e3e6eb" />

@@ -16,7 +16,13 @@ import type { MeasuredPoint } from './history.js';
 export const CHART_P = 32;
 export const CHART_MAX_P = 128;
 
-export const NETWORK_COLORS: Record<ScanNetwork, string> = { serial: '#6b7280', 'kogge-stone': '#2563eb', sklansky: '#059669', 'brent-kung': '#d97706', blelloch: '#9333ea' };
+export const NETWORK_COLORS: Record<ScanNetwork, string> = {
+  serial: '#6b7280',
+  'kogge-stone': '#2563eb',
+  sklansky: '#059669',
+  'brent-kung': '#d97706',
+  blelloch: '#9333ea',
+};
 
 const W = 300;
 const H = 170;
@@ -28,8 +34,17 @@ export const chartMaxP = (N: number, p: number) => Math.max(1, Math.min(N, CHART
 export type Curves = ({ network: ScanNetwork } & ReturnType<typeof speedupCurve>)[];
 
 /** Every network's speedup curve at N over p = 1 .. maxP (memoised on what they depend on). */
-export function useCurves(N: number, maxP: number, strategy: ScanStrategy | undefined, output: ScanOutput | undefined, execution: ScanExecution | undefined): Curves | null {
-  return useMemo(() => (strategy && output && execution ? NETWORKS.map((n) => ({ network: n, ...speedupCurve(N, n, maxP, strategy, output, execution) })) : null), [N, maxP, strategy, output, execution]);
+export function useCurves(
+  N: number,
+  maxP: number,
+  strategy: ScanStrategy | undefined,
+  output: ScanOutput | undefined,
+  execution: ScanExecution | undefined,
+): Curves | null {
+  return useMemo(
+    () => (strategy && output && execution ? NETWORKS.map((n) => ({ network: n, ...speedupCurve(N, n, maxP, strategy, output, execution) })) : null),
+    [N, maxP, strategy, output, execution],
+  );
 }
 
 export const MEASURED_COLOR = '#dc2626';
@@ -47,7 +62,13 @@ export function SpeedupChart(props: { N: number; p: number; network: ScanNetwork
   const ticks = (max: number, n: number) => [...new Set(Array.from({ length: n + 1 }, (_, i) => Math.round((max * i) / n)))];
   return (
     <figure className="scan-chart" data-testid="scan-chart">
-      <svg width={W} height={H} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Speedup against workers p = 1 to ${right} at N = ${N}: ${curves.map((c) => `${c.network} best ${c.best.speedup.toFixed(2)} at p = ${c.best.p}`).join('; ')}${here ? `; this node ${here.speedup.toFixed(2)} at p = ${p}` : ''}${measured.length ? `; measured ${measured.map((q) => `${q.speedup.toFixed(2)} at p = ${q.p}`).join(', ')}` : ''}`}>
+      <svg
+        width={W}
+        height={H}
+        viewBox={`0 0 ${W} ${H}`}
+        role="img"
+        aria-label={`Speedup against workers p = 1 to ${right} at N = ${N}: ${curves.map((c) => `${c.network} best ${c.best.speedup.toFixed(2)} at p = ${c.best.p}`).join('; ')}${here ? `; this node ${here.speedup.toFixed(2)} at p = ${p}` : ''}${measured.length ? `; measured ${measured.map((q) => `${q.speedup.toFixed(2)} at p = ${q.p}`).join(', ')}` : ''}`}
+      >
         <line x1={PAD.l} y1={H - PAD.b} x2={W - PAD.r} y2={H - PAD.b} stroke="#9ca3af" />
         <line x1={PAD.l} y1={PAD.t} x2={PAD.l} y2={H - PAD.b} stroke="#9ca3af" />
         {ticks(right - 1, 4).map((t) => (

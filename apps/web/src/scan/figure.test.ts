@@ -7,7 +7,7 @@ import { scanFigure } from './figure.js';
 // applications at p = 8 (identities counted), and its fired dots and edges are the plan's.
 
 describe('scan figure', () => {
-  it('at p = 8 the network rows hold the figures\' applications: serial 7/7, Kogge-Stone 17/3, Sklansky 12/3, Brent-Kung 11/5, Blelloch 14/6', () => {
+  it("at p = 8 the network rows hold the figures' applications: serial 7/7, Kogge-Stone 17/3, Sklansky 12/3, Brent-Kung 11/5, Blelloch 14/6", () => {
     const want = { serial: [7, 7], 'kogge-stone': [17, 3], sklansky: [12, 3], 'brent-kung': [11, 5], blelloch: [14, 6] } as const;
     for (const network of NETWORKS) {
       const f = scanFigure(scanPlan(64, 8, network, 'scan-then-propagate', 'inclusive'));
@@ -25,11 +25,17 @@ describe('scan figure', () => {
     expect(f.dots.filter((d) => d.kind === 'free').every((d) => d.applications === 0)).toBe(true);
   });
 
-  it('every plan node is one dot, its data edges are lines, and its applications sum to the model\'s work', () => {
+  it("every plan node is one dot, its data edges are lines, and its applications sum to the model's work", () => {
     for (const network of NETWORKS)
       for (const strategy of ['scan-then-propagate', 'reduce-then-scan'] as const)
         for (const output of ['inclusive', 'exclusive'] as const)
-          for (const [N, p] of [[1, 1], [7, 3], [40, 5], [64, 8], [100, 13]]) {
+          for (const [N, p] of [
+            [1, 1],
+            [7, 3],
+            [40, 5],
+            [64, 8],
+            [100, 13],
+          ]) {
             const plan = scanPlan(N, p, network, strategy, output);
             const f = scanFigure(plan);
             const fired = f.dots.filter((d) => d.key !== undefined);

@@ -58,7 +58,11 @@ export function scanFigure(plan: ScanPlan): ScanFigure {
   // matched by level, worker and operands (its inputs name the nodes holding those values).
   const valueOfNode = new Map<string, number>();
   plan.nodes.forEach((n, k) => {
-    if (n.stage === 'local') valueOfNode.set(`${k}:total`, net.values.findIndex((v) => v.leaf === n.worker));
+    if (n.stage === 'local')
+      valueOfNode.set(
+        `${k}:total`,
+        net.values.findIndex((v) => v.leaf === n.worker),
+      );
   });
   let next = 0;
   plan.nodes.forEach((n, k) => {
@@ -88,7 +92,11 @@ export function scanFigure(plan: ScanPlan): ScanFigure {
     const b = plan.blocks[n.worker];
     const label = app !== undefined ? `[${net.applications[app].lo}, ${net.applications[app].hi}]` : `x${b.lo}…x${b.lo + b.count - 1}`;
     dotOfNode[k] = dots.push({ col, row, kind: n.stage, key: n.key, applications: operatorApplications(n.mode, n.count), label }) - 1;
-    if (n.stage === 'local') dotOfValue.set(net.values.findIndex((v) => v.leaf === n.worker), dotOfNode[k]);
+    if (n.stage === 'local')
+      dotOfValue.set(
+        net.values.findIndex((v) => v.leaf === n.worker),
+        dotOfNode[k],
+      );
     if (app !== undefined) dotOfValue.set(net.applications[app].value!, dotOfNode[k]);
   });
   // The network's applications the plan does not fire: free (an identity operand) or pruned.

@@ -28,9 +28,12 @@ export interface ScanHistoryState {
 }
 
 export const scanHistory = createStore<ScanHistoryState>()(() => ({ points: {}, runs: 0 }));
-export const useScanHistory = <T,>(sel: (s: ScanHistoryState) => T) => useStore(scanHistory, sel);
+export const useScanHistory = <T>(sel: (s: ScanHistoryState) => T) => useStore(scanHistory, sel);
 
-export function historyKey(flatId: string, m: { N: number; network: ScanNetwork; strategy: ScanStrategy; output: ScanOutput; execution: ScanExecution }): string {
+export function historyKey(
+  flatId: string,
+  m: { N: number; network: ScanNetwork; strategy: ScanStrategy; output: ScanOutput; execution: ScanExecution },
+): string {
   return `${flatId}|${m.N}|${m.network}|${m.strategy}|${m.output}|${m.execution}`;
 }
 
@@ -72,7 +75,8 @@ export function clearScanHistory(): void {
 export function followRuns(run: RunStore, doc: () => WrittenDocument): () => void {
   return run.store.subscribe((s: RunState, prev: RunState) => {
     if (s.status === 'running' && prev.status !== 'running') scanHistory.setState({ runs: scanHistory.getState().runs + 1 });
-    if (s.status === 'done' && prev.status !== 'done' && s.mode === 'static' && freshness(s) === 'current') recordRun(doc(), run.measured(), scanHistory.getState().runs);
+    if (s.status === 'done' && prev.status !== 'done' && s.mode === 'static' && freshness(s) === 'current')
+      recordRun(doc(), run.measured(), scanHistory.getState().runs);
     if (s.seen.loads !== prev.seen.loads) clearScanHistory();
   });
 }

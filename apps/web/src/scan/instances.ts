@@ -37,7 +37,9 @@ export function scanInstances(doc: WrittenDocument, resolve: Resolve = resolver(
 }
 
 /** The settings core's model needs, when the scan has them all (a known network, output, strategy, execution, N >= p >= 1). */
-export function modelled(s: ScanInstance): { N: number; p: number; network: ScanNetwork; strategy: ScanStrategy; output: ScanOutput; execution: ScanExecution } | null {
+export function modelled(
+  s: ScanInstance,
+): { N: number; p: number; network: ScanNetwork; strategy: ScanStrategy; output: ScanOutput; execution: ScanExecution } | null {
   const { network, strategy, output, execution } = s.settings;
   const p = Math.max(1, s.pes.length);
   if (!network || !strategy || !output || !execution || s.N === undefined || s.N < p) return null;

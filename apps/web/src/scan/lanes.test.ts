@@ -6,7 +6,13 @@ import { calibratedPerApplication, hintPerApplication, runFires, scanTimeline, s
 import { emptyDocument } from '../document/documents.js';
 
 /** A fire on worker w's PE (cpu@h<w>); other nodes on cpu@h9 unless placed. */
-const fire = (node: string, iteration: number, start: number, end: number, pe = `cpu@h${/\.w(\d+)$/.exec(node)?.[1] ?? (node.includes('barrier') ? 0 : 9)}`): TraceEvent => ({ host: pe.split('@')[1], pe, thread: 'main', kind: 'fire', name: node, node, iteration, cycle: iteration, start, end });
+const fire = (
+  node: string,
+  iteration: number,
+  start: number,
+  end: number,
+  pe = `cpu@h${/\.w(\d+)$/.exec(node)?.[1] ?? (node.includes('barrier') ? 0 : 9)}`,
+): TraceEvent => ({ host: pe.split('@')[1], pe, thread: 'main', kind: 'fire', name: node, node, iteration, cycle: iteration, start, end });
 
 // Kogge-Stone, N = 8 on p = 2: w0 scans 0..3 (3 applications), w1 scans 4..7 (3), the network's
 // one application on w1 (ks.r1.w1) and w1's second stage (3). Worker 0 is slow: its local scan
@@ -31,13 +37,13 @@ function trace(extra: (it: number, t: number, k: number) => TraceEvent[] = () =>
   return c;
 }
 
-describe('the scan timeline\'s lanes', () => {
-  it('a node\'s stage and worker come from its key; a barrier relay runs on worker 0', () => {
+describe("the scan timeline's lanes", () => {
+  it("a node's stage and worker come from its key; a barrier relay runs on worker 0", () => {
     expect(['local.w3', 'ks.r2.w5', 'bk.r4.w1', 'prop.w0', 'barrier.r2'].map(stageOf)).toEqual(['local', 'network', 'network', 'prop', 'barrier']);
     expect(['local.w3', 'ks.r2.w5', 'prop.w12', 'barrier.r2', 'other'].map(workerOf)).toEqual([3, 5, 12, 0, undefined]);
   });
 
-  it('the measured fires: the median iteration\'s, from its first fire, each on its worker; the mean cost over every iteration', () => {
+  it("the measured fires: the median iteration's, from its first fire, each on its worker; the mean cost over every iteration", () => {
     const r = runFires(trace(), 'scan1', plan)!;
     expect(r.iterations).toBe(3);
     expect(r.iteration).toBe(2);
@@ -62,7 +68,7 @@ describe('the scan timeline\'s lanes', () => {
     expect(t.notes).toEqual([]);
   });
 
-  it('stages per node, waits and idle per lane; the critical path is simulateScan\'s, outlined', () => {
+  it("stages per node, waits and idle per lane; the critical path is simulateScan's, outlined", () => {
     const run = runFires(trace(), 'scan1', plan)!;
     const t = scanTimeline({ plan, execution: 'eager', run });
     const kinds = (band: number, w: number) => t.bands[band].lanes[w].slices.map((s) => `${s.kind}${s.key ? ` ${s.key}` : ''}${s.critical ? ' *' : ''}`);
@@ -81,8 +87,12 @@ describe('the scan timeline\'s lanes', () => {
     expect([w1.busy, w1.wait, w1.idle].map((s) => +(s * 1e3).toFixed(6))).toEqual([10.5, 3, 0]);
   });
 
-  it('rounds: a measured barrier relay is drawn on worker 0\'s lane in the barrier color\'s stage, and its mean time is the simulations\' barrier', () => {
-    const run = runFires(trace((it, t, k) => [fire('scan1/barrier.r1', it, t + 5000 * k, t + 5200 * k)]), 'scan1', plan)!;
+  it("rounds: a measured barrier relay is drawn on worker 0's lane in the barrier color's stage, and its mean time is the simulations' barrier", () => {
+    const run = runFires(
+      trace((it, t, k) => [fire('scan1/barrier.r1', it, t + 5000 * k, t + 5200 * k)]),
+      'scan1',
+      plan,
+    )!;
     expect(run.barrier * 1e3).toBeCloseTo((0.2 + 0.4 + 0.3) / 3, 9);
     const t = scanTimeline({ plan, execution: 'rounds', run });
     expect(t.bands[2].lanes[0].slices.map((s) => s.kind)).toEqual(['local', 'barrier', 'idle']);
@@ -90,7 +100,7 @@ describe('the scan timeline\'s lanes', () => {
     expect(t.bands[1].makespan * 1e3).toBeCloseTo(7.5 + 0.3 + 1.5 + 4.5, 9);
   });
 
-  it('other fires on a worker\'s PE during the iteration (another node, the next iteration) are drawn as such, not as its wait', () => {
+  it("other fires on a worker's PE during the iteration (another node, the next iteration) are drawn as such, not as its wait", () => {
     // w1's PE fires `check` from 3 to 4 ms (scale 1.5: 4.5 to 6) and the next iteration's local scan runs into the span.
     const c = trace((it, t, k) => [fire('check', it, t + 3000 * k, t + 4000 * k, 'cpu@h1')]);
     c.append([fire('scan1/local.w0', 3, 200_000 + 12_000, 200_000 + 20_000)]);
@@ -119,23 +129,34 @@ describe('the scan timeline\'s lanes', () => {
     // 3 ms + 6 ms of own time over 10 applications.
     expect(run.perApplication! * 1e3).toBeCloseTo(0.9, 9);
     const t = scanTimeline({ plan, execution: 'eager', run });
-    const lane = t.bands[2].lanes[1].slices.map((s) => `${s.kind} ${+(s.start * 1e3).toFixed(3)}..${+(s.end * 1e3).toFixed(3)}${s.queued !== undefined ? ` queued ${+(s.queued * 1e3).toFixed(3)}` : ''}`);
+    const lane = t.bands[2].lanes[1].slices.map(
+      (s) => `${s.kind} ${+(s.start * 1e3).toFixed(3)}..${+(s.end * 1e3).toFixed(3)}${s.queued !== undefined ? ` queued ${+(s.queued * 1e3).toFixed(3)}` : ''}`,
+    );
     expect(lane).toEqual(['wait 0..3', 'local 3..9', 'network 9..9 queued 3.1', 'prop 9..9 queued 3.2']);
     // The replay: w1's 6 ms from 0 (its block is there at 0; in the run it came at 3 ms), the rest free.
     expect(t.bands[1].makespan * 1e3).toBeCloseTo(6, 9);
   });
 
-  it('fires of another p (a worker the plan lacks) are not this plan\'s run', () => {
+  it("fires of another p (a worker the plan lacks) are not this plan's run", () => {
     const c = trace();
     c.append([fire('scan1/local.w5', 0, 0, 10)]);
     expect(runFires(c, 'scan1', plan)).toBeNull();
     expect(runFires(trace(), 'scan3', plan)).toBeNull();
   });
 
-  it('without a run: (a) alone from the operator\'s cost hint, per worker PE, and a note on what a run adds', () => {
+  it("without a run: (a) alone from the operator's cost hint, per worker PE, and a note on what a run adds", () => {
     const doc = emptyDocument();
     const mulmod = findKernel('mat.mulmod')!;
-    const d = { ...doc, arch: { ...doc.arch, pes: [{ id: 'cpu@h0', host: 'h0', kind: 'cpu' as const, memory: 1 << 30 }, { id: 'gpu0@h0', host: 'h0', kind: 'gpu' as const, memory: 1 << 30, flops: 2e12 }] } };
+    const d = {
+      ...doc,
+      arch: {
+        ...doc.arch,
+        pes: [
+          { id: 'cpu@h0', host: 'h0', kind: 'cpu' as const, memory: 1 << 30 },
+          { id: 'gpu0@h0', host: 'h0', kind: 'gpu' as const, memory: 1 << 30, flops: 2e12 },
+        ],
+      },
+    };
     const hint = hintPerApplication(mulmod, { k: 3 }, d, ['cpu@h0', 'gpu0@h0'], 2)!;
     const cost = mulmod.cost({ k: 3, mode: 'apply', count: 1 });
     expect(hint[0]).toBeCloseTo(cost.flops / 5e10 + cost.bytes / 2e10, 18);
@@ -146,9 +167,15 @@ describe('the scan timeline\'s lanes', () => {
     expect(t.notes.join(' ')).toMatch(/No run of the document as it is yet: .*\(b\).*\(c\)/);
   });
 
-  it('without a run, the project\'s calibration gives each worker\'s PE its cost per application (its firings of the operator with these params)', () => {
+  it("without a run, the project's calibration gives each worker's PE its cost per application (its firings of the operator with these params)", () => {
     const mulmod = findKernel('mat.mulmod')!;
-    const firing = (pe: string, mode: string, count: number, seconds: number, nodes: number, k = 3) => ({ kernel: 'mat.mulmod', params: withDefaults(mulmod, { k, mode, count }) as Record<string, unknown>, pe, seconds, nodes });
+    const firing = (pe: string, mode: string, count: number, seconds: number, nodes: number, k = 3) => ({
+      kernel: 'mat.mulmod',
+      params: withDefaults(mulmod, { k, mode, count }) as Record<string, unknown>,
+      pe,
+      seconds,
+      nodes,
+    });
     const cal: Calibration = {
       format: CALIBRATION_FORMAT,
       document: { name: 'scan', hash: 'x' },

@@ -1,4 +1,16 @@
-import { DEFAULT_RATES, operatorApplications, simulateScan, TRACE_KINDS, type Calibration, type OperatorMode, type ScanCosts, type ScanExecution, type ScanPlan, type TraceColumns, type WrittenDocument } from '@pipeloom/core';
+import {
+  DEFAULT_RATES,
+  operatorApplications,
+  simulateScan,
+  TRACE_KINDS,
+  type Calibration,
+  type OperatorMode,
+  type ScanCosts,
+  type ScanExecution,
+  type ScanPlan,
+  type TraceColumns,
+  type WrittenDocument,
+} from '@pipeloom/core';
 import { portsFor, withDefaults, type KernelSpec, type Params } from '@pipeloom/kernels';
 import { ownStarts } from './inflight.js';
 import type { ScanMessages } from './messages.js';
@@ -179,10 +191,23 @@ export function runFires(c: TraceColumns, id: string, plan: ScanPlan): RunFires 
     if (c.kind[i] !== FIRE || shown.has(i) || c.end[i] <= span.start || c.start[i] >= span.end) continue;
     const worker = workerOn.get(c.lane[i]);
     if (worker === undefined) continue;
-    fires.push({ key: `${c.names[c.name[i]]} (iteration ${c.iteration[i]})`, worker, start: (Math.max(c.start[i], span.start) - span.start) / 1e6, end: (Math.min(c.end[i], span.end) - span.start) / 1e6, other: true });
+    fires.push({
+      key: `${c.names[c.name[i]]} (iteration ${c.iteration[i]})`,
+      worker,
+      start: (Math.max(c.start[i], span.start) - span.start) / 1e6,
+      end: (Math.min(c.end[i], span.end) - span.start) / 1e6,
+      other: true,
+    });
     n++;
   }
-  return { iterations: spans.size, iteration, fires, perApplication: applications > 0 ? busy / applications : undefined, barrier: barriers ? barrierTime / barriers : 0, count };
+  return {
+    iterations: spans.size,
+    iteration,
+    fires,
+    perApplication: applications > 0 ? busy / applications : undefined,
+    barrier: barriers ? barrierTime / barriers : 0,
+    count,
+  };
 }
 
 /**
@@ -212,14 +237,21 @@ export function hintPerApplication(operator: KernelSpec, own: Params, doc: Writt
  * on that PE, their time over their applications (a firing of mode m and count c makes
  * operatorApplications(m, c)). Undefined unless every worker's PE has such firings.
  */
-export function calibratedPerApplication(cal: Calibration, operator: KernelSpec, own: Params, pes: readonly string[], p: number): { perApplication: number[]; firings: number } | undefined {
+export function calibratedPerApplication(
+  cal: Calibration,
+  operator: KernelSpec,
+  own: Params,
+  pes: readonly string[],
+  p: number,
+): { perApplication: number[]; firings: number } | undefined {
   let mine: Params;
   try {
     mine = withDefaults(operator, { ...own, mode: 'apply', count: 1 });
   } catch {
     return undefined;
   }
-  const same = (params: Record<string, unknown>) => Object.keys(mine).every((k) => k === 'mode' || k === 'count' || JSON.stringify(params[k]) === JSON.stringify(mine[k]));
+  const same = (params: Record<string, unknown>) =>
+    Object.keys(mine).every((k) => k === 'mode' || k === 'count' || JSON.stringify(params[k]) === JSON.stringify(mine[k]));
   const per = new Map<string, { seconds: number; applications: number }>();
   let firings = 0;
   for (const f of cal.firings) {
@@ -248,7 +280,11 @@ export function calibratedPerApplication(cal: Calibration, operator: KernelSpec,
 export function lanesOf(p: number, slices: readonly (Fire & { critical: boolean })[], makespan: number): Lane[] {
   const per: (Fire & { critical: boolean })[][] = Array.from({ length: p }, () => []);
   // A firing in flight beside an earlier one is drawn from when that one ended (its own time).
-  for (const s of slices) if (s.worker < p) per[s.worker].push(s.from !== undefined && s.from > s.start ? { ...s, start: s.from, queued: s.start } as Fire & { critical: boolean; queued: number } : s);
+  for (const s of slices)
+    if (s.worker < p)
+      per[s.worker].push(
+        s.from !== undefined && s.from > s.start ? ({ ...s, start: s.from, queued: s.start } as Fire & { critical: boolean; queued: number }) : s,
+      );
   return per.map((fires, worker) => {
     fires.sort((a, b) => a.start - b.start || a.end - b.end);
     const last = fires.reduce((m, f) => (f.other ? m : Math.max(m, f.end)), 0);
@@ -267,7 +303,14 @@ export function lanesOf(p: number, slices: readonly (Fire & { critical: boolean 
     for (const f of fires) {
       gap(f.start);
       const queued = (f as { queued?: number }).queued;
-      out.push({ kind: f.other ? 'other' : stageOf(f.key), start: f.start, end: f.end, key: f.key, critical: f.critical, ...(queued !== undefined ? { queued } : {}) });
+      out.push({
+        kind: f.other ? 'other' : stageOf(f.key),
+        start: f.start,
+        end: f.end,
+        key: f.key,
+        critical: f.critical,
+        ...(queued !== undefined ? { queued } : {}),
+      });
       if (!f.other) busy += f.end - f.start;
       at = Math.max(at, f.end);
     }
@@ -317,25 +360,64 @@ export function scanTimeline({ plan, execution, hint, run, calibrated, messages 
   };
   const mean = run?.perApplication;
   if (mean !== undefined) {
-    bands.push(simulated('mean', '(a) simulated, mean cost', `calibrated from the last run: ${fmtCost(mean)} per application (${run!.count} fires over ${run!.iterations} iterations)`, { kind: 'mean', perApplication: mean }, run!.barrier));
+    bands.push(
+      simulated(
+        'mean',
+        '(a) simulated, mean cost',
+        `calibrated from the last run: ${fmtCost(mean)} per application (${run!.count} fires over ${run!.iterations} iterations)`,
+        { kind: 'mean', perApplication: mean },
+        run!.barrier,
+      ),
+    );
   } else if (calibrated) {
-    bands.push(simulated('mean', '(a) simulated, mean cost', `the project's calibration of ${calibrated.date.slice(0, 16).replace('T', ' ')} UTC: ${range(calibrated.perApplication)} per application on the workers' PEs (${calibrated.firings} firings)`, { kind: 'mean', perApplication: calibrated.perApplication }, 0));
+    bands.push(
+      simulated(
+        'mean',
+        '(a) simulated, mean cost',
+        `the project's calibration of ${calibrated.date.slice(0, 16).replace('T', ' ')} UTC: ${range(calibrated.perApplication)} per application on the workers' PEs (${calibrated.firings} firings)`,
+        { kind: 'mean', perApplication: calibrated.perApplication },
+        0,
+      ),
+    );
   } else if (hint) {
-    bands.push(simulated('mean', '(a) simulated, mean cost', `the operator's cost hint: ${range(hint)} per application (no measured cost yet)`, { kind: 'mean', perApplication: hint }, 0));
+    bands.push(
+      simulated(
+        'mean',
+        '(a) simulated, mean cost',
+        `the operator's cost hint: ${range(hint)} per application (no measured cost yet)`,
+        { kind: 'mean', perApplication: hint },
+        0,
+      ),
+    );
   } else notes.push("(a) needs a cost per application: the operator's cost hint cannot be read for these params, and there is no run or calibration of it yet");
   if (run) {
     const seconds: Record<string, number[]> = {};
     for (const f of run.fires) if (!f.other && stageOf(f.key) !== 'barrier') seconds[f.key] = [f.end - (f.from ?? f.start)];
-    bands.push(simulated('replay', '(b) simulated, replayed costs', `each node's measured time in iteration ${run.iteration} of the last run`, { kind: 'replay', per: 'firing', seconds }, run.barrier));
+    bands.push(
+      simulated(
+        'replay',
+        '(b) simulated, replayed costs',
+        `each node's measured time in iteration ${run.iteration} of the last run`,
+        { kind: 'replay', per: 'firing', seconds },
+        run.barrier,
+      ),
+    );
     const makespan = run.fires.reduce((m, f) => (f.other ? m : Math.max(m, f.end)), 0);
     bands.push({
       id: 'measured',
       title: '(c) measured',
       source: `the last run's fires, iteration ${run.iteration} (the median span of ${run.iterations})`,
       makespan,
-      lanes: lanesOf(p, run.fires.map((f) => ({ ...f, critical: false })), makespan),
+      lanes: lanesOf(
+        p,
+        run.fires.map((f) => ({ ...f, critical: false })),
+        makespan,
+      ),
       criticalPath: [],
     });
-  } else notes.push("No run of the document as it is yet: run it (Run tab) to calibrate (a) from its fires, and add (b), the simulation replaying each node's measured time, and (c), the measured firings, on this axis.");
+  } else
+    notes.push(
+      "No run of the document as it is yet: run it (Run tab) to calibrate (a) from its fires, and add (b), the simulation replaying each node's measured time, and (c), the measured firings, on this axis.",
+    );
   return { bands, axis: bands.reduce((m, b) => Math.max(m, b.makespan), 0), notes };
 }

@@ -2,10 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { scanModel, TraceColumns, type TraceEvent } from '@pipeloom/core';
 import { measuredScan } from './measured.js';
 
-const fire = (node: string, pe: string, iteration: number, start: number, end: number): TraceEvent => ({ host: 'h0', pe, thread: 'main', kind: 'fire', name: node, node, iteration, cycle: iteration, start, end });
+const fire = (node: string, pe: string, iteration: number, start: number, end: number): TraceEvent => ({
+  host: 'h0',
+  pe,
+  thread: 'main',
+  kind: 'fire',
+  name: node,
+  node,
+  iteration,
+  cycle: iteration,
+  start,
+  end,
+});
 
 describe('measured scan speedup', () => {
-  it('a run whose fires follow the model at unit cost measures the model\'s speedup; other nodes are left out', () => {
+  it("a run whose fires follow the model at unit cost measures the model's speedup; other nodes are left out", () => {
     // Kogge-Stone, N = 8 on p = 2: each worker scans 4 (3 applications); w1 adds w0's total to
     // its first 3 (its last is the network's one application, before it on the same PE): span
     // 3 + 1 + 3 with the worker serialised (the model's speedup), work 10. (Overlapping fires on
@@ -30,7 +41,7 @@ describe('measured scan speedup', () => {
     expect(r.speedup).toBeCloseTo(m.speedup, 10);
   });
 
-  it('a GPU PE\'s fires submitted together and read back together count the batch\'s time once', () => {
+  it("a GPU PE's fires submitted together and read back together count the batch's time once", () => {
     // N = 8 on p = 2; w0 on the CPU scans its block in 3 ms; w1 on the GPU submits its local
     // scan, network application and second stage at 0, 0.1 and 0.2 ms, all read back at 6 ms:
     // own times 6, 0 and 0 (counted in full they would be 6 + 5.9 + 5.8). Busy 9 ms over the

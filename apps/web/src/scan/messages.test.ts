@@ -32,8 +32,8 @@ const mulmod = findKernel('mat.mulmod')!;
 // 3 x 3 matrices: W = 9 payload words, an element of (2 + 9) x 4 = 44 bytes.
 const W = payloadWords(mulmod, { k: 3 })!;
 
-describe('the scan timeline\'s messages', () => {
-  it('an element of a 3 x 3 mat.mulmod is 44 bytes; a message takes the fastest route, its links\' times summed; on one PE it is free', () => {
+describe("the scan timeline's messages", () => {
+  it("an element of a 3 x 3 mat.mulmod is 44 bytes; a message takes the fastest route, its links' times summed; on one PE it is free", () => {
     expect(W).toBe(9);
     const pes = ['cpu@h0', 'cpu@h1', 'gpu0@h1', 'cpu@h1'];
     const m = scanMessages(twoHosts(), pes, W).messages!;
@@ -74,7 +74,9 @@ describe('the scan timeline\'s messages', () => {
   });
 
   it('what cannot be costed says why (the simulations then take messages as free)', () => {
-    expect(scanMessages(twoHosts(false), ['cpu@h0', 'cpu@h1'], W).why).toBe('no route from cpu@h0 to cpu@h1 in the architecture graph (link them in Architecture)');
+    expect(scanMessages(twoHosts(false), ['cpu@h0', 'cpu@h1'], W).why).toBe(
+      'no route from cpu@h0 to cpu@h1 in the architecture graph (link them in Architecture)',
+    );
     expect(scanMessages(twoHosts(), ['cpu@h0', 'cpu@h7'], W).why).toBe('worker PE "cpu@h7" is not in the architecture graph');
     expect(scanMessages(twoHosts(), ['cpu@h0', 'cpu@h1'], undefined).why).toBe('the operator gives no element size for these params');
   });

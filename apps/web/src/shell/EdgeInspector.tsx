@@ -71,9 +71,19 @@ export function EdgeInspector({ doc, edge: e, at }: { doc: WrittenDocument; edge
             onCommit={(v) => update({ init: v === CONSTANT ? 0 : { node: v } }, `${key} init`)}
           />
           {initNode === undefined && (
-            <NumberField label="value" title="Every element of every initial token" value={typeof e.init === 'number' ? e.init : 0} testid="edge-init-value" onCommit={(v, coalesce) => update({ init: v }, `${key} init`, coalesce)} />
+            <NumberField
+              label="value"
+              title="Every element of every initial token"
+              value={typeof e.init === 'number' ? e.init : 0}
+              testid="edge-init-value"
+              onCommit={(v, coalesce) => update({ init: v }, `${key} init`, coalesce)}
+            />
           )}
-          {initNode !== undefined && <div className="insp-row help">Node {initNode} runs once per initial token (its iteration = the token's index) before the run, and never in it.</div>}
+          {initNode !== undefined && (
+            <div className="insp-row help">
+              Node {initNode} runs once per initial token (its iteration = the token's index) before the run, and never in it.
+            </div>
+          )}
         </>
       )}
       <button className="danger" onClick={() => dispatch({ type: 'edge/remove', key, ...(at ? { at } : {}) })}>

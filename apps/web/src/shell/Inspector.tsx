@@ -31,11 +31,28 @@ function ProjectInspector({ doc }: { doc: WrittenDocument }) {
           Description: {formatBytes(doc.description!.length)} of text, too long to edit here (edit it in the file)
         </div>
       ) : (
-        <TextField label="Description" value={doc.description ?? ''} onCommit={(description) => void dispatch({ type: 'doc/update', patch: { description } })} />
+        <TextField
+          label="Description"
+          value={doc.description ?? ''}
+          onCommit={(description) => void dispatch({ type: 'doc/update', patch: { description } })}
+        />
       )}
       <div className="insp-section">Run options</div>
-      <CheckField label="Computation-communication overlap" value={doc.options.overlap} testid="option-overlap" onCommit={(overlap) => dispatch({ type: 'options/update', patch: { overlap } }, { label: 'overlap' })} />
-      <NumberField label="Iterations" value={doc.options.iterations} min={1} max={1e9} integer testid="option-iterations" onCommit={(iterations, coalesce) => dispatch({ type: 'options/update', patch: { iterations } }, { label: 'iterations', coalesce })} />
+      <CheckField
+        label="Computation-communication overlap"
+        value={doc.options.overlap}
+        testid="option-overlap"
+        onCommit={(overlap) => dispatch({ type: 'options/update', patch: { overlap } }, { label: 'overlap' })}
+      />
+      <NumberField
+        label="Iterations"
+        value={doc.options.iterations}
+        min={1}
+        max={1e9}
+        integer
+        testid="option-iterations"
+        onCommit={(iterations, coalesce) => dispatch({ type: 'options/update', patch: { iterations } }, { label: 'iterations', coalesce })}
+      />
       <ModeFields options={doc.options} />
       <div className="insp-section">Summary</div>
       <div className="insp-row">
@@ -60,7 +77,9 @@ function InspectorBody({ doc, selection }: { doc: WrittenDocument; selection: Se
         <>
           <div className="insp-kind">Parameter</div>
           <ParamEditor row={row} def={doc.params![row.name]} selected={false} ids="inspector-" />
-          <p className="help">Node params, rates and delays read it by name (<code>2 * {row.name}</code>); the parameter panel lists them all.</p>
+          <p className="help">
+            Node params, rates and delays read it by name (<code>2 * {row.name}</code>); the parameter panel lists them all.
+          </p>
         </>
       );
     }
@@ -72,7 +91,11 @@ function InspectorBody({ doc, selection }: { doc: WrittenDocument; selection: Se
           <div className="insp-row">
             Node <b>{selection.node}</b> {node ? '' : <span className="field-error">is not in the DFG</span>}
           </div>
-          {node || selection.node.includes('/') ? <PePicker doc={doc} flatId={selection.node} node={node} /> : <button onClick={() => dispatch({ type: 'mapping/set', node: selection.node, pe: null })}>Remove entry</button>}
+          {node || selection.node.includes('/') ? (
+            <PePicker doc={doc} flatId={selection.node} node={node} />
+          ) : (
+            <button onClick={() => dispatch({ type: 'mapping/set', node: selection.node, pe: null })}>Remove entry</button>
+          )}
         </>
       );
     }
@@ -93,23 +116,41 @@ function InspectorBody({ doc, selection }: { doc: WrittenDocument; selection: Se
             label="Id"
             value={h.id}
             testid="inspector-id"
-            onCommit={(to) => validId(to) ?? (doc.arch.hosts.some((x) => x.id === to) ? `${to} exists` : (dispatch({ type: 'host/rename', id: h.id, to }), projectStore.getState().select({ kind: 'host', id: to }), null))}
+            onCommit={(to) =>
+              validId(to) ??
+              (doc.arch.hosts.some((x) => x.id === to)
+                ? `${to} exists`
+                : (dispatch({ type: 'host/rename', id: h.id, to }), projectStore.getState().select({ kind: 'host', id: to }), null))
+            }
           />
-          <TextField label="Agent URL" value={h.agent ?? ''} placeholder="ws://10.0.0.2:7070" testid="inspector-agent" onCommit={(agent) => void dispatch({ type: 'host/update', id: h.id, patch: { agent: agent || undefined } })} />
+          <TextField
+            label="Agent URL"
+            value={h.agent ?? ''}
+            placeholder="ws://10.0.0.2:7070"
+            testid="inspector-agent"
+            onCommit={(agent) => void dispatch({ type: 'host/update', id: h.id, patch: { agent: agent || undefined } })}
+          />
           <div className="insp-section">PEs</div>
           {pes.map((p) => (
             <div key={p.id} className="insp-row clickable" onClick={() => projectStore.getState().select({ kind: 'pe', id: p.id })}>
-              <span className="swatch" style={{ background: peColor(doc, p.id) }} /> {p.id} <span className="muted">{p.kind} · {formatBytes(p.memory)}</span>
+              <span className="swatch" style={{ background: peColor(doc, p.id) }} /> {p.id}{' '}
+              <span className="muted">
+                {p.kind} · {formatBytes(p.memory)}
+              </span>
             </div>
           ))}
-          <button className="danger" onClick={() => dispatch({ type: 'host/remove', id: h.id }, { label: `delete ${h.id}` })}>Delete host and its PEs</button>
+          <button className="danger" onClick={() => dispatch({ type: 'host/remove', id: h.id }, { label: `delete ${h.id}` })}>
+            Delete host and its PEs
+          </button>
         </>
       );
     }
     case 'pe': {
       const p = doc.arch.pes.find((x) => x.id === selection.id);
       if (!p) return <ProjectInspector doc={doc} />;
-      const mapped = Object.entries(doc.mapping).filter(([, v]) => mapsTo(v, p.id)).map(([k]) => k);
+      const mapped = Object.entries(doc.mapping)
+        .filter(([, v]) => mapsTo(v, p.id))
+        .map(([k]) => k);
       return (
         <>
           <div className="insp-kind">Processing element</div>
@@ -117,14 +158,48 @@ function InspectorBody({ doc, selection }: { doc: WrittenDocument; selection: Se
             label="Id"
             value={p.id}
             testid="inspector-id"
-            onCommit={(to) => validId(to) ?? (doc.arch.pes.some((x) => x.id === to) ? `${to} exists` : (dispatch({ type: 'pe/rename', id: p.id, to }), projectStore.getState().select({ kind: 'pe', id: to }), null))}
+            onCommit={(to) =>
+              validId(to) ??
+              (doc.arch.pes.some((x) => x.id === to)
+                ? `${to} exists`
+                : (dispatch({ type: 'pe/rename', id: p.id, to }), projectStore.getState().select({ kind: 'pe', id: to }), null))
+            }
           />
-          <div className="insp-row">Host <b>{p.host}</b></div>
-          <SelectField label="Kind" value={p.kind} options={[{ value: 'cpu', label: 'CPU' }, { value: 'gpu', label: 'GPU' }]} onCommit={(kind) => dispatch({ type: 'pe/update', id: p.id, patch: { kind } })} />
-          <NumberField label="Memory" value={p.memory} scale={GiB} min={1} unit="GiB" testid="inspector-memory" onCommit={(memory, coalesce) => dispatch({ type: 'pe/update', id: p.id, patch: { memory: Math.round(memory) } }, { coalesce })} />
-          {p.kind === 'gpu' && <NumberField label="Adapter index" value={p.device ?? 0} min={0} max={64} integer onCommit={(device, coalesce) => dispatch({ type: 'pe/update', id: p.id, patch: { device } }, { coalesce })} />}
+          <div className="insp-row">
+            Host <b>{p.host}</b>
+          </div>
+          <SelectField
+            label="Kind"
+            value={p.kind}
+            options={[
+              { value: 'cpu', label: 'CPU' },
+              { value: 'gpu', label: 'GPU' },
+            ]}
+            onCommit={(kind) => dispatch({ type: 'pe/update', id: p.id, patch: { kind } })}
+          />
+          <NumberField
+            label="Memory"
+            value={p.memory}
+            scale={GiB}
+            min={1}
+            unit="GiB"
+            testid="inspector-memory"
+            onCommit={(memory, coalesce) => dispatch({ type: 'pe/update', id: p.id, patch: { memory: Math.round(memory) } }, { coalesce })}
+          />
+          {p.kind === 'gpu' && (
+            <NumberField
+              label="Adapter index"
+              value={p.device ?? 0}
+              min={0}
+              max={64}
+              integer
+              onCommit={(device, coalesce) => dispatch({ type: 'pe/update', id: p.id, patch: { device } }, { coalesce })}
+            />
+          )}
           <div className="insp-row">Mapped: {mapped.length ? mapped.join(', ') : <span className="muted">nothing</span>}</div>
-          <button className="danger" onClick={() => dispatch({ type: 'pe/remove', id: p.id }, { label: `delete ${p.id}` })}>Delete PE</button>
+          <button className="danger" onClick={() => dispatch({ type: 'pe/remove', id: p.id }, { label: `delete ${p.id}` })}>
+            Delete PE
+          </button>
         </>
       );
     }
@@ -135,12 +210,38 @@ function InspectorBody({ doc, selection }: { doc: WrittenDocument; selection: Se
       return (
         <>
           <div className="insp-kind">Link</div>
-          <div className="insp-row mono">{l.a} ↔ {l.b}</div>
-          <SelectField<LinkKind> label="Kind" value={l.kind} testid="inspector-link-kind" options={LINK_KINDS.map((k) => ({ value: k, label: k }))} onCommit={(kind) => dispatch({ type: 'link/update', key, patch: linkKindPatch(l, kind) }, { label: `${key} ${kind}` })} />
-          <NumberField label="Bandwidth" value={l.bandwidth} scale={1e9} min={1} unit="GB/s" testid="inspector-bandwidth" onCommit={(bandwidth, coalesce) => dispatch({ type: 'link/update', key, patch: { bandwidth } }, { coalesce })} />
-          <NumberField label="Latency" value={l.latency} scale={1e-6} min={0} unit="µs" testid="inspector-latency" onCommit={(latency, coalesce) => dispatch({ type: 'link/update', key, patch: { latency } }, { coalesce })} />
+          <div className="insp-row mono">
+            {l.a} ↔ {l.b}
+          </div>
+          <SelectField<LinkKind>
+            label="Kind"
+            value={l.kind}
+            testid="inspector-link-kind"
+            options={LINK_KINDS.map((k) => ({ value: k, label: k }))}
+            onCommit={(kind) => dispatch({ type: 'link/update', key, patch: linkKindPatch(l, kind) }, { label: `${key} ${kind}` })}
+          />
+          <NumberField
+            label="Bandwidth"
+            value={l.bandwidth}
+            scale={1e9}
+            min={1}
+            unit="GB/s"
+            testid="inspector-bandwidth"
+            onCommit={(bandwidth, coalesce) => dispatch({ type: 'link/update', key, patch: { bandwidth } }, { coalesce })}
+          />
+          <NumberField
+            label="Latency"
+            value={l.latency}
+            scale={1e-6}
+            min={0}
+            unit="µs"
+            testid="inspector-latency"
+            onCommit={(latency, coalesce) => dispatch({ type: 'link/update', key, patch: { latency } }, { coalesce })}
+          />
           <CheckField label="Full duplex" value={l.duplex} onCommit={(duplex) => dispatch({ type: 'link/update', key, patch: { duplex } })} />
-          <button className="danger" onClick={() => dispatch({ type: 'link/remove', key })}>Delete link</button>
+          <button className="danger" onClick={() => dispatch({ type: 'link/remove', key })}>
+            Delete link
+          </button>
         </>
       );
     }

@@ -17,14 +17,21 @@ const MODES: readonly { value: ExecutionMode; label: string }[] = [
   { value: 'taskbag', label: 'task bag (dynamic)' },
 ];
 
-const update = (patch: Partial<DocumentOptions>, label: string, coalesce?: string) => projectStore.getState().dispatch({ type: 'options/update', patch }, { label, coalesce });
+const update = (patch: Partial<DocumentOptions>, label: string, coalesce?: string) =>
+  projectStore.getState().dispatch({ type: 'options/update', patch }, { label, coalesce });
 
 export function ModeFields({ options }: { options: DocumentOptions }) {
   const mode = options.mode ?? 'static';
   const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
   return (
     <>
-      <SelectField label="Execution mode" value={mode} options={MODES} testid="option-mode" onCommit={(m) => update({ mode: m }, m === 'taskbag' ? 'task-bag mode' : 'static mode')} />
+      <SelectField
+        label="Execution mode"
+        value={mode}
+        options={MODES}
+        testid="option-mode"
+        onCommit={(m) => update({ mode: m }, m === 'taskbag' ? 'task-bag mode' : 'static mode')}
+      />
       {mode === 'taskbag' ? (
         <>
           <NumberField
@@ -37,7 +44,12 @@ export function ModeFields({ options }: { options: DocumentOptions }) {
             title="At most this many iterations have tasks in the bag or running at once"
             onCommit={(window, coalesce) => update({ window }, 'window', coalesce)}
           />
-          <CheckField label="Unbounded prefetch (the Boss/Worker paper's literal reading)" value={prefetch === 'unbounded'} testid="option-prefetch-unbounded" onCommit={(on) => update({ prefetch: on ? 'unbounded' : DEFAULT_PREFETCH }, on ? 'prefetch unbounded' : 'prefetch bounded')} />
+          <CheckField
+            label="Unbounded prefetch (the Boss/Worker paper's literal reading)"
+            value={prefetch === 'unbounded'}
+            testid="option-prefetch-unbounded"
+            onCommit={(on) => update({ prefetch: on ? 'unbounded' : DEFAULT_PREFETCH }, on ? 'prefetch unbounded' : 'prefetch bounded')}
+          />
           {prefetch !== 'unbounded' && (
             <NumberField
               label="Prefetch (tasks a PE holds)"
@@ -51,7 +63,8 @@ export function ModeFields({ options }: { options: DocumentOptions }) {
             />
           )}
           <p className="help" data-testid="option-mode-help">
-            Each firing of a node for an iteration is a task, given at run time to an idle (else the least-loaded) PE meeting the node's Requires. The mapping is kept but not used.
+            Each firing of a node for an iteration is a task, given at run time to an idle (else the least-loaded) PE meeting the node's Requires. The mapping
+            is kept but not used.
           </p>
         </>
       ) : null}

@@ -44,14 +44,27 @@ export function PePicker({ doc, flatId, node }: { doc: WrittenDocument; flatId: 
   const eff = effectivePe(doc.mapping, flatId);
   const inherited = eff.from !== undefined && eff.from !== flatId;
   const own = Object.hasOwn(doc.mapping, flatId) ? doc.mapping[flatId] : undefined;
-  const entry = flatId.includes('/') && <div className="field-hint-row muted">mapping entry <code>{flatId}</code></div>;
+  const entry = flatId.includes('/') && (
+    <div className="field-hint-row muted">
+      mapping entry <code>{flatId}</code>
+    </div>
+  );
   if (takesList(node)) {
     return (
       <>
-        <div className="insp-section" title={isScan(node) ? 'A scan runs on an ordered list of PEs: worker i on the list\'s PE i' : 'A node with tasks may spread its shares over several PEs'}>
+        <div
+          className="insp-section"
+          title={
+            isScan(node) ? "A scan runs on an ordered list of PEs: worker i on the list's PE i" : 'A node with tasks may spread its shares over several PEs'
+          }
+        >
           {isScan(node) ? 'Workers (mapped on, in order)' : 'Mapped on'}
         </div>
-        {inherited && !own && <div className="insp-row muted">as {eff.from} ({targetLabel(eff.pe)}) until a PE is ticked</div>}
+        {inherited && !own && (
+          <div className="insp-row muted">
+            as {eff.from} ({targetLabel(eff.pe)}) until a PE is ticked
+          </div>
+        )}
         <PeChecks doc={doc} node={flatId} testid="inspector-pes" />
         {entry}
       </>
@@ -77,7 +90,21 @@ export function PePicker({ doc, flatId, node }: { doc: WrittenDocument; flatId: 
 }
 
 /** A kernel param's field with its description, unit, range and default written under it. */
-function ParamField({ doc, node, at, name, spec, evaluated }: { doc: WrittenDocument; node: AppNode; at?: GraphAt; name: string; spec: ParamSpec; evaluated?: ParamValue }) {
+function ParamField({
+  doc,
+  node,
+  at,
+  name,
+  spec,
+  evaluated,
+}: {
+  doc: WrittenDocument;
+  node: AppNode;
+  at?: GraphAt;
+  name: string;
+  spec: ParamSpec;
+  evaluated?: ParamValue;
+}) {
   const kernel = findKernel(node.kernel ?? '')!;
   const written = writtenParams(kernel, node.params);
   // A checker's expectation param left unset is derived from the graph: shown empty, and
@@ -88,11 +115,34 @@ function ParamField({ doc, node, at, name, spec, evaluated }: { doc: WrittenDocu
     if (derivable && v === '') delete params[name];
     dispatch({ type: 'node/update', id: node.id, ...at$(at), params }, { label: `${node.id}.${name}`, coalesce });
   };
-  return <ParamEditor doc={doc} at={at} name={name} spec={spec} value={written[name]} evaluated={evaluated} placeholder={derivable ? 'derived from the graph' : undefined} onCommit={commit} />;
+  return (
+    <ParamEditor
+      doc={doc}
+      at={at}
+      name={name}
+      spec={spec}
+      value={written[name]}
+      evaluated={evaluated}
+      placeholder={derivable ? 'derived from the graph' : undefined}
+      onCommit={commit}
+    />
+  );
 }
 
 /** Tokens per firing of each port (empty: the default, 1 or the kernel port's own rate), and the repetition count compiling found. */
-function Rates({ doc, node, at, ports, flatId }: { doc: WrittenDocument; node: AppNode; at?: GraphAt; ports: { name: string; side: 'in' | 'out'; rate?: number }[]; flatId: string }) {
+function Rates({
+  doc,
+  node,
+  at,
+  ports,
+  flatId,
+}: {
+  doc: WrittenDocument;
+  node: AppNode;
+  at?: GraphAt;
+  ports: { name: string; side: 'in' | 'out'; rate?: number }[];
+  flatId: string;
+}) {
   const q = useCompile((s) => s.result?.lowered?.repetitions[flatId]);
   const set = (port: string, v: Expr | '', coalesce: string) => {
     const rates = { ...(node.rates ?? {}) };
@@ -118,7 +168,13 @@ function Rates({ doc, node, at, ports, flatId }: { doc: WrittenDocument; node: A
       ))}
       {q !== undefined && (
         <div className="insp-row" data-testid="inspector-repetitions">
-          Fires <b>×{q}</b> per iteration{q > 1 ? <> ({flatId}#0 … {flatId}#{q - 1})</> : null}
+          Fires <b>×{q}</b> per iteration
+          {q > 1 ? (
+            <>
+              {' '}
+              ({flatId}#0 … {flatId}#{q - 1})
+            </>
+          ) : null}
         </div>
       )}
     </>
@@ -133,7 +189,13 @@ function Rename({ doc, node, at }: { doc: WrittenDocument; node: AppNode; at?: G
       value={node.id}
       testid="inspector-id"
       onCommit={(to) =>
-        validId(to) ?? (to.includes('/') || to.includes('#') ? 'no / or # (they name inner nodes and firings)' : null) ?? (g?.nodes.some((n) => n.id === to) ? `${to} exists` : (dispatch({ type: 'node/rename', id: node.id, to, ...at$(at) }, { label: `rename ${node.id}` }), projectStore.getState().select({ kind: 'node', id: to, ...at$(at) }), null))
+        validId(to) ??
+        (to.includes('/') || to.includes('#') ? 'no / or # (they name inner nodes and firings)' : null) ??
+        (g?.nodes.some((n) => n.id === to)
+          ? `${to} exists`
+          : (dispatch({ type: 'node/rename', id: node.id, to, ...at$(at) }, { label: `rename ${node.id}` }),
+            projectStore.getState().select({ kind: 'node', id: to, ...at$(at) }),
+            null))
       }
     />
   );
@@ -145,7 +207,10 @@ function expectation(ig: ImplementationGraph | undefined, node: AppNode, flatId:
   const fired = at >= 0 ? ig!.programs.fire.params[at] : undefined;
   if (!fired) return null;
   const overridden = params.some((p) => Object.hasOwn(node.params ?? {}, p));
-  const shown = params.filter((p) => p in fired).map((p) => `${p} = ${JSON.stringify(fired[p])}`).join(', ');
+  const shown = params
+    .filter((p) => p in fired)
+    .map((p) => `${p} = ${JSON.stringify(fired[p])}`)
+    .join(', ');
   return { overridden, shown };
 }
 
@@ -173,7 +238,11 @@ function KernelInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNod
       </div>
       {kernel && (
         <p className="help">
-          {kernel.description} <span className="muted">({kernel.version}{kernel.package && kernel.package !== 'builtin' ? `, package ${kernel.package}` : ''})</span>
+          {kernel.description}{' '}
+          <span className="muted">
+            ({kernel.version}
+            {kernel.package && kernel.package !== 'builtin' ? `, package ${kernel.package}` : ''})
+          </span>
         </p>
       )}
       <PePicker doc={doc} flatId={flatId} node={node} />
@@ -197,15 +266,22 @@ function KernelInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNod
         Object.entries(kernel.params)
           // With tasks, the split's count and index are set on each share, not here.
           .filter(([name]) => !(node.tasks !== undefined && kernel.split && (name === kernel.split.count || name === kernel.split.index)))
-          .map(([name, spec]) => <ParamField key={`${graphKey(at)}.${node.id}.${name}`} doc={doc} node={node} at={at} name={name} spec={spec} evaluated={resolved.params?.[name]} />)}
-      {kernel && (kernel.split || node.tasks !== undefined) && <TasksField key={`${graphKey(at)}.${node.id}.tasks`} doc={doc} node={node} at={at} kernel={kernel} resolved={resolved} />}
+          .map(([name, spec]) => (
+            <ParamField key={`${graphKey(at)}.${node.id}.${name}`} doc={doc} node={node} at={at} name={name} spec={spec} evaluated={resolved.params?.[name]} />
+          ))}
+      {kernel && (kernel.split || node.tasks !== undefined) && (
+        <TasksField key={`${graphKey(at)}.${node.id}.tasks`} doc={doc} node={node} at={at} kernel={kernel} resolved={resolved} />
+      )}
       {kernel && (
         <Rates
           doc={doc}
           node={node}
           at={at}
           flatId={flatId}
-          ports={[...ports.inputs.map((p) => ({ name: p.name, side: 'in' as const, rate: typeof p.rate === 'number' ? p.rate : undefined })), ...ports.outputs.map((p) => ({ name: p.name, side: 'out' as const, rate: typeof p.rate === 'number' ? p.rate : undefined }))]}
+          ports={[
+            ...ports.inputs.map((p) => ({ name: p.name, side: 'in' as const, rate: typeof p.rate === 'number' ? p.rate : undefined })),
+            ...ports.outputs.map((p) => ({ name: p.name, side: 'out' as const, rate: typeof p.rate === 'number' ? p.rate : undefined })),
+          ]}
         />
       )}
       {kernel && <RequiresField key={`${graphKey(at)}.${node.id}.requires`} node={node} at={at} />}
@@ -238,7 +314,11 @@ function KernelInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNod
           </table>
         </>
       )}
-      <button className="danger" data-testid="inspector-delete" onClick={() => dispatch({ type: 'node/remove', id: node.id, ...at$(at) }, { label: `delete ${node.id}` })}>
+      <button
+        className="danger"
+        data-testid="inspector-delete"
+        onClick={() => dispatch({ type: 'node/remove', id: node.id, ...at$(at) }, { label: `delete ${node.id}` })}
+      >
         Delete node
       </button>
     </>
@@ -282,7 +362,15 @@ function CompositeInspector({ doc, node, at }: { doc: WrittenDocument; node: App
             Enter
           </button>
         )}
-        <button onClick={() => dispatch(expandChanges(doc, at, node, (_, n) => estimated(doc, n)), { label: `${collapsed ? 'expand' : 'collapse'} ${node.id}` })} data-testid="inspector-expand">
+        <button
+          onClick={() =>
+            dispatch(
+              expandChanges(doc, at, node, (_, n) => estimated(doc, n)),
+              { label: `${collapsed ? 'expand' : 'collapse'} ${node.id}` },
+            )
+          }
+          data-testid="inspector-expand"
+        >
           {collapsed ? 'Expand in place' : 'Collapse'}
         </button>
         <button onClick={() => ungroup(doc, at, node.id)} data-testid="inspector-ungroup" title="Put the inner nodes in its place (undoable)">
@@ -308,7 +396,10 @@ function CompositeInspector({ doc, node, at }: { doc: WrittenDocument; node: App
                 const params = { ...(node.params ?? {}) };
                 if (v === '') delete params[name];
                 else params[name] = writtenValue(String(v));
-                dispatch({ type: 'node/update', id: node.id, ...at$(at), params: Object.keys(params).length ? params : null }, { label: `${node.id}.${name}`, coalesce });
+                dispatch(
+                  { type: 'node/update', id: node.id, ...at$(at), params: Object.keys(params).length ? params : null },
+                  { label: `${node.id}.${name}`, coalesce },
+                );
               }}
             />
           );
@@ -338,7 +429,11 @@ function CompositeInspector({ doc, node, at }: { doc: WrittenDocument; node: App
           })}
         </tbody>
       </table>
-      <button className="danger" data-testid="inspector-delete" onClick={() => dispatch({ type: 'node/remove', id: node.id, ...at$(at) }, { label: `delete ${node.id}` })}>
+      <button
+        className="danger"
+        data-testid="inspector-delete"
+        onClick={() => dispatch({ type: 'node/remove', id: node.id, ...at$(at) }, { label: `delete ${node.id}` })}
+      >
         Delete node
       </button>
     </>
@@ -348,7 +443,17 @@ function CompositeInspector({ doc, node, at }: { doc: WrittenDocument; node: App
 function ScanNodeInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNode; at?: GraphAt }) {
   const prefix = usePrefix(doc, at);
   const flatId = `${prefix}${node.id}`;
-  return <ScanInspector doc={doc} node={node} at={at} flatId={flatId} prefix={prefix} rename={<Rename doc={doc} node={node} at={at} />} pes={<PePicker doc={doc} flatId={flatId} node={node} />} />;
+  return (
+    <ScanInspector
+      doc={doc}
+      node={node}
+      at={at}
+      flatId={flatId}
+      prefix={prefix}
+      rename={<Rename doc={doc} node={node} at={at} />}
+      pes={<PePicker doc={doc} flatId={flatId} node={node} />}
+    />
+  );
 }
 
 export function NodeInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNode; at?: GraphAt }) {

@@ -28,7 +28,13 @@ export function Problems({ collapsed, onToggle }: { collapsed?: boolean; onToggl
         </span>
         <span className="spacer" />
         <span className="muted" data-testid="compile-status">
-          {status === 'compiling' ? 'compiling…' : status === 'failed' ? `compiler failed: ${error}` : result ? `compiled both strategies in ${formatMs(result.compileMs)} (with layout ${formatMs(result.ms)})` : ''}
+          {status === 'compiling'
+            ? 'compiling…'
+            : status === 'failed'
+              ? `compiler failed: ${error}`
+              : result
+                ? `compiled both strategies in ${formatMs(result.compileMs)} (with layout ${formatMs(result.ms)})`
+                : ''}
         </span>
       </div>
       <div className="problems-list">

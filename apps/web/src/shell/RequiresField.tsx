@@ -34,7 +34,10 @@ export function RequiresField({ node, at }: { node: AppNode; at?: GraphAt }) {
     setSeen(written);
     setText(written);
   }
-  const clauses = text.split(/[\n,]/).map((s) => s.trim()).filter(Boolean);
+  const clauses = text
+    .split(/[\n,]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   const parsed = parseRequires(clauses, 'requires');
   const problems = parsed.diagnostics;
   const commit = () => {
@@ -42,7 +45,10 @@ export function RequiresField({ node, at }: { node: AppNode; at?: GraphAt }) {
     dispatch({ type: 'node/update', id: node.id, ...(at ? { at } : {}), requires: clauses.length ? clauses : null }, { label: `${node.id} requires` });
   };
   // Which connected PEs meet the clauses as typed.
-  const matching = caps.length && !problems.length && clauses.length ? agents.flatMap((a) => a.pes.filter((p) => p.capabilities && !failingClause(p.capabilities, parsed.clauses))).map((p) => p.id) : undefined;
+  const matching =
+    caps.length && !problems.length && clauses.length
+      ? agents.flatMap((a) => a.pes.filter((p) => p.capabilities && !failingClause(p.capabilities, parsed.clauses))).map((p) => p.id)
+      : undefined;
   return (
     <>
       <div className="insp-section" title="Clauses KEY OP VALUE the PE firing this node must meet (docs/document-format.md, Requirements)">

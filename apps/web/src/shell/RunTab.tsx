@@ -14,12 +14,12 @@ export function RunTab() {
   const loads = useProject((s) => s.loads);
   const rev = useMemo(() => ({ revision, loads }), [revision, loads]);
   const result = useCompile((s) => s.result);
-  const compiled = useMemo(
-    () => (result?.overlap && result?.noOverlap ? { overlap: result.overlap.ig, noOverlap: result.noOverlap.ig } : undefined),
-    [result],
-  );
+  const compiled = useMemo(() => (result?.overlap && result?.noOverlap ? { overlap: result.overlap.ig, noOverlap: result.noOverlap.ig } : undefined), [result]);
   const agents = useMemo(agentsFromQuery, []);
-  const onOverlap = useCallback((overlap: boolean) => projectStore.getState().dispatch({ type: 'options/update', patch: { overlap } }, { label: overlap ? 'overlap on' : 'overlap off' }), []);
+  const onOverlap = useCallback(
+    (overlap: boolean) => projectStore.getState().dispatch({ type: 'options/update', patch: { overlap } }, { label: overlap ? 'overlap on' : 'overlap off' }),
+    [],
+  );
   // The Run view reads the document only through core (analyze lowers a node's PE list into
   // single-PE shares) and the compiled IGs; its prop predates lists.
   return <RunView document={doc as ProjectDocument} compiled={compiled} agents={agents} revision={rev} onOverlap={onOverlap} />;

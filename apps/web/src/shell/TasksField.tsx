@@ -22,7 +22,13 @@ const CACHE = 64;
  * has nothing to say about its tasks. The `node "id": ` prefix goes: the field is on that node.
  */
 export function tasksProblem(doc: Pick<WrittenDocument, 'params'>, resolved: AppNode, tasks: Expr): string | null {
-  const node: AppNode = { id: resolved.id, kernel: resolved.kernel, tasks, ...(resolved.params ? { params: resolved.params } : {}), ...(resolved.rates ? { rates: resolved.rates } : {}) };
+  const node: AppNode = {
+    id: resolved.id,
+    kernel: resolved.kernel,
+    tasks,
+    ...(resolved.params ? { params: resolved.params } : {}),
+    ...(resolved.rates ? { rates: resolved.rates } : {}),
+  };
   const probe: WrittenDocument = {
     format: FORMAT,
     name: 'tasks',
@@ -57,7 +63,13 @@ export function TasksField({ doc, node, at, kernel, resolved }: { doc: WrittenDo
   }, [node.params, split]);
   const check = useMemo(() => {
     const seen = new Map<string, string | null>();
-    const base = { ...resolved, params: split && resolved.params ? Object.fromEntries(Object.entries(resolved.params).filter(([k]) => k !== split.count && k !== split.index)) : resolved.params };
+    const base = {
+      ...resolved,
+      params:
+        split && resolved.params
+          ? Object.fromEntries(Object.entries(resolved.params).filter(([k]) => k !== split.count && k !== split.index))
+          : resolved.params,
+    };
     return (v: Expr) => {
       const key = String(v);
       if (!seen.has(key)) {
@@ -71,7 +83,10 @@ export function TasksField({ doc, node, at, kernel, resolved }: { doc: WrittenDo
   const commit = (v: Expr | '', coalesce: string) => {
     if (v === '') return; // removing is the button's
     const dropped = params !== node.params;
-    dispatch({ type: 'node/update', id: node.id, ...at$, tasks: v, ...(dropped ? { params: params && Object.keys(params).length ? params : null } : {}) }, { label: `${node.id} tasks`, coalesce });
+    dispatch(
+      { type: 'node/update', id: node.id, ...at$, tasks: v, ...(dropped ? { params: params && Object.keys(params).length ? params : null } : {}) },
+      { label: `${node.id} tasks`, coalesce },
+    );
   };
   const range = split && resolved.params?.[split.range];
   return (
@@ -97,7 +112,12 @@ export function TasksField({ doc, node, at, kernel, resolved }: { doc: WrittenDo
           : `${kernel.id} does not split: remove tasks.`}
       </div>
       {node.tasks !== undefined && (
-        <button className="small" data-testid="inspector-tasks-remove" title="Run it as one firing again; a list of PEs keeps its first" onClick={() => dispatch({ type: 'node/update', id: node.id, ...at$, tasks: null }, { label: `${node.id}: no tasks` })}>
+        <button
+          className="small"
+          data-testid="inspector-tasks-remove"
+          title="Run it as one firing again; a list of PEs keeps its first"
+          onClick={() => dispatch({ type: 'node/update', id: node.id, ...at$, tasks: null }, { label: `${node.id}: no tasks` })}
+        >
           Remove tasks
         </button>
       )}

@@ -45,37 +45,88 @@ export function Toolbar() {
   const st = projectStore.getState;
 
   // Read in the compile worker, with progress shown (loading.tsx): a large file leaves the page responsive.
-  const open = (f: File) => openDocument(f.name, f.size, () => f.text(), (doc) => replaceProject(doc, f.name));
+  const open = (f: File) =>
+    openDocument(
+      f.name,
+      f.size,
+      () => f.text(),
+      (doc) => replaceProject(doc, f.name),
+    );
   const reopen = (e: RecentEntry) => {
     setMenu(null);
-    void openDocument(`"${e.name}" from Recent`, e.text.length, () => e.text, (doc) => replaceProject(doc, `"${e.name}" from Recent`));
+    void openDocument(
+      `"${e.name}" from Recent`,
+      e.text.length,
+      () => e.text,
+      (doc) => replaceProject(doc, `"${e.name}" from Recent`),
+    );
   };
 
   return (
     <header className="toolbar" data-testid="toolbar">
       <div className="brand">Pipeloom</div>
-      <div className="doc-name" title={`${name}: the project name (edit it in the inspector with nothing selected)`} data-testid="doc-name">{name}</div>
+      <div className="doc-name" title={`${name}: the project name (edit it in the inspector with nothing selected)`} data-testid="doc-name">
+        {name}
+      </div>
       <div className="tb-group">
-        <button onClick={() => { if (confirm('Start a new empty project? Undo (Ctrl+Z) brings this one back, and Recent keeps it after a reload.')) replaceProject(newProject(), 'a new project'); }} data-testid="new">New</button>
-        <button onClick={() => file.current?.click()} data-testid="open">Open…</button>
-        <input ref={file} type="file" accept=".json,application/json" hidden data-testid="open-input" onChange={(e) => { const f = e.target.files?.[0]; if (f) void open(f); e.target.value = ''; }} />
-        <button onClick={() => download(st().doc)} data-testid="save">Save</button>
+        <button
+          onClick={() => {
+            if (confirm('Start a new empty project? Undo (Ctrl+Z) brings this one back, and Recent keeps it after a reload.'))
+              replaceProject(newProject(), 'a new project');
+          }}
+          data-testid="new"
+        >
+          New
+        </button>
+        <button onClick={() => file.current?.click()} data-testid="open">
+          Open…
+        </button>
+        <input
+          ref={file}
+          type="file"
+          accept=".json,application/json"
+          hidden
+          data-testid="open-input"
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            if (f) void open(f);
+            e.target.value = '';
+          }}
+        />
+        <button onClick={() => download(st().doc)} data-testid="save">
+          Save
+        </button>
         <div className="menu-anchor">
-          <button onClick={() => { setRecent(recentProjects()); setMenu((m) => (m === 'recent' ? null : 'recent')); }} title="Projects you left by New, Open…, an example or another recent one, with their last edits" data-testid="recent">Recent ▾</button>
+          <button
+            onClick={() => {
+              setRecent(recentProjects());
+              setMenu((m) => (m === 'recent' ? null : 'recent'));
+            }}
+            title="Projects you left by New, Open…, an example or another recent one, with their last edits"
+            data-testid="recent"
+          >
+            Recent ▾
+          </button>
           {menu === 'recent' && (
             <div className="menu" data-testid="recent-menu" onMouseLeave={() => setMenu(null)}>
-              {recent.length === 0 && <div className="menu-item muted">No recent projects yet: a project you leave by New, Open… or an example is kept here</div>}
+              {recent.length === 0 && (
+                <div className="menu-item muted">No recent projects yet: a project you leave by New, Open… or an example is kept here</div>
+              )}
               {recent.map((e, i) => (
                 <div key={`${e.savedAt}-${i}`} className="menu-item" data-testid={`recent-${i}`} onClick={() => reopen(e)}>
                   <b>{e.name}</b>
-                  <span className="muted">{e.nodes} node{e.nodes === 1 ? '' : 's'} · left {ago(e.savedAt)}</span>
+                  <span className="muted">
+                    {e.nodes} node{e.nodes === 1 ? '' : 's'} · left {ago(e.savedAt)}
+                  </span>
                 </div>
               ))}
             </div>
           )}
         </div>
         <div className="menu-anchor">
-          <button onClick={() => setMenu((m) => (m === 'examples' ? null : 'examples'))} data-testid="examples">Examples ▾</button>
+          <button onClick={() => setMenu((m) => (m === 'examples' ? null : 'examples'))} data-testid="examples">
+            Examples ▾
+          </button>
           {menu === 'examples' && (
             <div className="menu" data-testid="examples-menu" onMouseLeave={() => setMenu(null)}>
               {examples.length === 0 && <div className="menu-item muted">No examples found</div>}
@@ -101,8 +152,12 @@ export function Toolbar() {
         </div>
       </div>
       <div className="tb-group">
-        <button disabled={!canUndo} onClick={() => st().undo()} title={`Undo ${undoLabel ?? ''} (Ctrl+Z)`} data-testid="undo">↶ Undo</button>
-        <button disabled={!canRedo} onClick={() => st().redo()} title={`Redo ${redoLabel ?? ''} (Ctrl+Shift+Z)`} data-testid="redo">↷ Redo</button>
+        <button disabled={!canUndo} onClick={() => st().undo()} title={`Undo ${undoLabel ?? ''} (Ctrl+Z)`} data-testid="undo">
+          ↶ Undo
+        </button>
+        <button disabled={!canRedo} onClick={() => st().redo()} title={`Redo ${redoLabel ?? ''} (Ctrl+Shift+Z)`} data-testid="redo">
+          ↷ Redo
+        </button>
       </div>
       <nav className="tabs">
         {TABS.map((t) => (
@@ -114,8 +169,21 @@ export function Toolbar() {
       {/* React Flow asks users who do not subscribe to Pro to keep its attribution; the canvases hide
           their own (it sat under the minimap), so the designer credits it once, here, always visible. */}
       <span className="credits">
-        <a className="react-flow__attribution" href="https://reactflow.dev" target="_blank" rel="noopener noreferrer" title="The canvases are drawn with React Flow (MIT licence)" data-testid="attribution">React Flow</a>
-        {import.meta.env.PROD && <a href="licenses.txt" target="_blank" rel="noopener noreferrer" title="Licences of the libraries bundled in the designer" data-testid="licenses">licences</a>}
+        <a
+          className="react-flow__attribution"
+          href="https://reactflow.dev"
+          target="_blank"
+          rel="noopener noreferrer"
+          title="The canvases are drawn with React Flow (MIT licence)"
+          data-testid="attribution"
+        >
+          React Flow
+        </a>
+        {import.meta.env.PROD && (
+          <a href="licenses.txt" target="_blank" rel="noopener noreferrer" title="Licences of the libraries bundled in the designer" data-testid="licenses">
+            licences
+          </a>
+        )}
       </span>
     </header>
   );

@@ -32,7 +32,10 @@ let unfollow: (() => void) | undefined;
 export async function openDocument(name: string, bytes: number, text: () => Promise<string> | string, place: (doc: WrittenDocument) => void): Promise<boolean> {
   const st = projectStore.getState();
   if (bytes > MAX_DOCUMENT_BYTES) {
-    st.toast(`Cannot open ${name}: it is ${bytes} bytes (${formatBytes(bytes)}), more than the designer's limit of ${MAX_DOCUMENT_BYTES} bytes (${formatBytes(MAX_DOCUMENT_BYTES)}); split the project into smaller documents`, 'error');
+    st.toast(
+      `Cannot open ${name}: it is ${bytes} bytes (${formatBytes(bytes)}), more than the designer's limit of ${MAX_DOCUMENT_BYTES} bytes (${formatBytes(MAX_DOCUMENT_BYTES)}); split the project into smaller documents`,
+      'error',
+    );
     return false;
   }
   const mine = ++seq;

@@ -17,7 +17,10 @@ describe('recent projects', () => {
     rememberProject(project('a'), 1);
     rememberProject(project('b', 2), 2);
     const list = recentProjects();
-    expect(list.map((e) => [e.name, e.nodes, e.savedAt])).toEqual([['b', 2, 2], ['a', 1, 1]]);
+    expect(list.map((e) => [e.name, e.nodes, e.savedAt])).toEqual([
+      ['b', 2, 2],
+      ['a', 1, 1],
+    ]);
     expect(readRecent(list[1]).doc?.app.nodes.map((n) => n.id)).toEqual(['p0']);
   });
 

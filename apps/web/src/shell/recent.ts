@@ -22,7 +22,12 @@ export interface RecentEntry {
 }
 
 const isEntry = (e: unknown): e is RecentEntry =>
-  !!e && typeof e === 'object' && typeof (e as RecentEntry).name === 'string' && typeof (e as RecentEntry).savedAt === 'number' && typeof (e as RecentEntry).nodes === 'number' && typeof (e as RecentEntry).text === 'string';
+  !!e &&
+  typeof e === 'object' &&
+  typeof (e as RecentEntry).name === 'string' &&
+  typeof (e as RecentEntry).savedAt === 'number' &&
+  typeof (e as RecentEntry).nodes === 'number' &&
+  typeof (e as RecentEntry).text === 'string';
 
 export function recentProjects(): RecentEntry[] {
   try {
@@ -45,7 +50,10 @@ export function rememberProject(doc: WrittenDocument, now = Date.now()): Remembe
   if (blank(doc)) return 'blank';
   const text = JSON.stringify(doc);
   if (text.length > RECENT_DOC_MAX_CHARS) return 'too large';
-  const list = [{ name: doc.name || 'untitled', savedAt: now, nodes: doc.app.nodes.length, text }, ...recentProjects().filter((e) => e.text !== text)].slice(0, RECENT_MAX);
+  const list = [{ name: doc.name || 'untitled', savedAt: now, nodes: doc.app.nodes.length, text }, ...recentProjects().filter((e) => e.text !== text)].slice(
+    0,
+    RECENT_MAX,
+  );
   let total = list.reduce((n, e) => n + e.text.length, 0);
   while (list.length > 1 && total > RECENT_TOTAL_MAX_CHARS) total -= list.pop()!.text.length;
   // The autosave shares the quota: on a full storage drop the oldest entries and try again.

@@ -67,11 +67,15 @@ const pick = (testid: string, value: string) => {
 const scanNode = () => projectStore.getState().doc.app.nodes.find((n) => n.type === 'scan')!;
 
 describe('the scan node in the designer', () => {
-  it('the palette\'s Scan entry adds a scan node with its defaults (mat.mulmod, kogge-stone, inclusive, scan-then-propagate, eager) and selects it; one undo removes it', () => {
+  it("the palette's Scan entry adds a scan node with its defaults (mat.mulmod, kogge-stone, inclusive, scan-then-propagate, eager) and selects it; one undo removes it", () => {
     act(() => root.render(<Palette />));
     act(() => q('palette-scan')!.click());
     const n = scanNode();
-    expect(n).toMatchObject({ id: 'scan', type: 'scan', params: { operator: 'mat.mulmod', network: 'kogge-stone', output: 'inclusive', strategy: 'scan-then-propagate', execution: 'eager', k: 3 } });
+    expect(n).toMatchObject({
+      id: 'scan',
+      type: 'scan',
+      params: { operator: 'mat.mulmod', network: 'kogge-stone', output: 'inclusive', strategy: 'scan-then-propagate', execution: 'eager', k: 3 },
+    });
     expect(n.kernel).toBeUndefined();
     expect(projectStore.getState().selection).toEqual({ kind: 'node', id: 'scan' });
     act(() => projectStore.getState().undo());
@@ -80,7 +84,22 @@ describe('the scan node in the designer', () => {
 
   it('the model follows the network and the workers: Kogge-Stone at p = 8 has 17 network applications in 3 levels, Blelloch 14 (11 fired) in 6; undo brings Kogge-Stone back', () => {
     const doc = eightPes();
-    projectStore.getState().load({ ...doc, app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'kogge-stone', output: 'inclusive', strategy: 'scan-then-propagate', execution: 'eager', k: 3 } }], edges: [] }, mapping: { scan1: doc.arch.pes.map((p) => p.id) } });
+    projectStore
+      .getState()
+      .load({
+        ...doc,
+        app: {
+          nodes: [
+            {
+              id: 'scan1',
+              type: 'scan',
+              params: { operator: 'mat.mulmod', network: 'kogge-stone', output: 'inclusive', strategy: 'scan-then-propagate', execution: 'eager', k: 3 },
+            },
+          ],
+          edges: [],
+        },
+        mapping: { scan1: doc.arch.pes.map((p) => p.id) },
+      });
     projectStore.getState().select({ kind: 'node', id: 'scan1' });
     act(() => root.render(<Inspector />));
     expect(text('scan-p')).toContain('p = 8');
@@ -121,14 +140,31 @@ describe('the scan node in the designer', () => {
     const d = projectStore.getState().doc;
     const withoutEdge = { ...d, app: { ...d.app, edges: [] } };
     expect(connectionProblem(withoutEdge, { node: 'src', port: 'out' }, { node: 'scan1', port: 'in' })).toBeNull();
-    expect(connectionProblem(withoutEdge, { node: 'm', port: 'out' }, { node: 'scan1', port: 'in' })).toMatch(/scan1\.in takes N scan elements of mat\.mulmod, scan-element<u32>\[N×11\], not /);
+    expect(connectionProblem(withoutEdge, { node: 'm', port: 'out' }, { node: 'scan1', port: 'in' })).toMatch(
+      /scan1\.in takes N scan elements of mat\.mulmod, scan-element<u32>\[N×11\], not /,
+    );
     // With k = 4 the elements are 18 words: src's 11 no longer fit.
-    expect(connectionProblem({ ...withoutEdge, app: { ...withoutEdge.app, nodes: withoutEdge.app.nodes.map((n) => (n.id === 'scan1' ? { ...n, params: { ...n.params, k: 4 } } : n)) } }, { node: 'src', port: 'out' }, { node: 'scan1', port: 'in' })).toMatch(/N×18/);
+    expect(
+      connectionProblem(
+        {
+          ...withoutEdge,
+          app: { ...withoutEdge.app, nodes: withoutEdge.app.nodes.map((n) => (n.id === 'scan1' ? { ...n, params: { ...n.params, k: 4 } } : n)) },
+        },
+        { node: 'src', port: 'out' },
+        { node: 'scan1', port: 'in' },
+      ),
+    ).toMatch(/N×18/);
   });
 
   it('with nothing feeding in, the model takes its own N; more workers than elements says so instead of a model', () => {
     const doc = eightPes();
-    projectStore.getState().load({ ...doc, app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'serial', k: 3 } }], edges: [] }, mapping: { scan1: doc.arch.pes.map((p) => p.id) } });
+    projectStore
+      .getState()
+      .load({
+        ...doc,
+        app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'serial', k: 3 } }], edges: [] },
+        mapping: { scan1: doc.arch.pes.map((p) => p.id) },
+      });
     projectStore.getState().select({ kind: 'node', id: 'scan1' });
     act(() => root.render(<Inspector />));
     const n = q('scan-model-n') as HTMLInputElement;
@@ -164,9 +200,15 @@ describe('the scan node in the designer', () => {
     expect(projectStore.getState().doc.mapping.scan1).toEqual(['cpu@h2', 'cpu@h7']);
   });
 
-  it('switching the operator keeps the scan\'s params and sets the new operator\'s own; one undo restores them', () => {
+  it("switching the operator keeps the scan's params and sets the new operator's own; one undo restores them", () => {
     const doc = eightPes();
-    projectStore.getState().load({ ...doc, app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'brent-kung', output: 'exclusive', k: 5 } }], edges: [] }, mapping: { scan1: 'cpu@h0' } });
+    projectStore
+      .getState()
+      .load({
+        ...doc,
+        app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'brent-kung', output: 'exclusive', k: 5 } }], edges: [] },
+        mapping: { scan1: 'cpu@h0' },
+      });
     projectStore.getState().select({ kind: 'node', id: 'scan1' });
     act(() => root.render(<Inspector />));
     expect((q('param-k') as HTMLInputElement).value).toBe('5');
@@ -182,10 +224,17 @@ describe('the scan node in the designer', () => {
 
   it('Expand draws the plan (its canvas labelled with what it holds), and the chart has a curve per network with this p marked', () => {
     const doc = eightPes();
-    projectStore.getState().load({ ...doc, app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'blelloch', k: 3 } }], edges: [] }, mapping: { scan1: doc.arch.pes.map((p) => p.id) } });
+    projectStore
+      .getState()
+      .load({
+        ...doc,
+        app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'blelloch', k: 3 } }], edges: [] },
+        mapping: { scan1: doc.arch.pes.map((p) => p.id) },
+      });
     projectStore.getState().select({ kind: 'node', id: 'scan1' });
     act(() => root.render(<Inspector />));
-    for (const n of ['serial', 'kogge-stone', 'sklansky', 'brent-kung', 'blelloch']) expect(q(`scan-chart-${n}`)!.getAttribute('points')!.split(' ').length).toBe(32);
+    for (const n of ['serial', 'kogge-stone', 'sklansky', 'brent-kung', 'blelloch'])
+      expect(q(`scan-chart-${n}`)!.getAttribute('points')!.split(' ').length).toBe(32);
     expect(q('scan-chart-current')).not.toBeNull();
     expect(q('scan-chart-measured')).toBeNull();
     expect(q('scan-expand')).toBeNull();

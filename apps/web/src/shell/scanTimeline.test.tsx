@@ -25,7 +25,11 @@ function doc(p: number): WrittenDocument {
     app: {
       nodes: [
         { id: 'src', kernel: 'scan.source', params: { operator: 'mat.mulmod', count: 8, k: 3 } },
-        { id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'kogge-stone', output: 'inclusive', strategy: 'scan-then-propagate', execution: 'eager', k: 3 } },
+        {
+          id: 'scan1',
+          type: 'scan',
+          params: { operator: 'mat.mulmod', network: 'kogge-stone', output: 'inclusive', strategy: 'scan-then-propagate', execution: 'eager', k: 3 },
+        },
       ],
       edges: [{ from: { node: 'src', port: 'out' }, to: { node: 'scan1', port: 'in' } }],
     },
@@ -33,7 +37,18 @@ function doc(p: number): WrittenDocument {
   };
 }
 
-const fire = (node: string, pe: string, iteration: number, start: number, end: number): TraceEvent => ({ host: pe.split('@')[1], pe, thread: 'main', kind: 'fire', name: node, node, iteration, cycle: iteration, start, end });
+const fire = (node: string, pe: string, iteration: number, start: number, end: number): TraceEvent => ({
+  host: pe.split('@')[1],
+  pe,
+  thread: 'main',
+  kind: 'fire',
+  name: node,
+  node,
+  iteration,
+  cycle: iteration,
+  start,
+  end,
+});
 
 /** Two iterations of the scan on two workers, w0 slow (as lanes.test.ts's), in µs. */
 const twoWorkers = (): TraceEvent[] =>
@@ -71,7 +86,20 @@ const mulmod = findKernel('mat.mulmod')!;
 function render(d: WrittenDocument) {
   act(() =>
     root.render(
-      <ScanTimeline id="scan1" doc={d} N={8} p={2} network="kogge-stone" strategy="scan-then-propagate" output="inclusive" execution="eager" pes={['cpu@h0', 'cpu@h1']} operator={mulmod} own={{ k: 3 }} onClose={() => {}} />,
+      <ScanTimeline
+        id="scan1"
+        doc={d}
+        N={8}
+        p={2}
+        network="kogge-stone"
+        strategy="scan-then-propagate"
+        output="inclusive"
+        execution="eager"
+        pes={['cpu@h0', 'cpu@h1']}
+        operator={mulmod}
+        own={{ k: 3 }}
+        onClose={() => {}}
+      />,
     ),
   );
 }
@@ -86,10 +114,12 @@ describe('the scan timeline view', () => {
     expect(q('scan-timeline-note')!.textContent).toMatch(/No run of the document as it is yet/);
     expect(q('scan-lane-mean-1')!.textContent).toContain('w1 cpu@h1');
     // The two hosts are not linked: messages cannot be costed, and the legend says so.
-    expect(q('scan-timeline-messages')!.textContent).toBe('Messages cost nothing in the simulations: no route from cpu@h0 to cpu@h1 in the architecture graph (link them in Architecture).');
+    expect(q('scan-timeline-messages')!.textContent).toBe(
+      'Messages cost nothing in the simulations: no route from cpu@h0 to cpu@h1 in the architecture graph (link them in Architecture).',
+    );
   });
 
-  it('with the hosts linked, (a) sends w0\'s block total over the link: its makespan grows by that one message', () => {
+  it("with the hosts linked, (a) sends w0's block total over the link: its makespan grows by that one message", () => {
     const free = (render(doc(2)), Number(q('scan-makespan-mean')!.dataset.seconds));
     const d = doc(2);
     const linked = { ...d, arch: { ...d.arch, links: [{ a: 'cpu@h0', b: 'cpu@h1', kind: 'ethernet' as const, latency: 5e-5, bandwidth: 1e8, duplex: true }] } };
@@ -150,7 +180,10 @@ describe('measured speedups across runs', () => {
     stop();
     const key = historyKey('scan1', { N: 8, network: 'kogge-stone', strategy: 'scan-then-propagate', output: 'inclusive', execution: 'eager' });
     const points = scanHistory.getState().points[key];
-    expect(points.map((x) => [x.run, x.p])).toEqual([[1, 1], [2, 2]]);
+    expect(points.map((x) => [x.run, x.p])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
     // p = 1: (N - 1) c / span = 7 c / 7 c = 1. p = 2: c = 1.2 ms, span 9 ms: 7 x 1.2 / 9.
     expect(points[0].speedup).toBeCloseTo(1, 9);
     expect(points[1].speedup).toBeCloseTo(8.4 / 9, 9);
@@ -160,7 +193,10 @@ describe('measured speedups across runs', () => {
     projectStore.getState().select({ kind: 'node', id: 'scan1' });
     act(() => root.render(<Inspector />));
     const marks = all('[data-testid="scan-chart-measured"]');
-    expect(marks.map((m) => [m.dataset.p, m.dataset.latest])).toEqual([['1', 'false'], ['2', 'true']]);
+    expect(marks.map((m) => [m.dataset.p, m.dataset.latest])).toEqual([
+      ['1', 'false'],
+      ['2', 'true'],
+    ]);
     expect(q('scan-measured-history')!.textContent).toContain('Earlier runs: 1 at p = 1, 0.93 at p = 2');
     act(() => q('scan-timeline-open')!.click());
     expect(q('scan-timeline')).not.toBeNull();

@@ -31,7 +31,12 @@ export function StorageNotice() {
       <button onClick={() => download(projectStore.getState().doc)} data-testid="storage-save">
         Save
       </button>
-      <button className="icon" title="Hide this notice (until the project is kept again and fails again)" onClick={() => storageStore.setState({ dismissed: true })} data-testid="storage-dismiss">
+      <button
+        className="icon"
+        title="Hide this notice (until the project is kept again and fails again)"
+        onClick={() => storageStore.setState({ dismissed: true })}
+        data-testid="storage-dismiss"
+      >
         ×
       </button>
     </div>

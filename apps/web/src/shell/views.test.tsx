@@ -120,7 +120,14 @@ describe('Inspector', () => {
 
   it('the run options switch to task bag with window and prefetch (a number or unbounded), each an undo step; the mapping says it is not used', () => {
     projectStore.getState().select(null);
-    act(() => root.render(<><Inspector /><MappingPanel /></>));
+    act(() =>
+      root.render(
+        <>
+          <Inspector />
+          <MappingPanel />
+        </>,
+      ),
+    );
     expect(q('option-window')).toBeNull();
     expect(q('mapping-unused')).toBeNull();
     const mode = q('option-mode') as HTMLSelectElement;
@@ -190,7 +197,7 @@ describe('tasks and PE lists (MLEM)', () => {
   const click = (el: HTMLElement) => act(() => el.click());
   const blur = (el: HTMLElement) => act(() => el.dispatchEvent(new FocusEvent('focusout', { bubbles: true })));
 
-  it('a split node has a Tasks field checked as typed in core\'s words; a burst is one undo step', () => {
+  it("a split node has a Tasks field checked as typed in core's words; a burst is one undo step", () => {
     projectStore.getState().load(mlem());
     projectStore.getState().select({ kind: 'node', id: 'projbp' });
     act(() => root.render(<Inspector />));
@@ -201,7 +208,9 @@ describe('tasks and PE lists (MLEM)', () => {
     // With tasks, the split's own params are not offered.
     expect(q('param-shares')).toBeNull();
     type(field, '200');
-    expect(q('inspector-tasks-error')!.textContent).toBe('tasks 200 > angles 36: each share needs at least one of its angles (lower tasks to 36 or fewer, or raise angles)');
+    expect(q('inspector-tasks-error')!.textContent).toBe(
+      'tasks 200 > angles 36: each share needs at least one of its angles (lower tasks to 36 or fewer, or raise angles)',
+    );
     expect(tasks()).toBe('K');
     type(field, '0');
     expect(q('inspector-tasks-error')!.textContent).toContain('tasks 0 is not a whole number of tasks, 1 or more');

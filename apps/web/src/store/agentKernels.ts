@@ -13,7 +13,7 @@ export interface AgentKernelsState {
 }
 
 export const agentKernelsStore = createStore<AgentKernelsState>()(() => ({ byHost: {} }));
-export const useAgentKernels = <T,>(sel: (s: AgentKernelsState) => T) => useStore(agentKernelsStore, sel);
+export const useAgentKernels = <T>(sel: (s: AgentKernelsState) => T) => useStore(agentKernelsStore, sel);
 
 /** Records what `host`'s agent reported and registers the kernels the designer lacks. */
 export function reportAgentKernels(host: string, kernels: readonly KernelManifest[] | undefined): void {

@@ -21,8 +21,8 @@ const example = (name: string): ProjectDocument => {
 
 beforeEach(() => clearCalibration());
 
-describe('the designer\'s calibration', () => {
-  it('a run saved as calibration is kept in the browser\'s storage and predicts that run\'s cycle', async () => {
+describe("the designer's calibration", () => {
+  it("a run saved as calibration is kept in the browser's storage and predicts that run's cycle", async () => {
     // One host: every transfer is drawn once in the trace, so the trace's times are the plan's.
     const doc = example('piic-single-host.json');
     const slow = predict(doc, { nodeTimes: { P: 0.002, I1: 0.011, I2: 0.013, C: 0.003 } });

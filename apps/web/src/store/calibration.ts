@@ -1,5 +1,15 @@
 import { createStore, useStore } from 'zustand';
-import { analyze, calibrationFrom, measuredTimes, parseCalibration, type Calibration, type Diagnostic, type ImplementationGraph, type ProjectDocument, type TraceColumns } from '@pipeloom/core';
+import {
+  analyze,
+  calibrationFrom,
+  measuredTimes,
+  parseCalibration,
+  type Calibration,
+  type Diagnostic,
+  type ImplementationGraph,
+  type ProjectDocument,
+  type TraceColumns,
+} from '@pipeloom/core';
 
 // The project's calibration in the designer: saved from a finished run's measured trace (the
 // Run view) or opened from a file `pipeloom calibrate` wrote, kept in the browser's storage
@@ -27,7 +37,7 @@ function stored(): Calibration | null {
 }
 
 export const calibrationStore = createStore<CalibrationState>()(() => ({ calibration: stored(), problems: [] }));
-export const useCalibration = <T,>(sel: (s: CalibrationState) => T) => useStore(calibrationStore, sel);
+export const useCalibration = <T>(sel: (s: CalibrationState) => T) => useStore(calibrationStore, sel);
 
 function keep(calibration: Calibration | null): void {
   try {
@@ -44,7 +54,13 @@ function keep(calibration: Calibration | null): void {
  * and each transfer's mean time in the measured trace, keyed by kernel + params + PE and by
  * link and size. Returns it, or null when the document does not validate.
  */
-export function saveRunAsCalibration(doc: ProjectDocument, ig: ImplementationGraph, measured: TraceColumns, run: { iterations: number; adapters?: Record<string, string> }, now = new Date()): Calibration | null {
+export function saveRunAsCalibration(
+  doc: ProjectDocument,
+  ig: ImplementationGraph,
+  measured: TraceColumns,
+  run: { iterations: number; adapters?: Record<string, string> },
+  now = new Date(),
+): Calibration | null {
   const { model } = analyze(doc);
   if (!model) return null;
   const agent = globalThis.navigator?.userAgent ?? 'browser';

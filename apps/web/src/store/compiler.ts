@@ -34,7 +34,7 @@ export interface CompileState {
 }
 
 export const compileStore = createStore<CompileState>()(() => ({ status: 'idle', result: null, revision: -1, compiles: 0 }));
-export const useCompile = <T,>(sel: (s: CompileState) => T) => useStore(compileStore, sel);
+export const useCompile = <T>(sel: (s: CompileState) => T) => useStore(compileStore, sel);
 
 const DEBOUNCE_MS = 150;
 

@@ -8,7 +8,21 @@ import type { Selection } from '../document/records.js';
 /** The key a selection's problems are counted under: `node:p`, `pe:cpu@h0`; inside a composite `node:defs.stage:add`. */
 export function problemKey(s: Selection): string {
   const inGraph = (s.kind === 'node' || s.kind === 'edge') && !isApp(s.at) ? `${graphKey(s.at)}:` : '';
-  return s.kind === 'node' ? `node:${inGraph}${s.id}` : s.kind === 'pe' ? `pe:${s.id}` : s.kind === 'host' ? `host:${s.id}` : s.kind === 'mapping' ? `mapping:${s.node}` : s.kind === 'edge' ? `edge:${inGraph}${s.key}` : s.kind === 'link' ? `link:${s.key}` : s.kind === 'param' ? `param:${s.name}` : 'options';
+  return s.kind === 'node'
+    ? `node:${inGraph}${s.id}`
+    : s.kind === 'pe'
+      ? `pe:${s.id}`
+      : s.kind === 'host'
+        ? `host:${s.id}`
+        : s.kind === 'mapping'
+          ? `mapping:${s.node}`
+          : s.kind === 'edge'
+            ? `edge:${inGraph}${s.key}`
+            : s.kind === 'link'
+              ? `link:${s.key}`
+              : s.kind === 'param'
+                ? `param:${s.name}`
+                : 'options';
 }
 
 /** Count of error diagnostics per selected element key (`problemKey`). */

@@ -159,13 +159,22 @@ describe('project store history', () => {
   it('a batch that fails halfway applies nothing', () => {
     const s = store();
     const before = s.getState().doc;
-    expect(s.getState().dispatch([{ type: 'doc/update', patch: { name: 'y' } }, { type: 'edge/add', edge: piic[2].type === 'edge/add' ? piic[2].edge : (null as never) }])).toBe(false);
+    expect(
+      s.getState().dispatch([
+        { type: 'doc/update', patch: { name: 'y' } },
+        { type: 'edge/add', edge: piic[2].type === 'edge/add' ? piic[2].edge : (null as never) },
+      ]),
+    ).toBe(false);
     expect(s.getState().doc).toBe(before);
   });
 });
 
 describe('loading a whole document', () => {
-  const other = () => ({ ...emptyDocument(), name: 'other', app: { nodes: [{ id: 'q', kernel: 'matrix.produce', params: { width: 8, height: 8 } }], edges: [] } });
+  const other = () => ({
+    ...emptyDocument(),
+    name: 'other',
+    app: { nodes: [{ id: 'q', kernel: 'matrix.produce', params: { width: 8, height: 8 } }], edges: [] },
+  });
 
   it('open is one undo step: undo brings back the replaced project with its edits, redo the opened one', () => {
     const s = store();

@@ -53,7 +53,13 @@ export interface ProjectState {
 
 // Moves, and drawing a composite collapsed or expanded: the compiler sees none of them.
 const layoutOnly = (cs: Change[]) =>
-  cs.every((c) => c.type === 'node/move' || c.type === 'host/move' || c.type === 'pe/move' || (c.type === 'node/update' && c.collapsed !== undefined && c.params === undefined && c.rates === undefined && c.kernel === undefined));
+  cs.every(
+    (c) =>
+      c.type === 'node/move' ||
+      c.type === 'host/move' ||
+      c.type === 'pe/move' ||
+      (c.type === 'node/update' && c.collapsed !== undefined && c.params === undefined && c.rates === undefined && c.kernel === undefined),
+  );
 
 function describe(cs: Change[]): string {
   const c = cs[cs.length - 1];

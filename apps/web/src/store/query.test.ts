@@ -37,7 +37,7 @@ describe('the token leaves the address bar', () => {
     history.replaceState(null, '', '/');
   });
 
-  it('at load, and the agents still come with it from this tab\'s session storage (a reload too)', () => {
+  it("at load, and the agents still come with it from this tab's session storage (a reload too)", () => {
     history.replaceState(null, '', '/?agent=ws://127.0.0.1:7070,ws://127.0.0.1:7071&token=secret-1#x');
     hideToken();
     expect(location.href).not.toContain('secret-1');

@@ -15,7 +15,11 @@ let remembered: string | undefined;
 /** The agents a query string names; `storedToken` stands in for a token it does not carry. */
 export function parseAgents(search: string, storedToken?: string): AgentTarget[] {
   const q = new URLSearchParams(search);
-  const urls = q.getAll('agent').flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
+  const urls = q
+    .getAll('agent')
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
   const tokens = (q.get('token') ?? storedToken ?? '').split(',').map((s) => s.trim());
   return urls.map((url, i) => ({ url, token: tokens[i] || tokens[0] || undefined }));
 }

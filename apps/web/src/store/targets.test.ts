@@ -29,7 +29,7 @@ describe('PE lists in the store', () => {
     expect(s.getState().doc.mapping.projbp).toEqual(['gpu0@h0', 'cpu@h0', 'cpu@h1']);
   });
 
-  it('removing tasks turns the node\'s list back to its first PE in the same undo step, and the document lowers', () => {
+  it("removing tasks turns the node's list back to its first PE in the same undo step, and the document lowers", () => {
     const s = createProjectStore(mlem());
     const before = s.getState().doc;
     s.getState().dispatch({ type: 'node/update', id: 'projbp', tasks: null }, { label: 'projbp: no tasks' });

@@ -4,7 +4,17 @@ import { rangeStats } from './stats.js';
 import { formatDuration, formatTime } from './viewport.js';
 
 /** Statistics of the selected time range: its span, events, cycles and each lane's busy share. */
-export function RangeStatsPanel({ measured, range, version, onClose }: { measured: TraceColumns; range: { t0: number; t1: number }; version: number; onClose: () => void }) {
+export function RangeStatsPanel({
+  measured,
+  range,
+  version,
+  onClose,
+}: {
+  measured: TraceColumns;
+  range: { t0: number; t1: number };
+  version: number;
+  onClose: () => void;
+}) {
   // eslint-disable-next-line react-hooks/exhaustive-deps
   const s = useMemo(() => rangeStats(measured, range.t0, range.t1), [measured, range, version]);
   const lanes = s.lanes.filter((l) => l.events > 0);

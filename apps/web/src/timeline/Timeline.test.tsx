@@ -13,13 +13,25 @@ import { Timeline, type TimelineHandle } from './Timeline.js';
 // jsdom has no 2D canvas: its getContext logs "not implemented" and returns null; return null quietly.
 HTMLCanvasElement.prototype.getContext = (() => null) as typeof HTMLCanvasElement.prototype.getContext;
 
-const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'gpu0@h0', thread: 'main', kind: 'fire', name: 'I1', iteration: 3, cycle: 4, start, end, ...over });
+const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({
+  host: 'h0',
+  pe: 'gpu0@h0',
+  thread: 'main',
+  kind: 'fire',
+  name: 'I1',
+  iteration: 3,
+  cycle: 4,
+  start,
+  end,
+  ...over,
+});
 
 let root: Root;
 let host: HTMLDivElement;
 const realRect = HTMLElement.prototype.getBoundingClientRect;
 beforeEach(() => {
-  HTMLElement.prototype.getBoundingClientRect = () => ({ x: 0, y: 0, left: 0, top: 0, width: 800, height: 400, right: 800, bottom: 400, toJSON: () => ({}) }) as DOMRect;
+  HTMLElement.prototype.getBoundingClientRect = () =>
+    ({ x: 0, y: 0, left: 0, top: 0, width: 800, height: 400, right: 800, bottom: 400, toJSON: () => ({}) }) as DOMRect;
   host = document.createElement('div');
   document.body.appendChild(host);
   root = createRoot(host);
@@ -33,7 +45,15 @@ afterEach(() => {
 // jsdom has no PointerEvent; React reads the same fields from a MouseEvent of that type.
 const pointer = (type: string, init: MouseEventInit) => new MouseEvent(type, { ...init, bubbles: true });
 const q = (testid: string) => host.querySelector(`[data-testid="${testid}"]`) as HTMLElement | null;
-const frames = (n: number) => act(() => new Promise<void>((r) => { let k = 0; const f = () => (++k >= n ? r() : requestAnimationFrame(f)); requestAnimationFrame(f); }));
+const frames = (n: number) =>
+  act(
+    () =>
+      new Promise<void>((r) => {
+        let k = 0;
+        const f = () => (++k >= n ? r() : requestAnimationFrame(f));
+        requestAnimationFrame(f);
+      }),
+  );
 
 async function mount(measured: TraceColumns, predicted?: TraceColumns) {
   const ref = createRef<TimelineHandle>();
@@ -79,7 +99,9 @@ describe('Timeline', () => {
     const canvas = q('timeline-canvas')!;
     const w0 = tl.current!.window();
     const span = w0.t1 - w0.t0;
-    await act(async () => canvas.dispatchEvent(new WheelEvent('wheel', { deltaY: 151, shiftKey: true, clientX: 400, clientY: 50, bubbles: true, cancelable: true })));
+    await act(async () =>
+      canvas.dispatchEvent(new WheelEvent('wheel', { deltaY: 151, shiftKey: true, clientX: 400, clientY: 50, bubbles: true, cancelable: true })),
+    );
     const w1 = tl.current!.window();
     expect(w1.t0 - w0.t0).toBeCloseTo((151 / 604) * span);
     expect(w1.t1 - w1.t0).toBeCloseTo(span);

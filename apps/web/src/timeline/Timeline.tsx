@@ -73,7 +73,12 @@ interface Loop {
   last: { ms: number; boxes: number; flows: number };
 }
 
-const initialShown = (showPredicted: boolean) => new Set(trackKinds().filter((k) => k.toggle && (k.id === 'predicted' ? showPredicted : k.toggle.on)).map((k) => k.id));
+const initialShown = (showPredicted: boolean) =>
+  new Set(
+    trackKinds()
+      .filter((k) => k.toggle && (k.id === 'predicted' ? showPredicted : k.toggle.on))
+      .map((k) => k.id),
+  );
 
 export function Timeline({ measured, predicted, graph, showPredicted = true, live = false, version = 0, ref }: TimelineProps) {
   const box = useRef<HTMLDivElement>(null);
@@ -90,7 +95,23 @@ export function Timeline({ measured, predicted, graph, showPredicted = true, liv
   const flowIndex = useMemo(() => (graph ? new FlowIndex(measured, graph) : null), [measured, graph]);
   const [flowCount, setFlowCount] = useState(0);
   const loop = useRef<Loop>(null as unknown as Loop);
-  if (!loop.current) loop.current = { measured, predicted, graph, shown, live, flows: null, sig: '', tracks: [], layout: { rows: [], height: 0, groups: [] }, dirty: true, drawn: { measured: -1, predicted: -1 }, raf: 0, surface: null, last: { ms: 0, boxes: 0, flows: 0 } };
+  if (!loop.current)
+    loop.current = {
+      measured,
+      predicted,
+      graph,
+      shown,
+      live,
+      flows: null,
+      sig: '',
+      tracks: [],
+      layout: { rows: [], height: 0, groups: [] },
+      dirty: true,
+      drawn: { measured: -1, predicted: -1 },
+      raf: 0,
+      surface: null,
+      last: { ms: 0, boxes: 0, flows: 0 },
+    };
   const L = loop.current;
   Object.assign(L, { measured, predicted, graph, shown, live, flows: flowsOn ? flowIndex : null });
 

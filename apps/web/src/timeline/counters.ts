@@ -140,7 +140,14 @@ export function counterSeries(c: TraceColumns): CounterSeries[] {
       }
       const series = [...samples].map(([name, s]): CounterSeries => {
         const v = Float64Array.from(s.v);
-        return { lane: l.index, host: l.host, pe: l.pe, thread: l.thread, name: c.names[name], steps: { t: Float64Array.from(s.t), v, max: v.reduce((m, x) => Math.max(m, x), 0) } };
+        return {
+          lane: l.index,
+          host: l.host,
+          pe: l.pe,
+          thread: l.thread,
+          name: c.names[name],
+          steps: { t: Float64Array.from(s.t), v, max: v.reduce((m, x) => Math.max(m, x), 0) },
+        };
       });
       byLane.set(l.index, (hit = { length: len, series }));
     }

@@ -23,7 +23,12 @@ export class FlowIndex {
     readonly store: TraceColumns,
     readonly graph: ImplementationGraph,
   ) {
-    for (const b of bufferNodes(graph)) if (b.consumers.length) this.readers.set(b.id, b.consumers.map((c) => c.node));
+    for (const b of bufferNodes(graph))
+      if (b.consumers.length)
+        this.readers.set(
+          b.id,
+          b.consumers.map((c) => c.node),
+        );
   }
 
   /** Indexes the events appended since the last call. */

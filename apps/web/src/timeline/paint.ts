@@ -30,7 +30,12 @@ export interface Painted {
   flows: number;
 }
 
-export function paintFrame(s: Surface, view: TimelineView, layout: Layout, extra: { measured: TraceColumns; flows?: (visibleLanes: number[]) => Flow[] }): Painted {
+export function paintFrame(
+  s: Surface,
+  view: TimelineView,
+  layout: Layout,
+  extra: { measured: TraceColumns; flows?: (visibleLanes: number[]) => Flow[] },
+): Painted {
   const { ctx, img, px } = s;
   const { width, height, dpr, win } = view;
   const dw = img.width;

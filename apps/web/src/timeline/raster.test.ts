@@ -2,7 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { TraceColumns, type TraceEvent } from '@pipeloom/core';
 import { lanePairs, pixel, rasterLane } from './raster.js';
 
-const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'gpu0@h0', thread: 'main', kind: 'fire', name: 'I1', iteration: 0, cycle: 0, start, end, ...over });
+const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({
+  host: 'h0',
+  pe: 'gpu0@h0',
+  thread: 'main',
+  kind: 'fire',
+  name: 'I1',
+  iteration: 0,
+  cycle: 0,
+  start,
+  end,
+  ...over,
+});
 const COLORS = [1, 2, 3, 4]; // fire, transfer, wait, barrier
 const row = (c: TraceColumns, t0: number, t1: number, width = 100) => {
   const px = new Uint32Array(width * 2);

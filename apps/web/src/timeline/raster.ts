@@ -27,7 +27,15 @@ export const laneKey = (host: string, pe: string, thread: string) => `${host}/${
 /** The union of both stores' lanes, ordered host, PE, main thread first. */
 export function lanePairs(measured: TraceColumns, predicted?: TraceColumns): LanePair[] {
   const map = new Map<string, LanePair>();
-  for (const l of measured.lanes()) map.set(laneKey(l.host, l.pe, l.thread), { key: laneKey(l.host, l.pe, l.thread), host: l.host, pe: l.pe, thread: l.thread, measured: l.index, predicted: -1 });
+  for (const l of measured.lanes())
+    map.set(laneKey(l.host, l.pe, l.thread), {
+      key: laneKey(l.host, l.pe, l.thread),
+      host: l.host,
+      pe: l.pe,
+      thread: l.thread,
+      measured: l.index,
+      predicted: -1,
+    });
   if (predicted)
     for (const l of predicted.lanes()) {
       const key = laneKey(l.host, l.pe, l.thread);
@@ -59,7 +67,21 @@ export function pixel(hex: string, alpha = 1, bg = '#ffffff'): number {
  * and copied down, so the cost is about one step per visible event or pixel, whichever is
  * fewer. Events wide enough to carry a name are pushed to `named` (their numbers).
  */
-export function rasterLane(px: Uint32Array, stride: number, c: TraceColumns, lane: number, w: Window, x0: number, width: number, y0: number, y1: number, colors: ArrayLike<number>, named: number[] | null, minNamed: number, stats: DrawStats): void {
+export function rasterLane(
+  px: Uint32Array,
+  stride: number,
+  c: TraceColumns,
+  lane: number,
+  w: Window,
+  x0: number,
+  width: number,
+  y0: number,
+  y1: number,
+  colors: ArrayLike<number>,
+  named: number[] | null,
+  minNamed: number,
+  stats: DrawStats,
+): void {
   if (lane < 0 || y1 <= y0 || c.laneLength(lane) === 0) return;
   const t0 = w.t0;
   const scale = width / (w.t1 - t0);

@@ -35,7 +35,20 @@ export function retriedIn(c: TraceColumns, lane: number): readonly number[] {
  * diagonal stripes in `stripe` every 4 px over the slice's own colour (light, so its name
  * stays readable), so a requeue reads at any zoom.
  */
-export function markRetries(px: Uint32Array, stride: number, c: TraceColumns, lane: number, t0: number, t1: number, x0: number, width: number, y0: number, y1: number, frame: number, stripe: number): number {
+export function markRetries(
+  px: Uint32Array,
+  stride: number,
+  c: TraceColumns,
+  lane: number,
+  t0: number,
+  t1: number,
+  x0: number,
+  width: number,
+  y0: number,
+  y1: number,
+  frame: number,
+  stripe: number,
+): number {
   if (lane < 0) return 0;
   const list = retriedIn(c, lane);
   if (!list.length) return 0;

@@ -1,18 +1,49 @@
 import { describe, expect, it } from 'vitest';
 import { TraceColumns, type TraceEvent } from '@pipeloom/core';
-import { buildTracks, layoutRows, registerTrackKind, trackKinds, tracksSignature, GROUP_PAD, TRACK_GAP, type Frame, type Track, type TrackKind } from './track.js';
+import {
+  buildTracks,
+  layoutRows,
+  registerTrackKind,
+  trackKinds,
+  tracksSignature,
+  GROUP_PAD,
+  TRACK_GAP,
+  type Frame,
+  type Track,
+  type TrackKind,
+} from './track.js';
 import './tracks/index.js';
 import { RETRY_COLOR, RETRY_STRIPE } from './tracks/slices.js';
 import { pixel } from './raster.js';
 import { EVENT_KINDS } from './kinds/index.js';
 
-const ev = (over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'cpu@h0', thread: 'main', kind: 'fire', name: 'P', iteration: 0, cycle: 0, start: 0, end: 10, ...over });
+const ev = (over: Partial<TraceEvent> = {}): TraceEvent => ({
+  host: 'h0',
+  pe: 'cpu@h0',
+  thread: 'main',
+  kind: 'fire',
+  name: 'P',
+  iteration: 0,
+  cycle: 0,
+  start: 0,
+  end: 10,
+  ...over,
+});
 const store = (events: TraceEvent[]) => {
   const c = new TraceColumns();
   c.append(events);
   return c;
 };
-const frame = (width = 100, rows = 20): Frame => ({ px: new Uint32Array(width * rows), stride: width, x0: 0, width, dpr: 1, win: { t0: 0, t1: 100 }, labels: [], boxes: 0 });
+const frame = (width = 100, rows = 20): Frame => ({
+  px: new Uint32Array(width * rows),
+  stride: width,
+  x0: 0,
+  width,
+  dpr: 1,
+  win: { t0: 0, t1: 100 },
+  labels: [],
+  boxes: 0,
+});
 
 describe('track registry', () => {
   it('has the built-in kinds, and the event kinds in core kind-code order', () => {
@@ -24,12 +55,22 @@ describe('track registry', () => {
     const m = store([ev(), ev({ host: 'h1', pe: 'cpu@h1' })]);
     const p = store([ev({ start: 0, end: 12 }), ev({ thread: 'send:gpu0@h0', kind: 'transfer', name: 'bn_1' })]);
     const on = buildTracks({ measured: m, predicted: p, shown: new Set(['predicted']) });
-    expect(on.map((t) => `${t.kind} ${t.host}/${t.thread}`)).toEqual(['slices h0/main', 'predicted h0/main', 'slices h0/send:gpu0@h0', 'predicted h0/send:gpu0@h0', 'slices h1/main']);
+    expect(on.map((t) => `${t.kind} ${t.host}/${t.thread}`)).toEqual([
+      'slices h0/main',
+      'predicted h0/main',
+      'slices h0/send:gpu0@h0',
+      'predicted h0/send:gpu0@h0',
+      'slices h1/main',
+    ]);
     const off = buildTracks({ measured: m, predicted: p, shown: new Set() });
     expect(off.map((t) => t.kind)).toEqual(['slices', 'slices']);
     // Counters are opt-in: a host-wide track after the host's lanes.
     const counters = buildTracks({ measured: store([ev(), ev({ thread: 'send:cpu@h1', kind: 'transfer', start: 2, end: 8 })]), shown: new Set(['in-flight']) });
-    expect(counters.map((t) => `${t.kind} ${t.label}`)).toEqual(['slices h0 · cpu@h0 · main', 'slices h0 · cpu@h0 · send:cpu@h1', 'in-flight h0 · transfers in flight']);
+    expect(counters.map((t) => `${t.kind} ${t.label}`)).toEqual([
+      'slices h0 · cpu@h0 · main',
+      'slices h0 · cpu@h0 · send:cpu@h1',
+      'in-flight h0 · transfers in flight',
+    ]);
   });
 
   it('a kind registered later adds its tracks without touching the timeline, and replaces one of the same id', () => {
@@ -37,7 +78,20 @@ describe('track registry', () => {
     const marker = (label: string): TrackKind => ({
       id: 'test-marker',
       tracks: ({ measured }) =>
-        measured.lanes().map((l): Track => ({ kind: 'test-marker', host: l.host, pe: l.pe, thread: l.thread, order: 5, label, height: 4, measuredLane: -1, paint: (f) => void made.push(`${label}@${f.width}`), hit: () => [label] })),
+        measured
+          .lanes()
+          .map((l): Track => ({
+            kind: 'test-marker',
+            host: l.host,
+            pe: l.pe,
+            thread: l.thread,
+            order: 5,
+            label,
+            height: 4,
+            measuredLane: -1,
+            paint: (f) => void made.push(`${label}@${f.width}`),
+            hit: () => [label],
+          })),
     });
     const before = trackKinds().length;
     registerTrackKind(marker('a'));
@@ -49,7 +103,10 @@ describe('track registry', () => {
     expect(made).toEqual(['b@100']);
     expect(t[1].hit(5, 0)).toEqual(['b']);
     // Leave the registry as the other tests expect it.
-    (trackKinds() as TrackKind[]).splice(trackKinds().findIndex((k) => k.id === 'test-marker'), 1);
+    (trackKinds() as TrackKind[]).splice(
+      trackKinds().findIndex((k) => k.id === 'test-marker'),
+      1,
+    );
   });
 
   it('lays tracks out lane group by lane group, padded, the plan 1 px under its lane', () => {
@@ -66,7 +123,10 @@ describe('track registry', () => {
   });
 
   it('slice tracks paint in their kind colour and name wide slices; hits describe the event with what its kind adds', () => {
-    const m = store([ev({ start: 0, end: 60 }), ev({ thread: 'recv:cpu@h1', kind: 'transfer', name: 'bn_2', buffer: 'bn_2', from: 'bn_1', start: 10, end: 20, bytes: 4096 })]);
+    const m = store([
+      ev({ start: 0, end: 60 }),
+      ev({ thread: 'recv:cpu@h1', kind: 'transfer', name: 'bn_2', buffer: 'bn_2', from: 'bn_1', start: 10, end: 20, bytes: 4096 }),
+    ]);
     const [main, recv] = buildTracks({ measured: m, shown: new Set() });
     const f = frame();
     main.paint(f, 0, 16, 8);
@@ -76,7 +136,7 @@ describe('track registry', () => {
     expect(recv.hit(50, 0)).toBeNull();
   });
 
-  it('the in-flight counter paints the most transfers at once in each pixel, scaled to the run\'s most', () => {
+  it("the in-flight counter paints the most transfers at once in each pixel, scaled to the run's most", () => {
     const m = store([
       ev({ thread: 'send:a', kind: 'transfer', start: 0, end: 50 }),
       ev({ thread: 'send:b', kind: 'transfer', start: 20, end: 30 }),
@@ -94,19 +154,34 @@ describe('track registry', () => {
     expect(t.hit(25, 0)![0]).toBe('2 transfers in flight');
   });
 
-  const sample = (start: number, value: number, name = 'bag depth'): TraceEvent => ({ host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name, value, start, end: start, iteration: -1, cycle: -1 });
+  const sample = (start: number, value: number, name = 'bag depth'): TraceEvent => ({
+    host: 'coordinator',
+    pe: 'bag',
+    thread: 'bag',
+    kind: 'counter',
+    name,
+    value,
+    start,
+    end: start,
+    iteration: -1,
+    cycle: -1,
+  });
 
-  it('the bag\'s samples make a counter track per counter instead of a slice track; a counter first sampled later rebuilds the tracks', () => {
+  it("the bag's samples make a counter track per counter instead of a slice track; a counter first sampled later rebuilds the tracks", () => {
     const m = store([ev(), sample(0, 4), sample(5, 3)]);
     const src = { measured: m, shown: new Set<string>() };
     const before = tracksSignature(src);
     expect(buildTracks(src).map((t) => `${t.kind} ${t.label}`)).toEqual(['counters coordinator · bag depth', 'slices h0 · cpu@h0 · main']);
     m.append([sample(6, 1, 'in flight')]);
     expect(tracksSignature(src)).not.toBe(before);
-    expect(buildTracks(src).map((t) => `${t.kind} ${t.label}`)).toEqual(['counters coordinator · bag depth', 'counters coordinator · in flight', 'slices h0 · cpu@h0 · main']);
+    expect(buildTracks(src).map((t) => `${t.kind} ${t.label}`)).toEqual([
+      'counters coordinator · bag depth',
+      'counters coordinator · in flight',
+      'slices h0 · cpu@h0 · main',
+    ]);
   });
 
-  it('a counter track draws its value as a step line over a filled area, scaled to the run\'s largest, with its value on hover', () => {
+  it("a counter track draws its value as a step line over a filled area, scaled to the run's largest, with its value on hover", () => {
     const m = store([sample(10, 4), sample(40, 2), sample(70, 0)]);
     const [t] = buildTracks({ measured: m, shown: new Set() });
     const f = frame(100, 12);
@@ -127,7 +202,14 @@ describe('track registry', () => {
 
   it('labels task slices by their name, hatches a second attempt and says its task, share and attempt', () => {
     const task = (share: number, attempt: number, start: number, end: number) =>
-      ev({ name: attempt > 1 ? `projbp[${share}]@0 (${attempt})` : `projbp[${share}]@0`, node: 'projbp', cycle: -1, start, end, task: { id: `projbp[${share}]@0`, share, attempt } });
+      ev({
+        name: attempt > 1 ? `projbp[${share}]@0 (${attempt})` : `projbp[${share}]@0`,
+        node: 'projbp',
+        cycle: -1,
+        start,
+        end,
+        task: { id: `projbp[${share}]@0`, share, attempt },
+      });
     const m = store([task(0, 1, 0, 45), task(1, 2, 50, 95)]);
     const [lane] = buildTracks({ measured: m, shown: new Set() });
     const f = frame(100, 16);

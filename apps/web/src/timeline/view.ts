@@ -77,7 +77,11 @@ export class TimelineView {
 }
 
 /** The window that shows everything: both stores' starts, the plan's end only until the run has events. */
-export function fitAll(measured: { minStart: number; maxEnd: number; length: number }, predicted: { minStart: number; maxEnd: number } | undefined, showPredicted: boolean): Window {
+export function fitAll(
+  measured: { minStart: number; maxEnd: number; length: number },
+  predicted: { minStart: number; maxEnd: number } | undefined,
+  showPredicted: boolean,
+): Window {
   const min = Math.min(measured.minStart, predicted?.minStart ?? Infinity);
   const max = Math.max(measured.maxEnd, showPredicted && predicted && !measured.length ? predicted.maxEnd : -Infinity);
   return fit(min, max);

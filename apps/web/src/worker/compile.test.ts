@@ -8,7 +8,7 @@ import { compileBoth, PREVIEW_EVENTS } from './compile.js';
 const piic = readDocument(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8')).doc!;
 
 describe('the compile worker', () => {
-  it('returns both strategies, laid out, with the predictor\'s cycle times', async () => {
+  it("returns both strategies, laid out, with the predictor's cycle times", async () => {
     const out = await compileBoth(piic);
     expect(out.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(out.overlap?.ig.overlap).toBe(true);
@@ -45,7 +45,6 @@ describe('the compile worker', () => {
     }
   });
 });
-
 
 describe('the lowered view for rates and composites', () => {
   const file = (name: string) => readDocument(readFileSync(new URL(`../../../../examples/${name}`, import.meta.url), 'utf8')).doc!;
@@ -113,7 +112,13 @@ describe('the task graph for task-bag mode', () => {
     doc.app.edges = doc.app.edges.map((e, i) => (i === 1 ? { ...e, delay: 1, init: 0 } : e));
     const out = await compileBoth(doc);
     expect(out.bag?.graph).toBeUndefined();
-    expect(out.bag!.diagnostics).toEqual([expect.objectContaining({ path: 'app.nodes[2]', message: expect.stringContaining('input "in" of node "C" is fed in parts with a delay'), hint: expect.stringContaining('static mode') })]);
+    expect(out.bag!.diagnostics).toEqual([
+      expect.objectContaining({
+        path: 'app.nodes[2]',
+        message: expect.stringContaining('input "in" of node "C" is fed in parts with a delay'),
+        hint: expect.stringContaining('static mode'),
+      }),
+    ]);
     expect(out.diagnostics).toEqual(expect.arrayContaining(out.bag!.diagnostics));
   });
 });

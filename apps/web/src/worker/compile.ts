@@ -1,4 +1,16 @@
-import { analyze, bagGraph, lowerDocument, predict, type Lowered, predictCalibrated, standInTimes, type Calibration, type Model, type WrittenDocument, type ImplementationGraph } from '@pipeloom/core';
+import {
+  analyze,
+  bagGraph,
+  lowerDocument,
+  predict,
+  type Lowered,
+  predictCalibrated,
+  standInTimes,
+  type Calibration,
+  type Model,
+  type WrittenDocument,
+  type ImplementationGraph,
+} from '@pipeloom/core';
 import { GENERIC_WORK } from '@pipeloom/kernels';
 import { layoutIg } from '../layout/ig.js';
 import { tidyDfg } from '../layout/tidy.js';
@@ -26,8 +38,19 @@ export async function compileBoth(doc: WrittenDocument, now: () => number = () =
     // In task-bag mode the static plan is not what runs: a document it refuses (a loop across PEs
     // shorter than its cycles round) may still run as tasks; its problems stay, said as static mode's.
     const bag = doc.options.mode === 'taskbag' ? bagPlan(analyze(doc).model) : undefined;
-    const diagnostics = bag?.graph ? r.diagnostics.map((d) => (d.severity === 'error' ? { ...d, severity: 'warning' as const, message: `static mode: ${d.message}` } : d)) : r.diagnostics;
-    return { diagnostics: [...diagnostics, ...(bag?.diagnostics ?? [])], overlap: null, noOverlap: null, prediction: null, ...(view ? { lowered: view } : {}), ...(bag ? { bag } : {}), compileMs, ms: now() - t0 };
+    const diagnostics = bag?.graph
+      ? r.diagnostics.map((d) => (d.severity === 'error' ? { ...d, severity: 'warning' as const, message: `static mode: ${d.message}` } : d))
+      : r.diagnostics;
+    return {
+      diagnostics: [...diagnostics, ...(bag?.diagnostics ?? [])],
+      overlap: null,
+      noOverlap: null,
+      prediction: null,
+      ...(view ? { lowered: view } : {}),
+      ...(bag ? { bag } : {}),
+      compileMs,
+      ms: now() - t0,
+    };
   }
   // The model that stand-ins, the calibrated prediction and the task graph share: analysed
   // once, and only when one of them is wanted (predict keeps its own to itself).
@@ -40,7 +63,10 @@ export async function compileBoth(doc: WrittenDocument, now: () => number = () =
   const mapping = low?.doc.mapping ?? doc.mapping;
   const lay = async (ig: ImplementationGraph): Promise<Strategy> => ({ ig, layout: await layoutIg(ig, mapping, order) });
   // The strategy the document does not choose may be impossible (a loop's delay): left out.
-  const [overlap, noOverlap] = await Promise.all([r.prediction.overlap && lay(r.prediction.overlap.ig), r.prediction.noOverlap && lay(r.prediction.noOverlap.ig)]);
+  const [overlap, noOverlap] = await Promise.all([
+    r.prediction.overlap && lay(r.prediction.overlap.ig),
+    r.prediction.noOverlap && lay(r.prediction.noOverlap.ig),
+  ]);
   return {
     diagnostics,
     overlap: overlap ?? null,
@@ -83,7 +109,13 @@ async function loweredView(lowered: Lowered): Promise<LoweredView> {
     repetitions: lowered.repetitions,
     expanded: {
       nodes: nodes.map((n) => ({ id: n.id, kernel: n.kernel, ...(n.firing ? { firing: n.firing } : {}), position: at[n.id] ?? { x: 0, y: 0 } })),
-      edges: edges.map((e) => ({ from: e.from, to: e.to, ...(e.fromTokens ? { fromTokens: e.fromTokens } : {}), ...(e.toTokens ? { toTokens: e.toTokens } : {}), ...(e.delay ? { delay: e.delay } : {}) })),
+      edges: edges.map((e) => ({
+        from: e.from,
+        to: e.to,
+        ...(e.fromTokens ? { fromTokens: e.fromTokens } : {}),
+        ...(e.toTokens ? { toTokens: e.toTokens } : {}),
+        ...(e.delay ? { delay: e.delay } : {}),
+      })),
     },
   };
 }

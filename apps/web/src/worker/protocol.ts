@@ -39,7 +39,10 @@ export interface LoweredView {
   /** Firings per iteration by flattened node id (`S`: 8, `s1/inc`: 1). */
   repetitions: Record<string, number>;
   /** The single-rate graph the compiler reads: firings `S#0` .. `S#7`, composites flattened, edges with the tokens they carry, laid out by ELK. */
-  expanded: { nodes: (Pick<AppNode, 'id' | 'kernel' | 'firing'> & { position: { x: number; y: number } })[]; edges: Pick<AppEdge, 'from' | 'to' | 'fromTokens' | 'toTokens' | 'delay'>[] };
+  expanded: {
+    nodes: (Pick<AppNode, 'id' | 'kernel' | 'firing'> & { position: { x: number; y: number } })[];
+    edges: Pick<AppEdge, 'from' | 'to' | 'fromTokens' | 'toTokens' | 'delay'>[];
+  };
 }
 
 /**

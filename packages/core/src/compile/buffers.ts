@@ -163,48 +163,48 @@ class RouteWalk {
         // tokens) has its own tree of copies holding just that part; most outputs have one, the whole.
         const parts = this.parts(n.index, name);
         for (let r = 0; r < parts.length; r += 2) {
-        const partOffset = parts[r];
-        const partBytes = parts[r + 1];
-        serial++;
-        stamp[home] = serial;
-        held[home] = root;
-        for (let o = outputs.start[n.index]; o < outputs.start[n.index + 1]; o++) {
-          const e = outputs.edge[o];
-          if (edges.fromPort[e] !== name || edges.fromOffset[e] !== partOffset || edges.bytes[e] !== partBytes) continue;
-          const to = nodes[edges.to[e]];
-          let prev = root;
-          if (to.peIndex !== home) {
-            const length = router.path(home, to.peIndex, edges.bytes[e]);
-            const { at, via } = router;
-            for (let i = 1; i < length; i++) {
-              const pe = at[i];
-              if (stamp[pe] !== serial) {
-                stamp[pe] = serial;
-                const k = next++;
-                if (fill) {
-                  const { b } = fill;
-                  b.pe[k] = pe;
-                  b.source[k] = s;
-                  b.port[k] = name;
-                  b.parent[k] = prev;
-                  b.type[k] = b.type[root];
-                  b.bytes[k] = partBytes;
-                  b.parentOffset[k] = prev === root ? partOffset : 0;
-                  fill.links[k] = router.link(via[i - 1]);
+          const partOffset = parts[r];
+          const partBytes = parts[r + 1];
+          serial++;
+          stamp[home] = serial;
+          held[home] = root;
+          for (let o = outputs.start[n.index]; o < outputs.start[n.index + 1]; o++) {
+            const e = outputs.edge[o];
+            if (edges.fromPort[e] !== name || edges.fromOffset[e] !== partOffset || edges.bytes[e] !== partBytes) continue;
+            const to = nodes[edges.to[e]];
+            let prev = root;
+            if (to.peIndex !== home) {
+              const length = router.path(home, to.peIndex, edges.bytes[e]);
+              const { at, via } = router;
+              for (let i = 1; i < length; i++) {
+                const pe = at[i];
+                if (stamp[pe] !== serial) {
+                  stamp[pe] = serial;
+                  const k = next++;
+                  if (fill) {
+                    const { b } = fill;
+                    b.pe[k] = pe;
+                    b.source[k] = s;
+                    b.port[k] = name;
+                    b.parent[k] = prev;
+                    b.type[k] = b.type[root];
+                    b.bytes[k] = partBytes;
+                    b.parentOffset[k] = prev === root ? partOffset : 0;
+                    fill.links[k] = router.link(via[i - 1]);
+                  }
+                  held[pe] = k;
                 }
-                held[pe] = k;
+                prev = held[pe];
               }
-              prev = held[pe];
             }
+            if (fill) {
+              fill.readBuffer[reads] = prev;
+              fill.readEdge[reads] = e;
+              fill.read[e] = prev;
+              fill.readOffset[e] = prev === root ? partOffset : 0;
+            }
+            reads++;
           }
-          if (fill) {
-            fill.readBuffer[reads] = prev;
-            fill.readEdge[reads] = e;
-            fill.read[e] = prev;
-            fill.readOffset[e] = prev === root ? partOffset : 0;
-          }
-          reads++;
-        }
         }
       }
     }

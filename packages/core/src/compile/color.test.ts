@@ -29,7 +29,10 @@ function colour(arcs: Arc[], L: number, o = {}) {
 
 /** The least cost over every colouring (core testing's brute force), arcs conflicting where they meet. */
 function bruteForce(arcs: Arc[], L: number): number {
-  return optimalColoringCost(arcs.map((x) => x.weight), (i, j) => meet(arcs[i], arcs[j], L));
+  return optimalColoringCost(
+    arcs.map((x) => x.weight),
+    (i, j) => meet(arcs[i], arcs[j], L),
+  );
 }
 
 const arbitraryArcs = (most: number) =>
@@ -37,17 +40,21 @@ const arbitraryArcs = (most: number) =>
     fc.record({
       L: fc.constant(L),
       arcs: fc.array(
-        fc.record({ a: fc.integer({ min: 0, max: L - 1 }), b: fc.integer({ min: 0, max: L - 1 }), weight: fc.constantFrom(1, 2, 3, 5, 8, 8, 13) }).map(({ a, b, weight }) =>
-          // b < a: an arc read again next cycle, [a, L - 1] and [0, b].
-          b >= a ? { from: a, to: b, wrap: -1, weight } : { from: a, to: L - 1, wrap: b, weight },
-        ),
+        fc
+          .record({ a: fc.integer({ min: 0, max: L - 1 }), b: fc.integer({ min: 0, max: L - 1 }), weight: fc.constantFrom(1, 2, 3, 5, 8, 8, 13) })
+          .map(({ a, b, weight }) =>
+            // b < a: an arc read again next cycle, [a, L - 1] and [0, b].
+            b >= a ? { from: a, to: b, wrap: -1, weight } : { from: a, to: L - 1, wrap: b, weight },
+          ),
         { minLength: 1, maxLength: most },
       ),
     }),
   );
 
 function check(arcs: Arc[], L: number, r: ReturnType<typeof colour>) {
-  for (let i = 0; i < arcs.length; i++) for (let j = i + 1; j < arcs.length; j++) if (r.color[i] === r.color[j]) expect(meet(arcs[i], arcs[j], L), `items ${i} and ${j} share colour ${r.color[i]}`).toBe(false);
+  for (let i = 0; i < arcs.length; i++)
+    for (let j = i + 1; j < arcs.length; j++)
+      if (r.color[i] === r.color[j]) expect(meet(arcs[i], arcs[j], L), `items ${i} and ${j} share colour ${r.color[i]}`).toBe(false);
   const costs = new Array(r.count).fill(0);
   r.color.forEach((c, i) => (costs[c] = Math.max(costs[c], arcs[i].weight)));
   expect(costs.every((x) => x > 0)).toBe(true);

@@ -191,7 +191,7 @@ export class ArcColoring {
     }
     const count = this.ints(L + 1);
     let levels = 0;
-    for (let k = 0; k < n; ) {
+    for (let k = 0; k < n;) {
       const w = weight[order[k]];
       for (; k < n && weight[order[k]] === w; k++) {
         const i = order[k];
@@ -256,7 +256,7 @@ export class ArcColoring {
     order.subarray(0, n).sort((a, b) => weight[b] - weight[a] || cross[b] - cross[a] || s[a] - s[b] || a - b);
     let colors = 0;
     let segs = 0;
-    for (let k = 0; k < n; ) {
+    for (let k = 0; k < n;) {
       const w = weight[order[k]];
       // Crossing items of this weight: a colour without one whose segments all lie between
       // the item's head and tail.

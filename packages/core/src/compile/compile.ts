@@ -162,13 +162,25 @@ function checkCapacity(model: Model, order: NodeId[], buffers: Buffers, memory: 
     const pe = model.pes[buffers.pe[i]];
     const size = buffers.bytes[i] * buffers.depth[i];
     if (size > pe.memory) {
-      out.push(error(pe.path, `buffer ${buffers.id[i]} (${formatBytes(size)}) exceeds memory of ${pe.id} (${formatBytes(pe.memory)})`, `raise the memory of ${pe.id}, shrink the data of "${order[buffers.source[i]]}", or map its readers elsewhere`));
+      out.push(
+        error(
+          pe.path,
+          `buffer ${buffers.id[i]} (${formatBytes(size)}) exceeds memory of ${pe.id} (${formatBytes(pe.memory)})`,
+          `raise the memory of ${pe.id}, shrink the data of "${order[buffers.source[i]]}", or map its readers elsewhere`,
+        ),
+      );
     }
   }
   for (const pe of model.pes) {
     const m = memory[pe.id];
     if (m.after > pe.memory && !out.some((d) => d.path === pe.path && d.message.includes(` of ${pe.id} `))) {
-      out.push(error(pe.path, `buffers on ${pe.id} need ${formatBytes(m.after)} after sharing, more than its memory (${formatBytes(pe.memory)})`, `raise the memory of ${pe.id} or map some nodes elsewhere`));
+      out.push(
+        error(
+          pe.path,
+          `buffers on ${pe.id} need ${formatBytes(m.after)} after sharing, more than its memory (${formatBytes(pe.memory)})`,
+          `raise the memory of ${pe.id} or map some nodes elsewhere`,
+        ),
+      );
     }
   }
   return out;

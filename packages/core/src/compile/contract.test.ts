@@ -9,7 +9,10 @@ import { iterationOf, planForHosts, runCycles, selfTimedPlan, slotOf, threshold 
 
 const piic = JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));
 
-function programsOf(doc: unknown, overlap?: boolean): { ig: ImplementationGraph; programs: PeProgram[]; pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }> } {
+function programsOf(
+  doc: unknown,
+  overlap?: boolean,
+): { ig: ImplementationGraph; programs: PeProgram[]; pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }> } {
   const r = compile(doc, overlap === undefined ? {} : { overlap });
   if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
   const programs = Object.values(allPrograms(r.ig));
@@ -22,16 +25,18 @@ describe('the execution contract', () => {
     expect(slotOf(0, 3, 2)).toBe(1);
     expect([1, 2, 6, 7].map((k) => iterationOf(2, k, 5))).toEqual([-1, 0, 4, -1]);
     const { programs } = programsOf(piic);
-    expect(runCycles(programs, 10)).toBe(Math.max(...programs.flatMap((p) => p.phases.flatMap((ph) => ph.actions.map((a) => (a.op === 'barrier' ? 0 : a.startCycle))))) + 10);
+    expect(runCycles(programs, 10)).toBe(
+      Math.max(...programs.flatMap((p) => p.phases.flatMap((ph) => ph.actions.map((a) => (a.op === 'barrier' ? 0 : a.startCycle))))) + 10,
+    );
   });
 
-  it('a threshold is i + offset, capped at the run\'s iterations', () => {
+  it("a threshold is i + offset, capped at the run's iterations", () => {
     expect(threshold({ counter: 0, offset: 1 }, 3, 10)).toBe(4);
     expect(threshold({ counter: 0, offset: -1 }, 0, 10)).toBe(-1);
     expect(threshold({ counter: 0, offset: 4 }, 8, 10)).toBe(10);
   });
 
-  it('P-I-I-C: the host-to-host copy is a send on h0 and a receive on h1, and the send waits for a credit of the destination\'s depth', () => {
+  it("P-I-I-C: the host-to-host copy is a send on h0 and a receive on h1, and the send waits for a credit of the destination's depth", () => {
     for (const overlap of [true, false]) {
       const { programs, pes } = programsOf(piic, overlap);
       const plan = selfTimedPlan(programs, pes);
@@ -46,30 +51,36 @@ describe('the execution contract', () => {
     }
   });
 
-  it('the only waits on another host\'s counters are a send\'s credits from its own receive', () => {
+  it("the only waits on another host's counters are a send's credits from its own receive", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), fc.integer({ min: 2, max: 12 }), fc.integer({ min: 1, max: 4 }), fc.boolean(), (seed, nodes, hosts, overlap) => {
-        const { programs, pes } = programsOf(randomDocument(seed, { nodes, hosts, maxGpus: 2, overlap }));
-        const plan = selfTimedPlan(programs, pes);
-        for (const p of programs) {
-          for (const e of plan.actions[p.pe].flat()) {
-            for (const [role, x] of Object.entries(e)) {
-              if (!x) continue;
-              expect(plan.counters[x.signal].host).toBe(p.host);
-              for (const w of x.waits) {
-                if (plan.counters[w.counter].host === p.host) continue;
-                expect(role).toBe('send');
-                expect(plan.counters[w.counter].name).toBe(plan.counters[x.signal].name.replace('send', 'receive'));
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        fc.integer({ min: 2, max: 12 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.boolean(),
+        (seed, nodes, hosts, overlap) => {
+          const { programs, pes } = programsOf(randomDocument(seed, { nodes, hosts, maxGpus: 2, overlap }));
+          const plan = selfTimedPlan(programs, pes);
+          for (const p of programs) {
+            for (const e of plan.actions[p.pe].flat()) {
+              for (const [role, x] of Object.entries(e)) {
+                if (!x) continue;
+                expect(plan.counters[x.signal].host).toBe(p.host);
+                for (const w of x.waits) {
+                  if (plan.counters[w.counter].host === p.host) continue;
+                  expect(role).toBe('send');
+                  expect(plan.counters[w.counter].name).toBe(plan.counters[x.signal].name.replace('send', 'receive'));
+                }
               }
             }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 100 },
     );
   });
 
-  it('is the same from programs that crossed JSON, and an agent\'s part has its own PEs and every counter', () => {
+  it("is the same from programs that crossed JSON, and an agent's part has its own PEs and every counter", () => {
     const { programs, pes } = programsOf(piic, false);
     const plan = selfTimedPlan(programs, pes);
     expect(selfTimedPlan(JSON.parse(JSON.stringify(programs)), pes)).toEqual(plan);

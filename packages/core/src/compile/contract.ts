@@ -146,7 +146,11 @@ class AccessColumns {
  * parsed from JSON work too. Linear in the accesses plus, per write, the accesses sharing its
  * storage (a handful: memory colouring shares a slot among a PE's few buffers).
  */
-export function selfTimedPlan(programs: readonly PeProgram[], pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }>, options: PlanOptions = {}): SelfTimedPlan {
+export function selfTimedPlan(
+  programs: readonly PeProgram[],
+  pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }>,
+  options: PlanOptions = {},
+): SelfTimedPlan {
   const counters: Counter[] = [];
   const counterOf = new Map<string, number>();
   const counter = (name: string, host: string) => {
@@ -230,7 +234,8 @@ export function selfTimedPlan(programs: readonly PeProgram[], pes: Record<string
           const c = counter(`fire ${a.node}`, p.host);
           for (const x of Object.values(a.inputs)) add(c, fires, buffer(x.buffer), phase, position, a.startCycle, x.lag, false);
           // An input fed in parts reads each part (its own writer), views of one base or gathered.
-          if (a.parts) for (const list of Object.values(a.parts)) for (const x of list) add(c, fires, buffer(x.buffer), phase, position, a.startCycle, x.lag, false);
+          if (a.parts)
+            for (const list of Object.values(a.parts)) for (const x of list) add(c, fires, buffer(x.buffer), phase, position, a.startCycle, x.lag, false);
           for (const x of Object.values(a.outputs)) add(c, fires, buffer(x.buffer), phase, position, a.startCycle, x.lag, true);
           placed.push(program, phase, position, ACCESS, c);
           continue;

@@ -209,7 +209,7 @@ export class ActionCache {
     const { port, buffer, lag, offset, bytes } = fire.inputs;
     const inputs: Record<string, BufferAccess> = {};
     let parts: Record<string, BufferAccess[]> | undefined;
-    for (let i = fire.inputs.start[s], end = fire.inputs.start[s + 1]; i < end; ) {
+    for (let i = fire.inputs.start[s], end = fire.inputs.start[s + 1]; i < end;) {
       let last = i + 1;
       while (last < end && port[last] === port[i]) last++;
       if (last - i === 1) inputs[port[i]] = this.access(buffer[i], lag[i], offset[i], bytes[i]);
@@ -225,7 +225,15 @@ export class ActionCache {
     }
     const outputs: Record<string, BufferAccess> = {};
     for (let i = fire.outputs.start[s]; i < fire.outputs.start[s + 1]; i++) outputs[fire.outputs.port[i]] = this.access(fire.outputs.buffer[i], 0);
-    const action: Action = { op: 'fire', node: this.ig.order[s], kernel: fire.kernel[s], params: fire.params[s], startCycle: fire.startCycle[s], inputs, outputs };
+    const action: Action = {
+      op: 'fire',
+      node: this.ig.order[s],
+      kernel: fire.kernel[s],
+      params: fire.params[s],
+      startCycle: fire.startCycle[s],
+      inputs,
+      outputs,
+    };
     if (parts) action.parts = parts;
     return action;
   }

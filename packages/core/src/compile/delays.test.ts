@@ -16,7 +16,15 @@ import { MAX_DELAY } from '../document/schema.js';
 // the slots the consumer reads first, and the programs simulate exactly in both sync modes.
 
 const M = { width: 8, height: 8 };
-const cluster = { hosts: [{ id: 'h0', cpus: 1, gpus: 1 }, { id: 'h1', cpus: 1, gpus: 1 }], pes: [], links: [], network: { kind: 'infiniband' as const, bandwidth: 2.6e9, latency: 2e-6 } };
+const cluster = {
+  hosts: [
+    { id: 'h0', cpus: 1, gpus: 1 },
+    { id: 'h1', cpus: 1, gpus: 1 },
+  ],
+  pes: [],
+  links: [],
+  network: { kind: 'infiniband' as const, bandwidth: 2.6e9, latency: 2e-6 },
+};
 const edge = (from: string, to: string, extra: Partial<AppEdge> = {}): AppEdge => {
   const [a, p] = from.split('.');
   const [b, q] = to.split('.');
@@ -64,7 +72,9 @@ function crossLoop(d: number, overlap: boolean): ProjectDocument {
 
 /** A fill per slot: a range fill's slots, each with its own token (a source kernel's). */
 const perSlot = (fills: readonly InitialFill[]) =>
-  fills.flatMap(({ count, ...f }) => Array.from({ length: count ?? 1 }, (_, i) => ({ ...f, slot: f.slot + i, ...(f.token === undefined ? {} : { token: f.token + i }) })));
+  fills.flatMap(({ count, ...f }) =>
+    Array.from({ length: count ?? 1 }, (_, i) => ({ ...f, slot: f.slot + i, ...(f.token === undefined ? {} : { token: f.token + i }) })),
+  );
 
 /**
  * Every buffer holding initial tokens has its d initial iterations in the slots its writer would
@@ -83,7 +93,9 @@ function expectInitialSlots(ig: ImplementationGraph): void {
       const written = buffers.parent[k] >= 0 ? ig.programs.transfer.startCycle[k] : ig.programs.fire.startCycle[buffers.source[k]];
       const d = buffers.initial[k];
       const want = Array.from({ length: d }, (_, i) => ({ slot: (((written - (d - i)) % slots) + slots) % slots, token: i }));
-      expect(fills.map((f) => ({ slot: f.slot, token: f.token ?? want.find((w) => w.slot === f.slot)!.token })).sort((a, b) => a.token - b.token)).toEqual(want);
+      expect(fills.map((f) => ({ slot: f.slot, token: f.token ?? want.find((w) => w.slot === f.slot)!.token })).sort((a, b) => a.token - b.token)).toEqual(
+        want,
+      );
     }
   }
 }
@@ -121,7 +133,9 @@ describe('delays: loops in static mode', () => {
       expect(r.ok).toBe(false);
       const d = r.diagnostics.find((x) => x.path === 'app.edges[2].delay')!;
       const need = overlap ? 8 : 4;
-      expect(d.message).toContain(`the loop A -> B -> A carries 1 iteration of initial tokens, but its data takes ${need} cycles to go round on gpu0@h0, gpu0@h1`);
+      expect(d.message).toContain(
+        `the loop A -> B -> A carries 1 iteration of initial tokens, but its data takes ${need} cycles to go round on gpu0@h0, gpu0@h1`,
+      );
       expect(d.hint).toContain(`raise the delay to ${need}`);
       const ig = ok(crossLoop(need, overlap));
       // The initial iterations sit in distinct slots of the buffer A reads.
@@ -160,7 +174,7 @@ describe('delays: loops in static mode', () => {
 });
 
 describe('delays: predictions', () => {
-  it('self-timed: a loop\'s consumer starts iteration i only after the data of iteration i - delay came round, and the cycle covers its time round over the delay', () => {
+  it("self-timed: a loop's consumer starts iteration i only after the data of iteration i - delay came round, and the cycle covers its time round over the delay", () => {
     const doc = crossLoop(4, false);
     doc.app.nodes = doc.app.nodes.map((n) => ({ ...n, params: { ...n.params, width: 1024, height: 1024 } }));
     const r = predict(doc, { sync: 'self-timed', iterations: 12 });
@@ -175,7 +189,11 @@ describe('delays: predictions', () => {
     const sourceOf = new Map(bufferNodes(s.ig).map((b) => [b.id as string, b.source as string]));
     const onLoop = (node?: string) => node === 'A' || node === 'B';
     // Each action once (a copy between hosts is drawn on both of its lanes).
-    const actions = new Map(s.timeline.filter((e) => e.iteration === 0 && (e.kind === 'fire' ? onLoop(e.node) : e.kind === 'transfer' && onLoop(sourceOf.get(e.name)))).map((e) => [`${e.kind} ${e.name}`, e.end - e.start]));
+    const actions = new Map(
+      s.timeline
+        .filter((e) => e.iteration === 0 && (e.kind === 'fire' ? onLoop(e.node) : e.kind === 'transfer' && onLoop(sourceOf.get(e.name))))
+        .map((e) => [`${e.kind} ${e.name}`, e.end - e.start]),
+    );
     const round = [...actions.values()].reduce((t, x) => t + x, 0);
     expect(s.cycleTime * 1e6 * 4).toBeGreaterThanOrEqual(round * 0.999 - 1e-9);
   });
@@ -202,7 +220,9 @@ describe('delays: mistakes', () => {
     const doc = crossLoop(1, false);
     delete doc.app.edges[2].delay;
     delete doc.app.edges[2].init;
-    expect(messages(doc)).toContain('app.edges: cycle A -> B -> A has no delay: no node of it can fire first (give one of its edges initial tokens ("delay": 1 and an "init"), or remove one of these edges)');
+    expect(messages(doc)).toContain(
+      'app.edges: cycle A -> B -> A has no delay: no node of it can fire first (give one of its edges initial tokens ("delay": 1 and an "init"), or remove one of these edges)',
+    );
   });
 
   it('a delay without init, an init without delay', () => {
@@ -218,10 +238,14 @@ describe('delays: mistakes', () => {
     const big = crossLoop(4, false);
     big.app.nodes.push({ id: 'seed', kernel: 'matrix.produce', params: { width: 16, height: 8 } });
     big.app.edges[2].init = { node: 'seed' };
-    expect(messages(big)[0]).toBe('app.edges[2].init: init node "seed" makes matrix<f32>[8x16] but the initial tokens of B.out -> A.b are matrix<f32>[8x8] (give "seed" the size params of "B")');
+    expect(messages(big)[0]).toBe(
+      'app.edges[2].init: init node "seed" makes matrix<f32>[8x16] but the initial tokens of B.out -> A.b are matrix<f32>[8x8] (give "seed" the size params of "B")',
+    );
     const withInput = crossLoop(4, false);
     withInput.app.edges[2].init = { node: 'C' };
-    expect(messages(withInput)[0]).toMatch(/^app\.edges\[2\]\.init\.node: the edge B\.out -> A\.b: init node "C" \(matrix\.consume\) has 1 input and 0 outputs; an init runs a source/);
+    expect(messages(withInput)[0]).toMatch(
+      /^app\.edges\[2\]\.init\.node: the edge B\.out -> A\.b: init node "C" \(matrix\.consume\) has 1 input and 0 outputs; an init runs a source/,
+    );
     const missing = crossLoop(4, false);
     missing.app.edges[2].init = { node: 'sead' };
     expect(messages(missing)[0]).toMatch(/init node "sead" does not exist/);
@@ -232,7 +256,9 @@ describe('delays: mistakes', () => {
     doc.app.nodes.push({ id: 'D', kernel: 'matrix.add', params: M });
     doc.mapping.D = 'gpu0@h1';
     doc.app.edges.push(edge('A.out', 'D.a', { delay: 1, init: 5 }), edge('P.out', 'D.b'));
-    expect(messages(doc).join('\n')).toMatch(/app\.edges\[3\]\.init: the initial tokens of this edge and of app\.edges\[1\] are read from one buffer of A\.out on gpu0@h1, but their values differ \(the constant 5 here, the constant 0 there\)/);
+    expect(messages(doc).join('\n')).toMatch(
+      /app\.edges\[3\]\.init: the initial tokens of this edge and of app\.edges\[1\] are read from one buffer of A\.out on gpu0@h1, but their values differ \(the constant 5 here, the constant 0 there\)/,
+    );
   });
 });
 
@@ -270,7 +296,7 @@ describe('delays: large values', () => {
     });
   }
 
-  it('a delay deeper than agents\' slots per buffer compiles with a warning at the edge: task-bag mode, or the largest delay that fits, which does', () => {
+  it("a delay deeper than agents' slots per buffer compiles with a warning at the edge: task-bag mode, or the largest delay that fits, which does", () => {
     const warnings = (doc: ProjectDocument) => {
       const r = compile(doc);
       if (!r.ok) throw new Error(r.diagnostics.map(formatDiagnostic).join('\n'));
@@ -278,7 +304,9 @@ describe('delays: large values', () => {
     };
     const [w] = warnings(small(2 ** 20, false));
     expect(w.path).toBe('app.edges[2].delay');
-    expect(w.message).toMatch(/^static mode keeps this edge's 1048576 iterations of initial tokens in \d+ slots of buffer bn_\d+ on gpu0@h0; agents hold at most 256 slots per buffer, so they refuse a static run of it$/);
+    expect(w.message).toMatch(
+      /^static mode keeps this edge's 1048576 iterations of initial tokens in \d+ slots of buffer bn_\d+ on gpu0@h0; agents hold at most 256 slots per buffer, so they refuse a static run of it$/,
+    );
     const fits = Number(/lower the delay to at most (\d+) iterations/.exec(w.hint!)![1]);
     expect(w.hint).toContain('run it in task-bag mode');
     expect(warnings(small(fits, false))).toEqual([]);
@@ -321,8 +349,13 @@ describe('delays: large values', () => {
       ]);
     }
     // Through a parameter: the edge that reads it is named.
-    expect(messages('2 * D', { D: 2 ** 31 })[0]).toMatch(/^app\.edges\[2\]\.delay: the edge B\.out -> A\.b: delay 4294967296 is more initial tokens than an edge may carry/);
-    for (const d of [1.5, -1]) expect(messages(d)).toEqual([`app.edges[2].delay: the edge B.out -> A.b: delay ${d} is not a whole number of tokens (write the number of initial tokens on the edge: 0 or more)`]);
+    expect(messages('2 * D', { D: 2 ** 31 })[0]).toMatch(
+      /^app\.edges\[2\]\.delay: the edge B\.out -> A\.b: delay 4294967296 is more initial tokens than an edge may carry/,
+    );
+    for (const d of [1.5, -1])
+      expect(messages(d)).toEqual([
+        `app.edges[2].delay: the edge B.out -> A.b: delay ${d} is not a whole number of tokens (write the number of initial tokens on the edge: 0 or more)`,
+      ]);
   });
 });
 
@@ -334,7 +367,10 @@ describe('delays: random SDF graphs with loops', () => {
       if (r.ok) return r.ig;
       const raises = r.diagnostics.map((d) => [/^app\.edges\[(\d+)\]\.delay$/.exec(d.path), /raise the delay to (\d+)/.exec(d.hint ?? '')] as const);
       // Every refusal is a loop that names the delay it needs.
-      expect(raises.every(([p, h]) => p && h), r.diagnostics.map(formatDiagnostic).join('\n')).toBe(true);
+      expect(
+        raises.every(([p, h]) => p && h),
+        r.diagnostics.map(formatDiagnostic).join('\n'),
+      ).toBe(true);
       for (const [p, h] of raises) doc.app.edges[Number(p![1])].delay = Number(h![1]);
     }
     throw new Error('no delay settled');
@@ -342,12 +378,18 @@ describe('delays: random SDF graphs with loops', () => {
 
   it('every loop compiles at the delay its diagnostic names, and every firing reads exactly iteration k - L - delay (initial tokens included), in both sync modes', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), fc.integer({ min: 2, max: 9 }), fc.integer({ min: 1, max: 2 }), fc.boolean(), (seed, nodes, hosts, overlap) => {
-        const { doc } = sdfDocument(seed, { nodes, hosts, maxGpus: 1, overlap, delays: true, maxRepetition: 3 });
-        const ig = compiledWithLoops(doc);
-        expectInitialSlots(ig);
-        exact(ig, 6, seed);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        fc.integer({ min: 2, max: 9 }),
+        fc.integer({ min: 1, max: 2 }),
+        fc.boolean(),
+        (seed, nodes, hosts, overlap) => {
+          const { doc } = sdfDocument(seed, { nodes, hosts, maxGpus: 1, overlap, delays: true, maxRepetition: 3 });
+          const ig = compiledWithLoops(doc);
+          expectInitialSlots(ig);
+          exact(ig, 6, seed);
+        },
+      ),
       { numRuns: 60 },
     );
   });

@@ -37,7 +37,13 @@ export function markInitial(model: Model, buffers: Buffers, table: BufferTable):
       const at = model.lowered.edgePaths[e] ?? `app.edges[${e}]`;
       const other = model.lowered.edgePaths[f] ?? `app.edges[${f}]`;
       const source = model.nodes[model.edges.from[e]].id;
-      out.push(error(`${at}.init`, `the initial tokens of this edge and of ${other} are read from one buffer of ${source}.${model.edges.fromPort[e]} on ${model.nodes[model.edges.to[e]].pe}, but their values differ (${describe(init[e]!, delay[e])} here, ${describe(init[f]!, delay[f])} there)`, 'give both edges the same init (a source node init also needs the same delay), or map one consumer to another PE'));
+      out.push(
+        error(
+          `${at}.init`,
+          `the initial tokens of this edge and of ${other} are read from one buffer of ${source}.${model.edges.fromPort[e]} on ${model.nodes[model.edges.to[e]].pe}, but their values differ (${describe(init[e]!, delay[e])} here, ${describe(init[f]!, delay[f])} there)`,
+          'give both edges the same init (a source node init also needs the same delay), or map one consumer to another PE',
+        ),
+      );
     }
   }
   return out;

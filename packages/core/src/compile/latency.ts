@@ -29,7 +29,14 @@ export interface LatencyResult {
  * (docs/contract.md, "Start cycles"; simulate.ts checks them cycle by cycle).
  * `order`: the model's nodes in schedule order (schedule.ts).
  */
-export function computeLatency(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, overlap: boolean): LatencyResult {
+export function computeLatency(
+  model: Model,
+  order: readonly ModelNode[],
+  buffers: Buffers,
+  table: BufferTable,
+  plan: PhasePlan,
+  overlap: boolean,
+): LatencyResult {
   const count = buffers.count;
   const depth = buffers.depth;
   const written = new Int32Array(count);
@@ -70,7 +77,8 @@ export function computeLatency(model: Model, order: readonly ModelNode[], buffer
   // cycle when it was written in an earlier phase, or by a local producer earlier in the same
   // fire phase; the next when written by a copy of its own phase (overlap) or a later phase
   // (a scan's output, read by an ordinary node of its PE).
-  const readable = (buffer: number, fire: number) => written[buffer] + (phaseOf[buffer] > fire || (phaseOf[buffer] === fire && table.parent[buffer] >= 0) ? 1 : 0);
+  const readable = (buffer: number, fire: number) =>
+    written[buffer] + (phaseOf[buffer] > fire || (phaseOf[buffer] === fire && table.parent[buffer] >= 0) ? 1 : 0);
 
   // Delayed inputs (feedback) read iteration k - d in cycle L + k, so they only need
   // L + d >= readable: a difference constraint that may point backwards in the schedule (a

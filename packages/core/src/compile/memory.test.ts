@@ -24,7 +24,11 @@ describe('memory sharing on a 50-node sliced pipeline, one core, without overlap
   it('stays within 5% of the clique bound where the slices are 12, 16 or 24, views included', () => {
     // Before (views coloured apart, live the whole cycle): 36, 48 and 72 slices; now the frame
     // and the joined input share one storage, and the slices fit around them.
-    for (const [slices, after] of [[12, 25], [16, 33], [24, 48]]) {
+    for (const [slices, after] of [
+      [12, 25],
+      [16, 33],
+      [24, 48],
+    ]) {
       const g = ig(slicedPipeline(slices));
       expect(g.order).toHaveLength(50);
       for (const [pe, m] of Object.entries(g.memory)) {
@@ -140,7 +144,10 @@ function itemsOf(g: ImplementationGraph, p: number, life: Life[]) {
 
 function optimum(items: { weight: number; set: boolean[] }[]): number {
   const meet = (a: boolean[], b: boolean[]) => a.some((x, i) => x && b[i]);
-  return optimalColoringCost(items.map((x) => x.weight), (i, j) => meet(items[i].set, items[j].set));
+  return optimalColoringCost(
+    items.map((x) => x.weight),
+    (i, j) => meet(items[i].set, items[j].set),
+  );
 }
 
 const arbitraryDoc = fc.record({

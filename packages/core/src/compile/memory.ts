@@ -32,7 +32,15 @@ import { viewUnits } from './views.js';
  *
  * `order`: the model's nodes in schedule order (schedule.ts).
  */
-export function colorMemory(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, overlap: boolean): Record<PeId, MemoryReport> {
+export function colorMemory(
+  model: Model,
+  order: readonly ModelNode[],
+  buffers: Buffers,
+  table: BufferTable,
+  plan: PhasePlan,
+  lat: LatencyResult,
+  overlap: boolean,
+): Record<PeId, MemoryReport> {
   const items = memoryItems(model, order, buffers, table, plan, lat, overlap);
   const itemColor = new Int32Array(items.buffer.length);
   const coloring = new ArcColoring();
@@ -78,7 +86,15 @@ export interface MemoryItems {
 }
 
 /** Liveness of every buffer and view unit of every PE, as `colorMemory` colours them. */
-export function memoryItems(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, overlap: boolean): MemoryItems {
+export function memoryItems(
+  model: Model,
+  order: readonly ModelNode[],
+  buffers: Buffers,
+  table: BufferTable,
+  plan: PhasePlan,
+  lat: LatencyResult,
+  overlap: boolean,
+): MemoryItems {
   // Per buffer number: the position of its write, of its last read in the same cycle (-1 for
   // none) and of its last read in the next cycle (-1 for none). Firings are numbered per PE.
   const count = buffers.count;

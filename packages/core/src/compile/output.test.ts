@@ -15,7 +15,8 @@ const digest = (x: unknown) => createHash('sha256').update(JSON.stringify(x)).di
 // The buffers and programs as objects (decoded from the IG's columns), in their places: the
 // digests recorded before the IG became columns still hold.
 // The memory reports likewise, each with its colours' buffer lists in the place they had.
-const expanded = (r: ReturnType<typeof compile>) => (r.ok ? { ...r, ig: { ...r.ig, buffers: bufferNodes(r.ig), memory: memoryReports(r.ig), programs: allPrograms(r.ig) } } : r);
+const expanded = (r: ReturnType<typeof compile>) =>
+  r.ok ? { ...r, ig: { ...r.ig, buffers: bufferNodes(r.ig), memory: memoryReports(r.ig), programs: allPrograms(r.ig) } } : r;
 
 function memoryReports(ig: ImplementationGraph) {
   const groups = colorGroups(ig);

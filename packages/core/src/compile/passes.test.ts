@@ -118,7 +118,11 @@ describe('depth (paper 4.2.3)', () => {
     const m = model(example('paper-fig5'));
     const { buffers, objects } = inserted(m);
     assignDepth(buffers, true);
-    expect(objects().filter((b) => b.depth === 1).map((b) => b.id)).toEqual(['bn_3', 'bn_4', 'bn_5']);
+    expect(
+      objects()
+        .filter((b) => b.depth === 1)
+        .map((b) => b.id),
+    ).toEqual(['bn_3', 'bn_4', 'bn_5']);
     assignDepth(buffers, false);
     expect(objects().every((b) => b.depth === 1)).toBe(true);
   });
@@ -168,7 +172,10 @@ describe('latency (paper 4.2.5)', () => {
 describe('memory (paper 4.2.4)', () => {
   it('allocates 2 x 16 MB per PE for P-I-I-C without overlap and twice that with (Fig 14)', () => {
     const mib16 = 16 * 2 ** 20;
-    for (const [overlap, want] of [[false, 2 * mib16], [true, 4 * mib16]] as const) {
+    for (const [overlap, want] of [
+      [false, 2 * mib16],
+      [true, 4 * mib16],
+    ] as const) {
       const g = ig(example('piic'), overlap);
       for (const pe of ['cpu@h0', 'gpu0@h0', 'gpu0@h1', 'cpu@h1']) expect(g.memory[pe as never].after, `${pe} ${overlap}`).toBe(want);
     }
@@ -191,7 +198,11 @@ describe('memory (paper 4.2.4)', () => {
     expect(m.after).toBe(2 * 16 * 2 ** 20);
     expect(m.lowerBound).toBe(2 * 16 * 2 ** 20);
     expect(m.colorBytes).toEqual([16 * 2 ** 20, 16 * 2 ** 20]);
-    expect(colorGroups(g)[programIndex(g, 'gpu0@h0')].map((c) => c.buffers.join(' ')).sort()).toEqual(['bn_0 bn_2', 'bn_1 bn_3']);
+    expect(
+      colorGroups(g)
+        [programIndex(g, 'gpu0@h0')].map((c) => c.buffers.join(' '))
+        .sort(),
+    ).toEqual(['bn_0 bn_2', 'bn_1 bn_3']);
   });
 });
 
@@ -207,16 +218,31 @@ describe('programs (paper 4.3)', () => {
     // a -> b is gpu0@h0 -> cpu@h0 -> gpu1@h0: two pcie copies in a row.
     const g = ig(example('paper-fig5'), false);
     expect(g.phases).toEqual(['cpu-cpu', 'pcie#0', 'pcie#1', 'fire']);
-    const phaseOf = (to: string) => g.phases[peProgram(g, 'cpu@h0').phases.findIndex((ph) => ph.actions.some((x) => x.op === 'transfer' && x.to.buffer === to))];
+    const phaseOf = (to: string) =>
+      g.phases[peProgram(g, 'cpu@h0').phases.findIndex((ph) => ph.actions.some((x) => x.op === 'transfer' && x.to.buffer === to))];
     expect([phaseOf('bn_7'), phaseOf('bn_8')]).toEqual(['pcie#0', 'pcie#1']);
     expect(g.latency).toMatchObject({ a: 1, b: 2 });
   });
 
   it('lists a transfer in the programs of both PEs it connects, with the same content', () => {
     const g = ig(example('piic'), false);
-    const t = (pe: string) => peProgram(g, pe).phases.flatMap((ph) => ph.actions).filter((a) => a.op === 'transfer' && a.to.buffer === 'bn_5');
+    const t = (pe: string) =>
+      peProgram(g, pe)
+        .phases.flatMap((ph) => ph.actions)
+        .filter((a) => a.op === 'transfer' && a.to.buffer === 'bn_5');
     expect(t('cpu@h0')).toEqual(t('cpu@h1'));
-    expect(t('cpu@h0')).toEqual([{ op: 'transfer', from: { buffer: 'bn_4', lag: 1 }, to: { buffer: 'bn_5', lag: 0 }, fromPe: 'cpu@h0', toPe: 'cpu@h1', bytes: 16 * 2 ** 20, startCycle: 3, link: { kind: 'infiniband', bandwidth: 2.6e9, latency: 2e-6 } }]);
+    expect(t('cpu@h0')).toEqual([
+      {
+        op: 'transfer',
+        from: { buffer: 'bn_4', lag: 1 },
+        to: { buffer: 'bn_5', lag: 0 },
+        fromPe: 'cpu@h0',
+        toPe: 'cpu@h1',
+        bytes: 16 * 2 ** 20,
+        startCycle: 3,
+        link: { kind: 'infiniband', bandwidth: 2.6e9, latency: 2e-6 },
+      },
+    ]);
   });
 
   it('keeps them compact: one entry per action, decoded into what agents run', () => {
@@ -241,11 +267,19 @@ describe('programs (paper 4.3)', () => {
     expect(() => peProgram(g, 'gpu9@h9')).toThrow(/no program for PE gpu9@h9/);
   });
 
-  it('fires each PE\'s nodes in schedule order with start cycles and slot lags', () => {
+  it("fires each PE's nodes in schedule order with start cycles and slot lags", () => {
     const g = ig(example('piic'), true);
     const fires = peProgram(g, 'gpu0@h1').phases[0].actions.filter((a) => a.op === 'fire');
     expect(fires).toEqual([
-      { op: 'fire', node: 'I2', kernel: 'matrix.increment', params: { width: 2048, height: 2048, nb_loop: 100 }, startCycle: 6, inputs: { in: { buffer: 'bn_6', lag: 1 } }, outputs: { out: { buffer: 'bn_2', lag: 0 } } },
+      {
+        op: 'fire',
+        node: 'I2',
+        kernel: 'matrix.increment',
+        params: { width: 2048, height: 2048, nb_loop: 100 },
+        startCycle: 6,
+        inputs: { in: { buffer: 'bn_6', lag: 1 } },
+        outputs: { out: { buffer: 'bn_2', lag: 0 } },
+      },
     ]);
   });
 });

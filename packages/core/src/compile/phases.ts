@@ -53,7 +53,14 @@ export function firePhase(plan: PhasePlan, n: ModelNode): number {
  *
  * `order`: the model's nodes in schedule order (buffers.source indexes it).
  */
-export function planPhases(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, overlap: boolean, links?: (Link | undefined)[]): PhasePlan {
+export function planPhases(
+  model: Model,
+  order: readonly ModelNode[],
+  buffers: Buffers,
+  table: BufferTable,
+  overlap: boolean,
+  links?: (Link | undefined)[],
+): PhasePlan {
   const count = buffers.count;
   const phase = new Int32Array(count).fill(-1);
   // insertBuffers gives every copy its route's link; a list made otherwise gets the fastest.
@@ -112,7 +119,11 @@ export function planPhases(model: Model, order: readonly ModelNode[], buffers: B
  * sub-phases. A copy of a scan node's output goes in the earliest level that reads it or a copy
  * of it (a node of the same scan on a later level). Undefined without scans.
  */
-function scanCopies(order: readonly ModelNode[], buffers: Buffers, table: BufferTable): { step: Int32Array; sub: Int32Array; subs: number[]; levels: number } | undefined {
+function scanCopies(
+  order: readonly ModelNode[],
+  buffers: Buffers,
+  table: BufferTable,
+): { step: Int32Array; sub: Int32Array; subs: number[]; levels: number } | undefined {
   let levels = 0;
   for (const n of order) if (n.scan) levels = Math.max(levels, n.scan.level + 1);
   if (levels <= 1) return undefined;

@@ -26,7 +26,15 @@ import type { AccessList, Buffers, MemoryReport, Programs, TransferLink } from '
  *
  * `order`: the model's nodes in schedule order (schedule.ts).
  */
-export function buildPrograms(model: Model, order: readonly ModelNode[], buffers: Buffers, table: BufferTable, plan: PhasePlan, lat: LatencyResult, memory: Record<PeId, MemoryReport>): Programs {
+export function buildPrograms(
+  model: Model,
+  order: readonly ModelNode[],
+  buffers: Buffers,
+  table: BufferTable,
+  plan: PhasePlan,
+  lat: LatencyResult,
+  memory: Record<PeId, MemoryReport>,
+): Programs {
   const count = buffers.count;
   const { color, depth } = buffers;
   const phases = plan.names.length;
@@ -122,11 +130,27 @@ export function buildPrograms(model: Model, order: readonly ModelNode[], buffers
     }
     outputs.start[s + 1] = o;
   }
-  return { pes, start, list, transfer: { from, lag, startCycle, link: linkOf }, links, fire: { kernel, params, startCycle: fireStart, inputs, outputs, requires } };
+  return {
+    pes,
+    start,
+    list,
+    transfer: { from, lag, startCycle, link: linkOf },
+    links,
+    fire: { kernel, params, startCycle: fireStart, inputs, outputs, requires },
+  };
 }
 
 function accessList(owners: number, items: number): AccessList {
-  return { start: new Int32Array(owners + 1), port: new Array(items), buffer: new Int32Array(items), lag: new Int32Array(items), offset: new Float64Array(items), bytes: new Float64Array(items), origin: new Float64Array(items), delay: new Int32Array(items) };
+  return {
+    start: new Int32Array(owners + 1),
+    port: new Array(items),
+    buffer: new Int32Array(items),
+    lag: new Int32Array(items),
+    offset: new Float64Array(items),
+    bytes: new Float64Array(items),
+    origin: new Float64Array(items),
+    delay: new Int32Array(items),
+  };
 }
 
 /** The edges feeding node n's inputs (one per port, or one per part). */

@@ -317,7 +317,7 @@ class Heap {
     const top = this.items[0];
     const last = --this.size;
     this.swap(0, last);
-    for (let i = 0; ; ) {
+    for (let i = 0; ;) {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;

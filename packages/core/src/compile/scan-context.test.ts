@@ -29,7 +29,12 @@ function withContext(pes: string[], memory: Record<string, number>): WrittenDocu
         { from: { node: 'frames', port: 'frames' }, to: { node: 'scan1', port: 'frames' } },
       ],
     },
-    arch: { hosts: Array.from({ length: hosts }, (_, i) => ({ id: `h${i}`, cpus: 1, ...(memory[`h${i}`] ? { cpuMemory: memory[`h${i}`] } : {}) })), pes: [], links: [], network: { kind: 'ethernet', bandwidth: 1e9, latency: 1e-5 } },
+    arch: {
+      hosts: Array.from({ length: hosts }, (_, i) => ({ id: `h${i}`, cpus: 1, ...(memory[`h${i}`] ? { cpuMemory: memory[`h${i}`] } : {}) })),
+      pes: [],
+      links: [],
+      network: { kind: 'ethernet', bandwidth: 1e9, latency: 1e-5 },
+    },
     mapping: { frames: 'cpu@h0', pairs: 'cpu@h0', scan1: pes },
     options: { overlap: false, iterations: 1 },
   };
@@ -48,10 +53,13 @@ describe('scan context copies', () => {
     expect(scanNodeOf('local.w3')).toBeUndefined();
   });
 
-  it('a context over a worker PE\'s document memory is an error naming the scan, the port, the worker and its mapping entry', () => {
+  it("a context over a worker PE's document memory is an error naming the scan, the port, the worker and its mapping entry", () => {
     const [d, ...rest] = errors(withContext(['cpu@h0', 'cpu@h1'], { h1: 40_000 }));
     expect(rest).toEqual([]);
-    expect(d).toMatchObject({ path: 'mapping.scan1[1]', message: 'scan "scan1": context port "frames" (47.3 KiB) on worker 1\'s PE cpu@h1 exceeds its memory (39.1 KiB in the document)' });
+    expect(d).toMatchObject({
+      path: 'mapping.scan1[1]',
+      message: 'scan "scan1": context port "frames" (47.3 KiB) on worker 1\'s PE cpu@h1 exceeds its memory (39.1 KiB in the document)',
+    });
     expect(d.hint).toBe('shrink the data feeding scan1.frames, or map worker 1 to a PE with more memory');
   });
 
@@ -60,7 +68,7 @@ describe('scan context copies', () => {
     expect(two).toHaveLength(1);
     expect(two[0]).toMatchObject({ path: 'mapping.scan1[1]', message: expect.stringContaining('on the PE cpu@h1 of workers 1 and 3 exceeds') });
     const one = errors(withContext(['cpu@h1'], { h1: 40_000 }));
-    expect(one[0]).toMatchObject({ path: 'mapping.scan1', message: expect.stringContaining('on worker 0\'s PE cpu@h1') });
+    expect(one[0]).toMatchObject({ path: 'mapping.scan1', message: expect.stringContaining("on worker 0's PE cpu@h1") });
   });
 
   it('a context that fits passes, and the compiled graph lists one copy per worker PE', () => {

@@ -20,7 +20,19 @@ registerScanTestKernels();
 // A context for test.range (its `frames` port: 4 u32 words), so a scan can have an input that
 // reaches some workers later than `in`.
 if (!findKernel('test.frames4'))
-  registerKernels([defineKernelSpec({ id: 'test.frames4', version: '1.0.0', description: 'Makes a 4-word context', params: {}, outputs: [{ name: 'out', type: () => ({ kind: 'bytes', element: 'u32', shape: [4] }) }], cost: () => ({ flops: 1, bytes: 0 }) })], 'compile/scan-firing.test');
+  registerKernels(
+    [
+      defineKernelSpec({
+        id: 'test.frames4',
+        version: '1.0.0',
+        description: 'Makes a 4-word context',
+        params: {},
+        outputs: [{ name: 'out', type: () => ({ kind: 'bytes', element: 'u32', shape: [4] }) }],
+        cost: () => ({ flops: 1, bytes: 0 }),
+      }),
+    ],
+    'compile/scan-firing.test',
+  );
 
 const example = (): WrittenDocument => JSON.parse(readFileSync(new URL('../../../../examples/scan-mulmod.json', import.meta.url), 'utf8'));
 
@@ -50,7 +62,9 @@ describe('a scan is one firing', () => {
           levels.forEach((members, level) => {
             const phase = level === 0 ? (overlap ? 'overlap' : 'fire') : `fire#${level}`;
             for (const s of members) {
-              const fires = programs.flatMap((p) => p.phases.filter((ph) => ph.actions.some((a) => a.op === 'fire' && a.node === ig.order[s])).map((ph) => ph.name));
+              const fires = programs.flatMap((p) =>
+                p.phases.filter((ph) => ph.actions.some((a) => a.op === 'fire' && a.node === ig.order[s])).map((ph) => ph.name),
+              );
               expect(fires, `${what}: ${ig.order[s]}`).toEqual([phase]);
             }
           });
@@ -96,7 +110,12 @@ describe('a scan is one firing', () => {
         fc.integer({ min: 0, max: 1000 }),
         (N, list, network, strategy, output, execution, overlap, context, seed) => {
           const workers = list.slice(0, N);
-          const doc = scanDocument(N, workers.length, { network, strategy, output, execution, ...(context ? { context: true } : {}) }, { hosts: 3, pes: workers });
+          const doc = scanDocument(
+            N,
+            workers.length,
+            { network, strategy, output, execution, ...(context ? { context: true } : {}) },
+            { hosts: 3, pes: workers },
+          );
           doc.arch.hosts = doc.arch.hosts.map((h, i) => ({ ...h, gpus: i < 2 ? 1 : 0 }));
           if (context) {
             doc.app.nodes.push({ id: 'ctx', kernel: 'test.frames4' });

@@ -50,11 +50,20 @@ describe('programs simulated in both sync modes', () => {
     // Random graphs of a few hundred nodes on one or two hosts: colouring's bit rows span
     // several words here, which the small graphs above never reach.
     fc.assert(
-      fc.property(fc.record({ seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }), nodes: fc.integer({ min: 80, max: 240 }), hosts: fc.integer({ min: 1, max: 2 }), maxGpus: fc.integer({ min: 0, max: 1 }), overlap: fc.boolean() }), (p) => {
-        const ig = compiled(p);
-        expect(simulate(ig, 3).violations).toEqual([]);
-        expect(simulate(ig, 3, { sync: 'self-timed', seed: p.seed }).violations).toEqual([]);
-      }),
+      fc.property(
+        fc.record({
+          seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+          nodes: fc.integer({ min: 80, max: 240 }),
+          hosts: fc.integer({ min: 1, max: 2 }),
+          maxGpus: fc.integer({ min: 0, max: 1 }),
+          overlap: fc.boolean(),
+        }),
+        (p) => {
+          const ig = compiled(p);
+          expect(simulate(ig, 3).violations).toEqual([]);
+          expect(simulate(ig, 3, { sync: 'self-timed', seed: p.seed }).violations).toEqual([]);
+        },
+      ),
       { numRuns: 12 },
     );
   });
@@ -107,7 +116,10 @@ describe('programs simulated in both sync modes', () => {
                   const them = at.get(w.counter)!;
                   // Iteration i waits for the target's iteration i + offset - 1, run in cycle start + i + offset - 1.
                   const cycle = them.start + w.offset - 1;
-                  expect(cycle < me.start || (cycle === me.start && them.phase < me.phase), `${plan.counters[x.signal].name} waits ${plan.counters[w.counter].name}`).toBe(true);
+                  expect(
+                    cycle < me.start || (cycle === me.start && them.phase < me.phase),
+                    `${plan.counters[x.signal].name} waits ${plan.counters[w.counter].name}`,
+                  ).toBe(true);
                 }
               }
             }

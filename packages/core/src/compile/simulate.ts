@@ -69,7 +69,8 @@ type Thread = { name: string; actions: RunAction[] };
 /** Storage of every buffer: its PE, colour, the colour's slots and where the buffer starts in a slot (a view's offset). */
 function storageMap(programs: readonly PeProgram[]): Map<BufferId, { pe: PeId; color: number; depth: number; offset: number }> {
   const storage = new Map<BufferId, { pe: PeId; color: number; depth: number; offset: number }>();
-  for (const p of programs) for (const a of p.allocations) a.buffers.forEach((b, i) => storage.set(b, { pe: p.pe, color: a.color, depth: a.depth, offset: a.offsets?.[i] ?? 0 }));
+  for (const p of programs)
+    for (const a of p.allocations) a.buffers.forEach((b, i) => storage.set(b, { pe: p.pe, color: a.color, depth: a.depth, offset: a.offsets?.[i] ?? 0 }));
   return storage;
 }
 
@@ -149,7 +150,12 @@ function simulation(ig: ImplementationGraph, maxViolations: number) {
     const byPort = new Map<string, Piece[]>();
     for (let i = fire.inputs.start[s]; i < fire.inputs.start[s + 1]; i++) {
       const x = b.source[fire.inputs.buffer[i]];
-      const piece = { length: fire.inputs.bytes[i], source: `${ig.order[x]}.${b.port[fire.inputs.buffer[i]]}`, origin: fire.inputs.origin[i], back: fire.inputs.delay[i] };
+      const piece = {
+        length: fire.inputs.bytes[i],
+        source: `${ig.order[x]}.${b.port[fire.inputs.buffer[i]]}`,
+        origin: fire.inputs.origin[i],
+        back: fire.inputs.delay[i],
+      };
       (byPort.get(fire.inputs.port[i]) ?? byPort.set(fire.inputs.port[i], []).get(fire.inputs.port[i])!).push(piece);
     }
     wants.set(node, byPort);
@@ -158,7 +164,8 @@ function simulation(ig: ImplementationGraph, maxViolations: number) {
     const out: { who: string; access: BufferAccess; want: Piece[] }[] = [];
     const want = wants.get(a.node)!;
     for (const [port, access] of Object.entries(a.inputs)) out.push({ who: `${a.node}.${port}`, access, want: want.get(port)! });
-    for (const [port, list] of Object.entries(a.parts ?? {})) if (!a.inputs[port]) list.forEach((access, j) => out.push({ who: `${a.node}.${port} part ${j}`, access, want: [want.get(port)![j]] }));
+    for (const [port, list] of Object.entries(a.parts ?? {}))
+      if (!a.inputs[port]) list.forEach((access, j) => out.push({ who: `${a.node}.${port} part ${j}`, access, want: [want.get(port)![j]] }));
     return out;
   };
   /**
@@ -228,7 +235,9 @@ function simulateBarrier(ig: ImplementationGraph, iterations: number, maxViolati
           return cut(slot, at.start, at.end);
         };
         const write = (at: Region, data: Data) => {
-          for (const w of writes) if (w.thread !== t.name && w.at.key === at.key && overlaps(w.at, at)) report(`${where}: ${t.name} and ${w.thread} both write slot ${at.key} (bytes ${Math.max(at.start, w.at.start)}..)`);
+          for (const w of writes)
+            if (w.thread !== t.name && w.at.key === at.key && overlaps(w.at, at))
+              report(`${where}: ${t.name} and ${w.thread} both write slot ${at.key} (bytes ${Math.max(at.start, w.at.start)}..)`);
           own.push({ at, data });
           writes.push({ thread: t.name, at, data });
         };
@@ -251,7 +260,8 @@ function simulateBarrier(ig: ImplementationGraph, iterations: number, maxViolati
       }
       for (const w of writes) {
         for (const r of reads) {
-          if (r.thread !== w.thread && r.at.key === w.at.key && overlaps(r.at, w.at)) report(`${where}: ${r.thread} reads slot ${w.at.key} while ${w.thread} writes it`);
+          if (r.thread !== w.thread && r.at.key === w.at.key && overlaps(r.at, w.at))
+            report(`${where}: ${r.thread} reads slot ${w.at.key} while ${w.thread} writes it`);
         }
       }
       for (const w of writes) state.set(w.at.key, put(now(w.at.key), w.at.start, w.at.end, w.data));
@@ -281,7 +291,9 @@ function expectRead(report: (m: string) => void, where: string, who: string, fro
       covered = Math.min(s.end, end);
     }
     if (wrong || covered < end) {
-      report(`${where}: ${who} reads ${wrong ?? 'an empty slot (a transient)'} from ${from}${at ? ` at byte ${at}` : ''}, expected ${piece.source} iteration ${it - (piece.back ?? 0)}${piece.origin ? ` (bytes ${piece.origin}..)` : ''}`);
+      report(
+        `${where}: ${who} reads ${wrong ?? 'an empty slot (a transient)'} from ${from}${at ? ` at byte ${at}` : ''}, expected ${piece.source} iteration ${it - (piece.back ?? 0)}${piece.origin ? ` (bytes ${piece.origin}..)` : ''}`,
+      );
       return;
     }
     at = end;
@@ -323,7 +335,8 @@ function simulateSelfTimed(ig: ImplementationGraph, iterations: number, options:
           const e = entries[f][index];
           if (action.op === 'fire') stream(`fires ${p.pe}`).items.push({ action, role: 'fire', plan: e.access!, iteration });
           // A transfer's items are added once, by the PE that drives each part.
-          else if (e.access && action.fromPe === p.pe) stream(plan.counters[e.access.signal].name).items.push({ action, role: 'transfer', plan: e.access, iteration });
+          else if (e.access && action.fromPe === p.pe)
+            stream(plan.counters[e.access.signal].name).items.push({ action, role: 'transfer', plan: e.access, iteration });
           else if (e.send) stream(plan.counters[e.send.signal].name).items.push({ action, role: 'send', plan: e.send, iteration });
           else if (e.receive) stream(plan.counters[e.receive.signal].name).items.push({ action, role: 'receive', plan: e.receive, iteration });
         }
@@ -433,7 +446,11 @@ function simulateSelfTimed(ig: ImplementationGraph, iterations: number, options:
       break;
     }
     now = Math.min(...running.map((s) => s.busy!.end));
-    for (const s of shuffle(running.filter((r) => r.busy!.end === now), rand)) finish(s);
+    for (const s of shuffle(
+      running.filter((r) => r.busy!.end === now),
+      rand,
+    ))
+      finish(s);
     if (violations.length >= maxViolations) break;
   }
   return { violations, fires, cycles: now };

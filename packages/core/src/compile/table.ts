@@ -1,4 +1,3 @@
-
 /**
  * The structure of the buffer list by number (a buffer's position in it), built once per
  * compile: the passes index typed arrays with these numbers instead of each building maps

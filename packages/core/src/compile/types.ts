@@ -305,6 +305,4 @@ export interface ImplementationGraph {
   scans?: Record<string, number[][]>;
 }
 
-export type CompileResult =
-  | { ok: true; ig: ImplementationGraph; diagnostics: Diagnostic[] }
-  | { ok: false; diagnostics: Diagnostic[] };
+export type CompileResult = { ok: true; ig: ImplementationGraph; diagnostics: Diagnostic[] } | { ok: false; diagnostics: Diagnostic[] };

@@ -67,7 +67,13 @@ describe('kernels of any arity through compile and simulate', () => {
   it('random port counts and per-port types compile, and every firing reads iteration k - L on every port, both sync modes', () => {
     fc.assert(
       fc.property(
-        fc.record({ seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }), nodes: fc.integer({ min: 1, max: 12 }), hosts: fc.integer({ min: 1, max: 3 }), maxGpus: fc.integer({ min: 0, max: 2 }), overlap: fc.boolean() }),
+        fc.record({
+          seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+          nodes: fc.integer({ min: 1, max: 12 }),
+          hosts: fc.integer({ min: 1, max: 3 }),
+          maxGpus: fc.integer({ min: 0, max: 2 }),
+          overlap: fc.boolean(),
+        }),
         (p) => {
           const doc = variadicDocument(p.seed, p);
           const r = compile(doc);
@@ -102,7 +108,9 @@ describe('kernels of any arity through compile and simulate', () => {
     doc.app.edges.push({ from: { node: 'a', port: 'out1' }, to: { node: 'b', port: 'in3' } });
     const r = compile(doc);
     expect(r.ok).toBe(false);
-    expect(r.diagnostics.map((d) => `${d.path}: ${d.message} (${d.hint})`)).toContain('app.edges[3].to.port: node "b" (test.multi) has no input port "in3" (inputs: in0, in1, in2)');
+    expect(r.diagnostics.map((d) => `${d.path}: ${d.message} (${d.hint})`)).toContain(
+      'app.edges[3].to.port: node "b" (test.multi) has no input port "in3" (inputs: in0, in1, in2)',
+    );
   });
 });
 
@@ -115,7 +123,10 @@ describe('generic.work, the stand-in kernel', () => {
     if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
     expect(new Set(Array.from(r.ig.buffers.bytes))).toEqual(new Set([1048576]));
     const slow = predict(doc);
-    const faster = predict({ ...doc, app: { ...doc.app, nodes: doc.app.nodes.map((n) => (n.id === 'left' ? { ...n, params: { ...n.params, flops: 1e9 } } : n)) } });
+    const faster = predict({
+      ...doc,
+      app: { ...doc.app, nodes: doc.app.nodes.map((n) => (n.id === 'left' ? { ...n, params: { ...n.params, flops: 1e9 } } : n)) },
+    });
     if (!slow.ok || !faster.ok) throw new Error('does not predict');
     expect(faster.prediction.overlap!.cycleTime).toBeLessThan(slow.prediction.overlap!.cycleTime);
   });

@@ -9,7 +9,15 @@ import { simulate } from './simulate.js';
 import type { ImplementationGraph } from './types.js';
 
 const oneHost: ProjectDocument['arch'] = { hosts: [{ id: 'h0', cpus: 1, gpus: 1 }], pes: [], links: [] };
-const twoHosts: ProjectDocument['arch'] = { hosts: [{ id: 'h0', cpus: 1, gpus: 1 }, { id: 'h1', cpus: 1, gpus: 1 }], pes: [], links: [], network: { kind: 'infiniband', bandwidth: 1e9, latency: 1e-6 } };
+const twoHosts: ProjectDocument['arch'] = {
+  hosts: [
+    { id: 'h0', cpus: 1, gpus: 1 },
+    { id: 'h1', cpus: 1, gpus: 1 },
+  ],
+  pes: [],
+  links: [],
+  network: { kind: 'infiniband', bandwidth: 1e9, latency: 1e-6 },
+};
 
 function ig(doc: ProjectDocument, overlap?: boolean): ImplementationGraph {
   const r = compile(doc, { overlap });
@@ -30,13 +38,19 @@ describe('model of a lowered split/join', () => {
     const row = 3 * 2 * 4; // two rows of 3 f32 per token
     expect(parts.map((e) => [m.edges.toOffset[e], m.edges.bytes[e]])).toEqual(Array.from({ length: 8 }, (_, j) => [j * row, row]));
     const splits = m.doc.app.edges.map((e, i) => i).filter((i) => m.doc.app.edges[i].from.node === 'frame');
-    expect(splits.map((e) => [m.edges.fromOffset[e], m.edges.bytes[e], m.edges.outputBytes[e]])).toEqual(Array.from({ length: 8 }, (_, j) => [j * row, row, 8 * row]));
+    expect(splits.map((e) => [m.edges.fromOffset[e], m.edges.bytes[e], m.edges.outputBytes[e]])).toEqual(
+      Array.from({ length: 8 }, (_, j) => [j * row, row, 8 * row]),
+    );
   });
 
   it('a gap, an overlap or a whole edge beside parts is a diagnostic naming the edges and the fix', () => {
     const gap = doc();
     gap.app.edges = gap.app.edges.filter((e) => !(e.from.node === 'slice#3' && e.to.node === 'check'));
-    expect(messages(gap)).toContainEqual(expect.stringMatching(/^app\.edges\[\d+\]\.toTokens: tokens 3\.\.3 of check\.in are fed by no edge \(between app\.edges\[\d+\] and app\.edges\[\d+\]\) \(add an edge landing on tokens 3\.\.3/));
+    expect(messages(gap)).toContainEqual(
+      expect.stringMatching(
+        /^app\.edges\[\d+\]\.toTokens: tokens 3\.\.3 of check\.in are fed by no edge \(between app\.edges\[\d+\] and app\.edges\[\d+\]\) \(add an edge landing on tokens 3\.\.3/,
+      ),
+    );
     const overlap = doc();
     overlap.app.edges.find((e) => e.from.node === 'slice#3' && e.to.node === 'check')!.toTokens = { first: 2, count: 1, of: 8 };
     expect(messages(overlap)).toContainEqual(expect.stringMatching(/app\.edges\[\d+\] and app\.edges\[\d+\] both feed token 2 of check\.in/));
@@ -45,7 +59,11 @@ describe('model of a lowered split/join', () => {
     whole.app.nodes.push({ id: 'other', kernel: 'matrix.produce', params: { width: 3, height: 16 } });
     whole.mapping.other = 'cpu@h0';
     whole.app.edges.push({ from: { node: 'other', port: 'out' }, to: { node: 'check', port: 'in' } });
-    expect(messages(whole)).toContainEqual(expect.stringMatching(/^app\.edges\[16\]\.to: input check\.in is fed whole by app\.edges\[16\] and in parts by app\.edges\[1\], .*remove the whole edge or the parts/));
+    expect(messages(whole)).toContainEqual(
+      expect.stringMatching(
+        /^app\.edges\[16\]\.to: input check\.in is fed whole by app\.edges\[16\] and in parts by app\.edges\[1\], .*remove the whole edge or the parts/,
+      ),
+    );
   });
 
   it("the checker's expectation is derived through the parts only when every part agrees", () => {
@@ -57,13 +75,19 @@ describe('model of a lowered split/join', () => {
 
   it('token types are compared, and a rate must split the first dimension evenly', () => {
     const uneven = splitJoinDocument({ slices: 8, width: 3, height: 12, arch: oneHost, pe: () => 'cpu@h0' });
-    expect(messages(uneven)).toContainEqual(expect.stringMatching(/^app\.nodes\[0\]\.rates\.out: rate 8 does not split port out of node \"frame\" into equal tokens/));
+    expect(messages(uneven)).toContainEqual(
+      expect.stringMatching(/^app\.nodes\[0\]\.rates\.out: rate 8 does not split port out of node \"frame\" into equal tokens/),
+    );
     const wide = doc();
     wide.app.nodes[1].params = { width: 3, height: 4, nb_loop: 5 };
-    expect(messages(wide)).toContainEqual(expect.stringMatching(/^app\.edges\[0\]: token type mismatch: a token of frame\.out is matrix<f32>\[2x3\] but slice\.in takes matrix<f32>\[4x3\]/));
+    expect(messages(wide)).toContainEqual(
+      expect.stringMatching(/^app\.edges\[0\]: token type mismatch: a token of frame\.out is matrix<f32>\[2x3\] but slice\.in takes matrix<f32>\[4x3\]/),
+    );
     const of = doc();
     of.app.edges[0].fromTokens = { first: 0, count: 1, of: 4 };
-    expect(messages(of)).toContainEqual('app.edges[0].fromTokens.of: frame.out has 8 tokens per firing (its rate), not 4 (set of to 8, or give frame.out the rate 4)');
+    expect(messages(of)).toContainEqual(
+      'app.edges[0].fromTokens.of: frame.out has 8 tokens per firing (its rate), not 4 (set of to 8, or give frame.out the rate 4)',
+    );
   });
 });
 
@@ -94,7 +118,9 @@ describe('views, not copies', () => {
 
   it('across PEs only the part crosses: each copy holds one slice and its transfer reads that range', () => {
     const g = ig(splitJoinDocument({ slices: 8, width: 4, height: 16, arch: twoHosts, pe: (id) => (id.startsWith('slice') ? 'cpu@h1' : 'cpu@h0') }));
-    const transfers = Object.values(allPrograms(g)).flatMap((p) => p.phases.flatMap((ph) => ph.actions)).filter((a) => a.op === 'transfer' && a.fromPe === 'cpu@h0');
+    const transfers = Object.values(allPrograms(g))
+      .flatMap((p) => p.phases.flatMap((ph) => ph.actions))
+      .filter((a) => a.op === 'transfer' && a.fromPe === 'cpu@h0');
     const unique = new Map(transfers.map((t) => [t.op === 'transfer' && t.to.buffer, t]));
     expect(unique.size).toBe(8);
     expect([...unique.values()].map((t) => t.op === 'transfer' && [t.bytes, t.from.offset])).toEqual(Array.from({ length: 8 }, (_, j) => [32, j * 32]));
@@ -102,9 +128,19 @@ describe('views, not copies', () => {
   });
 
   it('parts arriving with different lags are gathered, and the memory report counts the gather', () => {
-    const g = ig(splitJoinDocument({ slices: 4, width: 2, height: 8, arch: oneHost, pe: (id) => (id.startsWith('slice') && Number(id.slice(6)) % 2 ? 'gpu0@h0' : 'cpu@h0') }));
+    const g = ig(
+      splitJoinDocument({
+        slices: 4,
+        width: 2,
+        height: 8,
+        arch: oneHost,
+        pe: (id) => (id.startsWith('slice') && Number(id.slice(6)) % 2 ? 'gpu0@h0' : 'cpu@h0'),
+      }),
+    );
     expect(g.memory['cpu@h0' as never]).toMatchObject({ views: 0, gathers: 1, gatherBytes: 64 });
-    const check = Object.values(allPrograms(g)).flatMap((p) => p.phases.flatMap((ph) => ph.actions)).find((a) => a.op === 'fire' && a.node === 'check');
+    const check = Object.values(allPrograms(g))
+      .flatMap((p) => p.phases.flatMap((ph) => ph.actions))
+      .find((a) => a.op === 'fire' && a.node === 'check');
     expect(check?.op === 'fire' && [check.inputs.in, check.parts?.in.length]).toEqual([undefined, 4]);
     for (const sync of SYNC_MODES) expect(simulate(g, 5, { sync }).violations).toEqual([]);
   });
@@ -117,18 +153,30 @@ describe('simulate checks ranges', () => {
     const g = joined();
     const k = g.buffers.view.findIndex((v) => v >= 0);
     g.buffers.viewOffset[k] += 4;
-    for (const sync of SYNC_MODES) expect(simulate(g, 4, { sync }).violations.join('\n')).toMatch(/check\.in( part \d)? reads .* expected slice#\d\.out iteration/);
+    for (const sync of SYNC_MODES)
+      expect(simulate(g, 4, { sync }).violations.join('\n')).toMatch(/check\.in( part \d)? reads .* expected slice#\d\.out iteration/);
   });
 
   it('a split read at the wrong offset is a violation', () => {
     const g = joined();
     const i = g.programs.fire.inputs.offset.findIndex((o) => o > 0);
     g.programs.fire.inputs.offset[i] -= 8;
-    for (const sync of SYNC_MODES) expect(simulate(g, 4, { sync }).violations.join('\n')).toMatch(/slice#\d\.in reads frame\.out iteration \d \(bytes \d+\.\.\) from bn_0, expected frame\.out iteration \d \(bytes \d+\.\.\)/);
+    for (const sync of SYNC_MODES)
+      expect(simulate(g, 4, { sync }).violations.join('\n')).toMatch(
+        /slice#\d\.in reads frame\.out iteration \d \(bytes \d+\.\.\) from bn_0, expected frame\.out iteration \d \(bytes \d+\.\.\)/,
+      );
   });
 
   it('a part read from the wrong iteration is a violation', () => {
-    const g = ig(splitJoinDocument({ slices: 4, width: 2, height: 8, arch: oneHost, pe: (id) => (id.startsWith('slice') && Number(id.slice(6)) % 2 ? 'gpu0@h0' : 'cpu@h0') }));
+    const g = ig(
+      splitJoinDocument({
+        slices: 4,
+        width: 2,
+        height: 8,
+        arch: oneHost,
+        pe: (id) => (id.startsWith('slice') && Number(id.slice(6)) % 2 ? 'gpu0@h0' : 'cpu@h0'),
+      }),
+    );
     const s = g.order.indexOf('check' as never);
     const { start, lag } = g.programs.fire.inputs;
     const i = Array.from(lag.subarray(start[s], start[s + 1])).findIndex((l) => l > 0) + start[s];
@@ -147,7 +195,8 @@ describe('simulate checks ranges', () => {
     // The frame's buffer moved into the joined input's storage: the slices' outputs overwrite it before tail reads it.
     const base = g.buffers.view.find((v) => v >= 0)!;
     g.buffers.color[0] = g.buffers.color[base];
-    for (const sync of SYNC_MODES) expect(simulate(g, 4, { sync }).violations.join('\n')).toMatch(/tail\.in reads slice#\d\.out iteration \d .*expected frame\.out/);
+    for (const sync of SYNC_MODES)
+      expect(simulate(g, 4, { sync }).violations.join('\n')).toMatch(/tail\.in reads slice#\d\.out iteration \d .*expected frame\.out/);
   });
 });
 
@@ -157,7 +206,13 @@ describe('random lowered split/join graphs', () => {
     let gathers = 0;
     fc.assert(
       fc.property(
-        fc.record({ seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }), nodes: fc.integer({ min: 2, max: 12 }), hosts: fc.integer({ min: 1, max: 3 }), maxGpus: fc.integer({ min: 0, max: 2 }), overlap: fc.boolean() }),
+        fc.record({
+          seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+          nodes: fc.integer({ min: 2, max: 12 }),
+          hosts: fc.integer({ min: 1, max: 3 }),
+          maxGpus: fc.integer({ min: 0, max: 2 }),
+          overlap: fc.boolean(),
+        }),
         fc.integer({ min: 0, max: 2 ** 31 - 1 }),
         (p, seed) => {
           const g = ig(randomDocument(p.seed, { ...p, splitJoin: true }));

@@ -22,11 +22,15 @@ export function layoutJoins(model: Model, order: readonly ModelNode[], buffers: 
   const { view, viewOffset, depth, bytes, initial } = buffers;
   // Buffers already in a unit (as base or view).
   const taken = new Uint8Array(buffers.count);
-  const counts: JoinCounts = { views: new Int32Array(model.pes.length), gathers: new Int32Array(model.pes.length), gatherBytes: new Float64Array(model.pes.length) };
+  const counts: JoinCounts = {
+    views: new Int32Array(model.pes.length),
+    gathers: new Int32Array(model.pes.length),
+    gatherBytes: new Float64Array(model.pes.length),
+  };
   for (let s = 0; s < order.length; s++) {
     const n = order[s];
     const end = inputs.start[n.index + 1];
-    for (let k = inputs.start[n.index]; k < end; ) {
+    for (let k = inputs.start[n.index]; k < end;) {
       // The parts of one port are consecutive, in token order.
       let last = k + 1;
       while (last < end && edges.toPort[inputs.edge[last]] === edges.toPort[inputs.edge[k]]) last++;

@@ -58,7 +58,8 @@ describe('custom WGSL and GPU-only kernels in validation', () => {
     expect(validate(d)).toEqual([
       expect.objectContaining({
         path: 'app.nodes[1].params.source',
-        message: 'node "K" (custom.wgsl): its WGSL bindings do not match its ports: binding 3 "count" (line 4) is storage-read, but output "count" needs var<storage, read_write>',
+        message:
+          'node "K" (custom.wgsl): its WGSL bindings do not match its ports: binding 3 "count" (line 4) is storage-read, but output "count" needs var<storage, read_write>',
       }),
     ]);
     // A type mismatch on an edge to a declared port is the usual edge diagnostic.
@@ -69,7 +70,12 @@ describe('custom WGSL and GPU-only kernels in validation', () => {
   it('names a ports declaration it cannot read, and the original one-in one-out contract is checked too', () => {
     const d = example();
     d.app.nodes[1].params = { ...d.app.nodes[1].params, ports: 'a f32[4] -> b: f32[4]' };
-    expect(validate(d)).toEqual([expect.objectContaining({ path: 'app.nodes[1].params.ports', message: 'node "K" (custom.wgsl): param ports: "a f32[4]" is not "name: f32|u32|i32[size]" (size: N or NxM)' })]);
+    expect(validate(d)).toEqual([
+      expect.objectContaining({
+        path: 'app.nodes[1].params.ports',
+        message: 'node "K" (custom.wgsl): param ports: "a f32[4]" is not "name: f32|u32|i32[size]" (size: N or NxM)',
+      }),
+    ]);
     const e = example();
     e.app.nodes[1].params = { ...e.app.nodes[1].params, source: String(e.app.nodes[1].params!.source).replace('@binding(1)', '@binding(5)') };
     expect(validate(e).map((x) => x.message)).toEqual([

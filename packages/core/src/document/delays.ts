@@ -27,16 +27,34 @@ export function prepareDelays(stage: Stage<WrittenDocument>, out: Diagnostic[]):
     const what = `the edge ${e.from.node}.${e.from.port} -> ${e.to.node}.${e.to.port}`;
     const d = e.delay;
     if (d !== undefined && (typeof d !== 'number' || !Number.isInteger(d) || d < 0)) {
-      out.push(error(`${at}.delay`, `${what}: delay ${JSON.stringify(d)} is not a whole number of tokens`, 'write the number of initial tokens on the edge: 0 or more'));
+      out.push(
+        error(
+          `${at}.delay`,
+          `${what}: delay ${JSON.stringify(d)} is not a whole number of tokens`,
+          'write the number of initial tokens on the edge: 0 or more',
+        ),
+      );
       return e;
     }
     if (d !== undefined && d > MAX_DELAY) {
-      out.push(error(`${at}.delay`, `${what}: delay ${d} is more initial tokens than an edge may carry (at most ${MAX_DELAY}, 2^30)`, `write a delay of at most ${MAX_DELAY}: a run of N iterations reads only the first N initial tokens, so any delay above N reads them throughout`));
+      out.push(
+        error(
+          `${at}.delay`,
+          `${what}: delay ${d} is more initial tokens than an edge may carry (at most ${MAX_DELAY}, 2^30)`,
+          `write a delay of at most ${MAX_DELAY}: a run of N iterations reads only the first N initial tokens, so any delay above N reads them throughout`,
+        ),
+      );
       return e;
     }
     const tokens = (d as number | undefined) ?? 0;
     if (tokens > 0 && e.init === undefined) {
-      out.push(error(at, `${what} has a delay of ${tokens} but no init: its initial tokens have no values`, 'add "init": 0 (every element of the initial tokens), or "init": { "node": "<id of a source node>" }'));
+      out.push(
+        error(
+          at,
+          `${what} has a delay of ${tokens} but no init: its initial tokens have no values`,
+          'add "init": 0 (every element of the initial tokens), or "init": { "node": "<id of a source node>" }',
+        ),
+      );
       return e;
     }
     if (tokens === 0 && e.init !== undefined) {
@@ -51,7 +69,13 @@ export function prepareDelays(stage: Stage<WrittenDocument>, out: Diagnostic[]):
       const to = doc.app.nodes[index.get(e.to.node) ?? -1];
       const port = to?.kernel ? findKernel(to.kernel)?.inputs.find((p) => p.name === e.to.port) : undefined;
       if (port?.positive) {
-        out.push(error(`${at}.init`, `${what}: init ${init.value}, but input "${e.to.port}" of ${to!.kernel} takes values above 0 (${port.positive})`, 'give the initial tokens a value above 0, e.g. "init": 1 (the flat start)'));
+        out.push(
+          error(
+            `${at}.init`,
+            `${what}: init ${init.value}, but input "${e.to.port}" of ${to!.kernel} takes values above 0 (${port.positive})`,
+            'give the initial tokens a value above 0, e.g. "init": 1 (the flat start)',
+          ),
+        );
         return e;
       }
     }
@@ -65,7 +89,14 @@ export function prepareDelays(stage: Stage<WrittenDocument>, out: Diagnostic[]):
   lowered.forEach((e, i) => {
     for (const end of [e.from, e.to]) {
       const j = index.get(end.node);
-      if (j !== undefined && initNodes.has(j)) out.push(error(edgePaths[i], `node "${end.node}" gives an init's values, so it runs before the run and never in it: no edge may connect it`, `remove this edge, or give the init another source node`));
+      if (j !== undefined && initNodes.has(j))
+        out.push(
+          error(
+            edgePaths[i],
+            `node "${end.node}" gives an init's values, so it runs before the run and never in it: no edge may connect it`,
+            `remove this edge, or give the init another source node`,
+          ),
+        );
     }
   });
   if (out.length > before) return undefined;
@@ -80,7 +111,15 @@ export function prepareDelays(stage: Stage<WrittenDocument>, out: Diagnostic[]):
 }
 
 /** The lowered InitSpec of an edge's `init`, or undefined after a diagnostic. */
-function initSpec(init: NonNullable<AppEdge['init']>, at: string, what: string, nodes: WrittenDocument['app']['nodes'], nodePaths: string[], index: Map<string, number>, out: Diagnostic[]): InitSpec | undefined {
+function initSpec(
+  init: NonNullable<AppEdge['init']>,
+  at: string,
+  what: string,
+  nodes: WrittenDocument['app']['nodes'],
+  nodePaths: string[],
+  index: Map<string, number>,
+  out: Diagnostic[],
+): InitSpec | undefined {
   if (typeof init === 'number') {
     if (!Number.isFinite(init)) {
       out.push(error(at, `${what}: init ${init} is not a finite number`, 'write the value of every element of the initial tokens'));
@@ -98,7 +137,13 @@ function initSpec(init: NonNullable<AppEdge['init']>, at: string, what: string, 
   const n = nodes[j];
   const kernel = n.kernel === undefined ? undefined : findKernel(n.kernel);
   if (!kernel) {
-    out.push(error(`${at}.node`, `${what}: init node "${n.id}" is not a kernel node (${n.kernel === undefined ? 'a composite' : `unknown kernel "${n.kernel}"`})`, 'name a source node: a kernel node with no inputs, such as matrix.produce'));
+    out.push(
+      error(
+        `${at}.node`,
+        `${what}: init node "${n.id}" is not a kernel node (${n.kernel === undefined ? 'a composite' : `unknown kernel "${n.kernel}"`})`,
+        'name a source node: a kernel node with no inputs, such as matrix.produce',
+      ),
+    );
     return undefined;
   }
   const params = withDefaults(kernel, n.params as Record<string, number | string | boolean> | undefined);
@@ -111,7 +156,13 @@ function initSpec(init: NonNullable<AppEdge['init']>, at: string, what: string, 
     return { node: n.id, kernel: kernel.id, params };
   }
   if (ports.inputs > 0 || ports.outputs !== 1) {
-    out.push(error(`${at}.node`, `${what}: init node "${n.id}" (${kernel.id}) has ${ports.inputs} input${ports.inputs === 1 ? '' : 's'} and ${ports.outputs} output${ports.outputs === 1 ? '' : 's'}; an init runs a source: no input, one output`, `written at ${nodePaths[j]}; use a source kernel such as matrix.produce, or a constant init`));
+    out.push(
+      error(
+        `${at}.node`,
+        `${what}: init node "${n.id}" (${kernel.id}) has ${ports.inputs} input${ports.inputs === 1 ? '' : 's'} and ${ports.outputs} output${ports.outputs === 1 ? '' : 's'}; an init runs a source: no input, one output`,
+        `written at ${nodePaths[j]}; use a source kernel such as matrix.produce, or a constant init`,
+      ),
+    );
     return undefined;
   }
   return { node: n.id, kernel: kernel.id, params };

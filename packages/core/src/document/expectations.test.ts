@@ -4,7 +4,8 @@ import { checkedJoinDocument } from '../testing/join.js';
 import { analyze } from './validate.js';
 
 // P -> I1 (nb_loop 100: +1) -> add.a ; P -> I2 (nb_loop 3: +0) -> add.b ; add -> C, on one host.
-const joinDocument = (consume: Record<string, number | string> = {}) => checkedJoinDocument({ width: 8, height: 4, nbLoop2: 3, hosts: 1, iterations: 10, consume });
+const joinDocument = (consume: Record<string, number | string> = {}) =>
+  checkedJoinDocument({ width: 8, height: 4, nbLoop2: 3, hosts: 1, iterations: 10, consume });
 
 describe('checkers derive what they expect from the graph upstream', () => {
   it('a join is exact: C after add(I1(P), I2(P)) expects 2 x iteration + 1, in the model and in the fire params agents get', () => {

@@ -23,7 +23,12 @@ function handFlattened(): ProjectDocument {
     format: 'pipeloom/v2',
     name: d.name,
     app: {
-      nodes: [{ id: 'P', kernel: 'matrix.produce', params: { ...size } }, ...stage('s1', 2), ...stage('s2', 3), { id: 'C', kernel: 'matrix.consume', params: { ...size } }],
+      nodes: [
+        { id: 'P', kernel: 'matrix.produce', params: { ...size } },
+        ...stage('s1', 2),
+        ...stage('s2', 3),
+        { id: 'C', kernel: 'matrix.consume', params: { ...size } },
+      ],
       edges: [
         e('P', 'out', 's1/inc', 'in'),
         e('P', 'out', 's1/add', 'b'),
@@ -108,28 +113,55 @@ describe('flattening composites', () => {
     expect(flat.doc.defs).toBeUndefined();
   });
 
-  it('reads an instance\'s params in the scope around it, the def\'s defaults in its own, the document\'s behind both', () => {
+  it("reads an instance's params in the scope around it, the def's defaults in its own, the document's behind both", () => {
     const stage: CompositeDef = { ...inc({ width: 'W', height: 'W', nb_loop: 'L * K' }), params: { L: 1, K: '10 * L' } };
     const d = doc(
       [
         { id: 'x', composite: 'stage' },
         { id: 'y', composite: 'stage', params: { L: 'L' } },
       ],
-      [['src.out', 'x.in'], ['x.out', 'y.in'], ['y.out', 'sink.in']],
+      [
+        ['src.out', 'x.in'],
+        ['x.out', 'y.in'],
+        ['y.out', 'sink.in'],
+      ],
       { stage },
       { W: 8, L: 3 },
     );
     const { lowered, diagnostics } = lowerDocument(d);
     expect(diagnostics).toEqual([]);
     // x: L = 1, K = 10; y: L = the document's L (3), K = 30.
-    expect(lowered!.doc.app.nodes.map((n) => [n.id, n.params?.nb_loop])).toEqual([['src', undefined], ['x/i', 10], ['y/i', 90], ['sink', undefined]]);
+    expect(lowered!.doc.app.nodes.map((n) => [n.id, n.params?.nb_loop])).toEqual([
+      ['src', undefined],
+      ['x/i', 10],
+      ['y/i', 90],
+      ['sink', undefined],
+    ]);
   });
 
   it('flattens inline graphs at any depth, reading the params of the graphs around them', () => {
     const level3: CompositeDef = { params: { Z: 'Y + 1' }, ...inc({ width: 8, height: 8, nb_loop: 'X + Y + Z' }) };
-    const level2: CompositeDef = { params: { Y: 'X * 10' }, inputs: [{ name: 'in', to: [{ node: 'c', port: 'in' }] }], outputs: [{ name: 'out', from: { node: 'c', port: 'out' } }], nodes: [{ id: 'c', graph: level3 }], edges: [] };
-    const level1: CompositeDef = { params: { X: 2 }, inputs: [{ name: 'in', to: [{ node: 'b', port: 'in' }] }], outputs: [{ name: 'out', from: { node: 'b', port: 'out' } }], nodes: [{ id: 'b', graph: level2 }], edges: [] };
-    const d = doc([{ id: 'a', graph: level1 }], [['src.out', 'a.in'], ['a.out', 'sink.in']]);
+    const level2: CompositeDef = {
+      params: { Y: 'X * 10' },
+      inputs: [{ name: 'in', to: [{ node: 'c', port: 'in' }] }],
+      outputs: [{ name: 'out', from: { node: 'c', port: 'out' } }],
+      nodes: [{ id: 'c', graph: level3 }],
+      edges: [],
+    };
+    const level1: CompositeDef = {
+      params: { X: 2 },
+      inputs: [{ name: 'in', to: [{ node: 'b', port: 'in' }] }],
+      outputs: [{ name: 'out', from: { node: 'b', port: 'out' } }],
+      nodes: [{ id: 'b', graph: level2 }],
+      edges: [],
+    };
+    const d = doc(
+      [{ id: 'a', graph: level1 }],
+      [
+        ['src.out', 'a.in'],
+        ['a.out', 'sink.in'],
+      ],
+    );
     d.mapping = { src: 'cpu@h0', sink: 'cpu@h0', a: 'cpu@h0' };
     const { lowered, diagnostics } = lowerDocument(d);
     expect(diagnostics).toEqual([]);
@@ -142,10 +174,20 @@ describe('flattening composites', () => {
     const pair: CompositeDef = {
       inputs: [{ name: 'in', to: [{ node: 'p', port: 'in' }] }],
       outputs: [{ name: 'out', from: { node: 'q', port: 'out' } }],
-      nodes: [{ id: 'p', composite: 'one' }, { id: 'q', composite: 'one' }],
+      nodes: [
+        { id: 'p', composite: 'one' },
+        { id: 'q', composite: 'one' },
+      ],
       edges: [{ from: { node: 'p', port: 'out' }, to: { node: 'q', port: 'in' } }],
     };
-    const d = doc([{ id: 'a', composite: 'pair' }], [['src.out', 'a.in'], ['a.out', 'sink.in']], { pair, one: inc() });
+    const d = doc(
+      [{ id: 'a', composite: 'pair' }],
+      [
+        ['src.out', 'a.in'],
+        ['a.out', 'sink.in'],
+      ],
+      { pair, one: inc() },
+    );
     d.arch.hosts = [{ id: 'h0', cpus: 1, gpus: 2 }];
     d.mapping = { src: 'cpu@h0', sink: 'cpu@h0', a: 'gpu0@h0', 'a/q': 'gpu1@h0', 'a/p/i': 'cpu@h0' };
     const { lowered, diagnostics } = lowerDocument(d);
@@ -161,11 +203,21 @@ describe('flattening composites', () => {
       params: { D: 2 },
       inputs: [{ name: 'in', to: [{ node: 'i', port: 'in' }] }],
       outputs: [{ name: 'out', from: { node: 'i', port: 'out' } }],
-      nodes: [{ id: 'i', kernel: 'matrix.add', params: { width: 8, height: 8 } }, { id: 'zero', kernel: 'matrix.produce', params: { width: 8, height: 8 } }],
+      nodes: [
+        { id: 'i', kernel: 'matrix.add', params: { width: 8, height: 8 } },
+        { id: 'zero', kernel: 'matrix.produce', params: { width: 8, height: 8 } },
+      ],
       edges: [{ from: { node: 'i', port: 'out' }, to: { node: 'i', port: 'b' }, delay: 'D - 1', init: { node: 'zero' } }],
     };
     def.inputs![0].to[0].port = 'a';
-    const d = doc([{ id: 'x', composite: 'c' }], [['src.out', 'x.in'], ['x.out', 'sink.in']], { c: def });
+    const d = doc(
+      [{ id: 'x', composite: 'c' }],
+      [
+        ['src.out', 'x.in'],
+        ['x.out', 'sink.in'],
+      ],
+      { c: def },
+    );
     d.app.edges[1].delay = 'K * 3';
     d.params = { K: 1 };
     const out: Diagnostic[] = [];
@@ -180,11 +232,31 @@ describe('flattening composites', () => {
 });
 
 describe('composite mistakes', () => {
-  const two = (def: CompositeDef, edges: [string, string][] = [['src.out', 'x.in'], ['x.out', 'sink.in']]) => doc([{ id: 'x', composite: 'c' }], edges, { c: def });
+  const two = (
+    def: CompositeDef,
+    edges: [string, string][] = [
+      ['src.out', 'x.in'],
+      ['x.out', 'sink.in'],
+    ],
+  ) => doc([{ id: 'x', composite: 'c' }], edges, { c: def });
 
   it('an edge naming a port the composite does not declare', () => {
-    expect(problems(two(inc(), [['src.out', 'x.input'], ['x.out', 'sink.in']]))).toContain('app.edges[0].to.port: composite node "x" has no input "input" (inputs: in)');
-    expect(problems(two(inc(), [['src.out', 'x.in'], ['x.result', 'sink.in']]))).toContain('app.edges[1].from.port: composite node "x" has no output "result" (outputs: out)');
+    expect(
+      problems(
+        two(inc(), [
+          ['src.out', 'x.input'],
+          ['x.out', 'sink.in'],
+        ]),
+      ),
+    ).toContain('app.edges[0].to.port: composite node "x" has no input "input" (inputs: in)');
+    expect(
+      problems(
+        two(inc(), [
+          ['src.out', 'x.in'],
+          ['x.result', 'sink.in'],
+        ]),
+      ),
+    ).toContain('app.edges[1].from.port: composite node "x" has no output "result" (outputs: out)');
   });
 
   it('an inner input neither bound nor fed, and a composite input not connected', () => {
@@ -198,33 +270,72 @@ describe('composite mistakes', () => {
 
   it('an inner input bound twice, or bound and fed', () => {
     const twice = inc();
-    twice.inputs = [{ name: 'in', to: [{ node: 'i', port: 'in' }] }, { name: 'in2', to: [{ node: 'i', port: 'in' }] }];
-    expect(problems(two(twice, [['src.out', 'x.in'], ['src.out', 'x.in2'], ['x.out', 'sink.in']]))).toEqual([
+    twice.inputs = [
+      { name: 'in', to: [{ node: 'i', port: 'in' }] },
+      { name: 'in2', to: [{ node: 'i', port: 'in' }] },
+    ];
+    expect(
+      problems(
+        two(twice, [
+          ['src.out', 'x.in'],
+          ['src.out', 'x.in2'],
+          ['x.out', 'sink.in'],
+        ]),
+      ),
+    ).toEqual([
       'defs.c.inputs[1].to[0]: inner input x/i.in is bound twice (also by defs.c.inputs[0].to[0]) (bind each inner input to one input of the composite)',
     ]);
     const fed: CompositeDef = {
-      inputs: [{ name: 'in', to: [{ node: 'i', port: 'in' }, { node: 'j', port: 'in' }] }],
+      inputs: [
+        {
+          name: 'in',
+          to: [
+            { node: 'i', port: 'in' },
+            { node: 'j', port: 'in' },
+          ],
+        },
+      ],
       outputs: [{ name: 'out', from: { node: 'j', port: 'out' } }],
-      nodes: [{ id: 'i', kernel: 'matrix.increment', params: { width: 8, height: 8 } }, { id: 'j', kernel: 'matrix.increment', params: { width: 8, height: 8 } }],
+      nodes: [
+        { id: 'i', kernel: 'matrix.increment', params: { width: 8, height: 8 } },
+        { id: 'j', kernel: 'matrix.increment', params: { width: 8, height: 8 } },
+      ],
       edges: [{ from: { node: 'i', port: 'out' }, to: { node: 'j', port: 'in' } }],
     };
-    expect(problems(two(fed))).toContain('defs.c.inputs[0].to[1]: inner input x/j.in is bound to an input of defs.c and also fed by defs.c.edges[0] (an input takes one edge: remove the binding or the edge)');
+    expect(problems(two(fed))).toContain(
+      'defs.c.inputs[0].to[1]: inner input x/j.in is bound to an input of defs.c and also fed by defs.c.edges[0] (an input takes one edge: remove the binding or the edge)',
+    );
   });
 
   it('a binding naming an inner node or port that does not exist', () => {
     const node = inc();
     node.inputs = [{ name: 'in', to: [{ node: 'ii', port: 'in' }] }];
-    expect(problems(two(node))).toContain('defs.c.inputs[0].to[0].node: input "in" of defs.c is bound to node "ii", which its graph does not have (did you mean "i"?)');
+    expect(problems(two(node))).toContain(
+      'defs.c.inputs[0].to[0].node: input "in" of defs.c is bound to node "ii", which its graph does not have (did you mean "i"?)',
+    );
     const port = inc();
     port.outputs = [{ name: 'out', from: { node: 'i', port: 'in' } }];
-    expect(problems(two(port))).toContain('defs.c.outputs[0].from.port: output "out" of defs.c is bound to i.in, but matrix.increment has no output "in" (outputs of i: out)');
+    expect(problems(two(port))).toContain(
+      'defs.c.outputs[0].from.port: output "out" of defs.c is bound to i.in, but matrix.increment has no output "in" (outputs of i: out)',
+    );
   });
 
   it('an input bound to inner inputs of different types: the type mismatch names the binding', () => {
     const def: CompositeDef = {
-      inputs: [{ name: 'in', to: [{ node: 'i', port: 'in' }, { node: 'j', port: 'in' }] }],
+      inputs: [
+        {
+          name: 'in',
+          to: [
+            { node: 'i', port: 'in' },
+            { node: 'j', port: 'in' },
+          ],
+        },
+      ],
       outputs: [{ name: 'out', from: { node: 'i', port: 'out' } }],
-      nodes: [{ id: 'i', kernel: 'matrix.increment', params: { width: 8, height: 8 } }, { id: 'j', kernel: 'matrix.consume', params: { width: 8, height: 4 } }],
+      nodes: [
+        { id: 'i', kernel: 'matrix.increment', params: { width: 8, height: 8 } },
+        { id: 'j', kernel: 'matrix.consume', params: { width: 8, height: 4 } },
+      ],
       edges: [],
     };
     const m = problems(two(def));
@@ -235,31 +346,82 @@ describe('composite mistakes', () => {
   it('defs recursion, named as a cycle, once', () => {
     const a: CompositeDef = { ...inc(), nodes: [{ id: 'i', composite: 'b' }] };
     const b: CompositeDef = { ...inc(), nodes: [{ id: 'i', composite: 'a' }] };
-    expect(problems(doc([{ id: 'x', composite: 'a' }], [['src.out', 'x.in'], ['x.out', 'sink.in']], { a, b }))).toEqual([
+    expect(
+      problems(
+        doc(
+          [{ id: 'x', composite: 'a' }],
+          [
+            ['src.out', 'x.in'],
+            ['x.out', 'sink.in'],
+          ],
+          { a, b },
+        ),
+      ),
+    ).toEqual([
       'defs.b.nodes[0].composite: defs recursion: defs.a -> defs.b -> defs.a (a composite cannot contain itself, directly or through other composites: break the cycle)',
     ]);
     const self: CompositeDef = { ...inc(), nodes: [{ id: 'i', composite: 's' }] };
-    expect(problems(doc([{ id: 'x', composite: 's' }], [['src.out', 'x.in'], ['x.out', 'sink.in']], { s: self }))).toEqual([
+    expect(
+      problems(
+        doc(
+          [{ id: 'x', composite: 's' }],
+          [
+            ['src.out', 'x.in'],
+            ['x.out', 'sink.in'],
+          ],
+          { s: self },
+        ),
+      ),
+    ).toEqual([
       'defs.s.nodes[0].composite: defs recursion: defs.s -> defs.s (a composite cannot contain itself, directly or through other composites: break the cycle)',
     ]);
   });
 
   it('an unknown def, with the nearest name', () => {
-    expect(problems(doc([{ id: 'x', composite: 'stag' }], [['src.out', 'x.in'], ['x.out', 'sink.in']], { stage: inc() }))).toEqual([
-      'app.nodes[1].composite: node "x": no composite "stag" in defs (did you mean "stage"?)',
-    ]);
+    expect(
+      problems(
+        doc(
+          [{ id: 'x', composite: 'stag' }],
+          [
+            ['src.out', 'x.in'],
+            ['x.out', 'sink.in'],
+          ],
+          { stage: inc() },
+        ),
+      ),
+    ).toEqual(['app.nodes[1].composite: node "x": no composite "stag" in defs (did you mean "stage"?)']);
   });
 
   it('a node with more than one of kernel, composite and graph', () => {
-    expect(problems(doc([{ id: 'x', kernel: 'matrix.increment', composite: 'c' }], [['src.out', 'x.in'], ['x.out', 'sink.in']], { c: inc() }))).toEqual([
+    expect(
+      problems(
+        doc(
+          [{ id: 'x', kernel: 'matrix.increment', composite: 'c' }],
+          [
+            ['src.out', 'x.in'],
+            ['x.out', 'sink.in'],
+          ],
+          { c: inc() },
+        ),
+      ),
+    ).toEqual([
       'app.nodes[1]: has both kernel and composite (a node is a kernel node (kernel), a composite node (composite, or graph inline) or a scan node (type): keep one)',
     ]);
   });
 
   it('a composite param the def does not declare', () => {
-    expect(problems(doc([{ id: 'x', composite: 'c', params: { LL: 1 } }], [['src.out', 'x.in'], ['x.out', 'sink.in']], { c: { ...inc(), params: { L: 1 } } }))).toEqual([
-      'app.nodes[1].params.LL: composite node "x" has no param "LL" (did you mean "L"? Params: L)',
-    ]);
+    expect(
+      problems(
+        doc(
+          [{ id: 'x', composite: 'c', params: { LL: 1 } }],
+          [
+            ['src.out', 'x.in'],
+            ['x.out', 'sink.in'],
+          ],
+          { c: { ...inc(), params: { L: 1 } } },
+        ),
+      ),
+    ).toEqual(['app.nodes[1].params.LL: composite node "x" has no param "LL" (did you mean "L"? Params: L)']);
   });
 
   it('bounds the flattened size: a def doubling itself 20 deep is refused, not built', () => {
@@ -268,21 +430,49 @@ describe('composite mistakes', () => {
       defs[`d${k}`] = {
         inputs: [{ name: 'in', to: [{ node: 'a', port: 'in' }] }],
         outputs: [{ name: 'out', from: { node: 'b', port: 'out' } }],
-        nodes: [{ id: 'a', composite: `d${k - 1}` }, { id: 'b', composite: `d${k - 1}` }],
+        nodes: [
+          { id: 'a', composite: `d${k - 1}` },
+          { id: 'b', composite: `d${k - 1}` },
+        ],
         edges: [{ from: { node: 'a', port: 'out' }, to: { node: 'b', port: 'in' } }],
       };
     }
     const t = Date.now();
-    const m = problems(doc([{ id: 'x', composite: 'd20' }], [['src.out', 'x.in'], ['x.out', 'sink.in']], defs));
+    const m = problems(
+      doc(
+        [{ id: 'x', composite: 'd20' }],
+        [
+          ['src.out', 'x.in'],
+          ['x.out', 'sink.in'],
+        ],
+        defs,
+      ),
+    );
     expect(m).toEqual([`app.nodes: flattening the composites gives ${2 ** 20 + 2} nodes, more than ${MAX_FLAT_NODES} (use fewer or smaller composites)`]);
     expect(Date.now() - t).toBeLessThan(20_000);
   });
 
   it('never throws on malformed defs', () => {
-    const junk = fc.oneof(fc.jsonValue(), fc.constant({ nodes: [{ id: 'i', graph: { nodes: 'x', edges: [] } }], edges: [] }), fc.record({ inputs: fc.jsonValue(), outputs: fc.jsonValue(), nodes: fc.array(fc.jsonValue(), { maxLength: 3 }), edges: fc.array(fc.jsonValue(), { maxLength: 3 }) }));
+    const junk = fc.oneof(
+      fc.jsonValue(),
+      fc.constant({ nodes: [{ id: 'i', graph: { nodes: 'x', edges: [] } }], edges: [] }),
+      fc.record({
+        inputs: fc.jsonValue(),
+        outputs: fc.jsonValue(),
+        nodes: fc.array(fc.jsonValue(), { maxLength: 3 }),
+        edges: fc.array(fc.jsonValue(), { maxLength: 3 }),
+      }),
+    );
     fc.assert(
       fc.property(junk, fc.jsonValue(), (def, params) => {
-        const d = doc([{ id: 'x', composite: 'c', params: params as never }], [['src.out', 'x.in'], ['x.out', 'sink.in']], { c: def as unknown as CompositeDef });
+        const d = doc(
+          [{ id: 'x', composite: 'c', params: params as never }],
+          [
+            ['src.out', 'x.in'],
+            ['x.out', 'sink.in'],
+          ],
+          { c: def as unknown as CompositeDef },
+        );
         const r = analyze(d);
         if (!r.model) expect(r.diagnostics.length).toBeGreaterThan(0);
         compile(d);

@@ -98,12 +98,20 @@ class Flattener {
       const count = (n.kernel !== undefined ? 1 : 0) + (n.composite !== undefined ? 1 : 0) + (n.graph !== undefined ? 1 : 0) + (n.type !== undefined ? 1 : 0);
       if (count > 1) {
         const kinds = KINDS.filter((k) => n[k] !== undefined);
-        this.fail(path, `node "${l.prefix}${n.id}" has ${kinds.join(' and ')}: a node is one of a kernel node, a composite from defs or an inline graph`, `keep only one of ${kinds.join(', ')}`);
+        this.fail(
+          path,
+          `node "${l.prefix}${n.id}" has ${kinds.join(' and ')}: a node is one of a kernel node, a composite from defs or an inline graph`,
+          `keep only one of ${kinds.join(', ')}`,
+        );
         this.broken(locals, n, path, l.prefix);
         continue;
       }
       if (count === 0) {
-        this.fail(path, `node "${l.prefix}${n.id}" has no kernel, composite or graph`, 'name its kernel ("kernel": "matrix.increment") or its composite ("composite": "<defs name>")');
+        this.fail(
+          path,
+          `node "${l.prefix}${n.id}" has no kernel, composite or graph`,
+          'name its kernel ("kernel": "matrix.increment") or its composite ("composite": "<defs name>")',
+        );
         this.broken(locals, n, path, l.prefix);
         continue;
       }
@@ -121,7 +129,11 @@ class Flattener {
         locals.set(n.id, { kind: 'kernel', id, path });
       } else if (n.kernel !== undefined) {
         if (typeof n.kernel !== 'string' || n.kernel === '') {
-          this.fail(`${path}.kernel`, `node "${l.prefix}${n.id}": kernel must be a kernel id, not ${JSON.stringify(n.kernel)}`, 'name a registered kernel, e.g. matrix.increment');
+          this.fail(
+            `${path}.kernel`,
+            `node "${l.prefix}${n.id}": kernel must be a kernel id, not ${JSON.stringify(n.kernel)}`,
+            'name a registered kernel, e.g. matrix.increment',
+          );
           this.broken(locals, n, path, l.prefix);
           continue;
         }
@@ -159,7 +171,11 @@ class Flattener {
       const e = edges[j] as AppEdge;
       const path = `${l.base}.edges[${j}]`;
       if (!isObject(e) || !isPortRef(e.from) || !isPortRef(e.to)) {
-        this.fail(path, 'an edge needs from and to, each { "node", "port" }', 'write { "from": { "node": "a", "port": "out" }, "to": { "node": "b", "port": "in" } }');
+        this.fail(
+          path,
+          'an edge needs from and to, each { "node", "port" }',
+          'write { "from": { "node": "a", "port": "out" }, "to": { "node": "b", "port": "in" } }',
+        );
         continue;
       }
       const from = this.source(e.from, `${path}.from.port`, locals, l.prefix);
@@ -171,7 +187,8 @@ class Flattener {
       if (!from || !to) continue;
       let edge = substituteEdge(e, path, l.scope, this.out);
       // A delay's init node is a node of the same graph.
-      if (inner && isObject(edge.init) && 'node' in edge.init && typeof edge.init.node === 'string') edge = { ...edge, init: { ...edge.init, node: l.prefix + edge.init.node } };
+      if (inner && isObject(edge.init) && 'node' in edge.init && typeof edge.init.node === 'string')
+        edge = { ...edge, init: { ...edge.init, node: l.prefix + edge.init.node } };
       if (!inner && to.length === 1 && to[0].node === e.to.node && from.node === e.from.node) this.pushEdge(edge, path);
       else for (const t of to) this.pushEdge({ ...edge, from: { node: from.node, port: from.port }, to: { node: t.node, port: t.port } }, t.path);
     }
@@ -201,7 +218,12 @@ class Flattener {
     if (local.kind === 'kernel') return { node: local.id, port: ref.port };
     if (local.kind === 'broken') return undefined;
     const o = local.outputs.get(ref.port);
-    if (!local.outputs.has(ref.port)) this.fail(at, `composite node "${local.id}" has no output "${ref.port}"`, local.outputs.size ? `outputs: ${[...local.outputs.keys()].join(', ')}` : `declare it in ${local.def}.outputs`);
+    if (!local.outputs.has(ref.port))
+      this.fail(
+        at,
+        `composite node "${local.id}" has no output "${ref.port}"`,
+        local.outputs.size ? `outputs: ${[...local.outputs.keys()].join(', ')}` : `declare it in ${local.def}.outputs`,
+      );
     return o;
   }
 
@@ -214,7 +236,11 @@ class Flattener {
     const t = local.inputs.get(ref.port);
     if (!t) {
       if (local.inputs.has(ref.port)) return undefined;
-      this.fail(at, `composite node "${local.id}" has no input "${ref.port}"`, local.inputs.size ? `inputs: ${[...local.inputs.keys()].join(', ')}` : `declare it in ${local.def}.inputs`);
+      this.fail(
+        at,
+        `composite node "${local.id}" has no input "${ref.port}"`,
+        local.inputs.size ? `inputs: ${[...local.inputs.keys()].join(', ')}` : `declare it in ${local.def}.inputs`,
+      );
       return undefined;
     }
     // One inner input: the edge keeps its own path. Several: each flattened edge is named by its
@@ -234,7 +260,11 @@ class Flattener {
       const all = isObject(this.doc.defs) ? this.doc.defs : {};
       if (typeof name !== 'string' || !Object.hasOwn(all, name)) {
         const near = nearestName(String(name), Object.keys(all));
-        this.fail(`${path}.composite`, `node "${id}": no composite "${String(name)}" in defs`, near ? `did you mean "${near}"?` : 'define it in the document\'s defs, or write the graph inline ("graph")');
+        this.fail(
+          `${path}.composite`,
+          `node "${id}": no composite "${String(name)}" in defs`,
+          near ? `did you mean "${near}"?` : 'define it in the document\'s defs, or write the graph inline ("graph")',
+        );
         return undefined;
       }
       if (l.defs.includes(name)) {
@@ -242,7 +272,11 @@ class Flattener {
         const key = [...new Set(cycle)].sort().join('\0');
         if (!this.cycles.has(key)) {
           this.cycles.add(key);
-          this.fail(`${path}.composite`, `defs recursion: ${cycle.map((d) => `defs.${d}`).join(' -> ')}`, 'a composite cannot contain itself, directly or through other composites: break the cycle');
+          this.fail(
+            `${path}.composite`,
+            `defs recursion: ${cycle.map((d) => `defs.${d}`).join(' -> ')}`,
+            'a composite cannot contain itself, directly or through other composites: break the cycle',
+          );
         }
         return undefined;
       }
@@ -271,11 +305,20 @@ class Flattener {
     // Inputs: each bound to one or more inner inputs, none bound twice.
     const inputs = new Map<string, Target[] | undefined>();
     const bound = new Map<string, string>();
-    const list = def.inputs === undefined ? [] : Array.isArray(def.inputs) ? def.inputs : (this.fail(`${defPath}.inputs`, 'inputs must be an array of { name, to: [{ node, port }] }'), []);
+    const list =
+      def.inputs === undefined
+        ? []
+        : Array.isArray(def.inputs)
+          ? def.inputs
+          : (this.fail(`${defPath}.inputs`, 'inputs must be an array of { name, to: [{ node, port }] }'), []);
     list.forEach((input, k) => {
       const at = `${defPath}.inputs[${k}]`;
       if (!isObject(input) || typeof input.name !== 'string' || input.name === '' || !Array.isArray(input.to)) {
-        return this.fail(at, `an input of ${defPath} needs a name and "to", the inner inputs it feeds`, 'write { "name": "in", "to": [{ "node": "<inner node>", "port": "<its input>" }] }');
+        return this.fail(
+          at,
+          `an input of ${defPath} needs a name and "to", the inner inputs it feeds`,
+          'write { "name": "in", "to": [{ "node": "<inner node>", "port": "<its input>" }] }',
+        );
       }
       if (inputs.has(input.name)) return this.fail(`${at}.name`, `${defPath} declares input "${input.name}" twice`, 'give each input its own name');
       const targets: Target[] = [];
@@ -286,22 +329,37 @@ class Flattener {
         if (!t) return void (whole = false);
         const key = `${(ref as PortRef).node}\0${(ref as PortRef).port}`;
         const earlier = bound.get(key);
-        if (earlier) return this.fail(bp, `inner input ${id}/${(ref as PortRef).node}.${(ref as PortRef).port} is bound twice (also by ${earlier})`, 'bind each inner input to one input of the composite');
+        if (earlier)
+          return this.fail(
+            bp,
+            `inner input ${id}/${(ref as PortRef).node}.${(ref as PortRef).port} is bound twice (also by ${earlier})`,
+            'bind each inner input to one input of the composite',
+          );
         bound.set(key, bp);
         if (t === 'broken') return void (whole = false);
         for (const x of t) targets.push({ ...x, path: t.length === 1 ? bp : x.path });
       });
-      if (input.to.length === 0) this.fail(`${at}.to`, `input "${input.name}" of ${defPath} is bound to no inner input`, 'list the inner inputs it feeds in "to"');
+      if (input.to.length === 0)
+        this.fail(`${at}.to`, `input "${input.name}" of ${defPath} is bound to no inner input`, 'list the inner inputs it feeds in "to"');
       inputs.set(input.name, whole ? targets : undefined);
     });
 
     // Outputs: each one inner output.
     const outputs = new Map<string, PortRef | undefined>();
-    const outs = def.outputs === undefined ? [] : Array.isArray(def.outputs) ? def.outputs : (this.fail(`${defPath}.outputs`, 'outputs must be an array of { name, from: { node, port } }'), []);
+    const outs =
+      def.outputs === undefined
+        ? []
+        : Array.isArray(def.outputs)
+          ? def.outputs
+          : (this.fail(`${defPath}.outputs`, 'outputs must be an array of { name, from: { node, port } }'), []);
     outs.forEach((output, k) => {
       const at = `${defPath}.outputs[${k}]`;
       if (!isObject(output) || typeof output.name !== 'string' || output.name === '' || !isPortRef(output.from)) {
-        return this.fail(at, `an output of ${defPath} needs a name and "from", the inner output it is`, 'write { "name": "out", "from": { "node": "<inner node>", "port": "<its output>" } }');
+        return this.fail(
+          at,
+          `an output of ${defPath} needs a name and "from", the inner output it is`,
+          'write { "name": "out", "from": { "node": "<inner node>", "port": "<its output>" } }',
+        );
       }
       if (outputs.has(output.name)) return this.fail(`${at}.name`, `${defPath} declares output "${output.name}" twice`, 'give each output its own name');
       const t = this.binding(output.from, `${at}.from`, 'output', inner.locals, defPath, output.name);
@@ -317,8 +375,18 @@ class Flattener {
         const key = `${local_}\0${port}`;
         const fed = inner.fedBy.get(key);
         const by = bound.get(key);
-        if (by && fed) this.fail(by, `inner input ${local.id}.${port} is bound to an input of ${defPath} and also fed by ${fed[0]}`, 'an input takes one edge: remove the binding or the edge');
-        else if (!by && !fed) this.fail(local.path, `input "${port}" of ${local.kind === 'composite' ? 'composite ' : ''}node "${local.id}" is neither bound to an input of ${defPath} nor fed by an edge of its graph`, `add { "node": "${local_}", "port": "${port}" } to an input's "to" in ${defPath}.inputs, or an edge to ${local_}.${port} in ${defPath}.edges`);
+        if (by && fed)
+          this.fail(
+            by,
+            `inner input ${local.id}.${port} is bound to an input of ${defPath} and also fed by ${fed[0]}`,
+            'an input takes one edge: remove the binding or the edge',
+          );
+        else if (!by && !fed)
+          this.fail(
+            local.path,
+            `input "${port}" of ${local.kind === 'composite' ? 'composite ' : ''}node "${local.id}" is neither bound to an input of ${defPath} nor fed by an edge of its graph`,
+            `add { "node": "${local_}", "port": "${port}" } to an input's "to" in ${defPath}.inputs, or an edge to ${local_}.${port} in ${defPath}.edges`,
+          );
       }
     }
     return { kind: 'composite', id, path, def: defPath, inputs, outputs };
@@ -328,7 +396,14 @@ class Flattener {
    * The flattened ports a binding names (an inner composite's port expands to its own bindings);
    * 'broken' for a right binding to something already reported, undefined after a diagnostic.
    */
-  private binding(ref: unknown, at: string, side: 'input' | 'output', locals: Map<string, Local>, defPath: string, name: string): Target[] | 'broken' | undefined {
+  private binding(
+    ref: unknown,
+    at: string,
+    side: 'input' | 'output',
+    locals: Map<string, Local>,
+    defPath: string,
+    name: string,
+  ): Target[] | 'broken' | undefined {
     if (!isPortRef(ref)) {
       this.fail(at, `the binding of ${side} "${name}" of ${defPath} needs { "node", "port" }`, `name an inner node of ${defPath} and its ${side}`);
       return undefined;
@@ -336,26 +411,44 @@ class Flattener {
     const local = locals.get(ref.node);
     if (!local) {
       const near = nearestName(ref.node, locals.keys());
-      this.fail(`${at}.node`, `${side} "${name}" of ${defPath} is bound to node "${ref.node}", which its graph does not have`, near ? `did you mean "${near}"?` : `add the node to ${defPath}.nodes`);
+      this.fail(
+        `${at}.node`,
+        `${side} "${name}" of ${defPath} is bound to node "${ref.node}", which its graph does not have`,
+        near ? `did you mean "${near}"?` : `add the node to ${defPath}.nodes`,
+      );
       return undefined;
     }
     if (local.kind === 'broken') return 'broken';
     if (local.kind === 'kernel') {
       const ports = side === 'input' ? local.inputs : local.outputs;
       if (ports && !ports.includes(ref.port)) {
-        this.fail(`${at}.port`, `${side} "${name}" of ${defPath} is bound to ${ref.node}.${ref.port}, but ${local.kernel} has no ${side} "${ref.port}"`, `${side}s of ${ref.node}: ${ports.join(', ') || 'none'}`);
+        this.fail(
+          `${at}.port`,
+          `${side} "${name}" of ${defPath} is bound to ${ref.node}.${ref.port}, but ${local.kernel} has no ${side} "${ref.port}"`,
+          `${side}s of ${ref.node}: ${ports.join(', ') || 'none'}`,
+        );
         return undefined;
       }
       return [{ node: local.id, port: ref.port, path: at }];
     }
     if (side === 'input') {
       const t = local.inputs.get(ref.port);
-      if (!local.inputs.has(ref.port)) this.fail(`${at}.port`, `input "${name}" of ${defPath} is bound to ${ref.node}.${ref.port}, but composite node "${local.id}" has no input "${ref.port}"`, `inputs of ${ref.node}: ${[...local.inputs.keys()].join(', ') || 'none'}`);
+      if (!local.inputs.has(ref.port))
+        this.fail(
+          `${at}.port`,
+          `input "${name}" of ${defPath} is bound to ${ref.node}.${ref.port}, but composite node "${local.id}" has no input "${ref.port}"`,
+          `inputs of ${ref.node}: ${[...local.inputs.keys()].join(', ') || 'none'}`,
+        );
       else if (!t) return 'broken';
       return t;
     }
     const o = local.outputs.get(ref.port);
-    if (!local.outputs.has(ref.port)) this.fail(`${at}.port`, `output "${name}" of ${defPath} is bound to ${ref.node}.${ref.port}, but composite node "${local.id}" has no output "${ref.port}"`, `outputs of ${ref.node}: ${[...local.outputs.keys()].join(', ') || 'none'}`);
+    if (!local.outputs.has(ref.port))
+      this.fail(
+        `${at}.port`,
+        `output "${name}" of ${defPath} is bound to ${ref.node}.${ref.port}, but composite node "${local.id}" has no output "${ref.port}"`,
+        `outputs of ${ref.node}: ${[...local.outputs.keys()].join(', ') || 'none'}`,
+      );
     else if (!o) return 'broken';
     return o && [{ ...o, path: at }];
   }
@@ -377,7 +470,13 @@ export function flattenComposites<D extends WrittenDocument>(doc: D, out: Diagno
   // Counted before anything is built: a def using another twice, 20 deep, is a million nodes.
   const size = flatSize(doc.app, isObject(doc.defs) ? doc.defs : {}, new Map(), new Set(), 0);
   if (size > MAX_FLAT_NODES) {
-    out.push(error('app.nodes', `flattening the composites gives ${size > 1e15 ? 'over 10^15' : size} nodes, more than ${MAX_FLAT_NODES}`, 'use fewer or smaller composites'));
+    out.push(
+      error(
+        'app.nodes',
+        `flattening the composites gives ${size > 1e15 ? 'over 10^15' : size} nodes, more than ${MAX_FLAT_NODES}`,
+        'use fewer or smaller composites',
+      ),
+    );
     return undefined;
   }
   const f = new Flattener(doc, root, out);
@@ -386,7 +485,8 @@ export function flattenComposites<D extends WrittenDocument>(doc: D, out: Diagno
   for (const local of top.locals.values()) {
     if (local.kind !== 'composite') continue;
     for (const port of local.inputs.keys()) {
-      if (!top.fedBy.has(`${local.id}\0${port}`)) f.fail(local.path, `input "${port}" of composite node "${local.id}" is not connected`, `add an edge to ${local.id}.${port}`);
+      if (!top.fedBy.has(`${local.id}\0${port}`))
+        f.fail(local.path, `input "${port}" of composite node "${local.id}" is not connected`, `add an edge to ${local.id}.${port}`);
     }
   }
   const mapping = f.composites.size ? expandMapping(doc.mapping, f.nodes, f.composites) : doc.mapping;

@@ -86,7 +86,8 @@ function generate(root: z.core.$ZodType): Guard | undefined {
   const body = (s: z.core.$ZodType): string => {
     const def = s._zod.def as Def;
     const isObject = 'if (typeof v !== "object" || v === null || Array.isArray(v)) return false;';
-    if (def.type === 'array') return `if (!Array.isArray(v)) return false;\nfor (let i = 0; i < v.length; i++) { const x = v[i]; if (!(${test(def.element as z.core.$ZodType, 'x')})) return false; }\nreturn true;`;
+    if (def.type === 'array')
+      return `if (!Array.isArray(v)) return false;\nfor (let i = 0; i < v.length; i++) { const x = v[i]; if (!(${test(def.element as z.core.$ZodType, 'x')})) return false; }\nreturn true;`;
     if (def.type === 'record') {
       return `${isObject}\nfor (const k in v) { if (!Object.hasOwn(v, k)) continue; const x = v[k]; if (!(${test(def.keyType as z.core.$ZodType, 'k')}) || !(${test(def.valueType as z.core.$ZodType, 'x')})) return false; }\nreturn true;`;
     }
@@ -98,7 +99,8 @@ function generate(root: z.core.$ZodType): Guard | undefined {
     for (const k of keys) {
       const f = shape[k];
       lines.push(`x = v[${JSON.stringify(k)}];`);
-      if ((f._zod.def as Def).type === 'optional') lines.push(`if (x !== undefined) { n++; if (!(${test((f._zod.def as Def).innerType as z.core.$ZodType, 'x')})) return false; }`);
+      if ((f._zod.def as Def).type === 'optional')
+        lines.push(`if (x !== undefined) { n++; if (!(${test((f._zod.def as Def).innerType as z.core.$ZodType, 'x')})) return false; }`);
       else lines.push(`if (x !== undefined) n++;`, `if (!(${test(f, 'x')})) return false;`);
     }
     // As many keys as fields present: no other key; else look (a key set to undefined counts as written).

@@ -24,7 +24,16 @@ function v1(): Record<string, any> {
     },
     arch: {
       hosts: [
-        { id: 'h0', agent: 'ws://127.0.0.1:7070', cpus: 1, gpus: 1, cpuMemory: 2 ** 30, gpuMemory: 2 ** 30, pcie: { bandwidth: 5e9, latency: 1e-5, duplex: true }, position: { x: 0, y: 200 } },
+        {
+          id: 'h0',
+          agent: 'ws://127.0.0.1:7070',
+          cpus: 1,
+          gpus: 1,
+          cpuMemory: 2 ** 30,
+          gpuMemory: 2 ** 30,
+          pcie: { bandwidth: 5e9, latency: 1e-5, duplex: true },
+          position: { x: 0, y: 200 },
+        },
         { id: 'h1', cpus: 1, gpus: 0 },
       ],
       pes: [{ id: 'gpu7@h1', host: 'h1', kind: 'gpu', memory: 2 ** 30, device: 0, flops: 1e12, memoryBandwidth: 3e11, position: { x: 50, y: 200 } }],

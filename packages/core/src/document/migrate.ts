@@ -25,7 +25,9 @@ export function migrate(raw: unknown): { doc?: Record<string, unknown>; diagnost
   if (at < 0) {
     const known = versions.map((v) => v.format).join(', ');
     return {
-      diagnostics: [error('format', format === undefined ? 'missing document format' : `unknown format ${JSON.stringify(format)}`, `set "format" to one of: ${known}`)],
+      diagnostics: [
+        error('format', format === undefined ? 'missing document format' : `unknown format ${JSON.stringify(format)}`, `set "format" to one of: ${known}`),
+      ],
     };
   }
   for (let i = at; i < versions.length - 1; i++) {

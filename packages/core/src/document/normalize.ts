@@ -86,4 +86,3 @@ export function normalizeWithOrigins(doc: ProjectDocument): { doc: ProjectDocume
 function linkOf(a: string, b: string, kind: Link['kind'], spec: LinkSpec): Link {
   return { a, b, kind, bandwidth: spec.bandwidth, latency: spec.latency, duplex: spec.duplex ?? true };
 }
-

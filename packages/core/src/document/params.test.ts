@@ -9,7 +9,10 @@ import type { DocumentParams, ProjectDocument } from './types.js';
 import { analyze } from './validate.js';
 
 // p -> a -> c on one host, sized by params.
-function doc(params: DocumentParams, sizes: { width?: unknown; height?: unknown; nb_loop?: unknown } = { width: 'W', height: 'H', nb_loop: '2 * N' }): ProjectDocument {
+function doc(
+  params: DocumentParams,
+  sizes: { width?: unknown; height?: unknown; nb_loop?: unknown } = { width: 'W', height: 'H', nb_loop: '2 * N' },
+): ProjectDocument {
   const size = { width: sizes.width, height: sizes.height } as Record<string, number | string>;
   return {
     format: 'pipeloom/v2',
@@ -115,24 +118,36 @@ describe('document parameters', () => {
   });
 
   it('report a cycle by its names, once, and nothing that reads it', () => {
-    expect(problems(doc({ W: 'H * 2', H: 'N + W', N: 'H' }))).toEqual(['params.H: parameter cycle H -> N -> H (give one of these parameters a value that does not depend on the others)']);
-    expect(problems(doc({ W: 'W', H: 8, N: 1 }))).toEqual(['params.W: parameter cycle W -> W (give one of these parameters a value that does not depend on the others)']);
+    expect(problems(doc({ W: 'H * 2', H: 'N + W', N: 'H' }))).toEqual([
+      'params.H: parameter cycle H -> N -> H (give one of these parameters a value that does not depend on the others)',
+    ]);
+    expect(problems(doc({ W: 'W', H: 8, N: 1 }))).toEqual([
+      'params.W: parameter cycle W -> W (give one of these parameters a value that does not depend on the others)',
+    ]);
   });
 
   it('report syntax errors with the column, division by zero, range and integer violations', () => {
     expect(problems(doc({ W: 8, H: 8, N: '2 * (W' }))).toEqual([
       'params.N: parameter "N": expression "2 * (W": expected ")" at column 7 (write numbers and parameter names joined by + - * / %, with parentheses, min(...) and max(...))',
     ]);
-    expect(problems(doc({ W: 8, H: 8, N: 'W / (H - 8)' }))).toEqual(['params.N: parameter "N": expression "W / (H - 8)": division by zero at column 3 (change the parameters so the divisor is not 0)']);
-    expect(problems(doc({ W: 8, H: 8, N: { value: 'W / 3', integer: true } }))).toEqual(['params.N: parameter "N" is 2.6666666666666665, not an integer (use a whole number)']);
-    expect(problems(doc({ W: { value: 'H * 4', min: 1, max: 16 }, H: 8, N: 1 }))).toEqual(['params.W: parameter "W" is 32, above its maximum 16 (use a value in 1 .. 16)']);
-    expect(problems(doc({ W: 8, H: 8, N: 1 }, { width: 'W', height: 'H', nb_loop: 'N %' }))[0]).toMatch(/^app.nodes\[1\].params.nb_loop: node "a" param "nb_loop": expression "N %": expected a number/);
+    expect(problems(doc({ W: 8, H: 8, N: 'W / (H - 8)' }))).toEqual([
+      'params.N: parameter "N": expression "W / (H - 8)": division by zero at column 3 (change the parameters so the divisor is not 0)',
+    ]);
+    expect(problems(doc({ W: 8, H: 8, N: { value: 'W / 3', integer: true } }))).toEqual([
+      'params.N: parameter "N" is 2.6666666666666665, not an integer (use a whole number)',
+    ]);
+    expect(problems(doc({ W: { value: 'H * 4', min: 1, max: 16 }, H: 8, N: 1 }))).toEqual([
+      'params.W: parameter "W" is 32, above its maximum 16 (use a value in 1 .. 16)',
+    ]);
+    expect(problems(doc({ W: 8, H: 8, N: 1 }, { width: 'W', height: 'H', nb_loop: 'N %' }))[0]).toMatch(
+      /^app.nodes\[1\].params.nb_loop: node "a" param "nb_loop": expression "N %": expected a number/,
+    );
   });
 
   it('reject malformed definitions as diagnostics', () => {
     expect(problems(doc({ W: 8, H: 8, N: { value: 1, min: 'one' } as never }))).toEqual(['params.N.min: must be a finite number, not "one"']);
     expect(problems(doc({ W: 8, H: 8, N: true as never }))[0]).toMatch(/^params.N: must be a number, an expression/);
-    expect(problems(doc({ W: 8, H: 8, "N-1": 1, N: 1 }))[0]).toMatch(/^params.N-1: "N-1" is not a parameter name/);
+    expect(problems(doc({ W: 8, H: 8, 'N-1': 1, N: 1 }))[0]).toMatch(/^params.N-1: "N-1" is not a parameter name/);
   });
 
   it('give the parameter panel its rows', () => {
@@ -143,7 +158,11 @@ describe('document parameters', () => {
       { name: 'N', written: 'X', error: 'parameter "N": expression "X": unknown parameter "X" at column 1' },
       { name: 'B', written: '1 / 0', error: 'parameter "B": expression "1 / 0": division by zero at column 3' },
     ]);
-    expect(paramTable(d, { W: 128 }).slice(0, 2).map((r) => r.value)).toEqual([128, 64]);
+    expect(
+      paramTable(d, { W: 128 })
+        .slice(0, 2)
+        .map((r) => r.value),
+    ).toEqual([128, 64]);
   });
 
   it('evaluate long dependency chains without recursion', () => {
@@ -157,10 +176,16 @@ describe('document parameters', () => {
 
   it('never throw on arbitrary params', () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.constantFrom('W', 'H', 'N', 'M', 'min', '__proto__'), fc.oneof(fc.jsonValue(), fc.string({ maxLength: 12 }), fc.constantFrom('W', 'N + 1', 'H / 0', 'M * 2'))), (params) => {
-        const r = analyze(doc(params as DocumentParams));
-        if (!r.model) expect(r.diagnostics.length).toBeGreaterThan(0);
-      }),
+      fc.property(
+        fc.dictionary(
+          fc.constantFrom('W', 'H', 'N', 'M', 'min', '__proto__'),
+          fc.oneof(fc.jsonValue(), fc.string({ maxLength: 12 }), fc.constantFrom('W', 'N + 1', 'H / 0', 'M * 2')),
+        ),
+        (params) => {
+          const r = analyze(doc(params as DocumentParams));
+          if (!r.model) expect(r.diagnostics.length).toBeGreaterThan(0);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -58,14 +58,27 @@ function visibleNames(scope: ParamScope | undefined): string[] {
  * diagnostic, or silently when it reads a param that already failed. `what` names the element
  * (`node "seg/open" param "nb_loop"`).
  */
-export function evaluateIn(written: Expr, scope: ParamScope | undefined, path: string, what: string, out: Diagnostic[], parsed?: { expr: ExprNode; names: string[] }): number | undefined {
+export function evaluateIn(
+  written: Expr,
+  scope: ParamScope | undefined,
+  path: string,
+  what: string,
+  out: Diagnostic[],
+  parsed?: { expr: ExprNode; names: string[] },
+): number | undefined {
   if (typeof written === 'number') {
     if (Number.isFinite(written)) return written;
     out.push(error(path, `${what} must be a finite number, not ${written}`, 'write a number or an expression such as "2 * N"'));
     return undefined;
   }
   if (typeof written !== 'string') {
-    out.push(error(path, `${what} must be a number or an expression, not ${written === null ? 'null' : Array.isArray(written) ? 'an array' : typeof written}`, 'write a number or an expression such as "2 * N"'));
+    out.push(
+      error(
+        path,
+        `${what} must be a number or an expression, not ${written === null ? 'null' : Array.isArray(written) ? 'an array' : typeof written}`,
+        'write a number or an expression such as "2 * N"',
+      ),
+    );
     return undefined;
   }
   const p = parsed ?? parseExpression(written);
@@ -78,11 +91,20 @@ export function evaluateIn(written: Expr, scope: ParamScope | undefined, path: s
     if (v === 'failed') return undefined;
     if (v === undefined) {
       // Not a name the expression already reads: "B * Q" with B defined suggests something else for Q.
-      const near = nearestName(name, [...visibleNames(scope)].filter((n) => !p.names.includes(n)));
+      const near = nearestName(
+        name,
+        [...visibleNames(scope)].filter((n) => !p.names.includes(n)),
+      );
       // Only this name unknown (the others read as 1), so the message names it and its column.
       const r = evaluateParsed(written, p.expr, (n) => (n === name ? undefined : 1));
       const message = !r.ok && r.error.unknown === name ? r.error.message : `expression ${JSON.stringify(written)}: unknown parameter "${name}"`;
-      out.push(error(path, `${what}: ${message}`, near ? `did you mean "${near}"? Otherwise declare "${name}" in params` : `declare "${name}" in the document's params`));
+      out.push(
+        error(
+          path,
+          `${what}: ${message}`,
+          near ? `did you mean "${near}"? Otherwise declare "${name}" in params` : `declare "${name}" in the document's params`,
+        ),
+      );
       return undefined;
     }
   }
@@ -91,7 +113,13 @@ export function evaluateIn(written: Expr, scope: ParamScope | undefined, path: s
     return typeof v === 'number' ? v : undefined;
   });
   if (!r.ok) {
-    out.push(error(path, `${what}: ${r.error.message}`, r.error.message.includes('by zero') ? 'change the parameters so the divisor is not 0' : 'keep the values within finite numbers'));
+    out.push(
+      error(
+        path,
+        `${what}: ${r.error.message}`,
+        r.error.message.includes('by zero') ? 'change the parameters so the divisor is not 0' : 'keep the values within finite numbers',
+      ),
+    );
     return undefined;
   }
   return r.value;
@@ -140,7 +168,9 @@ function evaluateScope(entries: Entry[], parent: ParamScope | undefined, label: 
         // Reported once, at its first member; every member fails (the others are not reported again).
         if (!cycle.slice(0, -1).some((n) => scope.failed.has(n))) {
           const first = byName.get(cycle[0])!;
-          out.push(error(first.path, `parameter cycle ${cycle.join(' -> ')}${label}`, 'give one of these parameters a value that does not depend on the others'));
+          out.push(
+            error(first.path, `parameter cycle ${cycle.join(' -> ')}${label}`, 'give one of these parameters a value that does not depend on the others'),
+          );
         }
         for (const n of cycle) scope.failed.add(n);
       }
@@ -166,7 +196,13 @@ function evaluateScope(entries: Entry[], parent: ParamScope | undefined, label: 
             ? `is ${value}, above its maximum ${b.max}`
             : undefined;
     if (bad) {
-      out.push(error(e.at, `${what(name)} ${bad}`, `use a ${b?.integer ? 'whole number' : 'value'}${b?.min !== undefined || b?.max !== undefined ? ` in ${b?.min ?? '-inf'} .. ${b?.max ?? 'inf'}` : ''}`));
+      out.push(
+        error(
+          e.at,
+          `${what(name)} ${bad}`,
+          `use a ${b?.integer ? 'whole number' : 'value'}${b?.min !== undefined || b?.max !== undefined ? ` in ${b?.min ?? '-inf'} .. ${b?.max ?? 'inf'}` : ''}`,
+        ),
+      );
       scope.failed.add(name);
       continue;
     }
@@ -216,7 +252,13 @@ export function documentScope(doc: WrittenDocument, overrides: Record<string, nu
     const e = byName.get(name);
     if (!e) {
       const near = nearestName(name, byName.keys());
-      out.push(error('params', `the override ${name}=${value} names no parameter of the document`, near ? `did you mean "${near}"?` : 'the document declares no params'));
+      out.push(
+        error(
+          'params',
+          `the override ${name}=${value} names no parameter of the document`,
+          near ? `did you mean "${near}"?` : 'the document declares no params',
+        ),
+      );
       continue;
     }
     e.given = value;
@@ -229,7 +271,16 @@ export function documentScope(doc: WrittenDocument, overrides: Record<string, nu
  * written in), each overridden by the instance node's value (read in `around`, the scope the
  * instance is written in). `label` names the instance in messages.
  */
-export function compositeScope(def: CompositeDef, defPath: string, instance: AppNode, instancePath: string, lexical: ParamScope, around: ParamScope, label: string, out: Diagnostic[]): ParamScope {
+export function compositeScope(
+  def: CompositeDef,
+  defPath: string,
+  instance: AppNode,
+  instancePath: string,
+  lexical: ParamScope,
+  around: ParamScope,
+  label: string,
+  out: Diagnostic[],
+): ParamScope {
   const entries = entriesOf(def.params, `${defPath}.params`, out);
   const byName = new Map(entries.map((e) => [e.name, e]));
   const given = instance.params;
@@ -239,7 +290,13 @@ export function compositeScope(def: CompositeDef, defPath: string, instance: App
       const at = `${instancePath}.params.${name}`;
       if (!e) {
         const near = nearestName(name, byName.keys());
-        out.push(error(at, `composite node "${label}" has no param "${name}"`, near ? `did you mean "${near}"? Params: ${[...byName.keys()].join(', ')}` : `declare it in ${defPath}.params`));
+        out.push(
+          error(
+            at,
+            `composite node "${label}" has no param "${name}"`,
+            near ? `did you mean "${near}"? Params: ${[...byName.keys()].join(', ')}` : `declare it in ${defPath}.params`,
+          ),
+        );
         continue;
       }
       e.written = given[name];
@@ -259,7 +316,8 @@ export function compositeScope(def: CompositeDef, defPath: string, instance: App
 export function substituteNode(n: AppNode, path: string, scope: ParamScope | undefined, out: Diagnostic[]): AppNode {
   let params = n.params;
   // A scan node's numeric params are its operator's.
-  const id = typeof n.kernel === 'string' ? n.kernel : n.type === 'scan' && isObject(n.params) && typeof n.params.operator === 'string' ? n.params.operator : undefined;
+  const id =
+    typeof n.kernel === 'string' ? n.kernel : n.type === 'scan' && isObject(n.params) && typeof n.params.operator === 'string' ? n.params.operator : undefined;
   const kernel = id === undefined ? undefined : findKernel(id);
   if (kernel && isObject(n.params)) {
     for (const name in n.params) {
@@ -341,12 +399,23 @@ export function overrideParams(doc: ProjectDocument, overrides: Record<string, n
   for (const name of names) {
     if (!Object.hasOwn(params, name)) {
       const near = nearestName(name, Object.keys(params));
-      diagnostics.push(error('params', `the override ${name}=${overrides[name]} names no parameter of the document`, near ? `did you mean "${near}"?` : 'the document declares no params'));
+      diagnostics.push(
+        error(
+          'params',
+          `the override ${name}=${overrides[name]} names no parameter of the document`,
+          near ? `did you mean "${near}"?` : 'the document declares no params',
+        ),
+      );
       continue;
     }
     const v = params[name];
     // defineProperty, not assignment: a param named __proto__ is a plain key.
-    Object.defineProperty(params, name, { value: isObject(v) ? { ...(v as ParamDef), value: overrides[name] } : overrides[name], enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(params, name, {
+      value: isObject(v) ? { ...(v as ParamDef), value: overrides[name] } : overrides[name],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return { doc: { ...doc, params }, diagnostics };
 }

@@ -17,9 +17,22 @@ export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
  * (shorthands kept); compile() and validate() normalise it. Text longer than `maxBytes`
  * characters (each is at least one byte) is refused unread.
  */
-export function parseDocument(text: string, opts: { maxBytes?: number } = {}): { ok: true; doc: ProjectDocument; diagnostics: Diagnostic[] } | { ok: false; diagnostics: Diagnostic[] } {
+export function parseDocument(
+  text: string,
+  opts: { maxBytes?: number } = {},
+): { ok: true; doc: ProjectDocument; diagnostics: Diagnostic[] } | { ok: false; diagnostics: Diagnostic[] } {
   const max = opts.maxBytes ?? MAX_DOCUMENT_BYTES;
-  if (text.length > max) return { ok: false, diagnostics: [error('document', `the document has ${text.length} characters, more than the limit of ${max} bytes (${formatBytes(max)})`, 'split the project, or raise the limit (the CLI reads PIPELOOM_MAX_DOCUMENT_BYTES)')] };
+  if (text.length > max)
+    return {
+      ok: false,
+      diagnostics: [
+        error(
+          'document',
+          `the document has ${text.length} characters, more than the limit of ${max} bytes (${formatBytes(max)})`,
+          'split the project, or raise the limit (the CLI reads PIPELOOM_MAX_DOCUMENT_BYTES)',
+        ),
+      ],
+    };
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -33,7 +33,12 @@ registerKernels(
 );
 
 // A node of generic.work with `inputs` in-ports and `outputs` out-ports of `words` u32 each.
-const work = (id: string, inputs: number, outputs: number, rates?: Record<string, number | string>, words = 12): AppNode => ({ id, kernel: 'generic.work', params: { inputs, outputs, bytes: 4 * words }, ...(rates ? { rates } : {}) });
+const work = (id: string, inputs: number, outputs: number, rates?: Record<string, number | string>, words = 12): AppNode => ({
+  id,
+  kernel: 'generic.work',
+  params: { inputs, outputs, bytes: 4 * words },
+  ...(rates ? { rates } : {}),
+});
 const edge = (from: string, to: string, extra: Partial<AppEdge> = {}): AppEdge => {
   const [a, ap] = from.split('.');
   const [b, bp] = to.split('.');
@@ -59,7 +64,8 @@ function expand(doc: ProjectDocument) {
   return { ...r, diagnostics: out.map(formatDiagnostic) };
 }
 
-const ends = (e: AppEdge) => `${e.from.node}.${e.from.port}${e.fromTokens ? `[${e.fromTokens.first}+${e.fromTokens.count}/${e.fromTokens.of}]` : ''} -> ${e.to.node}.${e.to.port}${e.toTokens ? `[${e.toTokens.first}+${e.toTokens.count}/${e.toTokens.of}]` : ''}${e.delay ? ` delay ${e.delay}` : ''}`;
+const ends = (e: AppEdge) =>
+  `${e.from.node}.${e.from.port}${e.fromTokens ? `[${e.fromTokens.first}+${e.fromTokens.count}/${e.fromTokens.of}]` : ''} -> ${e.to.node}.${e.to.port}${e.toTokens ? `[${e.toTokens.first}+${e.toTokens.count}/${e.toTokens.of}]` : ''}${e.delay ? ` delay ${e.delay}` : ''}`;
 
 describe('repetition vector', () => {
   it('1 -> 8 -> 1: a producer of 8 tokens, 8 slices, a consumer of 8 tokens; each slice takes one token and fills one', () => {
@@ -77,7 +83,13 @@ describe('repetition vector', () => {
     expect(lowered!.repetitions).toEqual({ P: 1, S: 8, C: 1 });
     const nodes = lowered!.doc.app.nodes;
     expect(nodes.map((n) => n.id)).toEqual(['P', ...Array.from({ length: 8 }, (_, j) => `S#${j}`), 'C']);
-    expect(nodes[4]).toEqual({ id: 'S#3', kernel: 'matrix.increment', params: { width: 16, height: 8 }, position: { x: 172, y: 72 }, firing: { node: 'S', index: 3, of: 8 } });
+    expect(nodes[4]).toEqual({
+      id: 'S#3',
+      kernel: 'matrix.increment',
+      params: { width: 16, height: 8 },
+      position: { x: 172, y: 72 },
+      firing: { node: 'S', index: 3, of: 8 },
+    });
     expect(nodes[0].rates).toEqual({ out: 8 });
     expect(nodes[9].rates).toEqual({ in: 8 });
     expect(lowered!.doc.app.edges.map(ends)).toEqual([
@@ -87,7 +99,18 @@ describe('repetition vector', () => {
     expect(lowered!.nodePaths).toEqual(['app.nodes[0]', ...Array(8).fill('app.nodes[1]'), 'app.nodes[2]']);
     expect(lowered!.edgePaths).toEqual([...Array(8).fill('app.edges[0]'), ...Array(8).fill('app.edges[1]')]);
     // S maps every firing; the entry S#3 overrides for that firing.
-    expect(lowered!.doc.mapping).toEqual({ P: 'cpu@h0', 'S#0': 'gpu0@h0', 'S#1': 'gpu0@h0', 'S#2': 'gpu0@h0', 'S#3': 'cpu@h0', 'S#4': 'gpu0@h0', 'S#5': 'gpu0@h0', 'S#6': 'gpu0@h0', 'S#7': 'gpu0@h0', C: 'cpu@h0' });
+    expect(lowered!.doc.mapping).toEqual({
+      P: 'cpu@h0',
+      'S#0': 'gpu0@h0',
+      'S#1': 'gpu0@h0',
+      'S#2': 'gpu0@h0',
+      'S#3': 'cpu@h0',
+      'S#4': 'gpu0@h0',
+      'S#5': 'gpu0@h0',
+      'S#6': 'gpu0@h0',
+      'S#7': 'gpu0@h0',
+      C: 'cpu@h0',
+    });
   });
 
   it('with params and composites: rates from expressions, inner nodes as written, a whole composite and one inner firing mapped', () => {
@@ -132,20 +155,39 @@ describe('repetition vector', () => {
     const { doc, repetitions, diagnostics } = expand(document([work('A', 0, 1, { out0: 2 }), work('B', 1, 0, { in0: 3 })], [edge('A.out0', 'B.in0')]));
     expect(diagnostics).toEqual([]);
     expect(repetitions).toEqual({ A: 3, B: 2 });
-    expect(doc!.app.edges.map(ends)).toEqual(['A#0.out0[0+2/2] -> B#0.in0[0+2/3]', 'A#1.out0[0+1/2] -> B#0.in0[2+1/3]', 'A#1.out0[1+1/2] -> B#1.in0[0+1/3]', 'A#2.out0[0+2/2] -> B#1.in0[1+2/3]']);
+    expect(doc!.app.edges.map(ends)).toEqual([
+      'A#0.out0[0+2/2] -> B#0.in0[0+2/3]',
+      'A#1.out0[0+1/2] -> B#0.in0[2+1/3]',
+      'A#1.out0[1+1/2] -> B#1.in0[0+1/3]',
+      'A#2.out0[0+2/2] -> B#1.in0[1+2/3]',
+    ]);
   });
 
   it('a diamond: both branches agree on the join; each component is scaled to its smallest integers', () => {
-    const nodes = [work('A', 0, 2, { out0: 2 }), work('B', 1, 1, { out0: 3 }), work('C', 1, 1), work('D', 2, 0, { in0: 6 }), work('X', 0, 1, { out0: 2 }), work('Y', 1, 0, { in0: 4 })];
+    const nodes = [
+      work('A', 0, 2, { out0: 2 }),
+      work('B', 1, 1, { out0: 3 }),
+      work('C', 1, 1),
+      work('D', 2, 0, { in0: 6 }),
+      work('X', 0, 1, { out0: 2 }),
+      work('Y', 1, 0, { in0: 4 }),
+    ];
     const edges = [edge('A.out0', 'B.in0'), edge('A.out1', 'C.in0'), edge('B.out0', 'D.in0'), edge('C.out0', 'D.in1'), edge('X.out0', 'Y.in0')];
     const { repetitions, diagnostics, doc } = expand(document(nodes, edges));
     expect(diagnostics).toEqual([]);
     expect(repetitions).toEqual({ A: 1, B: 2, C: 1, D: 1, X: 2, Y: 1 });
-    expect(doc!.app.edges.filter((e) => e.to.node === 'D').map(ends)).toEqual(['B#0.out0[0+3/3] -> D.in0[0+3/6]', 'B#1.out0[0+3/3] -> D.in0[3+3/6]', 'C.out0 -> D.in1']);
+    expect(doc!.app.edges.filter((e) => e.to.node === 'D').map(ends)).toEqual([
+      'B#0.out0[0+3/3] -> D.in0[0+3/6]',
+      'B#1.out0[0+3/3] -> D.in0[3+3/6]',
+      'C.out0 -> D.in1',
+    ]);
   });
 
   it('single rate: nodes and edges stay as written (delays included), the mapping too', () => {
-    const d = document([work('a', 0, 1), work('b', 2, 1), work('c', 1, 1)], [edge('a.out0', 'b.in0'), edge('b.out0', 'c.in0'), edge('c.out0', 'b.in1', { delay: 3, init: { value: 0 } })]);
+    const d = document(
+      [work('a', 0, 1), work('b', 2, 1), work('c', 1, 1)],
+      [edge('a.out0', 'b.in0'), edge('b.out0', 'c.in0'), edge('c.out0', 'b.in1', { delay: 3, init: { value: 0 } })],
+    );
     const { doc, repetitions } = expand(d);
     expect(repetitions).toEqual({ a: 1, b: 1, c: 1 });
     expect(doc!.app.nodes).toEqual(d.app.nodes);
@@ -162,7 +204,7 @@ describe('repetition vector', () => {
     expect(analyze(d).diagnostics).toEqual([]);
   });
 
-  it('a kernel port may declare its rate (here from a param); the node\'s rates override it; the lowered node lists both', () => {
+  it("a kernel port may declare its rate (here from a param); the node's rates override it; the lowered node lists both", () => {
     const slicer = (id: string, rates?: Record<string, number>): AppNode => ({ id, kernel: 'test.slicer', params: { slices: 4 }, ...(rates ? { rates } : {}) });
     const own = expand(document([slicer('s'), work('b', 1, 0, undefined, 16)], [edge('s.out', 'b.in0')]));
     expect(own.repetitions).toEqual({ s: 1, b: 4 });
@@ -183,8 +225,18 @@ describe('examples/split-join.json', () => {
     const edges = lowered!.doc.app.edges;
     expect(edges).toHaveLength(16);
     for (let j = 0; j < 8; j++) {
-      expect(edges[j]).toEqual({ from: { node: 'P', port: 'out' }, to: { node: `S#${j}`, port: 'in' }, fromTokens: { first: j, count: 1, of: 8 }, toTokens: { first: 0, count: 1, of: 1 } });
-      expect(edges[8 + j]).toEqual({ from: { node: `S#${j}`, port: 'out' }, to: { node: 'C', port: 'in' }, fromTokens: { first: 0, count: 1, of: 1 }, toTokens: { first: j, count: 1, of: 8 } });
+      expect(edges[j]).toEqual({
+        from: { node: 'P', port: 'out' },
+        to: { node: `S#${j}`, port: 'in' },
+        fromTokens: { first: j, count: 1, of: 8 },
+        toTokens: { first: 0, count: 1, of: 1 },
+      });
+      expect(edges[8 + j]).toEqual({
+        from: { node: `S#${j}`, port: 'out' },
+        to: { node: 'C', port: 'in' },
+        fromTokens: { first: 0, count: 1, of: 1 },
+        toTokens: { first: j, count: 1, of: 8 },
+      });
     }
     expect(Object.keys(lowered!.doc.mapping)).toEqual(['P', 'S#0', 'S#1', 'S#2', 'S#3', 'S#4', 'S#5', 'S#6', 'S#7', 'C']);
   });
@@ -194,7 +246,9 @@ describe('stateful kernels', () => {
   it('a stateful node firing several times per iteration is warned about: each firing keeps its own state', () => {
     const { diagnostics, repetitions } = expand(document([work('a', 0, 1, { out0: 2 }), { id: 'k', kernel: 'test.counter' }], [edge('a.out0', 'k.in')]));
     expect(repetitions).toEqual({ a: 1, k: 2 });
-    expect(diagnostics).toEqual(['warning: app.nodes[1]: node "k" (test.counter) keeps state across firings, and fires 2 times per iteration: each of its 2 firings keeps a state of its own (give it rates that make it fire once per iteration if its state must be one)']);
+    expect(diagnostics).toEqual([
+      'warning: app.nodes[1]: node "k" (test.counter) keeps state across firings, and fires 2 times per iteration: each of its 2 firings keeps a state of its own (give it rates that make it fire once per iteration if its state must be one)',
+    ]);
   });
 });
 
@@ -227,7 +281,9 @@ describe('delays on multi-rate edges', () => {
 
 describe('rate diagnostics', () => {
   it('rate 0, negative, fractional or not a number: named at the rate, with the fix', () => {
-    const { diagnostics, doc } = expand(document([work('a', 0, 2, { out0: 0, out1: 2.5 }), work('b', 2, 0, { in0: -1, in1: 'N' })], [edge('a.out0', 'b.in0'), edge('a.out1', 'b.in1')]));
+    const { diagnostics, doc } = expand(
+      document([work('a', 0, 2, { out0: 0, out1: 2.5 }), work('b', 2, 0, { in0: -1, in1: 'N' })], [edge('a.out0', 'b.in0'), edge('a.out1', 'b.in1')]),
+    );
     expect(doc).toBeUndefined();
     expect(diagnostics).toEqual([
       'app.nodes[0].rates.out0: rate 0: every firing moves at least one token (the rate is tokens per firing: a positive integer (1, 2, 8, ...))',
@@ -242,9 +298,11 @@ describe('rate diagnostics', () => {
     expect(diagnostics).toEqual(['app.nodes[0].rates.out: node "a" (generic.work) has no port "out" (its ports: out0 (output))']);
   });
 
-  it('a rate that does not split the port\'s data evenly along its first dimension', () => {
+  it("a rate that does not split the port's data evenly along its first dimension", () => {
     const { diagnostics } = expand(document([{ id: 'P', kernel: 'matrix.produce', params: { width: 16, height: 20 }, rates: { out: 8 } }], []));
-    expect(diagnostics).toEqual(['app.nodes[0].rates.out: rate 8 does not split port out of node "P" into equal tokens: its data matrix<f32>[20x16] has 20 along the first dimension (use a rate that divides 20, or change the node\'s size params)']);
+    expect(diagnostics).toEqual([
+      'app.nodes[0].rates.out: rate 8 does not split port out of node "P" into equal tokens: its data matrix<f32>[20x16] has 20 along the first dimension (use a rate that divides 20, or change the node\'s size params)',
+    ]);
   });
 
   it('a token mismatch on an edge into a node firing 8 times is one diagnostic naming the nodes as written, not one per firing', () => {
@@ -257,26 +315,46 @@ describe('rate diagnostics', () => {
   it('inconsistent rates in one instance of a composite used twice say the def is shared, not only to change it', () => {
     const stage = {
       params: { R: 1 },
-      inputs: [{ name: 'in', to: [{ node: 'a', port: 'in0' }, { node: 'b', port: 'in0' }] }],
+      inputs: [
+        {
+          name: 'in',
+          to: [
+            { node: 'a', port: 'in0' },
+            { node: 'b', port: 'in0' },
+          ],
+        },
+      ],
       outputs: [{ name: 'out', from: { node: 'j', port: 'out0' } }],
       nodes: [work('a', 1, 1, { out0: 'R' }), work('b', 1, 1), work('j', 2, 1)],
       edges: [edge('a.out0', 'j.in0'), edge('b.out0', 'j.in1')],
     };
-    const d = document([work('p', 0, 1), { id: 's1', composite: 'stage' }, { id: 's2', composite: 'stage', params: { R: 2 } }, work('c', 1, 0)], [edge('p.out0', 's1.in'), edge('s1.out', 's2.in'), edge('s2.out', 'c.in0')], { p: 'cpu@h0', s1: 'cpu@h0', s2: 'cpu@h0', c: 'cpu@h0' });
+    const d = document(
+      [work('p', 0, 1), { id: 's1', composite: 'stage' }, { id: 's2', composite: 'stage', params: { R: 2 } }, work('c', 1, 0)],
+      [edge('p.out0', 's1.in'), edge('s1.out', 's2.in'), edge('s2.out', 'c.in0')],
+      { p: 'cpu@h0', s1: 'cpu@h0', s2: 'cpu@h0', c: 'cpu@h0' },
+    );
     const [e] = analyze({ ...d, defs: { stage } }).diagnostics.map(formatDiagnostic);
     expect(e).toMatch(/rates are inconsistent around/);
-    expect(e).toContain("(defs.stage is written once for its instances s1, s2: a rate written there changes each of them; to change one, write the rate as a param of defs.stage and set it in that instance's params)");
+    expect(e).toContain(
+      "(defs.stage is written once for its instances s1, s2: a rate written there changes each of them; to change one, write the rate as a param of defs.stage and set it in that instance's params)",
+    );
   });
 
-  it('inconsistent rates name the cycle\'s edges as written, the ratio going round and rates that would fix it', () => {
-    const d = document([work('a', 1, 1, { out0: 2, in0: 3 }), work('b', 1, 1), work('c', 1, 1)], [edge('a.out0', 'b.in0'), edge('b.out0', 'c.in0'), edge('c.out0', 'a.in0', { delay: 1 })]);
+  it("inconsistent rates name the cycle's edges as written, the ratio going round and rates that would fix it", () => {
+    const d = document(
+      [work('a', 1, 1, { out0: 2, in0: 3 }), work('b', 1, 1), work('c', 1, 1)],
+      [edge('a.out0', 'b.in0'), edge('b.out0', 'c.in0'), edge('c.out0', 'a.in0', { delay: 1 })],
+    );
     expect(expand(d).diagnostics).toEqual([
       "app.edges[1]: rates are inconsistent around a -> b -> c -> a (app.edges[0], app.edges[1], app.edges[2]): going round, a fires 2/3 times per firing of a (set a's rate on out0 to 3 (now 2), or a's rate on in0 to 2 (now 3); or change the rates so that going round, a node fires once per firing of itself)",
     ]);
   });
 
   it('inconsistent rates on two paths that meet (no directed cycle), and on a node feeding itself', () => {
-    const diamond = document([work('A', 0, 2), work('B', 1, 1, { out0: 2 }), work('C', 1, 1), work('D', 2, 0)], [edge('A.out0', 'B.in0'), edge('A.out1', 'C.in0'), edge('B.out0', 'D.in0'), edge('C.out0', 'D.in1')]);
+    const diamond = document(
+      [work('A', 0, 2), work('B', 1, 1, { out0: 2 }), work('C', 1, 1), work('D', 2, 0)],
+      [edge('A.out0', 'B.in0'), edge('A.out1', 'C.in0'), edge('B.out0', 'D.in0'), edge('C.out0', 'D.in1')],
+    );
     expect(expand(diamond).diagnostics).toEqual([
       "app.edges[3]: rates are inconsistent around A -> C -> D <- B <- A (app.edges[1], app.edges[3], app.edges[2], app.edges[0]): going round, A fires 1/2 times per firing of A (set A's rate on out1 to 2 (now 1), or C's rate on out0 to 2 (now 1); or change the rates so that going round, a node fires once per firing of itself)",
     ]);
@@ -288,18 +366,31 @@ describe('rate diagnostics', () => {
 
   it('a repetition above 1,000,000 names the node', () => {
     const big = (id: string, i: number, o: number) => work(id, i, o, o ? { out0: 1000 } : undefined, 1000);
-    const { diagnostics } = expand(document([big('a', 0, 1), big('b', 1, 1), big('c', 1, 1), big('d', 1, 0)], [edge('a.out0', 'b.in0'), edge('b.out0', 'c.in0'), edge('c.out0', 'd.in0')]));
-    expect(diagnostics).toEqual(['app.nodes[3]: node "d" would fire 1000000000 times per iteration, more than 1,000,000 (the rates of a chain multiply: check the rates on the edges leading to it, and make producer and consumer rates closer)']);
+    const { diagnostics } = expand(
+      document([big('a', 0, 1), big('b', 1, 1), big('c', 1, 1), big('d', 1, 0)], [edge('a.out0', 'b.in0'), edge('b.out0', 'c.in0'), edge('c.out0', 'd.in0')]),
+    );
+    expect(diagnostics).toEqual([
+      'app.nodes[3]: node "d" would fire 1000000000 times per iteration, more than 1,000,000 (the rates of a chain multiply: check the rates on the edges leading to it, and make producer and consumer rates closer)',
+    ]);
   });
 
   it('an expansion with too many edges is refused before it is built', () => {
     const R = 900_000;
-    const { diagnostics } = expand(document([work('a', 0, 1, { out0: R }, R), work('b', 3, 0, undefined, 1)], [edge('a.out0', 'b.in0'), edge('a.out0', 'b.in1'), edge('a.out0', 'b.in2')]));
-    expect(diagnostics).toEqual(['app.edges: the expanded graph would have up to 2700006 edges, more than 2,000,000 (lower the rates of the nodes that fire most, or feed fewer inputs from them)']);
+    const { diagnostics } = expand(
+      document([work('a', 0, 1, { out0: R }, R), work('b', 3, 0, undefined, 1)], [edge('a.out0', 'b.in0'), edge('a.out0', 'b.in1'), edge('a.out0', 'b.in2')]),
+    );
+    expect(diagnostics).toEqual([
+      'app.edges: the expanded graph would have up to 2700006 edges, more than 2,000,000 (lower the rates of the nodes that fire most, or feed fewer inputs from them)',
+    ]);
   });
 
   it('a mapping entry for a firing that does not exist names the firings that do', () => {
-    const d = document([work('A', 0, 1, { out0: 8 }, 16), work('B', 1, 0, undefined, 2)], [edge('A.out0', 'B.in0')], { A: 'cpu@h0', B: 'cpu@h0', 'B#9': 'gpu0@h0', 'A#1': 'gpu0@h0' });
+    const d = document([work('A', 0, 1, { out0: 8 }, 16), work('B', 1, 0, undefined, 2)], [edge('A.out0', 'B.in0')], {
+      A: 'cpu@h0',
+      B: 'cpu@h0',
+      'B#9': 'gpu0@h0',
+      'A#1': 'gpu0@h0',
+    });
     expect(expand(d).diagnostics).toEqual([
       'mapping.B#9: node "B" fires 8 times per iteration: its firings are B#0 .. B#7 (map one of those, or "B" for every firing)',
       'mapping.A#1: node "A" fires once per iteration: it has no firing 1 (map it as "A")',
@@ -318,7 +409,9 @@ const sdfGraph = fc
   .record({
     q: fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 7 }),
     scale: fc.array(fc.integer({ min: 1, max: 2 }), { minLength: 7, maxLength: 7 }),
-    edges: fc.array(fc.record({ from: fc.nat(), out: fc.nat({ max: 1 }), to: fc.nat(), delay: fc.oneof(fc.constant(0), fc.nat({ max: 40 })) }), { maxLength: 12 }),
+    edges: fc.array(fc.record({ from: fc.nat(), out: fc.nat({ max: 1 }), to: fc.nat(), delay: fc.oneof(fc.constant(0), fc.nat({ max: 40 })) }), {
+      maxLength: 12,
+    }),
   })
   .map(({ q, scale, edges }) => {
     const n = q.length;
@@ -358,8 +451,10 @@ describe('expansion to single rate (property)', () => {
         // The repetition vector balances every edge, is the generator's up to a factor per
         // component, and is the smallest one: the gcd over each component is 1.
         const rate = (id: string, port: string) => Number(doc.app.nodes.find((n) => n.id === id)!.rates![port]);
-        for (const e of doc.app.edges) expect(repetitions![e.from.node] * rate(e.from.node, e.from.port)).toBe(repetitions![e.to.node] * rate(e.to.node, e.to.port));
-        for (const e of doc.app.edges) expect(repetitions![e.from.node] * q[Number(e.to.node.slice(1))]).toBe(repetitions![e.to.node] * q[Number(e.from.node.slice(1))]);
+        for (const e of doc.app.edges)
+          expect(repetitions![e.from.node] * rate(e.from.node, e.from.port)).toBe(repetitions![e.to.node] * rate(e.to.node, e.to.port));
+        for (const e of doc.app.edges)
+          expect(repetitions![e.from.node] * q[Number(e.to.node.slice(1))]).toBe(repetitions![e.to.node] * q[Number(e.from.node.slice(1))]);
         for (const component of components(doc)) expect(component.map((id) => repetitions![id]).reduce(gcd, 0)).toBe(1);
 
         // Firings: X#0..X#(q-1), or X alone; each lowered node keeps the path of its node.
@@ -419,7 +514,8 @@ describe('sdfDocument (random SDF documents for compile and simulate)', () => {
       expect(diagnostics, `seed ${seed}`).toEqual([]);
       expect(Object.values(lowered!.repetitions)).toEqual(q);
       const byId = new Map(lowered!.doc.app.nodes.map((n) => [n.id, n]));
-      const tokenBytes = (id: string, port: string) => Number(byId.get(id)!.params!.bytes) / (byId.get(id)!.rates?.[port] === undefined ? 1 : Number(byId.get(id)!.rates![port]));
+      const tokenBytes = (id: string, port: string) =>
+        Number(byId.get(id)!.params!.bytes) / (byId.get(id)!.rates?.[port] === undefined ? 1 : Number(byId.get(id)!.rates![port]));
       for (const e of lowered!.doc.app.edges) expect(tokenBytes(e.from.node, e.from.port), `seed ${seed}: ${ends(e)}`).toBe(tokenBytes(e.to.node, e.to.port));
       // Kahn's algorithm over the edges without delay: the firings' graph within an iteration is acyclic.
       const within = lowered!.doc.app.edges.filter((e) => !e.delay);

@@ -56,7 +56,14 @@ export function expandRates(doc: ProjectDocument, nodePaths: string[], edgePaths
     consume[i] = rateOf(b, e.to.port);
     if (e.delay !== undefined) {
       // The delays step refuses bad delays first; this only guards the arithmetic below.
-      if (typeof e.delay !== 'number' || !Number.isSafeInteger(e.delay) || e.delay < 0) out.push(error(`${edgePaths[i]}.delay`, `delay ${JSON.stringify(e.delay)} is not a whole number of tokens`, 'write the number of initial tokens on the edge, 0 or more'));
+      if (typeof e.delay !== 'number' || !Number.isSafeInteger(e.delay) || e.delay < 0)
+        out.push(
+          error(
+            `${edgePaths[i]}.delay`,
+            `delay ${JSON.stringify(e.delay)} is not a whole number of tokens`,
+            'write the number of initial tokens on the edge, 0 or more',
+          ),
+        );
       else delays[i] = e.delay;
     }
   });
@@ -71,7 +78,14 @@ export function expandRates(doc: ProjectDocument, nodePaths: string[], edgePaths
     // A multi-rate edge lowers to at most one part per producer firing, per consumer firing and per iteration change.
     let parts = 0;
     for (let e = 0; e < edges.length; e++) parts += from[e] < 0 ? 1 : q[from[e]] + q[to[e]] + 1;
-    if (parts > 2 * RATE_LIMIT) out.push(error('app.edges', `the expanded graph would have up to ${parts} edges, more than ${(2 * RATE_LIMIT).toLocaleString('en')}`, 'lower the rates of the nodes that fire most, or feed fewer inputs from them'));
+    if (parts > 2 * RATE_LIMIT)
+      out.push(
+        error(
+          'app.edges',
+          `the expanded graph would have up to ${parts} edges, more than ${(2 * RATE_LIMIT).toLocaleString('en')}`,
+          'lower the rates of the nodes that fire most, or feed fewer inputs from them',
+        ),
+      );
   }
   if (hasErrors(out.slice(before))) return undefined;
 
@@ -84,9 +98,23 @@ export function expandRates(doc: ProjectDocument, nodePaths: string[], edgePaths
       if (q[i] === 1) return;
       idOf(i, 0);
       const clash = ids[i].find((id) => taken.has(id));
-      if (clash) out.push(error(`${nodePaths[i]}.id`, `node "${n.id}" fires ${q[i]} times per iteration, and its firing "${clash}" has the id of another node`, `rename the node "${clash}": ids of the form <node>#<n> name firings`));
+      if (clash)
+        out.push(
+          error(
+            `${nodePaths[i]}.id`,
+            `node "${n.id}" fires ${q[i]} times per iteration, and its firing "${clash}" has the id of another node`,
+            `rename the node "${clash}": ids of the form <node>#<n> name firings`,
+          ),
+        );
       // Each firing becomes a node of its own, with its own state: not one state across firings.
-      if (n.kernel !== undefined && findKernel(n.kernel)?.stateful) out.push(warning(nodePaths[i], `node "${n.id}" (${n.kernel}) keeps state across firings, and fires ${q[i]} times per iteration: each of its ${q[i]} firings keeps a state of its own`, 'give it rates that make it fire once per iteration if its state must be one'));
+      if (n.kernel !== undefined && findKernel(n.kernel)?.stateful)
+        out.push(
+          warning(
+            nodePaths[i],
+            `node "${n.id}" (${n.kernel}) keeps state across firings, and fires ${q[i]} times per iteration: each of its ${q[i]} firings keeps a state of its own`,
+            'give it rates that make it fire once per iteration if its state must be one',
+          ),
+        );
     });
   }
   const mapping = mapFirings(doc.mapping, nodes, index, q, idOf, out);
@@ -136,7 +164,12 @@ export function expandRates(doc: ProjectDocument, nodePaths: string[], edgePaths
     }
   });
 
-  return { doc: { ...doc, app: { ...doc.app, nodes: lowNodes, edges: lowEdges }, mapping }, nodePaths: lowNodePaths, edgePaths: lowEdgePaths, repetitions: byId(nodes, (i) => q[i]) };
+  return {
+    doc: { ...doc, app: { ...doc.app, nodes: lowNodes, edges: lowEdges }, mapping },
+    nodePaths: lowNodePaths,
+    edgePaths: lowEdgePaths,
+    repetitions: byId(nodes, (i) => q[i]),
+  };
 }
 
 /** Repetitions by node id, in node order; a duplicate id (validate reports it) keeps its first node's. */
@@ -167,7 +200,7 @@ export interface EdgePart {
  */
 export function edgeParts(tokens: number, p: number, c: number, delay: number): EdgePart[] {
   const parts: EdgePart[] = [];
-  for (let u = 0; u < tokens; ) {
+  for (let u = 0; u < tokens;) {
     const consumer = Math.floor(u / c);
     const toFirst = u - consumer * c;
     const w = u - delay;
@@ -220,19 +253,44 @@ function portRates(n: AppNode, at: string, out: Diagnostic[]): ReadonlyMap<strin
     try {
       const r = declaredRate(p, params);
       if (Number.isInteger(r) && r >= 1) rates.set(p.name, r);
-      else out.push(error(at, `kernel ${spec!.id} gives port ${p.name} of node "${n.id}" the rate ${JSON.stringify(r)}, not a positive integer`, `set the rate yourself: "rates": { "${p.name}": <tokens per firing> }`));
+      else
+        out.push(
+          error(
+            at,
+            `kernel ${spec!.id} gives port ${p.name} of node "${n.id}" the rate ${JSON.stringify(r)}, not a positive integer`,
+            `set the rate yourself: "rates": { "${p.name}": <tokens per firing> }`,
+          ),
+        );
     } catch (e) {
-      out.push(error(at, `kernel ${spec!.id} cannot give the rate of port ${p.name} of node "${n.id}": ${e instanceof Error ? e.message : String(e)}`, `set the rate yourself: "rates": { "${p.name}": <tokens per firing> }`));
+      out.push(
+        error(
+          at,
+          `kernel ${spec!.id} cannot give the rate of port ${p.name} of node "${n.id}": ${e instanceof Error ? e.message : String(e)}`,
+          `set the rate yourself: "rates": { "${p.name}": <tokens per firing> }`,
+        ),
+      );
     }
   }
   for (const [port, r] of Object.entries(n.rates ?? {})) {
     const path = `${at}.rates.${port}`;
     if (typeof r !== 'number') {
-      out.push(error(path, `rate ${JSON.stringify(r)} is not a number`, 'write the tokens per firing as a positive integer, or an expression over the document\'s params'));
+      out.push(
+        error(
+          path,
+          `rate ${JSON.stringify(r)} is not a number`,
+          "write the tokens per firing as a positive integer, or an expression over the document's params",
+        ),
+      );
       continue;
     }
     if (!Number.isInteger(r) || r < 1) {
-      out.push(error(path, r === 0 || r < 0 ? `rate ${r}: every firing moves at least one token` : `rate ${r} is not a whole number of tokens`, 'the rate is tokens per firing: a positive integer (1, 2, 8, ...)'));
+      out.push(
+        error(
+          path,
+          r === 0 || r < 0 ? `rate ${r}: every firing moves at least one token` : `rate ${r} is not a whole number of tokens`,
+          'the rate is tokens per firing: a positive integer (1, 2, 8, ...)',
+        ),
+      );
       continue;
     }
     if (r > RATE_LIMIT) {
@@ -241,13 +299,22 @@ function portRates(n: AppNode, at: string, out: Diagnostic[]): ReadonlyMap<strin
     }
     const found = ports.find((x) => x.p.name === port);
     if (spec && !found) {
-      out.push(error(path, `node "${n.id}" (${spec.id}) has no port "${port}"`, `its ports: ${ports.map((x) => `${x.p.name} (${x.side})`).join(', ') || 'none'}`));
+      out.push(
+        error(path, `node "${n.id}" (${spec.id}) has no port "${port}"`, `its ports: ${ports.map((x) => `${x.p.name} (${x.side})`).join(', ') || 'none'}`),
+      );
       continue;
     }
     rates.set(port, r);
     if (found && r > 1) {
       const problem = divides(found.p, params, r);
-      if (problem) out.push(error(path, `rate ${r} does not split port ${port} of node "${n.id}" into equal tokens: ${problem}`, `use a rate that divides ${firstExtent(found.p, params)}, or change the node's size params`));
+      if (problem)
+        out.push(
+          error(
+            path,
+            `rate ${r} does not split port ${port} of node "${n.id}" into equal tokens: ${problem}`,
+            `use a rate that divides ${firstExtent(found.p, params)}, or change the node's size params`,
+          ),
+        );
     }
   }
   return rates;
@@ -305,7 +372,17 @@ const formatRatio = (r: Ratio) => (r.d === 1n ? String(r.n) : `${r.n}/${r.d}`);
  * The smallest positive repetition vector of every connected component (by node index), or
  * undefined after a diagnostic: rates inconsistent around a cycle, or firings beyond the limit.
  */
-function repetitionVector(nodes: AppNode[], nodePaths: string[], edgePaths: string[], edges: AppEdge[], from: Int32Array, to: Int32Array, produce: number[], consume: number[], out: Diagnostic[]): number[] | undefined {
+function repetitionVector(
+  nodes: AppNode[],
+  nodePaths: string[],
+  edgePaths: string[],
+  edges: AppEdge[],
+  from: Int32Array,
+  to: Int32Array,
+  produce: number[],
+  consume: number[],
+  out: Diagnostic[],
+): number[] | undefined {
   const n = nodes.length;
   const adjacent: number[][] = Array.from({ length: n }, () => []);
   for (let e = 0; e < edges.length; e++) {
@@ -355,7 +432,14 @@ function repetitionVector(nodes: AppNode[], nodePaths: string[], edgePaths: stri
     for (const i of component) {
       const r = (q[i]!.n * lcm) / q[i]!.d / g;
       if (r > BigInt(RATE_LIMIT)) {
-        if (!failed) out.push(error(nodePaths[i], `node "${nodes[i].id}" would fire ${r} times per iteration, more than ${RATE_LIMIT.toLocaleString('en')}`, 'the rates of a chain multiply: check the rates on the edges leading to it, and make producer and consumer rates closer'));
+        if (!failed)
+          out.push(
+            error(
+              nodePaths[i],
+              `node "${nodes[i].id}" would fire ${r} times per iteration, more than ${RATE_LIMIT.toLocaleString('en')}`,
+              'the rates of a chain multiply: check the rates on the edges leading to it, and make producer and consumer rates closer',
+            ),
+          );
         failed = true;
         break;
       }
@@ -365,7 +449,13 @@ function repetitionVector(nodes: AppNode[], nodePaths: string[], edgePaths: stri
   if (failed) return undefined;
   const total = result.reduce((s, r) => s + r, 0);
   if (total > RATE_LIMIT) {
-    out.push(error('app.nodes', `the expanded graph would have ${total} firings per iteration, more than ${RATE_LIMIT.toLocaleString('en')}`, 'lower the rates, or group several tokens into one'));
+    out.push(
+      error(
+        'app.nodes',
+        `the expanded graph would have ${total} firings per iteration, more than ${RATE_LIMIT.toLocaleString('en')}`,
+        'lower the rates, or group several tokens into one',
+      ),
+    );
     return undefined;
   }
   return result;
@@ -375,7 +465,21 @@ function repetitionVector(nodes: AppNode[], nodePaths: string[], edgePaths: stri
  * The diagnostic for an edge that closes an inconsistent cycle: the cycle through the
  * spanning tree, each edge as written, what going round gives, and rates that would balance it.
  */
-function inconsistency(a: number, e: number, forward: boolean, parentEdge: Int32Array, depth: Int32Array, nodes: AppNode[], nodePaths: string[], edgePaths: string[], edges: AppEdge[], from: Int32Array, to: Int32Array, produce: number[], consume: number[]): Diagnostic {
+function inconsistency(
+  a: number,
+  e: number,
+  forward: boolean,
+  parentEdge: Int32Array,
+  depth: Int32Array,
+  nodes: AppNode[],
+  nodePaths: string[],
+  edgePaths: string[],
+  edges: AppEdge[],
+  from: Int32Array,
+  to: Int32Array,
+  produce: number[],
+  consume: number[],
+): Diagnostic {
   const b = forward ? to[e] : from[e];
   const parentOf = (x: number) => (from[parentEdge[x]] === x ? to[parentEdge[x]] : from[parentEdge[x]]);
   // Walk both ends up to their lowest common ancestor in the BFS tree.
@@ -420,15 +524,19 @@ function inconsistency(a: number, e: number, forward: boolean, parentEdge: Int32
     const [up, down] = s.forward ? [round.d, round.n] : [round.n, round.d];
     const p = BigInt(produce[s.edge]);
     const c = BigInt(consume[s.edge]);
-    if ((c * down) % up === 0n) candidates.push({ text: `${nodes[to[s.edge]].id}'s rate on ${ed.to.port} to ${(c * down) / up} (now ${c})`, shared: instancesOf(to[s.edge]) });
-    if ((p * up) % down === 0n) candidates.push({ text: `${nodes[from[s.edge]].id}'s rate on ${ed.from.port} to ${(p * up) / down} (now ${p})`, shared: instancesOf(from[s.edge]) });
+    if ((c * down) % up === 0n)
+      candidates.push({ text: `${nodes[to[s.edge]].id}'s rate on ${ed.to.port} to ${(c * down) / up} (now ${c})`, shared: instancesOf(to[s.edge]) });
+    if ((p * up) % down === 0n)
+      candidates.push({ text: `${nodes[from[s.edge]].id}'s rate on ${ed.from.port} to ${(p * up) / down} (now ${p})`, shared: instancesOf(from[s.edge]) });
   }
   const own = candidates.filter((f) => f.shared.length < 2);
   const fixes = (own.length ? own : candidates).slice(0, 2);
   const shared = fixes.find((f) => f.shared.length > 1);
   const def = shared && nodePaths[nodes.findIndex((n) => n.id === shared.shared[0])].replace(/\.nodes\[\d+\]$/, '');
   const instances = shared?.shared.map((id) => (id.includes('/') ? id.slice(0, id.lastIndexOf('/')) : id));
-  const sharedNote = shared ? ` (${def} is written once for its instances ${instances!.join(', ')}: a rate written there changes each of them; to change one, write the rate as a param of ${def} and set it in that instance's params)` : '';
+  const sharedNote = shared
+    ? ` (${def} is written once for its instances ${instances!.join(', ')}: a rate written there changes each of them; to change one, write the rate as a param of ${def} and set it in that instance's params)`
+    : '';
   const hint = `${fixes.length ? `set ${fixes.map((f) => f.text).join(', or ')}${sharedNote}; or ` : ''}change the rates so that going round, a node fires once per firing of itself`;
   // Named at an edge written once where the cycle has one (not an edge of a shared def).
   const edgeShared = (x: number) => edgePaths.filter((q) => q === edgePaths[x]).length > 1;
@@ -445,7 +553,14 @@ function namesFirings(mapping: Record<string, string>): boolean {
  * The mapping for the firings: `X` maps every firing of X, `X#3` overrides it for firing 3.
  * Keys naming no node pass through for validate to report.
  */
-function mapFirings(mapping: Record<string, string>, nodes: AppNode[], index: Map<string, number>, q: number[], idOf: (node: number, firing: number) => string, out: Diagnostic[]): Record<string, string> {
+function mapFirings(
+  mapping: Record<string, string>,
+  nodes: AppNode[],
+  index: Map<string, number>,
+  q: number[],
+  idOf: (node: number, firing: number) => string,
+  out: Diagnostic[],
+): Record<string, string> {
   const override = new Map<string, string>();
   const unknown: [string, string][] = [];
   for (const key in mapping) {
@@ -460,7 +575,15 @@ function mapFirings(mapping: Record<string, string>, nodes: AppNode[], index: Ma
     const f = Number(m![2]);
     if (f >= q[node]) {
       const id = nodes[node].id;
-      out.push(error(`mapping.${key}`, q[node] === 1 ? `node "${id}" fires once per iteration: it has no firing ${f}` : `node "${id}" fires ${q[node]} times per iteration: its firings are ${id}#0 .. ${id}#${q[node] - 1}`, q[node] === 1 ? `map it as "${id}"` : `map one of those, or "${id}" for every firing`));
+      out.push(
+        error(
+          `mapping.${key}`,
+          q[node] === 1
+            ? `node "${id}" fires once per iteration: it has no firing ${f}`
+            : `node "${id}" fires ${q[node]} times per iteration: its firings are ${id}#0 .. ${id}#${q[node] - 1}`,
+          q[node] === 1 ? `map it as "${id}"` : `map one of those, or "${id}" for every firing`,
+        ),
+      );
       continue;
     }
     // (`X#0` of a node firing once names X itself: its one firing keeps its id.)

@@ -21,7 +21,15 @@ const messages = (...texts: string[]) => parse(...texts).diagnostics.map(formatD
 
 describe('requires: clauses KEY OP VALUE', () => {
   it('parses every key, numbers with byte units, and matches them against a PE', () => {
-    const r = parse('kind=gpu', 'software = false', 'limit.maxStorageBufferBindingSize>=128MiB', 'featureLevel>=compatibility', 'feature=texture-compression-bc', 'memory>=4GiB', 'backend!=vulkan');
+    const r = parse(
+      'kind=gpu',
+      'software = false',
+      'limit.maxStorageBufferBindingSize>=128MiB',
+      'featureLevel>=compatibility',
+      'feature=texture-compression-bc',
+      'memory>=4GiB',
+      'backend!=vulkan',
+    );
     expect(r.diagnostics).toEqual([]);
     expect(r.clauses.map((c) => [c.key, c.op, c.value])).toContainEqual(['limit', '>=', 134217728]);
     expect(failingClause(llvmpipe, r.clauses)?.text).toBe('software = false');
@@ -36,15 +44,23 @@ describe('requires: clauses KEY OP VALUE', () => {
   });
 
   it('names each mistake with the fix: unknown key, limit or feature (nearest), ordering on text, unparsable values, contradictions', () => {
-    expect(messages('knd=gpu')).toEqual(['app.nodes[0].requires[0]: unknown key "knd" (did you mean "kind"?) (keys: kind, software, backend, vendor, featureLevel, feature, limit.<name>, cores, memory)']);
-    expect(messages('limit.maxStorageBufferBindingSiz>=1')[0]).toContain('unknown limit "maxStorageBufferBindingSiz" (did you mean "maxStorageBufferBindingSize"?)');
+    expect(messages('knd=gpu')).toEqual([
+      'app.nodes[0].requires[0]: unknown key "knd" (did you mean "kind"?) (keys: kind, software, backend, vendor, featureLevel, feature, limit.<name>, cores, memory)',
+    ]);
+    expect(messages('limit.maxStorageBufferBindingSiz>=1')[0]).toContain(
+      'unknown limit "maxStorageBufferBindingSiz" (did you mean "maxStorageBufferBindingSize"?)',
+    );
     expect(messages('feature=shader-f61')[0]).toContain('unknown feature "shader-f61" (did you mean "shader-f16"?)');
-    expect(messages('vendor>=nvidia')[0]).toBe('app.nodes[0].requires[0]: "vendor>=nvidia": vendor is text, so it takes = or != only, not >= (write vendor=... or vendor!=...)');
+    expect(messages('vendor>=nvidia')[0]).toBe(
+      'app.nodes[0].requires[0]: "vendor>=nvidia": vendor is text, so it takes = or != only, not >= (write vendor=... or vendor!=...)',
+    );
     expect(messages('cores>=many')[0]).toContain('"cores>=many": "many" is not a number');
     expect(messages('software=maybe')[0]).toContain('software is true or false, not "maybe"');
     expect(messages('kind=tpu')[0]).toContain('kind is cpu or gpu, not "tpu"');
     expect(messages('gpu')[0]).toContain('"gpu" is not a clause KEY OP VALUE');
-    expect(messages('kind=cpu', 'feature=shader-f16')).toEqual(['app.nodes[0].requires: the clauses "kind=cpu" and "feature=shader-f16" cannot both hold (remove one of them)']);
+    expect(messages('kind=cpu', 'feature=shader-f16')).toEqual([
+      'app.nodes[0].requires: the clauses "kind=cpu" and "feature=shader-f16" cannot both hold (remove one of them)',
+    ]);
     expect(messages('cores>=8', 'cores<4')[0]).toContain('"cores>=8" and "cores<4" cannot both hold');
     expect(messages('kind=gpu', 'kind!=gpu')[0]).toContain('cannot both hold');
     expect(messages('memory>4GiB', 'memory<=4GiB')[0]).toContain('cannot both hold');
@@ -53,22 +69,28 @@ describe('requires: clauses KEY OP VALUE', () => {
 
   // Random PEs and random well-formed clause lists: a list called contradictory is met by no PE,
   // and the matcher agrees with each clause taken alone.
-  const capsArb = fc.record({
-    kind: fc.constantFrom('cpu' as const, 'gpu' as const),
-    cores: fc.option(fc.integer({ min: 1, max: 16 }), { nil: undefined }),
-    memory: fc.option(fc.integer({ min: 1, max: 64 }), { nil: undefined }),
-    backend: fc.option(fc.constantFrom('opengl', 'vulkan'), { nil: undefined }),
-    featureLevel: fc.option(fc.constantFrom('compatibility' as const, 'core' as const), { nil: undefined }),
-    features: fc.option(fc.subarray(['shader-f16', 'timestamp-query', 'subgroups']), { nil: undefined }),
-    software: fc.option(fc.boolean(), { nil: undefined }),
-  }).map((c): PeCapabilities => (c.kind === 'cpu' ? { kind: 'cpu', cores: c.cores, memory: c.memory } : c));
+  const capsArb = fc
+    .record({
+      kind: fc.constantFrom('cpu' as const, 'gpu' as const),
+      cores: fc.option(fc.integer({ min: 1, max: 16 }), { nil: undefined }),
+      memory: fc.option(fc.integer({ min: 1, max: 64 }), { nil: undefined }),
+      backend: fc.option(fc.constantFrom('opengl', 'vulkan'), { nil: undefined }),
+      featureLevel: fc.option(fc.constantFrom('compatibility' as const, 'core' as const), { nil: undefined }),
+      features: fc.option(fc.subarray(['shader-f16', 'timestamp-query', 'subgroups']), { nil: undefined }),
+      software: fc.option(fc.boolean(), { nil: undefined }),
+    })
+    .map((c): PeCapabilities => (c.kind === 'cpu' ? { kind: 'cpu', cores: c.cores, memory: c.memory } : c));
   // (A CPU reports no adapter: no backend, feature level, features or software flag.)
   const clauseArb = fc.oneof(
-    fc.tuple(fc.constantFrom('cores', 'memory'), fc.constantFrom('=', '!=', '>=', '<=', '>', '<'), fc.integer({ min: 1, max: 16 })).map(([k, o, v]) => `${k}${o}${v}`),
+    fc
+      .tuple(fc.constantFrom('cores', 'memory'), fc.constantFrom('=', '!=', '>=', '<=', '>', '<'), fc.integer({ min: 1, max: 16 }))
+      .map(([k, o, v]) => `${k}${o}${v}`),
     fc.tuple(fc.constantFrom('kind=', 'kind!='), fc.constantFrom('cpu', 'gpu')).map(([k, v]) => k + v),
     fc.tuple(fc.constantFrom('backend=', 'backend!='), fc.constantFrom('opengl', 'vulkan')).map(([k, v]) => k + v),
     fc.tuple(fc.constantFrom('software=', 'software!='), fc.boolean()).map(([k, v]) => `${k}${v}`),
-    fc.tuple(fc.constantFrom('featureLevel'), fc.constantFrom('=', '!=', '>=', '<=', '>', '<'), fc.constantFrom('compatibility', 'core')).map(([k, o, v]) => `${k}${o}${v}`),
+    fc
+      .tuple(fc.constantFrom('featureLevel'), fc.constantFrom('=', '!=', '>=', '<=', '>', '<'), fc.constantFrom('compatibility', 'core'))
+      .map(([k, o, v]) => `${k}${o}${v}`),
     fc.tuple(fc.constantFrom('feature=', 'feature!='), fc.constantFrom('shader-f16', 'timestamp-query', 'subgroups')).map(([k, v]) => k + v),
   );
 
@@ -89,7 +111,7 @@ describe('requires: clauses KEY OP VALUE', () => {
     );
   });
 
-  it('every feature name a clause may use is WebGPU\'s, and unknown ones never parse', () => {
+  it("every feature name a clause may use is WebGPU's, and unknown ones never parse", () => {
     for (const f of WEBGPU_FEATURES) expect(parse(`feature=${f}`).diagnostics).toEqual([]);
   });
 });

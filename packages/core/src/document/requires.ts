@@ -41,7 +41,17 @@ export interface Clause {
 type Key = 'kind' | 'software' | 'backend' | 'vendor' | 'featureLevel' | 'feature' | 'limit' | 'cores' | 'memory';
 const KEYS: readonly Key[] = ['kind', 'software', 'backend', 'vendor', 'featureLevel', 'feature', 'limit', 'cores', 'memory'];
 /** How a key's values compare: numbers order, featureLevel orders compatibility < core, the others are text (= and != only). */
-const TYPE: Record<Key, 'number' | 'text' | 'bool' | 'level'> = { kind: 'text', software: 'bool', backend: 'text', vendor: 'text', featureLevel: 'level', feature: 'text', limit: 'number', cores: 'number', memory: 'number' };
+const TYPE: Record<Key, 'number' | 'text' | 'bool' | 'level'> = {
+  kind: 'text',
+  software: 'bool',
+  backend: 'text',
+  vendor: 'text',
+  featureLevel: 'level',
+  feature: 'text',
+  limit: 'number',
+  cores: 'number',
+  memory: 'number',
+};
 /** Keys that say something of a GPU's adapter only: with kind=cpu they cannot hold. */
 const GPU_ONLY = new Set<Key>(['software', 'backend', 'featureLevel', 'feature', 'limit']);
 const LEVELS = ['compatibility', 'core'];
@@ -49,17 +59,65 @@ const KINDS = ['cpu', 'gpu'];
 
 /** WebGPU's limits and features (the names a clause may use; an adapter may report more). */
 export const WEBGPU_LIMITS: readonly string[] = [
-  'maxTextureDimension1D', 'maxTextureDimension2D', 'maxTextureDimension3D', 'maxTextureArrayLayers', 'maxBindGroups', 'maxBindGroupsPlusVertexBuffers', 'maxBindingsPerBindGroup',
-  'maxDynamicUniformBuffersPerPipelineLayout', 'maxDynamicStorageBuffersPerPipelineLayout', 'maxSampledTexturesPerShaderStage', 'maxSamplersPerShaderStage', 'maxStorageBuffersPerShaderStage',
-  'maxStorageTexturesPerShaderStage', 'maxUniformBuffersPerShaderStage', 'maxUniformBufferBindingSize', 'maxStorageBufferBindingSize', 'minUniformBufferOffsetAlignment',
-  'minStorageBufferOffsetAlignment', 'maxVertexBuffers', 'maxBufferSize', 'maxVertexAttributes', 'maxVertexBufferArrayStride', 'maxInterStageShaderVariables', 'maxColorAttachments',
-  'maxColorAttachmentBytesPerSample', 'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup', 'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY', 'maxComputeWorkgroupSizeZ',
-  'maxComputeWorkgroupsPerDimension', 'maxStorageBuffersInFragmentStage', 'maxStorageBuffersInVertexStage', 'maxStorageTexturesInFragmentStage', 'maxStorageTexturesInVertexStage',
+  'maxTextureDimension1D',
+  'maxTextureDimension2D',
+  'maxTextureDimension3D',
+  'maxTextureArrayLayers',
+  'maxBindGroups',
+  'maxBindGroupsPlusVertexBuffers',
+  'maxBindingsPerBindGroup',
+  'maxDynamicUniformBuffersPerPipelineLayout',
+  'maxDynamicStorageBuffersPerPipelineLayout',
+  'maxSampledTexturesPerShaderStage',
+  'maxSamplersPerShaderStage',
+  'maxStorageBuffersPerShaderStage',
+  'maxStorageTexturesPerShaderStage',
+  'maxUniformBuffersPerShaderStage',
+  'maxUniformBufferBindingSize',
+  'maxStorageBufferBindingSize',
+  'minUniformBufferOffsetAlignment',
+  'minStorageBufferOffsetAlignment',
+  'maxVertexBuffers',
+  'maxBufferSize',
+  'maxVertexAttributes',
+  'maxVertexBufferArrayStride',
+  'maxInterStageShaderVariables',
+  'maxColorAttachments',
+  'maxColorAttachmentBytesPerSample',
+  'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxComputeWorkgroupSizeY',
+  'maxComputeWorkgroupSizeZ',
+  'maxComputeWorkgroupsPerDimension',
+  'maxStorageBuffersInFragmentStage',
+  'maxStorageBuffersInVertexStage',
+  'maxStorageTexturesInFragmentStage',
+  'maxStorageTexturesInVertexStage',
 ];
 export const WEBGPU_FEATURES: readonly string[] = [
-  'core-features-and-limits', 'depth-clip-control', 'depth32float-stencil8', 'texture-compression-bc', 'texture-compression-bc-sliced-3d', 'texture-compression-etc2', 'texture-compression-astc',
-  'texture-compression-astc-sliced-3d', 'timestamp-query', 'indirect-first-instance', 'shader-f16', 'rg11b10ufloat-renderable', 'bgra8unorm-storage', 'float32-filterable', 'float32-blendable',
-  'clip-distances', 'dual-source-blending', 'subgroups', 'texture-formats-tier1', 'texture-formats-tier2', 'primitive-index', 'texture-component-swizzle',
+  'core-features-and-limits',
+  'depth-clip-control',
+  'depth32float-stencil8',
+  'texture-compression-bc',
+  'texture-compression-bc-sliced-3d',
+  'texture-compression-etc2',
+  'texture-compression-astc',
+  'texture-compression-astc-sliced-3d',
+  'timestamp-query',
+  'indirect-first-instance',
+  'shader-f16',
+  'rg11b10ufloat-renderable',
+  'bgra8unorm-storage',
+  'float32-filterable',
+  'float32-blendable',
+  'clip-distances',
+  'dual-source-blending',
+  'subgroups',
+  'texture-formats-tier1',
+  'texture-formats-tier2',
+  'primitive-index',
+  'texture-component-swizzle',
 ];
 
 const MAX_CLAUSES = 32;
@@ -81,37 +139,73 @@ export function parseRequires(texts: readonly unknown[], at: string): { clauses:
     return { clauses, diagnostics };
   }
   texts.forEach((raw, j) => {
-    if (typeof raw !== 'string' || raw.length > MAX_TEXT) return fail(j, `a clause is text of at most ${MAX_TEXT} characters`, 'write KEY OP VALUE, e.g. "kind=gpu" or "limit.maxStorageBufferBindingSize>=268435456"');
+    if (typeof raw !== 'string' || raw.length > MAX_TEXT)
+      return fail(
+        j,
+        `a clause is text of at most ${MAX_TEXT} characters`,
+        'write KEY OP VALUE, e.g. "kind=gpu" or "limit.maxStorageBufferBindingSize>=268435456"',
+      );
     const m = CLAUSE.exec(raw);
-    if (!m) return fail(j, `"${raw}" is not a clause KEY OP VALUE`, `keys: ${KEYS.map((k) => (k === 'limit' ? 'limit.<name>' : k)).join(', ')}; OP one of = != >= <= > <`);
+    if (!m)
+      return fail(
+        j,
+        `"${raw}" is not a clause KEY OP VALUE`,
+        `keys: ${KEYS.map((k) => (k === 'limit' ? 'limit.<name>' : k)).join(', ')}; OP one of = != >= <= > <`,
+      );
     const [, word, op, text] = m as unknown as [string, string, Op, string];
     const dot = word.indexOf('.');
     const head = dot < 0 ? word : word.slice(0, dot);
     const key = KEYS.find((k) => k === head);
     if (!key || (key === 'limit') !== dot >= 0) {
       const near = nearestName(word, [...KEYS.filter((k) => k !== 'limit'), ...WEBGPU_LIMITS.map((l) => `limit.${l}`)]);
-      return fail(j, `unknown key "${word}"${near ? ` (did you mean "${near}"?)` : ''}`, `keys: ${KEYS.map((k) => (k === 'limit' ? 'limit.<name>' : k)).join(', ')}`);
+      return fail(
+        j,
+        `unknown key "${word}"${near ? ` (did you mean "${near}"?)` : ''}`,
+        `keys: ${KEYS.map((k) => (k === 'limit' ? 'limit.<name>' : k)).join(', ')}`,
+      );
     }
     let name: string | undefined;
     if (key === 'limit') {
       name = word.slice(dot + 1);
-      if (!WEBGPU_LIMITS.includes(name)) return fail(j, `unknown limit "${name}"${nearestName(name, WEBGPU_LIMITS) ? ` (did you mean "${nearestName(name, WEBGPU_LIMITS)}"?)` : ''}`, 'name a WebGPU limit (GPUSupportedLimits)');
+      if (!WEBGPU_LIMITS.includes(name))
+        return fail(
+          j,
+          `unknown limit "${name}"${nearestName(name, WEBGPU_LIMITS) ? ` (did you mean "${nearestName(name, WEBGPU_LIMITS)}"?)` : ''}`,
+          'name a WebGPU limit (GPUSupportedLimits)',
+        );
     }
     const type = TYPE[key];
-    if ((type === 'text' || type === 'bool') && op !== '=' && op !== '!=') return fail(j, `"${raw}": ${key} is ${type === 'bool' ? 'true or false' : 'text'}, so it takes = or != only, not ${op}`, `write ${key}=... or ${key}!=...`);
+    if ((type === 'text' || type === 'bool') && op !== '=' && op !== '!=')
+      return fail(
+        j,
+        `"${raw}": ${key} is ${type === 'bool' ? 'true or false' : 'text'}, so it takes = or != only, not ${op}`,
+        `write ${key}=... or ${key}!=...`,
+      );
     let value: string | number | boolean = text;
     if (type === 'number') {
       const v = /^(\d+(?:\.\d+)?(?:e\d+)?)\s*([KMGT]i?B|B)?$/i.exec(text);
       const unit = v?.[2] ? Object.keys(BYTES).find((u) => u.toLowerCase() === v[2].toLowerCase()) : '';
-      if (!v || unit === undefined || (unit && key !== 'memory' && key !== 'limit')) return fail(j, `"${raw}": ${JSON.stringify(text)} is not a number${key === 'memory' ? ' of bytes' : ''}`, key === 'memory' ? 'write bytes, or a size such as 8GiB' : 'write a number');
+      if (!v || unit === undefined || (unit && key !== 'memory' && key !== 'limit'))
+        return fail(
+          j,
+          `"${raw}": ${JSON.stringify(text)} is not a number${key === 'memory' ? ' of bytes' : ''}`,
+          key === 'memory' ? 'write bytes, or a size such as 8GiB' : 'write a number',
+        );
       value = Number(v[1]) * BYTES[unit];
     } else if (type === 'bool') {
-      if (text !== 'true' && text !== 'false') return fail(j, `"${raw}": ${key} is true or false, not ${JSON.stringify(text)}`, `write ${key}=true or ${key}=false`);
+      if (text !== 'true' && text !== 'false')
+        return fail(j, `"${raw}": ${key} is true or false, not ${JSON.stringify(text)}`, `write ${key}=true or ${key}=false`);
       value = text === 'true';
     } else if (type === 'level') {
       if (!LEVELS.includes(text)) return fail(j, `"${raw}": featureLevel is compatibility or core, not ${JSON.stringify(text)}`, 'compatibility < core');
-    } else if (key === 'kind' && !KINDS.includes(text)) return fail(j, `"${raw}": kind is cpu or gpu, not ${JSON.stringify(text)}`, 'write kind=cpu or kind=gpu');
-    else if (key === 'feature' && !WEBGPU_FEATURES.includes(text)) return fail(j, `unknown feature "${text}"${nearestName(text, WEBGPU_FEATURES) ? ` (did you mean "${nearestName(text, WEBGPU_FEATURES)}"?)` : ''}`, 'name a WebGPU feature (GPUFeatureName)');
+    } else if (key === 'kind' && !KINDS.includes(text))
+      return fail(j, `"${raw}": kind is cpu or gpu, not ${JSON.stringify(text)}`, 'write kind=cpu or kind=gpu');
+    else if (key === 'feature' && !WEBGPU_FEATURES.includes(text))
+      return fail(
+        j,
+        `unknown feature "${text}"${nearestName(text, WEBGPU_FEATURES) ? ` (did you mean "${nearestName(text, WEBGPU_FEATURES)}"?)` : ''}`,
+        'name a WebGPU feature (GPUFeatureName)',
+      );
     else if (text === '') return fail(j, `"${raw}" has no value`, `write ${key}${op}<value>`);
     clauses.push({ text: raw.trim(), key, ...(name ? { name } : {}), op, value });
   });
@@ -160,7 +254,9 @@ function overlap(a: Clause, b: Clause): boolean {
   if (from > to) return false;
   // One point: both must include it (a strict bound excludes it).
   const includes = (c: Clause) => c.op !== '>' && c.op !== '<';
-  return (lo(a) === from ? includes(a) : true) && (hi(a) === to ? includes(a) : true) && (lo(b) === from ? includes(b) : true) && (hi(b) === to ? includes(b) : true);
+  return (
+    (lo(a) === from ? includes(a) : true) && (hi(a) === to ? includes(a) : true) && (lo(b) === from ? includes(b) : true) && (hi(b) === to ? includes(b) : true)
+  );
 }
 
 /** The first clause the PE fails, or undefined when it meets them all. */
@@ -174,7 +270,13 @@ function holds(caps: PeCapabilities, c: Clause): boolean {
     return c.op === '=' ? has : !has;
   }
   const actual: string | number | boolean | undefined =
-    c.key === 'limit' ? caps.limits?.[c.name!] : c.key === 'featureLevel' ? (caps.featureLevel === undefined ? undefined : LEVELS.indexOf(caps.featureLevel)) : caps[c.key];
+    c.key === 'limit'
+      ? caps.limits?.[c.name!]
+      : c.key === 'featureLevel'
+        ? caps.featureLevel === undefined
+          ? undefined
+          : LEVELS.indexOf(caps.featureLevel)
+        : caps[c.key];
   const want = c.key === 'featureLevel' ? LEVELS.indexOf(String(c.value)) : c.value;
   // A PE that does not report the key meets only a "!=" clause (a CPU has no adapter).
   if (actual === undefined) return c.op === '!=';
@@ -218,7 +320,11 @@ export function boundedCapabilities(x: unknown): PeCapabilities | undefined {
   for (const k of ['vendor', 'architecture', 'device', 'description', 'backend', 'softwareWhy'] as const) if (text(o[k]) !== undefined) out[k] = text(o[k]);
   if (o.featureLevel === 'compatibility' || o.featureLevel === 'core') out.featureLevel = o.featureLevel;
   if (typeof o.software === 'boolean') out.software = o.software;
-  if (Array.isArray(o.features)) out.features = o.features.slice(0, 256).filter((f): f is string => typeof f === 'string').map((f) => f.slice(0, 64));
+  if (Array.isArray(o.features))
+    out.features = o.features
+      .slice(0, 256)
+      .filter((f): f is string => typeof f === 'string')
+      .map((f) => f.slice(0, 64));
   if (o.limits && typeof o.limits === 'object') {
     const limits: Record<string, number> = Object.create(null);
     for (const [k, v] of Object.entries(o.limits as Record<string, unknown>).slice(0, 128)) if (num(v) !== undefined) limits[k.slice(0, 64)] = v as number;

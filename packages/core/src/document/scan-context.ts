@@ -41,7 +41,9 @@ const onWorkers = (workers: number[], pe: string) =>
   workers.length === 1 ? `worker ${workers[0]}'s PE ${pe}` : `the PE ${pe} of workers ${workers.slice(0, -1).join(', ')} and ${workers[workers.length - 1]}`;
 
 const ports = (copies: ContextCopy[]) =>
-  copies.length === 1 ? `context port "${copies[0].port}" (${formatBytes(copies[0].footprint)})` : `context ports ${copies.map((c) => `"${c.port}" (${formatBytes(c.footprint)})`).join(', ')}`;
+  copies.length === 1
+    ? `context port "${copies[0].port}" (${formatBytes(copies[0].footprint)})`
+    : `context ports ${copies.map((c) => `"${c.port}" (${formatBytes(c.footprint)})`).join(', ')}`;
 
 const shrink = (copies: ContextCopy[]) => `shrink the data feeding ${copies.map((c) => `${c.scan}.${c.port}`).join(' and ')}`;
 
@@ -56,7 +58,9 @@ export function contextOverMemory(copies: ContextCopy[], pe: string, memory: num
   const alone = mine > memory;
   const where = to ? `, relayed through ${pe} to ${onWorkers(workers, to)},` : ` on ${onWorkers(workers, pe)}`;
   const limit = `${to ? `${pe}'s` : 'its'} memory (${formatBytes(memory)} ${source})`;
-  const message = alone ? `scan "${scan}": ${ports(copies)}${where} exceeds ${limit}` : `scan "${scan}": ${ports(copies)}${where}${to ? '' : ','} with the PE's other buffers (${formatBytes(total)} in all), exceeds ${limit}`;
+  const message = alone
+    ? `scan "${scan}": ${ports(copies)}${where} exceeds ${limit}`
+    : `scan "${scan}": ${ports(copies)}${where}${to ? '' : ','} with the PE's other buffers (${formatBytes(total)} in all), exceeds ${limit}`;
   const hint = to
     ? `${shrink(copies)}, give ${pe} more memory, or map worker ${workers[0]} to a PE the data reaches another way`
     : `${shrink(copies)}, or map worker ${workers[0]} to a PE with more memory${alone ? '' : ' (or fewer other nodes onto it)'}`;

@@ -101,7 +101,8 @@ function dagCounts(doc: ProjectDocument, pes: string[]) {
   const perWorker = new Array(pes.length).fill(0);
   for (const n of own) perWorker[worker(n.id)] += apps.get(n.id)!;
   const inner = doc.app.edges.filter((e) => apps.has(e.from.node) && apps.has(e.to.node));
-  const messages = new Set(inner.filter((e) => worker(e.from.node) !== worker(e.to.node)).map((e) => `${e.from.node}:${e.from.port}:${worker(e.to.node)}`)).size;
+  const messages = new Set(inner.filter((e) => worker(e.from.node) !== worker(e.to.node)).map((e) => `${e.from.node}:${e.from.port}:${worker(e.to.node)}`))
+    .size;
   const end = new Map<string, number>();
   const finish = (id: string): number => {
     const known = end.get(id);
@@ -119,7 +120,16 @@ describe('scan expansion', () => {
     for (const network of NETWORKS)
       for (const strategy of SCAN_STRATEGIES)
         for (const output of SCAN_OUTPUTS)
-          for (const [N, p] of [[1, 1], [2, 2], [5, 3], [7, 7], [10, 4], [13, 5], [17, 6], [9, 8]]) {
+          for (const [N, p] of [
+            [1, 1],
+            [2, 2],
+            [5, 3],
+            [7, 7],
+            [10, 4],
+            [13, 5],
+            [17, 6],
+            [9, 8],
+          ]) {
             const low = lowered(N, p, { network, strategy, output });
             const { values, fired } = evaluate(low.doc);
             const got = values.get('sink')?.in;
@@ -127,25 +137,39 @@ describe('scan expansion', () => {
             expect(got, `${network} ${strategy} ${output} N=${N} p=${p}`).toEqual(want);
             expect(values.get('tot')?.in).toEqual([{ lo: 0, hi: N - 1 }]);
             // Each node fires as many applications as its mode and count say (the model's unit).
-            for (const n of low.doc.app.nodes.filter((x) => x.id.startsWith('scan1/'))) expect(fired.get(n.id) ?? 0, n.id).toBe(operatorApplications(n.params!.mode as OperatorMode, Number(n.params!.count)));
+            for (const n of low.doc.app.nodes.filter((x) => x.id.startsWith('scan1/')))
+              expect(fired.get(n.id) ?? 0, n.id).toBe(operatorApplications(n.params!.mode as OperatorMode, Number(n.params!.count)));
           }
   });
 
   it('the model equals the expanded DAG (nodes, work per worker, messages, dataflow depth) for N <= 256, p <= 64', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 256 }), fc.integer({ min: 1, max: 64 }), fc.constantFrom(...NETWORKS), fc.constantFrom(...SCAN_STRATEGIES), fc.constantFrom(...SCAN_OUTPUTS), (N, q, network, strategy, output) => {
-        const p = Math.min(N, q);
-        const low = lowered(N, p, { network, strategy, output });
-        const pes = Array.from({ length: p }, (_, i) => `cpu@h${i}`);
-        const dag = dagCounts(low.doc, pes);
-        const model = scanModel(N, p, network, strategy, output);
-        expect(dag).toEqual({ nodes: model.nodes, work: model.work, perWorker: model.workers.map((w) => w.local.applications + w.network.applications + w.prop.applications), messages: model.messages, depth: model.span.depth });
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 256 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.constantFrom(...NETWORKS),
+        fc.constantFrom(...SCAN_STRATEGIES),
+        fc.constantFrom(...SCAN_OUTPUTS),
+        (N, q, network, strategy, output) => {
+          const p = Math.min(N, q);
+          const low = lowered(N, p, { network, strategy, output });
+          const pes = Array.from({ length: p }, (_, i) => `cpu@h${i}`);
+          const dag = dagCounts(low.doc, pes);
+          const model = scanModel(N, p, network, strategy, output);
+          expect(dag).toEqual({
+            nodes: model.nodes,
+            work: model.work,
+            perWorker: model.workers.map((w) => w.local.applications + w.network.applications + w.prop.applications),
+            messages: model.messages,
+            depth: model.span.depth,
+          });
+        },
+      ),
       { numRuns: 150, seed: 24 },
     );
   });
 
-  it('ids are stable and each node sits on its worker\'s PE; diagnostics name the scan node as written', () => {
+  it("ids are stable and each node sits on its worker's PE; diagnostics name the scan node as written", () => {
     const low = lowered(64, 8, { network: 'kogge-stone' });
     const ids = low.doc.app.nodes.map((n) => n.id);
     expect(ids).toContain('scan1/local.w3');
@@ -157,7 +181,7 @@ describe('scan expansion', () => {
     expect(low.nodePaths[at]).toBe('app.nodes[1]');
   });
 
-  it('a scan over 4 workers on two hosts validates and compiles, its out gathered on the consumer\'s PE', () => {
+  it("a scan over 4 workers on two hosts validates and compiles, its out gathered on the consumer's PE", () => {
     for (const network of NETWORKS) {
       const doc = scanDocument(32, 4, { network }, { hosts: 2, pes: ['cpu@h0', 'gpu0@h0', 'cpu@h1', 'gpu0@h1'] });
       doc.arch.hosts = doc.arch.hosts.map((h) => ({ ...h, gpus: 1 }));
@@ -198,7 +222,9 @@ describe('scan bad input', () => {
     expect(d.path).toBe('app.nodes[1].params.network');
     expect(d.text).toMatch(/not associative.*"network": "serial"/);
     expect(problems(scanDocument(8, 2, { operator: 'test.noassoc', network: 'serial' })).filter((x) => x.severity === 'error')).toEqual([]);
-    expect(first(scanDocument(8, 2, { operator: 'test.noassoc', network: 'serial', output: 'exclusive' })).text).toMatch(/exclusive scan starts with the identity, and operator test.noassoc has none/);
+    expect(first(scanDocument(8, 2, { operator: 'test.noassoc', network: 'serial', output: 'exclusive' })).text).toMatch(
+      /exclusive scan starts with the identity, and operator test.noassoc has none/,
+    );
   });
 
   it('more workers than elements, an empty PE list, a PE listed twice (a warning)', () => {
@@ -213,36 +239,46 @@ describe('scan bad input', () => {
     expect(twice[0].text).toMatch(/listed twice \(workers 0 and 1\)/);
   });
 
-  it('rounds: a barrier per level relays the operands; answers unchanged, the DAG\'s depth is the model\'s rounds span', () => {
+  it("rounds: a barrier per level relays the operands; answers unchanged, the DAG's depth is the model's rounds span", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 40 }), fc.constantFrom(...NETWORKS), fc.constantFrom(...SCAN_STRATEGIES), fc.constantFrom(...SCAN_OUTPUTS), (N, q, network, strategy, output) => {
-        const p = Math.min(N, q);
-        const low = lowered(N, p, { network, strategy, output, execution: 'rounds' });
-        const { values } = evaluate(low.doc);
-        const want: Val[] = Array.from({ length: N }, (_, i) => (output === 'inclusive' ? { lo: 0, hi: i } : i === 0 ? 'id' : { lo: 0, hi: i - 1 }));
-        expect(values.get('sink')?.in).toEqual(want);
-        const nodes = low.doc.app.nodes.filter((n) => n.id.startsWith('scan1/'));
-        const barriers = nodes.filter((n) => n.kernel === 'scan.barrier');
-        const levels = new Set(nodes.filter((n) => n.params?.mode === 'apply').map((n) => n.id.split('.')[1]));
-        expect(barriers.map((b) => b.id.split('/')[1]).sort()).toEqual([...levels].map((l) => `barrier.${l}`).sort());
-        // Every network node reads its operands from its level's barrier only; barriers sit on worker 0's PE.
-        for (const n of nodes.filter((x) => x.params?.mode === 'apply')) {
-          const level = n.id.split('.')[1];
-          for (const e of low.doc.app.edges.filter((x) => x.to.node === n.id && (x.to.port === 'a' || x.to.port === 'b'))) expect(e.from.node).toBe(`scan1/barrier.${level}`);
-        }
-        for (const b of barriers) expect(low.doc.mapping[b.id]).toBe('cpu@h0');
-        const apps = new Map(nodes.map((n) => [n.id, n.kernel === 'scan.barrier' ? 0 : operatorApplications(n.params!.mode as OperatorMode, Number(n.params!.count))]));
-        const inner = low.doc.app.edges.filter((e) => apps.has(e.from.node) && apps.has(e.to.node));
-        const end = new Map<string, number>();
-        const finish = (id: string): number => {
-          if (!end.has(id)) end.set(id, Math.max(0, ...inner.filter((e) => e.to.node === id).map((e) => finish(e.from.node))) + apps.get(id)!);
-          return end.get(id)!;
-        };
-        const depth = Math.max(0, ...nodes.map((n) => finish(n.id)));
-        const model = scanModel(N, p, network, strategy, output, 'rounds');
-        expect(depth).toBe(model.span.depth);
-        expect([...apps.values()].reduce((a, b) => a + b, 0)).toBe(model.work);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 200 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.constantFrom(...NETWORKS),
+        fc.constantFrom(...SCAN_STRATEGIES),
+        fc.constantFrom(...SCAN_OUTPUTS),
+        (N, q, network, strategy, output) => {
+          const p = Math.min(N, q);
+          const low = lowered(N, p, { network, strategy, output, execution: 'rounds' });
+          const { values } = evaluate(low.doc);
+          const want: Val[] = Array.from({ length: N }, (_, i) => (output === 'inclusive' ? { lo: 0, hi: i } : i === 0 ? 'id' : { lo: 0, hi: i - 1 }));
+          expect(values.get('sink')?.in).toEqual(want);
+          const nodes = low.doc.app.nodes.filter((n) => n.id.startsWith('scan1/'));
+          const barriers = nodes.filter((n) => n.kernel === 'scan.barrier');
+          const levels = new Set(nodes.filter((n) => n.params?.mode === 'apply').map((n) => n.id.split('.')[1]));
+          expect(barriers.map((b) => b.id.split('/')[1]).sort()).toEqual([...levels].map((l) => `barrier.${l}`).sort());
+          // Every network node reads its operands from its level's barrier only; barriers sit on worker 0's PE.
+          for (const n of nodes.filter((x) => x.params?.mode === 'apply')) {
+            const level = n.id.split('.')[1];
+            for (const e of low.doc.app.edges.filter((x) => x.to.node === n.id && (x.to.port === 'a' || x.to.port === 'b')))
+              expect(e.from.node).toBe(`scan1/barrier.${level}`);
+          }
+          for (const b of barriers) expect(low.doc.mapping[b.id]).toBe('cpu@h0');
+          const apps = new Map(
+            nodes.map((n) => [n.id, n.kernel === 'scan.barrier' ? 0 : operatorApplications(n.params!.mode as OperatorMode, Number(n.params!.count))]),
+          );
+          const inner = low.doc.app.edges.filter((e) => apps.has(e.from.node) && apps.has(e.to.node));
+          const end = new Map<string, number>();
+          const finish = (id: string): number => {
+            if (!end.has(id)) end.set(id, Math.max(0, ...inner.filter((e) => e.to.node === id).map((e) => finish(e.from.node))) + apps.get(id)!);
+            return end.get(id)!;
+          };
+          const depth = Math.max(0, ...nodes.map((n) => finish(n.id)));
+          const model = scanModel(N, p, network, strategy, output, 'rounds');
+          expect(depth).toBe(model.span.depth);
+          expect([...apps.values()].reduce((a, b) => a + b, 0)).toBe(model.work);
+        },
+      ),
       { numRuns: 120, seed: 7 },
     );
   });

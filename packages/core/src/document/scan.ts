@@ -1,7 +1,35 @@
-import { findKernel, formatDataType, SCAN_BARRIER, nearestKernels, sameDataType, specFor, withDefaults, type DataType, type KernelBinary, type KernelSpec, type Params, type ParamValue } from '@pipeloom/kernels/specs';
+import {
+  findKernel,
+  formatDataType,
+  SCAN_BARRIER,
+  nearestKernels,
+  sameDataType,
+  specFor,
+  withDefaults,
+  type DataType,
+  type KernelBinary,
+  type KernelSpec,
+  type Params,
+  type ParamValue,
+} from '@pipeloom/kernels/specs';
 import { error, warning, type Diagnostic } from '../diagnostics.js';
 import { MAX_NETWORK_INPUTS, NETWORK_ALIASES, NETWORKS, resolveNetwork } from '../scan/networks.js';
-import { SCAN_EXECUTIONS, IN, SCAN_OUTPUTS, portTokens, scanPlan, SCAN_STRATEGIES, scanBarriers, type BarrierNode, type OperatorMode, type PlanNode, type Run, type ScanExecution, type ScanOutput, type ScanStrategy } from '../scan/plan.js';
+import {
+  SCAN_EXECUTIONS,
+  IN,
+  SCAN_OUTPUTS,
+  portTokens,
+  scanPlan,
+  SCAN_STRATEGIES,
+  scanBarriers,
+  type BarrierNode,
+  type OperatorMode,
+  type PlanNode,
+  type Run,
+  type ScanExecution,
+  type ScanOutput,
+  type ScanStrategy,
+} from '../scan/plan.js';
 import { nearestName } from '../util/nearest.js';
 import { normalize } from './normalize.js';
 import type { Expanded } from './rates.js';
@@ -115,7 +143,15 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
     if (r) resolved.set(i, r);
   });
   // A scan node fired several times per iteration (rates around it) was split by rates.
-  for (const n of nodes) if (n.firing && scans.has(n.firing.node)) out.push(error(nodePaths[index.get(n.id)!], `scan node "${n.firing.node}" would fire ${n.firing.of} times per iteration: a scan fires once`, 'give the ports of its producer and consumers rate 1'));
+  for (const n of nodes)
+    if (n.firing && scans.has(n.firing.node))
+      out.push(
+        error(
+          nodePaths[index.get(n.id)!],
+          `scan node "${n.firing.node}" would fire ${n.firing.of} times per iteration: a scan fires once`,
+          'give the ports of its producer and consumers rate 1',
+        ),
+      );
   if (out.slice(before).some((d) => d.severity === 'error')) return undefined;
 
   const lowNodes: AppNode[] = [];
@@ -140,16 +176,37 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
     const own = [...planNodes.map((pn) => `${n.id}/${pn.key}`), ...barriers.map((b) => `${n.id}/${b.key}`)];
     const clash = own.find((id) => taken.has(id));
     if (clash) {
-      out.push(error(`${r.path}.id`, `scan node "${n.id}" expands into a node "${clash}", the id of another node`, `rename the node "${clash}": ids of the form <scan>/<stage> name a scan's nodes`));
+      out.push(
+        error(
+          `${r.path}.id`,
+          `scan node "${n.id}" expands into a node "${clash}", the id of another node`,
+          `rename the node "${clash}": ids of the form <scan>/<stage> name a scan's nodes`,
+        ),
+      );
       return;
     }
     ids.set(i, own);
     const lowered = [
-      ...planNodes.map((pn) => ({ worker: pn.worker, kernel: r.operator.id, params: { ...r.opParams, mode: pn.mode, count: pn.count } as Params, inputs: pn.inputs, context: true, row: pn.worker })),
-      ...barriers.map((b) => ({ worker: b.worker, kernel: SCAN_BARRIER, params: { words: r.words, count: b.inputs.length } as Params, inputs: [{ port: 'in', runs: b.inputs }], context: false, row: -1 })),
+      ...planNodes.map((pn) => ({
+        worker: pn.worker,
+        kernel: r.operator.id,
+        params: { ...r.opParams, mode: pn.mode, count: pn.count } as Params,
+        inputs: pn.inputs,
+        context: true,
+        row: pn.worker,
+      })),
+      ...barriers.map((b) => ({
+        worker: b.worker,
+        kernel: SCAN_BARRIER,
+        params: { words: r.words, count: b.inputs.length } as Params,
+        inputs: [{ port: 'in', runs: b.inputs }],
+        context: false,
+        row: -1,
+      })),
     ];
     const { levels, count: levelCount } = scanLevels(planNodes, barriers);
-    const tokensOf = (k: number, port: 'out' | 'total') => (k < planNodes.length ? portTokens(planNodes[k], port) : barriers[k - planNodes.length].inputs.length);
+    const tokensOf = (k: number, port: 'out' | 'total') =>
+      k < planNodes.length ? portTokens(planNodes[k], port) : barriers[k - planNodes.length].inputs.length;
     lowered.forEach((ln, k) => {
       const node: AppNode = { id: own[k], kernel: ln.kernel, params: ln.params };
       if (n.position) node.position = { x: n.position.x + 24 * k, y: n.position.y + 24 * ln.row };
@@ -172,7 +229,13 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
             lowEdges.push(tokenEdge({ ...e, to: { node: own[k], port: input.port } }, { first: run.first, count: run.count, of: r.N }, to));
             lowEdgePaths.push(edgePaths[feed]);
           } else {
-            lowEdges.push(tokenEdge({ from: { node: own[run.node], port: run.port }, to: { node: own[k], port: input.port } }, { first: run.first, count: run.count, of: tokensOf(run.node, run.port) }, to));
+            lowEdges.push(
+              tokenEdge(
+                { from: { node: own[run.node], port: run.port }, to: { node: own[k], port: input.port } },
+                { first: run.first, count: run.count, of: tokensOf(run.node, run.port) },
+                to,
+              ),
+            );
             lowEdgePaths.push(r.path);
           }
         }
@@ -206,7 +269,13 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
     let at = 0;
     for (const run of runs) {
       const pn = plan.nodes[run.node];
-      lowEdges.push(tokenEdge({ ...e, from: { node: own[run.node], port: run.port } }, { first: run.first, count: run.count, of: portTokens(pn, run.port) }, { first: at, count: run.count, of: tokens }));
+      lowEdges.push(
+        tokenEdge(
+          { ...e, from: { node: own[run.node], port: run.port } },
+          { first: run.first, count: run.count, of: portTokens(pn, run.port) },
+          { first: at, count: run.count, of: tokens },
+        ),
+      );
       lowEdgePaths.push(edgePaths[j]);
       at += run.count;
     }
@@ -216,7 +285,13 @@ export function expandScans(stage: Expanded, scans: ScanMappings, out: Diagnosti
     delete repetitions[nodes[i].id];
     for (const id of own) repetitions[id] = 1;
   }
-  return { doc: { ...doc, app: { nodes: lowNodes, edges: lowEdges }, mapping }, nodePaths: lowNodePaths, edgePaths: lowEdgePaths, repetitions, scanMarks: marks };
+  return {
+    doc: { ...doc, app: { nodes: lowNodes, edges: lowEdges }, mapping },
+    nodePaths: lowNodePaths,
+    edgePaths: lowEdgePaths,
+    repetitions,
+    scanMarks: marks,
+  };
 }
 
 /** An edge carrying `from` of its producer's tokens onto `to` of its consumer's; whole ranges on both ends are left implicit. */
@@ -251,7 +326,21 @@ function resolve(
   const ports = operatorPorts(site, op, input, edgePaths);
   if (!ports) return undefined;
   if (out.slice(before).some((d) => d.severity === 'error') || !network || !output || !strategy || !execution || !list) return undefined;
-  return { index: i, path, node: n, operator: op.operator, opParams: ports.opParams, network, output, strategy, execution, pes: list, N: input.N, words: (ports.wantType.shape[1] ?? 2) - 2, context: ports.context };
+  return {
+    index: i,
+    path,
+    node: n,
+    operator: op.operator,
+    opParams: ports.opParams,
+    network,
+    output,
+    strategy,
+    execution,
+    pes: list,
+    N: input.N,
+    words: (ports.wantType.shape[1] ?? 2) - 2,
+    context: ports.context,
+  };
 }
 
 /** One scan node under check: where and how its diagnostics name it. */
@@ -273,7 +362,13 @@ function scanChoices(site: ScanSite) {
     const v = params[name] ?? fallback;
     if (typeof v === 'string' && (values as readonly string[]).includes(v)) return v as T;
     const near = typeof v === 'string' ? nearestName(v, values) : undefined;
-    out.push(error(`${at}.${name}`, `${what}: ${name} ${JSON.stringify(v)} is not one of ${values.join(', ')}`, near ? `did you mean "${near}"?` : `write one of ${values.join(', ')}`));
+    out.push(
+      error(
+        `${at}.${name}`,
+        `${what}: ${name} ${JSON.stringify(v)} is not one of ${values.join(', ')}`,
+        near ? `did you mean "${near}"?` : `write one of ${values.join(', ')}`,
+      ),
+    );
     return undefined;
   };
   const rawNetwork = params.network ?? 'kogge-stone';
@@ -281,7 +376,13 @@ function scanChoices(site: ScanSite) {
   if (!network) {
     const names = [...NETWORKS, ...Object.keys(NETWORK_ALIASES)];
     const near = typeof rawNetwork === 'string' ? nearestName(rawNetwork, names) : undefined;
-    out.push(error(`${at}.network`, `${what}: unknown network ${JSON.stringify(rawNetwork)}`, `${near ? `did you mean "${near}"? ` : ''}networks: ${names.join(', ')}`));
+    out.push(
+      error(
+        `${at}.network`,
+        `${what}: unknown network ${JSON.stringify(rawNetwork)}`,
+        `${near ? `did you mean "${near}"? ` : ''}networks: ${names.join(', ')}`,
+      ),
+    );
   }
   const output = enumParam('output', SCAN_OUTPUTS, 'inclusive');
   const strategy = enumParam('strategy', SCAN_STRATEGIES, 'scan-then-propagate');
@@ -297,12 +398,27 @@ function scanWorkers(site: ScanSite, target: MappingTarget | undefined, pes: Set
   else list = typeof target === 'string' ? [target] : target;
   if (list) {
     if (!list.length) out.push(error(`mapping.${n.id}`, `${what} is mapped to an empty list of PEs`, 'list at least one PE: its workers, in order'));
-    if (list.length > MAX_SCAN_WORKERS) out.push(error(`mapping.${n.id}`, `${what} has ${list.length} workers, more than ${MAX_SCAN_WORKERS}`, `list at most ${MAX_SCAN_WORKERS} PEs`));
+    if (list.length > MAX_SCAN_WORKERS)
+      out.push(error(`mapping.${n.id}`, `${what} has ${list.length} workers, more than ${MAX_SCAN_WORKERS}`, `list at most ${MAX_SCAN_WORKERS} PEs`));
     const seen = new Map<string, number>();
     list.forEach((pe, j) => {
-      if (!pes.has(pe)) out.push(error(`mapping.${n.id}${typeof target === 'string' ? '' : `[${j}]`}`, `${what}: PE "${pe}" does not exist`, `list PEs of arch: ${[...pes].slice(0, 8).join(', ')}${pes.size > 8 ? ', ...' : ''}`));
+      if (!pes.has(pe))
+        out.push(
+          error(
+            `mapping.${n.id}${typeof target === 'string' ? '' : `[${j}]`}`,
+            `${what}: PE "${pe}" does not exist`,
+            `list PEs of arch: ${[...pes].slice(0, 8).join(', ')}${pes.size > 8 ? ', ...' : ''}`,
+          ),
+        );
       const first = seen.get(pe);
-      if (first !== undefined) out.push(warning(`mapping.${n.id}[${j}]`, `${what}: PE "${pe}" is listed twice (workers ${first} and ${j}): their work runs one after the other there`, 'list each PE once to run the workers in parallel'));
+      if (first !== undefined)
+        out.push(
+          warning(
+            `mapping.${n.id}[${j}]`,
+            `${what}: PE "${pe}" is listed twice (workers ${first} and ${j}): their work runs one after the other there`,
+            'list each PE once to run the workers in parallel',
+          ),
+        );
       else seen.set(pe, j);
     });
   }
@@ -314,18 +430,32 @@ function scanInput(site: ScanSite, list: string[] | undefined, nodes: AppNode[],
   const { n, path, what, out } = site;
   const into = edges.map((e, j) => ({ e, j })).filter(({ e }) => e.to.node === n.id);
   const feeds = into.filter(({ e }) => e.to.port === 'in');
-  for (const [j, e] of edges.entries()) if (e.from.node === n.id && e.from.port !== 'out' && e.from.port !== 'total') out.push(error(`${edgePaths[j]}.from.port`, `${what} has no output "${e.from.port}"`, 'outputs: out, total'));
+  for (const [j, e] of edges.entries())
+    if (e.from.node === n.id && e.from.port !== 'out' && e.from.port !== 'total')
+      out.push(error(`${edgePaths[j]}.from.port`, `${what} has no output "${e.from.port}"`, 'outputs: out, total'));
   if (!feeds.length) {
     out.push(error(path, `input port "in" of ${what} is not connected`, `add an edge to ${n.id}.in: its N elements`));
     return undefined;
   }
   if (feeds.length > 1) {
-    out.push(error(`${edgePaths[feeds[1].j]}.to`, `input ${n.id}.in is already fed by ${edgePaths[feeds[0].j]}`, 'an input port takes exactly one edge; remove one of them'));
+    out.push(
+      error(
+        `${edgePaths[feeds[1].j]}.to`,
+        `input ${n.id}.in is already fed by ${edgePaths[feeds[0].j]}`,
+        'an input port takes exactly one edge; remove one of them',
+      ),
+    );
     return undefined;
   }
   const { e: feed, j: feedAt } = feeds[0];
   if (feed.fromTokens || feed.toTokens) {
-    out.push(error(edgePaths[feedAt], `${what}: its input comes in parts (a producer firing several times per iteration)`, 'feed the scan from a node that makes all N elements in one firing'));
+    out.push(
+      error(
+        edgePaths[feedAt],
+        `${what}: its input comes in parts (a producer firing several times per iteration)`,
+        'feed the scan from a node that makes all N elements in one firing',
+      ),
+    );
     return undefined;
   }
   // N: the producer's data, [N, 2 + W].
@@ -334,21 +464,30 @@ function scanInput(site: ScanSite, list: string[] | undefined, nodes: AppNode[],
   if (!producer || !kernel) return undefined; // validate names the edge or the kernel
   let type: DataType | undefined;
   try {
-    type = specFor(kernel, withDefaults(kernel, producer.params as Params)).outputs.find((p) => p.name === feed.from.port)?.type(withDefaults(kernel, producer.params as Params));
+    type = specFor(kernel, withDefaults(kernel, producer.params as Params))
+      .outputs.find((p) => p.name === feed.from.port)
+      ?.type(withDefaults(kernel, producer.params as Params));
   } catch {
     type = undefined;
   }
   if (!type) return undefined; // validate reports the port or its type
   const N = type.shape[0] ?? 1;
   if (!(N >= 1)) {
-    out.push(error(edgePaths[feedAt], `${what} scans ${producer.id}.${feed.from.port}, which holds no elements (N = ${N})`, `give "${producer.id}" at least one element`));
+    out.push(
+      error(
+        edgePaths[feedAt],
+        `${what} scans ${producer.id}.${feed.from.port}, which holds no elements (N = ${N})`,
+        `give "${producer.id}" at least one element`,
+      ),
+    );
     return undefined;
   }
   if (N > MAX_SCAN_ELEMENTS) {
     out.push(error(edgePaths[feedAt], `${what}: ${N} elements, more than ${MAX_SCAN_ELEMENTS}`, 'scan fewer elements'));
     return undefined;
   }
-  if (list && list.length > N && list.length <= MAX_NETWORK_INPUTS) out.push(error(`mapping.${n.id}`, `${what}: ${list.length} workers for ${N} elements`, `list at most ${N} PEs: every worker needs an element`));
+  if (list && list.length > N && list.length <= MAX_NETWORK_INPUTS)
+    out.push(error(`mapping.${n.id}`, `${what}: ${list.length} workers for ${N} elements`, `list at most ${N} PEs: every worker needs an element`));
   return { into, feedAt, feed, producer, type, N };
 }
 
@@ -363,21 +502,52 @@ function scanOperator(site: ScanSite, network: string | undefined, output: ScanO
   }
   if (!operator) {
     const near = nearestKernels(opName, 3);
-    out.push(error(`${at}.operator`, `${what}: operator "${opName}" is not a registered kernel`, `${near.length ? `nearest: ${near.join(', ')}; ` : ''}load its package with --kernels, or fix the id`));
+    out.push(
+      error(
+        `${at}.operator`,
+        `${what}: operator "${opName}" is not a registered kernel`,
+        `${near.length ? `nearest: ${near.join(', ')}; ` : ''}load its package with --kernels, or fix the id`,
+      ),
+    );
     return undefined;
   }
   const binary = binaryOf(operator);
   if (!binary) {
-    out.push(error(`${at}.operator`, `${what}: kernel ${operator.id} is not a binary operator (its spec declares no \`binary\`)`, 'name a kernel that declares binary: { associativity, commutative, identity? } (e.g. scan.range, mat.mulmod)'));
+    out.push(
+      error(
+        `${at}.operator`,
+        `${what}: kernel ${operator.id} is not a binary operator (its spec declares no \`binary\`)`,
+        'name a kernel that declares binary: { associativity, commutative, identity? } (e.g. scan.range, mat.mulmod)',
+      ),
+    );
     return undefined;
   }
-  if (binary.associativity === 'none' && network && network !== 'serial') out.push(error(`${at}.network`, `${what}: operator ${operator.id} is not associative, so only the serial network computes its scan; ${network} re-brackets`, 'set "network": "serial"'));
-  if (output === 'exclusive' && !binary.identity) out.push(error(`${at}.output`, `${what}: an exclusive scan starts with the identity, and operator ${operator.id} has none`, 'use "output": "inclusive", or an operator with an identity'));
+  if (binary.associativity === 'none' && network && network !== 'serial')
+    out.push(
+      error(
+        `${at}.network`,
+        `${what}: operator ${operator.id} is not associative, so only the serial network computes its scan; ${network} re-brackets`,
+        'set "network": "serial"',
+      ),
+    );
+  if (output === 'exclusive' && !binary.identity)
+    out.push(
+      error(
+        `${at}.output`,
+        `${what}: an exclusive scan starts with the identity, and operator ${operator.id} has none`,
+        'use "output": "inclusive", or an operator with an identity',
+      ),
+    );
   return { operator, binary };
 }
 
 /** The operator's params (the scan's others) and ports: every context port fed, no other input, and `in` of the type it scans. */
-function operatorPorts(site: ScanSite, { operator, binary }: { operator: KernelSpec; binary: BinarySpec }, input: NonNullable<ReturnType<typeof scanInput>>, edgePaths: string[]) {
+function operatorPorts(
+  site: ScanSite,
+  { operator, binary }: { operator: KernelSpec; binary: BinarySpec },
+  input: NonNullable<ReturnType<typeof scanInput>>,
+  edgePaths: string[],
+) {
   const { n, path, params, at, what, out } = site;
   const { into, feedAt, feed, producer, type, N } = input;
   const own: Params = {};
@@ -390,7 +560,13 @@ function operatorPorts(site: ScanSite, { operator, binary }: { operator: KernelS
     try {
       return specFor(operator, { ...opParams, mode, count });
     } catch (e) {
-      out.push(error(at, `${what}: operator ${operator.id} gives no ports in mode ${mode}: ${e instanceof Error ? e.message : String(e)}`, `check the operator's params against ${operator.id}`));
+      out.push(
+        error(
+          at,
+          `${what}: operator ${operator.id} gives no ports in mode ${mode}: ${e instanceof Error ? e.message : String(e)}`,
+          `check the operator's params against ${operator.id}`,
+        ),
+      );
       return undefined;
     }
   };
@@ -400,9 +576,18 @@ function operatorPorts(site: ScanSite, { operator, binary }: { operator: KernelS
 
   // Every context port fed, no other input.
   for (const { e, j } of into) {
-    if (e.to.port !== 'in' && !context.includes(e.to.port)) out.push(error(`${edgePaths[j]}.to.port`, `${what} has no input "${e.to.port}"`, `inputs: in${context.map((c) => `, ${c}`).join('')}`));
+    if (e.to.port !== 'in' && !context.includes(e.to.port))
+      out.push(error(`${edgePaths[j]}.to.port`, `${what} has no input "${e.to.port}"`, `inputs: in${context.map((c) => `, ${c}`).join('')}`));
   }
-  for (const port of context) if (!into.some(({ e }) => e.to.port === port)) out.push(error(path, `${what}: context input "${port}" of operator ${operator.id} is not connected`, `add an edge to ${n.id}.${port}: every worker's applications read it`));
+  for (const port of context)
+    if (!into.some(({ e }) => e.to.port === port))
+      out.push(
+        error(
+          path,
+          `${what}: context input "${port}" of operator ${operator.id} is not connected`,
+          `add an edge to ${n.id}.${port}: every worker's applications read it`,
+        ),
+      );
   const scanPorts = portsOf('scan', N);
   const want = scanPorts?.inputs.find((p) => p.name === 'in');
   let wantType: DataType | undefined;
@@ -412,11 +597,23 @@ function operatorPorts(site: ScanSite, { operator, binary }: { operator: KernelS
     wantType = undefined;
   }
   if (!wantType) {
-    out.push(error(`${at}.operator`, `${what}: operator ${operator.id} has no input "in" in mode scan`, 'name an operator kernel of the scan contract (modes apply, scan, reduce, propagate, exclusive)'));
+    out.push(
+      error(
+        `${at}.operator`,
+        `${what}: operator ${operator.id} has no input "in" in mode scan`,
+        'name an operator kernel of the scan contract (modes apply, scan, reduce, propagate, exclusive)',
+      ),
+    );
     return undefined;
   }
   if (!sameDataType(type, wantType)) {
-    out.push(error(edgePaths[feedAt], `${what}: ${producer.id}.${feed.from.port} is ${formatDataType(type)}, but operator ${operator.id} with these params scans ${formatDataType(wantType)}`, `give "${producer.id}" and the scan's operator params matching element sizes`));
+    out.push(
+      error(
+        edgePaths[feedAt],
+        `${what}: ${producer.id}.${feed.from.port} is ${formatDataType(type)}, but operator ${operator.id} with these params scans ${formatDataType(wantType)}`,
+        `give "${producer.id}" and the scan's operator params matching element sizes`,
+      ),
+    );
     return undefined;
   }
   return { opParams, context, wantType };

@@ -111,12 +111,19 @@ describe('schema.json', () => {
     expect(committed === publishedJsonSchemaText(), 'schema.json differs from schema.ts: run `npm run schema` and commit the file').toBe(true);
   });
 
-  it('compiles in Ajv strict mode and carries every built-in kernel\'s params and ports', () => {
+  it("compiles in Ajv strict mode and carries every built-in kernel's params and ports", () => {
     expect(() => ajv().compile(published)).not.toThrow();
-    const node = (published.$defs as unknown as Record<string, { allOf: { if: { properties: { kernel: { const: string } } }; then: Record<string, unknown> }[] }>).node;
+    const node = (
+      published.$defs as unknown as Record<string, { allOf: { if: { properties: { kernel: { const: string } } }; then: Record<string, unknown> }[] }>
+    ).node;
     const produce = node.allOf.find((k) => k.if.properties.kernel.const === 'matrix.produce')!;
     expect(produce.then).toMatchObject({
-      properties: { params: { additionalProperties: false, properties: { width: { anyOf: [{ type: 'integer', minimum: 1, maximum: 16384 }, { $ref: '#/$defs/expression' }] } } } },
+      properties: {
+        params: {
+          additionalProperties: false,
+          properties: { width: { anyOf: [{ type: 'integer', minimum: 1, maximum: 16384 }, { $ref: '#/$defs/expression' }] } },
+        },
+      },
       'x-ports': { inputs: [], outputs: [{ name: 'out' }] },
     });
     const work = node.allOf.find((k) => k.if.properties.kernel.const === 'generic.work')!;
@@ -135,13 +142,15 @@ describe('schema.json', () => {
         continue;
       }
       const accepted = check(JSON.parse(readFileSync(c.file, 'utf8')));
-      if (accepted && !SEMANTIC.has(c.name)) wrong.push(`${c.name}: accepted by schema.json, and not listed as semantic in schema.test.ts (refuse it in schema.ts, or list it)`);
-      if (!accepted && SEMANTIC.has(c.name)) wrong.push(`${c.name}: refused by schema.json (${check.errors?.[0]?.instancePath} ${check.errors?.[0]?.message}), yet listed as semantic`);
+      if (accepted && !SEMANTIC.has(c.name))
+        wrong.push(`${c.name}: accepted by schema.json, and not listed as semantic in schema.test.ts (refuse it in schema.ts, or list it)`);
+      if (!accepted && SEMANTIC.has(c.name))
+        wrong.push(`${c.name}: refused by schema.json (${check.errors?.[0]?.instancePath} ${check.errors?.[0]?.message}), yet listed as semantic`);
     }
     expect(wrong).toEqual([]);
   });
 
-  it('takes the lowered form\'s firings and token ranges (a tool may write them), refuses an InitSpec object', () => {
+  it("takes the lowered form's firings and token ranges (a tool may write them), refuses an InitSpec object", () => {
     const check = ajv().compile(published);
     const doc = base();
     expect(check(doc)).toBe(true);
@@ -170,7 +179,7 @@ describe('schema.json', () => {
 });
 
 describe('the schema of the kernels registered now', () => {
-  it('adds a loaded package\'s kernels; closed, it refuses an unknown kernel id', () => {
+  it("adds a loaded package's kernels; closed, it refuses an unknown kernel id", () => {
     registerExampleKernels();
     const schema = documentJsonSchema(undefined, { closedKernels: true });
     const check = ajv().compile(schema);
@@ -226,7 +235,12 @@ function everyFeature(): Record<string, unknown> {
         { id: 's', composite: 'seg', params: { K: '2 * N' }, collapsed: true },
         {
           id: 'g',
-          graph: { nodes: [{ id: 'i', kernel: 'matrix.increment', params: { width: 'W', height: 'H' } }], edges: [], inputs: [{ name: 'in', to: [{ node: 'i', port: 'in' }] }], outputs: [{ name: 'out', from: { node: 'i', port: 'out' } }] },
+          graph: {
+            nodes: [{ id: 'i', kernel: 'matrix.increment', params: { width: 'W', height: 'H' } }],
+            edges: [],
+            inputs: [{ name: 'in', to: [{ node: 'i', port: 'in' }] }],
+            outputs: [{ name: 'out', from: { node: 'i', port: 'out' } }],
+          },
           collapsed: false,
         },
         { id: 'a', kernel: 'matrix.add', params: { width: 'W', height: 'H' }, rates: { a: 'N / 4', b: 1, out: 1 } },
@@ -241,7 +255,18 @@ function everyFeature(): Record<string, unknown> {
       ],
     },
     arch: {
-      hosts: [{ id: 'h0', agent: 'ws://127.0.0.1:7070', cpus: 1, gpus: 1, cpuMemory: 1e9, gpuMemory: 1e9, pcie: { bandwidth: 5e9, latency: 1e-5, duplex: true }, position: { x: 1, y: 2 } }],
+      hosts: [
+        {
+          id: 'h0',
+          agent: 'ws://127.0.0.1:7070',
+          cpus: 1,
+          gpus: 1,
+          cpuMemory: 1e9,
+          gpuMemory: 1e9,
+          pcie: { bandwidth: 5e9, latency: 1e-5, duplex: true },
+          position: { x: 1, y: 2 },
+        },
+      ],
       pes: [{ id: 'gpu9@h0', host: 'h0', kind: 'gpu', memory: 1e9, device: 0, flops: 1e12, memoryBandwidth: 1e11, position: { x: 0, y: 0 } }],
       links: [{ a: 'gpu0@h0', b: 'gpu9@h0', kind: 'nvlink', bandwidth: 5e10, latency: 1e-6, duplex: true }],
       network: { kind: 'infiniband', bandwidth: 2.6e9, latency: 2e-6 },
@@ -276,7 +301,11 @@ describe('the shape check (checkShape, from the same schema)', () => {
       ['a node inside a composite', (d) => (d.defs.seg.nodes[1].param = {}), 'defs.seg.nodes[1].param: unknown key "param" (did you mean "params"?)'],
       ['an inline graph', (d) => (d.app.nodes[2].graph.nodes[0].rate = {}), 'app.nodes[2].graph.nodes[0].rate: unknown key "rate" (did you mean "rates"?)'],
       ['a binding', (d) => (d.defs.seg.inputs[0].too = []), 'defs.seg.inputs[0].too: unknown key "too" (did you mean "to"?)'],
-      ['far from any key', (d) => (d.options.colour = 'red'), 'options.colour: unknown key "colour" (keys here: overlap, iterations, sync, mode, window, prefetch)'],
+      [
+        'far from any key',
+        (d) => (d.options.colour = 'red'),
+        'options.colour: unknown key "colour" (keys here: overlap, iterations, sync, mode, window, prefetch)',
+      ],
     ];
     for (const [where, change, want] of cases) {
       const d = everyFeature() as Record<string, any>;
@@ -289,16 +318,23 @@ describe('the shape check (checkShape, from the same schema)', () => {
     const d = everyFeature() as Record<string, any>;
     d.mappings = d.mapping;
     delete d.mapping;
-    expect(shapeOf(d)).toEqual(['mapping: is missing (it is written "mappings": rename that to "mapping")', 'mappings: unknown key "mappings" (rename it to "mapping")']);
+    expect(shapeOf(d)).toEqual([
+      'mapping: is missing (it is written "mappings": rename that to "mapping")',
+      'mappings: unknown key "mappings" (rename it to "mapping")',
+    ]);
   });
 
   it('wants exactly one of kernel, composite and graph in a node', () => {
     const none = everyFeature() as Record<string, any>;
     delete none.app.nodes[0].kernel;
-    expect(shapeOf(none)).toEqual(['app.nodes[0].kernel: is missing (name a kernel, or make it a composite node with "composite" or "graph", or a scan node with "type": "scan")']);
+    expect(shapeOf(none)).toEqual([
+      'app.nodes[0].kernel: is missing (name a kernel, or make it a composite node with "composite" or "graph", or a scan node with "type": "scan")',
+    ]);
     const two = everyFeature() as Record<string, any>;
     two.app.nodes[1].kernel = 'matrix.increment';
-    expect(shapeOf(two)).toEqual(['app.nodes[1]: has both kernel and composite (a node is a kernel node (kernel), a composite node (composite, or graph inline) or a scan node (type): keep one)']);
+    expect(shapeOf(two)).toEqual([
+      'app.nodes[1]: has both kernel and composite (a node is a kernel node (kernel), a composite node (composite, or graph inline) or a scan node (type): keep one)',
+    ]);
   });
 
   it('names wrong types in the v2 fields', () => {
@@ -327,7 +363,10 @@ describe('the shape check (checkShape, from the same schema)', () => {
 
 describe('the guard (the fast yes of checkShape)', () => {
   // Values a field may be replaced by: right and wrong types, edge cases of the checks.
-  const anyValue = fc.oneof(fc.jsonValue(), fc.constantFrom(0, -1, 1.5, 2 ** 60, '', 'x', 'pcie', 'cpu', 'self-timed', 'W', true, {}, [], { x: 1, y: 2 }, { node: 'p' }));
+  const anyValue = fc.oneof(
+    fc.jsonValue(),
+    fc.constantFrom(0, -1, 1.5, 2 ** 60, '', 'x', 'pcie', 'cpu', 'self-timed', 'W', true, {}, [], { x: 1, y: 2 }, { node: 'p' }),
+  );
   const paths = (v: unknown, prefix: (string | number)[] = []): (string | number)[][] => {
     if (typeof v !== 'object' || v === null) return [prefix];
     return [prefix, ...Object.entries(v).flatMap(([k, x]) => paths(x, [...prefix, Array.isArray(v) ? Number(k) : k]))];
@@ -344,28 +383,37 @@ describe('the guard (the fast yes of checkShape)', () => {
 
   it('says yes exactly when zod does, on documents with one field replaced, removed or added', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1000 }), fc.boolean(), fc.nat(), fc.constantFrom('replace', 'remove', 'add'), fc.string({ maxLength: 8 }), anyValue, (seed, rich, pick, how, key, value) => {
-        const doc = (rich ? everyFeature() : randomDocument(seed, { nodes: 4, hosts: 2, maxGpus: 2, overlap: true })) as Record<string, unknown>;
-        const all = paths(doc);
-        const path = all[pick % all.length];
-        let at = doc as Record<string | number, unknown>;
-        for (const k of path.slice(0, -1)) at = at[k] as Record<string | number, unknown>;
-        const last = path[path.length - 1];
-        if (how === 'replace' && path.length) at[last] = value;
-        else if (how === 'remove' && path.length) delete at[last];
-        else {
-          const target = path.length ? at[last] : doc;
-          if (typeof target === 'object' && target !== null && !Array.isArray(target)) (target as Record<string, unknown>)[key] = value;
-        }
-        const zod = documentSchema.safeParse(doc).success;
-        expect(generated(doc)).toBe(zod);
-        expect(closures(doc)).toBe(zod);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 1000 }),
+        fc.boolean(),
+        fc.nat(),
+        fc.constantFrom('replace', 'remove', 'add'),
+        fc.string({ maxLength: 8 }),
+        anyValue,
+        (seed, rich, pick, how, key, value) => {
+          const doc = (rich ? everyFeature() : randomDocument(seed, { nodes: 4, hosts: 2, maxGpus: 2, overlap: true })) as Record<string, unknown>;
+          const all = paths(doc);
+          const path = all[pick % all.length];
+          let at = doc as Record<string | number, unknown>;
+          for (const k of path.slice(0, -1)) at = at[k] as Record<string | number, unknown>;
+          const last = path[path.length - 1];
+          if (how === 'replace' && path.length) at[last] = value;
+          else if (how === 'remove' && path.length) delete at[last];
+          else {
+            const target = path.length ? at[last] : doc;
+            if (typeof target === 'object' && target !== null && !Array.isArray(target)) (target as Record<string, unknown>)[key] = value;
+          }
+          const zod = documentSchema.safeParse(doc).success;
+          expect(generated(doc)).toBe(zod);
+          expect(closures(doc)).toBe(zod);
+        },
+      ),
       { numRuns: 1500 },
     );
   });
 
   it('the examples pass it', () => {
-    for (const f of ['piic.json', 'paper-fig5.json', 'generic-work.json']) expect(generated(JSON.parse(readFileSync(new URL(`../../../../examples/${f}`, import.meta.url), 'utf8'))), basename(f)).toBe(true);
+    for (const f of ['piic.json', 'paper-fig5.json', 'generic-work.json'])
+      expect(generated(JSON.parse(readFileSync(new URL(`../../../../examples/${f}`, import.meta.url), 'utf8'))), basename(f)).toBe(true);
   });
 });

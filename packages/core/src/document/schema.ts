@@ -36,11 +36,18 @@ export const PE_KINDS = ['cpu', 'gpu'] as const;
 const name = z.string().min(1);
 const finite = z.number();
 const positive = z.number().positive();
-const expressionText = z.string().min(1).meta({ id: 'expression', description: 'An expression over the document params: numbers, + - * / %, min, max, parentheses, param names.' });
+const expressionText = z
+  .string()
+  .min(1)
+  .meta({ id: 'expression', description: 'An expression over the document params: numbers, + - * / %, min, max, parentheses, param names.' });
 /** A number or an expression (`"2 * N"`). */
-const expr = z.union([finite, expressionText], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number or an expression such as "2 * N"') : undefined) }).meta({ id: 'numberOrExpression' });
+const expr = z
+  .union([finite, expressionText], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number or an expression such as "2 * N"') : undefined) })
+  .meta({ id: 'numberOrExpression' });
 /** A delay: a number or an expression; the bound is published for editors, and delays.ts checks it (also where an expression gives the value), naming the edge. */
-const delayExpr = z.union([finite.meta({ maximum: MAX_DELAY }), expressionText], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number or an expression such as "2 * N"') : undefined) });
+const delayExpr = z.union([finite.meta({ maximum: MAX_DELAY }), expressionText], {
+  error: (iss) => (iss.code === 'invalid_union' ? say('must be a number or an expression such as "2 * N"') : undefined),
+});
 const position = z.strictObject({ x: finite, y: finite }).meta({ id: 'position', description: 'Canvas position in the editor; ignored by the compiler.' });
 
 const paramDef = z.strictObject({
@@ -51,7 +58,13 @@ const paramDef = z.strictObject({
   description: z.string().optional(),
 });
 const documentParams = z
-  .record(z.string().regex(PARAM_NAME), z.union([expr, paramDef], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number, an expression such as "2 * N", or { "value": ..., "min": ..., "max": ... }') : undefined) }))
+  .record(
+    z.string().regex(PARAM_NAME),
+    z.union([expr, paramDef], {
+      error: (iss) =>
+        iss.code === 'invalid_union' ? say('must be a number, an expression such as "2 * N", or { "value": ..., "min": ..., "max": ... }') : undefined,
+    }),
+  )
   .meta({ description: 'Parameter name -> value, expression or { value, min, max, integer }.' });
 
 const portRef = z.strictObject({ node: name, port: name });
@@ -59,10 +72,13 @@ const portRef = z.strictObject({ node: name, port: name });
 // a document holding it is taken as lowered (rates.ts does not expand it again).
 const tokenRange = z
   .strictObject({ first: z.int().min(0), count: z.int().min(1), of: z.int().min(1) })
-  .meta({ id: 'tokenRange', description: 'Lowered form: tokens first .. first + count - 1 of the `of` tokens a firing\'s port holds.' });
+  .meta({ id: 'tokenRange', description: "Lowered form: tokens first .. first + count - 1 of the `of` tokens a firing's port holds." });
 
 /** A node's params: kernel params (a numeric one may be an expression), or a composite node's values for its composite's params. */
-const nodeParams = z.record(z.string(), z.union([finite, z.string(), z.boolean()], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number, string or boolean') : undefined) }));
+const nodeParams = z.record(
+  z.string(),
+  z.union([finite, z.string(), z.boolean()], { error: (iss) => (iss.code === 'invalid_union' ? say('must be a number, string or boolean') : undefined) }),
+);
 
 // Defined before use by the getters below: a node may hold a composite inline, which holds nodes.
 // eslint-disable-next-line prefer-const
@@ -72,8 +88,14 @@ export const nodeSchema = z
   .strictObject({
     id: name,
     kernel: name.optional().meta({ description: 'A kernel id of the registry, e.g. matrix.increment.' }),
-    type: z.literal('scan').optional().meta({ description: 'A macro node: "scan", a prefix scan over an operator kernel (params: operator, network, output, strategy, execution and the operator\'s own), mapped to a list of PEs (its workers).' }),
-    composite: name.optional().meta({ description: 'A composite of the document\'s defs.' }),
+    type: z
+      .literal('scan')
+      .optional()
+      .meta({
+        description:
+          'A macro node: "scan", a prefix scan over an operator kernel (params: operator, network, output, strategy, execution and the operator\'s own), mapped to a list of PEs (its workers).',
+      }),
+    composite: name.optional().meta({ description: "A composite of the document's defs." }),
     get graph() {
       return compositeDef.optional();
     },
@@ -83,8 +105,15 @@ export const nodeSchema = z
       .array(z.string().max(200))
       .max(32)
       .optional()
-      .meta({ description: 'Capability clauses KEY OP VALUE the PE firing this kernel node must meet (kind, software, backend, vendor, featureLevel, feature, limit.<name>, cores, memory; = != >= <= > <).' }),
-    tasks: expr.optional().meta({ description: 'Kernel nodes whose kernel declares a split: run each firing as this many shares (tasks), then a combine summing them in share order.' }),
+      .meta({
+        description:
+          'Capability clauses KEY OP VALUE the PE firing this kernel node must meet (kind, software, backend, vendor, featureLevel, feature, limit.<name>, cores, memory; = != >= <= > <).',
+      }),
+    tasks: expr
+      .optional()
+      .meta({
+        description: 'Kernel nodes whose kernel declares a split: run each firing as this many shares (tasks), then a combine summing them in share order.',
+      }),
     position: position.optional(),
     collapsed: z.boolean().optional().meta({ description: 'Editor state of a composite node; ignored by the compiler.' }),
     firing: z
@@ -107,14 +136,18 @@ export const nodeSchema = z
   })
   .refine((n) => n.requires === undefined || n.kernel !== undefined, {
     path: ['requires'],
-    error: () => say('is for kernel nodes', 'write the requirements on the composite\'s inner kernel nodes'),
+    error: () => say('is for kernel nodes', "write the requirements on the composite's inner kernel nodes"),
   })
   .refine((n) => n.tasks === undefined || n.kernel !== undefined, {
     path: ['tasks'],
-    error: () => say('is for kernel nodes', 'write tasks on the composite\'s inner kernel node whose kernel splits'),
+    error: () => say('is for kernel nodes', "write tasks on the composite's inner kernel node whose kernel splits"),
   })
   .refine((n) => Number(n.kernel !== undefined) + Number(n.composite !== undefined) + Number(n.graph !== undefined) + Number(n.type !== undefined) <= 1, {
-    error: (iss) => say(`has both ${(['kernel', 'composite', 'graph', 'type'] as const).filter((k) => (iss.input as Record<string, unknown>)[k] !== undefined).join(' and ')}`, 'a node is a kernel node (kernel), a composite node (composite, or graph inline) or a scan node (type): keep one'),
+    error: (iss) =>
+      say(
+        `has both ${(['kernel', 'composite', 'graph', 'type'] as const).filter((k) => (iss.input as Record<string, unknown>)[k] !== undefined).join(' and ')}`,
+        'a node is a kernel node (kernel), a composite node (composite, or graph inline) or a scan node (type): keep one',
+      ),
   })
   .meta({
     id: 'node',
@@ -132,8 +165,8 @@ export const edgeSchema = z
       .union([finite, z.strictObject({ node: name })])
       .optional()
       .meta({ description: 'Values of the initial tokens: a constant, or { "node": id } of a source node run once per token.' }),
-    fromTokens: tokenRange.optional().meta({ description: 'Lowered form: the producer\'s tokens this edge carries.' }),
-    toTokens: tokenRange.optional().meta({ description: 'Lowered form: where they land among the consumer\'s input tokens.' }),
+    fromTokens: tokenRange.optional().meta({ description: "Lowered form: the producer's tokens this edge carries." }),
+    toTokens: tokenRange.optional().meta({ description: "Lowered form: where they land among the consumer's input tokens." }),
   })
   .meta({ id: 'edge' });
 
@@ -158,7 +191,7 @@ const linkKind = z.enum(LINK_KINDS);
 const host = z
   .strictObject({
     id: name,
-    agent: name.optional().meta({ description: 'Where the host\'s agent listens, e.g. ws://10.0.0.2:7070.' }),
+    agent: name.optional().meta({ description: "Where the host's agent listens, e.g. ws://10.0.0.2:7070." }),
     position: position.optional(),
     cpus: z
       .number()
@@ -207,10 +240,15 @@ export const documentSchema = z
       hosts: z.array(host),
       pes: z.array(pe).optional(),
       links: z.array(link).optional(),
-      network: z.strictObject({ kind: linkKind, ...linkSpec }).optional().meta({ description: 'Shorthand: one link of this kind between the CPUs of every two hosts.' }),
+      network: z
+        .strictObject({ kind: linkKind, ...linkSpec })
+        .optional()
+        .meta({ description: 'Shorthand: one link of this kind between the CPUs of every two hosts.' }),
     }),
     mapping: z
-      .record(z.string(), z.union(
+      .record(
+        z.string(),
+        z.union(
           [
             name,
             z
@@ -218,7 +256,17 @@ export const documentSchema = z
               .min(1, { error: () => say('is an empty list of PEs', 'list the PE ids the node\'s shares take in turn, e.g. ["gpu0@h0", "cpu@h0"]') })
               .max(MAX_PE_LIST, { error: (iss) => say(`lists ${(iss.input as unknown[]).length} PEs, more than ${MAX_PE_LIST}`, 'list each PE once') }),
           ],
-          { error: (iss) => (iss.code === 'invalid_union' ? say('must be a PE id, or a non-empty list of PE ids (for a node with tasks)', `map it as "cpu@h0", or ["gpu0@h0", "cpu@h0"] with at most ${MAX_PE_LIST}`) : undefined) }))
+          {
+            error: (iss) =>
+              iss.code === 'invalid_union'
+                ? say(
+                    'must be a PE id, or a non-empty list of PE ids (for a node with tasks)',
+                    `map it as "cpu@h0", or ["gpu0@h0", "cpu@h0"] with at most ${MAX_PE_LIST}`,
+                  )
+                : undefined,
+          },
+        ),
+      )
       .meta({ description: 'DFG node id -> PE id, or (a node with tasks) a list of PE ids its shares take in turn.' }),
     kernels: z.record(z.string(), name).optional().meta({ description: 'Kernel id -> the version (semver) the document was made with.' }),
     options: z
@@ -226,9 +274,15 @@ export const documentSchema = z
         overlap: z.boolean().optional().meta({ description: 'Computation-communication overlap (default true).' }),
         iterations: z.number().int().min(1).optional().meta({ description: 'Iterations of a run (default 100).' }),
         sync: z.enum(SYNC_MODES).optional().meta({ description: 'self-timed (default) or barrier.' }),
-        mode: z.enum(EXECUTION_MODES).optional().meta({ description: 'static (default): the compiled programs on the mapping; taskbag: tasks placed at run time on capable PEs.' }),
+        mode: z
+          .enum(EXECUTION_MODES)
+          .optional()
+          .meta({ description: 'static (default): the compiled programs on the mapping; taskbag: tasks placed at run time on capable PEs.' }),
         window: z.int().min(1).max(64).optional().meta({ description: 'Task-bag: most iterations in flight (default 2).' }),
-        prefetch: z.union([z.int().min(1).max(64), z.literal('unbounded')]).optional().meta({ description: 'Task-bag: most tasks a PE holds given and not done (default 2); unbounded: the Boss/Worker paper\'s literal reading.' }),
+        prefetch: z
+          .union([z.int().min(1).max(64), z.literal('unbounded')])
+          .optional()
+          .meta({ description: "Task-bag: most tasks a PE holds given and not done (default 2); unbounded: the Boss/Worker paper's literal reading." }),
       })
       .optional(),
   })
@@ -279,7 +333,10 @@ export interface JsonSchemaOptions {
  */
 export function documentJsonSchema(kernels: readonly KernelSpec[] = listKernels(), opts: JsonSchemaOptions = {}): Record<string, unknown> {
   // One conversion for the document and every kernel's params, so they share $defs.
-  const both = z.toJSONSchema(z.strictObject({ document: documentSchema, params: z.strictObject(Object.fromEntries(kernels.map((k) => [k.id, kernelParamsSchema(k)]))) }), { target: 'draft-2020-12' }) as Schema;
+  const both = z.toJSONSchema(
+    z.strictObject({ document: documentSchema, params: z.strictObject(Object.fromEntries(kernels.map((k) => [k.id, kernelParamsSchema(k)]))) }),
+    { target: 'draft-2020-12' },
+  ) as Schema;
   const props = both.properties as Record<string, Schema>;
   const params = props.params.properties as Record<string, Schema>;
   const defs = both.$defs as Record<string, Schema>;

@@ -13,7 +13,6 @@ type Path = readonly PropertyKey[];
 
 const guard = guardOf(documentSchema);
 
-
 export function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
@@ -112,12 +111,14 @@ function mapIssue(issue: Issue, prefix: Path, root: unknown, out: Diagnostic[]):
       return void out.push(error(at, `must be one of ${issue.values.map(String).join(', ')}, not ${describe(v)}`));
     case 'too_small':
       if (issue.origin === 'string') return void out.push(error(at, `must be a non-empty string, not ${describe(v)}`));
-      if (Number(issue.minimum) === 0 && !issue.inclusive) return void out.push(error(at, `${what(path)} must be positive, not ${describe(v)}`, 'use a value greater than 0'));
+      if (Number(issue.minimum) === 0 && !issue.inclusive)
+        return void out.push(error(at, `${what(path)} must be positive, not ${describe(v)}`, 'use a value greater than 0'));
       return void out.push(error(at, `${what(path)} must be at least ${issue.minimum}, not ${describe(v)}`));
     case 'too_big':
       return void out.push(error(at, `${what(path)} must be at most ${issue.maximum}, not ${describe(v)}`));
     case 'invalid_format':
-      if (issue.format === 'regex') return void out.push(error(at, `${describe(v)} is not a parameter name`, 'a name is a letter or _, then letters, digits or _'));
+      if (issue.format === 'regex')
+        return void out.push(error(at, `${describe(v)} is not a parameter name`, 'a name is a letter or _, then letters, digits or _'));
       return void out.push(error(at, `must be a ${issue.format}, not ${describe(v)}`));
     case 'invalid_key': {
       const key = String(issue.path.length ? path[path.length - 1] : '');
@@ -154,7 +155,8 @@ function expectedOf(issue: Extract<Issue, { code: 'invalid_union' }>): string {
 
 function unknownKey(path: Path, key: string): Diagnostic {
   const at = formatPath([...path, key]);
-  if (path[path.length - 1] === 'init') return error(at, `unknown key "${key}"`, 'an edge\'s init is a number (the value of every initial token) or { "node": "<id of a source node>" }');
+  if (path[path.length - 1] === 'init')
+    return error(at, `unknown key "${key}"`, 'an edge\'s init is a number (the value of every initial token) or { "node": "<id of a source node>" }');
   const valid = keysAt(path);
   const near = nearest(key, valid);
   return error(at, `unknown key "${key}"`, near ? `did you mean "${near}"?` : `keys here: ${valid.join(', ') || 'none'}`);

@@ -49,9 +49,12 @@ describe('tasks: K lowered to shares and a combine', () => {
     });
   });
 
-  it('feeds every share what fed the node (same port, delay and init), each share the combine\'s in{j}, and the node\'s consumers from the combine', () => {
+  it("feeds every share what fed the node (same port, delay and init), each share the combine's in{j}, and the node's consumers from the combine", () => {
     const { lowered } = lower(withTasks(3, 'cpu@h0'));
-    const edges = lowered!.doc.app.edges.map((e, i) => ({ e: `${e.from.node}.${e.from.port} -> ${e.to.node}.${e.to.port}${e.delay ? ` delay ${e.delay}` : ''}${e.init ? ` init ${JSON.stringify(e.init)}` : ''}`, at: lowered!.edgePaths[i] }));
+    const edges = lowered!.doc.app.edges.map((e, i) => ({
+      e: `${e.from.node}.${e.from.port} -> ${e.to.node}.${e.to.port}${e.delay ? ` delay ${e.delay}` : ''}${e.init ? ` init ${JSON.stringify(e.init)}` : ''}`,
+      at: lowered!.edgePaths[i],
+    }));
     expect(edges).toEqual(
       expect.arrayContaining([
         ...[0, 1, 2].map((j) => ({ e: `phantom.sinogram -> projbp[${j}].sinogram`, at: 'app.edges[0]' })),
@@ -68,7 +71,14 @@ describe('tasks: K lowered to shares and a combine', () => {
       const m = lower(doc).lowered!.doc.mapping;
       return Object.fromEntries(Object.entries(m).filter(([k]) => k.startsWith('projbp')));
     };
-    expect(pick(withTasks(5))).toEqual({ 'projbp[0]': 'gpu0@h0', 'projbp[1]': 'cpu@h0', 'projbp[2]': 'gpu0@h0', 'projbp[3]': 'cpu@h0', 'projbp[4]': 'gpu0@h0', projbp: 'gpu0@h0' });
+    expect(pick(withTasks(5))).toEqual({
+      'projbp[0]': 'gpu0@h0',
+      'projbp[1]': 'cpu@h0',
+      'projbp[2]': 'gpu0@h0',
+      'projbp[3]': 'cpu@h0',
+      'projbp[4]': 'gpu0@h0',
+      projbp: 'gpu0@h0',
+    });
     expect(pick(withTasks(2, 'cpu@h0'))).toEqual({ 'projbp[0]': 'cpu@h0', 'projbp[1]': 'cpu@h0', projbp: 'cpu@h0' });
     const own = withTasks(2, ['cpu@h0']);
     own.mapping['projbp[1]'] = 'gpu0@h0';
@@ -83,7 +93,7 @@ describe('tasks: K lowered to shares and a combine', () => {
     ]);
   });
 
-  it('evaluates tasks as an expression over the document params (the example\'s K), with --param overrides', () => {
+  it("evaluates tasks as an expression over the document params (the example's K), with --param overrides", () => {
     expect(lower(withTasks('K'), { K: 6 }).lowered!.doc.app.nodes.filter((n: AppNode) => n.share).length).toBe(6);
   });
 
@@ -96,35 +106,47 @@ describe('tasks: K lowered to shares and a combine', () => {
 
 describe('tasks refused, naming the element and the fix', () => {
   it('tasks below 1, not whole, or negative', () => {
-    expect(errors(withTasks(0))).toEqual(['app.nodes[1].tasks: node "projbp": tasks 0 is not a whole number of tasks, 1 or more (write how many shares its work splits into: 1 or more)']);
+    expect(errors(withTasks(0))).toEqual([
+      'app.nodes[1].tasks: node "projbp": tasks 0 is not a whole number of tasks, 1 or more (write how many shares its work splits into: 1 or more)',
+    ]);
     expect(errors(withTasks(2.5))[0]).toMatch(/tasks 2.5 is not a whole number/);
     expect(errors(withTasks('0 - 3'))[0]).toMatch(/tasks -3 is not a whole number/);
   });
 
   it('tasks above the split range', () => {
-    expect(errors(withTasks(200), { A: 180 })).toEqual(['app.nodes[1].tasks: node "projbp": tasks 200 > angles 180: each share needs at least one of its angles (lower tasks to 180 or fewer, or raise angles)']);
+    expect(errors(withTasks(200), { A: 180 })).toEqual([
+      'app.nodes[1].tasks: node "projbp": tasks 200 > angles 180: each share needs at least one of its angles (lower tasks to 180 or fewer, or raise angles)',
+    ]);
   });
 
   it('tasks on a kernel without a split, on a composite node, beside its split params, with a rate above 1', () => {
     const doc = withTasks(undefined, 'gpu0@h0');
     doc.app.nodes.find((n) => n.id === 'update')!.tasks = 2;
-    expect(errors(doc)).toEqual(['app.nodes[2].tasks: node "update": kernel mlem.update has no split param; remove tasks (only kernels that declare a split (e.g. mlem.projbp) run as tasks)']);
+    expect(errors(doc)).toEqual([
+      'app.nodes[2].tasks: node "update": kernel mlem.update has no split param; remove tasks (only kernels that declare a split (e.g. mlem.projbp) run as tasks)',
+    ]);
     const composite = withTasks(undefined, 'gpu0@h0');
     composite.app.nodes.push({ id: 'box', graph: { nodes: [], edges: [] }, tasks: 2 });
     expect(errors(composite).join('\n')).toMatch(/app.nodes\[4\].tasks: is for kernel nodes/);
-    expect(errors(withTasks(2, 'gpu0@h0', { shares: 2 }))).toEqual(['app.nodes[1].params.shares: node "projbp" sets shares itself and has tasks: tasks sets shares on each share (remove params.shares, or remove tasks)']);
+    expect(errors(withTasks(2, 'gpu0@h0', { shares: 2 }))).toEqual([
+      'app.nodes[1].params.shares: node "projbp" sets shares itself and has tasks: tasks sets shares on each share (remove params.shares, or remove tasks)',
+    ]);
     const rated = withTasks(2, 'gpu0@h0');
     rated.app.nodes[1].rates = { sinogram: 2 };
     expect(errors(rated)[0]).toMatch(/app.nodes\[1\].rates: node "projbp" has tasks and rate 2 on port "sinogram"/);
   });
 
   it('a PE list on a node without tasks, and an unknown PE in a list', () => {
-    expect(errors(withTasks(undefined))).toEqual(['mapping.projbp: node "projbp" is mapped to a list of PEs, but has no tasks: a list spreads a node\'s shares (map it to one PE ("gpu0@h0"), or give it "tasks" (its kernel must split))']);
+    expect(errors(withTasks(undefined))).toEqual([
+      'mapping.projbp: node "projbp" is mapped to a list of PEs, but has no tasks: a list spreads a node\'s shares (map it to one PE ("gpu0@h0"), or give it "tasks" (its kernel must split))',
+    ]);
     expect(errors(withTasks(2, ['gpu0@h0', 'gpu7@h0']))).toEqual(['mapping.projbp[1]: PE "gpu7@h0" does not exist (list PEs of arch: cpu@h0, gpu0@h0)']);
   });
 
   it('an empty PE list is a shape error', () => {
-    expect(errors(withTasks(2, []))).toEqual(['mapping.projbp: is an empty list of PEs (list the PE ids the node\'s shares take in turn, e.g. ["gpu0@h0", "cpu@h0"])']);
+    expect(errors(withTasks(2, []))).toEqual([
+      'mapping.projbp: is an empty list of PEs (list the PE ids the node\'s shares take in turn, e.g. ["gpu0@h0", "cpu@h0"])',
+    ]);
     const doc = withTasks(2) as unknown as { mapping: Record<string, unknown> };
     doc.mapping.projbp = 3;
     expect(errors(doc)[0]).toMatch(/^mapping.projbp: must be a PE id, or a non-empty list of PE ids/);

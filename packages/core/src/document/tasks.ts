@@ -39,10 +39,20 @@ export function expandTasks(stage: Stage<WrittenDocument>, out: Diagnostic[]): S
     const list = doc.mapping[key] as string[];
     const i = index.get(key);
     if (i === undefined) out.push(error(`mapping.${key}`, `node "${key}" does not exist`, 'remove this entry or add the node to app.nodes'));
-    else if (nodes[i].tasks === undefined) out.push(error(`mapping.${key}`, `node "${key}" is mapped to a list of PEs, but has no tasks: a list spreads a node's shares`, `map it to one PE ("${list[0]}"), or give it "tasks" (its kernel must split)`));
+    else if (nodes[i].tasks === undefined)
+      out.push(
+        error(
+          `mapping.${key}`,
+          `node "${key}" is mapped to a list of PEs, but has no tasks: a list spreads a node's shares`,
+          `map it to one PE ("${list[0]}"), or give it "tasks" (its kernel must split)`,
+        ),
+      );
     // (The shape check bounds a list's length: schema.ts MAX_PE_LIST.)
     list.forEach((pe, j) => {
-      if (!pes.has(pe)) out.push(error(`mapping.${key}[${j}]`, `PE "${pe}" does not exist`, `list PEs of arch: ${[...pes].slice(0, 8).join(', ')}${pes.size > 8 ? ', ...' : ''}`));
+      if (!pes.has(pe))
+        out.push(
+          error(`mapping.${key}[${j}]`, `PE "${pe}" does not exist`, `list PEs of arch: ${[...pes].slice(0, 8).join(', ')}${pes.size > 8 ? ', ...' : ''}`),
+        );
     });
   }
 
@@ -54,7 +64,13 @@ export function expandTasks(stage: Stage<WrittenDocument>, out: Diagnostic[]): S
     if (!plan) return;
     for (let j = 0; j < plan.count; j++) {
       if (taken.has(shareId(n.id, j))) {
-        out.push(error(`${nodePaths[i]}.id`, `node "${n.id}" has ${plan.count} tasks, and its share "${shareId(n.id, j)}" has the id of another node`, `rename the node "${shareId(n.id, j)}": ids of the form <node>[<n>] name shares`));
+        out.push(
+          error(
+            `${nodePaths[i]}.id`,
+            `node "${n.id}" has ${plan.count} tasks, and its share "${shareId(n.id, j)}" has the id of another node`,
+            `rename the node "${shareId(n.id, j)}": ids of the form <node>[<n>] name shares`,
+          ),
+        );
         return;
       }
     }
@@ -70,7 +86,8 @@ export function expandTasks(stage: Stage<WrittenDocument>, out: Diagnostic[]): S
   const lowNodePaths: string[] = [];
   const mapping: Record<string, string> = {};
   // Entries naming a share itself (`X[2]`) win over the node's list.
-  for (const key of Object.keys(doc.mapping)) if (!Array.isArray(doc.mapping[key]) && !plans.has(index.get(key) ?? -1)) mapping[key] = doc.mapping[key] as string;
+  for (const key of Object.keys(doc.mapping))
+    if (!Array.isArray(doc.mapping[key]) && !plans.has(index.get(key) ?? -1)) mapping[key] = doc.mapping[key] as string;
   nodes.forEach((n, i) => {
     const plan = plans.get(i);
     if (!plan) {
@@ -84,14 +101,24 @@ export function expandTasks(stage: Stage<WrittenDocument>, out: Diagnostic[]): S
     const list = typeof target === 'string' ? [target] : target;
     for (let j = 0; j < plan.count; j++) {
       const id = shareId(n.id, j);
-      const share: AppNode = { ...rest, id, params: { ...n.params, [split.count]: plan.count, [split.index]: j }, share: { node: n.id, index: j, of: plan.count } };
+      const share: AppNode = {
+        ...rest,
+        id,
+        params: { ...n.params, [split.count]: plan.count, [split.index]: j },
+        share: { node: n.id, index: j, of: plan.count },
+      };
       // Shares fan out on the canvas of the expanded graph.
       if (position) share.position = { x: position.x + 24 * j, y: position.y + 24 * j };
       lowNodes.push(share);
       lowNodePaths.push(nodePaths[i]);
       if (!Object.hasOwn(mapping, id)) mapping[id] = list[j % list.length];
     }
-    const combine: AppNode = { id: n.id, kernel: GENERIC_SUM, params: { count: plan.count, kind: plan.type.kind, shape: plan.type.shape.join(',') }, combine: { node: n.id, of: plan.count } };
+    const combine: AppNode = {
+      id: n.id,
+      kernel: GENERIC_SUM,
+      params: { count: plan.count, kind: plan.type.kind, shape: plan.type.shape.join(',') },
+      combine: { node: n.id, of: plan.count },
+    };
     if (position) combine.position = { x: position.x + 24 * plan.count + 120, y: position.y };
     lowNodes.push(combine);
     lowNodePaths.push(nodePaths[i]);
@@ -140,19 +167,33 @@ function planSplit(n: AppNode, path: string, out: Diagnostic[]): { kernel: Kerne
   if (!kernel) return undefined;
   const split = kernel.split;
   if (!split) {
-    out.push(error(at, `node "${n.id}": kernel ${kernel.id} has no split param; remove tasks`, 'only kernels that declare a split (e.g. mlem.projbp) run as tasks'));
+    out.push(
+      error(at, `node "${n.id}": kernel ${kernel.id} has no split param; remove tasks`, 'only kernels that declare a split (e.g. mlem.projbp) run as tasks'),
+    );
     return undefined;
   }
   for (const name of [split.count, split.index]) {
     if (n.params && Object.hasOwn(n.params, name)) {
-      out.push(error(`${path}.params.${name}`, `node "${n.id}" sets ${name} itself and has tasks: tasks sets ${name} on each share`, `remove params.${name}, or remove tasks`));
+      out.push(
+        error(
+          `${path}.params.${name}`,
+          `node "${n.id}" sets ${name} itself and has tasks: tasks sets ${name} on each share`,
+          `remove params.${name}, or remove tasks`,
+        ),
+      );
       return undefined;
     }
   }
   const params: Params = withDefaults(kernel, n.params);
   const range = Number(params[split.range]);
   if (k > range) {
-    out.push(error(at, `node "${n.id}": tasks ${k} > ${split.range} ${range}: each share needs at least one of its ${split.range}`, `lower tasks to ${range} or fewer, or raise ${split.range}`));
+    out.push(
+      error(
+        at,
+        `node "${n.id}": tasks ${k} > ${split.range} ${range}: each share needs at least one of its ${split.range}`,
+        `lower tasks to ${range} or fewer, or raise ${split.range}`,
+      ),
+    );
     return undefined;
   }
   const most = Math.min(MAX_TASKS, kernel.params[split.count]?.max ?? MAX_TASKS);
@@ -172,7 +213,13 @@ function planSplit(n: AppNode, path: string, out: Diagnostic[]): { kernel: Kerne
   const declared = [...spec.inputs, ...spec.outputs].map((p): [string, unknown] => [p.name, safeRate(() => declaredRate(p, params))]);
   for (const [port, rate] of [...written, ...declared]) {
     if (typeof rate === 'number' && rate > 1) {
-      out.push(error(`${path}.rates`, `node "${n.id}" has tasks and rate ${rate} on port "${port}": a node with tasks fires once per iteration`, 'give it rate 1 on every port, or remove tasks'));
+      out.push(
+        error(
+          `${path}.rates`,
+          `node "${n.id}" has tasks and rate ${rate} on port "${port}": a node with tasks fires once per iteration`,
+          'give it rate 1 on every port, or remove tasks',
+        ),
+      );
       return undefined;
     }
   }

@@ -90,7 +90,9 @@ describe('validate', () => {
     d.app.nodes[1].kernel = 'matrix.incremnt';
     const m = messages(d);
     expect(m).toHaveLength(1);
-    expect(m[0]).toBe('app.nodes[1].kernel: unknown kernel "matrix.incremnt" (nearest registered: matrix.increment, matrix.consume, matrix.add; a package\'s kernels need --kernels PATH_OR_PACKAGE)');
+    expect(m[0]).toBe(
+      'app.nodes[1].kernel: unknown kernel "matrix.incremnt" (nearest registered: matrix.increment, matrix.consume, matrix.add; a package\'s kernels need --kernels PATH_OR_PACKAGE)',
+    );
   });
 
   it('reports a param out of range once, not again as the data types it gives', () => {
@@ -170,7 +172,15 @@ describe('validate', () => {
   });
 
   it('rejects wrong JSON types field by field, never throwing', () => {
-    for (const bad of [null, 42, [], 'x', {}, { format: 'pipeloom/v2' }, { format: 'pipeloom/v2', app: { nodes: 'x', edges: [] }, arch: { hosts: [{}] }, mapping: [] }]) {
+    for (const bad of [
+      null,
+      42,
+      [],
+      'x',
+      {},
+      { format: 'pipeloom/v2' },
+      { format: 'pipeloom/v2', app: { nodes: 'x', edges: [] }, arch: { hosts: [{}] }, mapping: [] },
+    ]) {
       expect(validate(bad).length).toBeGreaterThan(0);
       expect(compile(bad).ok).toBe(false);
     }

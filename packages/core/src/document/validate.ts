@@ -1,4 +1,19 @@
-import { bindingProblems, CUSTOM_WGSL, dataTypeBytes, majorOf, findKernel, formatDataType, nearestKernels, sameDataType, specFor, type DataType, type KernelSpec, type ParamSpec, type ParamValue, type Params } from '@pipeloom/kernels/specs';
+import {
+  bindingProblems,
+  CUSTOM_WGSL,
+  dataTypeBytes,
+  majorOf,
+  findKernel,
+  formatDataType,
+  nearestKernels,
+  sameDataType,
+  specFor,
+  type DataType,
+  type KernelSpec,
+  type ParamSpec,
+  type ParamValue,
+  type Params,
+} from '@pipeloom/kernels/specs';
 import { error, hasErrors, warning, type Diagnostic } from '../diagnostics.js';
 import { hostId, nodeId, peId, type NodeId, type PeId } from '../ids.js';
 import { migrate } from './migrate.js';
@@ -45,8 +60,21 @@ function build(doc: ProjectDocument, written: WrittenDocument, pePaths: string[]
   const { edges, ports, edgeSlot, fedCount } = appEdges(doc, app, r);
   const inputs = inputLists(doc, app.nodes, ports.firstInput, ports.inputCount, edgeSlot, fedCount, r.edgeAt, r.nodeAt, r.fail);
   const outputs = successorLists(doc.app.nodes.length, edges.from, identity(edges.count));
-  if (!hasErrors(out)) for (const i of app.unexpanded) r.fail(r.nodeAt(i), `node "${doc.app.nodes[i].id}" has no kernel`, 'give it a kernel, or make it a scan node whose input is fed');
-  const model: Model = { doc, written, nodes: app.nodes, node: app.node, edges, inputs, outputs: { start: outputs.start, edge: outputs.succ }, pes, pe, lowered };
+  if (!hasErrors(out))
+    for (const i of app.unexpanded)
+      r.fail(r.nodeAt(i), `node "${doc.app.nodes[i].id}" has no kernel`, 'give it a kernel, or make it a scan node whose input is fed');
+  const model: Model = {
+    doc,
+    written,
+    nodes: app.nodes,
+    node: app.node,
+    edges,
+    inputs,
+    outputs: { start: outputs.start, edge: outputs.succ },
+    pes,
+    pe,
+    lowered,
+  };
   if (hasErrors(out)) return model;
   graphProblems(model, r);
   return model;
@@ -94,9 +122,21 @@ function architecture(doc: ProjectDocument, pePaths: string[], linkPaths: string
   const pe = new Map<PeId, ModelPe>();
   doc.arch.pes.forEach((p, i) => {
     const at = pePaths[i].startsWith('arch.pes') ? pePaths[i] : pePaths[i].replace(/\.\w+Memory$/, '');
-    if (pe.has(peId(p.id))) return fail(at.startsWith('arch.pes') ? `${at}.id` : at, `duplicate PE id "${p.id}"`, 'give each PE its own id (a host shorthand may already define it)');
+    if (pe.has(peId(p.id)))
+      return fail(at.startsWith('arch.pes') ? `${at}.id` : at, `duplicate PE id "${p.id}"`, 'give each PE its own id (a host shorthand may already define it)');
     if (!hosts.has(p.host)) fail(`${at}.host`, `host "${p.host}" does not exist`, `add it to arch.hosts or use one of: ${[...hosts].join(', ')}`);
-    const m: ModelPe = { id: peId(p.id), index: pes.length, path: pePaths[i].startsWith('arch.pes') ? `${pePaths[i]}.memory` : pePaths[i], host: hostId(p.host), kind: p.kind, memory: p.memory, flops: p.flops, memoryBandwidth: p.memoryBandwidth, links: [], neighbours: [] };
+    const m: ModelPe = {
+      id: peId(p.id),
+      index: pes.length,
+      path: pePaths[i].startsWith('arch.pes') ? `${pePaths[i]}.memory` : pePaths[i],
+      host: hostId(p.host),
+      kind: p.kind,
+      memory: p.memory,
+      flops: p.flops,
+      memoryBandwidth: p.memoryBandwidth,
+      links: [],
+      neighbours: [],
+    };
     pes.push(m);
     pe.set(m.id, m);
   });
@@ -150,14 +190,19 @@ function appNodes(doc: ProjectDocument, lowered: Lowered, r: Reporter): AppNodes
     const kernel = findKernel(n.kernel);
     if (!kernel) {
       unknownKernel.add(n.id);
-      return fail(`${nodeAt(i)}.kernel`, `unknown kernel "${n.kernel}"`, `nearest registered: ${nearestKernels(n.kernel!).join(', ')}; a package's kernels need --kernels PATH_OR_PACKAGE`);
+      return fail(
+        `${nodeAt(i)}.kernel`,
+        `unknown kernel "${n.kernel}"`,
+        `nearest registered: ${nearestKernels(n.kernel!).join(', ')}; a package's kernels need --kernels PATH_OR_PACKAGE`,
+      );
     }
     // for-in sees the keys in Object.keys order without building that array per node.
     for (const name in n.params) {
       if (!Object.hasOwn(n.params, name)) continue;
       const value = n.params[name];
       const spec = kernel.params[name];
-      if (!spec) fail(`${nodeAt(i)}.params.${name}`, `kernel ${kernel.id} has no param "${name}"`, `params: ${Object.keys(kernel.params).join(', ') || 'none'}`);
+      if (!spec)
+        fail(`${nodeAt(i)}.params.${name}`, `kernel ${kernel.id} has no param "${name}"`, `params: ${Object.keys(kernel.params).join(', ') || 'none'}`);
       else {
         const problem = paramProblem(name, value, spec);
         if (problem) {
@@ -174,7 +219,11 @@ function appNodes(doc: ProjectDocument, lowered: Lowered, r: Reporter): AppNodes
       own = specFor(kernel, params);
     } catch (e) {
       unknownKernel.add(n.id);
-      return fail(`${nodeAt(i)}.params${kernel.params.ports ? '.ports' : ''}`, `node "${n.id}" (${kernel.id}): ${e instanceof Error ? e.message : String(e)}`, 'declare its ports as the kernel describes');
+      return fail(
+        `${nodeAt(i)}.params${kernel.params.ports ? '.ports' : ''}`,
+        `node "${n.id}" (${kernel.id}): ${e instanceof Error ? e.message : String(e)}`,
+        'declare its ports as the kernel describes',
+      );
     }
     const m: ModelNode = { id: nodeId(n.id), index: i, kernel: own, params, pe: peId(''), peIndex: -1 };
     const mark = lowered.scanMarks?.[i];
@@ -195,7 +244,13 @@ function kernelVersions(doc: ProjectDocument, out: Diagnostic[]): void {
   for (const [id, made] of Object.entries(doc.kernels ?? {})) {
     const now = findKernel(id);
     if (now && doc.app.nodes.some((n) => n.kernel === id) && majorOf(now.version) !== majorOf(made)) {
-      out.push(warning(`kernels.${id}`, `the document was made with ${id} ${made}; the registry has ${now.version} (from ${now.package ?? 'builtin'}), another major version`, `check the nodes using ${id} against ${now.version}, then save the document again`));
+      out.push(
+        warning(
+          `kernels.${id}`,
+          `the document was made with ${id} ${made}; the registry has ${now.version} (from ${now.package ?? 'builtin'}), another major version`,
+          `check the nodes using ${id} against ${now.version}, then save the document again`,
+        ),
+      );
     }
   }
 }
@@ -226,18 +281,47 @@ function mapping(doc: ProjectDocument, nodes: ModelNode[], node: Map<NodeId, Mod
     // Task-bag mode places tasks at run time (run/taskbag/): the mapping's PE is not where it runs.
     const on = n.pe && doc.options?.mode !== 'taskbag' ? pe.get(n.pe) : undefined;
     // The PE's kind is known now; the rest of `requires` is checked against the agents' reports (Coordinator.check).
-    const kind = on && n.requires ? failingClause({ kind: on.kind }, n.requires.filter((c) => c.key === 'kind')) : undefined;
-    if (on && kind) fail(`mapping.${n.id}`, `node "${n.id}" requires ${kind.text}, but is mapped to ${on.id}, a ${on.kind} PE`, `map it to a PE meeting ${kind.text}: ${listSome(pes.filter((x) => !failingClause({ kind: x.kind }, [kind])).map((x) => x.id))}`);
+    const kind =
+      on && n.requires
+        ? failingClause(
+            { kind: on.kind },
+            n.requires.filter((c) => c.key === 'kind'),
+          )
+        : undefined;
+    if (on && kind)
+      fail(
+        `mapping.${n.id}`,
+        `node "${n.id}" requires ${kind.text}, but is mapped to ${on.id}, a ${on.kind} PE`,
+        `map it to a PE meeting ${kind.text}: ${listSome(pes.filter((x) => !failingClause({ kind: x.kind }, [kind])).map((x) => x.id))}`,
+      );
     if (n.kernel.gpuOnly && on && on.kind === 'cpu') {
       const gpus = pes.filter((x) => x.kind === 'gpu').map((x) => x.id);
-      fail(`mapping.${n.id}`, `node "${n.id}" (${n.kernel.id}) runs on GPU PEs only, but is mapped to the CPU PE ${on.id}`, gpus.length ? `map it to a GPU PE: ${listSome(gpus)}` : 'map it to a GPU PE (add one to arch.pes)');
+      fail(
+        `mapping.${n.id}`,
+        `node "${n.id}" (${n.kernel.id}) runs on GPU PEs only, but is mapped to the CPU PE ${on.id}`,
+        gpus.length ? `map it to a GPU PE: ${listSome(gpus)}` : 'map it to a GPU PE (add one to arch.pes)',
+      );
     }
     if (n.kernel.id === CUSTOM_WGSL && String(n.params.source ?? '').trim() === '') {
-      fail(`${nodeAt(n.index)}.params.source`, `node "${n.id}" (${CUSTOM_WGSL}) has an empty WGSL source`, 'write a compute module with @compute @workgroup_size(64) fn main, reading binding 0 and writing binding 1');
+      fail(
+        `${nodeAt(n.index)}.params.source`,
+        `node "${n.id}" (${CUSTOM_WGSL}) has an empty WGSL source`,
+        'write a compute module with @compute @workgroup_size(64) fn main, reading binding 0 and writing binding 1',
+      );
     } else if (n.kernel.id === CUSTOM_WGSL) {
       // The module binds the node's ports in order (then, optionally, info): checked here, not at the first run.
-      const wrong = bindingProblems(String(n.params.source), n.kernel.inputs.map((p) => p.name), n.kernel.outputs.map((p) => p.name), 'optional');
-      if (wrong.length) fail(`${nodeAt(n.index)}.params.source`, `node "${n.id}" (${CUSTOM_WGSL}): its WGSL bindings do not match its ports: ${wrong.join('; ')}`, 'bind the ports in order (inputs var<storage, read>, outputs var<storage, read_write>), then info var<uniform>, or change params.ports');
+      const wrong = bindingProblems(
+        String(n.params.source),
+        n.kernel.inputs.map((p) => p.name),
+        n.kernel.outputs.map((p) => p.name),
+        'optional',
+      );
+      if (wrong.length)
+        fail(
+          `${nodeAt(n.index)}.params.source`,
+          `node "${n.id}" (${CUSTOM_WGSL}): its WGSL bindings do not match its ports: ${wrong.join('; ')}`,
+          'bind the ports in order (inputs var<storage, read>, outputs var<storage, read_write>), then info var<uniform>, or change params.ports',
+        );
     }
   }
 }
@@ -282,8 +366,18 @@ function appEdges(doc: ProjectDocument, app: AppNodes, r: Reporter): { edges: Mo
     const outPort = from.kernel.outputs[outIndex];
     const inIndex = portIndex(to.kernel.inputs, e.to.port);
     const inPort = to.kernel.inputs[inIndex];
-    if (!outPort) fail(`${edgeAt(i)}.from.port`, `node "${from.id}" (${from.kernel.id}) has no output port "${e.from.port}"`, `outputs: ${from.kernel.outputs.map((o) => o.name).join(', ') || 'none'}`);
-    if (!inPort) fail(`${edgeAt(i)}.to.port`, `node "${to.id}" (${to.kernel.id}) has no input port "${e.to.port}"`, `inputs: ${to.kernel.inputs.map((o) => o.name).join(', ') || 'none'}`);
+    if (!outPort)
+      fail(
+        `${edgeAt(i)}.from.port`,
+        `node "${from.id}" (${from.kernel.id}) has no output port "${e.from.port}"`,
+        `outputs: ${from.kernel.outputs.map((o) => o.name).join(', ') || 'none'}`,
+      );
+    if (!inPort)
+      fail(
+        `${edgeAt(i)}.to.port`,
+        `node "${to.id}" (${to.kernel.id}) has no input port "${e.to.port}"`,
+        `inputs: ${to.kernel.inputs.map((o) => o.name).join(', ') || 'none'}`,
+      );
     if (!outPort || !inPort) return;
     const slot = firstInput[to.index] + inIndex;
     fedCount[(edgeSlot[i] = slot)]++;
@@ -302,7 +396,11 @@ function appEdges(doc: ProjectDocument, app: AppNodes, r: Reporter): { edges: Mo
     if (!e.fromTokens && !e.toTokens && !rates.has(from.index) && !rates.has(to.index)) {
       // Equal types are one object (interned above), so most edges pass on identity.
       if (type !== want && !sameDataType(type, want)) {
-        return fail(edgeAt(i), `type mismatch: ${from.id}.${outPort.name} is ${formatDataType(type)} but ${to.id}.${inPort.name} expects ${formatDataType(want)}`, `give "${from.id}" and "${to.id}" matching size params`);
+        return fail(
+          edgeAt(i),
+          `type mismatch: ${from.id}.${outPort.name} is ${formatDataType(type)} but ${to.id}.${inPort.name} expects ${formatDataType(want)}`,
+          `give "${from.id}" and "${to.id}" matching size params`,
+        );
       }
       edges.bytes[i] = outBytes[out];
     } else if (!tokenEdge(e, i, edgeAt(i), from, outPort.name, type, rates, to, inPort.name, want, edges, fail)) return;
@@ -398,7 +496,12 @@ function graphProblems(model: Model, r: Reporter): void {
   // A cycle is legal through a delayed edge (its initial tokens start the loop): look for one
   // among the edges without a delay.
   const cycle = edges.delay.some((d) => d > 0) ? findCycle(nodes, ...undelayed(edges)) : findCycle(nodes, edges.from, edges.to);
-  if (cycle) fail('app.edges', `cycle ${cycle.join(' -> ')} has no delay: no node of it can fire first`, 'give one of its edges initial tokens ("delay": 1 and an "init"), or remove one of these edges');
+  if (cycle)
+    fail(
+      'app.edges',
+      `cycle ${cycle.join(' -> ')} has no delay: no node of it can fire first`,
+      'give one of its edges initial tokens ("delay": 1 and an "init"), or remove one of these edges',
+    );
   else model.derived = deriveExpectations(doc, nodes, edges);
 
   // Every edge between two PEs needs an architecture path (in static mode: task-bag agents pull
@@ -431,7 +534,16 @@ function undelayed(edges: ModelEdges): [Int32Array, Int32Array] {
  * holds exactly, or a source node whose one output has the edge's type (its params checked
  * as any node's).
  */
-function initFits(e: ProjectDocument['app']['edges'][number], i: number, at: string, from: string, port: string, bytes: number, type: DataType, fail: (p: string, m: string, h?: string) => void): boolean {
+function initFits(
+  e: ProjectDocument['app']['edges'][number],
+  i: number,
+  at: string,
+  from: string,
+  port: string,
+  bytes: number,
+  type: DataType,
+  fail: (p: string, m: string, h?: string) => void,
+): boolean {
   const init = e.init as InitSpec | undefined;
   if (!init) return true;
   const what = `the initial tokens of ${from}.${port} -> ${e.to.node}.${e.to.port}`;
@@ -445,24 +557,43 @@ function initFits(e: ProjectDocument['app']['edges'][number], i: number, at: str
     return true;
   }
   const kernel = findKernel(init.kernel);
-  if (!kernel) return fail(`${at}.init`, `${what}: init node "${init.node}" has an unknown kernel "${init.kernel}"`), false;
+  if (!kernel) return (fail(`${at}.init`, `${what}: init node "${init.node}" has an unknown kernel "${init.kernel}"`), false);
   for (const [name, v] of Object.entries(init.params)) {
     const spec = kernel.params[name];
     const problem = spec ? paramProblem(name, v, spec) : [`param "${name}" is not a param of ${kernel.id}`];
-    if (problem) return fail(`${at}.init`, `init node "${init.node}" (${kernel.id}): ${problem[0]}`, problem[1] ?? `params of ${kernel.id}: ${Object.keys(kernel.params).join(', ')}`), false;
+    if (problem)
+      return (
+        fail(
+          `${at}.init`,
+          `init node "${init.node}" (${kernel.id}): ${problem[0]}`,
+          problem[1] ?? `params of ${kernel.id}: ${Object.keys(kernel.params).join(', ')}`,
+        ),
+        false
+      );
   }
   let made: DataType;
   try {
     made = specFor(kernel, init.params).outputs[0].type(init.params);
   } catch (x) {
-    return fail(`${at}.init`, `init node "${init.node}": its params give no data type (${x instanceof Error ? x.message : String(x)})`, 'check its params against the kernel'), false;
+    return (
+      fail(
+        `${at}.init`,
+        `init node "${init.node}": its params give no data type (${x instanceof Error ? x.message : String(x)})`,
+        'check its params against the kernel',
+      ),
+      false
+    );
   }
   if (e.fromTokens || e.toTokens || bytes !== dataTypeBytes(type)) {
     fail(`${at}.init`, `${what} are parts of a multi-rate edge's tokens; an init node makes whole outputs`, 'use a constant init on a multi-rate edge');
     return false;
   }
   if (!sameDataType(made, type)) {
-    fail(`${at}.init`, `init node "${init.node}" makes ${formatDataType(made)} but ${what} are ${formatDataType(type)}`, `give "${init.node}" the size params of "${from}"`);
+    fail(
+      `${at}.init`,
+      `init node "${init.node}" makes ${formatDataType(made)} but ${what} are ${formatDataType(type)}`,
+      `give "${init.node}" the size params of "${from}"`,
+    );
     return false;
   }
   return true;
@@ -596,7 +727,6 @@ function identity(n: number): Int32Array {
   return out;
 }
 
-
 // withDefaults() of the kernel registry, with each kernel's (static) param list read once
 // rather than once per node.
 const paramLists = new WeakMap<KernelSpec, [string, ParamSpec][]>();
@@ -617,7 +747,12 @@ function listSome(ids: string[]): string {
 // first dimension, so token t of a port of B bytes is bytes [t * B / r, (t + 1) * B / r).
 
 /** Node index -> its port rates (tokens per firing), for nodes that declare any; each rate checked (positive integer dividing the port's first dimension). */
-function checkRates(doc: ProjectDocument, nodes: ModelNode[], nodeAt: (i: number) => string, fail: (p: string, m: string, h?: string) => void): Map<number, Record<string, number>> {
+function checkRates(
+  doc: ProjectDocument,
+  nodes: ModelNode[],
+  nodeAt: (i: number) => string,
+  fail: (p: string, m: string, h?: string) => void,
+): Map<number, Record<string, number>> {
   const out = new Map<number, Record<string, number>>();
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i];
@@ -631,7 +766,11 @@ function checkRates(doc: ProjectDocument, nodes: ModelNode[], nodeAt: (i: number
       // A wrong rate is reported here once; its edges are not checked against it (NaN).
       own[port] = NaN;
       if (!spec) {
-        fail(at, `node "${n.id}" (${n.kernel.id}) has no port "${port}"`, `ports: ${[...n.kernel.inputs, ...n.kernel.outputs].map((p) => p.name).join(', ') || 'none'}`);
+        fail(
+          at,
+          `node "${n.id}" (${n.kernel.id}) has no port "${port}"`,
+          `ports: ${[...n.kernel.inputs, ...n.kernel.outputs].map((p) => p.name).join(', ') || 'none'}`,
+        );
         continue;
       }
       const r = written[port];
@@ -646,7 +785,11 @@ function checkRates(doc: ProjectDocument, nodes: ModelNode[], nodeAt: (i: number
         type = undefined; // the edges report a type that cannot be resolved
       }
       if (type && type.shape.length && type.shape[0] % r !== 0) {
-        fail(at, `${n.id}.${port} is ${formatDataType(type)}: its first dimension ${type.shape[0]} does not split into ${r} equal tokens`, `use a rate dividing ${type.shape[0]}, or a size that ${r} divides`);
+        fail(
+          at,
+          `${n.id}.${port} is ${formatDataType(type)}: its first dimension ${type.shape[0]} does not split into ${r} equal tokens`,
+          `use a rate dividing ${type.shape[0]}, or a size that ${r} divides`,
+        );
         continue;
       }
       own[port] = r;
@@ -689,27 +832,43 @@ function tokenEdge(
   const range = (name: 'fromTokens' | 'toTokens', r: { first: number; count: number; of: number }, rate: number, node: ModelNode, port: string) => {
     if (![r.first, r.count, r.of].every(Number.isInteger) || r.first < 0 || r.count < 1 || r.first + r.count > r.of) {
       ok = false;
-      return fail(`${at}.${name}`, `${name} {first: ${r.first}, count: ${r.count}, of: ${r.of}} is not a range of ${node.id}.${port}'s tokens`, 'whole numbers with first >= 0, count >= 1 and first + count <= of');
+      return fail(
+        `${at}.${name}`,
+        `${name} {first: ${r.first}, count: ${r.count}, of: ${r.of}} is not a range of ${node.id}.${port}'s tokens`,
+        'whole numbers with first >= 0, count >= 1 and first + count <= of',
+      );
     }
     // `of` is the port's rate, or a multiple of it dividing its first dimension: finer tokens
     // (a scan's blocks and results address single elements: document/scan.ts).
     const first = (name === 'fromTokens' ? type : want).shape[0] ?? 1;
     if (r.of !== rate && (r.of % rate !== 0 || first % r.of !== 0)) {
       ok = false;
-      fail(`${at}.${name}.of`, `${node.id}.${port} has ${rate} token${rate === 1 ? '' : 's'} per firing (its rate), not ${r.of}`, `set of to ${rate}, or give ${node.id}.${port} the rate ${r.of}`);
+      fail(
+        `${at}.${name}.of`,
+        `${node.id}.${port} has ${rate} token${rate === 1 ? '' : 's'} per firing (its rate), not ${r.of}`,
+        `set of to ${rate}, or give ${node.id}.${port} the rate ${r.of}`,
+      );
     }
   };
   range('fromTokens', ft, rOut, from, outName);
   range('toTokens', tt, rIn, to, inName);
   if (!ok) return false;
   if (ft.count !== tt.count) {
-    fail(at, `the edge takes ${ft.count} token${ft.count === 1 ? '' : 's'} of ${from.id}.${outName} but lands ${tt.count} in ${to.id}.${inName}`, 'give fromTokens and toTokens the same count');
+    fail(
+      at,
+      `the edge takes ${ft.count} token${ft.count === 1 ? '' : 's'} of ${from.id}.${outName} but lands ${tt.count} in ${to.id}.${inName}`,
+      'give fromTokens and toTokens the same count',
+    );
     return false;
   }
   const outToken = dataTypeBytes(type) / ft.of;
   const inToken = dataTypeBytes(want) / tt.of;
   if (type.element !== want.element || outToken !== inToken) {
-    fail(at, `token type mismatch: a token of ${from.id}.${outName} is ${tokenType(type, ft.of)} but ${to.id}.${inName} takes ${tokenType(want, tt.of)}`, `give "${from.id}" and "${to.id}" sizes and rates that make equal tokens (first dimension / rate)`);
+    fail(
+      at,
+      `token type mismatch: a token of ${from.id}.${outName} is ${tokenType(type, ft.of)} but ${to.id}.${inName} takes ${tokenType(want, tt.of)}`,
+      `give "${from.id}" and "${to.id}" sizes and rates that make equal tokens (first dimension / rate)`,
+    );
     return false;
   }
   edges.bytes[i] = ft.count * outToken;
@@ -766,11 +925,16 @@ function inputLists(
       const parts: number[] = [];
       for (let x = from; x < from + count; x++) (docEdges[list[x]].toTokens ? parts : whole).push(list[x]);
       if (!parts.length) {
-        for (const e of whole.slice(1)) fail(`${edgeAt(e)}.to`, `input ${name} is already fed by ${edgeAt(whole[0])}`, 'an input port takes exactly one edge; remove one of them');
+        for (const e of whole.slice(1))
+          fail(`${edgeAt(e)}.to`, `input ${name} is already fed by ${edgeAt(whole[0])}`, 'an input port takes exactly one edge; remove one of them');
         continue;
       }
       if (whole.length) {
-        fail(`${edgeAt(whole[0])}.to`, `input ${name} is fed whole by ${edgeAt(whole[0])} and in parts by ${parts.map(edgeAt).join(', ')}`, 'feed an input by one edge, or by one edge per part (toTokens) that together cover it: remove the whole edge or the parts');
+        fail(
+          `${edgeAt(whole[0])}.to`,
+          `input ${name} is fed whole by ${edgeAt(whole[0])} and in parts by ${parts.map(edgeAt).join(', ')}`,
+          'feed an input by one edge, or by one edge per part (toTokens) that together cover it: remove the whole edge or the parts',
+        );
         continue;
       }
       // Ranges that are not whole numbers are reported with their edge (tokenEdge).
@@ -779,19 +943,38 @@ function inputLists(
       const of = docEdges[parts[0]].toTokens!.of;
       const mixed = parts.find((e) => docEdges[e].toTokens!.of !== of);
       if (mixed !== undefined) {
-        fail(`${edgeAt(mixed)}.toTokens.of`, `the parts of ${name} count its tokens differently (${of} and ${docEdges[mixed].toTokens!.of})`, `give every part landing on ${name} the same of`);
+        fail(
+          `${edgeAt(mixed)}.toTokens.of`,
+          `the parts of ${name} count its tokens differently (${of} and ${docEdges[mixed].toTokens!.of})`,
+          `give every part landing on ${name} the same of`,
+        );
         continue;
       }
       let end = 0;
       let last = -1;
       for (const e of parts) {
         const t = docEdges[e].toTokens!;
-        if (t.first > end) fail(`${edgeAt(e)}.toTokens`, `tokens ${end}..${t.first - 1} of ${name} are fed by no edge${last >= 0 ? ` (between ${edgeAt(last)} and ${edgeAt(e)})` : ''}`, `add an edge landing on tokens ${end}..${t.first - 1}, or widen a neighbour's toTokens`);
-        else if (t.first < end) fail(`${edgeAt(e)}.toTokens`, `${edgeAt(last)} and ${edgeAt(e)} both feed token ${t.first} of ${name}`, 'give each token of the input exactly one edge: fix first and count');
+        if (t.first > end)
+          fail(
+            `${edgeAt(e)}.toTokens`,
+            `tokens ${end}..${t.first - 1} of ${name} are fed by no edge${last >= 0 ? ` (between ${edgeAt(last)} and ${edgeAt(e)})` : ''}`,
+            `add an edge landing on tokens ${end}..${t.first - 1}, or widen a neighbour's toTokens`,
+          );
+        else if (t.first < end)
+          fail(
+            `${edgeAt(e)}.toTokens`,
+            `${edgeAt(last)} and ${edgeAt(e)} both feed token ${t.first} of ${name}`,
+            'give each token of the input exactly one edge: fix first and count',
+          );
         end = Math.max(end, t.first + t.count);
         last = e;
       }
-      if (end < of) fail(`${edgeAt(last)}.toTokens`, `tokens ${end}..${of - 1} of ${name} are fed by no edge (after ${edgeAt(last)})`, `add an edge landing on tokens ${end}..${of - 1}, or widen ${edgeAt(last)}'s toTokens`);
+      if (end < of)
+        fail(
+          `${edgeAt(last)}.toTokens`,
+          `tokens ${end}..${of - 1} of ${name} are fed by no edge (after ${edgeAt(last)})`,
+          `add an edge landing on tokens ${end}..${of - 1}, or widen ${edgeAt(last)}'s toTokens`,
+        );
       list.set(parts, from);
     }
   }

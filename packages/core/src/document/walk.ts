@@ -53,7 +53,8 @@ export function writtenPrefix(doc: unknown, path: string): { at: string; rest: s
     const o = node;
     // The longest key ending where the tail ends or at one of its separators (a lookup each, not a scan of the object's keys).
     let key: string | undefined;
-    for (let end = tail.length; end > 0 && key === undefined; end--) if ((end === tail.length || tail[end] === '.' || tail[end] === '[') && Object.hasOwn(o, tail.slice(0, end))) key = tail.slice(0, end);
+    for (let end = tail.length; end > 0 && key === undefined; end--)
+      if ((end === tail.length || tail[end] === '.' || tail[end] === '[') && Object.hasOwn(o, tail.slice(0, end))) key = tail.slice(0, end);
     if (key === undefined) {
       if (!/[.[]/.test(tail)) i = path.length;
       break;

@@ -19,12 +19,21 @@ describe('predict output', () => {
       // Barrier mode's digests predate the sync modes: `sync` and `bottleneck` are left out of them.
       for (const barrier of [0, 1e-4]) {
         const r = predict(doc, { barrier, timelineEvents: 5000, sync: 'barrier' });
-        const strip = <T extends { ig: unknown; sync: unknown; bottleneck: unknown }>(p: T) => ({ ...p, ig: undefined, sync: undefined, bottleneck: undefined });
-        got[`${name} barrier ${barrier}`] = digest(r.ok ? { ...r, prediction: { ...r.prediction, overlap: strip(r.prediction.overlap!), noOverlap: strip(r.prediction.noOverlap!) } } : r);
+        const strip = <T extends { ig: unknown; sync: unknown; bottleneck: unknown }>(p: T) => ({
+          ...p,
+          ig: undefined,
+          sync: undefined,
+          bottleneck: undefined,
+        });
+        got[`${name} barrier ${barrier}`] = digest(
+          r.ok ? { ...r, prediction: { ...r.prediction, overlap: strip(r.prediction.overlap!), noOverlap: strip(r.prediction.noOverlap!) } } : r,
+        );
       }
       const r = predict(doc, { timelineEvents: 5000, sync: 'self-timed' });
       const strip = <T extends { ig: unknown }>(p: T) => ({ ...p, ig: undefined });
-      got[`${name} self-timed`] = digest(r.ok ? { ...r, prediction: { ...r.prediction, overlap: strip(r.prediction.overlap!), noOverlap: strip(r.prediction.noOverlap!) } } : r);
+      got[`${name} self-timed`] = digest(
+        r.ok ? { ...r, prediction: { ...r.prediction, overlap: strip(r.prediction.overlap!), noOverlap: strip(r.prediction.noOverlap!) } } : r,
+      );
     }
     expect(got).toMatchSnapshot();
   });

@@ -57,11 +57,16 @@ describe('P-I-I-C prediction (paper 5.1), barrier mode', () => {
     const transfers = tl.filter((e) => e.kind === 'transfer' && e.cycle === 10);
     expect(transfers).toHaveLength(6);
     expect(new Set(transfers.map((e) => e.buffer)).size).toBe(5);
-    expect(transfers.filter((e) => e.pe.startsWith('cpu')).map((e) => `${e.pe} ${e.thread}`).sort()).toEqual(['cpu@h0 send:cpu@h1', 'cpu@h1 recv:cpu@h0']);
+    expect(
+      transfers
+        .filter((e) => e.pe.startsWith('cpu'))
+        .map((e) => `${e.pe} ${e.thread}`)
+        .sort(),
+    ).toEqual(['cpu@h0 send:cpu@h1', 'cpu@h1 recv:cpu@h0']);
     for (const e of tl) expect(e.end).toBeGreaterThanOrEqual(e.start);
   });
 
-  it('uses the kernels\' cost hints when no times are given', () => {
+  it("uses the kernels' cost hints when no times are given", () => {
     const r = predict(piic(), { sync: 'barrier' });
     if (!r.ok) throw new Error('does not predict');
     expect(r.prediction.noOverlap!.cycleTime).toBeGreaterThan(Th + Tib);
@@ -73,7 +78,10 @@ describe('P-I-I-C prediction (paper 5.1), barrier mode', () => {
     if (!base.ok) throw new Error('does not predict');
     const transferTimes: Record<string, number> = {};
     for (const p of Object.values(allPrograms(base.prediction.noOverlap!.ig)))
-      for (const ph of p.phases) for (const a of ph.actions) if (a.op === 'transfer') transferTimes[`${a.from.buffer}->${a.to.buffer}`] = p.host === a.fromPe.split('@')[1] && a.fromPe.startsWith('gpu') ? 3e-3 : 1e-3;
+      for (const ph of p.phases)
+        for (const a of ph.actions)
+          if (a.op === 'transfer')
+            transferTimes[`${a.from.buffer}->${a.to.buffer}`] = p.host === a.fromPe.split('@')[1] && a.fromPe.startsWith('gpu') ? 3e-3 : 1e-3;
     const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 2e-3, I2: 2e-3 }, transferTimes, sync: 'barrier' });
     if (!r.ok) throw new Error('does not predict');
     // Every transfer 1 ms except the GPU->CPU read-backs (3 ms): pcie phase 3 ms, cpu-cpu 1 ms, fire 2 ms.
@@ -91,7 +99,7 @@ describe('P-I-I-C prediction (paper 5.1), barrier mode', () => {
 });
 
 describe('P-I-I-C prediction, self-timed mode', () => {
-  it('is the document\'s mode unless asked, and says so', () => {
+  it("is the document's mode unless asked, and says so", () => {
     const r = predict(piic(), { nodeTimes: { P: 0, C: 0, I1: 1e-3, I2: 1e-3 } });
     if (!r.ok) throw new Error('does not predict');
     expect([r.prediction.overlap!.sync, r.prediction.noOverlap!.sync]).toEqual(['self-timed', 'self-timed']);
@@ -106,7 +114,7 @@ describe('P-I-I-C prediction, self-timed mode', () => {
     for (const an of [0, 1e-3, 5e-3, 2e-2]) expect(cycleTimes(an, 'self-timed').overlap!.cycleTime).toBeCloseTo(Math.max(Th, Tib, an), 12);
   });
 
-  it('without overlap a single buffer\'s writer and reader take turns: T = max(Th + Tib, Th + a*n), not the sum of the phases', () => {
+  it("without overlap a single buffer's writer and reader take turns: T = max(Th + Tib, Th + a*n), not the sum of the phases", () => {
     for (const an of [0, 1e-3, 5e-3, 2e-2]) {
       const p = cycleTimes(an, 'self-timed');
       expect(p.noOverlap!.cycleTime).toBeCloseTo(Math.max(Th + Tib, Th + an), 12);
@@ -165,4 +173,3 @@ describe('predicted timeline of a large graph', () => {
     expect(TIMELINE_EVENTS).toBeGreaterThan(3000);
   });
 });
-

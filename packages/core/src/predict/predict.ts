@@ -183,7 +183,13 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
           const link = fastestLink(model, pe, receiver, bytes);
           crossing.set(p * pes.length + q, (c = { bytes, link, resource: resources.number(linkName(link, pe, receiver)) }));
         }
-        phases[f].push({ entry, startCycle: transfer.startCycle[entry], resource: c.resource, time: transferTime(ig.buffers.id[source], ig.buffers.id[entry], bytes, c.link, opts), pe: -1 });
+        phases[f].push({
+          entry,
+          startCycle: transfer.startCycle[entry],
+          resource: c.resource,
+          time: transferTime(ig.buffers.id[source], ig.buffers.id[entry], bytes, c.link, opts),
+          pe: -1,
+        });
       }
     }
   }
@@ -230,7 +236,11 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
       const t = insideTimes(ig, phases, first, last, sync === 'barrier');
       for (let f = first; f <= last; f++) {
         inside[f] = t.offsets[f - first];
-        phaseTimes[f] = { name: ig.phases[f], time: t.times[f - first] + (f === last ? barrier : 0), bottleneck: t.bottlenecks[f - first] >= 0 ? resources.names[t.bottlenecks[f - first]] : '' };
+        phaseTimes[f] = {
+          name: ig.phases[f],
+          time: t.times[f - first] + (f === last ? barrier : 0),
+          bottleneck: t.bottlenecks[f - first] >= 0 ? resources.names[t.bottlenecks[f - first]] : '',
+        };
       }
     }
     first = last;
@@ -262,7 +272,19 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
     };
   }
   const cycleTime = phaseTimes.reduce((a, p) => a + p.time, 0);
-  const { events: timeline, cycles: timelineCycles } = buildTimeline(model, ig, phases, count, phaseTimes, cycleTime, barrier, iterations, drawn, maxEvents, inside);
+  const { events: timeline, cycles: timelineCycles } = buildTimeline(
+    model,
+    ig,
+    phases,
+    count,
+    phaseTimes,
+    cycleTime,
+    barrier,
+    iterations,
+    drawn,
+    maxEvents,
+    inside,
+  );
   let slowest: PhaseTime | undefined;
   for (const ph of phaseTimes) if (!slowest || ph.time > slowest.time) slowest = ph;
   return {
@@ -295,7 +317,13 @@ export function predictStrategy(model: Model, ig: ImplementationGraph, opts: Pre
  * makespan ends in it (the phases' times sum to it) and the resource whose action ends it last
  * (-1 for none).
  */
-function insideTimes(ig: ImplementationGraph, phases: Timed[][], first: number, last: number, meet: boolean): { offsets: Float64Array[]; times: number[]; bottlenecks: number[]; makespan: number } {
+function insideTimes(
+  ig: ImplementationGraph,
+  phases: Timed[][],
+  first: number,
+  last: number,
+  meet: boolean,
+): { offsets: Float64Array[]; times: number[]; bottlenecks: number[]; makespan: number } {
   const { buffers, order, programs } = ig;
   const { transfer, fire, pes } = programs;
   const fires = order.length;
@@ -335,7 +363,8 @@ function insideTimes(ig: ImplementationGraph, phases: Timed[][], first: number, 
       if (meet) ready = Math.max(ready, left[a]);
       if (t.entry < 0) {
         const s = -t.entry - 1;
-        for (let i = fire.inputs.start[s]; i < fire.inputs.start[s + 1]; i++) if (fire.inputs.delay[i] === 0) ready = Math.max(ready, written(fire.inputs.buffer[i], fire.inputs.lag[i]));
+        for (let i = fire.inputs.start[s]; i < fire.inputs.start[s + 1]; i++)
+          if (fire.inputs.delay[i] === 0) ready = Math.max(ready, written(fire.inputs.buffer[i], fire.inputs.lag[i]));
       } else ready = Math.max(ready, written(transfer.from[t.entry], transfer.lag[t.entry]));
       const finish = ready + t.time;
       offset[j] = ready;
@@ -378,7 +407,9 @@ export function withScanSlices(ig: ImplementationGraph, events: TraceEvent[]): T
     }
   }
   const out = events.slice();
-  for (const x of spans.values()) for (const [pe, host] of x.pes) out.push({ host, pe, thread: SCAN_LANE, kind: 'fire', name: x.scan, node: x.scan, iteration: x.iteration, cycle: x.cycle, start: x.start, end: x.end });
+  for (const x of spans.values())
+    for (const [pe, host] of x.pes)
+      out.push({ host, pe, thread: SCAN_LANE, kind: 'fire', name: x.scan, node: x.scan, iteration: x.iteration, cycle: x.cycle, start: x.start, end: x.end });
   return out;
 }
 
@@ -414,7 +445,8 @@ function loopBound(ig: ImplementationGraph, phases: Timed[][], time: Float64Arra
       if (id === c) continue;
       let best = -Infinity;
       if (t.entry < 0) {
-        for (let k = fire.inputs.start[id]; k < fire.inputs.start[id + 1]; k++) if (fire.inputs.delay[k] === 0) best = Math.max(best, longest[writer(fire.inputs.buffer[k])]);
+        for (let k = fire.inputs.start[id]; k < fire.inputs.start[id + 1]; k++)
+          if (fire.inputs.delay[k] === 0) best = Math.max(best, longest[writer(fire.inputs.buffer[k])]);
       } else best = longest[writer(transfer.from[t.entry])];
       if (best > -Infinity) longest[id] = best + time[id];
     }
@@ -434,7 +466,16 @@ function loopBound(ig: ImplementationGraph, phases: Timed[][], time: Float64Arra
  * (fill) comes from running that schedule as soon as possible, which also draws the timeline,
  * marking a PE or lane idle before an action its data held back as a `wait <buffer>` slice.
  */
-function selfTimed(model: Model, ig: ImplementationGraph, phases: Timed[][], resources: Resources, busyTime: Float64Array, iterations: number, cycles: number, maxEvents: number): { cycleTime: number; bottleneck: string; latency: number; events: TraceEvent[]; cycles: number } {
+function selfTimed(
+  model: Model,
+  ig: ImplementationGraph,
+  phases: Timed[][],
+  resources: Resources,
+  busyTime: Float64Array,
+  iterations: number,
+  cycles: number,
+  maxEvents: number,
+): { cycleTime: number; bottleneck: string; latency: number; events: TraceEvent[]; cycles: number } {
   const { buffers, order, programs } = ig;
   const { transfer, fire } = programs;
   const pes = programs.pes;
@@ -568,16 +609,64 @@ function selfTimed(model: Model, ig: ImplementationGraph, phases: Timed[][], res
         const held = ready > own;
         if (t.entry < 0) {
           const lane = mainLanes[t.pe];
-          if (held && start > lane.free) events.push({ host: lane.host, pe: lane.pe, thread: 'main', kind: 'wait', name: waitSlice(buffers.id[cause]), buffer: buffers.id[cause], iteration: i, cycle: k, start: us(lane.free), end: us(start) });
+          if (held && start > lane.free)
+            events.push({
+              host: lane.host,
+              pe: lane.pe,
+              thread: 'main',
+              kind: 'wait',
+              name: waitSlice(buffers.id[cause]),
+              buffer: buffers.id[cause],
+              iteration: i,
+              cycle: k,
+              start: us(lane.free),
+              end: us(start),
+            });
           lane.free = finish;
-          events.push({ host: lane.host, pe: lane.pe, thread: 'main', kind: 'fire', name: order[id], node: order[id], iteration: i, cycle: k, start: us(start), end: us(finish) });
+          events.push({
+            host: lane.host,
+            pe: lane.pe,
+            thread: 'main',
+            kind: 'fire',
+            name: order[id],
+            node: order[id],
+            iteration: i,
+            cycle: k,
+            start: us(start),
+            end: us(finish),
+          });
         } else {
           const to = t.entry;
           const from = transfer.from[to];
           for (const lane of lanesOf(buffers.pe[from], buffers.pe[to])) {
-            if (held && start > lane.free) events.push({ host: lane.host, pe: lane.pe, thread: lane.thread, kind: 'wait', name: waitSlice(buffers.id[cause]), buffer: buffers.id[cause], iteration: i, cycle: k, start: us(lane.free), end: us(start) });
+            if (held && start > lane.free)
+              events.push({
+                host: lane.host,
+                pe: lane.pe,
+                thread: lane.thread,
+                kind: 'wait',
+                name: waitSlice(buffers.id[cause]),
+                buffer: buffers.id[cause],
+                iteration: i,
+                cycle: k,
+                start: us(lane.free),
+                end: us(start),
+              });
             lane.free = finish;
-            events.push({ host: lane.host, pe: lane.pe, thread: lane.thread, kind: 'transfer', name: buffers.id[to], buffer: buffers.id[to], from: buffers.id[from], iteration: i, cycle: k, start: us(start), end: us(finish), bytes: buffers.bytes[to] });
+            events.push({
+              host: lane.host,
+              pe: lane.pe,
+              thread: lane.thread,
+              kind: 'transfer',
+              name: buffers.id[to],
+              buffer: buffers.id[to],
+              from: buffers.id[from],
+              iteration: i,
+              cycle: k,
+              start: us(start),
+              end: us(finish),
+              bytes: buffers.bytes[to],
+            });
           }
         }
       }
@@ -588,7 +677,19 @@ function selfTimed(model: Model, ig: ImplementationGraph, phases: Timed[][], res
   return { cycleTime, bottleneck, latency, events, cycles: Math.min(drawn, cycles) };
 }
 
-function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][], resources: number, times: PhaseTime[], cycleTime: number, barrier: number, iterations: number, cycles: number, maxEvents: number, inside: (Float64Array | undefined)[]): { events: TraceEvent[]; cycles: number } {
+function buildTimeline(
+  model: Model,
+  ig: ImplementationGraph,
+  phases: Timed[][],
+  resources: number,
+  times: PhaseTime[],
+  cycleTime: number,
+  barrier: number,
+  iterations: number,
+  cycles: number,
+  maxEvents: number,
+  inside: (Float64Array | undefined)[],
+): { events: TraceEvent[]; cycles: number } {
   const events: TraceEvent[] = [];
   const us = (s: number) => s * 1e6;
   const lanePe = (id: string): LanePe => model.pe.get(id as PeId)!;
@@ -623,7 +724,18 @@ function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][],
           const s = -t.entry - 1;
           const node = ig.order[s];
           const p = t.pe;
-          events.push({ host: pes[p].host, pe: pes[p].pe, thread: 'main', kind: 'fire', name: node, node, iteration, cycle: k, start: us(start), end: us(start + t.time) });
+          events.push({
+            host: pes[p].host,
+            pe: pes[p].pe,
+            thread: 'main',
+            kind: 'fire',
+            name: node,
+            node,
+            iteration,
+            cycle: k,
+            start: us(start),
+            end: us(start + t.time),
+          });
         } else {
           const to = t.entry;
           const from = ig.programs.transfer.from[to];
@@ -648,7 +760,17 @@ function buildTimeline(model: Model, ig: ImplementationGraph, phases: Timed[][],
       at += times[i].time;
       if (barrier > 0 && (ig.phaseBarriers?.[i] ?? true)) {
         for (const pe of model.pes) {
-          events.push({ host: pe.host, pe: pe.id, thread: 'main', kind: 'barrier', name: barrierSlice(times[i].name), iteration: -1, cycle: k, start: us(at - barrier), end: us(at) });
+          events.push({
+            host: pe.host,
+            pe: pe.id,
+            thread: 'main',
+            kind: 'barrier',
+            name: barrierSlice(times[i].name),
+            iteration: -1,
+            cycle: k,
+            start: us(at - barrier),
+            end: us(at),
+          });
         }
       }
     });

@@ -12,7 +12,13 @@ describe('simulateScan', () => {
     for (const network of NETWORKS)
       for (const strategy of SCAN_STRATEGIES)
         for (const output of SCAN_OUTPUTS)
-          for (const [N, p] of [[64, 8], [100, 7], [256, 64], [33, 33], [10, 1]] as const) {
+          for (const [N, p] of [
+            [64, 8],
+            [100, 7],
+            [256, 64],
+            [33, 33],
+            [10, 1],
+          ] as const) {
             const plan = scanPlan(N, p, network, strategy, output);
             for (const execution of ['eager', 'rounds'] as const) {
               const what = `${network} ${strategy} ${output} N=${N} p=${p} ${execution}`;
@@ -23,7 +29,7 @@ describe('simulateScan', () => {
           }
   });
 
-  it('with unit costs, free messages and one PE per worker, the makespan is exactly the model\'s serialised span (fast-check, N <= 256, p <= 64, all networks x strategies x outputs x executions)', () => {
+  it("with unit costs, free messages and one PE per worker, the makespan is exactly the model's serialised span (fast-check, N <= 256, p <= 64, all networks x strategies x outputs x executions)", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 256 }), fc.integer({ min: 1, max: 64 }), (N, q) => {
         const p = Math.min(N, q);
@@ -40,7 +46,15 @@ describe('simulateScan', () => {
               }
             }
       }),
-      { numRuns: 100, examples: [[64, 8], [256, 64], [1, 1], [255, 64]] },
+      {
+        numRuns: 100,
+        examples: [
+          [64, 8],
+          [256, 64],
+          [1, 1],
+          [255, 64],
+        ],
+      },
     );
   });
 
@@ -53,15 +67,22 @@ describe('simulateScan', () => {
 
   it('rounds is never faster than eager, with messages and varied costs', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 256 }), fc.integer({ min: 1, max: 64 }), fc.constantFrom(...NETWORKS), fc.constantFrom(0, 0.5, 1), fc.integer({ min: 0, max: 1000 }), (N, q, network, cv, seed) => {
-        const p = Math.min(N, q);
-        const plan = scanPlan(N, p, network, 'scan-then-propagate', 'inclusive');
-        const costs = { kind: 'mean', perApplication: 1e-3, cv, seed } as const;
-        const link = { latency: 1e-4, bandwidth: 1e9 };
-        const eager = simulateScan(plan, costs, { execution: 'eager', link, elementBytes: 1024 });
-        const rounds = simulateScan(plan, costs, { execution: 'rounds', link, elementBytes: 1024 });
-        expect(rounds.makespan).toBeGreaterThanOrEqual(eager.makespan);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 256 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.constantFrom(...NETWORKS),
+        fc.constantFrom(0, 0.5, 1),
+        fc.integer({ min: 0, max: 1000 }),
+        (N, q, network, cv, seed) => {
+          const p = Math.min(N, q);
+          const plan = scanPlan(N, p, network, 'scan-then-propagate', 'inclusive');
+          const costs = { kind: 'mean', perApplication: 1e-3, cv, seed } as const;
+          const link = { latency: 1e-4, bandwidth: 1e9 };
+          const eager = simulateScan(plan, costs, { execution: 'eager', link, elementBytes: 1024 });
+          const rounds = simulateScan(plan, costs, { execution: 'rounds', link, elementBytes: 1024 });
+          expect(rounds.makespan).toBeGreaterThanOrEqual(eager.makespan);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -80,7 +101,11 @@ describe('simulateScan', () => {
           const p = Math.min(N, q);
           const plan = scanPlan(N, p, network, strategy, output);
           const latency = 1e-5;
-          const sim = simulateScan(plan, { kind: 'mean', perApplication: 1e-3, cv: 0.5, seed, perFiring: 1e-5 }, { execution, link: { latency, bandwidth: 1e12 }, prefix: 's/' });
+          const sim = simulateScan(
+            plan,
+            { kind: 'mean', perApplication: 1e-3, cv: 0.5, seed, perFiring: 1e-5 },
+            { execution, link: { latency, bandwidth: 1e12 }, prefix: 's/' },
+          );
           const fires = sim.events.filter((e) => e.kind === 'fire');
           expect(fires.map((e) => e.node).sort()).toEqual(plan.nodes.map((n) => `s/${n.key}`).sort());
           plan.nodes.forEach((n, k) => {

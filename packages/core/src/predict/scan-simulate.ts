@@ -101,7 +101,7 @@ export function simulateScan(plan: ScanPlan, costs: ScanCosts, opts: SimulateOpt
   const elementBytes = opts.elementBytes ?? 0;
   const serial = opts.serialWorkers ?? true;
   const cost = costOf(plan, costs, iteration);
-  const linkOf = typeof opts.link === 'function' ? opts.link : () => (opts.link as ScanLinkCost | undefined);
+  const linkOf = typeof opts.link === 'function' ? opts.link : () => opts.link as ScanLinkCost | undefined;
   const message = (from: number, to: number, tokens: number) => {
     if (from === to) return 0;
     const l = linkOf(from, to);

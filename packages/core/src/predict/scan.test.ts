@@ -48,7 +48,10 @@ function scanDoc(p: number, scan: Record<string, string>): WrittenDocument {
     app: scanApp(N, scan),
     arch: {
       hosts: [...workers.map((_, i) => ({ id: `h${i}` })), { id: 'hx' }],
-      pes: [...workers.map((id, i) => ({ id, host: `h${i}`, kind: 'cpu' as const, memory: 1 << 30, flops: FLOPS, memoryBandwidth: BANDWIDTH })), { id: 'cpu@hx', host: 'hx', kind: 'cpu', memory: 1 << 30 }],
+      pes: [
+        ...workers.map((id, i) => ({ id, host: `h${i}`, kind: 'cpu' as const, memory: 1 << 30, flops: FLOPS, memoryBandwidth: BANDWIDTH })),
+        { id: 'cpu@hx', host: 'hx', kind: 'cpu', memory: 1 << 30 },
+      ],
       links: [],
       network: { kind: 'ethernet', ...LINK },
     },
@@ -153,7 +156,8 @@ describe('predicted scan firing', () => {
             const doc = scanDoc(p, { network, strategy, output, execution: 'eager' });
             const plan = scanPlan(N, p, network, strategy, output);
             const free = firingTime(doc, 'barrier', 0) / simulateScan(plan, { kind: 'mean', perApplication: mean }).makespan;
-            const linked = firingTime(doc, 'barrier') / simulateScan(plan, { kind: 'mean', perApplication: mean }, { link: LINK, elementBytes: ELEMENT_BYTES }).makespan;
+            const linked =
+              firingTime(doc, 'barrier') / simulateScan(plan, { kind: 'mean', perApplication: mean }, { link: LINK, elementBytes: ELEMENT_BYTES }).makespan;
             expect(free, `${what} free`).toBeGreaterThan(1 - 1e-9);
             expect(linked, `${what} link`).toBeGreaterThan(1 - 1e-9);
             if (network === 'serial' || network === 'sklansky' || p === 4) expect(free, `${what} free`).toBeCloseTo(1, 9);
@@ -174,7 +178,13 @@ describe('predicted scan firing', () => {
     const scan = { network: 'serial', strategy: 'reduce-then-scan', output: 'inclusive' };
     const doc = sharedHostDoc(8, [0, 1], scan);
     const nodeTimes = unitTimes(8, 2, scan, [3, 1]);
-    expect(simulateScan(scanPlan(8, 2, 'serial', 'reduce-then-scan', 'inclusive'), { kind: 'mean', perApplication: [3, 1] }, { link: { latency: 1, bandwidth: Infinity } }).makespan).toBe(15);
+    expect(
+      simulateScan(
+        scanPlan(8, 2, 'serial', 'reduce-then-scan', 'inclusive'),
+        { kind: 'mean', perApplication: [3, 1] },
+        { link: { latency: 1, bandwidth: Infinity } },
+      ).makespan,
+    ).toBe(15);
     expect(firingTime(doc, 'self-timed', 1, nodeTimes)).toBeCloseTo(15, 9);
     expect(firingTime(doc, 'barrier', 1, nodeTimes)).toBeCloseTo(16, 9);
   });
@@ -218,7 +228,11 @@ describe('predicted scan firing', () => {
   it('barrier mode: the cycle takes the scan firing once, not a phase maximum per network level', () => {
     const mean = perApplication();
     const { p } = scanSlices(scanDoc(8, { network: 'serial', strategy: 'scan-then-propagate', output: 'inclusive' }), 'barrier');
-    const sim = simulateScan(scanPlan(N, 8, 'serial', 'scan-then-propagate', 'inclusive'), { kind: 'mean', perApplication: mean }, { link: LINK, elementBytes: ELEMENT_BYTES });
+    const sim = simulateScan(
+      scanPlan(N, 8, 'serial', 'scan-then-propagate', 'inclusive'),
+      { kind: 'mean', perApplication: mean },
+      { link: LINK, elementBytes: ELEMENT_BYTES },
+    );
     const first = p.ig.phases.indexOf('fire');
     const inside = p.phases.slice(first).reduce((a, x) => a + x.time, 0);
     // The source and checker on their own PE are far quicker than the scan: the inside is its makespan.

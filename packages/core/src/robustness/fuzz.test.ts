@@ -74,7 +74,13 @@ describe('fuzzing validation and compile', () => {
         fc.integer({ min: 1, max: 3 }),
         (seed, choices, replacement, del, times) => {
           let doc: Json = randomDocument(seed, { nodes: 6, hosts: 2, maxGpus: 2, overlap: seed % 2 === 0 });
-          for (let t = 0; t < times; t++) doc = mutate(doc, choices.map((c) => c + t), replacement, del);
+          for (let t = 0; t < times; t++)
+            doc = mutate(
+              doc,
+              choices.map((c) => c + t),
+              replacement,
+              del,
+            );
           mustNotThrow(doc);
         },
       ),
@@ -84,13 +90,19 @@ describe('fuzzing validation and compile', () => {
 
   it('5,000 arbitrary JSON values and texts: parseDocument and compile never throw', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.jsonValue(), fc.string({ maxLength: 64 }).map((s) => ({ text: s }))), (v) => {
-        const text = typeof v === 'object' && v !== null && 'text' in (v as object) ? (v as { text: string }).text : JSON.stringify(v) ?? 'null';
-        const parsed = parseDocument(text);
-        if (parsed.ok) mustNotThrow(parsed.doc);
-        else expect(parsed.diagnostics.length).toBeGreaterThan(0);
-        mustNotThrow(v);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.jsonValue(),
+          fc.string({ maxLength: 64 }).map((s) => ({ text: s })),
+        ),
+        (v) => {
+          const text = typeof v === 'object' && v !== null && 'text' in (v as object) ? (v as { text: string }).text : (JSON.stringify(v) ?? 'null');
+          const parsed = parseDocument(text);
+          if (parsed.ok) mustNotThrow(parsed.doc);
+          else expect(parsed.diagnostics.length).toBeGreaterThan(0);
+          mustNotThrow(v);
+        },
+      ),
       { numRuns: 5_000, seed: 11 },
     );
   });

@@ -91,7 +91,11 @@ describe('diagnostics name the document as written', () => {
     const paths = (v: unknown, prefix: (string | number)[] = []): (string | number)[][] =>
       !isObject(v) ? [prefix] : [prefix, ...Object.entries(v).flatMap(([k, x]) => paths(x, [...prefix, Array.isArray(v) ? Number(k) : k]))];
     // Plausible mistakes first (a wrong number, an expression over a name that is not there), then anything.
-    const value = fc.oneof(fc.integer({ min: -2, max: 40 }), fc.constantFrom('B * Q', 'N + 1', 'W / 0', 'cpu@h9', 'gpu0@h0', 'out', 'in', 'x#1', 0.5, null), fc.jsonValue());
+    const value = fc.oneof(
+      fc.integer({ min: -2, max: 40 }),
+      fc.constantFrom('B * Q', 'N + 1', 'W / 0', 'cpu@h9', 'gpu0@h0', 'out', 'in', 'x#1', 0.5, null),
+      fc.jsonValue(),
+    );
     fc.assert(
       fc.property(fc.nat(), fc.nat(), value, (pickDoc, pickPath, v) => {
         const e = examples[pickDoc % examples.length];

@@ -6,7 +6,18 @@ import { TraceColumns } from '../trace/columns.js';
 import type { TraceEvent } from '../trace/event.js';
 import { analyseTrace, measuredTimes, TraceAccumulator, type AnalysisOptions } from './analysis.js';
 
-const ev = (e: Partial<TraceEvent>): TraceEvent => ({ host: 'h0', pe: 'cpu@h0', thread: 'main', kind: 'fire', name: 'x', iteration: 0, cycle: 0, start: 0, end: 0, ...e });
+const ev = (e: Partial<TraceEvent>): TraceEvent => ({
+  host: 'h0',
+  pe: 'cpu@h0',
+  thread: 'main',
+  kind: 'fire',
+  name: 'x',
+  iteration: 0,
+  cycle: 0,
+  start: 0,
+  end: 0,
+  ...e,
+});
 
 /**
  * A barrier-mode run of 7 cycles (fill 2, iterations 6, so cycle 6 is the drain) whose cycles
@@ -47,7 +58,7 @@ describe('trace analysis', () => {
     expect(analyseTrace(barrierRun(), { fillCycles: 2, lastCycle: 4 }).cycleTime).toBeCloseTo(100e-6, 12);
   });
 
-  it('with no steady cycle (iterations <= fill) the cycle time is the whole trace\'s mean', () => {
+  it("with no steady cycle (iterations <= fill) the cycle time is the whole trace's mean", () => {
     const a = analyseTrace(barrierRun(), { fillCycles: 2, iterations: 2 });
     expect(a.steady).toBeNull();
     expect(a.cycleTime).toBeCloseTo(950e-6 / 7, 12);
@@ -58,8 +69,18 @@ describe('trace analysis', () => {
     expect(a.span).toBeCloseTo(950e-6, 12);
     const lane = (pe: string, thread: string) => a.lanes.find((l) => l.pe === pe && l.thread === thread)!;
     expect(a.lanes.map((l) => `${l.pe} ${l.thread}`)).toEqual(['cpu@h0 main', 'gpu0@h0 main', 'gpu0@h0 recv:cpu@h0']);
-    expect(lane('cpu@h0', 'main')).toMatchObject({ busy: expect.closeTo(350e-6, 12), barrier: expect.closeTo(600e-6, 12), wait: 0, utilisation: expect.closeTo(350 / 950, 12) });
-    expect(lane('gpu0@h0', 'main')).toMatchObject({ busy: expect.closeTo(140e-6, 12), barrier: expect.closeTo(670e-6, 12), wait: expect.closeTo(140e-6, 12), waitShare: expect.closeTo(140 / 950, 12) });
+    expect(lane('cpu@h0', 'main')).toMatchObject({
+      busy: expect.closeTo(350e-6, 12),
+      barrier: expect.closeTo(600e-6, 12),
+      wait: 0,
+      utilisation: expect.closeTo(350 / 950, 12),
+    });
+    expect(lane('gpu0@h0', 'main')).toMatchObject({
+      busy: expect.closeTo(140e-6, 12),
+      barrier: expect.closeTo(670e-6, 12),
+      wait: expect.closeTo(140e-6, 12),
+      waitShare: expect.closeTo(140 / 950, 12),
+    });
     expect(lane('gpu0@h0', 'recv:cpu@h0').utilisation).toBeCloseTo(140 / 950, 12);
     // Of the 3 lanes x 950 µs: 630 busy, 1270 in barriers, 140 waiting.
     expect(a.busyShare).toBeCloseTo(630 / 2850, 12);
@@ -67,8 +88,19 @@ describe('trace analysis', () => {
     expect(a.waitShare).toBeCloseTo(140 / 2850, 12);
   });
 
-  it('leaves counter samples out: the bag\'s lane is no lane of the run, and samples before or after the slices widen nothing', () => {
-    const counters: TraceEvent[] = [-100, 0, 400, 2000].map((start, k) => ({ host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name: k % 2 ? 'in flight' : 'bag depth', value: k, start, end: start, iteration: -1, cycle: -1 }));
+  it("leaves counter samples out: the bag's lane is no lane of the run, and samples before or after the slices widen nothing", () => {
+    const counters: TraceEvent[] = [-100, 0, 400, 2000].map((start, k) => ({
+      host: 'coordinator',
+      pe: 'bag',
+      thread: 'bag',
+      kind: 'counter',
+      name: k % 2 ? 'in flight' : 'bag depth',
+      value: k,
+      start,
+      end: start,
+      iteration: -1,
+      cycle: -1,
+    }));
     const plain = analyseTrace(barrierRun(), { fillCycles: 2, iterations: 6 });
     expect(analyseTrace([...counters, ...barrierRun()], { fillCycles: 2, iterations: 6 })).toStrictEqual(plain);
     // A sample numbered with a cycle is still no cycle's end.
@@ -88,7 +120,11 @@ describe('trace analysis', () => {
 
   it('counts concurrent transfers in one lane once', () => {
     const base = { pe: 'gpu0@h0', thread: 'recv:cpu@h0', kind: 'transfer' as const };
-    const a = analyseTrace([ev({ ...base, name: 'bn_1', start: 0, end: 100 }), ev({ ...base, name: 'bn_2', start: 0, end: 100 }), ev({ ...base, name: 'bn_3', start: 50, end: 150 })]);
+    const a = analyseTrace([
+      ev({ ...base, name: 'bn_1', start: 0, end: 100 }),
+      ev({ ...base, name: 'bn_2', start: 0, end: 100 }),
+      ev({ ...base, name: 'bn_3', start: 50, end: 150 }),
+    ]);
     expect(a.lanes[0].busy).toBeCloseTo(150e-6, 12);
     expect(a.lanes[0].utilisation).toBe(1);
   });
@@ -120,37 +156,49 @@ describe('trace analysis', () => {
 describe('live analysis (TraceAccumulator)', () => {
   // Events from a few lanes with random kinds, cycles (-1: outside any cycle), times and
   // durations: lanes' events arrive out of order and overlap, as batches from several agents do.
-  const event = fc.record({
-    host: fc.constantFrom('h0', 'h1'),
-    pe: fc.constantFrom('cpu', 'gpu0'),
-    thread: fc.constantFrom('main', 'recv:cpu@h1'),
-    kind: fc.constantFrom('fire', 'transfer', 'wait', 'barrier'),
-    cycle: fc.integer({ min: -1, max: 12 }),
-    start: fc.oneof(fc.integer({ min: 0, max: 5000 }), fc.double({ min: 0, max: 5000, noNaN: true })),
-    duration: fc.oneof(fc.integer({ min: 0, max: 400 }), fc.double({ min: 0, max: 400, noNaN: true })),
-  }).map(({ duration, ...e }) => ev({ ...e, name: e.kind, iteration: e.cycle, end: e.start + duration }));
+  const event = fc
+    .record({
+      host: fc.constantFrom('h0', 'h1'),
+      pe: fc.constantFrom('cpu', 'gpu0'),
+      thread: fc.constantFrom('main', 'recv:cpu@h1'),
+      kind: fc.constantFrom('fire', 'transfer', 'wait', 'barrier'),
+      cycle: fc.integer({ min: -1, max: 12 }),
+      start: fc.oneof(fc.integer({ min: 0, max: 5000 }), fc.double({ min: 0, max: 5000, noNaN: true })),
+      duration: fc.oneof(fc.integer({ min: 0, max: 400 }), fc.double({ min: 0, max: 400, noNaN: true })),
+    })
+    .map(({ duration, ...e }) => ev({ ...e, name: e.kind, iteration: e.cycle, end: e.start + duration }));
   const options: fc.Arbitrary<AnalysisOptions> = fc.record(
-    { fillCycles: fc.integer({ min: 0, max: 4 }), iterations: fc.integer({ min: 0, max: 14 }), lastCycle: fc.integer({ min: -1, max: 13 }), predictedCycleTime: fc.double({ min: 1e-6, max: 1e-3, noNaN: true }) },
+    {
+      fillCycles: fc.integer({ min: 0, max: 4 }),
+      iterations: fc.integer({ min: 0, max: 14 }),
+      lastCycle: fc.integer({ min: -1, max: 13 }),
+      predictedCycleTime: fc.double({ min: 1e-6, max: 1e-3, noNaN: true }),
+    },
     { requiredKeys: [] },
   );
 
   it('gives after every batch exactly what analyseTrace gives for all events so far, for any stream and any split', () => {
     fc.assert(
-      fc.property(fc.array(event, { maxLength: 200 }), fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 12 }), fc.array(options, { minLength: 1, maxLength: 3 }), (events, cuts, asked) => {
-        const acc = new TraceAccumulator();
-        const bounds = [...new Set([0, ...cuts.map((x) => Math.min(x, events.length)), events.length])].sort((a, b) => a - b);
-        for (let b = 1; b < bounds.length; b++) {
-          acc.append(events.slice(bounds[b - 1], bounds[b]));
-          const all = events.slice(0, bounds[b]);
-          // Several questions between batches (a live view asks with its latest lastCycle).
-          for (const o of asked) expect(acc.analyse(o)).toStrictEqual(analyseTrace(all, o));
-        }
-      }),
+      fc.property(
+        fc.array(event, { maxLength: 200 }),
+        fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 12 }),
+        fc.array(options, { minLength: 1, maxLength: 3 }),
+        (events, cuts, asked) => {
+          const acc = new TraceAccumulator();
+          const bounds = [...new Set([0, ...cuts.map((x) => Math.min(x, events.length)), events.length])].sort((a, b) => a - b);
+          for (let b = 1; b < bounds.length; b++) {
+            acc.append(events.slice(bounds[b - 1], bounds[b]));
+            const all = events.slice(0, bounds[b]);
+            // Several questions between batches (a live view asks with its latest lastCycle).
+            for (const o of asked) expect(acc.analyse(o)).toStrictEqual(analyseTrace(all, o));
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
-  it('the cycle spread is the sorted steady cycle lengths\' median, 95th percentile and maximum', () => {
+  it("the cycle spread is the sorted steady cycle lengths' median, 95th percentile and maximum", () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 400 }), fc.integer({ min: 0, max: 3 }), (lengths, fill) => {
         // One event per cycle, back to back: cycle k ends at the sum of the first k + 1 lengths.
@@ -160,7 +208,10 @@ describe('live analysis (TraceAccumulator)', () => {
         const acc = new TraceAccumulator();
         acc.append(events);
         const a = acc.analyse({ fillCycles: fill });
-        const gaps = lengths.slice(Math.max(fill, 1)).map((d) => d / 1e6).sort((x, y) => x - y);
+        const gaps = lengths
+          .slice(Math.max(fill, 1))
+          .map((d) => d / 1e6)
+          .sort((x, y) => x - y);
         const at = (q: number) => gaps[Math.min(gaps.length - 1, Math.ceil(q * gaps.length) - 1)];
         if (gaps.length) expect(a.cycleSpread).toEqual({ count: gaps.length, p50: at(0.5), p95: at(0.95), max: gaps[gaps.length - 1] });
         else expect(a.cycleSpread.count).toBe(0);
@@ -169,7 +220,7 @@ describe('live analysis (TraceAccumulator)', () => {
     );
   });
 
-  it('a late event before a lane\'s swept part re-sweeps that lane', () => {
+  it("a late event before a lane's swept part re-sweeps that lane", () => {
     const acc = new TraceAccumulator();
     acc.append([ev({ start: 100, end: 200 }), ev({ start: 300, end: 400 })]);
     expect(acc.analyse().lanes[0].busy).toBeCloseTo(200e-6, 12);
@@ -190,7 +241,7 @@ describe('live analysis (TraceAccumulator)', () => {
 });
 
 describe('measured times (calibration)', () => {
-  it('takes each node\'s mean firing time and each transfer\'s mean span per cycle, from its first start to its last end', () => {
+  it("takes each node's mean firing time and each transfer's mean span per cycle, from its first start to its last end", () => {
     const t = measuredTimes([
       ev({ kind: 'fire', node: 'P', start: 0, end: 1000 }),
       ev({ kind: 'fire', node: 'P', cycle: 1, start: 0, end: 3000 }),

@@ -99,7 +99,19 @@ interface LaneSweep {
   wTo: number;
 }
 
-const sweepStart = (): LaneSweep => ({ swept: 0, lastEvent: -1, bSum: 0, bFrom: 0, bTo: -Infinity, rSum: 0, rFrom: 0, rTo: -Infinity, wSum: 0, wFrom: 0, wTo: -Infinity });
+const sweepStart = (): LaneSweep => ({
+  swept: 0,
+  lastEvent: -1,
+  bSum: 0,
+  bFrom: 0,
+  bTo: -Infinity,
+  rSum: 0,
+  rFrom: 0,
+  rTo: -Infinity,
+  wSum: 0,
+  wFrom: 0,
+  wTo: -Infinity,
+});
 
 /**
  * `analyseTrace` of a growing trace, reading only what arrived since the last answer: a live
@@ -180,7 +192,17 @@ export class TraceAccumulator {
       barrierAll += barrier;
       waitAll += wait;
       const share = (x: number) => (span > 0 ? Math.min(1, x / span) : 0);
-      lanes.push({ host: lane.host, pe: lane.pe, thread: lane.thread, busy, barrier, wait, utilisation: share(busy), barrierShare: share(barrier), waitShare: share(wait) });
+      lanes.push({
+        host: lane.host,
+        pe: lane.pe,
+        thread: lane.thread,
+        busy,
+        barrier,
+        wait,
+        utilisation: share(busy),
+        barrierShare: share(barrier),
+        waitShare: share(wait),
+      });
     }
     const laneTime = span * lanes.length;
     const of = (x: number) => (laneTime > 0 ? x / laneTime : 0);

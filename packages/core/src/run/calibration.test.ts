@@ -61,19 +61,24 @@ describe('calibration', () => {
 
   it('every example (delays, rates, composites, tasks, scans): predicts from the model (its document is lowered) in both sync modes and hashes the document as written', () => {
     registerExampleKernels();
-    const names = readdirSync(new URL('../../../../examples/', import.meta.url)).filter((f) => f.endsWith('.json')).sort();
+    const names = readdirSync(new URL('../../../../examples/', import.meta.url))
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     expect(names.length).toBeGreaterThan(10);
     for (const name of names) {
       const doc = example(name);
       const model = modelOf(doc);
       expect(model, name).toBeDefined();
-      const runs = [true, false].flatMap((overlap) => (compile(doc, { overlap }).ok ? [{ ig: igOf(doc, overlap), measured: measured(igOf(doc, overlap)) }] : []));
+      const runs = [true, false].flatMap((overlap) =>
+        compile(doc, { overlap }).ok ? [{ ig: igOf(doc, overlap), measured: measured(igOf(doc, overlap)) }] : [],
+      );
       const cal = calibrationFrom(model, runs, { machine: { hostname: 'h', cpu: 'c', adapters: {} }, date: '2026-01-01T00:00:00Z', iterations: 4 });
       expect(cal.document.hash, name).toBe(documentHash(doc));
       for (const sync of ['barrier', 'self-timed'] as const) {
         const r = predictCalibrated(model, cal, { sync });
         expect(r.ok, `${name} ${sync}: ${r.diagnostics.map((d) => `${d.path}: ${d.message}`).join('; ')}`).toBe(true);
-        for (const s of ['overlap', 'noOverlap'] as const) if (runs.length === 2 || r.timing![s]) expect(r.timing![s]?.diagnostics ?? [], `${name} ${sync} ${s}`).toEqual([]);
+        for (const s of ['overlap', 'noOverlap'] as const)
+          if (runs.length === 2 || r.timing![s]) expect(r.timing![s]?.diagnostics ?? [], `${name} ${sync} ${s}`).toEqual([]);
       }
     }
   });
@@ -106,7 +111,12 @@ describe('calibration', () => {
     const ig = igOf(doc, false);
     const cal = calibrationFrom(model, [{ ig, measured: { nodeTimes: { P: 1, I1: 2, I2: 4, C: 3 }, transferTimes: {} } }], meta);
     // I1 and I2 run one kernel with one params, but on two PEs.
-    expect(cal.firings.map((f) => `${f.kernel}@${f.pe}=${f.seconds}`).sort()).toEqual(['matrix.consume@cpu@h1=3', 'matrix.increment@gpu0@h0=2', 'matrix.increment@gpu0@h1=4', 'matrix.produce@cpu@h0=1']);
+    expect(cal.firings.map((f) => `${f.kernel}@${f.pe}=${f.seconds}`).sort()).toEqual([
+      'matrix.consume@cpu@h1=3',
+      'matrix.increment@gpu0@h0=2',
+      'matrix.increment@gpu0@h1=4',
+      'matrix.produce@cpu@h0=1',
+    ]);
     const reordered = structuredClone(doc);
     const p = reordered.app.nodes.find((n) => n.id === 'P')!;
     p.params = { height: p.params!.height, width: p.params!.width };
@@ -121,7 +131,9 @@ describe('calibration', () => {
     edited.app.nodes.find((n) => n.id === 'I2')!.params!.nb_loop = 7;
     expect(documentHash(edited)).not.toBe(documentHash(doc));
     const t = calibratedTiming(modelOf(edited), cal, 'piic.calibration.json');
-    expect(t.diagnostics.map((d) => d.message).join('\n')).toMatch(/another version of the document[\s\S]*has no entry for node I2 \(matrix.increment on gpu0@h1\)/);
+    expect(t.diagnostics.map((d) => d.message).join('\n')).toMatch(
+      /another version of the document[\s\S]*has no entry for node I2 \(matrix.increment on gpu0@h1\)/,
+    );
     expect(t.diagnostics.every((d) => d.severity === 'warning' && d.path === 'piic.calibration.json')).toBe(true);
     expect(t.timing.nodeTimes.I2).toBeUndefined();
     expect(t.timing.nodeTimes.I1).toBeDefined();

@@ -88,7 +88,11 @@ function transfersOf(ig: ImplementationGraph): { key: string; from: string; to: 
  * what the trace analysis measured in it (its steady cycles: the fill's first firings include
  * one-time costs such as shader compiles). Each strategy's runs make their own entries.
  */
-export function calibrationFrom(model: Model, runs: { ig: ImplementationGraph; measured: MeasuredTimes }[], meta: Pick<Calibration, 'machine' | 'date' | 'iterations'>): Calibration {
+export function calibrationFrom(
+  model: Model,
+  runs: { ig: ImplementationGraph; measured: MeasuredTimes }[],
+  meta: Pick<Calibration, 'machine' | 'date' | 'iterations'>,
+): Calibration {
   const firings = new Map<string, CalibratedFiring & { sum: number; n: number }>();
   const transfers = new Map<string, CalibratedTransfer & { sum: number; n: number }>();
   for (const { ig, measured } of runs) {
@@ -97,7 +101,11 @@ export function calibrationFrom(model: Model, runs: { ig: ImplementationGraph; m
       if (!n) continue;
       const key = strategyKey(firingKey(n.kernel.id, n.params, n.pe), ig.overlap);
       let f = firings.get(key);
-      if (!f) firings.set(key, (f = { kernel: n.kernel.id, params: n.params as Record<string, unknown>, pe: n.pe, overlap: ig.overlap, seconds: 0, nodes: 0, sum: 0, n: 0 }));
+      if (!f)
+        firings.set(
+          key,
+          (f = { kernel: n.kernel.id, params: n.params as Record<string, unknown>, pe: n.pe, overlap: ig.overlap, seconds: 0, nodes: 0, sum: 0, n: 0 }),
+        );
       f.sum += seconds;
       f.n++;
     }
@@ -139,11 +147,14 @@ export function parseCalibration(text: string, file = 'calibration'): { ok: true
   const out: Diagnostic[] = [];
   const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   if (!isObj(raw)) return { ok: false, diagnostics: [error(file, 'not a calibration (expected a JSON object)', again)] };
-  if (raw.format !== CALIBRATION_FORMAT) out.push(error(`${file}.format`, `format must be "${CALIBRATION_FORMAT}", not ${JSON.stringify(raw.format) ?? 'missing'}`, again));
+  if (raw.format !== CALIBRATION_FORMAT)
+    out.push(error(`${file}.format`, `format must be "${CALIBRATION_FORMAT}", not ${JSON.stringify(raw.format) ?? 'missing'}`, again));
   const doc = raw.document;
-  if (!isObj(doc) || typeof doc.hash !== 'string' || typeof doc.name !== 'string') out.push(error(`${file}.document`, 'must be { name, hash } (strings)', again));
+  if (!isObj(doc) || typeof doc.hash !== 'string' || typeof doc.name !== 'string')
+    out.push(error(`${file}.document`, 'must be { name, hash } (strings)', again));
   const machine = raw.machine;
-  if (!isObj(machine) || typeof machine.hostname !== 'string' || typeof machine.cpu !== 'string' || !isObj(machine.adapters)) out.push(error(`${file}.machine`, 'must be { hostname, cpu, adapters }', again));
+  if (!isObj(machine) || typeof machine.hostname !== 'string' || typeof machine.cpu !== 'string' || !isObj(machine.adapters))
+    out.push(error(`${file}.machine`, 'must be { hostname, cpu, adapters }', again));
   if (typeof raw.date !== 'string' || Number.isNaN(Date.parse(raw.date))) out.push(error(`${file}.date`, 'must be an ISO 8601 date', again));
   const time = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
   const list = (name: 'firings' | 'transfers', check: (e: Record<string, unknown>) => string | undefined) => {
@@ -155,8 +166,24 @@ export function parseCalibration(text: string, file = 'calibration'): { ok: true
     });
   };
   const strategy = (e: Record<string, unknown>) => e.overlap === undefined || typeof e.overlap === 'boolean';
-  list('firings', (e) => (typeof e.kernel !== 'string' || typeof e.pe !== 'string' || !isObj(e.params) ? 'needs kernel, params and pe' : !time(e.seconds) ? 'seconds must be a number of at least 0' : !strategy(e) ? 'overlap must be true or false' : undefined));
-  list('transfers', (e) => (typeof e.from !== 'string' || typeof e.to !== 'string' || !time(e.bytes) ? 'needs from, to and bytes' : !time(e.seconds) ? 'seconds must be a number of at least 0' : !strategy(e) ? 'overlap must be true or false' : undefined));
+  list('firings', (e) =>
+    typeof e.kernel !== 'string' || typeof e.pe !== 'string' || !isObj(e.params)
+      ? 'needs kernel, params and pe'
+      : !time(e.seconds)
+        ? 'seconds must be a number of at least 0'
+        : !strategy(e)
+          ? 'overlap must be true or false'
+          : undefined,
+  );
+  list('transfers', (e) =>
+    typeof e.from !== 'string' || typeof e.to !== 'string' || !time(e.bytes)
+      ? 'needs from, to and bytes'
+      : !time(e.seconds)
+        ? 'seconds must be a number of at least 0'
+        : !strategy(e)
+          ? 'overlap must be true or false'
+          : undefined,
+  );
   if (raw.barrier !== undefined && !time(raw.barrier)) out.push(error(`${file}.barrier`, 'must be a number of seconds of at least 0', again));
   if (out.length) return { ok: false, diagnostics: out };
   return { ok: true, calibration: raw as unknown as Calibration };
@@ -199,7 +226,13 @@ export function calibratedTiming(model: Model, cal: Calibration, file = 'calibra
   const diagnostics: Diagnostic[] = [];
   const hash = documentHash(model.written);
   if (cal.document.hash !== hash)
-    diagnostics.push(warning(file, `was measured on another version of the document (hash ${cal.document.hash}, now ${hash})`, 'entries for unchanged kernels, PEs and links are used, the others fall back to the cost hints; run `pipeloom calibrate` again'));
+    diagnostics.push(
+      warning(
+        file,
+        `was measured on another version of the document (hash ${cal.document.hash}, now ${hash})`,
+        'entries for unchanged kernels, PEs and links are used, the others fall back to the cost hints; run `pipeloom calibrate` again',
+      ),
+    );
   const firing = byKey(cal.firings, (f) => firingKey(f.kernel, f.params, f.pe), overlap);
   const transfer = byKey(cal.transfers, (t) => transferKeyOf(t.from, t.to, t.bytes), false);
   const nodeTimes: Record<string, number> = {};
@@ -228,9 +261,20 @@ export function calibratedTiming(model: Model, cal: Calibration, file = 'calibra
     }
   }
   if (missing.length)
-    diagnostics.push(warning(file, `has no entry for ${missing.length > 3 ? `${missing.slice(0, 3).join(', ')} and ${missing.length - 3} more` : missing.join(', ')}`, 'those use the cost hints; run `pipeloom calibrate` again'));
+    diagnostics.push(
+      warning(
+        file,
+        `has no entry for ${missing.length > 3 ? `${missing.slice(0, 3).join(', ')} and ${missing.length - 3} more` : missing.join(', ')}`,
+        'those use the cost hints; run `pipeloom calibrate` again',
+      ),
+    );
   const nodes = model.nodes.length;
-  return { timing: { nodeTimes, transferTimes }, firings: { calibrated: Object.keys(nodeTimes).length, total: nodes }, transfers: { calibrated: found, total: seen.size }, diagnostics };
+  return {
+    timing: { nodeTimes, transferTimes },
+    firings: { calibrated: Object.keys(nodeTimes).length, total: nodes },
+    transfers: { calibrated: found, total: seen.size },
+    diagnostics,
+  };
 }
 
 /** `<document>.calibration.json`: where a document's calibration lives, beside it. */
@@ -265,7 +309,13 @@ export function standInTimes(model: Model): Record<string, number> | undefined {
  * the calibrated barrier cost, the speedup between them. `timing` is what each strategy used (its warnings included);
  * `analysed`: the model's analysis warnings, returned with the compiler's as predict() does.
  */
-export function predictCalibrated(model: Model, cal: Calibration, opts: Omit<PredictOptions, 'nodeTimes' | 'transferTimes'> = {}, file = 'calibration', analysed: Diagnostic[] = []): PredictResult & { timing?: { overlap: CalibratedTiming; noOverlap: CalibratedTiming } } {
+export function predictCalibrated(
+  model: Model,
+  cal: Calibration,
+  opts: Omit<PredictOptions, 'nodeTimes' | 'transferTimes'> = {},
+  file = 'calibration',
+  analysed: Diagnostic[] = [],
+): PredictResult & { timing?: { overlap: CalibratedTiming; noOverlap: CalibratedTiming } } {
   const timing = { overlap: calibratedTiming(model, cal, file, true), noOverlap: calibratedTiming(model, cal, file, false) };
   // The barrier's measured cost, unless the caller sets one (self-timed predictions have none).
   if (opts.barrier === undefined && cal.barrier !== undefined) opts = { ...opts, barrier: cal.barrier };

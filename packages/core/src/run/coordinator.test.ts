@@ -22,7 +22,7 @@ const examples = readdirSync(dir)
 const readExample = (name: string) => JSON.parse(readFileSync(new URL(`${name}.json`, dir), 'utf8')) as ProjectDocument;
 
 describe('deploy messages', () => {
-  it('each host\'s text is JSON.stringify of its message, byte for byte, with the shared parts serialised once', () => {
+  it("each host's text is JSON.stringify of its message, byte for byte, with the shared parts serialised once", () => {
     const docs = [...examples, { name: 'layered 300 on 6 hosts', doc: layeredDocument(3, { nodes: 300, hosts: 6, gpus: 2 }) }];
     let checked = 0;
     for (const { doc } of docs) {
@@ -46,7 +46,7 @@ describe('deploy messages', () => {
     expect(checked).toBeGreaterThan(20);
   });
 
-  it('a host gets its own PEs\' programs and, self-timed, their plan entries and every counter', () => {
+  it("a host gets its own PEs' programs and, self-timed, their plan entries and every counter", () => {
     const r = compile(layeredDocument(5, { nodes: 200, hosts: 4, gpus: 1 }), { overlap: true });
     if (!r.ok) throw new Error('does not compile');
     const hosts = programHosts(r.ig).map((id) => ({ id, url: `ws://${id}` }));
@@ -148,7 +148,13 @@ describe('a deploy waits on progress, not on a fixed time', () => {
       { host: 'h0', steps: [{ step: 'kernels', pe: 'gpu0@h0' }], deployed: false },
       { host: 'h1', steps: [], deployed: false },
     ]);
-    expect(shown.at(-1)).toMatchObject({ elapsed: 60, hosts: [{ host: 'h0', deployed: true }, { host: 'h1', deployed: true }] });
+    expect(shown.at(-1)).toMatchObject({
+      elapsed: 60,
+      hosts: [
+        { host: 'h0', deployed: true },
+        { host: 'h1', deployed: true },
+      ],
+    });
   });
 
   it('a host silent for the silence bound fails the deploy naming the host and its step', async () => {
@@ -173,7 +179,7 @@ describe('a deploy waits on progress, not on a fixed time', () => {
     expect((await run.done).failure?.message).toMatch(/^deploy: h1 silent for 5 s since the deploy was sent \(no progress reported/);
   });
 
-  it('the hard cap, when set, fails a deploy still reporting, naming each host\'s step and the option', async () => {
+  it("the hard cap, when set, fails a deploy still reporting, naming each host's step and the option", async () => {
     const clock = new FakeClock();
     const c = await fakeCluster(ig(), clock, { h0: reporting([{ step: 'kernels', pe: 'gpu0@h0' }]), h1: reporting([{ step: 'links' }], 10_000) });
     const run = c.run(ig(), { iterations: 1, deployTimeout: 60_000, deployTimeoutName: '--deploy-timeout' });
@@ -183,7 +189,7 @@ describe('a deploy waits on progress, not on a fixed time', () => {
     expect(r.failure).toEqual({ host: 'h0', message: 'deploy: h0 still in kernel preparation of gpu0@h0 after the 60 s --deploy-timeout' });
   });
 
-  it('a failure reported while a host deploys (a peer lost its link to it) names that host\'s step', async () => {
+  it("a failure reported while a host deploys (a peer lost its link to it) names that host's step", async () => {
     const clock = new FakeClock();
     const lost = { type: 'failed', runId: '', failure: { host: 'h1', message: 'lost the link from h0 to host h1 (no heartbeat for 1.5 s)' } } as const;
     const c = await fakeCluster(ig(), clock, {
@@ -195,7 +201,10 @@ describe('a deploy waits on progress, not on a fixed time', () => {
     });
     const run = c.run(ig(), { iterations: 1 });
     await clock.advance(3000);
-    expect((await run.done).failure).toEqual({ host: 'h1', message: 'lost the link from h0 to host h1 (no heartbeat for 1.5 s) (deploy: h1 during device set-up of gpu0@h1)' });
+    expect((await run.done).failure).toEqual({
+      host: 'h1',
+      message: 'lost the link from h0 to host h1 (no heartbeat for 1.5 s) (deploy: h1 during device set-up of gpu0@h1)',
+    });
   });
 
   it('a task-bag deploy waits on progress and fails on silence the same way', async () => {

@@ -71,7 +71,6 @@ export class Coordinator {
     return checkBag(this.conns, graph, only);
   }
 
-
   /**
    * Runs `graph` in task-bag mode on every connected agent: tasks go to idle, else least-loaded,
    * capable PEs as they become ready (run/taskbag/bag.ts, run/policy.ts). The agents pull inputs

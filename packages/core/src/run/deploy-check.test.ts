@@ -69,7 +69,14 @@ describe('deploy messages the coordinator sends pass the check', () => {
 });
 
 describe('split/join deploys (views, parts, ranges)', () => {
-  const doc = () => splitJoinDocument({ slices: 4, width: 2, height: 8, arch: (piicDoc as ProjectDocument).arch, pe: (id) => (id.startsWith('slice') && Number(id.slice(6)) % 2 ? 'cpu@h1' : 'cpu@h0') });
+  const doc = () =>
+    splitJoinDocument({
+      slices: 4,
+      width: 2,
+      height: 8,
+      arch: (piicDoc as ProjectDocument).arch,
+      pe: (id) => (id.startsWith('slice') && Number(id.slice(6)) % 2 ? 'cpu@h1' : 'cpu@h0'),
+    });
   it('pass the check, and a view or a range past its storage is refused', async () => {
     const one = await deploysOf(splitJoinDocument({ slices: 4, width: 2, height: 8, arch: (piicDoc as ProjectDocument).arch, pe: () => 'cpu@h0' }), false);
     const two = await deploysOf(doc(), false);
@@ -99,10 +106,18 @@ describe('a malformed deploy is refused naming the element', () => {
     expect(await mutate((d) => (d.programs[0].allocations[1].depth = 1e6))).toBe(
       `malformed deploy: programs[0].allocations[1].depth asks 1000000 slots for buffer "${good.programs[0].allocations[1].buffers[0]}" (colour ${good.programs[0].allocations[1].color}) on "${good.programs[0].pe}"; at most 256 are allowed (maxDepth)`,
     );
-    expect(await mutate((d) => (d.programs[0].allocations[1].depth = 0))).toBe('malformed deploy: programs[0].allocations[1].depth must be an integer from 1 to 9007199254740991 (got 0)');
-    expect(await mutate((d) => ((d.programs[0].allocations[0] as { bytes: unknown }).bytes = null))).toBe('malformed deploy: programs[0].allocations[0].bytes must be an integer from 1 to 9007199254740991 (got null)');
-    expect(await mutate((d) => ((d.programs[0].allocations[0] as { bytes: unknown }).bytes = 'lots'))).toBe('malformed deploy: programs[0].allocations[0].bytes must be an integer from 1 to 9007199254740991 (got text "lots")');
-    expect(await mutate((d) => ((Object.values(d.buffers)[0] as { bytes: unknown }).bytes = 2.5))).toMatch(/^malformed deploy: buffers\["bn_\d+"\]\.bytes must be an integer/);
+    expect(await mutate((d) => (d.programs[0].allocations[1].depth = 0))).toBe(
+      'malformed deploy: programs[0].allocations[1].depth must be an integer from 1 to 9007199254740991 (got 0)',
+    );
+    expect(await mutate((d) => ((d.programs[0].allocations[0] as { bytes: unknown }).bytes = null))).toBe(
+      'malformed deploy: programs[0].allocations[0].bytes must be an integer from 1 to 9007199254740991 (got null)',
+    );
+    expect(await mutate((d) => ((d.programs[0].allocations[0] as { bytes: unknown }).bytes = 'lots'))).toBe(
+      'malformed deploy: programs[0].allocations[0].bytes must be an integer from 1 to 9007199254740991 (got text "lots")',
+    );
+    expect(await mutate((d) => ((Object.values(d.buffers)[0] as { bytes: unknown }).bytes = 2.5))).toMatch(
+      /^malformed deploy: buffers\["bn_\d+"\]\.bytes must be an integer/,
+    );
     expect(await mutate((d) => (d.iterations = 0))).toBe('malformed deploy: iterations must be an integer from 1 to 2147483647 (got 0)');
     // The slowed-PE emulation's factors: 1 to 1000 per PE.
     expect(await mutate((d) => (d.slow = { [d.programs[0].pe]: 4 }))).toBe('ok');
@@ -111,14 +126,20 @@ describe('a malformed deploy is refused naming the element', () => {
     expect(good.progressMs).toBeGreaterThan(0);
     expect(await mutate((d) => (d.progressMs = 60_000))).toBe('ok');
     expect(await mutate((d) => (d.progressMs = 1))).toBe('malformed deploy: progressMs must be an integer from 10 to 60000 (got 1)');
-    expect(await mutate((d) => ((d as { progressMs: unknown }).progressMs = 'often'))).toBe('malformed deploy: progressMs must be an integer from 10 to 60000 (got text "often")');
+    expect(await mutate((d) => ((d as { progressMs: unknown }).progressMs = 'often'))).toBe(
+      'malformed deploy: progressMs must be an integer from 10 to 60000 (got text "often")',
+    );
   });
 
   it('nested fields of the wrong kind', async () => {
     expect(await mutate((d) => ((d.programs as unknown[])[1] = null))).toBe('malformed deploy: programs[1] must be an object (got null)');
-    expect(await mutate((d) => ((d.programs[0] as { phases: unknown }).phases = 'fire'))).toBe('malformed deploy: programs[0].phases must be a list (got text "fire")');
+    expect(await mutate((d) => ((d.programs[0] as { phases: unknown }).phases = 'fire'))).toBe(
+      'malformed deploy: programs[0].phases must be a list (got text "fire")',
+    );
     const busy = good.programs[0].phases.findIndex((f) => f.actions.length > 0);
-    expect(await mutate((d) => ((d.programs[0].phases[busy].actions as unknown[])[0] = 7))).toBe(`malformed deploy: programs[0].phases[${busy}].actions[0] must be an object (got 7)`);
+    expect(await mutate((d) => ((d.programs[0].phases[busy].actions as unknown[])[0] = 7))).toBe(
+      `malformed deploy: programs[0].phases[${busy}].actions[0] must be an object (got 7)`,
+    );
     expect(await mutate((d) => (d.hosts = {} as never))).toBe('malformed deploy: hosts must be a list (got an object)');
     expect(await mutate((d) => delete (d as { pes?: unknown }).pes)).toBe('malformed deploy: pes must be an object (got undefined)');
   });
@@ -128,17 +149,32 @@ describe('a malformed deploy is refused naming the element', () => {
     const pe = good.programs[0].pe;
     const busy = good.programs[0].phases.findIndex((f) => f.actions.length > 0);
     const n = good.plan!.counters.length;
-    expect(await mutate((d) => (d.plan!.actions[pe][busy][0].access ?? d.plan!.actions[pe][busy][0].send ?? d.plan!.actions[pe][busy][0].receive)!.waits.push({ counter: n, offset: 1 }))).toMatch(
-      new RegExp(`^malformed deploy: plan\\.actions\\["${pe}"\\]\\[${busy}\\]\\[0\\]\\.(access|send|receive)\\.waits\\[\\d+\\]\\.counter must be an integer from 0 to ${n - 1} \\(got ${n}\\)$`),
+    expect(
+      await mutate((d) =>
+        (d.plan!.actions[pe][busy][0].access ?? d.plan!.actions[pe][busy][0].send ?? d.plan!.actions[pe][busy][0].receive)!.waits.push({
+          counter: n,
+          offset: 1,
+        }),
+      ),
+    ).toMatch(
+      new RegExp(
+        `^malformed deploy: plan\\.actions\\["${pe}"\\]\\[${busy}\\]\\[0\\]\\.(access|send|receive)\\.waits\\[\\d+\\]\\.counter must be an integer from 0 to ${n - 1} \\(got ${n}\\)$`,
+      ),
     );
-    expect(await mutate((d) => d.plan!.actions[pe].pop())).toBe(`malformed deploy: plan.actions["${pe}"] must list the ${good.programs[0].phases.length} phases of "${pe}"'s program (got a list)`);
+    expect(await mutate((d) => d.plan!.actions[pe].pop())).toBe(
+      `malformed deploy: plan.actions["${pe}"] must list the ${good.programs[0].phases.length} phases of "${pe}"'s program (got a list)`,
+    );
     expect(await mutate((d) => delete (d as { plan?: unknown }).plan)).toBe('malformed deploy: plan must be an object (got undefined)');
     expect(await mutate((d) => ((d as { sync: unknown }).sync = 'eventually'))).toMatch(/^malformed deploy: sync must be one of/);
   });
 
   it('references to buffers and PEs the deploy does not declare', async () => {
-    expect(await mutate((d) => (d.programs[0].allocations[0].buffers[0] = 'constructor' as never))).toBe("malformed deploy: programs[0].allocations[0].buffers[0] must name a buffer in the deploy's buffers (got text \"constructor\")");
-    expect(await mutate((d) => (d.programs[0].pe = 'gpu7@h0' as never))).toBe('malformed deploy: programs[0].pe names PE "gpu7@h0", which is not in the deploy\'s pes');
+    expect(await mutate((d) => (d.programs[0].allocations[0].buffers[0] = 'constructor' as never))).toBe(
+      'malformed deploy: programs[0].allocations[0].buffers[0] must name a buffer in the deploy\'s buffers (got text "constructor")',
+    );
+    expect(await mutate((d) => (d.programs[0].pe = 'gpu7@h0' as never))).toBe(
+      'malformed deploy: programs[0].pe names PE "gpu7@h0", which is not in the deploy\'s pes',
+    );
   });
 
   it('never quotes more than 64 characters of a sender string', async () => {
@@ -161,7 +197,9 @@ describe('a malformed deploy is refused naming the element', () => {
       const p = d.programs[0];
       d.programs = Array.from({ length: DEPLOY_SHAPE_LIMITS.maxPrograms }, () => p);
     });
-    expect(reason).toMatch(new RegExp(`depth \\(256 slots for buffer .*\\) brings the deploy's buffer slots past ${DEPLOY_SHAPE_LIMITS.maxSlots} \\(maxSlots\\)$`));
+    expect(reason).toMatch(
+      new RegExp(`depth \\(256 slots for buffer .*\\) brings the deploy's buffer slots past ${DEPLOY_SHAPE_LIMITS.maxSlots} \\(maxSlots\\)$`),
+    );
   });
 });
 
@@ -200,60 +238,111 @@ describe('initial fills (delays) are bounded like allocations', () => {
   it('refuses a slot past the allocation, a buffer of no allocation of the program, and ranges past the buffer', async () => {
     const depth = (await base()).programs[0].allocations[0].depth;
     const bytes = (await base()).buffers[(await base()).programs[0].allocations[0].buffers[0]].bytes;
-    expect(await mutate((d) => (fills(d)[2].slot = depth))).toBe(`malformed deploy: programs[0].initial[2].slot must be an integer from 0 to ${depth - 1} (got ${depth})`);
-    expect(await mutate((d) => (fills(d)[0].slot = -1))).toBe(`malformed deploy: programs[0].initial[0].slot must be an integer from 0 to ${depth - 1} (got -1)`);
+    expect(await mutate((d) => (fills(d)[2].slot = depth))).toBe(
+      `malformed deploy: programs[0].initial[2].slot must be an integer from 0 to ${depth - 1} (got ${depth})`,
+    );
+    expect(await mutate((d) => (fills(d)[0].slot = -1))).toBe(
+      `malformed deploy: programs[0].initial[0].slot must be an integer from 0 to ${depth - 1} (got -1)`,
+    );
     const other = (await base()).programs[1].allocations[0].buffers[0];
-    expect(await mutate((d) => (fills(d)[1].buffer = other))).toBe(`malformed deploy: programs[0].initial[1].buffer names buffer "${other}", which is not among "${(await base()).programs[0].pe}"'s allocations`);
-    expect(await mutate((d) => (fills(d)[1].buffer = 'bn_999999'))).toMatch(/^malformed deploy: programs\[0\]\.initial\[1\]\.buffer names buffer "bn_999999", which is not among/);
-    expect(await mutate((d) => (fills(d)[1].offset = -4))).toBe(`malformed deploy: programs[0].initial[1].offset must be an integer from 0 to ${bytes - 1} (got -4)`);
-    expect(await mutate((d) => (fills(d)[1].offset = bytes))).toBe(`malformed deploy: programs[0].initial[1].offset must be an integer from 0 to ${bytes - 1} (got ${bytes})`);
-    expect(await mutate((d) => (fills(d)[1].bytes = bytes))).toBe(`malformed deploy: programs[0].initial[1].bytes must be an integer from 1 to ${bytes - 4} (got ${bytes})`);
-    expect(await mutate((d) => (fills(d)[1].bytes = 0))).toBe(`malformed deploy: programs[0].initial[1].bytes must be an integer from 1 to ${bytes - 4} (got 0)`);
-    expect(await mutate((d) => (fills(d)[0].bytes = 2.5))).toBe(`malformed deploy: programs[0].initial[0].bytes must be an integer from 1 to ${bytes} (got 2.5)`);
+    expect(await mutate((d) => (fills(d)[1].buffer = other))).toBe(
+      `malformed deploy: programs[0].initial[1].buffer names buffer "${other}", which is not among "${(await base()).programs[0].pe}"'s allocations`,
+    );
+    expect(await mutate((d) => (fills(d)[1].buffer = 'bn_999999'))).toMatch(
+      /^malformed deploy: programs\[0\]\.initial\[1\]\.buffer names buffer "bn_999999", which is not among/,
+    );
+    expect(await mutate((d) => (fills(d)[1].offset = -4))).toBe(
+      `malformed deploy: programs[0].initial[1].offset must be an integer from 0 to ${bytes - 1} (got -4)`,
+    );
+    expect(await mutate((d) => (fills(d)[1].offset = bytes))).toBe(
+      `malformed deploy: programs[0].initial[1].offset must be an integer from 0 to ${bytes - 1} (got ${bytes})`,
+    );
+    expect(await mutate((d) => (fills(d)[1].bytes = bytes))).toBe(
+      `malformed deploy: programs[0].initial[1].bytes must be an integer from 1 to ${bytes - 4} (got ${bytes})`,
+    );
+    expect(await mutate((d) => (fills(d)[1].bytes = 0))).toBe(
+      `malformed deploy: programs[0].initial[1].bytes must be an integer from 1 to ${bytes - 4} (got 0)`,
+    );
+    expect(await mutate((d) => (fills(d)[0].bytes = 2.5))).toBe(
+      `malformed deploy: programs[0].initial[0].bytes must be an integer from 1 to ${bytes} (got 2.5)`,
+    );
   });
 
-  it('a range of slots (a delay\'s initial iterations) stays inside its allocation', async () => {
+  it("a range of slots (a delay's initial iterations) stays inside its allocation", async () => {
     const depth = (await base()).programs[0].allocations[0].depth;
     expect(await mutate((d) => (fills(d)[0].count = depth))).toBe('ok');
-    expect(await mutate((d) => (fills(d)[0].count = depth + 1))).toBe(`malformed deploy: programs[0].initial[0].count must be an integer from 1 to ${depth} (got ${depth + 1})`);
+    expect(await mutate((d) => (fills(d)[0].count = depth + 1))).toBe(
+      `malformed deploy: programs[0].initial[0].count must be an integer from 1 to ${depth} (got ${depth + 1})`,
+    );
     expect(await mutate((d) => (fills(d)[1].count = 2))).toBe('malformed deploy: programs[0].initial[1].count must be an integer from 1 to 1 (got 2)');
     expect(await mutate((d) => (fills(d)[0].count = 0))).toBe(`malformed deploy: programs[0].initial[0].count must be an integer from 1 to ${depth} (got 0)`);
-    expect(await mutate((d) => (fills(d)[0].count = 2 ** 31))).toBe(`malformed deploy: programs[0].initial[0].count must be an integer from 1 to ${depth} (got 2147483648)`);
+    expect(await mutate((d) => (fills(d)[0].count = 2 ** 31))).toBe(
+      `malformed deploy: programs[0].initial[0].count must be an integer from 1 to ${depth} (got 2147483648)`,
+    );
   });
 
-  it('wants exactly one of value and kernel, a finite value in the buffer\'s element, a non-negative safe integer token', async () => {
+  it("wants exactly one of value and kernel, a finite value in the buffer's element, a non-negative safe integer token", async () => {
     expect(await mutate((d) => (fills(d)[2].value = 1))).toBe('malformed deploy: programs[0].initial[2] has both a value and a kernel; a fill has exactly one');
-    expect(await mutate((d) => delete fills(d)[0].value)).toBe('malformed deploy: programs[0].initial[0] has neither a value nor a kernel; a fill has exactly one');
+    expect(await mutate((d) => delete fills(d)[0].value)).toBe(
+      'malformed deploy: programs[0].initial[0] has neither a value nor a kernel; a fill has exactly one',
+    );
     // NaN and Infinity travel as null in JSON
     expect(await mutate((d) => (fills(d)[1].value = Number.NaN))).toBe('malformed deploy: programs[0].initial[1].value must be a finite number (got null)');
     expect(await mutate((d) => (fills(d)[1].value = '1'))).toBe('malformed deploy: programs[0].initial[1].value must be a finite number (got text "1")');
     const id = (await base()).programs[0].allocations[0].buffers[0];
-    expect(await mutate((d) => ((d.buffers[id].element = 'u8'), (fills(d)[1].value = 256)))).toBe('malformed deploy: programs[0].initial[1].value must be an integer from 0 to 255 (got 256)');
-    expect(await mutate((d) => ((d.buffers[id].element = 'i32'), (fills(d)[1].value = 0.5)))).toBe('malformed deploy: programs[0].initial[1].value must be an integer from -2147483648 to 2147483647 (got 0.5)');
+    expect(await mutate((d) => ((d.buffers[id].element = 'u8'), (fills(d)[1].value = 256)))).toBe(
+      'malformed deploy: programs[0].initial[1].value must be an integer from 0 to 255 (got 256)',
+    );
+    expect(await mutate((d) => ((d.buffers[id].element = 'i32'), (fills(d)[1].value = 0.5)))).toBe(
+      'malformed deploy: programs[0].initial[1].value must be an integer from -2147483648 to 2147483647 (got 0.5)',
+    );
     expect(await mutate((d) => ((d.buffers[id].element = 'u32'), (fills(d)[1].value = 7)))).toBe('ok');
-    expect(await mutate((d) => (fills(d)[2].token = -1))).toBe('malformed deploy: programs[0].initial[2].token must be an integer from 0 to 9007199254740991 (got -1)');
-    expect(await mutate((d) => (fills(d)[2].token = 2 ** 53))).toBe('malformed deploy: programs[0].initial[2].token must be an integer from 0 to 9007199254740991 (got 9007199254740992)');
+    expect(await mutate((d) => (fills(d)[2].token = -1))).toBe(
+      'malformed deploy: programs[0].initial[2].token must be an integer from 0 to 9007199254740991 (got -1)',
+    );
+    expect(await mutate((d) => (fills(d)[2].token = 2 ** 53))).toBe(
+      'malformed deploy: programs[0].initial[2].token must be an integer from 0 to 9007199254740991 (got 9007199254740992)',
+    );
   });
 
-  it('bounds the kernel id, the port and the params as a fire action\'s', async () => {
-    expect(await mutate((d) => (fills(d)[2].kernel = 'k'.repeat(300)))).toBe('malformed deploy: programs[0].initial[2].kernel is 300 characters long; at most 256 are allowed');
+  it("bounds the kernel id, the port and the params as a fire action's", async () => {
+    expect(await mutate((d) => (fills(d)[2].kernel = 'k'.repeat(300)))).toBe(
+      'malformed deploy: programs[0].initial[2].kernel is 300 characters long; at most 256 are allowed',
+    );
     expect(await mutate((d) => (fills(d)[2].kernel = 7))).toBe('malformed deploy: programs[0].initial[2].kernel must be a non-empty string (got 7)');
     expect(await mutate((d) => (fills(d)[2].port = ''))).toBe('malformed deploy: programs[0].initial[2].port must be a non-empty string (got text "")');
-    expect(await mutate((d) => (fills(d)[2].params = { width: { deep: 1 } }))).toBe('malformed deploy: programs[0].initial[2].params["width"] must be a number, a boolean or text (got an object)');
-    expect(await mutate((d) => (fills(d)[2].params = 'width=4'))).toBe('malformed deploy: programs[0].initial[2].params must be an object (got text "width=4")');
-    expect(await mutate((d) => (fills(d)[2].params = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`p${i}`, i]))))).toBe('malformed deploy: programs[0].initial[2].params has 300 entries; at most 256 are allowed');
-    expect(await mutate((d) => (fills(d)[2].params = { source: 'x'.repeat(2 ** 20 + 1) }))).toBe('malformed deploy: programs[0].initial[2].params["source"] is 1048577 characters long; at most 1048576 are allowed');
+    expect(await mutate((d) => (fills(d)[2].params = { width: { deep: 1 } }))).toBe(
+      'malformed deploy: programs[0].initial[2].params["width"] must be a number, a boolean or text (got an object)',
+    );
+    expect(await mutate((d) => (fills(d)[2].params = 'width=4'))).toBe(
+      'malformed deploy: programs[0].initial[2].params must be an object (got text "width=4")',
+    );
+    expect(await mutate((d) => (fills(d)[2].params = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`p${i}`, i]))))).toBe(
+      'malformed deploy: programs[0].initial[2].params has 300 entries; at most 256 are allowed',
+    );
+    expect(await mutate((d) => (fills(d)[2].params = { source: 'x'.repeat(2 ** 20 + 1) }))).toBe(
+      'malformed deploy: programs[0].initial[2].params["source"] is 1048577 characters long; at most 1048576 are allowed',
+    );
   });
 
   it('bounds the list, per program and over the deploy (maxInitial)', async () => {
-    expect(await mutate((d) => ((d.programs[0] as { initial: unknown }).initial = { 0: {} }))).toBe('malformed deploy: programs[0].initial must be a list (got an object)');
-    expect(await mutate((d) => ((d.programs[0].initial as unknown[])[1] = 'zero'))).toBe('malformed deploy: programs[0].initial[1] must be an object (got text "zero")');
+    expect(await mutate((d) => ((d.programs[0] as { initial: unknown }).initial = { 0: {} }))).toBe(
+      'malformed deploy: programs[0].initial must be a list (got an object)',
+    );
+    expect(await mutate((d) => ((d.programs[0].initial as unknown[])[1] = 'zero'))).toBe(
+      'malformed deploy: programs[0].initial[1] must be an object (got text "zero")',
+    );
     const limits = { ...DEPLOY_SHAPE_LIMITS, maxInitial: 4 };
-    expect(await mutate((d) => d.programs[0].initial!.push(...d.programs[0].initial!), limits)).toBe('malformed deploy: programs[0].initial has 6 entries; at most 4 are allowed');
+    expect(await mutate((d) => d.programs[0].initial!.push(...d.programs[0].initial!), limits)).toBe(
+      'malformed deploy: programs[0].initial has 6 entries; at most 4 are allowed',
+    );
     expect(
       await mutate((d) => {
         const q = d.programs[1];
-        q.initial = [{ buffer: q.allocations[0].buffers[0], slot: 0, value: 1 }, { buffer: q.allocations[0].buffers[0], slot: 0, value: 1 }];
+        q.initial = [
+          { buffer: q.allocations[0].buffers[0], slot: 0, value: 1 },
+          { buffer: q.allocations[0].buffers[0], slot: 0, value: 1 },
+        ];
       }, limits),
     ).toBe("malformed deploy: programs[1].initial brings the deploy's initial fills past 4 (maxInitial)");
   });
@@ -279,26 +368,33 @@ describe('the check is total', () => {
     });
     let refused = 0;
     fc.assert(
-      fc.property(fc.oneof(fc.jsonValue(), fc.anything(), mutation.map((m) => ({ mutation: m }))), (input) => {
-        let m: unknown = input;
-        if (input && typeof input === 'object' && 'mutation' in input && Object.keys(input).length === 1) {
-          const { which, pick, how, value } = (input as { mutation: { which: number; pick: number; how: string; value: unknown } }).mutation;
-          const d = structuredClone(valid[which]) as unknown as Record<string | number, unknown>;
-          const path = all[which][pick % all[which].length];
-          let parent = d;
-          for (const s of path.slice(0, -1)) parent = parent[s] as Record<string | number, unknown>;
-          const last = path[path.length - 1];
-          if (how === 'delete') delete parent[last];
-          else parent[last] = how === 'wrap' ? [parent[last]] : value;
-          m = d;
-        }
-        const r = checkDeploy(m);
-        if (!r.ok) {
-          refused++;
-          expect(r.reason).toMatch(/^malformed deploy/);
-          expect(r.reason.length).toBeLessThan(1000);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.jsonValue(),
+          fc.anything(),
+          mutation.map((m) => ({ mutation: m })),
+        ),
+        (input) => {
+          let m: unknown = input;
+          if (input && typeof input === 'object' && 'mutation' in input && Object.keys(input).length === 1) {
+            const { which, pick, how, value } = (input as { mutation: { which: number; pick: number; how: string; value: unknown } }).mutation;
+            const d = structuredClone(valid[which]) as unknown as Record<string | number, unknown>;
+            const path = all[which][pick % all[which].length];
+            let parent = d;
+            for (const s of path.slice(0, -1)) parent = parent[s] as Record<string | number, unknown>;
+            const last = path[path.length - 1];
+            if (how === 'delete') delete parent[last];
+            else parent[last] = how === 'wrap' ? [parent[last]] : value;
+            m = d;
+          }
+          const r = checkDeploy(m);
+          if (!r.ok) {
+            refused++;
+            expect(r.reason).toMatch(/^malformed deploy/);
+            expect(r.reason.length).toBeLessThan(1000);
+          }
+        },
+      ),
       { numRuns: 3000, seed: 17 },
     );
     expect(refused).toBeGreaterThan(1000);

@@ -162,7 +162,8 @@ class Walker {
   /** A finite number in [min, max]; `above` excludes min itself. */
   num(o: Obj, field: string, min: number, max: number, above = false): number {
     const v = o[field];
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (above && v === min) || v > max) this.in(field, () => this.fail(`must be a number ${above ? 'above' : 'from'} ${min}${max < Infinity ? ` to ${max}` : ''}`, v));
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (above && v === min) || v > max)
+      this.in(field, () => this.fail(`must be a number ${above ? 'above' : 'from'} ${min}${max < Infinity ? ` to ${max}` : ''}`, v));
     return v as number;
   }
 
@@ -184,7 +185,8 @@ class Walker {
     return this.in(field, () => {
       const keys = Object.keys(m);
       if (keys.length > max) this.fail(`has ${keys.length} entries; at most ${max} are allowed`);
-      for (const k of keys) if (k.length === 0 || k.length > this.limits.maxIdLength) this.fail(`has a key of ${k.length} characters; keys are 1 to ${this.limits.maxIdLength}`);
+      for (const k of keys)
+        if (k.length === 0 || k.length > this.limits.maxIdLength) this.fail(`has a key of ${k.length} characters; keys are 1 to ${this.limits.maxIdLength}`);
       return keys;
     });
   }
@@ -211,7 +213,15 @@ function walk(w: Walker, m: unknown): void {
   if (!isObj(m)) w.fail('must be an object', m);
   settings(w, m);
   const hostIds = hostList(w, m);
-  const s: Scope = { w, L: w.limits, pes: peTable(w, m, hostIds), buffers: bufferTable(w, m), placeOf: new Map(), totals: { actions: 0, allocations: 0, slots: 0, initial: 0 }, phaseCount: -1 };
+  const s: Scope = {
+    w,
+    L: w.limits,
+    pes: peTable(w, m, hostIds),
+    buffers: bufferTable(w, m),
+    placeOf: new Map(),
+    totals: { actions: 0, allocations: 0, slots: 0, initial: 0 },
+    phaseCount: -1,
+  };
   const programs = w.list(m, 'programs', s.L.maxPrograms);
   w.in('programs', () => programs.forEach((p, i) => w.in(i, () => program(s, p))));
   if (m.sync !== undefined) w.oneOf(m, 'sync', new Set(['self-timed', 'barrier']));
@@ -337,7 +347,8 @@ function program(s: Scope, p: unknown): void {
   const host = w.str(p, 'host');
   const kind = w.oneOf(p, 'kind', KINDS);
   const declared = s.pes[pe] as { host: string; kind: string };
-  if (declared.host !== host || declared.kind !== kind) w.fail(`is a ${kind} program on host ${quote(host)}, but pes[${quote(pe)}] is a ${declared.kind} on host ${quote(declared.host)}`);
+  if (declared.host !== host || declared.kind !== kind)
+    w.fail(`is a ${kind} program on host ${quote(host)}, but pes[${quote(pe)}] is a ${declared.kind} on host ${quote(declared.host)}`);
 
   // This program's buffers and their slots: what its initial fills may name.
   const depthHere = new Map<string, number>();
@@ -377,7 +388,8 @@ function allocation(s: Scope, a: unknown, pe: string, depthHere: Map<string, num
         if (typeof id !== 'string' || !has(s.buffers, id)) w.fail("must name a buffer in the deploy's buffers", id);
         const at = offsets ? w.in('offsets', () => w.int(offsets as unknown as Obj, String(k), 0, Number.MAX_SAFE_INTEGER)) : 0;
         // The buffer's views are cut from this storage.
-        if (at + bufferBytes(s, id) > bytes) w.fail(`is buffer ${quote(id)} of ${bufferBytes(s, id)} bytes${at ? ` at offset ${at}` : ''}, past the end of its allocation (${bytes})`);
+        if (at + bufferBytes(s, id) > bytes)
+          w.fail(`is buffer ${quote(id)} of ${bufferBytes(s, id)} bytes${at ? ` at offset ${at}` : ''}, past the end of its allocation (${bytes})`);
         s.placeOf.set(id, { at, bytes });
       }),
     ),
@@ -428,7 +440,8 @@ function plan(w: Walker, m: Obj, programs: unknown[]): void {
           if (!Array.isArray(planned) || planned.length !== phases.length) w.fail(`must list the ${phases.length} phases of ${quote(pe)}'s program`, planned);
           planned.forEach((entries: unknown, j) =>
             w.in(j, () => {
-              if (!Array.isArray(entries) || entries.length !== phases[j].actions.length) w.fail(`must list the ${phases[j].actions.length} actions of the phase`, entries);
+              if (!Array.isArray(entries) || entries.length !== phases[j].actions.length)
+                w.fail(`must list the ${phases[j].actions.length} actions of the phase`, entries);
               entries.forEach((e: unknown, k) =>
                 w.in(k, () => {
                   if (!isObj(e)) w.fail('must be an object', e);
@@ -474,7 +487,8 @@ function access(s: Scope, o: Obj, field: string, seg = field): void {
     const bytes = a.bytes === undefined ? bufferBytes(s, id) : w.int(a, 'bytes', 1, Number.MAX_SAFE_INTEGER);
     const place = s.placeOf.get(id);
     const room = place ? place.bytes - place.at : bufferBytes(s, id);
-    if (offset + bytes > room) w.fail(`reads bytes ${offset}..${offset + bytes - 1} of buffer ${quote(id)}, past the ${room} bytes of its storage from where it starts`);
+    if (offset + bytes > room)
+      w.fail(`reads bytes ${offset}..${offset + bytes - 1} of buffer ${quote(id)}, past the ${room} bytes of its storage from where it starts`);
   });
 }
 
@@ -534,7 +548,8 @@ function fill(s: Scope, f: unknown, depthHere: Map<string, number>, pe: string):
   if (f.bytes !== undefined) w.int(f, 'bytes', 1, size - offset);
   const hasValue = f.value !== undefined;
   const hasKernel = f.kernel !== undefined;
-  if (hasValue === hasKernel) w.fail(hasValue ? 'has both a value and a kernel; a fill has exactly one' : 'has neither a value nor a kernel; a fill has exactly one');
+  if (hasValue === hasKernel)
+    w.fail(hasValue ? 'has both a value and a kernel; a fill has exactly one' : 'has neither a value nor a kernel; a fill has exactly one');
   if (f.token !== undefined) w.int(f, 'token', 0, Number.MAX_SAFE_INTEGER);
   if (hasValue) {
     const element = (s.buffers[id] as { element: string }).element;

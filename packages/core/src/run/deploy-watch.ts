@@ -39,7 +39,13 @@ export function stepsText(steps: readonly DeployStepReport[]): string {
     if (s.pe) list.push(s.pe);
     byStep.set(s.step, list);
   }
-  const name: Record<string, string> = { links: 'peer links', freeing: 'freeing the previous run', allocation: 'allocation', device: 'device set-up', kernels: 'kernel preparation' };
+  const name: Record<string, string> = {
+    links: 'peer links',
+    freeing: 'freeing the previous run',
+    allocation: 'allocation',
+    device: 'device set-up',
+    kernels: 'kernel preparation',
+  };
   return [...byStep].map(([step, pes]) => `${name[step] ?? step}${pes.length ? ` of ${pes.join(', ')}` : ''}`).join(' and ');
 }
 
@@ -116,9 +122,11 @@ export class DeployWatch {
   }
 
   private show(): void {
-    this.opts.onDeploy?.({ elapsed: (this.clock.now() - this.started) / 1000, hosts: this.hosts.map((h) => ({ host: h.host, steps: h.steps, deployed: h.deployed })) });
+    this.opts.onDeploy?.({
+      elapsed: (this.clock.now() - this.started) / 1000,
+      hosts: this.hosts.map((h) => ({ host: h.host, steps: h.steps, deployed: h.deployed })),
+    });
   }
-
 
   private check(): void {
     const now = this.clock.now();
@@ -126,14 +134,21 @@ export class DeployWatch {
     for (const h of waiting) {
       if (now - Math.max(this.heard(h.host), this.started) <= this.silence) continue;
       this.stop();
-      this.fail({ host: h.host, ...(h.steps[0]?.pe ? { pe: h.steps[0].pe } : {}), message: `deploy: ${h.host} silent for ${this.silence / 1000} s ${h.reported ? `during ${stepsText(h.steps)}` : 'since the deploy was sent (no progress reported: an agent older than this coordinator, or one that never got the deploy)'}` });
+      this.fail({
+        host: h.host,
+        ...(h.steps[0]?.pe ? { pe: h.steps[0].pe } : {}),
+        message: `deploy: ${h.host} silent for ${this.silence / 1000} s ${h.reported ? `during ${stepsText(h.steps)}` : 'since the deploy was sent (no progress reported: an agent older than this coordinator, or one that never got the deploy)'}`,
+      });
       return;
     }
     const cap = this.opts.deployTimeout;
     if (cap && now - this.started > cap && waiting.length) {
       this.stop();
       const still = waiting.map((h) => (h.reported ? `${h.host} still in ${stepsText(h.steps)}` : `${h.host} reported no progress`)).join('; ');
-      this.fail({ host: waiting.map((h) => h.host).join(', '), message: `deploy: ${still} after the ${cap / 1000} s ${this.opts.deployTimeoutName ?? 'deploy timeout'}` });
+      this.fail({
+        host: waiting.map((h) => h.host).join(', '),
+        message: `deploy: ${still} after the ${cap / 1000} s ${this.opts.deployTimeoutName ?? 'deploy timeout'}`,
+      });
     }
   }
 }

@@ -55,7 +55,8 @@ export function oldestFirst(a: BagTask, b: BagTask): number {
  */
 export function taskBagPolicy(opts: { prefetch?: number | 'unbounded' } = {}): Policy {
   const prefetch = opts.prefetch ?? 2;
-  if (prefetch !== 'unbounded' && (!Number.isInteger(prefetch) || prefetch < 1)) throw new Error(`taskBagPolicy: prefetch ${prefetch} is not a positive integer or 'unbounded'`);
+  if (prefetch !== 'unbounded' && (!Number.isInteger(prefetch) || prefetch < 1))
+    throw new Error(`taskBagPolicy: prefetch ${prefetch} is not a positive integer or 'unbounded'`);
   const limit = prefetch === 'unbounded' ? Infinity : prefetch;
   return {
     assign(ready, state) {
@@ -100,7 +101,12 @@ export interface Placed {
  * What a policy alone makes of a set of task times: bench:taskbag's ideal, and the tests' proof
  * of the policy's rules.
  */
-export function simulateBag(tasks: readonly BagTask[], pes: readonly string[], duration: (task: BagTask, pe: string) => number, policy: Policy): { placed: Placed[]; makespan: number } {
+export function simulateBag(
+  tasks: readonly BagTask[],
+  pes: readonly string[],
+  duration: (task: BagTask, pe: string) => number,
+  policy: Policy,
+): { placed: Placed[]; makespan: number } {
   let state: PolicyState = { pes: pes.map((id) => ({ id, outstanding: 0 })), pointer: 0 };
   let bag = [...tasks];
   const queues = new Map<string, BagTask[]>(pes.map((id) => [id, []]));

@@ -19,13 +19,25 @@ describe('protocol messages are validated on receipt', () => {
     expect(r).toEqual({ ok: false, reason: `protocol version ${PROTOCOL_VERSION + 1} is not supported (this side speaks ${PROTOCOL_VERSION})` });
   });
 
-  it('a ping\'s id is a safe integer and its t a finite number, or the ping is refused quoting a few characters', () => {
+  it("a ping's id is a safe integer and its t a finite number, or the ping is refused quoting a few characters", () => {
     expect(parseMessage('{"type":"ping","id":-1,"t":1.5}')).toEqual({ ok: true, message: { type: 'ping', id: -1, t: 1.5 } });
-    expect(parseMessage(JSON.stringify({ type: 'ping', id: 'x'.repeat(1 << 20), t: 0 }))).toEqual({ ok: false, reason: 'malformed message: "ping" id must be a safe integer, not "xxxxxxxxxxxxxxxxxxxxxxxx..."' });
-    expect(parseMessage('{"type":"ping","id":9007199254740993,"t":0}')).toEqual({ ok: false, reason: 'malformed message: "ping" id must be a safe integer, not 9007199254740992' });
+    expect(parseMessage(JSON.stringify({ type: 'ping', id: 'x'.repeat(1 << 20), t: 0 }))).toEqual({
+      ok: false,
+      reason: 'malformed message: "ping" id must be a safe integer, not "xxxxxxxxxxxxxxxxxxxxxxxx..."',
+    });
+    expect(parseMessage('{"type":"ping","id":9007199254740993,"t":0}')).toEqual({
+      ok: false,
+      reason: 'malformed message: "ping" id must be a safe integer, not 9007199254740992',
+    });
     expect(parseMessage('{"type":"ping","id":1.5,"t":0}')).toMatchObject({ ok: false });
-    expect(parseMessage('{"type":"ping","id":1,"t":1e400}')).toEqual({ ok: false, reason: 'malformed message: "ping" t must be a finite number, not Infinity' });
-    expect(parseMessage('{"type":"ping","id":1,"t":{"a":[1]}}')).toEqual({ ok: false, reason: 'malformed message: "ping" t must be a finite number, not an object' });
+    expect(parseMessage('{"type":"ping","id":1,"t":1e400}')).toEqual({
+      ok: false,
+      reason: 'malformed message: "ping" t must be a finite number, not Infinity',
+    });
+    expect(parseMessage('{"type":"ping","id":1,"t":{"a":[1]}}')).toEqual({
+      ok: false,
+      reason: 'malformed message: "ping" t must be a finite number, not an object',
+    });
     expect(parseMessage('{"type":"ping","id":1,"t":"0"}')).toMatchObject({ ok: false });
   });
 });
@@ -40,13 +52,29 @@ describe('deploy progress is bounded and validated like every message', () => {
   });
 
   it('refuses unknown steps, too many, long or empty PE ids and long run ids, quoting at most a few characters', () => {
-    expect(progress([{ step: 'x'.repeat(1000) }])).toEqual({ ok: false, reason: 'malformed message: "deploy-progress" steps[0].step must be one of links, freeing, allocation, device, kernels, not "xxxxxxxxxxxxxxxxxxxxxxxx..."' });
-    expect(progress(Array.from({ length: MAX_DEPLOY_STEPS + 1 }, () => ({ step: 'links' })))).toEqual({ ok: false, reason: `malformed message: "deploy-progress" steps must be a list of at most ${MAX_DEPLOY_STEPS}` });
-    expect(progress([{ step: 'device', pe: 'p'.repeat(257) }])).toEqual({ ok: false, reason: 'malformed message: "deploy-progress" steps[0].pe must be a PE id of 1 to 256 characters' });
+    expect(progress([{ step: 'x'.repeat(1000) }])).toEqual({
+      ok: false,
+      reason:
+        'malformed message: "deploy-progress" steps[0].step must be one of links, freeing, allocation, device, kernels, not "xxxxxxxxxxxxxxxxxxxxxxxx..."',
+    });
+    expect(progress(Array.from({ length: MAX_DEPLOY_STEPS + 1 }, () => ({ step: 'links' })))).toEqual({
+      ok: false,
+      reason: `malformed message: "deploy-progress" steps must be a list of at most ${MAX_DEPLOY_STEPS}`,
+    });
+    expect(progress([{ step: 'device', pe: 'p'.repeat(257) }])).toEqual({
+      ok: false,
+      reason: 'malformed message: "deploy-progress" steps[0].pe must be a PE id of 1 to 256 characters',
+    });
     expect(progress([{ step: 'device', pe: '' }])).toMatchObject({ ok: false });
     expect(progress([null])).toEqual({ ok: false, reason: 'malformed message: "deploy-progress" steps[0] must be an object' });
     expect(progress({ step: 'links' })).toMatchObject({ ok: false });
-    expect(progress([], 'r'.repeat(300))).toEqual({ ok: false, reason: 'malformed message: "deploy-progress" runId must be a string of at most 256 characters' });
-    expect(parseMessage(JSON.stringify({ type: 'deploy-progress', runId: 'r' }))).toEqual({ ok: false, reason: 'malformed message: "deploy-progress" lacks "steps"' });
+    expect(progress([], 'r'.repeat(300))).toEqual({
+      ok: false,
+      reason: 'malformed message: "deploy-progress" runId must be a string of at most 256 characters',
+    });
+    expect(parseMessage(JSON.stringify({ type: 'deploy-progress', runId: 'r' }))).toEqual({
+      ok: false,
+      reason: 'malformed message: "deploy-progress" lacks "steps"',
+    });
   });
 });

@@ -238,7 +238,15 @@ export type FromAgent =
     }
   | { type: 'failed'; runId: string; failure: FailureReport }
   /** Task-bag: a task's outputs are held (under their keys); `ms`: how its time went on the agent; `values`: a checker kernel's report. */
-  | { type: 'task-done'; runId: string; id: string; attempt: number; pe: string; ms: { pull: number; run: number }; values?: Record<string, number | number[] | string> }
+  | {
+      type: 'task-done';
+      runId: string;
+      id: string;
+      attempt: number;
+      pe: string;
+      ms: { pull: number; run: number };
+      values?: Record<string, number | number[] | string>;
+    }
   /**
    * Task-bag: a task could not run. `lost`: a host an input could not be pulled from (its outputs
    * are gone; the coordinator recomputes them); otherwise the kernel or device failed.

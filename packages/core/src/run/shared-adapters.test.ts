@@ -9,7 +9,17 @@ describe('two agents on one machine', () => {
     offset: 0,
     rtt: 0,
     machine: { hostname: 'box', id: machine },
-    pes: [{ id: `gpu0@${host}`, kind: 'gpu', name: 'A100', vendor: 'nvidia', memory: 1, adapter: 0, capabilities: { kind: 'gpu', vendor: 'nvidia', device: 'A100', software } }],
+    pes: [
+      {
+        id: `gpu0@${host}`,
+        kind: 'gpu',
+        name: 'A100',
+        vendor: 'nvidia',
+        memory: 1,
+        adapter: 0,
+        capabilities: { kind: 'gpu', vendor: 'nvidia', device: 'A100', software },
+      },
+    ],
   });
 
   it('claiming one hardware adapter are refused, naming both; a software adapter, or another machine, is fine', () => {

@@ -68,7 +68,14 @@ export interface ScanModel {
 }
 
 /** The model of a scan of N elements on p workers (1 <= p <= N). */
-export function scanModel(N: number, p: number, network: ScanNetwork, strategy: ScanStrategy = 'scan-then-propagate', output: ScanOutput = 'inclusive', execution: ScanExecution = 'eager'): ScanModel {
+export function scanModel(
+  N: number,
+  p: number,
+  network: ScanNetwork,
+  strategy: ScanStrategy = 'scan-then-propagate',
+  output: ScanOutput = 'inclusive',
+  execution: ScanExecution = 'eager',
+): ScanModel {
   return modelOfPlan(scanPlan(N, p, network, strategy, output), execution);
 }
 
@@ -116,7 +123,12 @@ export function modelOfPlan(plan: ScanPlan, execution: ScanExecution = 'eager'):
     nodes: nodes.length,
     work,
     messages,
-    span: { levels: longest('local') + levelsFired + longest('prop'), levelsCounted: longest('local') + plan.network.levels + longest('prop'), depth, serialised },
+    span: {
+      levels: longest('local') + levelsFired + longest('prop'),
+      levelsCounted: longest('local') + plan.network.levels + longest('prop'),
+      depth,
+      serialised,
+    },
     speedup: serialised > 0 ? (N - 1) / serialised : 1,
     speedupDataflow: depth > 0 ? (N - 1) / depth : 1,
     networkPart: networkStats(plan.network),
@@ -136,7 +148,8 @@ function dataflowDepth(plan: ScanPlan, execution: ScanExecution): number {
     let before = 0;
     let k = 0;
     for (const level of levels) {
-      for (; k < nodes.length && (nodes[k].stage === 'local' || (nodes[k].stage === 'network' && nodes[k].level! < level)); k++) before = Math.max(before, finish(k));
+      for (; k < nodes.length && (nodes[k].stage === 'local' || (nodes[k].stage === 'network' && nodes[k].level! < level)); k++)
+        before = Math.max(before, finish(k));
       barrier.set(level, before);
     }
   }
@@ -189,7 +202,14 @@ export interface SpeedupPoint {
 }
 
 /** Speedup (over the serialised span) for p = 1 .. min(N, maxP) and the p that gives the most (figures 4.6-4.7). */
-export function speedupCurve(N: number, network: ScanNetwork, maxP: number, strategy: ScanStrategy = 'scan-then-propagate', output: ScanOutput = 'inclusive', execution: ScanExecution = 'eager'): { points: SpeedupPoint[]; best: { p: number; speedup: number } } {
+export function speedupCurve(
+  N: number,
+  network: ScanNetwork,
+  maxP: number,
+  strategy: ScanStrategy = 'scan-then-propagate',
+  output: ScanOutput = 'inclusive',
+  execution: ScanExecution = 'eager',
+): { points: SpeedupPoint[]; best: { p: number; speedup: number } } {
   const points: SpeedupPoint[] = [];
   let best = { p: 1, speedup: 0 };
   for (let p = 1; p <= Math.min(N, maxP); p++) {

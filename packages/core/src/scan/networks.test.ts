@@ -71,7 +71,7 @@ describe('scan model', () => {
       }
   });
 
-  it('the speedup curve (figures 4.6-4.7): Kogge-Stone at least Blelloch\'s, serial best at small p', () => {
+  it("the speedup curve (figures 4.6-4.7): Kogge-Stone at least Blelloch's, serial best at small p", () => {
     const ks = speedupCurve(256, 'kogge-stone', 64);
     const bl = speedupCurve(256, 'blelloch', 64);
     const serial = speedupCurve(256, 'serial', 64);

@@ -100,7 +100,14 @@ export function scanPlan(N: number, p: number, network: ScanNetwork, strategy: S
 
   // Local stage: every worker's block.
   const local = bl.map((b, i) =>
-    add({ key: `local.w${i}`, stage: 'local', worker: i, mode: reduce ? 'reduce' : exclusive && i === 0 ? 'exclusive' : 'scan', count: b.count, inputs: [{ port: 'in', runs: [{ node: IN, port: 'out', first: b.lo, count: b.count }] }] }),
+    add({
+      key: `local.w${i}`,
+      stage: 'local',
+      worker: i,
+      mode: reduce ? 'reduce' : exclusive && i === 0 ? 'exclusive' : 'scan',
+      count: b.count,
+      inputs: [{ port: 'in', runs: [{ node: IN, port: 'out', first: b.lo, count: b.count }] }],
+    }),
   );
 
   // Network: the values some worker needs, then only the applications behind them.
@@ -126,11 +133,27 @@ export function scanPlan(N: number, p: number, network: ScanNetwork, strategy: S
   const nodeOfApp = new Map<number, number>();
   const valueRun = (v: number): Run => {
     const value = net.values[v];
-    return value.leaf !== undefined ? { node: local[value.leaf], port: 'total', first: 0, count: 1 } : { node: nodeOfApp.get(value.app!)!, port: 'out', first: 0, count: 1 };
+    return value.leaf !== undefined
+      ? { node: local[value.leaf], port: 'total', first: 0, count: 1 }
+      : { node: nodeOfApp.get(value.app!)!, port: 'out', first: 0, count: 1 };
   };
   net.applications.forEach((a, k) => {
     if (a.free || !live.has(k)) return;
-    nodeOfApp.set(k, add({ key: `${tag}.r${a.level}.w${a.worker}`, stage: 'network', worker: a.worker, mode: 'apply', count: 1, level: a.level, inputs: [{ port: 'a', runs: [valueRun(a.left)] }, { port: 'b', runs: [valueRun(a.right)] }] }));
+    nodeOfApp.set(
+      k,
+      add({
+        key: `${tag}.r${a.level}.w${a.worker}`,
+        stage: 'network',
+        worker: a.worker,
+        mode: 'apply',
+        count: 1,
+        level: a.level,
+        inputs: [
+          { port: 'a', runs: [valueRun(a.left)] },
+          { port: 'b', runs: [valueRun(a.right)] },
+        ],
+      }),
+    );
   });
 
   // Second local stage; y[k] is where global inclusive result k is found.
@@ -152,12 +175,26 @@ export function scanPlan(N: number, p: number, network: ScanNetwork, strategy: S
       y[b.count - 1] = at(local[0], 'total', 0);
       if (exclusive) {
         const count = Math.max(1, b.count - 1);
-        const prop = add({ key: 'prop.w0', stage: 'prop', worker: 0, mode: 'exclusive', count, inputs: [{ port: 'in', runs: [{ node: IN, port: 'out', first: 0, count }] }] });
+        const prop = add({
+          key: 'prop.w0',
+          stage: 'prop',
+          worker: 0,
+          mode: 'exclusive',
+          count,
+          inputs: [{ port: 'in', runs: [{ node: IN, port: 'out', first: 0, count }] }],
+        });
         identity = at(prop, 'out', 0);
         for (let j = 0; j + 2 < b.count; j++) y[j] = at(prop, 'out', j + 1);
         if (b.count >= 2) y[b.count - 2] = at(prop, 'total', 0);
       } else if (b.count >= 2) {
-        const prop = add({ key: 'prop.w0', stage: 'prop', worker: 0, mode: 'scan', count: b.count - 1, inputs: [{ port: 'in', runs: [{ node: IN, port: 'out', first: 0, count: b.count - 1 }] }] });
+        const prop = add({
+          key: 'prop.w0',
+          stage: 'prop',
+          worker: 0,
+          mode: 'scan',
+          count: b.count - 1,
+          inputs: [{ port: 'in', runs: [{ node: IN, port: 'out', first: 0, count: b.count - 1 }] }],
+        });
         for (let j = 0; j + 1 < b.count; j++) y[j] = at(prop, 'out', j);
       }
       return;
@@ -167,10 +204,27 @@ export function scanPlan(N: number, p: number, network: ScanNetwork, strategy: S
     if (c === 0) return;
     const prefix = valueRun(net.exclusive[i]);
     if (reduce) {
-      const prop = add({ key: `prop.w${i}`, stage: 'prop', worker: i, mode: 'scan', count: c + 1, inputs: [{ port: 'in', runs: [prefix, { node: IN, port: 'out', first: b.lo, count: c }] }] });
+      const prop = add({
+        key: `prop.w${i}`,
+        stage: 'prop',
+        worker: i,
+        mode: 'scan',
+        count: c + 1,
+        inputs: [{ port: 'in', runs: [prefix, { node: IN, port: 'out', first: b.lo, count: c }] }],
+      });
       for (let j = 0; j < c; j++) y[b.lo + j] = at(prop, 'out', j + 1);
     } else {
-      const prop = add({ key: `prop.w${i}`, stage: 'prop', worker: i, mode: 'propagate', count: c, inputs: [{ port: 'prefix', runs: [prefix] }, { port: 'block', runs: [{ node: local[i], port: 'out', first: 0, count: c }] }] });
+      const prop = add({
+        key: `prop.w${i}`,
+        stage: 'prop',
+        worker: i,
+        mode: 'propagate',
+        count: c,
+        inputs: [
+          { port: 'prefix', runs: [prefix] },
+          { port: 'block', runs: [{ node: local[i], port: 'out', first: 0, count: c }] },
+        ],
+      });
       for (let j = 0; j < c; j++) y[b.lo + j] = at(prop, 'out', j);
     }
   });
@@ -225,8 +279,7 @@ export function scanBarriers(plan: ScanPlan): { nodes: PlanNode[]; barriers: Bar
       return i;
     };
     const members = nodes.map((_, k) => k).filter((k) => nodes[k].stage === 'network' && nodes[k].level === level);
-    for (const k of members)
-      for (const input of nodes[k].inputs) input.runs = input.runs.map((r) => ({ node: at, port: 'out', first: take(r), count: 1 }));
+    for (const k of members) for (const input of nodes[k].inputs) input.runs = input.runs.map((r) => ({ node: at, port: 'out', first: take(r), count: 1 }));
     for (const k of before) if (!inputs.some((r) => r.node === k)) take({ node: k, port: nodes[k].stage === 'local' ? 'total' : 'out', first: 0, count: 1 });
     barriers.push({ key: `barrier.r${level}`, level, worker: 0, inputs });
     before = members;

@@ -8,7 +8,10 @@ export function optimalColoringCost(weights: readonly number[], conflict: (i: nu
   let best = Infinity;
   const walk = (i: number) => {
     if (i === weights.length) {
-      best = Math.min(best, groups.reduce((s, g) => s + Math.max(...g.map((k) => weights[k])), 0));
+      best = Math.min(
+        best,
+        groups.reduce((s, g) => s + Math.max(...g.map((k) => weights[k])), 0),
+      );
       return;
     }
     for (const g of groups) {

@@ -10,6 +10,8 @@ export const BAD_CORPUS = fileURLToPath(new URL('../../corpus/bad', import.meta.
  * folder (one file per family of mistakes, so families are added without touching the others).
  */
 export function badCorpus(dir = BAD_CORPUS): BadDocumentCase[] {
-  const files = readdirSync(dir).filter((f) => /^expected.*\.json$/.test(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /^expected.*\.json$/.test(f))
+    .sort();
   return files.flatMap((f) => corpusCases(JSON.parse(readFileSync(`${dir}/${f}`, 'utf8')), dir));
 }

@@ -25,7 +25,14 @@ export function fakeAgents(ig: ImplementationGraph, clock: Pick<Clock, 'now'>, o
         if (m.type === 'auth') {
           const pes = ig.programs.pes
             .filter((p) => p.host === host)
-            .map((p) => ({ id: p.pe, kind: p.kind, name: p.pe, vendor: 'mem', memory: 2 ** 40, limits: p.kind === 'gpu' ? { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 40 } : undefined }));
+            .map((p) => ({
+              id: p.pe,
+              kind: p.kind,
+              name: p.pe,
+              vendor: 'mem',
+              memory: 2 ** 40,
+              limits: p.kind === 'gpu' ? { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 40 } : undefined,
+            }));
           send({ type: 'welcome', version: PROTOCOL_VERSION, host, pes });
         } else if (m.type === 'ping') send({ type: 'pong', id: m.id, t: m.t, agent: clock.now() });
         else if (m.type === 'stop') send({ type: 'stopped', runId: m.runId, freed: true });

@@ -93,7 +93,15 @@ export function randomDocument(seed: number, o: RandomOptions): ProjectDocument 
  * `per` tokens each (matrix.increment on a band of rows), and node `id` (matrix.increment,
  * input rate r) fed by them in parts: the lowered form of a 1 -> r/per -> 1 multi-rate group.
  */
-function addSplitJoin(rand: () => number, id: string, sources: string[], rateOf: Map<string, number>, nodes: AppNode[], edges: AppEdge[], params: { width: number; height: number }): void {
+function addSplitJoin(
+  rand: () => number,
+  id: string,
+  sources: string[],
+  rateOf: Map<string, number>,
+  nodes: AppNode[],
+  edges: AppEdge[],
+  params: { width: number; height: number },
+): void {
   const src = sources[randomInt(rand, 0, sources.length - 1)];
   let r = rateOf.get(src);
   if (r === undefined) {
@@ -106,7 +114,13 @@ function addSplitJoin(rand: () => number, id: string, sources: string[], rateOf:
   const firings = r / per;
   for (let j = 0; j < firings; j++) {
     const f = `${id}#${j}`;
-    nodes.push({ id: f, kernel: 'matrix.increment', params: { width: params.width, height: (params.height / r) * per }, ...(per > 1 ? { rates: { in: per, out: per } } : {}), firing: { node: id, index: j, of: firings } });
+    nodes.push({
+      id: f,
+      kernel: 'matrix.increment',
+      params: { width: params.width, height: (params.height / r) * per },
+      ...(per > 1 ? { rates: { in: per, out: per } } : {}),
+      firing: { node: id, index: j, of: firings },
+    });
     edges.push({ from: { node: src, port: 'out' }, to: { node: f, port: 'in' }, fromTokens: { first: j * per, count: per, of: r } });
     edges.push({ from: { node: f, port: 'out' }, to: { node: id, port: 'in' }, toTokens: { first: j * per, count: per, of: r } });
   }
@@ -119,13 +133,28 @@ function addSplitJoin(rand: () => number, id: string, sources: string[], rateOf:
  * split into `slice#0` .. (matrix.increment on height / slices rows each), joined back in parts
  * into `check` (matrix.consume, input rate `slices`). `pe(id)` maps each node.
  */
-export function splitJoinDocument(o: { slices: number; width: number; height: number; nbLoop?: number; arch: ProjectDocument['arch']; pe: (id: string) => string; overlap?: boolean; iterations?: number; sync?: ProjectDocument['options']['sync'] }): ProjectDocument {
+export function splitJoinDocument(o: {
+  slices: number;
+  width: number;
+  height: number;
+  nbLoop?: number;
+  arch: ProjectDocument['arch'];
+  pe: (id: string) => string;
+  overlap?: boolean;
+  iterations?: number;
+  sync?: ProjectDocument['options']['sync'];
+}): ProjectDocument {
   const n = o.slices;
   const nodes: AppNode[] = [{ id: 'frame', kernel: 'matrix.produce', params: { width: o.width, height: o.height }, rates: { out: n } }];
   const edges: AppEdge[] = [];
   for (let j = 0; j < n; j++) {
     const id = `slice#${j}`;
-    nodes.push({ id, kernel: 'matrix.increment', params: { width: o.width, height: o.height / n, nb_loop: o.nbLoop ?? 5 }, firing: { node: 'slice', index: j, of: n } });
+    nodes.push({
+      id,
+      kernel: 'matrix.increment',
+      params: { width: o.width, height: o.height / n, nb_loop: o.nbLoop ?? 5 },
+      firing: { node: 'slice', index: j, of: n },
+    });
     edges.push({ from: { node: 'frame', port: 'out' }, to: { node: id, port: 'in' }, fromTokens: { first: j, count: 1, of: n } });
     edges.push({ from: { node: id, port: 'out' }, to: { node: 'check', port: 'in' }, toTokens: { first: j, count: 1, of: n } });
   }
@@ -154,7 +183,7 @@ export function layeredDocument(seed: number, o: { nodes: number; hosts: number;
   const mapping: Record<string, string> = {};
   const pesOf = (h: number) => [`cpu@h${h}`, ...Array.from({ length: o.gpus }, (_, g) => `gpu${g}@h${h}`)];
   let prev: string[] = [];
-  for (let i = 0; i < o.nodes; ) {
+  for (let i = 0; i < o.nodes;) {
     const layer: string[] = [];
     const host = randomInt(rand, 0, o.hosts - 1);
     const near = rand() < 0.5 ? host : (host + 1) % o.hosts;

@@ -56,7 +56,19 @@ function parseDump(out: string): PajeDump {
     if (f[0] === 'Container') d.containers.push({ parent: f[1], type: f[2], name: f.slice(6).join(', ') });
     else if (f[0] === 'State') {
       const x = f.slice(-6);
-      d.states.push({ container: f[1], start: +f[3], end: +f[4], imbrication: +f[6], value: f.slice(7, -6).join(', '), kind: x[0], iteration: +x[1], cycle: +x[2], bytes: +x[3], node: x[4], buffer: x[5] });
+      d.states.push({
+        container: f[1],
+        start: +f[3],
+        end: +f[4],
+        imbrication: +f[6],
+        value: f.slice(7, -6).join(', '),
+        kind: x[0],
+        iteration: +x[1],
+        cycle: +x[2],
+        bytes: +x[3],
+        node: x[4],
+        buffer: x[5],
+      });
     } else if (f[0] === 'Variable') d.variables.push({ container: f[1], type: f[2], start: +f[3], end: +f[4], value: +f[6] });
     else if (f[0] === 'Link') d.links.push({ start: +f[3], end: +f[4], from: f[7], to: f[8], key: f[9] });
     else throw new Error(`pj_dump printed an unexpected line: ${line}`);

@@ -43,7 +43,7 @@ export function registerScanTestKernels(): void {
       ...defineKernelSpec({
         id: TEST_RANGE,
         version: '1.0.0',
-        description: 'Joins ranges [lo, hi] (the scan contract\'s ports)',
+        description: "Joins ranges [lo, hi] (the scan contract's ports)",
         params: { ...modeParams, context: { type: 'bool', default: false, description: 'Has a context input `frames`' } },
         inputs: rangePorts({ mode: 'apply', w: 0, count: 1 }).inputs,
         outputs: rangePorts({ mode: 'apply', w: 0, count: 1 }).outputs,
@@ -86,7 +86,12 @@ export function registerScanTestKernels(): void {
 }
 
 /** A document: test.elements (N) -> scan1 (the params given) -> test.sink (N) and its total -> test.sink (1), on p hosts' CPUs. */
-export function scanDocument(N: number, p: number, scan: Record<string, string | number | boolean>, opts: { hosts?: number; pes?: string[] } = {}): WrittenDocument {
+export function scanDocument(
+  N: number,
+  p: number,
+  scan: Record<string, string | number | boolean>,
+  opts: { hosts?: number; pes?: string[] } = {},
+): WrittenDocument {
   const hosts = opts.hosts ?? p;
   const pes = opts.pes ?? Array.from({ length: p }, (_, i) => `cpu@h${i % hosts}`);
   const nodes: AppNode[] = [
@@ -106,7 +111,12 @@ export function scanDocument(N: number, p: number, scan: Record<string, string |
         { from: { node: 'scan1', port: 'total' }, to: { node: 'tot', port: 'in' } },
       ],
     },
-    arch: { hosts: Array.from({ length: hosts }, (_, i) => ({ id: `h${i}`, cpus: 1 })), pes: [], links: [], network: { kind: 'ethernet', bandwidth: 1e9, latency: 1e-5 } },
+    arch: {
+      hosts: Array.from({ length: hosts }, (_, i) => ({ id: `h${i}`, cpus: 1 })),
+      pes: [],
+      links: [],
+      network: { kind: 'ethernet', bandwidth: 1e9, latency: 1e-5 },
+    },
     mapping: { src: 'cpu@h0', scan1: pes, sink: `cpu@h${hosts - 1}`, tot: 'cpu@h0' },
     options: { overlap: false, iterations: 2 },
   };

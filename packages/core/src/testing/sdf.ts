@@ -65,7 +65,13 @@ export function sdfDocument(seed: number, o: SdfOptions): { doc: ProjectDocument
   });
   const edges: AppEdge[] = [];
   inputs.forEach((list, i) =>
-    list.forEach((e, k) => edges.push({ from: { node: `n${e.from}`, port: `out${e.port}` }, to: { node: `n${i}`, port: `in${k}` }, ...(e.delay ? { delay: e.delay, init: 0 } : {}) })),
+    list.forEach((e, k) =>
+      edges.push({
+        from: { node: `n${e.from}`, port: `out${e.port}` },
+        to: { node: `n${i}`, port: `in${k}` },
+        ...(e.delay ? { delay: e.delay, init: 0 } : {}),
+      }),
+    ),
   );
   // The smallest repetition vector: per connected component, q over the component's gcd.
   const root = q.map((_, i) => i);

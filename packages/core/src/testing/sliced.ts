@@ -20,7 +20,15 @@ export function slicedPipeline(slices: number): ProjectDocument {
     }
   }
   nodes.push({ id: 'check', kernel: 'matrix.consume', params: { width: 4, height: 2 * slices, increments: String(stages) }, rates: { in: slices } });
-  for (let j = 0; j < slices; j++) edges.push({ from: { node: `s${stages - 1}#${j}`, port: 'out' }, to: { node: 'check', port: 'in' }, toTokens: { first: j, count: 1, of: slices } });
+  for (let j = 0; j < slices; j++)
+    edges.push({ from: { node: `s${stages - 1}#${j}`, port: 'out' }, to: { node: 'check', port: 'in' }, toTokens: { first: j, count: 1, of: slices } });
   const arch: ProjectDocument['arch'] = { hosts: [{ id: 'h0', cpus: 1, gpus: 0 }], pes: [], links: [] };
-  return { format: 'pipeloom/v2', name: `sliced pipeline ${slices} x ${stages}`, app: { nodes, edges }, arch, mapping: Object.fromEntries(nodes.map((n) => [n.id, 'cpu@h0'])), options: { overlap: false, iterations: 4 } };
+  return {
+    format: 'pipeloom/v2',
+    name: `sliced pipeline ${slices} x ${stages}`,
+    app: { nodes, edges },
+    arch,
+    mapping: Object.fromEntries(nodes.map((n) => [n.id, 'cpu@h0'])),
+    options: { overlap: false, iterations: 4 },
+  };
 }

@@ -8,7 +8,18 @@ import type { TraceEvent } from './event.js';
 
 const piic = JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));
 
-const depth = (start: number, value: number, name = 'bag depth'): TraceEvent => ({ host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name, value, start, end: start, iteration: -1, cycle: -1 });
+const depth = (start: number, value: number, name = 'bag depth'): TraceEvent => ({
+  host: 'coordinator',
+  pe: 'bag',
+  thread: 'bag',
+  kind: 'counter',
+  name,
+  value,
+  start,
+  end: start,
+  iteration: -1,
+  cycle: -1,
+});
 
 /** A task-bag run's events: shares of projbp on two hosts, a requeued one, the bag's counters. */
 function taskBagEvents(): TraceEvent[] {
@@ -25,7 +36,16 @@ function taskBagEvents(): TraceEvent[] {
     end,
     task: { id: `projbp[${share}]@0`, share, attempt },
   });
-  return [depth(0, 4), depth(0, 0, 'in flight'), fire('h0', 0, 1, 1.25, 10.1), fire('h1', 1, 1, 1.5, 12.7), depth(1.5, 2), fire('h0', 2, 2, 10.1, 19.3), { ...fire('h0', 3, 1, 19.3, 19.2), task: { id: 'update@0', attempt: 1 }, name: 'update@0', node: 'update' }, depth(20, 0)];
+  return [
+    depth(0, 4),
+    depth(0, 0, 'in flight'),
+    fire('h0', 0, 1, 1.25, 10.1),
+    fire('h1', 1, 1, 1.5, 12.7),
+    depth(1.5, 2),
+    fire('h0', 2, 2, 10.1, 19.3),
+    { ...fire('h0', 3, 1, 19.3, 19.2), task: { id: 'update@0', attempt: 1 }, name: 'update@0', node: 'update' },
+    depth(20, 0),
+  ];
 }
 
 const sortKey = (e: TraceEvent) => `${e.host}|${e.pe}|${e.thread}|${e.start}|${e.name}|${e.kind}`;
@@ -42,7 +62,7 @@ describe('Chrome trace read back', () => {
     expect(sorted(roundTrip(events))).toEqual(sorted(events));
   });
 
-  it('writes counters as C events holding only their value, on the coordinator\'s process', () => {
+  it("writes counters as C events holding only their value, on the coordinator's process", () => {
     const t = toChromeTrace(taskBagEvents());
     const c = t.traceEvents.filter((e) => e.ph === 'C');
     expect(c.map((e) => [e.name, e.ts, e.args])).toEqual([
@@ -57,7 +77,7 @@ describe('Chrome trace read back', () => {
     expect(requeued?.args).toMatchObject({ task: 'projbp[2]@0', share: 2, attempt: 2 });
   });
 
-  it('gives back a predicted trace with its metadata, the graph\'s flows left out', () => {
+  it("gives back a predicted trace with its metadata, the graph's flows left out", () => {
     const r = predict(piic, { nodeTimes: { P: 1e-4, C: 1e-4, I1: 1e-3, I2: 1e-3 }, iterations: 10 });
     if (!r.ok) throw new Error('does not predict');
     const p = r.prediction.overlap!;
@@ -84,7 +104,9 @@ describe('Chrome trace read back', () => {
       bytes: fc.option(fc.integer({ min: 0, max: 2 ** 40 }), { nil: undefined }),
       task: fc.option(fc.record({ id: name, share: fc.option(fc.nat(200), { nil: undefined }), attempt: fc.integer({ min: 1, max: 3 }) }), { nil: undefined }),
     });
-    const counter = fc.tuple(time, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom('bag depth', 'in flight')).map(([t, v, n]) => depth(t, v, n));
+    const counter = fc
+      .tuple(time, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom('bag depth', 'in flight'))
+      .map(([t, v, n]) => depth(t, v, n));
     fc.assert(
       fc.property(fc.array(fc.oneof(slice, counter), { maxLength: 40 }), (raw) => {
         // Absent optional fields are left out, as events are built; a PE id names its host (ids are unique across hosts).

@@ -33,7 +33,12 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /** The events (and metadata) of a Chrome trace file's text, or what is wrong with it. */
 export function readChromeTrace(text: string, limits: Partial<TraceFileLimits> = {}): ReadTraceResult {
   const lim = { ...TRACE_FILE_LIMITS, ...limits };
-  if (text.length > lim.maxChars) return fail('', `the file holds ${text.length.toLocaleString('en')} characters, more than the ${lim.maxChars.toLocaleString('en')} a trace may have`, 'export a shorter run (fewer iterations)');
+  if (text.length > lim.maxChars)
+    return fail(
+      '',
+      `the file holds ${text.length.toLocaleString('en')} characters, more than the ${lim.maxChars.toLocaleString('en')} a trace may have`,
+      'export a shorter run (fewer iterations)',
+    );
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -55,7 +60,8 @@ export function readChromeTrace(text: string, limits: Partial<TraceFileLimits> =
   };
   const num = (o: Obj, key: string, path: string, integer = false): number | undefined => {
     const v = o[key];
-    if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v))) return void bad(`${path}.${key}`, `must be ${integer ? 'an integer' : 'a finite number'}, not ${describe(v)}`, HINT);
+    if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v)))
+      return void bad(`${path}.${key}`, `must be ${integer ? 'an integer' : 'a finite number'}, not ${describe(v)}`, HINT);
     return v;
   };
   const optStr = (o: Obj, key: string, path: string) => (o[key] === undefined ? undefined : str(o, key, path));
@@ -92,7 +98,8 @@ export function readChromeTrace(text: string, limits: Partial<TraceFileLimits> =
       continue;
     }
     if (x.ph !== 'X' && x.ph !== 'C') continue;
-    if (events.length >= lim.maxEvents) return fail('traceEvents', `holds more than ${lim.maxEvents.toLocaleString('en')} events`, 'export a shorter run (fewer iterations)');
+    if (events.length >= lim.maxEvents)
+      return fail('traceEvents', `holds more than ${lim.maxEvents.toLocaleString('en')} events`, 'export a shorter run (fewer iterations)');
     const pid = num(x, 'pid', path, true);
     const tid = num(x, 'tid', path, true);
     const name = str(x, 'name', path);
@@ -151,8 +158,15 @@ function readMetadata(m: Obj): TraceMetadata | undefined {
   const text = (v: unknown) => typeof v === 'string' && v.length <= 1000;
   const d = m.document;
   if (!(m.source === 'predicted' || m.source === 'measured') || !isObj(d) || !text(d.name) || !text(d.hash)) return undefined;
-  if (!(m.strategy === 'overlap' || m.strategy === 'no-overlap') || !(m.sync === 'self-timed' || m.sync === 'barrier') || !text(m.calibration)) return undefined;
-  const out: TraceMetadata = { source: m.source, document: { name: d.name as string, hash: d.hash as string }, strategy: m.strategy, sync: m.sync, calibration: m.calibration as string };
+  if (!(m.strategy === 'overlap' || m.strategy === 'no-overlap') || !(m.sync === 'self-timed' || m.sync === 'barrier') || !text(m.calibration))
+    return undefined;
+  const out: TraceMetadata = {
+    source: m.source,
+    document: { name: d.name as string, hash: d.hash as string },
+    strategy: m.strategy,
+    sync: m.sync,
+    calibration: m.calibration as string,
+  };
   if (isObj(m.agents)) {
     const agents: Record<string, string> = Object.create(null);
     let n = 0;

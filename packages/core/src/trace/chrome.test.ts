@@ -50,8 +50,20 @@ describe('Chrome trace export', () => {
   it('carries the document, its hash, strategy, sync mode, calibration and agents as metadata', () => {
     const p = prediction().overlap!;
     const predicted = toChromeTrace(p.timeline, p.ig, traceMetadata(piic, { source: 'predicted', overlap: true }));
-    expect(predicted.metadata).toEqual({ source: 'predicted', document: { name: piic.name, hash: documentHash(piic) }, strategy: 'overlap', sync: 'barrier', calibration: 'none' });
-    const measured = traceMetadata(piic, { source: 'measured', overlap: false, sync: 'self-timed', calibration: 'piic.calibration.json', agents: [{ host: '__proto__', agentVersion: '0.1.0' }, { host: 'h1' }] });
+    expect(predicted.metadata).toEqual({
+      source: 'predicted',
+      document: { name: piic.name, hash: documentHash(piic) },
+      strategy: 'overlap',
+      sync: 'barrier',
+      calibration: 'none',
+    });
+    const measured = traceMetadata(piic, {
+      source: 'measured',
+      overlap: false,
+      sync: 'self-timed',
+      calibration: 'piic.calibration.json',
+      agents: [{ host: '__proto__', agentVersion: '0.1.0' }, { host: 'h1' }],
+    });
     expect(measured).toMatchObject({ strategy: 'no-overlap', sync: 'self-timed', calibration: 'piic.calibration.json' });
     // A host named like an Object.prototype key is a host.
     expect(JSON.stringify(measured.agents)).toBe('{"__proto__":"0.1.0","h1":"unknown"}');

@@ -19,13 +19,7 @@ const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEv
 describe('TraceColumns', () => {
   it('gives each host / PE / thread its own lane, ordered host, PE, main thread first', () => {
     const c = new TraceColumns();
-    c.append([
-      ev(0, 1, { host: 'h1', pe: 'cpu0' }),
-      ev(0, 1, { thread: 'send:cpu@h1' }),
-      ev(0, 1),
-      ev(2, 3),
-      ev(0, 1, { host: 'h0', pe: 'cpu0' }),
-    ]);
+    c.append([ev(0, 1, { host: 'h1', pe: 'cpu0' }), ev(0, 1, { thread: 'send:cpu@h1' }), ev(0, 1), ev(2, 3), ev(0, 1, { host: 'h0', pe: 'cpu0' })]);
     expect(c.laneCount).toBe(4);
     expect(c.lanes().map((l) => `${l.host}/${l.pe}/${l.thread}`)).toEqual(['h0/cpu0/main', 'h0/gpu0/main', 'h0/gpu0/send:cpu@h1', 'h1/cpu0/main']);
     expect(c.laneLength(c.findLane('h0', 'gpu0', 'main'))).toBe(2);
@@ -51,11 +45,23 @@ describe('TraceColumns', () => {
     const c = new TraceColumns();
     const n = 5000;
     const batch: TraceEvent[] = [];
-    for (let i = 0; i < n; i++) batch.push(ev(i * 10, i * 10 + 5, { kind: i % 2 ? 'transfer' : 'fire', name: `b${i % 7}`, iteration: i, cycle: i + 1, bytes: i % 2 ? 4096 : undefined }));
+    for (let i = 0; i < n; i++)
+      batch.push(ev(i * 10, i * 10 + 5, { kind: i % 2 ? 'transfer' : 'fire', name: `b${i % 7}`, iteration: i, cycle: i + 1, bytes: i % 2 ? 4096 : undefined }));
     for (let i = 0; i < n; i += 333) c.append(batch.slice(i, i + 333));
     expect(c.length).toBe(n);
     expect(c.names.length).toBe(7);
-    expect(c.event(4001)).toEqual({ host: 'h0', pe: 'gpu0', thread: 'main', kind: 'transfer', name: 'b4', iteration: 4001, cycle: 4002, start: 40010, end: 40015, bytes: 4096 });
+    expect(c.event(4001)).toEqual({
+      host: 'h0',
+      pe: 'gpu0',
+      thread: 'main',
+      kind: 'transfer',
+      name: 'b4',
+      iteration: 4001,
+      cycle: 4002,
+      start: 40010,
+      end: 40015,
+      bytes: 4096,
+    });
     expect(c.minStart).toBe(0);
     expect(c.maxEnd).toBe((n - 1) * 10 + 5);
     expect(c.toEvents()).toHaveLength(n);
@@ -95,15 +101,20 @@ describe('TraceColumns', () => {
 
   it('seek finds the first event starting at or after a time from any position (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 500 }), { minLength: 1, maxLength: 120 }), fc.nat(), fc.integer({ min: -10, max: 520 }), (starts, f, t) => {
-        const c = new TraceColumns();
-        c.append(starts.map((s) => ev(s, s + 1)));
-        const sorted = [...starts].sort((a, b) => a - b);
-        const from = f % (sorted.length + 1);
-        let want = from;
-        while (want < sorted.length && sorted[want] < t) want++;
-        expect(c.seek(0, from, t)).toBe(want);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 500 }), { minLength: 1, maxLength: 120 }),
+        fc.nat(),
+        fc.integer({ min: -10, max: 520 }),
+        (starts, f, t) => {
+          const c = new TraceColumns();
+          c.append(starts.map((s) => ev(s, s + 1)));
+          const sorted = [...starts].sort((a, b) => a - b);
+          const from = f % (sorted.length + 1);
+          let want = from;
+          while (want < sorted.length && sorted[want] < t) want++;
+          expect(c.seek(0, from, t)).toBe(want);
+        },
+      ),
     );
   });
 
@@ -123,20 +134,37 @@ describe('TraceColumns', () => {
         const events = spans.map(([s, d]) => ev(s, s + d));
         for (let i = 0; i < events.length; i += 7) c.append(events.slice(i, i + 7));
         const t1 = t0 + w;
-        const expected = events.filter((e) => e.end >= t0 && e.start <= t1).map((e) => `${e.start}-${e.end}`).sort();
+        const expected = events
+          .filter((e) => e.end >= t0 && e.start <= t1)
+          .map((e) => `${e.start}-${e.end}`)
+          .sort();
         const [a, b] = c.window(0, t0, t1);
         const inRange = c.length ? [...c.laneOrder(0).subarray(a, b)] : [];
-        const got = inRange.filter((i) => c.end[i] >= t0).map((i) => `${c.start[i]}-${c.end[i]}`).sort();
+        const got = inRange
+          .filter((i) => c.end[i] >= t0)
+          .map((i) => `${c.start[i]}-${c.end[i]}`)
+          .sort();
         expect(got).toEqual(expected);
       }),
     );
   });
 
-  it('keeps a task-bag fire\'s task and a counter\'s value, and tells a lane of counters from a slice lane', () => {
+  it("keeps a task-bag fire's task and a counter's value, and tells a lane of counters from a slice lane", () => {
     const c = new TraceColumns();
     const fire = ev(0, 10, { name: 'projbp[3]@5 (2)', node: 'projbp', iteration: 5, cycle: -1, task: { id: 'projbp[3]@5', share: 3, attempt: 2 } });
     const solo = ev(10, 20, { name: 'update@5', node: 'update', iteration: 5, cycle: -1, task: { id: 'update@5', attempt: 1 } });
-    const depth = (start: number, value: number): TraceEvent => ({ host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name: 'bag depth', value, start, end: start, iteration: -1, cycle: -1 });
+    const depth = (start: number, value: number): TraceEvent => ({
+      host: 'coordinator',
+      pe: 'bag',
+      thread: 'bag',
+      kind: 'counter',
+      name: 'bag depth',
+      value,
+      start,
+      end: start,
+      iteration: -1,
+      cycle: -1,
+    });
     c.append([fire, solo, depth(0, 36), depth(4, 0), depth(9, 0.5)]);
     expect(c.event(0)).toEqual(fire);
     expect(c.event(1)).toEqual(solo);

@@ -140,7 +140,19 @@ export class TraceColumns {
     this.reserve(this.length + events.length);
     const id = (s: string | undefined) => (s === undefined ? -1 : this.intern(s));
     for (const e of events) {
-      const i = this.push(this.laneOf(e.host, e.pe, e.thread), KIND_CODE[e.kind], this.intern(e.name), e.iteration, e.cycle, e.start, e.end, e.bytes ?? 0, id(e.node), id(e.buffer), id(e.from));
+      const i = this.push(
+        this.laneOf(e.host, e.pe, e.thread),
+        KIND_CODE[e.kind],
+        this.intern(e.name),
+        e.iteration,
+        e.cycle,
+        e.start,
+        e.end,
+        e.bytes ?? 0,
+        id(e.node),
+        id(e.buffer),
+        id(e.from),
+      );
       if (e.value !== undefined) this.value[i] = e.value;
       if (e.task) this.setTask(i, this.intern(e.task.id), e.task.share ?? -1, e.task.attempt);
     }
@@ -172,7 +184,20 @@ export class TraceColumns {
    * `intern`, -1 for no node / buffer / source); `value` is a counter's sample (NaN: none).
    * A task-bag fire's task is set after, with `setTask`.
    */
-  push(lane: number, kind: number, name: number, iteration: number, cycle: number, start: number, end: number, bytes: number, node = -1, buffer = -1, from = -1, value = NaN): number {
+  push(
+    lane: number,
+    kind: number,
+    name: number,
+    iteration: number,
+    cycle: number,
+    start: number,
+    end: number,
+    bytes: number,
+    node = -1,
+    buffer = -1,
+    from = -1,
+    value = NaN,
+  ): number {
     const i = this.length;
     if (i >= this.start.length) this.reserve(i + 1);
     this.start[i] = start;
@@ -344,12 +369,26 @@ export class TraceColumns {
   /** Rebuilds event i as an object (tooltips, export): the fields it was appended with. */
   event(i: number): TraceEvent {
     const l = this.laneIndex[this.lane[i]].lane;
-    const e: TraceEvent = { host: l.host, pe: l.pe, thread: l.thread, kind: TRACE_KINDS[this.kind[i]], name: this.names[this.name[i]], iteration: this.iteration[i], cycle: this.cycle[i], start: this.start[i], end: this.end[i] };
+    const e: TraceEvent = {
+      host: l.host,
+      pe: l.pe,
+      thread: l.thread,
+      kind: TRACE_KINDS[this.kind[i]],
+      name: this.names[this.name[i]],
+      iteration: this.iteration[i],
+      cycle: this.cycle[i],
+      start: this.start[i],
+      end: this.end[i],
+    };
     if (this.node[i] >= 0) e.node = this.names[this.node[i]];
     if (this.buffer[i] >= 0) e.buffer = this.names[this.buffer[i]];
     if (this.from[i] >= 0) e.from = this.names[this.from[i]];
     if (this.bytes[i]) e.bytes = this.bytes[i];
-    if (this.task[i] >= 0) e.task = this.share[i] >= 0 ? { id: this.names[this.task[i]], share: this.share[i], attempt: this.attempt[i] } : { id: this.names[this.task[i]], attempt: this.attempt[i] };
+    if (this.task[i] >= 0)
+      e.task =
+        this.share[i] >= 0
+          ? { id: this.names[this.task[i]], share: this.share[i], attempt: this.attempt[i] }
+          : { id: this.names[this.task[i]], attempt: this.attempt[i] };
     if (!Number.isNaN(this.value[i])) e.value = this.value[i];
     return e;
   }
@@ -371,4 +410,3 @@ function upperBound(starts: Float64Array, lo: number, hi: number, t: number): nu
   }
   return lo;
 }
-

@@ -43,12 +43,31 @@ function parseCsv(text: string): string[][] {
   return records;
 }
 
-const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'cpu0', thread: 'main', kind: 'fire', name: 'A', iteration: 0, cycle: 0, start, end, ...over });
+const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({
+  host: 'h0',
+  pe: 'cpu0',
+  thread: 'main',
+  kind: 'fire',
+  name: 'A',
+  iteration: 0,
+  cycle: 0,
+  start,
+  end,
+  ...over,
+});
 
 describe('per-event CSV trace', () => {
   it('reads back, field for field, names holding commas, quotes and line breaks', () => {
     const events = [
-      ev(2.5, 4, { kind: 'transfer', name: 'bn_4 gpu0->host (nvlink, staged through "host")\r\nnext', buffer: 'bn_4', bytes: 4096, thread: 'send:cpu,1', iteration: 1, cycle: 3 }),
+      ev(2.5, 4, {
+        kind: 'transfer',
+        name: 'bn_4 gpu0->host (nvlink, staged through "host")\r\nnext',
+        buffer: 'bn_4',
+        bytes: 4096,
+        thread: 'send:cpu,1',
+        iteration: 1,
+        cycle: 3,
+      }),
       ev(0, 1.25, { name: 'P', node: 'P' }),
       ev(-3, -1, { kind: 'wait', name: 'wait bn_4', host: 'h1', pe: 'gpu0@h1' }),
     ];
@@ -57,9 +76,63 @@ describe('per-event CSV trace', () => {
     const objects = rows.slice(1).map((r) => Object.fromEntries(r.map((v, k) => [rows[0][k], v])));
     // In start order; times in seconds.
     expect(objects).toEqual([
-      { lane: 'gpu0@h1 main', kind: 'wait', name: 'wait bn_4', iteration: '0', start: '-0.000003000', duration: '0.000002000', bytes: '', cycle: '0', host: 'h1', pe: 'gpu0@h1', thread: 'main', node: '', buffer: '', value: '', task: '', share: '', attempt: '' },
-      { lane: 'cpu0 main', kind: 'fire', name: 'P', iteration: '0', start: '0.000000000', duration: '0.000001250', bytes: '', cycle: '0', host: 'h0', pe: 'cpu0', thread: 'main', node: 'P', buffer: '', value: '', task: '', share: '', attempt: '' },
-      { lane: 'cpu0 send:cpu,1', kind: 'transfer', name: events[0].name, iteration: '1', start: '0.000002500', duration: '0.000001500', bytes: '4096', cycle: '3', host: 'h0', pe: 'cpu0', thread: 'send:cpu,1', node: '', buffer: 'bn_4', value: '', task: '', share: '', attempt: '' },
+      {
+        lane: 'gpu0@h1 main',
+        kind: 'wait',
+        name: 'wait bn_4',
+        iteration: '0',
+        start: '-0.000003000',
+        duration: '0.000002000',
+        bytes: '',
+        cycle: '0',
+        host: 'h1',
+        pe: 'gpu0@h1',
+        thread: 'main',
+        node: '',
+        buffer: '',
+        value: '',
+        task: '',
+        share: '',
+        attempt: '',
+      },
+      {
+        lane: 'cpu0 main',
+        kind: 'fire',
+        name: 'P',
+        iteration: '0',
+        start: '0.000000000',
+        duration: '0.000001250',
+        bytes: '',
+        cycle: '0',
+        host: 'h0',
+        pe: 'cpu0',
+        thread: 'main',
+        node: 'P',
+        buffer: '',
+        value: '',
+        task: '',
+        share: '',
+        attempt: '',
+      },
+      {
+        lane: 'cpu0 send:cpu,1',
+        kind: 'transfer',
+        name: events[0].name,
+        iteration: '1',
+        start: '0.000002500',
+        duration: '0.000001500',
+        bytes: '4096',
+        cycle: '3',
+        host: 'h0',
+        pe: 'cpu0',
+        thread: 'send:cpu,1',
+        node: '',
+        buffer: 'bn_4',
+        value: '',
+        task: '',
+        share: '',
+        attempt: '',
+      },
     ]);
   });
 

@@ -6,7 +6,25 @@ import { laneName } from './lanes.js';
 // comma, a quote or a line break quoted, its quotes doubled). Times in seconds to the
 // nanosecond, as the Paje export's; rows in start order.
 
-export const TRACE_CSV_COLUMNS = ['lane', 'kind', 'name', 'iteration', 'start', 'duration', 'bytes', 'cycle', 'host', 'pe', 'thread', 'node', 'buffer', 'value', 'task', 'share', 'attempt'] as const;
+export const TRACE_CSV_COLUMNS = [
+  'lane',
+  'kind',
+  'name',
+  'iteration',
+  'start',
+  'duration',
+  'bytes',
+  'cycle',
+  'host',
+  'pe',
+  'thread',
+  'node',
+  'buffer',
+  'value',
+  'task',
+  'share',
+  'attempt',
+] as const;
 
 const field = (s: string) => (/[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 

@@ -35,7 +35,11 @@ export interface LanePe {
 export function transferLanes(fromPe: string, toPe: string, pe: (id: string) => LanePe): { pe: string; thread: string }[] {
   const from = pe(fromPe);
   const to = pe(toPe);
-  if (from.host !== to.host || (from.kind === 'gpu' && to.kind === 'gpu')) return [{ pe: fromPe, thread: sendLane(toPe) }, { pe: toPe, thread: recvLane(fromPe) }];
+  if (from.host !== to.host || (from.kind === 'gpu' && to.kind === 'gpu'))
+    return [
+      { pe: fromPe, thread: sendLane(toPe) },
+      { pe: toPe, thread: recvLane(fromPe) },
+    ];
   if (to.kind === 'gpu') return [{ pe: toPe, thread: recvLane(fromPe) }];
   return [{ pe: fromPe, thread: sendLane(toPe) }];
 }

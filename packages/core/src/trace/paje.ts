@@ -202,7 +202,9 @@ export function toPajeTrace(events: readonly TraceEvent[], ig?: ImplementationGr
   const containers: string[] = [];
   const created: { alias: string; type: string }[] = [];
   const create = (alias: string, type: string, parent: string, name: string, fields?: string) => {
-    containers.push(fields ? `10 ${secondsText(t0)} ${alias} ${type} ${parent} ${str(name)} ${fields}` : `4 ${secondsText(t0)} ${alias} ${type} ${parent} ${str(name)}`);
+    containers.push(
+      fields ? `10 ${secondsText(t0)} ${alias} ${type} ${parent} ${str(name)} ${fields}` : `4 ${secondsText(t0)} ${alias} ${type} ${parent} ${str(name)}`,
+    );
     created.push({ alias, type });
   };
 

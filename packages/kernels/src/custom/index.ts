@@ -11,11 +11,11 @@ import { checkAgainstExpected, fillWithIteration, mismatch } from '../gpu/fill-a
 
 export { CUSTOM_WGSL, CUSTOM_WGSL_EXAMPLE, MAX_VECTOR } from './spec.js';
 
-
 /** What a custom module must declare; checked before compiling, so the message says which part is missing. */
 function contractProblem(source: string): string | undefined {
   if (source.trim() === '') return 'param source is empty; write a WGSL compute module (see the kernel description)';
-  if (!/@compute\s+@workgroup_size\(\s*64\s*(,\s*1\s*){0,2}\)\s*fn\s+main\s*\(/.test(source)) return 'the module needs "@compute @workgroup_size(64) fn main(...)" (64 threads, one element each, dispatched along x)';
+  if (!/@compute\s+@workgroup_size\(\s*64\s*(,\s*1\s*){0,2}\)\s*fn\s+main\s*\(/.test(source))
+    return 'the module needs "@compute @workgroup_size(64) fn main(...)" (64 threads, one element each, dispatched along x)';
   return undefined;
 }
 
@@ -60,7 +60,12 @@ export const customKernels: Kernel[] = implement(customSpecs, {
         } catch (e) {
           throw new KernelError(CUSTOM_WGSL, (e as Error).message);
         }
-        const wrong = bindingProblems(source, ports.inputs.map((x) => x.name), ports.outputs.map((x) => x.name), 'optional');
+        const wrong = bindingProblems(
+          source,
+          ports.inputs.map((x) => x.name),
+          ports.outputs.map((x) => x.name),
+          'optional',
+        );
         if (wrong.length) throw new KernelError(CUSTOM_WGSL, `WGSL bindings do not match its ports: ${wrong.join('; ')}`);
         const pipeline = await createPipeline(device, CUSTOM_WGSL, 'main', source, 'main', customLayout(device, ports.inputs.length, ports.outputs.length));
         const info = uniformBuffer(device, new Uint32Array([n, 0, 0, 0]), `${CUSTOM_WGSL}/info`);

@@ -36,7 +36,8 @@ export function declaredPorts(p: Params): { inputs: PortSpec[]; outputs: PortSpe
   const text = String(p.ports ?? '').trim();
   if (!text) return { inputs: [{ name: 'in', type: vectorType }], outputs: [{ name: 'out', type: vectorType }] };
   const sides = text.split('->');
-  if (sides.length !== 2) throw new Error(`param ports: "${text}" needs one "->" between inputs and outputs, e.g. "a: f32[1024], b: f32[1024] -> sum: f32[1024]"`);
+  if (sides.length !== 2)
+    throw new Error(`param ports: "${text}" needs one "->" between inputs and outputs, e.g. "a: f32[1024], b: f32[1024] -> sum: f32[1024]"`);
   const names = new Set<string>();
   const side = (list: string): PortSpec[] =>
     list
@@ -85,7 +86,8 @@ export const customSpecs: KernelSpec[] = builtinSpecs([
       ports: {
         type: 'string',
         default: '',
-        description: 'Its ports, bound in this order (inputs then outputs, then info): "a: f32[1024], b: f32[1024] -> sum: f32[1024]"; empty: in: f32[length] -> out: f32[length]',
+        description:
+          'Its ports, bound in this order (inputs then outputs, then info): "a: f32[1024], b: f32[1024] -> sum: f32[1024]"; empty: in: f32[length] -> out: f32[length]',
       },
     },
     inputs: [{ name: 'in', type: vectorType }],
@@ -99,7 +101,8 @@ export const customSpecs: KernelSpec[] = builtinSpecs([
     id: 'vector.check',
     title: 'Check vector',
     category: 'Custom WGSL',
-    description: 'Checks every element equals iteration * scale + offset (rounded to f32), within `tolerance`; a mismatch reports the iteration, first bad index and value.',
+    description:
+      'Checks every element equals iteration * scale + offset (rounded to f32), within `tolerance`; a mismatch reports the iteration, first bad index and value.',
     params: {
       length: lengthParam,
       scale: { type: 'float', default: 1, description: 'Expected value = iteration * scale + offset' },

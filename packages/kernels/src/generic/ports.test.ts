@@ -9,7 +9,10 @@ describe('generic.work ports', () => {
   it('without `ports`: inputs in0.. and outputs out0.. of `bytes` each, as before', () => {
     const params = withDefaults(spec, { inputs: 2, outputs: 1, bytes: 64 });
     const ports = portsFor(spec, params);
-    expect(sizes(ports.inputs, params)).toEqual([['in0', 64], ['in1', 64]]);
+    expect(sizes(ports.inputs, params)).toEqual([
+      ['in0', 64],
+      ['in1', 64],
+    ]);
     expect(sizes(ports.outputs, params)).toEqual([['out0', 64]]);
     expect(spec.cost(params).bytes).toBe(3 * 64);
   });
@@ -17,7 +20,10 @@ describe('generic.work ports', () => {
   it('with `ports`: named ports of their own sizes, rounded up to whole words; the cost counts them', () => {
     const params = withDefaults(spec, { ports: 'in: 32, cfg: 3 -> out: 8', flops: 10 });
     const ports = portsFor(spec, params);
-    expect(sizes(ports.inputs, params)).toEqual([['in', 32], ['cfg', 4]]);
+    expect(sizes(ports.inputs, params)).toEqual([
+      ['in', 32],
+      ['cfg', 4],
+    ]);
     expect(sizes(ports.outputs, params)).toEqual([['out', 8]]);
     expect(spec.cost(params)).toEqual({ flops: 10, bytes: 44 });
   });

@@ -18,7 +18,8 @@ const MAX_SUM_ELEMENTS = 1 << 28;
 export function sumShape(p: Params): number[] {
   const text = String(p.shape ?? '').trim();
   const parts = text.split(',').map((x) => x.trim());
-  if (!text || parts.length > 8 || !parts.every((x) => /^[1-9]\d{0,9}$/.test(x))) throw new Error(`param shape: "${text}" is not a list of up to 8 positive extents, e.g. "16,16,16"`);
+  if (!text || parts.length > 8 || !parts.every((x) => /^[1-9]\d{0,9}$/.test(x)))
+    throw new Error(`param shape: "${text}" is not a list of up to 8 positive extents, e.g. "16,16,16"`);
   const shape = parts.map(Number);
   const elements = shape.reduce((a, b) => a * b, 1);
   if (elements > MAX_SUM_ELEMENTS) throw new Error(`param shape: "${text}" has ${elements} elements, more than ${MAX_SUM_ELEMENTS}`);
@@ -51,7 +52,10 @@ export function genericPorts(p: Params): { inputs: PortSpec[]; outputs: PortSpec
   if (sides.length !== 2) throw new Error(`param ports: "${text}" needs one "->" between inputs and outputs, e.g. "in: 4096 -> out: 1024, side: 64"`);
   const names = new Set<string>();
   const side = (list: string): PortSpec[] => {
-    const decls = list.split(',').map((x) => x.trim()).filter(Boolean);
+    const decls = list
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
     if (decls.length > MAX_DECLARED_PORTS) throw new Error(`param ports: ${decls.length} ports on one side, more than ${MAX_DECLARED_PORTS}`);
     return decls.map((decl) => {
       const m = /^([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(\d+)$/.exec(decl);
@@ -81,13 +85,24 @@ export const genericSpecs: KernelSpec[] = builtinSpecs([
     description:
       'Stands in for a kernel not written yet: `inputs` inputs and `outputs` outputs of `bytes` bytes each, costing `flops` per firing ' +
       '(or the ports declared in `ports`, each of its own size: `in: 4096 -> out: 1024, side: 64`). ' +
-      'Its firings write zeros; the compiler, the predictor and runs (each firing padded to its cost hint\'s time on its PE) treat it as real.',
+      "Its firings write zeros; the compiler, the predictor and runs (each firing padded to its cost hint's time on its PE) treat it as real.",
     params: {
       inputs: { type: 'int', default: 1, min: 0, max: 32, unit: 'ports', description: 'Number of input ports (in0, in1, ...)' },
       outputs: { type: 'int', default: 1, min: 0, max: 32, unit: 'ports', description: 'Number of output ports (out0, out1, ...)' },
       bytes: { type: 'int', default: 4096, min: 4, max: 1 << 30, unit: 'bytes', description: 'Bytes of every port (rounded up to a multiple of 4)' },
-      flops: { type: 'float', default: 1e6, min: 0, unit: 'flop', description: 'Arithmetic work of one firing (the cost hint the predictor and emulated devices use)' },
-      ports: { type: 'string', default: '', description: 'Ports of their own sizes instead of inputs/outputs/bytes: "in: 4096, side: 64 -> out: 1024" (bytes per firing of each port; empty: in0.., out0.. of `bytes` each)' },
+      flops: {
+        type: 'float',
+        default: 1e6,
+        min: 0,
+        unit: 'flop',
+        description: 'Arithmetic work of one firing (the cost hint the predictor and emulated devices use)',
+      },
+      ports: {
+        type: 'string',
+        default: '',
+        description:
+          'Ports of their own sizes instead of inputs/outputs/bytes: "in: 4096, side: 64 -> out: 1024" (bytes per firing of each port; empty: in0.., out0.. of `bytes` each)',
+      },
     },
     inputs: [{ name: 'in', repeat: 'inputs', description: 'Any data of `bytes` bytes', type: bytesType }],
     outputs: [{ name: 'out', repeat: 'outputs', description: 'Zeros, `bytes` bytes', type: bytesType }],
@@ -100,14 +115,21 @@ export const genericSpecs: KernelSpec[] = builtinSpecs([
     category: 'Prototyping',
     description:
       'The combine of a node with `tasks: K` (lowering adds it): out = in0 + in1 + ... + in(count-1), element by element in input order, ' +
-      'each addition rounded to f32, the same on CPU and GPU PEs, so a split node\'s result does not depend on where its shares ran.',
+      "each addition rounded to f32, the same on CPU and GPU PEs, so a split node's result does not depend on where its shares ran.",
     params: {
-      count: { type: 'int', default: 2, min: 1, max: MAX_SUM_INPUTS, unit: 'inputs', description: 'Inputs added (in0, in1, ...): the shares of the split node' },
+      count: {
+        type: 'int',
+        default: 2,
+        min: 1,
+        max: MAX_SUM_INPUTS,
+        unit: 'inputs',
+        description: 'Inputs added (in0, in1, ...): the shares of the split node',
+      },
       kind: { type: 'string', default: 'vector', description: 'The data kind of the inputs and the output (e.g. volume)' },
       shape: { type: 'string', default: '1024', description: 'Extents of the inputs and the output, outermost first (e.g. "16,16,16")' },
     },
-    inputs: [{ name: 'in', repeat: 'count', description: 'One share\'s output', type: sumType }],
-    outputs: [{ name: 'sum', description: 'The inputs\' sum, in input order', type: sumType }],
+    inputs: [{ name: 'in', repeat: 'count', description: "One share's output", type: sumType }],
+    outputs: [{ name: 'sum', description: "The inputs' sum, in input order", type: sumType }],
     cost: (p) => {
       const n = sumShape(p).reduce((a, b) => a * b, 1);
       const k = Number(p.count);

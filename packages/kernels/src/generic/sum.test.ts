@@ -13,11 +13,7 @@ import { GENERIC_SUM } from './spec.js';
 const sum = getKernel(GENERIC_SUM);
 const shape = { kind: 'volume', shape: '2,3' };
 // Per element: inputs chosen so that another order or wider precision would give other bits.
-const inputs = [
-  Float32Array.of(1e8, 0.1, 1, -3, 16777216, 0.5),
-  Float32Array.of(1, 0.2, 2, 3, 1, 0.25),
-  Float32Array.of(-1e8, 0.3, 3, 1e-7, 1, 0.125),
-];
+const inputs = [Float32Array.of(1e8, 0.1, 1, -3, 16777216, 0.5), Float32Array.of(1, 0.2, 2, 3, 1, 0.25), Float32Array.of(-1e8, 0.3, 3, 1e-7, 1, 0.125)];
 // acc = in0; acc = fround(acc + in1); acc = fround(acc + in2), worked by hand.
 const want = Float32Array.of(0, Math.fround(Math.fround(Math.fround(0.1) + Math.fround(0.2)) + Math.fround(0.3)), 6, Math.fround(1e-7), 16777216, 0.875);
 const named = (list: Float32Array[]) => Object.fromEntries(list.map((x, j) => [`in${j}`, x]));
@@ -51,7 +47,7 @@ describe('generic.sum in WGSL on the WebGPU adapter', () => {
   });
   afterAll(() => t?.destroy());
 
-  it('gives the CPU twin\'s bits, in one pass and across several (more inputs than one pass binds)', async () => {
+  it("gives the CPU twin's bits, in one pass and across several (more inputs than one pass binds)", async () => {
     const run = await GpuRunner.create(t.device, sum, { count: 3, ...shape });
     expect([...((await run.fire(named(inputs))).outputs.sum as Float32Array)]).toEqual([...want]);
     run.destroy();
@@ -97,10 +93,24 @@ describe('a kernel split declaration', () => {
       }
       return '';
     };
-    expect(problems({ ...base, split: { count: 'nope', index: 'j', range: 'n', combine: 'sum' } })).toMatch(/kernel "acme.split" split.count: names "nope", which is not an int param/);
+    expect(problems({ ...base, split: { count: 'nope', index: 'j', range: 'n', combine: 'sum' } })).toMatch(
+      /kernel "acme.split" split.count: names "nope", which is not an int param/,
+    );
     expect(problems({ ...base, split: { count: 'k', index: 'k', range: 'n', combine: 'sum' } })).toMatch(/split.index: names "k", already named/);
     expect(problems({ ...base, split: { count: 'k', index: 'j', range: 'n', combine: 'max' } })).toMatch(/split.combine: "max" is not a combine rule/);
-    expect(problems({ ...base, outputs: [...base.outputs, { name: 'b', type: base.outputs[0].type }], split: { count: 'k', index: 'j', range: 'n', combine: 'sum' } })).toMatch(/outputs: a split kernel has exactly one output; this one has 2/);
-    expect(problems({ ...base, outputs: [{ name: 'out', type: () => ({ kind: 'v', element: 'u32', shape: [4] }) }], split: { count: 'k', index: 'j', range: 'n', combine: 'sum' } })).toMatch(/outputs.out.type: a split kernel's output has element f32; this one has u32/);
+    expect(
+      problems({
+        ...base,
+        outputs: [...base.outputs, { name: 'b', type: base.outputs[0].type }],
+        split: { count: 'k', index: 'j', range: 'n', combine: 'sum' },
+      }),
+    ).toMatch(/outputs: a split kernel has exactly one output; this one has 2/);
+    expect(
+      problems({
+        ...base,
+        outputs: [{ name: 'out', type: () => ({ kind: 'v', element: 'u32', shape: [4] }) }],
+        split: { count: 'k', index: 'j', range: 'n', combine: 'sum' },
+      }),
+    ).toMatch(/outputs.out.type: a split kernel's output has element f32; this one has u32/);
   });
 });

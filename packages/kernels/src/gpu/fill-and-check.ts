@@ -24,10 +24,23 @@ export function fillWithIteration(kernel: string, module: string, count: (p: Par
     async prepare(device, params) {
       const pipeline = await createPipeline(device, kernel, module, WGSL_FILL);
       const n = count(params);
-      const uni = uniformBuffer(device, packWords([['u', n], ['f', 0]]));
+      const uni = uniformBuffer(
+        device,
+        packWords([
+          ['u', n],
+          ['f', 0],
+        ]),
+      );
       return {
         encode(encoder, f) {
-          device.queue.writeBuffer(uni, 0, packWords([['u', n], ['f', f.iteration]]));
+          device.queue.writeBuffer(
+            uni,
+            0,
+            packWords([
+              ['u', n],
+              ['f', f.iteration],
+            ]),
+          );
           dispatch(encoder, pipeline, bindGroup(device, pipeline, [uni, f.outputs.out]), n, kernel);
         },
         destroy: () => uni.destroy(),
@@ -87,7 +100,12 @@ export function checkAgainstExpected(kernel: string, c: CheckSpec): GpuImplement
       const fetch = await createPipeline(device, kernel, 'fetch', WGSL_FETCH);
       const n = c.count(params);
       const tol = c.tolerance?.(params) ?? 0;
-      const words = (it: number) => packWords([['u', n], ['f', c.expected(params, it)], ['f', tol]]);
+      const words = (it: number) =>
+        packWords([
+          ['u', n],
+          ['f', c.expected(params, it)],
+          ['f', tol],
+        ]);
       const uni = uniformBuffer(device, words(0));
       const result = device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
       const staging = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });

@@ -23,7 +23,8 @@ export async function createTestDevice(backend: 'opengl' | 'default' = 'opengl')
   let gpu = gpus.get(backend);
   if (!gpu) gpus.set(backend, (gpu = create(backend === 'opengl' ? ['backend=opengl'] : [])));
   const adapter = await gpu.requestAdapter(backend === 'opengl' ? { featureLevel: 'compatibility' } : undefined);
-  if (!adapter) throw new Error(`no WebGPU adapter (backend ${backend}); install libegl1 libegl-mesa0 libgl1-mesa-dri libgles2 and set EGL_PLATFORM=surfaceless`);
+  if (!adapter)
+    throw new Error(`no WebGPU adapter (backend ${backend}); install libegl1 libegl-mesa0 libgl1-mesa-dri libgles2 and set EGL_PLATFORM=surfaceless`);
   const device = await adapter.requestDevice({
     requiredLimits: {
       maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,

@@ -10,7 +10,14 @@ export { WORKGROUP } from '../types.js';
  * names the kernel and the module (error scopes catch what getCompilationInfo misses). An
  * explicit `layout` holds user WGSL to fixed bindings (a mismatch is a KernelError too).
  */
-export async function createPipeline(device: GPUDevice, kernel: string, name: string, code: string, entryPoint = 'main', layout: GPUPipelineLayout | 'auto' = 'auto'): Promise<GPUComputePipeline> {
+export async function createPipeline(
+  device: GPUDevice,
+  kernel: string,
+  name: string,
+  code: string,
+  entryPoint = 'main',
+  layout: GPUPipelineLayout | 'auto' = 'auto',
+): Promise<GPUComputePipeline> {
   // Compatibility-mode devices may allow as few as 4 storage buffers per stage: say so plainly.
   const storage = (code.match(/var<storage/g) ?? []).length;
   const limit = device.limits.maxStorageBuffersPerShaderStage;

@@ -11,12 +11,15 @@ const crv = getKernel('granulometry.curve');
 /** Opening by the L1 ball of radius n written out directly (outside = background). */
 function referenceOpeningCount(v: Uint32Array, d: number, h: number, w: number, n: number): number {
   const offsets: number[][] = [];
-  for (let z = -n; z <= n; z++) for (let y = -n; y <= n; y++) for (let x = -n; x <= n; x++) if (Math.abs(x) + Math.abs(y) + Math.abs(z) <= n) offsets.push([x, y, z]);
+  for (let z = -n; z <= n; z++)
+    for (let y = -n; y <= n; y++) for (let x = -n; x <= n; x++) if (Math.abs(x) + Math.abs(y) + Math.abs(z) <= n) offsets.push([x, y, z]);
   const get = (a: Uint32Array, x: number, y: number, z: number) => (x < 0 || y < 0 || z < 0 || x >= w || y >= h || z >= d ? 0 : a[(z * h + y) * w + x]);
   const er = new Uint32Array(v.length);
   const op = new Uint32Array(v.length);
-  for (let z = 0; z < d; z++) for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) er[(z * h + y) * w + x] = offsets.every(([a, b, c]) => get(v, x + a, y + b, z + c)) ? 1 : 0;
-  for (let z = 0; z < d; z++) for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) op[(z * h + y) * w + x] = offsets.some(([a, b, c]) => get(er, x + a, y + b, z + c)) ? 1 : 0;
+  for (let z = 0; z < d; z++)
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) er[(z * h + y) * w + x] = offsets.every(([a, b, c]) => get(v, x + a, y + b, z + c)) ? 1 : 0;
+  for (let z = 0; z < d; z++)
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) op[(z * h + y) * w + x] = offsets.some(([a, b, c]) => get(er, x + a, y + b, z + c)) ? 1 : 0;
   return op.reduce((s, b) => s + b, 0);
 }
 
@@ -25,8 +28,12 @@ function noisyVolume(d: number, h: number, w: number, seed: number): Uint32Array
   const rnd = seededRandom(seed);
   const v = new Uint32Array(d * h * w);
   for (let k = 0; k < 6; k++) {
-    const cx = rnd() * w, cy = rnd() * h, cz = rnd() * d, r = 1 + rnd() * 4;
-    for (let z = 0; z < d; z++) for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) if ((x - cx) ** 2 + (y - cy) ** 2 + ((z - cz) * 1.3) ** 2 <= r * r) v[(z * h + y) * w + x] = 1;
+    const cx = rnd() * w,
+      cy = rnd() * h,
+      cz = rnd() * d,
+      r = 1 + rnd() * 4;
+    for (let z = 0; z < d; z++)
+      for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) if ((x - cx) ** 2 + (y - cy) ** 2 + ((z - cz) * 1.3) ** 2 <= r * r) v[(z * h + y) * w + x] = 1;
   }
   for (let i = 0; i < v.length; i++) if (rnd() < 0.05) v[i] = 1;
   return v;
@@ -66,7 +73,9 @@ describe('granulometry on the CPU', () => {
   });
 
   it('rejects a stage whose range does not fit the curve, naming the kernel', () => {
-    expect(() => runCpu(opn, { ...dims, levels: 4, first: 2, last: 4 }, { in: new Uint32Array(4 + 11 * 14 * 13) })).toThrow(/granulometry.openings.*first <= last < levels/);
+    expect(() => runCpu(opn, { ...dims, levels: 4, first: 2, last: 4 }, { in: new Uint32Array(4 + 11 * 14 * 13) })).toThrow(
+      /granulometry.openings.*first <= last < levels/,
+    );
   });
 });
 

@@ -10,14 +10,14 @@ import { countOnes, openings, patternSpectrum, predominantSize, type Dims } from
 // opening of size n, count[0] = the volume itself) followed by the volume eroded `last` times.
 // That is all a later stage needs to go on with openings last+1.. (the Fig 19 split over GPUs).
 
-
 const dimsOf = (p: Params): Dims => ({ depth: Number(p.depth), height: Number(p.height), width: Number(p.width) });
 
 function checkRange(p: Params): { first: number; last: number; levels: number } {
   const first = Number(p.first);
   const last = Number(p.last);
   const levels = Number(p.levels);
-  if (!(first >= 1 && first <= last && last < levels)) throw new KernelError('granulometry.openings', `needs 1 <= first <= last < levels (got first ${first}, last ${last}, levels ${levels})`);
+  if (!(first >= 1 && first <= last && last < levels))
+    throw new KernelError('granulometry.openings', `needs 1 <= first <= last < levels (got first ${first}, last ${last}, levels ${levels})`);
   return { first, last, levels };
 }
 
@@ -120,7 +120,9 @@ export const granulometryKernels: Kernel[] = implement(granulometrySpecs, {
   'granulometry.volume': {
     cpu: ({ params, outputs, state }) => {
       const d = dimsOf(params);
-      const balls = (state.balls ??= placeBalls(d.depth, d.height, d.width, Number(params.radius), Number(params.spheres), Number(params.seed))) as ReturnType<typeof placeBalls>;
+      const balls = (state.balls ??= placeBalls(d.depth, d.height, d.width, Number(params.radius), Number(params.spheres), Number(params.seed))) as ReturnType<
+        typeof placeBalls
+      >;
       fillBalls(outputs.out as Uint32Array, d.depth, d.height, d.width, Number(params.radius), balls);
     },
     gpu: {
@@ -132,7 +134,16 @@ export const granulometryKernels: Kernel[] = implement(granulometrySpecs, {
         const r = Number(params.radius);
         const balls = placeBalls(d.depth, d.height, d.width, r, Number(params.spheres), Number(params.seed));
         const centers = uploadBuffer(device, Int32Array.from(balls.length ? balls.flatMap((b) => [b.x, b.y, b.z, 0]) : [0, 0, 0, 0]));
-        const uni = uniformBuffer(device, packWords([['u', d.depth], ['u', d.height], ['u', d.width], ['u', balls.length], ['i', r * r]]));
+        const uni = uniformBuffer(
+          device,
+          packWords([
+            ['u', d.depth],
+            ['u', d.height],
+            ['u', d.width],
+            ['u', balls.length],
+            ['i', r * r],
+          ]),
+        );
         return {
           encode: (enc, f) => dispatch(enc, pipeline, bindGroup(device, pipeline, [uni, centers, f.outputs.out]), voxels(params), 'granulometry.volume'),
           destroy() {
@@ -174,10 +185,38 @@ export const granulometryKernels: Kernel[] = implement(granulometrySpecs, {
         const countP = await createPipeline(device, 'granulometry.openings', 'count', WGSL_COUNT);
         const d = dimsOf(params);
         const n = voxels(params);
-        const erodeU = uniformBuffer(device, packWords([['u', d.depth], ['u', d.height], ['u', d.width], ['u', levels], ['u', 0]]));
-        const dilateU = uniformBuffer(device, packWords([['u', d.depth], ['u', d.height], ['u', d.width], ['u', 0], ['u', 1]]));
+        const erodeU = uniformBuffer(
+          device,
+          packWords([
+            ['u', d.depth],
+            ['u', d.height],
+            ['u', d.width],
+            ['u', levels],
+            ['u', 0],
+          ]),
+        );
+        const dilateU = uniformBuffer(
+          device,
+          packWords([
+            ['u', d.depth],
+            ['u', d.height],
+            ['u', d.width],
+            ['u', 0],
+            ['u', 1],
+          ]),
+        );
         const countU = new Map<number, GPUBuffer>();
-        for (const k of [0, ...Array.from({ length: last - first + 1 }, (_, i) => first + i)]) countU.set(k, uniformBuffer(device, packWords([['u', n], ['u', k]])));
+        for (const k of [0, ...Array.from({ length: last - first + 1 }, (_, i) => first + i)])
+          countU.set(
+            k,
+            uniformBuffer(
+              device,
+              packWords([
+                ['u', n],
+                ['u', k],
+              ]),
+            ),
+          );
         const a = storageBuffer(device, n * 4, 'granulometry.openings/a');
         const b = storageBuffer(device, n * 4, 'granulometry.openings/b');
         const exec: GpuExecutor = {
@@ -251,4 +290,3 @@ export const granulometryKernels: Kernel[] = implement(granulometrySpecs, {
     },
   },
 });
-

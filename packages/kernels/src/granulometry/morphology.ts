@@ -23,7 +23,13 @@ export function morph(op: 0 | 1, src: Uint32Array, srcOff: number, dst: Uint32Ar
           v = v && x > 0 && x < w - 1 && y > 0 && y < h - 1 && z > 0 && z < d - 1;
           v = v && src[s - 1] !== 0 && src[s + 1] !== 0 && src[s - w] !== 0 && src[s + w] !== 0 && src[s - plane] !== 0 && src[s + plane] !== 0;
         } else if (!v) {
-          v = (x > 0 && src[s - 1] !== 0) || (x < w - 1 && src[s + 1] !== 0) || (y > 0 && src[s - w] !== 0) || (y < h - 1 && src[s + w] !== 0) || (z > 0 && src[s - plane] !== 0) || (z < d - 1 && src[s + plane] !== 0);
+          v =
+            (x > 0 && src[s - 1] !== 0) ||
+            (x < w - 1 && src[s + 1] !== 0) ||
+            (y > 0 && src[s - w] !== 0) ||
+            (y < h - 1 && src[s + w] !== 0) ||
+            (z > 0 && src[s - plane] !== 0) ||
+            (z < d - 1 && src[s + plane] !== 0);
         }
         dst[dstOff + i] = v ? 1 : 0;
       }

@@ -9,7 +9,14 @@ const dimParams: Record<string, ParamSpec> = {
   height: { type: 'int', default: 64, min: 3, max: 1024, unit: 'voxels', description: 'Volume height' },
   width: { type: 'int', default: 64, min: 3, max: 1024, unit: 'voxels', description: 'Volume width' },
 };
-const levelsParam: ParamSpec = { type: 'int', default: 16, min: 2, max: 1024, unit: 'openings', description: 'Length of the curve: openings 0..levels-1 (0 is the volume itself)' };
+const levelsParam: ParamSpec = {
+  type: 'int',
+  default: 16,
+  min: 2,
+  max: 1024,
+  unit: 'openings',
+  description: 'Length of the curve: openings 0..levels-1 (0 is the volume itself)',
+};
 
 export const voxels = (p: Params) => Number(p.depth) * Number(p.height) * Number(p.width);
 const volumeType = (p: Params): DataType => ({ kind: 'volume', element: 'u32', shape: [Number(p.depth), Number(p.height), Number(p.width)] });
@@ -44,7 +51,13 @@ export const granulometrySpecs: KernelSpec[] = builtinSpecs([
       first: { type: 'int', default: 1, min: 1, max: 1023, unit: 'opening', description: 'First opening size done here (1 takes the raw volume)' },
       last: { type: 'int', default: 15, min: 1, max: 1023, unit: 'opening', description: 'Last opening size done here (< levels)' },
     },
-    inputs: [{ name: 'in', description: 'The volume when first = 1, else the state of the stage before', type: (p) => (Number(p.first) === 1 ? volumeType(p) : stateType(p)) }],
+    inputs: [
+      {
+        name: 'in',
+        description: 'The volume when first = 1, else the state of the stage before',
+        type: (p) => (Number(p.first) === 1 ? volumeType(p) : stateType(p)),
+      },
+    ],
     outputs: [{ name: 'out', type: stateType }],
     cost: (p) => {
       const k = Math.max(0, Number(p.last) - Number(p.first) + 1);
@@ -56,7 +69,8 @@ export const granulometrySpecs: KernelSpec[] = builtinSpecs([
     id: 'granulometry.curve',
     title: 'Granulometric curve',
     category: 'Granulometry',
-    description: 'The granulometric curve (voxels left after each opening), its pattern spectrum (count[n] - count[n+1]) and the predominant size (the spectrum peak).',
+    description:
+      'The granulometric curve (voxels left after each opening), its pattern spectrum (count[n] - count[n+1]) and the predominant size (the spectrum peak).',
     params: { ...dimParams, levels: levelsParam },
     inputs: [{ name: 'in', type: stateType }],
     outputs: [{ name: 'out', description: 'Row 0: the curve; row 1: the pattern spectrum', type: curveType }],

@@ -8,7 +8,6 @@ import { checkAgainstExpected, fillWithIteration, mismatch } from '../gpu/fill-a
 // C checks. Values are f32: iteration numbers are exact up to 2^24 = 16,777,216 iterations,
 // beyond which P's fill (and C's expected value) round and C reports a mismatch.
 
-
 export { increment } from './spec.js';
 
 /** Parses the consumer's `increments` param: comma-separated nb_loop values of the incrementers upstream. */
@@ -43,7 +42,11 @@ export const F32_EXACT_LIMIT = 2 ** 24;
 
 function beyondLimit(iteration: number, want: number): FiringReport | undefined {
   if (Math.abs(want) <= F32_EXACT_LIMIT && Math.fround(want) === want) return undefined;
-  return { ok: false, message: `iteration ${iteration}: expected value ${want} is not exact in f32 (integers are exact only up to 2^24 = ${F32_EXACT_LIMIT}); run fewer iterations`, values: { iteration, expected: want } };
+  return {
+    ok: false,
+    message: `iteration ${iteration}: expected value ${want} is not exact in f32 (integers are exact only up to 2^24 = ${F32_EXACT_LIMIT}); run fewer iterations`,
+    values: { iteration, expected: want },
+  };
 }
 
 // The Fig 13 kernel, line for line.
@@ -99,7 +102,13 @@ export const matrixKernels: Kernel[] = implement(matrixSpecs, {
       async prepare(device, params) {
         const pipeline = await createPipeline(device, 'matrix.increment', 'increment', WGSL_INCREMENT);
         const n = count(params);
-        const uni = uniformBuffer(device, packWords([['u', n], ['i', Number(params.nb_loop)]]));
+        const uni = uniformBuffer(
+          device,
+          packWords([
+            ['u', n],
+            ['i', Number(params.nb_loop)],
+          ]),
+        );
         return {
           encode(encoder, f) {
             dispatch(encoder, pipeline, bindGroup(device, pipeline, [uni, f.inputs.in, f.outputs.out]), n, 'matrix.increment');

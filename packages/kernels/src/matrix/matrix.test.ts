@@ -31,7 +31,12 @@ describe('the consumer of a running sum (feedback with delay d)', () => {
 
   it('expects the closed form of the sum over k, k-d, k-2d, ... >= 0 for every delay', () => {
     for (const d of [1, 2, 3, 7, 1_000_000])
-      for (const [scale, offset, increments] of [[1, 0, ''], [2, 3, ''], [1, 0, '5,5'], [0.5, 1, '']] as const)
+      for (const [scale, offset, increments] of [
+        [1, 0, ''],
+        [2, 3, ''],
+        [1, 0, '5,5'],
+        [0.5, 1, ''],
+      ] as const)
         for (let k = 0; k < 60; k++) {
           const upstream = increments ? 2 : 0;
           expect(expectedValue({ scale, expected_offset: offset, increments, running_sum: d }, k)).toBe(bySum(k, d, scale, offset + upstream));
@@ -58,7 +63,9 @@ describe('the consumer of a running sum (feedback with delay d)', () => {
     // sum 0..5792 = 16,776,528 is exact; sum 0..5793 = 16,782,321 is past 2^24
     const m = new Float32Array(size.width * size.height).fill(16_776_528);
     expect(runCpu(getKernel('matrix.consume'), { ...size, running_sum: 1 }, { in: m }, 5792).report).toEqual({ ok: true });
-    expect(runCpu(getKernel('matrix.consume'), { ...size, running_sum: 1 }, { in: m }, 5793).report?.message).toMatch(/iteration 5793: expected value 16782321 is not exact in f32/);
+    expect(runCpu(getKernel('matrix.consume'), { ...size, running_sum: 1 }, { in: m }, 5793).report?.message).toMatch(
+      /iteration 5793: expected value 16782321 is not exact in f32/,
+    );
   });
 
   it('is an expectation param the derivation never sets', () => {
@@ -126,7 +133,11 @@ describe('matrix kernels in WGSL on the WebGPU adapter', () => {
     m[123] = 12.5;
     m[200] = 0;
     const bad = (await run.fire({ in: m }, 9)).report;
-    expect(bad).toEqual({ ok: false, message: 'iteration 9: element 123 is 12.5, expected 10', values: { iteration: 9, index: 123, value: 12.5, expected: 10 } });
+    expect(bad).toEqual({
+      ok: false,
+      message: 'iteration 9: element 123 is 12.5, expected 10',
+      values: { iteration: 9, index: 123, value: 12.5, expected: 10 },
+    });
     // the result buffer is cleared each firing: good data passes again
     m.fill(11);
     expect((await run.fire({ in: m }, 10)).report).toEqual({ ok: true });
@@ -153,8 +164,13 @@ describe('matrix kernels in WGSL on the WebGPU adapter', () => {
     }
     // at 2^24, 2^24 + 1 rounds back to 2^24 in f32: the consumer says so instead of passing
     await runs[0].fireBuffers({}, 2 ** 24);
-    expect((await good.fireBuffers({ in: runs[0].outputBuffers.out }, 2 ** 24))?.message).toMatch(/iteration 16777216: expected value 16777217 is not exact in f32/);
-    expect(runCpu(getKernel('matrix.consume'), { ...size, increments: '100,4' }, { in: new Float32Array(size.width * size.height).fill(2 ** 24) }, 2 ** 24).report?.ok).toBe(false);
+    expect((await good.fireBuffers({ in: runs[0].outputBuffers.out }, 2 ** 24))?.message).toMatch(
+      /iteration 16777216: expected value 16777217 is not exact in f32/,
+    );
+    expect(
+      runCpu(getKernel('matrix.consume'), { ...size, increments: '100,4' }, { in: new Float32Array(size.width * size.height).fill(2 ** 24) }, 2 ** 24).report
+        ?.ok,
+    ).toBe(false);
     for (const r of [...runs, good, plusOne]) r.destroy();
   });
 
@@ -172,7 +188,10 @@ describe('matrix kernels in WGSL on the WebGPU adapter', () => {
         const cpu = runCpu(getKernel('matrix.consume'), { ...size, running_sum: d }, { in: acc[k] }, k).report;
         expect((await check.fire({ in: acc[k] }, k)).report).toEqual(cpu);
         expect(cpu).toEqual({ ok: true });
-        if (k > d) expect((await wrong.fire({ in: acc[k] }, k)).report).toEqual(runCpu(getKernel('matrix.consume'), { ...size, running_sum: d + 1 }, { in: acc[k] }, k).report);
+        if (k > d)
+          expect((await wrong.fire({ in: acc[k] }, k)).report).toEqual(
+            runCpu(getKernel('matrix.consume'), { ...size, running_sum: d + 1 }, { in: acc[k] }, k).report,
+          );
       }
       check.destroy();
       wrong.destroy();

@@ -63,7 +63,12 @@ export const matrixSpecs: KernelSpec[] = builtinSpecs([
         default: '',
         description: 'Comma-separated nb_loop of each incrementer upstream, e.g. "100,100"; each adds increment(nb_loop) (0 for nb_loop <= 4, else 1)',
       },
-      expected_offset: { type: 'float', default: 0, unit: '', description: 'Constant added on top of the increments (kept for documents that state the sum directly)' },
+      expected_offset: {
+        type: 'float',
+        default: 0,
+        unit: '',
+        description: 'Constant added on top of the increments (kept for documents that state the sum directly)',
+      },
       scale: { type: 'float', default: 1, description: 'Expected iterations per element: 2 after a matrix.add of two produced streams' },
       running_sum: {
         type: 'int',
@@ -80,7 +85,10 @@ export const matrixSpecs: KernelSpec[] = builtinSpecs([
     cost: (p) => ({ flops: count(p), bytes: count(p) * 4 }),
     // running_sum is part of the expectation but never derived: a document that sets it states
     // the whole expectation by hand (the graph walk cannot see what a feedback loop accumulates).
-    expects: { params: ['increments', 'expected_offset', 'scale', 'running_sum'], derive: ({ in: v }) => v && { increments: '', expected_offset: v.offset, scale: v.scale } },
+    expects: {
+      params: ['increments', 'expected_offset', 'scale', 'running_sum'],
+      derive: ({ in: v }) => v && { increments: '', expected_offset: v.offset, scale: v.scale },
+    },
   },
   {
     id: 'matrix.add',

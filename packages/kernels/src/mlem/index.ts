@@ -16,7 +16,8 @@ export function anglesOf(p: Params): number[] {
   const angles = Number(p.angles);
   const shares = Number(p.shares ?? 1);
   const share = Number(p.share ?? 0);
-  if (shares > angles) throw new KernelError('mlem.projbp', `shares ${shares} > angles ${angles}: a share needs at least one angle (lower shares to ${angles} or fewer)`);
+  if (shares > angles)
+    throw new KernelError('mlem.projbp', `shares ${shares} > angles ${angles}: a share needs at least one angle (lower shares to ${angles} or fewer)`);
   if (share >= shares) throw new KernelError('mlem.projbp', `share ${share} is not below shares ${shares} (shares are 0..${shares - 1})`);
   return shareAngles(angles, shares, share);
 }
@@ -177,9 +178,26 @@ export class GpuProjector {
     ]);
     const m = list.length;
     const trig = uploadBuffer(device, trigTable(Number(params.angles), list), 'mlem.projbp.trig');
-    const geometry = uniformBuffer(device, packWords([['u', n], ['u', m], ['f', (n - 1) / 2]]), 'mlem.projbp.geometry');
+    const geometry = uniformBuffer(
+      device,
+      packWords([
+        ['u', n],
+        ['u', m],
+        ['f', (n - 1) / 2],
+      ]),
+      'mlem.projbp.geometry',
+    );
     const step = Number(params.shares ?? 1);
-    const ratioU = uniformBuffer(device, packWords([['u', n], ['u', m], ['u', list[0] ?? 0], ['u', step]]), 'mlem.projbp.ratio');
+    const ratioU = uniformBuffer(
+      device,
+      packWords([
+        ['u', n],
+        ['u', m],
+        ['u', list[0] ?? 0],
+        ['u', step],
+      ]),
+      'mlem.projbp.ratio',
+    );
     const scratch = storageBuffer(device, m * n * n * 4, 'mlem.projbp.scratch');
     return new GpuProjector(device, n, list, { project, ratio: ratioPipe, backproject: back }, trig, { geometry, ratio: ratioU }, scratch);
   }
@@ -253,7 +271,12 @@ fn main() {
  * error, failed above the bound (`max_error`, or where it is 0 the error of a flat image at the
  * phantom's mean activity, which one MLEM step from a flat start already beats).
  */
-export function errorReport(sums: { squaredError: number; squaredTruth: number; activity: number; truth: number }, n: number, params: Params, iteration: number): FiringReport {
+export function errorReport(
+  sums: { squaredError: number; squaredTruth: number; activity: number; truth: number },
+  n: number,
+  params: Params,
+  iteration: number,
+): FiringReport {
   const { squaredError, squaredTruth, activity, truth } = sums;
   const relative = (x: number) => (squaredTruth > 0 ? Math.sqrt(Math.max(0, x) / squaredTruth) : Math.sqrt(Math.max(0, x)));
   const error = relative(squaredError);
@@ -264,7 +287,11 @@ export function errorReport(sums: { squaredError: number; squaredTruth: number; 
   // NaN (a lost estimate) fails too.
   if (error <= bound) return { ok: true, values };
   const whence = set > 0 ? 'max_error' : "the error of a flat image at the phantom's mean activity; set max_error to choose another";
-  return { ok: false, values, message: `iteration ${iteration}: the reconstruction's relative error ${error.toPrecision(4)} is above the bound ${bound.toPrecision(4)} (${whence})` };
+  return {
+    ok: false,
+    values,
+    message: `iteration ${iteration}: the reconstruction's relative error ${error.toPrecision(4)} is above the bound ${bound.toPrecision(4)} (${whence})`,
+  };
 }
 
 interface PhantomData {
@@ -309,7 +336,11 @@ export const mlemKernels: Kernel[] = implement(mlemSpecs, {
       dispatches: () => [],
       async prepare(device, params) {
         const data = phantomData(params);
-        const kept = { truth: uploadBuffer(device, data.truth, 'mlem.phantom.truth'), sinogram: uploadBuffer(device, data.sinogram, 'mlem.phantom.sinogram'), sensitivity: uploadBuffer(device, data.sensitivity, 'mlem.phantom.sensitivity') };
+        const kept = {
+          truth: uploadBuffer(device, data.truth, 'mlem.phantom.truth'),
+          sinogram: uploadBuffer(device, data.sinogram, 'mlem.phantom.sinogram'),
+          sensitivity: uploadBuffer(device, data.sensitivity, 'mlem.phantom.sensitivity'),
+        };
         return {
           encode(encoder, f) {
             for (const [port, buf] of Object.entries(kept)) encoder.copyBufferToBuffer(buf, 0, f.outputs[port], 0, data[port as keyof typeof kept].byteLength);
@@ -367,12 +398,25 @@ export const mlemKernels: Kernel[] = implement(mlemSpecs, {
     },
     gpu: {
       wgsl: { partial: WGSL_ERROR_PARTIAL, total: WGSL_ERROR_TOTAL },
-      dispatches: (p) => [{ module: 'partial', workgroups: [Math.min(ERROR_GROUPS, Math.ceil(voxelCount(p) / WORKGROUP)), 1, 1] }, { module: 'total', workgroups: [1, 1, 1] }],
+      dispatches: (p) => [
+        { module: 'partial', workgroups: [Math.min(ERROR_GROUPS, Math.ceil(voxelCount(p) / WORKGROUP)), 1, 1] },
+        { module: 'total', workgroups: [1, 1, 1] },
+      ],
       async prepare(device, params) {
         const n = voxelCount(params);
         const groups = Math.min(ERROR_GROUPS, Math.ceil(n / WORKGROUP));
-        const [partial, total] = await Promise.all([createPipeline(device, 'mlem.error', 'partial', WGSL_ERROR_PARTIAL), createPipeline(device, 'mlem.error', 'total', WGSL_ERROR_TOTAL)]);
-        const uni = uniformBuffer(device, packWords([['u', n], ['u', groups]]), 'mlem.error.uniforms');
+        const [partial, total] = await Promise.all([
+          createPipeline(device, 'mlem.error', 'partial', WGSL_ERROR_PARTIAL),
+          createPipeline(device, 'mlem.error', 'total', WGSL_ERROR_TOTAL),
+        ]);
+        const uni = uniformBuffer(
+          device,
+          packWords([
+            ['u', n],
+            ['u', groups],
+          ]),
+          'mlem.error.uniforms',
+        );
         const partials = storageBuffer(device, groups * 16, 'mlem.error.partials');
         const staging = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: 'mlem.error.staging' });
         return {
@@ -417,7 +461,13 @@ export const mlemKernels: Kernel[] = implement(mlemSpecs, {
         const uni = uniformBuffer(device, packWords([['u', n]]), 'mlem.update.uniforms');
         return {
           encode(encoder, f) {
-            dispatch(encoder, pipeline, bindGroup(device, pipeline, [uni, f.inputs.previous, f.inputs.backprojection, f.inputs.sensitivity, f.outputs.estimate]), n, 'mlem.update');
+            dispatch(
+              encoder,
+              pipeline,
+              bindGroup(device, pipeline, [uni, f.inputs.previous, f.inputs.backprojection, f.inputs.sensitivity, f.outputs.estimate]),
+              n,
+              'mlem.update',
+            );
           },
           destroy: () => uni.destroy(),
         };

@@ -57,7 +57,8 @@ function logLikelihood(n: number, angles: number, est: Floats, counts: Floats): 
   return l;
 }
 
-const source = (params: Record<string, number> = {}) => runCpu(getKernel('mlem.phantom'), { ...volume, ...params }, {}).outputs as Record<'truth' | 'sinogram' | 'sensitivity', Float32Array>;
+const source = (params: Record<string, number> = {}) =>
+  runCpu(getKernel('mlem.phantom'), { ...volume, ...params }, {}).outputs as Record<'truth' | 'sinogram' | 'sensitivity', Float32Array>;
 
 /** One MLEM iteration on the CPU twin. */
 function cpuStep(est: Float32Array, counts: Float32Array, sens: Float32Array, params: Record<string, number> = volume): Float32Array {
@@ -67,7 +68,10 @@ function cpuStep(est: Float32Array, counts: Float32Array, sens: Float32Array, pa
 
 describe('the MLEM projector and phantom (CPU)', () => {
   it('P^T is the adjoint of P: <Px, y> = <x, P^T y> in f64 and in f32, odd sizes and all angles', () => {
-    for (const [n, angles] of [[13, 7], [16, 36]]) {
+    for (const [n, angles] of [
+      [13, 7],
+      [16, 36],
+    ]) {
       const trig = trigTable(angles, shareAngles(angles, 1, 0));
       const x = seeded(n ** 3, 1);
       const y = seeded(angles * n * n, 2);
@@ -182,7 +186,8 @@ describe('MLEM on the CPU twin', () => {
   });
 
   it('mlem.error reports the relative L2 error, the total activity and the bound, and fails a reconstruction above it', () => {
-    const check = (estimate: Float32Array, params: Record<string, number> = {}, iteration = 0) => runCpu(getKernel('mlem.error'), { size: N, ...params }, { estimate, truth }, iteration).report!;
+    const check = (estimate: Float32Array, params: Record<string, number> = {}, iteration = 0) =>
+      runCpu(getKernel('mlem.error'), { size: N, ...params }, { estimate, truth }, iteration).report!;
     const flat = new Float32Array(N ** 3).fill(1);
     const r = check(flat);
     expect(r.values!.error).toBeCloseTo(relError(flat, truth), 12);
@@ -198,7 +203,11 @@ describe('MLEM on the CPU twin', () => {
     // Wrong: an estimate of noise fails, naming the iteration, the error and the bound.
     const noise = check(seeded(N ** 3, 8, 0.5, 2), {}, 7);
     expect(noise.ok).toBe(false);
-    expect(noise.message).toMatch(new RegExp(`^iteration 7: the reconstruction's relative error ${(noise.values!.error as number).toPrecision(4)} is above the bound ${bound.toPrecision(4)} \\(the error of a flat image`));
+    expect(noise.message).toMatch(
+      new RegExp(
+        `^iteration 7: the reconstruction's relative error ${(noise.values!.error as number).toPrecision(4)} is above the bound ${bound.toPrecision(4)} \\(the error of a flat image`,
+      ),
+    );
     // max_error overrides it: one step is not within 1%.
     const tight = check(step, { max_error: 0.01 }, 3);
     expect(tight.ok).toBe(false);
@@ -237,7 +246,10 @@ describe('MLEM in WGSL on the WebGPU adapter', () => {
   });
 
   it('P and P^T on the device: <Px, y> = <x, P^T y>, and each matches the CPU twin', async () => {
-    for (const [n, angles] of [[13, 7], [16, 36]]) {
+    for (const [n, angles] of [
+      [13, 7],
+      [16, 36],
+    ]) {
       const g = await GpuProjector.create(t.device, { size: n, angles });
       const x = seeded(n ** 3, 4);
       const y = seeded(angles * n * n, 5);
@@ -266,8 +278,17 @@ describe('MLEM in WGSL on the WebGPU adapter', () => {
     }
   });
 
-  async function gpuMlem(counts: Float32Array, sens: Float32Array, iterations: number, each: (est: Float32Array, k: number) => void, start?: Float32Array, shares = 1): Promise<Float32Array> {
-    const projbp = await Promise.all(Array.from({ length: shares }, (_, j) => GpuRunner.create(t.device, getKernel('mlem.projbp'), { ...volume, shares, share: j })));
+  async function gpuMlem(
+    counts: Float32Array,
+    sens: Float32Array,
+    iterations: number,
+    each: (est: Float32Array, k: number) => void,
+    start?: Float32Array,
+    shares = 1,
+  ): Promise<Float32Array> {
+    const projbp = await Promise.all(
+      Array.from({ length: shares }, (_, j) => GpuRunner.create(t.device, getKernel('mlem.projbp'), { ...volume, shares, share: j })),
+    );
     const upd = await GpuRunner.create(t.device, getKernel('mlem.update'), { size: N });
     let est: Float32Array = start ?? new Float32Array(N ** 3).fill(1);
     for (let k = 0; k < iterations; k++) {
@@ -292,7 +313,8 @@ describe('MLEM in WGSL on the WebGPU adapter', () => {
     expect(got.ok).toBe(false);
     expect(want.ok).toBe(false);
     expect(got.message).toMatch(/^iteration 0: the reconstruction's relative error [0-9.]+ is above the bound/);
-    for (const key of ['error', 'activity', 'bound']) expect(Math.abs(Number(got.values![key]) - Number(want.values![key])) / Number(want.values![key]), key).toBeLessThan(1e-5);
+    for (const key of ['error', 'activity', 'bound'])
+      expect(Math.abs(Number(got.values![key]) - Number(want.values![key])) / Number(want.values![key]), key).toBeLessThan(1e-5);
     run.destroy();
   });
 
@@ -304,7 +326,11 @@ describe('MLEM in WGSL on the WebGPU adapter', () => {
     expect(maxDiff(got, want) / maxAbs(want)).toBeLessThan(1e-5);
     run.destroy();
     const upd = await GpuRunner.create(t.device, getKernel('mlem.update'), { size: N });
-    const inputs: Record<string, TypedArray> = { previous: est, backprojection: want, sensitivity: Float32Array.from(sensitivity, (v, i) => (i % 7 === 0 ? 0 : v)) };
+    const inputs: Record<string, TypedArray> = {
+      previous: est,
+      backprojection: want,
+      sensitivity: Float32Array.from(sensitivity, (v, i) => (i % 7 === 0 ? 0 : v)),
+    };
     const u = (await upd.fire(inputs)).outputs.estimate as Float32Array;
     const cu = runCpu(getKernel('mlem.update'), { size: N }, inputs).outputs.estimate as Float32Array;
     expect(maxDiff(u, cu) / maxAbs(cu)).toBeLessThan(1e-6);

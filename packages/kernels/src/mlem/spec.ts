@@ -10,8 +10,22 @@ import type { DataType, KernelSpec, ParamSpec, Params } from '../types.js';
 export const MAX_SIZE = 256;
 export const MAX_ANGLES = 720;
 
-const sizeParam: ParamSpec = { type: 'int', default: 32, min: 2, max: MAX_SIZE, unit: 'voxels', description: 'N: the volume is N x N x N voxels, N detector bins per slice' };
-const anglesParam: ParamSpec = { type: 'int', default: 36, min: 1, max: MAX_ANGLES, unit: 'angles', description: 'A: projection angles pi a / A, a = 0..A-1 (over 180 degrees)' };
+const sizeParam: ParamSpec = {
+  type: 'int',
+  default: 32,
+  min: 2,
+  max: MAX_SIZE,
+  unit: 'voxels',
+  description: 'N: the volume is N x N x N voxels, N detector bins per slice',
+};
+const anglesParam: ParamSpec = {
+  type: 'int',
+  default: 36,
+  min: 1,
+  max: MAX_ANGLES,
+  unit: 'angles',
+  description: 'A: projection angles pi a / A, a = 0..A-1 (over 180 degrees)',
+};
 
 /** Why an estimate must start above 0. */
 const ESTIMATE_POSITIVE = 'an MLEM estimate: the update is multiplicative, so a voxel at 0 stays 0 and the reconstruction is lost';
@@ -47,9 +61,23 @@ export const mlemSpecs: KernelSpec[] = builtinSpecs([
     params: {
       size: sizeParam,
       angles: anglesParam,
-      spheres: { type: 'int', default: 6, min: 0, max: 64, unit: 'spheres', description: 'Spheres of known activity inside the body (fewer when they do not fit)' },
+      spheres: {
+        type: 'int',
+        default: 6,
+        min: 0,
+        max: 64,
+        unit: 'spheres',
+        description: 'Spheres of known activity inside the body (fewer when they do not fit)',
+      },
       background: { type: 'float', default: 1, min: 0, max: 1000, description: 'Activity of the body sphere around them' },
-      counts: { type: 'float', default: 0, min: 0, max: 1e8, unit: 'counts', description: '0: noiseless n = P lambda_true; else the expected total of Poisson counts (seeded)' },
+      counts: {
+        type: 'float',
+        default: 0,
+        min: 0,
+        max: 1e8,
+        unit: 'counts',
+        description: '0: noiseless n = P lambda_true; else the expected total of Poisson counts (seeded)',
+      },
       seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, description: 'Seed of the spheres and of the Poisson noise' },
     },
     inputs: [],
@@ -66,18 +94,25 @@ export const mlemSpecs: KernelSpec[] = builtinSpecs([
     category: 'MLEM',
     description:
       'For the estimate lambda and the counts n: r = n / (P lambda) (0 where (P lambda)_d = 0), then the back-projection P^T r, over the angles of share `share` of `shares` (angles share, share + shares, ...). ' +
-      'Split param: shares; combine: sum of the shares\' outputs in share order. The back-projector is the exact transpose of the projector, written as a gather.',
+      "Split param: shares; combine: sum of the shares' outputs in share order. The back-projector is the exact transpose of the projector, written as a gather.",
     params: {
       size: sizeParam,
       angles: anglesParam,
-      shares: { type: 'int', default: 1, min: 1, max: MAX_ANGLES, unit: 'shares', description: 'K: the angles are split into K interleaved shares (at most A)' },
+      shares: {
+        type: 'int',
+        default: 1,
+        min: 1,
+        max: MAX_ANGLES,
+        unit: 'shares',
+        description: 'K: the angles are split into K interleaved shares (at most A)',
+      },
       share: { type: 'int', default: 0, min: 0, max: MAX_ANGLES - 1, unit: 'share', description: 'j < K: this node takes angles j, j + K, j + 2K, ...' },
     },
     inputs: [
       { name: 'estimate', description: 'lambda', type: volumeType, positive: ESTIMATE_POSITIVE },
       { name: 'sinogram', description: 'n', type: sinogramType },
     ],
-    outputs: [{ name: 'backprojection', description: 'P^T (n / P lambda) over this share\'s angles', type: volumeType }],
+    outputs: [{ name: 'backprojection', description: "P^T (n / P lambda) over this share's angles", type: volumeType }],
     split: { count: 'shares', index: 'share', range: 'angles', combine: 'sum' },
     cost: (p) => {
       const m = Math.ceil(Number(p.angles) / Math.max(1, Number(p.shares)));
@@ -104,10 +139,16 @@ export const mlemSpecs: KernelSpec[] = builtinSpecs([
     category: 'MLEM',
     description:
       'Checks an estimate against the phantom each iteration: reports the relative L2 error ||lambda - lambda_true|| / ||lambda_true|| (`error`), its bound (`bound`) and the total activity sum(lambda) (`activity`), ' +
-      'and fails the run where the error is above the bound: `max_error`, or where that is 0 the error of a flat image at the phantom\'s mean activity (one MLEM step from a flat start beats it, so a reconstruction that does not is wrong).',
+      "and fails the run where the error is above the bound: `max_error`, or where that is 0 the error of a flat image at the phantom's mean activity (one MLEM step from a flat start beats it, so a reconstruction that does not is wrong).",
     params: {
       size: sizeParam,
-      max_error: { type: 'float', default: 0, min: 0, max: 1000, description: "The largest relative error that passes; 0: the error of a flat image at the phantom's mean activity" },
+      max_error: {
+        type: 'float',
+        default: 0,
+        min: 0,
+        max: 1000,
+        description: "The largest relative error that passes; 0: the error of a flat image at the phantom's mean activity",
+      },
     },
     inputs: [
       { name: 'estimate', description: 'lambda', type: volumeType },

@@ -16,8 +16,10 @@ const descent = { eps: 1e-6, iterations: 50 };
 const E = 5;
 
 const frames = runCpu(getKernel('reg2d.frames'), { ...series, noise: 0.1, low_contrast: 0, frames: N + 1 }, {}).outputs.frames as Float32Array;
-const pairs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: N + 1, first: 0, count: N, ...descent }, { frames }).outputs.out as Uint32Array;
-const scan = (mode: string) => runCpu(getKernel('reg2d.compose'), { width: SIZE, height: SIZE, frames: N + 1, ...descent, mode, count: N }, { in: pairs, frames }).outputs;
+const pairs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: N + 1, first: 0, count: N, ...descent }, { frames }).outputs
+  .out as Uint32Array;
+const scan = (mode: string) =>
+  runCpu(getKernel('reg2d.compose'), { width: SIZE, height: SIZE, frames: N + 1, ...descent, mode, count: N }, { in: pairs, frames }).outputs;
 const inclusive = scan('scan');
 const exclusive = scan('exclusive');
 
@@ -46,15 +48,19 @@ describe('reg2d.check on the CPU twin', () => {
   });
 
   it('names the port, element and range of a miss', () => {
-    expect(check(checkParams(), { out: spoiled(inclusive.out, 5, 1, 6), total: inclusive.total }).message).toBe('iteration 0: out element 5 covers [0, 6], expected [0, 5]');
+    expect(check(checkParams(), { out: spoiled(inclusive.out, 5, 1, 6), total: inclusive.total }).message).toBe(
+      'iteration 0: out element 5 covers [0, 6], expected [0, 5]',
+    );
     const off = check(checkParams(), { out: spoiled(inclusive.out, 7, 3, f32bits(9)), total: inclusive.total });
     expect(off.ok).toBe(false);
-    expect(off.message).toMatch(/^iteration 0: out element 7 \[0, 7\] holds \(theta .*, tx 9\.000, ty .*\), \d+\.\d{3} px from the truth; at most 0\.5 px accepted$/);
+    expect(off.message).toMatch(
+      /^iteration 0: out element 7 \[0, 7\] holds \(theta .*, tx 9\.000, ty .*\), \d+\.\d{3} px from the truth; at most 0\.5 px accepted$/,
+    );
     const nan = check(checkParams(), { out: inclusive.out, total: spoiled(inclusive.total, 0, 2, 0x7fc00000) });
     expect(nan.message).toMatch(/total \[0, 11\] holds .*a non-finite transform from the truth/);
   });
 
-  it('with serial: every bracketing within the operator\'s tolerance of the serial scan, a miss named', () => {
+  it("with serial: every bracketing within the operator's tolerance of the serial scan, a miss named", () => {
     const params = checkParams({ serial: true, total: false });
     const ok = check(params, { out: inclusive.out, serial: inclusive.out });
     expect(ok.ok, ok.message).toBe(true);
@@ -63,7 +69,9 @@ describe('reg2d.check on the CPU twin', () => {
     const moved = Uint32Array.from(inclusive.out as Uint32Array);
     const tx = new Float32Array(moved.buffer, (4 * E + 3) * 4, 1);
     tx[0] += 0.3;
-    expect(check(params, { out: inclusive.out, serial: moved }).message).toBe("iteration 0: out element 4 [0, 4] is 0.300 px from the serial scan's; at most 0.25 px (the operator's tolerance) accepted");
+    expect(check(params, { out: inclusive.out, serial: moved }).message).toBe(
+      "iteration 0: out element 4 [0, 4] is 0.300 px from the serial scan's; at most 0.25 px (the operator's tolerance) accepted",
+    );
   });
 
   it('refuses a short input naming the port', () => {
@@ -87,7 +95,7 @@ describe('reg2d.check: the WGSL against the twin (llvmpipe)', () => {
     }
   }
 
-  it('gives the twin\'s verdicts, and its shifts within 1e-3 px', async () => {
+  it("gives the twin's verdicts, and its shifts within 1e-3 px", async () => {
     for (const [params, inputs] of [
       [checkParams(), { out: inclusive.out, total: inclusive.total }],
       [checkParams({ output: 'exclusive', total: false }), { out: exclusive.out }],

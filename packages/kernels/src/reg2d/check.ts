@@ -47,7 +47,14 @@ const u32 = new Uint32Array(f32.buffer);
 const float = (w: number) => ((u32[0] = w), f32[0]);
 
 /** The report from each element's range verdict and shift: the first wrong range, else the first shift over `within`. */
-function verdict(p: Params, iteration: number, elements: number, held: (i: number) => Uint32Array, shiftOf: (i: number) => number, serial?: Uint32Array): FiringReport {
+function verdict(
+  p: Params,
+  iteration: number,
+  elements: number,
+  held: (i: number) => Uint32Array,
+  shiftOf: (i: number) => number,
+  serial?: Uint32Array,
+): FiringReport {
   const N = count(p);
   const within = Number(p.within);
   const where = (i: number) => (i === N ? 'total' : `out element ${i}`);
@@ -56,11 +63,16 @@ function verdict(p: Params, iteration: number, elements: number, held: (i: numbe
   for (let i = 0; i < elements; i++) {
     const e = held(i);
     const [lo, hi] = rangeOf(p, i);
-    if (e[0] !== lo || e[1] !== hi) return { ok: false, message: `iteration ${iteration}: ${where(i)} covers [${e[0]}, ${e[1]}], expected [${lo}, ${hi}]`, values: { iteration, index: i } };
+    if (e[0] !== lo || e[1] !== hi)
+      return { ok: false, message: `iteration ${iteration}: ${where(i)} covers [${e[0]}, ${e[1]}], expected [${lo}, ${hi}]`, values: { iteration, index: i } };
     const s = shiftOf(i);
     if (!(s <= within)) {
       const phi = `(theta ${float(e[2]).toPrecision(4)}, tx ${float(e[3]).toPrecision(4)}, ty ${float(e[4]).toPrecision(4)})`;
-      return { ok: false, message: `iteration ${iteration}: ${where(i)} [${lo}, ${hi}] holds ${phi}, ${Number.isFinite(s) ? `${s.toFixed(3)} px` : 'a non-finite transform'} from the truth; at most ${within} px accepted`, values: { iteration, index: i, shift: Number.isFinite(s) ? s : -1 } };
+      return {
+        ok: false,
+        message: `iteration ${iteration}: ${where(i)} [${lo}, ${hi}] holds ${phi}, ${Number.isFinite(s) ? `${s.toFixed(3)} px` : 'a non-finite transform'} from the truth; at most ${within} px accepted`,
+        values: { iteration, index: i, shift: Number.isFinite(s) ? s : -1 },
+      };
     }
     worst = Math.max(worst, s);
     sum += s;
@@ -71,7 +83,12 @@ function verdict(p: Params, iteration: number, elements: number, held: (i: numbe
   for (let i = 0; i < N; i++) {
     const e = held(i);
     const s = cornerShift(rigid(e), rigid(serial.subarray(i * E, (i + 1) * E)), Number(p.width), Number(p.height));
-    if (!(s <= tolerance)) return { ok: false, message: `iteration ${iteration}: out element ${i} [${e[0]}, ${e[1]}] is ${s.toFixed(3)} px from the serial scan's; at most ${tolerance} px (the operator's tolerance) accepted`, values: { iteration, index: i, serialShift: s } };
+    if (!(s <= tolerance))
+      return {
+        ok: false,
+        message: `iteration ${iteration}: out element ${i} [${e[0]}, ${e[1]}] is ${s.toFixed(3)} px from the serial scan's; at most ${tolerance} px (the operator's tolerance) accepted`,
+        values: { iteration, index: i, serialShift: s },
+      };
     apart = Math.max(apart, s);
   }
   return { ok: true, values: { maxShift: worst, meanShift: sum / Math.max(1, elements), maxSerialShift: apart } };
@@ -163,7 +180,9 @@ const implementation: KernelImplementation = {
       const words = Math.ceil((4 * E * elements) / 16) * 16;
       const heldRead = device.createBuffer({ size: words, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `${REG2D_CHECK}/held-read` });
       const serialBytes = Math.ceil((4 * E * N) / 16) * 16;
-      const serialRead = hasSerial(params) ? device.createBuffer({ size: serialBytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `${REG2D_CHECK}/serial-read` }) : undefined;
+      const serialRead = hasSerial(params)
+        ? device.createBuffer({ size: serialBytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `${REG2D_CHECK}/serial-read` })
+        : undefined;
       return {
         encode(encoder, f) {
           // Without a total port, `out` is bound in its place (read-only twice; never read there).
@@ -182,7 +201,14 @@ const implementation: KernelImplementation = {
           resultRead.unmap();
           heldRead.unmap();
           serialRead?.unmap();
-          return verdict(params, f.iteration, elements, (i) => held.subarray(i * E, (i + 1) * E), (i) => shifts[i], serial);
+          return verdict(
+            params,
+            f.iteration,
+            elements,
+            (i) => held.subarray(i * E, (i + 1) * E),
+            (i) => shifts[i],
+            serial,
+          );
         },
         destroy() {
           uni.destroy();

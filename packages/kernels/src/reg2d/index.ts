@@ -13,7 +13,20 @@ import { reg2dCheckKernels } from './check.js';
 // descent both sides run.
 
 export { COMPOSE_TOLERANCE, REG2D_CHECK, framesType } from './spec.js';
-export { IDENTITY, applyRigid, composeRigid, cornerShift, driftWalk, frameImage, makeSeries, pyramidLayout, writePyramid, trueTransform, type Rigid, type SeriesParams } from './series.js';
+export {
+  IDENTITY,
+  applyRigid,
+  composeRigid,
+  cornerShift,
+  driftWalk,
+  frameImage,
+  makeSeries,
+  pyramidLayout,
+  writePyramid,
+  trueTransform,
+  type Rigid,
+  type SeriesParams,
+} from './series.js';
 export { refine } from './register.js';
 
 export const seriesParams = (p: Params): SeriesParams => ({
@@ -43,7 +56,8 @@ const series = (p: Params, frames: ArrayBufferView): Series => ({
 
 /** The frames a pair or composition reads must be in the series: a KernelError naming the range and the fix. */
 function checkFrames(id: string, p: Params, last: number, what: string): void {
-  if (last >= Number(p.frames)) throw new KernelError(id, `${what} needs frame ${last}, but the series has ${p.frames} frames (0 .. ${Number(p.frames) - 1}); give frames >= ${last + 1}`);
+  if (last >= Number(p.frames))
+    throw new KernelError(id, `${what} needs frame ${last}, but the series has ${p.frames} frames (0 .. ${Number(p.frames) - 1}); give frames >= ${last + 1}`);
 }
 
 // ---- reg2d.pair on the GPU: one workgroup of 64 lanes per pair ----
@@ -85,7 +99,11 @@ fn main(@builtin(local_invocation_index) lane: u32, @builtin(workgroup_id) wg: v
 
 const bindingCheck = (id: string, device: GPUDevice, p: Params) => {
   const bytes = Number(p.frames) * pyramidLayout(Number(p.width), Number(p.height)).words * 4;
-  if (bytes > device.limits.maxStorageBufferBindingSize) throw new KernelError(id, `the frames context is ${bytes} bytes; this device binds at most ${device.limits.maxStorageBufferBindingSize} (use fewer or smaller frames)`);
+  if (bytes > device.limits.maxStorageBufferBindingSize)
+    throw new KernelError(
+      id,
+      `the frames context is ${bytes} bytes; this device binds at most ${device.limits.maxStorageBufferBindingSize} (use fewer or smaller frames)`,
+    );
 };
 
 const plain: Kernel[] = implement(reg2dPlainSpecs, {

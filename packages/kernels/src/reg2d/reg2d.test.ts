@@ -4,7 +4,21 @@ import { GpuRunner, runCpu, type TypedArray } from '../gpu/harness.js';
 import { createTestDevice, type TestDevice } from '../gpu/node-device.js';
 import { kernelManifest } from '../definition.js';
 import { KernelError, type Params } from '../types.js';
-import { COMPOSE_TOLERANCE, IDENTITY, composeRigid, cornerShift, driftWalk, seriesParams, frameImage, pyramidLayout, rigidOf, trueTransform, wordsOf, writePyramid, type Rigid } from './index.js';
+import {
+  COMPOSE_TOLERANCE,
+  IDENTITY,
+  composeRigid,
+  cornerShift,
+  driftWalk,
+  seriesParams,
+  frameImage,
+  pyramidLayout,
+  rigidOf,
+  trueTransform,
+  wordsOf,
+  writePyramid,
+  type Rigid,
+} from './index.js';
 
 // reg2d on a seeded drifting series: the pairs against the known drift, the composition's
 // convention on a rotate-and-shift case, the scan over 64 frames in several bracketings, and
@@ -97,15 +111,25 @@ describe('reg2d on the CPU twin', () => {
     const sk = [...xs];
     for (let d = 1; d < N; d *= 2) for (let i = 0; i < N; i++) if (i & d) sk[i] = apply(sk[(i & ~(d - 1)) - 1], sk[i]);
     // Four blocks of 16 (scan-then-propagate): each block scanned, the totals scanned serially, then propagated.
-    const blocks = [0, 1, 2, 3].map((b) => runCpu(getKernel('reg2d.compose'), composeParams(N + 1, 'scan', 16), { in: token(xs.slice(16 * b, 16 * b + 16)), frames: data }).outputs);
+    const blocks = [0, 1, 2, 3].map(
+      (b) => runCpu(getKernel('reg2d.compose'), composeParams(N + 1, 'scan', 16), { in: token(xs.slice(16 * b, 16 * b + 16)), frames: data }).outputs,
+    );
     const blocked: ReturnType<typeof element>[] = Array.from({ length: 16 }, (_, j) => element(blocks[0].out, j));
     let prefix = element(blocks[0].total, 0);
     for (let b = 1; b < 4; b++) {
-      const out = runCpu(getKernel('reg2d.compose'), composeParams(N + 1, 'propagate', 16), { prefix: token([prefix]), block: blocks[b].out as Uint32Array, frames: data }).outputs.out;
+      const out = runCpu(getKernel('reg2d.compose'), composeParams(N + 1, 'propagate', 16), {
+        prefix: token([prefix]),
+        block: blocks[b].out as Uint32Array,
+        frames: data,
+      }).outputs.out;
       for (let j = 0; j < 16; j++) blocked.push(element(out, j));
       prefix = blocked[blocked.length - 1];
     }
-    for (const [name, ys] of [['kogge-stone', ks], ['sklansky', sk], ['blocks of 16', blocked]] as const)
+    for (const [name, ys] of [
+      ['kogge-stone', ks],
+      ['sklansky', sk],
+      ['blocks of 16', blocked],
+    ] as const)
       ys.forEach((y, i) => {
         expect([y.lo, y.hi], `${name} ${i}`).toEqual([0, i]);
         expect(shift(y.phi, serial[i].phi), `${name} prefix ${i} against serial`).toBeLessThan(COMPOSE_TOLERANCE);
@@ -122,12 +146,24 @@ describe('reg2d on the CPU twin', () => {
   it('a composition or pair past the series is refused naming the range and the fix', () => {
     const small = data.subarray(0, 3 * pyramidLayout(SIZE, SIZE).words);
     expect(() => applyCpu(small, 3, { lo: 0, hi: 1, phi: IDENTITY }, { lo: 2, hi: 2, phi: IDENTITY })).toThrow(KernelError);
-    expect(() => applyCpu(small, 3, { lo: 0, hi: 1, phi: IDENTITY }, { lo: 2, hi: 2, phi: IDENTITY })).toThrow('[0, 1] (+) [2, 2] needs frame 3, but the series has 3 frames (0 .. 2); give frames >= 4');
-    expect(() => runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: 3, first: 1, count: 2, ...descent }, { frames: small })).toThrow('pairs 1 .. 2 needs frame 3');
+    expect(() => applyCpu(small, 3, { lo: 0, hi: 1, phi: IDENTITY }, { lo: 2, hi: 2, phi: IDENTITY })).toThrow(
+      '[0, 1] (+) [2, 2] needs frame 3, but the series has 3 frames (0 .. 2); give frames >= 4',
+    );
+    expect(() => runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: 3, first: 1, count: 2, ...descent }, { frames: small })).toThrow(
+      'pairs 1 .. 2 needs frame 3',
+    );
   });
 
   it('carries the operator in its manifest: approximate within the tolerance, not commutative, identity, the frames context', () => {
-    expect(kernelManifest(getKernel('reg2d.compose')).binary).toEqual({ associativity: 'approximate', commutative: false, identity: true, tolerance: COMPOSE_TOLERANCE, context: ['frames'], payload: 'f32', words: 3 });
+    expect(kernelManifest(getKernel('reg2d.compose')).binary).toEqual({
+      associativity: 'approximate',
+      commutative: false,
+      identity: true,
+      tolerance: COMPOSE_TOLERANCE,
+      context: ['frames'],
+      payload: 'f32',
+      words: 3,
+    });
   });
 });
 
@@ -180,7 +216,8 @@ describe('reg2d: the WGSL against the CPU twin (llvmpipe)', () => {
     try {
       for (const seed of SEEDS) {
         const { data } = framesOf(N + 1, { seed });
-        const xs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: N + 1, first: 0, count: N, ...descent }, { frames: data }).outputs.out as Uint32Array;
+        const xs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: N + 1, first: 0, count: N, ...descent }, { frames: data }).outputs
+          .out as Uint32Array;
         const serial = runCpu(getKernel('reg2d.compose'), composeParams(N + 1, 'scan', N), { in: xs, frames: data }).outputs.out;
         for (let i = 1; i < N; i++) {
           const inputs = { a: token([element(serial, i - 1)]), b: token([element(xs, i)]), frames: data };
@@ -199,24 +236,30 @@ describe('reg2d: the WGSL against the CPU twin (llvmpipe)', () => {
 
   it('reg2d.compose: a scan in one firing, every prefix within 0.25 px of the twin; iterations reported; past the series, the non-finite result fails the firing naming the ranges', async () => {
     const { data } = framesOf(N + 1, { seed: 11 });
-    const xs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: N + 1, first: 0, count: N, ...descent }, { frames: data }).outputs.out as Uint32Array;
+    const xs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: N + 1, first: 0, count: N, ...descent }, { frames: data }).outputs
+      .out as Uint32Array;
     const params = composeParams(N + 1, 'scan', N);
     const gpu = await onGpu('reg2d.compose', params, { in: xs, frames: data });
     const cpu = runCpu(getKernel('reg2d.compose'), params, { in: xs, frames: data });
     expect(gpu.report?.ok).toBe(true);
     expect(gpu.report?.values?.iterations).toBeGreaterThan(N - 1);
     for (let i = 0; i < N; i++) expect(shift(element(gpu.outputs.out, i).phi, element(cpu.outputs.out, i).phi), `scan prefix ${i}`).toBeLessThan(0.25);
-    const past = await onGpu('reg2d.compose', composeParams(3, 'apply'), { a: token([{ lo: 0, hi: 1, phi: IDENTITY }]), b: token([{ lo: 2, hi: 2, phi: IDENTITY }]), frames: data.subarray(0, 3 * pyramidLayout(SIZE, SIZE).words) });
+    const past = await onGpu('reg2d.compose', composeParams(3, 'apply'), {
+      a: token([{ lo: 0, hi: 1, phi: IDENTITY }]),
+      b: token([{ lo: 2, hi: 2, phi: IDENTITY }]),
+      frames: data.subarray(0, 3 * pyramidLayout(SIZE, SIZE).words),
+    });
     // The shader gives NaN for a frame past the series; the f32 payload check fails the firing on it.
     expect(past.report?.ok).toBe(false);
     expect(past.report?.message).toMatch(/\[0, 1\] \(\+\) \[2, 2\] gave a non-finite result/);
   }, 120_000);
 
-  it('a long block on llvmpipe: 64 elements at eps 1e-8 scanned in one firing (one application per dispatch, within the device\'s loop budget); every prefix within 0.25 px of the twin and 0.5 px of the truth', async () => {
+  it("a long block on llvmpipe: 64 elements at eps 1e-8 scanned in one firing (one application per dispatch, within the device's loop budget); every prefix within 0.25 px of the twin and 0.5 px of the truth", async () => {
     const n = 64;
     const fine = { eps: 1e-8, iterations: 50 };
     const { data, drift } = framesOf(n + 1, { seed: 1 });
-    const xs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: n + 1, first: 0, count: n, ...fine }, { frames: data }).outputs.out as Uint32Array;
+    const xs = runCpu(getKernel('reg2d.pair'), { width: SIZE, height: SIZE, frames: n + 1, first: 0, count: n, ...fine }, { frames: data }).outputs
+      .out as Uint32Array;
     const params = { ...composeParams(n + 1, 'scan', n), ...fine };
     const gpu = await onGpu('reg2d.compose', params, { in: xs, frames: data });
     expect(gpu.report?.ok, gpu.report?.message).toBe(true);

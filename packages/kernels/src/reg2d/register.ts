@@ -67,8 +67,21 @@ function evaluate(s: Series, fa: number, fb: number, level: number, phi: Rigid):
   const ty = phi.ty / scale;
   const mx = margin(w);
   const my = margin(h);
-  let n = 0, sa = 0, sg = 0, saa = 0, sgg = 0, sag = 0;
-  let j0 = 0, j1 = 0, j2 = 0, aj0 = 0, aj1 = 0, aj2 = 0, gj0 = 0, gj1 = 0, gj2 = 0;
+  let n = 0,
+    sa = 0,
+    sg = 0,
+    saa = 0,
+    sgg = 0,
+    sag = 0;
+  let j0 = 0,
+    j1 = 0,
+    j2 = 0,
+    aj0 = 0,
+    aj1 = 0,
+    aj2 = 0,
+    gj0 = 0,
+    gj1 = 0,
+    gj2 = 0;
   for (let y = my; y < h - my; y++)
     for (let x = mx; x < w - mx; x++) {
       const dx = x - cx;
@@ -85,7 +98,10 @@ function evaluate(s: Series, fa: number, fb: number, level: number, phi: Rigid):
       const fx = X - x0;
       const fy = Y - y0;
       const i = B + y0 * w + x0;
-      const v00 = f[i], v10 = f[i + 1], v01 = f[i + w], v11 = f[i + w + 1];
+      const v00 = f[i],
+        v10 = f[i + 1],
+        v01 = f[i + w],
+        v11 = f[i + w + 1];
       const g = (1 - fy) * ((1 - fx) * v00 + fx * v10) + fy * ((1 - fx) * v01 + fx * v11);
       const gx = inX * ((1 - fy) * (v10 - v00) + fy * (v11 - v01));
       const gy = inY * ((1 - fx) * (v01 - v00) + fx * (v11 - v10));
@@ -94,10 +110,21 @@ function evaluate(s: Series, fa: number, fb: number, level: number, phi: Rigid):
       const q1 = gx / scale;
       const q2 = gy / scale;
       const a = f[A + y * w + x];
-      n += 1; sa += a; sg += g; saa += a * a; sgg += g * g; sag += a * g;
-      j0 += q0; j1 += q1; j2 += q2;
-      aj0 += a * q0; aj1 += a * q1; aj2 += a * q2;
-      gj0 += g * q0; gj1 += g * q1; gj2 += g * q2;
+      n += 1;
+      sa += a;
+      sg += g;
+      saa += a * a;
+      sgg += g * g;
+      sag += a * g;
+      j0 += q0;
+      j1 += q1;
+      j2 += q2;
+      aj0 += a * q0;
+      aj1 += a * q1;
+      aj2 += a * q2;
+      gj0 += g * q0;
+      gj1 += g * q1;
+      gj2 += g * q2;
     }
   return finish([n, sa, sg, saa, sgg, sag, j0, j1, j2, aj0, aj1, aj2, gj0, gj1, gj2]);
 }
@@ -114,7 +141,7 @@ function finish(t: number[]): { e: number; g: [number, number, number] } {
   if (!(vaa > 0 && vgg > 0)) return { e: 2, g: [0, 0, 0] };
   const d = Math.sqrt(vaa * vgg);
   const k = vag / vgg;
-  const grad = (j: number, aj: number, gj: number) => -((aj - ma * j) - k * (gj - mg * j)) / d;
+  const grad = (j: number, aj: number, gj: number) => -(aj - ma * j - k * (gj - mg * j)) / d;
   return { e: 1 - vag / d, g: [grad(t[6], t[9], t[12]), grad(t[7], t[10], t[13]), grad(t[8], t[11], t[14])] };
 }
 

@@ -23,7 +23,6 @@ export interface Rigid {
 
 export const IDENTITY: Rigid = { theta: 0, tx: 0, ty: 0 };
 
-
 export interface SeriesParams {
   width: number;
   height: number;
@@ -33,7 +32,6 @@ export interface SeriesParams {
   noise: number;
   lowContrast: number;
 }
-
 
 /** A 32-bit integer hash (lowbias32): the noise and the walk's draws, so nothing depends on call order. */
 export function hash32(x: number): number {
@@ -100,7 +98,12 @@ export function trueTransform(drift: readonly Rigid[], a: number, b: number): Ri
 /** The measure of every reg2d tolerance: the largest distance between where p and q send a corner of the frame, in pixels. */
 export function cornerShift(p: Rigid, q: Rigid, width: number, height: number): number {
   let worst = 0;
-  for (const [x, y] of [[0, 0], [width - 1, 0], [0, height - 1], [width - 1, height - 1]]) {
+  for (const [x, y] of [
+    [0, 0],
+    [width - 1, 0],
+    [0, height - 1],
+    [width - 1, height - 1],
+  ]) {
     const [px, py] = applyRigid(p, x, y, width, height);
     const [qx, qy] = applyRigid(q, x, y, width, height);
     worst = Math.max(worst, Math.hypot(px - qx, py - qy));

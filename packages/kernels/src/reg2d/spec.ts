@@ -27,7 +27,6 @@ export function pyramidLayout(width: number, height: number): { words: number; o
   return { words, offsets };
 }
 
-
 // Image registration as a scan (Copik's thesis, A and B) as data. The series is a
 // replicated `frames` context: reg2d.frames makes it (one 3-level pyramid per frame), and
 // reg2d.pair and reg2d.compose read it. Elements (binary.ts) are [lo, hi, theta, tx, ty]: W = 3
@@ -44,7 +43,14 @@ const EVALS_PER_APPLICATION = 60;
 /** Per pixel and evaluation: 4 bilinear taps, the image gradient, 15 sums. */
 const FLOPS_PER_SAMPLE = 60;
 
-const size = (what: string): ParamSpec => ({ type: 'int', default: 64, min: 32, max: 512, unit: 'pixels', description: `Frame ${what} (levels of ${what} / 2 and / 4 below it)` });
+const size = (what: string): ParamSpec => ({
+  type: 'int',
+  default: 64,
+  min: 32,
+  max: 512,
+  unit: 'pixels',
+  description: `Frame ${what} (levels of ${what} / 2 and / 4 below it)`,
+});
 const seriesShape = {
   width: size('width'),
   height: size('height'),
@@ -59,7 +65,10 @@ const descent = {
 export function framesType(p: Params): DataType {
   const { words } = pyramidLayout(Number(p.width), Number(p.height));
   const frames = Number(p.frames);
-  if (frames * words * 4 > MAX_SERIES_BYTES) throw new Error(`params frames, width, height: ${frames} frames of ${p.width} x ${p.height} need ${frames * words * 4} bytes of pyramids, more than ${MAX_SERIES_BYTES} (use fewer or smaller frames)`);
+  if (frames * words * 4 > MAX_SERIES_BYTES)
+    throw new Error(
+      `params frames, width, height: ${frames} frames of ${p.width} x ${p.height} need ${frames * words * 4} bytes of pyramids, more than ${MAX_SERIES_BYTES} (use fewer or smaller frames)`,
+    );
   return { kind: 'frame-pyramids', element: 'f32', shape: [frames, words] };
 }
 
@@ -93,8 +102,8 @@ export const reg2dPlainSpecs: KernelSpec[] = builtinSpecs([
     title: 'Register neighbours',
     category: 'Image registration',
     description:
-      'The thesis\'s A: registers frame first + j to frame first + j + 1, j < count, from the identity (3-level coarse-to-fine gradient descent on 1 - NCC with Armijo backtracking, until the energy changes less than eps or M iterations per level). ' +
-      'Emits the scan\'s input: element j covers [first + j, first + j] and holds phi (theta, tx, ty as f32 bits), mapping frame first + j to frame first + j + 1. Reports the iterations.',
+      "The thesis's A: registers frame first + j to frame first + j + 1, j < count, from the identity (3-level coarse-to-fine gradient descent on 1 - NCC with Armijo backtracking, until the energy changes less than eps or M iterations per level). " +
+      "Emits the scan's input: element j covers [first + j, first + j] and holds phi (theta, tx, ty as f32 bits), mapping frame first + j to frame first + j + 1. Reports the iterations.",
     params: {
       ...seriesShape,
       first: { type: 'int', default: 0, min: 0, max: 4094, unit: 'frames', description: 'Frame of the first pair' },
@@ -116,7 +125,7 @@ export const reg2dBinarySpecs: KernelSpec[] = builtinBinarySpecs([
     title: 'Compose registrations',
     category: 'Image registration',
     description:
-      'The thesis\'s B, the scan operator on rigid transforms: [a, b-1] (+) [b, c-1] takes phi_ab and phi_bc and refines their composition phi_bc o phi_ab ' +
+      "The thesis's B, the scan operator on rigid transforms: [a, b-1] (+) [b, c-1] takes phi_ab and phi_bc and refines their composition phi_bc o phi_ab " +
       'between frames a and c (the same descent as reg2d.pair, from that guess). Payload theta, tx, ty (f32 bits); identity (0, 0, 0). ' +
       `Associative within ${COMPOSE_TOLERANCE} px of the largest corner shift (approximate), not commutative. Reports the iterations.`,
     params: { ...seriesShape, ...descent },
@@ -138,9 +147,11 @@ export const REG2D_CHECK = 'reg2d.check';
 
 const checkPorts = (p: Params): { inputs: PortSpec[]; outputs: PortSpec[] } => ({
   inputs: [
-    { name: 'out', description: 'the scan\'s out: N elements', type: (q) => scanElementType(Number(q.count), 3) },
-    ...(p.total === true ? [{ name: 'total', description: 'the scan\'s total: one element', type: () => scanElementType(1, 3) } as PortSpec] : []),
-    ...(p.serial === true ? [{ name: 'serial', description: 'the serial scan\'s out: N elements', type: (q) => scanElementType(Number(q.count), 3) } as PortSpec] : []),
+    { name: 'out', description: "the scan's out: N elements", type: (q) => scanElementType(Number(q.count), 3) },
+    ...(p.total === true ? [{ name: 'total', description: "the scan's total: one element", type: () => scanElementType(1, 3) } as PortSpec] : []),
+    ...(p.serial === true
+      ? [{ name: 'serial', description: "the serial scan's out: N elements", type: (q) => scanElementType(Number(q.count), 3) } as PortSpec]
+      : []),
   ],
   outputs: [],
 });
@@ -151,22 +162,34 @@ export const reg2dCheckSpecs: KernelSpec[] = builtinSpecs([
     title: 'Registration check',
     category: 'Image registration',
     description:
-      'Checks a scan of reg2d.compose over reg2d.pair\'s elements against the known drift of the seeded series (give it reg2d.frames\'s width, height, seed, drift and rotation): ' +
-      'every element\'s range ([0, i]; exclusive: the empty range [1, 0], then [0, i - 1]; with `total`, [0, N - 1]) and its transform within `within` px (the largest corner shift) of the true phi_{0, hi + 1}. ' +
-      'With `serial`, every element of `out` also within `tolerance` px of the serial scan\'s (input serial): an approximate operator\'s correctness (any bracketing within its tolerance of serial). ' +
+      "Checks a scan of reg2d.compose over reg2d.pair's elements against the known drift of the seeded series (give it reg2d.frames's width, height, seed, drift and rotation): " +
+      "every element's range ([0, i]; exclusive: the empty range [1, 0], then [0, i - 1]; with `total`, [0, N - 1]) and its transform within `within` px (the largest corner shift) of the true phi_{0, hi + 1}. " +
+      "With `serial`, every element of `out` also within `tolerance` px of the serial scan's (input serial): an approximate operator's correctness (any bracketing within its tolerance of serial). " +
       'Reports the largest and the mean shift; a miss names the port, the element, its range and its shift.',
     params: {
       width: seriesShape.width,
       height: seriesShape.height,
-      seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, description: 'Seed of the series (reg2d.frames\'s)' },
-      drift: { type: 'float', default: 0.4, min: 0, max: 4, unit: 'pixels', description: 'The series\' drift (reg2d.frames\'s)' },
-      rotation: { type: 'float', default: 0.003, min: 0, max: 0.05, unit: 'radians', description: 'The series\' rotation (reg2d.frames\'s)' },
+      seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, description: "Seed of the series (reg2d.frames's)" },
+      drift: { type: 'float', default: 0.4, min: 0, max: 4, unit: 'pixels', description: "The series' drift (reg2d.frames's)" },
+      rotation: { type: 'float', default: 0.003, min: 0, max: 0.05, unit: 'radians', description: "The series' rotation (reg2d.frames's)" },
       count: { type: 'int', default: 64, min: 1, max: 4095, unit: 'elements', description: 'Elements N of the scan (frames 0 .. N)' },
-      output: { type: 'enum', default: 'inclusive', values: ['inclusive', 'exclusive'], description: 'The scan\'s output: inclusive (y_i covers [0, i]) or exclusive (y_0 the identity, y_i covers [0, i - 1])' },
+      output: {
+        type: 'enum',
+        default: 'inclusive',
+        values: ['inclusive', 'exclusive'],
+        description: "The scan's output: inclusive (y_i covers [0, i]) or exclusive (y_0 the identity, y_i covers [0, i - 1])",
+      },
       total: { type: 'bool', default: false, description: 'Also check a `total` input ([0, N - 1])' },
       within: { type: 'float', default: 0.5, min: 0, max: 100, unit: 'pixels', description: 'Largest corner shift from the truth accepted' },
       serial: { type: 'bool', default: false, description: 'Also compare `out` with a `serial` input (the serial scan of the same elements)' },
-      tolerance: { type: 'float', default: COMPOSE_TOLERANCE, min: 0, max: 100, unit: 'pixels', description: 'Largest corner shift from the serial scan accepted (reg2d.compose\'s tolerance)' },
+      tolerance: {
+        type: 'float',
+        default: COMPOSE_TOLERANCE,
+        min: 0,
+        max: 100,
+        unit: 'pixels',
+        description: "Largest corner shift from the serial scan accepted (reg2d.compose's tolerance)",
+      },
     },
     inputs: checkPorts({ total: false }).inputs,
     outputs: [],

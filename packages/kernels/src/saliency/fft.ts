@@ -23,7 +23,8 @@ export function radices(n: number, kernel: string, what: string): number[] {
       m /= p;
     }
   }
-  if (m !== 1) throw new KernelError(kernel, `${what} ${n} has the prime factor ${m} > 13; use a size whose factors are 2, 3, 5, 7, 11 or 13 (e.g. 720 or 576)`);
+  if (m !== 1)
+    throw new KernelError(kernel, `${what} ${n} has the prime factor ${m} > 13; use a size whose factors are 2, 3, 5, 7, 11 or 13 (e.g. 720 or 576)`);
   return out;
 }
 
@@ -89,8 +90,14 @@ function pass(x: Float64Array, y: Float64Array, n: number, { R, ns, tw, root }: 
       y[d + step + 1] = vi[0] - vi[1];
     } else if (R === 4) {
       // w = cis(sign pi / 2) = sign i: (sign i)(a + ib) = sign (-b + ia)
-      const ar = vr[0] + vr[2], ai = vi[0] + vi[2], br = vr[0] - vr[2], bi = vi[0] - vi[2];
-      const cr = vr[1] + vr[3], ci = vi[1] + vi[3], dr = -sign * (vi[1] - vi[3]), di = sign * (vr[1] - vr[3]);
+      const ar = vr[0] + vr[2],
+        ai = vi[0] + vi[2],
+        br = vr[0] - vr[2],
+        bi = vi[0] - vi[2];
+      const cr = vr[1] + vr[3],
+        ci = vi[1] + vi[3],
+        dr = -sign * (vi[1] - vi[3]),
+        di = sign * (vr[1] - vr[3]);
       y[d] = ar + cr;
       y[d + 1] = ai + ci;
       y[d + step] = br + dr;

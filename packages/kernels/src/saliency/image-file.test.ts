@@ -25,8 +25,12 @@ function png(width: number, height: number, ctype: number, depth: number, rows: 
     const f = y % 5;
     raw.push(f);
     row.forEach((v, i) => {
-      const a = i >= bpp ? row[i - bpp] : 0, b = prev[i], c = i >= bpp ? prev[i - bpp] : 0;
-      const pa = Math.abs(b - c), pb = Math.abs(a - c), pc = Math.abs(a + b - 2 * c);
+      const a = i >= bpp ? row[i - bpp] : 0,
+        b = prev[i],
+        c = i >= bpp ? prev[i - bpp] : 0;
+      const pa = Math.abs(b - c),
+        pb = Math.abs(a - c),
+        pc = Math.abs(a + b - 2 * c);
       const pred = [0, a, b, (a + b) >> 1, pa <= pb && pa <= pc ? a : pb <= pc ? b : c][f];
       raw.push((v - pred) & 0xff);
     });
@@ -52,7 +56,8 @@ describe('image files', () => {
   });
 
   it('reads 8-bit grey, RGB, RGBA, 16-bit grey and palette PNGs through every row filter', async () => {
-    const w = 7, h = 6;
+    const w = 7,
+      h = 6;
     const grey = Array.from({ length: h }, (_, y) => Array.from({ length: w }, (_, x) => (x * 37 + y * 91) % 256));
     const want = Float32Array.from(grey.flat(), (v) => v / 255);
     expect((await decodeImage(png(w, h, 0, 8, grey))).data).toEqual(want);
@@ -79,7 +84,9 @@ describe('image files', () => {
   });
 
   it('names the kernel and the fix when the file is missing or unreadable', async () => {
-    expect(() => runCpu(getKernel('saliency.image'), { width: 4, height: 4, scene: 'file', file: 'nope.pgm' }, {})).toThrow(/saliency.image.*registerImageFile\("nope.pgm"/);
+    expect(() => runCpu(getKernel('saliency.image'), { width: 4, height: 4, scene: 'file', file: 'nope.pgm' }, {})).toThrow(
+      /saliency.image.*registerImageFile\("nope.pgm"/,
+    );
     await expect(decodeImage(new TextEncoder().encode('GIF89a'))).rejects.toThrow(/neither PGM \(P2\/P5\) nor PNG/);
   });
 });

@@ -21,7 +21,8 @@ export function decodePgm(bytes: Uint8Array): GreyImage {
   const token = (): number => {
     for (;;) {
       while (pos < bytes.length && /\s/.test(String.fromCharCode(bytes[pos]))) pos++;
-      if (bytes[pos] === 0x23) while (pos < bytes.length && bytes[pos] !== 0x0a) pos++; // comment
+      if (bytes[pos] === 0x23)
+        while (pos < bytes.length && bytes[pos] !== 0x0a) pos++; // comment
       else break;
     }
     let s = '';
@@ -56,7 +57,10 @@ export async function decodePng(bytes: Uint8Array): Promise<GreyImage> {
   if (!sig.every((b, i) => bytes[i] === b)) throw new KernelError(KERNEL, 'not a PNG file');
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let pos = 8;
-  let width = 0, height = 0, depth = 0, ctype = 0;
+  let width = 0,
+    height = 0,
+    depth = 0,
+    ctype = 0;
   let palette: Uint8Array | undefined;
   const idat: Uint8Array[] = [];
   while (pos + 8 <= bytes.length) {
@@ -99,7 +103,9 @@ export async function decodePng(bytes: Uint8Array): Promise<GreyImage> {
       else if (f === 2) p = b;
       else if (f === 3) p = (a + b) >> 1;
       else if (f === 4) {
-        const pa = Math.abs(b - c), pb = Math.abs(a - c), pc = Math.abs(a + b - 2 * c);
+        const pa = Math.abs(b - c),
+          pb = Math.abs(a - c),
+          pc = Math.abs(a + b - 2 * c);
         p = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
       } else if (f !== 0) throw new KernelError(KERNEL, `PNG: bad filter type ${f} on row ${y}`);
       cur[i] = (line[i] + p) & 0xff;
@@ -140,10 +146,14 @@ export function resample(img: GreyImage, width: number, height: number): Float32
   const out = new Float32Array(width * height);
   for (let y = 0; y < height; y++) {
     const sy = Math.min(img.height - 1, Math.max(0, ((y + 0.5) * img.height) / height - 0.5));
-    const y0 = Math.floor(sy), y1 = Math.min(img.height - 1, y0 + 1), fy = sy - y0;
+    const y0 = Math.floor(sy),
+      y1 = Math.min(img.height - 1, y0 + 1),
+      fy = sy - y0;
     for (let x = 0; x < width; x++) {
       const sx = Math.min(img.width - 1, Math.max(0, ((x + 0.5) * img.width) / width - 0.5));
-      const x0 = Math.floor(sx), x1 = Math.min(img.width - 1, x0 + 1), fx = sx - x0;
+      const x0 = Math.floor(sx),
+        x1 = Math.min(img.width - 1, x0 + 1),
+        fx = sx - x0;
       const g = (xx: number, yy: number) => img.data[yy * img.width + xx];
       out[y * width + x] = (g(x0, y0) * (1 - fx) + g(x1, y0) * fx) * (1 - fy) + (g(x0, y1) * (1 - fx) + g(x1, y1) * fx) * fy;
     }
@@ -163,6 +173,7 @@ export async function registerImageFile(name: string, bytes: Uint8Array): Promis
 /** The registered image `name` at width x height; a KernelError tells the host what to do if missing. */
 export function imageFile(name: string, width: number, height: number): Float32Array {
   const img = files.get(name);
-  if (!img) throw new KernelError(KERNEL, `file "${name}" is not loaded; the host must read it and call registerImageFile("${name}", bytes) before the first firing`);
+  if (!img)
+    throw new KernelError(KERNEL, `file "${name}" is not loaded; the host must read it and call registerImageFile("${name}", bytes) before the first firing`);
   return resample(img, width, height);
 }

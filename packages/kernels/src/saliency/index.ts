@@ -13,8 +13,12 @@ import { imageFile } from './image-file.js';
 // per step so that a mapping can cut it anywhere (Fig 24: the first five on GPU 0, the
 // normalizations on GPU 1).
 
-
-const bp = (p: Params): BankParams => ({ width: Number(p.width), height: Number(p.height), orientations: Number(p.orientations), frequencies: Number(p.frequencies) });
+const bp = (p: Params): BankParams => ({
+  width: Number(p.width),
+  height: Number(p.height),
+  orientations: Number(p.orientations),
+  frequencies: Number(p.frequencies),
+});
 
 type Prep = (device: GPUDevice, params: Params) => Promise<GpuExecutor>;
 
@@ -51,8 +55,22 @@ async function fftPlan(device: GPUDevice, kernel: string, p: Params, count: numb
     passes.push({ uni, tw: uploadBuffer(device, twiddleTable(ps), `${kernel}/twiddles`), threads: (count * h * w) / ps.R });
   };
   // rows: line l at l w, stride 1; columns: line l = (plane, x) at plane h w + x, stride w
-  for (const ps of pw) add(ps, w, [['u', 1], ['u', count * h], ['u', 1], ['u', w], ['u', 0]]);
-  for (const ps of ph) add(ps, h, [['u', w], ['u', count * w], ['u', w], ['u', h * w], ['u', 1]]);
+  for (const ps of pw)
+    add(ps, w, [
+      ['u', 1],
+      ['u', count * h],
+      ['u', 1],
+      ['u', w],
+      ['u', 0],
+    ]);
+  for (const ps of ph)
+    add(ps, h, [
+      ['u', w],
+      ['u', count * w],
+      ['u', w],
+      ['u', h * w],
+      ['u', 1],
+    ]);
   const work = [storageBuffer(device, count * w * h * 8, `${kernel}/a`), storageBuffer(device, count * w * h * 8, `${kernel}/b`)];
   return {
     work,
@@ -104,10 +122,11 @@ function sourceImage(p: Params): Float32Array {
 
 /** The FFT passes' dispatches: one per radix, rows then columns. */
 function fftDispatches(p: Params, kernel: string, count: number): DispatchInfo[] {
-  return [...plan(Number(p.width), -1, kernel, 'width'), ...plan(Number(p.height), -1, kernel, 'height')].map((ps) => linear('fft_pass', (count * px(p)) / ps.R));
+  return [...plan(Number(p.width), -1, kernel, 'width'), ...plan(Number(p.height), -1, kernel, 'height')].map((ps) =>
+    linear('fft_pass', (count * px(p)) / ps.R),
+  );
 }
 const statsDispatch = (p: Params): DispatchInfo => ({ module: 'stats', workgroups: [maps(p), 1, 1] });
-
 
 export const saliencyKernels: Kernel[] = implement(saliencySpecs, {
   'saliency.image': {
@@ -128,7 +147,22 @@ export const saliencyKernels: Kernel[] = implement(saliencySpecs, {
   },
   'saliency.hanning': {
     cpu: ({ params, inputs, outputs }) => hanningCpu(inputs.in as Float32Array, outputs.out as Float32Array, Number(params.width), Number(params.height)),
-    gpu: { wgsl: { hanning: W.HANNING }, dispatches: (p) => [linear('hanning', px(p))], prepare: simple('saliency.hanning', 'hanning', W.HANNING, (p) => packWords([['u', Number(p.width)], ['u', Number(p.height)]]), px, ['in', 'out']) },
+    gpu: {
+      wgsl: { hanning: W.HANNING },
+      dispatches: (p) => [linear('hanning', px(p))],
+      prepare: simple(
+        'saliency.hanning',
+        'hanning',
+        W.HANNING,
+        (p) =>
+          packWords([
+            ['u', Number(p.width)],
+            ['u', Number(p.height)],
+          ]),
+        px,
+        ['in', 'out'],
+      ),
+    },
   },
   'saliency.fft': {
     cpu: ({ params, inputs, outputs }) => fftCpu(inputs.in as Float32Array, outputs.out as Float32Array, Number(params.width), Number(params.height)),
@@ -157,7 +191,20 @@ export const saliencyKernels: Kernel[] = implement(saliencySpecs, {
     gpu: {
       wgsl: { gabor: W.GABOR },
       dispatches: (p) => [linear('gabor', maps(p) * px(p))],
-      prepare: simple('saliency.gabor', 'gabor', W.GABOR, (p) => packWords([['u', Number(p.width)], ['u', Number(p.height)], ['u', Number(p.orientations)], ['u', Number(p.frequencies)]]), (p) => maps(p) * px(p), ['in', 'out']),
+      prepare: simple(
+        'saliency.gabor',
+        'gabor',
+        W.GABOR,
+        (p) =>
+          packWords([
+            ['u', Number(p.width)],
+            ['u', Number(p.height)],
+            ['u', Number(p.orientations)],
+            ['u', Number(p.frequencies)],
+          ]),
+        (p) => maps(p) * px(p),
+        ['in', 'out'],
+      ),
     },
   },
   'saliency.ifft': {
@@ -172,7 +219,8 @@ export const saliencyKernels: Kernel[] = implement(saliencySpecs, {
     },
   },
   'saliency.interactions': {
-    cpu: ({ params, inputs, outputs }) => interactionsCpu(inputs.in as Float32Array, outputs.out as Float32Array, bp(params), Number(params.excite), Number(params.inhibit)),
+    cpu: ({ params, inputs, outputs }) =>
+      interactionsCpu(inputs.in as Float32Array, outputs.out as Float32Array, bp(params), Number(params.excite), Number(params.inhibit)),
     gpu: {
       wgsl: { interactions: W.INTERACTIONS },
       dispatches: (p) => [linear('interactions', maps(p) * px(p))],
@@ -180,7 +228,14 @@ export const saliencyKernels: Kernel[] = implement(saliencySpecs, {
         'saliency.interactions',
         'interactions',
         W.INTERACTIONS,
-        (p) => packWords([['u', px(p)], ['u', Number(p.orientations)], ['u', Number(p.frequencies)], ['f', Number(p.excite)], ['f', Number(p.inhibit)]]),
+        (p) =>
+          packWords([
+            ['u', px(p)],
+            ['u', Number(p.orientations)],
+            ['u', Number(p.frequencies)],
+            ['f', Number(p.excite)],
+            ['f', Number(p.inhibit)],
+          ]),
         (p) => maps(p) * px(p),
         ['in', 'out'],
       ),
@@ -188,15 +243,60 @@ export const saliencyKernels: Kernel[] = implement(saliencySpecs, {
   },
   'saliency.normalize': {
     cpu: ({ params, inputs, outputs }) => normalizeCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params)),
-    gpu: { wgsl: { stats: W.STATS, apply: W.APPLY }, dispatches: (p) => [statsDispatch(p), linear('apply', maps(p) * px(p))], prepare: statsThen('saliency.normalize', 'apply', W.APPLY, (p) => packWords([['u', px(p)], ['u', maps(p)], ['u', 0]]), (p) => maps(p) * px(p)) },
+    gpu: {
+      wgsl: { stats: W.STATS, apply: W.APPLY },
+      dispatches: (p) => [statsDispatch(p), linear('apply', maps(p) * px(p))],
+      prepare: statsThen(
+        'saliency.normalize',
+        'apply',
+        W.APPLY,
+        (p) =>
+          packWords([
+            ['u', px(p)],
+            ['u', maps(p)],
+            ['u', 0],
+          ]),
+        (p) => maps(p) * px(p),
+      ),
+    },
   },
   'saliency.itti': {
     cpu: ({ params, inputs, outputs }) => ittiCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params)),
-    gpu: { wgsl: { stats: W.STATS, apply: W.APPLY }, dispatches: (p) => [statsDispatch(p), linear('apply', maps(p) * px(p))], prepare: statsThen('saliency.itti', 'apply', W.APPLY, (p) => packWords([['u', px(p)], ['u', maps(p)], ['u', 1]]), (p) => maps(p) * px(p)) },
+    gpu: {
+      wgsl: { stats: W.STATS, apply: W.APPLY },
+      dispatches: (p) => [statsDispatch(p), linear('apply', maps(p) * px(p))],
+      prepare: statsThen(
+        'saliency.itti',
+        'apply',
+        W.APPLY,
+        (p) =>
+          packWords([
+            ['u', px(p)],
+            ['u', maps(p)],
+            ['u', 1],
+          ]),
+        (p) => maps(p) * px(p),
+      ),
+    },
   },
   'saliency.fuse': {
     cpu: ({ params, inputs, outputs }) => fuseCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params), Number(params.threshold)),
-    gpu: { wgsl: { stats: W.STATS, fuse: W.FUSE }, dispatches: (p) => [statsDispatch(p), linear('fuse', px(p))], prepare: statsThen('saliency.fuse', 'fuse', W.FUSE, (p) => packWords([['u', px(p)], ['u', maps(p)], ['f', Number(p.threshold)]]), px) },
+    gpu: {
+      wgsl: { stats: W.STATS, fuse: W.FUSE },
+      dispatches: (p) => [statsDispatch(p), linear('fuse', px(p))],
+      prepare: statsThen(
+        'saliency.fuse',
+        'fuse',
+        W.FUSE,
+        (p) =>
+          packWords([
+            ['u', px(p)],
+            ['u', maps(p)],
+            ['f', Number(p.threshold)],
+          ]),
+        px,
+      ),
+    },
   },
 });
 

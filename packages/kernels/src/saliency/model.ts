@@ -94,7 +94,8 @@ export function synthesize(out: Float32Array, width: number, height: number, sce
   const t = sceneTarget(width, height, seed);
   const disc = (cx: number, cy: number, r: number, value: number) => {
     for (let y = Math.max(0, Math.floor(cy - r)); y <= Math.min(height - 1, Math.ceil(cy + r)); y++)
-      for (let x = Math.max(0, Math.floor(cx - r)); x <= Math.min(width - 1, Math.ceil(cx + r)); x++) if ((x - cx) ** 2 + (y - cy) ** 2 <= r * r) out[y * width + x] = value;
+      for (let x = Math.max(0, Math.floor(cx - r)); x <= Math.min(width - 1, Math.ceil(cx + r)); x++)
+        if ((x - cx) ** 2 + (y - cy) ** 2 <= r * r) out[y * width + x] = value;
   };
   const dots = Math.max(4, Math.round((width * height) / (t.radius * t.radius * 40)));
   for (let k = 0; k < dots; k++) {

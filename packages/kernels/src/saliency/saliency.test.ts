@@ -37,7 +37,13 @@ const argmax = (a: ArrayLike<number>) => {
 
 describe('saliency FFT on the CPU', () => {
   it('matches the DFT by its definition on odd and mixed sizes', () => {
-    for (const [h, w] of [[9, 15], [7, 11], [12, 10], [5, 13], [8, 6]]) {
+    for (const [h, w] of [
+      [9, 15],
+      [7, 11],
+      [12, 10],
+      [5, 13],
+      [8, 6],
+    ]) {
       const re = Array.from({ length: h * w }, (_, i) => Math.sin(i * 1.7) + (i % 3));
       const im = Array.from({ length: h * w }, (_, i) => Math.cos(i * 0.3));
       const d = new Float64Array(2 * h * w);
@@ -45,7 +51,13 @@ describe('saliency FFT on the CPU', () => {
       fft2d(d, 1, h, w, -1);
       expect(relErr(d, naiveDft2d(re, im, h, w, -1)), `${h}x${w}`).toBeLessThan(1e-12);
       fft2d(d, 1, h, w, 1);
-      expect(relErr(d.filter((_, i) => i % 2 === 0), re), `${h}x${w} round trip`).toBeLessThan(1e-12);
+      expect(
+        relErr(
+          d.filter((_, i) => i % 2 === 0),
+          re,
+        ),
+        `${h}x${w} round trip`,
+      ).toBeLessThan(1e-12);
     }
   });
 
@@ -62,7 +74,9 @@ describe('saliency FFT on the CPU', () => {
 
   it('refuses a size with a prime factor above 13, naming the kernel and the param', () => {
     expect(() => runCpu(getKernel('saliency.fft'), { width: 34, height: 8 }, { in: new Float32Array(34 * 8) })).toThrow(KernelError);
-    expect(() => runCpu(getKernel('saliency.fft'), { width: 34, height: 8 }, { in: new Float32Array(34 * 8) })).toThrow(/saliency.fft.*width 34 has the prime factor 17/);
+    expect(() => runCpu(getKernel('saliency.fft'), { width: 34, height: 8 }, { in: new Float32Array(34 * 8) })).toThrow(
+      /saliency.fft.*width 34 has the prime factor 17/,
+    );
     // the cost hint still answers, so the predictor can show the node before the run refuses it
     expect(getKernel('saliency.fft').cost({ width: 34, height: 8 }).flops).toBeGreaterThan(0);
   });
@@ -70,7 +84,11 @@ describe('saliency FFT on the CPU', () => {
 
 describe('the saliency pathway on the CPU', () => {
   it('puts the peak of the saliency map on the odd blob', () => {
-    for (const [w, h, seed] of [[64, 48, 1], [45, 75, 2], [60, 60, 3]]) {
+    for (const [w, h, seed] of [
+      [64, 48, 1],
+      [45, 75, 2],
+      [60, 60, 3],
+    ]) {
       const out = runPathwayCpu({ width: w, height: h, seed, scene: 'blob' });
       const peak = argmax(out['saliency.fuse']);
       const t = sceneTarget(w, h, seed);
@@ -90,7 +108,10 @@ describe('saliency in WGSL on the WebGPU adapter', () => {
   // f32 on the GPU against the CPU twin (f64 inside the FFT): every step within 1e-4 of the
   // output's largest magnitude, the FFT passes (log-depth sums of products) within 2e-5 each.
   it('every step matches the CPU twin on odd sizes', async () => {
-    for (const [w, h] of [[15, 9], [20, 12]]) {
+    for (const [w, h] of [
+      [15, 9],
+      [20, 12],
+    ]) {
       const p = { width: w, height: h, seed: 4, scene: 'blob' };
       const cpu = runPathwayCpu(p);
       let prev: TypedArray = cpu['saliency.image'];

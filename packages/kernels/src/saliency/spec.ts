@@ -121,7 +121,10 @@ export const saliencySpecs: KernelSpec[] = builtinSpecs([
     title: 'Normalize and fuse',
     category: 'Visual saliency',
     description: 'Divides the maps by their common maximum, suppresses values under the threshold and sums them: the static saliency map.',
-    params: { ...bankParams, threshold: { type: 'float', default: 0.1, min: 0, max: 1, description: 'Values under this fraction of the maximum are suppressed' } },
+    params: {
+      ...bankParams,
+      threshold: { type: 'float', default: 0.1, min: 0, max: 1, description: 'Values under this fraction of the maximum are suppressed' },
+    },
     inputs: [{ name: 'in', type: mapsType }],
     outputs: [{ name: 'out', type: imageType }],
     cost: (p) => ({ flops: maps(p) * px(p) * 4, bytes: maps(p) * px(p) * 8 + px(p) * 4 }),
@@ -129,4 +132,13 @@ export const saliencySpecs: KernelSpec[] = builtinSpecs([
 ]);
 
 /** The static pathway in order, for benches and checks: kernel ids of Algorithm 1's steps. */
-export const SALIENCY_PATHWAY = ['saliency.hanning', 'saliency.fft', 'saliency.gabor', 'saliency.ifft', 'saliency.interactions', 'saliency.normalize', 'saliency.itti', 'saliency.fuse'] as const;
+export const SALIENCY_PATHWAY = [
+  'saliency.hanning',
+  'saliency.fft',
+  'saliency.gabor',
+  'saliency.ifft',
+  'saliency.interactions',
+  'saliency.normalize',
+  'saliency.itti',
+  'saliency.fuse',
+] as const;

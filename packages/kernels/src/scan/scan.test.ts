@@ -87,23 +87,49 @@ describe('mat.mulmod and scan.range on the CPU twin', () => {
     expect(payloadOf(r.outputs.out, 9, 0)).toEqual(knownPrefix(2, 3));
     const fire = () => runCpu(op, { k: 3, mode: 'apply' }, { a: token([[0, 4]], [a], 9), b: token([[6, 9]], [b], 9) });
     expect(fire).toThrow(KernelError);
-    expect(fire).toThrow('kernel "mat.mulmod": mode "apply", element 0 of "b": [0, 4] (+) [6, 9] is refused: the ranges are not adjacent (left.hi + 1 must equal right.lo)');
+    expect(fire).toThrow(
+      'kernel "mat.mulmod": mode "apply", element 0 of "b": [0, 4] (+) [6, 9] is refused: the ranges are not adjacent (left.hi + 1 must equal right.lo)',
+    );
     // Swapped operands are refused too: a network never swaps.
     expect(() => runCpu(op, { k: 3, mode: 'apply' }, { a: token([[5, 9]], [b], 9), b: token([[0, 4]], [a], 9) })).toThrow('[5, 9] (+) [0, 4] is refused');
   });
 
   it('scan refuses a block whose elements are not adjacent, naming the element and the ranges', () => {
-    const fire = () => runCpu(getKernel('scan.range'), { mode: 'scan', count: 4 }, { in: token([[0, 1], [2, 2], [4, 4], [5, 5]], [], 0) });
+    const fire = () =>
+      runCpu(
+        getKernel('scan.range'),
+        { mode: 'scan', count: 4 },
+        {
+          in: token(
+            [
+              [0, 1],
+              [2, 2],
+              [4, 4],
+              [5, 5],
+            ],
+            [],
+            0,
+          ),
+        },
+      );
     expect(fire).toThrow('kernel "scan.range": mode "scan", element 2 of "in": [0, 2] (+) [4, 4] is refused');
   });
 
   it('propagate with an identity prefix passes the block through; exclusive starts with the identity', () => {
     const op = getKernel('mat.mulmod');
     const xs = randomMatrices(5, 3, 7);
-    const block = token(xs.map((_, j) => [10, 10 + j]), xs, 9);
+    const block = token(
+      xs.map((_, j) => [10, 10 + j]),
+      xs,
+      9,
+    );
     const through = runCpu(op, { k: 3, mode: 'propagate', count: 5 }, { prefix: token([EMPTY], [[9, 9, 9, 9, 9, 9, 9, 9, 9]], 9), block });
     expect(Array.from(through.outputs.out)).toEqual(Array.from(block));
-    const input = token(xs.map((_, j) => single(10 + j)), xs, 9);
+    const input = token(
+      xs.map((_, j) => single(10 + j)),
+      xs,
+      9,
+    );
     const ex = runCpu(op, { k: 3, mode: 'exclusive', count: 5 }, { in: input });
     const inc = runCpu(op, { k: 3, mode: 'scan', count: 5 }, { in: input });
     expect(rangesOf(ex.outputs.out, 9)[0]).toEqual(EMPTY);
@@ -169,7 +195,8 @@ describe('mat.mulmod and scan.range: the WGSL equals the CPU twin', () => {
       const gpu = await run.fire(inputs);
       const cpu = runCpu(k, params, inputs);
       expect(gpu.report, `${id} ${JSON.stringify(params)}`).toEqual({ ok: true });
-      for (const [port, v] of Object.entries(cpu.outputs)) expect(Array.from(gpu.outputs[port]), `${id} ${JSON.stringify(params)} ${port}`).toEqual(Array.from(v));
+      for (const [port, v] of Object.entries(cpu.outputs))
+        expect(Array.from(gpu.outputs[port]), `${id} ${JSON.stringify(params)} ${port}`).toEqual(Array.from(v));
       return gpu.outputs;
     } finally {
       run.destroy();
@@ -195,7 +222,12 @@ describe('mat.mulmod and scan.range: the WGSL equals the CPU twin', () => {
   }, 120_000);
 
   it('the known answer on the GPU: k = 3 and 16, n = k and a larger n, and swapped operands', async () => {
-    for (const [k, n] of [[3, 3], [3, 1000], [16, 16], [16, 200]]) {
+    for (const [k, n] of [
+      [3, 3],
+      [3, 1000],
+      [16, 16],
+      [16, 200],
+    ]) {
       const W = k * k;
       const xs = Array.from({ length: n }, (_, j) => knownX(j + 1, k));
       const ranges = xs.map((_, j) => single(j));
@@ -222,11 +254,80 @@ describe('mat.mulmod and scan.range: the WGSL equals the CPU twin', () => {
 
   it('a range violation is a failed report naming the mode, the element and both ranges, as the twin says', async () => {
     const cases: [string, Params, Record<string, Uint32Array>, string][] = [
-      ['mat.mulmod', { k: 3, mode: 'apply' }, { a: token([[0, 4]], [knownX(1, 3)], 9), b: token([[6, 9]], [knownX(2, 3)], 9) }, 'mode "apply", element 0 of "b": [0, 4] (+) [6, 9] is refused'],
-      ['scan.range', { mode: 'scan', count: 4 }, { in: token([[0, 1], [2, 2], [4, 4], [5, 5]], [], 0) }, 'mode "scan", element 2 of "in": [0, 2] (+) [4, 4] is refused'],
-      ['scan.range', { mode: 'reduce', count: 3 }, { in: token([[3, 3], [2, 2], [4, 4]], [], 0) }, 'mode "reduce", element 1 of "in": [3, 3] (+) [2, 2] is refused'],
-      ['scan.range', { mode: 'exclusive', count: 3 }, { in: token([[0, 0], [1, 1], [3, 3]], [], 0) }, 'mode "exclusive", element 2 of "in": [0, 1] (+) [3, 3] is refused'],
-      ['scan.range', { mode: 'propagate', count: 5 }, { prefix: token([[0, 9]], [], 0), block: token([[10, 10], [10, 11], [11, 12], [10, 13], [12, 14]], [], 0) }, 'mode "propagate", element 2 of "block": [0, 9] (+) [11, 12] is refused'],
+      [
+        'mat.mulmod',
+        { k: 3, mode: 'apply' },
+        { a: token([[0, 4]], [knownX(1, 3)], 9), b: token([[6, 9]], [knownX(2, 3)], 9) },
+        'mode "apply", element 0 of "b": [0, 4] (+) [6, 9] is refused',
+      ],
+      [
+        'scan.range',
+        { mode: 'scan', count: 4 },
+        {
+          in: token(
+            [
+              [0, 1],
+              [2, 2],
+              [4, 4],
+              [5, 5],
+            ],
+            [],
+            0,
+          ),
+        },
+        'mode "scan", element 2 of "in": [0, 2] (+) [4, 4] is refused',
+      ],
+      [
+        'scan.range',
+        { mode: 'reduce', count: 3 },
+        {
+          in: token(
+            [
+              [3, 3],
+              [2, 2],
+              [4, 4],
+            ],
+            [],
+            0,
+          ),
+        },
+        'mode "reduce", element 1 of "in": [3, 3] (+) [2, 2] is refused',
+      ],
+      [
+        'scan.range',
+        { mode: 'exclusive', count: 3 },
+        {
+          in: token(
+            [
+              [0, 0],
+              [1, 1],
+              [3, 3],
+            ],
+            [],
+            0,
+          ),
+        },
+        'mode "exclusive", element 2 of "in": [0, 1] (+) [3, 3] is refused',
+      ],
+      [
+        'scan.range',
+        { mode: 'propagate', count: 5 },
+        {
+          prefix: token([[0, 9]], [], 0),
+          block: token(
+            [
+              [10, 10],
+              [10, 11],
+              [11, 12],
+              [10, 13],
+              [12, 14],
+            ],
+            [],
+            0,
+          ),
+        },
+        'mode "propagate", element 2 of "block": [0, 9] (+) [11, 12] is refused',
+      ],
     ];
     for (const [id, params, inputs, message] of cases) {
       const k = getKernel(id);

@@ -17,7 +17,11 @@ const u32 = (t: TypedArray) => t as Uint32Array;
 function scanned(params: Params, output: 'inclusive' | 'exclusive') {
   const src = runCpu(getKernel('scan.source'), params, {}).outputs.out;
   const op = String(params.operator);
-  const r = runCpu(getKernel(op), { ...(op === 'mat.mulmod' ? { k: params.k } : {}), mode: output === 'exclusive' ? 'exclusive' : 'scan', count: params.count }, { in: src });
+  const r = runCpu(
+    getKernel(op),
+    { ...(op === 'mat.mulmod' ? { k: params.k } : {}), mode: output === 'exclusive' ? 'exclusive' : 'scan', count: params.count },
+    { in: src },
+  );
   return { source: u32(src), out: u32(r.outputs.out), total: u32(r.outputs.total) };
 }
 
@@ -57,7 +61,7 @@ describe('the known answer', () => {
 });
 
 describe('scan.check on the CPU twin', () => {
-  it('passes the operator\'s own serial scan, inclusive and exclusive, with its total', () => {
+  it("passes the operator's own serial scan, inclusive and exclusive, with its total", () => {
     for (const params of CASES)
       for (const output of ['inclusive', 'exclusive'] as const) {
         const { out, total } = scanned(params, output);
@@ -90,7 +94,9 @@ describe('scan.check on the CPU twin', () => {
     );
     const ranges = scanned({ operator: 'scan.range', count: 10 }, 'exclusive').out.slice();
     ranges[2 * 2 + 1] = 7;
-    expect(runCpu(getKernel('scan.check'), { operator: 'scan.range', count: 10, output: 'exclusive' }, { out: ranges }).report?.message).toBe('iteration 0: out element 2 holds [0, 7], expected [0, 1]');
+    expect(runCpu(getKernel('scan.check'), { operator: 'scan.range', count: 10, output: 'exclusive' }, { out: ranges }).report?.message).toBe(
+      'iteration 0: out element 2 holds [0, 7], expected [0, 1]',
+    );
   });
 
   it('a large payload is named by its first wrong entry', () => {
@@ -98,7 +104,9 @@ describe('scan.check on the CPU twin', () => {
     const { out } = scanned(params, 'inclusive');
     const E = 2 + 256;
     out[3 * E + 2 + 16 + 2] = 0; // entry (1, 2) of y_3: 4 * 5 / 2 = 10
-    expect(runCpu(getKernel('scan.check'), { ...params, output: 'inclusive' }, { out }).report?.message).toBe('iteration 0: out element 3 holds [0, 3], expected [0, 3] (entry (1, 2) is 0, expected 10)');
+    expect(runCpu(getKernel('scan.check'), { ...params, output: 'inclusive' }, { out }).report?.message).toBe(
+      'iteration 0: out element 3 holds [0, 3], expected [0, 3] (entry (1, 2) is 0, expected 10)',
+    );
   });
 });
 
@@ -140,7 +148,10 @@ describe('scan.source and scan.check: the WGSL equals the twin', () => {
         if (N > 2) bad[Math.floor(N / 2) * E] += 1;
         const badTotal = total.slice();
         badTotal[E - 1] ^= 2;
-        for (const inputs of [{ out: bad, total }, { out, total: badTotal }]) {
+        for (const inputs of [
+          { out: bad, total },
+          { out, total: badTotal },
+        ]) {
           const gpu = (await fire('scan.check', p, inputs, 3)).report;
           const cpu = runCpu(getKernel('scan.check'), p, inputs, 3).report;
           expect(cpu?.ok).toBe(false);

@@ -103,7 +103,8 @@ fn fetch(@builtin(local_invocation_index) lane: u32) {
 }`;
 
 /** The uniform both modules read. */
-const uniformWords = (p: Params) => new Uint32Array([knownCount(p), knownWords(p), matrixSide(p), (String(p.output) === 'exclusive' ? 1 : 0) | (hasTotal(p) ? 2 : 0)]);
+const uniformWords = (p: Params) =>
+  new Uint32Array([knownCount(p), knownWords(p), matrixSide(p), (String(p.output) === 'exclusive' ? 1 : 0) | (hasTotal(p) ? 2 : 0)]);
 
 export const sourceImplementation: KernelImplementation = {
   cpu: ({ params, outputs }) => {
@@ -161,7 +162,11 @@ export const checkImplementation: KernelImplementation = {
       const elements = N + (hasTotal(params) ? 1 : 0);
       const uni = uniformBuffer(device, uniformWords(params), `${SCAN_CHECK}/u`);
       const bytes = Math.ceil(((1 + E) * 4) / 16) * 16;
-      const result = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: `${SCAN_CHECK}/result` });
+      const result = device.createBuffer({
+        size: bytes,
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+        label: `${SCAN_CHECK}/result`,
+      });
       const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `${SCAN_CHECK}/result-read` });
       return {
         encode(encoder, f) {

@@ -17,7 +17,8 @@ export const scanSpecs: KernelSpec[] = builtinBinarySpecs([
   {
     id: 'scan.range',
     title: 'Range operator',
-    description: 'The scan operator on ranges only (no payload): [lo, a] (+) [a + 1, hi] = [lo, hi]. Exact, not commutative; wires and checks a scan network without computing anything.',
+    description:
+      'The scan operator on ranges only (no payload): [lo, a] (+) [a + 1, hi] = [lo, hi]. Exact, not commutative; wires and checks a scan network without computing anything.',
     words: () => 0,
     binary: { associativity: 'exact', commutative: false, identity: () => [] },
     // Reads two elements, writes one: 3 x 2 words.
@@ -57,15 +58,29 @@ const seriesType = (p: Params): DataType => scanElementType(knownCount(p), known
 const totalType = (p: Params): DataType => scanElementType(1, knownWords(p));
 
 const knownParams: Record<string, ParamSpec> = {
-  operator: { type: 'enum', default: 'mat.mulmod', values: [...KNOWN_OPERATORS], description: 'The scan operator whose elements these are (scan.range: ranges only; mat.mulmod: k x k matrices mod 65521)' },
+  operator: {
+    type: 'enum',
+    default: 'mat.mulmod',
+    values: [...KNOWN_OPERATORS],
+    description: 'The scan operator whose elements these are (scan.range: ranges only; mat.mulmod: k x k matrices mod 65521)',
+  },
   // A single worker's block holds every element: the operator's count bound.
   count: { type: 'int', default: 64, min: 1, max: MAX_COUNT, unit: 'elements', description: 'Elements N of the series' },
   // The known answer's 3 x 3 matrices sit in the top-left of the identity, so k >= 3.
-  k: { type: 'int', default: 3, min: 3, max: 16, description: 'Matrix side k of mat.mulmod (the 3 x 3 known answer embedded in the k x k identity); unused by scan.range' },
+  k: {
+    type: 'int',
+    default: 3,
+    min: 3,
+    max: 16,
+    description: 'Matrix side k of mat.mulmod (the 3 x 3 known answer embedded in the k x k identity); unused by scan.range',
+  },
 };
 
 const checkPorts = (p: Params): { inputs: PortSpec[]; outputs: PortSpec[] } => ({
-  inputs: [{ name: 'out', description: 'the scan\'s out: N elements', type: seriesType }, ...(p.total === true ? [{ name: 'total', description: 'the scan\'s total: one element', type: totalType }] : [])],
+  inputs: [
+    { name: 'out', description: "the scan's out: N elements", type: seriesType },
+    ...(p.total === true ? [{ name: 'total', description: "the scan's total: one element", type: totalType }] : []),
+  ],
   outputs: [],
 });
 
@@ -86,11 +101,16 @@ export const knownSpecs: KernelSpec[] = builtinSpecs([
     title: 'Scan check',
     category: 'Scan operators',
     description:
-      'Checks a scan of scan.source\'s elements against the known answer, every element: ranges [0, i] (exclusive: the empty range [1, 0], then [0, i - 1]); for mat.mulmod the prefix of M_1 ... M_n = [[1, n, (n^3 - n)/3], [0, 1, n(n + 1)/2], [0, 0, 1]] mod 65521 (the identity for the empty range); with `total`, its input total = [0, N - 1]. A mismatch names the port, the first bad element, what it holds and what it should.',
+      "Checks a scan of scan.source's elements against the known answer, every element: ranges [0, i] (exclusive: the empty range [1, 0], then [0, i - 1]); for mat.mulmod the prefix of M_1 ... M_n = [[1, n, (n^3 - n)/3], [0, 1, n(n + 1)/2], [0, 0, 1]] mod 65521 (the identity for the empty range); with `total`, its input total = [0, N - 1]. A mismatch names the port, the first bad element, what it holds and what it should.",
     params: {
       ...knownParams,
-      output: { type: 'enum', default: 'inclusive', values: ['inclusive', 'exclusive'], description: 'The scan\'s output: inclusive (y_i covers [0, i]) or exclusive (y_0 the identity, y_i covers [0, i - 1])' },
-      total: { type: 'bool', default: false, description: 'Also check a `total` input (the scan\'s total: [0, N - 1])' },
+      output: {
+        type: 'enum',
+        default: 'inclusive',
+        values: ['inclusive', 'exclusive'],
+        description: "The scan's output: inclusive (y_i covers [0, i]) or exclusive (y_0 the identity, y_i covers [0, i - 1])",
+      },
+      total: { type: 'bool', default: false, description: "Also check a `total` input (the scan's total: [0, N - 1])" },
     },
     inputs: checkPorts({ total: false }).inputs,
     outputs: [],
@@ -114,10 +134,18 @@ export const barrierSpecs: KernelSpec[] = builtinSpecs([
     id: SCAN_BARRIER,
     title: 'Scan barrier',
     category: 'Scan operators',
-    description: 'Relays count scan elements unchanged once all have come: the barrier before a network level of a scan run in rounds (each of its nodes reads its operands from here). Fires no operator.',
+    description:
+      'Relays count scan elements unchanged once all have come: the barrier before a network level of a scan run in rounds (each of its nodes reads its operands from here). Fires no operator.',
     params: {
-      words: { type: 'int', default: 0, min: 0, max: MAX_WORDS, unit: 'words', description: 'Payload words W of one element (the operator\'s)' },
-      count: { type: 'int', default: 1, min: 1, max: MAX_COUNT, unit: 'elements', description: 'Elements relayed: the next level\'s operands, then one from each node of the level before that gives none' },
+      words: { type: 'int', default: 0, min: 0, max: MAX_WORDS, unit: 'words', description: "Payload words W of one element (the operator's)" },
+      count: {
+        type: 'int',
+        default: 1,
+        min: 1,
+        max: MAX_COUNT,
+        unit: 'elements',
+        description: "Elements relayed: the next level's operands, then one from each node of the level before that gives none",
+      },
     },
     inputs: [{ name: 'in', description: 'the elements, one or more from each node of the level before', type: barrierType }],
     outputs: [{ name: 'out', description: 'the same elements', type: barrierType }],

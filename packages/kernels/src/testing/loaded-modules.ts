@@ -25,12 +25,19 @@ export async function loadedModules(file: string, cwd: string): Promise<string[]
     const log = join(dir, 'resolved.log');
     writeFileSync(log, '');
     writeFileSync(join(dir, 'hooks.mjs'), HOOKS);
-    writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`);
+    writeFileSync(
+      join(dir, 'register.mjs'),
+      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`,
+    );
     const entry = pathToFileURL(file).href;
-    await run(process.execPath, ['--import', 'tsx', '--import', pathToFileURL(join(dir, 'register.mjs')).href, '--input-type=module', '-e', `await import(${JSON.stringify(entry)});`], {
-      cwd,
-      env: { ...process.env, RESOLVED_LOG: log },
-    });
+    await run(
+      process.execPath,
+      ['--import', 'tsx', '--import', pathToFileURL(join(dir, 'register.mjs')).href, '--input-type=module', '-e', `await import(${JSON.stringify(entry)});`],
+      {
+        cwd,
+        env: { ...process.env, RESOLVED_LOG: log },
+      },
+    );
     return [...new Set(readFileSync(log, 'utf8').split('\n').filter(Boolean))];
   } finally {
     rmSync(dir, { recursive: true, force: true });

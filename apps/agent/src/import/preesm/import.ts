@@ -40,10 +40,30 @@ export const DEFAULT_TIMING = 100;
 
 /** C types' sizes in bytes, for FIFO types the scenario does not list. */
 const C_TYPES: Record<string, number> = {
-  char: 1, uchar: 1, 'unsigned char': 1, int8_t: 1, uint8_t: 1, bool: 1,
-  short: 2, ushort: 2, 'unsigned short': 2, int16_t: 2, uint16_t: 2,
-  int: 4, uint: 4, 'unsigned int': 4, int32_t: 4, uint32_t: 4, float: 4,
-  long: 8, ulong: 8, 'unsigned long': 8, 'long long': 8, int64_t: 8, uint64_t: 8, double: 8,
+  char: 1,
+  uchar: 1,
+  'unsigned char': 1,
+  int8_t: 1,
+  uint8_t: 1,
+  bool: 1,
+  short: 2,
+  ushort: 2,
+  'unsigned short': 2,
+  int16_t: 2,
+  uint16_t: 2,
+  int: 4,
+  uint: 4,
+  'unsigned int': 4,
+  int32_t: 4,
+  uint32_t: 4,
+  float: 4,
+  long: 8,
+  ulong: 8,
+  'unsigned long': 8,
+  'long long': 8,
+  int64_t: 8,
+  uint64_t: 8,
+  double: 8,
 };
 
 const SPECIAL = new Set(['broadcast', 'fork', 'join', 'roundbuffer']);
@@ -85,7 +105,15 @@ export function importPreesm(files: PreesmFiles): PreesmImport {
   const imported = slamArchitecture(slam, timeUnit, archFile, issues);
   if (!imported) return { issues: issues.list };
 
-  const ctx = new Context(issues, scenario, files.scenario ? shown(files.scenario) : undefined, top.name || basename(files.algorithm, '.pi'), imported.definitionOf, load, shown);
+  const ctx = new Context(
+    issues,
+    scenario,
+    files.scenario ? shown(files.scenario) : undefined,
+    top.name || basename(files.algorithm, '.pi'),
+    imported.definitionOf,
+    load,
+    shown,
+  );
   const params: DocumentParams = {};
   const app = ctx.graph(top, files.algorithm, '', new Map(), params, 0);
   if (!app || issues.errors.length) return { issues: issues.list };
@@ -103,7 +131,13 @@ export function importPreesm(files: PreesmFiles): PreesmImport {
   };
   doc.mapping = mapActors(doc, ctx.mapped, imported, scenario, ctx.topName, files.scenario ? shown(files.scenario) : undefined, issues);
   if (ctx.rateParams.size) {
-    issues.warn(shown(files.algorithm), undefined, 'parameters', `port sizes were computed with the values at import (${[...ctx.rateParams].sort().join(', ')}); the rates stay expressions, so --param changes them but not the sizes`, 'to change a parameter, set it in the scenario (parameterValues) and import again');
+    issues.warn(
+      shown(files.algorithm),
+      undefined,
+      'parameters',
+      `port sizes were computed with the values at import (${[...ctx.rateParams].sort().join(', ')}); the rates stay expressions, so --param changes them but not the sizes`,
+      'to change a parameter, set it in the scenario (parameterValues) and import again',
+    );
   }
   return { doc, issues: issues.list };
 }
@@ -166,17 +200,36 @@ class Context {
       if (v.kind === 'param' || v.kind === 'malleable_param') {
         const set = this.scenario?.parameterValues.get(`${scenarioGraph}/${v.id}`);
         let text = v.expr ?? '0';
-        if (v.kind === 'malleable_param') issues.warn(file, v.line, `param ${v.id}`, 'is malleable: Pipeloom keeps one value, its expression', 'the mapping and sizes follow that value');
-        const setByActor = g.dependencies.some((d) => d.target === v.id && byId.get(d.source)?.kind !== 'param' && byId.get(d.source)?.kind !== 'cfg_in_iface' && byId.get(d.source)?.kind !== 'malleable_param');
+        if (v.kind === 'malleable_param')
+          issues.warn(file, v.line, `param ${v.id}`, 'is malleable: Pipeloom keeps one value, its expression', 'the mapping and sizes follow that value');
+        const setByActor = g.dependencies.some(
+          (d) =>
+            d.target === v.id &&
+            byId.get(d.source)?.kind !== 'param' &&
+            byId.get(d.source)?.kind !== 'cfg_in_iface' &&
+            byId.get(d.source)?.kind !== 'malleable_param',
+        );
         if (set) {
           if (set.type === 'INDEPENDENT' || set.type === 'PARAMETER_DEPENDENT') text = set.value;
           else {
             const first = /-?\d+(\.\d+)?/.exec(set.value)?.[0];
-            issues.warn(this.scenarioFile!, set.line, `param ${v.id}`, `is set by an actor at run time (values ${set.value}): Pipeloom's parameters are static, so ${first ?? 'its expression'} is used`, 'each value is a separate import: set it in the scenario as INDEPENDENT');
+            issues.warn(
+              this.scenarioFile!,
+              set.line,
+              `param ${v.id}`,
+              `is set by an actor at run time (values ${set.value}): Pipeloom's parameters are static, so ${first ?? 'its expression'} is used`,
+              'each value is a separate import: set it in the scenario as INDEPENDENT',
+            );
             if (first) text = first;
           }
         } else if (setByActor) {
-          issues.warn(file, v.line, `param ${v.id}`, `is set by an actor at run time: Pipeloom's parameters are static, so its expression ${JSON.stringify(text)} is used`, 'give its value in the scenario (parameterValues)');
+          issues.warn(
+            file,
+            v.line,
+            `param ${v.id}`,
+            `is set by an actor at run time: Pipeloom's parameters are static, so its expression ${JSON.stringify(text)} is used`,
+            'give its value in the scenario (parameterValues)',
+          );
         }
         exprs.set(v.id, { text, line: v.line, element: `param ${v.id}` });
       } else if (v.kind === 'cfg_in_iface') {
@@ -201,7 +254,13 @@ class Context {
     for (const [name, e] of exprs) {
       if (!this.translatable(e.text, file, e.line, e.element)) continue;
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || name === 'min' || name === 'max') {
-        issues.error(file, e.line, e.element, `the name "${name}" is not a Pipeloom parameter name (letters, digits and _, not min or max)`, 'rename it in PREESM');
+        issues.error(
+          file,
+          e.line,
+          e.element,
+          `the name "${name}" is not a Pipeloom parameter name (letters, digits and _, not min or max)`,
+          'rename it in PREESM',
+        );
         continue;
       }
       if (valueOf(name) === undefined) continue;
@@ -213,10 +272,15 @@ class Context {
     const fifoFrom = new Map<string, PiFifo>();
     const fifoTo = new Map<string, PiFifo>();
     for (const f of g.fifos) {
-      for (const [end, node, port] of [['source', f.source, f.sourcePort], ['target', f.target, f.targetPort]] as const) {
-        if (!byId.has(node)) issues.error(file, f.line, `fifo ${fifoName(f)}`, `its ${end} "${node}" is no vertex of graph ${g.name}`, 'connect vertices of this graph');
+      for (const [end, node, port] of [
+        ['source', f.source, f.sourcePort],
+        ['target', f.target, f.targetPort],
+      ] as const) {
+        if (!byId.has(node))
+          issues.error(file, f.line, `fifo ${fifoName(f)}`, `its ${end} "${node}" is no vertex of graph ${g.name}`, 'connect vertices of this graph');
         const map = end === 'source' ? fifoFrom : fifoTo;
-        if (map.has(`${node}.${port}`)) issues.error(file, f.line, `fifo ${fifoName(f)}`, `port ${node}.${port} has a second fifo`, 'a PiSDF data port takes one fifo');
+        if (map.has(`${node}.${port}`))
+          issues.error(file, f.line, `fifo ${fifoName(f)}`, `port ${node}.${port} has a second fifo`, 'a PiSDF data port takes one fifo');
         map.set(`${node}.${port}`, f);
       }
     }
@@ -230,18 +294,38 @@ class Context {
       const element = `${v.kind === 'actor' ? 'actor' : v.kind} ${v.id}`;
       if (v.kind === 'src') {
         const f = fifoFrom.get(`${v.id}.${v.ports.find((p) => p.kind === 'output')?.name ?? v.id}`) ?? g.fifos.find((x) => x.source === v.id);
-        if (!prefix) issues.error(file, v.line, `data input ${v.id}`, 'is an interface of the top graph: the top graph has no outside to read from', 'import the graph that contains this one');
+        if (!prefix)
+          issues.error(
+            file,
+            v.line,
+            `data input ${v.id}`,
+            'is an interface of the top graph: the top graph has no outside to read from',
+            'import the graph that contains this one',
+          );
         else if (f) out.inputs.push({ name: v.id, to: [{ node: f.target, port: f.targetPort }] });
         continue;
       }
       if (v.kind === 'snk') {
         const f = g.fifos.find((x) => x.target === v.id);
-        if (!prefix) issues.error(file, v.line, `data output ${v.id}`, 'is an interface of the top graph: the top graph has no outside to write to', 'import the graph that contains this one');
+        if (!prefix)
+          issues.error(
+            file,
+            v.line,
+            `data output ${v.id}`,
+            'is an interface of the top graph: the top graph has no outside to write to',
+            'import the graph that contains this one',
+          );
         else if (f) out.outputs.push({ name: v.id, from: { node: f.source, port: f.sourcePort } });
         continue;
       }
       if (v.kind === 'init' || v.kind === 'end') {
-        issues.error(file, v.line, element, `special actor "${v.kind}" is not carried over`, 'Pipeloom carries state across iterations by delays: replace the init/end pair by a delay in PREESM');
+        issues.error(
+          file,
+          v.line,
+          element,
+          `special actor "${v.kind}" is not carried over`,
+          'Pipeloom carries state across iterations by delays: replace the init/end pair by a delay in PREESM',
+        );
         continue;
       }
       if (v.kind !== 'actor' && !SPECIAL.has(v.kind)) continue;
@@ -253,7 +337,8 @@ class Context {
       const rename = new Map<string, string>();
       for (const p of v.ports.filter((p) => p.kind === 'cfg_input')) {
         const src = cfgSource(v, p.name);
-        if (!src) issues.error(file, p.line, `${element} port ${p.name}`, 'is a configuration input fed by no parameter', 'connect a parameter to it (a dependency)');
+        if (!src)
+          issues.error(file, p.line, `${element} port ${p.name}`, 'is a configuration input fed by no parameter', 'connect a parameter to it (a dependency)');
         else rename.set(p.name, src);
       }
       for (const p of v.ports.filter((p) => p.kind === 'cfg_output')) {
@@ -285,9 +370,24 @@ class Context {
   }
 
   /** A data actor (or broadcast, fork, join, round buffer) as a generic.work node. */
-  private actor(v: PiVertex, prefix: string, rename: Map<string, string>, valueOf: (n: string) => number | undefined, fifoFrom: Map<string, PiFifo>, fifoTo: Map<string, PiFifo>, file: string, element: string): AppNode | undefined {
+  private actor(
+    v: PiVertex,
+    prefix: string,
+    rename: Map<string, string>,
+    valueOf: (n: string) => number | undefined,
+    fifoFrom: Map<string, PiFifo>,
+    fifoTo: Map<string, PiFifo>,
+    file: string,
+    element: string,
+  ): AppNode | undefined {
     const issues = this.issues;
-    if (v.kind === 'roundbuffer') issues.warn(file, v.line, element, 'is a round buffer: it becomes a node with its ports and rates, whose output holds zeros, not the last tokens of its input');
+    if (v.kind === 'roundbuffer')
+      issues.warn(
+        file,
+        v.line,
+        element,
+        'is a round buffer: it becomes a node with its ports and rates, whose output holds zeros, not the last tokens of its input',
+      );
     const decl: { side: 'in' | 'out'; name: string; bytes: number }[] = [];
     const rates: Record<string, number | string> = {};
     let ok = true;
@@ -302,11 +402,23 @@ class Context {
       }
       const text = renamed(p.expr || '0', rename);
       const used = this.names(text);
-      if (!this.translatable(text, file, p.line, `${element} port ${p.name}`)) { ok = false; continue; }
+      if (!this.translatable(text, file, p.line, `${element} port ${p.name}`)) {
+        ok = false;
+        continue;
+      }
       const r = this.evaluate(text, valueOf, file, p.line, `${element} port ${p.name}`);
-      if (r === undefined) { ok = false; continue; }
+      if (r === undefined) {
+        ok = false;
+        continue;
+      }
       if (!Number.isInteger(r) || r < 1) {
-        issues.error(file, p.line, `${element} port ${p.name}`, `rate ${JSON.stringify(p.expr)} is ${r}: Pipeloom needs a positive whole number of tokens per firing`, r === 0 ? 'remove the port, or give it a rate of 1 or more' : 'write a whole number of tokens');
+        issues.error(
+          file,
+          p.line,
+          `${element} port ${p.name}`,
+          `rate ${JSON.stringify(p.expr)} is ${r}: Pipeloom needs a positive whole number of tokens per firing`,
+          r === 0 ? 'remove the port, or give it a rate of 1 or more' : 'write a whole number of tokens',
+        );
         ok = false;
         continue;
       }
@@ -315,7 +427,11 @@ class Context {
       decl.push({ side, name: p.name, bytes: r * this.tokenBytes(f, file) });
     }
     if (!ok) return undefined;
-    const list = (side: 'in' | 'out') => decl.filter((d) => d.side === side).map((d) => `${d.name}: ${d.bytes}`).join(', ');
+    const list = (side: 'in' | 'out') =>
+      decl
+        .filter((d) => d.side === side)
+        .map((d) => `${d.name}: ${d.bytes}`)
+        .join(', ');
     const flatId = `${prefix}${v.id}`;
     const flops = this.timing(v, `${this.topName}/${flatId}`, valueOf, element);
     this.mapped.push({ id: flatId, path: `${this.topName}/${flatId}`, special: SPECIAL.has(v.kind), flops, file, line: v.line });
@@ -325,7 +441,15 @@ class Context {
   }
 
   /** A hierarchical actor: its .pi graph as a composite (one def per distinct content). */
-  private hierarchical(v: PiVertex, path: string, prefix: string, rename: Map<string, string>, valueOf: (n: string) => number | undefined, depth: number, element: string): AppNode | undefined {
+  private hierarchical(
+    v: PiVertex,
+    path: string,
+    prefix: string,
+    rename: Map<string, string>,
+    valueOf: (n: string) => number | undefined,
+    depth: number,
+    element: string,
+  ): AppNode | undefined {
     const file = this.shown(path);
     if (depth >= MAX_HIERARCHY_DEPTH) {
       this.issues.error(file, v.line, element, `the hierarchy is deeper than ${MAX_HIERARCHY_DEPTH} levels`, 'check that no graph contains itself');
@@ -333,7 +457,13 @@ class Context {
     }
     const sub = resolveRefinement(path, v.refinement!);
     if (!sub) {
-      this.issues.error(file, v.line, element, `its graph ${v.refinement} is not found next to ${basename(path)} (tried the path as written from the project folder and from this file's folder)`, 'put the sub-graph\'s .pi file in the project');
+      this.issues.error(
+        file,
+        v.line,
+        element,
+        `its graph ${v.refinement} is not found next to ${basename(path)} (tried the path as written from the project folder and from this file's folder)`,
+        "put the sub-graph's .pi file in the project",
+      );
       return undefined;
     }
     const g = this.load(sub, `graph of ${element}`, readPi);
@@ -378,15 +508,36 @@ class Context {
       }
       text = d.expr ?? '0';
       const at = `delay ${d.id}`;
-      if (d.level && d.level !== 'permanent') this.issues.warn(file, d.line, at, `has persistence level "${d.level}": Pipeloom's initial tokens are permanent (each iteration reads the previous one's last tokens)`, 'the first iteration reads zeros either way');
-      if (d.setter || d.getter) this.issues.warn(file, d.line, at, `has a ${d.setter ? `setter ${d.setter}` : ''}${d.setter && d.getter ? ' and a ' : ''}${d.getter ? `getter ${d.getter}` : ''}: its initial tokens are zeros here`, 'Pipeloom fills initial tokens with a constant or a source node (edit "init")');
-      else if (d.refinement) this.issues.warn(file, d.line, at, `initialises its tokens with ${d.refinement}: they are zeros here`, 'edit the edge\'s "init" for other values');
+      if (d.level && d.level !== 'permanent')
+        this.issues.warn(
+          file,
+          d.line,
+          at,
+          `has persistence level "${d.level}": Pipeloom's initial tokens are permanent (each iteration reads the previous one's last tokens)`,
+          'the first iteration reads zeros either way',
+        );
+      if (d.setter || d.getter)
+        this.issues.warn(
+          file,
+          d.line,
+          at,
+          `has a ${d.setter ? `setter ${d.setter}` : ''}${d.setter && d.getter ? ' and a ' : ''}${d.getter ? `getter ${d.getter}` : ''}: its initial tokens are zeros here`,
+          'Pipeloom fills initial tokens with a constant or a source node (edit "init")',
+        );
+      else if (d.refinement)
+        this.issues.warn(file, d.line, at, `initialises its tokens with ${d.refinement}: they are zeros here`, 'edit the edge\'s "init" for other values');
     }
     if (!this.translatable(text, file, f.line, element)) return null;
     const n = this.evaluate(text, valueOf, file, f.line, element);
     if (n === undefined) return null;
     if (!Number.isInteger(n) || n < 0) {
-      this.issues.error(file, f.line, element, `delay ${JSON.stringify(text)} is ${n}, not a whole number of tokens`, 'write the number of initial tokens: 0 or more');
+      this.issues.error(
+        file,
+        f.line,
+        element,
+        `delay ${JSON.stringify(text)} is ${n}, not a whole number of tokens`,
+        'write the number of initial tokens: 0 or more',
+      );
       return null;
     }
     if (n === 0) return undefined;
@@ -400,14 +551,25 @@ class Context {
     if (bytes === undefined || !(bytes > 0)) {
       if (!this.typeWarned.has(f.type)) {
         this.typeWarned.add(f.type);
-        this.issues.warn(this.scenarioFile ?? file, undefined, `data type ${f.type}`, `has no size${this.scenarioFile ? ' in the scenario' : ''} (first used by fifo ${fifoName(f)}): its tokens are taken as 4 bytes`, 'declare it in the scenario\'s dataTypes');
+        this.issues.warn(
+          this.scenarioFile ?? file,
+          undefined,
+          `data type ${f.type}`,
+          `has no size${this.scenarioFile ? ' in the scenario' : ''} (first used by fifo ${fifoName(f)}): its tokens are taken as 4 bytes`,
+          "declare it in the scenario's dataTypes",
+        );
       }
       bytes = 4;
     }
     const words = Math.ceil(bytes / 4) * 4;
     if (words !== bytes && !this.typeWarned.has(`pad:${f.type}`)) {
       this.typeWarned.add(`pad:${f.type}`);
-      this.issues.warn(this.scenarioFile ?? file, undefined, `data type ${f.type}`, `is ${bytes} bytes: Pipeloom moves whole 4-byte words, so each token is padded to ${words} bytes (transfers and buffers are that much larger)`);
+      this.issues.warn(
+        this.scenarioFile ?? file,
+        undefined,
+        `data type ${f.type}`,
+        `is ${bytes} bytes: Pipeloom moves whole 4-byte words, so each token is padded to ${words} bytes (transfers and buffers are that much larger)`,
+      );
     }
     return words;
   }
@@ -417,7 +579,14 @@ class Context {
     const byOp = this.scenario?.timings.get(path);
     if (!byOp || !byOp.size) {
       if (SPECIAL.has(v.kind)) return 0;
-      if (this.scenario) this.issues.warn(this.scenarioFile!, undefined, element, `has no timing: PREESM's default of ${DEFAULT_TIMING} time units is used`, `add a timing for ${path}`);
+      if (this.scenario)
+        this.issues.warn(
+          this.scenarioFile!,
+          undefined,
+          element,
+          `has no timing: PREESM's default of ${DEFAULT_TIMING} time units is used`,
+          `add a timing for ${path}`,
+        );
       return DEFAULT_TIMING;
     }
     const known = new Set(this.definitionOf.values());
@@ -434,7 +603,12 @@ class Context {
     if (!times.length) return DEFAULT_TIMING;
     const least = times.reduce((a, b) => (b.t < a.t ? b : a));
     if (times.some((x) => x.t !== least.t)) {
-      this.issues.warn(this.scenarioFile!, undefined, element, `has different timings per operator type (${times.map((x) => `${x.op}: ${x.t}`).join(', ')}): a Pipeloom node has one cost, so ${least.op}'s ${least.t} is used`);
+      this.issues.warn(
+        this.scenarioFile!,
+        undefined,
+        element,
+        `has different timings per operator type (${times.map((x) => `${x.op}: ${x.t}`).join(', ')}): a Pipeloom node has one cost, so ${least.op}'s ${least.t} is used`,
+      );
     }
     return least.t;
   }
@@ -443,7 +617,13 @@ class Context {
   private translatable(text: string, file: string, line: number | undefined, element: string): boolean {
     const p = parseExpression(text);
     if (p.ok) return true;
-    this.issues.error(file, line, element, p.error.message, 'Pipeloom evaluates numbers, parameter names, + - * / %, parentheses, min and max: rewrite the expression with those');
+    this.issues.error(
+      file,
+      line,
+      element,
+      p.error.message,
+      'Pipeloom evaluates numbers, parameter names, + - * / %, parentheses, min and max: rewrite the expression with those',
+    );
     return false;
   }
 
@@ -473,7 +653,9 @@ function asExpr(text: string): number | string {
 /** Identifiers replaced by the names they stand for (function names, before "(", kept). */
 function renamed(text: string, rename: Map<string, string>): string {
   if (!rename.size) return text;
-  return text.replace(/(?<![A-Za-z0-9_.])[A-Za-z_][A-Za-z0-9_]*/g, (id: string, at: number) => (/^\s*\(/.test(text.slice(at + id.length)) ? id : (rename.get(id) ?? id)));
+  return text.replace(/(?<![A-Za-z0-9_.])[A-Za-z_][A-Za-z0-9_]*/g, (id: string, at: number) =>
+    /^\s*\(/.test(text.slice(at + id.length)) ? id : (rename.get(id) ?? id),
+  );
 }
 
 /**

@@ -20,7 +20,15 @@ export interface MappedNode {
   line: number;
 }
 
-export function mapActors(doc: ProjectDocument, nodes: MappedNode[], arch: ImportedArch, scenario: Scenario | undefined, topName: string, scenarioFile: string | undefined, issues: Issues): Record<string, string> {
+export function mapActors(
+  doc: ProjectDocument,
+  nodes: MappedNode[],
+  arch: ImportedArch,
+  scenario: Scenario | undefined,
+  topName: string,
+  scenarioFile: string | undefined,
+  issues: Issues,
+): Record<string, string> {
   const allPes = arch.operators.map((op) => arch.peOf.get(op)!);
   const allowed = new Map<string, string[]>();
   const unconstrained: string[] = [];
@@ -36,7 +44,13 @@ export function mapActors(doc: ProjectDocument, nodes: MappedNode[], arch: Impor
     allowed.set(n.id, pes.length ? pes : allPes);
   }
   if (unconstrained.length) {
-    issues.warn(scenarioFile!, undefined, 'constraints', `no operator may run ${unconstrained.join(', ')}: every operator is allowed for them`, 'add them to constraint groups');
+    issues.warn(
+      scenarioFile!,
+      undefined,
+      'constraints',
+      `no operator may run ${unconstrained.join(', ')}: every operator is allowed for them`,
+      'add them to constraint groups',
+    );
   }
 
   // Firings per iteration and the flattened edges, from core (every node mapped provisionally).
@@ -44,7 +58,10 @@ export function mapActors(doc: ProjectDocument, nodes: MappedNode[], arch: Impor
   const { lowered } = lowerDocument(provisional);
   const { doc: flat } = flattenDocument(provisional);
   const q = (id: string) => lowered?.repetitions[id] ?? 1;
-  const groups = loops(nodes.map((n) => n.id), (flat?.app.edges ?? []).map((e) => [e.from.node, e.to.node] as [string, string]));
+  const groups = loops(
+    nodes.map((n) => n.id),
+    (flat?.app.edges ?? []).map((e) => [e.from.node, e.to.node] as [string, string]),
+  );
 
   const byId = new Map(nodes.map((n) => [n.id, n]));
   type Unit = { key: string; work: number; pes: string[] };
@@ -59,7 +76,13 @@ export function mapActors(doc: ProjectDocument, nodes: MappedNode[], arch: Impor
     for (const id of group.slice(1)) pes = pes.filter((pe) => allowed.get(id)!.includes(pe));
     if (!pes.length) {
       pes = allowed.get(group[0])!;
-      issues.warn(scenarioFile!, undefined, `loop ${group.join(', ')}`, `no operator may run all its actors: they are mapped where ${group[0]} may run`, 'allow one operator to run every actor of the loop');
+      issues.warn(
+        scenarioFile!,
+        undefined,
+        `loop ${group.join(', ')}`,
+        `no operator may run all its actors: they are mapped where ${group[0]} may run`,
+        'allow one operator to run every actor of the loop',
+      );
     }
     for (const id of group) units.push({ key: id, work: byId.get(id)!.flops * q(id), pes });
   }

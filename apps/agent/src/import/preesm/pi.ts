@@ -65,19 +65,29 @@ export function readPi(root: XmlElement): PiGraph {
   const graphs = childrenNamed(root, 'graph');
   if (graphs.length !== 1) throw new Error(`a .pi file holds one <graph>, this one ${graphs.length}`);
   const g = graphs[0];
-  const name = childrenNamed(g, 'data').find((d) => attr(d, 'key') === 'name')?.text.trim() ?? '';
+  const name =
+    childrenNamed(g, 'data')
+      .find((d) => attr(d, 'key') === 'name')
+      ?.text.trim() ?? '';
   const vertices: PiVertex[] = [];
   const fifos: PiFifo[] = [];
   const dependencies: PiDependency[] = [];
   for (const e of g.children) {
     const tag = localName(e.name);
     if (tag === 'node') {
-      const refinement = childrenNamed(e, 'data').find((d) => attr(d, 'key') === 'graph_desc')?.text.trim();
+      const refinement = childrenNamed(e, 'data')
+        .find((d) => attr(d, 'key') === 'graph_desc')
+        ?.text.trim();
       vertices.push({
         id: attr(e, 'id') ?? '',
         kind: attr(e, 'kind') ?? '',
         refinement: refinement || undefined,
-        ports: childrenNamed(e, 'port').map((p) => ({ name: attr(p, 'name') ?? '', kind: attr(p, 'kind') ?? '', expr: (attr(p, 'expr') ?? '').trim(), line: p.line })),
+        ports: childrenNamed(e, 'port').map((p) => ({
+          name: attr(p, 'name') ?? '',
+          kind: attr(p, 'kind') ?? '',
+          expr: (attr(p, 'expr') ?? '').trim(),
+          line: p.line,
+        })),
         expr: attr(e, 'expr')?.trim(),
         defaultValue: attr(e, 'defaultValue')?.trim(),
         level: attr(e, 'level'),
@@ -100,7 +110,13 @@ export function readPi(root: XmlElement): PiGraph {
           line: e.line,
         });
       } else if (kind === 'dependency') {
-        dependencies.push({ source: attr(e, 'source') ?? '', sourcePort: attr(e, 'sourceport') || undefined, target: attr(e, 'target') ?? '', targetPort: attr(e, 'targetport') || undefined, line: e.line });
+        dependencies.push({
+          source: attr(e, 'source') ?? '',
+          sourcePort: attr(e, 'sourceport') || undefined,
+          target: attr(e, 'target') ?? '',
+          targetPort: attr(e, 'targetport') || undefined,
+          line: e.line,
+        });
       } else throw new Error(`line ${e.line}: an edge of kind "${kind ?? ''}" (a .pi edge is a fifo or a dependency)`);
     }
   }

@@ -44,7 +44,9 @@ describe('pipeloom import preesm', () => {
     expect(doc.mapping).toMatchObject({ Gen: 'Core0@shm0', Collect: 'Core0@shm0', Display: 'Core0@shm0', Check: 'Core4@shm1' });
     expect(['Core0@shm0', 'Core4@shm1']).toContain(doc.mapping.Bc);
     expect(doc.options.iterations).toBe(10);
-    expect(warnings).toContain("warning: apps/agent/src/import/preesm/fixtures/Scenarios/splitjoin.scenario: actor Check: has no timing: PREESM's default of 100 time units is used (add a timing for splitjoin/Check)");
+    expect(warnings).toContain(
+      "warning: apps/agent/src/import/preesm/fixtures/Scenarios/splitjoin.scenario: actor Check: has no timing: PREESM's default of 100 time units is used (add a timing for splitjoin/Check)",
+    );
     compilesAndRunsExactly(doc);
   });
 
@@ -64,7 +66,7 @@ describe('pipeloom import preesm', () => {
     expect(between[0].bandwidth).toBe(1e9);
   });
 
-  it('a hierarchical actor: its .pi graph as a composite given the parent\'s parameter; sizes in bits read as bits', () => {
+  it("a hierarchical actor: its .pi graph as a composite given the parent's parameter; sizes in bits read as bits", () => {
     const { doc, warnings } = imported('hierarchy.pi', 'hierarchy.scenario');
     expect(doc.params).toEqual({ Width: 16, Frame: 'Width * 2' });
     expect(doc.app.nodes.find((n) => n.id === 'Filter')).toEqual({ id: 'Filter', composite: 'filter', params: { W: 'Width' } });
@@ -86,7 +88,12 @@ describe('pipeloom import preesm', () => {
   it('a delay loop: the delay parameter on the edge with zeros, the loop kept on one PE; without a scenario every operator is allowed', () => {
     const { doc, warnings } = imported('loop.pi');
     expect(doc.params).toEqual({ D: 2 });
-    expect(doc.app.edges.find((e) => e.to.node === 'Acc' && e.to.port === 'state')).toEqual({ from: { node: 'Keep', port: 'out' }, to: { node: 'Acc', port: 'state' }, delay: 'D', init: 0 });
+    expect(doc.app.edges.find((e) => e.to.node === 'Acc' && e.to.port === 'state')).toEqual({
+      from: { node: 'Keep', port: 'out' },
+      to: { node: 'Acc', port: 'state' },
+      delay: 'D',
+      init: 0,
+    });
     expect(doc.mapping.Acc).toBe(doc.mapping.Keep);
     expect(warnings.filter((w) => !w.includes('several operator PEs'))).toEqual([]);
     compilesAndRunsExactly(doc);
@@ -107,7 +114,10 @@ ${body}
   const run = (name: string, body: string) => {
     const file = join(dir, `${name}.pi`);
     writeFileSync(file, pi(body));
-    return importPreesm({ algorithm: file, architecture: SLAM }).issues.map(formatIssue).filter((m) => !m.includes('several operator PEs')).map((m) => m.replace(file, `${name}.pi`));
+    return importPreesm({ algorithm: file, architecture: SLAM })
+      .issues.map(formatIssue)
+      .filter((m) => !m.includes('several operator PEs'))
+      .map((m) => m.replace(file, `${name}.pi`));
   };
   const pair = (outExpr: string, inExpr: string, type = 'int', edgeExtra = '') => `
     <node id="A" kind="actor"><port kind="output" name="o" expr="${outExpr}"/></node>
@@ -115,32 +125,47 @@ ${body}
     <edge kind="fifo" source="A" sourceport="o" target="B" targetport="i" type="${type}">${edgeExtra}</edge>`;
 
   it('an expression Pipeloom does not evaluate, at the port that has it', () => {
-    expect(run('expr', pair('floor(3)', '1'))[0]).toMatch(/^error: .*expr\.pi:8: actor A port o: expression "floor\(3\)": unexpected "\(" at column 6 \(Pipeloom evaluates numbers, parameter names, \+ - \* \/ %, parentheses, min and max: rewrite the expression with those\)$/);
+    expect(run('expr', pair('floor(3)', '1'))[0]).toMatch(
+      /^error: .*expr\.pi:8: actor A port o: expression "floor\(3\)": unexpected "\(" at column 6 \(Pipeloom evaluates numbers, parameter names, \+ - \* \/ %, parentheses, min and max: rewrite the expression with those\)$/,
+    );
   });
 
   it('a rate of 0, a name no parameter gives, an unconnected port', () => {
-    expect(run('zero', pair('0', '1'))).toEqual(['error: zero.pi:8: actor A port o: rate "0" is 0: Pipeloom needs a positive whole number of tokens per firing (remove the port, or give it a rate of 1 or more)']);
-    expect(run('name', pair('K', '1'))[0]).toMatch(/^error: name\.pi:8: actor A port o: expression "K": unknown parameter "K" at column 1 \(every name must be a parameter/);
-    expect(run('open', `<node id="A" kind="actor"><port kind="output" name="o" expr="1"/></node>`)).toEqual(['error: open.pi:7: actor A port o: is connected to no fifo (connect every data port in PREESM)']);
+    expect(run('zero', pair('0', '1'))).toEqual([
+      'error: zero.pi:8: actor A port o: rate "0" is 0: Pipeloom needs a positive whole number of tokens per firing (remove the port, or give it a rate of 1 or more)',
+    ]);
+    expect(run('name', pair('K', '1'))[0]).toMatch(
+      /^error: name\.pi:8: actor A port o: expression "K": unknown parameter "K" at column 1 \(every name must be a parameter/,
+    );
+    expect(run('open', `<node id="A" kind="actor"><port kind="output" name="o" expr="1"/></node>`)).toEqual([
+      'error: open.pi:7: actor A port o: is connected to no fifo (connect every data port in PREESM)',
+    ]);
   });
 
   it('a local delay with a setter, and a type without size, as warnings; the document still imports', () => {
-    const messages = run('delay', `
+    const messages = run(
+      'delay',
+      `
     <node id="A" kind="actor"><port kind="output" name="o" expr="1"/><port kind="input" name="i" expr="1"/></node>
     <node expr="1" id="d" kind="delay" level="local" setter="A" getter=""/>
-    <edge kind="fifo" source="A" sourceport="o" target="A" targetport="i" type="pixel"><data key="delay">d</data></edge>`);
+    <edge kind="fifo" source="A" sourceport="o" target="A" targetport="i" type="pixel"><data key="delay">d</data></edge>`,
+    );
     expect(messages).toEqual([
-      'warning: delay.pi: data type pixel: has no size (first used by fifo A.o -> A.i): its tokens are taken as 4 bytes (declare it in the scenario\'s dataTypes)',
+      "warning: delay.pi: data type pixel: has no size (first used by fifo A.o -> A.i): its tokens are taken as 4 bytes (declare it in the scenario's dataTypes)",
       'warning: delay.pi:9: delay d: has persistence level "local": Pipeloom\'s initial tokens are permanent (each iteration reads the previous one\'s last tokens) (the first iteration reads zeros either way)',
       'warning: delay.pi:9: delay d: has a setter A: its initial tokens are zeros here (Pipeloom fills initial tokens with a constant or a source node (edit "init"))',
     ]);
   });
 
   it('a missing sub-graph and malformed XML, with file and line', () => {
-    expect(run('sub', `<node id="H" kind="actor"><data key="graph_desc">Algo/nowhere.pi</data></node>`)[0]).toMatch(/^error: sub\.pi:7: actor H: its graph Algo\/nowhere\.pi is not found next to sub\.pi/);
+    expect(run('sub', `<node id="H" kind="actor"><data key="graph_desc">Algo/nowhere.pi</data></node>`)[0]).toMatch(
+      /^error: sub\.pi:7: actor H: its graph Algo\/nowhere\.pi is not found next to sub\.pi/,
+    );
     const bad = join(dir, 'bad.pi');
     writeFileSync(bad, '<graphml>\n  <graph>\n</graphml>');
-    expect(importPreesm({ algorithm: bad, architecture: SLAM }).issues.map(formatIssue)).toEqual([`error: ${bad}:3: algorithm: malformed XML: closing tag </graphml> does not match <graph> (line 2) (fix the XML at that position)`]);
+    expect(importPreesm({ algorithm: bad, architecture: SLAM }).issues.map(formatIssue)).toEqual([
+      `error: ${bad}:3: algorithm: malformed XML: closing tag </graphml> does not match <graph> (line 2) (fix the XML at that position)`,
+    ]);
   });
 });
 

@@ -46,7 +46,11 @@ export function readScenario(root: XmlElement): Scenario {
     if (Number.isInteger(top) && top >= 1) s.numberOfTopExecutions = top;
   }
   for (const p of childrenNamed(childNamed(root, 'parameterValues') ?? root, 'parameter')) {
-    s.parameterValues.set(`${attr(p, 'parent') ?? ''}/${attr(p, 'name') ?? ''}`, { type: attr(p, 'type') ?? 'INDEPENDENT', value: (attr(p, 'value') ?? '').trim(), line: p.line });
+    s.parameterValues.set(`${attr(p, 'parent') ?? ''}/${attr(p, 'name') ?? ''}`, {
+      type: attr(p, 'type') ?? 'INDEPENDENT',
+      value: (attr(p, 'value') ?? '').trim(),
+      line: p.line,
+    });
   }
   return s;
 }

@@ -65,7 +65,14 @@ export function readSlam(root: XmlElement): Slam {
     const ends = childrenNamed(x, 'activeInterface').map((a) => attr(a, 'componentRef') ?? '');
     const name = childNamed(x, 'name')?.text.trim() ?? '';
     const d = linkInfo.get(name);
-    return { a: ends[0] ?? '', b: ends[1] ?? '', name, type: (d && attr(d, 'linkType')) ?? 'DataLink', directed: (d && attr(d, 'directedLink')) === 'directed', line: x.line };
+    return {
+      a: ends[0] ?? '',
+      b: ends[1] ?? '',
+      name,
+      type: (d && attr(d, 'linkType')) ?? 'DataLink',
+      directed: (d && attr(d, 'directedLink')) === 'directed',
+      line: x.line,
+    };
   });
   return { name: childNamed(root, 'name')?.text.trim() ?? '', components, links };
 }
@@ -94,11 +101,24 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
     if (!c.instance) issues.error(file, c.line, 'component instance', 'has no instanceName', 'name every component instance');
     else if (byName.has(c.instance)) issues.error(file, c.line, `component ${c.instance}`, 'is declared twice', 'give every component instance its own name');
     else byName.set(c.instance, c);
-    if (c.type === '') issues.warn(file, c.line, `component ${c.instance}`, `its definition "${c.definition}" has no componentDescription, so its type is unknown: it is taken as a communication node`, 'describe it in slam:componentDescriptions');
+    if (c.type === '')
+      issues.warn(
+        file,
+        c.line,
+        `component ${c.instance}`,
+        `its definition "${c.definition}" has no componentDescription, so its type is unknown: it is taken as a communication node`,
+        'describe it in slam:componentDescriptions',
+      );
   }
   const operators = slam.components.filter((c) => c.type === 'Operator').map((c) => c.instance);
   if (!operators.length) {
-    issues.error(file, undefined, `design ${slam.name}`, 'has no operator (no componentDescription of type Operator)', 'an architecture needs at least one operator to run actors');
+    issues.error(
+      file,
+      undefined,
+      `design ${slam.name}`,
+      'has no operator (no componentDescription of type Operator)',
+      'an architecture needs at least one operator to run actors',
+    );
     return undefined;
   }
   if (operators.length > MAX_OPERATORS) {
@@ -114,9 +134,14 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
       continue;
     }
     if (l.directed) issues.warn(file, l.line, `link ${l.name}`, 'is directed; Pipeloom links carry data both ways, so it is imported undirected');
-    for (const [x, y] of [[l.a, l.b], [l.b, l.a]]) next.set(x, [...(next.get(x) ?? []), y]);
+    for (const [x, y] of [
+      [l.a, l.b],
+      [l.b, l.a],
+    ])
+      next.set(x, [...(next.get(x) ?? []), y]);
   }
-  for (const c of slam.components) if (c.type === 'Dma') issues.warn(file, c.line, `DMA ${c.instance}`, 'is not carried over: transfers are timed by the communication nodes alone');
+  for (const c of slam.components)
+    if (c.type === 'Dma') issues.warn(file, c.line, `DMA ${c.instance}`, 'is not carried over: transfers are timed by the communication nodes alone');
 
   // Hosts: operators joined by a memory they reach directly.
   const isMemory = (c: SlamComponent) => c.type === 'parallelComNode' || c.type === 'Mem';
@@ -182,11 +207,25 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
       peOf.set(op, id);
       definitionOf.set(op, byName.get(op)!.definition);
       // Memory is shared by the host's cores; each PE gets its share for buffers.
-      pes.push({ id, host: hostIds[h], kind: 'cpu', memory: memSize ? Math.floor(memSize / ops.length) : DEFAULT_MEMORY, flops: perSecond(1), memoryBandwidth: 1e15 });
+      pes.push({
+        id,
+        host: hostIds[h],
+        kind: 'cpu',
+        memory: memSize ? Math.floor(memSize / ops.length) : DEFAULT_MEMORY,
+        flops: perSecond(1),
+        memoryBandwidth: 1e15,
+      });
     }
     const speeds = mems.map((m) => speedOf(m.instance)).filter((s): s is number => s !== undefined);
     const speed = speeds.length ? Math.min(...speeds) : undefined;
-    if (ops.length > 1 && speed === undefined) issues.warn(file, mems[0]?.line, `memory ${hostMemories[h][0]}`, 'has no speed: the cores sharing it are linked at 1 byte per time unit', 'give its parallelComNode a slam:speed');
+    if (ops.length > 1 && speed === undefined)
+      issues.warn(
+        file,
+        mems[0]?.line,
+        `memory ${hostMemories[h][0]}`,
+        'has no speed: the cores sharing it are linked at 1 byte per time unit',
+        'give its parallelComNode a slam:speed',
+      );
     for (let i = 0; i < ops.length; i++) {
       for (let j = i + 1; j < ops.length; j++) {
         links.push({ a: peOf.get(ops[i])!, b: peOf.get(ops[j])!, kind: 'loopback', bandwidth: perSecond(speed ?? 1), latency: 0, duplex: true });
@@ -223,11 +262,24 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
     }
   }
   for (const op of operators) {
-    if (!(next.get(op) ?? []).length && operators.length > 1) issues.warn(file, byName.get(op)!.line, `operator ${op}`, 'is linked to nothing: no data can reach it, so actors mapped on it are alone', 'link it to a communication node');
+    if (!(next.get(op) ?? []).length && operators.length > 1)
+      issues.warn(
+        file,
+        byName.get(op)!.line,
+        `operator ${op}`,
+        'is linked to nothing: no data can reach it, so actors mapped on it are alone',
+        'link it to a communication node',
+      );
   }
   const multi = hostOps.map((ops, h) => (ops.length > 1 ? `${hostIds[h]} (${ops.length})` : '')).filter(Boolean);
   if (multi.length) {
-    issues.warn(file, undefined, `design ${slam.name}`, `hosts ${multi.join(', ')} have several operator PEs: the document compiles and predicts, but an agent serves one CPU PE per host (cpu@<host>), so \`pipeloom run\` needs one operator per host`, 'for a run, map the actors of each host onto one core, or describe each core as its own memory in the S-LAM');
+    issues.warn(
+      file,
+      undefined,
+      `design ${slam.name}`,
+      `hosts ${multi.join(', ')} have several operator PEs: the document compiles and predicts, but an agent serves one CPU PE per host (cpu@<host>), so \`pipeloom run\` needs one operator per host`,
+      'for a run, map the actors of each host onto one core, or describe each core as its own memory in the S-LAM',
+    );
   }
   return { arch: { hosts: hostIds.map((id) => ({ id })), pes, links }, peOf, definitionOf, operators };
 }

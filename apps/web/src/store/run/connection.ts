@@ -109,7 +109,10 @@ export function connectionSlice(ctx: RunContext, connect: (url: string) => Socke
   const slice = {
     async connect(): Promise<void> {
       const { urls, token } = store.getState();
-      const list = urls.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
+      const list = urls
+        .split(/[\s,]+/)
+        .map((s) => s.trim())
+        .filter(Boolean);
       if (!list.length) {
         store.setState({ connection: 'failed', connectError: 'enter at least one agent URL, e.g. ws://127.0.0.1:7070' });
         return;

@@ -1,4 +1,20 @@
-import { analyze, calibrationFrom, checkAgentKernels, measuredTimes, type BagCounts, type BagGraph, type Calibration, type DeployOptions, type Diagnostic, type ImplementationGraph, type MeasuredTimes, type ProjectDocument, type RunHandle, type RunOptions, type RunResult } from '@pipeloom/core';
+import {
+  analyze,
+  calibrationFrom,
+  checkAgentKernels,
+  measuredTimes,
+  type BagCounts,
+  type BagGraph,
+  type Calibration,
+  type DeployOptions,
+  type Diagnostic,
+  type ImplementationGraph,
+  type MeasuredTimes,
+  type ProjectDocument,
+  type RunHandle,
+  type RunOptions,
+  type RunResult,
+} from '@pipeloom/core';
 import { CALIBRATE_ITERATIONS, freshness, type BagStartOptions, type RunContext } from './state.js';
 import type { TraceSlice } from './trace.js';
 
@@ -12,7 +28,10 @@ export function runsSlice(ctx: RunContext, trace: TraceSlice, publishMs: number)
   /** A run's deploy options: the setting's cap, and each host's step into the state as it is reported. */
   const deployOptions = (): DeployOptions => {
     const { deployTimeout } = store.getState();
-    return { ...(deployTimeout > 0 ? { deployTimeout: deployTimeout * 1000, deployTimeoutName: 'deploy time limit (Run settings)' } : {}), onDeploy: (deploy) => store.setState({ deploy }) };
+    return {
+      ...(deployTimeout > 0 ? { deployTimeout: deployTimeout * 1000, deployTimeoutName: 'deploy time limit (Run settings)' } : {}),
+      onDeploy: (deploy) => store.setState({ deploy }),
+    };
   };
 
   /** Publishes the run's numbers while it goes and its outcome when it ends (static and task-bag runs alike). */
@@ -28,14 +47,22 @@ export function runsSlice(ctx: RunContext, trace: TraceSlice, publishMs: number)
       trace.reset();
       return result;
     }
-    if (result.seconds > 0 && ctx.progress) ctx.progress = { ...ctx.progress, elapsed: result.seconds, iterationsPerSecond: ctx.progress.cycle / result.seconds };
+    if (result.seconds > 0 && ctx.progress)
+      ctx.progress = { ...ctx.progress, elapsed: result.seconds, iterationsPerSecond: ctx.progress.cycle / result.seconds };
     // The bag's final counts: a last onBag may not have come (a run refused before it started).
     if (result.bag && ctx.bagNow) ctx.bagNow = { ...ctx.bagNow, ...pickCounts(result.bag) };
     store.setState({
       status: result.ok ? 'done' : stopped ? 'stopped' : 'failed',
       streaming: false,
       failure: result.failure,
-      result: { ok: result.ok, seconds: result.seconds, cycles: result.cycles, reports: result.reports, dropped: result.dropped, ...(result.bag ? { bag: result.bag } : {}) },
+      result: {
+        ok: result.ok,
+        seconds: result.seconds,
+        cycles: result.cycles,
+        reports: result.reports,
+        dropped: result.dropped,
+        ...(result.bag ? { bag: result.bag } : {}),
+      },
     });
     trace.publish();
     return result;
@@ -92,7 +119,16 @@ export function runsSlice(ctx: RunContext, trace: TraceSlice, publishMs: number)
       store.setState({ status: 'running', streaming: true, failure: undefined, result: undefined, deploy: undefined });
       const { iterations, emulateLinks, sync } = store.getState();
       ctx.runIterations = iterations;
-      ctx.handle = c.run(ig, { iterations, ...deployOptions(), emulateLinks, emulateDevices: extra.emulateDevices, sync: sync ?? 'self-timed', keepEvents: false, onEvents: (ev) => trace.ingest(ev), onProgress: (p) => trace.progress(p) });
+      ctx.handle = c.run(ig, {
+        iterations,
+        ...deployOptions(),
+        emulateLinks,
+        emulateDevices: extra.emulateDevices,
+        sync: sync ?? 'self-timed',
+        keepEvents: false,
+        onEvents: (ev) => trace.ingest(ev),
+        onProgress: (p) => trace.progress(p),
+      });
       return follow(ctx.handle);
     },
 
@@ -129,7 +165,11 @@ export function runsSlice(ctx: RunContext, trace: TraceSlice, publishMs: number)
      * waited for on its own), and the steady cycles' mean firing and transfer times become the
      * calibration. Resolves with it, or null when a run fails or the agents refuse the plan.
      */
-    async calibrate(doc: ProjectDocument, compiled: { overlap: ImplementationGraph; noOverlap: ImplementationGraph }, now = () => new Date()): Promise<Calibration | null> {
+    async calibrate(
+      doc: ProjectDocument,
+      compiled: { overlap: ImplementationGraph; noOverlap: ImplementationGraph },
+      now = () => new Date(),
+    ): Promise<Calibration | null> {
       if (ctx.handle || !slice.deploy(compiled.noOverlap)) return null;
       const { model } = analyze(doc);
       if (!model) return null;
@@ -145,15 +185,24 @@ export function runsSlice(ctx: RunContext, trace: TraceSlice, publishMs: number)
         ctx.handle = null;
         if (!r.ok) {
           const f = r.failure;
-          const where = f ? `host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}` : 'the run did not finish';
+          const where = f
+            ? `host ${f.host}${f.node ? `, node ${f.node}` : ''}${f.iteration !== undefined ? `, iteration ${f.iteration}` : ''}: ${f.message}`
+            : 'the run did not finish';
           store.setState({ status: 'idle', calibration: { error: `calibrating ${ig.overlap ? 'with' : 'without'} overlap failed on ${where}` } });
           return null;
         }
         Object.assign(adapters, r.adapters);
         runs.push({ ig, measured: measuredTimes(r.events.filter((e) => e.cycle >= ig.fillCycles && e.cycle < total)) });
       }
-      const agents = store.getState().agents.map((a) => a.host).join(', ');
-      const cal = calibrationFrom(model, runs, { machine: { hostname: agents || 'agents', cpu: 'measured by the designer on the connected agents', adapters }, date: now().toISOString(), iterations: CALIBRATE_ITERATIONS });
+      const agents = store
+        .getState()
+        .agents.map((a) => a.host)
+        .join(', ');
+      const cal = calibrationFrom(model, runs, {
+        machine: { hostname: agents || 'agents', cpu: 'measured by the designer on the connected agents', adapters },
+        date: now().toISOString(),
+        iterations: CALIBRATE_ITERATIONS,
+      });
       store.setState({ status: 'idle', calibration: undefined });
       return cal;
     },
@@ -172,4 +221,10 @@ const notConnected = (lost?: string[]): Diagnostic =>
     ? { path: 'run', message: `reconnecting to ${lost.join(', ')}`, hint: 'wait until it is connected again (or press Connect)', severity: 'error' }
     : { path: 'run', message: 'not connected to any agent', hint: 'enter the agent URLs and token, then Connect', severity: 'error' };
 
-const pickCounts = (b: BagCounts): BagCounts => ({ tasks: b.tasks, committed: b.committed, discarded: b.discarded, requeued: b.requeued, recomputed: b.recomputed });
+const pickCounts = (b: BagCounts): BagCounts => ({
+  tasks: b.tasks,
+  committed: b.committed,
+  discarded: b.discarded,
+  requeued: b.requeued,
+  recomputed: b.recomputed,
+});

@@ -1,5 +1,20 @@
 import type { StoreApi } from 'zustand';
-import { TraceAccumulator, type AgentInfo, type BagCounts, type BagRunOptions, type Coordinator, type DeployProgress, type Diagnostic, type FailureReport, type ImplementationGraph, type Progress, type RunHandle, type RunOptions, type RunResult, type TraceMetadata } from '@pipeloom/core';
+import {
+  TraceAccumulator,
+  type AgentInfo,
+  type BagCounts,
+  type BagRunOptions,
+  type Coordinator,
+  type DeployProgress,
+  type Diagnostic,
+  type FailureReport,
+  type ImplementationGraph,
+  type Progress,
+  type RunHandle,
+  type RunOptions,
+  type RunResult,
+  type TraceMetadata,
+} from '@pipeloom/core';
 
 // The Run view's state: connections, the run in progress and its live numbers. The measured
 // trace lives in a column store outside React state (it grows by thousands of events a
@@ -129,5 +144,15 @@ export interface RunContext {
 }
 
 export function runContext(store: StoreApi<RunState>): RunContext {
-  return { store, coordinator: null, handle: null, runIg: null, runIterations: undefined, measured: new TraceAccumulator(), progress: null, bagNow: undefined, timer: undefined };
+  return {
+    store,
+    coordinator: null,
+    handle: null,
+    runIg: null,
+    runIterations: undefined,
+    measured: new TraceAccumulator(),
+    progress: null,
+    bagNow: undefined,
+    timer: undefined,
+  };
 }

@@ -30,7 +30,18 @@ async function bagOf(doc: WrittenDocument): Promise<BagGraph> {
   return out.bag!.graph!;
 }
 
-const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({ host: 'h0', pe: 'gpu0@h0', thread: 'main', kind: 'fire', name: 'I1', iteration: 0, cycle: 0, start, end, ...over });
+const ev = (start: number, end: number, over: Partial<TraceEvent> = {}): TraceEvent => ({
+  host: 'h0',
+  pe: 'gpu0@h0',
+  thread: 'main',
+  kind: 'fire',
+  name: 'I1',
+  iteration: 0,
+  cycle: 0,
+  start,
+  end,
+  ...over,
+});
 
 describe('run store without agents', () => {
   it('live batches land in the column store; cycle time and per-lane utilisation follow them', () => {
@@ -63,7 +74,7 @@ describe('run store without agents', () => {
     expect(run.store.getState()).toMatchObject({ connection: 'failed', connectError: expect.stringContaining('agent URL') });
   });
 
-  it('the strategy is not the run store\'s: seeding takes iterations and sync from the document, never overlap', () => {
+  it("the strategy is not the run store's: seeding takes iterations and sync from the document, never overlap", () => {
     const run = createRunStore({ connect: wsConnect });
     expect(run.seed({ iterations: 7, sync: 'barrier' })).toBe(true);
     expect(run.store.getState()).toMatchObject({ iterations: 7, sync: 'barrier' });
@@ -92,12 +103,23 @@ describe('run store without agents', () => {
     expect(run.measured().length).toBe(0);
   });
 
-  it('opens a saved task-bag trace in place of the last run\'s; a file that is not a trace leaves it and says why', () => {
+  it("opens a saved task-bag trace in place of the last run's; a file that is not a trace leaves it and says why", () => {
     const run = createRunStore({ connect: wsConnect });
     run.ingest([ev(0, 50)]);
     const saved = [
       ev(0, 40, { name: 'projbp[1]@0 (2)', node: 'projbp', cycle: -1, task: { id: 'projbp[1]@0', share: 1, attempt: 2 } }),
-      { host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name: 'bag depth', value: 3, start: 0, end: 0, iteration: -1, cycle: -1 } satisfies TraceEvent,
+      {
+        host: 'coordinator',
+        pe: 'bag',
+        thread: 'bag',
+        kind: 'counter',
+        name: 'bag depth',
+        value: 3,
+        start: 0,
+        end: 0,
+        iteration: -1,
+        cycle: -1,
+      } satisfies TraceEvent,
     ];
     expect(run.openTrace(JSON.stringify(toChromeTrace(saved)), 'bag.json')).toBe(true);
     expect(run.measured().toEvents()).toEqual(saved);
@@ -179,7 +201,9 @@ describe('run store with real agents h0 and h1', () => {
       const m = run.measured();
       expect(m.length).toBe(result!.eventCount);
       const lanes = m.lanes().map((l) => `${l.host}/${l.pe}/${l.thread}`);
-      expect(lanes).toEqual(expect.arrayContaining(['h0/cpu@h0/main', 'h0/gpu0@h0/main', 'h1/gpu0@h1/main', 'h1/cpu@h1/main', 'h0/cpu@h0/send:cpu@h1', 'h1/cpu@h1/recv:cpu@h0']));
+      expect(lanes).toEqual(
+        expect.arrayContaining(['h0/cpu@h0/main', 'h0/gpu0@h0/main', 'h1/gpu0@h1/main', 'h1/cpu@h1/main', 'h0/cpu@h0/send:cpu@h1', 'h1/cpu@h1/recv:cpu@h0']),
+      );
       for (let l = 0; l < m.laneCount; l++) expect(m.laneLength(l)).toBeGreaterThan(0);
       // The consumer fired every iteration.
       const consumer = m.toEvents().filter((e) => e.kind === 'fire' && e.name === 'C');
@@ -233,7 +257,10 @@ describe('run store with real agents h0 and h1', () => {
       run.setFields({ iterations: 6 });
       const result = await run.start(out.overlap!.ig, { emulateDevices: out.standIns });
       expect(result?.ok, JSON.stringify(result?.failure)).toBe(true);
-      const fires = run.measured().toEvents().filter((e) => e.kind === 'fire');
+      const fires = run
+        .measured()
+        .toEvents()
+        .filter((e) => e.kind === 'fire');
       expect(fires.length).toBe(4 * 6);
       for (const f of fires) expect(f.end - f.start, f.name).toBeGreaterThanOrEqual(out.standIns![f.node!] * 1e6 - 1);
       expect(out.standIns!.left).toBeGreaterThan(0.02);
@@ -261,7 +288,7 @@ describe('run store with real agents h0 and h1', () => {
     }
   });
 
-  it('Calibrate runs each strategy\'s fill plus the steady cycles in barrier mode and measures every firing and transfer', async () => {
+  it("Calibrate runs each strategy's fill plus the steady cycles in barrier mode and measures every firing and transfer", async () => {
     const run = await connected();
     try {
       const doc = piic();
@@ -280,7 +307,9 @@ describe('run store with real agents h0 and h1', () => {
       expect(cal!.date).toBe('2026-11-27T10:00:00.000Z');
       expect(cal!.machine.hostname).toBe('h0, h1');
       // Every node on its PE, under each strategy; every transfer of the plan.
-      expect(new Set(cal!.firings.map((f) => `${f.kernel}@${f.pe}`))).toEqual(new Set(['matrix.produce@cpu@h0', 'matrix.increment@gpu0@h0', 'matrix.increment@gpu0@h1', 'matrix.consume@cpu@h1']));
+      expect(new Set(cal!.firings.map((f) => `${f.kernel}@${f.pe}`))).toEqual(
+        new Set(['matrix.produce@cpu@h0', 'matrix.increment@gpu0@h0', 'matrix.increment@gpu0@h1', 'matrix.consume@cpu@h1']),
+      );
       for (const f of cal!.firings) expect(f.seconds).toBeGreaterThan(0);
       expect(cal!.transfers.length).toBeGreaterThanOrEqual(3);
     } finally {
@@ -315,7 +344,10 @@ describe('run store with real agents h0 and h1', () => {
       expect(s.live.cycleTime).toBeCloseTo(result!.seconds / 4, 9);
       // The trace streamed into the column store: one slice per task id, named node@iteration, and the coordinator's counters.
       const events = run.measured().toEvents();
-      const fires = events.filter((e) => e.kind === 'fire').map((e) => e.name).sort();
+      const fires = events
+        .filter((e) => e.kind === 'fire')
+        .map((e) => e.name)
+        .sort();
       expect(fires).toEqual(graph.nodes.flatMap((n) => [0, 1, 2, 3].map((i) => `${n.id}@${i}`)).sort());
       const counters = new Set(events.filter((e) => e.kind === 'counter').map((e) => `${e.host}/${e.pe} ${e.name}`));
       expect(counters).toEqual(new Set(['coordinator/bag bag depth', 'coordinator/bag in flight']));
@@ -362,12 +394,22 @@ describe('run store with real agents h0 and h1', () => {
       expect(result?.ok).toBe(false);
       const s = run.store.getState();
       expect(s.status).toBe('failed');
-      expect(s.failure).toMatchObject({ node: 'C', iteration: 0, message: expect.stringMatching(/^task C@0 of node "C" .* failed 3 times, last on agent h[01]: .*expected/) });
+      expect(s.failure).toMatchObject({
+        node: 'C',
+        iteration: 0,
+        message: expect.stringMatching(/^task C@0 of node "C" .* failed 3 times, last on agent h[01]: .*expected/),
+      });
       expect(['h0', 'h1']).toContain(s.failure!.host);
       expect(s.result).toMatchObject({ ok: false, bag: { committed: expect.any(Number) } });
       expect(s.bag!.committed).toBeLessThan(s.bag!.tasks);
       // The committed tasks' slices stay for the timeline and the export.
-      expect(run.measured().toEvents().filter((e) => e.kind === 'fire').map((e) => e.name)).toEqual(expect.arrayContaining(['P@0', 'I1@0', 'I2@0']));
+      expect(
+        run
+          .measured()
+          .toEvents()
+          .filter((e) => e.kind === 'fire')
+          .map((e) => e.name),
+      ).toEqual(expect.arrayContaining(['P@0', 'I1@0', 'I2@0']));
     } finally {
       run.dispose();
     }
@@ -408,7 +450,12 @@ describe('run store with real agents h0 and h1', () => {
     try {
       expect(run.store.getState(), lastLog()).toMatchObject({ connection: 'connected', connectError: undefined });
       expect(run.deploy(compileOrThrow(piic(), true))).toBe(false);
-      expect(run.store.getState().problems.map((p) => p.message).join('\n')).toContain('no agent serves host h1');
+      expect(
+        run.store
+          .getState()
+          .problems.map((p) => p.message)
+          .join('\n'),
+      ).toContain('no agent serves host h1');
       expect(await run.start(compileOrThrow(piic(), true))).toBeNull();
     } finally {
       run.dispose();
@@ -416,8 +463,8 @@ describe('run store with real agents h0 and h1', () => {
   });
 });
 
-describe('a run\'s deploy in the store, on real agents', () => {
-  it('each host\'s step shows as the agents report it, and the deploy time limit fails a deploy still under way, naming it', async () => {
+describe("a run's deploy in the store, on real agents", () => {
+  it("each host's step shows as the agents report it, and the deploy time limit fails a deploy still under way, naming it", async () => {
     // I2 (on gpu0@h1) prepares its kernel for ten minutes: the deploy is still under way at the limit.
     const slow = `${root}apps/agent/src/testing/slow-prepare`;
     await loadKernelPackages([slow]);
@@ -456,7 +503,9 @@ describe('run store with a supervised agent (as npm start serves them)', () => {
       expect(run.store.getState().connection).toBe('connected');
       const seen: { connection: string; lost?: string[] }[] = [];
       run.store.subscribe((s) => seen.push({ connection: s.connection, lost: s.lost }));
-      const reconnected = new Promise<void>((resolve) => run.store.subscribe((s, prev) => s.connection === 'connected' && prev.connection === 'reconnecting' && resolve()));
+      const reconnected = new Promise<void>((resolve) =>
+        run.store.subscribe((s, prev) => s.connection === 'connected' && prev.connection === 'reconnecting' && resolve()),
+      );
       const ig = compileOrThrow(example('split-join'), false);
       const first = local.agents[0].process;
       run.setFields({ iterations: 1_000_000 });

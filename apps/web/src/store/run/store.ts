@@ -75,4 +75,4 @@ export type RunStore = ReturnType<typeof createRunStore>;
 /** The designer's Run view state; it outlives the tab so a run keeps going while you edit. */
 export const appRun = createRunStore();
 
-export const useRun = <T,>(run: RunStore, sel: (s: RunState) => T) => useStore(run.store, sel);
+export const useRun = <T>(run: RunStore, sel: (s: RunState) => T) => useStore(run.store, sel);

@@ -18,7 +18,15 @@ export function traceSlice(ctx: RunContext) {
     // per iteration is the elapsed time over the iterations complete.
     let cycleTime = ctx.bagNow ? 0 : a.cycleTime;
     if (!cycleTime && p && p.cycle > 0) cycleTime = p.elapsed / p.cycle;
-    return { cycle: p?.cycle ?? 0, cycles: p?.cycles ?? 0, iterationsPerSecond: p?.iterationsPerSecond ?? 0, cycleTime, elapsed: p?.elapsed ?? 0, events: ctx.measured.columns.length, utilisation };
+    return {
+      cycle: p?.cycle ?? 0,
+      cycles: p?.cycles ?? 0,
+      iterationsPerSecond: p?.iterationsPerSecond ?? 0,
+      cycleTime,
+      elapsed: p?.elapsed ?? 0,
+      events: ctx.measured.columns.length,
+      utilisation,
+    };
   };
 
   const slice = {
@@ -53,8 +61,13 @@ export function traceSlice(ctx: RunContext) {
         return false;
       };
       const { status } = store.getState();
-      if (status === 'running' || status === 'stopping' || status === 'calibrating') return refuse('a run is in progress', 'stop it, or wait for it to end, before opening a trace');
-      if (size > TRACE_FILE_LIMITS.maxChars || text === null) return refuse(`is ${(size / 2 ** 20).toFixed(0)} MiB, more than the ${TRACE_FILE_LIMITS.maxChars / 2 ** 20} MiB a trace may have`, 'export a shorter run (fewer iterations)');
+      if (status === 'running' || status === 'stopping' || status === 'calibrating')
+        return refuse('a run is in progress', 'stop it, or wait for it to end, before opening a trace');
+      if (size > TRACE_FILE_LIMITS.maxChars || text === null)
+        return refuse(
+          `is ${(size / 2 ** 20).toFixed(0)} MiB, more than the ${TRACE_FILE_LIMITS.maxChars / 2 ** 20} MiB a trace may have`,
+          'export a shorter run (fewer iterations)',
+        );
       const r = readChromeTrace(text);
       if (!r.ok) {
         store.setState({ traceProblems: r.diagnostics.map((d) => ({ ...d, path: d.path === 'trace' ? file : `${file}: ${d.path}` })) });
@@ -62,7 +75,15 @@ export function traceSlice(ctx: RunContext) {
       }
       slice.reset();
       ctx.measured.append(r.events);
-      store.setState({ status: 'idle', problems: [], failure: undefined, result: undefined, ran: undefined, traceProblems: [], opened: { file, events: r.events.length, metadata: r.metadata } });
+      store.setState({
+        status: 'idle',
+        problems: [],
+        failure: undefined,
+        result: undefined,
+        ran: undefined,
+        traceProblems: [],
+        opened: { file, events: r.events.length, metadata: r.metadata },
+      });
       slice.publish();
       return true;
     },

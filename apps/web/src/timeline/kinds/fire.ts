@@ -7,6 +7,10 @@ export const fire: EventKind = {
   color: '#3b82f6',
   details: (e) => [
     ...(e.node && e.node !== e.name ? [`node ${e.node}`] : []),
-    ...(e.task ? [`task ${e.task.id}${e.task.share === undefined ? '' : ` · share ${e.task.share}`} · attempt ${e.task.attempt}${e.task.attempt > 1 ? ' (requeued)' : ''}`] : []),
+    ...(e.task
+      ? [
+          `task ${e.task.id}${e.task.share === undefined ? '' : ` · share ${e.task.share}`} · attempt ${e.task.attempt}${e.task.attempt > 1 ? ' (requeued)' : ''}`,
+        ]
+      : []),
   ],
 };

@@ -57,7 +57,10 @@ function counterTrack(s: CounterSeries, order: number): Track {
 
 export const countersKind: TrackKind = {
   id: 'counters',
-  signature: ({ measured }) => counterSeries(measured).map((s) => `${s.lane}/${s.name}`).join(),
+  signature: ({ measured }) =>
+    counterSeries(measured)
+      .map((s) => `${s.lane}/${s.name}`)
+      .join(),
   tracks({ measured }) {
     const n = new Map<number, number>();
     return counterSeries(measured).map((s) => {

@@ -14,7 +14,8 @@ let cache: { store: TraceColumns; version: number; at: number; steps: Map<string
 
 function stepsOf(c: TraceColumns): Map<string, Steps> {
   const now = performance.now();
-  if (!cache || cache.store !== c || (cache.version !== c.version && now - cache.at > REBUILD_MS)) cache = { store: c, version: c.version, at: now, steps: transfersInFlight(c) };
+  if (!cache || cache.store !== c || (cache.version !== c.version && now - cache.at > REBUILD_MS))
+    cache = { store: c, version: c.version, at: now, steps: transfersInFlight(c) };
   return cache.steps;
 }
 

@@ -34,7 +34,13 @@ export const slices: TrackKind = {
         rasterLane(f.px, f.stride, measured, l.measured, f.win, f.x0, f.width, y0, y1, COLORS, named, 40 * f.dpr, stats);
         f.boxes += stats.boxes + markRetries(f.px, f.stride, measured, l.measured, f.win.t0, f.win.t1, f.x0, f.width, y0, y1, RETRY_COLOR, RETRY_STRIPE);
         const scale = f.width / f.dpr / (f.win.t1 - f.win.t0);
-        for (const i of named) f.labels.push({ text: measured.names[measured.name[i]], x0: (measured.start[i] - f.win.t0) * scale, x1: (measured.end[i] - f.win.t0) * scale, y: mid });
+        for (const i of named)
+          f.labels.push({
+            text: measured.names[measured.name[i]],
+            x0: (measured.start[i] - f.win.t0) * scale,
+            x1: (measured.end[i] - f.win.t0) * scale,
+            y: mid,
+          });
       },
       hit(t, slack) {
         if (l.measured < 0) return null;

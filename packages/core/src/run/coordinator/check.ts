@@ -23,7 +23,13 @@ export function checkGraph(ig: ImplementationGraph, agents: readonly AgentInfo[]
     if (!agent) {
       if (missingHosts.has(program.host)) continue;
       missingHosts.add(program.host);
-      out.push(error(`arch.hosts.${program.host}`, `no agent serves host ${program.host} (connected agents serve: ${served})`, `start \`pipeloom agent --name ${program.host}\` on that host and add its URL to --agents`));
+      out.push(
+        error(
+          `arch.hosts.${program.host}`,
+          `no agent serves host ${program.host} (connected agents serve: ${served})`,
+          `start \`pipeloom agent --name ${program.host}\` on that host and add its URL to --agents`,
+        ),
+      );
       continue;
     }
     const pe = agent.pes.find((p) => p.id === program.pe);
@@ -32,7 +38,9 @@ export function checkGraph(ig: ImplementationGraph, agents: readonly AgentInfo[]
         error(
           `mapping.${program.pe}`,
           `agent ${program.host} (${agent.url}) has no PE ${program.pe}; it serves ${agent.pes.map((p) => p.id).join(', ')}`,
-          program.kind === 'gpu' ? 'map the nodes onto a GPU the agent reports, or start the agent with --emulate-gpus N' : 'map the nodes onto a PE the agent reports',
+          program.kind === 'gpu'
+            ? 'map the nodes onto a GPU the agent reports, or start the agent with --emulate-gpus N'
+            : 'map the nodes onto a PE the agent reports',
         ),
       );
       continue;
@@ -41,14 +49,38 @@ export function checkGraph(ig: ImplementationGraph, agents: readonly AgentInfo[]
     // A scan's replicated context is named by its scan, port and worker (document/scan-context.ts).
     const context = total > pe.memory || (pe.limits && largest > pe.limits.maxStorageBufferBindingSize) ? igContextCopies(ig, p) : undefined;
     if (total > pe.memory) {
-      if (context?.groups.length) for (const g of context.groups) out.push(contextOverMemory(g, program.pe, pe.memory, total, `as agent ${program.host} reports`, context.workers.get(g[0].scan) ?? 1));
-      else out.push(error(`mapping.${program.pe}`, `buffers on ${program.pe} need ${total} bytes; agent ${program.host} offers ${pe.memory}`, 'map fewer nodes there or shrink the data'));
+      if (context?.groups.length)
+        for (const g of context.groups)
+          out.push(contextOverMemory(g, program.pe, pe.memory, total, `as agent ${program.host} reports`, context.workers.get(g[0].scan) ?? 1));
+      else
+        out.push(
+          error(
+            `mapping.${program.pe}`,
+            `buffers on ${program.pe} need ${total} bytes; agent ${program.host} offers ${pe.memory}`,
+            'map fewer nodes there or shrink the data',
+          ),
+        );
     }
     const tooBig = pe.limits ? context?.groups.flat().filter((c) => c.bytes > pe.limits!.maxStorageBufferBindingSize) : undefined;
-    if (pe.limits && largest > pe.limits.maxBufferSize && !tooBig?.length) out.push(error(`mapping.${program.pe}`, `a buffer of ${largest} bytes on ${program.pe} exceeds the adapter's maxBufferSize (${pe.limits!.maxBufferSize})`, 'shrink the data'));
+    if (pe.limits && largest > pe.limits.maxBufferSize && !tooBig?.length)
+      out.push(
+        error(
+          `mapping.${program.pe}`,
+          `a buffer of ${largest} bytes on ${program.pe} exceeds the adapter's maxBufferSize (${pe.limits!.maxBufferSize})`,
+          'shrink the data',
+        ),
+      );
     // Kernels bind whole buffers: each must fit one storage binding too.
-    else if (tooBig?.length) for (const c of tooBig) out.push(contextOverBinding(c, program.pe, pe.limits!.maxStorageBufferBindingSize, context!.workers.get(c.scan) ?? 1));
-    else if (pe.limits && largest > pe.limits.maxStorageBufferBindingSize) out.push(error(`mapping.${program.pe}`, `a buffer of ${largest} bytes on ${program.pe} exceeds the adapter's maxStorageBufferBindingSize (${pe.limits.maxStorageBufferBindingSize})`, 'shrink the data, or map its nodes onto a PE with a larger binding limit'));
+    else if (tooBig?.length)
+      for (const c of tooBig) out.push(contextOverBinding(c, program.pe, pe.limits!.maxStorageBufferBindingSize, context!.workers.get(c.scan) ?? 1));
+    else if (pe.limits && largest > pe.limits.maxStorageBufferBindingSize)
+      out.push(
+        error(
+          `mapping.${program.pe}`,
+          `a buffer of ${largest} bytes on ${program.pe} exceeds the adapter's maxStorageBufferBindingSize (${pe.limits.maxStorageBufferBindingSize})`,
+          'shrink the data, or map its nodes onto a PE with a larger binding limit',
+        ),
+      );
     out.push(...requirementProblems(ig, p, pe, agent));
   }
   out.push(...sharedAdapters(agents));
@@ -67,11 +99,24 @@ function requirementProblems(ig: ImplementationGraph, p: number, pe: PeReport, a
     if (!clauses?.length) continue;
     const node = ig.order[s];
     if (!pe.capabilities) {
-      out.push(error(`mapping.${node}`, `node "${node}" requires ${clauses.map((c) => c.text).join(', ')}, but agent ${agent.host} (${agent.url}) reports no capabilities for ${pes[p].pe}`, 'update the agent: its version predates capability reports'));
+      out.push(
+        error(
+          `mapping.${node}`,
+          `node "${node}" requires ${clauses.map((c) => c.text).join(', ')}, but agent ${agent.host} (${agent.url}) reports no capabilities for ${pes[p].pe}`,
+          'update the agent: its version predates capability reports',
+        ),
+      );
       continue;
     }
     const failing = failingClause(pe.capabilities, clauses);
-    if (failing) out.push(error(`mapping.${node}`, `node "${node}" requires ${failing.text}, but ${pes[p].pe} on agent ${agent.host} fails it: ${reported(pe.capabilities, failing)}`, `map "${node}" onto a PE that meets its requires (\`pipeloom agents --match "${clauses.map((c) => c.text).join(',')}"\` lists them), or relax the requirement`));
+    if (failing)
+      out.push(
+        error(
+          `mapping.${node}`,
+          `node "${node}" requires ${failing.text}, but ${pes[p].pe} on agent ${agent.host} fails it: ${reported(pe.capabilities, failing)}`,
+          `map "${node}" onto a PE that meets its requires (\`pipeloom agents --match "${clauses.map((c) => c.text).join(',')}"\` lists them), or relax the requirement`,
+        ),
+      );
   }
   return out;
 }
@@ -90,7 +135,14 @@ export function sharedAdapters(agents: readonly AgentInfo[]): Diagnostic[] {
       if (own.has(key)) continue;
       own.add(key);
       const other = claimed.get(key);
-      if (other && other !== a) out.push(error(`arch.hosts.${a.host}`, `agents ${other.host} (${other.url}) and ${a.host} (${a.url}) run on one machine (${a.machine.hostname}) and both claim its adapter ${c.description ?? c.device ?? '?'}`, 'give each agent its own adapters on that machine (one agent per machine serves all of its GPUs)'));
+      if (other && other !== a)
+        out.push(
+          error(
+            `arch.hosts.${a.host}`,
+            `agents ${other.host} (${other.url}) and ${a.host} (${a.url}) run on one machine (${a.machine.hostname}) and both claim its adapter ${c.description ?? c.device ?? '?'}`,
+            'give each agent its own adapters on that machine (one agent per machine serves all of its GPUs)',
+          ),
+        );
       else claimed.set(key, a);
     }
   }

@@ -106,10 +106,14 @@ function openAgent(url: string, opts: CoordinatorOptions): Promise<AgentConn> {
     }
     const conn = new AgentConn(url, socket);
     let welcomed = false;
-    const timer = later(clock, () => {
-      socket.close(1000, 'timeout');
-      reject(new ConnectError(`agent at ${url} did not answer within ${timeout / 1000} s`));
-    }, timeout);
+    const timer = later(
+      clock,
+      () => {
+        socket.close(1000, 'timeout');
+        reject(new ConnectError(`agent at ${url} did not answer within ${timeout / 1000} s`));
+      },
+      timeout,
+    );
     const samples: { offset: number; rtt: number }[] = [];
     let pes: PeReport[] = [];
     let agentVersion: string | undefined;

@@ -123,7 +123,20 @@ export const byId = <T>(): Record<string, T> => Object.create(null) as Record<st
 
 /** A run's result before anything happened. */
 export function emptyResult(runId: string, iterations: number, cycles: number): RunResult {
-  return { ok: false, runId, iterations, cycles, seconds: 0, events: [], barrierPerCycle: byId(), reports: [], adapters: byId(), dropped: 0, eventCount: 0, memory: byId() };
+  return {
+    ok: false,
+    runId,
+    iterations,
+    cycles,
+    seconds: 0,
+    events: [],
+    barrierPerCycle: byId(),
+    reports: [],
+    adapters: byId(),
+    dropped: 0,
+    eventCount: 0,
+    memory: byId(),
+  };
 }
 
 /** A deploy's watch over `conns` (their progress reports and silence), failing the run through `finish`. */

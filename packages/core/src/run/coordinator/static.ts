@@ -12,10 +12,25 @@ import type { Deploy } from '../deploy-check.js';
 import { later, cancel, type Clock } from '../timers.js';
 import { checkGraph } from './check.js';
 import type { AgentConn, Listener } from './connection.js';
-import { answered, attach, emptyResult, ending, relayTrace, runSecret, stopped, watchDeploy, type OnStoppable, type RunOptions, type RunResult } from './lifecycle.js';
+import {
+  answered,
+  attach,
+  emptyResult,
+  ending,
+  relayTrace,
+  runSecret,
+  stopped,
+  watchDeploy,
+  type OnStoppable,
+  type RunOptions,
+  type RunResult,
+} from './lifecycle.js';
 
 /** What a run's deploy says besides the graph: `Deploy`'s fields that are the same for every host. */
-export type DeploySettings = Pick<Deploy, 'runId' | 'secret' | 'hosts' | 'iterations' | 'cycles' | 'linkRate' | 'emulateLinks' | 'emulateDevices' | 'slow' | 'progressMs'> & { sync: SyncMode };
+export type DeploySettings = Pick<
+  Deploy,
+  'runId' | 'secret' | 'hosts' | 'iterations' | 'cycles' | 'linkRate' | 'emulateLinks' | 'emulateDevices' | 'slow' | 'progressMs'
+> & { sync: SyncMode };
 
 /**
  * The deploy message of each host of `settings.hosts`, keyed by host id. Every PE's program is
@@ -49,7 +64,25 @@ export function deployMessages(ig: ImplementationGraph, settings: DeploySettings
   const kernels = Object.keys(versions).length ? versions : undefined;
   const out = new Map<string, Deploy>();
   for (const { id: host } of hosts) {
-    out.set(host, { type: 'deploy', runId, secret, programs: byHost.get(host)!, hosts, iterations, cycles, pes, buffers, linkRate, emulateLinks, emulateDevices, slow, kernels, sync, plan: plan && planForHosts(plan, programs, [host]), progressMs });
+    out.set(host, {
+      type: 'deploy',
+      runId,
+      secret,
+      programs: byHost.get(host)!,
+      hosts,
+      iterations,
+      cycles,
+      pes,
+      buffers,
+      linkRate,
+      emulateLinks,
+      emulateDevices,
+      slow,
+      kernels,
+      sync,
+      plan: plan && planForHosts(plan, programs, [host]),
+      progressMs,
+    });
   }
   return out;
 }
@@ -92,12 +125,22 @@ export function deployTexts(deploys: ReadonlyMap<string, Deploy>): Map<string, s
 }
 
 /** Deploys `ig` on the agents of its hosts and runs it; a graph that fails `checkGraph` is refused as a failure. */
-export async function runStatic(conns: AgentConn[], clock: Clock, runId: string, ig: ImplementationGraph, opts: RunOptions, onStoppable: OnStoppable): Promise<RunResult> {
+export async function runStatic(
+  conns: AgentConn[],
+  clock: Clock,
+  runId: string,
+  ig: ImplementationGraph,
+  opts: RunOptions,
+  onStoppable: OnStoppable,
+): Promise<RunResult> {
   const hostIds = programHosts(ig);
   const byHost = new Map(conns.map((c) => [c.info.host, c]));
   const cycles = lastStartCycle(ig) + opts.iterations;
   const result = emptyResult(runId, opts.iterations, cycles);
-  const problems = checkGraph(ig, conns.map((c) => c.info)).filter((d) => d.severity === 'error');
+  const problems = checkGraph(
+    ig,
+    conns.map((c) => c.info),
+  ).filter((d) => d.severity === 'error');
   if (problems.length) {
     result.failure = { host: problems[0].path, message: problems.map((d) => d.message).join('; ') };
     return result;
@@ -150,14 +193,30 @@ export async function runStatic(conns: AgentConn[], clock: Clock, runId: string,
           break;
       }
     };
-    cleanups.push(attach(c, listener, (reason) => finish(watch.during({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) disconnected: ${reason}` }))));
+    cleanups.push(
+      attach(c, listener, (reason) => finish(watch.during({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) disconnected: ${reason}` }))),
+    );
   }
 
   // Deploy everywhere, then start everywhere. The deploy waits as long as every agent reports
   // progress; it fails on an agent's silence, or past the optional cap (deploy-watch.ts).
   const waitAll = (type: 'deployed' | 'started') => answered(involved, runId, type, result, finished);
   const hosts = involved.map((c) => ({ id: c.info.host, url: c.url }));
-  const deploys = deployTexts(deployMessages(ig, { runId, secret: runSecret(), hosts, iterations: opts.iterations, cycles, sync: opts.sync ?? 'self-timed', linkRate: opts.linkRate, emulateLinks: opts.emulateLinks, emulateDevices: opts.emulateDevices, slow: opts.slow, progressMs: watch.progressMs }));
+  const deploys = deployTexts(
+    deployMessages(ig, {
+      runId,
+      secret: runSecret(),
+      hosts,
+      iterations: opts.iterations,
+      cycles,
+      sync: opts.sync ?? 'self-timed',
+      linkRate: opts.linkRate,
+      emulateLinks: opts.emulateLinks,
+      emulateDevices: opts.emulateDevices,
+      slow: opts.slow,
+      progressMs: watch.progressMs,
+    }),
+  );
   for (const c of involved) c.sendText(deploys.get(c.info.host)!);
   const deployed = await waitAll('deployed');
   watch.stop();
@@ -169,7 +228,8 @@ export async function runStatic(conns: AgentConn[], clock: Clock, runId: string,
     const beat = () => {
       const now = clock.now();
       for (const c of involved) {
-        if (now - Math.max(c.lastHeard, startMs) > limit) finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) silent for ${limit / 1000} s` });
+        if (now - Math.max(c.lastHeard, startMs) > limit)
+          finish({ host: c.info.host, message: `agent ${c.info.host} (${c.url}) silent for ${limit / 1000} s` });
         else c.send({ type: 'ping', id: -1, t: now });
       }
       heartbeat = later(clock, beat, Math.min(1000, limit / 2));
@@ -191,4 +251,3 @@ export async function runStatic(conns: AgentConn[], clock: Clock, runId: string,
   if (failure) result.failure = failure;
   return result;
 }
-

@@ -14,7 +14,20 @@ import { kernelMajor, TaskBag, type BagCommand, type BagCounts, type BagPe } fro
 import type { BagGraph } from '../taskbag/graph.js';
 import { later, cancel, type Clock } from '../timers.js';
 import type { AgentConn, Listener } from './connection.js';
-import { answered, attach, byId, emptyResult, ending, relayTrace, runSecret, stopped, watchDeploy, type OnStoppable, type RunOptions, type RunResult } from './lifecycle.js';
+import {
+  answered,
+  attach,
+  byId,
+  emptyResult,
+  ending,
+  relayTrace,
+  runSecret,
+  stopped,
+  watchDeploy,
+  type OnStoppable,
+  type RunOptions,
+  type RunResult,
+} from './lifecycle.js';
 
 /** A task-bag run's options (run/taskbag/): the bag's window and the policy's prefetch besides what every run takes. */
 export interface BagRunOptions extends Pick<RunOptions, 'iterations' | 'onProgress' | 'onEvents' | 'keepEvents' | 'emulateDevices' | keyof DeployOptions> {
@@ -41,7 +54,16 @@ export interface BagRunOptions extends Pick<RunOptions, 'iterations' | 'onProgre
 export function checkBag(conns: readonly AgentConn[], graph: BagGraph, only?: readonly string[]): Diagnostic[] {
   const pool = poolOf(conns, only);
   const unknown = only?.filter((id) => !conns.some((c) => c.info.pes.some((p) => p.id === id))) ?? [];
-  if (unknown.length) return [error('run.pes', `no connected agent serves PE ${unknown.join(', ')}`, `name PEs the agents report: ${poolOf(conns).map((p) => p.id).join(', ')}`)];
+  if (unknown.length)
+    return [
+      error(
+        'run.pes',
+        `no connected agent serves PE ${unknown.join(', ')}`,
+        `name PEs the agents report: ${poolOf(conns)
+          .map((p) => p.id)
+          .join(', ')}`,
+      ),
+    ];
   const bag = new TaskBag(graph, pool, { iterations: 1, policy: taskBagPolicy() });
   return bag.unplaceable().map(({ node }) => {
     const why = pool.map((pe) => {
@@ -50,7 +72,13 @@ export function checkBag(conns: readonly AgentConn[], graph: BagGraph, only?: re
       return `${pe.id} on ${pe.host}: ${lacks ? `its agent lacks kernel ${node.kernel} ${node.version} (or has another major version; load it with --kernels)` : failing ? `fails ${failing.text} (${reported(pe.capabilities!, failing)})` : pe.capabilities ? 'its buffers do not fit (memory or binding limits), or the kernel has no WGSL for a GPU' : 'reports no capabilities'}`;
     });
     const clauses = node.requires?.map((c) => c.text).join(',') ?? '';
-    return error(`app.nodes.${node.id}`, `node "${node.id}" has no PE to run on among the connected agents: ${why.join('; ') || 'none connected'}`, clauses ? `connect an agent with a PE that meets ${clauses} (\`pipeloom agents --match "${clauses}"\` lists them), or relax the requirement` : 'connect an agent whose PEs can hold its buffers, or shrink the data');
+    return error(
+      `app.nodes.${node.id}`,
+      `node "${node.id}" has no PE to run on among the connected agents: ${why.join('; ') || 'none connected'}`,
+      clauses
+        ? `connect an agent with a PE that meets ${clauses} (\`pipeloom agents --match "${clauses}"\` lists them), or relax the requirement`
+        : 'connect an agent whose PEs can hold its buffers, or shrink the data',
+    );
   });
 }
 
@@ -59,7 +87,9 @@ function poolOf(conns: readonly AgentConn[], only?: readonly string[]): BagPe[] 
   const pool = conns
     .filter((c) => !c.closed)
     .flatMap((c) => {
-      const kernels = c.info.kernels && new Set(c.info.kernels.filter((k) => typeof k?.id === 'string' && typeof k.version === 'string').map((k) => kernelMajor(k.id, k.version)));
+      const kernels =
+        c.info.kernels &&
+        new Set(c.info.kernels.filter((k) => typeof k?.id === 'string' && typeof k.version === 'string').map((k) => kernelMajor(k.id, k.version)));
       return c.info.pes.map((pe) => ({ id: pe.id, host: c.info.host, capabilities: pe.capabilities, kernels }));
     });
   return only ? pool.filter((pe) => only.includes(pe.id)) : pool;
@@ -70,7 +100,14 @@ function poolOf(conns: readonly AgentConn[], only?: readonly string[]): BagPe[] 
  * capable PEs as they become ready (run/taskbag/bag.ts, run/policy.ts). The agents pull inputs
  * from one another; nothing but tasks and their receipts passes through here.
  */
-export async function runBag(conns: AgentConn[], clock: Clock, runId: string, graph: BagGraph, opts: BagRunOptions, onStoppable: OnStoppable): Promise<RunResult> {
+export async function runBag(
+  conns: AgentConn[],
+  clock: Clock,
+  runId: string,
+  graph: BagGraph,
+  opts: BagRunOptions,
+  onStoppable: OnStoppable,
+): Promise<RunResult> {
   const result = emptyResult(runId, opts.iterations, opts.iterations);
   const heartbeatMs = opts.heartbeat ?? 2000;
   const problems = checkBag(conns, graph, opts.pes);
@@ -79,7 +116,12 @@ export async function runBag(conns: AgentConn[], clock: Clock, runId: string, gr
     return result;
   }
   const involved = conns.filter((c) => !c.closed);
-  const bag = new TaskBag(graph, poolOf(conns, opts.pes), { iterations: opts.iterations, window: opts.window, policy: taskBagPolicy({ prefetch: opts.prefetch }), attempts: opts.attempts });
+  const bag = new TaskBag(graph, poolOf(conns, opts.pes), {
+    iterations: opts.iterations,
+    window: opts.window,
+    policy: taskBagPolicy({ prefetch: opts.prefetch }),
+    attempts: opts.attempts,
+  });
   const perPe: Record<string, number> = byId();
   result.bag = { ...bag.counts, perPe, heartbeat: heartbeatMs };
   let startMs = 0;
@@ -99,7 +141,18 @@ export async function runBag(conns: AgentConn[], clock: Clock, runId: string, gr
     if (depth === lastDepth && flight === lastFlight) return;
     const t = (clock.now() - startMs) * 1000;
     const events: TraceEvent[] = [];
-    const counter = (name: string, value: number): TraceEvent => ({ host: 'coordinator', pe: 'bag', thread: 'bag', kind: 'counter', name, value, start: t, end: t, iteration: -1, cycle: -1 });
+    const counter = (name: string, value: number): TraceEvent => ({
+      host: 'coordinator',
+      pe: 'bag',
+      thread: 'bag',
+      kind: 'counter',
+      name,
+      value,
+      start: t,
+      end: t,
+      iteration: -1,
+      cycle: -1,
+    });
     if (depth !== lastDepth) events.push(counter('bag depth', depth));
     if (flight !== lastFlight) events.push(counter('in flight', flight));
     lastDepth = depth;
@@ -147,7 +200,8 @@ export async function runBag(conns: AgentConn[], clock: Clock, runId: string, gr
           if (bag.counts.committed > before) {
             perPe[m.pe] = (perPe[m.pe] ?? 0) + 1;
             const at = m.id.lastIndexOf('@');
-            if (m.values && typeof m.values === 'object') result.reports.push({ host, node: m.id.slice(0, at), iteration: Number(m.id.slice(at + 1)), values: m.values });
+            if (m.values && typeof m.values === 'object')
+              result.reports.push({ host, node: m.id.slice(0, at), iteration: Number(m.id.slice(at + 1)), values: m.values });
           }
           break;
         }
@@ -179,7 +233,17 @@ export async function runBag(conns: AgentConn[], clock: Clock, runId: string, gr
     const v = findKernel(n.kernel)?.version;
     if (v) kernels[n.kernel] = v;
   }
-  const deploy = JSON.stringify({ type: 'bag-deploy', runId, secret: runSecret(), hosts, nodes: graph.nodes.map((n) => ({ id: n.id, kernel: n.kernel, params: n.params })), kernels, emulateDevices: opts.emulateDevices, slow: opts.slow, progressMs: watch.progressMs } satisfies ToAgent);
+  const deploy = JSON.stringify({
+    type: 'bag-deploy',
+    runId,
+    secret: runSecret(),
+    hosts,
+    nodes: graph.nodes.map((n) => ({ id: n.id, kernel: n.kernel, params: n.params })),
+    kernels,
+    emulateDevices: opts.emulateDevices,
+    slow: opts.slow,
+    progressMs: watch.progressMs,
+  } satisfies ToAgent);
   for (const c of involved) c.sendText(deploy);
   const deployed = await answered(involved, runId, 'deployed', result, finished);
   watch.stop();

@@ -8,7 +8,18 @@ import type { BagGraph, BagGraphNode } from './graph.js';
 // The bag's bookkeeping driven by a little in-memory cluster: each agent runs the tasks given to
 // it in order, one per step; what the tests check is what the coordinator would see.
 
-const node = (id: string, order: number, over: Partial<BagGraphNode> = {}): BagGraphNode => ({ id, order, kernel: 'k', params: {}, stateful: false, gpu: true, inputs: [], outputs: [{ port: 'out', bytes: 64 }], consumers: [], ...over });
+const node = (id: string, order: number, over: Partial<BagGraphNode> = {}): BagGraphNode => ({
+  id,
+  order,
+  kernel: 'k',
+  params: {},
+  stateful: false,
+  gpu: true,
+  inputs: [],
+  outputs: [{ port: 'out', bytes: 64 }],
+  consumers: [],
+  ...over,
+});
 
 /** source -> work[0..K-1] -> sum -> update, update feeding work and itself back with delay 1 (MLEM's shape). */
 function mlemLike(k: number): BagGraph {
@@ -25,7 +36,16 @@ function mlemLike(k: number): BagGraph {
       }),
     );
   }
-  nodes.push(node('work', k + 1, { inputs: Array.from({ length: k }, (_, j) => ({ port: `in${j}`, bytes: 64, element: 'f32' as const, parts: [{ from: 1 + j, port: 'out', delay: 0, offset: 0, bytes: 64, at: 0 }] })) }));
+  nodes.push(
+    node('work', k + 1, {
+      inputs: Array.from({ length: k }, (_, j) => ({
+        port: `in${j}`,
+        bytes: 64,
+        element: 'f32' as const,
+        parts: [{ from: 1 + j, port: 'out', delay: 0, offset: 0, bytes: 64, at: 0 }],
+      })),
+    }),
+  );
   nodes.push(
     node('update', k + 2, {
       inputs: [
@@ -34,7 +54,10 @@ function mlemLike(k: number): BagGraph {
       ],
     }),
   );
-  for (const [i, n] of nodes.entries()) for (const input of n.inputs) for (const p of input.parts) if (!nodes[p.from].consumers.some((c) => c.node === i && c.delay === p.delay)) nodes[p.from].consumers.push({ node: i, delay: p.delay });
+  for (const [i, n] of nodes.entries())
+    for (const input of n.inputs)
+      for (const p of input.parts)
+        if (!nodes[p.from].consumers.some((c) => c.node === i && c.delay === p.delay)) nodes[p.from].consumers.push({ node: i, delay: p.delay });
   return { nodes };
 }
 
@@ -57,7 +80,8 @@ function drive(bag: TaskBag, opts: { onGive?: (g: Given, queues: Map<string, Giv
       log.push(c);
       if (c.type === 'task') {
         // Every input part must be held where the bag says.
-        for (const input of c.task.inputs) for (const p of input.parts ?? []) expect(held.get(p.host)?.has(p.key), `${c.task.id} reads ${p.key} on ${p.host}`).toBe(true);
+        for (const input of c.task.inputs)
+          for (const p of input.parts ?? []) expect(held.get(p.host)?.has(p.key), `${c.task.id} reads ${p.key} on ${p.host}`).toBe(true);
         const g = { host: c.host, task: c.task };
         (queues.get(c.host) ?? queues.set(c.host, []).get(c.host)!).push(g);
         const more = opts.onGive?.(g, queues);
@@ -85,7 +109,7 @@ function drive(bag: TaskBag, opts: { onGive?: (g: Given, queues: Map<string, Giv
 }
 
 describe('the task bag (pure)', () => {
-  it('an input part names its output\'s whole size (a pull\'s answer must be exactly that long)', () => {
+  it("an input part names its output's whole size (a pull's answer must be exactly that long)", () => {
     const graph: BagGraph = {
       nodes: [
         node('source', 0, { outputs: [{ port: 'out', bytes: 256 }], consumers: [{ node: 1, delay: 0 }] }),
@@ -175,26 +199,36 @@ describe('the task bag (pure)', () => {
       failure = cmds.find((c) => c.type === 'fail');
     }
     expect(failure).toMatchObject({ type: 'fail', failure: { host: 'a', node: 'source', iteration: 0 } });
-    expect((failure as { failure: { message: string } }).failure.message).toMatch(/task source@0 of node "source" \(no requirement.*\) failed 3 times, last on agent a: kernel threw/);
+    expect((failure as { failure: { message: string } }).failure.message).toMatch(
+      /task source@0 of node "source" \(no requirement.*\) failed 3 times, last on agent a: kernel threw/,
+    );
   });
 
   it('fails as soon as the last capable PE leaves, naming node, share, iteration, requirement and host', () => {
     const graph = mlemLike(2);
     graph.nodes[1].requires = parseRequires(['kind=gpu'], 'x').clauses;
-    const pool: BagPe[] = [...pes(['a']), { id: 'gpu0@g', host: 'g', capabilities: { kind: 'gpu', software: true, limits: { maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 } } }];
+    const pool: BagPe[] = [
+      ...pes(['a']),
+      { id: 'gpu0@g', host: 'g', capabilities: { kind: 'gpu', software: true, limits: { maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 } } },
+    ];
     const bag = new TaskBag(graph, pool, { iterations: 2, policy: taskBagPolicy() });
     bag.start();
     const out = bag.leave('g', 'socket closed');
     expect(out).toHaveLength(1);
     expect(out[0]).toMatchObject({ type: 'fail', failure: { host: 'g', node: 'work[0]', iteration: 0 } });
-    expect((out[0] as { failure: { message: string } }).failure.message).toMatch(/no capable PE left for task work\[0\]@0, share 0 of node "work\[0\]" \(requires kind=gpu\); the last capable one was on agent g: agent g left: socket closed/);
+    expect((out[0] as { failure: { message: string } }).failure.message).toMatch(
+      /no capable PE left for task work\[0\]@0, share 0 of node "work\[0\]" \(requires kind=gpu\); the last capable one was on agent g: agent g left: socket closed/,
+    );
   });
 
   it('never places a task on a PE failing its requires, nor one whose buffers do not fit', () => {
     const graph = mlemLike(3);
     graph.nodes[2].requires = parseRequires(['kind=gpu'], 'x').clauses;
     graph.nodes[3].outputs[0].bytes = 1 << 28;
-    const pool: BagPe[] = [...pes(['a', 'b']), { id: 'gpu0@g', host: 'g', capabilities: { kind: 'gpu', limits: { maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 } } }];
+    const pool: BagPe[] = [
+      ...pes(['a', 'b']),
+      { id: 'gpu0@g', host: 'g', capabilities: { kind: 'gpu', limits: { maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 } } },
+    ];
     const bag = new TaskBag(graph, pool, { iterations: 3, policy: taskBagPolicy() });
     const { runs, end } = drive(bag);
     expect(end).toEqual({ type: 'finished' });
@@ -210,37 +244,52 @@ describe('the task bag (pure)', () => {
     expect(new TaskBag(graph, pes(['a']), { iterations: 1, policy: taskBagPolicy() }).unplaceable().map((u) => u.node.id)).toEqual(['work[0]']);
   });
 
-  it('random PE pools and requirements: a task never goes to a PE failing its node\'s requires; a node no PE meets is refused before the start', () => {
-    const caps = fc.record({ kind: fc.constantFrom('cpu' as const, 'gpu' as const), cores: fc.integer({ min: 1, max: 16 }), software: fc.boolean(), backend: fc.constantFrom('opengl', 'vulkan') }).map((c): PeCapabilities => (c.kind === 'cpu' ? { kind: 'cpu', cores: c.cores } : { kind: 'gpu', software: c.software, backend: c.backend }));
+  it("random PE pools and requirements: a task never goes to a PE failing its node's requires; a node no PE meets is refused before the start", () => {
+    const caps = fc
+      .record({
+        kind: fc.constantFrom('cpu' as const, 'gpu' as const),
+        cores: fc.integer({ min: 1, max: 16 }),
+        software: fc.boolean(),
+        backend: fc.constantFrom('opengl', 'vulkan'),
+      })
+      .map((c): PeCapabilities => (c.kind === 'cpu' ? { kind: 'cpu', cores: c.cores } : { kind: 'gpu', software: c.software, backend: c.backend }));
     const clause = fc.constantFrom('kind=gpu', 'kind=cpu', 'software=false', 'backend=vulkan', 'cores>=8', 'cores<4');
     fc.assert(
-      fc.property(fc.array(caps, { minLength: 1, maxLength: 6 }), fc.array(fc.array(clause, { maxLength: 2 }), { minLength: 6, maxLength: 6 }), fc.integer({ min: 1, max: 3 }), (pool, requires, iterations) => {
-        const graph = mlemLike(3);
-        graph.nodes.forEach((n, i) => {
-          const parsed = parseRequires(requires[i], 'x');
-          // Contradictory lists are the parser's to refuse; here each list is one a user could write.
-          if (!parsed.diagnostics.length) n.requires = parsed.clauses;
-        });
-        const pes: BagPe[] = pool.map((capabilities, i) => ({ id: `pe${i}`, host: `h${i % 3}`, capabilities }));
-        const bag = new TaskBag(graph, pes, { iterations, policy: taskBagPolicy() });
-        const unmet = graph.nodes.filter((n) => !pes.some((pe) => !n.requires?.length || !failingClause(pe.capabilities!, n.requires)));
-        expect(bag.unplaceable().map((u) => u.node.id)).toEqual(unmet.map((n) => n.id));
-        if (unmet.length) return;
-        const { runs, end } = drive(bag);
-        expect(end).toEqual({ type: 'finished' });
-        for (const r of runs) {
-          const node = graph.nodes.find((n) => r.task.id.startsWith(`${n.id}@`))!;
-          const pe = pes.find((p) => p.id === r.task.pe)!;
-          expect(node.requires?.length ? failingClause(pe.capabilities!, node.requires) : undefined).toBeUndefined();
-        }
-      }),
+      fc.property(
+        fc.array(caps, { minLength: 1, maxLength: 6 }),
+        fc.array(fc.array(clause, { maxLength: 2 }), { minLength: 6, maxLength: 6 }),
+        fc.integer({ min: 1, max: 3 }),
+        (pool, requires, iterations) => {
+          const graph = mlemLike(3);
+          graph.nodes.forEach((n, i) => {
+            const parsed = parseRequires(requires[i], 'x');
+            // Contradictory lists are the parser's to refuse; here each list is one a user could write.
+            if (!parsed.diagnostics.length) n.requires = parsed.clauses;
+          });
+          const pes: BagPe[] = pool.map((capabilities, i) => ({ id: `pe${i}`, host: `h${i % 3}`, capabilities }));
+          const bag = new TaskBag(graph, pes, { iterations, policy: taskBagPolicy() });
+          const unmet = graph.nodes.filter((n) => !pes.some((pe) => !n.requires?.length || !failingClause(pe.capabilities!, n.requires)));
+          expect(bag.unplaceable().map((u) => u.node.id)).toEqual(unmet.map((n) => n.id));
+          if (unmet.length) return;
+          const { runs, end } = drive(bag);
+          expect(end).toEqual({ type: 'finished' });
+          for (const r of runs) {
+            const node = graph.nodes.find((n) => r.task.id.startsWith(`${n.id}@`))!;
+            const pe = pes.find((p) => p.id === r.task.pe)!;
+            expect(node.requires?.length ? failingClause(pe.capabilities!, node.requires) : undefined).toBeUndefined();
+          }
+        },
+      ),
       { numRuns: 150 },
     );
   });
 
-  it('a PE whose device is lost leaves the pool: its task goes elsewhere, it gets no other, the agent\'s outputs stay', () => {
+  it("a PE whose device is lost leaves the pool: its task goes elsewhere, it gets no other, the agent's outputs stay", () => {
     const graph = mlemLike(4);
-    const pool: BagPe[] = [...pes(['a', 'b']), { id: 'gpu0@b', host: 'b', capabilities: { kind: 'gpu', limits: { maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 } } }];
+    const pool: BagPe[] = [
+      ...pes(['a', 'b']),
+      { id: 'gpu0@b', host: 'b', capabilities: { kind: 'gpu', limits: { maxStorageBufferBindingSize: 1 << 27, maxBufferSize: 1 << 28 } } },
+    ];
     const bag = new TaskBag(graph, pool, { iterations: 3, policy: taskBagPolicy() });
     let failedOnce = false;
     const queues = new Map<string, Given[]>();

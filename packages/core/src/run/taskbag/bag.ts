@@ -84,7 +84,8 @@ export function capableOf(node: BagGraphNode, pe: BagPe): boolean {
 }
 
 const shareText = (node: BagGraphNode) => (node.share !== undefined ? `, share ${node.share}` : '');
-const requirementText = (node: BagGraphNode) => (node.requires?.length ? `requires ${node.requires.map((c) => c.text).join(', ')}` : 'no requirement beyond its buffers fitting a PE');
+const requirementText = (node: BagGraphNode) =>
+  node.requires?.length ? `requires ${node.requires.map((c) => c.text).join(', ')}` : 'no requirement beyond its buffers fitting a PE';
 
 export class TaskBag {
   private readonly tasks: Task[];
@@ -235,7 +236,12 @@ export class TaskBag {
     for (const [node, pe] of this.pinned) {
       if (leaving.some((l) => l.id === pe) && this.tasks.some((t) => t.node === node && t.status !== 'committed')) {
         const n = this.graph.nodes[node];
-        return this.fail({ host, pe, node: n.id, message: `node "${n.id}" keeps state across iterations on ${pe}, which left the pool (${reason}); task-bag mode cannot rebuild it: run this document in static mode or restart the run` });
+        return this.fail({
+          host,
+          pe,
+          node: n.id,
+          message: `node "${n.id}" keeps state across iterations on ${pe}, which left the pool (${reason}); task-bag mode cannot rebuild it: run this document in static mode or restart the run`,
+        });
       }
     }
     if (outputsLost) for (const t of this.tasks) if (t.held === host) this.lose(t);
@@ -327,7 +333,12 @@ export class TaskBag {
 
   private noCapable(t: Task, host: string, why: string): BagCommand[] {
     const node = this.graph.nodes[t.node];
-    return this.fail({ host, node: node.id, iteration: t.iteration, message: `no capable PE left for task ${t.id}${shareText(node)} of node "${node.id}" (${requirementText(node)}); the last capable one was on agent ${host}: ${why}` });
+    return this.fail({
+      host,
+      node: node.id,
+      iteration: t.iteration,
+      message: `no capable PE left for task ${t.id}${shareText(node)} of node "${node.id}" (${requirementText(node)}); the last capable one was on agent ${host}: ${why}`,
+    });
   }
 
   private fail(failure: FailureReport): BagCommand[] {
@@ -349,7 +360,13 @@ export class TaskBag {
     for (const t of ready) {
       const node = this.graph.nodes[t.node];
       if (t.attempt >= this.attempts) {
-        return this.fail({ host: t.lastHost ?? 'coordinator', pe: t.pe, node: node.id, iteration: t.iteration, message: `task ${t.id}${shareText(node)} of node "${node.id}" (${requirementText(node)}) failed ${t.attempt} times, last on agent ${t.lastHost ?? '?'}: ${t.lastError ?? 'unknown'}` });
+        return this.fail({
+          host: t.lastHost ?? 'coordinator',
+          pe: t.pe,
+          node: node.id,
+          iteration: t.iteration,
+          message: `task ${t.id}${shareText(node)} of node "${node.id}" (${requirementText(node)}) failed ${t.attempt} times, last on agent ${t.lastHost ?? '?'}: ${t.lastError ?? 'unknown'}`,
+        });
       }
       const pin = this.pinned.get(t.node);
       const capable = pin ? (this.pool.some((pe) => pe.id === pin) ? [pin] : []) : this.capableOf(t.node);
@@ -371,7 +388,19 @@ export class TaskBag {
       t.attempt++;
       t.pe = pe.id;
       t.host = t.lastHost = pe.host;
-      out.push({ type: 'task', host: pe.host, task: { id: t.id, node: t.node, iteration: t.iteration, attempt: t.attempt, pe: pe.id, inputs: this.inputs(t), outputs: node.outputs.map((o) => ({ port: o.port, key: outputKey(node.id, o.port, t.iteration), bytes: o.bytes })) } });
+      out.push({
+        type: 'task',
+        host: pe.host,
+        task: {
+          id: t.id,
+          node: t.node,
+          iteration: t.iteration,
+          attempt: t.attempt,
+          pe: pe.id,
+          inputs: this.inputs(t),
+          outputs: node.outputs.map((o) => ({ port: o.port, key: outputKey(node.id, o.port, t.iteration), bytes: o.bytes })),
+        },
+      });
     }
     return out;
   }

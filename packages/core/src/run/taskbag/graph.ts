@@ -91,21 +91,35 @@ export function bagGraph(model: Model): { graph?: BagGraph; diagnostics: Diagnos
       // Parts tile the port: its size is where the last one ends.
       input.bytes = Math.max(input.bytes, edges.toOffset[e] + edges.bytes[e]);
       const delay = edges.delay[e];
-      input.parts.push({ from: edges.from[e], port: edges.fromPort[e], delay, init: edges.init[e], offset: edges.fromOffset[e], bytes: edges.bytes[e], at: edges.toOffset[e] });
+      input.parts.push({
+        from: edges.from[e],
+        port: edges.fromPort[e],
+        delay,
+        init: edges.init[e],
+        offset: edges.fromOffset[e],
+        bytes: edges.bytes[e],
+        at: edges.toOffset[e],
+      });
       const producer = nodes[edges.from[e]];
       if (!producer.consumers.some((c) => c.node === i && c.delay === delay)) producer.consumers.push({ node: i, delay });
     }
     for (const input of nodes[i].inputs) {
       // A delayed input reads its initial tokens whole (the protocol's `init` is per input).
       if (input.parts.length > 1 && input.parts.some((p) => p.delay > 0)) {
-        diagnostics.push(error(written[i] ?? `app.nodes[${i}]`, `input "${input.port}" of node "${nodes[i].id}" is fed in parts with a delay on one of them; task-bag mode reads a delayed input whole`, 'feed it from one edge, or run this document in static mode'));
+        diagnostics.push(
+          error(
+            written[i] ?? `app.nodes[${i}]`,
+            `input "${input.port}" of node "${nodes[i].id}" is fed in parts with a delay on one of them; task-bag mode reads a delayed input whole`,
+            'feed it from one edge, or run this document in static mode',
+          ),
+        );
       }
     }
   }
   for (let i = 0; i < nodes.length; i++) {
     const n = model.nodes[i];
-    for (const o of portsFor(n.kernel, n.params).outputs) nodes[i].outputs.push({ port: o.name, bytes: outBytes.get(`${i}:${o.name}`) ?? dataTypeBytes(o.type(n.params)) });
+    for (const o of portsFor(n.kernel, n.params).outputs)
+      nodes[i].outputs.push({ port: o.name, bytes: outBytes.get(`${i}:${o.name}`) ?? dataTypeBytes(o.type(n.params)) });
   }
   return diagnostics.length ? { diagnostics } : { graph: { nodes }, diagnostics };
 }
-
