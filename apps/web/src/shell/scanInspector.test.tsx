@@ -84,22 +84,20 @@ describe('the scan node in the designer', () => {
 
   it('the model follows the network and the workers: Kogge-Stone at p = 8 has 17 network applications in 3 levels, Blelloch 14 (11 fired) in 6; undo brings Kogge-Stone back', () => {
     const doc = eightPes();
-    projectStore
-      .getState()
-      .load({
-        ...doc,
-        app: {
-          nodes: [
-            {
-              id: 'scan1',
-              type: 'scan',
-              params: { operator: 'mat.mulmod', network: 'kogge-stone', output: 'inclusive', strategy: 'scan-then-propagate', execution: 'eager', k: 3 },
-            },
-          ],
-          edges: [],
-        },
-        mapping: { scan1: doc.arch.pes.map((p) => p.id) },
-      });
+    projectStore.getState().load({
+      ...doc,
+      app: {
+        nodes: [
+          {
+            id: 'scan1',
+            type: 'scan',
+            params: { operator: 'mat.mulmod', network: 'kogge-stone', output: 'inclusive', strategy: 'scan-then-propagate', execution: 'eager', k: 3 },
+          },
+        ],
+        edges: [],
+      },
+      mapping: { scan1: doc.arch.pes.map((p) => p.id) },
+    });
     projectStore.getState().select({ kind: 'node', id: 'scan1' });
     act(() => root.render(<Inspector />));
     expect(text('scan-p')).toContain('p = 8');
@@ -158,13 +156,11 @@ describe('the scan node in the designer', () => {
 
   it('with nothing feeding in, the model takes its own N; more workers than elements says so instead of a model', () => {
     const doc = eightPes();
-    projectStore
-      .getState()
-      .load({
-        ...doc,
-        app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'serial', k: 3 } }], edges: [] },
-        mapping: { scan1: doc.arch.pes.map((p) => p.id) },
-      });
+    projectStore.getState().load({
+      ...doc,
+      app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'serial', k: 3 } }], edges: [] },
+      mapping: { scan1: doc.arch.pes.map((p) => p.id) },
+    });
     projectStore.getState().select({ kind: 'node', id: 'scan1' });
     act(() => root.render(<Inspector />));
     const n = q('scan-model-n') as HTMLInputElement;
@@ -202,13 +198,11 @@ describe('the scan node in the designer', () => {
 
   it("switching the operator keeps the scan's params and sets the new operator's own; one undo restores them", () => {
     const doc = eightPes();
-    projectStore
-      .getState()
-      .load({
-        ...doc,
-        app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'brent-kung', output: 'exclusive', k: 5 } }], edges: [] },
-        mapping: { scan1: 'cpu@h0' },
-      });
+    projectStore.getState().load({
+      ...doc,
+      app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'brent-kung', output: 'exclusive', k: 5 } }], edges: [] },
+      mapping: { scan1: 'cpu@h0' },
+    });
     projectStore.getState().select({ kind: 'node', id: 'scan1' });
     act(() => root.render(<Inspector />));
     expect((q('param-k') as HTMLInputElement).value).toBe('5');
@@ -224,13 +218,11 @@ describe('the scan node in the designer', () => {
 
   it('Expand draws the plan (its canvas labelled with what it holds), and the chart has a curve per network with this p marked', () => {
     const doc = eightPes();
-    projectStore
-      .getState()
-      .load({
-        ...doc,
-        app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'blelloch', k: 3 } }], edges: [] },
-        mapping: { scan1: doc.arch.pes.map((p) => p.id) },
-      });
+    projectStore.getState().load({
+      ...doc,
+      app: { nodes: [{ id: 'scan1', type: 'scan', params: { operator: 'mat.mulmod', network: 'blelloch', k: 3 } }], edges: [] },
+      mapping: { scan1: doc.arch.pes.map((p) => p.id) },
+    });
     projectStore.getState().select({ kind: 'node', id: 'scan1' });
     act(() => root.render(<Inspector />));
     for (const n of ['serial', 'kogge-stone', 'sklansky', 'brent-kung', 'blelloch'])

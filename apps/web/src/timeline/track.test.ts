@@ -78,20 +78,18 @@ describe('track registry', () => {
     const marker = (label: string): TrackKind => ({
       id: 'test-marker',
       tracks: ({ measured }) =>
-        measured
-          .lanes()
-          .map((l): Track => ({
-            kind: 'test-marker',
-            host: l.host,
-            pe: l.pe,
-            thread: l.thread,
-            order: 5,
-            label,
-            height: 4,
-            measuredLane: -1,
-            paint: (f) => void made.push(`${label}@${f.width}`),
-            hit: () => [label],
-          })),
+        measured.lanes().map((l): Track => ({
+          kind: 'test-marker',
+          host: l.host,
+          pe: l.pe,
+          thread: l.thread,
+          order: 5,
+          label,
+          height: 4,
+          measuredLane: -1,
+          paint: (f) => void made.push(`${label}@${f.width}`),
+          hit: () => [label],
+        })),
     });
     const before = trackKinds().length;
     registerTrackKind(marker('a'));

@@ -91,12 +91,10 @@ describe('expressions', () => {
       e: fc.oneof(
         { depthSize: 'small', withCrossShrink: true },
         leaf,
-        fc
-          .tuple(tie('e'), fc.constantFrom('+', '-', '*'), tie('e'))
-          .map(([a, op, b]) => ({
-            text: `(${a.text} ${op} ${b.text})`,
-            value: op === '+' ? a.value + b.value : op === '-' ? a.value - b.value : a.value * b.value,
-          })),
+        fc.tuple(tie('e'), fc.constantFrom('+', '-', '*'), tie('e')).map(([a, op, b]) => ({
+          text: `(${a.text} ${op} ${b.text})`,
+          value: op === '+' ? a.value + b.value : op === '-' ? a.value - b.value : a.value * b.value,
+        })),
         fc.tuple(tie('e'), tie('e')).map(([a, b]) => ({ text: `max(${a.text}, ${b.text})`, value: Math.max(a.value, b.value) })),
       ),
     })).e;

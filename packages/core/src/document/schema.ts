@@ -88,32 +88,23 @@ export const nodeSchema = z
   .strictObject({
     id: name,
     kernel: name.optional().meta({ description: 'A kernel id of the registry, e.g. matrix.increment.' }),
-    type: z
-      .literal('scan')
-      .optional()
-      .meta({
-        description:
-          'A macro node: "scan", a prefix scan over an operator kernel (params: operator, network, output, strategy, execution and the operator\'s own), mapped to a list of PEs (its workers).',
-      }),
+    type: z.literal('scan').optional().meta({
+      description:
+        'A macro node: "scan", a prefix scan over an operator kernel (params: operator, network, output, strategy, execution and the operator\'s own), mapped to a list of PEs (its workers).',
+    }),
     composite: name.optional().meta({ description: "A composite of the document's defs." }),
     get graph() {
       return compositeDef.optional();
     },
     params: nodeParams.optional(),
     rates: z.record(z.string(), expr).optional().meta({ description: 'Tokens per firing of each port (default 1).' }),
-    requires: z
-      .array(z.string().max(200))
-      .max(32)
-      .optional()
-      .meta({
-        description:
-          'Capability clauses KEY OP VALUE the PE firing this kernel node must meet (kind, software, backend, vendor, featureLevel, feature, limit.<name>, cores, memory; = != >= <= > <).',
-      }),
-    tasks: expr
-      .optional()
-      .meta({
-        description: 'Kernel nodes whose kernel declares a split: run each firing as this many shares (tasks), then a combine summing them in share order.',
-      }),
+    requires: z.array(z.string().max(200)).max(32).optional().meta({
+      description:
+        'Capability clauses KEY OP VALUE the PE firing this kernel node must meet (kind, software, backend, vendor, featureLevel, feature, limit.<name>, cores, memory; = != >= <= > <).',
+    }),
+    tasks: expr.optional().meta({
+      description: 'Kernel nodes whose kernel declares a split: run each firing as this many shares (tasks), then a combine summing them in share order.',
+    }),
     position: position.optional(),
     collapsed: z.boolean().optional().meta({ description: 'Editor state of a composite node; ignored by the compiler.' }),
     firing: z
