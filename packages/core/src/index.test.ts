@@ -32,6 +32,13 @@ describe("core's index (@pipeloom/core)", () => {
 // examples' kernels (their product code, not their tests or benches). A value they stop using
 // leaves the index, unless it is kept here with the reason.
 const KEPT: Record<string, string> = {};
+// Types no consumer names but the published declarations of the agent do (its inferred types
+// reach them through core's public ones): a type in an exported signature must be nameable.
+const IN_SIGNATURES: Record<string, string> = {
+  NodeId: "ImplementationGraph's node keys, in the agent's compile JSON and PE state",
+  BufferAccess: "Action's reads and writes, in the agent's PE state",
+  PhaseTime: "StrategyPrediction's phases, in the agent's predict JSON",
+};
 
 /** Folders outside core that import it; a file there is a test's or a bench's by its path. */
 const CONSUMERS = ['apps/agent', 'apps/web', 'e2e', 'scripts', 'examples/kernels', 'packages/kernels'];
@@ -107,10 +114,11 @@ describe("core's public surface is what its consumers use", () => {
     expect(Object.keys(KEPT).filter((n) => product.has(n) || !values.includes(n))).toEqual([]);
   });
 
-  it('every type the index exports is used by a consumer', () => {
+  it('every type the index exports is used by a consumer, or named in what consumers use', () => {
     const types = entryExports('./index.ts').filter((n) => n.type);
     expect(types.map((n) => n.name)).toContain('ProjectDocument');
-    expect(types.filter((n) => !anywhere.has(n.name)).map((n) => n.name)).toEqual([]);
+    expect(types.filter((n) => !anywhere.has(n.name) && !(n.name in IN_SIGNATURES)).map((n) => n.name)).toEqual([]);
+    expect(Object.keys(IN_SIGNATURES).filter((n) => anywhere.has(n) || !types.some((t) => t.name === n))).toEqual([]);
   });
 
   it('@pipeloom/core/internal holds what tests and benches outside core use of the rest, and only they import it', () => {

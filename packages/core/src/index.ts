@@ -5,7 +5,7 @@
 // benches outside core reach other parts through '@pipeloom/core/internal'; test documents are
 // in '@pipeloom/core/testing', which may use Node. Neither is published.
 
-export { peId, type Brand, type PeId, type HostId, type BufferId } from './ids.js';
+export { peId, type Brand, type PeId, type HostId, type BufferId, type NodeId } from './ids.js';
 export { formatDiagnostic, type Diagnostic } from './diagnostics.js';
 
 export {
@@ -51,7 +51,7 @@ export { scanModel, speedupCurve } from './scan/model.js';
 export { simulateScan, type ScanCosts, type ScanLinkCost } from './predict/scan-simulate.js';
 export { SCAN_PARAMS, MAX_SCAN_WORKERS, MAX_SCAN_ELEMENTS } from './document/scan.js';
 
-export type { BufferNode, MemoryReport, Action, PeProgram, InitialFill, ImplementationGraph } from './compile/types.js';
+export type { BufferNode, BufferAccess, MemoryReport, Action, PeProgram, InitialFill, ImplementationGraph } from './compile/types.js';
 export { compile, compileModel } from './compile/compile.js';
 export { bufferNode, bufferNodes, colorGroups, bufferIndex, allPrograms, programHosts, type ColorGroup } from './compile/decode.js';
 export { Router } from './compile/route.js';
@@ -62,7 +62,7 @@ export { formatBytes, formatSeconds } from './util/units.js';
 
 export { SYNC_MODES, type SyncMode, type ExecutionMode } from './document/types.js';
 export { slotOf, threshold, type Access, type ActionPlan } from './compile/contract.js';
-export { predict, type Prediction, type PredictOptions, type PredictResult, type StrategyPrediction } from './predict/predict.js';
+export { predict, type Prediction, type PhaseTime, type PredictOptions, type PredictResult, type StrategyPrediction } from './predict/predict.js';
 export { nodeTime, DEFAULT_RATES } from './predict/timing.js';
 export { toChromeTrace, traceMetadata, type ChromeTrace, type ChromeEvent, type TraceMetadata } from './trace/chrome.js';
 export { readChromeTrace, TRACE_FILE_LIMITS } from './trace/chrome-read.js';
