@@ -1,8 +1,8 @@
-// The import graph of a package's source, for the layer tests (core, kernels): which file
-// imports which, read with a regex over import/export-from lines and `import('...')` types
-// (type-only imports count: a type is a dependency too). Test files are left out: a test may
-// use any layer of its package to build what it checks.
-import { readdirSync, readFileSync } from 'node:fs';
+// The import graph of a package's source, for the layer tests (core, kernels, agent, designer):
+// which file imports which, read with a regex over import/export-from lines, `import('...')`,
+// `new URL('....ts', import.meta.url)` (a worker's entry) and a template's fixed part (`../x${ext}`).
+// Type-only imports count: a type is a dependency too. Test files are left out unless asked for.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /** One import: the importing file and the imported one, relative to the source root (`/`-separated). */
@@ -21,61 +21,89 @@ export interface ImportGraph {
   packages: { from: string; spec: string }[];
 }
 
-const IMPORT = /^\s*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+export interface GraphOptions {
+  /** Hold test files to the order too (default: left out; a test may use any layer to build what it checks). */
+  tests?: boolean;
+}
 
-function sourceFiles(dir: string, out: string[] = []): string[] {
+const IMPORT =
+  /^\s*(?:import|export)\b[^;'"`]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"`]([^'"`$]+)|\bnew\s+URL\(\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
+const TEST = /\.test(-worker)?\.(tsx?|mjs)$/;
+
+function sourceFiles(dir: string, tests: boolean, out: string[] = []): string[] {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) sourceFiles(path, out);
-    else if (/\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(path);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'fixtures' && entry.name !== 'node_modules' && entry.name !== '__snapshots__') sourceFiles(path, tests, out);
+    } else if (/\.(tsx?|mjs)$/.test(entry.name) && (tests || !TEST.test(entry.name)) && !entry.name.endsWith('.d.ts')) out.push(path);
   }
   return out;
 }
 
 const posix = (path: string) => path.split(sep).join('/');
 
-/** The import graph of every non-test `.ts`/`.tsx` file under `root`. */
-export function importGraph(root: string): ImportGraph {
-  const files = sourceFiles(root).sort();
+/** `./x.js` as the file it names: `x.ts` or `x.tsx` where one exists. */
+function sourceOf(path: string): string {
+  if (!path.endsWith('.js')) return path;
+  const stem = path.slice(0, -3);
+  return [`${stem}.ts`, `${stem}.tsx`].find((p) => existsSync(p)) ?? `${stem}.ts`;
+}
+
+/** The import graph of every `.ts`/`.tsx`/`.mjs` file under `root` (tests only if asked). */
+export function importGraph(root: string, options: GraphOptions = {}): ImportGraph {
+  const files = sourceFiles(root, options.tests ?? false).sort();
   const graph: ImportGraph = { files: files.map((f) => posix(relative(root, f))), imports: [], packages: [] };
   for (const file of files) {
     const from = posix(relative(root, file));
     for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
-      const spec = match[1] ?? match[2] ?? match[3];
+      const spec = match[1] ?? match[2] ?? match[3] ?? match[4];
+      // `new URL` counts for a module a bundler builds from it (a worker's .ts entry), not for a
+      // file the code only reads or spawns (data, bin/, a thread's .mjs boot).
+      if (match[4] && !/\.tsx?$/.test(spec)) continue;
       if (!spec.startsWith('.')) {
         graph.packages.push({ from, spec });
         continue;
       }
-      const target = resolve(dirname(file), spec.replace(/\.js$/, '.ts').replace(/\.jsx$/, '.tsx'));
-      graph.imports.push({ from, to: posix(relative(root, target)), spec });
+      graph.imports.push({ from, to: posix(relative(root, sourceOf(resolve(dirname(file), spec)))), spec });
     }
   }
   return graph;
 }
 
-/** A file's layer: its top folder under the root, or its own name for a file at the root. */
-export function layerOf(file: string): string {
-  return file.split('/')[0];
+/** A layer order, lowest first: a folder's name, a root file's name, or folders that share a layer (peers import none of each other). */
+export type LayerOrder = readonly (string | readonly string[])[];
+
+/** A file's layer name: its top folder under the root, or for a file at the root `root` where given, else its own name. */
+export function layerOf(file: string, root?: string): string {
+  return file.includes('/') ? file.split('/')[0] : (root ?? file);
 }
 
 /**
- * Every import against `order` (lowest layer first): from a layer to a later one, from or to a
- * layer not in the order, or out of the root. One line each, naming the file and the import.
+ * Every import against `order` (lowest layer first): from a layer to a later one, between two
+ * folders of one layer, from or to a layer not in the order, or out of the root. One line each,
+ * naming the file and the import. `root` names the layer of the files at the root (default: each its own).
  */
-export function layerViolations(graph: ImportGraph, order: readonly string[]): string[] {
-  const rank = new Map(order.map((layer, i) => [layer, i]));
+export function layerViolations(graph: ImportGraph, order: LayerOrder, root?: string): string[] {
+  const rank = new Map<string, number>();
+  order.forEach((layer, i) => (typeof layer === 'string' ? [layer] : layer).forEach((name) => rank.set(name, i)));
+  const layerText = (i: number) => [order[i]].flat().join(', ');
   const out: string[] = [];
   for (const file of graph.files) {
-    if (!rank.has(layerOf(file))) out.push(`${file}: its layer '${layerOf(file)}' has no place in the layer order`);
+    if (!rank.has(layerOf(file, root))) out.push(`${file}: its layer '${layerOf(file, root)}' has no place in the layer order`);
   }
   for (const { from, to, spec } of graph.imports) {
     if (to.startsWith('../')) {
+      // Code outside the package's source; a test may read shared test code and any data.
+      if (TEST.test(from) || !/(\.(tsx?|m?js)|\/[^./]+)$/.test(to)) continue;
       out.push(`${from} imports '${spec}', outside the package's source`);
       continue;
     }
-    const a = rank.get(layerOf(from));
-    const b = rank.get(layerOf(to));
-    if (a !== undefined && b !== undefined && b > a) out.push(`${from} imports '${spec}': ${layerOf(from)} may not import ${layerOf(to)} (a higher layer)`);
+    const [x, y] = [layerOf(from, root), layerOf(to, root)];
+    const a = rank.get(x);
+    const b = rank.get(y);
+    if (a === undefined || b === undefined || x === y) continue;
+    if (b > a) out.push(`${from} imports '${spec}': ${x} may not import ${y} (a higher layer: ${layerText(b)})`);
+    else if (b === a) out.push(`${from} imports '${spec}': ${x} may not import ${y} (the same layer: ${layerText(b)})`);
   }
   return out;
 }
