@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
 //   view), in forks; the agents are processes too, so more workers than cores only queue;
 // - alone: tests that load the whole machine themselves (npm pack and install), one at a time.
 const ALONE = ['apps/agent/src/cli/install.test.ts'];
-const WEB_WITH_AGENTS = ['apps/web/src/run/store.test.ts', 'apps/web/src/run/RunView.test.tsx'];
+const WEB_WITH_AGENTS = ['apps/web/src/store/run/store.test.ts', 'apps/web/src/run/RunView.test.tsx'];
 
 export default defineConfig({
   test: {
