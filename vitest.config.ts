@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
 // Three kinds of test, run one kind after another (sequence.groupOrder), each with the pool and
@@ -8,6 +9,8 @@ import { defineConfig } from 'vitest/config';
 // - alone: tests that load the whole machine themselves (npm pack and install), one at a time.
 const ALONE = ['apps/agent/src/cli/install.test.ts'];
 const WEB_WITH_AGENTS = ['apps/web/src/store/run/store.test.ts', 'apps/web/src/run/RunView.test.tsx'];
+// A file named here that moved would silently fall into another project: say so instead.
+for (const file of [...ALONE, ...WEB_WITH_AGENTS]) if (!existsSync(file)) throw new Error(`vitest.config.ts names ${file}, which does not exist`);
 
 export default defineConfig({
   test: {
