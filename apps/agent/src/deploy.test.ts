@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION, type PeReport } from '@pipeloom/core';
 import { exited, stopAgent } from './local/spawn.js';
 import { root } from './testing/fixtures.js';
+import { selfSignedCert } from './testing/tls.js';
 
 // The files in deploy/ exercised for real: each one's own command line (the systemd unit's
 // ExecStart, the image's ENTRYPOINT + CMD, the DaemonSet's args on that image) starts an agent
@@ -30,29 +31,7 @@ let key: string;
 
 beforeAll(() => {
   tmp = mkdtempSync(join(os.tmpdir(), 'pipeloom-deploy-'));
-  cert = join(tmp, 'cert.pem');
-  key = join(tmp, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
+  ({ cert, key } = selfSignedCert(tmp));
 });
 
 afterAll(() => {

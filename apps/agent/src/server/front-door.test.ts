@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { runFuzzCase, runRunCase } from '../testing/run-fuzz.js';
 import { LoginThrottle } from './security.js';
 import { FrontDoorLog } from './front-door-log.js';
 import { startAgent, type AgentServer } from './server.js';
+import { selfSignedCert } from '../testing/tls.js';
 
 // The front door before login, each against a real agent on
 // loopback, and a fuzz of it from raw sockets. Tests that need an address of their own (the
@@ -182,28 +183,7 @@ describe('4: connections that have not logged in are capped and timed out', () =
 
   it('on a TLS port, a connection that never starts TLS is closed at the login timeout, and a logged-in one outlives it', async () => {
     const dir = mkdtempSync(join(os.tmpdir(), 'pipeloom-tls-'));
-    const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { cert, key } = selfSignedCert(dir);
     const tls = await startAgent({ devices: cpuDevices('h4'), token: TOKEN, port: 0, cert, key, limits: { loginTimeoutMs: 500 } });
     try {
       const ws = new WebSocket(tls.url, { ca: readFileSync(cert) });

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { spawnLocalAgents } from '../local/spawn.js';
 import { acceptUpgrade, FrameSocket } from '../peer/frames.js';
 import { compileOrThrow, connect, piic } from '../testing/fixtures.js';
 import { startAgent, type AgentServer } from './server.js';
+import { selfSignedCert } from '../testing/tls.js';
 
 // Who may touch a run: its coordinator's connection, and peer agents that prove the run's keys.
 
@@ -233,29 +233,7 @@ describe('peer heartbeat', () => {
 describe('peer links between agents that serve TLS', () => {
   it('a two-host run goes over wss between the agents, values exact', async () => {
     const dir = mkdtempSync(join(os.tmpdir(), 'pipeloom-peer-tls-'));
-    const cert = join(dir, 'cert.pem');
-    const key = join(dir, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { cert, key } = selfSignedCert(dir);
     // Each agent trusts the other's certificate as an operator's private CA would be trusted.
     const local = await spawnLocalAgents(['h0', 'h1'], { args: ['--cert', cert, '--key', key], env: { NODE_EXTRA_CA_CERTS: cert } });
     try {

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { CLOSE, PROTOCOL_VERSION } from '@pipeloom/core';
 import { connect } from '../testing/fixtures.js';
 import { originAllowed, RateLimit, tokenMatches } from './security.js';
 import { startAgent, type AgentServer } from './server.js';
+import { selfSignedCert } from '../testing/tls.js';
 
 describe('token and origin checks', () => {
   it('matches only the exact token, whatever the lengths', () => {
@@ -112,29 +112,7 @@ describe('agent front door', () => {
 describe('TLS', () => {
   it('serves wss:// with --cert/--key and authenticates over it', async () => {
     const dir = mkdtempSync(join(os.tmpdir(), 'pipeloom-tls-'));
-    const cert = join(dir, 'cert.pem');
-    const key = join(dir, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { cert, key } = selfSignedCert(dir);
     const tls = await startAgent({
       devices: { host: 'h8', pes: [{ id: 'cpu@h8', kind: 'cpu', name: 'cpu', vendor: os.arch(), memory: 1 << 30 }], gpus: new Map() },
       token: TOKEN,
