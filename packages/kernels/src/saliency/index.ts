@@ -128,6 +128,33 @@ function fftDispatches(p: Params, kernel: string, count: number): DispatchInfo[]
 }
 const statsDispatch = (p: Params): DispatchInfo => ({ module: 'stats', workgroups: [maps(p), 1, 1] });
 
+/**
+ * A per-map normalisation: a stats pass (each map's extremes), then `apply` over every pixel in
+ * the mode its uniform names (0: normalize, 1: Itti's), with the same CPU twin's arguments.
+ */
+function statsKernel(kernel: string, cpu: (input: Float32Array, output: Float32Array, maps: number, px: number) => void, mode: 0 | 1) {
+  return {
+    cpu: ({ params, inputs, outputs }: { params: Params; inputs: Record<string, unknown>; outputs: Record<string, unknown> }) =>
+      cpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params)),
+    gpu: {
+      wgsl: { stats: W.STATS, apply: W.APPLY },
+      dispatches: (p: Params) => [statsDispatch(p), linear('apply', maps(p) * px(p))],
+      prepare: statsThen(
+        kernel,
+        'apply',
+        W.APPLY,
+        (p) =>
+          packWords([
+            ['u', px(p)],
+            ['u', maps(p)],
+            ['u', mode],
+          ]),
+        (p) => maps(p) * px(p),
+      ),
+    },
+  };
+}
+
 export const saliencyKernels: Kernel[] = implement(saliencySpecs, {
   'saliency.image': {
     cpu: ({ params, outputs, state }) => {
@@ -241,44 +268,8 @@ export const saliencyKernels: Kernel[] = implement(saliencySpecs, {
       ),
     },
   },
-  'saliency.normalize': {
-    cpu: ({ params, inputs, outputs }) => normalizeCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params)),
-    gpu: {
-      wgsl: { stats: W.STATS, apply: W.APPLY },
-      dispatches: (p) => [statsDispatch(p), linear('apply', maps(p) * px(p))],
-      prepare: statsThen(
-        'saliency.normalize',
-        'apply',
-        W.APPLY,
-        (p) =>
-          packWords([
-            ['u', px(p)],
-            ['u', maps(p)],
-            ['u', 0],
-          ]),
-        (p) => maps(p) * px(p),
-      ),
-    },
-  },
-  'saliency.itti': {
-    cpu: ({ params, inputs, outputs }) => ittiCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params)),
-    gpu: {
-      wgsl: { stats: W.STATS, apply: W.APPLY },
-      dispatches: (p) => [statsDispatch(p), linear('apply', maps(p) * px(p))],
-      prepare: statsThen(
-        'saliency.itti',
-        'apply',
-        W.APPLY,
-        (p) =>
-          packWords([
-            ['u', px(p)],
-            ['u', maps(p)],
-            ['u', 1],
-          ]),
-        (p) => maps(p) * px(p),
-      ),
-    },
-  },
+  'saliency.normalize': statsKernel('saliency.normalize', normalizeCpu, 0),
+  'saliency.itti': statsKernel('saliency.itti', ittiCpu, 1),
   'saliency.fuse': {
     cpu: ({ params, inputs, outputs }) => fuseCpu(inputs.in as Float32Array, outputs.out as Float32Array, maps(params), px(params), Number(params.threshold)),
     gpu: {
