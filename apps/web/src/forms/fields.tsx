@@ -69,14 +69,7 @@ export function NumberField(props: {
         />
         {props.unit && <span className="unit">{props.unit}</span>}
       </span>
-      {problem ? (
-        <span className="field-error" data-testid={props.testid ? `${props.testid}-error` : undefined}>
-          {problem}
-          {range ? ` (${range})` : ''}
-        </span>
-      ) : range ? (
-        <span className="field-hint">{range}</span>
-      ) : null}
+      {problem ? <FieldError testid={props.testid} problem={problem} range={range} /> : range ? <span className="field-hint">{range}</span> : null}
     </label>
   );
 }
@@ -248,10 +241,7 @@ export function ExprField(props: {
         {props.unit && <span className="unit">{props.unit}</span>}
       </span>
       {problem ? (
-        <span className="field-error" data-testid={props.testid ? `${props.testid}-error` : undefined}>
-          {problem}
-          {range ? ` (${range})` : ''}
-        </span>
+        <FieldError testid={props.testid} problem={problem} range={range} />
       ) : isExpr && props.evaluated !== undefined ? (
         <span className="field-hint" data-testid={props.testid ? `${props.testid}-value` : undefined}>
           = {props.evaluated}
@@ -261,5 +251,15 @@ export function ExprField(props: {
         <span className="field-hint">{range}</span>
       ) : null}
     </label>
+  );
+}
+
+/** A field's problem in words, with the range it must be in where it has one. */
+function FieldError({ testid, problem, range }: { testid?: string; problem: string; range?: string }) {
+  return (
+    <span className="field-error" data-testid={testid ? `${testid}-error` : undefined}>
+      {problem}
+      {range ? ` (${range})` : ''}
+    </span>
   );
 }
