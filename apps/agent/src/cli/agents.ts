@@ -40,6 +40,14 @@ export interface AgentFlags {
   kernels?: string[];
 }
 
+/** The agent flags `run` and `calibrate` share (--agents, --token, --allow-wgsl), with what each parsed of the rest. */
+export function agentFlags(
+  v: { agents?: unknown; token?: unknown; 'allow-wgsl'?: unknown },
+  parsed: Pick<AgentFlags, 'kernelTimeout' | 'kernelLoadTimeout' | 'kernels'>,
+): AgentFlags {
+  return { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, ...parsed };
+}
+
 export interface OpenAgents {
   /** Connected to every agent (`renew` replaces it after a connection was lost). */
   coordinator: Coordinator;

@@ -15,7 +15,7 @@ import {
   type MeasuredTimes,
 } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
-import { clusterOf, openAgents } from './agents.js';
+import { agentFlags, clusterOf, openAgents } from './agents.js';
 import { EXIT_INTERRUPTED, Interrupt, INTERRUPTED } from './interrupt.js';
 import { choice, deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { loadKernelPackages, loadTimeoutFlag, withPackageCalls } from '../kernels/load.js';
@@ -106,14 +106,11 @@ export async function main(argv: string[]): Promise<number> {
   }
   printDiagnostics(diagnostics);
   const interrupt = new Interrupt('calibrate');
-  const agents = await openAgents('calibrate', clusterOf(igs[0]), {
-    agents: v.agents as string | undefined,
-    token: v.token as string | undefined,
-    allowWgsl: v['allow-wgsl'] === true,
-    kernelTimeout,
-    kernelLoadTimeout,
-    kernels: packages.packages.map((p) => p.file),
-  });
+  const agents = await openAgents(
+    'calibrate',
+    clusterOf(igs[0]),
+    agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) }),
+  );
   if (!agents) {
     interrupt.dispose();
     return interrupt.interrupted ? EXIT_INTERRUPTED : EXIT.failure;

@@ -17,7 +17,7 @@ import {
   type RunResult,
 } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
-import { agentsHaving, clusterOf, exitOf, onAgents } from './agents.js';
+import { agentFlags, agentsHaving, clusterOf, exitOf, onAgents } from './agents.js';
 import { deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelPackages, loadTimeoutFlag, withPackageCalls } from '../kernels/load.js';
@@ -158,14 +158,7 @@ export async function main(argv: string[]): Promise<number> {
       deploy,
       format,
       trace: traceFile ? { file: traceFile, as: traceAs } : undefined,
-      agents: {
-        agents: v.agents as string | undefined,
-        token: v.token as string | undefined,
-        allowWgsl: v['allow-wgsl'] === true,
-        kernelTimeout,
-        kernelLoadTimeout,
-        kernels: packages.packages.map((p) => p.file),
-      },
+      agents: agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) }),
     });
   }
   if (Object.keys(slow).length) {
