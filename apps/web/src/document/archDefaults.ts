@@ -8,6 +8,7 @@ export const LINK_DEFAULTS: Record<LinkKind, { bandwidth: number; latency: numbe
   infiniband: { bandwidth: 3.2e9, latency: 5e-6, duplex: true },
   ethernet: { bandwidth: 1.25e9, latency: 50e-6, duplex: true },
   loopback: { bandwidth: 20e9, latency: 1e-6, duplex: true },
+  memory: { bandwidth: 10e9, latency: 1e-6, duplex: true },
 };
 
 export const LINK_KINDS = Object.keys(LINK_DEFAULTS) as LinkKind[];

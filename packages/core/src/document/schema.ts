@@ -30,7 +30,7 @@ export const MAX_PE_LIST = 4096;
  * are one range of slots). A run of N iterations reads only N initial tokens, so more is moot.
  */
 export const MAX_DELAY = 2 ** 30;
-export const LINK_KINDS = ['pcie', 'infiniband', 'ethernet', 'nvlink', 'loopback'] as const;
+export const LINK_KINDS = ['pcie', 'infiniband', 'ethernet', 'nvlink', 'loopback', 'memory'] as const;
 export const PE_KINDS = ['cpu', 'gpu'] as const;
 
 const name = z.string().min(1);

@@ -125,7 +125,8 @@ export interface ApplicationGraph {
 }
 
 export type PeKind = 'cpu' | 'gpu';
-export type LinkKind = 'pcie' | 'infiniband' | 'ethernet' | 'nvlink' | 'loopback';
+// `memory`: two CPU PEs of one host, through the host's shared memory.
+export type LinkKind = 'pcie' | 'infiniband' | 'ethernet' | 'nvlink' | 'loopback' | 'memory';
 
 /** A link's characteristics without its ends, for the shorthands below. */
 export interface LinkSpec {
