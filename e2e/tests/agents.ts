@@ -29,7 +29,7 @@ export async function startAgents(names: string[], token = 'e2e-token-0123456789
   let log = '';
   const listening: Promise<string>[] = [];
   for (const name of names) {
-    const p = spawn(process.execPath, [pipeloomBin(args), 'agent', '--name', name, '--port', '0', '--token', token, ...args], {
+    const p = spawn(process.execPath, [pipeloomBin(), 'agent', '--name', name, '--port', '0', '--token', token, ...args], {
       cwd: ROOT,
       env: { ...process.env, EGL_PLATFORM: 'surfaceless' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -5,7 +5,7 @@ import { startAgent, type AgentServer } from '../server/server.js';
 import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/host-run.js';
 import { DEFAULT_LIMITS, MIN_TOKEN_LENGTH } from '../server/security.js';
 import { parseCommandArgs, seconds } from './args.js';
-import { compileCheck, KERNELS_ENV, loadKernelPackages, loadTimeoutFlag } from '../kernels/load.js';
+import { compileCheck, loadKernelPackages, loadTimeoutFlag, shareWithThreads } from '../kernels/load.js';
 import { kernelManifest, listKernels } from '@pipeloom/kernels';
 import { openDevice } from '../devices/discover.js';
 import { kernelsHelp, loadTimeoutHelp } from './option-help.js';
@@ -206,7 +206,7 @@ export async function main(argv: string[]): Promise<number> {
   });
   if (packages.packages.length) {
     // PE threads load the same files (runtime/pe-worker-boot.mjs).
-    process.env[KERNELS_ENV] = JSON.stringify(packages.packages.map((p) => ({ name: p.name, file: p.file })));
+    shareWithThreads(packages);
     const gpu = devices.gpus.values().next().value;
     if (gpu) {
       const device = await openDevice(gpu);

@@ -11,7 +11,7 @@ import { pipeloomAsync as pipeloom, root } from '../testing/fixtures.js';
 // usage error, Ctrl-C, npx, JSON units, the progress lines and Dawn's start-up notices. In a
 // test run, the CLI built for it (npx runs the checkout's).
 
-const BIN = pipeloomBin([]);
+const BIN = pipeloomBin();
 const version = (JSON.parse(readFileSync(join(root, 'apps/agent/package.json'), 'utf8')) as { version: string }).version;
 const DAWN_NOTICE = /artificially reduced/;
 

@@ -70,8 +70,6 @@ async function until(done: () => boolean): Promise<void> {
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'pipeloom-hostile-'));
-  mkdirSync(join(dir, 'node_modules/@pipeloom'), { recursive: true });
-  symlinkSync(join(root, 'packages/kernels'), join(dir, 'node_modules/@pipeloom/kernels'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

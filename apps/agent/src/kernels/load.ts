@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   checkKernelSpec,
@@ -14,13 +14,15 @@ import {
   type Params,
 } from '@pipeloom/kernels';
 import { DEFAULT_KERNEL_LOAD_TIMEOUT_S, guardKernel, PackageHost } from './package-host.js';
-import type { LoadedPackages } from './package-calls.js';
+import type { LoadedPackages, PackageFile } from './package-calls.js';
+import { buildKernelPackage } from './build-package.js';
 
 // Kernel packages (`--kernels PATH_OR_PACKAGE`): ES modules on this machine's disk, named by
 // its operator, never by a document. Each exports kernels made with defineKernel (named
-// exports, or a default export that is one kernel or a list). Loading registers them in this
-// process's registry; PE threads load the same list again (runtime/pe-worker-boot.mjs reads
-// KERNELS_ENV), since a worker has its own module instances.
+// exports, or a default export that is one kernel or a list), in TypeScript or JavaScript, built
+// to one module first (build-package.ts). Loading registers them in this process's registry;
+// PE threads load the same list again (runtime/pe-worker-boot.mjs reads KERNELS_ENV), since a
+// worker has its own module instances.
 
 /** The environment variable through which PE threads learn the resolved package files. */
 export const KERNELS_ENV = 'PIPELOOM_KERNEL_PACKAGES';
@@ -33,8 +35,9 @@ function resolvePackage(name: string, cwd: string): { file?: string; problem?: s
     if (!existsSync(path)) return { problem: `no such file or folder` };
     if (statSync(path).isDirectory()) {
       try {
-        // A folder is a package: its package.json's exports/main, or index.ts / index.js.
-        return { file: createRequire(`${path}/`).resolve(path) };
+        // A folder is a package: its package.json's main, or index.ts / index.js. Resolved as a
+        // folder ('./' from inside it), never as `path` plus an extension (a sibling `path.json`).
+        return { file: createRequire(join(path, 'package.json')).resolve('./') };
       } catch {
         for (const index of ['index.ts', 'index.js', 'index.mjs']) if (existsSync(resolve(path, index))) return { file: resolve(path, index) };
         return { problem: 'is a folder with no package.json main or exports and no index.ts / index.js' };
@@ -67,17 +70,25 @@ function exportedKernels(mod: Record<string, unknown>): unknown[] {
 /** What the package thread is doing while it imports and checks (kernels/package-host.ts names it when it overruns). */
 export type LoadStep = { package: string; doing: 'importing' } | { package: string; doing: 'checking'; kernel: string } | undefined;
 
-/** Resolves each name to its file; a name that resolves to none is a problem. */
-function resolveAll(names: readonly (string | { name: string; file: string })[], cwd: string, problems: string[]): { name: string; file: string }[] {
-  const out: { name: string; file: string }[] = [];
+/**
+ * Resolves each name to its file and builds it (kernels/build-package.ts); a name that resolves
+ * to none, or a package that does not build, is a problem.
+ */
+async function resolveAll(names: readonly (string | PackageFile)[], cwd: string, problems: string[]): Promise<PackageFile[]> {
+  const out: PackageFile[] = [];
   for (const n of names) {
     if (typeof n !== 'string') {
       out.push(n);
       continue;
     }
     const { file, problem } = resolvePackage(n, cwd);
-    if (file) out.push({ name: n, file });
-    else problems.push(`kernel package ${n}: ${problem}`);
+    if (!file) {
+      problems.push(`kernel package ${n}: ${problem}`);
+      continue;
+    }
+    const built = await buildKernelPackage(file, cwd);
+    if ('module' in built) out.push({ name: n, file, module: built.module });
+    else problems.push(`kernel package ${n} (${file}) failed to load: ${built.problem}`);
   }
   return out;
 }
@@ -89,28 +100,23 @@ function resolveAll(names: readonly (string | { name: string; file: string })[],
  * what is being done (a package's top level runs its own code); `wrap` makes what is registered.
  */
 export async function importKernelPackages(
-  names: readonly (string | { name: string; file: string })[],
+  names: readonly (string | PackageFile)[],
   cwd = process.cwd(),
   step: (s: LoadStep) => void = () => {},
   wrap: (k: Kernel) => Kernel = (k) => k,
 ): Promise<LoadedPackages> {
   const loaded: LoadedPackages = { packages: [], problems: [] };
-  for (const { name, file } of resolveAll(names, cwd, loaded.problems)) {
+  for (const { name, file, module } of await resolveAll(names, cwd, loaded.problems)) {
     let mod: Record<string, unknown>;
     try {
       step({ package: name, doing: 'importing' });
-      mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+      mod = (await import(pathToFileURL(module ?? file).href)) as Record<string, unknown>;
     } catch (e) {
       if (e instanceof KernelDefinitionError) {
         for (const p of e.problems) loaded.problems.push(`kernel package ${name}: ${formatKernelProblem(p)}`);
       } else {
         const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
-        // An installed CLI runs without tsx (a checkout has it): its kernel packages are JavaScript.
-        const ts =
-          /\.[cm]?ts$/.test(file) && (e as NodeJS.ErrnoException).code === 'ERR_UNKNOWN_FILE_EXTENSION'
-            ? ' (an installed pipeloom loads JavaScript: build the package to JavaScript first)'
-            : '';
-        loaded.problems.push(`kernel package ${name} (${file}) failed to load: ${message}${ts}`);
+        loaded.problems.push(`kernel package ${name} (${file}) failed to load: ${message}`);
       }
       continue;
     } finally {
@@ -136,7 +142,7 @@ export async function importKernelPackages(
     }
     const duplicate = registerKernels(kernels.map(wrap), name);
     for (const p of duplicate) loaded.problems.push(`kernel package ${name}: ${formatKernelProblem(p)}`);
-    loaded.packages.push({ name, file, kernels: kernels.filter((k) => !duplicate.some((p) => p.kernel === k.id)).map((k) => k.id) });
+    loaded.packages.push({ name, file, module, kernels: kernels.filter((k) => !duplicate.some((p) => p.kernel === k.id)).map((k) => k.id) });
   }
   return loaded;
 }
@@ -157,7 +163,7 @@ export async function loadKernelPackages(
   opts: { loadTimeoutMs?: number; restart?: boolean } = {},
 ): Promise<LoadedPackages> {
   const problems: string[] = [];
-  const list = resolveAll(names, cwd, problems);
+  const list = await resolveAll(names, cwd, problems);
   if (!list.length) return { packages: [], problems };
   const host = new PackageHost(opts.loadTimeoutMs ?? DEFAULT_KERNEL_LOAD_TIMEOUT_S * 1000, opts.restart ?? false);
   const vetted = await host.load(list);
@@ -258,8 +264,13 @@ export async function loadKernelsFlag(command: string, names: readonly string[] 
   if (!names?.length) return true;
   const loaded = await loadKernelPackages(names, process.cwd(), { loadTimeoutMs });
   for (const p of loaded.problems) console.error(`pipeloom ${command}: ${p}`);
-  process.env[KERNELS_ENV] = JSON.stringify(loaded.packages.map((p) => ({ name: p.name, file: p.file })));
+  shareWithThreads(loaded);
   return loaded.problems.length === 0;
+}
+
+/** Tells this process's PE threads which files to load (runtime/pe-worker-boot.mjs): the ones loaded here, built ones as built. */
+export function shareWithThreads(loaded: LoadedPackages): void {
+  process.env[KERNELS_ENV] = JSON.stringify(loaded.packages.map(({ name, file, module }) => ({ name, file, module })));
 }
 
 /**

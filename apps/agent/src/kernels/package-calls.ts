@@ -4,10 +4,17 @@ import type { KernelSpec, Params } from '@pipeloom/kernels';
 // one of a package kernel's functions, its memo key, and what the package thread is doing now
 // (in shared memory, readable while that thread is stuck in a package's loop).
 
+/** A kernel package as named (`--kernels`), the file it resolved to, and the module built from it that threads import (kernels/build-package.ts). */
+export interface PackageFile {
+  name: string;
+  file: string;
+  module?: string;
+}
+
 /** What loading packages gave (kernels/load.ts importKernelPackages, in whichever thread imported them). */
 export interface LoadedPackages {
-  /** Each package as named and the file it resolved to. */
-  packages: { name: string; file: string; kernels: string[] }[];
+  /** Each package as named, the file it resolved to, and its kernels. */
+  packages: (PackageFile & { kernels: string[] })[];
   /** One line each: the package, what went wrong, the fix. Empty when every package loaded. */
   problems: string[];
 }

@@ -1,6 +1,6 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type { DataType, Kernel, PortSpec } from '@pipeloom/kernels';
-import { callKey, Doing, stableJson, type CallResult, type DoingWhat, type LoadedPackages, type PackageCall } from './package-calls.js';
+import { callKey, Doing, stableJson, type CallResult, type DoingWhat, type LoadedPackages, type PackageCall, type PackageFile } from './package-calls.js';
 
 // Kernel packages' code runs on a thread of its own (package-worker.ts), never on the agent's
 // or the CLI's main thread: importing a package, checking its kernels and every later call of
@@ -34,7 +34,7 @@ export class PackageHost {
   private watchdog?: NodeJS.Timeout;
   private readonly memo = new Map<string, CallResult>();
   /** The packages the thread imports (again, after a restart). */
-  private files: { name: string; file: string }[] = [];
+  private files: PackageFile[] = [];
   /** Each package kernel's id and its package as named. */
   readonly kernels = new Map<string, string>();
   /** Why calls fail from now on: a call overran and this host does not restart its thread (the CLI). */
@@ -50,7 +50,7 @@ export class PackageHost {
   ) {}
 
   /** Imports the packages on the thread and checks their kernels; a package that overruns is a problem naming what it was doing. */
-  async load(list: { name: string; file: string }[]): Promise<LoadedPackages> {
+  async load(list: PackageFile[]): Promise<LoadedPackages> {
     try {
       await this.boot();
       const loaded = await this.request<{ loaded: LoadedPackages }>({ type: 'load', names: list });

@@ -63,9 +63,7 @@ const COPY = `@group(0) @binding(0) var<storage, read> a: array<f32>;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'pipeloom-kernels-'));
-  // As an installed package would, the temporary packages find @pipeloom/kernels in node_modules.
-  mkdirSync(join(dir, 'node_modules/@pipeloom'), { recursive: true });
-  symlinkSync(join(root, 'packages/kernels'), join(dir, 'node_modules/@pipeloom/kernels'));
+  // No node_modules here: the agent and the CLI give a package their own @pipeloom/kernels.
   image = join(dir, 'image');
   cpSync(join(root, 'examples/kernels/image'), image, { recursive: true, filter: (f) => !f.endsWith('.test.ts') });
 });
@@ -113,6 +111,35 @@ describe('a kernel package in a temporary folder', () => {
     expect(r.stderr).toMatch(/failed on host h1, node display, iteration 0: iteration 0: in1\[\d+\] is .*, expected/);
   }, 120_000);
 
+  it('a TypeScript package anywhere on disk, with a dependency of its own and its WGSL in a file beside its code, runs', async () => {
+    const at = join(dir, 'acme-ts');
+    mkdirSync(join(at, 'src'), { recursive: true });
+    mkdirSync(join(at, 'node_modules/acme-sizes'), { recursive: true });
+    writeFileSync(join(at, 'package.json'), JSON.stringify({ name: 'acme-ts', type: 'module', main: 'src/index.ts', dependencies: { 'acme-sizes': '1.0.0' } }));
+    writeFileSync(join(at, 'node_modules/acme-sizes/package.json'), JSON.stringify({ name: 'acme-sizes', type: 'module', exports: './index.js' }));
+    writeFileSync(join(at, 'node_modules/acme-sizes/index.js'), 'export const elements = (p) => Number(p.n);\n');
+    writeFileSync(join(at, 'src/copy.wgsl'), COPY);
+    writeFileSync(
+      join(at, 'src/types.ts'),
+      `import { elements } from 'acme-sizes';\nexport const vec = (p: Record<string, unknown>) => ({ kind: 'vector' as const, element: 'f32' as const, shape: [elements(p)] });\n`,
+    );
+    writeFileSync(
+      join(at, 'src/index.ts'),
+      KERNEL('acme.tscopy', '${wgsl}')
+        .replace(
+          "import { defineKernel } from '@pipeloom/kernels';",
+          `import { readFileSync } from 'node:fs';\nimport { defineKernel } from '@pipeloom/kernels';\nimport { vec } from './types.js';\nconst wgsl: string = readFileSync(new URL('./copy.wgsl', import.meta.url), 'utf8');`,
+        )
+        .replace(/const vec = .*\n/, ''),
+    );
+    const file = join(dir, 'acme-ts.json');
+    writeFileSync(file, JSON.stringify(copyDocument('acme.tscopy')));
+    const r = await pipeloom('run', file, '--kernels', at, '--iterations', '3');
+    expect(r.stderr).not.toContain('kernel package');
+    expect(r.stdout).toContain('run complete');
+    expect(r.status).toBe(0);
+  }, 120_000);
+
   it('an agent without the package refuses the deploy before allocating, naming host, node, kernel and the flag', async () => {
     // This process compiles with the package; the agents were started without it.
     if (!findKernel('image.read')) expect((await loadKernelPackages([image])).problems).toEqual([]);
@@ -138,7 +165,8 @@ describe('bad kernel packages: exit 2, naming the package, the kernel and the fi
     const bad = pkg('broken', 'export const k = {;\n');
     const r = await pipeloom('compile', 'examples/piic.json', '--kernels', bad);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain(`pipeloom compile: kernel package ${bad} (${join(bad, 'index.mjs')}) failed to load:`);
+    // Where the error is, in the package's own file.
+    expect(r.stderr).toContain(`pipeloom compile: kernel package ${bad} (${join(bad, 'index.mjs')}) failed to load: ${join(bad, 'index.mjs')}:1:19:`);
     // pipeloom kernels names it and lists nothing: a list without the package would read as complete.
     const listed = await pipeloom('kernels', '--kernels', bad);
     expect(listed.status).toBe(2);

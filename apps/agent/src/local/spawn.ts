@@ -13,13 +13,11 @@ import { createInterface } from 'node:readline';
 const BIN = fileURLToPath(new URL('../../bin/pipeloom.js', import.meta.url));
 
 /**
- * The `pipeloom` to start with `args`: this one, or in tests the CLI built once per test run
- * (PIPELOOM_TEST_BIN, scripts/test-build.mjs), which starts without compiling TypeScript. A
- * kernel package in TypeScript (`--kernels`) loads through tsx, so that one runs from the sources.
+ * The `pipeloom` to start: this one, or in tests the CLI built once per test run
+ * (PIPELOOM_TEST_BIN, scripts/test-build.mjs), which starts without compiling TypeScript.
  */
-export function pipeloomBin(args: readonly string[]): string {
-  const built = process.env.PIPELOOM_TEST_BIN;
-  return built && !args.some((a) => a === '--kernels' || a.startsWith('--kernels=')) ? built : BIN;
+export function pipeloomBin(): string {
+  return process.env.PIPELOOM_TEST_BIN ?? BIN;
 }
 
 export interface LocalAgent {
@@ -120,7 +118,7 @@ function launch(host: string, token: string, opts: SpawnOptions, port = 0): Laun
     ...(opts.linkRate ? ['--link-rate', String(opts.linkRate)] : []),
     ...(opts.args ?? []),
   ];
-  const child = spawn(process.execPath, ['--expose-gc', pipeloomBin(args), ...args], {
+  const child = spawn(process.execPath, ['--expose-gc', pipeloomBin(), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...opts.env, PIPELOOM_TOKEN: token, EGL_PLATFORM: process.env.EGL_PLATFORM ?? 'surfaceless' },
   });

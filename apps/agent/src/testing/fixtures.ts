@@ -105,7 +105,7 @@ export function pipeloomAsync(...args: string[]): Promise<CliResult> {
 /** pipeloomAsync with these environment variables added. */
 export function pipeloomWithEnv(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [pipeloomBin(args), ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless', ...env } });
+    const child = spawn(process.execPath, [pipeloomBin(), ...args], { cwd: root, env: { ...process.env, EGL_PLATFORM: 'surfaceless', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
