@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,8 @@ import { root } from '../testing/fixtures.js';
 // The installable CLI, as a user gets it: scripts/pack.mjs builds and packs @pipeloom/kernels,
 // core and agent; the three tarballs install together into an empty prefix with npm (their
 // third-party dependencies from npm's cache, else the registry; no dev dependency, no tsx); the
-// installed `pipeloom` then runs --version, compile, predict and run of an example, under this
+// installed `pipeloom` then runs --version, compile, predict, run of an example and lists a
+// TypeScript kernel package's kernels, under this
 // machine's Node and under every Node that scripts/setup.mjs fetched into .cache/node (the
 // current LTS): the versions package.json's engines declares and docs/cli.md lists.
 
@@ -52,13 +53,15 @@ describe('the packed CLI', () => {
       );
       expect(install.status, install.stderr).toBe(0);
       const installed = readdirSync(join(prefix, 'node_modules'));
-      for (const dev of ['tsx', 'typescript', 'vitest', 'esbuild']) expect(installed).not.toContain(dev);
+      for (const dev of ['tsx', 'typescript', 'vitest']) expect(installed).not.toContain(dev);
       expect(existsSync(join(prefix, 'node_modules/@pipeloom/agent/src/cli/main.js'))).toBe(true);
       expect(existsSync(join(prefix, 'node_modules/@pipeloom/agent/src/cli/main.ts'))).toBe(false);
 
       const work = join(tmp, 'work');
       execFileSync('mkdir', ['-p', work]);
       copyFileSync(join(root, 'examples/piic.json'), join(work, 'piic.json'));
+      // A kernel package in TypeScript with no node_modules of its own, as an author writes one.
+      cpSync(join(root, 'examples/kernels/image'), join(work, 'image'), { recursive: true, filter: (f) => !f.endsWith('.test.ts') });
       const bin = join(prefix, 'node_modules/.bin/pipeloom');
       const cli = join(prefix, 'node_modules/@pipeloom/agent/bin/pipeloom.js');
       // This machine's Node through the installed bin (its #! line); the others by path.
@@ -76,6 +79,9 @@ describe('the packed CLI', () => {
         const predicted = pipeloom('predict', 'piic.json', '--format', 'json');
         expect(predicted.status, `${node} predict: ${predicted.stderr}`).toBe(0);
         expect(JSON.parse(predicted.stdout).overlap.cycleTime).toBeGreaterThan(0);
+        const listed = pipeloom('kernels', '--kernels', './image');
+        expect(listed.status, `${node} kernels: ${listed.stderr}`).toBe(0);
+        expect(listed.stdout).toContain('image.read 1.0.0');
         // Local agents too run from the installed package, on the same Node.
         const ran = pipeloom('run', 'piic.json', '--iterations', '3', '--format', 'json');
         expect(ran.status, `${node} run: ${ran.stderr}`).toBe(0);
