@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import {
   type Access,
   type Action,
@@ -25,6 +25,7 @@ import { holdForLink } from './emulate.js';
 import { allocateStaging } from './staging.js';
 import { Counters, counterMemory } from './counters.js';
 import { fillHost } from './initial.js';
+import { keepPeThread, takePeThread } from './pe-threads.js';
 
 // One run on one agent. Each PE of the host runs in its own thread (pe-worker.ts); this main
 // thread holds the host memory (shared with the PE threads), runs the host-to-host lanes
@@ -33,8 +34,6 @@ import { fillHost } from './initial.js';
 
 type Deploy = Extract<ToAgent, { type: 'deploy' }>;
 type Transfer = Extract<Action, { op: 'transfer' }>;
-
-const BOOT = new URL('./pe-worker-boot.mjs', import.meta.url);
 
 const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
 
@@ -178,7 +177,7 @@ export class HostRun {
     if (program.kind === 'gpu' && !handle) return Promise.reject(new Error(`agent ${this.devices.host} has no PE ${program.pe}`));
     // The PE's set-up starts with its thread (loading the kernels takes a while on a busy machine).
     this.progress(program.pe, 'device');
-    const worker = new Worker(BOOT, { name: program.pe });
+    const worker = takePeThread('static', program.pe);
     const init: PeInit = {
       type: 'init',
       host: this.devices.host,
@@ -529,7 +528,9 @@ export class HostRun {
             pw.worker.on('message', (m: FromPe) => {
               if (m.type === 'freed') {
                 clearTimeout(t);
-                void pw.worker.terminate().then(() => resolve());
+                // Clean: the next run on this PE takes the thread as it is (pe-threads.ts).
+                keepPeThread('static', pe, pw.worker);
+                resolve();
               }
             });
             pw.worker.once('exit', () => {

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { recvLane, taskSlice, type BagDeploy, type FromAgent, type TraceEvent } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
@@ -6,6 +6,7 @@ import { TraceRecorder } from '../runtime/trace.js';
 import { holdUntil } from '../runtime/emulate.js';
 import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/host-run.js';
 import { watchMemory, Watchdog, type Overrun } from '../runtime/watchdog.js';
+import { keepPeThread, takePeThread } from '../runtime/pe-threads.js';
 import { BAG_LIMITS, type BagNode, type CheckedTask } from './check.js';
 import { DataStore, LostError, sharedBytes } from './pulls.js';
 import { InputGatherer } from './inputs.js';
@@ -21,7 +22,6 @@ import { shortMessage, type FromTaskPe, type ToTaskPe } from './messages.js';
 // one (the bag counts the attempt). Caught inside GPU work the thread cannot be terminated (the
 // process would abort): the PE leaves the run and the agent restarts after it, as in static runs.
 
-const BOOT = new URL('../runtime/pe-worker-boot.mjs', import.meta.url);
 const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
 /** Tasks of one PE whose inputs are gathered at once: the running one and the next. */
 const GATHER_AHEAD = 2;
@@ -276,7 +276,7 @@ export class BagRun {
   /** The PE's thread, started with its first task (a GPU PE opens its device there). */
   private startWorker(lane: Lane): Promise<void> {
     if (lane.ready) return lane.ready;
-    const worker = new Worker(BOOT, { name: `task ${lane.pe}`, workerData: { entry: 'taskbag' } });
+    const worker = takePeThread('taskbag', lane.pe);
     lane.worker = worker;
     const watch = watchMemory();
     this.watchdog.watchThread(lane.pe, watch, (seq) => (lane.running?.seq === seq ? lane.running : undefined));
@@ -407,13 +407,15 @@ export class BagRun {
         // A thread held inside a Dawn call cannot be ended: the agent restarts instead (runs.ts).
         if (!worker || lane.stuck) return;
         // Let the thread destroy its device first: terminating it inside a Dawn call aborts the process.
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, 3000);
-          worker.on('message', (m: FromTaskPe) => m.type === 'freed' && (clearTimeout(t), resolve()));
-          worker.once('exit', () => (clearTimeout(t), resolve()));
+        const freed = await new Promise<boolean>((resolve) => {
+          const t = setTimeout(() => resolve(false), 3000);
+          worker.on('message', (m: FromTaskPe) => m.type === 'freed' && (clearTimeout(t), resolve(true)));
+          worker.once('exit', () => (clearTimeout(t), resolve(false)));
           worker.postMessage({ type: 'free' } satisfies ToTaskPe);
         });
-        await worker.terminate();
+        // Clean: the next run on this PE takes the thread as it is (runtime/pe-threads.ts).
+        if (freed && lane.worker === worker) keepPeThread('taskbag', lane.pe, worker);
+        else await worker.terminate();
       }),
     );
     this.watchdog.stop();
