@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { programHosts, type ImplementationGraph, Coordinator, ConnectError, type RunResult, type SocketLike } from '@pipeloom/core';
-import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { exited, spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
 import { EXIT_INTERRUPTED, Interrupt } from './interrupt.js';
 import { EXIT } from './read-document.js';
 
@@ -143,14 +144,18 @@ export async function openAgents(command: string, cluster: LocalCluster, f: Agen
       local,
       renew: async () => {
         if (sockets.every((s) => s.readyState === WebSocket.OPEN)) return open.coordinator;
+        // The local agents whose connection closed, as they were then.
+        const lost = sockets.flatMap((s, i) => (s.readyState === WebSocket.OPEN || !local?.agents[i] ? [] : [local.agents[i].process]));
         open.coordinator.close();
-        // A connection can close before its agent's exit is seen: a refused login then waits for the restart once more.
         for (let attempt = 1; ; attempt++) {
           await local?.ready();
           try {
             return (open.coordinator = await login());
           } catch (e) {
-            if (!local || attempt === 3) throw e;
+            if (!local || attempt === 5) throw e;
+            // A connection can close before its agent's exit is seen (a loaded machine delivers
+            // the exit late): the refused login waits for that exit, then for the restart.
+            await Promise.race([Promise.all(lost.map(exited)), sleep(250 * attempt)]);
           }
         }
       },
