@@ -14,21 +14,25 @@ process.env.EGL_PLATFORM ??= 'surfaceless';
 /** Each step's name and wall time in seconds, for the closing table. */
 const times = [];
 
-/** Runs a step with its output streamed through, returning exit code and output. */
-function step(name, cmd, args) {
-  console.log(`\n== ${name}`);
+/**
+ * Runs a step, returning exit code and output. Its output is streamed through, or with `held`
+ * printed when it ends (for steps that run beside another).
+ */
+function step(name, cmd, args, held = false) {
+  if (!held) console.log(`\n== ${name}`);
   const start = performance.now();
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const pass = (stream) => (chunk) => {
       out += chunk;
-      stream.write(chunk);
+      if (!held) stream.write(chunk);
     };
     child.stdout.on('data', pass(process.stdout));
     child.stderr.on('data', pass(process.stderr));
     child.on('close', (code) => {
       times.push([name, (performance.now() - start) / 1000]);
+      if (held) process.stdout.write(`\n== ${name}\n${out}`);
       resolve({ code: code ?? 1, out });
     });
   });
@@ -50,18 +54,14 @@ process.env.PIPELOOM_TEST_BIN = await buildForTests(built);
 times.push(['build of the CLI for the tests', (performance.now() - buildStart) / 1000]);
 process.on('exit', () => rmSync(built, { recursive: true, force: true }));
 
-// Each package under its own platform, then tests and scripts (scripts/typecheck.mjs).
-const typecheck = await step('typecheck', process.execPath, [join(root, 'scripts/typecheck.mjs')]);
-if (typecheck.code !== 0) failures.push('typecheck');
-
-// One formatter for the repository (.prettierrc.json); `npm run format` fixes what this finds.
-const lint = await step('lint (prettier --check)', process.execPath, [
-  join(root, 'node_modules/prettier/bin/prettier.cjs'),
-  '--check',
-  '--log-level',
-  'warn',
-  '.',
+// Side by side, as each is one process on one core: each package under its own platform, then
+// tests and scripts (scripts/typecheck.mjs); and one formatter for the repository
+// (.prettierrc.json; `npm run format` fixes what this finds).
+const [typecheck, lint] = await Promise.all([
+  step('typecheck', process.execPath, [join(root, 'scripts/typecheck.mjs')], true),
+  step('lint (prettier --check)', process.execPath, [join(root, 'node_modules/prettier/bin/prettier.cjs'), '--check', '--log-level', 'warn', '.'], true),
 ]);
+if (typecheck.code !== 0) failures.push('typecheck');
 if (lint.code !== 0) failures.push('lint');
 
 const unit = await step('unit and integration tests (vitest)', process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run']);
