@@ -88,14 +88,17 @@ export function ArchEditor() {
           if (Math.abs(dy) > Math.abs(dx) * 0.6) [sh, th] = dy > 0 ? ['b', 't'] : ['t', 'b'];
           else [sh, th] = dx >= 0 ? ['r', 'l'] : ['l', 'r'];
         }
+        const selected = selection?.kind === 'link' && selection.key === k;
         return {
           id: L + k,
           source: P + l.a,
           target: P + l.b,
           sourceHandle: sh,
           targetHandle: th,
-          selected: selection?.kind === 'link' && selection.key === k,
-          label: `${l.kind} · ${formatRate(l.bandwidth)} · ${formatSeconds(l.latency)}`,
+          selected,
+          // A host's cores are linked pairwise, so their labels would pile up in the ring's
+          // middle: a memory link says its numbers once selected (and in the inspector).
+          label: l.kind === 'memory' && !selected ? undefined : `${l.kind} · ${formatRate(l.bandwidth)} · ${formatSeconds(l.latency)}`,
           className: `link link-${l.kind}${problems.get(`link:${k}`) ? ' edge-error' : ''}`,
           labelBgPadding: [4, 2] as [number, number],
           labelStyle: { fontSize: 10 },

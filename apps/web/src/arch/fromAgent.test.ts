@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createProjectStore } from '../store/project.js';
 import { emptyDocument } from '../document/documents.js';
 import { changesFromAgent } from './fromAgent.js';
-import type { PeReport } from '@pipeloom/core';
+import type { PeReport, ProcessingElement, WrittenDocument } from '@pipeloom/core';
+import { LINK_DEFAULTS, PE_SIZE } from '../document/archDefaults.js';
 
 const report: PeReport[] = [
   { id: 'cpu@h1', kind: 'cpu', name: 'x86', vendor: 'x', memory: 2 ** 34 },
@@ -76,5 +77,102 @@ describe('add from agent', () => {
     const r = changesFromAgent(emptyDocument(), 'h1', 'ws://a', [...report, { id: 'gpu0@h9', kind: 'gpu', name: 'x', vendor: 'y', memory: 1, adapter: 0 }]);
     expect(r.skipped).toEqual(["gpu0@h9: not a PE of host h1 (an agent's PE ids end in @h1)"]);
     expect(r.changes.filter((c) => c.type === 'pe/add')).toHaveLength(3);
+  });
+
+  describe('an agent serving several cores', () => {
+    const cores = (host: string, n: number): PeReport[] =>
+      Array.from({ length: n }, (_, i) => ({ id: `cpu${i}@${host}`, kind: 'cpu' as const, name: 'AMD EPYC', vendor: 'x86_64', memory: 12 * 2 ** 30 }));
+    const gpu = (host: string): PeReport => ({ id: `gpu0@${host}`, kind: 'gpu', name: 'llvmpipe', vendor: 'mesa', memory: 2 ** 30, adapter: 0 });
+    const box = (p: ProcessingElement) => ({ x: p.position!.x, y: p.position!.y, w: PE_SIZE.width, h: PE_SIZE.height });
+    const centre = (p: ProcessingElement) => ({ x: p.position!.x + PE_SIZE.width / 2, y: p.position!.y + PE_SIZE.height / 2 });
+    /** Links of `host` whose straight line runs through a third PE's box (which hides it). */
+    const hidden = (d: WrittenDocument, host: string) =>
+      d.arch.links.flatMap((l) => {
+        const [a, b] = [l.a, l.b].map((id) => d.arch.pes.find((p) => p.id === id)!);
+        return d.arch.pes
+          .filter((c) => c.host === host && c !== a && c !== b)
+          .filter((c) => {
+            const r = box(c);
+            return Array.from({ length: 101 }, (_, i) => i / 100).some((t) => {
+              const x = centre(a).x + t * (centre(b).x - centre(a).x);
+              const y = centre(a).y + t * (centre(b).y - centre(a).y);
+              return x > r.x && x < r.x + r.w && y > r.y && y < r.y + r.h;
+            });
+          })
+          .map((c) => `${l.a}-${l.b} under ${c.id}`);
+      });
+    const overlapping = (d: WrittenDocument) =>
+      d.arch.pes.flatMap((p, i) =>
+        d.arch.pes
+          .slice(i + 1)
+          .filter((q) => q.host === p.host && Math.abs(box(p).x - box(q).x) < PE_SIZE.width && Math.abs(box(p).y - box(q).y) < PE_SIZE.height)
+          .map((q) => `${p.id}/${q.id}`),
+      );
+
+    it('fills the host with every core, a memory link between every two, PCIe from the first core to the GPU, with the memory the agent reports', () => {
+      const s = createProjectStore(emptyDocument());
+      const r = changesFromAgent(s.getState().doc, 'h1', 'ws://a', [...cores('h1', 4), gpu('h1')]);
+      expect(r.skipped).toEqual([]);
+      s.getState().dispatch(r.changes);
+      const d = s.getState().doc;
+      expect(d.arch.pes.filter((p) => p.host === 'h1').map((p) => [p.id, p.kind, p.memory])).toEqual([
+        ['cpu0@h1', 'cpu', 12 * 2 ** 30],
+        ['cpu1@h1', 'cpu', 12 * 2 ** 30],
+        ['cpu2@h1', 'cpu', 12 * 2 ** 30],
+        ['cpu3@h1', 'cpu', 12 * 2 ** 30],
+        ['gpu0@h1', 'gpu', 2 ** 30],
+      ]);
+      expect(d.arch.links.map((l) => `${l.a}-${l.b}:${l.kind}`)).toEqual([
+        'cpu0@h1-cpu1@h1:memory',
+        'cpu0@h1-cpu2@h1:memory',
+        'cpu0@h1-cpu3@h1:memory',
+        'cpu1@h1-cpu2@h1:memory',
+        'cpu1@h1-cpu3@h1:memory',
+        'cpu2@h1-cpu3@h1:memory',
+        'cpu0@h1-gpu0@h1:pcie',
+      ]);
+      const memory = d.arch.links.find((l) => l.kind === 'memory')!;
+      expect([memory.bandwidth, memory.latency]).toEqual([LINK_DEFAULTS.memory.bandwidth, LINK_DEFAULTS.memory.latency]);
+    });
+
+    it.each([3, 4, 6, 8, 16])(
+      'lays out %i cores readably: no two PEs overlap, no link runs under a third PE (up to 8 cores), the GPU stands below every core',
+      (n) => {
+        const d = createProjectStore(emptyDocument()).getState().doc;
+        const r = changesFromAgent(d, 'h1', 'ws://a', [...cores('h1', n), gpu('h1')]);
+        const s = createProjectStore(emptyDocument());
+        s.getState().dispatch(r.changes);
+        const after = s.getState().doc;
+        expect(overlapping(after)).toEqual([]);
+        // Past 8, a ring wide enough to clear every chord would be several screens wide.
+        if (n <= 8) expect(hidden(after, 'h1')).toEqual([]);
+        const g = after.arch.pes.find((p) => p.kind === 'gpu')!;
+        for (const c of after.arch.pes.filter((p) => p.kind === 'cpu')) expect(g.position!.y).toBeGreaterThanOrEqual(c.position!.y + PE_SIZE.height);
+      },
+    );
+
+    it("a document's cpu@h0 is the agent's first core: cpu0@h0 is not added twice, the other cores join it by memory links", () => {
+      // A new project's host h0 has its cpu@h0 already.
+      const s = createProjectStore(emptyDocument());
+      const r = changesFromAgent(s.getState().doc, 'h0', 'ws://a', [...cores('h0', 3), gpu('h0')]);
+      expect(r.skipped).toEqual(['cpu0@h0: cpu@h0 in the architecture is this core (kept as it is)']);
+      s.getState().dispatch(r.changes);
+      const d = s.getState().doc;
+      expect(d.arch.pes.map((p) => p.id)).toEqual(['cpu@h0', 'cpu1@h0', 'cpu2@h0', 'gpu0@h0']);
+      expect(d.arch.links.map((l) => `${l.a}-${l.b}:${l.kind}`)).toEqual([
+        'cpu@h0-cpu1@h0:memory',
+        'cpu@h0-cpu2@h0:memory',
+        'cpu1@h0-cpu2@h0:memory',
+        'cpu@h0-gpu0@h0:pcie',
+      ]);
+      expect(overlapping(d)).toEqual([]);
+    });
+
+    it("an older agent's cpu@h0 is the document's cpu0@h0", () => {
+      const s = createProjectStore({ ...emptyDocument(), arch: { hosts: [], pes: [], links: [] } });
+      s.getState().dispatch(changesFromAgent(s.getState().doc, 'h0', 'ws://a', cores('h0', 2)).changes);
+      const r = changesFromAgent(s.getState().doc, 'h0', 'ws://a', [{ ...cores('h0', 1)[0], id: 'cpu@h0' }]);
+      expect(r).toEqual({ changes: [], skipped: ['cpu@h0: cpu0@h0 in the architecture is this core (kept as it is)'] });
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { emptyDocument } from './documents.js';
-import { gpuLink, LINK_DEFAULTS, linkKindPatch, newPe } from './archDefaults.js';
+import { defaultLink, gpuLink, LINK_DEFAULTS, linkKindPatch, newPe, PE_SIZE } from './archDefaults.js';
+import { emptyDocument, withPositions } from './documents.js';
 import type { Link } from '@pipeloom/core';
 
 describe('architecture defaults', () => {
@@ -31,5 +31,33 @@ describe('architecture defaults', () => {
     const gpu = newPe(d, 'h0', 'gpu');
     expect(gpuLink(d, gpu)).toMatchObject({ a: 'cpu@h0', b: 'gpu0@h0', kind: 'pcie' });
     expect(gpuLink(withHost, gpu)).toBeUndefined();
+  });
+
+  it('a link drawn between two CPUs of one host is a memory link, between hosts ethernet', () => {
+    const doc = emptyDocument();
+    const d = {
+      ...doc,
+      arch: {
+        hosts: [{ id: 'h0' }, { id: 'h1' }],
+        pes: ['cpu0@h0', 'cpu1@h0', 'cpu0@h1'].map((id) => ({ id, host: id.slice(-2), kind: 'cpu' as const, memory: 1 })),
+        links: [],
+      },
+    };
+    expect(defaultLink(d, 'cpu0@h0', 'cpu1@h0')).toEqual({ a: 'cpu0@h0', b: 'cpu1@h0', kind: 'memory', ...LINK_DEFAULTS.memory });
+    expect(defaultLink(d, 'cpu1@h0', 'cpu0@h1').kind).toBe('ethernet');
+  });
+
+  it("a written document's host of four CPUs without positions stands on a ring, its GPU below them", () => {
+    const doc = emptyDocument();
+    const cpus = [0, 1, 2, 3].map((i) => ({ id: `cpu${i}@h0`, host: 'h0', kind: 'cpu' as const, memory: 1 }));
+    const d = withPositions({
+      ...doc,
+      arch: { hosts: [{ id: 'h0' }], pes: [...cpus, { id: 'gpu0@h0', host: 'h0', kind: 'gpu', memory: 1, device: 0 }], links: [] },
+    });
+    const at = d.arch.pes.map((p) => p.position!);
+    // Two rows of two: no three in a line, so no link between two cores runs under a third.
+    expect(new Set(at.slice(0, 4).map((p) => p.y)).size).toBe(2);
+    expect(new Set(at.slice(0, 4).map((p) => p.x)).size).toBe(2);
+    expect(at[4].y).toBeGreaterThanOrEqual(Math.max(...at.slice(0, 4).map((p) => p.y)) + PE_SIZE.height);
   });
 });
