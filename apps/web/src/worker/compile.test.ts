@@ -26,6 +26,18 @@ describe('the compile worker', () => {
     expect(out.diagnostics.some((d) => d.path.startsWith('mapping') && d.severity === 'error')).toBe(true);
   });
 
+  it('a source whose path names no data root is a problem on its node, with the fix', async () => {
+    const doc = { ...piic, app: { ...piic.app, nodes: [...piic.app.nodes, { id: 'src', kernel: 'io.read', params: { path: 'frames/a.png' } }] } };
+    const out = await compileBoth(doc);
+    const i = doc.app.nodes.length - 1;
+    expect(out.diagnostics).toContainEqual({
+      path: `app.nodes[${i}].params.path`,
+      message: 'source src: path "frames/a.png" names no data root',
+      hint: 'write root:relative/path (e.g. "data:frames/%05d.png"), a root the agent serves (pipeloom agent --data NAME=DIR)',
+      severity: 'error',
+    });
+  });
+
   it('an editor document read from a file keeps positions for every element', () => {
     expect(piic.app.nodes.every((n) => n.position)).toBe(true);
     expect(piic.arch.hosts.every((h) => h.position)).toBe(true);
