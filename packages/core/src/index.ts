@@ -91,6 +91,7 @@ export {
   parseMessage,
   transferKey,
   type PeReport,
+  type SinkWrite,
   type MachineIdentity,
   type FailureReport,
   type ToAgent,

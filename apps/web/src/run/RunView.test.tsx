@@ -178,6 +178,33 @@ describe('RunView', { timeout: 180_000 }, () => {
     await act(async () => run.store.setState({ status: 'idle', deploy: undefined }));
   });
 
+  it('lists what each sink wrote (node, host, path, files, bytes, iterations) as the agents report it, after a failed run too', async () => {
+    await act(async () =>
+      root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={[{ url: 'ws://127.0.0.1:1', token: 'T' }]} />),
+    );
+    expect(q('run-writes')).toBeNull();
+    // What the store holds once a run's result carries the sinks' writes (RunResult.writes).
+    const writes = [
+      { node: 'maps', host: 'h0', pe: 'cpu1@h0', path: 'out:maps/%05d.png', bytes: 3 * 3200, files: 3, iterations: 3 },
+      { node: 'estimate', host: 'h1', pe: 'cpu0@h1', path: 'out:estimate.npy', bytes: 16_512, files: 1, iterations: 10 },
+    ];
+    const result = { ok: true, seconds: 0.5, cycles: 10, reports: [], dropped: 0, writes };
+    await act(async () => run.store.setState({ status: 'done', result }));
+    const rows = [...host.querySelectorAll('[data-testid^="run-write-"]')].map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent));
+    expect(rows).toEqual([
+      ['maps', 'h0', 'out:maps/%05d.png', '3', '9.38 KiB', '3'],
+      ['estimate', 'h1', 'out:estimate.npy', '1', '16.1 KiB', '10'],
+    ]);
+    expect(q('run-write-maps').querySelectorAll('td')[1].title).toBe('PE cpu1@h0');
+    expect(q('run-write-estimate').querySelectorAll('td')[4].title).toBe('16512 bytes');
+    await act(async () =>
+      run.store.setState({ status: 'failed', failure: { host: 'h0', message: 'disk full' }, result: { ...result, ok: false, writes: writes.slice(0, 1) } }),
+    );
+    expect([...host.querySelectorAll('[data-testid^="run-write-"]')].map((r) => (r as HTMLElement).dataset.testid)).toEqual(['run-write-maps']);
+    await act(async () => run.store.setState({ status: 'idle', failure: undefined, result: undefined }));
+    expect(q('run-writes')).toBeNull();
+  });
+
   it('connects, runs P-I-I-C on two agents and reports the consumer check', async () => {
     await act(async () =>
       root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />),

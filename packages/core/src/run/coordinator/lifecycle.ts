@@ -7,7 +7,7 @@ import type { TraceEvent } from '../../trace/event.js';
 import type { SyncMode } from '../../document/types.js';
 import { secureRandomBytes } from '../../util/random.js';
 import { DeployWatch, type DeployOptions } from '../deploy-watch.js';
-import type { FailureReport, FromAgent, ProcessMemory } from '../protocol.js';
+import type { FailureReport, FromAgent, ProcessMemory, SinkWrite } from '../protocol.js';
 import type { BagCounts } from '../taskbag/bag.js';
 import { later, cancel, type Clock } from '../timers.js';
 import type { AgentConn, Listener } from './connection.js';
@@ -74,6 +74,8 @@ export interface RunResult {
   failure?: FailureReport;
   /** Task-bag runs: what the bag did (commits, discarded late results, requeues, recomputes) and how many tasks each PE ran. */
   bag?: BagCounts & { perPe: Record<string, number>; heartbeat: number };
+  /** What each sink wrote, as its agent reported it (a failed run's too: the files written stay). */
+  writes?: SinkWrite[];
 }
 
 export interface RunHandle {
