@@ -101,6 +101,7 @@ export {
   type DeployStepReport,
   type FromAgent,
   type PeerMessage,
+  type SinkWrite,
 } from './run/protocol.js';
 export {
   Coordinator,
