@@ -102,6 +102,7 @@ export {
   type DeployStepReport,
   type FromAgent,
   type PeerMessage,
+  type SinkWrite,
 } from './run/protocol.js';
 export {
   Coordinator,

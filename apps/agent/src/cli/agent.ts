@@ -9,6 +9,7 @@ import { compileCheck, KERNELS_ENV, loadKernelPackages, loadTimeoutFlag } from '
 import { kernelManifest, listKernels } from '@pipeloom/kernels';
 import { openDevice } from '../devices/discover.js';
 import { kernelsHelp, loadTimeoutHelp } from './option-help.js';
+import { DATA_ENV, DATA_QUOTA_ENV, parseDataFlags } from '../io/roots.js';
 
 // `pipeloom agent`: serve this host's PEs to coordinators.
 
@@ -39,6 +40,12 @@ ${kernelsHelp(23, ' from this machine', '. Only the operator names packages, nev
 ${loadTimeoutHelp(23, ' for a deploy, which runs off the main thread', ': a call past it fails that deploy, naming package, kernel, function and params')}
   --allow-wgsl         run custom.wgsl nodes (WGSL written in the document, not in the kernel
                        registry); off by default: such deploys are refused
+  --data [NAME=]DIR    serve the files under DIR to io.read and io.write as NAME (default: the
+                       directory's name); repeatable. Documents name files NAME:relative/path
+                       and never reach outside DIR (.., absolute paths, symlinks out are refused)
+  --data-ro [NAME=]DIR the same, read-only: io.write nodes naming it are refused
+  --data-quota BYTES   most bytes one io.write node writes in one run (default: no limit but the
+                       disk's); past it the run fails naming the node, files written stay whole
   --kernel-timeout S   time limit of one firing in seconds (default 60; 0 for none). A firing
                        past it fails the run, naming the node; the thread inside the kernel
                        cannot be stopped, so the agent then kills itself (SIGKILL) for its
@@ -124,11 +131,14 @@ export async function main(argv: string[]): Promise<number> {
       'kernel-timeout': str,
       'kernel-load-timeout': str,
       kernels: { type: 'string', multiple: true },
+      data: { type: 'string', multiple: true },
+      'data-ro': { type: 'string', multiple: true },
+      'data-quota': str,
     },
     HELP,
   );
   if (!args.ok) return args.code;
-  const f = new Map(Object.entries(args.values).filter(([, v]) => v !== undefined)) as Map<string, string>;
+  const f = new Map(Object.entries(args.values).filter(([, v]) => v !== undefined && !Array.isArray(v))) as Map<string, string>;
   const allowWgsl = args.values['allow-wgsl'] === true;
   const name = f.get('name');
   if (name === undefined) {
@@ -159,6 +169,7 @@ export async function main(argv: string[]): Promise<number> {
     ['max-rate', 2000],
     ['max-pending', DEFAULT_LIMITS.maxPending],
     ['max-pending-per-address', DEFAULT_LIMITS.maxPendingPerAddress],
+    ['data-quota', 0],
   ] as const) {
     const raw = f.get(flag);
     const v = raw === undefined ? def : Number(raw);
@@ -192,6 +203,14 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
   }
+  const data = parseDataFlags((args.values.data as unknown as string[] | undefined) ?? [], process.cwd(), (args.values['data-ro'] as unknown as string[] | undefined) ?? []);
+  if ('error' in data) {
+    console.error(`pipeloom agent: ${data.error}`);
+    return 2;
+  }
+  // PE threads read and write through the same roots (io/host.ts).
+  process.env[DATA_ENV] = JSON.stringify(data.roots);
+  process.env[DATA_QUOTA_ENV] = String(nums['data-quota']);
   const loadTimeoutMs = loadTimeoutFlag('agent', f.get('kernel-load-timeout'));
   if (loadTimeoutMs === undefined) return 1;
   const packages = await loadKernelPackages((args.values.kernels as unknown as string[] | undefined) ?? [], process.cwd(), { loadTimeoutMs, restart: true });
@@ -236,6 +255,7 @@ export async function main(argv: string[]): Promise<number> {
       allowWgsl,
       kernels: listKernels().map(kernelManifest),
       kernelTimeoutMs: kernelTimeout * 1000,
+      data: data.roots,
       onStuck: (reason) => {
         // Any orderly exit joins the worker threads, and one held inside a native GPU call
         // cannot be joined: terminating it aborts the process with a native stack. So the
@@ -260,6 +280,7 @@ export async function main(argv: string[]): Promise<number> {
   console.log(`listening ${server.url}`);
   if (allowWgsl) console.error(`[${name}] --allow-wgsl: custom WGSL from documents will run on this host's GPUs`);
   for (const pe of devices.pes) console.error(`[${name}] ${pe.id}: ${pe.name}${pe.backend ? ` (${pe.backend})` : ''}`);
+  for (const r of data.roots) console.error(`[${name}] data ${r.name}: ${r.dir}`);
   for (const p of packages.packages) console.error(`[${name}] kernels from ${p.name}: ${p.kernels.join(', ')}`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

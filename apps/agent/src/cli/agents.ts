@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { programHosts, type ImplementationGraph, Coordinator, ConnectError, type RunResult, type SocketLike } from '@pipeloom/core';
+import type { DataRoot } from '../io/roots.js';
 import { spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
 import { EXIT_INTERRUPTED, Interrupt } from './interrupt.js';
 import { EXIT } from './read-document.js';
@@ -38,12 +39,14 @@ export interface AgentFlags {
   kernelLoadTimeout?: number;
   /** Local agents only: kernel package files each loads (--kernels). */
   kernels?: string[];
+  /** Local agents only: the data roots each serves (--data). */
+  data?: readonly DataRoot[];
 }
 
 /** The agent flags `run` and `calibrate` share (--agents, --token, --allow-wgsl), with what each parsed of the rest. */
 export function agentFlags(
   v: { agents?: unknown; token?: unknown; 'allow-wgsl'?: unknown },
-  parsed: Pick<AgentFlags, 'kernelTimeout' | 'kernelLoadTimeout' | 'kernels'>,
+  parsed: Pick<AgentFlags, 'kernelTimeout' | 'kernelLoadTimeout' | 'kernels' | 'data'>,
 ): AgentFlags {
   return { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, ...parsed };
 }
@@ -113,6 +116,7 @@ export async function openAgents(command: string, cluster: LocalCluster, f: Agen
         ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : []),
         ...(f.kernelLoadTimeout !== undefined ? ['--kernel-load-timeout', String(f.kernelLoadTimeout)] : []),
         ...(f.kernels ?? []).flatMap((k) => ['--kernels', k]),
+        ...(f.data ?? []).flatMap((r) => ['--data', `${r.name}=${r.dir}`]),
       ],
       // Their log stays quiet, except a local agent that goes (a crash in native GPU code says
       // nothing else) and its supervisor's words: the run's failure names the host, these say

@@ -66,6 +66,9 @@ utilisation and predicted vs measured.
   --format text|json       summary as text (default) or JSON on stdout
   --allow-wgsl             start the local agents with --allow-wgsl, so custom.wgsl nodes
                            (WGSL written in the document) run; remote agents need it themselves
+  --data [NAME=]DIR        the files io.read and io.write nodes name NAME:path (repeatable):
+                           the local agents serve DIR as NAME, and shapes and dtypes the
+                           document leaves out are read from the files' headers here
   --kernel-timeout S       the local agents' time limit of one firing, in seconds (default 60)
   --deploy-timeout S       fail the deploy if it has not finished after S seconds (default: no
                            limit; a deploy fails only when an agent reports no progress for 30 s)
@@ -106,6 +109,7 @@ export async function main(argv: string[]): Promise<number> {
       slow: { type: 'string', multiple: true },
       kernels: { type: 'string', multiple: true },
       param: { type: 'string', multiple: true },
+      data: { type: 'string', multiple: true },
     },
     USAGE,
   );
@@ -146,7 +150,7 @@ export async function main(argv: string[]): Promise<number> {
   const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? [], process.cwd(), { loadTimeoutMs });
   for (const p of packages.problems) console.error(`pipeloom run: ${p}`);
   if (packages.problems.length) return EXIT.invalid;
-  const read = await readDocument('run', args.positionals[0], args.values.param);
+  const read = await readDocument('run', args.positionals[0], args.values.param, args.values.data);
   if (!read.ok) return read.code;
   const doc = read.doc;
   if ((v.mode ?? doc.options?.mode) === 'taskbag') {
@@ -158,7 +162,7 @@ export async function main(argv: string[]): Promise<number> {
       deploy,
       format,
       trace: traceFile ? { file: traceFile, as: traceAs } : undefined,
-      agents: agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) }),
+      agents: agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file), data: read.roots }),
     });
   }
   if (Object.keys(slow).length) {
@@ -203,6 +207,7 @@ export async function main(argv: string[]): Promise<number> {
       kernelTimeout,
       kernelLoadTimeout,
       kernels: packages.packages.map((p) => p.file),
+      data: read.roots,
     },
     async ({ coordinator }, interrupt) => {
       const problems = coordinator.check(ig);

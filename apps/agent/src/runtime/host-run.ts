@@ -25,6 +25,7 @@ import { holdForLink } from './emulate.js';
 import { allocateStaging } from './staging.js';
 import { Counters, counterMemory } from './counters.js';
 import { fillHost } from './initial.js';
+import { sinkWrites } from '../io/check.js';
 
 // One run on one agent. Each PE of the host runs in its own thread (pe-worker.ts); this main
 // thread holds the host memory (shared with the PE threads), runs the host-to-host lanes
@@ -307,6 +308,7 @@ export class HostRun {
         cycles: this.deploy.cycles,
         barrierPerCycle: this.deploy.cycles ? this.barrier.syncMicros / this.deploy.cycles : 0,
         reports: [...this.reports.values()],
+        writes: sinkWrites(this.devices.host, this.deploy.programs, this.reports.values()),
         memory: { ...processMemory(), peHeaps: this.peHeaps.end },
       });
     } catch (e) {

@@ -64,6 +64,8 @@ export interface RunResult {
   /** Microseconds per cycle each host spent between its last local arrival and the barrier's release. */
   barrierPerCycle: Record<string, number>;
   reports: { host: string; node: string; iteration: number; values: Record<string, number | number[] | string> }[];
+  /** What each sink (io.write node) wrote, as its agent reported it. */
+  writes: SinkWrite[];
   /** Which adapter each GPU PE got. */
   adapters: Record<string, string>;
   dropped: number;
@@ -134,6 +136,7 @@ export function emptyResult(runId: string, iterations: number, cycles: number): 
     events: [],
     barrierPerCycle: byId(),
     reports: [],
+    writes: [],
     adapters: byId(),
     dropped: 0,
     eventCount: 0,
