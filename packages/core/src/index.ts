@@ -91,7 +91,6 @@ export {
   parseMessage,
   transferKey,
   type PeReport,
-  type SinkWrite,
   type MachineIdentity,
   type FailureReport,
   type ToAgent,

@@ -29,18 +29,6 @@ export const CLOSE = {
 } as const;
 
 /** One processing element an agent serves. */
-/** What one sink (`io.write`) wrote in a run, as its agent reports it: its totals when the run ended. */
-export interface SinkWrite {
-  node: string;
-  host: string;
-  pe: string;
-  /** The node's `path` as written (`out:maps/%05d.png`). */
-  path: string;
-  bytes: number;
-  files: number;
-  iterations: number;
-}
-
 export interface PeReport {
   id: string;
   kind: 'cpu' | 'gpu';

@@ -76,8 +76,6 @@ export interface RunResult {
   failure?: FailureReport;
   /** Task-bag runs: what the bag did (commits, discarded late results, requeues, recomputes) and how many tasks each PE ran. */
   bag?: BagCounts & { perPe: Record<string, number>; heartbeat: number };
-  /** What each sink wrote, as its agent reported it (a failed run's too: the files written stay). */
-  writes?: SinkWrite[];
 }
 
 export interface RunHandle {
