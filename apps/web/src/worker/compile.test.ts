@@ -4,6 +4,7 @@ import { compile, type ProjectDocument, type WrittenDocument } from '@pipeloom/c
 import { layeredDocument } from '@pipeloom/core/testing';
 import { readDocument } from '../document/documents.js';
 import { compileBoth, PREVIEW_EVENTS } from './compile.js';
+import { ioView } from '../document/io.js';
 
 const piic = readDocument(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8')).doc!;
 
@@ -132,5 +133,38 @@ describe('the task graph for task-bag mode', () => {
       }),
     ]);
     expect(out.diagnostics).toEqual(expect.arrayContaining(out.bag!.diagnostics));
+  });
+});
+
+describe('the data examples, as the Examples menu opens them', () => {
+  const file = (name: string) => readDocument(readFileSync(new URL(`../../../../examples/${name}`, import.meta.url), 'utf8')).doc!;
+
+  it.each([
+    [
+      'saliency-y4m.json',
+      [
+        ['clip', 'source', 'data:clip.y4m', '48x64'],
+        ['maps', 'sink', 'data:saliency/%05d.png', '48x64'],
+      ],
+    ],
+    [
+      'mlem-files.json',
+      [
+        ['sinogram', 'source', 'data:mlem/sinogram.npy', '36x16x16'],
+        ['sensitivity', 'source', 'data:mlem/sensitivity.npy', '16x16x16'],
+        ['phantom', 'source', 'data:mlem/phantom.npy', '16x16x16'],
+        ['estimate', 'sink', 'data:mlem/estimate.npy', '16x16x16'],
+      ],
+    ],
+  ])('%s compiles without a problem; its sources and sinks show their files and shapes', async (name, shown) => {
+    const doc = file(name);
+    const out = await compileBoth(doc);
+    expect(out.diagnostics).toEqual([]);
+    expect(out.overlap ?? out.noOverlap).not.toBeNull();
+    const io = doc.app.nodes.flatMap((n) => {
+      const v = ioView(n);
+      return v ? [[n.id, v.role, v.path, v.shape]] : [];
+    });
+    expect(io).toEqual(shown);
   });
 });
