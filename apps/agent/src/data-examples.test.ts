@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { decode as decodePng } from 'fast-png';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backproject, project, shareAngles, trigTable } from '@pipeloom/kernels/mlem/index';
+import { driftWalk, scaledFrame } from '@pipeloom/kernels/reg2d/series';
 import { CLIP, MLEM, mlemArrays, writeExampleData } from '../../../scripts/data/examples.js';
 import { agentsForSuite } from './testing/suite.js';
 import { pipeloomInProcess, root } from './testing/fixtures.js';
@@ -74,5 +75,25 @@ describe('the data examples on an agent serving their files', () => {
     const mean = phantom.data.reduce((s, x) => s + x, 0) / phantom.data.length;
     const flat = diff(new Float32Array(phantom.data.length).fill(mean), phantom.data);
     expect(diff(estimate, phantom.data)).toBeLessThan(0.5 * flat);
+  });
+
+  it('reg2d-frames-png then scan-reg2d-png: the series written as PNG files frame by frame, read back, and registered by the scan within 0.5 px of its known drift', async () => {
+    const w = await run('reg2d-frames-png.json', '--data', `data=${data}`);
+    expect(w.status, w.stdout + w.stderr).toBe(0);
+    const series = { width: 64, height: 64, seed: 1, drift: 0.4, rotation: 0.003, noise: 0.1, lowContrast: 0 };
+    const frames = 9;
+    expect(readdirSync(join(data, 'frames')).sort()).toEqual(Array.from({ length: frames }, (_, k) => `${String(k).padStart(5, '0')}.png`));
+    const drift = driftWalk(series, frames);
+    for (let k = 0; k < frames; k++) {
+      const png = decodePng(readFileSync(join(data, 'frames', `${String(k).padStart(5, '0')}.png`)));
+      expect([png.width, png.height, png.channels, png.depth]).toEqual([64, 64, 1, 8]);
+      // Frame k of the series, in [0, 1] as 0..255.
+      expect(Array.from(png.data as Uint8Array)).toEqual(Array.from(scaledFrame(series, k, drift[k]), (x) => Math.round(x * 255)));
+    }
+    const r = await run('scan-reg2d-png.json', '--data', `data=${data}`, '--format', 'json');
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    const summary = JSON.parse(r.stdout) as { reports: { node: string; values: Record<string, number> }[] };
+    const check = summary.reports.find((x) => x.node === 'check')!;
+    expect(check.values.maxShift).toBeLessThan(0.5);
   });
 });

@@ -156,6 +156,8 @@ describe('the data examples, as the Examples menu opens them', () => {
         ['estimate', 'sink', 'data:mlem/estimate.npy', '16x16x16'],
       ],
     ],
+    ['reg2d-frames-png.json', [['png', 'sink', 'data:frames/%05d.png', '64x64']]],
+    ['scan-reg2d-png.json', Array.from({ length: 9 }, (_, k) => [`f${k}`, 'source', `data:frames/0000${k}.png`, '64x64'])],
   ])('%s compiles without a problem; its sources and sinks show their files and shapes', async (name, shown) => {
     const doc = file(name);
     const out = await compileBoth(doc);
