@@ -35,7 +35,7 @@ export function fillIo(doc: ProjectDocument, roots: readonly DataRoot[] | undefi
   nodes.forEach((n, i) => {
     if (n.kernel !== IO_WRITE) return;
     const p = (n.params ?? {}) as Params;
-    if (String(p.shape ?? '').trim() && p.dtype !== undefined) return;
+    if (String(p.shape ?? '').trim() && p.dtype !== undefined && p.kind !== undefined) return;
     const port = ioFormat(p) === 'y4m' ? 'y' : 'in';
     const edge = doc.app.edges.find((e) => e.to.node === n.id && e.to.port === port);
     const from = edge && byId.get(edge.from.node);
@@ -46,7 +46,12 @@ export function fillIo(doc: ProjectDocument, roots: readonly DataRoot[] | undefi
       const out = portsFor(spec, params).outputs.find((o) => o.name === edge.from.port);
       if (!out) return;
       const t = out.type(params);
-      n.params = { ...p, shape: String(p.shape ?? '').trim() || formatShape(t.shape), ...(p.dtype === undefined ? { dtype: t.element } : {}) };
+      n.params = {
+        ...p,
+        shape: String(p.shape ?? '').trim() || formatShape(t.shape),
+        ...(p.dtype === undefined ? { dtype: t.element } : {}),
+        ...(p.kind === undefined ? { kind: t.kind } : {}),
+      };
     } catch {
       // The producer's own params are wrong: its diagnostic says so at compile.
     }

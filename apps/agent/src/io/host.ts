@@ -79,7 +79,11 @@ export class AgentDataHost implements DataHost {
     if (s.frames) {
       const k = frameOf(f.iteration, s.frames.count, end);
       if (k === undefined)
-        throw new DataError(written, `the sequence has ${s.frames.count} frames; iteration ${f.iteration} asks for frame ${s.frames.first + f.iteration}`, 'set end to loop or hold, add frames, or run fewer iterations');
+        throw new DataError(
+          written,
+          `the sequence has ${s.frames.count} frames; iteration ${f.iteration} asks for frame ${s.frames.first + f.iteration}`,
+          'set end to loop or hold, add frames, or run fewer iterations',
+        );
       const name = frameName(file, s.frames.first + k);
       naming(frameName(written, s.frames.first + k), root.name, () =>
         withFile(realFile(root, written, name), (fd) => {
@@ -98,10 +102,16 @@ export class AgentDataHost implements DataHost {
           // A stream growing while it is read: its frames counted again when the last is passed.
           if (f.iteration >= info.frames) info = s.info = readHeader(fd, format);
           const k = frameOf(f.iteration, info.frames!, end);
-          if (k === undefined) throw new DataError(written, `the video has ${info.frames} frames; iteration ${f.iteration} asks for frame ${f.iteration}`, 'set end to loop or hold, or run fewer iterations');
+          if (k === undefined)
+            throw new DataError(
+              written,
+              `the video has ${info.frames} frames; iteration ${f.iteration} asks for frame ${f.iteration}`,
+              'set end to loop or hold, or run fewer iterations',
+            );
           return readFrame(fd, info, k, f.outputs, element, convert);
         }
-        if (fstatSync(fd).size < info.offset + info.bytes) info = readHeader(fd, format, format === 'raw' ? { dtype: info.dtype, shape: info.shape } : undefined);
+        if (fstatSync(fd).size < info.offset + info.bytes)
+          info = readHeader(fd, format, format === 'raw' ? { dtype: info.dtype, shape: info.shape } : undefined);
         readFrame(fd, info, 0, f.outputs, element, convert);
       }),
     );
@@ -128,7 +138,8 @@ export class AgentDataHost implements DataHost {
     const when = String(p.when ?? 'each');
     const shape = parseShape(String(p.shape));
     const { root, file } = naming(written, undefined, () => splitDataPath(this.roots, written));
-    if (root.readOnly) throw new DataError(written, `data root "${root.name}" is read-only on this agent (--data-ro)`, 'write to a root the agent serves with --data');
+    if (root.readOnly)
+      throw new DataError(written, `data root "${root.name}" is read-only on this agent (--data-ro)`, 'write to a root the agent serves with --data');
     const name = when === 'each' && isSequence(written) ? frameName(file, f.iteration) : file;
     const shown = when === 'each' && isSequence(written) ? frameName(written, f.iteration) : written;
     naming(shown, root.name, () => {

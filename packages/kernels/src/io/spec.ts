@@ -61,7 +61,10 @@ function readDtype(p: Params): FileDtype {
   const f = ioFormat(p);
   const d = String(p.dtype ?? '');
   if (f === 'pgm' || f === 'ppm' || f === 'y4m') return (d || 'u8') as FileDtype;
-  if (!d) throw new Error(`param dtype: empty; ${f === 'raw' ? 'a raw file has no header: write it (e.g. "f32")' : "pipeloom fills it from the file's header (compile, predict or run with --data), or write it"}`);
+  if (!d)
+    throw new Error(
+      `param dtype: empty; ${f === 'raw' ? 'a raw file has no header: write it (e.g. "f32")' : "pipeloom fills it from the file's header (compile, predict or run with --data), or write it"}`,
+    );
   return d as FileDtype;
 }
 
@@ -69,7 +72,7 @@ function readShape(p: Params): number[] {
   const s = String(p.shape ?? '').trim();
   if (!s)
     throw new Error(
-      `param shape: empty; ${ioFormat(p) === 'raw' ? 'a raw file has no header: write it (e.g. "48x64")' : "pipeloom fills it from the file's header (compile, predict or run with --data), or write it (e.g. \"48x64\")"}`,
+      `param shape: empty; ${ioFormat(p) === 'raw' ? 'a raw file has no header: write it (e.g. "48x64")' : 'pipeloom fills it from the file\'s header (compile, predict or run with --data), or write it (e.g. "48x64")'}`,
     );
   return parseShape(s);
 }
@@ -97,7 +100,7 @@ function readPorts(p: Params): { inputs: PortSpec[]; outputs: PortSpec[] } {
     const element = readElement(p);
     const planes = y4mPlanes(readShape(p));
     if (planes.y.length !== 2) throw new Error(`param shape: a Y4M stream's shape is its luma's height x width, e.g. "48x64"`);
-    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: 'image', element, shape: planes[name] }) });
+    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: kindOf(p, 'image'), element, shape: planes[name] }) });
     return { inputs: [], outputs: [plane('y'), plane('u'), plane('v')] };
   }
   return { inputs: [], outputs: [{ name: 'out', type: readType }] };
@@ -108,8 +111,11 @@ const readType = (p: Params): DataType => {
   const f = ioFormat(p);
   if (f === 'ppm' && (shape.length !== 3 || shape[2] !== 3)) throw new Error(`param shape: a PPM image is height x width x 3, not "${formatShape(shape)}"`);
   if (f === 'pgm' && shape.length !== 2) throw new Error(`param shape: a PGM image is height x width, not "${formatShape(shape)}"`);
-  return { kind: f === 'pgm' || f === 'ppm' || f === 'png' ? 'image' : 'array', element: readElement(p), shape };
+  return { kind: kindOf(p, f === 'pgm' || f === 'ppm' || f === 'png' ? 'image' : 'array'), element: readElement(p), shape };
 };
+
+/** The port's data kind: the `kind` param, else what the format holds. */
+const kindOf = (p: Params, otherwise: string) => String(p.kind ?? '').trim() || otherwise;
 
 const WRITE_ELEMENTS: readonly ElementType[] = ['f32', 'u8', 'u32', 'i32'];
 
@@ -127,14 +133,14 @@ function writePorts(p: Params): { inputs: PortSpec[]; outputs: PortSpec[] } {
   if (f === 'y4m') {
     if (p.when !== 'append') throw new Error('param when: a Y4M file is written with when "append" (one frame per iteration)');
     const planes = y4mPlanes(shape);
-    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: 'image', element, shape: planes[name] }) });
+    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: kindOf(p, 'image'), element, shape: planes[name] }) });
     return { inputs: [plane('y'), plane('u'), plane('v')], outputs: [] };
   }
   if (p.when === 'append') throw new Error(`param when: "append" writes Y4M only; use "each" (a pattern, one file per iteration) or "last"`);
   if ((f === 'png' || f === 'pgm') && shape.length !== 2 && !(shape.length === 3 && shape[2] <= 4 && f === 'png'))
     throw new Error(`param shape: a ${f.toUpperCase()} image is height x width${f === 'png' ? ' (or x channels, 1 to 4)' : ''}, not "${formatShape(shape)}"`);
   if (f === 'ppm' && (shape.length !== 3 || shape[2] !== 3)) throw new Error(`param shape: a PPM image is height x width x 3, not "${formatShape(shape)}"`);
-  return { inputs: [{ name: 'in', type: () => ({ kind: 'array', element, shape }) }], outputs: [] };
+  return { inputs: [{ name: 'in', type: () => ({ kind: kindOf(p, 'array'), element, shape }) }], outputs: [] };
 }
 
 const portBytes = (ports: { inputs: PortSpec[]; outputs: PortSpec[] }, p: Params) =>
@@ -151,7 +157,12 @@ const pathParam = (what: string) => ({
   default: '',
   description: `${what} as root:relative/path, a root the agent serves (pipeloom agent --data NAME=DIR). A sequence names its frames with one %0Nd (frames/%05d.png: iteration k is frame k)`,
 });
-const formatParam = { type: 'enum' as const, default: 'auto', values: [...IO_FORMATS], description: 'auto: by the extension (.raw/.bin, .npy, .pgm, .ppm, .png, .y4m)' };
+const formatParam = {
+  type: 'enum' as const,
+  default: 'auto',
+  values: [...IO_FORMATS],
+  description: 'auto: by the extension (.raw/.bin, .npy, .pgm, .ppm, .png, .y4m)',
+};
 
 export const ioSpecs: KernelSpec[] = builtinSpecs([
   {
@@ -167,9 +178,18 @@ export const ioSpecs: KernelSpec[] = builtinSpecs([
         type: 'enum',
         default: '',
         values: ['', ...FILE_DTYPES],
-        description: "Element type in the file (raw: required; else from the header). u16 and i16 arrive as u32 and i32, f64 as f32",
+        description: 'Element type in the file (raw: required; else from the header). u16 and i16 arrive as u32 and i32, f64 as f32',
       },
-      shape: { type: 'string', default: '', description: 'Extents, outermost first ("48x64": 48 rows of 64; a PPM "48x64x3"; Y4M: the luma). Raw: required; else from the header' },
+      shape: {
+        type: 'string',
+        default: '',
+        description: 'Extents, outermost first ("48x64": 48 rows of 64; a PPM "48x64x3"; Y4M: the luma). Raw: required; else from the header',
+      },
+      kind: {
+        type: 'string',
+        default: '',
+        description: 'The data kind its consumers take (e.g. image, volume, sinogram; empty: image for images, array otherwise)',
+      },
       convert: {
         type: 'enum',
         default: 'none',
@@ -180,7 +200,8 @@ export const ioSpecs: KernelSpec[] = builtinSpecs([
         type: 'enum',
         default: 'stop',
         values: ['stop', 'loop', 'hold'],
-        description: 'A sequence or video with fewer frames than iterations: stop (the run is refused), loop (from the first frame again) or hold (the last frame repeats)',
+        description:
+          'A sequence or video with fewer frames than iterations: stop (the run is refused), loop (from the first frame again) or hold (the last frame repeats)',
       },
     },
     inputs: [],
@@ -202,10 +223,17 @@ export const ioSpecs: KernelSpec[] = builtinSpecs([
         type: 'enum',
         default: 'each',
         values: ['each', 'last', 'append'],
-        description: "each: one file per iteration (the path's %0Nd is the iteration); last: one file, the last iteration's; append: Y4M, one frame per iteration",
+        description:
+          "each: one file per iteration (the path's %0Nd is the iteration); last: one file, the last iteration's; append: Y4M, one frame per iteration",
       },
-      dtype: { type: 'enum', default: 'f32', values: [...WRITE_ELEMENTS], description: "The input's element type (pipeloom fills it from the node feeding it)" },
+      dtype: {
+        type: 'enum',
+        default: 'f32',
+        values: [...WRITE_ELEMENTS],
+        description: "The input's element type (pipeloom fills it from the node feeding it)",
+      },
       shape: { type: 'string', default: '', description: "The input's extents, outermost first (pipeloom fills it from the node feeding it)" },
+      kind: { type: 'string', default: '', description: "The input's data kind (pipeloom fills it from the node feeding it; empty: array)" },
     },
     inputs: [{ name: 'in', description: 'The data written (Y4M: y, u, v)', type: anyType }],
     outputs: [],
