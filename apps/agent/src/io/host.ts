@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, ftruncateSync, fstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
@@ -25,6 +25,8 @@ import { DATA_ENV, DATA_QUOTA_ENV, realFile, splitDataPath, writeDir, type DataR
 
 interface SourceState {
   frames?: Frames;
+  /** A single file's real path (inside its root). */
+  real?: string;
   /** A Y4M stream's or a single file's header, read at the first firing. */
   info?: FileInfo;
 }
@@ -95,8 +97,11 @@ export class AgentDataHost implements DataHost {
       );
       return;
     }
+    // The file's real path, checked against the root once (the first firing); a single file is
+    // read again at each firing (it may be rewritten between them), not looked up again.
+    s.real ??= naming(written, root.name, () => realFile(root, written, file));
     naming(written, root.name, () =>
-      withFile(realFile(root, written, file), (fd) => {
+      withFile(s.real!, (fd) => {
         let info = s.info!;
         if (info.frames !== undefined) {
           // A stream growing while it is read: its frames counted again when the last is passed.
@@ -110,8 +115,6 @@ export class AgentDataHost implements DataHost {
             );
           return readFrame(fd, info, k, f.outputs, element, convert);
         }
-        if (fstatSync(fd).size < info.offset + info.bytes)
-          info = readHeader(fd, format, format === 'raw' ? { dtype: info.dtype, shape: info.shape } : undefined);
         readFrame(fd, info, 0, f.outputs, element, convert);
       }),
     );
@@ -172,8 +175,9 @@ export class AgentDataHost implements DataHost {
     const temp = join(target, '..', `.${basename(target)}.${randomBytes(4).toString('hex')}.tmp`);
     const fd = openSync(temp, 'wx', 0o644);
     try {
+      // Whole as readers see it (the rename); not fsynced: durability across a power cut is the
+      // filesystem's, and a sync per file would cost sinks most of the disk's throughput.
       for (const x of parts) writeAll(fd, x);
-      fsyncSync(fd);
       closeSync(fd);
     } catch (e) {
       closeSync(fd);
@@ -200,7 +204,6 @@ export class AgentDataHost implements DataHost {
     try {
       let at = st.length;
       for (const x of frame) at += writeAll(st.fd, x, at);
-      fsyncSync(st.fd);
     } catch (e) {
       ftruncateSync(st.fd, st.length);
       throw e;

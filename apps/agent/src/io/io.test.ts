@@ -91,6 +91,10 @@ describe('io.write then io.read, each format', () => {
   it('PNG, 8-bit grey and 16-bit', () => {
     writer({ path: 'd:p.png', when: 'last', dtype: 'u8', shape: '2x2' }).write({ in: Uint8Array.from([9, 8, 7, 6]) });
     expect([...(reader({ path: 'd:p.png', shape: '2x2', dtype: 'u8' }).read().out as Uint8Array)]).toEqual([9, 8, 7, 6]);
+    // A file far smaller than its pixels (they compress): not truncated.
+    writer({ path: 'd:flat.png', when: 'last', dtype: 'u8', shape: '64x64' }).write({ in: new Uint8Array(4096).fill(7) });
+    expect(statSync(join(dir, 'flat.png')).size).toBeLessThan(4096);
+    expect((reader({ path: 'd:flat.png', shape: '64x64', dtype: 'u8' }).read().out as Uint8Array).every((x) => x === 7)).toBe(true);
     writer({ path: 'd:p16.png', when: 'last', dtype: 'u32', shape: '1x2' }).write({ in: Uint32Array.from([1000, 70000]) });
     expect([...(reader({ path: 'd:p16.png', shape: '1x2', dtype: 'u16' }).read().out as Uint32Array)]).toEqual([1000, 65535]);
   });
