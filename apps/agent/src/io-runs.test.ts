@@ -85,6 +85,22 @@ describe('a pipeline reading and writing files on an agent', () => {
   }
 });
 
+describe('the roots, given by their operator', () => {
+  it('pipeloom run --data gives its local agents the same roots', async () => {
+    const r = await pipeloomInProcess('run', doc('local', { path: 'd:in.npy' }, { path: 'd:local.npy', when: 'last' }, 2), '--data', `d=${data}`);
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/wrote {8}d:local\.npy: 1 file, 176 bytes, 2 iterations \(node snk on cpu@h0\)/);
+    expect(floats(join(data, 'local.npy'))).toEqual(VALUES);
+  });
+
+  it('an agent refuses to start on a --data directory that does not exist, naming it', async () => {
+    const r = await pipeloomInProcess('agent', '--name', 'h9', '--data', `x=${join(base, 'nowhere')}`);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`pipeloom agent: --data x=${join(base, 'nowhere')}: ${join(base, 'nowhere')}: no such directory; create it or name another`);
+  });
+});
+
 describe('bad input, named with node, file and fix', () => {
   it('a shape the file disagrees with: the agent refuses the run before anything runs', async () => {
     // Without --data the CLI reads no header: the agent's check finds it.

@@ -6,7 +6,7 @@ import type { RunResult } from '@pipeloom/core';
 export function writeLines(writes: RunResult['writes']): string[] {
   return writes.map(
     (w) =>
-      `  wrote        ${w.path}: ${w.files} file${w.files === 1 ? '' : 's'}, ${w.bytes} bytes, ${w.iterations} iteration${w.iterations === 1 ? '' : 's'} (node ${w.node} on ${w.pe}@${w.host})`,
+      `  wrote        ${w.path}: ${w.files} file${w.files === 1 ? '' : 's'}, ${w.bytes} bytes, ${w.iterations} iteration${w.iterations === 1 ? '' : 's'} (node ${w.node} on ${w.pe})`,
   );
 }
 

@@ -32,7 +32,11 @@ interface SourceState {
 }
 
 interface SinkState {
+  /** Bytes of the files it has left (a `last` file counted once), and bytes written in all (the quota's). */
   bytes: number;
+  written: number;
+  /** The size of the file a `last` sink rewrites. */
+  lastFile: number;
   files: number;
   iterations: number;
   /** Y4M append: the stream's open file and its whole length so far. */
@@ -133,6 +137,8 @@ export class AgentDataHost implements DataHost {
     const written = String(p.path);
     const s = f.state as Partial<SinkState>;
     s.bytes ??= 0;
+    s.written ??= 0;
+    s.lastFile ??= 0;
     s.files ??= 0;
     s.iterations ??= 0;
     const sink = s as SinkState;
@@ -160,10 +166,10 @@ export class AgentDataHost implements DataHost {
   }
 
   private charge(sink: SinkState, shown: string, bytes: number): void {
-    if (this.quota && sink.bytes + bytes > this.quota)
+    if (this.quota && sink.written + bytes > this.quota)
       throw new DataError(
         shown,
-        `no space: the sink has written ${sink.bytes} bytes and this file needs ${bytes} more, past the agent's data quota of ${this.quota} bytes (--data-quota)`,
+        `no space: the sink has written ${sink.written} bytes and this file needs ${bytes} more, past the agent's data quota of ${this.quota} bytes (--data-quota)`,
         'free space, raise --data-quota, or write fewer or smaller files',
       );
   }
@@ -185,7 +191,9 @@ export class AgentDataHost implements DataHost {
       throw e;
     }
     renameSync(temp, target);
-    sink.bytes += bytes;
+    sink.written += bytes;
+    sink.bytes += newFile ? bytes : bytes - sink.lastFile;
+    sink.lastFile = bytes;
     if (newFile) sink.files++;
   }
 
@@ -210,6 +218,7 @@ export class AgentDataHost implements DataHost {
     }
     st.length += bytes;
     sink.bytes += bytes;
+    sink.written += bytes;
   }
 }
 
