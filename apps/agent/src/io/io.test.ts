@@ -174,6 +174,9 @@ describe('bad input, each named with its fix', () => {
     expect(check(IO_WRITE, { path: 'd:o.npy', shape: '2' }, 3, [{ ...roots[0], readOnly: true }])).toBe(
       'agent h0: node src (io.write): d:o.npy: data root "d" is read-only on this agent (--data-ro); write to a root the agent serves with --data',
     );
+    expect(check(IO_READ, { path: 'd:a.npy', dtype: 'u8' })).toBe(
+      'agent h0: node src (io.read): d:a.npy is 3x4 f32, the document says u8; set dtype to f32 or leave it out',
+    );
     expect(check(IO_READ, { path: 'd:a.npy', shape: '32x32' })).toBe(
       'agent h0: node src (io.read): d:a.npy is 3x4 f32, the document says 32x32; set shape to 3x4 or leave it out',
     );
