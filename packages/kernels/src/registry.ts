@@ -14,9 +14,17 @@ import { findKernel } from './specs.js';
 export { listKernels, findKernel, registerKernels, nearestKernels, withDefaults, dataTypeBytes, sameDataType, formatDataType } from './specs.js';
 
 const byId = new Map<string, Kernel>(
-  [...matrixKernels, ...granulometryKernels, ...saliencyKernels, ...customKernels, ...genericKernels, ...mlemKernels, ...scanKernels, ...reg2dKernels, ...ioKernels].map(
-    (k) => [k.id, k],
-  ),
+  [
+    ...matrixKernels,
+    ...granulometryKernels,
+    ...saliencyKernels,
+    ...customKernels,
+    ...genericKernels,
+    ...mlemKernels,
+    ...scanKernels,
+    ...reg2dKernels,
+    ...ioKernels,
+  ].map((k) => [k.id, k]),
 );
 
 /**

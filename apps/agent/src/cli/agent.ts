@@ -203,7 +203,11 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
   }
-  const data = parseDataFlags((args.values.data as unknown as string[] | undefined) ?? [], process.cwd(), (args.values['data-ro'] as unknown as string[] | undefined) ?? []);
+  const data = parseDataFlags(
+    (args.values.data as unknown as string[] | undefined) ?? [],
+    process.cwd(),
+    (args.values['data-ro'] as unknown as string[] | undefined) ?? [],
+  );
   if ('error' in data) {
     console.error(`pipeloom agent: ${data.error}`);
     return 2;

@@ -16,6 +16,7 @@ import {
   type RunOptions,
   type RunResult,
 } from '@pipeloom/core';
+import { notSinks, writeLines } from './sink-writes.js';
 import { ProgressBar } from '../progress/bar.js';
 import { agentFlags, agentsHaving, clusterOf, exitOf, onAgents } from './agents.js';
 import { deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
@@ -302,6 +303,8 @@ export interface RunSummary {
   threads: { host: string; pe: string; thread: string; utilisation: number }[];
   adapters: Record<string, string>;
   reports: RunResult['reports'];
+  /** What each sink (io.write node) wrote. */
+  writes: RunResult['writes'];
   dropped: number;
   failure?: RunResult['failure'];
 }
@@ -343,7 +346,8 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
     waitShare: a.waitShare,
     threads: a.lanes.map((l) => ({ host: l.host, pe: l.pe, thread: l.thread, utilisation: l.utilisation })),
     adapters: r.adapters,
-    reports: r.reports,
+    reports: notSinks(r.reports, r.writes),
+    writes: r.writes,
     dropped: r.dropped,
     failure: r.failure,
   };
@@ -396,6 +400,7 @@ function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
     );
   lines.push('  utilisation');
   for (const t of s.threads) lines.push(`    ${`${t.pe} ${t.thread}`.padEnd(28)}${(t.utilisation * 100).toFixed(1).padStart(6)}%`);
+  lines.push(...writeLines(s.writes));
   for (const rep of s.reports)
     lines.push(
       `  ${rep.node} (iteration ${rep.iteration}): ${Object.entries(rep.values)

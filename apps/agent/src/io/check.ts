@@ -36,13 +36,18 @@ function nodeProblem(n: IoNode, roots: readonly DataRoot[], iterations?: number)
     if (n.kernel === IO_WRITE) {
       naming(written, undefined, () => {
         const { root, file } = splitDataPath(roots, written);
-        if (root.readOnly) throw new DataError(written, `data root "${root.name}" is read-only on this agent (--data-ro)`, 'write to a root the agent serves with --data');
+        if (root.readOnly)
+          throw new DataError(written, `data root "${root.name}" is read-only on this agent (--data-ro)`, 'write to a root the agent serves with --data');
         naming(written, root.name, () => {
           const dir = writeDir(root, written, file);
           try {
             accessSync(nearest(dir), constants.W_OK);
           } catch {
-            throw new DataError(written, `data root "${root.name}" is not writable by the agent's user`, 'give the agent write access, or write to another root');
+            throw new DataError(
+              written,
+              `data root "${root.name}" is not writable by the agent's user`,
+              'give the agent write access, or write to another root',
+            );
           }
         });
       });

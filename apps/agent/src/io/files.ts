@@ -58,7 +58,12 @@ export function countFrames(root: DataRoot, written: string, file: string, most 
   const first = existsSync(frameName(file, 0)) ? 0 : 1;
   let n = 0;
   while (n < most && existsSync(frameName(file, first + n))) n++;
-  if (!n) throw new DataError(written, `no frame of the sequence in data root "${root.name}" (looked for ${frameName(written, 0)} and ${frameName(written, 1)})`, 'check the pattern, or put the frames there');
+  if (!n)
+    throw new DataError(
+      written,
+      `no frame of the sequence in data root "${root.name}" (looked for ${frameName(written, 0)} and ${frameName(written, 1)})`,
+      'check the pattern, or put the frames there',
+    );
   return { first, count: n };
 }
 

@@ -4,8 +4,8 @@ import { DataError, disagreement, inspect } from './files.js';
 import type { DataRoot } from './roots.js';
 
 // What the CLI fills in before compiling: an io.read node's shape and dtype from its file's
-// header (when the command is given the roots with --data), and an io.write node's (and its
-// kind) from the node feeding it. What the document wrote is kept; only what it left out is filled, and a
+// header (when the command is given the roots with --data), and an io.write node's from the
+// node feeding it. What the document wrote is kept; only what it left out is filled, and a
 // header that disagrees with what it wrote is a diagnostic naming the node.
 
 export function fillIo(doc: ProjectDocument, roots: readonly DataRoot[] | undefined): { doc: ProjectDocument; diagnostics: Diagnostic[] } {
@@ -35,7 +35,7 @@ export function fillIo(doc: ProjectDocument, roots: readonly DataRoot[] | undefi
   nodes.forEach((n, i) => {
     if (n.kernel !== IO_WRITE) return;
     const p = (n.params ?? {}) as Params;
-    if (String(p.shape ?? '').trim() && p.dtype !== undefined && String(p.kind ?? '').trim()) return;
+    if (String(p.shape ?? '').trim() && p.dtype !== undefined && p.kind !== undefined) return;
     const port = ioFormat(p) === 'y4m' ? 'y' : 'in';
     const edge = doc.app.edges.find((e) => e.to.node === n.id && e.to.port === port);
     const from = edge && byId.get(edge.from.node);
@@ -50,7 +50,7 @@ export function fillIo(doc: ProjectDocument, roots: readonly DataRoot[] | undefi
         ...p,
         shape: String(p.shape ?? '').trim() || formatShape(t.shape),
         ...(p.dtype === undefined ? { dtype: t.element } : {}),
-        kind: String(p.kind ?? '').trim() || t.kind,
+        ...(p.kind === undefined ? { kind: t.kind } : {}),
       };
     } catch {
       // The producer's own params are wrong: its diagnostic says so at compile.

@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { crc32, inflateSync } from 'node:zlib';
 import { decode as decodePng, encode as encodePng } from 'fast-png';
 import { FILE_DTYPE_BYTES, formatShape, y4mPlanes, type ElementType, type FileDtype, type IoFormat } from '@pipeloom/kernels';
 
@@ -60,7 +61,11 @@ export function readHeader(fd: number, format: IoFormat, raw?: { dtype: FileDtyp
   if (format === 'raw' && size > needed)
     throw new FormatError(`${size} bytes, but ${describe(info)} is ${needed}`, 'set dtype and shape to what the file holds');
   if (info.frames !== undefined) info.frames = Math.floor((size - info.offset) / info.stride!);
-  if (info.frames === 0) throw new FormatError(`no whole frame: ${describe(info)} frames are ${info.stride} bytes, the file has ${size - info.offset} after its header`, 'write the file again whole');
+  if (info.frames === 0)
+    throw new FormatError(
+      `no whole frame: ${describe(info)} frames are ${info.stride} bytes, the file has ${size - info.offset} after its header`,
+      'write the file again whole',
+    );
   return info;
 }
 
@@ -89,7 +94,8 @@ export function parseHeader(format: IoFormat, b: Buffer): FileInfo {
 const NPY_DTYPES: Record<string, FileDtype> = { u1: 'u8', b1: 'u8', u2: 'u16', i2: 'i16', u4: 'u32', i4: 'i32', f4: 'f32', f8: 'f64' };
 
 function npyHeader(b: Buffer): FileInfo {
-  if (b.length < 10 || b[0] !== 0x93 || b.toString('latin1', 1, 6) !== 'NUMPY') throw new FormatError('not a .npy file (no \\x93NUMPY magic)', 'save it with numpy.save');
+  if (b.length < 10 || b[0] !== 0x93 || b.toString('latin1', 1, 6) !== 'NUMPY')
+    throw new FormatError('not a .npy file (no \\x93NUMPY magic)', 'save it with numpy.save');
   const major = b[6];
   const lenBytes = major === 1 ? 2 : 4;
   const len = major === 1 ? b.readUInt16LE(8) : b.readUInt32LE(8);
@@ -101,7 +107,8 @@ function npyHeader(b: Buffer): FileInfo {
   const shape = /'shape'\s*:\s*\(([^)]*)\)/.exec(dict);
   if (!descr || !fortran || !shape) throw new FormatError('a .npy header without descr, fortran_order and shape', 'save it with numpy.save');
   const dtype = NPY_DTYPES[descr[2]];
-  if (!dtype) throw new FormatError(`.npy dtype "${descr[1]}${descr[2]}" is not one of ${Object.keys(NPY_DTYPES).join(', ')}`, "convert it (numpy: a.astype('<f4'))");
+  if (!dtype)
+    throw new FormatError(`.npy dtype "${descr[1]}${descr[2]}" is not one of ${Object.keys(NPY_DTYPES).join(', ')}`, "convert it (numpy: a.astype('<f4'))");
   if (descr[1] === '>' && FILE_DTYPE_BYTES[dtype] > 1) throw new FormatError('a big-endian .npy', "save it little-endian (numpy: a.astype('<f4'))");
   if (fortran[1] === 'True') throw new FormatError('a .npy in Fortran order', 'save it in C order (numpy: np.ascontiguousarray(a))');
   const dims = shape[1]
@@ -109,7 +116,8 @@ function npyHeader(b: Buffer): FileInfo {
     .map((x) => x.trim())
     .filter(Boolean)
     .map(Number);
-  if (!dims.every((d) => Number.isInteger(d) && d > 0)) throw new FormatError(`.npy shape (${shape[1]}) has an empty or bad extent`, 'save an array of positive extents');
+  if (!dims.every((d) => Number.isInteger(d) && d > 0))
+    throw new FormatError(`.npy shape (${shape[1]}) has an empty or bad extent`, 'save an array of positive extents');
   const s = dims.length ? dims : [1];
   return { format: 'npy', dtype, shape: s, offset: start + len, bytes: count(s) * FILE_DTYPE_BYTES[dtype] };
 }
@@ -120,7 +128,9 @@ function pnmHeader(format: 'pgm' | 'ppm', b: Buffer): FileInfo {
   if (magic !== want)
     throw new FormatError(
       `not a binary ${format.toUpperCase()} (magic "${magic.replace(/[^\x20-\x7e]/g, '?')}", expected ${want})`,
-      magic === 'P2' || magic === 'P3' ? 'save it as binary (P5/P6), e.g. with ImageMagick: convert in.pgm -compress none out.pgm' : `give a ${format.toUpperCase()} file, or set format`,
+      magic === 'P2' || magic === 'P3'
+        ? 'save it as binary (P5/P6), e.g. with ImageMagick: convert in.pgm -compress none out.pgm'
+        : `give a ${format.toUpperCase()} file, or set format`,
     );
   let pos = 2;
   const token = (): number => {
@@ -149,7 +159,8 @@ const PNG_SIGNATURE = Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]);
 const PNG_CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 3, 4: 2, 6: 4 };
 
 function pngHeader(b: Buffer): FileInfo {
-  if (b.length < 33 || !b.subarray(0, 8).equals(PNG_SIGNATURE) || b.toString('latin1', 12, 16) !== 'IHDR') throw new FormatError('not a PNG file (no PNG signature and IHDR)', 'give a PNG file, or set format');
+  if (b.length < 33 || !b.subarray(0, 8).equals(PNG_SIGNATURE) || b.toString('latin1', 12, 16) !== 'IHDR')
+    throw new FormatError('not a PNG file (no PNG signature and IHDR)', 'give a PNG file, or set format');
   const w = b.readUInt32BE(16);
   const h = b.readUInt32BE(20);
   const depth = b[24];
@@ -164,14 +175,17 @@ function pngHeader(b: Buffer): FileInfo {
 
 function y4mHeader(b: Buffer): FileInfo {
   const end = b.indexOf(0x0a);
-  if (b.toString('latin1', 0, 10) !== 'YUV4MPEG2 ' || end < 0 || end > 1024) throw new FormatError('not a Y4M file (no YUV4MPEG2 header line)', 'give a Y4M file, or set format');
+  if (b.toString('latin1', 0, 10) !== 'YUV4MPEG2 ' || end < 0 || end > 1024)
+    throw new FormatError('not a Y4M file (no YUV4MPEG2 header line)', 'give a Y4M file, or set format');
   const fields = b.toString('latin1', 10, end).split(' ');
   const field = (c: string) => fields.find((f) => f.startsWith(c))?.slice(1);
   const w = Number(field('W'));
   const h = Number(field('H'));
   const colour = field('C') ?? '420';
-  if (!(w > 0 && h > 0 && Number.isInteger(w) && Number.isInteger(h))) throw new FormatError('a Y4M header without width W and height H', 'write the file again');
-  if (!/^420(jpeg|paldv|mpeg2)?$/.test(colour)) throw new FormatError(`Y4M colour space C${colour.slice(0, 16)}`, 'convert it to 8-bit 4:2:0 (ffmpeg -pix_fmt yuv420p)');
+  if (!(w > 0 && h > 0 && Number.isInteger(w) && Number.isInteger(h)))
+    throw new FormatError('a Y4M header without width W and height H', 'write the file again');
+  if (!/^420(jpeg|paldv|mpeg2)?$/.test(colour))
+    throw new FormatError(`Y4M colour space C${colour.slice(0, 16)}`, 'convert it to 8-bit 4:2:0 (ffmpeg -pix_fmt yuv420p)');
   const planes = y4mPlanes([h, w]);
   const bytes = count(planes.y) + count(planes.u) + count(planes.v);
   return { format: 'y4m', dtype: 'u8', shape: [h, w], offset: end + 1, bytes, frames: 0, stride: 6 + bytes };
@@ -237,7 +251,10 @@ export function readFrame(fd: number, info: FileInfo, frame: number, outputs: Re
     const marker = Buffer.alloc(6);
     readExactly(fd, marker, base);
     if (marker.toString('latin1') !== 'FRAME\n')
-      throw new FormatError(`frame ${frame} does not start with a plain FRAME line`, 'write the file again without per-frame parameters (ffmpeg -f yuv4mpegpipe)');
+      throw new FormatError(
+        `frame ${frame} does not start with a plain FRAME line`,
+        'write the file again without per-frame parameters (ffmpeg -f yuv4mpegpipe)',
+      );
     let at = base + 6;
     for (const p of ['y', 'u', 'v'] as const) {
       const v = outputs[p];
@@ -268,6 +285,7 @@ function readPng(fd: number, info: FileInfo, out: Sink, element: ElementType, co
   if (size > MAX_PNG_FILE) throw new FormatError(`a PNG of ${size} bytes, more than ${MAX_PNG_FILE}`, 'split the image');
   const file = new Uint8Array(size);
   readExactly(fd, file, 0);
+  checkPng(Buffer.from(file.buffer, file.byteOffset, file.byteLength), info);
   let png;
   try {
     png = decodePng(file);
@@ -292,6 +310,45 @@ function readPng(fd: number, info: FileInfo, out: Sink, element: ElementType, co
   const src = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   if (depth === element && convert === 'none') bytesOf(out).set(src);
   else convertInto(src, depth, out, convert === 'unit');
+}
+
+/**
+ * A PNG's chunks against their CRCs, and its image data against its header: the decoder fills
+ * what is missing without a word, so a file whose data is not what its header says is found here.
+ */
+function checkPng(b: Buffer, info: FileInfo): void {
+  let pos = 8;
+  const idat: Buffer[] = [];
+  let interlaced = false;
+  let depth = 8;
+  let colour = 0;
+  while (pos + 12 <= b.length) {
+    const len = b.readUInt32BE(pos);
+    const type = b.toString('latin1', pos + 4, pos + 8);
+    if (pos + 12 + len > b.length)
+      throw new FormatError(`truncated: the PNG's ${type.replace(/[^A-Za-z]/g, '?')} chunk runs past the end of the file`, 'write the file again whole');
+    if (crc32(b.subarray(pos + 4, pos + 8 + len)) !== b.readUInt32BE(pos + 8 + len))
+      throw new FormatError(`the PNG's ${type.replace(/[^A-Za-z]/g, '?')} chunk fails its CRC (the file is damaged)`, 'write the file again');
+    if (type === 'IHDR') {
+      depth = b[pos + 16];
+      colour = b[pos + 17];
+      interlaced = b[pos + 20] !== 0;
+    }
+    if (type === 'IDAT') idat.push(b.subarray(pos + 8, pos + 8 + len));
+    if (type === 'IEND') break;
+    pos += 12 + len;
+  }
+  if (interlaced) return;
+  const [h, w] = info.shape;
+  const samplesPerPixel = colour === 3 ? 1 : (PNG_CHANNELS[colour] ?? 1);
+  const expected = h * (1 + Math.ceil((w * samplesPerPixel * depth) / 8));
+  let got: number;
+  try {
+    got = inflateSync(Buffer.concat(idat), { maxOutputLength: expected + 1 }).length;
+  } catch {
+    throw new FormatError(`the PNG's image data does not inflate to the ${expected} bytes its header's ${w}x${h} needs`, 'write the file again whole');
+  }
+  if (got !== expected) throw new FormatError(`the PNG's image data is ${got} bytes, its header's ${w}x${h} needs ${expected}`, 'write the file again whole');
 }
 
 /** An 8-bit or 16-bit sample image from a port's values: u8 as is, f32 in [0, 1] scaled to 0..255, u32/i32 clamped to 0..65535. */

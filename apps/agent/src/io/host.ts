@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, ftruncateSync, fstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
@@ -25,12 +25,18 @@ import { DATA_ENV, DATA_QUOTA_ENV, realFile, splitDataPath, writeDir, type DataR
 
 interface SourceState {
   frames?: Frames;
+  /** A single file's real path (inside its root). */
+  real?: string;
   /** A Y4M stream's or a single file's header, read at the first firing. */
   info?: FileInfo;
 }
 
 interface SinkState {
+  /** Bytes of the files it has left (a `last` file counted once), and bytes written in all (the quota's). */
   bytes: number;
+  written: number;
+  /** The size of the file a `last` sink rewrites. */
+  lastFile: number;
   files: number;
   iterations: number;
   /** Y4M append: the stream's open file and its whole length so far. */
@@ -79,7 +85,11 @@ export class AgentDataHost implements DataHost {
     if (s.frames) {
       const k = frameOf(f.iteration, s.frames.count, end);
       if (k === undefined)
-        throw new DataError(written, `the sequence has ${s.frames.count} frames; iteration ${f.iteration} asks for frame ${s.frames.first + f.iteration}`, 'set end to loop or hold, add frames, or run fewer iterations');
+        throw new DataError(
+          written,
+          `the sequence has ${s.frames.count} frames; iteration ${f.iteration} asks for frame ${s.frames.first + f.iteration}`,
+          'set end to loop or hold, add frames, or run fewer iterations',
+        );
       const name = frameName(file, s.frames.first + k);
       naming(frameName(written, s.frames.first + k), root.name, () =>
         withFile(realFile(root, written, name), (fd) => {
@@ -91,17 +101,24 @@ export class AgentDataHost implements DataHost {
       );
       return;
     }
+    // The file's real path, checked against the root once (the first firing); a single file is
+    // read again at each firing (it may be rewritten between them), not looked up again.
+    s.real ??= naming(written, root.name, () => realFile(root, written, file));
     naming(written, root.name, () =>
-      withFile(realFile(root, written, file), (fd) => {
+      withFile(s.real!, (fd) => {
         let info = s.info!;
         if (info.frames !== undefined) {
           // A stream growing while it is read: its frames counted again when the last is passed.
           if (f.iteration >= info.frames) info = s.info = readHeader(fd, format);
           const k = frameOf(f.iteration, info.frames!, end);
-          if (k === undefined) throw new DataError(written, `the video has ${info.frames} frames; iteration ${f.iteration} asks for frame ${f.iteration}`, 'set end to loop or hold, or run fewer iterations');
+          if (k === undefined)
+            throw new DataError(
+              written,
+              `the video has ${info.frames} frames; iteration ${f.iteration} asks for frame ${f.iteration}`,
+              'set end to loop or hold, or run fewer iterations',
+            );
           return readFrame(fd, info, k, f.outputs, element, convert);
         }
-        if (fstatSync(fd).size < info.offset + info.bytes) info = readHeader(fd, format, format === 'raw' ? { dtype: info.dtype, shape: info.shape } : undefined);
         readFrame(fd, info, 0, f.outputs, element, convert);
       }),
     );
@@ -120,6 +137,8 @@ export class AgentDataHost implements DataHost {
     const written = String(p.path);
     const s = f.state as Partial<SinkState>;
     s.bytes ??= 0;
+    s.written ??= 0;
+    s.lastFile ??= 0;
     s.files ??= 0;
     s.iterations ??= 0;
     const sink = s as SinkState;
@@ -128,7 +147,8 @@ export class AgentDataHost implements DataHost {
     const when = String(p.when ?? 'each');
     const shape = parseShape(String(p.shape));
     const { root, file } = naming(written, undefined, () => splitDataPath(this.roots, written));
-    if (root.readOnly) throw new DataError(written, `data root "${root.name}" is read-only on this agent (--data-ro)`, 'write to a root the agent serves with --data');
+    if (root.readOnly)
+      throw new DataError(written, `data root "${root.name}" is read-only on this agent (--data-ro)`, 'write to a root the agent serves with --data');
     const name = when === 'each' && isSequence(written) ? frameName(file, f.iteration) : file;
     const shown = when === 'each' && isSequence(written) ? frameName(written, f.iteration) : written;
     naming(shown, root.name, () => {
@@ -146,10 +166,10 @@ export class AgentDataHost implements DataHost {
   }
 
   private charge(sink: SinkState, shown: string, bytes: number): void {
-    if (this.quota && sink.bytes + bytes > this.quota)
+    if (this.quota && sink.written + bytes > this.quota)
       throw new DataError(
         shown,
-        `no space: the sink has written ${sink.bytes} bytes and this file needs ${bytes} more, past the agent's data quota of ${this.quota} bytes (--data-quota)`,
+        `no space: the sink has written ${sink.written} bytes and this file needs ${bytes} more, past the agent's data quota of ${this.quota} bytes (--data-quota)`,
         'free space, raise --data-quota, or write fewer or smaller files',
       );
   }
@@ -161,8 +181,9 @@ export class AgentDataHost implements DataHost {
     const temp = join(target, '..', `.${basename(target)}.${randomBytes(4).toString('hex')}.tmp`);
     const fd = openSync(temp, 'wx', 0o644);
     try {
+      // Whole as readers see it (the rename); not fsynced: durability across a power cut is the
+      // filesystem's, and a sync per file would cost sinks most of the disk's throughput.
       for (const x of parts) writeAll(fd, x);
-      fsyncSync(fd);
       closeSync(fd);
     } catch (e) {
       closeSync(fd);
@@ -170,7 +191,9 @@ export class AgentDataHost implements DataHost {
       throw e;
     }
     renameSync(temp, target);
-    sink.bytes += bytes;
+    sink.written += bytes;
+    sink.bytes += newFile ? bytes : bytes - sink.lastFile;
+    sink.lastFile = bytes;
     if (newFile) sink.files++;
   }
 
@@ -189,13 +212,13 @@ export class AgentDataHost implements DataHost {
     try {
       let at = st.length;
       for (const x of frame) at += writeAll(st.fd, x, at);
-      fsyncSync(st.fd);
     } catch (e) {
       ftruncateSync(st.fd, st.length);
       throw e;
     }
     st.length += bytes;
     sink.bytes += bytes;
+    sink.written += bytes;
   }
 }
 

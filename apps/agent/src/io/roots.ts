@@ -33,7 +33,8 @@ export function parseDataFlags(flags: readonly string[], cwd = process.cwd(), re
   if (all.length > MAX_DATA_ROOTS) return { error: `--data: ${all.length} roots, more than ${MAX_DATA_ROOTS}` };
   const roots: DataRoot[] = [];
   for (const { f: flag, ro } of all) {
-    if (flag.length > MAX_ROOT_NAME + 1 + MAX_ROOT_DIR) return { error: `--data: a flag of ${flag.length} characters, more than ${MAX_ROOT_NAME + 1 + MAX_ROOT_DIR}` };
+    if (flag.length > MAX_ROOT_NAME + 1 + MAX_ROOT_DIR)
+      return { error: `--data: a flag of ${flag.length} characters, more than ${MAX_ROOT_NAME + 1 + MAX_ROOT_DIR}` };
     const eq = flag.indexOf('=');
     const given = eq > 0 && NAME.test(flag.slice(0, eq)) ? flag.slice(0, eq) : undefined;
     const dirText = given === undefined ? flag : flag.slice(eq + 1);
@@ -41,7 +42,9 @@ export function parseDataFlags(flags: readonly string[], cwd = process.cwd(), re
     const dir = resolve(cwd, dirText);
     const name = given ?? basename(dir);
     if (!NAME.test(name) || name.length > MAX_ROOT_NAME)
-      return { error: `--data ${flag}: "${name.slice(0, MAX_ROOT_NAME)}" is not a root name (a letter, then letters, digits, - or _; at most ${MAX_ROOT_NAME}); give --data NAME=DIR` };
+      return {
+        error: `--data ${flag}: "${name.slice(0, MAX_ROOT_NAME)}" is not a root name (a letter, then letters, digits, - or _; at most ${MAX_ROOT_NAME}); give --data NAME=DIR`,
+      };
     if (roots.some((r) => r.name === name)) return { error: `--data ${flag}: two roots are named "${name}"; give each its own NAME=` };
     let real: string;
     try {
@@ -49,7 +52,9 @@ export function parseDataFlags(flags: readonly string[], cwd = process.cwd(), re
       if (!statSync(real).isDirectory()) return { error: `--data ${flag}: ${dir} is not a directory; name a directory` };
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      return { error: `--data ${flag}: ${dir}: ${code === 'ENOENT' ? 'no such directory' : code === 'EACCES' ? 'not readable by this user' : (code ?? String(e))}; create it or name another` };
+      return {
+        error: `--data ${flag}: ${dir}: ${code === 'ENOENT' ? 'no such directory' : code === 'EACCES' ? 'not readable by this user' : (code ?? String(e))}; create it or name another`,
+      };
     }
     roots.push({ name, dir: real, ...(ro ? { readOnly: true } : {}) });
   }
@@ -67,7 +72,8 @@ export class DataPathError extends Error {
   }
 }
 
-const served = (roots: readonly DataRoot[]) => (roots.length ? `this agent serves ${roots.map((r) => `"${r.name}"`).join(', ')}` : 'this agent serves no data (pipeloom agent --data NAME=DIR)');
+const served = (roots: readonly DataRoot[]) =>
+  roots.length ? `this agent serves ${roots.map((r) => `"${r.name}"`).join(', ')}` : 'this agent serves no data (pipeloom agent --data NAME=DIR)';
 
 /** Is `file` (a real path) inside `dir` (a real path)? */
 export const inside = (dir: string, file: string) => file === dir || file.startsWith(dir.endsWith(sep) ? dir : dir + sep);
@@ -89,17 +95,23 @@ export function splitDataPath(roots: readonly DataRoot[], written: string): { ro
   if (relative.includes('\0')) throw new DataPathError(`"${name}:..." holds a NUL character`, 'name a file inside the root');
   if (isAbsolute(relative) || relative.startsWith('/') || relative.startsWith('\\') || /^[A-Za-z]:/.test(relative))
     throw new DataPathError(`"${written.slice(0, 80)}" is an absolute path`, `name a file relative to root "${name}"`);
-  if (relative.split(/[/\\]/).includes('..')) throw new DataPathError(`"${written.slice(0, 80)}" leaves root "${name}" (..)`, `name a file inside root "${name}"`);
+  if (relative.split(/[/\\]/).includes('..'))
+    throw new DataPathError(`"${written.slice(0, 80)}" leaves root "${name}" (..)`, `name a file inside root "${name}"`);
   const file = resolve(root.dir, relative);
   // resolve() of a path without .. and not absolute stays below the root; checked all the same.
-  if (!inside(root.dir, file) || file === root.dir) throw new DataPathError(`"${written.slice(0, 80)}" leaves root "${name}"`, `name a file inside root "${name}"`);
+  if (!inside(root.dir, file) || file === root.dir)
+    throw new DataPathError(`"${written.slice(0, 80)}" leaves root "${name}"`, `name a file inside root "${name}"`);
   return { root, relative, file };
 }
 
 /** The real path of an existing `file` inside `root`; throws a DataPathError when a symlink takes it out. ENOENT and other errors pass through. */
 export function realFile(root: DataRoot, written: string, file: string): string {
   const real = realpathSync(file);
-  if (!inside(root.dir, real)) throw new DataPathError(`"${written.slice(0, 80)}" leaves root "${root.name}" (a symbolic link points outside it)`, `name a file inside root "${root.name}"`);
+  if (!inside(root.dir, real))
+    throw new DataPathError(
+      `"${written.slice(0, 80)}" leaves root "${root.name}" (a symbolic link points outside it)`,
+      `name a file inside root "${root.name}"`,
+    );
   return real;
 }
 
@@ -122,7 +134,10 @@ export function writeDir(root: DataRoot, written: string, file: string): string 
       continue;
     }
     if (!inside(root.dir, real))
-      throw new DataPathError(`"${written.slice(0, 80)}" leaves root "${root.name}" (a symbolic link points outside it)`, `name a file inside root "${root.name}"`);
+      throw new DataPathError(
+        `"${written.slice(0, 80)}" leaves root "${root.name}" (a symbolic link points outside it)`,
+        `name a file inside root "${root.name}"`,
+      );
     if (!statSync(real).isDirectory()) throw new DataPathError(`"${written.slice(0, 80)}": ${dir} is not a directory`, 'name a file in a directory');
     return resolve(real, ...names);
   }

@@ -229,8 +229,10 @@ function writesProblem(w: unknown): string | undefined {
     if (typeof x !== 'object' || x === null || Array.isArray(x)) return `writes[${i}] must be an object`;
     const r = x as Record<string, unknown>;
     for (const k of ['node', 'host', 'pe', 'path'])
-      if (typeof r[k] !== 'string' || (r[k] as string).length > MAX_SINK_TEXT) return `writes[${i}].${k} must be a string of at most ${MAX_SINK_TEXT} characters`;
-    for (const k of ['bytes', 'files', 'iterations']) if (!Number.isSafeInteger(r[k]) || (r[k] as number) < 0) return `writes[${i}].${k} must be a whole number of at least 0`;
+      if (typeof r[k] !== 'string' || (r[k] as string).length > MAX_SINK_TEXT)
+        return `writes[${i}].${k} must be a string of at most ${MAX_SINK_TEXT} characters`;
+    for (const k of ['bytes', 'files', 'iterations'])
+      if (!Number.isSafeInteger(r[k]) || (r[k] as number) < 0) return `writes[${i}].${k} must be a whole number of at least 0`;
   }
   return undefined;
 }

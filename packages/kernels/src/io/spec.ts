@@ -84,12 +84,6 @@ export function y4mPlanes(shape: readonly number[]): { y: number[]; u: number[];
   return { y: [h, w], u: c, v: [...c] };
 }
 
-/**
- * The kind its port carries: the `kind` param (the kind the kernels it meets name, `volume`,
- * `sinogram`: ports of different kinds do not connect), else what the format holds.
- */
-const portKind = (p: Params, otherwise: string) => String(p.kind ?? '').trim() || otherwise;
-
 /** A node whose path is still empty (the palette's, the defaults): one stand-in port, refused by pipeloom and by the agent's check. */
 const unset = (p: Params) => !String(p.path ?? '');
 
@@ -106,7 +100,7 @@ function readPorts(p: Params): { inputs: PortSpec[]; outputs: PortSpec[] } {
     const element = readElement(p);
     const planes = y4mPlanes(readShape(p));
     if (planes.y.length !== 2) throw new Error(`param shape: a Y4M stream's shape is its luma's height x width, e.g. "48x64"`);
-    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: portKind(p, 'image'), element, shape: planes[name] }) });
+    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: kindOf(p, 'image'), element, shape: planes[name] }) });
     return { inputs: [], outputs: [plane('y'), plane('u'), plane('v')] };
   }
   return { inputs: [], outputs: [{ name: 'out', type: readType }] };
@@ -117,8 +111,11 @@ const readType = (p: Params): DataType => {
   const f = ioFormat(p);
   if (f === 'ppm' && (shape.length !== 3 || shape[2] !== 3)) throw new Error(`param shape: a PPM image is height x width x 3, not "${formatShape(shape)}"`);
   if (f === 'pgm' && shape.length !== 2) throw new Error(`param shape: a PGM image is height x width, not "${formatShape(shape)}"`);
-  return { kind: portKind(p, f === 'pgm' || f === 'ppm' || f === 'png' ? 'image' : 'array'), element: readElement(p), shape };
+  return { kind: kindOf(p, f === 'pgm' || f === 'ppm' || f === 'png' ? 'image' : 'array'), element: readElement(p), shape };
 };
+
+/** The port's data kind: the `kind` param, else what the format holds. */
+const kindOf = (p: Params, otherwise: string) => String(p.kind ?? '').trim() || otherwise;
 
 const WRITE_ELEMENTS: readonly ElementType[] = ['f32', 'u8', 'u32', 'i32'];
 
@@ -136,14 +133,14 @@ function writePorts(p: Params): { inputs: PortSpec[]; outputs: PortSpec[] } {
   if (f === 'y4m') {
     if (p.when !== 'append') throw new Error('param when: a Y4M file is written with when "append" (one frame per iteration)');
     const planes = y4mPlanes(shape);
-    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: portKind(p, 'image'), element, shape: planes[name] }) });
+    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: kindOf(p, 'image'), element, shape: planes[name] }) });
     return { inputs: [plane('y'), plane('u'), plane('v')], outputs: [] };
   }
   if (p.when === 'append') throw new Error(`param when: "append" writes Y4M only; use "each" (a pattern, one file per iteration) or "last"`);
   if ((f === 'png' || f === 'pgm') && shape.length !== 2 && !(shape.length === 3 && shape[2] <= 4 && f === 'png'))
     throw new Error(`param shape: a ${f.toUpperCase()} image is height x width${f === 'png' ? ' (or x channels, 1 to 4)' : ''}, not "${formatShape(shape)}"`);
   if (f === 'ppm' && (shape.length !== 3 || shape[2] !== 3)) throw new Error(`param shape: a PPM image is height x width x 3, not "${formatShape(shape)}"`);
-  return { inputs: [{ name: 'in', type: () => ({ kind: portKind(p, 'array'), element, shape }) }], outputs: [] };
+  return { inputs: [{ name: 'in', type: () => ({ kind: kindOf(p, 'array'), element, shape }) }], outputs: [] };
 }
 
 const portBytes = (ports: { inputs: PortSpec[]; outputs: PortSpec[] }, p: Params) =>
@@ -191,8 +188,7 @@ export const ioSpecs: KernelSpec[] = builtinSpecs([
       kind: {
         type: 'string',
         default: '',
-        description:
-          'The kind of data its output carries, as the kernels it feeds name it (volume, sinogram, ...); empty: image for PGM/PPM/PNG/Y4M, else array',
+        description: 'The data kind its consumers take (e.g. image, volume, sinogram; empty: image for images, array otherwise)',
       },
       convert: {
         type: 'enum',
@@ -237,12 +233,7 @@ export const ioSpecs: KernelSpec[] = builtinSpecs([
         description: "The input's element type (pipeloom fills it from the node feeding it)",
       },
       shape: { type: 'string', default: '', description: "The input's extents, outermost first (pipeloom fills it from the node feeding it)" },
-      kind: {
-        type: 'string',
-        default: '',
-        description:
-          'The kind of data its input carries, as the node feeding it names it (image, volume, ...; pipeloom fills it from that node); empty: array (Y4M: image)',
-      },
+      kind: { type: 'string', default: '', description: "The input's data kind (pipeloom fills it from the node feeding it; empty: array)" },
     },
     inputs: [{ name: 'in', description: 'The data written (Y4M: y, u, v)', type: anyType }],
     outputs: [],
