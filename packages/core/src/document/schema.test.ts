@@ -264,6 +264,7 @@ function everyFeature(): Record<string, unknown> {
           cpuMemory: 1e9,
           gpuMemory: 1e9,
           pcie: { bandwidth: 5e9, latency: 1e-5, duplex: true },
+          memory: { bandwidth: 1e10, latency: 1e-6 },
           position: { x: 1, y: 2 },
         },
       ],

@@ -243,4 +243,75 @@ describe('normalize', () => {
     // Canonical stays canonical.
     expect(normalize(d)).toEqual(d);
   });
+
+  it('cpus: 3 makes cpu0@h0 .. cpu2@h0 sharing the host memory, memory links between every two, pcie to the first, the network on the first', () => {
+    const d = normalize({
+      ...doc(),
+      arch: {
+        hosts: [
+          { id: 'h0', cpus: 3, gpus: 1, cpuMemory: 2 ** 30 },
+          { id: 'h1', cpus: 1 },
+        ],
+        pes: [],
+        links: [],
+        network: { kind: 'infiniband', bandwidth: 2.6e9, latency: 2e-6 },
+      },
+    });
+    expect(d.arch.pes.map((p) => `${p.id} ${p.kind} ${p.memory}`)).toEqual([
+      `cpu0@h0 cpu ${2 ** 30}`,
+      `cpu1@h0 cpu ${2 ** 30}`,
+      `cpu2@h0 cpu ${2 ** 30}`,
+      `gpu0@h0 gpu ${16 * 2 ** 30}`,
+      `cpu@h1 cpu ${64 * 2 ** 30}`,
+    ]);
+    expect(d.arch.links.map((l) => `${l.a}-${l.b} ${l.kind} ${l.bandwidth}`)).toEqual([
+      'cpu0@h0-cpu1@h0 memory 10000000000',
+      'cpu0@h0-cpu2@h0 memory 10000000000',
+      'cpu1@h0-cpu2@h0 memory 10000000000',
+      'cpu0@h0-gpu0@h0 pcie 5000000000',
+      'cpu0@h0-cpu@h1 infiniband 2600000000',
+    ]);
+    // The host keeps the memory its CPU PEs share; one CPU keeps today's canonical host.
+    expect(d.arch.hosts).toEqual([{ id: 'h0', cpuMemory: 2 ** 30 }, { id: 'h1' }]);
+    expect(normalize(d)).toEqual(d);
+  });
+
+  it("a host's memory link spec overrides the default; diagnostics point at the host's cpus or memory", () => {
+    const d = doc();
+    d.arch.hosts[1] = { id: 'h1', cpus: 2, memory: { bandwidth: 2e10, latency: 0 } };
+    d.mapping.c = 'cpu1@h1';
+    expect(normalize(d).arch.links.filter((l) => l.kind === 'memory')).toEqual([
+      { a: 'cpu0@h1', b: 'cpu1@h1', kind: 'memory', bandwidth: 2e10, latency: 0, duplex: true },
+    ]);
+    expect(validate(d)).toEqual([]);
+    // A PE the shorthand already makes, listed again, is named at the host's cpus.
+    d.arch.pes.push({ id: 'cpu1@h1', host: 'h1', kind: 'cpu', memory: 1 });
+    expect(messages(d)).toContain('arch.hosts[1].cpus: duplicate PE id "cpu1@h1" (give each PE its own id (a host shorthand may already define it))');
+  });
+
+  it('bounds cpus, naming the host', () => {
+    const d = doc();
+    d.arch.hosts[1].cpus = 100000;
+    expect(messages(d)).toEqual([
+      'arch.hosts[1].cpus: host "h1": 100000 CPU PEs is more than the shorthand makes (256) (give the host at most 256 cpus, or list its CPU PEs in arch.pes)',
+    ]);
+  });
+
+  it("checks the sum of a host's CPU PEs' buffers against its cpuMemory, each PE free to use all of it", () => {
+    // p (cpu0@h1) -> c (cpu1@h1), 16 MiB a frame: each buffer alone fits 24 MiB, both do not.
+    const d = doc();
+    for (const n of d.app.nodes) n.params = { width: 2048, height: 2048 };
+    d.arch.hosts[1] = { id: 'h1', cpus: 2, cpuMemory: 24 * 2 ** 20 };
+    d.app.nodes = [d.app.nodes[0], d.app.nodes[3]];
+    d.app.edges = [{ from: { node: 'p', port: 'out' }, to: { node: 'c', port: 'in' } }];
+    d.mapping = { p: 'cpu0@h1', c: 'cpu1@h1' };
+    const r = compile(d, { overlap: false });
+    expect(r.ok).toBe(false);
+    expect(r.diagnostics.map(formatDiagnostic)).toEqual([
+      'arch.hosts[1].cpuMemory: the CPU PEs of host "h1" share its memory (24 MiB), and their buffers need 32 MiB after sharing (cpu0@h1 16 MiB, cpu1@h1 16 MiB) (raise cpuMemory of host "h1" or map some nodes to another host)',
+    ]);
+    // Both on one PE: one buffer, 16 MiB, fits.
+    d.mapping = { p: 'cpu1@h1', c: 'cpu1@h1' };
+    expect(compile(d, { overlap: false }).ok).toBe(true);
+  });
 });

@@ -114,9 +114,11 @@ function reporter(written: WrittenDocument, lowered: Lowered, out: Diagnostic[])
 /** Architecture: hosts, PEs, links. */
 function architecture(doc: ProjectDocument, pePaths: string[], linkPaths: string[], fail: Fail): { pes: ModelPe[]; pe: Map<PeId, ModelPe> } {
   const hosts = new Set<string>();
+  const shared = new Map<string, { bytes: number; path: string }>();
   doc.arch.hosts.forEach((h, i) => {
     if (hosts.has(h.id)) fail(`arch.hosts[${i}].id`, `duplicate host id "${h.id}"`, 'give each host its own id');
     hosts.add(h.id);
+    if (h.cpuMemory !== undefined) shared.set(h.id, { bytes: h.cpuMemory, path: `arch.hosts[${i}].cpuMemory` });
   });
   const pes: ModelPe[] = [];
   const pe = new Map<PeId, ModelPe>();
@@ -137,6 +139,7 @@ function architecture(doc: ProjectDocument, pePaths: string[], linkPaths: string
       links: [],
       neighbours: [],
     };
+    if (p.kind === 'cpu' && shared.has(p.host)) m.shared = shared.get(p.host);
     pes.push(m);
     pe.set(m.id, m);
   });
