@@ -284,6 +284,12 @@ describe('normalize', () => {
       { a: 'cpu0@h1', b: 'cpu1@h1', kind: 'memory', bandwidth: 2e10, latency: 0, duplex: true },
     ]);
     expect(validate(d)).toEqual([]);
+    // Such a host has no cpu@h1: the message says which PE is its first core.
+    d.mapping.c = 'cpu@h1';
+    expect(messages(d)).toEqual([
+      'mapping.c: PE "cpu@h1" does not exist: host "h1" has several CPU PEs (map it to cpu0@h1 (its first core) or another cpuK@h1)',
+    ]);
+    d.mapping.c = 'cpu1@h1';
     // A PE the shorthand already makes, listed again, is named at the host's cpus.
     d.arch.pes.push({ id: 'cpu1@h1', host: 'h1', kind: 'cpu', memory: 1 });
     expect(messages(d)).toContain('arch.hosts[1].cpus: duplicate PE id "cpu1@h1" (give each PE its own id (a host shorthand may already define it))');

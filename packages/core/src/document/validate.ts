@@ -269,7 +269,15 @@ function mapping(doc: ProjectDocument, nodes: ModelNode[], node: Map<NodeId, Mod
       continue;
     }
     const on = pe.get(peId(v));
-    if (!on) fail(`mapping.${k}`, `PE "${v}" does not exist`, `map it to one of: ${listSome(pes.map((x) => x.id))}`);
+    // A host of several cores has no `cpu@<host>`: its first core is `cpu0@<host>`.
+    const first = !on && v.startsWith('cpu@') ? pe.get(peId(`cpu0${v.slice(3)}`)) : undefined;
+    if (first)
+      fail(
+        `mapping.${k}`,
+        `PE "${v}" does not exist: host "${first.host}" has several CPU PEs`,
+        `map it to ${first.id} (its first core) or another cpuK@${first.host}`,
+      );
+    else if (!on) fail(`mapping.${k}`, `PE "${v}" does not exist`, `map it to one of: ${listSome(pes.map((x) => x.id))}`);
     else {
       n.pe = on.id;
       n.peIndex = on.index;
