@@ -303,6 +303,29 @@ describe('normalize', () => {
     ]);
   });
 
+  it('checks requires cores>=N against the CPU PEs the document gives the host, naming the node and the clause as written', () => {
+    const d = doc();
+    d.arch.hosts[1] = { id: 'h1', cpus: 4 };
+    d.mapping.c = 'cpu2@h1';
+    d.app.nodes[3].requires = ['cores >= 4'];
+    expect(validate(d)).toEqual([]);
+    d.app.nodes[3].requires = ['kind=cpu', 'cores>=8'];
+    expect(messages(d)).toEqual([
+      'mapping.c: node "c" requires cores>=8, but is mapped to cpu2@h1, on host "h1" with 4 CPU PEs (give a host enough CPU PEs ("cpus": N in arch.hosts) and map it there)',
+    ]);
+    d.app.nodes[3].requires = ['cores>2'];
+    d.mapping.c = 'cpu@h0';
+    expect(messages(d)).toEqual([
+      'mapping.c: node "c" requires cores>2, but is mapped to cpu@h0, on host "h0" with 1 CPU PE (map it to a PE meeting cores>2: cpu0@h1, cpu1@h1, cpu2@h1, cpu3@h1)',
+    ]);
+    // A GPU reports no cores; the mapping check says so (a task-bag run places tasks itself, the check is its bag's).
+    d.app.nodes[1].requires = ['cores>=1'];
+    d.app.nodes[3].requires = undefined;
+    expect(messages(d)).toEqual([
+      'mapping.a: node "a" requires cores>=1, but is mapped to gpu0@h0, a gpu PE (cores are a CPU PE\'s host\'s) (map it to a PE meeting cores>=1: cpu@h0, cpu0@h1, cpu1@h1, cpu2@h1, cpu3@h1)',
+    ]);
+  });
+
   it("checks the sum of a host's CPU PEs' buffers against its cpuMemory, each PE free to use all of it", () => {
     // p (cpu0@h1) -> c (cpu1@h1), 16 MiB a frame: each buffer alone fits 24 MiB, both do not.
     const d = doc();
