@@ -1,4 +1,5 @@
 import { DOCUMENT_DEFAULTS, type Link, type LinkKind, type PeKind, type ProcessingElement, type WrittenDocument } from '@pipeloom/core';
+import { formatRate, formatSeconds } from '../lib/format.js';
 
 // Sensible starting values for new architecture elements; the inspector edits them.
 
@@ -40,8 +41,18 @@ export function defaultLink(doc: WrittenDocument, a: string, b: string): Link {
   const pb = doc.arch.pes.find((p) => p.id === b);
   const sameHost = pa && pb && pa.host === pb.host;
   const gpu = pa?.kind === 'gpu' || pb?.kind === 'gpu';
-  const kind: LinkKind = sameHost ? (gpu ? 'pcie' : 'loopback') : 'ethernet';
+  // Two CPUs of one host: its cores, through the host's memory.
+  const kind: LinkKind = sameHost ? (gpu ? 'pcie' : 'memory') : 'ethernet';
   return { a, b, kind, ...LINK_DEFAULTS[kind] };
+}
+
+/**
+ * A link's label on the canvas: kind, rate and latency. A host of N cores has N(N-1)/2 memory
+ * links, alike, so they are labelled only when selected (the inspector shows them anyway).
+ */
+export function linkLabel(l: Link, selected: boolean): string | undefined {
+  if (l.kind === 'memory' && !selected) return undefined;
+  return `${l.kind} · ${formatRate(l.bandwidth)} · ${formatSeconds(l.latency)}`;
 }
 
 export const PE_SIZE = { width: 150, height: 54 };
