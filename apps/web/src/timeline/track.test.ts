@@ -84,7 +84,7 @@ describe('track registry', () => {
         ],
         edges: [{ from: { node: 'P', port: 'out' }, to: { node: 'C', port: 'in' } }],
       },
-      arch: { hosts: [{ id: 'h0', cpus: 2 }] },
+      arch: { hosts: [{ id: 'h0', cpus: 2 }], pes: [], links: [] },
       mapping: { P: 'cpu0@h0', C: 'cpu1@h0' },
       options: { iterations: 4 },
     });

@@ -104,7 +104,7 @@ describe('P -> I -> C on three CPU PEs of one host (cpus: 3)', () => {
   const Tm = 1e-6 + bytes / 10e9;
   const cores = (a: number, sync: SyncMode) => {
     const doc = piic();
-    doc.arch = { hosts: [{ id: 'h0', cpus: 3 }] };
+    doc.arch = { hosts: [{ id: 'h0', cpus: 3 }], pes: [], links: [] };
     doc.mapping = { P: 'cpu0@h0', I1: 'cpu1@h0', I2: 'cpu1@h0', C: 'cpu2@h0' };
     const r = predict(doc, { nodeTimes: { P: 0, C: 0, I1: a, I2: 0 }, sync });
     if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
