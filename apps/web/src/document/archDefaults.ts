@@ -63,10 +63,24 @@ export function peSlot(col: number, row = 0) {
   return { x: PAD.x + col * (PE_SIZE.width + 48), y: PAD.top + row * (PE_SIZE.height + 56) };
 }
 
-/** The next free slot for a PE of `kind` in `host`. */
+/** CPU PEs per row: a host of many cores wraps into rows instead of one row across the canvas. */
+export const CPUS_PER_ROW = 4;
+
+/**
+ * The next free slot for a PE of `kind` in `host`: CPUs fill rows of CPUS_PER_ROW from the top,
+ * GPUs the row under the CPUs' rows.
+ */
 export function nextSlot(pes: readonly ProcessingElement[], host: string, kind: PeKind) {
-  const row = kind === 'cpu' ? 0 : 1;
-  const taken = new Set(pes.filter((p) => p.host === host && p.position).map((p) => `${p.position!.x},${p.position!.y}`));
+  const own = pes.filter((p) => p.host === host && p.position);
+  const taken = new Set(own.map((p) => `${p.position!.x},${p.position!.y}`));
+  if (kind === 'cpu') {
+    for (let i = 0; ; i++) {
+      const s = peSlot(i % CPUS_PER_ROW, Math.floor(i / CPUS_PER_ROW));
+      if (!taken.has(`${s.x},${s.y}`)) return s;
+    }
+  }
+  const cpus = own.filter((p) => p.kind === 'cpu').length;
+  const row = Math.max(1, Math.ceil(cpus / CPUS_PER_ROW));
   for (let col = 0; ; col++) {
     const s = peSlot(col, row);
     if (!taken.has(`${s.x},${s.y}`)) return s;
