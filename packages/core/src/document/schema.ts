@@ -191,7 +191,8 @@ const host = z
       .int()
       .min(0)
       .optional()
-      .meta({ description: 'CPU PEs: 1 (default) makes cpu@<host>, N >= 2 makes cpu0@<host> .. cpu{N-1}@<host> sharing cpuMemory.' }),
+      // The bound is the host's refinement below (its message names the host); editors get it as a maximum.
+      .meta({ description: 'CPU PEs: 1 (default) makes cpu@<host>, N >= 2 makes cpu0@<host> .. cpu{N-1}@<host> sharing cpuMemory.', maximum: MAX_CPUS }),
     gpus: z
       .number()
       .int()
