@@ -69,7 +69,7 @@ export { readChromeTrace, TRACE_FILE_LIMITS } from './trace/chrome-read.js';
 export { toPajeTrace } from './trace/paje.js';
 export { toTraceCsv } from './trace/csv.js';
 export { analyseTrace, measuredTimes, TraceAccumulator } from './run/analysis.js';
-export { sendLane, recvLane } from './trace/lanes.js';
+export { sendLane, recvLane, isMemoryLane, graphPes } from './trace/lanes.js';
 export { TraceColumns, TRACE_KINDS, TRACE_COUNTER } from './trace/columns.js';
 export {
   calibrationFrom,

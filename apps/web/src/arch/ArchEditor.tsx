@@ -4,10 +4,9 @@ import { projectStore, useProject } from '../store/project.js';
 import { linkKey, type LinkKey } from '../document/records.js';
 import { useMeasured, nextDragKey, pickedId, useRefitOnResize } from '../lib/canvas.js';
 import { peColor } from '../lib/color.js';
-import { formatRate, formatSeconds } from '../lib/format.js';
 import { useProblemCounts } from '../store/problems.js';
 import { archNodeTypes, type HostFlowNode, type PeFlowNode } from './ArchNodes.js';
-import { defaultLink, hostSize, peSlot, PE_SIZE } from '../document/archDefaults.js';
+import { defaultLink, hostSize, linkLabel, peSlot, PE_SIZE } from '../document/archDefaults.js';
 import { mapsTo } from '../document/targets.js';
 
 const H = 'host:';
@@ -96,9 +95,7 @@ export function ArchEditor() {
           sourceHandle: sh,
           targetHandle: th,
           selected,
-          // A host's cores are linked pairwise, so their labels would pile up in the ring's
-          // middle: a memory link says its numbers once selected (and in the inspector).
-          label: l.kind === 'memory' && !selected ? undefined : `${l.kind} · ${formatRate(l.bandwidth)} · ${formatSeconds(l.latency)}`,
+          label: linkLabel(l, selected),
           className: `link link-${l.kind}${problems.get(`link:${k}`) ? ' edge-error' : ''}`,
           labelBgPadding: [4, 2] as [number, number],
           labelStyle: { fontSize: 10 },

@@ -25,9 +25,9 @@ function firstCoreAlias(id: string, host: string): string | undefined {
  * the memory the agent reports (one CPU PE per core it serves; emulated GPUs sharing one
  * adapter are distinct PEs there, so here too), a `memory` link between every two of the
  * host's CPUs (cores of one host share its memory: each pair is one hop, as the agent moves
- * the data) and a PCIe link from the host's first CPU to each new GPU. The host's CPUs stand
- * on a ring when there are more than two, its GPUs below them. Existing PEs are kept as the
- * user edited them; each report not added says why.
+ * the data) and a PCIe link from the host's first CPU to each new GPU. The host's CPUs fill
+ * rows of four (nextSlot), its GPUs the row under them. Existing PEs are kept as the user edited
+ * them; each report not added says why.
  */
 export function changesFromAgent(doc: WrittenDocument, host: string, url: string, pes: PeReport[]): FromAgent {
   const out: Change[] = [];

@@ -1,4 +1,5 @@
 import { DOCUMENT_DEFAULTS, type Link, type LinkKind, type PeKind, type ProcessingElement, type WrittenDocument } from '@pipeloom/core';
+import { formatRate, formatSeconds } from '../lib/format.js';
 
 // Sensible starting values for new architecture elements; the inspector edits them.
 
@@ -40,9 +41,18 @@ export function defaultLink(doc: WrittenDocument, a: string, b: string): Link {
   const pb = doc.arch.pes.find((p) => p.id === b);
   const sameHost = pa && pb && pa.host === pb.host;
   const gpu = pa?.kind === 'gpu' || pb?.kind === 'gpu';
-  // Two CPUs of one host are two cores sharing its memory.
+  // Two CPUs of one host: its cores, through the host's memory.
   const kind: LinkKind = sameHost ? (gpu ? 'pcie' : 'memory') : 'ethernet';
   return { a, b, kind, ...LINK_DEFAULTS[kind] };
+}
+
+/**
+ * A link's label on the canvas: kind, rate and latency. A host of N cores has N(N-1)/2 memory
+ * links, alike, so they are labelled only when selected (the inspector shows them anyway).
+ */
+export function linkLabel(l: Link, selected: boolean): string | undefined {
+  if (l.kind === 'memory' && !selected) return undefined;
+  return `${l.kind} · ${formatRate(l.bandwidth)} · ${formatSeconds(l.latency)}`;
 }
 
 export const PE_SIZE = { width: 150, height: 54 };
@@ -53,73 +63,31 @@ export function peSlot(col: number, row = 0) {
   return { x: PAD.x + col * (PE_SIZE.width + 48), y: PAD.top + row * (PE_SIZE.height + 56) };
 }
 
-type Position = { x: number; y: number };
-
-const overlaps = (a: Position, b: Position) => Math.abs(a.x - b.x) < PE_SIZE.width + 8 && Math.abs(a.y - b.y) < PE_SIZE.height + 8;
-
-function freeIn(pes: readonly ProcessingElement[], host: string) {
-  const boxes = pes.filter((p) => p.host === host && p.position).map((p) => p.position!);
-  return (s: Position) => !boxes.some((b) => overlaps(b, s));
-}
+/** CPU PEs per row: a host of many cores wraps into rows instead of one row across the canvas. */
+export const CPUS_PER_ROW = 4;
 
 /**
- * The next free slot for a PE of `kind` in `host`: CPUs on the first row, GPUs on the row
- * below the host's lowest CPU.
+ * The next free slot for a PE of `kind` in `host`: CPUs fill rows of CPUS_PER_ROW from the top,
+ * GPUs the row under the CPUs' rows.
  */
 export function nextSlot(pes: readonly ProcessingElement[], host: string, kind: PeKind) {
-  const free = freeIn(pes, host);
-  const cpuBottom = Math.max(PAD.top, ...pes.filter((p) => p.host === host && p.kind === 'cpu' && p.position).map((p) => p.position!.y));
-  const y = kind === 'cpu' ? PAD.top : Math.max(peSlot(0, 1).y, cpuBottom + PE_SIZE.height + 56);
-  for (let col = 0; ; col++) {
-    const s = { x: peSlot(col).x, y };
-    if (free(s)) return s;
-  }
-}
-
-/**
- * Where `n` CPUs of one host stand when it has more than two: on an ellipse, the first at the
- * bottom (its links to the GPUs below run clear of the others) and on clockwise. Every two
- * of them are linked (each pair shares the host's memory), and on a ring no such link runs
- * under a third CPU, as it would along a row.
- */
-export function cpuRing(n: number): Position[] {
-  const gap = { x: 48, y: 40 };
-  const at = (rx: number) =>
-    Array.from({ length: n }, (_, i) => {
-      const a = Math.PI / 2 + Math.PI / n + (2 * Math.PI * i) / n;
-      return { x: rx * Math.cos(a), y: 0.55 * rx * Math.sin(a) };
-    });
-  const apart = (p: Position[]) =>
-    p.every((a, i) => p.every((b, j) => i === j || Math.abs(a.x - b.x) >= PE_SIZE.width + gap.x || Math.abs(a.y - b.y) >= PE_SIZE.height + gap.y));
-  let rx = (PE_SIZE.width + gap.x) / (2 * Math.sin(Math.PI / n));
-  let pts = at(rx);
-  while (!apart(pts)) pts = at((rx *= 1.1));
-  const x0 = Math.min(...pts.map((p) => p.x));
-  const y0 = Math.min(...pts.map((p) => p.y));
-  return pts.map((p) => ({ x: Math.round(PAD.x + p.x - x0), y: Math.round(PAD.top + p.y - y0) }));
-}
-
-/**
- * Positions for `pes` (none placed yet) beside the `placed` ones, host by host: a host's
- * CPUs in a row while it has two or fewer, else on a ring (`cpuRing`) for all its CPUs; then
- * its GPUs in the row below. A slot a placed PE covers is skipped.
- */
-export function placePes(placed: readonly ProcessingElement[], pes: readonly ProcessingElement[]): ProcessingElement[] {
-  const all = [...placed];
-  const cpus = new Map<string, number>();
-  for (const p of [...placed, ...pes]) if (p.kind === 'cpu') cpus.set(p.host, (cpus.get(p.host) ?? 0) + 1);
-  const at = new Map<ProcessingElement, Position>();
-  // CPUs first: a host's GPU row goes below its lowest CPU.
-  for (const kind of ['cpu', 'gpu'] as const)
-    for (const p of pes) {
-      if (p.kind !== kind) continue;
-      const n = cpus.get(p.host) ?? 0;
-      const ring = kind === 'cpu' && n > 2 ? cpuRing(n).find(freeIn(all, p.host)) : undefined;
-      const position = ring ?? nextSlot(all, p.host, kind);
-      at.set(p, position);
-      all.push({ ...p, position });
+  const own = pes.filter((p) => p.host === host && p.position);
+  // A slot is taken by any PE it would overlap, not only one exactly on it (a new project's
+  // cpu@h0 stands a few pixels off the first slot; a dragged PE anywhere).
+  const taken = (s: { x: number; y: number }) =>
+    own.some((p) => Math.abs(p.position!.x - s.x) < PE_SIZE.width + 8 && Math.abs(p.position!.y - s.y) < PE_SIZE.height + 8);
+  if (kind === 'cpu') {
+    for (let i = 0; ; i++) {
+      const s = peSlot(i % CPUS_PER_ROW, Math.floor(i / CPUS_PER_ROW));
+      if (!taken(s)) return s;
     }
-  return pes.map((p) => ({ ...p, position: at.get(p)! }));
+  }
+  const cpus = own.filter((p) => p.kind === 'cpu').length;
+  const row = Math.max(1, Math.ceil(cpus / CPUS_PER_ROW));
+  for (let col = 0; ; col++) {
+    const s = peSlot(col, row);
+    if (!taken(s)) return s;
+  }
 }
 
 export function hostSize(doc: WrittenDocument, host: string) {
@@ -170,4 +138,21 @@ export function newHostPosition(doc: WrittenDocument) {
   let x = 0;
   for (const h of doc.arch.hosts) x = Math.max(x, (h.position?.x ?? 0) + hostSize(doc, h.id).width + 120);
   return { x, y: 0 };
+}
+
+/**
+ * Positions for `pes` (none placed yet) beside the `placed` ones, by nextSlot: each host's CPUs
+ * first, then its GPUs, so the GPUs' row is under every CPU whatever order the list has.
+ */
+export function placePes(placed: readonly ProcessingElement[], pes: readonly ProcessingElement[]): ProcessingElement[] {
+  const all = [...placed];
+  const at = new Map<ProcessingElement, { x: number; y: number }>();
+  for (const kind of ['cpu', 'gpu'] as const)
+    for (const p of pes) {
+      if (p.kind !== kind) continue;
+      const position = nextSlot(all, p.host, kind);
+      at.set(p, position);
+      all.push({ ...p, position });
+    }
+  return pes.map((p) => ({ ...p, position: at.get(p)! }));
 }
