@@ -58,6 +58,10 @@ describe('an agent with --cpus 4', () => {
     } finally {
       c.close();
     }
+    // `pipeloom agents` lists each core.
+    const listed = await pipeloomInProcess('agents', '--agents', urls().join(','), '--token', agentsOf().token);
+    expect(listed.status, listed.stderr).toBe(0);
+    for (const pe of [...cores('h0'), ...cores('h1')]) expect(listed.stdout).toMatch(new RegExp(`^  ${pe} +cpu, one of the agent's 4 cores, .* shared$`, 'm'));
   });
 
   it('refuses a --cpus it cannot serve, naming the flag and the bounds', async () => {
