@@ -116,6 +116,7 @@ export {
 } from './run/coordinator.js';
 export { stepsText, type DeployOptions, type DeployProgress } from './run/deploy-watch.js';
 export { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type DeployShapeLimits } from './run/deploy-check.js';
+export { samePe, servedPe } from './run/pe-alias.js';
 export { parseRequires, failingClause, reported, WEBGPU_FEATURES, type Clause, type PeCapabilities } from './document/requires.js';
 export { successorLists } from './util/csr.js';
 export { checkAgentKernels, kernelVersions } from './kernels.js';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
-import { discover } from '../devices/discover.js';
+import { defaultCpus, discover, MAX_CPUS } from '../devices/discover.js';
 import { startAgent, type AgentServer } from '../server/server.js';
 import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/host-run.js';
 import { DEFAULT_LIMITS, MIN_TOKEN_LENGTH } from '../server/security.js';
@@ -27,9 +28,12 @@ const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token-file FILE [o
   --allow-origin LIST  comma-separated browser origins allowed (default http://127.0.0.1:*,http://localhost:*)
   --backend NAME       WebGPU backend: opengl (default, reaches llvmpipe), vulkan, metal, d3d12
   --emulate-gpus N     serve N GPU PEs sharing the first adapter (local runs of multi-GPU documents)
-  --cpu-only           serve the CPU PE only, whatever adapters the machine has
-  --cpu-memory BYTES   bytes the CPU PE offers for a run's buffers (default: half the memory free
-                       at start); a deploy needing more is refused, naming the buffer
+  --cpus N             CPU PEs to serve, cpu0@NAME .. cpu{N-1}@NAME, one per core given to the
+                       agent, each its own thread in a run (default: the cores left after one for
+                       the agent itself, at least 1; at most ${MAX_CPUS}). A document's cpu@NAME is cpu0@NAME
+  --cpu-only           serve the CPU PEs only, whatever adapters the machine has
+  --cpu-memory BYTES   bytes the CPU PEs offer for a run's buffers, together (default: half the
+                       memory free at start); a deploy needing more is refused, naming the buffer
   --link-rate BYTES    cap host-to-host sends at BYTES per second (to mimic a slower network)
   --max-message BYTES  largest text message accepted (default 16 MiB)
   --max-rate N         text messages per second per connection (default 2000)
@@ -120,6 +124,7 @@ export async function main(argv: string[]): Promise<number> {
       backend: str,
       'emulate-gpus': str,
       'cpu-memory': str,
+      cpus: str,
       'link-rate': str,
       'max-message': str,
       'max-rate': str,
@@ -179,6 +184,14 @@ export async function main(argv: string[]): Promise<number> {
     }
     nums[flag] = v;
   }
+  const rawCpus = f.get('cpus');
+  const cpus = rawCpus === undefined ? defaultCpus() : Number(rawCpus);
+  if (!(rawCpus?.trim() !== '' && Number.isInteger(cpus) && cpus >= 1 && cpus <= MAX_CPUS)) {
+    console.error(
+      `pipeloom agent: --cpus must be a whole number of CPU PEs from 1 to ${MAX_CPUS}, not "${rawCpus}" (this machine has ${os.availableParallelism()} cores; more PEs than cores share them)`,
+    );
+    return 1;
+  }
   const timeoutFlag = seconds('agent', 'kernel-timeout', f.get('kernel-timeout'));
   if (timeoutFlag === undefined) return 1;
   const kernelTimeout = timeoutFlag ?? DEFAULT_KERNEL_TIMEOUT_MS / 1000;
@@ -226,6 +239,7 @@ export async function main(argv: string[]): Promise<number> {
     emulateGpus: nums['emulate-gpus'],
     cpuOnly: args.values['cpu-only'] === true,
     cpuMemory: nums['cpu-memory'] || undefined,
+    cpus,
   });
   if (packages.packages.length) {
     // PE threads load the same files (runtime/pe-worker-boot.mjs).
@@ -283,7 +297,11 @@ export async function main(argv: string[]): Promise<number> {
   // First stdout line is machine-readable: local runs read the URL from it.
   console.log(`listening ${server.url}`);
   if (allowWgsl) console.error(`[${name}] --allow-wgsl: custom WGSL from documents will run on this host's GPUs`);
-  for (const pe of devices.pes) console.error(`[${name}] ${pe.id}: ${pe.name}${pe.backend ? ` (${pe.backend})` : ''}`);
+  const cores = devices.pes.filter((pe) => pe.kind === 'cpu');
+  // The cores in one line: they differ only by number.
+  if (cores.length)
+    console.error(`[${name}] ${cores.length > 1 ? `${cores[0].id} .. ${cores.at(-1)!.id}` : cores[0].id}: ${cores[0].name} (${cores.length} of its cores)`);
+  for (const pe of devices.pes) if (pe.kind !== 'cpu') console.error(`[${name}] ${pe.id}: ${pe.name}${pe.backend ? ` (${pe.backend})` : ''}`);
   for (const r of data.roots) console.error(`[${name}] data ${r.name}: ${r.dir}`);
   for (const p of packages.packages) console.error(`[${name}] kernels from ${p.name}: ${p.kernels.join(', ')}`);
   await new Promise<void>((resolve) => {

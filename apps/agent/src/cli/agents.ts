@@ -28,6 +28,16 @@ export function gpusPerHost(ig: ImplementationGraph): Record<string, number> {
   return out;
 }
 
+/** CPU PEs needed per host: `cpu<i>@host` needs i+1, `cpu@host` (the first core) 1. */
+export function cpusPerHost(pes: readonly { host: string; pe: string }[]): Record<string, number> {
+  const out: Record<string, number> = Object.create(null);
+  for (const p of pes) {
+    const m = /^cpu(\d*)@/.exec(p.pe);
+    if (m) out[p.host] = Math.max(out[p.host] ?? 0, Number(m[1] || 0) + 1);
+  }
+  return out;
+}
+
 export interface AgentFlags {
   agents?: string;
   token?: string;
@@ -88,10 +98,12 @@ export async function agentsHaving(urls: string[], token: string, ids: string[])
 export interface LocalCluster {
   hosts: string[];
   gpus: Record<string, number>;
+  /** CPU PEs each host's agent serves (`--cpus`; a host not named: 1). */
+  cpus?: Record<string, number>;
 }
 
-/** The hosts of a compiled graph's programs and their GPUs. */
-export const clusterOf = (ig: ImplementationGraph): LocalCluster => ({ hosts: programHosts(ig), gpus: gpusPerHost(ig) });
+/** The hosts of a compiled graph's programs, their GPUs and their CPU PEs. */
+export const clusterOf = (ig: ImplementationGraph): LocalCluster => ({ hosts: programHosts(ig), gpus: gpusPerHost(ig), cpus: cpusPerHost(ig.programs.pes) });
 
 export async function openAgents(command: string, cluster: LocalCluster, f: AgentFlags): Promise<OpenAgents | undefined> {
   let local: LocalAgents | undefined;
@@ -112,6 +124,10 @@ export async function openAgents(command: string, cluster: LocalCluster, f: Agen
       gpus: cluster.gpus,
       linkRate: f.linkRate,
       args: [
+        // Every local agent serves the most CPU PEs any host of the document has (spawnLocalAgents
+        // passes the same flags to each): a run's threads are those of its programs only.
+        '--cpus',
+        String(Math.max(1, ...Object.values(cluster.cpus ?? {}))),
         ...(f.allowWgsl ? ['--allow-wgsl'] : []),
         ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : []),
         ...(f.kernelLoadTimeout !== undefined ? ['--kernel-load-timeout', String(f.kernelLoadTimeout)] : []),

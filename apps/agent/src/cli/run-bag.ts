@@ -2,7 +2,7 @@ import { withPackageCalls } from '../kernels/load.js';
 import { analyseTrace, analyze, bagGraph, formatSeconds, traceMetadata, type BagRunOptions, type ProjectDocument, type RunResult } from '@pipeloom/core';
 import { notSinks, writeLines } from './sink-writes.js';
 import { ProgressBar } from '../progress/bar.js';
-import { exitOf, onAgents, type AgentFlags, type LocalCluster } from './agents.js';
+import { cpusPerHost, exitOf, onAgents, type AgentFlags, type LocalCluster } from './agents.js';
 import { EXIT, printDiagnostics } from './read-document.js';
 import { TRACE_VIEWER, writeTraceFile, type TraceFormat } from './trace-file.js';
 import { INTERRUPTED } from './interrupt.js';
@@ -50,7 +50,7 @@ function documentCluster(pes: readonly { host: string; kind: 'cpu' | 'gpu'; id: 
     const m = /^gpu(\d+)@/.exec(p.id);
     if (p.kind === 'gpu' && m) gpus[p.host] = Math.max(gpus[p.host] ?? 0, Number(m[1]) + 1);
   }
-  return { hosts: [...hosts].sort(), gpus };
+  return { hosts: [...hosts].sort(), gpus, cpus: cpusPerHost(pes.map((p) => ({ host: p.host, pe: p.id }))) };
 }
 
 export async function runBagCommand(doc: ProjectDocument, o: BagCommandOptions): Promise<number> {

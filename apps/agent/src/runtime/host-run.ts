@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import {
+  servedPe,
   type Access,
   type Action,
   type PeProgram,
@@ -136,7 +137,7 @@ export class HostRun {
     const me = devices.host;
     for (const program of deploy.programs) {
       if (program.host !== me) throw new Error(`program for ${program.pe} belongs to host ${program.host}, this agent is ${me}`);
-      if (!devices.pes.some((p) => p.id === program.pe)) throw new Error(`agent ${me} has no PE ${program.pe}`);
+      if (!servedPe(devices.pes, program.pe)) throw new Error(`agent ${me} has no PE ${program.pe}`);
     }
     this.progress(null, 'allocation');
     const { storage, bytes } = allocateHost(deploy.programs);

@@ -14,6 +14,7 @@ import { kernelMajor, TaskBag, type BagCommand, type BagCounts, type BagPe } fro
 import type { BagGraph } from '../taskbag/graph.js';
 import { later, cancel, type Clock } from '../timers.js';
 import type { AgentConn, Listener } from './connection.js';
+import { samePe } from '../pe-alias.js';
 import {
   answered,
   attach,
@@ -53,7 +54,7 @@ export interface BagRunOptions extends Pick<RunOptions, 'iterations' | 'onProgre
  */
 export function checkBag(conns: readonly AgentConn[], graph: BagGraph, only?: readonly string[]): Diagnostic[] {
   const pool = poolOf(conns, only);
-  const unknown = only?.filter((id) => !conns.some((c) => c.info.pes.some((p) => p.id === id))) ?? [];
+  const unknown = only?.filter((id) => !conns.some((c) => c.info.pes.some((p) => samePe(p.id, id)))) ?? [];
   if (unknown.length)
     return [
       error(
@@ -92,7 +93,7 @@ function poolOf(conns: readonly AgentConn[], only?: readonly string[]): BagPe[] 
         new Set(c.info.kernels.filter((k) => typeof k?.id === 'string' && typeof k.version === 'string').map((k) => kernelMajor(k.id, k.version)));
       return c.info.pes.map((pe) => ({ id: pe.id, host: c.info.host, capabilities: pe.capabilities, kernels }));
     });
-  return only ? pool.filter((pe) => only.includes(pe.id)) : pool;
+  return only ? pool.filter((pe) => only.some((id) => samePe(id, pe.id))) : pool;
 }
 
 /**
