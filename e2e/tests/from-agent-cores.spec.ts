@@ -26,5 +26,6 @@ test("an agent with three cores fills the new project's h0: its cpu@h0 is the fi
   await expect(page.locator('.react-flow__edge.link-pcie')).toHaveCount(1);
   // Memory links say their numbers once selected: the ring's middle stays clear.
   await expect(page.locator('.react-flow__edge-text')).toHaveText([/^pcie/]);
+  await page.locator('.react-flow__controls-fitview').click();
   await shot(page, 'from-agent-cores');
 });
