@@ -23,9 +23,9 @@ const doc = (sinkParams: Record<string, unknown>): ProjectDocument => ({
       { from: { node: 'update', port: 'estimate' }, to: { node: 'out', port: 'in' } },
     ],
   },
-  arch: { hosts: [{ id: 'h0', cpus: 1 }] },
+  arch: { hosts: [{ id: 'h0', cpus: 1 }], pes: [], links: [] },
   mapping: { sens: 'cpu@h0', est: 'cpu@h0', bp: 'cpu@h0', update: 'cpu@h0', out: 'cpu@h0' },
-  options: { iterations: 1 },
+  options: { overlap: false, iterations: 1 },
 });
 
 describe('the kind of data io ports carry', () => {
