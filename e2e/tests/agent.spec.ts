@@ -20,7 +20,8 @@ test('add from agent fills a host with the PEs the agent reports', async ({ page
   await page.getByTestId('agent-add').click();
   await expect(page.getByTestId('agent-status')).toContainText('h1:', { timeout: 20_000 });
   await expect(page.getByTestId('arch-host-h1')).toContainText(agents.urls[0]);
-  await expect(page.getByTestId('arch-pe-cpu@h1')).toBeVisible();
+  // The agent's first core (as many cpuK@h1 as it was given).
+  await expect(page.getByTestId('arch-pe-cpu0@h1')).toBeVisible();
   await expect(page.locator('[data-testid^="arch-pe-gpu"][data-testid$="@h1"]').first()).toBeVisible();
   await page.locator('.react-flow__controls-fitview').click();
   await shot(page, 'agent-add-from-agent');

@@ -28,7 +28,8 @@ test('requires: suggested from the agents, checked as typed, met by the PEs list
 
   // kind=cpu on a node mapped to a GPU: the compiler says so, naming the node and the PE.
   await field.fill('kind=cpu');
-  await expect(page.getByTestId('inspector-requires-matching')).toHaveText('Met by cpu@h0, cpu@h1');
+  // Each agent's cores (cpu0@h0 ..., as many as it was given).
+  await expect(page.getByTestId('inspector-requires-matching')).toHaveText(/^Met by cpu0@h0(, cpu\d+@h0)*, cpu0@h1(, cpu\d+@h1)*$/);
   await field.blur();
   await expect(page.getByTestId('problem').filter({ hasText: 'requires kind=cpu' })).toContainText('gpu0@h0');
   await page.getByTestId('undo').click();

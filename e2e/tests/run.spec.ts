@@ -24,14 +24,15 @@ test('design P-I-I-C on two hosts, run 50 iterations on real agents, every lane 
   await mouseDrag(
     page,
     page.getByTestId('arch-pe-cpu@h0').locator('.react-flow__handle-right'),
-    page.getByTestId('arch-pe-cpu@h1').locator('.react-flow__handle-left'),
+    page.getByTestId('arch-pe-cpu0@h1').locator('.react-flow__handle-left'),
   );
   await expect(page.getByTestId('inspector-link-kind')).toHaveValue('ethernet');
   await shot(page, 'run-1-arch');
 
   // Mapping: the paper's Fig 12 placement.
   await page.getByTestId('tab-mapping').click();
-  const mapping: Record<string, string> = { produce: 'cpu@h0', increment: 'gpu0@h0', increment2: 'gpu0@h1', consume: 'cpu@h1' };
+  // h0's CPU is the new project's cpu@h0 (the agent's first core); h1's the agent's cpu0@h1.
+  const mapping: Record<string, string> = { produce: 'cpu@h0', increment: 'gpu0@h0', increment2: 'gpu0@h1', consume: 'cpu0@h1' };
   for (const [node, pe] of Object.entries(mapping)) await page.getByTestId(`map-pick-${node}`).selectOption(pe);
   await expect(page.getByTestId('problem-count')).toHaveText('0 errors, 0 warnings');
 

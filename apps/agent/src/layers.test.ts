@@ -6,7 +6,7 @@ import { importCycles, importGraph, layerViolations } from '../../../scripts/imp
 // own folder or a lower one, never a higher one, and the files import each other without a
 // cycle. `.` is the files at src's root. testing/ is the top layer, so nothing but tests (left
 // out of the graph: a test may import anything) imports it. A new folder takes a place here.
-const LAYERS = ['.', 'progress', 'devices', 'kernels', 'peer', 'runtime', 'taskbag', 'server', 'local', 'import', 'cli', 'testing'];
+const LAYERS = ['.', 'progress', 'devices', 'kernels', 'io', 'peer', 'runtime', 'taskbag', 'server', 'local', 'import', 'cli', 'testing'];
 
 const graph = importGraph(fileURLToPath(new URL('.', import.meta.url)));
 

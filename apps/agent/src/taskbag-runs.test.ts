@@ -152,7 +152,7 @@ describe('task-bag runs on three agents (one CPU-only, two with llvmpipe)', () =
       expect(refused.length).toBeGreaterThan(0);
       expect(refused[0].message).toMatch(/node "projbp\[0\]" has no PE to run on/);
       expect(refused[0].message).toMatch(/gpu0@h1 on h1: fails software=false/);
-      expect(refused[0].message).toMatch(/cpu@h0 on h0: fails/);
+      expect(refused[0].message).toMatch(/cpu0@h0 on h0: fails/);
       const run = await c.runBag(graphOf(mlem(6, { iterations: 2, requires: ['software=false'] })), { iterations: 2 }).done;
       expect(run.ok).toBe(false);
       expect(run.events).toHaveLength(0);

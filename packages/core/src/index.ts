@@ -69,7 +69,7 @@ export { readChromeTrace, TRACE_FILE_LIMITS } from './trace/chrome-read.js';
 export { toPajeTrace } from './trace/paje.js';
 export { toTraceCsv } from './trace/csv.js';
 export { analyseTrace, measuredTimes, TraceAccumulator } from './run/analysis.js';
-export { sendLane, recvLane } from './trace/lanes.js';
+export { sendLane, recvLane, isMemoryLane, graphPes } from './trace/lanes.js';
 export { TraceColumns, TRACE_KINDS, TRACE_COUNTER } from './trace/columns.js';
 export {
   calibrationFrom,
@@ -101,6 +101,7 @@ export {
   type DeployStepReport,
   type FromAgent,
   type PeerMessage,
+  type SinkWrite,
 } from './run/protocol.js';
 export {
   Coordinator,
@@ -115,6 +116,7 @@ export {
 } from './run/coordinator.js';
 export { stepsText, type DeployOptions, type DeployProgress } from './run/deploy-watch.js';
 export { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type DeployShapeLimits } from './run/deploy-check.js';
+export { samePe, servedPe } from './run/pe-alias.js';
 export { parseRequires, failingClause, reported, WEBGPU_FEATURES, type Clause, type PeCapabilities } from './document/requires.js';
 export { successorLists } from './util/csr.js';
 export { checkAgentKernels, kernelVersions } from './kernels.js';

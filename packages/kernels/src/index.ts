@@ -3,6 +3,7 @@
 // implementations (getKernel), WGSL plumbing and the image decoder.
 export * from './specs.js';
 export { getKernel } from './registry.js';
+export { setDataHost, type DataHost } from './io/index.js';
 export { defineKernel, LINEAR_ID, type KernelDefinition, type WgslKernel, type WgslPass } from './define.js';
 export {
   defineBinaryKernel,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataTypeBytes, getKernel, listKernels, withDefaults } from './registry.js';
 import { portsFor } from './definition.js';
 import { KernelError } from './types.js';
+import { IO_READ, IO_WRITE } from './io/spec.js';
 import { createPipeline, storageBuffer } from './gpu/pipeline.js';
 import { createTestDevice, type TestDevice } from './gpu/node-device.js';
 
@@ -11,11 +12,12 @@ describe('the kernel registry', () => {
     expect(() => getKernel('matrix.nope')).toThrow('kernel "matrix.nope": is not registered');
   });
 
-  it('gives every kernel ports, params with defaults, a cost, a CPU twin and WGSL', () => {
+  it('gives every kernel ports, params with defaults, a cost, a CPU twin and WGSL (io: files, on the CPU only)', () => {
     for (const k of listKernels().map((s) => getKernel(s.id))) {
       expect(k.id).toMatch(/^[a-z][a-z0-9]*\.[a-z-]+$/);
       expect(k.title && k.category && k.description).toBeTruthy();
-      expect(k.gpu, k.id).toBeDefined();
+      if (k.id === IO_READ || k.id === IO_WRITE) expect(k.gpu, k.id).toBeUndefined();
+      else expect(k.gpu, k.id).toBeDefined();
       const defaults = Object.fromEntries(Object.entries(k.params).map(([n, s]) => [n, s.default]));
       for (const port of [...k.inputs, ...k.outputs])
         expect(
@@ -61,7 +63,10 @@ describe('WGSL compile errors', () => {
   });
 
   it('every registered kernel prepares with its default params scaled down and records exactly the dispatches it declares', async () => {
-    for (const k of listKernels().map((s) => getKernel(s.id))) {
+    // The io kernels read and write files, on the CPU only (no WGSL: the test above says so).
+    for (const k of listKernels()
+      .map((s) => getKernel(s.id))
+      .filter((k) => k.id !== IO_READ && k.id !== IO_WRITE)) {
       const small = withDefaults(
         k,
         Object.fromEntries(

@@ -7,15 +7,24 @@ import { genericKernels } from './generic/index.js';
 import { mlemKernels } from './mlem/index.js';
 import { scanKernels } from './scan/index.js';
 import { reg2dKernels } from './reg2d/index.js';
+import { ioKernels } from './io/index.js';
 import { findKernel } from './specs.js';
 
 // The kernels as the agents execute them: each spec (specs.ts) joined to its CPU twin and WGSL.
 export { listKernels, findKernel, registerKernels, nearestKernels, withDefaults, dataTypeBytes, sameDataType, formatDataType } from './specs.js';
 
 const byId = new Map<string, Kernel>(
-  [...matrixKernels, ...granulometryKernels, ...saliencyKernels, ...customKernels, ...genericKernels, ...mlemKernels, ...scanKernels, ...reg2dKernels].map(
-    (k) => [k.id, k],
-  ),
+  [
+    ...matrixKernels,
+    ...granulometryKernels,
+    ...saliencyKernels,
+    ...customKernels,
+    ...genericKernels,
+    ...mlemKernels,
+    ...scanKernels,
+    ...reg2dKernels,
+    ...ioKernels,
+  ].map((k) => [k.id, k]),
 );
 
 /**

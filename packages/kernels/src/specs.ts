@@ -11,6 +11,7 @@ import { genericSpecs } from './generic/spec.js';
 import { mlemSpecs } from './mlem/spec.js';
 import { barrierSpecs, knownSpecs, scanSpecs } from './scan/spec.js';
 import { reg2dSpecs } from './reg2d/spec.js';
+import { ioSpecs } from './io/spec.js';
 
 export * from './types.js';
 export {
@@ -50,6 +51,22 @@ export {
 } from './binary-modes.js';
 export { binaryKernelSpec, type BinaryOperatorSpec } from './binary.js';
 export { MULMOD_PRIME, SCAN_BARRIER } from './scan/spec.js';
+export {
+  FILE_DTYPES,
+  FILE_DTYPE_BYTES,
+  IO_FORMATS,
+  IO_READ,
+  IO_WRITE,
+  MAX_IO_PATH,
+  formatShape,
+  ioFormat,
+  parseShape,
+  portElement,
+  readElement,
+  y4mPlanes,
+  type FileDtype,
+  type IoFormat,
+} from './io/spec.js';
 
 const builtins: KernelSpec[] = [
   ...matrixSpecs,
@@ -62,6 +79,7 @@ const builtins: KernelSpec[] = [
   ...knownSpecs,
   ...barrierSpecs,
   ...reg2dSpecs,
+  ...ioSpecs,
 ];
 
 // One registry per process (or worker): the built-ins, then the kernels of the packages the

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
-import { discover } from '../devices/discover.js';
+import { defaultCpus, discover, MAX_CPUS } from '../devices/discover.js';
 import { startAgent, type AgentServer } from '../server/server.js';
 import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/host-run.js';
 import { DEFAULT_LIMITS, MIN_TOKEN_LENGTH } from '../server/security.js';
@@ -9,6 +10,7 @@ import { compileCheck, loadKernelPackages, loadTimeoutFlag, shareWithThreads } f
 import { kernelManifest, listKernels } from '@pipeloom/kernels';
 import { openDevice } from '../devices/discover.js';
 import { kernelsHelp, loadTimeoutHelp } from './option-help.js';
+import { DATA_ENV, DATA_QUOTA_ENV, parseDataFlags } from '../io/roots.js';
 
 // `pipeloom agent`: serve this host's PEs to coordinators.
 
@@ -26,9 +28,12 @@ const HELP = `usage: pipeloom agent --name h0 [--port 7070] --token-file FILE [o
   --allow-origin LIST  comma-separated browser origins allowed (default http://127.0.0.1:*,http://localhost:*)
   --backend NAME       WebGPU backend: opengl (default, reaches llvmpipe), vulkan, metal, d3d12
   --emulate-gpus N     serve N GPU PEs sharing the first adapter (local runs of multi-GPU documents)
-  --cpu-only           serve the CPU PE only, whatever adapters the machine has
-  --cpu-memory BYTES   bytes the CPU PE offers for a run's buffers (default: half the memory free
-                       at start); a deploy needing more is refused, naming the buffer
+  --cpus N             CPU PEs to serve, cpu0@NAME .. cpu{N-1}@NAME, one per core given to the
+                       agent, each its own thread in a run (default: the cores left after one for
+                       the agent itself, at least 1; at most ${MAX_CPUS}). A document's cpu@NAME is cpu0@NAME
+  --cpu-only           serve the CPU PEs only, whatever adapters the machine has
+  --cpu-memory BYTES   bytes the CPU PEs offer for a run's buffers, together (default: half the
+                       memory free at start); a deploy needing more is refused, naming the buffer
   --link-rate BYTES    cap host-to-host sends at BYTES per second (to mimic a slower network)
   --max-message BYTES  largest text message accepted (default 16 MiB)
   --max-rate N         text messages per second per connection (default 2000)
@@ -39,6 +44,12 @@ ${kernelsHelp(23, ' from this machine', '. Only the operator names packages, nev
 ${loadTimeoutHelp(23, ' for a deploy, which runs off the main thread', ': a call past it fails that deploy, naming package, kernel, function and params')}
   --allow-wgsl         run custom.wgsl nodes (WGSL written in the document, not in the kernel
                        registry); off by default: such deploys are refused
+  --data [NAME=]DIR    serve the files under DIR to io.read and io.write as NAME (default: the
+                       directory's name); repeatable. Documents name files NAME:relative/path
+                       and never reach outside DIR (.., absolute paths, symlinks out are refused)
+  --data-ro [NAME=]DIR the same, read-only: io.write nodes naming it are refused
+  --data-quota BYTES   most bytes one io.write node writes in one run (default: no limit but the
+                       disk's); past it the run fails naming the node, files written stay whole
   --kernel-timeout S   time limit of one firing in seconds (default 60; 0 for none). A firing
                        past it fails the run, naming the node; the thread inside the kernel
                        cannot be stopped, so the agent then kills itself (SIGKILL) for its
@@ -113,6 +124,7 @@ export async function main(argv: string[]): Promise<number> {
       backend: str,
       'emulate-gpus': str,
       'cpu-memory': str,
+      cpus: str,
       'link-rate': str,
       'max-message': str,
       'max-rate': str,
@@ -124,11 +136,14 @@ export async function main(argv: string[]): Promise<number> {
       'kernel-timeout': str,
       'kernel-load-timeout': str,
       kernels: { type: 'string', multiple: true },
+      data: { type: 'string', multiple: true },
+      'data-ro': { type: 'string', multiple: true },
+      'data-quota': str,
     },
     HELP,
   );
   if (!args.ok) return args.code;
-  const f = new Map(Object.entries(args.values).filter(([, v]) => v !== undefined)) as Map<string, string>;
+  const f = new Map(Object.entries(args.values).filter(([, v]) => v !== undefined && !Array.isArray(v))) as Map<string, string>;
   const allowWgsl = args.values['allow-wgsl'] === true;
   const name = f.get('name');
   if (name === undefined) {
@@ -159,6 +174,7 @@ export async function main(argv: string[]): Promise<number> {
     ['max-rate', 2000],
     ['max-pending', DEFAULT_LIMITS.maxPending],
     ['max-pending-per-address', DEFAULT_LIMITS.maxPendingPerAddress],
+    ['data-quota', 0],
   ] as const) {
     const raw = f.get(flag);
     const v = raw === undefined ? def : Number(raw);
@@ -167,6 +183,14 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
     nums[flag] = v;
+  }
+  const rawCpus = f.get('cpus');
+  const cpus = rawCpus === undefined ? defaultCpus() : Number(rawCpus);
+  if (!(rawCpus?.trim() !== '' && Number.isInteger(cpus) && cpus >= 1 && cpus <= MAX_CPUS)) {
+    console.error(
+      `pipeloom agent: --cpus must be a whole number of CPU PEs from 1 to ${MAX_CPUS}, not "${rawCpus}" (this machine has ${os.availableParallelism()} cores; more PEs than cores share them)`,
+    );
+    return 1;
   }
   const timeoutFlag = seconds('agent', 'kernel-timeout', f.get('kernel-timeout'));
   if (timeoutFlag === undefined) return 1;
@@ -192,6 +216,18 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
   }
+  const data = parseDataFlags(
+    (args.values.data as unknown as string[] | undefined) ?? [],
+    process.cwd(),
+    (args.values['data-ro'] as unknown as string[] | undefined) ?? [],
+  );
+  if ('error' in data) {
+    console.error(`pipeloom agent: ${data.error}`);
+    return 2;
+  }
+  // PE threads read and write through the same roots (io/host.ts).
+  process.env[DATA_ENV] = JSON.stringify(data.roots);
+  process.env[DATA_QUOTA_ENV] = String(nums['data-quota']);
   const loadTimeoutMs = loadTimeoutFlag('agent', f.get('kernel-load-timeout'));
   if (loadTimeoutMs === undefined) return 1;
   const packages = await loadKernelPackages((args.values.kernels as unknown as string[] | undefined) ?? [], process.cwd(), { loadTimeoutMs, restart: true });
@@ -203,6 +239,7 @@ export async function main(argv: string[]): Promise<number> {
     emulateGpus: nums['emulate-gpus'],
     cpuOnly: args.values['cpu-only'] === true,
     cpuMemory: nums['cpu-memory'] || undefined,
+    cpus,
   });
   if (packages.packages.length) {
     // PE threads load the same files (runtime/pe-worker-boot.mjs).
@@ -236,6 +273,7 @@ export async function main(argv: string[]): Promise<number> {
       allowWgsl,
       kernels: listKernels().map(kernelManifest),
       kernelTimeoutMs: kernelTimeout * 1000,
+      data: data.roots,
       onStuck: (reason) => {
         // Any orderly exit joins the worker threads, and one held inside a native GPU call
         // cannot be joined: terminating it aborts the process with a native stack. So the
@@ -259,7 +297,12 @@ export async function main(argv: string[]): Promise<number> {
   // First stdout line is machine-readable: local runs read the URL from it.
   console.log(`listening ${server.url}`);
   if (allowWgsl) console.error(`[${name}] --allow-wgsl: custom WGSL from documents will run on this host's GPUs`);
-  for (const pe of devices.pes) console.error(`[${name}] ${pe.id}: ${pe.name}${pe.backend ? ` (${pe.backend})` : ''}`);
+  const cores = devices.pes.filter((pe) => pe.kind === 'cpu');
+  // The cores in one line: they differ only by number.
+  if (cores.length)
+    console.error(`[${name}] ${cores.length > 1 ? `${cores[0].id} .. ${cores.at(-1)!.id}` : cores[0].id}: ${cores[0].name} (${cores.length} of its cores)`);
+  for (const pe of devices.pes) if (pe.kind !== 'cpu') console.error(`[${name}] ${pe.id}: ${pe.name}${pe.backend ? ` (${pe.backend})` : ''}`);
+  for (const r of data.roots) console.error(`[${name}] data ${r.name}: ${r.dir}`);
   for (const p of packages.packages) console.error(`[${name}] kernels from ${p.name}: ${p.kernels.join(', ')}`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

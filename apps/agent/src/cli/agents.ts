@@ -2,6 +2,7 @@ import WebSocket from 'ws';
 import { programHosts, type ImplementationGraph, Coordinator, ConnectError, type RunResult, type SocketLike } from '@pipeloom/core';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { exited, spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
+import type { DataRoot } from '../io/roots.js';
 import { EXIT_INTERRUPTED, Interrupt } from './interrupt.js';
 import { EXIT } from './read-document.js';
 
@@ -28,6 +29,16 @@ export function gpusPerHost(ig: ImplementationGraph): Record<string, number> {
   return out;
 }
 
+/** CPU PEs needed per host: `cpu<i>@host` needs i+1, `cpu@host` (the first core) 1. */
+export function cpusPerHost(pes: readonly { host: string; pe: string }[]): Record<string, number> {
+  const out: Record<string, number> = Object.create(null);
+  for (const p of pes) {
+    const m = /^cpu(\d*)@/.exec(p.pe);
+    if (m) out[p.host] = Math.max(out[p.host] ?? 0, Number(m[1] || 0) + 1);
+  }
+  return out;
+}
+
 export interface AgentFlags {
   agents?: string;
   token?: string;
@@ -39,12 +50,14 @@ export interface AgentFlags {
   kernelLoadTimeout?: number;
   /** Local agents only: kernel package files each loads (--kernels). */
   kernels?: string[];
+  /** Local agents only: the data roots each serves (--data). */
+  data?: readonly DataRoot[];
 }
 
 /** The agent flags `run` and `calibrate` share (--agents, --token, --allow-wgsl), with what each parsed of the rest. */
 export function agentFlags(
   v: { agents?: unknown; token?: unknown; 'allow-wgsl'?: unknown },
-  parsed: Pick<AgentFlags, 'kernelTimeout' | 'kernelLoadTimeout' | 'kernels'>,
+  parsed: Pick<AgentFlags, 'kernelTimeout' | 'kernelLoadTimeout' | 'kernels' | 'data'>,
 ): AgentFlags {
   return { agents: v.agents as string | undefined, token: v.token as string | undefined, allowWgsl: v['allow-wgsl'] === true, ...parsed };
 }
@@ -86,10 +99,12 @@ export async function agentsHaving(urls: string[], token: string, ids: string[])
 export interface LocalCluster {
   hosts: string[];
   gpus: Record<string, number>;
+  /** CPU PEs each host's agent serves (`--cpus`; a host not named: 1). */
+  cpus?: Record<string, number>;
 }
 
-/** The hosts of a compiled graph's programs and their GPUs. */
-export const clusterOf = (ig: ImplementationGraph): LocalCluster => ({ hosts: programHosts(ig), gpus: gpusPerHost(ig) });
+/** The hosts of a compiled graph's programs, their GPUs and their CPU PEs. */
+export const clusterOf = (ig: ImplementationGraph): LocalCluster => ({ hosts: programHosts(ig), gpus: gpusPerHost(ig), cpus: cpusPerHost(ig.programs.pes) });
 
 export async function openAgents(command: string, cluster: LocalCluster, f: AgentFlags): Promise<OpenAgents | undefined> {
   let local: LocalAgents | undefined;
@@ -110,10 +125,15 @@ export async function openAgents(command: string, cluster: LocalCluster, f: Agen
       gpus: cluster.gpus,
       linkRate: f.linkRate,
       args: [
+        // Every local agent serves the most CPU PEs any host of the document has (spawnLocalAgents
+        // passes the same flags to each): a run's threads are those of its programs only.
+        '--cpus',
+        String(Math.max(1, ...Object.values(cluster.cpus ?? {}))),
         ...(f.allowWgsl ? ['--allow-wgsl'] : []),
         ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : []),
         ...(f.kernelLoadTimeout !== undefined ? ['--kernel-load-timeout', String(f.kernelLoadTimeout)] : []),
         ...(f.kernels ?? []).flatMap((k) => ['--kernels', k]),
+        ...(f.data ?? []).flatMap((r) => ['--data', `${r.name}=${r.dir}`]),
       ],
       // Their log stays quiet, except a local agent that goes (a crash in native GPU code says
       // nothing else) and its supervisor's words: the run's failure names the host, these say

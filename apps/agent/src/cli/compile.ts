@@ -15,6 +15,8 @@ per-PE memory before and after sharing with its lower bound.
                             with json, a bad document prints {"ok": false, "diagnostics": [...]}
                             (each with severity, path, message, hint) on stdout too
 ${paramHelp(28)}
+  --data [NAME=]DIR        read the shape and dtype io.read nodes leave out from their files'
+                           headers, NAME:path naming a file under DIR (repeatable)
 ${kernelsHelp(28, ' before reading the document')}
 ${loadTimeoutHelp(28, '', ': a package past it is named, and the command exits 2')}
 
@@ -31,6 +33,7 @@ export async function main(argv: string[]): Promise<number> {
       kernels: { type: 'string', multiple: true },
       'kernel-load-timeout': { type: 'string' },
       param: { type: 'string', multiple: true },
+      data: { type: 'string', multiple: true },
     },
     USAGE,
   );
@@ -48,7 +51,7 @@ export async function main(argv: string[]): Promise<number> {
   const loadTimeout = loadTimeoutFlag('compile', args.values['kernel-load-timeout']);
   if (loadTimeout === undefined) return EXIT.failure;
   if (!(await loadKernelsFlag('compile', args.values.kernels as unknown as string[] | undefined, loadTimeout))) return EXIT.invalid;
-  const read = await readDocument('compile', args.positionals[0], args.values.param);
+  const read = await readDocument('compile', args.positionals[0], args.values.param, args.values.data);
   if (!read.ok) {
     // A bad document, as JSON too for a program reading stdout (an unreadable file has no diagnostics).
     if (format === 'json' && read.diagnostics) process.stdout.write(`${diagnosticsJson(read.diagnostics)}\n`);

@@ -110,7 +110,7 @@ function text(agents: AgentInfo[], rows: { agent: AgentInfo; pe: AgentInfo['pes'
       const what = !c
         ? r.pe.name
         : c.kind === 'cpu'
-          ? `cpu, ${c.cores ?? '?'} cores, ${formatBytes(c.memory ?? r.pe.memory)}`
+          ? `cpu, one of the agent's ${c.cores ?? '?'} cores, ${formatBytes(c.memory ?? r.pe.memory)} shared`
           : `gpu ${c.description ?? c.device ?? r.pe.name}, ${c.backend ?? '?'}, ${c.featureLevel ?? '?'}, ${c.software ? `software (${c.softwareWhy})` : 'hardware'}, binding ${formatBytes(c.limits?.maxStorageBufferBindingSize ?? 0)}, buffer ${formatBytes(c.limits?.maxBufferSize ?? 0)}`;
       const v = r.verdict ? (r.verdict.matches ? '  matches' : `  ${r.verdict.reason}`) : '';
       lines.push(`  ${r.pe.id.padEnd(12)} ${what}${v}`);

@@ -35,6 +35,8 @@ sync mode is printed beside the one modelled in full.
   --calibration FILE        the calibration to use (default: the document's, when there is one)
   --no-calibration          predict from the cost hints even where there is a calibration
 ${paramHelp(28)}
+  --data [NAME=]DIR        read the shape and dtype io.read nodes leave out from their files'
+                           headers, NAME:path naming a file under DIR (repeatable)
 ${kernelsHelp(28, ' before reading the document')}
 ${loadTimeoutHelp(28, '', ': a package past it is named, and the command exits 2')}
 
@@ -57,6 +59,7 @@ export async function main(argv: string[]): Promise<number> {
       kernels: { type: 'string', multiple: true },
       'kernel-load-timeout': { type: 'string' },
       param: { type: 'string', multiple: true },
+      data: { type: 'string', multiple: true },
     },
     USAGE,
   );
@@ -74,7 +77,7 @@ export async function main(argv: string[]): Promise<number> {
   const loadTimeout = loadTimeoutFlag('predict', args.values['kernel-load-timeout']);
   if (loadTimeout === undefined) return EXIT.failure;
   if (!(await loadKernelsFlag('predict', args.values.kernels as unknown as string[] | undefined, loadTimeout))) return EXIT.invalid;
-  const read = await readDocument('predict', args.positionals[0], args.values.param);
+  const read = await readDocument('predict', args.positionals[0], args.values.param, args.values.data);
   if (!read.ok) return read.code;
   const analysed = withPackageCalls('predict', () => analyze(read.doc));
   if (!analysed) return EXIT.invalid;

@@ -1,5 +1,7 @@
 import { inputByteLimit, inputFileMessage, readInputFile } from '../input-file.js';
 import { formatDiagnostic, overrideParams, parseDocument, type Diagnostic, type ProjectDocument } from '@pipeloom/core';
+import { fillIo } from '../io/fill.js';
+import { parseDataFlags, type DataRoot } from '../io/roots.js';
 
 // Reads and parses a project document for a command. Exit codes of every command:
 // 0 ok, 1 other failure (unreadable file, bad option), 2 invalid or too large document.
@@ -14,7 +16,8 @@ export async function readDocument(
   command: string,
   file: string | undefined,
   params?: unknown,
-): Promise<{ ok: true; doc: ProjectDocument } | { ok: false; code: number; diagnostics?: Diagnostic[] }> {
+  data?: unknown,
+): Promise<{ ok: true; doc: ProjectDocument; roots?: DataRoot[] } | { ok: false; code: number; diagnostics?: Diagnostic[] }> {
   const overrides = paramFlags(command, params);
   if (!overrides) return { ok: false, code: EXIT.invalid };
   if (!file) {
@@ -41,7 +44,22 @@ export async function readDocument(
     printDiagnostics(overridden.diagnostics);
     return { ok: false, code: EXIT.invalid, diagnostics: overridden.diagnostics };
   }
-  return { ok: true, doc: overridden.doc };
+  // io nodes: shapes from the files' headers (--data) and from the nodes feeding the sinks.
+  let roots: DataRoot[] | undefined;
+  if (data !== undefined) {
+    const parsed = parseDataFlags(Array.isArray(data) ? (data as string[]) : [String(data)]);
+    if ('error' in parsed) {
+      console.error(`pipeloom ${command}: ${parsed.error}`);
+      return { ok: false, code: EXIT.invalid };
+    }
+    roots = parsed.roots;
+  }
+  const filled = fillIo(overridden.doc, roots);
+  if (filled.diagnostics.length) {
+    printDiagnostics(filled.diagnostics);
+    return { ok: false, code: EXIT.invalid, diagnostics: filled.diagnostics };
+  }
+  return { ok: true, doc: filled.doc, ...(roots ? { roots } : {}) };
 }
 
 /** `--param` values as name -> number; undefined after printing what is malformed. */

@@ -28,7 +28,7 @@ describe('pipeloom run --mode taskbag', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/run complete in task-bag mode \(window 1, prefetch 1\), 4 iterations, 40 tasks in /);
     expect(r.stdout).toMatch(/tasks {8}40 committed; 0 late results discarded, 0 requeued, 0 recomputed; agents leave after 2 s of silence/);
-    expect(r.stdout).toMatch(/per PE {7}(cpu@h0|gpu0@h0) \d+/);
+    expect(r.stdout).toMatch(/per PE {7}(cpu0@h0|gpu0@h0) \d+/);
     expect(r.stdout).toMatch(/error \(iteration 3\): error = 0\.\d+, activity = /);
     const events = (JSON.parse(readFileSync(trace, 'utf8')) as { traceEvents: { name: string; ph: string }[] }).traceEvents;
     expect(events.some((e) => e.ph === 'X' && e.name === 'projbp[5]@3')).toBe(true);
@@ -61,7 +61,7 @@ describe('pipeloom run --mode taskbag', () => {
     writeFileSync(strict, JSON.stringify(doc));
     const r = await pipeloomInProcess('run', strict, '--mode', 'taskbag', '--iterations', '2');
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/node "update" has no PE to run on among the connected agents: cpu@h0 on h0: fails software=false/);
+    expect(r.stderr).toMatch(/node "update" has no PE to run on among the connected agents: cpu0@h0 on h0: fails software=false/);
     expect(r.stderr).toMatch(/refused: no PE of the connected agents can run some node/);
   });
 });

@@ -1,7 +1,8 @@
 import { withPackageCalls } from '../kernels/load.js';
 import { analyseTrace, analyze, bagGraph, formatSeconds, traceMetadata, type BagRunOptions, type ProjectDocument, type RunResult } from '@pipeloom/core';
+import { notSinks, writeLines } from './sink-writes.js';
 import { ProgressBar } from '../progress/bar.js';
-import { exitOf, onAgents, type AgentFlags, type LocalCluster } from './agents.js';
+import { cpusPerHost, exitOf, onAgents, type AgentFlags, type LocalCluster } from './agents.js';
 import { EXIT, printDiagnostics } from './read-document.js';
 import { TRACE_VIEWER, writeTraceFile, type TraceFormat } from './trace-file.js';
 import { INTERRUPTED } from './interrupt.js';
@@ -34,6 +35,8 @@ export interface BagSummary {
   bag: NonNullable<RunResult['bag']>;
   threads: { host: string; pe: string; thread: string; utilisation: number }[];
   reports: RunResult['reports'];
+  /** What each sink (io.write node) wrote. */
+  writes: RunResult['writes'];
   dropped: number;
   failure?: RunResult['failure'];
 }
@@ -47,7 +50,7 @@ function documentCluster(pes: readonly { host: string; kind: 'cpu' | 'gpu'; id: 
     const m = /^gpu(\d+)@/.exec(p.id);
     if (p.kind === 'gpu' && m) gpus[p.host] = Math.max(gpus[p.host] ?? 0, Number(m[1]) + 1);
   }
-  return { hosts: [...hosts].sort(), gpus };
+  return { hosts: [...hosts].sort(), gpus, cpus: cpusPerHost(pes.map((p) => ({ host: p.host, pe: p.id }))) };
 }
 
 export async function runBagCommand(doc: ProjectDocument, o: BagCommandOptions): Promise<number> {
@@ -121,7 +124,8 @@ export function summarizeBag(r: RunResult, o: Pick<BagCommandOptions, 'window' |
     prefetch: o.prefetch ?? 2,
     bag: r.bag!,
     threads: a.lanes.filter((l) => l.host !== 'coordinator').map((l) => ({ host: l.host, pe: l.pe, thread: l.thread, utilisation: l.utilisation })),
-    reports: r.reports,
+    reports: notSinks(r.reports, r.writes),
+    writes: r.writes,
     dropped: r.dropped,
     failure: r.failure,
   };
@@ -147,6 +151,7 @@ function bagText(doc: ProjectDocument, s: BagSummary): string {
   );
   lines.push('  utilisation');
   for (const t of s.threads) lines.push(`    ${`${t.pe} ${t.thread}`.padEnd(28)}${(t.utilisation * 100).toFixed(1).padStart(6)}%`);
+  lines.push(...writeLines(s.writes));
   for (const rep of s.reports)
     lines.push(
       `  ${rep.node} (iteration ${rep.iteration}): ${Object.entries(rep.values)

@@ -16,6 +16,7 @@ import {
   type RunOptions,
   type RunResult,
 } from '@pipeloom/core';
+import { notSinks, writeLines } from './sink-writes.js';
 import { ProgressBar } from '../progress/bar.js';
 import { agentFlags, agentsHaving, clusterOf, exitOf, onAgents } from './agents.js';
 import { deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
@@ -66,6 +67,9 @@ utilisation and predicted vs measured.
   --format text|json       summary as text (default) or JSON on stdout
   --allow-wgsl             start the local agents with --allow-wgsl, so custom.wgsl nodes
                            (WGSL written in the document) run; remote agents need it themselves
+  --data [NAME=]DIR        the files io.read and io.write nodes name NAME:path (repeatable):
+                           the local agents serve DIR as NAME, and shapes and dtypes the
+                           document leaves out are read from the files' headers here
   --kernel-timeout S       the local agents' time limit of one firing, in seconds (default 60)
   --deploy-timeout S       fail the deploy if it has not finished after S seconds (default: no
                            limit; a deploy fails only when an agent reports no progress for 30 s)
@@ -106,6 +110,7 @@ export async function main(argv: string[]): Promise<number> {
       slow: { type: 'string', multiple: true },
       kernels: { type: 'string', multiple: true },
       param: { type: 'string', multiple: true },
+      data: { type: 'string', multiple: true },
     },
     USAGE,
   );
@@ -146,7 +151,7 @@ export async function main(argv: string[]): Promise<number> {
   const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? [], process.cwd(), { loadTimeoutMs });
   for (const p of packages.problems) console.error(`pipeloom run: ${p}`);
   if (packages.problems.length) return EXIT.invalid;
-  const read = await readDocument('run', args.positionals[0], args.values.param);
+  const read = await readDocument('run', args.positionals[0], args.values.param, args.values.data);
   if (!read.ok) return read.code;
   const doc = read.doc;
   if ((v.mode ?? doc.options?.mode) === 'taskbag') {
@@ -158,7 +163,7 @@ export async function main(argv: string[]): Promise<number> {
       deploy,
       format,
       trace: traceFile ? { file: traceFile, as: traceAs } : undefined,
-      agents: agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) }),
+      agents: agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file), data: read.roots }),
     });
   }
   if (Object.keys(slow).length) {
@@ -203,6 +208,7 @@ export async function main(argv: string[]): Promise<number> {
       kernelTimeout,
       kernelLoadTimeout,
       kernels: packages.packages.map((p) => p.file),
+      data: read.roots,
     },
     async ({ coordinator }, interrupt) => {
       const problems = coordinator.check(ig);
@@ -297,6 +303,8 @@ export interface RunSummary {
   threads: { host: string; pe: string; thread: string; utilisation: number }[];
   adapters: Record<string, string>;
   reports: RunResult['reports'];
+  /** What each sink (io.write node) wrote. */
+  writes: RunResult['writes'];
   dropped: number;
   failure?: RunResult['failure'];
 }
@@ -338,7 +346,8 @@ export function summarize(doc: ProjectDocument, ig: ImplementationGraph, r: RunR
     waitShare: a.waitShare,
     threads: a.lanes.map((l) => ({ host: l.host, pe: l.pe, thread: l.thread, utilisation: l.utilisation })),
     adapters: r.adapters,
-    reports: r.reports,
+    reports: notSinks(r.reports, r.writes),
+    writes: r.writes,
     dropped: r.dropped,
     failure: r.failure,
   };
@@ -391,6 +400,7 @@ function toText(doc: ProjectDocument, s: RunSummary, r: RunResult): string {
     );
   lines.push('  utilisation');
   for (const t of s.threads) lines.push(`    ${`${t.pe} ${t.thread}`.padEnd(28)}${(t.utilisation * 100).toFixed(1).padStart(6)}%`);
+  lines.push(...writeLines(s.writes));
   for (const rep of s.reports)
     lines.push(
       `  ${rep.node} (iteration ${rep.iteration}): ${Object.entries(rep.values)

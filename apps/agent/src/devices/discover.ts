@@ -35,8 +35,18 @@ export interface DiscoverOptions {
   emulateGpus?: number;
   /** Serve the CPU only, whatever adapters the machine has (their GPUs are kept for other work). */
   cpuOnly?: boolean;
-  /** Bytes the CPU PE offers for buffers (default: half the free memory). */
+  /** Bytes the CPU PEs offer for buffers, together (default: half the free memory). */
   cpuMemory?: number;
+  /** CPU PEs served, one per core given to the agent (default: defaultCpus()). */
+  cpus?: number;
+}
+
+/** Most CPU PEs one agent serves (`--cpus`): a bound on its threads, far above real hosts' cores. */
+export const MAX_CPUS = 256;
+
+/** The cores left after one for the agent's own work (sockets, peers, trace), at least 1. */
+export function defaultCpus(): number {
+  return Math.max(1, os.availableParallelism() - 1);
 }
 
 type GpuFactory = { requestAdapter(o?: GPURequestAdapterOptions): Promise<GPUAdapter | null> };
@@ -57,16 +67,20 @@ export async function gpuFor(backend: string): Promise<GpuFactory> {
 export async function discover(opts: DiscoverOptions): Promise<Devices> {
   const backend = opts.backend ?? 'opengl';
   const cpus = os.cpus();
-  const pes: PeReport[] = [
-    {
-      id: `cpu@${opts.host}`,
-      kind: 'cpu',
-      name: `${cpus[0]?.model?.trim() || 'CPU'} x${cpus.length}`,
-      vendor: os.arch(),
-      memory: opts.cpuMemory ?? Math.floor(os.freemem() / 2),
-    },
-  ];
-  pes[0].capabilities = { kind: 'cpu', cores: cpus.length, memory: pes[0].memory, vendor: os.arch(), description: pes[0].name };
+  const n = opts.cpus ?? defaultCpus();
+  // One PE per core given (each its own worker thread in a run); they share the host's memory,
+  // so each reports all of it and a deploy's CPU buffers together must fit it (deploy-limits.ts).
+  // `cores`, what `requires cores>=` tests, is the number of cores given to this agent.
+  const memory = opts.cpuMemory ?? Math.floor(os.freemem() / 2);
+  const model = `${cpus[0]?.model?.trim() || 'CPU'} x${cpus.length}`;
+  const pes: PeReport[] = Array.from({ length: n }, (_, i) => ({
+    id: `cpu${i}@${opts.host}`,
+    kind: 'cpu',
+    name: model,
+    vendor: os.arch(),
+    memory,
+    capabilities: { kind: 'cpu', cores: n, memory, vendor: os.arch(), description: model },
+  }));
   const gpus = new Map<string, GpuHandle>();
   const adapters: GpuHandle[] = [];
   // The chosen backend first; the OpenGL route (Mesa's llvmpipe without a GPU) as the fallback.

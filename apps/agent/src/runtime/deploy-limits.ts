@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, type DeployShapeLimits } from '@pipeloom/core';
+import { checkDeploy, DEPLOY_SHAPE_LIMITS, quote, servedPe, type DeployShapeLimits } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
 import { align4 } from './memory.js';
 
@@ -29,15 +29,19 @@ export function deployRefusal(m: unknown, devices: Devices, limits: DeployLimits
   const shape = checkDeploy(m, limits);
   if (!shape.ok) return shape.reason;
   const d = shape.deploy;
-  const here = new Map(devices.pes.map((p) => [p.id, p]));
   let hostBytes = 0;
+  // Agent PE -> the program deployed onto it (`cpu@h0` and `cpu0@h0` are one core).
+  const taken = new Map<string, string>();
   for (const [i, program] of d.programs.entries()) {
-    const pe = here.get(program.pe);
+    const pe = servedPe(devices.pes, program.pe);
     const name = quote(program.pe);
     if (program.host !== devices.host) return `deploy refused: programs[${i}] (${name}) is for host ${quote(program.host)}; this agent is ${devices.host}`;
     if (!pe)
       return `deploy refused: programs[${i}] is for PE ${name}, which agent ${devices.host} does not serve (it serves ${devices.pes.map((p) => p.id).join(', ')})`;
     if (pe.kind !== program.kind) return `deploy refused: programs[${i}] runs ${pe.id} as a ${program.kind}; on agent ${devices.host} it is a ${pe.kind}`;
+    const twin = taken.get(pe.id);
+    if (twin !== undefined) return `deploy refused: programs[${i}] (${name}) and ${quote(twin)} are both for ${pe.id} of agent ${devices.host}`;
+    taken.set(pe.id, program.pe);
     // Storage as runtime/memory.ts allocates it: each slot rounded up to 4 bytes.
     let total = 0;
     let largest: { bytes: number; what: string } | undefined;
@@ -56,6 +60,10 @@ export function deployRefusal(m: unknown, devices: Devices, limits: DeployLimits
       return `deploy refused: buffers on ${pe.id} need ${n(total)} bytes; ${pe.id} offers ${n(pe.memory)} (its memory); the largest: ${largest!.what}`;
     if (program.kind === 'cpu') hostBytes += total;
   }
+  // The CPU PEs are cores of one memory: together their buffers fit what each reports.
+  const cpuMemory = devices.pes.find((p) => p.kind === 'cpu')?.memory ?? Infinity;
+  if (hostBytes > cpuMemory)
+    return `deploy refused: the buffers on agent ${devices.host}'s CPU PEs need ${n(hostBytes)} bytes together; its cores share ${n(cpuMemory)} (--cpu-memory)`;
   if (hostBytes > limits.maxHostBytes)
     return `deploy refused: the run's host buffers need ${n(hostBytes)} bytes on ${devices.host}; the agent allows ${n(limits.maxHostBytes)} per run (maxHostBytes)`;
   return null;

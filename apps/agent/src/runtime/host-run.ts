@@ -1,5 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import {
+  servedPe,
   type Access,
   type Action,
   type PeProgram,
@@ -26,6 +27,7 @@ import { allocateStaging } from './staging.js';
 import { Counters, counterMemory } from './counters.js';
 import { fillHost } from './initial.js';
 import { keepPeThread, takePeThread } from './pe-threads.js';
+import { sinkWrites } from '../io/check.js';
 
 // One run on one agent. Each PE of the host runs in its own thread (pe-worker.ts); this main
 // thread holds the host memory (shared with the PE threads), runs the host-to-host lanes
@@ -134,7 +136,7 @@ export class HostRun {
     const me = devices.host;
     for (const program of deploy.programs) {
       if (program.host !== me) throw new Error(`program for ${program.pe} belongs to host ${program.host}, this agent is ${me}`);
-      if (!devices.pes.some((p) => p.id === program.pe)) throw new Error(`agent ${me} has no PE ${program.pe}`);
+      if (!servedPe(devices.pes, program.pe)) throw new Error(`agent ${me} has no PE ${program.pe}`);
     }
     this.progress(null, 'allocation');
     const { storage, bytes } = allocateHost(deploy.programs);
@@ -306,6 +308,7 @@ export class HostRun {
         cycles: this.deploy.cycles,
         barrierPerCycle: this.deploy.cycles ? this.barrier.syncMicros / this.deploy.cycles : 0,
         reports: [...this.reports.values()],
+        writes: sinkWrites(this.devices.host, this.deploy.programs, this.reports.values()),
         memory: { ...processMemory(), peHeaps: this.peHeaps.end },
       });
     } catch (e) {

@@ -2,6 +2,8 @@ import { parentPort } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDevice } from '../devices/discover.js';
 import { FiringStamp } from './watchdog.js';
+import { setDataHost } from '@pipeloom/kernels';
+import { dataHostFromEnv } from '../io/host.js';
 
 // The life of a PE thread (a worker thread), the same for a static run's (pe-worker.ts) and a
 // task bag's (taskbag/task-worker.ts): the message loop (`init` makes the thread and prepares
@@ -100,6 +102,8 @@ export function servePeThread<M extends { type: string }, T extends PeThreadLike
   freeing?: (thread: T | undefined) => void;
 }): void {
   let thread: T | undefined;
+  // io.read and io.write firings read and write through the agent's data roots (--data).
+  setDataHost(dataHostFromEnv());
   parentPort!.on('message', (m: M) => {
     if (m.type === 'init') {
       thread = o.create(m as Extract<M, { type: 'init' }>);

@@ -26,8 +26,9 @@ let ig: ImplementationGraph;
 const log: string[] = [];
 
 beforeAll(async () => {
-  devices = await discover({ host: 'h0', emulateGpus: 2, cpuMemory: GiB });
-  expect(devices.pes.map((p) => p.id)).toEqual(['cpu@h0', 'gpu0@h0', 'gpu1@h0']);
+  // One CPU PE (cpu0@h0; the documents' cpu@h0 is its alias).
+  devices = await discover({ host: 'h0', emulateGpus: 2, cpuMemory: GiB, cpus: 1 });
+  expect(devices.pes.map((p) => p.id)).toEqual(['cpu0@h0', 'gpu0@h0', 'gpu1@h0']);
   const big = { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 40 };
   boastful = { ...devices, pes: devices.pes.map((p) => (p.kind === 'gpu' ? { ...p, memory: 2 ** 44, limits: big } : p)) };
   agent = await startAgent({ devices, token: TOKEN, port: 0, log: (l) => log.push(l) });
@@ -348,6 +349,38 @@ describe("deployRefusal: the agent's own PEs", () => {
     expect(deployRefusal(deploy([{ pe: 'gpu0@h7', kind: 'gpu', bytes: (1 << 22) + 1, depth: 1 }]), here)).toBe(
       'deploy refused: buffer bn_0 (colour 0) on gpu0@h7 needs 1 x 4,194,308 bytes; gpu0@h7 allows 4,194,304 per buffer (maxStorageBufferBindingSize)',
     );
+  });
+
+  it("an agent's cores share its memory: a document's cpu@h7 is cpu0@h7, the two in one deploy are refused, and the cores' buffers together fit what each reports", () => {
+    const cores: Devices = { host: 'h7', pes: [0, 1].map((i) => ({ ...cpu, id: `cpu${i}@h7` })), gpus: new Map() };
+    expect(
+      deployRefusal(
+        deploy([
+          { pe: 'cpu@h7', kind: 'cpu', bytes: 1000, depth: 2 },
+          { pe: 'cpu1@h7', kind: 'cpu', bytes: 1000, depth: 2 },
+        ]),
+        cores,
+      ),
+    ).toBeNull();
+    expect(
+      deployRefusal(
+        deploy([
+          { pe: 'cpu@h7', kind: 'cpu', bytes: 4, depth: 1 },
+          { pe: 'cpu0@h7', kind: 'cpu', bytes: 4, depth: 1 },
+        ]),
+        cores,
+      ),
+    ).toBe('deploy refused: programs[1] ("cpu0@h7") and "cpu@h7" are both for cpu0@h7 of agent h7');
+    // 3 x 400,000 bytes on each core: each fits its 1 MiB, the two together do not.
+    expect(
+      deployRefusal(
+        deploy([
+          { pe: 'cpu0@h7', kind: 'cpu', bytes: 400_000, depth: 2 },
+          { pe: 'cpu1@h7', kind: 'cpu', bytes: 400_000, depth: 1 },
+        ]),
+        cores,
+      ),
+    ).toBe("deploy refused: the buffers on agent h7's CPU PEs need 1,200,000 bytes together; its cores share 1,048,576 (--cpu-memory)");
   });
 
   it("caps a run's host memory (maxHostBytes)", () => {

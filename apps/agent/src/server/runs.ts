@@ -13,6 +13,8 @@ import { BagRun } from '../taskbag/bag-run.js';
 import { checkBagDeploy, checkFree, checkTask, type BagNode } from '../taskbag/check.js';
 import { DEPLOY_LIMITS } from '../runtime/deploy-limits.js';
 import { DeployReporter } from './deploy-progress.js';
+import { dataRefusal, fireActions } from '../io/check.js';
+import type { DataRoot } from '../io/roots.js';
 import { bagKernelCalls, deployKernelCalls, prefetchKernelCalls } from '../kernels/load.js';
 
 // The agent's one run at a time, and who may touch it. A run belongs to the coordinator
@@ -42,6 +44,8 @@ export interface RunHostOptions {
   /** Bounds on a deploy (default DEPLOY_LIMITS). */
   deployLimits?: DeployLimits;
   kernelTimeoutMs?: number;
+  /** The directories io nodes read and write (--data). */
+  data?: readonly DataRoot[];
   onStuck?: (reason: string) => void;
   /** The agent's log (front-door-log.ts): escaped, rate-limited lines. */
   log: FrontDoorLog;
@@ -227,7 +231,8 @@ export class RunHost {
       const refusal =
         missingKernelRefusal(host, m.programs, m.kernels) ??
         customWgslRefusal(host, m.programs, this.opts.allowWgsl ?? false) ??
-        initialRefusal(host, m.programs, m.buffers, m.kernels);
+        initialRefusal(host, m.programs, m.buffers, m.kernels) ??
+        dataRefusal(host, fireActions(m.programs), this.opts.data ?? [], m.iterations);
       if (refusal) {
         this.opts.log.line('warn', 'deploy-refused', refusal);
         throw new Error(refusal);
@@ -332,6 +337,15 @@ export class RunHost {
       this.opts.log.line('warn', 'deploy-refused', `bag-deploy on ${host}: ${checked.reason}`);
       throw new Error(`bag-deploy on ${host}: ${checked.reason}`);
     }
+    // A task may run on any agent: each checks the io nodes whose root it serves.
+    const data = dataRefusal(
+      host,
+      checked.nodes.map((n) => ({ node: n.id, kernel: n.kernel.id, params: n.params })),
+      this.opts.data ?? [],
+      undefined,
+      true,
+    );
+    if (data) throw new Error(data);
     if (this.active) this.endRun('replaced by a new deploy');
     const me = m.hosts.findIndex((h) => h.id === host);
     const a: Active = {

@@ -9,6 +9,7 @@ import { HANDSHAKE } from '../peer/handshake.js';
 import { FrontDoor } from './front-door.js';
 import { FrontDoorLog } from './front-door-log.js';
 import { RunHost } from './runs.js';
+import type { DataRoot } from '../io/roots.js';
 import { DEFAULT_LIMITS, DEFAULT_ORIGINS, type Limits } from './security.js';
 import { DEPLOY_LIMITS, type DeployLimits } from '../runtime/deploy-limits.js';
 
@@ -39,6 +40,8 @@ export interface AgentOptions {
   allowWgsl?: boolean;
   /** Time limit of one firing in ms (default DEFAULT_KERNEL_TIMEOUT_MS; 0 = none). */
   kernelTimeoutMs?: number;
+  /** The directories io nodes read and write (--data). */
+  data?: readonly DataRoot[];
   /** The manifests told at login (default: every kernel registered in this process). */
   kernels?: KernelManifest[];
   /**
@@ -72,6 +75,7 @@ export async function startAgent(opts: AgentOptions): Promise<AgentServer> {
     allowWgsl: opts.allowWgsl,
     deployLimits: { ...DEPLOY_LIMITS, ...opts.deployLimits },
     kernelTimeoutMs: opts.kernelTimeoutMs,
+    data: opts.data,
     onStuck: opts.onStuck,
     log,
   });

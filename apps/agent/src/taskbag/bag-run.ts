@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import { recvLane, taskSlice, type BagDeploy, type FromAgent, type TraceEvent } from '@pipeloom/core';
+import { recvLane, samePe, servedPe, taskSlice, type BagDeploy, type FromAgent, type TraceEvent } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
 import type { PeerLink } from '../peer/link.js';
 import { TraceRecorder } from '../runtime/trace.js';
@@ -143,7 +143,7 @@ export class BagRun {
   private lane(pe: string): Lane {
     let lane = this.lanes.get(pe);
     if (!lane) {
-      const kind = this.devices.pes.find((p) => p.id === pe)?.kind ?? 'cpu';
+      const kind = servedPe(this.devices.pes, pe)?.kind ?? 'cpu';
       this.lanes.set(pe, (lane = { pe, kind, queue: [], pumping: false, runs: new Map(), stateful: new Set() }));
     }
     return lane;
@@ -221,7 +221,7 @@ export class BagRun {
     // Device emulation (as static runs: at least this long), then the labelled slow-PE emulation: (s - 1) x the run's time, on a timer.
     const emulated = this.deploy.emulateDevices?.[node.id];
     if (emulated) await holdUntil(ran.start + emulated * 1e6, nowUs);
-    const slow = this.deploy.slow?.[t.pe];
+    const slow = Object.entries(this.deploy.slow ?? {}).find(([id]) => samePe(id, t.pe))?.[1];
     if (slow && slow > 1) {
       const took = nowUs() - ran.start;
       await holdUntil(nowUs() + (slow - 1) * took, nowUs);

@@ -1,5 +1,5 @@
 import { CUSTOM_WGSL, dataTypeBytes, findKernel, majorOf, portsFor, withDefaults, type KernelSpec, type Params, type PortSpec } from '@pipeloom/kernels';
-import { DEPLOY_SHAPE_LIMITS, quote, type BagDeploy, type BagTaskMessage } from '@pipeloom/core';
+import { DEPLOY_SHAPE_LIMITS, quote, servedPe, type BagDeploy, type BagTaskMessage } from '@pipeloom/core';
 import type { Devices } from '../devices/discover.js';
 import type { DeployLimits } from '../runtime/deploy-limits.js';
 
@@ -277,7 +277,7 @@ export function checkTask(
     w.in('iteration', () => w.int(t.iteration, 0, 2 ** 31 - 1));
     w.in('attempt', () => w.int(t.attempt, 1, 2 ** 31 - 1));
     const peId = w.in('pe', () => w.str(t.pe));
-    const pe = devices.pes.find((p) => p.id === peId);
+    const pe = servedPe(devices.pes, peId);
     if (!pe) w.failAt('pe', `is not one of agent ${devices.host}'s PEs (${devices.pes.map((p) => p.id).join(', ')})`, peId);
     const node = nodes[index];
     const params = node.params;

@@ -58,9 +58,9 @@ describe('a task-bag kernel that never returns', () => {
       const r = await c.runBag(graphOf(spinDoc(true)), { iterations: 1, pes: ['cpu@h0'], onBag: (b) => void (b.requeued >= 1 && (during ??= healthz(url))) })
         .done;
       expect(r.ok).toBe(false);
-      expect(r.failure).toMatchObject({ host: 'h0', pe: 'cpu@h0', node: 'S', iteration: 0 });
+      expect(r.failure).toMatchObject({ host: 'h0', pe: 'cpu0@h0', node: 'S', iteration: 0 });
       expect(r.failure?.message).toContain('failed 3 times');
-      expect(r.failure?.message).toContain(`node S (test.spin) on cpu@h0 ${LIMIT} at iteration 0`);
+      expect(r.failure?.message).toContain(`node S (test.spin) on cpu0@h0 ${LIMIT} at iteration 0`);
       expect(r.failure?.message).toContain('--kernel-timeout');
       expect(r.bag?.requeued).toBe(3);
       // Each stopped attempt is drawn, named failed; the producer's slice is kept.

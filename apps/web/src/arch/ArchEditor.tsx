@@ -4,10 +4,9 @@ import { projectStore, useProject } from '../store/project.js';
 import { linkKey, type LinkKey } from '../document/records.js';
 import { useMeasured, nextDragKey, pickedId, useRefitOnResize } from '../lib/canvas.js';
 import { peColor } from '../lib/color.js';
-import { formatRate, formatSeconds } from '../lib/format.js';
 import { useProblemCounts } from '../store/problems.js';
 import { archNodeTypes, type HostFlowNode, type PeFlowNode } from './ArchNodes.js';
-import { defaultLink, hostSize, peSlot, PE_SIZE } from '../document/archDefaults.js';
+import { defaultLink, hostSize, linkLabel, peSlot, PE_SIZE } from '../document/archDefaults.js';
 import { mapsTo } from '../document/targets.js';
 
 const H = 'host:';
@@ -88,14 +87,15 @@ export function ArchEditor() {
           if (Math.abs(dy) > Math.abs(dx) * 0.6) [sh, th] = dy > 0 ? ['b', 't'] : ['t', 'b'];
           else [sh, th] = dx >= 0 ? ['r', 'l'] : ['l', 'r'];
         }
+        const selected = selection?.kind === 'link' && selection.key === k;
         return {
           id: L + k,
           source: P + l.a,
           target: P + l.b,
           sourceHandle: sh,
           targetHandle: th,
-          selected: selection?.kind === 'link' && selection.key === k,
-          label: `${l.kind} · ${formatRate(l.bandwidth)} · ${formatSeconds(l.latency)}`,
+          selected,
+          label: linkLabel(l, selected),
           className: `link link-${l.kind}${problems.get(`link:${k}`) ? ' edge-error' : ''}`,
           labelBgPadding: [4, 2] as [number, number],
           labelStyle: { fontSize: 10 },

@@ -5,6 +5,7 @@ import type { AppNode, MappingTarget } from '@pipeloom/core';
 import { nodePorts, portType } from '../document/kernels.js';
 import { PeBadge, PePick } from './PePick.js';
 import { isScan } from '../document/scanNode.js';
+import { IO_SINK, IO_SOURCE, ioView } from '../document/io.js';
 
 export type KernelNodeData = {
   node: AppNode;
@@ -28,7 +29,8 @@ export type KernelFlowNode = Node<KernelNodeData, 'kernel'>;
 export function estimatedSize(kernelId: string, mapping: boolean): { width: number; height: number } {
   const kernel = findKernel(kernelId);
   const rows = Math.max(kernel?.inputs.length ?? 0, kernel?.outputs.length ?? 0, 1);
-  return { width: ESTIMATE.width, height: ESTIMATE.ports + rows * PORT_ROW + (mapping ? ESTIMATE.picker : 0) };
+  const file = kernelId === IO_SOURCE || kernelId === IO_SINK ? ESTIMATE.file : 0;
+  return { width: ESTIMATE.width, height: ESTIMATE.ports + rows * PORT_ROW + file + (mapping ? ESTIMATE.picker : 0) };
 }
 
 /**
@@ -66,13 +68,13 @@ export function declaredHandles(kernelId: string): NodeHandle[] {
 
 /**
  * styles.css: a port row's height and its handle's size; a node's width, left and right
- * borders, the height above its ports (id and kernel lines) and of the PE picker. Measured in
+ * borders, the height above its ports (id and kernel lines), of a source's or sink's file lines and of the PE picker. Measured in
  * Chromium on the paper's P-I-I-C: 168 x 60 px with one port row, handle centres 50 px down,
  * at x 4 and 167.
  */
 const PORT_ROW = 20;
 const HANDLE = 9;
-const ESTIMATE = { width: 168, left: 4, right: 1, ports: 40, picker: 34 };
+const ESTIMATE = { width: 168, left: 4, right: 1, ports: 40, picker: 34, file: 34 };
 
 function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
   const { node, color, errors } = data;
@@ -82,6 +84,7 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
   // Variadic kernels (a display's in0..in{n-1}) show the ports their params give.
   const { inputs, outputs } = nodePorts(resolved);
   const rows = Math.max(inputs.length, outputs.length, 1);
+  const file = ioView(node, resolved);
   return (
     <div
       className={`kn${selected ? ' selected' : ''}${errors ? ' has-error' : ''}`}
@@ -135,6 +138,15 @@ function KernelNodeView({ data, selected }: NodeProps<KernelFlowNode>) {
           );
         })}
       </div>
+      {file && (
+        // Below the ports, so a source's or sink's handles stand where declaredHandles puts them.
+        <div className="kn-file" data-testid={`io-file-${flowId}`} title={`${file.role === 'source' ? 'reads' : 'writes'} ${file.path || 'no file yet'}`}>
+          <span className="kn-file-path">{file.path || 'no file'}</span>
+          <span className="kn-file-shape" data-testid={`io-shape-${flowId}`}>
+            {file.shape}
+          </span>
+        </div>
+      )}
       <PePick flowId={flowId} pe={data.pe} pes={data.pes} onPick={data.onPick} />
       {errors > 0 && (
         <div className="kn-badge" title={`${errors} problem(s)`}>

@@ -1,4 +1,5 @@
 import { DOCUMENT_DEFAULTS, type Link, type LinkKind, type PeKind, type ProcessingElement, type WrittenDocument } from '@pipeloom/core';
+import { formatRate, formatSeconds } from '../lib/format.js';
 
 // Sensible starting values for new architecture elements; the inspector edits them.
 
@@ -40,8 +41,18 @@ export function defaultLink(doc: WrittenDocument, a: string, b: string): Link {
   const pb = doc.arch.pes.find((p) => p.id === b);
   const sameHost = pa && pb && pa.host === pb.host;
   const gpu = pa?.kind === 'gpu' || pb?.kind === 'gpu';
-  const kind: LinkKind = sameHost ? (gpu ? 'pcie' : 'loopback') : 'ethernet';
+  // Two CPUs of one host: its cores, through the host's memory.
+  const kind: LinkKind = sameHost ? (gpu ? 'pcie' : 'memory') : 'ethernet';
   return { a, b, kind, ...LINK_DEFAULTS[kind] };
+}
+
+/**
+ * A link's label on the canvas: kind, rate and latency. A host of N cores has N(N-1)/2 memory
+ * links, alike, so they are labelled only when selected (the inspector shows them anyway).
+ */
+export function linkLabel(l: Link, selected: boolean): string | undefined {
+  if (l.kind === 'memory' && !selected) return undefined;
+  return `${l.kind} · ${formatRate(l.bandwidth)} · ${formatSeconds(l.latency)}`;
 }
 
 export const PE_SIZE = { width: 150, height: 54 };
@@ -52,13 +63,30 @@ export function peSlot(col: number, row = 0) {
   return { x: PAD.x + col * (PE_SIZE.width + 48), y: PAD.top + row * (PE_SIZE.height + 56) };
 }
 
-/** The next free slot for a PE of `kind` in `host`. */
+/** CPU PEs per row: a host of many cores wraps into rows instead of one row across the canvas. */
+export const CPUS_PER_ROW = 4;
+
+/**
+ * The next free slot for a PE of `kind` in `host`: CPUs fill rows of CPUS_PER_ROW from the top,
+ * GPUs the row under the CPUs' rows.
+ */
 export function nextSlot(pes: readonly ProcessingElement[], host: string, kind: PeKind) {
-  const row = kind === 'cpu' ? 0 : 1;
-  const taken = new Set(pes.filter((p) => p.host === host && p.position).map((p) => `${p.position!.x},${p.position!.y}`));
+  const own = pes.filter((p) => p.host === host && p.position);
+  // A slot is taken by any PE it would overlap, not only one exactly on it (a new project's
+  // cpu@h0 stands a few pixels off the first slot; a dragged PE anywhere).
+  const taken = (s: { x: number; y: number }) =>
+    own.some((p) => Math.abs(p.position!.x - s.x) < PE_SIZE.width + 8 && Math.abs(p.position!.y - s.y) < PE_SIZE.height + 8);
+  if (kind === 'cpu') {
+    for (let i = 0; ; i++) {
+      const s = peSlot(i % CPUS_PER_ROW, Math.floor(i / CPUS_PER_ROW));
+      if (!taken(s)) return s;
+    }
+  }
+  const cpus = own.filter((p) => p.kind === 'cpu').length;
+  const row = Math.max(1, Math.ceil(cpus / CPUS_PER_ROW));
   for (let col = 0; ; col++) {
     const s = peSlot(col, row);
-    if (!taken.has(`${s.x},${s.y}`)) return s;
+    if (!taken(s)) return s;
   }
 }
 
@@ -110,4 +138,21 @@ export function newHostPosition(doc: WrittenDocument) {
   let x = 0;
   for (const h of doc.arch.hosts) x = Math.max(x, (h.position?.x ?? 0) + hostSize(doc, h.id).width + 120);
   return { x, y: 0 };
+}
+
+/**
+ * Positions for `pes` (none placed yet) beside the `placed` ones, by nextSlot: each host's CPUs
+ * first, then its GPUs, so the GPUs' row is under every CPU whatever order the list has.
+ */
+export function placePes(placed: readonly ProcessingElement[], pes: readonly ProcessingElement[]): ProcessingElement[] {
+  const all = [...placed];
+  const at = new Map<ProcessingElement, { x: number; y: number }>();
+  for (const kind of ['cpu', 'gpu'] as const)
+    for (const p of pes) {
+      if (p.kind !== kind) continue;
+      const position = nextSlot(all, p.host, kind);
+      at.set(p, position);
+      all.push({ ...p, position });
+    }
+  return pes.map((p) => ({ ...p, position: at.get(p)! }));
 }

@@ -1,5 +1,5 @@
-import { FORMAT, kernelVersions, normalize, parseDocument, type Diagnostic, type ProcessingElement, type WrittenDocument } from '@pipeloom/core';
-import { hostSize, nextSlot } from './archDefaults.js';
+import { FORMAT, kernelVersions, normalize, parseDocument, type Diagnostic, type WrittenDocument } from '@pipeloom/core';
+import { hostSize, placePes } from './archDefaults.js';
 import { longestPathDepths } from '../lib/layers.js';
 
 // Documents enter the editor in canonical form (every PE and link explicit, shorthands
@@ -24,13 +24,14 @@ export function withPositions(doc: WrittenDocument): WrittenDocument {
     rows.set(d, r + 1);
     return { ...n, position: { x: 40 + d * 290, y: 60 + r * 120 } };
   });
-  const placed: ProcessingElement[] = doc.arch.pes.filter((p) => p.position);
-  const pes = doc.arch.pes.map((p) => {
-    if (p.position) return p;
-    const out = { ...p, position: nextSlot(placed, p.host, p.kind) };
-    placed.push(out);
-    return out;
-  });
+  const unplaced = doc.arch.pes.filter((p) => !p.position);
+  const placed = new Map(
+    placePes(
+      doc.arch.pes.filter((p) => p.position),
+      unplaced,
+    ).map((p, i) => [unplaced[i], p]),
+  );
+  const pes = doc.arch.pes.map((p) => placed.get(p) ?? p);
   const withPes = { ...doc, arch: { ...doc.arch, pes } };
   let x = 0;
   const hosts = doc.arch.hosts.map((h) => {

@@ -3,7 +3,8 @@ import { act } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
@@ -25,9 +26,11 @@ HTMLCanvasElement.prototype.getContext = (() => null) as typeof HTMLCanvasElemen
 const ROOT = process.cwd();
 const TOKEN = 'runview-test-token';
 const wsConnect = (url: string) => new WebSocket(url, { maxPayload: 1 << 30 }) as unknown as SocketLike;
+// The agents' data root (--data d=DIR): where a document's sinks write.
+const DATA = realpathSync(mkdtempSync(join(tmpdir(), 'pipeloom-runview-')));
 
 function startAgent(name: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(ROOT, 'apps/agent/bin/pipeloom.js'), 'agent', '--name', name, '--port', '0'], {
+  const child = spawn(process.execPath, [join(ROOT, 'apps/agent/bin/pipeloom.js'), 'agent', '--name', name, '--port', '0', '--data', `d=${DATA}`], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PIPELOOM_TOKEN: TOKEN, EGL_PLATFORM: 'surfaceless' },
   });
@@ -52,6 +55,7 @@ beforeAll(async () => {
   agents = await Promise.all(['h0', 'h1'].map(startAgent));
 });
 afterAll(async () => {
+  rmSync(DATA, { recursive: true, force: true });
   // SIGTERM, then SIGKILL after 5 s: a stuck agent must not hold the suite.
   await Promise.all(
     agents.map(
@@ -178,6 +182,71 @@ describe('RunView', { timeout: 180_000 }, () => {
     await act(async () => run.store.setState({ status: 'idle', deploy: undefined }));
   });
 
+  it('lists what each sink wrote (node, host, path, files, bytes, iterations) as the agents report it, after a failed run too', async () => {
+    await act(async () =>
+      root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={[{ url: 'ws://127.0.0.1:1', token: 'T' }]} />),
+    );
+    expect(q('run-writes')).toBeNull();
+    // What the store holds once a run's result carries the sinks' writes (RunResult.writes).
+    const writes = [
+      { node: 'maps', host: 'h0', pe: 'cpu1@h0', path: 'out:maps/%05d.png', bytes: 3 * 3200, files: 3, iterations: 3 },
+      { node: 'estimate', host: 'h1', pe: 'cpu0@h1', path: 'out:estimate.npy', bytes: 16_512, files: 1, iterations: 10 },
+    ];
+    const result = { ok: true, seconds: 0.5, cycles: 10, reports: [], dropped: 0, writes };
+    await act(async () => run.store.setState({ status: 'done', result }));
+    const rows = [...host.querySelectorAll('[data-testid^="run-write-"]')].map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent));
+    expect(rows).toEqual([
+      ['maps', 'h0', 'out:maps/%05d.png', '3', '9.38 KiB', '3'],
+      ['estimate', 'h1', 'out:estimate.npy', '1', '16.1 KiB', '10'],
+    ]);
+    expect(q('run-write-maps').querySelectorAll('td')[1].title).toBe('PE cpu1@h0');
+    expect(q('run-write-estimate').querySelectorAll('td')[4].title).toBe('16512 bytes');
+    await act(async () =>
+      run.store.setState({ status: 'failed', failure: { host: 'h0', message: 'disk full' }, result: { ...result, ok: false, writes: writes.slice(0, 1) } }),
+    );
+    expect([...host.querySelectorAll('[data-testid^="run-write-"]')].map((r) => (r as HTMLElement).dataset.testid)).toEqual(['run-write-maps']);
+    await act(async () => run.store.setState({ status: 'idle', failure: undefined, result: undefined }));
+    expect(q('run-writes')).toBeNull();
+  });
+
+  it('after a run, lists what its sink wrote as the agent reported it', async () => {
+    // A producer's matrix written by io.write each iteration into the agent's data root.
+    const sinkDoc: ProjectDocument = {
+      ...doc,
+      app: {
+        nodes: [
+          { id: 'P', kernel: 'matrix.produce', params: { width: 16, height: 8 } },
+          { id: 'S', kernel: 'io.write', params: { path: 'd:out/%02d.npy', when: 'each', kind: 'matrix', dtype: 'f32', shape: '8x16' } },
+        ],
+        edges: [{ from: { node: 'P', port: 'out' }, to: { node: 'S', port: 'in' } }],
+      },
+      mapping: { P: 'cpu@h0', S: 'cpu@h0' },
+      options: { ...doc.options, iterations: 3 },
+    };
+    const sinkCompiled = { overlap: compileOrThrow(sinkDoc, true), noOverlap: compileOrThrow(sinkDoc, false) };
+    const sinkPrediction = predict(sinkDoc);
+    await act(async () =>
+      root.render(
+        <RunView
+          document={sinkDoc}
+          compiled={sinkCompiled}
+          prediction={sinkPrediction.ok ? sinkPrediction.prediction : null}
+          run={run}
+          agents={agents.map((a) => ({ url: a.url, token: TOKEN }))}
+        />,
+      ),
+    );
+    await act(async () => q('run-connect').click());
+    await until(() => q('run-connection').dataset.status === 'connected');
+    await act(async () => q('run-start').click());
+    await until(() => q('run-status').dataset.status === 'done');
+    const cells = [...q('run-write-S').querySelectorAll('td')];
+    // Each file: numpy's 128-byte header and 8 x 16 f32.
+    expect(cells.map((td) => td.textContent)).toEqual(['S', 'h0', 'd:out/%02d.npy', '3', '1.88 KiB', '3']);
+    expect(cells[4].title).toBe(`${3 * (128 + 8 * 16 * 4)} bytes`);
+    expect(readdirSync(join(DATA, 'out')).sort()).toEqual(['00.npy', '01.npy', '02.npy']);
+  });
+
   it('connects, runs P-I-I-C on two agents and reports the consumer check', async () => {
     await act(async () =>
       root.render(<RunView document={doc} compiled={compiled} prediction={prediction} run={run} agents={agents.map((a) => ({ url: a.url, token: TOKEN }))} />),
@@ -185,7 +254,8 @@ describe('RunView', { timeout: 180_000 }, () => {
     await act(async () => q('run-connect').click());
     await until(() => q('run-connection').dataset.status === 'connected');
     expect(q('run-agent-h0').textContent).toContain('gpu0@h0');
-    expect(q('run-agent-h1').textContent).toContain('cpu@h1');
+    // The agent's first core (it serves as many cpuK@h1 as it was given).
+    expect(q('run-agent-h1').textContent).toContain('cpu0@h1');
     await act(async () => q('run-start').click());
     await until(() => q('run-status').dataset.status === 'done');
     expect(q('run-check').dataset.result).toBe('passed');

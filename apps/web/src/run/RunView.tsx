@@ -48,6 +48,7 @@ import { installBenchHook } from './bench.js';
 import { adoptCalibration } from '../store/calibration.js';
 import './run.css';
 import { Outcome } from './Outcome.js';
+import { Writes } from './Writes.js';
 import { AgentsPanel } from './AgentsPanel.js';
 import { RunControls } from './RunControls.js';
 import { LivePanel } from './LivePanel.js';
@@ -202,6 +203,7 @@ export function RunView({ document: doc, compiled, agents, prediction: given, ru
           canExport={measured.length > 0 || !!strategy}
           exportTrace={exportTrace}
         />
+        <Writes writes={st.result?.writes} />
         <PredictedPanel
           run={run}
           st={st}

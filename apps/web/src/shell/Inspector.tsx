@@ -1,4 +1,4 @@
-import { paramTable, type LinkKind, type WrittenDocument } from '@pipeloom/core';
+import { DOCUMENT_DEFAULTS, paramTable, type LinkKind, type WrittenDocument } from '@pipeloom/core';
 import { projectStore, useProject } from '../store/project.js';
 import { edgeKey, linkKey, type Selection } from '../document/records.js';
 import { flatNode, graphAt } from '../document/graphs.js';
@@ -130,6 +130,18 @@ function InspectorBody({ doc, selection }: { doc: WrittenDocument; selection: Se
             testid="inspector-agent"
             onCommit={(agent) => void dispatch({ type: 'host/update', id: h.id, patch: { agent: agent || undefined } })}
           />
+          {(h.cpuMemory !== undefined || pes.filter((p) => p.kind === 'cpu').length > 1) && (
+            // Several CPU PEs share the host's memory: the compiler checks the sum of their buffers against it.
+            <NumberField
+              label="CPU memory (shared)"
+              value={h.cpuMemory ?? DOCUMENT_DEFAULTS.cpuMemory}
+              scale={GiB}
+              min={1}
+              unit="GiB"
+              testid="inspector-cpu-memory"
+              onCommit={(cpuMemory, coalesce) => dispatch({ type: 'host/update', id: h.id, patch: { cpuMemory: Math.round(cpuMemory) } }, { coalesce })}
+            />
+          )}
           <div className="insp-section">PEs</div>
           {pes.map((p) => (
             <div key={p.id} className="insp-row clickable" onClick={() => projectStore.getState().select({ kind: 'pe', id: p.id })}>

@@ -16,6 +16,7 @@ import { PeChecks } from '../mapping/PeChecks.js';
 import { takesList, targetLabel } from '../document/targets.js';
 import { isScan } from '../document/scanNode.js';
 import { ScanInspector } from '../scan/ScanInspector.js';
+import { dataRoot, ioView } from '../document/io.js';
 
 // The inspector of a DFG node, kernel or composite, wherever it is written (the app graph, a
 // def, an inline graph): id, PE, params (numbers or expressions over the params in scope),
@@ -214,6 +215,29 @@ function expectation(ig: ImplementationGraph | undefined, node: AppNode, flatId:
   return { overridden, shown };
 }
 
+/** A source's or sink's file, as the document names it, and its shape; the designer never reads the agent's disk. */
+function IoFileRows({ node, resolved }: { node: AppNode; resolved: AppNode }) {
+  const file = ioView(node, resolved);
+  if (!file) return null;
+  const root = dataRoot(file.path);
+  return (
+    <>
+      <div className="insp-section">File</div>
+      <div className="insp-row" data-testid="inspector-io-file">
+        <span className="muted">{file.role === 'source' ? 'Reads' : 'Writes'}</span> <code>{file.path || 'no file yet'}</code>
+      </div>
+      <div className="insp-row" data-testid="inspector-io-shape">
+        <span className="muted">Shape</span> <code>{file.shape}</code>
+      </div>
+      <p className="help">
+        {root
+          ? `On the agent that runs it, under the directory it serves as "${root}" (pipeloom agent --data ${root}=DIR).`
+          : 'Name the file as root:relative/path, a root the agent serves (pipeloom agent --data NAME=DIR).'}
+      </p>
+    </>
+  );
+}
+
 function KernelInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNode; at?: GraphAt }) {
   const kernel = findKernel(node.kernel ?? '');
   const prefix = usePrefix(doc, at);
@@ -245,6 +269,7 @@ function KernelInspector({ doc, node, at }: { doc: WrittenDocument; node: AppNod
           </span>
         </p>
       )}
+      <IoFileRows node={node} resolved={resolved} />
       <PePicker doc={doc} flatId={flatId} node={node} />
       {kernel?.expects && !expects && (
         <p className="help" data-testid="inspector-expectation">

@@ -100,6 +100,43 @@ describe('Inspector', () => {
     expect(projectStore.getState().doc.app.nodes[0].params?.width).toBe(64);
   });
 
+  it('a source shows the file it reads as written and its shape; a sink where its shape comes from', () => {
+    const io: ProjectDocument = {
+      ...doc,
+      app: {
+        nodes: [
+          { id: 'clip', kernel: 'io.read', params: { path: 'videos:clip.y4m', shape: '48x64' } },
+          { id: 'maps', kernel: 'io.write', params: { path: 'out:maps/%05d.png' } },
+        ],
+        edges: [],
+      },
+      mapping: {},
+    };
+    projectStore.getState().load(io);
+    projectStore.getState().select({ kind: 'node', id: 'clip' });
+    act(() => root.render(<Inspector />));
+    expect(q('inspector-io-file')!.textContent).toBe('Reads videos:clip.y4m');
+    expect(q('inspector-io-shape')!.textContent).toBe('Shape 48x64');
+    expect(host.textContent).toContain('the directory it serves as "videos" (pipeloom agent --data videos=DIR)');
+    act(() => projectStore.getState().select({ kind: 'node', id: 'maps' }));
+    expect(q('inspector-io-file')!.textContent).toBe('Writes out:maps/%05d.png');
+    expect(q('inspector-io-shape')!.textContent).toBe('Shape from its input');
+  });
+
+  it('a host of several CPU PEs edits the memory they share; a host of one CPU has no such field', () => {
+    projectStore
+      .getState()
+      .load(readDocument(JSON.stringify({ ...doc, arch: { hosts: [{ id: 'h0', cpus: 4 }, { id: 'h1' }], pes: [], links: [] }, mapping: {} })).doc!);
+    projectStore.getState().select({ kind: 'host', id: 'h0' });
+    act(() => root.render(<Inspector />));
+    const field = q('inspector-cpu-memory') as HTMLInputElement;
+    expect(field.value).toBe('64');
+    type(field, '2');
+    expect(projectStore.getState().doc.arch.hosts[0].cpuMemory).toBe(2 * 2 ** 30);
+    act(() => projectStore.getState().select({ kind: 'host', id: 'h1' }));
+    expect(q('inspector-cpu-memory')).toBeNull();
+  });
+
   it('a custom WGSL node edits its source in a multi-line box, committed on blur as one step', () => {
     projectStore.getState().load({ ...doc, app: { nodes: [{ id: 'k', kernel: 'custom.wgsl', params: { length: 64 } }], edges: [] }, mapping: {} });
     projectStore.getState().select({ kind: 'node', id: 'k' });

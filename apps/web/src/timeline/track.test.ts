@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TraceColumns, type TraceEvent } from '@pipeloom/core';
+import { predict, TraceColumns, type TraceEvent } from '@pipeloom/core';
 import {
   buildTracks,
   layoutRows,
@@ -70,6 +70,31 @@ describe('track registry', () => {
       'slices h0 · cpu@h0 · main',
       'slices h0 · cpu@h0 · send:cpu@h1',
       'in-flight h0 · transfers in flight',
+    ]);
+  });
+
+  it("draws a copy between two CPU PEs of one host on the sender's own lane, labelled a memory copy, from core's prediction", () => {
+    // P -> C on two cores of h0 (cpus: 2): the plan has the copy's lane before the run does.
+    const r = predict({
+      format: 'pipeloom/v2',
+      app: {
+        nodes: [
+          { id: 'P', kernel: 'matrix.produce', params: { width: 8, height: 8 } },
+          { id: 'C', kernel: 'matrix.consume', params: { width: 8, height: 8 } },
+        ],
+        edges: [{ from: { node: 'P', port: 'out' }, to: { node: 'C', port: 'in' } }],
+      },
+      arch: { hosts: [{ id: 'h0', cpus: 2 }], pes: [], links: [] },
+      mapping: { P: 'cpu0@h0', C: 'cpu1@h0' },
+      options: { iterations: 4 },
+    });
+    if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
+    const s = r.prediction.overlap!;
+    const tracks = buildTracks({ measured: store([]), predicted: store(s.timeline), graph: s.ig, shown: new Set(['predicted']) });
+    expect(tracks.filter((t) => t.kind === 'slices').map((t) => t.label)).toEqual([
+      'h0 · cpu0@h0 · main',
+      'h0 · cpu0@h0 · send:cpu1@h0 (memory)',
+      'h0 · cpu1@h0 · main',
     ]);
   });
 

@@ -4,6 +4,7 @@ import { compile, type ProjectDocument, type WrittenDocument } from '@pipeloom/c
 import { layeredDocument } from '@pipeloom/core/testing';
 import { readDocument } from '../document/documents.js';
 import { compileBoth, PREVIEW_EVENTS } from './compile.js';
+import { ioView } from '../document/io.js';
 
 const piic = readDocument(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8')).doc!;
 
@@ -24,6 +25,18 @@ describe('the compile worker', () => {
     const out = await compileBoth(broken);
     expect(out.overlap!).toBeNull();
     expect(out.diagnostics.some((d) => d.path.startsWith('mapping') && d.severity === 'error')).toBe(true);
+  });
+
+  it('a source whose path names no data root is a problem on its node, with the fix', async () => {
+    const doc = { ...piic, app: { ...piic.app, nodes: [...piic.app.nodes, { id: 'src', kernel: 'io.read', params: { path: 'frames/a.png' } }] } };
+    const out = await compileBoth(doc);
+    const i = doc.app.nodes.length - 1;
+    expect(out.diagnostics).toContainEqual({
+      path: `app.nodes[${i}].params.path`,
+      message: 'source src: path "frames/a.png" names no data root',
+      hint: 'write root:relative/path (e.g. "data:frames/%05d.png"), a root the agent serves (pipeloom agent --data NAME=DIR)',
+      severity: 'error',
+    });
   });
 
   it('an editor document read from a file keeps positions for every element', () => {
@@ -120,5 +133,40 @@ describe('the task graph for task-bag mode', () => {
       }),
     ]);
     expect(out.diagnostics).toEqual(expect.arrayContaining(out.bag!.diagnostics));
+  });
+});
+
+describe('the data examples, as the Examples menu opens them', () => {
+  const file = (name: string) => readDocument(readFileSync(new URL(`../../../../examples/${name}`, import.meta.url), 'utf8')).doc!;
+
+  it.each([
+    [
+      'saliency-y4m.json',
+      [
+        ['clip', 'source', 'data:clip.y4m', '48x64'],
+        ['maps', 'sink', 'data:saliency/%05d.png', '48x64'],
+      ],
+    ],
+    [
+      'mlem-files.json',
+      [
+        ['sinogram', 'source', 'data:mlem/sinogram.npy', '36x16x16'],
+        ['sensitivity', 'source', 'data:mlem/sensitivity.npy', '16x16x16'],
+        ['phantom', 'source', 'data:mlem/phantom.npy', '16x16x16'],
+        ['estimate', 'sink', 'data:mlem/estimate.npy', '16x16x16'],
+      ],
+    ],
+    ['reg2d-frames-png.json', [['png', 'sink', 'data:frames/%05d.png', '64x64']]],
+    ['scan-reg2d-png.json', Array.from({ length: 9 }, (_, k) => [`f${k}`, 'source', `data:frames/0000${k}.png`, '64x64'])],
+  ])('%s compiles without a problem; its sources and sinks show their files and shapes', async (name, shown) => {
+    const doc = file(name);
+    const out = await compileBoth(doc);
+    expect(out.diagnostics).toEqual([]);
+    expect(out.overlap ?? out.noOverlap).not.toBeNull();
+    const io = doc.app.nodes.flatMap((n) => {
+      const v = ioView(n);
+      return v ? [[n.id, v.role, v.path, v.shape]] : [];
+    });
+    expect(io).toEqual(shown);
   });
 });

@@ -15,6 +15,7 @@ import { GENERIC_WORK } from '@pipeloom/kernels';
 import { layoutIg } from '../layout/ig.js';
 import { tidyDfg } from '../layout/tidy.js';
 import { walkInstances } from '../document/graphs.js';
+import { ioProblems } from '../document/io.js';
 import { FIRING_SIZE, type BagPlan, type CalibratedCycle, type CompileOutput, type LoweredView, type Strategy } from './protocol.js';
 
 // Compiles and predicts a document under both strategies and lays each IG out. A plain
@@ -42,7 +43,7 @@ export async function compileBoth(doc: WrittenDocument, now: () => number = () =
       ? r.diagnostics.map((d) => (d.severity === 'error' ? { ...d, severity: 'warning' as const, message: `static mode: ${d.message}` } : d))
       : r.diagnostics;
     return {
-      diagnostics: [...diagnostics, ...(bag?.diagnostics ?? [])],
+      diagnostics: [...diagnostics, ...(bag?.diagnostics ?? []), ...ioProblems(doc)],
       overlap: null,
       noOverlap: null,
       prediction: null,
@@ -57,7 +58,8 @@ export async function compileBoth(doc: WrittenDocument, now: () => number = () =
   let analysed: Model | undefined | null = null;
   const model = () => (analysed === null ? (analysed = analyze(doc).model) : analysed);
   const bag = doc.options.mode === 'taskbag' ? bagPlan(model()) : undefined;
-  const diagnostics = bag ? [...r.diagnostics, ...bag.diagnostics] : r.diagnostics;
+  // The designer's own word on sources and sinks: a path that names no data root.
+  const diagnostics = [...r.diagnostics, ...(bag?.diagnostics ?? []), ...ioProblems(doc)];
   const order = doc.arch.pes.map((p) => p.id);
   // The IG names lowered nodes (`s1/inc`, `S#3`): their PEs are in the lowered mapping.
   const mapping = low?.doc.mapping ?? doc.mapping;

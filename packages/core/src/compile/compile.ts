@@ -183,5 +183,26 @@ function checkCapacity(model: Model, order: NodeId[], buffers: Buffers, memory: 
       );
     }
   }
+  // CPU PEs of one host share its memory: the sum over them, each after its own sharing.
+  const hosts = new Map<string, { shared: NonNullable<Model['pes'][number]['shared']>; pes: Model['pes'] }>();
+  for (const pe of model.pes) {
+    if (!pe.shared) continue;
+    const h = hosts.get(pe.host) ?? { shared: pe.shared, pes: [] };
+    h.pes.push(pe);
+    hosts.set(pe.host, h);
+  }
+  for (const [host, { shared, pes }] of hosts) {
+    const total = pes.reduce((sum, pe) => sum + memory[pe.id].after, 0);
+    if (total <= shared.bytes || pes.some((pe) => out.some((d) => d.path === pe.path))) continue;
+    const most = pes.filter((pe) => memory[pe.id].after > 0).sort((a, b) => memory[b.id].after - memory[a.id].after);
+    const parts = most.slice(0, 4).map((pe) => `${pe.id} ${formatBytes(memory[pe.id].after)}`);
+    out.push(
+      error(
+        shared.path,
+        `the CPU PEs of host "${host}" share its memory (${formatBytes(shared.bytes)}), and their buffers need ${formatBytes(total)} after sharing (${parts.join(', ')}${most.length > 4 ? `, and ${most.length - 4} more` : ''})`,
+        `raise cpuMemory of host "${host}" or map some nodes to another host`,
+      ),
+    );
+  }
   return out;
 }

@@ -88,6 +88,48 @@ describe('route', () => {
   });
 });
 
+describe('route between the CPU PEs of one host (cpus: N)', () => {
+  // piic's two hosts with four CPU PEs each; the GPUs and the network meet cpu0.
+  const cores = () => {
+    const doc = example('piic');
+    for (const h of doc.arch.hosts) h.cpus = 4;
+    doc.mapping = { P: 'cpu0@h0', I1: 'gpu0@h0', I2: 'gpu0@h1', C: 'cpu0@h1' };
+    return doc;
+  };
+
+  it('takes the direct memory link between two cores, never a path through cpu0, a GPU or the network', () => {
+    const r = new Router(model(cores()));
+    for (const bytes of [4, 1 << 24]) {
+      const route = r.route('cpu1@h0' as never, 'cpu3@h0' as never, bytes);
+      expect(route.pes).toEqual(['cpu1@h0', 'cpu3@h0']);
+      expect(route.links.map((l) => l.kind)).toEqual(['memory']);
+      expect(route.time).toBeCloseTo(1e-6 + bytes / 10e9, 15);
+    }
+    // Even where the network is faster than the host's memory links (a slow `memory` override).
+    const doc = cores();
+    doc.arch.hosts[0].memory = { bandwidth: 1e8, latency: 1e-3 };
+    doc.arch.network = { kind: 'infiniband', bandwidth: 1e12, latency: 0 };
+    expect(new Router(model(doc)).route('cpu1@h0' as never, 'cpu2@h0' as never, 1 << 20).pes).toEqual(['cpu1@h0', 'cpu2@h0']);
+  });
+
+  it("reaches the host's GPU and other hosts through cpu0", () => {
+    const r = new Router(model(cores()));
+    expect(r.route('cpu2@h0' as never, 'gpu0@h0' as never, 1 << 20).links.map((l) => l.kind)).toEqual(['memory', 'pcie']);
+    expect(r.route('cpu2@h0' as never, 'cpu1@h1' as never, 1 << 20).pes).toEqual(['cpu2@h0', 'cpu0@h0', 'cpu0@h1', 'cpu1@h1']);
+  });
+
+  it('P -> I -> C on three cores of one host: two memory copies in the one intra-host phase', () => {
+    const doc = cores();
+    doc.mapping = { P: 'cpu0@h0', I1: 'cpu1@h0', I2: 'cpu1@h0', C: 'cpu2@h0' };
+    const g = ig(doc, false);
+    expect(g.phases).toEqual(['pcie', 'fire']);
+    const links = Object.values(allPrograms(g)).flatMap((p) =>
+      p.phases.flatMap((f) => f.actions.filter((a) => a.op === 'transfer').map((a) => `${a.fromPe}->${a.toPe} ${a.link.kind} ${f.name}`)),
+    );
+    expect([...new Set(links)].sort()).toEqual(['cpu0@h0->cpu1@h0 memory pcie', 'cpu1@h0->cpu2@h0 memory pcie']);
+  });
+});
+
 describe('buffer insertion (paper 4.2.2)', () => {
   it('puts a buffer on the producer PE for every node output, bn_0..bn_5 in schedule order', () => {
     const m = model(example('paper-fig5'));

@@ -134,4 +134,40 @@ describe('a scan is one firing', () => {
       { numRuns: 60 },
     );
   });
+
+  it('random scans on the cores of a many-core host (cpus: 3, a GPU) and another host: copies between cores over memory links, one start cycle, the checker passes', () => {
+    const PES = ['cpu0@h0', 'cpu1@h0', 'cpu2@h0', 'gpu0@h0', 'cpu@h1'];
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.array(fc.constantFrom(...PES), { minLength: 1, maxLength: 6 }),
+        fc.constantFrom(...NETWORKS),
+        fc.constantFrom(...SCAN_EXECUTIONS),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 1000 }),
+        (N, list, network, execution, overlap, seed) => {
+          const workers = list.slice(0, N);
+          const doc = scanDocument(N, workers.length, { network, execution }, { hosts: 2, pes: workers });
+          doc.arch.hosts[0] = { id: 'h0', cpus: 3, gpus: 1 };
+          Object.assign(doc.mapping, { src: 'cpu1@h0', tot: 'cpu2@h0' });
+          const ig = compiled(doc, overlap);
+          expect(starts(ig, 'scan1')).toHaveLength(1);
+          // Two cores of h0 exchange data only over their memory link.
+          const { pes } = ig.programs;
+          const { from, link } = ig.programs.transfer;
+          for (let k = 0; k < from.length; k++) {
+            if (from[k] < 0) continue;
+            const [a, b] = [pes[ig.buffers.pe[from[k]]], pes[ig.buffers.pe[k]]];
+            if (a.kind === 'cpu' && b.kind === 'cpu' && a.host === b.host) expect(ig.programs.links[link[k]].kind).toBe('memory');
+          }
+          for (const sync of ['barrier', 'self-timed'] as const) {
+            const r = simulate(ig, 3, { sync, seed });
+            expect(r.violations, sync).toEqual([]);
+            for (const id of ig.order) expect(r.fires[id], id).toBe(3);
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
 });

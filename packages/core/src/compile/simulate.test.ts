@@ -46,6 +46,21 @@ describe('programs simulated in both sync modes', () => {
     );
   });
 
+  it('and on hosts of several CPU PEs (cpus: 1..4, memory links between cores): every firing reads exactly iteration k - L', () => {
+    fc.assert(
+      fc.property(arbitraryDoc, fc.integer({ min: 0, max: 2 ** 31 - 1 }), (p, seed) => {
+        const r = compile(randomDocument(p.seed, { ...p, maxCpus: 4 }));
+        if (!r.ok) throw new Error(r.diagnostics.map((d) => `${d.path}: ${d.message}`).join('\n'));
+        for (const sync of SYNC_MODES) {
+          const sim = simulate(r.ig, 5, { sync, seed });
+          expect(sim.violations, sync).toEqual([]);
+          for (const n of r.ig.order) expect(sim.fires[n], `${sync} ${n}`).toBe(5);
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('busy PEs (more than 32 positions and colour classes in a cycle) still never share live storage', () => {
     // Random graphs of a few hundred nodes on one or two hosts: colouring's bit rows span
     // several words here, which the small graphs above never reach.

@@ -69,6 +69,11 @@ export interface ModelPe {
   host: HostId;
   kind: 'cpu' | 'gpu';
   memory: number;
+  /**
+   * A CPU PE's host's memory where the host says it (`cpuMemory` with `cpus: N`, N >= 2): its
+   * CPU PEs share it, so the sum of their buffers may be at most `bytes` (compile.ts checks).
+   */
+  shared?: { bytes: number; path: string };
   flops?: number;
   memoryBandwidth?: number;
   /** Links touching this PE, in document order, and the PE at the other end of each (two lists, not an object per link end). */

@@ -4,15 +4,20 @@ import type { ArchitectureGraph, Host, Link, LinkSpec, ProcessingElement, Projec
 // set. Users may write hosts and the network in shorthand (docs/document-format.md):
 //   {"id": "h0", "cpus": 1, "gpus": 3, "pcie": {"bandwidth": 5e9, "latency": 1e-5}}
 //   "network": {"kind": "infiniband", "bandwidth": 2.6e9, "latency": 2e-6}
+// A host with `cpus: N` (N >= 2) keeps its `cpuMemory` in the canonical form: the memory its
+// CPU PEs share, against which the compiler checks the sum of their buffers.
 
 export const DOCUMENT_DEFAULTS = {
   cpuMemory: 64 * 2 ** 30,
   gpuMemory: 16 * 2 ** 30,
   pcie: { bandwidth: 5e9, latency: 1e-5, duplex: true },
+  /** Between two CPU PEs of one host (`cpus: N`, N >= 2): a copy through the host's memory. */
+  memory: { bandwidth: 10e9, latency: 1e-6, duplex: true },
   options: { overlap: true, iterations: 100, sync: 'self-timed' },
 } as const;
 
-export const cpuId = (host: string) => `cpu@${host}`;
+/** A host's only CPU PE (`cpus: 1`, the default), or its CPU `index` of several (`cpus: N`, N >= 2). */
+export const cpuId = (host: string, index?: number) => (index === undefined ? `cpu@${host}` : `cpu${index}@${host}`);
 export const gpuId = (host: string, index: number) => `gpu${index}@${host}`;
 
 /** Expands shorthands and fills defaults. Expects a document that passed the shape check. */
@@ -33,19 +38,33 @@ export function normalizeWithOrigins(doc: ProjectDocument): { doc: ProjectDocume
   const pePaths = pes.map((_, i) => `arch.pes[${i}]`);
   const linkPaths = links.map((_, i) => `arch.links[${i}]`);
   (arch.hosts ?? []).forEach((h, i) => {
-    const { cpus, gpus, cpuMemory, gpuMemory, pcie, ...host } = h;
-    hosts.push(host);
-    if (cpus === undefined && gpus === undefined) return;
+    const { cpus, gpus, cpuMemory, gpuMemory, pcie, memory, ...host } = h;
+    // Without the shorthand, a host's cpuMemory is the canonical form's: what its CPU PEs share.
+    if (cpus === undefined && gpus === undefined) {
+      hosts.push(cpuMemory === undefined ? host : { ...host, cpuMemory });
+      return;
+    }
     const nCpu = cpus ?? 1;
-    if (nCpu >= 1) {
-      pes.push({ id: cpuId(h.id), host: h.id, kind: 'cpu', memory: cpuMemory ?? DOCUMENT_DEFAULTS.cpuMemory });
-      pePaths.push(`arch.hosts[${i}].cpuMemory`);
+    const cpuBytes = cpuMemory ?? DOCUMENT_DEFAULTS.cpuMemory;
+    hosts.push(nCpu >= 2 ? { ...host, cpuMemory: cpuBytes } : host);
+    // One CPU keeps today's id (`cpu@h0`); several are `cpu0@h0` .. and the first one is the
+    // host's contact with its GPUs and the network.
+    const cpuIds = nCpu === 1 ? [cpuId(h.id)] : Array.from({ length: nCpu }, (_, k) => cpuId(h.id, k));
+    for (const id of cpuIds) {
+      pes.push({ id, host: h.id, kind: 'cpu', memory: cpuBytes });
+      pePaths.push(`arch.hosts[${i}].${nCpu === 1 ? 'cpuMemory' : 'cpus'}`);
+    }
+    for (let a = 0; a < cpuIds.length; a++) {
+      for (let b = a + 1; b < cpuIds.length; b++) {
+        links.push(linkOf(cpuIds[a], cpuIds[b], 'memory', memory ?? DOCUMENT_DEFAULTS.memory));
+        linkPaths.push(`arch.hosts[${i}].${memory ? 'memory' : 'cpus'}`);
+      }
     }
     for (let g = 0; g < (gpus ?? 0); g++) {
       pes.push({ id: gpuId(h.id, g), host: h.id, kind: 'gpu', memory: gpuMemory ?? DOCUMENT_DEFAULTS.gpuMemory, device: g });
       pePaths.push(`arch.hosts[${i}].gpuMemory`);
       if (nCpu >= 1) {
-        links.push(linkOf(cpuId(h.id), gpuId(h.id, g), 'pcie', pcie ?? DOCUMENT_DEFAULTS.pcie));
+        links.push(linkOf(cpuIds[0], gpuId(h.id, g), 'pcie', pcie ?? DOCUMENT_DEFAULTS.pcie));
         linkPaths.push(`arch.hosts[${i}].pcie`);
       }
     }

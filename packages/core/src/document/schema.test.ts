@@ -91,6 +91,11 @@ const SEMANTIC = new Set([
   'requires-unknown-key',
   'requires-kind-mismatch',
   'requires-contradiction',
+  // Many-core hosts: a `cores` clause against the host's CPU PEs, a PE id against those the
+  // shorthand makes, and buffers against the memory the host's cores share.
+  'requires-cores',
+  'mapping-cpu-of-many-core-host',
+  'host-memory-shared',
   // Tasks: a count is checked once evaluated (an expression) against the kernel's split; a PE
   // list against the node's tasks and the PEs; tasks on a composite is refused by schema.ts's
   // refinement, which schema.json does not carry.
@@ -264,6 +269,7 @@ function everyFeature(): Record<string, unknown> {
           cpuMemory: 1e9,
           gpuMemory: 1e9,
           pcie: { bandwidth: 5e9, latency: 1e-5, duplex: true },
+          memory: { bandwidth: 1e10, latency: 1e-6 },
           position: { x: 1, y: 2 },
         },
       ],

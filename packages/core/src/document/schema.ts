@@ -21,6 +21,8 @@ export const say = (message: string, hint = '') => `${message}\n${hint}`;
 export const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** A bound on the host shorthand, so a typo cannot ask for millions of PEs. */
 export const MAX_GPUS = 64;
+/** Likewise for CPU PEs: a host's cores, each its own PE, every two linked (N(N-1)/2 links). */
+export const MAX_CPUS = 256;
 /** Most PEs one mapping entry may list (a node with tasks spreads its shares over them). */
 export const MAX_PE_LIST = 4096;
 /**
@@ -188,17 +190,30 @@ const host = z
       .number()
       .int()
       .min(0)
-      .max(1, { error: (iss) => say(`the host shorthand makes one CPU PE, not ${String(iss.input)}`, 'list further CPUs in arch.pes') })
-      .optional(),
+      .optional()
+      // The bound is the host's refinement below (its message names the host); editors get it as a maximum.
+      .meta({ description: 'CPU PEs: 1 (default) makes cpu@<host>, N >= 2 makes cpu0@<host> .. cpu{N-1}@<host> sharing cpuMemory.', maximum: MAX_CPUS }),
     gpus: z
       .number()
       .int()
       .min(0)
       .max(MAX_GPUS, { error: (iss) => say(`${String(iss.input)} GPUs on one host is more than the shorthand makes (${MAX_GPUS})`, 'list them in arch.pes') })
       .optional(),
-    cpuMemory: positive.optional(),
+    cpuMemory: positive.optional().meta({ description: "Bytes of the host's memory, shared by its CPU PEs." }),
     gpuMemory: positive.optional(),
     pcie: z.strictObject(linkSpec).optional(),
+    memory: z.strictObject(linkSpec).optional().meta({ description: "The memory links between the host's CPU PEs (cpus >= 2)." }),
+  })
+  // The bound names the host, so a typo in a list of hosts is found at once (a plain predicate: the guard runs it as is).
+  .refine((h) => h.cpus === undefined || h.cpus <= MAX_CPUS, {
+    path: ['cpus'],
+    error: (iss) => {
+      const h = iss.input as { id: string; cpus: number };
+      return say(
+        `host "${h.id}": ${h.cpus} CPU PEs is more than the shorthand makes (${MAX_CPUS})`,
+        `give the host at most ${MAX_CPUS} cpus, or list its CPU PEs in arch.pes`,
+      );
+    },
   })
   .meta({ id: 'host' });
 

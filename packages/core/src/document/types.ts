@@ -141,14 +141,20 @@ export interface Host {
   /** Where the host's agent listens, e.g. ws://10.0.0.2:7070 (optional; `run` can start local agents). */
   agent?: string;
   position?: { x: number; y: number };
-  // Shorthand, expanded by normalize(): PEs `cpu@<host>` (cpus: 0 or 1, default 1) and
-  // `gpu0@<host>`..., each GPU linked to the CPU by `pcie`. Absent from the canonical form.
+  // Shorthand, expanded by normalize(): PEs `cpu@<host>` (cpus: 1, the default; 0 for none) or
+  // `cpu0@<host>` .. `cpu{N-1}@<host>` (cpus: N >= 2, every two linked by `memory`), and
+  // `gpu0@<host>`..., each GPU linked to the (first) CPU by `pcie`. Absent from the canonical form.
   cpus?: number;
   gpus?: number;
-  /** Bytes; defaults in normalize.ts. */
+  /**
+   * Bytes; defaults in normalize.ts. `cpuMemory` is the host's memory, which its CPU PEs share:
+   * with several, the sum of their buffers may be at most this (kept in the canonical form).
+   */
   cpuMemory?: number;
   gpuMemory?: number;
   pcie?: LinkSpec;
+  /** The `memory` links between the host's CPU PEs (`cpus: N`, N >= 2). */
+  memory?: LinkSpec;
 }
 
 export interface ProcessingElement {

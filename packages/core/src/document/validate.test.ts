@@ -243,4 +243,104 @@ describe('normalize', () => {
     // Canonical stays canonical.
     expect(normalize(d)).toEqual(d);
   });
+
+  it('cpus: 3 makes cpu0@h0 .. cpu2@h0 sharing the host memory, memory links between every two, pcie to the first, the network on the first', () => {
+    const d = normalize({
+      ...doc(),
+      arch: {
+        hosts: [
+          { id: 'h0', cpus: 3, gpus: 1, cpuMemory: 2 ** 30 },
+          { id: 'h1', cpus: 1 },
+        ],
+        pes: [],
+        links: [],
+        network: { kind: 'infiniband', bandwidth: 2.6e9, latency: 2e-6 },
+      },
+    });
+    expect(d.arch.pes.map((p) => `${p.id} ${p.kind} ${p.memory}`)).toEqual([
+      `cpu0@h0 cpu ${2 ** 30}`,
+      `cpu1@h0 cpu ${2 ** 30}`,
+      `cpu2@h0 cpu ${2 ** 30}`,
+      `gpu0@h0 gpu ${16 * 2 ** 30}`,
+      `cpu@h1 cpu ${64 * 2 ** 30}`,
+    ]);
+    expect(d.arch.links.map((l) => `${l.a}-${l.b} ${l.kind} ${l.bandwidth}`)).toEqual([
+      'cpu0@h0-cpu1@h0 memory 10000000000',
+      'cpu0@h0-cpu2@h0 memory 10000000000',
+      'cpu1@h0-cpu2@h0 memory 10000000000',
+      'cpu0@h0-gpu0@h0 pcie 5000000000',
+      'cpu0@h0-cpu@h1 infiniband 2600000000',
+    ]);
+    // The host keeps the memory its CPU PEs share; one CPU keeps today's canonical host.
+    expect(d.arch.hosts).toEqual([{ id: 'h0', cpuMemory: 2 ** 30 }, { id: 'h1' }]);
+    expect(normalize(d)).toEqual(d);
+  });
+
+  it("a host's memory link spec overrides the default; diagnostics point at the host's cpus or memory", () => {
+    const d = doc();
+    d.arch.hosts[1] = { id: 'h1', cpus: 2, memory: { bandwidth: 2e10, latency: 0 } };
+    d.mapping.c = 'cpu1@h1';
+    expect(normalize(d).arch.links.filter((l) => l.kind === 'memory')).toEqual([
+      { a: 'cpu0@h1', b: 'cpu1@h1', kind: 'memory', bandwidth: 2e10, latency: 0, duplex: true },
+    ]);
+    expect(validate(d)).toEqual([]);
+    // Such a host has no cpu@h1: the message says which PE is its first core.
+    d.mapping.c = 'cpu@h1';
+    expect(messages(d)).toEqual([
+      'mapping.c: PE "cpu@h1" does not exist: host "h1" has several CPU PEs (map it to cpu0@h1 (its first core) or another cpuK@h1)',
+    ]);
+    d.mapping.c = 'cpu1@h1';
+    // A PE the shorthand already makes, listed again, is named at the host's cpus.
+    d.arch.pes.push({ id: 'cpu1@h1', host: 'h1', kind: 'cpu', memory: 1 });
+    expect(messages(d)).toContain('arch.hosts[1].cpus: duplicate PE id "cpu1@h1" (give each PE its own id (a host shorthand may already define it))');
+  });
+
+  it('bounds cpus, naming the host', () => {
+    const d = doc();
+    d.arch.hosts[1].cpus = 100000;
+    expect(messages(d)).toEqual([
+      'arch.hosts[1].cpus: host "h1": 100000 CPU PEs is more than the shorthand makes (256) (give the host at most 256 cpus, or list its CPU PEs in arch.pes)',
+    ]);
+  });
+
+  it('checks requires cores>=N against the CPU PEs the document gives the host, naming the node and the clause as written', () => {
+    const d = doc();
+    d.arch.hosts[1] = { id: 'h1', cpus: 4 };
+    d.mapping.c = 'cpu2@h1';
+    d.app.nodes[3].requires = ['cores >= 4'];
+    expect(validate(d)).toEqual([]);
+    d.app.nodes[3].requires = ['kind=cpu', 'cores>=8'];
+    expect(messages(d)).toEqual([
+      'mapping.c: node "c" requires cores>=8, but is mapped to cpu2@h1, on host "h1" with 4 CPU PEs (give a host enough CPU PEs ("cpus": N in arch.hosts) and map it there)',
+    ]);
+    d.app.nodes[3].requires = ['cores>2'];
+    d.mapping.c = 'cpu@h0';
+    expect(messages(d)).toEqual([
+      'mapping.c: node "c" requires cores>2, but is mapped to cpu@h0, on host "h0" with 1 CPU PE (map it to a PE meeting cores>2: cpu0@h1, cpu1@h1, cpu2@h1, cpu3@h1)',
+    ]);
+    // A GPU reports no cores; the mapping check says so (a task-bag run places tasks itself, the check is its bag's).
+    d.app.nodes[1].requires = ['cores>=1'];
+    d.app.nodes[3].requires = undefined;
+    expect(messages(d)).toEqual([
+      'mapping.a: node "a" requires cores>=1, but is mapped to gpu0@h0, a gpu PE (cores are a CPU PE\'s host\'s) (map it to a PE meeting cores>=1: cpu@h0, cpu0@h1, cpu1@h1, cpu2@h1, cpu3@h1)',
+    ]);
+  });
+
+  it("checks the sum of a host's CPU PEs' buffers against its cpuMemory, each PE free to use all of it", () => {
+    // p (cpu0@h1) -> c (cpu1@h1), 16 MiB a frame: each buffer alone fits 24 MiB, both do not.
+    const d = doc();
+    for (const n of d.app.nodes) n.params = { width: 2048, height: 2048 };
+    d.arch.hosts[1] = { id: 'h1', cpus: 2, cpuMemory: 24 * 2 ** 20 };
+    d.app.nodes = [d.app.nodes[0], d.app.nodes[3]];
+    d.app.edges = [{ from: { node: 'p', port: 'out' }, to: { node: 'c', port: 'in' } }];
+    d.mapping = { p: 'cpu0@h1', c: 'cpu1@h1' };
+    const r = compile(d, { overlap: false });
+    expect(r.ok).toBe(false);
+    expect(r.diagnostics.map(formatDiagnostic)).toEqual([
+      'arch.hosts[1].cpuMemory: the CPU PEs of host "h1" share its memory (24 MiB), and their buffers need 32 MiB after sharing (cpu0@h1 16 MiB, cpu1@h1 16 MiB) (raise cpuMemory of host "h1" or map some nodes to another host)',
+    ]);
+    // Both on one PE: one buffer, 16 MiB, fits.
+    d.mapping = { p: 'cpu1@h1', c: 'cpu1@h1' };
+    expect(compile(d, { overlap: false }).ok).toBe(true);
+  });
 });

@@ -26,7 +26,7 @@ import { checkShape, describe } from './shape.js';
 import { writtenPrefix } from './walk.js';
 import type { InitSpec, ProjectDocument, WrittenDocument } from './types.js';
 import { successorLists } from '../util/csr.js';
-import { failingClause, parseRequires } from './requires.js';
+import { failingClause, parseRequires, type PeCapabilities } from './requires.js';
 import { modelContextProblems } from './scan-context.js';
 
 /** Every mistake in a document, each naming the element and the fix; empty when valid. */
@@ -114,9 +114,11 @@ function reporter(written: WrittenDocument, lowered: Lowered, out: Diagnostic[])
 /** Architecture: hosts, PEs, links. */
 function architecture(doc: ProjectDocument, pePaths: string[], linkPaths: string[], fail: Fail): { pes: ModelPe[]; pe: Map<PeId, ModelPe> } {
   const hosts = new Set<string>();
+  const shared = new Map<string, { bytes: number; path: string }>();
   doc.arch.hosts.forEach((h, i) => {
     if (hosts.has(h.id)) fail(`arch.hosts[${i}].id`, `duplicate host id "${h.id}"`, 'give each host its own id');
     hosts.add(h.id);
+    if (h.cpuMemory !== undefined) shared.set(h.id, { bytes: h.cpuMemory, path: `arch.hosts[${i}].cpuMemory` });
   });
   const pes: ModelPe[] = [];
   const pe = new Map<PeId, ModelPe>();
@@ -137,6 +139,7 @@ function architecture(doc: ProjectDocument, pePaths: string[], linkPaths: string
       links: [],
       neighbours: [],
     };
+    if (p.kind === 'cpu' && shared.has(p.host)) m.shared = shared.get(p.host);
     pes.push(m);
     pe.set(m.id, m);
   });
@@ -255,6 +258,14 @@ function kernelVersions(doc: ProjectDocument, out: Diagnostic[]): void {
   }
 }
 
+/** What the document says of a PE for a `cores` clause: a CPU PE's host's CPU PEs (a GPU reports no cores). */
+function coresOf(on: ModelPe, pes: readonly ModelPe[]): PeCapabilities {
+  if (on.kind !== 'cpu') return { kind: on.kind };
+  let cores = 0;
+  for (const x of pes) if (x.kind === 'cpu' && x.host === on.host) cores++;
+  return { kind: 'cpu', cores };
+}
+
 /** Mapping: every entry names a node and a PE, every node is mapped, and onto a PE that can run it (kind, GPU-only kernels, custom WGSL bindings). */
 function mapping(doc: ProjectDocument, nodes: ModelNode[], node: Map<NodeId, ModelNode>, pes: ModelPe[], pe: Map<PeId, ModelPe>, r: Reporter): void {
   const { fail, nodeAt } = r;
@@ -266,7 +277,15 @@ function mapping(doc: ProjectDocument, nodes: ModelNode[], node: Map<NodeId, Mod
       continue;
     }
     const on = pe.get(peId(v));
-    if (!on) fail(`mapping.${k}`, `PE "${v}" does not exist`, `map it to one of: ${listSome(pes.map((x) => x.id))}`);
+    // A host of several cores has no `cpu@<host>`: its first core is `cpu0@<host>`.
+    const first = !on && v.startsWith('cpu@') ? pe.get(peId(`cpu0${v.slice(3)}`)) : undefined;
+    if (first)
+      fail(
+        `mapping.${k}`,
+        `PE "${v}" does not exist: host "${first.host}" has several CPU PEs`,
+        `map it to ${first.id} (its first core) or another cpuK@${first.host}`,
+      );
+    else if (!on) fail(`mapping.${k}`, `PE "${v}" does not exist`, `map it to one of: ${listSome(pes.map((x) => x.id))}`);
     else {
       n.pe = on.id;
       n.peIndex = on.index;
@@ -294,6 +313,19 @@ function mapping(doc: ProjectDocument, nodes: ModelNode[], node: Map<NodeId, Mod
         `node "${n.id}" requires ${kind.text}, but is mapped to ${on.id}, a ${on.kind} PE`,
         `map it to a PE meeting ${kind.text}: ${listSome(pes.filter((x) => !failingClause({ kind: x.kind }, [kind])).map((x) => x.id))}`,
       );
+    // So are a host's cores: its CPU PEs as the document lists them (`cpus: N`); the agents' reports are checked again before a run.
+    const coreClauses = on && !kind && n.requires ? n.requires.filter((c) => c.key === 'cores') : [];
+    const cores = coreClauses.length ? failingClause(coresOf(on!, pes), coreClauses) : undefined;
+    if (on && cores) {
+      const meet = pes.filter((x) => !failingClause(coresOf(x, pes), [cores])).map((x) => x.id);
+      fail(
+        `mapping.${n.id}`,
+        on.kind === 'cpu'
+          ? `node "${n.id}" requires ${cores.text}, but is mapped to ${on.id}, on host "${on.host}" with ${coresOf(on, pes).cores} CPU PE${coresOf(on, pes).cores === 1 ? '' : 's'}`
+          : `node "${n.id}" requires ${cores.text}, but is mapped to ${on.id}, a gpu PE (cores are a CPU PE's host's)`,
+        meet.length ? `map it to a PE meeting ${cores.text}: ${listSome(meet)}` : `give a host enough CPU PEs ("cpus": N in arch.hosts) and map it there`,
+      );
+    }
     if (n.kernel.gpuOnly && on && on.kind === 'cpu') {
       const gpus = pes.filter((x) => x.kind === 'gpu').map((x) => x.id);
       fail(

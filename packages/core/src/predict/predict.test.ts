@@ -5,6 +5,7 @@ import { layeredDocument } from '../testing/generate.js';
 import { predict, TIMELINE_EVENTS } from './predict.js';
 import { allPrograms } from '../compile/decode.js';
 import { analyseTrace } from '../run/analysis.js';
+import { toChromeTrace } from '../trace/chrome.js';
 
 const piic = (): ProjectDocument => JSON.parse(readFileSync(new URL('../../../../examples/piic.json', import.meta.url), 'utf8'));
 const bytes = 2048 * 2048 * 4;
@@ -95,6 +96,38 @@ describe('P-I-I-C prediction (paper 5.1), barrier mode', () => {
       expect(s.timelineCycles).toBe(Math.min(s.cycles, 200));
       expect(Math.max(...s.timeline.map((e) => e.cycle))).toBe(s.timelineCycles - 1);
     }
+  });
+});
+
+describe('P -> I -> C on three CPU PEs of one host (cpus: 3)', () => {
+  // P on cpu0, I1 and I2 on cpu1, C on cpu2: two copies a cycle, each over its own memory link.
+  const Tm = 1e-6 + bytes / 10e9;
+  const cores = (a: number, sync: SyncMode) => {
+    const doc = piic();
+    doc.arch = { hosts: [{ id: 'h0', cpus: 3 }], pes: [], links: [] };
+    doc.mapping = { P: 'cpu0@h0', I1: 'cpu1@h0', I2: 'cpu1@h0', C: 'cpu2@h0' };
+    const r = predict(doc, { nodeTimes: { P: 0, C: 0, I1: a, I2: 0 }, sync });
+    if (!r.ok) throw new Error(r.diagnostics.map((d) => d.message).join('\n'));
+    return r.prediction;
+  };
+
+  it('charges each copy the memory link: T = Tm + a without overlap, max(Tm, a) with (barrier mode)', () => {
+    for (const a of [0, 1e-3, 5e-3]) {
+      const p = cores(a, 'barrier');
+      expect(p.noOverlap!.cycleTime).toBeCloseTo(Tm + a, 12);
+      expect(p.overlap!.cycleTime).toBeCloseTo(Math.max(Tm, a), 12);
+    }
+  });
+
+  it("draws each copy on its own lane, the sender's send lane, for Tm, and the Chrome export names it a memory copy", () => {
+    const s = cores(1e-3, 'self-timed').overlap!;
+    const copies = s.timeline.filter((e) => e.kind === 'transfer' && e.cycle === 10);
+    expect(copies.map((e) => `${e.pe} ${e.thread}`).sort()).toEqual(['cpu0@h0 send:cpu1@h0', 'cpu1@h0 send:cpu2@h0']);
+    for (const e of copies) expect(e.end - e.start).toBeCloseTo(Tm * 1e6, 6);
+    const names = toChromeTrace(s.timeline, s.ig)
+      .traceEvents.filter((e) => e.name === 'thread_name')
+      .map((e) => (e.args as { name: string }).name);
+    expect(names).toEqual(['cpu0@h0', 'cpu0@h0 -> cpu1@h0 (memory)', 'cpu1@h0', 'cpu1@h0 -> cpu2@h0 (memory)', 'cpu2@h0']);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DEPLOY_STEPS, parseMessage, PROTOCOL_VERSION } from './protocol.js';
+import { MAX_DEPLOY_STEPS, MAX_SINK_WRITES, parseMessage, PROTOCOL_VERSION } from './protocol.js';
 
 describe('protocol messages are validated on receipt', () => {
   it('accepts a well-formed message of an allowed type', () => {
@@ -76,5 +76,29 @@ describe('deploy progress is bounded and validated like every message', () => {
       ok: false,
       reason: 'malformed message: "deploy-progress" lacks "steps"',
     });
+  });
+});
+
+describe("what sinks wrote (done's writes) is bounded and validated like every field", () => {
+  const done = (writes: unknown) => parseMessage(JSON.stringify({ type: 'done', runId: 'r1', cycles: 3, barrierPerCycle: 0, reports: [], writes }));
+  const w = { node: 'snk', host: 'h0', pe: 'cpu@h0', path: 'out:frames/%05d.png', bytes: 4096, files: 3, iterations: 3 };
+
+  it('takes a list of SinkWrite', () => {
+    expect(done([w])).toMatchObject({ ok: true, message: { writes: [w] } });
+  });
+
+  it('refuses a list too long, a string too long, a count that is not a whole number', () => {
+    expect(done(Array.from({ length: MAX_SINK_WRITES + 1 }, () => w))).toEqual({
+      ok: false,
+      reason: `malformed message: "done" writes must be a list of at most ${MAX_SINK_WRITES}`,
+    });
+    expect(done([{ ...w, path: 'x'.repeat(2000) }])).toEqual({
+      ok: false,
+      reason: 'malformed message: "done" writes[0].path must be a string of at most 1024 characters',
+    });
+    expect(done([{ ...w, bytes: -1 }])).toEqual({ ok: false, reason: 'malformed message: "done" writes[0].bytes must be a whole number of at least 0' });
+    expect(done([{ ...w, files: 1.5 }])).toEqual({ ok: false, reason: 'malformed message: "done" writes[0].files must be a whole number of at least 0' });
+    expect(done('nope')).toEqual({ ok: false, reason: `malformed message: "done" writes must be a list of at most ${MAX_SINK_WRITES}` });
+    expect(done([null])).toEqual({ ok: false, reason: 'malformed message: "done" writes[0] must be an object' });
   });
 });

@@ -206,6 +206,37 @@ export interface DeployStepReport {
 
 /** Steps one `deploy-progress` may list (the sender lists the longest-running first). */
 export const MAX_DEPLOY_STEPS = 64;
+/** What one sink (an io.write node) wrote on its agent in a run, as the agent reports it. */
+export interface SinkWrite {
+  node: string;
+  host: string;
+  pe: string;
+  /** The path as the document wrote it (`root:relative/path`, a sequence's pattern). */
+  path: string;
+  bytes: number;
+  files: number;
+  iterations: number;
+}
+
+/** Most sinks one `done` may report, and the longest string in one. */
+export const MAX_SINK_WRITES = 4096;
+const MAX_SINK_TEXT = 1024;
+
+/** What is wrong with a `done`'s `writes`, if anything: a bounded list of SinkWrite, short strings, counts that are whole numbers. */
+function writesProblem(w: unknown): string | undefined {
+  if (!Array.isArray(w) || w.length > MAX_SINK_WRITES) return `writes must be a list of at most ${MAX_SINK_WRITES}`;
+  for (const [i, x] of w.entries()) {
+    if (typeof x !== 'object' || x === null || Array.isArray(x)) return `writes[${i}] must be an object`;
+    const r = x as Record<string, unknown>;
+    for (const k of ['node', 'host', 'pe', 'path'])
+      if (typeof r[k] !== 'string' || (r[k] as string).length > MAX_SINK_TEXT)
+        return `writes[${i}].${k} must be a string of at most ${MAX_SINK_TEXT} characters`;
+    for (const k of ['bytes', 'files', 'iterations'])
+      if (!Number.isSafeInteger(r[k]) || (r[k] as number) < 0) return `writes[${i}].${k} must be a whole number of at least 0`;
+  }
+  return undefined;
+}
+
 /** Characters of a PE id in a `deploy-progress` (as a deploy's ids). */
 const MAX_STEP_PE = 256;
 
@@ -233,6 +264,8 @@ export type FromAgent =
       /** Microseconds spent in cluster-wide barriers per cycle, averaged. */
       barrierPerCycle: number;
       reports: { node: string; iteration: number; values: Record<string, number | number[] | string> }[];
+      /** What this host's sinks (io.write nodes) wrote, one entry per node. */
+      writes?: SinkWrite[];
       /** The agent process's memory when the run ended (leak checks). */
       memory?: ProcessMemory;
     }
@@ -349,6 +382,10 @@ export function parseMessage<T extends AnyMessage = AnyMessage>(
   }
   if ('version' in raw && (raw as { version: unknown }).version !== PROTOCOL_VERSION) {
     return { ok: false, reason: `protocol version ${shown((raw as { version: unknown }).version)} is not supported (this side speaks ${PROTOCOL_VERSION})` };
+  }
+  if (type === 'done' && 'writes' in raw) {
+    const why = writesProblem((raw as { writes: unknown }).writes);
+    if (why) return { ok: false, reason: `malformed message: "done" ${why}` };
   }
   if (type === 'deploy-progress') {
     const why = progressProblem(raw as Record<string, unknown>);

@@ -17,6 +17,8 @@ export interface RandomOptions {
    * one node's input (matrices 4 rows high, so every split is even).
    */
   splitJoin?: boolean;
+  /** Most CPU PEs per host (each host gets 1..maxCpus, `cpus: N`); absent: one, `cpu@<host>`. */
+  maxCpus?: number;
 }
 
 /**
@@ -57,10 +59,16 @@ export function randomDocument(seed: number, o: RandomOptions): ProjectDocument 
   const links: Link[] = [];
   const pes: string[] = [];
   const bw = () => [1e9, 2e9, 5e9, 1e10][randomInt(rand, 0, 3)];
+  // The CPU PE each host's network links start from (its first).
+  const cpu: string[] = [];
   for (let h = 0; h < o.hosts; h++) {
     const gpus = randomInt(rand, 0, o.maxGpus);
-    hosts.push({ id: `h${h}`, cpus: 1, gpus, pcie: { bandwidth: bw(), latency: 1e-5, duplex: rand() < 0.7 } });
-    pes.push(`cpu@h${h}`);
+    // Drawn only when asked, so the documents of earlier seeds stay as they were.
+    const cpus = o.maxCpus === undefined ? 1 : randomInt(rand, 1, o.maxCpus);
+    hosts.push({ id: `h${h}`, cpus, gpus, pcie: { bandwidth: bw(), latency: 1e-5, duplex: rand() < 0.7 } });
+    const ids = cpus === 1 ? [`cpu@h${h}`] : Array.from({ length: cpus }, (_, k) => `cpu${k}@h${h}`);
+    cpu.push(ids[0]);
+    pes.push(...ids);
     for (let g = 0; g < gpus; g++) pes.push(`gpu${g}@h${h}`);
     if (gpus >= 2 && rand() < 0.4) links.push({ a: `gpu0@h${h}`, b: `gpu1@h${h}`, kind: 'nvlink', bandwidth: bw(), latency: 1e-6, duplex: true });
   }
@@ -68,7 +76,7 @@ export function randomDocument(seed: number, o: RandomOptions): ProjectDocument 
   for (let h = 0; h < o.hosts; h++) {
     for (let j = h + 1; j < o.hosts; j++) {
       if (chain && j !== h + 1) continue;
-      links.push({ a: `cpu@h${h}`, b: `cpu@h${j}`, kind: 'infiniband', bandwidth: bw(), latency: 2e-6, duplex: true });
+      links.push({ a: cpu[h], b: cpu[j], kind: 'infiniband', bandwidth: bw(), latency: 2e-6, duplex: true });
     }
   }
   if (o.hosts >= 2 && pes.length > 2 && rand() < 0.3) {

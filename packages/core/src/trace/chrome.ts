@@ -3,7 +3,7 @@ import type { ProjectDocument, SyncMode } from '../document/types.js';
 import { documentHash } from '../document/hash.js';
 import type { TraceEvent } from './event.js';
 import { dataFlows, exportLanes } from './flows.js';
-import { laneLabel } from './lanes.js';
+import { graphPes, laneLabel } from './lanes.js';
 
 // Chrome Trace Event JSON, which Perfetto and chrome://tracing open: one process per host,
 // one thread per PE thread (its main thread and one lane per peer), complete (`X`) events in
@@ -79,6 +79,7 @@ export function toChromeTrace(events: readonly TraceEvent[], ig?: Implementation
   const out: ChromeEvent[] = [];
   const pids = new Map<string, number>();
   const tids = new Map<string, number>();
+  const peOf = ig ? graphPes(ig) : undefined;
   for (const l of exportLanes(events, ig)) {
     let pid = pids.get(l.host);
     if (pid === undefined) {
@@ -88,7 +89,7 @@ export function toChromeTrace(events: readonly TraceEvent[], ig?: Implementation
     const tid = tids.size + 1;
     tids.set(`${l.pe}\u0000${l.thread}`, tid);
     // pe and thread beside the label: a reader gets the lane back exactly (viewers show `name`).
-    out.push({ name: 'thread_name', ph: 'M', pid, tid, args: { name: laneLabel(l.pe, l.thread), pe: l.pe, thread: l.thread } });
+    out.push({ name: 'thread_name', ph: 'M', pid, tid, args: { name: laneLabel(l.pe, l.thread, peOf), pe: l.pe, thread: l.thread } });
     out.push({ name: 'thread_sort_index', ph: 'M', pid, tid, args: { sort_index: tid } });
   }
   const placed = events.map((e) => ({ e, pid: pids.get(e.host)!, tid: tids.get(`${e.pe}\u0000${e.thread}`)! }));

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { laneLabel, transferLanes } from './lanes.js';
+import { isMemoryLane, laneLabel, transferLanes } from './lanes.js';
 
 const pes: Record<string, { host: string; kind: 'cpu' | 'gpu' }> = {
   'cpu@h0': { host: 'h0', kind: 'cpu' },
   'gpu0@h0': { host: 'h0', kind: 'gpu' },
   'gpu1@h0': { host: 'h0', kind: 'gpu' },
   'cpu@h1': { host: 'h1', kind: 'cpu' },
+  'cpu0@h2': { host: 'h2', kind: 'cpu' },
+  'cpu1@h2': { host: 'h2', kind: 'cpu' },
 };
 const pe = (id: string) => pes[id];
 
@@ -27,6 +29,19 @@ describe('transfer lanes', () => {
       { pe: 'cpu@h0', thread: 'send:cpu@h1' },
       { pe: 'cpu@h1', thread: 'recv:cpu@h0' },
     ]);
+  });
+
+  it('a copy between two CPU PEs of one host is drawn on its own lane, the send lane of the sender, and labelled a memory copy', () => {
+    expect(transferLanes('cpu0@h2', 'cpu1@h2', pe)).toEqual([{ pe: 'cpu0@h2', thread: 'send:cpu1@h2' }]);
+    expect(transferLanes('cpu1@h2', 'cpu0@h2', pe)).toEqual([{ pe: 'cpu1@h2', thread: 'send:cpu0@h2' }]);
+    expect(laneLabel('cpu0@h2', 'send:cpu1@h2', pe)).toBe('cpu0@h2 -> cpu1@h2 (memory)');
+    // Other lanes keep their labels, with or without knowing the PEs.
+    expect(laneLabel('cpu@h0', 'send:cpu@h1', pe)).toBe('cpu@h0 -> cpu@h1');
+    expect(laneLabel('gpu0@h0', 'send:cpu@h0', pe)).toBe('gpu0@h0 -> cpu@h0');
+    expect(laneLabel('cpu0@h2', 'main', pe)).toBe('cpu0@h2');
+    expect(laneLabel('cpu0@h2', 'send:cpu1@h2')).toBe('cpu0@h2 -> cpu1@h2');
+    expect(isMemoryLane('cpu0@h2', 'send:cpu1@h2', pe)).toBe(true);
+    expect(isMemoryLane('cpu0@h2', 'send:unknown', pe)).toBe(false);
   });
 
   it('labels read as arrows', () => {

@@ -294,15 +294,18 @@ export function errorReport(
   };
 }
 
-interface PhantomData {
+export interface PhantomData {
   key: string;
   truth: Float32Array;
   sinogram: Float32Array;
   sensitivity: Float32Array;
 }
 
-/** The phantom's three outputs, computed once per params (a source fires every iteration and re-emits them). */
-function phantomData(p: Params): PhantomData {
+/**
+ * The phantom's three outputs, computed once per params (a source fires every iteration and
+ * re-emits them); the example's data files (examples/data) are these too.
+ */
+export function phantomData(p: Params): PhantomData {
   const n = Number(p.size);
   const angles = Number(p.angles);
   const all = shareAngles(angles, 1, 0);

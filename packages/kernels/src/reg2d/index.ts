@@ -1,10 +1,10 @@
 import { binaryKernel } from '../define-binary.js';
 import { implement } from '../implement.js';
-import { bindGroup, createPipeline, uploadBuffer } from '../gpu/pipeline.js';
+import { LINEAR_ID, WORKGROUP, bindGroup, createPipeline, dispatch, linear, packWords, uniformBuffer, uploadBuffer } from '../gpu/pipeline.js';
 import { KernelError, type GpuExecutor, type Kernel, type KernelSpec, type Params } from '../types.js';
 import { refine, registrationWgsl, type Series } from './register.js';
-import { composeRigid, makeSeries, pyramidLayout, type Rigid, type SeriesParams } from './series.js';
-import { reg2dBinarySpecs, reg2dPlainSpecs } from './spec.js';
+import { LEVELS, composeRigid, driftWalk, makeSeries, pyramidLayout, scaledFrame, writePyramid, type Rigid, type SeriesParams } from './series.js';
+import { REG2D_FRAME, REG2D_PYRAMIDS, reg2dBinarySpecs, reg2dPlainSpecs } from './spec.js';
 import { reg2dCheckKernels } from './check.js';
 
 // reg2d's implementations: the series source (CPU; on a GPU PE the twin's series is uploaded
@@ -106,6 +106,61 @@ const bindingCheck = (id: string, device: GPUDevice, p: Params) => {
     );
 };
 
+/**
+ * reg2d.pyramids on the device: writePyramid's steps, one invocation per frame (a frame is a
+ * few thousand pixels; the series a few dozen frames): level 0 the image, each level below the
+ * 2 x 2 means of the one above, then each level shifted and scaled to mean 0, sd 1.
+ */
+const PYRAMIDS_WGSL = /* wgsl */ `
+struct U { frames: u32, width: u32, height: u32, words: u32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read> images: array<f32>;
+@group(0) @binding(2) var<storage, read_write> pyr: array<f32>;
+${LINEAR_ID}
+@compute @workgroup_size(${WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let k = linear_id(gid, nwg);
+  if (k >= u.frames) { return; }
+  let at = k * u.words;
+  let n0 = u.width * u.height;
+  for (var i = 0u; i < n0; i++) { pyr[at + i] = images[k * n0 + i]; }
+  var off = 0u;
+  var pw = u.width;
+  var ph = u.height;
+  for (var l = 1u; l < ${LEVELS}u; l++) {
+    let w = pw / 2u;
+    let h = ph / 2u;
+    let dst = off + pw * ph;
+    for (var y = 0u; y < h; y++) {
+      for (var x = 0u; x < w; x++) {
+        let i = at + off + 2u * y * pw + 2u * x;
+        pyr[at + dst + y * w + x] = (pyr[i] + pyr[i + 1u] + pyr[i + pw] + pyr[i + pw + 1u]) / 4.0;
+      }
+    }
+    off = dst;
+    pw = w;
+    ph = h;
+  }
+  off = 0u;
+  pw = u.width;
+  ph = u.height;
+  for (var l = 0u; l < ${LEVELS}u; l++) {
+    let n = pw * ph;
+    let base = at + off;
+    var mean = 0.0;
+    for (var i = 0u; i < n; i++) { mean += pyr[base + i]; }
+    mean /= f32(n);
+    var v = 0.0;
+    for (var i = 0u; i < n; i++) { let d = pyr[base + i] - mean; v += d * d; }
+    var sd = sqrt(v / f32(n));
+    if (sd == 0.0) { sd = 1.0; }
+    for (var i = 0u; i < n; i++) { pyr[base + i] = (pyr[base + i] - mean) / sd; }
+    off += n;
+    pw = pw / 2u;
+    ph = ph / 2u;
+  }
+}`;
+
 const plain: Kernel[] = implement(reg2dPlainSpecs, {
   'reg2d.frames': {
     cpu: ({ params, outputs, state }) => {
@@ -130,6 +185,78 @@ const plain: Kernel[] = implement(reg2dPlainSpecs, {
       },
     },
   },
+  [REG2D_FRAME]: {
+    cpu: ({ params, outputs, iteration }) => {
+      const k = iteration % Number(params.frames);
+      const p = seriesParams(params);
+      (outputs.image as Float32Array).set(scaledFrame(p, k, driftWalk(p, k + 1)[k]));
+    },
+    // Every frame made once per params on the host, as the twin makes it, and kept on the
+    // device; a firing copies frame k out (no dispatch).
+    gpu: {
+      wgsl: {},
+      dispatches: () => [],
+      async prepare(device, params) {
+        const p = seriesParams(params);
+        const frames = Number(params.frames);
+        const pixels = p.width * p.height;
+        const drift = driftWalk(p, frames);
+        const all = new Float32Array(frames * pixels);
+        for (let k = 0; k < frames; k++) all.set(scaledFrame(p, k, drift[k]), k * pixels);
+        const kept = uploadBuffer(device, all, REG2D_FRAME);
+        return {
+          encode: (encoder, f) => encoder.copyBufferToBuffer(kept, (f.iteration % frames) * pixels * 4, f.outputs.image, 0, pixels * 4),
+          destroy: () => kept.destroy(),
+        };
+      },
+    },
+  },
+  [REG2D_PYRAMIDS]: {
+    cpu: ({ params, inputs, outputs }) => {
+      const { width, height } = seriesParams(params);
+      const { words } = pyramidLayout(width, height);
+      const out = outputs.frames as Float32Array;
+      for (let k = 0; k < Number(params.frames); k++) writePyramid(inputs[`in${k}`] as Float32Array, width, height, out, k * words);
+    },
+    // The images copied side by side into one buffer (copies bind nothing: a device binds only
+    // a few storage buffers at once), then one invocation per frame builds its pyramid.
+    gpu: {
+      wgsl: { main: PYRAMIDS_WGSL },
+      dispatches: (p) => [linear('main', Number(p.frames))],
+      async prepare(device, params) {
+        const { width, height } = seriesParams(params);
+        const frames = Number(params.frames);
+        bindingCheck(REG2D_PYRAMIDS, device, params);
+        const pixels = width * height;
+        const pipeline = await createPipeline(device, REG2D_PYRAMIDS, 'main', PYRAMIDS_WGSL);
+        const stack = device.createBuffer({
+          size: frames * pixels * 4,
+          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+          label: `${REG2D_PYRAMIDS}/images`,
+        });
+        const uni = uniformBuffer(
+          device,
+          packWords([
+            ['u', frames],
+            ['u', width],
+            ['u', height],
+            ['u', pyramidLayout(width, height).words],
+          ]),
+          `${REG2D_PYRAMIDS}.uniforms`,
+        );
+        return {
+          encode(encoder, f) {
+            for (let k = 0; k < frames; k++) encoder.copyBufferToBuffer(f.inputs[`in${k}`], 0, stack, k * pixels * 4, pixels * 4);
+            dispatch(encoder, pipeline, bindGroup(device, pipeline, [uni, stack, f.outputs.frames]), frames, REG2D_PYRAMIDS);
+          },
+          destroy() {
+            stack.destroy();
+            uni.destroy();
+          },
+        };
+      },
+    },
+  },
   'reg2d.pair': {
     cpu: ({ params, inputs, outputs }) => {
       const first = Number(params.first);
@@ -146,7 +273,9 @@ const plain: Kernel[] = implement(reg2dPlainSpecs, {
       return { ok: true, values: { iterations } };
     },
     gpu: {
-      wgsl: { main: pairSource(Object.fromEntries(Object.entries(reg2dPlainSpecs[1].params).map(([n, q]) => [n, q.default]))) },
+      wgsl: {
+        main: pairSource(Object.fromEntries(Object.entries(reg2dPlainSpecs.find((k) => k.id === 'reg2d.pair')!.params).map(([n, q]) => [n, q.default]))),
+      },
       dispatches: (p) => [{ module: 'main', workgroups: [Number(p.count), 1, 1] }],
       async prepare(device: GPUDevice, params: Params): Promise<GpuExecutor> {
         const id = 'reg2d.pair';

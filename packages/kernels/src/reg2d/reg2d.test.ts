@@ -271,4 +271,32 @@ describe('reg2d: the WGSL against the CPU twin (llvmpipe)', () => {
       expect(shift(y.phi, trueTransform(drift, 0, i + 1)), `prefix ${i} against the truth`).toBeLessThan(0.5);
     }
   }, 300_000);
+
+  it('reg2d.frame and reg2d.pyramids: frame k at iteration k in [0, 1], the same bits on both sides; the pyramids from those images within 1e-4 of the twin and of reg2d.frames (NCC ignores the scale)', async () => {
+    const frames = 5;
+    const params = { ...series, frames };
+    const images: Record<string, Float32Array> = {};
+    const run = await GpuRunner.create(t.device, getKernel('reg2d.frame'), params);
+    try {
+      for (let k = 0; k < frames; k++) {
+        const cpu = runCpu(getKernel('reg2d.frame'), params, {}, k).outputs.image as Float32Array;
+        const gpu = (await run.fire({}, k)).outputs.image as Float32Array;
+        expect(gpu).toEqual(cpu);
+        expect([Math.min(...cpu), Math.max(...cpu)]).toEqual([0, 1]);
+        images[`in${k}`] = cpu;
+      }
+      // Iteration frames + 1 is frame 1 again.
+      expect((await run.fire({}, frames + 1)).outputs.image).toEqual(images.in1);
+    } finally {
+      run.destroy();
+    }
+    const pyrParams = { width: SIZE, height: SIZE, frames };
+    const cpu = runCpu(getKernel('reg2d.pyramids'), pyrParams, images).outputs.frames as Float32Array;
+    const gpu = (await onGpu('reg2d.pyramids', pyrParams, images)).outputs.frames as Float32Array;
+    const direct = framesOf(frames).data;
+    expect(cpu).toHaveLength(direct.length);
+    const worst = (a: Float32Array, b: Float32Array) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
+    expect(worst(gpu, cpu)).toBeLessThan(1e-4);
+    expect(worst(cpu, direct)).toBeLessThan(1e-4);
+  });
 });

@@ -174,6 +174,20 @@ export function frameImage(p: SeriesParams, index: number, drift: Rigid): Float3
   return out;
 }
 
+/** Frame i as an image: frameImage scaled to [0, 1], its darkest pixel 0 and its brightest 1 (reg2d.frame). */
+export function scaledFrame(p: SeriesParams, index: number, drift: Rigid): Float32Array {
+  const f = frameImage(p, index, drift);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of f) {
+    lo = Math.min(lo, v);
+    hi = Math.max(hi, v);
+  }
+  const span = hi - lo || 1;
+  for (let i = 0; i < f.length; i++) f[i] = (f[i] - lo) / span;
+  return f;
+}
+
 /**
  * A frame's pyramid into `into` at `at`: level 0 the frame, level l + 1 the 2 x 2 means of
  * level l; each level then shifted and scaled to mean 0 and standard deviation 1 (NCC ignores

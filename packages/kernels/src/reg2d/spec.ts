@@ -72,6 +72,32 @@ export function framesType(p: Params): DataType {
   return { kind: 'frame-pyramids', element: 'f32', shape: [frames, words] };
 }
 
+/** How the series looks (reg2d.frames's and reg2d.frame's params beside its shape). */
+const seriesLook: Record<string, ParamSpec> = {
+  seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, description: 'Seed of the scene, the drift and the noise' },
+  drift: { type: 'float', default: 0.4, min: 0, max: 4, unit: 'pixels', description: 'Standard deviation of the per-frame translation step, each axis' },
+  rotation: { type: 'float', default: 0.003, min: 0, max: 0.05, unit: 'radians', description: 'Standard deviation of the per-frame rotation step' },
+  noise: { type: 'float', default: 0.1, min: 0, max: 10, description: 'Amplitude of the uniform noise (a lattice blob peaks at 1)' },
+  low_contrast: { type: 'int', default: 0, min: 0, max: 4096, description: 'k > 0: frames k-1, 2k-1, ... have low contrast; 0: none' },
+};
+
+export const REG2D_FRAME = 'reg2d.frame';
+export const REG2D_PYRAMIDS = 'reg2d.pyramids';
+/** Most images reg2d.pyramids takes: one input port each. */
+export const MAX_IMAGE_FRAMES = 256;
+
+/** One full-size frame as an image, height x width (rows first). */
+const frameType = (p: Params): DataType => ({ kind: 'image', element: 'f32', shape: [Number(p.height), Number(p.width)] });
+
+/** reg2d.pyramids' ports: an image per frame, the frames context out. */
+function pyramidPorts(p: Params): { inputs: PortSpec[]; outputs: PortSpec[] } {
+  const n = Math.max(0, Math.min(MAX_IMAGE_FRAMES, Math.floor(Number(p.frames) || 0)));
+  return {
+    inputs: Array.from({ length: n }, (_, i): PortSpec => ({ name: `in${i}`, description: `frame ${i}`, type: frameType })),
+    outputs: [{ name: 'frames', description: 'the series, one pyramid per frame', type: framesType }],
+  };
+}
+
 /** Pixels one descent evaluation visits on all levels, about. */
 const samples = (p: Params) => pyramidLayout(Number(p.width), Number(p.height)).words;
 const applicationCost = (p: Params) => ({ flops: EVALS_PER_APPLICATION * samples(p) * FLOPS_PER_SAMPLE, bytes: EVALS_PER_APPLICATION * samples(p) * 20 });
@@ -85,17 +111,38 @@ export const reg2dPlainSpecs: KernelSpec[] = builtinSpecs([
       `A seeded synthetic microscope series: a lattice of Gaussian blobs (spacing ${LATTICE} px) plus ${FEATURES} larger non-periodic blobs, seen through a known drift ` +
       '(a rigid random walk: Gaussian steps of `rotation` rad and `drift` px per frame from frame 0), plus seeded uniform noise of amplitude `noise`; ' +
       `with low_contrast k > 0 every k-th frame has ${LOW_CONTRAST} of the contrast. Emits each frame's 3-level pyramid (each level mean 0, sd 1): the frames context of reg2d.pair and reg2d.compose.`,
-    params: {
-      ...seriesShape,
-      seed: { type: 'int', default: 1, min: 0, max: 2 ** 31 - 1, description: 'Seed of the scene, the drift and the noise' },
-      drift: { type: 'float', default: 0.4, min: 0, max: 4, unit: 'pixels', description: 'Standard deviation of the per-frame translation step, each axis' },
-      rotation: { type: 'float', default: 0.003, min: 0, max: 0.05, unit: 'radians', description: 'Standard deviation of the per-frame rotation step' },
-      noise: { type: 'float', default: 0.1, min: 0, max: 10, description: 'Amplitude of the uniform noise (a lattice blob peaks at 1)' },
-      low_contrast: { type: 'int', default: 0, min: 0, max: 4096, description: 'k > 0: frames k-1, 2k-1, ... have low contrast; 0: none' },
-    },
+    params: { ...seriesShape, ...seriesLook },
     inputs: [],
     outputs: [{ name: 'frames', description: 'the series, one pyramid per frame', type: framesType }],
     cost: (p) => ({ flops: Number(p.frames) * Number(p.width) * Number(p.height) * (9 + FEATURES) * 20, bytes: Number(p.frames) * samples(p) * 4 }),
+  },
+  {
+    id: REG2D_FRAME,
+    title: 'Image series, frame by frame',
+    category: 'Image registration',
+    description:
+      'Frame k of the series reg2d.frames makes with the same params, at iteration k (mod frames), as an image: the full-size frame scaled to [0, 1] (its darkest pixel 0, its brightest 1; NCC ignores the scale). ' +
+      'Written by io.write, the series becomes image files (data:frames/%05d.png); reg2d.pyramids makes the frames context from them again.',
+    params: { ...seriesShape, ...seriesLook },
+    inputs: [],
+    outputs: [{ name: 'image', description: 'frame k, scaled to [0, 1]', type: frameType }],
+    cost: (p) => ({ flops: Number(p.width) * Number(p.height) * (9 + FEATURES) * 20, bytes: Number(p.width) * Number(p.height) * 4 }),
+  },
+  {
+    id: REG2D_PYRAMIDS,
+    title: 'Series from images',
+    category: 'Image registration',
+    description:
+      'The frames context of reg2d.pair and reg2d.compose from `frames` images (in0 .. in{frames - 1}, each height x width, any scale: io.read of the files reg2d.frame wrote): ' +
+      "each frame's 3-level pyramid, each level mean 0 and sd 1, as reg2d.frames makes them.",
+    params: {
+      ...seriesShape,
+      frames: { type: 'int', default: 9, min: 2, max: MAX_IMAGE_FRAMES, unit: 'frames', description: 'Frames in the series: one input image each' },
+    },
+    inputs: pyramidPorts({ frames: 2 }).inputs,
+    outputs: pyramidPorts({ frames: 2 }).outputs,
+    ports: pyramidPorts,
+    cost: (p) => ({ flops: Number(p.frames) * samples(p) * 6, bytes: Number(p.frames) * (Number(p.width) * Number(p.height) + samples(p)) * 4 }),
   },
   {
     id: 'reg2d.pair',

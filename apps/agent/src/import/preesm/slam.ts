@@ -1,12 +1,13 @@
-import type { ArchitectureGraph, Link, ProcessingElement } from '@pipeloom/core';
+import type { ArchitectureGraph, Host, Link, ProcessingElement } from '@pipeloom/core';
 import { attr, childNamed, childrenNamed, localName, type XmlElement } from '../xml.js';
 import type { Issues } from './issues.js';
 
 // PREESM's architectures (S-LAM, an IP-XACT design): component instances (operators,
 // communication nodes, memories, DMAs) and their data links. The architecture graph made of
 // them: the operators sharing a memory (a parallel communication node or a Mem component they
-// reach directly) are one host, one PE per operator; the cores of a host are linked through
-// their shared memory, hosts through the communication nodes between their memories.
+// reach directly) are one host, one CPU PE per operator (`cpu0@<host>` .., as an agent serving
+// that many cores names them); the cores of a host are linked through their shared memory
+// (`memory` links), hosts through the communication nodes between their memories.
 
 export interface SlamComponent {
   instance: string;
@@ -172,9 +173,10 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
       }
     }
   }
-  // Cores in the design's order (the walk above visits them in link order).
-  const rank = new Map(operators.map((op, i) => [op, i]));
-  for (const ops of hostOps) ops.sort((a, b) => rank.get(a)! - rank.get(b)!);
+  // Cores by name, numbers in order (Core2 before Core10, and before Core3 where the design
+  // lists Core3 first), so that CoreK is cpuK@<host> where the design numbers them from 0.
+  const byCoreName = new Intl.Collator('en', { numeric: true }).compare;
+  for (const ops of hostOps) ops.sort(byCoreName);
   const hostIds = hostMemories.map((mems, h) => {
     const base = (mems.find((m) => byName.get(m)!.type === 'parallelComNode') ?? mems[0] ?? hostOps[h][0]).replace(/[^A-Za-z0-9_.-]/g, '_');
     return base;
@@ -198,24 +200,20 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
   const peOf = new Map<string, string>();
   const definitionOf = new Map<string, string>();
   const links: Link[] = [];
+  const hosts: Host[] = [];
   hostOps.forEach((ops, h) => {
     const mems = hostMemories[h].map((m) => byName.get(m)!);
     const memSize = mems.filter((m) => m.type === 'Mem' && m.size !== undefined && m.size > 0).reduce((a, m) => a + m.size!, 0);
-    // A host of one operator is `cpu@<host>`, the PE an agent on that host serves.
-    for (const op of ops) {
-      const id = ops.length === 1 ? `cpu@${hostIds[h]}` : `${op}@${hostIds[h]}`;
+    const memory = memSize || DEFAULT_MEMORY;
+    // The host's cores share its memory: each may use all of it, their sum is checked (cpuMemory).
+    hosts.push(ops.length > 1 ? { id: hostIds[h], cpuMemory: memory } : { id: hostIds[h] });
+    // One operator is `cpu@<host>`, several `cpu0@<host>` ..: the PEs an agent on that host serves.
+    ops.forEach((op, k) => {
+      const id = ops.length === 1 ? `cpu@${hostIds[h]}` : `cpu${k}@${hostIds[h]}`;
       peOf.set(op, id);
       definitionOf.set(op, byName.get(op)!.definition);
-      // Memory is shared by the host's cores; each PE gets its share for buffers.
-      pes.push({
-        id,
-        host: hostIds[h],
-        kind: 'cpu',
-        memory: memSize ? Math.floor(memSize / ops.length) : DEFAULT_MEMORY,
-        flops: perSecond(1),
-        memoryBandwidth: 1e15,
-      });
-    }
+      pes.push({ id, host: hostIds[h], kind: 'cpu', memory, flops: perSecond(1), memoryBandwidth: 1e15 });
+    });
     const speeds = mems.map((m) => speedOf(m.instance)).filter((s): s is number => s !== undefined);
     const speed = speeds.length ? Math.min(...speeds) : undefined;
     if (ops.length > 1 && speed === undefined)
@@ -228,7 +226,7 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
       );
     for (let i = 0; i < ops.length; i++) {
       for (let j = i + 1; j < ops.length; j++) {
-        links.push({ a: peOf.get(ops[i])!, b: peOf.get(ops[j])!, kind: 'loopback', bandwidth: perSecond(speed ?? 1), latency: 0, duplex: true });
+        links.push({ a: peOf.get(ops[i])!, b: peOf.get(ops[j])!, kind: 'memory', bandwidth: perSecond(speed ?? 1), latency: 0, duplex: true });
       }
     }
   });
@@ -271,15 +269,5 @@ export function slamArchitecture(slam: Slam, timeUnit: number, file: string, iss
         'link it to a communication node',
       );
   }
-  const multi = hostOps.map((ops, h) => (ops.length > 1 ? `${hostIds[h]} (${ops.length})` : '')).filter(Boolean);
-  if (multi.length) {
-    issues.warn(
-      file,
-      undefined,
-      `design ${slam.name}`,
-      `hosts ${multi.join(', ')} have several operator PEs: the document compiles and predicts, but an agent serves one CPU PE per host (cpu@<host>), so \`pipeloom run\` needs one operator per host`,
-      'for a run, map the actors of each host onto one core, or describe each core as its own memory in the S-LAM',
-    );
-  }
-  return { arch: { hosts: hostIds.map((id) => ({ id })), pes, links }, peOf, definitionOf, operators };
+  return { arch: { hosts, pes, links }, peOf, definitionOf, operators };
 }

@@ -62,6 +62,7 @@ export function runsSlice(ctx: RunContext, trace: TraceSlice, publishMs: number)
         reports: result.reports,
         dropped: result.dropped,
         ...(result.bag ? { bag: result.bag } : {}),
+        ...(result.writes?.length ? { writes: result.writes } : {}),
       },
     });
     trace.publish();

@@ -71,8 +71,16 @@ export interface RunState {
   /** Problems between the plan and what the agents serve (from Deploy / Start). */
   problems: Diagnostic[];
   failure?: FailureReport;
-  /** Per-node reports from checking kernels, and whether the run's checks passed; a task-bag run's bag counts and tasks per PE. */
-  result?: { ok: boolean; seconds: number; cycles: number; reports: RunResult['reports']; dropped: number; bag?: RunResult['bag'] };
+  /** Per-node reports from checking kernels, and whether the run's checks passed; a task-bag run's bag counts and tasks per PE; what each sink wrote. */
+  result?: {
+    ok: boolean;
+    seconds: number;
+    cycles: number;
+    reports: RunResult['reports'];
+    dropped: number;
+    bag?: RunResult['bag'];
+    writes?: RunResult['writes'];
+  };
   /** The mode of the run (or check) shown: the compiled programs on the mapping, or the task bag. */
   mode: 'static' | 'taskbag';
   /** A task-bag run's live bag numbers (published with the other live numbers), kept after it ends. */

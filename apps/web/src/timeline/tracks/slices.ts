@@ -1,3 +1,4 @@
+import { graphPes, isMemoryLane } from '@pipeloom/core';
 import { KIND_COLORS, lanePairs, pixel, rasterLane } from '../raster.js';
 import { markRetries } from '../retries.js';
 import type { Track, TrackKind } from '../track.js';
@@ -17,15 +18,17 @@ export const SLICE_HEIGHT = 16;
 
 export const slices: TrackKind = {
   id: 'slices',
-  tracks({ measured, predicted, shown }) {
+  tracks({ measured, predicted, shown, graph }) {
     const pairs = lanePairs(measured, shown.has('predicted') ? predicted : undefined).filter((l) => l.measured < 0 || !measured.isCounterLane(l.measured));
+    // Copies between two CPU PEs of one host say so (core names them; the graph says which PEs are which).
+    const peOf = graph ? graphPes(graph) : undefined;
     return pairs.map((l): Track => ({
       kind: 'slices',
       host: l.host,
       pe: l.pe,
       thread: l.thread,
       order: 0,
-      label: `${l.host} · ${l.pe} · ${l.thread}`,
+      label: `${l.host} · ${l.pe} · ${l.thread}${peOf && isMemoryLane(l.pe, l.thread, peOf) ? ' (memory)' : ''}`,
       height: SLICE_HEIGHT,
       measuredLane: l.measured,
       paint(f, y0, y1, mid) {

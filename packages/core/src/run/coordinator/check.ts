@@ -11,6 +11,7 @@ import { failingClause, reported } from '../../document/requires.js';
 import { igContextCopies } from '../../compile/scan-context.js';
 import { contextOverBinding, contextOverMemory } from '../../document/scan-context.js';
 import type { AgentInfo } from './connection.js';
+import { servedPe } from '../pe-alias.js';
 
 /** Checks the graph against what the agents serve: every host has an agent, every PE exists and can hold its buffers. */
 export function checkGraph(ig: ImplementationGraph, agents: readonly AgentInfo[]): Diagnostic[] {
@@ -18,6 +19,8 @@ export function checkGraph(ig: ImplementationGraph, agents: readonly AgentInfo[]
   const byHost = new Map(agents.map((a) => [a.host, a]));
   const served = [...byHost.keys()].join(', ') || 'none';
   const missingHosts = new Set<string>();
+  // Agent PE (host and id) -> the document's PE deployed onto it.
+  const taken = new Map<string, string>();
   for (const [p, program] of ig.programs.pes.entries()) {
     const agent = byHost.get(program.host);
     if (!agent) {
@@ -32,7 +35,7 @@ export function checkGraph(ig: ImplementationGraph, agents: readonly AgentInfo[]
       );
       continue;
     }
-    const pe = agent.pes.find((p) => p.id === program.pe);
+    const pe = servedPe(agent.pes, program.pe);
     if (!pe) {
       out.push(
         error(
@@ -45,6 +48,19 @@ export function checkGraph(ig: ImplementationGraph, agents: readonly AgentInfo[]
       );
       continue;
     }
+    // `cpu@h0` and `cpu0@h0` in one document are one core of the agent, not two.
+    const twin = taken.get(`${program.host}\n${pe.id}`);
+    if (twin !== undefined && twin !== program.pe) {
+      out.push(
+        error(
+          `mapping.${program.pe}`,
+          `PEs ${twin} and ${program.pe} are one PE of agent ${program.host} (${pe.id}): a document's cpu@${program.host} is the agent's first core, cpu0@${program.host}`,
+          `map onto one of them, and name the other cores cpu1@${program.host}, cpu2@${program.host}...`,
+        ),
+      );
+      continue;
+    }
+    taken.set(`${program.host}\n${pe.id}`, program.pe);
     const { total, largest } = programBytes(ig, p);
     // A scan's replicated context is named by its scan, port and worker (document/scan-context.ts).
     const context = total > pe.memory || (pe.limits && largest > pe.limits.maxStorageBufferBindingSize) ? igContextCopies(ig, p) : undefined;

@@ -7,7 +7,7 @@ import type { TraceEvent } from '../../trace/event.js';
 import type { SyncMode } from '../../document/types.js';
 import { secureRandomBytes } from '../../util/random.js';
 import { DeployWatch, type DeployOptions } from '../deploy-watch.js';
-import type { FailureReport, FromAgent, ProcessMemory } from '../protocol.js';
+import type { FailureReport, FromAgent, ProcessMemory, SinkWrite } from '../protocol.js';
 import type { BagCounts } from '../taskbag/bag.js';
 import { later, cancel, type Clock } from '../timers.js';
 import type { AgentConn, Listener } from './connection.js';
@@ -64,6 +64,8 @@ export interface RunResult {
   /** Microseconds per cycle each host spent between its last local arrival and the barrier's release. */
   barrierPerCycle: Record<string, number>;
   reports: { host: string; node: string; iteration: number; values: Record<string, number | number[] | string> }[];
+  /** What each sink (io.write node) wrote, as its agent reported it. */
+  writes: SinkWrite[];
   /** Which adapter each GPU PE got. */
   adapters: Record<string, string>;
   dropped: number;
@@ -132,6 +134,7 @@ export function emptyResult(runId: string, iterations: number, cycles: number): 
     events: [],
     barrierPerCycle: byId(),
     reports: [],
+    writes: [],
     adapters: byId(),
     dropped: 0,
     eventCount: 0,

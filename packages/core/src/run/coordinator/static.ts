@@ -179,6 +179,7 @@ export async function runStatic(
         case 'done':
           result.barrierPerCycle[c.info.host] = m.barrierPerCycle;
           for (const r of m.reports) result.reports.push({ host: c.info.host, ...r });
+          for (const w of m.writes ?? []) result.writes.push({ ...w, host: c.info.host });
           (result.memory[c.info.host] ??= {}).end = m.memory;
           doneHosts.add(c.info.host);
           if (doneHosts.size === involved.length) finish();

@@ -3,17 +3,18 @@
  * goes where as results come back, and this file carries its commands to the agents and their
  * answers to it over the connections, with heartbeats and the bag's counters as trace events.
  */
-import { findKernel } from '@pipeloom/kernels/specs';
+import { findKernel, IO_WRITE } from '@pipeloom/kernels/specs';
 import { error, type Diagnostic } from '../../diagnostics.js';
 import type { TraceEvent } from '../../trace/event.js';
 import type { DeployOptions } from '../deploy-watch.js';
-import type { ToAgent } from '../protocol.js';
+import type { SinkWrite, ToAgent } from '../protocol.js';
 import { failingClause, reported } from '../../document/requires.js';
 import { taskBagPolicy } from '../policy.js';
 import { kernelMajor, TaskBag, type BagCommand, type BagCounts, type BagPe } from '../taskbag/bag.js';
 import type { BagGraph } from '../taskbag/graph.js';
 import { later, cancel, type Clock } from '../timers.js';
 import type { AgentConn, Listener } from './connection.js';
+import { samePe } from '../pe-alias.js';
 import {
   answered,
   attach,
@@ -53,7 +54,7 @@ export interface BagRunOptions extends Pick<RunOptions, 'iterations' | 'onProgre
  */
 export function checkBag(conns: readonly AgentConn[], graph: BagGraph, only?: readonly string[]): Diagnostic[] {
   const pool = poolOf(conns, only);
-  const unknown = only?.filter((id) => !conns.some((c) => c.info.pes.some((p) => p.id === id))) ?? [];
+  const unknown = only?.filter((id) => !conns.some((c) => c.info.pes.some((p) => samePe(p.id, id)))) ?? [];
   if (unknown.length)
     return [
       error(
@@ -92,7 +93,7 @@ function poolOf(conns: readonly AgentConn[], only?: readonly string[]): BagPe[] 
         new Set(c.info.kernels.filter((k) => typeof k?.id === 'string' && typeof k.version === 'string').map((k) => kernelMajor(k.id, k.version)));
       return c.info.pes.map((pe) => ({ id: pe.id, host: c.info.host, capabilities: pe.capabilities, kernels }));
     });
-  return only ? pool.filter((pe) => only.includes(pe.id)) : pool;
+  return only ? pool.filter((pe) => only.some((id) => samePe(id, pe.id))) : pool;
 }
 
 /**
@@ -200,8 +201,12 @@ export async function runBag(
           if (bag.counts.committed > before) {
             perPe[m.pe] = (perPe[m.pe] ?? 0) + 1;
             const at = m.id.lastIndexOf('@');
-            if (m.values && typeof m.values === 'object')
-              result.reports.push({ host, node: m.id.slice(0, at), iteration: Number(m.id.slice(at + 1)), values: m.values });
+            if (m.values && typeof m.values === 'object') {
+              const node = m.id.slice(0, at);
+              result.reports.push({ host, node, iteration: Number(m.id.slice(at + 1)), values: m.values });
+              const w = sinkWrite(node, host, m.pe, m.values, graph);
+              if (w) result.writes = [...result.writes.filter((x) => x.node !== node), w];
+            }
           }
           break;
         }
@@ -277,4 +282,12 @@ export async function runBag(
   result.ok = !failure;
   if (failure) result.failure = failure;
   return result;
+}
+
+/** A sink's totals from its task's report (an io.write task reports path, bytes, files, iterations), or undefined. */
+function sinkWrite(node: string, host: string, pe: string, v: Record<string, unknown>, graph: BagGraph): SinkWrite | undefined {
+  if (graph.nodes.find((n) => n.id === node)?.kernel !== IO_WRITE) return undefined;
+  const { path, bytes, files, iterations } = v;
+  if (typeof path !== 'string' || ![bytes, files, iterations].every((x) => Number.isSafeInteger(x))) return undefined;
+  return { node, host, pe, path: path.slice(0, 1024), bytes: bytes as number, files: files as number, iterations: iterations as number };
 }

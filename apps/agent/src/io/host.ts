@@ -1,0 +1,243 @@
+import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import {
+  IO_READ,
+  IO_WRITE,
+  ioFormat,
+  KernelError,
+  parseShape,
+  readElement,
+  type CpuFiring,
+  type DataHost,
+  type ElementType,
+  type FiringReport,
+  type IoFormat,
+} from '@pipeloom/kernels';
+import { encode, readFrame, readHeader, withFile, y4mFrame, y4mStreamHeader, type FileInfo } from './formats.js';
+import { DataError, disagreement, frameName, frameOf, inspect, isSequence, naming, type Frames } from './files.js';
+import { DATA_ENV, DATA_QUOTA_ENV, realFile, splitDataPath, writeDir, type DataRoot } from './roots.js';
+
+// The agent's data host: what io.read and io.write firings do on a PE thread (the kernels'
+// twins call it). Reads go straight into the port's memory where the file's element is the
+// port's; each file written is whole (a temporary file in its directory, then renamed), and
+// a Y4M stream grows by whole frames (a frame that fails to write is cut off again).
+
+interface SourceState {
+  frames?: Frames;
+  /** A single file's real path (inside its root). */
+  real?: string;
+  /** A Y4M stream's or a single file's header, read at the first firing. */
+  info?: FileInfo;
+}
+
+interface SinkState {
+  /** Bytes of the files it has left (a `last` file counted once), and bytes written in all (the quota's). */
+  bytes: number;
+  written: number;
+  /** The size of the file a `last` sink rewrites. */
+  lastFile: number;
+  files: number;
+  iterations: number;
+  /** Y4M append: the stream's open file and its whole length so far. */
+  stream?: { fd: number; length: number };
+}
+
+const fail = (kernel: string, e: unknown): never => {
+  if (e instanceof DataError) throw new KernelError(kernel, e.message);
+  throw e;
+};
+
+export class AgentDataHost implements DataHost {
+  constructor(
+    readonly roots: readonly DataRoot[],
+    /** Most bytes one sink writes in one run (--data-quota); 0 for none. */
+    readonly quota = 0,
+  ) {}
+
+  read(f: CpuFiring): void {
+    try {
+      this.readOne(f);
+    } catch (e) {
+      fail(IO_READ, e);
+    }
+  }
+
+  private readOne(f: CpuFiring): void {
+    const p = f.params;
+    const written = String(p.path);
+    const s = f.state as SourceState & { ready?: boolean };
+    const format = ioFormat(p) as IoFormat;
+    if (!s.ready) {
+      // The first firing: the header checked against the params (the agent's deploy check did
+      // so too; a file may change between the two).
+      const seen = inspect(this.roots, p);
+      const differs = disagreement(p, seen.info);
+      if (differs) throw new DataError(written, differs.problem, differs.hint);
+      s.frames = seen.frames;
+      s.info = seen.info;
+      s.ready = true;
+    }
+    const { root, file } = splitDataPath(this.roots, written);
+    const element = readElement(p);
+    const convert = String(p.convert ?? 'none');
+    const end = String(p.end ?? 'stop');
+    if (s.frames) {
+      const k = frameOf(f.iteration, s.frames.count, end);
+      if (k === undefined)
+        throw new DataError(
+          written,
+          `the sequence has ${s.frames.count} frames; iteration ${f.iteration} asks for frame ${s.frames.first + f.iteration}`,
+          'set end to loop or hold, add frames, or run fewer iterations',
+        );
+      const name = frameName(file, s.frames.first + k);
+      naming(frameName(written, s.frames.first + k), root.name, () =>
+        withFile(realFile(root, written, name), (fd) => {
+          const info = readHeader(fd, format, format === 'raw' ? { dtype: s.info!.dtype, shape: s.info!.shape } : undefined);
+          const differs = disagreement({ ...p, shape: p.shape || s.info!.shape.join('x'), dtype: p.dtype || s.info!.dtype }, info);
+          if (differs) throw new DataError(frameName(written, s.frames!.first + k), differs.problem, 'make every frame of the sequence the same size and type');
+          readFrame(fd, info, 0, f.outputs, element, convert);
+        }),
+      );
+      return;
+    }
+    // The file's real path, checked against the root once (the first firing); a single file is
+    // read again at each firing (it may be rewritten between them), not looked up again.
+    s.real ??= naming(written, root.name, () => realFile(root, written, file));
+    naming(written, root.name, () =>
+      withFile(s.real!, (fd) => {
+        let info = s.info!;
+        if (info.frames !== undefined) {
+          // A stream growing while it is read: its frames counted again when the last is passed.
+          if (f.iteration >= info.frames) info = s.info = readHeader(fd, format);
+          const k = frameOf(f.iteration, info.frames!, end);
+          if (k === undefined)
+            throw new DataError(
+              written,
+              `the video has ${info.frames} frames; iteration ${f.iteration} asks for frame ${f.iteration}`,
+              'set end to loop or hold, or run fewer iterations',
+            );
+          return readFrame(fd, info, k, f.outputs, element, convert);
+        }
+        readFrame(fd, info, 0, f.outputs, element, convert);
+      }),
+    );
+  }
+
+  write(f: CpuFiring): FiringReport {
+    try {
+      return this.writeOne(f);
+    } catch (e) {
+      return fail(IO_WRITE, e);
+    }
+  }
+
+  private writeOne(f: CpuFiring): FiringReport {
+    const p = f.params;
+    const written = String(p.path);
+    const s = f.state as Partial<SinkState>;
+    s.bytes ??= 0;
+    s.written ??= 0;
+    s.lastFile ??= 0;
+    s.files ??= 0;
+    s.iterations ??= 0;
+    const sink = s as SinkState;
+    const format = ioFormat(p) as IoFormat;
+    const element = String(p.dtype ?? 'f32') as ElementType;
+    const when = String(p.when ?? 'each');
+    const shape = parseShape(String(p.shape));
+    const { root, file } = naming(written, undefined, () => splitDataPath(this.roots, written));
+    if (root.readOnly)
+      throw new DataError(written, `data root "${root.name}" is read-only on this agent (--data-ro)`, 'write to a root the agent serves with --data');
+    const name = when === 'each' && isSequence(written) ? frameName(file, f.iteration) : file;
+    const shown = when === 'each' && isSequence(written) ? frameName(written, f.iteration) : written;
+    naming(shown, root.name, () => {
+      const dir = writeDir(root, shown, name);
+      mkdirSync(dir, { recursive: true });
+      const target = join(dir, basename(name));
+      if (format === 'y4m') this.appendFrame(sink, target, shown, shape, f, element);
+      else {
+        const parts = encode(format, f.inputs.in, element, shape);
+        this.whole(sink, target, shown, parts, when === 'each' || sink.files === 0);
+      }
+    });
+    sink.iterations++;
+    return { ok: true, values: { path: written, bytes: sink.bytes, files: sink.files, iterations: sink.iterations } };
+  }
+
+  private charge(sink: SinkState, shown: string, bytes: number): void {
+    if (this.quota && sink.written + bytes > this.quota)
+      throw new DataError(
+        shown,
+        `no space: the sink has written ${sink.written} bytes and this file needs ${bytes} more, past the agent's data quota of ${this.quota} bytes (--data-quota)`,
+        'free space, raise --data-quota, or write fewer or smaller files',
+      );
+  }
+
+  /** `parts` written as one file whole: a temporary file beside it, then renamed over it. */
+  private whole(sink: SinkState, target: string, shown: string, parts: Uint8Array[], newFile: boolean): void {
+    const bytes = parts.reduce((n, x) => n + x.byteLength, 0);
+    this.charge(sink, shown, bytes);
+    const temp = join(target, '..', `.${basename(target)}.${randomBytes(4).toString('hex')}.tmp`);
+    const fd = openSync(temp, 'wx', 0o644);
+    try {
+      // Whole as readers see it (the rename); not fsynced: durability across a power cut is the
+      // filesystem's, and a sync per file would cost sinks most of the disk's throughput.
+      for (const x of parts) writeAll(fd, x);
+      closeSync(fd);
+    } catch (e) {
+      closeSync(fd);
+      unlinkSync(temp);
+      throw e;
+    }
+    renameSync(temp, target);
+    sink.written += bytes;
+    sink.bytes += newFile ? bytes : bytes - sink.lastFile;
+    sink.lastFile = bytes;
+    if (newFile) sink.files++;
+  }
+
+  /** One Y4M frame appended: the stream is made whole with its first frame, and a frame that fails is cut off. */
+  private appendFrame(sink: SinkState, target: string, shown: string, shape: number[], f: CpuFiring, element: ElementType): void {
+    const frame = y4mFrame({ y: f.inputs.y, u: f.inputs.u, v: f.inputs.v }, element);
+    if (!sink.stream) {
+      this.whole(sink, target, shown, [y4mStreamHeader(shape), ...frame], true);
+      const fd = openSync(target, 'r+');
+      sink.stream = { fd, length: fstatSync(fd).size };
+      return;
+    }
+    const bytes = frame.reduce((n, x) => n + x.byteLength, 0);
+    this.charge(sink, shown, bytes);
+    const st = sink.stream;
+    try {
+      let at = st.length;
+      for (const x of frame) at += writeAll(st.fd, x, at);
+    } catch (e) {
+      ftruncateSync(st.fd, st.length);
+      throw e;
+    }
+    st.length += bytes;
+    sink.bytes += bytes;
+    sink.written += bytes;
+  }
+}
+
+/** Writes all of `x` at `position` (or the file's position); returns the bytes written. */
+function writeAll(fd: number, x: Uint8Array, position?: number): number {
+  let at = 0;
+  while (at < x.byteLength) at += writeSync(fd, x, at, x.byteLength - at, position === undefined ? null : position + at);
+  return at;
+}
+
+/** The data host of a PE thread, from what the agent process put in its environment (DATA_ENV). */
+export function dataHostFromEnv(env: NodeJS.ProcessEnv = process.env): AgentDataHost {
+  let roots: DataRoot[] = [];
+  try {
+    const parsed = JSON.parse(env[DATA_ENV] ?? '[]') as unknown;
+    if (Array.isArray(parsed)) roots = parsed.filter((r): r is DataRoot => typeof r?.name === 'string' && typeof r?.dir === 'string');
+  } catch {
+    roots = [];
+  }
+  const quota = Number(env[DATA_QUOTA_ENV] ?? 0);
+  return new AgentDataHost(roots, Number.isFinite(quota) && quota > 0 ? quota : 0);
+}
