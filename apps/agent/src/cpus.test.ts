@@ -242,4 +242,16 @@ describe('pipeloom run', () => {
     expect(r.stderr).not.toMatch(/no PE|refused/);
     expect(r.status, r.stderr).toBe(0);
   });
+
+  it('--cpus N gives its local agents more cores, which a task bag takes as workers; an N out of bounds is refused', async () => {
+    // examples/mlem.json maps onto cpu@h0 and gpu0@h0; its 12 shares an iteration spread over every PE of the pool.
+    const args = ['run', 'examples/mlem.json', '--mode', 'taskbag', '--param', 'N=8', '--param', 'K=12', '--iterations', '2', '--format', 'json'];
+    const r = await pipeloomInProcess(...args, '--cpus', '3');
+    expect(r.status, r.stderr).toBe(0);
+    const perPe = Object.keys((JSON.parse(r.stdout) as { bag: { perPe: Record<string, number> } }).bag.perPe).sort();
+    expect(perPe.filter((pe) => pe.startsWith('cpu'))).toEqual(cores('h0', 3));
+    const bad = await pipeloomInProcess(...args, '--cpus', '0');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('--cpus must be a whole number of CPU PEs from 1 to 256, not "0"');
+  });
 });

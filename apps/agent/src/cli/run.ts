@@ -17,7 +17,7 @@ import {
   type RunResult,
 } from '@pipeloom/core';
 import { ProgressBar } from '../progress/bar.js';
-import { agentFlags, agentsHaving, clusterOf, exitOf, onAgents } from './agents.js';
+import { agentFlags, agentsHaving, clusterOf, cpusFlag, exitOf, onAgents } from './agents.js';
 import { deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelPackages, loadTimeoutFlag, withPackageCalls } from '../kernels/load.js';
@@ -57,6 +57,9 @@ utilisation and predicted vs measured.
                            unless the extension or --trace-format says otherwise
   ${traceFormatUsage(27)}
   --link-rate BYTES        cap host-to-host sends at BYTES per second (local agents only)
+  --cpus N                 CPU PEs of each local agent, cpu0@HOST .. (default: as many as the
+                           document maps on its busiest host, never fewer; a task bag's pool
+                           takes them all)
   --emulate-links          make every transfer last at least its link's time in the document
                            (latency + bytes / bandwidth): rehearse a cluster's timing locally
   --emulate-devices        make every GPU firing last at least its calibrated time (else its
@@ -90,6 +93,7 @@ export async function main(argv: string[]): Promise<number> {
       trace: str,
       'trace-format': str,
       'link-rate': str,
+      cpus: str,
       'emulate-links': { type: 'boolean' },
       'emulate-devices': { type: 'boolean' },
       calibration: str,
@@ -113,11 +117,13 @@ export async function main(argv: string[]): Promise<number> {
   const v = args.values;
   const iterationsFlag = positiveInt('run', 'iterations', v.iterations);
   const linkRate = positiveInt('run', 'link-rate', v['link-rate']);
+  const cpus = cpusFlag('run', v.cpus);
   const kernelTimeout = seconds('run', 'kernel-timeout', v['kernel-timeout']);
   const deployTimeout = seconds('run', 'deploy-timeout', v['deploy-timeout']);
   const traceFile = typeof v.trace === 'string' ? v.trace : undefined;
   const traceAs = traceFormat('run', traceFile, v['trace-format']);
-  if (iterationsFlag === undefined || linkRate === undefined || kernelTimeout === undefined || deployTimeout === undefined || !traceAs) return EXIT.failure;
+  if (iterationsFlag === undefined || linkRate === undefined || cpus === undefined || kernelTimeout === undefined || deployTimeout === undefined || !traceAs)
+    return EXIT.failure;
   const deploy = deployOptions(deployTimeout);
   if (v.overlap && v['no-overlap']) {
     console.error('pipeloom run: choose one of --overlap and --no-overlap');
@@ -158,7 +164,7 @@ export async function main(argv: string[]): Promise<number> {
       deploy,
       format,
       trace: traceFile ? { file: traceFile, as: traceAs } : undefined,
-      agents: agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) }),
+      agents: { ...agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) }), cpus: cpus ?? undefined },
     });
   }
   if (Object.keys(slow).length) {
@@ -199,6 +205,7 @@ export async function main(argv: string[]): Promise<number> {
       agents: v.agents as string | undefined,
       token: v.token as string | undefined,
       linkRate: linkRate ?? undefined,
+      cpus: cpus ?? undefined,
       allowWgsl: v['allow-wgsl'] === true,
       kernelTimeout,
       kernelLoadTimeout,
