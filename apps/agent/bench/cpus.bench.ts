@@ -10,15 +10,15 @@
 // share of the 12 chains). More PEs than the machine has cores share them: on 2 cores the
 // speedup stops at 2 and beyond it shows the contention; a host with N free cores shows N.
 //
-//   npm run bench:cpus -- [--cpus 1,2,3,4] [--size 12] [--angles 24] [--iterations 12] [--rounds 3]
+//   npm run bench:cpus -- [--cpus 1,2,3,4] [--size 16] [--angles 36] [--iterations 8] [--rounds 3] [--sync self-timed|barrier]
 //
 // `benchCpus` is what bench:io calls for its multi-CPU half.
 import { availableParallelism, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import type { ProjectDocument } from '@pipeloom/core';
+import type { ProjectDocument, SyncMode } from '@pipeloom/core';
 import { spawnLocalAgents } from '../src/local/spawn.js';
 import { compileOrThrow, connect } from '../src/testing/fixtures.js';
-import { arg, argList, cycleTime, median, ms, table } from './common.js';
+import { arg, argList, cpuSeconds, cycleTime, median, ms, table } from './common.js';
 
 export interface CpusBenchOptions {
   /** PE counts to measure (default 1..4); N = 1 is always measured, as the baseline. */
@@ -30,6 +30,8 @@ export interface CpusBenchOptions {
   iterations?: number;
   /** Runs per N; the median is kept. */
   rounds?: number;
+  /** Default self-timed. */
+  sync?: SyncMode;
 }
 
 export interface CpusRow {
@@ -42,6 +44,8 @@ export interface CpusRow {
   ideal: number;
   /** The ideal within this machine's cores (more PEs than cores take turns on them). */
   here: number;
+  /** The agent's CPU seconds per wall second over its runs (the median): the cores it got. */
+  busy: number;
 }
 
 const CHAINS = 12;
@@ -84,9 +88,9 @@ export function chainsDoc(n: number, size: number, angles: number, iterations: n
 export async function benchCpus(o: CpusBenchOptions = {}): Promise<CpusRow[]> {
   process.env.EGL_PLATFORM ??= 'surfaceless';
   const counts = [...new Set([1, ...(o.cpus ?? [1, 2, 3, 4])])].sort((a, b) => a - b);
-  const size = o.size ?? 12;
-  const angles = o.angles ?? 24;
-  const iterations = o.iterations ?? 12;
+  const size = o.size ?? 16;
+  const angles = o.angles ?? 36;
+  const iterations = o.iterations ?? 8;
   const rounds = o.rounds ?? 3;
   const local = await spawnLocalAgents(['h0'], { cpuOnly: ['h0'], args: ['--cpus', String(Math.max(...counts))] });
   try {
@@ -98,10 +102,14 @@ export async function benchCpus(o: CpusBenchOptions = {}): Promise<CpusRow[]> {
       const cycles = new Map<number, number>();
       // Rounds interleave the counts, so a change in the machine's load falls on all of them alike.
       const samples = new Map<number, number[]>(counts.map((n) => [n, []]));
+      const busy = new Map<number, number[]>(counts.map((n) => [n, []]));
+      const pid = local.agents[0].process.pid!;
       for (let r = 0; r < rounds; r++)
         for (const n of counts) {
           const ig = compileOrThrow(chainsDoc(n, size, angles, iterations), true);
-          const run = await c.run(ig, { iterations, keepEvents: true, sync: 'self-timed' }).done;
+          const [cpu0, t0] = [cpuSeconds([pid]), performance.now()];
+          const run = await c.run(ig, { iterations, keepEvents: true, sync: o.sync ?? 'self-timed' }).done;
+          busy.get(n)!.push((cpuSeconds([pid]) - cpu0) / ((performance.now() - t0) / 1000));
           if (!run.ok) throw new Error(`${n} CPU PEs: run failed: ${JSON.stringify(run.failure)}`);
           samples.get(n)!.push(cycleTime(ig, run));
         }
@@ -109,7 +117,14 @@ export async function benchCpus(o: CpusBenchOptions = {}): Promise<CpusRow[]> {
       const base = cycles.get(1)!;
       return counts.map((n) => {
         const ideal = CHAINS / Math.ceil(CHAINS / n);
-        return { cpus: n, cycle: cycles.get(n)!, speedup: base / cycles.get(n)!, ideal, here: Math.min(ideal, availableParallelism()) };
+        return {
+          cpus: n,
+          cycle: cycles.get(n)!,
+          speedup: base / cycles.get(n)!,
+          ideal,
+          here: Math.min(ideal, availableParallelism()),
+          busy: median(busy.get(n)!),
+        };
       });
     } finally {
       c.close();
@@ -122,21 +137,22 @@ export async function benchCpus(o: CpusBenchOptions = {}): Promise<CpusRow[]> {
 /** The sweep as a markdown table. */
 export function cpusTable(rows: readonly CpusRow[]): string {
   return table(
-    ['CPU PEs', 'cycle (ms)', 'speedup vs 1 PE', 'ideal on N cores', `ideal on ${availableParallelism()} cores`],
-    rows.map((r) => [String(r.cpus), ms(r.cycle), `${r.speedup.toFixed(2)}x`, `${r.ideal.toFixed(2)}x`, `${r.here.toFixed(2)}x`]),
+    ['CPU PEs', 'cycle (ms)', 'speedup vs 1 PE', 'ideal on N cores', `ideal on ${availableParallelism()} cores`, 'cores the agent got'],
+    rows.map((r) => [String(r.cpus), ms(r.cycle), `${r.speedup.toFixed(2)}x`, `${r.ideal.toFixed(2)}x`, `${r.here.toFixed(2)}x`, r.busy.toFixed(2)]),
   );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const o: CpusBenchOptions = {
     cpus: argList('cpus', [1, 2, 3, 4]),
-    size: arg('size', 12),
-    angles: arg('angles', 24),
-    iterations: arg('iterations', 12),
+    size: arg('size', 16),
+    angles: arg('angles', 36),
+    iterations: arg('iterations', 8),
     rounds: arg('rounds', 3),
+    sync: process.argv.includes('barrier') ? 'barrier' : 'self-timed',
   };
   console.log(
-    `bench:cpus: ${CHAINS} P -> I -> C chains (MLEM phantom -> projbp -> error, ${o.size}^3 voxels, ${o.angles} angles), ${o.iterations} iterations, median of ${o.rounds} rounds; one agent, --cpus ${Math.max(...o.cpus!)}; this machine: ${availableParallelism()} cores`,
+    `bench:cpus: ${CHAINS} P -> I -> C chains (MLEM phantom -> projbp -> error, ${o.size}^3 voxels, ${o.angles} angles), ${o.iterations} iterations, ${o.sync}, median of ${o.rounds} rounds; one agent, --cpus ${Math.max(...o.cpus!)}; this machine: ${availableParallelism()} cores`,
   );
   const load = () => loadavg()[0].toFixed(1);
   const before = load();

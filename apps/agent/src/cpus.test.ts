@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatDiagnostic, sendLane, type ProjectDocument, type RunResult, type TraceEvent } from '@pipeloom/core';
+import { formatDiagnostic, predict, sendLane, type ProjectDocument, type RunResult, type TraceEvent } from '@pipeloom/core';
 import { agentsForSuite } from './testing/suite.js';
 import { bagGraphOrThrow, compileOrThrow, connect, example, piic, pipeloomInProcess } from './testing/fixtures.js';
 
@@ -79,7 +79,8 @@ describe('static runs over the CPU PEs of one agent', () => {
       it(`P -> I -> I -> C on cpu0..cpu3@h0 checks exact values every iteration, ${sync}, ${overlap ? 'with' : 'without'} overlap; each copy between two cores on its own lane`, async () => {
         const c = await connect(urls(), agentsOf().token);
         try {
-          const ig = compileOrThrow(piicOn({ h0: cores('h0') }, { P: 'cpu0@h0', I1: 'cpu1@h0', I2: 'cpu2@h0', C: 'cpu3@h0' }), overlap);
+          const doc = piicOn({ h0: cores('h0') }, { P: 'cpu0@h0', I1: 'cpu1@h0', I2: 'cpu2@h0', C: 'cpu3@h0' });
+          const ig = compileOrThrow(doc, overlap);
           expect(c.check(ig).map(formatDiagnostic)).toEqual([]);
           const r = await c.run(ig, { iterations: 12, sync }).done;
           expect(r.failure).toBeUndefined();
@@ -99,6 +100,11 @@ describe('static runs over the CPU PEs of one agent', () => {
             expect(lanes.has(`${from} ${sendLane(to)}`), `${from} -> ${to} in ${[...lanes].join(', ')}`).toBe(true);
           expect(r.events.filter((e) => e.kind === 'transfer').length).toBe(3 * 12);
           expect(r.dropped).toBe(0);
+          // Measured lanes are the predicted lanes (core's trace lanes), so the timeline draws the plan under each.
+          const predicted = predict(doc);
+          if (!predicted.ok) throw new Error('the four-core P-I-I-C must predict');
+          const laneSet = (es: readonly TraceEvent[]) => new Set(es.filter((e) => e.kind !== 'barrier' && e.kind !== 'wait').map((e) => `${e.pe} ${e.thread}`));
+          expect(laneSet(r.events)).toEqual(laneSet(predicted.prediction[overlap ? 'overlap' : 'noOverlap']!.timeline));
         } finally {
           c.close();
         }
@@ -241,5 +247,17 @@ describe('pipeloom run', () => {
     const r = await pipeloomInProcess('run', file, '--iterations', '4');
     expect(r.stderr).not.toMatch(/no PE|refused/);
     expect(r.status, r.stderr).toBe(0);
+  });
+
+  it('--cpus N gives its local agents more cores, which a task bag takes as workers; an N out of bounds is refused', async () => {
+    // examples/mlem.json maps onto cpu@h0 and gpu0@h0; its 12 shares an iteration spread over every PE of the pool.
+    const args = ['run', 'examples/mlem.json', '--mode', 'taskbag', '--param', 'N=8', '--param', 'K=12', '--iterations', '2', '--format', 'json'];
+    const r = await pipeloomInProcess(...args, '--cpus', '3');
+    expect(r.status, r.stderr).toBe(0);
+    const perPe = Object.keys((JSON.parse(r.stdout) as { bag: { perPe: Record<string, number> } }).bag.perPe).sort();
+    expect(perPe.filter((pe) => pe.startsWith('cpu'))).toEqual(cores('h0', 3));
+    const bad = await pipeloomInProcess(...args, '--cpus', '0');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('--cpus must be a whole number of CPU PEs from 1 to 256, not "0"');
   });
 });

@@ -124,7 +124,8 @@ describe('refusals', () => {
     try {
       const problems = c.check(ig);
       expect(problems.map((d) => d.message)).toEqual([
-        expect.stringMatching(/^agent h1 \(ws:\/\/127\.0\.0\.1:\d+\) has no PE gpu1@h1; it serves cpu@h1, gpu0@h1/),
+        // The agent's cores first (cpu0@h1 ...), then its GPUs.
+        expect.stringMatching(/^agent h1 \(ws:\/\/127\.0\.0\.1:\d+\) has no PE gpu1@h1; it serves cpu0@h1(, cpu\d+@h1)*, gpu0@h1/),
       ]);
       const r = await c.run(ig, { iterations: 2 }).done;
       expect(r.ok).toBe(false);

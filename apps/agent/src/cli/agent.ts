@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import os from 'node:os';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { defaultCpus, discover, MAX_CPUS } from '../devices/discover.js';
 import { startAgent, type AgentServer } from '../server/server.js';
 import { DEFAULT_KERNEL_TIMEOUT_MS } from '../runtime/host-run.js';
 import { DEFAULT_LIMITS, MIN_TOKEN_LENGTH } from '../server/security.js';
 import { parseCommandArgs, seconds } from './args.js';
+import { cpusFlag } from './agents.js';
 import { compileCheck, loadKernelPackages, loadTimeoutFlag, shareWithThreads } from '../kernels/load.js';
 import { kernelManifest, listKernels } from '@pipeloom/kernels';
 import { openDevice } from '../devices/discover.js';
@@ -184,14 +184,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     nums[flag] = v;
   }
-  const rawCpus = f.get('cpus');
-  const cpus = rawCpus === undefined ? defaultCpus() : Number(rawCpus);
-  if (!(rawCpus?.trim() !== '' && Number.isInteger(cpus) && cpus >= 1 && cpus <= MAX_CPUS)) {
-    console.error(
-      `pipeloom agent: --cpus must be a whole number of CPU PEs from 1 to ${MAX_CPUS}, not "${rawCpus}" (this machine has ${os.availableParallelism()} cores; more PEs than cores share them)`,
-    );
-    return 1;
-  }
+  const cpus = cpusFlag('agent', f.get('cpus'));
+  if (cpus === undefined) return 1;
   const timeoutFlag = seconds('agent', 'kernel-timeout', f.get('kernel-timeout'));
   if (timeoutFlag === undefined) return 1;
   const kernelTimeout = timeoutFlag ?? DEFAULT_KERNEL_TIMEOUT_MS / 1000;
@@ -239,7 +233,7 @@ export async function main(argv: string[]): Promise<number> {
     emulateGpus: nums['emulate-gpus'],
     cpuOnly: args.values['cpu-only'] === true,
     cpuMemory: nums['cpu-memory'] || undefined,
-    cpus,
+    cpus: cpus ?? defaultCpus(),
   });
   if (packages.packages.length) {
     // PE threads load the same files (runtime/pe-worker-boot.mjs).

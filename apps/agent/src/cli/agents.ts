@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import WebSocket from 'ws';
 import { programHosts, type ImplementationGraph, Coordinator, ConnectError, type RunResult, type SocketLike } from '@pipeloom/core';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -5,6 +6,7 @@ import { exited, spawnLocalAgents, type LocalAgents } from '../local/spawn.js';
 import type { DataRoot } from '../io/roots.js';
 import { EXIT_INTERRUPTED, Interrupt } from './interrupt.js';
 import { EXIT } from './read-document.js';
+import { MAX_CPUS } from '../devices/discover.js';
 
 // The agents a command runs on: `--agents URLS --token T`, or one local agent per host of the
 // document (started here, stopped by `close`). Shared by `pipeloom run` and `pipeloom calibrate`.
@@ -39,11 +41,24 @@ export function cpusPerHost(pes: readonly { host: string; pe: string }[]): Recor
   return out;
 }
 
+/** `--cpus N` (an agent's CPU PEs): N, null when absent, undefined (after a message) when it is not 1 to MAX_CPUS. */
+export function cpusFlag(command: string, value: string | boolean | undefined): number | null | undefined {
+  if (value === undefined) return null;
+  const n = Number(value);
+  if (typeof value === 'string' && value.trim() !== '' && Number.isInteger(n) && n >= 1 && n <= MAX_CPUS) return n;
+  console.error(
+    `pipeloom ${command}: --cpus must be a whole number of CPU PEs from 1 to ${MAX_CPUS}, not "${String(value)}" (this machine has ${availableParallelism()} cores; more PEs than cores share them)`,
+  );
+  return undefined;
+}
+
 export interface AgentFlags {
   agents?: string;
   token?: string;
   /** Local agents only. */
   linkRate?: number;
+  /** Local agents only: CPU PEs each serves, at least what the document maps (--cpus). */
+  cpus?: number;
   allowWgsl?: boolean;
   kernelTimeout?: number | null;
   /** Local agents only: --kernel-load-timeout in seconds. */
@@ -128,7 +143,7 @@ export async function openAgents(command: string, cluster: LocalCluster, f: Agen
         // Every local agent serves the most CPU PEs any host of the document has (spawnLocalAgents
         // passes the same flags to each): a run's threads are those of its programs only.
         '--cpus',
-        String(Math.max(1, ...Object.values(cluster.cpus ?? {}))),
+        String(Math.max(f.cpus ?? 1, ...Object.values(cluster.cpus ?? {}))),
         ...(f.allowWgsl ? ['--allow-wgsl'] : []),
         ...(f.kernelTimeout != null ? ['--kernel-timeout', String(f.kernelTimeout)] : []),
         ...(f.kernelLoadTimeout !== undefined ? ['--kernel-load-timeout', String(f.kernelLoadTimeout)] : []),

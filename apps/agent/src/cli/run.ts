@@ -18,7 +18,7 @@ import {
 } from '@pipeloom/core';
 import { notSinks, writeLines } from './sink-writes.js';
 import { ProgressBar } from '../progress/bar.js';
-import { agentFlags, agentsHaving, clusterOf, exitOf, onAgents } from './agents.js';
+import { agentFlags, agentsHaving, clusterOf, cpusFlag, exitOf, onAgents } from './agents.js';
 import { deployOptions, parseCommandArgs, positiveInt, seconds } from './args.js';
 import { EXIT, printDiagnostics, readDocument } from './read-document.js';
 import { loadKernelPackages, loadTimeoutFlag, withPackageCalls } from '../kernels/load.js';
@@ -58,6 +58,9 @@ utilisation and predicted vs measured.
                            unless the extension or --trace-format says otherwise
   ${traceFormatUsage(27)}
   --link-rate BYTES        cap host-to-host sends at BYTES per second (local agents only)
+  --cpus N                 CPU PEs of each local agent, cpu0@HOST .. (default: as many as the
+                           document maps on its busiest host, never fewer; a task bag's pool
+                           takes them all)
   --emulate-links          make every transfer last at least its link's time in the document
                            (latency + bytes / bandwidth): rehearse a cluster's timing locally
   --emulate-devices        make every GPU firing last at least its calibrated time (else its
@@ -94,6 +97,7 @@ export async function main(argv: string[]): Promise<number> {
       trace: str,
       'trace-format': str,
       'link-rate': str,
+      cpus: str,
       'emulate-links': { type: 'boolean' },
       'emulate-devices': { type: 'boolean' },
       calibration: str,
@@ -118,11 +122,13 @@ export async function main(argv: string[]): Promise<number> {
   const v = args.values;
   const iterationsFlag = positiveInt('run', 'iterations', v.iterations);
   const linkRate = positiveInt('run', 'link-rate', v['link-rate']);
+  const cpus = cpusFlag('run', v.cpus);
   const kernelTimeout = seconds('run', 'kernel-timeout', v['kernel-timeout']);
   const deployTimeout = seconds('run', 'deploy-timeout', v['deploy-timeout']);
   const traceFile = typeof v.trace === 'string' ? v.trace : undefined;
   const traceAs = traceFormat('run', traceFile, v['trace-format']);
-  if (iterationsFlag === undefined || linkRate === undefined || kernelTimeout === undefined || deployTimeout === undefined || !traceAs) return EXIT.failure;
+  if (iterationsFlag === undefined || linkRate === undefined || cpus === undefined || kernelTimeout === undefined || deployTimeout === undefined || !traceAs)
+    return EXIT.failure;
   const deploy = deployOptions(deployTimeout);
   if (v.overlap && v['no-overlap']) {
     console.error('pipeloom run: choose one of --overlap and --no-overlap');
@@ -163,7 +169,7 @@ export async function main(argv: string[]): Promise<number> {
       deploy,
       format,
       trace: traceFile ? { file: traceFile, as: traceAs } : undefined,
-      agents: agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file), data: read.roots }),
+      agents: { ...agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file), data: read.roots }), cpus: cpus ?? undefined },
     });
   }
   if (Object.keys(slow).length) {
@@ -204,6 +210,7 @@ export async function main(argv: string[]): Promise<number> {
       agents: v.agents as string | undefined,
       token: v.token as string | undefined,
       linkRate: linkRate ?? undefined,
+      cpus: cpus ?? undefined,
       allowWgsl: v['allow-wgsl'] === true,
       kernelTimeout,
       kernelLoadTimeout,

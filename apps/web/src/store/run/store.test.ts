@@ -183,7 +183,7 @@ describe('run store with real agents h0 and h1', () => {
       const s0 = run.store.getState();
       expect(s0.connection).toBe('connected');
       expect(s0.agents.map((a) => a.host).sort()).toEqual(['h0', 'h1']);
-      // The agent's cores are cpu0@h0 ... (as many as it was given), its GPU gpu0@h0.
+      // An agent's CPU PEs are its cores, cpu0@h0 first (the document's cpu@h0).
       expect(s0.agents.find((a) => a.host === 'h0')!.pes.map((p) => p.id)).toEqual(expect.arrayContaining(['cpu0@h0', 'gpu0@h0']));
       const ig = compileOrThrow(piic({ iterations: 12 }), true);
       expect(run.deploy(ig)).toBe(true);
