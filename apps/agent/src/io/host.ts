@@ -1,5 +1,5 @@
 import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   IO_READ,
@@ -39,6 +39,8 @@ interface SinkState {
   lastFile: number;
   files: number;
   iterations: number;
+  /** Real directories already checked and made, by the directory the path names. */
+  dirs: Map<string, string>;
   /** Y4M append: the stream's open file and its whole length so far. */
   stream?: { fd: number; length: number };
 }
@@ -140,6 +142,7 @@ export class AgentDataHost implements DataHost {
     s.written ??= 0;
     s.lastFile ??= 0;
     s.files ??= 0;
+    s.dirs ??= new Map();
     s.iterations ??= 0;
     const sink = s as SinkState;
     const format = ioFormat(p) as IoFormat;
@@ -152,8 +155,14 @@ export class AgentDataHost implements DataHost {
     const name = when === 'each' && isSequence(written) ? frameName(file, f.iteration) : file;
     const shown = when === 'each' && isSequence(written) ? frameName(written, f.iteration) : written;
     naming(shown, root.name, () => {
-      const dir = writeDir(root, shown, name);
-      mkdirSync(dir, { recursive: true });
+      // The directory checked against the root and made once per sink (a pattern's frames share it).
+      const at = dirname(name);
+      let dir = sink.dirs.get(at);
+      if (dir === undefined) {
+        dir = writeDir(root, shown, name);
+        mkdirSync(dir, { recursive: true });
+        if (sink.dirs.size < 64) sink.dirs.set(at, dir);
+      }
       const target = join(dir, basename(name));
       if (format === 'y4m') this.appendFrame(sink, target, shown, shape, f, element);
       else {
