@@ -205,11 +205,15 @@ describe('bad input, named with node, file and fix', () => {
       ),
     );
     chmodSync(join(data, 'big.npy'), 0o644);
-    const r = await run(doc('full', { path: 'd:big.npy' }, { path: 'd:full/%02d.raw', format: 'raw' }, 3, '1024'), '--data', `d=${data}`);
+    const r = await run(doc('full', { path: 'd:big.npy' }, { path: 'd:full/%02d.raw', format: 'raw' }, 3, '1024'), '--data', `d=${data}`, '--format', 'json');
     expect(r.status).not.toBe(0);
     expect(r.stdout + r.stderr).toMatch(/snk/);
     expect(r.stdout + r.stderr).toContain('d:full/01.raw: no space: the sink has written 4096 bytes and this file needs 4096 more');
     expect(readdirSync(join(data, 'full'))).toEqual(['00.raw']);
     expect(readFileSync(join(data, 'full', '00.raw')).length).toBe(4096);
+    // The failed run still says what the sink wrote.
+    expect((JSON.parse(r.stdout) as { writes: unknown }).writes).toEqual([
+      { node: 'snk', host: 'h0', pe: 'cpu@h0', path: 'd:full/%02d.raw', bytes: 4096, files: 1, iterations: 1 },
+    ]);
   });
 });

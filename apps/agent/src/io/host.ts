@@ -1,4 +1,4 @@
-import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
@@ -41,8 +41,8 @@ interface SinkState {
   iterations: number;
   /** Real directories already checked and made, by the directory the path names. */
   dirs: Map<string, string>;
-  /** Y4M append: the stream's open file and its whole length so far. */
-  stream?: { fd: number; length: number };
+  /** Y4M append: the stream's whole length so far. */
+  stream?: { length: number };
 }
 
 const fail = (kernel: string, e: unknown): never => {
@@ -210,20 +210,24 @@ export class AgentDataHost implements DataHost {
   private appendFrame(sink: SinkState, target: string, shown: string, shape: number[], f: CpuFiring, element: ElementType): void {
     const frame = y4mFrame({ y: f.inputs.y, u: f.inputs.u, v: f.inputs.v }, element);
     if (!sink.stream) {
-      this.whole(sink, target, shown, [y4mStreamHeader(shape), ...frame], true);
-      const fd = openSync(target, 'r+');
-      sink.stream = { fd, length: fstatSync(fd).size };
+      const header = y4mStreamHeader(shape);
+      this.whole(sink, target, shown, [header, ...frame], true);
+      sink.stream = { length: header.byteLength + frame.reduce((n, x) => n + x.byteLength, 0) };
       return;
     }
     const bytes = frame.reduce((n, x) => n + x.byteLength, 0);
     this.charge(sink, shown, bytes);
     const st = sink.stream;
+    // Opened per frame: a PE thread's end closes no file, and a run must not leave one open.
+    const fd = openSync(target, 'r+');
     try {
       let at = st.length;
-      for (const x of frame) at += writeAll(st.fd, x, at);
+      for (const x of frame) at += writeAll(fd, x, at);
     } catch (e) {
-      ftruncateSync(st.fd, st.length);
+      ftruncateSync(fd, st.length);
       throw e;
+    } finally {
+      closeSync(fd);
     }
     st.length += bytes;
     sink.bytes += bytes;
