@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { encode as encodePng } from 'fast-png';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findKernel, IO_READ, IO_WRITE, portsFor, withDefaults, type Params } from '@pipeloom/kernels';
+import { findKernel, IO_READ, IO_WRITE, portsFor, withDefaults, type IoFormat, type Params } from '@pipeloom/kernels';
+import fc from 'fast-check';
 import { AgentDataHost } from './host.js';
+import { FormatError, parseHeader } from './formats.js';
 import { dataRefusal } from './check.js';
 import { fillIo } from './fill.js';
 import type { DataRoot } from './roots.js';
@@ -52,6 +54,7 @@ class Node {
 }
 
 const host = new AgentDataHost(roots);
+const PNG_START = Buffer.from([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82]);
 const reader = (params: Params) => new Node(host, IO_READ, params);
 const writer = (params: Params, h = host) => new Node(h, IO_WRITE, params);
 const ramp = (n: number, scale = 1) => Float32Array.from({ length: n }, (_, i) => (i % 256) * scale);
@@ -238,5 +241,29 @@ describe('sizes from headers (the CLI, before compiling)', () => {
         severity: 'error',
       },
     ]);
+  });
+});
+
+describe('headers of any bytes', () => {
+  it('every format reads a header or says what is wrong (FormatError), whatever the bytes (fuzz)', () => {
+    const prefixes = [Buffer.from([0x93, ...Buffer.from('NUMPY'), 1, 0]), Buffer.from('P5\n'), Buffer.from('P6 '), PNG_START, Buffer.from('YUV4MPEG2 ')];
+    fc.assert(
+      fc.property(
+        fc.constantFrom('npy', 'pgm', 'ppm', 'png', 'y4m') as fc.Arbitrary<IoFormat>,
+        fc.nat(prefixes.length - 1),
+        fc.uint8Array({ maxLength: 200 }),
+        (format, p, tail) => {
+          const bytes = Buffer.concat([prefixes[p], Buffer.from(tail)]);
+          try {
+            const info = parseHeader(format, bytes);
+            expect(info.shape.every((d) => Number.isInteger(d) && d > 0)).toBe(true);
+            expect(info.offset).toBeGreaterThan(0);
+          } catch (e) {
+            expect(e).toBeInstanceOf(FormatError);
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });
