@@ -133,6 +133,17 @@ describe('the roots, given by their operator', () => {
     expect(floats(join(data, 'local.npy'))).toEqual(VALUES);
   });
 
+  it("compile and predict --data fill the shape from the file's header; without it the shape is missing, naming the node and the fix", async () => {
+    const file = doc('compile', { path: 'd:in.npy' }, { path: 'd:x.npy' });
+    expect((await pipeloomInProcess('compile', file, '--data', `d=${data}`)).status).toBe(0);
+    expect((await pipeloomInProcess('predict', file, '--data', `d=${data}`)).status).toBe(0);
+    const without = await pipeloomInProcess('compile', file);
+    expect(without.status).toBe(2);
+    expect(without.stderr).toContain(
+      'node "src": its params give no data type (param shape: empty; pipeloom fills it from the file\'s header (compile, predict or run with --data)',
+    );
+  });
+
   it('an agent refuses to start on a --data directory that does not exist, naming it', async () => {
     const r = await pipeloomInProcess('agent', '--name', 'h9', '--data', `x=${join(base, 'nowhere')}`);
     expect(r.status).toBe(2);
