@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import {
   IO_READ,
   IO_WRITE,
+  framesOf,
   ioFormat,
   KernelError,
   parseShape,
@@ -84,23 +85,28 @@ export class AgentDataHost implements DataHost {
     const element = readElement(p);
     const convert = String(p.convert ?? 'none');
     const end = String(p.end ?? 'stop');
+    const n = framesOf(p);
     if (s.frames) {
-      const k = frameOf(f.iteration, s.frames.count, end);
-      if (k === undefined)
-        throw new DataError(
-          written,
-          `the sequence has ${s.frames.count} frames; iteration ${f.iteration} asks for frame ${s.frames.first + f.iteration}`,
-          'set end to loop or hold, add frames, or run fewer iterations',
+      const seq = s.frames;
+      for (let j = 0; j < n; j++) {
+        const want = f.iteration * n + j;
+        const k = frameOf(want, seq.count, end);
+        if (k === undefined)
+          throw new DataError(
+            written,
+            `the sequence has ${seq.count} frames; iteration ${f.iteration} asks for frame ${seq.first + want}`,
+            'set end to loop or hold, add frames, or run fewer iterations',
+          );
+        const name = frameName(file, seq.first + k);
+        naming(frameName(written, seq.first + k), root.name, () =>
+          withFile(realFile(root, written, name), (fd) => {
+            const info = readHeader(fd, format, format === 'raw' ? { dtype: s.info!.dtype, shape: s.info!.shape } : undefined);
+            const differs = disagreement({ ...p, shape: p.shape || s.info!.shape.join('x'), dtype: p.dtype || s.info!.dtype }, info);
+            if (differs) throw new DataError(frameName(written, seq.first + k), differs.problem, 'make every frame of the sequence the same size and type');
+            readFrame(fd, info, 0, part(f.outputs, j, n), element, convert);
+          }),
         );
-      const name = frameName(file, s.frames.first + k);
-      naming(frameName(written, s.frames.first + k), root.name, () =>
-        withFile(realFile(root, written, name), (fd) => {
-          const info = readHeader(fd, format, format === 'raw' ? { dtype: s.info!.dtype, shape: s.info!.shape } : undefined);
-          const differs = disagreement({ ...p, shape: p.shape || s.info!.shape.join('x'), dtype: p.dtype || s.info!.dtype }, info);
-          if (differs) throw new DataError(frameName(written, s.frames!.first + k), differs.problem, 'make every frame of the sequence the same size and type');
-          readFrame(fd, info, 0, f.outputs, element, convert);
-        }),
-      );
+      }
       return;
     }
     // The file's real path, checked against the root once (the first firing); a single file is
@@ -109,19 +115,20 @@ export class AgentDataHost implements DataHost {
     naming(written, root.name, () =>
       withFile(s.real!, (fd) => {
         let info = s.info!;
-        if (info.frames !== undefined) {
+        if (info.frames === undefined) return readFrame(fd, info, 0, f.outputs, element, convert);
+        for (let j = 0; j < n; j++) {
+          const want = f.iteration * n + j;
           // A stream growing while it is read: its frames counted again when the last is passed.
-          if (f.iteration >= info.frames) info = s.info = readHeader(fd, format);
-          const k = frameOf(f.iteration, info.frames!, end);
+          if (want >= info.frames!) info = s.info = readHeader(fd, format);
+          const k = frameOf(want, info.frames!, end);
           if (k === undefined)
             throw new DataError(
               written,
-              `the video has ${info.frames} frames; iteration ${f.iteration} asks for frame ${f.iteration}`,
+              `the video has ${info.frames} frames; iteration ${f.iteration} asks for frame ${want}`,
               'set end to loop or hold, or run fewer iterations',
             );
-          return readFrame(fd, info, k, f.outputs, element, convert);
+          readFrame(fd, info, k, part(f.outputs, j, n), element, convert);
         }
-        readFrame(fd, info, 0, f.outputs, element, convert);
       }),
     );
   }
@@ -152,8 +159,29 @@ export class AgentDataHost implements DataHost {
     const { root, file } = naming(written, undefined, () => splitDataPath(this.roots, written));
     if (root.readOnly)
       throw new DataError(written, `data root "${root.name}" is read-only on this agent (--data-ro)`, 'write to a root the agent serves with --data');
-    const name = when === 'each' && isSequence(written) ? frameName(file, f.iteration) : file;
-    const shown = when === 'each' && isSequence(written) ? frameName(written, f.iteration) : written;
+    const n = framesOf(p);
+    for (let j = 0; j < n; j++) {
+      const at = f.iteration * n + j;
+      const name = when === 'each' && isSequence(written) ? frameName(file, at) : file;
+      const shown = when === 'each' && isSequence(written) ? frameName(written, at) : written;
+      this.writeFrame(sink, root, name, shown, format, when, shape, element, part(f.inputs, j, n));
+    }
+    sink.iterations++;
+    return { ok: true, values: { path: written, bytes: sink.bytes, files: sink.files, iterations: sink.iterations } };
+  }
+
+  /** One frame of a sink's input, as one file (or one Y4M frame). */
+  private writeFrame(
+    sink: SinkState,
+    root: DataRoot,
+    name: string,
+    shown: string,
+    format: IoFormat,
+    when: string,
+    shape: number[],
+    element: ElementType,
+    inputs: Record<string, ArrayBufferView>,
+  ): void {
     naming(shown, root.name, () => {
       // The directory checked against the root and made once per sink (a pattern's frames share it).
       const at = dirname(name);
@@ -164,14 +192,9 @@ export class AgentDataHost implements DataHost {
         if (sink.dirs.size < 64) sink.dirs.set(at, dir);
       }
       const target = join(dir, basename(name));
-      if (format === 'y4m') this.appendFrame(sink, target, shown, shape, f, element);
-      else {
-        const parts = encode(format, f.inputs.in, element, shape);
-        this.whole(sink, target, shown, parts, when === 'each' || sink.files === 0);
-      }
+      if (format === 'y4m') this.appendFrame(sink, target, shown, shape, inputs, element);
+      else this.whole(sink, target, shown, encode(format, inputs.in, element, shape), when === 'each' || sink.files === 0);
     });
-    sink.iterations++;
-    return { ok: true, values: { path: written, bytes: sink.bytes, files: sink.files, iterations: sink.iterations } };
   }
 
   private charge(sink: SinkState, shown: string, bytes: number): void {
@@ -207,8 +230,8 @@ export class AgentDataHost implements DataHost {
   }
 
   /** One Y4M frame appended: the stream is made whole with its first frame, and a frame that fails is cut off. */
-  private appendFrame(sink: SinkState, target: string, shown: string, shape: number[], f: CpuFiring, element: ElementType): void {
-    const frame = y4mFrame({ y: f.inputs.y, u: f.inputs.u, v: f.inputs.v }, element);
+  private appendFrame(sink: SinkState, target: string, shown: string, shape: number[], inputs: Record<string, ArrayBufferView>, element: ElementType): void {
+    const frame = y4mFrame({ y: inputs.y, u: inputs.u, v: inputs.v }, element);
     if (!sink.stream) {
       const header = y4mStreamHeader(shape);
       this.whole(sink, target, shown, [header, ...frame], true);
@@ -253,4 +276,16 @@ export function dataHostFromEnv(env: NodeJS.ProcessEnv = process.env): AgentData
   }
   const quota = Number(env[DATA_QUOTA_ENV] ?? 0);
   return new AgentDataHost(roots, Number.isFinite(quota) && quota > 0 ? quota : 0);
+}
+
+/** Frame j of n of each port's view (the port holds n frames, outermost): a view of the same type over its part. */
+function part<T extends Record<string, ArrayBufferView>>(views: T, j: number, n: number): T {
+  if (n === 1) return views;
+  const out: Record<string, ArrayBufferView> = {};
+  for (const [port, v] of Object.entries(views)) {
+    const per = v.byteLength / n;
+    const View = v.constructor as new (b: ArrayBufferLike, o: number, l: number) => ArrayBufferView;
+    out[port] = new View(v.buffer, v.byteOffset + j * per, per / ((v as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT ?? 1));
+  }
+  return out as T;
 }

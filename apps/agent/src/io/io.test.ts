@@ -113,6 +113,20 @@ describe('io.write then io.read, each format', () => {
     expect(() => at('stop', 3)).toThrow('kernel "io.read": d:seq/%03d.png: the sequence has 3 frames; iteration 3 asks for frame 3; set end to loop or hold');
   });
 
+  it('several frames per firing (frames): written as consecutive files of a pattern, read back stacked', () => {
+    const w = writer({ path: 'd:stack/%02d.raw', format: 'raw', when: 'each', dtype: 'u8', shape: '1x2', frames: 3 });
+    expect(w.write({ in: Uint8Array.from([0, 1, 2, 3, 4, 5]) }, 0)).toMatchObject({ values: { files: 3, iterations: 1 } });
+    w.write({ in: Uint8Array.from([6, 7, 8, 9, 10, 11]) }, 1);
+    expect(readdirSync(join(dir, 'stack')).sort()).toEqual(['00.raw', '01.raw', '02.raw', '03.raw', '04.raw', '05.raw']);
+    expect([...readFileSync(join(dir, 'stack/04.raw'))]).toEqual([8, 9]);
+    const r = reader({ path: 'd:stack/%02d.raw', format: 'raw', dtype: 'u8', shape: '1x2', frames: 2 });
+    expect([...(r.read(1).out as Uint8Array)]).toEqual([4, 5, 6, 7]);
+    expect(() => r.read(3)).toThrow('the sequence has 6 frames; iteration 3 asks for frame 6');
+    expect(() => reader({ path: 'd:a.npy', frames: 2, shape: '3x4', dtype: 'f32' }).read()).toThrow(
+      /param frames: more than one frame per firing needs a sequence/,
+    );
+  });
+
   it('Y4M: frames appended, read back as y, u and v planes', () => {
     const w = writer({ path: 'd:v.y4m', format: 'y4m', when: 'append', dtype: 'u8', shape: '4x6' });
     for (let k = 0; k < 3; k++) w.write({ y: new Uint8Array(24).fill(k), u: new Uint8Array(6).fill(100 + k), v: new Uint8Array(6).fill(200 + k) }, k);
@@ -121,6 +135,8 @@ describe('io.write then io.read, each format', () => {
     const f1 = r.read(1);
     expect([f1.y[0], f1.u[5], f1.v[0], f1.y.length, f1.u.length]).toEqual([1, 101, 201, 24, 6]);
     expect(r.read(4).y[0]).toBe(1);
+    const two = reader({ path: 'd:v.y4m', shape: '4x6', frames: 2, end: 'loop' }).read(1);
+    expect([two.y.length, two.y[0], two.y[24], two.u[6]]).toEqual([48, 2, 0, 100]);
   });
 });
 
