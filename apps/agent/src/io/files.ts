@@ -43,6 +43,14 @@ export function naming<T>(written: string, root: string | undefined, f: () => T)
     if (code === 'ENOENT') throw new DataError(written, `no such file in data root "${root}"`, 'check the name, or put the file there');
     if (code === 'EACCES' || code === 'EPERM') throw new DataError(written, "not readable by the agent's user", "fix the file's permissions");
     if (code === 'EISDIR') throw new DataError(written, 'is a directory', 'name a file');
+    if (code === 'ENOSPC' || code === 'EDQUOT')
+      throw new DataError(
+        written,
+        `no space left on the disk of data root "${root}" (${code})`,
+        'free space, or write to another root; the files written before stay whole',
+      );
+    if (code === 'EROFS') throw new DataError(written, `the filesystem of data root "${root}" is read-only`, 'write to another root');
+    if (code === 'EFBIG') throw new DataError(written, `too large for the filesystem of data root "${root}"`, 'write smaller files');
     throw e;
   }
 }

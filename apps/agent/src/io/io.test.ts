@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { AgentDataHost } from './host.js';
 import { FormatError, parseHeader } from './formats.js';
 import { dataRefusal } from './check.js';
+import { naming } from './files.js';
 import { fillIo } from './fill.js';
 import type { DataRoot } from './roots.js';
 import type { ProjectDocument } from '@pipeloom/core';
@@ -217,6 +218,15 @@ describe('bad input, each named with its fix', () => {
     const size = statSync(join(dir, 'q.y4m')).size;
     expect(() => v.write(frame, 1)).toThrow(/no space/);
     expect(statSync(join(dir, 'q.y4m')).size).toBe(size);
+  });
+
+  it("a full disk's own error (ENOSPC) reads as the quota's does, naming the root", () => {
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    expect(() =>
+      naming('d:x.npy', 'd', () => {
+        throw full;
+      }),
+    ).toThrow('d:x.npy: no space left on the disk of data root "d" (ENOSPC); free space, or write to another root; the files written before stay whole');
   });
 
   it('leaves no temporary file behind', () => {
