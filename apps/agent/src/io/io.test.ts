@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -219,6 +220,29 @@ describe('bad input, each named with its fix', () => {
     expect(() => v.write(frame, 1)).toThrow(/no space/);
     expect(statSync(join(dir, 'q.y4m')).size).toBe(size);
   });
+
+  // A real full disk where this machine lets the test mount a 64 KiB tmpfs (root); else the quota above stands in.
+  const small = join(dir, 'small');
+  mkdirSync(small);
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', small], { stdio: 'ignore' }).status === 0;
+  afterAll(() => {
+    if (mounted) spawnSync('umount', [small], { stdio: 'ignore' });
+  });
+  it.skipIf(!mounted)(
+    'a disk that fills (a 64 KiB tmpfs): the write fails with ENOSPC naming the file and the root; the file before stays whole, no temporary file is left',
+    () => {
+      const w = writer(
+        { path: 'full:f/%02d.raw', format: 'raw', when: 'each', dtype: 'f32', shape: '10000' },
+        new AgentDataHost([{ name: 'full', dir: small }]),
+      );
+      w.write({ in: new Float32Array(10000).fill(1) }, 0);
+      expect(() => w.write({ in: new Float32Array(10000) }, 1)).toThrow(
+        'kernel "io.write": full:f/01.raw: no space left on the disk of data root "full" (ENOSPC); free space, or write to another root; the files written before stay whole',
+      );
+      expect(readdirSync(join(small, 'f'))).toEqual(['00.raw']);
+      expect(new Float32Array(new Uint8Array(readFileSync(join(small, 'f/00.raw'))).buffer).every((x) => x === 1)).toBe(true);
+    },
+  );
 
   it("a full disk's own error (ENOSPC) reads as the quota's does, naming the root", () => {
     const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
