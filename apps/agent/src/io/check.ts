@@ -53,12 +53,12 @@ function nodeProblem(n: IoNode, roots: readonly DataRoot[], iterations?: number)
       });
       return undefined;
     }
-    const seen = inspect(roots, n.params);
+    const wanted = iterations === undefined ? undefined : iterations * framesOf(n.params);
+    const seen = inspect(roots, n.params, wanted ?? 1);
     const differs = disagreement(n.params, seen.info);
     if (differs) return `${written} ${differs.problem}; ${differs.hint}`;
     const end = String(n.params.end ?? 'stop');
     const frames = seen.frames?.count ?? seen.info.frames;
-    const wanted = iterations === undefined ? undefined : iterations * framesOf(n.params);
     if (wanted !== undefined && frames !== undefined && frameOf(wanted - 1, frames, end) === undefined)
       return `${written} has ${frames} frame${frames === 1 ? '' : 's'}, the run asks for ${wanted}; set end to loop or hold, add frames, or run fewer iterations`;
     return undefined;

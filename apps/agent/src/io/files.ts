@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { formatShape, ioFormat, parseShape, readElement, type FileDtype, type IoFormat, type Params } from '@pipeloom/kernels';
+import { formatShape, ioFormat, parseShape, type FileDtype, type IoFormat, type Params } from '@pipeloom/kernels';
 import { describe, FormatError, readHeader, withFile, type FileInfo } from './formats.js';
 import { DataPathError, realFile, splitDataPath, type DataRoot } from './roots.js';
 
@@ -84,7 +84,7 @@ export function frameOf(iteration: number, frames: number, end: string): number 
 }
 
 /** The source's file header as the params name it (a sequence's first frame), checked for a path that leaves its root. */
-export function inspect(roots: readonly DataRoot[], params: Params): { info: FileInfo; file: string; root: DataRoot; frames?: Frames } {
+export function inspect(roots: readonly DataRoot[], params: Params, most = MAX_FRAMES): { info: FileInfo; file: string; root: DataRoot; frames?: Frames } {
   const written = String(params.path ?? '');
   const format = ioFormat(params) as IoFormat;
   let rootName: string | undefined;
@@ -92,7 +92,8 @@ export function inspect(roots: readonly DataRoot[], params: Params): { info: Fil
     const { root, file } = splitDataPath(roots, written);
     rootName = root.name;
     return naming(written, rootName, () => {
-      const frames = isSequence(written) ? countFrames(root, written, file) : undefined;
+      // A sequence's frames counted up to `most` (the agent's deploy check counts what the run needs, on its main thread).
+      const frames = isSequence(written) ? countFrames(root, written, file, most) : undefined;
       const first = frames ? frameName(file, frames.first) : file;
       const real = realFile(root, written, first);
       const raw = format === 'raw' ? { dtype: String(params.dtype) as FileDtype, shape: parseShape(String(params.shape)) } : undefined;
@@ -116,6 +117,3 @@ export function disagreement(params: Params, info: FileInfo): { problem: string;
   const set = [!shapeOk ? `shape to ${formatShape(info.shape)}` : '', !dtypeOk ? `dtype to ${info.dtype}` : ''].filter(Boolean).join(' and ');
   return { problem: `is ${describe(info)}, the document says ${said}`, hint: `set ${set} or leave ${!shapeOk && !dtypeOk ? 'them' : 'it'} out` };
 }
-
-/** The element an io.read node's port carries (for messages). */
-export const elementOf = readElement;

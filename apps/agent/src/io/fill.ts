@@ -19,7 +19,7 @@ export function fillIo(doc: ProjectDocument, roots: readonly DataRoot[] | undefi
     const format = ioFormat(p);
     if (!written || !format || format === 'raw' || !roots.some((r) => written.startsWith(`${r.name}:`))) return;
     try {
-      const { info } = inspect(roots, p);
+      const { info } = inspect(roots, p, 1);
       const differs = disagreement(p, info);
       if (differs) {
         diagnostics.push({ path: at(i), message: `node ${n.id} (io.read): ${written} ${differs.problem}`, hint: differs.hint, severity: 'error' });
