@@ -5,9 +5,11 @@
 //
 // The designer is served as users get it: a production build (`vite build`) under `vite
 // preview`. `npm run dev` (`--dev`) serves Vite's dev server instead, for people changing the
-// designer. `--out DIR` puts the build elsewhere than apps/web/dist.
+// designer. `--out DIR` puts the build elsewhere than apps/web/dist. `--data [NAME=]DIR`
+// (repeatable) has the agents serve DIR to io.read and io.write nodes as NAME (docs/data.md).
 import { resolve } from 'node:path';
 import { spawnLocalAgents } from '../apps/agent/src/local/spawn.js';
+import { parseDataFlags } from '../apps/agent/src/io/roots.js';
 import { serveDesigner } from './designer.js';
 
 const HOSTS = ['h0', 'h1'];
@@ -16,11 +18,17 @@ const port = Number(process.env.PORT ?? 5173);
 const args = process.argv.slice(2);
 const dev = args.includes('--dev');
 const out = args.indexOf('--out');
+const valued = new Set(['--out', '--data']);
 for (const [i, a] of args.entries()) {
-  if (a !== '--dev' && a !== '--out' && args[i - 1] !== '--out') {
-    console.error(`pipeloom start: unknown argument "${a}" (use --dev for the dev server, --out DIR for the build folder)`);
+  if (a !== '--dev' && !valued.has(a) && !valued.has(args[i - 1])) {
+    console.error(`pipeloom start: unknown argument "${a}" (use --dev for the dev server, --out DIR for the build folder, --data NAME=DIR for data roots)`);
     process.exit(2);
   }
+}
+const data = parseDataFlags(args.flatMap((a, i) => (args[i - 1] === '--data' ? [a] : [])));
+if ('error' in data) {
+  console.error(`pipeloom start: ${data.error}`);
+  process.exit(2);
 }
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`pipeloom start: PORT must be a port number (0-65535), not "${process.env.PORT}"`);
@@ -36,6 +44,7 @@ if (!dev) console.log('building the designer (vite build) and starting the agent
 const [agentsR, serverR] = await Promise.allSettled([
   spawnLocalAgents(HOSTS, {
     gpus: Object.fromEntries(HOSTS.map((h) => [h, GPUS_PER_HOST])),
+    args: data.roots.flatMap((r) => ['--data', `${r.name}=${r.dir}`]),
     log: (host, line) => {
       if (!/artificially reduced/.test(line)) console.error(`[agent ${host}] ${line}`);
     },

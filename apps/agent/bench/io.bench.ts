@@ -8,7 +8,7 @@
 //   npm run bench:io -- [--mib 16] [--frames 8] [--repeat 11]
 // The multi-CPU half of bench:io (P -> I -> C on one agent with --cpus 1..4) is cpus.bench.ts,
 // run after this table when it is there.
-import { existsSync, mkdtempSync, openSync, closeSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, closeSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir, cpus, hostname } from 'node:os';
 import { join } from 'node:path';
 import { findKernel, IO_READ, IO_WRITE, portsFor, withDefaults, type Params } from '@pipeloom/kernels';
@@ -38,6 +38,8 @@ interface Case {
   name: string;
   io: () => void;
   fs: () => void;
+  /** Writes: the same bytes written whole as io.write writes them (a temporary file, then renamed), in plain fs. */
+  atomic?: () => void;
 }
 
 const f32 = Float32Array.from({ length: bytes / 4 }, (_, i) => (i % 4093) / 4093);
@@ -62,12 +64,14 @@ function fsRead(file: string, size: number): () => void {
   };
 }
 
-/** A program's plain write of the same parts: open, write each, close. */
-function fsWrite(file: string, parts: Uint8Array[]): () => void {
+/** A program's plain write of the same parts: open, write each, close (with `atomic`: to a temporary file, renamed over the name). */
+function fsWrite(file: string, parts: Uint8Array[], atomic = false): () => void {
   return () => {
-    const fd = openSync(join(dir, file), 'w');
+    const to = join(dir, atomic ? `.${file}.tmp` : file);
+    const fd = openSync(to, 'w');
     for (const x of parts) writeSync(fd, x);
     closeSync(fd);
+    if (atomic) renameSync(to, join(dir, file));
   };
 }
 
@@ -96,11 +100,13 @@ const cases: Case[] = [
     name: `write .npy f32 (${mib} MiB)`,
     io: ioWrite({ path: 'b:out.npy', when: 'last', dtype: 'f32', shape: shape1 }, f32),
     fs: fsWrite('plain.npy', encode('npy', f32, 'f32', [bytes / 4])),
+    atomic: fsWrite('atomic.npy', encode('npy', f32, 'f32', [bytes / 4]), true),
   },
   {
     name: `write raw f32 (${mib} MiB)`,
     io: ioWrite({ path: 'b:out.raw', format: 'raw', when: 'last', dtype: 'f32', shape: shape1 }, f32),
-    fs: () => writeFileSync(join(dir, 'plain.raw'), f32),
+    fs: fsWrite('plain.raw', [new Uint8Array(f32.buffer)]),
+    atomic: fsWrite('atomic.raw', [new Uint8Array(f32.buffer)], true),
   },
   {
     name: `write PNG u8 ${side}x${side} (encode)`,
@@ -115,19 +121,16 @@ const rows: string[][] = [];
 for (const c of cases) {
   const io: number[] = [];
   const fs: number[] = [];
-  c.io();
-  c.fs();
+  const atomic: number[] = [];
+  const order: [() => void, number[]][] = [
+    [c.io, io],
+    [c.fs, fs],
+  ];
+  if (c.atomic) order.push([c.atomic, atomic]);
+  for (const [f] of order) f();
   for (let r = 0; r < repeat; r++) {
     // Each first in turn: the one after pays for the other's dirty pages no more often.
-    for (const [f, into] of (r % 2
-      ? [
-          [c.fs, fs],
-          [c.io, io],
-        ]
-      : [
-          [c.io, io],
-          [c.fs, fs],
-        ]) as [() => void, number[]][]) {
+    for (const [f, into] of [...order.slice(r % order.length), ...order.slice(0, r % order.length)]) {
       const t = now();
       for (let k = 0; k < frames; k++) f();
       into.push((now() - t) / frames);
@@ -135,13 +138,22 @@ for (const c of cases) {
   }
   const mbs = (s: number) => (bytes / (1 << 20) / s).toFixed(0);
   const [a, b] = [median(io), median(fs)];
-  rows.push([c.name, `${(a * 1000).toFixed(1)}`, mbs(a), `${(b * 1000).toFixed(1)}`, mbs(b), (b / a).toFixed(2)]);
+  rows.push([
+    c.name,
+    `${(a * 1000).toFixed(1)}`,
+    mbs(a),
+    `${(b * 1000).toFixed(1)}`,
+    mbs(b),
+    (b / a).toFixed(2),
+    c.atomic ? (median(atomic) / a).toFixed(2) : '',
+  ]);
 }
 rmSync(dir, { recursive: true, force: true });
 console.log(
   `bench:io on ${hostname()} (${cpus()[0]?.model ?? 'cpu'}, ${cpus().length} cores), ${tmpdir()}, ${mib} MiB frames, median of ${repeat} samples of ${frames} frames`,
 );
-console.log(table(['case', 'io ms', 'io MiB/s', 'fs ms', 'fs MiB/s', 'io/fs'], rows));
+console.log(table(['case', 'io ms', 'io MiB/s', 'fs ms', 'fs MiB/s', 'io/fs', 'io/fs whole'], rows));
+console.log('io/fs: against plain fs (overwrite in place); io/fs whole: against fs writing the same file whole (temporary file, rename), as io.write does');
 
 const multi = new URL('./cpus.bench.ts', import.meta.url);
 if (existsSync(multi)) await import(multi.href);

@@ -85,6 +85,45 @@ describe('a pipeline reading and writing files on an agent', () => {
   }
 });
 
+describe('a video in, images out', () => {
+  it("reads a Y4M clip's luma frame by frame (as f32 in [0, 1]) and writes each as a PNG", async () => {
+    // 3 frames of 4x6 (4:2:0): luma k * 100 in frame k.
+    const frame = (k: number) => Buffer.concat([Buffer.from('FRAME\n'), Buffer.alloc(24, k * 100), Buffer.alloc(6, 128), Buffer.alloc(6, 128)]);
+    writeFileSync(join(data, 'clip.y4m'), Buffer.concat([Buffer.from('YUV4MPEG2 W6 H4 F25:1 Ip A1:1 C420jpeg\n'), frame(0), frame(1), frame(2)]));
+    const file = join(base, 'video.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        format: 'pipeloom/v2',
+        name: 'video',
+        app: {
+          nodes: [
+            { id: 'clip', kernel: 'io.read', params: { path: 'd:clip.y4m', convert: 'unit' } },
+            { id: 'frames', kernel: 'io.write', params: { path: 'd:frames/%02d.png' } },
+          ],
+          edges: [{ from: { node: 'clip', port: 'y' }, to: { node: 'frames', port: 'in' } }],
+        },
+        arch: { hosts: [{ id: 'h0', cpus: 1 }] },
+        mapping: { clip: 'cpu@h0', frames: 'cpu@h0' },
+        options: { iterations: 3 },
+      }),
+    );
+    const r = await run(file, '--data', `d=${data}`);
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.status).toBe(0);
+    expect(readdirSync(join(data, 'frames')).sort()).toEqual(['00.png', '01.png', '02.png']);
+    // Read back as a sequence (values as f32): the last iteration's frame is luma 200 everywhere.
+    const back = await run(
+      doc('back', { path: 'd:frames/%02d.png', convert: 'f32', kind: 'array' }, { path: 'd:back.raw', format: 'raw', when: 'last' }, 3, '4,6'),
+      '--data',
+      `d=${data}`,
+    );
+    expect(back.status).toBe(0);
+    const last = readFileSync(join(data, 'back.raw'));
+    expect([...new Float32Array(new Uint8Array(last).buffer)]).toEqual(Array.from({ length: 24 }, () => 200));
+  });
+});
+
 describe('the roots, given by their operator', () => {
   it('pipeloom run --data gives its local agents the same roots', async () => {
     const r = await pipeloomInProcess('run', doc('local', { path: 'd:in.npy' }, { path: 'd:local.npy', when: 'last' }, 2), '--data', `d=${data}`);
@@ -92,6 +131,17 @@ describe('the roots, given by their operator', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/wrote {8}d:local\.npy: 1 file, 176 bytes, 2 iterations \(node snk on cpu@h0\)/);
     expect(floats(join(data, 'local.npy'))).toEqual(VALUES);
+  });
+
+  it("compile and predict --data fill the shape from the file's header; without it the shape is missing, naming the node and the fix", async () => {
+    const file = doc('compile', { path: 'd:in.npy' }, { path: 'd:x.npy' });
+    expect((await pipeloomInProcess('compile', file, '--data', `d=${data}`)).status).toBe(0);
+    expect((await pipeloomInProcess('predict', file, '--data', `d=${data}`)).status).toBe(0);
+    const without = await pipeloomInProcess('compile', file);
+    expect(without.status).toBe(2);
+    expect(without.stderr).toContain(
+      'node "src": its params give no data type (param shape: empty; pipeloom fills it from the file\'s header (compile, predict or run with --data)',
+    );
   });
 
   it('an agent refuses to start on a --data directory that does not exist, naming it', async () => {
@@ -166,11 +216,15 @@ describe('bad input, named with node, file and fix', () => {
       ),
     );
     chmodSync(join(data, 'big.npy'), 0o644);
-    const r = await run(doc('full', { path: 'd:big.npy' }, { path: 'd:full/%02d.raw', format: 'raw' }, 3, '1024'), '--data', `d=${data}`);
+    const r = await run(doc('full', { path: 'd:big.npy' }, { path: 'd:full/%02d.raw', format: 'raw' }, 3, '1024'), '--data', `d=${data}`, '--format', 'json');
     expect(r.status).not.toBe(0);
     expect(r.stdout + r.stderr).toMatch(/snk/);
     expect(r.stdout + r.stderr).toContain('d:full/01.raw: no space: the sink has written 4096 bytes and this file needs 4096 more');
     expect(readdirSync(join(data, 'full'))).toEqual(['00.raw']);
     expect(readFileSync(join(data, 'full', '00.raw')).length).toBe(4096);
+    // The failed run still says what the sink wrote.
+    expect((JSON.parse(r.stdout) as { writes: unknown }).writes).toEqual([
+      { node: 'snk', host: 'h0', pe: 'cpu@h0', path: 'd:full/%02d.raw', bytes: 4096, files: 1, iterations: 1 },
+    ]);
   });
 });

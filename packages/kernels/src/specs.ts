@@ -59,6 +59,7 @@ export {
   IO_WRITE,
   MAX_IO_PATH,
   formatShape,
+  framesOf,
   ioFormat,
   parseShape,
   portElement,

@@ -42,6 +42,7 @@ per link and size the seconds per transfer, with the document's hash, the machin
   --deploy-timeout S  fail a deploy that has not finished after S seconds (default: no limit;
                       a deploy fails only when an agent reports no progress for 30 s)
 ${paramHelp(28)}
+  --data [NAME=]DIR        data roots for io.read and io.write nodes, as for run (docs/data.md)
 ${kernelsHelp(28, ' here and in the local agents (remote agents load their own: pipeloom agent --kernels)')}
 ${loadTimeoutHelp(28, ', here and in the local agents')}
 
@@ -64,6 +65,7 @@ export async function main(argv: string[]): Promise<number> {
       'kernel-load-timeout': str,
       kernels: { type: 'string', multiple: true },
       param: { type: 'string', multiple: true },
+      data: { type: 'string', multiple: true },
     },
     USAGE,
   );
@@ -81,7 +83,7 @@ export async function main(argv: string[]): Promise<number> {
   const packages = await loadKernelPackages((v.kernels as unknown as string[] | undefined) ?? [], process.cwd(), { loadTimeoutMs });
   for (const p of packages.problems) console.error(`pipeloom calibrate: ${p}`);
   if (packages.problems.length) return EXIT.invalid;
-  const read = await readDocument('calibrate', file, args.values.param);
+  const read = await readDocument('calibrate', file, args.values.param, args.values.data);
   if (!read.ok) return read.code;
   const analysed = withPackageCalls('calibrate', () => analyze(read.doc));
   if (!analysed) return EXIT.invalid;
@@ -109,7 +111,7 @@ export async function main(argv: string[]): Promise<number> {
   const agents = await openAgents(
     'calibrate',
     clusterOf(igs[0]),
-    agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file) }),
+    agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file), data: read.roots }),
   );
   if (!agents) {
     interrupt.dispose();

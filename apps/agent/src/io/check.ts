@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import type { PeProgram, SinkWrite } from '@pipeloom/core';
-import { IO_READ, IO_WRITE, ioFormat, type Params } from '@pipeloom/kernels';
+import { framesOf, IO_READ, IO_WRITE, ioFormat, type Params } from '@pipeloom/kernels';
 import { DataError, disagreement, frameOf, inspect, naming } from './files.js';
 import { splitDataPath, writeDir, type DataRoot } from './roots.js';
 
@@ -53,13 +53,14 @@ function nodeProblem(n: IoNode, roots: readonly DataRoot[], iterations?: number)
       });
       return undefined;
     }
-    const seen = inspect(roots, n.params);
+    const wanted = iterations === undefined ? undefined : iterations * framesOf(n.params);
+    const seen = inspect(roots, n.params, wanted ?? 1);
     const differs = disagreement(n.params, seen.info);
     if (differs) return `${written} ${differs.problem}; ${differs.hint}`;
     const end = String(n.params.end ?? 'stop');
     const frames = seen.frames?.count ?? seen.info.frames;
-    if (iterations !== undefined && frames !== undefined && frameOf(iterations - 1, frames, end) === undefined)
-      return `${written} has ${frames} frame${frames === 1 ? '' : 's'}, the run asks for ${iterations}; set end to loop or hold, add frames, or run fewer iterations`;
+    if (wanted !== undefined && frames !== undefined && frameOf(wanted - 1, frames, end) === undefined)
+      return `${written} has ${frames} frame${frames === 1 ? '' : 's'}, the run asks for ${wanted}; set end to loop or hold, add frames, or run fewer iterations`;
     return undefined;
   } catch (e) {
     if (e instanceof DataError) return e.message;

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { formatShape, ioFormat, parseShape, readElement, type FileDtype, type IoFormat, type Params } from '@pipeloom/kernels';
+import { formatShape, ioFormat, parseShape, type FileDtype, type IoFormat, type Params } from '@pipeloom/kernels';
 import { describe, FormatError, readHeader, withFile, type FileInfo } from './formats.js';
 import { DataPathError, realFile, splitDataPath, type DataRoot } from './roots.js';
 
@@ -43,6 +43,14 @@ export function naming<T>(written: string, root: string | undefined, f: () => T)
     if (code === 'ENOENT') throw new DataError(written, `no such file in data root "${root}"`, 'check the name, or put the file there');
     if (code === 'EACCES' || code === 'EPERM') throw new DataError(written, "not readable by the agent's user", "fix the file's permissions");
     if (code === 'EISDIR') throw new DataError(written, 'is a directory', 'name a file');
+    if (code === 'ENOSPC' || code === 'EDQUOT')
+      throw new DataError(
+        written,
+        `no space left on the disk of data root "${root}" (${code})`,
+        'free space, or write to another root; the files written before stay whole',
+      );
+    if (code === 'EROFS') throw new DataError(written, `the filesystem of data root "${root}" is read-only`, 'write to another root');
+    if (code === 'EFBIG') throw new DataError(written, `too large for the filesystem of data root "${root}"`, 'write smaller files');
     throw e;
   }
 }
@@ -76,7 +84,7 @@ export function frameOf(iteration: number, frames: number, end: string): number 
 }
 
 /** The source's file header as the params name it (a sequence's first frame), checked for a path that leaves its root. */
-export function inspect(roots: readonly DataRoot[], params: Params): { info: FileInfo; file: string; root: DataRoot; frames?: Frames } {
+export function inspect(roots: readonly DataRoot[], params: Params, most = MAX_FRAMES): { info: FileInfo; file: string; root: DataRoot; frames?: Frames } {
   const written = String(params.path ?? '');
   const format = ioFormat(params) as IoFormat;
   let rootName: string | undefined;
@@ -84,7 +92,8 @@ export function inspect(roots: readonly DataRoot[], params: Params): { info: Fil
     const { root, file } = splitDataPath(roots, written);
     rootName = root.name;
     return naming(written, rootName, () => {
-      const frames = isSequence(written) ? countFrames(root, written, file) : undefined;
+      // A sequence's frames counted up to `most` (the agent's deploy check counts what the run needs, on its main thread).
+      const frames = isSequence(written) ? countFrames(root, written, file, most) : undefined;
       const first = frames ? frameName(file, frames.first) : file;
       const real = realFile(root, written, first);
       const raw = format === 'raw' ? { dtype: String(params.dtype) as FileDtype, shape: parseShape(String(params.shape)) } : undefined;
@@ -108,6 +117,3 @@ export function disagreement(params: Params, info: FileInfo): { problem: string;
   const set = [!shapeOk ? `shape to ${formatShape(info.shape)}` : '', !dtypeOk ? `dtype to ${info.dtype}` : ''].filter(Boolean).join(' and ');
   return { problem: `is ${describe(info)}, the document says ${said}`, hint: `set ${set} or leave ${!shapeOk && !dtypeOk ? 'them' : 'it'} out` };
 }
-
-/** The element an io.read node's port carries (for messages). */
-export const elementOf = readElement;

@@ -1,5 +1,5 @@
 import type { Diagnostic, ProjectDocument } from '@pipeloom/core';
-import { findKernel, formatShape, IO_READ, IO_WRITE, ioFormat, portsFor, withDefaults, type Params } from '@pipeloom/kernels';
+import { findKernel, formatShape, framesOf, IO_READ, IO_WRITE, ioFormat, portsFor, withDefaults, type Params } from '@pipeloom/kernels';
 import { DataError, disagreement, inspect } from './files.js';
 import type { DataRoot } from './roots.js';
 
@@ -19,7 +19,7 @@ export function fillIo(doc: ProjectDocument, roots: readonly DataRoot[] | undefi
     const format = ioFormat(p);
     if (!written || !format || format === 'raw' || !roots.some((r) => written.startsWith(`${r.name}:`))) return;
     try {
-      const { info } = inspect(roots, p);
+      const { info } = inspect(roots, p, 1);
       const differs = disagreement(p, info);
       if (differs) {
         diagnostics.push({ path: at(i), message: `node ${n.id} (io.read): ${written} ${differs.problem}`, hint: differs.hint, severity: 'error' });
@@ -48,7 +48,8 @@ export function fillIo(doc: ProjectDocument, roots: readonly DataRoot[] | undefi
       const t = out.type(params);
       n.params = {
         ...p,
-        shape: String(p.shape ?? '').trim() || formatShape(t.shape),
+        // One frame's shape: a sink writing several frames per firing takes them outermost.
+        shape: String(p.shape ?? '').trim() || formatShape(framesOf(p) > 1 ? t.shape.slice(1) : t.shape),
         ...(p.dtype === undefined ? { dtype: t.element } : {}),
         ...(p.kind === undefined ? { kind: t.kind } : {}),
       };

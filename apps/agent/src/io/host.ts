@@ -1,9 +1,10 @@
-import { closeSync, ftruncateSync, fstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { closeSync, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   IO_READ,
   IO_WRITE,
+  framesOf,
   ioFormat,
   KernelError,
   parseShape,
@@ -39,8 +40,10 @@ interface SinkState {
   lastFile: number;
   files: number;
   iterations: number;
-  /** Y4M append: the stream's open file and its whole length so far. */
-  stream?: { fd: number; length: number };
+  /** Real directories already checked and made, by the directory the path names. */
+  dirs: Map<string, string>;
+  /** Y4M append: the stream's whole length so far. */
+  stream?: { length: number };
 }
 
 const fail = (kernel: string, e: unknown): never => {
@@ -82,23 +85,28 @@ export class AgentDataHost implements DataHost {
     const element = readElement(p);
     const convert = String(p.convert ?? 'none');
     const end = String(p.end ?? 'stop');
+    const n = framesOf(p);
     if (s.frames) {
-      const k = frameOf(f.iteration, s.frames.count, end);
-      if (k === undefined)
-        throw new DataError(
-          written,
-          `the sequence has ${s.frames.count} frames; iteration ${f.iteration} asks for frame ${s.frames.first + f.iteration}`,
-          'set end to loop or hold, add frames, or run fewer iterations',
+      const seq = s.frames;
+      for (let j = 0; j < n; j++) {
+        const want = f.iteration * n + j;
+        const k = frameOf(want, seq.count, end);
+        if (k === undefined)
+          throw new DataError(
+            written,
+            `the sequence has ${seq.count} frames; iteration ${f.iteration} asks for frame ${seq.first + want}`,
+            'set end to loop or hold, add frames, or run fewer iterations',
+          );
+        const name = frameName(file, seq.first + k);
+        naming(frameName(written, seq.first + k), root.name, () =>
+          withFile(realFile(root, written, name), (fd) => {
+            const info = readHeader(fd, format, format === 'raw' ? { dtype: s.info!.dtype, shape: s.info!.shape } : undefined);
+            const differs = disagreement({ ...p, shape: p.shape || s.info!.shape.join('x'), dtype: p.dtype || s.info!.dtype }, info);
+            if (differs) throw new DataError(frameName(written, seq.first + k), differs.problem, 'make every frame of the sequence the same size and type');
+            readFrame(fd, info, 0, part(f.outputs, j, n), element, convert);
+          }),
         );
-      const name = frameName(file, s.frames.first + k);
-      naming(frameName(written, s.frames.first + k), root.name, () =>
-        withFile(realFile(root, written, name), (fd) => {
-          const info = readHeader(fd, format, format === 'raw' ? { dtype: s.info!.dtype, shape: s.info!.shape } : undefined);
-          const differs = disagreement({ ...p, shape: p.shape || s.info!.shape.join('x'), dtype: p.dtype || s.info!.dtype }, info);
-          if (differs) throw new DataError(frameName(written, s.frames!.first + k), differs.problem, 'make every frame of the sequence the same size and type');
-          readFrame(fd, info, 0, f.outputs, element, convert);
-        }),
-      );
+      }
       return;
     }
     // The file's real path, checked against the root once (the first firing); a single file is
@@ -107,19 +115,20 @@ export class AgentDataHost implements DataHost {
     naming(written, root.name, () =>
       withFile(s.real!, (fd) => {
         let info = s.info!;
-        if (info.frames !== undefined) {
+        if (info.frames === undefined) return readFrame(fd, info, 0, f.outputs, element, convert);
+        for (let j = 0; j < n; j++) {
+          const want = f.iteration * n + j;
           // A stream growing while it is read: its frames counted again when the last is passed.
-          if (f.iteration >= info.frames) info = s.info = readHeader(fd, format);
-          const k = frameOf(f.iteration, info.frames!, end);
+          if (want >= info.frames!) info = s.info = readHeader(fd, format);
+          const k = frameOf(want, info.frames!, end);
           if (k === undefined)
             throw new DataError(
               written,
-              `the video has ${info.frames} frames; iteration ${f.iteration} asks for frame ${f.iteration}`,
+              `the video has ${info.frames} frames; iteration ${f.iteration} asks for frame ${want}`,
               'set end to loop or hold, or run fewer iterations',
             );
-          return readFrame(fd, info, k, f.outputs, element, convert);
+          readFrame(fd, info, k, part(f.outputs, j, n), element, convert);
         }
-        readFrame(fd, info, 0, f.outputs, element, convert);
       }),
     );
   }
@@ -140,6 +149,7 @@ export class AgentDataHost implements DataHost {
     s.written ??= 0;
     s.lastFile ??= 0;
     s.files ??= 0;
+    s.dirs ??= new Map();
     s.iterations ??= 0;
     const sink = s as SinkState;
     const format = ioFormat(p) as IoFormat;
@@ -149,20 +159,42 @@ export class AgentDataHost implements DataHost {
     const { root, file } = naming(written, undefined, () => splitDataPath(this.roots, written));
     if (root.readOnly)
       throw new DataError(written, `data root "${root.name}" is read-only on this agent (--data-ro)`, 'write to a root the agent serves with --data');
-    const name = when === 'each' && isSequence(written) ? frameName(file, f.iteration) : file;
-    const shown = when === 'each' && isSequence(written) ? frameName(written, f.iteration) : written;
-    naming(shown, root.name, () => {
-      const dir = writeDir(root, shown, name);
-      mkdirSync(dir, { recursive: true });
-      const target = join(dir, basename(name));
-      if (format === 'y4m') this.appendFrame(sink, target, shown, shape, f, element);
-      else {
-        const parts = encode(format, f.inputs.in, element, shape);
-        this.whole(sink, target, shown, parts, when === 'each' || sink.files === 0);
-      }
-    });
+    const n = framesOf(p);
+    for (let j = 0; j < n; j++) {
+      const at = f.iteration * n + j;
+      const name = when === 'each' && isSequence(written) ? frameName(file, at) : file;
+      const shown = when === 'each' && isSequence(written) ? frameName(written, at) : written;
+      this.writeFrame(sink, root, name, shown, format, when, shape, element, part(f.inputs, j, n));
+    }
     sink.iterations++;
     return { ok: true, values: { path: written, bytes: sink.bytes, files: sink.files, iterations: sink.iterations } };
+  }
+
+  /** One frame of a sink's input, as one file (or one Y4M frame). */
+  private writeFrame(
+    sink: SinkState,
+    root: DataRoot,
+    name: string,
+    shown: string,
+    format: IoFormat,
+    when: string,
+    shape: number[],
+    element: ElementType,
+    inputs: Record<string, ArrayBufferView>,
+  ): void {
+    naming(shown, root.name, () => {
+      // The directory checked against the root and made once per sink (a pattern's frames share it).
+      const at = dirname(name);
+      let dir = sink.dirs.get(at);
+      if (dir === undefined) {
+        dir = writeDir(root, shown, name);
+        mkdirSync(dir, { recursive: true });
+        if (sink.dirs.size < 64) sink.dirs.set(at, dir);
+      }
+      const target = join(dir, basename(name));
+      if (format === 'y4m') this.appendFrame(sink, target, shown, shape, inputs, element);
+      else this.whole(sink, target, shown, encode(format, inputs.in, element, shape), when === 'each' || sink.files === 0);
+    });
   }
 
   private charge(sink: SinkState, shown: string, bytes: number): void {
@@ -198,23 +230,27 @@ export class AgentDataHost implements DataHost {
   }
 
   /** One Y4M frame appended: the stream is made whole with its first frame, and a frame that fails is cut off. */
-  private appendFrame(sink: SinkState, target: string, shown: string, shape: number[], f: CpuFiring, element: ElementType): void {
-    const frame = y4mFrame({ y: f.inputs.y, u: f.inputs.u, v: f.inputs.v }, element);
+  private appendFrame(sink: SinkState, target: string, shown: string, shape: number[], inputs: Record<string, ArrayBufferView>, element: ElementType): void {
+    const frame = y4mFrame({ y: inputs.y, u: inputs.u, v: inputs.v }, element);
     if (!sink.stream) {
-      this.whole(sink, target, shown, [y4mStreamHeader(shape), ...frame], true);
-      const fd = openSync(target, 'r+');
-      sink.stream = { fd, length: fstatSync(fd).size };
+      const header = y4mStreamHeader(shape);
+      this.whole(sink, target, shown, [header, ...frame], true);
+      sink.stream = { length: header.byteLength + frame.reduce((n, x) => n + x.byteLength, 0) };
       return;
     }
     const bytes = frame.reduce((n, x) => n + x.byteLength, 0);
     this.charge(sink, shown, bytes);
     const st = sink.stream;
+    // Opened per frame: a PE thread's end closes no file, and a run must not leave one open.
+    const fd = openSync(target, 'r+');
     try {
       let at = st.length;
-      for (const x of frame) at += writeAll(st.fd, x, at);
+      for (const x of frame) at += writeAll(fd, x, at);
     } catch (e) {
-      ftruncateSync(st.fd, st.length);
+      ftruncateSync(fd, st.length);
       throw e;
+    } finally {
+      closeSync(fd);
     }
     st.length += bytes;
     sink.bytes += bytes;
@@ -240,4 +276,16 @@ export function dataHostFromEnv(env: NodeJS.ProcessEnv = process.env): AgentData
   }
   const quota = Number(env[DATA_QUOTA_ENV] ?? 0);
   return new AgentDataHost(roots, Number.isFinite(quota) && quota > 0 ? quota : 0);
+}
+
+/** Frame j of n of each port's view (the port holds n frames, outermost): a view of the same type over its part. */
+function part<T extends Record<string, ArrayBufferView>>(views: T, j: number, n: number): T {
+  if (n === 1) return views;
+  const out: Record<string, ArrayBufferView> = {};
+  for (const [port, v] of Object.entries(views)) {
+    const per = v.byteLength / n;
+    const View = v.constructor as new (b: ArrayBufferLike, o: number, l: number) => ArrayBufferView;
+    out[port] = new View(v.buffer, v.byteOffset + j * per, per / ((v as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT ?? 1));
+  }
+  return out as T;
 }

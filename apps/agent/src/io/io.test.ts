@@ -1,12 +1,16 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { encode as encodePng } from 'fast-png';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findKernel, IO_READ, IO_WRITE, portsFor, withDefaults, type Params } from '@pipeloom/kernels';
+import { findKernel, IO_READ, IO_WRITE, portsFor, withDefaults, type IoFormat, type Params } from '@pipeloom/kernels';
+import fc from 'fast-check';
 import { AgentDataHost } from './host.js';
+import { FormatError, parseHeader } from './formats.js';
 import { dataRefusal } from './check.js';
+import { naming } from './files.js';
 import { fillIo } from './fill.js';
 import type { DataRoot } from './roots.js';
 import type { ProjectDocument } from '@pipeloom/core';
@@ -52,6 +56,7 @@ class Node {
 }
 
 const host = new AgentDataHost(roots);
+const PNG_START = Buffer.from([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82]);
 const reader = (params: Params) => new Node(host, IO_READ, params);
 const writer = (params: Params, h = host) => new Node(h, IO_WRITE, params);
 const ramp = (n: number, scale = 1) => Float32Array.from({ length: n }, (_, i) => (i % 256) * scale);
@@ -110,6 +115,20 @@ describe('io.write then io.read, each format', () => {
     expect(() => at('stop', 3)).toThrow('kernel "io.read": d:seq/%03d.png: the sequence has 3 frames; iteration 3 asks for frame 3; set end to loop or hold');
   });
 
+  it('several frames per firing (frames): written as consecutive files of a pattern, read back stacked', () => {
+    const w = writer({ path: 'd:stack/%02d.raw', format: 'raw', when: 'each', dtype: 'u8', shape: '1x2', frames: 3 });
+    expect(w.write({ in: Uint8Array.from([0, 1, 2, 3, 4, 5]) }, 0)).toMatchObject({ values: { files: 3, iterations: 1 } });
+    w.write({ in: Uint8Array.from([6, 7, 8, 9, 10, 11]) }, 1);
+    expect(readdirSync(join(dir, 'stack')).sort()).toEqual(['00.raw', '01.raw', '02.raw', '03.raw', '04.raw', '05.raw']);
+    expect([...readFileSync(join(dir, 'stack/04.raw'))]).toEqual([8, 9]);
+    const r = reader({ path: 'd:stack/%02d.raw', format: 'raw', dtype: 'u8', shape: '1x2', frames: 2 });
+    expect([...(r.read(1).out as Uint8Array)]).toEqual([4, 5, 6, 7]);
+    expect(() => r.read(3)).toThrow('the sequence has 6 frames; iteration 3 asks for frame 6');
+    expect(() => reader({ path: 'd:a.npy', frames: 2, shape: '3x4', dtype: 'f32' }).read()).toThrow(
+      /param frames: more than one frame per firing needs a sequence/,
+    );
+  });
+
   it('Y4M: frames appended, read back as y, u and v planes', () => {
     const w = writer({ path: 'd:v.y4m', format: 'y4m', when: 'append', dtype: 'u8', shape: '4x6' });
     for (let k = 0; k < 3; k++) w.write({ y: new Uint8Array(24).fill(k), u: new Uint8Array(6).fill(100 + k), v: new Uint8Array(6).fill(200 + k) }, k);
@@ -118,6 +137,8 @@ describe('io.write then io.read, each format', () => {
     const f1 = r.read(1);
     expect([f1.y[0], f1.u[5], f1.v[0], f1.y.length, f1.u.length]).toEqual([1, 101, 201, 24, 6]);
     expect(r.read(4).y[0]).toBe(1);
+    const two = reader({ path: 'd:v.y4m', shape: '4x6', frames: 2, end: 'loop' }).read(1);
+    expect([two.y.length, two.y[0], two.y[24], two.u[6]]).toEqual([48, 2, 0, 100]);
   });
 });
 
@@ -200,6 +221,38 @@ describe('bad input, each named with its fix', () => {
     expect(statSync(join(dir, 'q.y4m')).size).toBe(size);
   });
 
+  // A real full disk where this machine lets the test mount a 64 KiB tmpfs (root); else the quota above stands in.
+  const small = join(dir, 'small');
+  mkdirSync(small);
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', small], { stdio: 'ignore' }).status === 0;
+  afterAll(() => {
+    if (mounted) spawnSync('umount', [small], { stdio: 'ignore' });
+  });
+  it.skipIf(!mounted)(
+    'a disk that fills (a 64 KiB tmpfs): the write fails with ENOSPC naming the file and the root; the file before stays whole, no temporary file is left',
+    () => {
+      const w = writer(
+        { path: 'full:f/%02d.raw', format: 'raw', when: 'each', dtype: 'f32', shape: '10000' },
+        new AgentDataHost([{ name: 'full', dir: small }]),
+      );
+      w.write({ in: new Float32Array(10000).fill(1) }, 0);
+      expect(() => w.write({ in: new Float32Array(10000) }, 1)).toThrow(
+        'kernel "io.write": full:f/01.raw: no space left on the disk of data root "full" (ENOSPC); free space, or write to another root; the files written before stay whole',
+      );
+      expect(readdirSync(join(small, 'f'))).toEqual(['00.raw']);
+      expect(new Float32Array(new Uint8Array(readFileSync(join(small, 'f/00.raw'))).buffer).every((x) => x === 1)).toBe(true);
+    },
+  );
+
+  it("a full disk's own error (ENOSPC) reads as the quota's does, naming the root", () => {
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    expect(() =>
+      naming('d:x.npy', 'd', () => {
+        throw full;
+      }),
+    ).toThrow('d:x.npy: no space left on the disk of data root "d" (ENOSPC); free space, or write to another root; the files written before stay whole');
+  });
+
   it('leaves no temporary file behind', () => {
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     expect(existsSync(join(dir, 'a.npy'))).toBe(true);
@@ -238,5 +291,29 @@ describe('sizes from headers (the CLI, before compiling)', () => {
         severity: 'error',
       },
     ]);
+  });
+});
+
+describe('headers of any bytes', () => {
+  it('every format reads a header or says what is wrong (FormatError), whatever the bytes (fuzz)', () => {
+    const prefixes = [Buffer.from([0x93, ...Buffer.from('NUMPY'), 1, 0]), Buffer.from('P5\n'), Buffer.from('P6 '), PNG_START, Buffer.from('YUV4MPEG2 ')];
+    fc.assert(
+      fc.property(
+        fc.constantFrom('npy', 'pgm', 'ppm', 'png', 'y4m') as fc.Arbitrary<IoFormat>,
+        fc.nat(prefixes.length - 1),
+        fc.uint8Array({ maxLength: 200 }),
+        (format, p, tail) => {
+          const bytes = Buffer.concat([prefixes[p], Buffer.from(tail)]);
+          try {
+            const info = parseHeader(format, bytes);
+            expect(info.shape.every((d) => Number.isInteger(d) && d > 0)).toBe(true);
+            expect(info.offset).toBeGreaterThan(0);
+          } catch (e) {
+            expect(e).toBeInstanceOf(FormatError);
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });

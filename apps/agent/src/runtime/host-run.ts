@@ -264,7 +264,7 @@ export class HostRun {
   fail(f: FailureReport): void {
     if (this.aborted) return;
     this.trace.flush();
-    this.send({ type: 'failed', runId: this.deploy.runId, failure: f });
+    this.send({ type: 'failed', runId: this.deploy.runId, failure: f, writes: sinkWrites(this.devices.host, this.deploy.programs, this.reports.values()) });
     this.abort(f.message);
     for (const link of this.peers.values()) link.send({ type: 'abort', message: `host ${f.host} failed: ${f.message}` });
   }

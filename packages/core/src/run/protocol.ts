@@ -269,7 +269,8 @@ export type FromAgent =
       /** The agent process's memory when the run ended (leak checks). */
       memory?: ProcessMemory;
     }
-  | { type: 'failed'; runId: string; failure: FailureReport }
+  /** `writes`: what this host's sinks had written when the run failed (their files stay whole). */
+  | { type: 'failed'; runId: string; failure: FailureReport; writes?: SinkWrite[] }
   /** Task-bag: a task's outputs are held (under their keys); `ms`: how its time went on the agent; `values`: a checker kernel's report. */
   | {
       type: 'task-done';
@@ -383,9 +384,9 @@ export function parseMessage<T extends AnyMessage = AnyMessage>(
   if ('version' in raw && (raw as { version: unknown }).version !== PROTOCOL_VERSION) {
     return { ok: false, reason: `protocol version ${shown((raw as { version: unknown }).version)} is not supported (this side speaks ${PROTOCOL_VERSION})` };
   }
-  if (type === 'done' && 'writes' in raw) {
+  if ((type === 'done' || type === 'failed') && 'writes' in raw) {
     const why = writesProblem((raw as { writes: unknown }).writes);
-    if (why) return { ok: false, reason: `malformed message: "done" ${why}` };
+    if (why) return { ok: false, reason: `malformed message: "${type}" ${why}` };
   }
   if (type === 'deploy-progress') {
     const why = progressProblem(raw as Record<string, unknown>);

@@ -96,11 +96,12 @@ function checkPath(p: Params): void {
 function readPorts(p: Params): { inputs: PortSpec[]; outputs: PortSpec[] } {
   if (unset(p)) return { inputs: [], outputs: [{ name: 'out', type: anyType }] };
   checkPath(p);
+  checkFrames(p);
   if (ioFormat(p) === 'y4m') {
     const element = readElement(p);
     const planes = y4mPlanes(readShape(p));
     if (planes.y.length !== 2) throw new Error(`param shape: a Y4M stream's shape is its luma's height x width, e.g. "48x64"`);
-    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: kindOf(p, 'image'), element, shape: planes[name] }) });
+    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: kindOf(p, 'image'), element, shape: stacked(p, planes[name]) }) });
     return { inputs: [], outputs: [plane('y'), plane('u'), plane('v')] };
   }
   return { inputs: [], outputs: [{ name: 'out', type: readType }] };
@@ -111,8 +112,17 @@ const readType = (p: Params): DataType => {
   const f = ioFormat(p);
   if (f === 'ppm' && (shape.length !== 3 || shape[2] !== 3)) throw new Error(`param shape: a PPM image is height x width x 3, not "${formatShape(shape)}"`);
   if (f === 'pgm' && shape.length !== 2) throw new Error(`param shape: a PGM image is height x width, not "${formatShape(shape)}"`);
-  return { kind: kindOf(p, f === 'pgm' || f === 'ppm' || f === 'png' ? 'image' : 'array'), element: readElement(p), shape };
+  return { kind: kindOf(p, f === 'pgm' || f === 'ppm' || f === 'png' ? 'image' : 'array'), element: readElement(p), shape: stacked(p, shape) };
 };
+
+/** Frames per firing (`frames`): above 1, a port holds that many consecutive frames, outermost. */
+export const framesOf = (p: Params) => Math.max(1, Math.floor(Number(p.frames ?? 1)) || 1);
+const stacked = (p: Params, shape: number[]) => (framesOf(p) > 1 ? [framesOf(p), ...shape] : shape);
+
+function checkFrames(p: Params): void {
+  if (framesOf(p) > 1 && ioFormat(p) !== 'y4m' && !/%(0\d)?d/.test(String(p.path ?? '')))
+    throw new Error('param frames: more than one frame per firing needs a sequence (a %0Nd in the path) or a Y4M video');
+}
 
 /** The port's data kind: the `kind` param, else what the format holds. */
 const kindOf = (p: Params, otherwise: string) => String(p.kind ?? '').trim() || otherwise;
@@ -130,17 +140,20 @@ function writePorts(p: Params): { inputs: PortSpec[]; outputs: PortSpec[] } {
         throw new Error('param shape: empty; pipeloom fills it from the node feeding it (compile, predict or run), or write it (e.g. "48x64")');
       })();
   const f = ioFormat(p);
+  checkFrames(p);
+  if (framesOf(p) > 1 && p.when === 'last')
+    throw new Error('param frames: more than one frame per firing is written as a sequence (when "each") or a Y4M (when "append")');
   if (f === 'y4m') {
     if (p.when !== 'append') throw new Error('param when: a Y4M file is written with when "append" (one frame per iteration)');
     const planes = y4mPlanes(shape);
-    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: kindOf(p, 'image'), element, shape: planes[name] }) });
+    const plane = (name: 'y' | 'u' | 'v'): PortSpec => ({ name, type: () => ({ kind: kindOf(p, 'image'), element, shape: stacked(p, planes[name]) }) });
     return { inputs: [plane('y'), plane('u'), plane('v')], outputs: [] };
   }
   if (p.when === 'append') throw new Error(`param when: "append" writes Y4M only; use "each" (a pattern, one file per iteration) or "last"`);
   if ((f === 'png' || f === 'pgm') && shape.length !== 2 && !(shape.length === 3 && shape[2] <= 4 && f === 'png'))
     throw new Error(`param shape: a ${f.toUpperCase()} image is height x width${f === 'png' ? ' (or x channels, 1 to 4)' : ''}, not "${formatShape(shape)}"`);
   if (f === 'ppm' && (shape.length !== 3 || shape[2] !== 3)) throw new Error(`param shape: a PPM image is height x width x 3, not "${formatShape(shape)}"`);
-  return { inputs: [{ name: 'in', type: () => ({ kind: kindOf(p, 'array'), element, shape }) }], outputs: [] };
+  return { inputs: [{ name: 'in', type: () => ({ kind: kindOf(p, 'array'), element, shape: stacked(p, shape) }) }], outputs: [] };
 }
 
 const portBytes = (ports: { inputs: PortSpec[]; outputs: PortSpec[] }, p: Params) =>
@@ -196,6 +209,15 @@ export const ioSpecs: KernelSpec[] = builtinSpecs([
         values: ['none', 'f32', 'unit'],
         description: "none: the file's values; f32: as f32; unit: as f32 divided by the integer type's largest value (images in [0, 1])",
       },
+      frames: {
+        type: 'int',
+        default: 1,
+        min: 1,
+        max: 4096,
+        unit: 'frames',
+        description:
+          'Frames per firing of a sequence or video: above 1, firing k reads frames k x frames .. k x frames + frames - 1, stacked outermost on the port',
+      },
       end: {
         type: 'enum',
         default: 'stop',
@@ -232,8 +254,17 @@ export const ioSpecs: KernelSpec[] = builtinSpecs([
         values: [...WRITE_ELEMENTS],
         description: "The input's element type (pipeloom fills it from the node feeding it)",
       },
-      shape: { type: 'string', default: '', description: "The input's extents, outermost first (pipeloom fills it from the node feeding it)" },
+      shape: { type: 'string', default: '', description: "One frame's extents, outermost first (pipeloom fills it from the node feeding it)" },
       kind: { type: 'string', default: '', description: "The input's data kind (pipeloom fills it from the node feeding it; empty: array)" },
+      frames: {
+        type: 'int',
+        default: 1,
+        min: 1,
+        max: 4096,
+        unit: 'frames',
+        description:
+          'Frames per firing, to a sequence (when each) or a Y4M (append): above 1, firing k writes frames k x frames .. k x frames + frames - 1, stacked outermost on the port',
+      },
     },
     inputs: [{ name: 'in', description: 'The data written (Y4M: y, u, v)', type: anyType }],
     outputs: [],

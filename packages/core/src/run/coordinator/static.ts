@@ -185,6 +185,7 @@ export async function runStatic(
           if (doneHosts.size === involved.length) finish();
           break;
         case 'failed':
+          for (const w of m.writes ?? []) result.writes.push({ ...w, host: c.info.host });
           finish(watch.during(m.failure));
           break;
         case 'error':
