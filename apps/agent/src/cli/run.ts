@@ -169,7 +169,10 @@ export async function main(argv: string[]): Promise<number> {
       deploy,
       format,
       trace: traceFile ? { file: traceFile, as: traceAs } : undefined,
-      agents: { ...agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file), data: read.roots }), cpus: cpus ?? undefined },
+      agents: {
+        ...agentFlags(v, { kernelTimeout, kernelLoadTimeout, kernels: packages.packages.map((p) => p.file), data: read.roots }),
+        cpus: cpus ?? undefined,
+      },
     });
   }
   if (Object.keys(slow).length) {
