@@ -165,10 +165,16 @@ describe("a document's cpu@h0 is the agent's first core", () => {
       const doc = piicOn({ h0: cores('h0') }, { P: 'cpu0@h0', I1: 'cpu1@h0', I2: 'cpu2@h0', C: 'cpu3@h0' }, 4);
       doc.app.nodes.find((n) => n.id === 'I2')!.requires = ['cores>=4'];
       expect(c.check(compileOrThrow(doc, true)).map(formatDiagnostic)).toEqual([]);
+      // A document of 8 cores on h0 (its compile counts them) meets an agent given 4.
+      const eight = piicOn({ h0: cores('h0', 8) }, { P: 'cpu0@h0', I1: 'cpu1@h0', I2: 'cpu2@h0', C: 'cpu3@h0' }, 4);
+      eight.app.nodes.find((n) => n.id === 'I2')!.requires = ['cores>=8'];
+      // (and the cores it does not have: cpu4@h0 .. cpu7@h0, each named)
+      expect(c.check(compileOrThrow(eight, true)).map(formatDiagnostic)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^mapping\.I2: node "I2" requires cores>=8, but cpu2@h0 on agent h0 fails it: cores is 4/)]),
+      );
+      // The document's own 4 cores: compile refuses it first, naming the host.
       doc.app.nodes.find((n) => n.id === 'I2')!.requires = ['cores>=8'];
-      expect(c.check(compileOrThrow(doc, true)).map(formatDiagnostic)).toEqual([
-        expect.stringMatching(/^mapping\.I2: node "I2" requires cores>=8, but cpu2@h0 on agent h0 fails it: cores is 4/),
-      ]);
+      expect(() => compileOrThrow(doc, true)).toThrow(/node "I2" requires cores>=8, but is mapped to cpu2@h0, on host "h0" with 4 CPU PEs/);
     } finally {
       c.close();
     }

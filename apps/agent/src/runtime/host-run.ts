@@ -43,6 +43,12 @@ interface PeWorker {
   program: PeProgram;
   worker: Worker;
   done: Promise<void>;
+  /**
+   * Whether the thread has nothing of this run left to say: prepared and never started, or its
+   * run loop ended (`done`). Only such a thread is kept for the next run (pe-threads.ts): one
+   * freed mid-preparation or mid-run may still post this run's messages after `freed`.
+   */
+  quiet: boolean;
 }
 
 /** What the agent (not the deploy) bounds in a run on this host, and where its deploy progress goes. */
@@ -203,7 +209,7 @@ export class HostRun {
     this.watchdog.watch(program, init.watch);
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
-    const pw: PeWorker = { program, worker, done };
+    const pw: PeWorker = { program, worker, done, quiet: false };
     this.workers.push(pw);
     return new Promise<void>((resolve, reject) => {
       worker.on('message', (m: FromPe) => {
@@ -212,6 +218,7 @@ export class HostRun {
             this.progress(program.pe, m.step);
             break;
           case 'ready':
+            pw.quiet = true;
             this.progress(program.pe, null);
             if (m.adapter) this.adapters[program.pe] = m.adapter;
             if (program.kind === 'gpu') this.gpuBytes[program.pe] = m.allocated;
@@ -232,6 +239,7 @@ export class HostRun {
             this.fail(m.failure);
             break;
           case 'done':
+            pw.quiet = true;
             this.peHeaps.end[program.pe] = m.heapUsed;
             resolveDone();
             break;
@@ -298,7 +306,10 @@ export class HostRun {
   async execute(): Promise<void> {
     this.trace.start();
     this.watchdog.start();
-    for (const pw of this.workers) this.post(pw, { type: 'start' });
+    for (const pw of this.workers) {
+      pw.quiet = false;
+      this.post(pw, { type: 'start' });
+    }
     try {
       await this.guard(Promise.all([this.counters ? this.streams() : this.lanesLoop(), ...this.workers.map((w) => w.done)]));
       this.trace.flush();
@@ -531,9 +542,11 @@ export class HostRun {
             pw.worker.on('message', (m: FromPe) => {
               if (m.type === 'freed') {
                 clearTimeout(t);
-                // Clean: the next run on this PE takes the thread as it is (pe-threads.ts).
-                keepPeThread('static', pe, pw.worker);
-                resolve();
+                // Clean and quiet: the next run on this PE takes the thread as it is (pe-threads.ts).
+                if (pw.quiet) {
+                  keepPeThread('static', pe, pw.worker);
+                  resolve();
+                } else void pw.worker.terminate().then(() => resolve());
               }
             });
             pw.worker.once('exit', () => {

@@ -44,6 +44,8 @@ interface Lane {
   pumping: boolean;
   worker?: Worker;
   ready?: Promise<void>;
+  /** Its thread answered `ready` (its preparation has nothing left to say). */
+  prepared?: boolean;
   /** Why this PE runs no more tasks (its device was lost, its thread ended). */
   dead?: string;
   runs: Map<number, { resolve: (t: Ran) => void; reject: (e: Error) => void }>;
@@ -292,6 +294,7 @@ export class BagRun {
         if (lane.worker !== worker) return;
         switch (m.type) {
           case 'ready':
+            lane.prepared = true;
             if (m.adapter) this.adapters[lane.pe] = m.adapter;
             resolve();
             break;
@@ -363,6 +366,7 @@ export class BagRun {
       this.watchdog.unwatch(o.pe);
       lane.worker = undefined;
       lane.ready = undefined;
+      lane.prepared = false;
       lane.stateful.clear();
       void worker?.terminate();
     }
@@ -401,6 +405,8 @@ export class BagRun {
     await Promise.all(
       [...this.lanes.values()].map(async (lane) => {
         const worker = lane.worker;
+        // A thread with a task in flight may still answer it after `freed`: never kept.
+        const quiet = lane.prepared === true && lane.runs.size === 0 && !lane.dead;
         for (const r of lane.runs.values()) r.reject(new Error('run stopped'));
         lane.runs.clear();
         lane.dead ??= 'run stopped';
@@ -414,7 +420,7 @@ export class BagRun {
           worker.postMessage({ type: 'free' } satisfies ToTaskPe);
         });
         // Clean: the next run on this PE takes the thread as it is (runtime/pe-threads.ts).
-        if (freed && lane.worker === worker) keepPeThread('taskbag', lane.pe, worker);
+        if (freed && quiet && lane.worker === worker) keepPeThread('taskbag', lane.pe, worker);
         else await worker.terminate();
       }),
     );

@@ -95,6 +95,18 @@ describe('pipeloom import preesm', () => {
     compilesAndRunsExactly(doc);
   });
 
+  it("PREESM's 8-core x86 S-LAM runs on one local agent serving its eight cores, in both sync modes", async () => {
+    const r = importPreesm({ algorithm: at('Algo/splitjoin.pi'), architecture: at('Archi/8CoreX86.slam'), scenario: at('Scenarios/splitjoin.scenario') });
+    const file = join(mkdtempSync(join(tmpdir(), 'pipeloom-preesm-')), 'splitjoin-8core.json');
+    writeFileSync(file, JSON.stringify(r.doc));
+    for (const sync of ['self-timed', 'barrier']) {
+      const ran = await pipeloomAsync('run', file, '--iterations', '4', '--sync', sync);
+      expect(ran.status, ran.stderr).toBe(0);
+      expect(ran.stderr).toMatch(/started 1 local agent\(s\): shared_mem /);
+      expect(ran.stdout).toContain('run complete');
+    }
+  }, 180_000);
+
   it("a hierarchical actor: its .pi graph as a composite given the parent's parameter; sizes in bits read as bits", () => {
     const { doc, warnings } = imported('hierarchy.pi', 'hierarchy.scenario');
     expect(doc.params).toEqual({ Width: 16, Frame: 'Width * 2' });
