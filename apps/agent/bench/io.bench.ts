@@ -6,9 +6,9 @@
 // at least 0.90 for 16 MiB frames (raw and .npy: the bytes go straight into the port; PNG pays
 // its decoder and encoder, which plain fs does not: shown for what it costs).
 //   npm run bench:io -- [--mib 16] [--frames 8] [--repeat 11]
-// The multi-CPU half of bench:io (P -> I -> C on one agent with --cpus 1..4) is cpus.bench.ts,
-// run after this table when it is there.
-import { existsSync, mkdtempSync, openSync, closeSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+// Then the multi-CPU half (P -> I -> C chains on one agent with --cpus 1..4 against one CPU PE,
+// cpus.bench.ts's benchCpus), after this table.
+import { mkdtempSync, openSync, closeSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir, cpus, hostname } from 'node:os';
 import { join } from 'node:path';
 import { findKernel, IO_READ, IO_WRITE, portsFor, withDefaults, type Params } from '@pipeloom/kernels';
@@ -155,5 +155,9 @@ console.log(
 console.log(table(['case', 'io ms', 'io MiB/s', 'fs ms', 'fs MiB/s', 'io/fs', 'io/fs whole'], rows));
 console.log('io/fs: against plain fs (overwrite in place); io/fs whole: against fs writing the same file whole (temporary file, rename), as io.write does');
 
-const multi = new URL('./cpus.bench.ts', import.meta.url);
-if (existsSync(multi)) await import(multi.href);
+// The multi-CPU half: P -> I -> C chains on one agent with --cpus 1..4 against one CPU PE.
+const { benchCpus, cpusTable } = await import('./cpus.bench.js');
+const opts = { cpus: [1, 2, 3, 4], size: 16, angles: 36, iterations: 8, rounds: 3, sync: 'self-timed' as const };
+console.log(`\nbench:io, multi-CPU half: one agent with --cpus 1..4, self-timed, median of ${opts.rounds} rounds; this machine: ${cpus().length} cores`);
+console.log(cpusTable(await benchCpus(opts)));
+process.exit(0);
