@@ -184,11 +184,15 @@ describe('deploy/pipeloom-agent.service', () => {
     const out = join(tmp, 'strace');
     const { argv, env, paths } = execStart({ PIPELOOM_HOST_ID: 'h7' });
     const { url, child } = await start(['strace', '-f', '-qq', '-o', out, ...argv], { cwd: root, env, paths: { ...paths, '/usr/bin/node': process.execPath } });
-    expectServes(await welcome(url, cert), 'h7');
-    expect((await probe(url.replace(/^wss:/, 'https:') + '/healthz')).status).toBe(200);
-    // SIGTERM to the agent (the first pid in the trace), not to strace, which would detach.
-    process.kill(Number(/^\d+/.exec(readFileSync(out, 'utf8'))![0]), 'SIGTERM');
-    await exited(child);
+    try {
+      expectServes(await welcome(url, cert), 'h7');
+      expect((await probe(url.replace(/^wss:/, 'https:') + '/healthz')).status).toBe(200);
+    } finally {
+      // SIGTERM to the agent (the first pid in the trace), not to strace, which would detach and
+      // leave it running past the test.
+      process.kill(Number(/^\d+/.exec(readFileSync(out, 'utf8'))![0]), 'SIGTERM');
+      await exited(child);
+    }
     const trace = readFileSync(out, 'utf8');
     const calls = new Set([...trace.matchAll(/^\d+ +([a-z0-9_]+)\(/gm)].map((m) => m[1]));
     const families = new Set([...trace.matchAll(/socket\((AF_\w+)/g)].map((m) => m[1]));
