@@ -39,11 +39,25 @@ export async function mouseDrag(page: Page, from: Locator, to: Locator) {
   await page.mouse.up();
 }
 
-/** Connects two DFG ports by dragging from the output handle to the input handle. */
+/** Connects two DFG ports by dragging from the output handle to the input handle (the designer may refuse it). */
 export async function connect(page: Page, from: string, to: string) {
   const [fn, fp] = from.split('.');
   const [tn, tp] = to.split('.');
   await mouseDrag(page, page.getByTestId(`handle-${fn}-out-${fp}`), page.getByTestId(`handle-${tn}-in-${tp}`));
+}
+
+/**
+ * connect() for an edge the designer accepts: a drag that made no edge (the view still moving
+ * under a loaded machine's late frames) is dragged again.
+ */
+export async function connectEdge(page: Page, from: string, to: string) {
+  const edges = page.locator('.react-flow__edge');
+  const before = await edges.count();
+  await expect(async () => {
+    if ((await edges.count()) > before) return;
+    await connect(page, from, to);
+    await expect(edges).toHaveCount(before + 1, { timeout: 5000 });
+  }).toPass();
 }
 
 export async function selectNode(page: Page, id: string) {
@@ -101,9 +115,9 @@ export async function setPiicParams(page: Page) {
 
 /** P -> I -> I -> C edges, by dragging from each output handle to the next input. */
 export async function connectPiic(page: Page) {
-  await connect(page, 'produce.out', 'increment.in');
-  await connect(page, 'increment.out', 'increment2.in');
-  await connect(page, 'increment2.out', 'consume.in');
+  await connectEdge(page, 'produce.out', 'increment.in');
+  await connectEdge(page, 'increment.out', 'increment2.in');
+  await connectEdge(page, 'increment2.out', 'consume.in');
   await expect(page.locator('.react-flow__edge')).toHaveCount(3);
 }
 
