@@ -6,11 +6,15 @@
 // The designer is served as users get it: a production build (`vite build`) under `vite
 // preview`. `npm run dev` (`--dev`) serves Vite's dev server instead, for people changing the
 // designer. `--out DIR` puts the build elsewhere than apps/web/dist. `--data [NAME=]DIR`
-// (repeatable) has the agents serve DIR to io.read and io.write nodes as NAME (docs/data.md).
-import { resolve } from 'node:path';
+// (repeatable) has the agents serve DIR to io.read and io.write nodes as NAME (docs/data.md);
+// without a root named `data`, the data examples' files are made into .cache/example-data and
+// served as `data`, so those examples run out of the box too.
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { spawnLocalAgents } from '../apps/agent/src/local/spawn.js';
 import { parseDataFlags } from '../apps/agent/src/io/roots.js';
 import { serveDesigner } from './designer.js';
+import { writeExampleData } from './data/examples.js';
 
 const HOSTS = ['h0', 'h1'];
 const GPUS_PER_HOST = 3;
@@ -29,6 +33,11 @@ const data = parseDataFlags(args.flatMap((a, i) => (args[i - 1] === '--data' ? [
 if ('error' in data) {
   console.error(`pipeloom start: ${data.error}`);
   process.exit(2);
+}
+if (!data.roots.some((r) => r.name === 'data')) {
+  const dir = join(fileURLToPath(new URL('..', import.meta.url)), '.cache/example-data');
+  writeExampleData(dir);
+  data.roots.push({ name: 'data', dir });
 }
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`pipeloom start: PORT must be a port number (0-65535), not "${process.env.PORT}"`);
@@ -71,6 +80,7 @@ console.log(`
   Pipeloom designer   ${base}?${query}
   served              ${dev ? 'by the Vite dev server (npm run dev)' : `as a production build (built in ${((server.buildMs ?? 0) / 1000).toFixed(1)} s), vite preview`}
   local agents        ${agents.agents.map((a) => `${a.host} ${a.url}`).join(', ')} (${GPUS_PER_HOST} GPU PEs each)
+  data roots          ${data.roots.map((r) => `${r.name} = ${r.dir}`).join(', ')}
 
   Open the URL, pick an example from the menu (P-I-I-C is loaded first), and press Run.
   Ctrl+C stops the designer and the agents.
