@@ -177,6 +177,16 @@ const formatParam = {
   description: 'auto: by the extension (.raw/.bin, .npy, .pgm, .ppm, .png, .y4m)',
 };
 
+/** Frames per firing, the same bounds for a source (`reads`) and a sink (`writes`). */
+const framesParam = (verb: 'reads' | 'writes', what: string) => ({
+  type: 'int' as const,
+  default: 1,
+  min: 1,
+  max: 4096,
+  unit: 'frames',
+  description: `Frames per firing${what}: above 1, firing k ${verb} frames k x frames .. k x frames + frames - 1, stacked outermost on the port`,
+});
+
 export const ioSpecs: KernelSpec[] = builtinSpecs([
   {
     id: IO_READ,
@@ -209,15 +219,7 @@ export const ioSpecs: KernelSpec[] = builtinSpecs([
         values: ['none', 'f32', 'unit'],
         description: "none: the file's values; f32: as f32; unit: as f32 divided by the integer type's largest value (images in [0, 1])",
       },
-      frames: {
-        type: 'int',
-        default: 1,
-        min: 1,
-        max: 4096,
-        unit: 'frames',
-        description:
-          'Frames per firing of a sequence or video: above 1, firing k reads frames k x frames .. k x frames + frames - 1, stacked outermost on the port',
-      },
+      frames: framesParam('reads', ' of a sequence or video'),
       end: {
         type: 'enum',
         default: 'stop',
@@ -256,15 +258,7 @@ export const ioSpecs: KernelSpec[] = builtinSpecs([
       },
       shape: { type: 'string', default: '', description: "One frame's extents, outermost first (pipeloom fills it from the node feeding it)" },
       kind: { type: 'string', default: '', description: "The input's data kind (pipeloom fills it from the node feeding it; empty: array)" },
-      frames: {
-        type: 'int',
-        default: 1,
-        min: 1,
-        max: 4096,
-        unit: 'frames',
-        description:
-          'Frames per firing, to a sequence (when each) or a Y4M (append): above 1, firing k writes frames k x frames .. k x frames + frames - 1, stacked outermost on the port',
-      },
+      frames: framesParam('writes', ', to a sequence (when each) or a Y4M (append)'),
     },
     inputs: [{ name: 'in', description: 'The data written (Y4M: y, u, v)', type: anyType }],
     outputs: [],
