@@ -7,7 +7,11 @@ export interface TestDevice {
   adapter: GPUAdapter;
   /** Adapter description, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)". */
   name: string;
-  destroy(): void;
+  /**
+   * Destroys the device and waits (at most a second) for its `lost` promise: dawn.node aborts
+   * the whole process when a thread (a test runner's worker) goes with a promise still pending.
+   */
+  destroy(): Promise<void>;
 }
 
 const gpus = new Map<string, GPU>();
@@ -34,5 +38,11 @@ export async function createTestDevice(backend: 'opengl' | 'default' = 'opengl')
   });
   const info = adapter.info;
   const name = [info?.vendor, info?.architecture, info?.device, info?.description].filter(Boolean).join(' ') || 'unknown adapter';
-  return { device, adapter, name, destroy: () => device.destroy() };
+  const destroy = async () => {
+    device.destroy();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([device.lost, new Promise((r) => (timer = setTimeout(r, 1000)))]);
+    clearTimeout(timer);
+  };
+  return { device, adapter, name, destroy };
 }

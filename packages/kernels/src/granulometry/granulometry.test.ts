@@ -122,7 +122,7 @@ describe('granulometry in WGSL on the WebGPU adapter', () => {
       g0.destroy();
       g1.destroy();
     } finally {
-      other.destroy();
+      await other.destroy();
     }
   });
 });
