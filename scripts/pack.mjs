@@ -8,7 +8,7 @@
 // Each package is laid out as its source tree with .js for .ts, so every path the code makes
 // from import.meta.url (the agent's package.json, bin/, the PE thread's boot file) holds in both.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -21,9 +21,13 @@ const PACKAGES = ['packages/kernels', 'packages/core', 'apps/agent'];
 // TypeScript there); a built package never needs them.
 const DEV_ONLY = new Set(['tsx']);
 
-const build = join(root, 'dist/build');
-rmSync(build, { recursive: true, force: true });
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], {
+// This run's own build and staging folders: two packs at once (two test runs side by side)
+// never meet; removed at the end.
+mkdirSync(join(root, 'dist'), { recursive: true });
+const work = mkdtempSync(join(root, 'dist/pack-'));
+process.on('exit', () => rmSync(work, { recursive: true, force: true }));
+const build = join(work, 'build');
+execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', build], {
   cwd: root,
   stdio: ['ignore', 'inherit', 'inherit'],
 });
@@ -70,11 +74,10 @@ function copyAssets(from, to) {
   }
 }
 
-rmSync(join(root, 'dist/pack'), { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const tarballs = [];
 for (const dir of PACKAGES) {
-  const stage = join(root, 'dist/pack', dir);
+  const stage = join(work, 'stage', dir);
   mkdirSync(stage, { recursive: true });
   cpSync(join(build, dir, 'src'), join(stage, 'src'), { recursive: true });
   copyAssets(join(root, dir, 'src'), join(stage, 'src'));
