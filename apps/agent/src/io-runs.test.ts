@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentsForSuite } from './testing/suite.js';
 import { pipeloomInProcess } from './testing/fixtures.js';
+import { encode } from './io/formats.js';
 
 // Real data in and out on real agents: an agent serving a data root (--data), a pipeline
 // reading a .npy with io.read and writing each iteration's result with io.write, in static and
@@ -20,19 +21,8 @@ afterAll(() => rmSync(base, { recursive: true, force: true }));
 const QUOTA = 4096;
 const agentsOf = agentsForSuite(['h0'], { args: ['--data', `d=${data}`, '--data-ro', `ro=${ro}`, '--data-quota', String(QUOTA)] });
 
-/** A .npy of f32 values (numpy's version 1.0 layout). */
-function npy(values: number[], shape: number[]): Buffer {
-  const dict = `{'descr': '<f4', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
-  const total = Math.ceil((10 + dict.length + 1) / 64) * 64;
-  const h = Buffer.alloc(total, 0x20);
-  h[0] = 0x93;
-  h.write('NUMPY', 1, 'latin1');
-  h[6] = 1;
-  h.writeUInt16LE(total - 10, 8);
-  h.write(dict, 10, 'latin1');
-  h[total - 1] = 0x0a;
-  return Buffer.concat([h, Buffer.from(Float32Array.from(values).buffer)]);
-}
+/** A .npy of f32 values, as io.write encodes one (io/formats.ts). */
+const npy = (values: number[], shape: number[]) => Buffer.concat(encode('npy', Float32Array.from(values), 'f32', shape));
 const VALUES = Array.from({ length: 12 }, (_, i) => i * 0.5);
 writeFileSync(join(data, 'in.npy'), npy(VALUES, [3, 4]));
 
